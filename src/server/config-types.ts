@@ -1,0 +1,96 @@
+// The typed, frozen configuration every part of the service receives. Built once by config.ts.
+// Durations are whole seconds; lists are arrays; absent optional strings are ''.
+
+export const OAUTH_PROVIDERS = [
+  'apple', 'azure', 'bitbucket', 'discord', 'facebook', 'figma', 'fly', 'github', 'gitlab', 'google',
+  'kakao', 'keycloak', 'linkedin', 'linkedin_oidc', 'notion', 'slack', 'slack_oidc', 'snapchat',
+  'spotify', 'twitch', 'twitter', 'workos', 'zoom',
+] as const;
+export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
+
+export const SMS_GATEWAYS = ['twilio', 'twilio_verify', 'messagebird', 'textlocal', 'vonage'] as const;
+export type SmsGatewayName = (typeof SMS_GATEWAYS)[number];
+
+export const LOG_LEVELS = ['panic', 'fatal', 'error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A send limit: `N` per hour (fixed window) or `N/duration` (token bucket: burst N, one per period). */
+export interface SendLimit { max: number; periodSeconds: number; bucket: boolean }
+
+export interface OAuthProviderConfig {
+  enabled: boolean; clientId: string; secret: string; redirectUri: string; url: string;
+}
+
+export interface MailTemplateSet<T> {
+  invite: T; confirmation: T; recovery: T; magicLink: T; emailChange: T; reauthentication: T;
+}
+
+export interface Config {
+  /** true when no DATABASE_URL was given: embedded Postgres, generated secret, mail/SMS to the log. */
+  development: boolean;
+  dataDir: string;
+  siteUrl: string;
+  uriAllowList: string[];
+  disableSignup: boolean;
+  operatorToken: string;
+  api: {
+    host: string; port: number; endpoint: string; externalUrl: string; requestIdHeader: string;
+    maxRequestDurationSeconds: number;
+  };
+  workers: { http: number; crypto: number };
+  db: { driver: 'postgres'; url: string; maxPoolSize: number; namespace: string };
+  log: { level: LogLevel; file: string };
+  tracing: { enabled: boolean; exporter: string };
+  metrics: { enabled: boolean; exporter: 'opentelemetry' | 'prometheus'; prometheusHost: string; prometheusPort: number };
+  otelResourceAttributes: string;
+  debug: boolean;
+  jwt: {
+    secret: string; exp: number; aud: string; issuer: string; keyId: string;
+    adminGroupName: string; defaultGroupName: string; adminRoles: string[];
+  };
+  external: {
+    emailEnabled: boolean; phoneEnabled: boolean; anonymousUsersEnabled: boolean; magicLinkEnabled: boolean;
+    flowStateExpirySeconds: number;
+    providers: Record<OAuthProviderName, OAuthProviderConfig>;
+  };
+  rateLimit: {
+    header: string; emailSent: SendLimit; smsSent: SendLimit;
+    /** per-client token buckets: requests per 5 minutes (anonymous: per hour) */
+    tokenRefresh: number; verify: number; otp: number; anonymousUsers: number;
+  };
+  password: {
+    minLength: number;
+    /** character sets, each needing at least one character present */
+    requiredCharacters: string[];
+    hash: { memoryKiB: number; timeCost: number; parallelism: number };
+  };
+  security: {
+    refreshTokenRotationEnabled: boolean; refreshTokenReuseIntervalSeconds: number;
+    updatePasswordRequireReauthentication: boolean;
+    /** how many wrong codes a one-time token survives before it is invalidated */
+    otpMaxAttempts: number;
+    captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret: string; timeoutSeconds: number; verifyUrl: string };
+  };
+  smtp: {
+    host: string; port: number; user: string; pass: string; adminEmail: string; senderName: string;
+    maxFrequencySeconds: number;
+  };
+  mailer: {
+    autoconfirm: boolean; secureEmailChangeEnabled: boolean; otpExpSeconds: number; otpLength: number;
+    urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
+    subjects: MailTemplateSet<string>;
+    /** template URLs ('' = built-in default) */
+    templates: MailTemplateSet<string>;
+  };
+  sms: {
+    provider: SmsGatewayName | ''; autoconfirm: boolean; maxFrequencySeconds: number; otpExpSeconds: number;
+    otpLength: number; template: string;
+    /** phone (digits, no +) → fixed OTP that bypasses the gateway */
+    testOtp: Record<string, string>;
+    twilio: { accountSid: string; authToken: string; messageServiceSid: string; contentSid: string; apiBaseUrl: string };
+    twilioVerify: { accountSid: string; authToken: string; messageServiceSid: string; apiBaseUrl: string };
+    messagebird: { accessKey: string; originator: string; apiBaseUrl: string };
+    textlocal: { apiKey: string; sender: string; apiBaseUrl: string };
+    vonage: { apiKey: string; apiSecret: string; from: string; apiBaseUrl: string };
+  };
+}

@@ -1,0 +1,20 @@
+// Go's time.ParseDuration syntax ("300ms", "1h30m", "-1.5h"), which the original service's settings
+// and admin ban_duration accept. Returns milliseconds, or null when the text is not a duration.
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const WHOLE = /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/;
+const PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
+
+export function parseGoDuration(text: string): number | null {
+  if (text === '0') return 0;
+  if (!WHOLE.test(text)) return null;
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(PART)) total += Number(amount) * UNIT_MS[unit];
+  return text.startsWith('-') ? -total : total;
+}
+
+/** A duration setting: a bare number of seconds (`900`) or a Go duration (`15m`). Seconds, or null. */
+export function parseSeconds(text: string): number | null {
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  const ms = parseGoDuration(text);
+  return ms === null ? null : ms / 1000;
+}
