@@ -1,0 +1,37 @@
+// CORS as the original's rs/cors setup (REFERENCE §14.6): every origin allowed with credentials, so the
+// request Origin is echoed; preflights are answered here and never reach a handler.
+const ALLOWED_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+const ALLOWED_HEADERS = new Set(['accept', 'authorization', 'content-type', 'x-client-ip', 'x-client-info',
+  'x-jwt-aud', 'x-use-cookie', 'x-supabase-api-version', 'origin', 'apikey', 'x-requested-with']);
+const EXPOSED = 'X-Total-Count, Link, X-Supabase-Api-Version';
+
+/** Headers to add to an ordinary response. */
+export function corsHeaders(origin: string | undefined): Record<string, string> {
+  if (!origin) return { Vary: 'Origin' };
+  return {
+    Vary: 'Origin',
+    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Allow-Credentials': 'true',
+    'Access-Control-Expose-Headers': EXPOSED,
+  };
+}
+
+/** The answer to an OPTIONS preflight, or null when the request is not one. */
+export function preflight(method: string, headers: Record<string, string>): { status: number; headers: Record<string, string> } | null {
+  const origin = headers.origin;
+  const requested = headers['access-control-request-method'];
+  if (method !== 'OPTIONS' || !origin || !requested) return null;
+  const vary = { Vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers' };
+  const wantHeaders = (headers['access-control-request-headers'] ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  if (!ALLOWED_METHODS.has(requested.toUpperCase()) || !wantHeaders.every((h) => ALLOWED_HEADERS.has(h))) {
+    return { status: 204, headers: vary };
+  }
+  const out: Record<string, string> = {
+    ...vary,
+    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Allow-Credentials': 'true',
+    'Access-Control-Allow-Methods': requested.toUpperCase(),
+  };
+  if (wantHeaders.length) out['Access-Control-Allow-Headers'] = wantHeaders.join(', ');
+  return { status: 204, headers: out };
+}

@@ -1,0 +1,66 @@
+// One error class, one code table, one renderer. Handlers throw; only renderError builds error JSON.
+// The error_code strings are part of the wire API that @supabase/auth-js reads: do not rename them
+// (REFERENCE §8).
+
+export type ErrorCode =
+  | 'unknown' | 'unexpected_failure' | 'validation_failed' | 'bad_json' | 'request_entity_too_large'
+  | 'request_timeout' | 'conflict' | 'not_found' | 'method_not_allowed' | 'feature_disabled'
+  | 'no_authorization' | 'bad_jwt' | 'not_admin' | 'user_not_found' | 'session_not_found' | 'session_expired'
+  | 'user_banned' | 'unexpected_audience' | 'insufficient_aal'
+  | 'invalid_credentials' | 'email_not_confirmed' | 'phone_not_confirmed' | 'signup_disabled'
+  | 'email_provider_disabled' | 'phone_provider_disabled' | 'provider_disabled' | 'anonymous_provider_disabled'
+  | 'otp_disabled' | 'otp_expired' | 'user_already_exists' | 'email_exists' | 'phone_exists' | 'weak_password'
+  | 'same_password' | 'email_address_invalid' | 'email_address_not_authorized' | 'captcha_failed'
+  | 'refresh_token_not_found' | 'refresh_token_already_used' | 'flow_state_not_found' | 'flow_state_expired'
+  | 'flow_state_already_used' | 'bad_code_verifier' | 'bad_oauth_state' | 'bad_oauth_callback' | 'invite_not_found'
+  | 'reauthentication_needed' | 'reauthentication_not_valid' | 'current_password_required' | 'current_password_invalid'
+  | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: ErrorCode,
+    message: string,
+    /** extra top-level body fields, e.g. weak_password: { reasons } */
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** OAuth-style error: always HTTP 400, body {error, error_description} whatever the API version (REFERENCE §1.1). */
+export class OAuthError extends Error {
+  constructor(readonly error: string, readonly description = '') { super(description || error); }
+}
+
+export const badRequest = (msg: string) => new ApiError(400, 'validation_failed', msg);
+export const unprocessable = (code: ErrorCode, msg: string) => new ApiError(422, code, msg);
+
+export interface RenderedError { status: number; headers: Record<string, string>; body: string }
+
+const API_VERSION_2024 = '2024-01-01';
+
+/** The API version a request selects with X-Supabase-Api-Version (REFERENCE §1.2). */
+export function apiVersionOf(header: string | undefined): 'initial' | typeof API_VERSION_2024 {
+  if (!header || !/^\d{4}-\d{2}-\d{2}$/.test(header)) return 'initial';
+  return header >= API_VERSION_2024 ? API_VERSION_2024 : 'initial';
+}
+
+/** Renders any thrown value. Unknown errors become a 500 that names only the request id. */
+export function renderError(err: unknown, apiVersion: string | undefined, requestId: string): RenderedError {
+  if (err instanceof OAuthError) {
+    const body: Record<string, string> = { error: err.error };
+    if (err.description) body.error_description = err.description;
+    return { status: 400, headers: {}, body: JSON.stringify(body) };
+  }
+  const e = err instanceof ApiError ? err
+    : new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
+  const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
+  if (apiVersionOf(apiVersion) === API_VERSION_2024) {
+    headers['X-Supabase-Api-Version'] = API_VERSION_2024;
+    return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };
+  }
+  const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
+  if (e.status >= 500) body.error_id = requestId;
+  return { status: e.status, headers, body: JSON.stringify(body) };
+}

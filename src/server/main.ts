@@ -1,0 +1,51 @@
+// The `portcullis` command: serve (default), migrate, version.
+import { loadConfig, ConfigError, type Config } from './config.js';
+import { createLogger } from './log.js';
+import { startService } from './service.js';
+import { migrate } from '../db/migrate.js';
+import { startEmbeddedPostgres } from '../db/embedded.js';
+import { VERSION } from './version.js';
+
+const USAGE = 'usage: portcullis [serve | migrate | version]';
+
+async function main(command = 'serve'): Promise<number> {
+  if (command === 'version') { console.log(VERSION); return 0; }
+  if (command !== 'serve' && command !== 'migrate') { console.error(USAGE); return 2; }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`portcullis: ${err.message}`);
+    return 1;
+  }
+  const log = createLogger(config.log);
+  if (command === 'migrate') return runMigrate(config, log);
+
+  const service = await startService(config, log);
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: string) => {
+      log.info({ signal }, 'draining');
+      process.off('SIGTERM', onSignal).off('SIGINT', onSignal);
+      service.stop().then(resolve, (err) => { log.error({ err }, 'unclean stop'); resolve(); });
+    };
+    process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+  });
+  return 0;
+}
+
+async function runMigrate(config: Config, log: ReturnType<typeof createLogger>): Promise<number> {
+  const embedded = config.development ? await startEmbeddedPostgres({ dataDir: config.dataDir, log: (m) => log.debug(m) }) : null;
+  try {
+    const { applied } = await migrate(embedded?.url ?? config.db.url, config.db.namespace, (m) => log.info(m));
+    log.info({ applied, namespace: config.db.namespace }, 'migrations complete');
+    return 0;
+  } finally {
+    await embedded?.stop();
+  }
+}
+
+main(process.argv[2]).then((code) => { process.exitCode = code; }, (err) => {
+  console.error('portcullis: failed to start:', err instanceof Error ? err.message : err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,61 @@
+// Matches a request path against the route table. Static paths are a map lookup (the hot path);
+// parametrised ones ({name} segments) are tried in table order. Knows which methods a path allows,
+// so the HTTP layer can tell 404 from 405.
+import type { Route } from './types.js';
+
+export type Match =
+  | { kind: 'found'; route: Route; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allowed: string[] }
+  | { kind: 'not_found' };
+
+interface Pattern { segments: string[]; byMethod: Map<string, Route> }
+
+export class Router {
+  private readonly exact = new Map<string, Map<string, Route>>();
+  private readonly patterns: Pattern[] = [];
+
+  constructor(routes: Route[]) {
+    for (const route of routes) {
+      if (!route.path.includes('{')) {
+        const byMethod = this.exact.get(route.path) ?? new Map<string, Route>();
+        byMethod.set(route.method, route);
+        this.exact.set(route.path, byMethod);
+        continue;
+      }
+      const segments = route.path.split('/');
+      let pattern = this.patterns.find((p) => p.segments.join('/') === route.path);
+      if (!pattern) this.patterns.push(pattern = { segments, byMethod: new Map() });
+      pattern.byMethod.set(route.method, route);
+    }
+  }
+
+  match(method: string, path: string): Match {
+    const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    const exact = this.exact.get(trimmed);
+    if (exact) return pick(exact, method, {});
+    const parts = trimmed.split('/');
+    for (const pattern of this.patterns) {
+      const params = matchSegments(pattern.segments, parts);
+      if (params) return pick(pattern.byMethod, method, params);
+    }
+    return { kind: 'not_found' };
+  }
+}
+
+function pick(byMethod: Map<string, Route>, method: string, params: Record<string, string>): Match {
+  const route = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
+  return route ? { kind: 'found', route, params } : { kind: 'method_not_allowed', allowed: [...byMethod.keys()] };
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {
+  if (pattern.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const want = pattern[i];
+    if (want.startsWith('{')) {
+      if (!parts[i]) return null;
+      try { params[want.slice(1, -1)] = decodeURIComponent(parts[i]); } catch { return null; }
+    } else if (want !== parts[i]) return null;
+  }
+  return params;
+}

@@ -1,0 +1,11 @@
+// GET /health — the original's body, so existing health checks keep matching (REFERENCE §2).
+import { VERSION } from '../version.js';
+import type { Handler } from '../types.js';
+
+const BODY = JSON.stringify({
+  version: VERSION,
+  name: 'GoTrue',
+  description: 'GoTrue is a user registration and authentication API',
+});
+
+export const health: Handler = () => ({ body: BODY, headers: { 'Content-Type': 'application/json' } });

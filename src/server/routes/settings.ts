@@ -1,0 +1,31 @@
+// GET /settings — the spec's keys (external, disable_signup, autoconfirm) plus the original's
+// (mailer_autoconfirm, phone_autoconfirm, sms_provider, saml_enabled, ...): REFERENCE decisions, §2.18.
+// The answer depends only on the configuration, so it is serialised once.
+import { OAUTH_PROVIDERS, type Config } from '../config-types.js';
+import type { Handler } from '../types.js';
+
+export function settingsBody(config: Config): Record<string, unknown> {
+  const external: Record<string, boolean> = { anonymous_users: config.external.anonymousUsersEnabled };
+  for (const name of OAUTH_PROVIDERS) external[name] = config.external.providers[name].enabled;
+  external.email = config.external.emailEnabled;
+  external.phone = config.external.phoneEnabled;
+  return {
+    external,
+    disable_signup: config.disableSignup,
+    autoconfirm: config.mailer.autoconfirm,
+    mailer_autoconfirm: config.mailer.autoconfirm,
+    phone_autoconfirm: config.sms.autoconfirm,
+    sms_provider: config.sms.provider,
+    saml_enabled: false,
+    saml_private_key_next_configured: false,
+    passkeys_enabled: false,
+  };
+}
+
+const cache = new WeakMap<Config, string>();
+
+export const settings: Handler = (_req, ctx) => {
+  let body = cache.get(ctx.config);
+  if (!body) cache.set(ctx.config, body = JSON.stringify(settingsBody(ctx.config)));
+  return { body, headers: { 'Content-Type': 'application/json' } };
+};

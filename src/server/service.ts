@@ -1,0 +1,124 @@
+// The supervisor: prepares the database (embedded when no DATABASE_URL), migrates, spawns the HTTP
+// threads on one port, replaces a thread that crashes, and drains everything on stop.
+import net from 'node:net';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { withJwtSecret, type Config } from './config.js';
+import { migrate } from '../db/migrate.js';
+import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded.js';
+import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
+
+const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
+/** pg's pool needs a bound; DB_MAX_POOL_SIZE=0 ("unlimited") gives each thread this many. */
+const DEFAULT_CONNECTIONS_PER_THREAD = 10;
+
+export interface Service {
+  readonly config: Config;
+  readonly port: number;
+  readonly url: string;
+  readonly databaseUrl: string;
+  /** how many crashed HTTP threads have been replaced */
+  readonly restarts: number;
+  /** Fault injection for tests: makes HTTP thread `index` fail with an uncaught error. */
+  failThread(index: number): void;
+  /** Resolves when a crashed thread has been replaced and is listening again. */
+  nextRestart(): Promise<void>;
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+export async function startService(initial: Config, log: Logger): Promise<Service> {
+  let config = initial;
+  let databaseUrl = config.db.url;
+  let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
+  if (config.development) {
+    warnDevelopment(log, config);
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (msg) => log.debug(msg) });
+    databaseUrl = embedded.url;
+    config = withJwtSecret(config, loadOrCreateJwtSecret(config.dataDir));
+  }
+  try {
+    const { applied } = await migrate(databaseUrl, config.db.namespace, (msg) => log.info(msg));
+    log.info({ applied, namespace: config.db.namespace }, 'database migrated');
+    return await spawnThreads(config, databaseUrl, embedded, log);
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+async function spawnThreads(config: Config, databaseUrl: string, embedded: { stop(): Promise<void> } | null, log: Logger): Promise<Service> {
+  const count = config.workers.http;
+  const port = config.api.port || await freePort(config.api.host);
+  const poolSize = config.db.maxPoolSize > 0 ? Math.max(1, Math.floor(config.db.maxPoolSize / count)) : DEFAULT_CONNECTIONS_PER_THREAD;
+  const threads: Worker[] = [];
+  let stopping = false;
+  let restarts = 0;
+  let restartWaiters: Array<() => void> = [];
+
+  const spawn = (index: number): Promise<void> => new Promise((resolve, reject) => {
+    const data: HttpWorkerData = { config, databaseUrl, poolSize, port, index };
+    const worker = new Worker(WORKER_FILE, { workerData: data });
+    threads[index] = worker;
+    let listening = false;
+    worker.on('message', (message: FromWorker) => {
+      if (message.type === 'listening') { listening = true; resolve(); }
+      if (message.type === 'crashed') log.error({ thread: index, reason: message.message }, 'HTTP thread crashed');
+    });
+    worker.once('error', (err) => { if (!listening) reject(err); else log.error({ err, thread: index }, 'HTTP thread error'); });
+    worker.once('exit', (code) => {
+      if (!listening) return reject(new Error(`HTTP thread ${index} exited before listening (code ${code})`));
+      if (stopping) return;
+      log.warn({ thread: index, code }, 'HTTP thread ended unexpectedly; starting a replacement');
+      spawn(index).then(() => {
+        restarts++;
+        const waiters = restartWaiters;
+        restartWaiters = [];
+        waiters.forEach((w) => w());
+        log.info({ thread: index }, 'replacement HTTP thread listening');
+      }, (err) => log.fatal({ err, thread: index }, 'could not replace HTTP thread'));
+    });
+  });
+
+  // The first thread binds, the rest join the same port. (Binding port 0 in two threads is not safe with
+  // this uWS build, which is why a free port is chosen up front.)
+  await spawn(0);
+  await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawn(i + 1)));
+  log.info({ port, threads: count, connectionsPerThread: poolSize }, 'listening');
+
+  return {
+    config, port, databaseUrl,
+    url: `http://127.0.0.1:${port}`,
+    get restarts() { return restarts; },
+    failThread: (index) => threads[index]?.postMessage({ type: 'fail' } satisfies ToWorker),
+    nextRestart: () => new Promise((resolve) => restartWaiters.push(resolve)),
+    async stop(timeoutMs = 10_000) {
+      stopping = true;
+      await Promise.all(threads.map((worker) => new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.postMessage({ type: 'drain', timeoutMs } satisfies ToWorker);
+      })));
+      await embedded?.stop();
+      log.info('stopped');
+    },
+  };
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function warnDevelopment(log: Logger, config: Config): void {
+  log.warn([
+    '*** DEVELOPMENT SETUP ***',
+    `No DATABASE_URL: starting an embedded PostgreSQL in ${config.dataDir} with a generated JWT secret.`,
+    'Outgoing mail and SMS are written to this log unless SMTP_HOST / SMS_PROVIDER are set.',
+    'Set DATABASE_URL, JWT_SECRET, SITE_URL and API_EXTERNAL_URL for production.',
+  ].join('\n'));
+}

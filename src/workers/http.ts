@@ -1,0 +1,42 @@
+// HTTP thread entry: one uWS App on the shared port (SO_REUSEPORT spreads connections between threads)
+// with its own pg pool. Talks to the supervisor with small messages: listening, drain/drained, fail.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '../server/config-types.js';
+import { createLogger } from '../server/log.js';
+import { createAppContext, closeAppContext, type AppResources } from '../server/app.js';
+import { createHttpServer } from '../server/http.js';
+
+export interface HttpWorkerData extends AppResources { config: Config; port: number; index: number }
+export type ToWorker = { type: 'drain'; timeoutMs: number } | { type: 'fail' };
+export type FromWorker = { type: 'listening'; port: number } | { type: 'drained' } | { type: 'crashed'; message: string };
+
+const data = workerData as HttpWorkerData;
+const port = parentPort!;
+const log = createLogger(data.config.log, { thread: data.index });
+const ctx = createAppContext(data.config, data, log);
+const server = createHttpServer(ctx.router, ctx, log);
+const send = (message: FromWorker) => port.postMessage(message);
+
+let closing: Promise<void> | null = null;
+// A thread must never die with live uWS handles: Node aborts the whole process ("uv_loop_close() while
+// having open handles"). So every exit path closes the server and lets the thread's loop run empty.
+function shutDown(timeoutMs: number): Promise<void> {
+  closing ??= server.drain(timeoutMs).then(() => closeAppContext(ctx)).catch((err) => log.error({ err }, 'shutdown failed'));
+  return closing;
+}
+
+process.on('uncaughtException', (err) => {
+  log.fatal({ err }, 'HTTP thread crashed; closing it so the supervisor can replace it');
+  send({ type: 'crashed', message: err.message });
+  void shutDown(1000).then(() => port.close());
+});
+process.on('unhandledRejection', (err) => { throw err; });
+
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'drain') void shutDown(message.timeoutMs).then(() => { send({ type: 'drained' }); port.close(); });
+  // Fault injection for the supervision test: an error nobody catches, thrown from this thread's loop.
+  if (message.type === 'fail') setImmediate(() => { throw new Error('fault injected by the supervisor'); });
+});
+
+const actual = await server.listen(data.config.api.host, data.port);
+send({ type: 'listening', port: actual });
