@@ -1,0 +1,148 @@
+// Configuration: precedence of the sources and names, conversions, and every validation path.
+import t from 'tap';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { loadConfig, ConfigError, splitCharacterSets } from '../dist/server/config.js';
+
+const PROD = { DATABASE_URL: 'postgres://u@db/x', AUTH_DB_DRIVER: 'postgres', AUTH_JWT_SECRET: 'a-secret-of-sufficient-length',
+  AUTH_SITE_URL: 'https://app.example.com', AUTH_API_EXTERNAL_URL: 'https://auth.example.com' };
+const load = (env: Record<string, string>, envFile: string | null = null) => loadConfig({ env, envFile });
+const problemsOf = (env: Record<string, string>) => {
+  try { load(env); } catch (err) { if (err instanceof ConfigError) return err.problems; throw err; }
+  return [];
+};
+
+t.test('defaults are the spec\'s', async (t) => {
+  const c = load({});
+  t.equal(c.development, true);
+  t.equal(c.api.port, 8081);
+  t.equal(c.jwt.exp, 3600);
+  t.equal(c.password.minLength, 6);
+  t.equal(c.smtp.maxFrequencySeconds, 900);
+  t.equal(c.sms.maxFrequencySeconds, 60);
+  t.equal(c.db.namespace, 'auth');
+  t.equal(c.db.maxPoolSize, 0);
+  t.same(c.jwt.adminRoles, ['service_role', 'supabase_admin']);
+  t.equal(c.mailer.subjects.confirmation, 'Confirm Your Signup');
+  t.equal(c.mailer.urlPaths.recovery, '/verify');
+  t.equal(c.external.emailEnabled, true);
+  t.equal(c.external.phoneEnabled, false);
+  t.equal(c.siteUrl, 'http://localhost:3000', 'development default');
+  t.equal(c.api.externalUrl, 'http://localhost:8081', 'development default follows the port');
+  t.ok(Object.isFrozen(c) && Object.isFrozen(c.jwt) && Object.isFrozen(c.external.providers.github), 'deeply frozen');
+});
+
+t.test('AUTH_ wins over the unprefixed alias, which wins over GOTRUE_', async (t) => {
+  t.equal(load({ AUTH_API_PORT: '1', PORT: '2', GOTRUE_API_PORT: '3' }).api.port, 1);
+  t.equal(load({ PORT: '2', GOTRUE_API_PORT: '3' }).api.port, 2);
+  t.equal(load({ GOTRUE_API_PORT: '3' }).api.port, 3);
+  t.equal(load({ GOTRUE_JWT_EXP: '60' }).jwt.exp, 60, 'GOTRUE_ names are accepted');
+  t.equal(load({ ...PROD, DATABASE_URL: 'postgres://a/b', AUTH_DB_DATABASE_URL: 'postgres://c/d' }).db.url, 'postgres://c/d');
+});
+
+t.test('the environment wins over .env, and .env is read', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
+  const file = path.join(dir, '.env');
+  writeFileSync(file, 'AUTH_JWT_EXP=120\nAUTH_SITE_URL=https://from-file.example\nGOTRUE_MAILER_AUTOCONFIRM=true\n');
+  const fromFile = load({}, file);
+  t.equal(fromFile.jwt.exp, 120);
+  t.equal(fromFile.siteUrl, 'https://from-file.example');
+  t.equal(fromFile.mailer.autoconfirm, true);
+  t.equal(load({ AUTH_JWT_EXP: '30' }, file).jwt.exp, 30, 'environment beats the file');
+  t.equal(load({ GOTRUE_JWT_EXP: '45' }, file).jwt.exp, 45, 'any environment name beats the file');
+});
+
+t.test('conversions: booleans, integers, lists, maps, send limits, durations in both forms', async (t) => {
+  const c = load({
+    AUTH_DISABLE_SIGNUP: 'TRUE', AUTH_MAILER_AUTOCONFIRM: '1', AUTH_EXTERNAL_EMAIL_ENABLED: 'false',
+    AUTH_URI_ALLOW_LIST: 'https://a.example/*, https://*.b.example ,', AUTH_JWT_ADMIN_ROLES: 'admin,ops',
+    AUTH_SMS_TEST_OTP: '+15551234567:123456, 4915112345678:654321',
+    AUTH_RATE_LIMIT_EMAIL_SENT: '10/1m', AUTH_RATE_LIMIT_SMS_SENT: '7',
+    AUTH_SMTP_MAX_FREQUENCY: '1h30m', AUTH_SMS_MAX_FREQUENCY: '90', AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10s',
+    AUTH_MAILER_OTP_EXP: '1500ms',
+  });
+  t.equal(c.disableSignup, true);
+  t.equal(c.mailer.autoconfirm, true);
+  t.equal(c.external.emailEnabled, false);
+  t.same(c.uriAllowList, ['https://a.example/*', 'https://*.b.example']);
+  t.same(c.jwt.adminRoles, ['admin', 'ops']);
+  t.same(c.sms.testOtp, { '15551234567': '123456', '4915112345678': '654321' });
+  t.same(c.rateLimit.emailSent, { max: 10, periodSeconds: 60, bucket: true });
+  t.same(c.rateLimit.smsSent, { max: 7, periodSeconds: 3600, bucket: false });
+  t.equal(c.smtp.maxFrequencySeconds, 5400);
+  t.equal(c.sms.maxFrequencySeconds, 90);
+  t.equal(c.security.refreshTokenReuseIntervalSeconds, 10);
+  t.equal(c.mailer.otpExpSeconds, 1.5);
+});
+
+t.test('password rules: the minimum is at least 6, sets split on colons with \\: escapes', async (t) => {
+  t.equal(load({ AUTH_PASSWORD_MIN_LENGTH: '4' }).password.minLength, 6);
+  t.same(load({ AUTH_PASSWORD_REQUIRED_CHARACTERS: 'abc:ABC:0123456789' }).password.requiredCharacters, ['abc', 'ABC', '0123456789']);
+  t.same(splitCharacterSets('ab\\:c:DE'), ['ab:c', 'DE']);
+  t.same(splitCharacterSets('a::b:'), ['a', 'b'], 'empty sets are dropped');
+});
+
+t.test('production requires the required settings, and names every one', async (t) => {
+  t.same(problemsOf({ DATABASE_URL: 'postgres://u@db/x' }), [
+    'AUTH_SITE_URL: is required when DATABASE_URL is set',
+    'AUTH_API_EXTERNAL_URL: is required when DATABASE_URL is set',
+    'AUTH_JWT_SECRET: is required when DATABASE_URL is set',
+    'AUTH_DB_DRIVER: is required when DATABASE_URL is set (must be postgres)',
+  ]);
+  t.equal(load(PROD).development, false);
+  t.equal(load(PROD).jwt.secret, PROD.AUTH_JWT_SECRET);
+});
+
+t.test('each kind of bad value is reported with the variable that carried it', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ AUTH_DISABLE_SIGNUP: 'maybe' }, 'AUTH_DISABLE_SIGNUP: "maybe" is not a boolean (use true or false)'],
+    [{ AUTH_JWT_EXP: '1h' }, 'AUTH_JWT_EXP: "1h" is not a whole number'],
+    [{ AUTH_JWT_EXP: '0' }, 'AUTH_JWT_EXP: "0" must be >= 1'],
+    [{ PORT: '70000' }, 'PORT: "70000" must be <= 65535'],
+    [{ AUTH_SMTP_MAX_FREQUENCY: 'soon' }, 'AUTH_SMTP_MAX_FREQUENCY: "soon" is not a duration (seconds like 900, or 15m, 1h30m)'],
+    [{ AUTH_RATE_LIMIT_EMAIL_SENT: 'lots' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "lots" is not a limit (N per hour, or N/duration like 10/1m)'],
+    [{ AUTH_RATE_LIMIT_EMAIL_SENT: '5/never' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "5/never" has an invalid period "never"'],
+    [{ AUTH_SMS_TEST_OTP: '123' }, 'AUTH_SMS_TEST_OTP: "123" is not a key:value pair'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: "loud" must be one of panic, fatal, error, warn, info, debug'],
+    [{ GOTRUE_SMS_PROVIDER: 'carrier-pigeon' }, 'GOTRUE_SMS_PROVIDER: "carrier-pigeon" must be one of (empty), twilio, twilio_verify, messagebird, textlocal, vonage'],
+    [{ AUTH_SITE_URL: 'not a url' }, 'AUTH_SITE_URL: "not a url" is not in the expected format'],
+    [{ DB_NAMESPACE: 'Bad-Name' }, 'DB_NAMESPACE: "Bad-Name" is not in the expected format'],
+    [{ ...PROD, AUTH_DB_DRIVER: 'mysql' }, 'AUTH_DB_DRIVER: "mysql" must be one of postgres'],
+    [{ ...PROD, AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET: must be at least 16 characters'],
+    [{ AUTH_SMTP_HOST: 'mail.example' }, 'AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],
+    [{ AUTH_SECURITY_CAPTCHA_ENABLED: 'true' }, 'AUTH_SECURITY_CAPTCHA_SECRET: is required when SECURITY_CAPTCHA_ENABLED is true'],
+    [{ AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'vonage', AUTH_SMS_VONAGE_API_KEY: 'k', AUTH_SMS_VONAGE_FROM: 'me' },
+      'AUTH_SMS_VONAGE_API_SECRET: is required when SMS_PROVIDER is vonage'],
+  ];
+  for (const [env, expected] of cases) t.same(problemsOf(env), [expected], expected);
+
+  t.same(problemsOf({ AUTH_EXTERNAL_KEYCLOAK_ENABLED: 'true', AUTH_EXTERNAL_KEYCLOAK_CLIENT_ID: 'id' }), [
+    'AUTH_EXTERNAL_KEYCLOAK_SECRET: is required when EXTERNAL_KEYCLOAK_ENABLED is true',
+    'AUTH_EXTERNAL_KEYCLOAK_REDIRECT_URI: is required when EXTERNAL_KEYCLOAK_ENABLED is true',
+    'AUTH_EXTERNAL_KEYCLOAK_URL: is required when keycloak is enabled (the realm URL)',
+  ], 'an enabled provider needs its credentials');
+  t.equal(problemsOf({ AUTH_JWT_EXP: 'x', AUTH_DISABLE_SIGNUP: 'y', PORT: 'z' }).length, 3, 'all problems at once');
+});
+
+t.test('the CLI stops with one message naming every bad variable and exit code 1, no stack trace', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-cli-'));
+  const bin = path.resolve('bin/portcullis.js');
+  const run = spawnSync(process.execPath, [bin, 'serve'], {
+    cwd: dir, encoding: 'utf8',
+    env: { PATH: process.env.PATH, DATABASE_URL: 'postgres://u@db/x', AUTH_JWT_EXP: 'soon', AUTH_DB_DRIVER: 'postgres' },
+  });
+  t.equal(run.status, 1);
+  t.match(run.stderr, /invalid configuration/);
+  t.match(run.stderr, /AUTH_JWT_EXP: "soon" is not a whole number/);
+  t.match(run.stderr, /AUTH_SITE_URL: is required/);
+  t.match(run.stderr, /AUTH_JWT_SECRET: is required/);
+  t.notMatch(run.stderr, /\bat .*\.js:\d+/, 'no stack trace');
+});
+
+t.test('version command', async (t) => {
+  const run = spawnSync(process.execPath, [path.resolve('bin/portcullis.js'), 'version'], { encoding: 'utf8' });
+  t.equal(run.status, 0);
+  t.match(run.stdout.trim(), /^\d+\.\d+\.\d+$/);
+});

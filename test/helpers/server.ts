@@ -1,0 +1,97 @@
+// Starts the real service (compiled dist/, real worker threads, a fresh real database) for one test
+// file, and gives the test a small HTTP client. Environment overrides use the service's own names.
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { pino } from 'pino';
+import pg from 'pg';
+import { loadConfig } from '../../dist/server/config.js';
+import { startService, type Service } from '../../dist/server/service.js';
+import { createTestDatabase } from './db.js';
+
+export const JWT_SECRET = 'test-secret-that-is-long-enough-0123456789';
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** the parsed JSON body (undefined when empty) */
+  body: any;
+}
+
+export interface RequestOptions { body?: unknown; headers?: Record<string, string>; token?: string; raw?: string | Buffer }
+
+export interface TestService {
+  url: string;
+  service: Service;
+  /** a pg pool on the service's database (search_path = the namespace) for assertions */
+  db: pg.Pool;
+  logFile: string;
+  request(method: string, pathAndQuery: string, options?: RequestOptions): Promise<Reply>;
+  /** log lines written so far (JSON objects); complete after stop() */
+  logs(): Array<Record<string, any>>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const database = await createTestDatabase();
+  const port = await freePort();
+  const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'portcullis-log-')), 'service.log');
+  const config = loadConfig({
+    envFile: null,
+    env: {
+      DATABASE_URL: database.url,
+      AUTH_DB_DRIVER: 'postgres',
+      AUTH_JWT_SECRET: JWT_SECRET,
+      AUTH_SITE_URL: 'http://localhost:3000',
+      AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
+      AUTH_API_HOST: '127.0.0.1',
+      AUTH_API_PORT: String(port),
+      AUTH_HTTP_WORKERS: '1',
+      AUTH_CRYPTO_WORKERS: '2',
+      AUTH_LOG_LEVEL: 'info',
+      AUTH_LOG_FILE: logFile,
+      AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
+      AUTH_PASSWORD_HASH_TIME_COST: '1',
+      ...env,
+    },
+  });
+  const log = pino({ level: 'warn' }, pino.destination({ dest: logFile, append: true, sync: true }));
+  const service = await startService(config, log);
+  const db = new pg.Pool({ connectionString: database.url, max: 2, options: `-c search_path=${config.db.namespace}` });
+  const url = `http://127.0.0.1:${service.port}`;
+  return {
+    url, service, db, logFile,
+    request: (method, pathAndQuery, options = {}) => request(url, method, pathAndQuery, options),
+    logs: () => existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [],
+    async stop() {
+      await db.end();
+      await service.stop();
+      await database.drop();
+    },
+  };
+}
+
+export async function request(base: string, method: string, pathAndQuery: string, options: RequestOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | Buffer | undefined = options.raw;
+  if (options.body !== undefined) { body = JSON.stringify(options.body); headers['content-type'] ??= 'application/json'; }
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const res = await fetch(base + pathAndQuery, { method, headers, body, redirect: 'manual' });
+  const text = await res.text();
+  let parsed: unknown;
+  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  return { status: res.status, headers: res.headers, text, body: parsed };
+}
