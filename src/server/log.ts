@@ -19,7 +19,7 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
 }
 
 /** Query parameters whose values are credentials; their values are masked in logged URLs. */
-const SECRET_PARAMS = /([?&](?:token|token_hash|code|refresh_token|access_token|nonce)=)[^&]*/gi;
+const SECRET_PARAMS = /((?:^|[?&])(?:token|token_hash|code|refresh_token|access_token|nonce)=)[^&]*/gi;
 export const maskQuery = (query: string) => query.replace(SECRET_PARAMS, '$1[redacted]');
 
 export type { Logger };

@@ -21,7 +21,8 @@ let closing: Promise<void> | null = null;
 // A thread must never die with live uWS handles: Node aborts the whole process ("uv_loop_close() while
 // having open handles"). So every exit path closes the server and lets the thread's loop run empty.
 function shutDown(timeoutMs: number): Promise<void> {
-  closing ??= server.drain(timeoutMs).then(() => closeAppContext(ctx)).catch((err) => log.error({ err }, 'shutdown failed'));
+  closing ??= server.drain(timeoutMs).then(() => closeAppContext(ctx)).catch((err) => log.error({ err }, 'shutdown failed'))
+    .then(() => new Promise<void>((resolve) => log.flush(() => resolve())));
   return closing;
 }
 

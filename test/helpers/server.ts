@@ -72,14 +72,18 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   const service = await startService(config, log);
   const db = new pg.Pool({ connectionString: database.url, max: 2, options: `-c search_path=${config.db.namespace}` });
   const url = `http://127.0.0.1:${service.port}`;
+  let stopped: Promise<void> | null = null;
   return {
     url, service, db, logFile,
     request: (method, pathAndQuery, options = {}) => request(url, method, pathAndQuery, options),
     logs: () => existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [],
-    async stop() {
-      await db.end();
-      await service.stop();
-      await database.drop();
+    stop() {
+      stopped ??= (async () => {
+        await db.end();
+        await service.stop();
+        await database.drop();
+      })();
+      return stopped;
     },
   };
 }

@@ -1,0 +1,99 @@
+// The HTTP core: health and settings bodies, 404/405, CORS, both error shapes, request ids in logs.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+
+const EXTERNAL_OFF = Object.fromEntries(['anonymous_users', 'apple', 'azure', 'bitbucket', 'discord', 'facebook', 'figma',
+  'fly', 'github', 'gitlab', 'google', 'kakao', 'keycloak', 'linkedin', 'linkedin_oidc', 'notion', 'slack', 'slack_oidc',
+  'snapchat', 'spotify', 'twitch', 'twitter', 'workos', 'zoom'].map((name) => [name, false]));
+
+const api = await startTestService({
+  AUTH_REQUEST_ID_HEADER: 'X-Request-Id',
+  AUTH_EXTERNAL_GITHUB_ENABLED: 'true', AUTH_EXTERNAL_GITHUB_CLIENT_ID: 'id', AUTH_EXTERNAL_GITHUB_SECRET: 's',
+  AUTH_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost/callback', AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_SMS_AUTOCONFIRM: 'true', AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+});
+t.teardown(() => api.stop());
+
+t.test('GET /health answers the original\'s body', async (t) => {
+  const res = await api.request('GET', '/health');
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('content-type'), 'application/json');
+  t.same(res.body, { version: '0.1.0', name: 'GoTrue', description: 'GoTrue is a user registration and authentication API' });
+});
+
+t.test('GET /settings has the spec\'s and the original\'s keys, one boolean per provider', async (t) => {
+  const res = await api.request('GET', '/settings');
+  t.equal(res.status, 200);
+  t.strictSame(res.body, {
+    external: { ...EXTERNAL_OFF, anonymous_users: true, github: true, email: true, phone: true },
+    disable_signup: false, autoconfirm: false, mailer_autoconfirm: false, phone_autoconfirm: true,
+    sms_provider: '', saml_enabled: false, saml_private_key_next_configured: false, passkeys_enabled: false,
+  });
+});
+
+t.test('unknown route is a JSON 404, wrong method a JSON 405', async (t) => {
+  const missing = await api.request('GET', '/no/such/route');
+  t.equal(missing.status, 404);
+  t.strictSame(missing.body, { code: 404, error_code: 'not_found', msg: 'Not Found' });
+  t.equal(missing.headers.get('x-sb-error-code'), 'not_found');
+  const wrong = await api.request('DELETE', '/settings');
+  t.equal(wrong.status, 405);
+  t.strictSame(wrong.body, { code: 405, error_code: 'method_not_allowed', msg: 'Method Not Allowed' });
+});
+
+t.test('X-Supabase-Api-Version 2024-01-01 selects the newer error shape and is echoed', async (t) => {
+  const res = await api.request('GET', '/nowhere', { headers: { 'X-Supabase-Api-Version': '2024-01-01' } });
+  t.equal(res.status, 404);
+  t.strictSame(res.body, { code: 'not_found', message: 'Not Found' });
+  t.equal(res.headers.get('x-supabase-api-version'), '2024-01-01');
+  const later = await api.request('GET', '/nowhere', { headers: { 'X-Supabase-Api-Version': '2025-06-30' } });
+  t.strictSame(later.body, { code: 'not_found', message: 'Not Found' }, 'any later date selects 2024-01-01');
+  const older = await api.request('GET', '/nowhere', { headers: { 'X-Supabase-Api-Version': '2023-12-31' } });
+  t.strictSame(older.body, { code: 404, error_code: 'not_found', msg: 'Not Found' }, 'an earlier date is the initial shape');
+  t.equal(older.headers.get('x-supabase-api-version'), null);
+  const garbage = await api.request('GET', '/nowhere', { headers: { 'X-Supabase-Api-Version': 'yesterday' } });
+  t.strictSame(garbage.body, { code: 404, error_code: 'not_found', msg: 'Not Found' });
+});
+
+t.test('CORS: preflight answered, origin echoed with credentials, headers exposed', async (t) => {
+  const pre = await api.request('OPTIONS', '/token?grant_type=password', { headers: {
+    Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST',
+    'Access-Control-Request-Headers': 'content-type, authorization, x-supabase-api-version, x-client-info' } });
+  t.equal(pre.status, 204);
+  t.equal(pre.headers.get('access-control-allow-origin'), 'https://app.example');
+  t.equal(pre.headers.get('access-control-allow-credentials'), 'true');
+  t.equal(pre.headers.get('access-control-allow-methods'), 'POST');
+  t.equal(pre.headers.get('access-control-allow-headers'), 'content-type, authorization, x-supabase-api-version, x-client-info');
+  t.match(pre.headers.get('vary'), /Origin/);
+
+  const refused = await api.request('OPTIONS', '/token', { headers: {
+    Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-unknown' } });
+  t.equal(refused.headers.get('access-control-allow-origin'), null, 'a header outside the allow list gets no grant');
+
+  const simple = await api.request('GET', '/settings', { headers: { Origin: 'https://app.example' } });
+  t.equal(simple.headers.get('access-control-allow-origin'), 'https://app.example');
+  t.equal(simple.headers.get('access-control-allow-credentials'), 'true');
+  t.equal(simple.headers.get('access-control-expose-headers'), 'X-Total-Count, Link, X-Supabase-Api-Version');
+  t.equal(simple.headers.get('vary'), 'Origin');
+  const errored = await api.request('GET', '/missing', { headers: { Origin: 'https://app.example' } });
+  t.equal(errored.headers.get('access-control-allow-origin'), 'https://app.example', 'errors carry CORS headers too');
+});
+
+t.test('the request id comes from REQUEST_ID_HEADER and reaches the request log; /health is not logged', async (t) => {
+  await api.request('GET', '/settings', { headers: { 'X-Request-Id': 'trace-me-123' } });
+  await api.request('GET', '/health', { headers: { 'X-Request-Id': 'health-probe' } });
+  await api.request('GET', '/settings?token=secret-value&x=1');
+  await api.stop();
+  const lines = api.logs().filter((l) => l.msg === 'request completed');
+  const line = lines.find((l) => l.request_id === 'trace-me-123');
+  t.ok(line, 'logged with the inherited id');
+  t.equal(line?.route, '/settings');
+  t.equal(line?.status, 200);
+  t.type(line?.duration_ms, 'number');
+  t.notOk(lines.find((l) => l.request_id === 'health-probe'), '/health is quiet');
+  const masked = lines.find((l) => typeof l.query === 'string' && l.query.includes('x=1'));
+  t.equal(masked?.query, 'token=[redacted]&x=1', 'credential query parameters are masked');
+  t.notOk(JSON.stringify(lines).includes('secret-value'));
+  const generated = lines.find((l) => l.request_id !== 'trace-me-123');
+  t.match(generated?.request_id, /^[0-9a-f-]{36}$/, 'a request id is generated when the header is absent');
+});
