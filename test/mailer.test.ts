@@ -142,6 +142,12 @@ t.test('a recipient the SMTP server rejects makes send reject', async (t) => {
   await t.rejects(sending, { name: 'MailSendError', message: /recovery mail failed.*No such user here/ });
 });
 
+t.test('a recipient is one address, never a list', async (t) => {
+  const sending = mailerFor(t, configWith()).send('recovery', 'victim@example.com, attacker@example.com', vars());
+  await t.rejects(sending, { name: 'MailSendError' });
+  t.notOk(smtp.mails.some((m) => m.envelopeTo.includes('attacker@example.com')));
+});
+
 t.test('an unreachable SMTP server makes send reject', async (t) => {
   const sending = mailerFor(t, configWith({ AUTH_SMTP_PORT: String(await unusedPort()) })).send('invite', 'a@example.com', vars());
   await t.rejects(sending, { name: 'MailSendError' });

@@ -42,7 +42,10 @@ export function smtpDelivery(smtp: Config['smtp']): Delivery {
   return {
     needsBody: true,
     async deliver(mail) {
-      const info = await transport.sendMail({ from, to: mail.to, subject: mail.subject, html: mail.html, text: mail.text });
+      // An address object, not a string: nodemailer parses a string as an address *list*, and a
+      // recipient must never be able to turn into several.
+      const to = { name: '', address: mail.to };
+      const info = await transport.sendMail({ from, to, subject: mail.subject, html: mail.html, text: mail.text });
       return { messageId: info.messageId };
     },
     close: () => transport.close(),
