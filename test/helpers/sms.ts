@@ -1,0 +1,91 @@
+// One local HTTP server that plays all five SMS gateways on their real paths (REFERENCE 10), so the
+// service's gateway modules are tested over the wire. Point every SMS_*_API_BASE_URL at `baseUrl`.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInbox } from './inbox.js';
+import * as gateways from './sms-gateways.js';
+import type { FailureKind, FakeReply, FakeRequest, FakeSms, GatewayName, VerifyState } from './sms-gateways.js';
+
+export type { FailureKind, FakeSms, GatewayName } from './sms-gateways.js';
+
+export interface SmsGatewayFake {
+  baseUrl: string;
+  /** every message a gateway accepted, in order */
+  messages: FakeSms[];
+  /** The next accepted message to `to` (digits, '+' optional) not yet returned; rejects after timeoutMs (default 5000). */
+  waitForMessage(to: string, timeoutMs?: number): Promise<FakeSms>;
+  /** Make the gateway's next request fail: 'http' = error status + error body, 'status' = refusal inside a 2xx body. */
+  failNext(gateway: GatewayName, kind?: FailureKind): void;
+  close(): Promise<void>;
+}
+
+// The failure each gateway most often shows in practice, used when failNext() is given no kind.
+const DEFAULT_FAILURE: Record<GatewayName, FailureKind> = {
+  twilio: 'http', twilio_verify: 'http', messagebird: 'http', textlocal: 'status', vonage: 'status',
+};
+const SUPPORTED_FAILURES: Record<GatewayName, FailureKind[]> = {
+  twilio: ['http', 'status'], twilio_verify: ['http'], messagebird: ['http'], textlocal: ['http', 'status'], vonage: ['http', 'status'],
+};
+
+type Route = { gateway: GatewayName; pattern: RegExp; handle: (request: FakeRequest) => FakeReply };
+
+export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
+  const inbox = createInbox<FakeSms>((m) => `${m.gateway} to ${m.to}`);
+  const failures = new Map<GatewayName, FailureKind>();
+  const verify: VerifyState = new Map();
+  const routes: Route[] = [
+    { gateway: 'twilio', pattern: /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/, handle: gateways.twilioMessages },
+    { gateway: 'twilio_verify', pattern: /^\/v2\/Services\/([^/]+)\/Verifications$/, handle: (r) => gateways.twilioVerifications(verify, r) },
+    { gateway: 'twilio_verify', pattern: /^\/v2\/Services\/([^/]+)\/VerificationCheck$/, handle: (r) => gateways.twilioVerificationCheck(verify, r) },
+    { gateway: 'messagebird', pattern: /^\/messages$/, handle: gateways.messagebird },
+    { gateway: 'textlocal', pattern: /^\/send\/?$/, handle: gateways.textlocal },
+    { gateway: 'vonage', pattern: /^\/sms\/json$/, handle: gateways.vonage },
+  ];
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const reply = answer(req, Buffer.concat(chunks).toString('utf8'));
+      if (reply.sms) inbox.add(reply.sms);
+      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
+    });
+  });
+
+  function answer(req: http.IncomingMessage, body: string): FakeReply {
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    for (const route of routes) {
+      const match = route.pattern.exec(path);
+      if (!match) continue;
+      if (req.method !== 'POST') return { status: 405, json: { error: `fake: ${req.method} not allowed on ${path}` } };
+      if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+        return { status: 415, json: { error: 'fake: gateways expect application/x-www-form-urlencoded' } };
+      }
+      const failure = failures.get(route.gateway) ?? null;
+      failures.delete(route.gateway);
+      const fields = Object.fromEntries(new URLSearchParams(body));
+      return route.handle({ params: match.slice(1).map(decodeURIComponent), headers: req.headers, fields, path, failure });
+    }
+    return { status: 404, json: { error: `fake: no gateway serves ${path}` } };
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    messages: inbox.items,
+    waitForMessage(to, timeoutMs = 5000) {
+      const wanted = to.replace(/[\s+]/g, '');
+      return inbox.waitFor((m) => m.to === wanted, timeoutMs, `SMS to ${wanted}`);
+    },
+    failNext(gateway, kind = DEFAULT_FAILURE[gateway]) {
+      if (!SUPPORTED_FAILURES[gateway].includes(kind)) throw new TypeError(`fake ${gateway} has no '${kind}' failure`);
+      failures.set(gateway, kind);
+    },
+    close: () => new Promise<void>((resolve, reject) => {
+      server.closeAllConnections();
+      server.close((err) => (err ? reject(err) : resolve()));
+    }),
+  };
+}
