@@ -1,0 +1,62 @@
+// The runtime connection pool (node-postgres) and the one place where transactions begin and end.
+// Table modules in src/db/ take a Queryable as their first argument, so the same finder runs on the pool
+// or inside a transaction. Timestamps: pg's default parsing (timestamptz → Date) is kept. int8 columns
+// (refresh_tokens.id, count(*)) come back as strings, pg's default, since they may exceed 2^53.
+import pg from 'pg';
+import { assertNamespace } from './namespace.js';
+
+export type Queryable = pg.Pool | pg.PoolClient;
+
+export interface PoolOptions {
+  url: string;
+  /** connections in this pool (each HTTP thread has its own pool); a positive integer */
+  max: number;
+  /** the schema holding the tables: becomes the connections' search_path */
+  namespace: string;
+  applicationName?: string;
+  /** an idle connection failed (server restart, network); pg already dropped it from the pool */
+  onIdleError?: (err: Error) => void;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  assertNamespace(options.namespace);
+  if (!Number.isInteger(options.max) || options.max < 1) {
+    throw new TypeError(`pool size must be a positive integer, got ${options.max}`);
+  }
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max,
+    // Unqualified table names resolve in the namespace, as in the migrations (sql/00001_initial.sql).
+    options: `-c search_path=${options.namespace}`,
+    application_name: options.applicationName ?? 'portcullis',
+  });
+  // Without a listener, an idle client's error would be thrown as an uncaught exception and kill the
+  // thread; the pool has already discarded that client, so reporting it is all that is left to do.
+  pool.on('error', (err) => options.onIdleError?.(err));
+  return pool;
+}
+
+/**
+ * Runs `fn` inside BEGIN … COMMIT on one pooled client; any throw rolls back and is rethrown. This is the
+ * only place that writes BEGIN/COMMIT/ROLLBACK (STYLE.md rule 10). `fn` must use the client it is given.
+ */
+export async function tx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackErr) {
+      // The connection itself failed: do not hand it back to the pool.
+      broken = rollbackErr as Error;
+    }
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
