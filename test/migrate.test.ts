@@ -80,3 +80,10 @@ t.test('a namespace that is not a plain identifier is rejected before connecting
     await t.rejects(migrate(db.url, ns), TypeError, JSON.stringify(ns));
   }
 });
+
+t.test('a database URL that sets its own search_path is refused, not obeyed', async (t) => {
+  const url = new URL(db.url);
+  url.searchParams.set('search_path', 'public');
+  await t.rejects(migrate(url.toString(), 'auth'), TypeError);
+  t.same(await tablesIn('public'), []);
+});

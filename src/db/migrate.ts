@@ -30,6 +30,12 @@ export async function migrate(
   });
   const lockKey = advisoryLockKey(namespace);
   try {
+    // Parameters in the URL's query string override the connection options; refuse rather than migrate
+    // into whatever schema such a URL names.
+    const [{ search_path: searchPath }] = await sql`show search_path`;
+    if (searchPath !== namespace) {
+      throw new TypeError(`the database URL sets search_path to ${searchPath}; remove it, DB_NAMESPACE decides`);
+    }
     await sql`select pg_advisory_lock(${lockKey}::bigint)`;
     try {
       // Look first: CREATE SCHEMA checks the database-level CREATE privilege even when the schema exists,
