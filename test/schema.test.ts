@@ -43,6 +43,15 @@ t.test('pool connections resolve unqualified names in the namespace', async (t) 
   t.same((await pool.query(`select current_schema() as s`)).rows, [{ s: 'auth' }]);
 });
 
+t.test("an operator's own connection options in the URL are kept, and search_path still wins", async (t) => {
+  const url = new URL(db.url);
+  url.searchParams.set('options', '-c statement_timeout=4321 -c search_path=public');
+  const custom = createPool({ url: url.toString(), max: 1, namespace: 'auth' });
+  t.teardown(() => custom.end());
+  const { rows } = await custom.query(`select current_setting('statement_timeout') as st, current_schema() as s`);
+  t.same(rows, [{ st: '4321ms', s: 'auth' }]);
+});
+
 t.test('tx commits on success, rolls back on a throw, and returns its client either way', async (t) => {
   const id = await tx(pool, async (c) => (await c.query(`insert into users (email) values ('tx@x.io') returning id`)).rows[0].id);
   t.equal((await pool.query(`select 1 from users where id = $1`, [id])).rowCount, 1);

@@ -51,7 +51,8 @@ export async function migrate(
       });
       return { applied };
     } finally {
-      await sql`select pg_advisory_unlock(${lockKey}::bigint)`;
+      // If the connection broke, the server already dropped the lock; keep the original error.
+      await sql`select pg_advisory_unlock(${lockKey}::bigint)`.catch(() => undefined);
     }
   } finally {
     await sql.end();

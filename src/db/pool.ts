@@ -24,16 +24,29 @@ export function createPool(options: PoolOptions): pg.Pool {
     throw new TypeError(`pool size must be a positive integer, got ${options.max}`);
   }
   const pool = new pg.Pool({
-    connectionString: options.url,
+    ...withSearchPath(options.url, options.namespace),
     max: options.max,
-    // Unqualified table names resolve in the namespace, as in the migrations (sql/00001_initial.sql).
-    options: `-c search_path=${options.namespace}`,
     application_name: options.applicationName ?? 'portcullis',
   });
   // Without a listener, an idle client's error would be thrown as an uncaught exception and kill the
   // thread; the pool has already discarded that client, so reporting it is all that is left to do.
   pool.on('error', (err) => options.onIdleError?.(err));
   return pool;
+}
+
+/**
+ * Unqualified table names must resolve in the namespace, as in the migrations (sql/00001_initial.sql).
+ * pg lets a connection string's `options` parameter replace the `options` setting outright, so an
+ * operator's own `?options=-c statement_timeout=…` is moved out of the URL and kept, with search_path
+ * last so that it wins.
+ */
+function withSearchPath(url: string, namespace: string): { connectionString: string; options: string } {
+  const ours = `-c search_path=${namespace}`;
+  if (!/[?&]options=/.test(url)) return { connectionString: url, options: ours };
+  const parsed = new URL(url);
+  const theirs = parsed.searchParams.get('options') ?? '';
+  parsed.searchParams.delete('options');
+  return { connectionString: parsed.toString(), options: `${theirs} ${ours}`.trim() };
 }
 
 /**
