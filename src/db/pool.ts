@@ -1,4 +1,75 @@
+// The runtime connection pool (node-postgres) and the one place where transactions begin and end.
+// Table modules in src/db/ take a Queryable as their first argument, so the same finder runs on the pool
+// or inside a transaction. Timestamps: pg's default parsing (timestamptz → Date) is kept. int8 columns
+// (refresh_tokens.id, count(*)) come back as strings, pg's default, since they may exceed 2^53.
 import pg from 'pg';
-export function createPool(o: { url: string; max: number; namespace: string; applicationName?: string }) {
-  return new pg.Pool({ connectionString: o.url, max: o.max, options: `-c search_path=${o.namespace}`, application_name: o.applicationName });
+import { assertNamespace } from './namespace.js';
+
+export type Queryable = pg.Pool | pg.PoolClient;
+
+export interface PoolOptions {
+  url: string;
+  /** connections in this pool (each HTTP thread has its own pool); a positive integer */
+  max: number;
+  /** the schema holding the tables: becomes the connections' search_path */
+  namespace: string;
+  applicationName?: string;
+  /** an idle connection failed (server restart, network); pg already dropped it from the pool */
+  onIdleError?: (err: Error) => void;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  assertNamespace(options.namespace);
+  if (!Number.isInteger(options.max) || options.max < 1) {
+    throw new TypeError(`pool size must be a positive integer, got ${options.max}`);
+  }
+  const pool = new pg.Pool({
+    ...withSearchPath(options.url, options.namespace),
+    max: options.max,
+    application_name: options.applicationName ?? 'portcullis',
+  });
+  // Without a listener, an idle client's error would be thrown as an uncaught exception and kill the
+  // thread; the pool has already discarded that client, so reporting it is all that is left to do.
+  pool.on('error', (err) => options.onIdleError?.(err));
+  return pool;
+}
+
+/**
+ * Unqualified table names must resolve in the namespace, as in the migrations (sql/00001_initial.sql).
+ * pg lets a connection string's `options` parameter replace the `options` setting outright, so an
+ * operator's own `?options=-c statement_timeout=…` is moved out of the URL and kept, with search_path
+ * last so that it wins.
+ */
+function withSearchPath(url: string, namespace: string): { connectionString: string; options: string } {
+  const ours = `-c search_path=${namespace}`;
+  if (!/[?&]options=/.test(url)) return { connectionString: url, options: ours };
+  const parsed = new URL(url);
+  const theirs = parsed.searchParams.get('options') ?? '';
+  parsed.searchParams.delete('options');
+  return { connectionString: parsed.toString(), options: `${theirs} ${ours}`.trim() };
+}
+
+/**
+ * Runs `fn` inside BEGIN … COMMIT on one pooled client; any throw rolls back and is rethrown. This is the
+ * only place that writes BEGIN/COMMIT/ROLLBACK (STYLE.md rule 10). `fn` must use the client it is given.
+ */
+export async function tx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackErr) {
+      // The connection itself failed: do not hand it back to the pool.
+      broken = rollbackErr as Error;
+    }
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }

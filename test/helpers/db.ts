@@ -1,0 +1,35 @@
+// A fresh, uniquely named database per test file, on the server named by TEST_DATABASE_URL (a superuser
+// URL; the test runner sets it). Tests never share tables, so they can run in parallel.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) {
+    throw new Error('TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/postgres)');
+  }
+  const name = `portcullis_test_${randomBytes(6).toString('hex')}`;
+  await withAdmin(adminUrl, (client) => client.query(`create database "${name}"`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    // FORCE ends connections a failed test left open, so drop() never hangs on them.
+    drop: () => withAdmin(adminUrl, (client) => client.query(`drop database if exists "${name}" with (force)`)),
+  };
+}
+
+async function withAdmin(url: string, fn: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await fn(client);
+  } finally {
+    await client.end();
+  }
+}

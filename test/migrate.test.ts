@@ -1,0 +1,89 @@
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import t from 'tap';
+import { migrate } from '../dist/db/migrate.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+
+const MIGRATION_FILES = readdirSync(fileURLToPath(new URL('../sql', import.meta.url)))
+  .filter((f) => /^[0-9]{5}_.*\.sql$/.test(f)).length;
+
+const TABLES = [
+  'audit_log_entries', 'flow_state', 'identities', 'mfa_amr_claims', 'migrations', 'one_time_tokens',
+  'rate_limits', 'refresh_tokens', 'sessions', 'users',
+];
+
+let db: TestDatabase;
+t.before(async () => { db = await createTestDatabase(); });
+t.teardown(() => db.drop());
+
+async function query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function tablesIn(schema: string): Promise<string[]> {
+  const rows = await query<{ name: string }>(
+    `select table_name as name from information_schema.tables where table_schema = $1 order by 1`, [schema]);
+  return rows.map((r) => r.name);
+}
+
+async function migrationsIn(schema: string): Promise<number[]> {
+  const rows = await query<{ id: number }>(`select migration_id as id from "${schema}".migrations order by 1`);
+  return rows.map((r) => r.id);
+}
+
+t.test('a fresh database gets every table inside the namespace and none in public', async (t) => {
+  const logged: string[] = [];
+  t.same(await migrate(db.url, 'auth', (m) => logged.push(m)), { applied: MIGRATION_FILES });
+  t.same(await tablesIn('auth'), TABLES);
+  t.same(await tablesIn('public'), []);
+  t.equal(logged.length, MIGRATION_FILES);
+});
+
+t.test('a second run applies nothing', async (t) => {
+  t.same(await migrate(db.url, 'auth'), { applied: 0 });
+  t.same(await migrationsIn('auth'), Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1));
+});
+
+t.test('two concurrent runs on one namespace serialise: all files applied exactly once', async (t) => {
+  const results = await Promise.all([migrate(db.url, 'racing'), migrate(db.url, 'racing')]);
+  t.equal(results[0].applied + results[1].applied, MIGRATION_FILES);
+  t.same(await migrationsIn('racing'), Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1));
+});
+
+t.test('two namespaces in one database are independent, bookkeeping included', async (t) => {
+  t.same(await migrate(db.url, 'tenant_a'), { applied: MIGRATION_FILES });
+  t.same(await migrate(db.url, 'tenant_b'), { applied: MIGRATION_FILES });
+  t.same(await tablesIn('tenant_a'), TABLES);
+  t.same(await tablesIn('tenant_b'), TABLES);
+  await query(`insert into tenant_a.users (id, email) values (gen_random_uuid(), 'a@example.com')`);
+  t.same(await query(`select email from tenant_a.users`), [{ email: 'a@example.com' }]);
+  t.same(await query(`select email from tenant_b.users`), []);
+  await query(`delete from tenant_b.migrations`);
+  t.same(await migrationsIn('tenant_a'), Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1));
+});
+
+t.test('an existing schema is used as it is', async (t) => {
+  await query(`create schema premade`);
+  t.same(await migrate(db.url, 'premade'), { applied: MIGRATION_FILES });
+  t.same(await tablesIn('premade'), TABLES);
+});
+
+t.test('a namespace that is not a plain identifier is rejected before connecting', async (t) => {
+  for (const ns of ['', 'Auth', 'auth; drop table users', 'a"b', 'auth,public', '1auth', 'x'.repeat(64)]) {
+    await t.rejects(migrate(db.url, ns), TypeError, JSON.stringify(ns));
+  }
+});
+
+t.test('a database URL that sets its own search_path is refused, not obeyed', async (t) => {
+  const url = new URL(db.url);
+  url.searchParams.set('search_path', 'public');
+  await t.rejects(migrate(url.toString(), 'auth'), TypeError);
+  t.same(await tablesIn('public'), []);
+});
