@@ -1,0 +1,100 @@
+// Random tokens and the hashes they are stored under. The wire formats are the original service's
+// (REFERENCE §4.1, §7.1) so existing clients and links keep working; what we keep at rest is a hash
+// (REFERENCE decisions: "store hashes only"). Everything here is cheap (µs): it runs inline on the
+// HTTP thread, never through the crypto pool, whose round trip alone costs ~0.15 ms.
+import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+const REFRESH_TOKEN_LENGTH = 12;
+
+/** A v1 refresh token: 12 chars of lowercase base32 cut from 8 random bytes (60 bits), as the original issues. */
+export function newRefreshToken(): string {
+  return base32(randomBytes(8)).slice(0, REFRESH_TOKEN_LENGTH);
+}
+
+/**
+ * The original's pre-validation of the refresh grant (REFERENCE §2.2): shorter than 12 → no; exactly 12 →
+ * `^[a-z0-9]{12}$`; longer → must parse as a v2 token. False means 400 "Refresh token is not valid"
+ * before any database work.
+ */
+export function isPlausibleRefreshToken(token: string): boolean {
+  if (token.length < REFRESH_TOKEN_LENGTH) return false;
+  if (token.length === REFRESH_TOKEN_LENGTH) return /^[a-z0-9]{12}$/.test(token);
+  return isWellFormedV2RefreshToken(token);
+}
+
+/** A numeric one-time code: uniform in [0, 10^length), zero-padded (REFERENCE §7.1). */
+export function newOtp(length: number): string {
+  if (!Number.isInteger(length) || length < 1 || length > 12) throw new TypeError(`OTP length must be 1..12, got ${length}`);
+  return String(randomInt(0, 10 ** length)).padStart(length, '0');
+}
+
+/**
+ * Lowercase hex SHA-224 of identifier + otp: 56 hex chars. This is the original's token hash — it goes
+ * into links as `token`/`token_hash` and is what auth-js sends back — so the algorithm is frozen.
+ * identifier: lowercase email, or phone digits without '+'.
+ */
+export function otpHash(identifier: string, otp: string): string {
+  return createHash('sha224').update(identifier + otp).digest('hex');
+}
+
+/** Lowercase hex SHA-256, for keeping refresh tokens and link hashes at rest. */
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Constant-time string comparison. Unequal lengths return false after comparing `a` with itself, so
+ * the time depends on the lengths only, never on where the content differs.
+ */
+export function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  if (left.length !== right.length) {
+    timingSafeEqual(left, left);
+    return false;
+  }
+  return timingSafeEqual(left, right);
+}
+
+export function newUuid(): string {
+  return randomUUID();
+}
+
+/** RFC 4648 base32, lowercase, no padding. */
+function base32(bytes: Uint8Array): string {
+  let out = '';
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(buffer >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    buffer &= (1 << bits) - 1; // keep only the unread bits so the shift never overflows
+  }
+  if (bits > 0) out += BASE32[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+/**
+ * v2 refresh token (REFERENCE §4.1): base64url of 0x00 | session UUID (16) | uvarint counter |
+ * HMAC prefix (16) | first 4 bytes of SHA-256 of everything before. Only the structure and the checksum
+ * are checked here; the HMAC needs the session's key and is the grant's job.
+ */
+function isWellFormedV2RefreshToken(token: string): boolean {
+  if (!/^[A-Za-z0-9_-]+$/.test(token)) return false;
+  const bytes = Buffer.from(token, 'base64url');
+  if (bytes.length < 1 + 16 + 1 + 16 + 4 || bytes[0] !== 0x00) return false;
+  let offset = 17;
+  for (let shift = 0; ; shift += 7) { // uvarint: at most 10 bytes for a 64-bit counter
+    if (offset >= bytes.length || shift > 63) return false;
+    if ((bytes[offset++] & 0x80) === 0) break;
+  }
+  if (bytes.length !== offset + 16 + 4) return false;
+  const body = bytes.subarray(0, offset + 16);
+  const checksum = createHash('sha256').update(body).digest().subarray(0, 4);
+  return timingSafeEqual(checksum, bytes.subarray(offset + 16));
+}

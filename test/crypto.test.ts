@@ -1,0 +1,104 @@
+// Password hashing through the crypto pool (src/workers/crypto.ts behind src/server/crypto.ts).
+// Small argon2 parameters keep the suite fast; the formats and decisions are the same.
+import t from 'tap';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import bcrypt from 'bcryptjs';
+import { connectCryptoPool, createCryptoPool } from '../dist/server/crypto.js';
+
+const params = { memoryKiB: 1024, timeCost: 1, parallelism: 1 };
+const host = createCryptoPool({ threads: 2, params });
+const hasher = host.local();
+t.teardown(() => host.close());
+
+// Made by the argon2 package's own encoder (parameters in m,p,t order) for "correct horse".
+const LIBRARY_ARGON2ID = '$argon2id$v=19$m=2048,p=1,t=2$BXnsvuCi/pa9ubIleNqyVA$F2pMpGY9/DV+xRyrQrYh00emcJIllbCJkrJxeZgQOxY';
+const LIBRARY_ARGON2I = '$argon2i$v=19$m=1024,p=2,t=1$DhhYEJL4am6HXfWklC5SuA$LfOuwRbOXfYr/6gKDfE9PmFKy+vryvzRchS1KwCyr5A';
+// Firebase's modified scrypt, the public test vector for "mytestpassword".
+const FIREBASE = '$fbscrypt$v=1,n=14,r=8,p=1,ss=Bw==,sk=ou9tdYTGyYm8kuR6Dt0Bp0kDuAYoXrK16mbZO4yGwAn3oLspjnN0/c41v8xZnO1n14J3MjKj1b2g6AUCAlFwMw==$C0sHCg9ek77hsg==$zKVTMvnWVw5BBOZNUdnsalx4c4c7y/w7IS5p6Ut2+CfEFFlz37J9huyQfov4iizN8dbjvEJlM5tQaJP84+hfTw==';
+
+t.test('hash makes a canonical argon2id PHC string that verifies', async (t) => {
+  const hash = await hasher.hash('hunter22');
+  t.match(hash, /^\$argon2id\$v=19\$m=1024,t=1,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+  t.same(await hasher.verify(hash, 'hunter22'), { ok: true, needsRehash: false });
+  t.not(await hasher.hash('hunter22'), hash, 'fresh salt each time');
+});
+
+t.test('a wrong password does not verify', async (t) => {
+  t.same(await hasher.verify(await hasher.hash('hunter22'), 'hunter23'), { ok: false, needsRehash: false });
+});
+
+t.test('no hash (unknown user) is not ok', async (t) => {
+  t.same(await hasher.verify(null, 'anything'), { ok: false, needsRehash: false });
+});
+
+t.test('unreadable or unverifiable hashes are not ok and never throw', async (t) => {
+  const tooMuchMemory = LIBRARY_ARGON2ID.replace('m=2048', 'm=1048577');
+  const tooManyPasses = LIBRARY_ARGON2ID.replace('t=2', 't=21');
+  const extraParam = LIBRARY_ARGON2ID.replace('t=2', 't=2,keyid=1');
+  const oldVersion = LIBRARY_ARGON2ID.replace('v=19', 'v=16');
+  for (const hash of ['', 'garbage', '$argon2id$', '$2a$10$short', '$fbscrypt$v=2', tooMuchMemory, tooManyPasses, extraParam, oldVersion, '$argon2d$v=19$m=1024,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g']) {
+    t.same(await hasher.verify(hash, 'correct horse'), { ok: false, needsRehash: false }, JSON.stringify(hash));
+  }
+});
+
+t.test('argon2 hashes made elsewhere, with other parameters, verify and ask for a rehash', async (t) => {
+  t.same(await hasher.verify(LIBRARY_ARGON2ID, 'correct horse'), { ok: true, needsRehash: true });
+  t.same(await hasher.verify(LIBRARY_ARGON2I, 'correct horse'), { ok: true, needsRehash: true }, 'argon2i');
+  t.same(await hasher.verify(LIBRARY_ARGON2ID, 'wrong horse'), { ok: false, needsRehash: false });
+  const other = createCryptoPool({ threads: 1, params: { ...params, timeCost: 2 } });
+  t.teardown(() => other.close());
+  const hash = await other.local().hash('hunter22');
+  t.same(await hasher.verify(hash, 'hunter22'), { ok: true, needsRehash: true }, 'our own hash, older parameters');
+});
+
+t.test('bcrypt hashes (the original service stores these) verify and ask for a rehash', async (t) => {
+  const hash = bcrypt.hashSync('hunter22', 4);
+  t.same(await hasher.verify(hash, 'hunter22'), { ok: true, needsRehash: true });
+  t.same(await hasher.verify(hash.replace(/^\$2b\$/, '$2y$'), 'hunter22'), { ok: true, needsRehash: true }, '$2y$');
+  t.same(await hasher.verify(hash, 'hunter23'), { ok: false, needsRehash: false });
+});
+
+t.test('Firebase scrypt hashes verify and ask for a rehash', async (t) => {
+  t.same(await hasher.verify(FIREBASE, 'mytestpassword'), { ok: true, needsRehash: true });
+  t.same(await hasher.verify(FIREBASE, 'mytestpassword!'), { ok: false, needsRehash: false });
+});
+
+t.test('an HTTP-style worker thread hashes and verifies through its MessagePort, then exits', async (t) => {
+  const port = host.connect();
+  const code = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    import(workerData.module).then(async ({ connectCryptoPool }) => {
+      const hasher = connectCryptoPool(workerData.port, workerData.params);
+      const hash = await hasher.hash('worker password');
+      const [good, bad] = await Promise.all([hasher.verify(hash, 'worker password'), hasher.verify(hash, 'nope')]);
+      parentPort.postMessage({ hash, good, bad });
+    });`;
+  const worker = new Worker(code, {
+    eval: true, transferList: [port],
+    workerData: { port, params, module: new URL('../dist/server/crypto.js', import.meta.url).href },
+  });
+  const [reply] = await Promise.all([
+    new Promise<any>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); }),
+    new Promise<number>((resolve) => worker.once('exit', resolve)).then((code) => t.equal(code, 0, 'the idle port did not keep the thread alive')),
+  ]);
+  t.match(reply.hash, /^\$argon2id\$/);
+  t.same(reply.good, { ok: true, needsRehash: false });
+  t.same(reply.bad, { ok: false, needsRehash: false });
+});
+
+t.test('the host refuses task names it does not serve', async (t) => {
+  const port = host.connect();
+  const reply = new Promise((resolve) => port.once('message', resolve));
+  port.postMessage({ id: 7, task: 'constructor', arg: {} });
+  t.same(await reply, { id: 7, error: 'unknown crypto task constructor' });
+  port.close();
+});
+
+t.test('calls in flight are rejected when the port closes, later calls at once', async (t) => {
+  const { port1, port2 } = new MessageChannel();
+  const remote = connectCryptoPool(port2, params);
+  const inFlight = remote.verify(null, 'x');
+  port1.close();
+  await t.rejects(inFlight, { message: 'crypto pool: port closed' });
+  await t.rejects(remote.hash('x'), { message: 'crypto pool: port closed' });
+});
