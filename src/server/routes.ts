@@ -1,9 +1,19 @@
-// The route table: one line per endpoint. Handlers live in routes/ (one file per endpoint family).
+// The route table: one line per endpoint. Handlers live in routes/ (one file per endpoint family) and
+// grants/ (one module per /token grant).
 import type { Route } from './types.js';
 import { health } from './routes/health.js';
 import { settings } from './routes/settings.js';
+import { signup } from './routes/signup.js';
+import { token } from './routes/token.js';
+import { verifyGet, verifyPost } from './routes/verify.js';
+import { getUser } from './routes/user.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
   { method: 'GET', path: '/settings', handler: settings },
+  { method: 'POST', path: '/signup', handler: signup },
+  { method: 'POST', path: '/token', handler: token },
+  { method: 'GET', path: '/verify', handler: verifyGet },
+  { method: 'POST', path: '/verify', handler: verifyPost },
+  { method: 'GET', path: '/user', handler: getUser },
 ];

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { withJwtSecret, type Config } from './config.js';
 import { migrate } from '../db/migrate.js';
 import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded.js';
+import { createCryptoPool, type CryptoPoolHost } from './crypto.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
@@ -36,17 +37,22 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
     databaseUrl = embedded.url;
     config = withJwtSecret(config, loadOrCreateJwtSecret(config.dataDir));
   }
+  let crypto: CryptoPoolHost | null = null;
   try {
     const { applied } = await migrate(databaseUrl, config.db.namespace, (msg) => log.info(msg));
     log.info({ applied, namespace: config.db.namespace }, 'database migrated');
-    return await spawnThreads(config, databaseUrl, embedded, log);
+    crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash });
+    return await spawnThreads(config, databaseUrl, { crypto, embedded }, log);
   } catch (err) {
+    await crypto?.close();
     await embedded?.stop();
     throw err;
   }
 }
 
-async function spawnThreads(config: Config, databaseUrl: string, embedded: { stop(): Promise<void> } | null, log: Logger): Promise<Service> {
+interface Owned { crypto: CryptoPoolHost; embedded: { stop(): Promise<void> } | null }
+
+async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, log: Logger): Promise<Service> {
   const count = config.workers.http;
   const port = config.api.port || await freePort(config.api.host);
   const poolSize = config.db.maxPoolSize > 0 ? Math.max(1, Math.floor(config.db.maxPoolSize / count)) : DEFAULT_CONNECTIONS_PER_THREAD;
@@ -56,8 +62,9 @@ async function spawnThreads(config: Config, databaseUrl: string, embedded: { sto
   let restartWaiters: Array<() => void> = [];
 
   const spawn = (index: number): Promise<void> => new Promise((resolve, reject) => {
-    const data: HttpWorkerData = { config, databaseUrl, poolSize, port, index };
-    const worker = new Worker(WORKER_FILE, { workerData: data });
+    const cryptoPort = owned.crypto.connect();
+    const data: HttpWorkerData = { config, databaseUrl, poolSize, port, index, cryptoPort };
+    const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort] });
     threads[index] = worker;
     let listening = false;
     worker.on('message', (message: FromWorker) => {
@@ -97,7 +104,8 @@ async function spawnThreads(config: Config, databaseUrl: string, embedded: { sto
         worker.once('exit', () => resolve());
         worker.postMessage({ type: 'drain', timeoutMs } satisfies ToWorker);
       })));
-      await embedded?.stop();
+      await owned.crypto.close();
+      await owned.embedded?.stop();
       log.info('stopped');
     },
   };

@@ -1,0 +1,25 @@
+// audit_log_entries: one row per auditable action (REFERENCE §14.4).
+import type { Queryable } from './pool.js';
+
+export type AuditAction = 'login' | 'logout' | 'invite_accepted' | 'user_signedup' | 'user_invited' | 'user_deleted'
+  | 'token_revoked' | 'token_refreshed' | 'user_modified' | 'user_recovery_requested' | 'user_reauthenticate_requested'
+  | 'user_confirmation_requested' | 'user_repeated_signup' | 'user_updated_password';
+
+const LOG_TYPE: Record<AuditAction, string> = {
+  login: 'account', logout: 'account', invite_accepted: 'account',
+  user_signedup: 'team', user_invited: 'team', user_deleted: 'team',
+  token_revoked: 'token', token_refreshed: 'token',
+  user_modified: 'user', user_recovery_requested: 'user', user_reauthenticate_requested: 'user',
+  user_confirmation_requested: 'user', user_repeated_signup: 'user', user_updated_password: 'user',
+};
+
+export interface AuditActor { id: string; username: string; name?: string }
+
+export async function writeAudit(q: Queryable, actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): Promise<void> {
+  const payload: Record<string, unknown> = {
+    actor_id: actor.id, actor_via_sso: false, actor_username: actor.username, action, log_type: LOG_TYPE[action],
+  };
+  if (actor.name) payload.actor_name = actor.name;
+  if (traits) payload.traits = traits;
+  await q.query({ name: 'audit_insert', text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)', values: [payload, ip] });
+}

@@ -1,0 +1,49 @@
+// sessions and their AMR claims (the methods used to authenticate, for the JWT's amr).
+import type { Queryable } from './pool.js';
+
+export interface SessionRow {
+  id: string; user_id: string; created_at: Date; updated_at: Date; refreshed_at: Date | null;
+  factor_id: string | null; aal: 'aal1' | 'aal2' | 'aal3'; not_after: Date | null;
+  user_agent: string | null; ip: string | null; tag: string | null;
+}
+
+export async function insertSession(q: Queryable, s: { userId: string; userAgent: string; ip: string; aal?: string }): Promise<SessionRow> {
+  const { rows } = await q.query<SessionRow>({
+    name: 'sessions_insert',
+    text: 'insert into sessions (user_id, aal, user_agent, ip) values ($1, $2, $3, $4) returning *',
+    values: [s.userId, s.aal ?? 'aal1', s.userAgent, s.ip],
+  });
+  return rows[0];
+}
+
+export async function findSession(q: Queryable, id: string): Promise<SessionRow | null> {
+  const { rows } = await q.query<SessionRow>({ name: 'sessions_by_id', text: 'select * from sessions where id = $1', values: [id] });
+  return rows[0] ?? null;
+}
+
+/** Records that `method` authenticated this session (one row per method, timestamp refreshed). */
+export async function recordAmr(q: Queryable, sessionId: string, method: string): Promise<void> {
+  await q.query({
+    name: 'amr_upsert',
+    text: `insert into mfa_amr_claims (session_id, authentication_method) values ($1, $2)
+           on conflict (session_id, authentication_method) do update set updated_at = now()`,
+    values: [sessionId, method],
+  });
+}
+
+export async function listAmr(q: Queryable, sessionId: string): Promise<Array<{ method: string; timestamp: number }>> {
+  const { rows } = await q.query<{ method: string; timestamp: number }>({
+    name: 'amr_by_session',
+    text: `select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
+           from mfa_amr_claims where session_id = $1 order by updated_at desc`,
+    values: [sessionId],
+  });
+  return rows;
+}
+
+/** Deletes sessions of a user (cascading to their refresh tokens): all, only `keep`, or all but `keep`. */
+export async function deleteSessions(q: Queryable, userId: string, scope: 'all' | 'only' | 'others', sessionId?: string): Promise<number> {
+  if (scope === 'all') return (await q.query('delete from sessions where user_id = $1', [userId])).rowCount ?? 0;
+  const op = scope === 'only' ? '=' : '<>';
+  return (await q.query(`delete from sessions where user_id = $1 and id ${op} $2`, [userId, sessionId])).rowCount ?? 0;
+}

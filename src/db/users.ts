@@ -1,0 +1,78 @@
+// users: finders take a Queryable first (pool or transaction). Emails are stored lower-case and phones
+// as digits, so lookups are plain equality on the unique indexes' expressions.
+import type { Queryable } from './pool.js';
+
+export interface UserRow {
+  id: string; aud: string; role: string; email: string | null; phone: string | null;
+  encrypted_password: string | null;
+  email_confirmed_at: Date | null; phone_confirmed_at: Date | null; confirmed_at: Date | null;
+  invited_at: Date | null; confirmation_sent_at: Date | null; recovery_sent_at: Date | null;
+  email_change: string | null; email_change_sent_at: Date | null; email_change_confirm_status: number;
+  phone_change: string | null; phone_change_sent_at: Date | null; reauthentication_sent_at: Date | null;
+  last_sign_in_at: Date | null;
+  raw_app_meta_data: Record<string, unknown>; raw_user_meta_data: Record<string, unknown>;
+  banned_until: Date | null; deleted_at: Date | null; is_anonymous: boolean; is_sso_user: boolean;
+  created_at: Date; updated_at: Date;
+}
+
+/** Columns a caller may write; generated and bookkeeping columns are left to the database. */
+export type UserWrite = Partial<Omit<UserRow, 'confirmed_at' | 'created_at' | 'updated_at'>>;
+
+const WRITABLE = new Set<string>(['id', 'aud', 'role', 'email', 'phone', 'encrypted_password', 'email_confirmed_at',
+  'phone_confirmed_at', 'invited_at', 'confirmation_sent_at', 'recovery_sent_at', 'email_change', 'email_change_sent_at',
+  'email_change_confirm_status', 'phone_change', 'phone_change_sent_at', 'reauthentication_sent_at', 'last_sign_in_at',
+  'raw_app_meta_data', 'raw_user_meta_data', 'banned_until', 'deleted_at', 'is_anonymous', 'is_sso_user']);
+
+function columnsOf(fields: UserWrite): string[] {
+  const names = Object.keys(fields).filter((k) => (fields as Record<string, unknown>)[k] !== undefined);
+  for (const name of names) if (!WRITABLE.has(name)) throw new TypeError(`users: ${name} is not a writable column`);
+  return names;
+}
+
+export async function findUserById(q: Queryable, id: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>({ name: 'users_by_id', text: 'select * from users where id = $1', values: [id] });
+  return rows[0] ?? null;
+}
+
+/** Same as findUserById, but locks the row until the transaction ends. */
+export async function lockUserById(q: Queryable, id: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>('select * from users where id = $1 for update', [id]);
+  return rows[0] ?? null;
+}
+
+export async function findUserByEmail(q: Queryable, email: string, aud: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>({
+    name: 'users_by_email',
+    text: 'select * from users where lower(email) = lower($1) and aud = $2 and deleted_at is null and not is_sso_user',
+    values: [email, aud],
+  });
+  return rows[0] ?? null;
+}
+
+export async function findUserByPhone(q: Queryable, phone: string, aud: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>({
+    name: 'users_by_phone',
+    text: 'select * from users where phone = $1 and aud = $2 and deleted_at is null',
+    values: [phone, aud],
+  });
+  return rows[0] ?? null;
+}
+
+/** Inserts a user; resolves null when the email or phone is already taken (a concurrent signup won). */
+export async function insertUser(q: Queryable, fields: UserWrite): Promise<UserRow | null> {
+  const names = columnsOf(fields);
+  const values = names.map((n) => (fields as Record<string, unknown>)[n]);
+  const { rows } = await q.query<UserRow>(
+    `insert into users (${names.join(', ')}) values (${names.map((_, i) => `$${i + 1}`).join(', ')})
+     on conflict do nothing returning *`, values);
+  return rows[0] ?? null;
+}
+
+export async function updateUser(q: Queryable, id: string, fields: UserWrite): Promise<UserRow> {
+  const names = columnsOf(fields);
+  const values = names.map((n) => (fields as Record<string, unknown>)[n]);
+  const set = names.map((n, i) => `${n} = $${i + 2}`).concat('updated_at = now()').join(', ');
+  const { rows } = await q.query<UserRow>(`update users set ${set} where id = $1 returning *`, [id, ...values]);
+  if (!rows[0]) throw new Error(`users: no user ${id} to update`);
+  return rows[0];
+}

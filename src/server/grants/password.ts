@@ -1,0 +1,51 @@
+// grant_type=password (REFERENCE §2.2): one lookup, one password verification whether or not the user
+// exists (same work, same answer), then the refusals the original makes after a correct password.
+import { ApiError, badRequest } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { findUserByEmail, findUserByPhone, updateUser } from '../../db/users.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { parsePhone } from '../users/addresses.js';
+import { isBanned } from '../users/user-json.js';
+import { checkPasswordStrength } from '../password-policy.js';
+import { issueSession } from '../sessions/issue.js';
+import { requestAudience } from '../authenticate.js';
+import { bodySchema, STRING } from '../validate.js';
+import { actorOf } from '../routes/signup.js';
+import type { Grant } from './grant.js';
+
+const invalidCredentials = () => new ApiError(400, 'invalid_credentials', 'Invalid login credentials');
+
+export const password: Grant = {
+  grantType: 'password',
+  schema: bodySchema({ email: STRING, phone: STRING, password: STRING }),
+  async handle(req, ctx) {
+    const body = req.body();
+    const email = (body.email as string | undefined)?.trim() ?? '';
+    const phoneText = (body.phone as string | undefined) ?? '';
+    const password = (body.password as string | undefined) ?? '';
+    if (email && phoneText) throw badRequest('Only an email address or phone number should be provided on login.');
+    if (!email && !phoneText) throw badRequest('missing email or phone');
+    if (email && !ctx.config.external.emailEnabled) throw new ApiError(422, 'email_provider_disabled', 'Email logins are disabled');
+    if (phoneText && !ctx.config.external.phoneEnabled) throw new ApiError(422, 'phone_provider_disabled', 'Phone logins are disabled');
+
+    const aud = requestAudience(req, ctx);
+    const phone = phoneText ? parsePhone(phoneText) : null;
+    const user = email ? await findUserByEmail(ctx.db, email.toLowerCase(), aud) : phone ? await findUserByPhone(ctx.db, phone, aud) : null;
+    if (user && isBanned(user)) throw new ApiError(400, 'user_banned', 'User is banned');
+    const verdict = await ctx.hasher.verify(user?.encrypted_password ?? null, password);
+    if (!user || !verdict.ok) throw invalidCredentials();
+    if (email && !user.email_confirmed_at) throw new ApiError(400, 'email_not_confirmed', 'Email not confirmed');
+    if (!email && !user.phone_confirmed_at) throw new ApiError(400, 'phone_not_confirmed', 'Phone not confirmed');
+
+    // An imported (bcrypt) or older argon2 hash is upgraded to the current parameters on success.
+    const upgraded = verdict.needsRehash ? await ctx.hasher.hash(password) : null;
+    const response = await tx(ctx.db, async (c) => {
+      const current = upgraded ? await updateUser(c, user.id, { encrypted_password: upgraded }) : user;
+      await writeAudit(c, actorOf(current), 'login', { provider: email ? 'email' : 'phone' });
+      return issueSession(ctx, c, current, 'password', req);
+    });
+    const weak = checkPasswordStrength(password, ctx.config.password);
+    if (weak) response.weak_password = { message: weak.message, reasons: weak.reasons };
+    return { body: response };
+  },
+};

@@ -1,0 +1,20 @@
+// Anonymous sign-in: POST /signup with neither email nor phone (REFERENCE §14.2). The user has no
+// identity and no provider in app_metadata, and its JWT says is_anonymous: true.
+import { unprocessable } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { insertUser } from '../../db/users.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { issueSession } from '../sessions/issue.js';
+import { requestAudience } from '../authenticate.js';
+import type { ApiRequest, ApiResponse } from '../types.js';
+import type { AppContext } from '../app.js';
+
+export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: Record<string, unknown>): Promise<ApiResponse> {
+  if (!ctx.config.external.anonymousUsersEnabled) throw unprocessable('anonymous_provider_disabled', 'Anonymous sign-ins are disabled');
+  return tx(ctx.db, async (c) => {
+    const user = (await insertUser(c, { aud: requestAudience(req, ctx), role: ctx.config.jwt.defaultGroupName,
+      raw_app_meta_data: {}, raw_user_meta_data: data, is_anonymous: true }))!;
+    await writeAudit(c, { id: user.id, username: '' }, 'user_signedup', { provider: 'anonymous' });
+    return { body: await issueSession(ctx, c, user, 'anonymous', req) };
+  });
+}

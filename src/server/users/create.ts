@@ -1,0 +1,60 @@
+// Creating a user with its email or phone identity (REFERENCE §2.1): app_metadata names the provider,
+// user_metadata starts as the identity data merged with the client's data.
+import { randomUUID } from 'node:crypto';
+import { insertUser, updateUser, type UserRow } from '../../db/users.js';
+import { insertIdentity, mergeIdentityData, type IdentityRow } from '../../db/identities.js';
+import type { Queryable } from '../../db/pool.js';
+
+export type AddressProvider = 'email' | 'phone';
+
+export interface NewUser {
+  provider: AddressProvider; address: string; aud: string; role: string; passwordHash: string | null;
+  data: Record<string, unknown>; confirmed: boolean; invitedAt?: Date; id?: string;
+}
+
+export function identityData(provider: AddressProvider, id: string, address: string, verified: boolean): Record<string, unknown> {
+  return provider === 'email'
+    ? { sub: id, email: address, email_verified: verified, phone_verified: false }
+    : { sub: id, phone: address, email_verified: false, phone_verified: verified };
+}
+
+/** The row a new user would have, before it is written (also the template of the no-enumeration fake). */
+export function newUserRow(u: NewUser, now = new Date()): UserRow {
+  const id = u.id ?? randomUUID();
+  return {
+    id, aud: u.aud, role: u.role, email: u.provider === 'email' ? u.address : null, phone: u.provider === 'phone' ? u.address : null,
+    encrypted_password: u.passwordHash,
+    email_confirmed_at: u.confirmed && u.provider === 'email' ? now : null,
+    phone_confirmed_at: u.confirmed && u.provider === 'phone' ? now : null,
+    confirmed_at: u.confirmed ? now : null, invited_at: u.invitedAt ?? null, confirmation_sent_at: null, recovery_sent_at: null,
+    email_change: null, email_change_sent_at: null, email_change_confirm_status: 0, phone_change: null, phone_change_sent_at: null,
+    reauthentication_sent_at: null, last_sign_in_at: null,
+    raw_app_meta_data: { provider: u.provider, providers: [u.provider] },
+    raw_user_meta_data: { ...identityData(u.provider, id, u.address, u.confirmed), ...u.data },
+    banned_until: null, deleted_at: null, is_anonymous: false, is_sso_user: false, created_at: now, updated_at: now,
+  };
+}
+
+/** Inserts the user and identity; null when the address is already taken (e.g. a concurrent signup). */
+export async function createUser(q: Queryable, u: NewUser): Promise<{ user: UserRow; identity: IdentityRow } | null> {
+  const row = newUserRow(u);
+  const { confirmed_at: _c, created_at: _a, updated_at: _b, ...fields } = row;
+  const user = await insertUser(q, fields);
+  if (!user) return null;
+  const identity = await insertIdentity(q, { userId: user.id, provider: u.provider, providerId: user.id,
+    data: identityData(u.provider, user.id, u.address, u.confirmed) });
+  return { user, identity };
+}
+
+/** Marks the email or phone confirmed, in the user and in its identity data. */
+export async function confirmAddress(q: Queryable, user: UserRow, provider: AddressProvider): Promise<UserRow> {
+  const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
+  await mergeIdentityData(q, user.id, provider, { [flag]: true });
+  return updateUser(q, user.id, {
+    ...(provider === 'email' ? { email_confirmed_at: user.email_confirmed_at ?? new Date() } : { phone_confirmed_at: user.phone_confirmed_at ?? new Date() }),
+    raw_user_meta_data: { ...user.raw_user_meta_data, [flag]: true },
+  });
+}
+
+export const isAddressConfirmed = (user: UserRow, provider: AddressProvider) =>
+  provider === 'email' ? !!user.email_confirmed_at : !!user.phone_confirmed_at;

@@ -1,0 +1,30 @@
+// What each /verify type consumes and does (REFERENCE §2.3). One entry per type; the verify routes look
+// the type up here, so a new flow adds an entry, not a branch.
+import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
+import type { Queryable } from '../../db/pool.js';
+import type { UserRow } from '../../db/users.js';
+import { confirmAddress } from '../users/create.js';
+import type { AppContext } from '../app.js';
+
+export interface VerifyOutcome {
+  user: UserRow;
+  /** a message instead of a session (first half of a secure email change) */
+  message?: string;
+}
+
+export interface VerifyType {
+  tokenTypes: OneTimeTokenType[];
+  channel: 'email' | 'sms';
+  /** verified through GET /verify links as well as POST */
+  link: boolean;
+  /** the AMR method of the session it creates */
+  amr: string;
+  apply(ctx: AppContext, q: Queryable, user: UserRow, tokenType: OneTimeTokenType): Promise<VerifyOutcome>;
+}
+
+export const VERIFY_TYPES = new Map<string, VerifyType>([
+  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', link: true, amr: 'otp',
+    apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'email') }) }],
+  ['sms', { tokenTypes: ['confirmation_token'], channel: 'sms', link: false, amr: 'otp',
+    apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }) }],
+]);
