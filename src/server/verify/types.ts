@@ -22,9 +22,16 @@ export interface VerifyType {
   apply(ctx: AppContext, q: Queryable, user: UserRow, tokenType: OneTimeTokenType): Promise<VerifyOutcome>;
 }
 
+const confirmEmail: VerifyType['apply'] = async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'email') });
+
 export const VERIFY_TYPES = new Map<string, VerifyType>([
-  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', link: true, amr: 'otp',
-    apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'email') }) }],
+  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
+  ['invite', { tokenTypes: ['confirmation_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
+  // Magic links reuse the recovery token; a new or unconfirmed user got the confirmation mail instead.
+  ['magiclink', { tokenTypes: ['recovery_token', 'confirmation_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
+  ['recovery', { tokenTypes: ['recovery_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
+  // The email OTP: the code of a confirmation, magic link or recovery mail.
+  ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
   ['sms', { tokenTypes: ['confirmation_token'], channel: 'sms', link: false, amr: 'otp',
     apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }) }],
 ]);
