@@ -21,3 +21,62 @@ export async function findRefreshTokenByHash(q: Queryable, tokenHash: string): P
   });
   return rows[0] ?? null;
 }
+
+/** What the refresh grant needs before it locks anything: the token's row and its user's ban. */
+export interface PresentedToken { id: string; session_id: string; user_id: string; banned_until: Date | null }
+
+export async function findPresentedToken(q: Queryable, tokenHash: string): Promise<PresentedToken | null> {
+  const { rows } = await q.query<PresentedToken>({
+    name: 'refresh_tokens_presented',
+    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until
+           from refresh_tokens rt join users u on u.id = rt.user_id where rt.token_hash = $1`,
+    values: [tokenHash],
+  });
+  return rows[0] ?? null;
+}
+
+/**
+ * Read under the session lock: the presented token's state (revoked, revoked_at = updated_at) and the
+ * session's active token (the newest non-revoked one), whose parent tells whether the presented token is
+ * the immediately previous one.
+ */
+export interface TokenState { revoked: boolean; revoked_at: Date; active_id: string | null; active_parent_id: string | null; active_hash: string | null }
+
+export async function readTokenState(q: Queryable, tokenId: string, sessionId: string): Promise<TokenState | null> {
+  const { rows } = await q.query<TokenState>({
+    name: 'refresh_tokens_state',
+    text: `select rt.revoked, rt.updated_at as revoked_at, a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash
+           from refresh_tokens rt
+           left join lateral (select id, parent_id, token_hash from refresh_tokens
+                              where session_id = $2 and not revoked order by id desc limit 1) a on true
+           where rt.id = $1`,
+    values: [tokenId, sessionId],
+  });
+  return rows[0] ?? null;
+}
+
+/** Revokes the parent and inserts its child in one statement; the session's refreshed_at is bumped too. */
+export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string): Promise<RefreshTokenRow> {
+  const { rows } = await q.query<RefreshTokenRow>({
+    name: 'refresh_tokens_rotate',
+    text: `with parent as (update refresh_tokens set revoked = true, updated_at = now() where id = $1 returning user_id, session_id),
+                touched as (update sessions set refreshed_at = now(), updated_at = now() where id = (select session_id from parent))
+           insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
+           select $2, user_id, session_id, $1 from parent returning *`,
+    values: [parentId, childHash],
+  });
+  return rows[0];
+}
+
+/** Reuse detection: revokes every live token descended from `tokenId` (its session only). */
+export async function revokeDescendants(q: Queryable, tokenId: string, sessionId: string): Promise<number> {
+  const { rowCount } = await q.query(
+    `with recursive family as (
+       select id from refresh_tokens where parent_id = $1 and session_id = $2
+       union all
+       select rt.id from refresh_tokens rt join family f on rt.parent_id = f.id where rt.session_id = $2)
+     update refresh_tokens set revoked = true, updated_at = now()
+     where id in (select id from family) and not revoked`,
+    [tokenId, sessionId]);
+  return rowCount ?? 0;
+}

@@ -1,0 +1,80 @@
+// grant_type=refresh_token (REFERENCE §4.3, SPEC transitions table): rotation with reuse detection.
+// Steps: pre-validate → find the token (and its user's ban) → lock its session → decide on the state
+// read under the lock → rotate, hand back the existing child, or refuse → sign outside the lock.
+// The session row lock (select … for update) is what makes 1,000 concurrent refreshes of one token yield
+// exactly one child: each waiter re-reads the token after the winner committed and finds it revoked with
+// the active token as its child, so it answers that same child (test/refresh.test.ts pins this).
+import { ApiError, badRequest } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { findPresentedToken, readTokenState, revokeDescendants, rotateRefreshToken, type TokenState } from '../../db/refresh-tokens.js';
+import { lockSessionUser } from '../../db/sessions.js';
+import { writeAudit } from '../../db/audit-log.js';
+import type { UserRow } from '../../db/users.js';
+import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../tokens.js';
+import { isBanned } from '../users/user-json.js';
+import { tokenResponse } from '../sessions/issue.js';
+import { childRefreshToken } from '../sessions/child-token.js';
+import { actorOf } from '../routes/signup.js';
+import { bodySchema, STRING } from '../validate.js';
+import type { AppContext } from '../app.js';
+import type { Grant } from './grant.js';
+
+const notFound = () => new ApiError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
+const alreadyUsed = () => new ApiError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
+
+type Decision = { user: UserRow; sessionId: string; token: string } | ApiError;
+
+export const refreshToken: Grant = {
+  grantType: 'refresh_token',
+  schema: bodySchema({ refresh_token: STRING }),
+  async handle(req, ctx) {
+    const presented = (req.body().refresh_token as string | undefined) ?? '';
+    if (!isPlausibleRefreshToken(presented)) throw badRequest('Refresh token is not valid');
+    const found = await findPresentedToken(ctx.db, sha256Hex(presented));
+    if (!found) throw notFound();
+    if (found.banned_until && found.banned_until > new Date()) throw new ApiError(400, 'user_banned', 'Invalid Refresh Token: User Banned');
+
+    const decision = await tx(ctx.db, async (c): Promise<Decision> => {
+      const user = await lockSessionUser(c, found.session_id);
+      const state = user && await readTokenState(c, found.id, found.session_id);
+      if (!user || !state) return notFound(); // the session was logged out meanwhile
+      if (isBanned(user)) return new ApiError(400, 'user_banned', 'Invalid Refresh Token: User Banned');
+      const child = childRefreshToken(ctx.config.jwt.secret, presented);
+      if (!state.revoked) {
+        await rotateRefreshToken(c, found.id, sha256Hex(child));
+        await writeAudit(c, actorOf(user), 'token_revoked');
+        await writeAudit(c, actorOf(user), 'token_refreshed');
+        return { user, sessionId: found.session_id, token: child };
+      }
+      if (isParentOfActive(state, found.id, child)) return { user, sessionId: found.session_id, token: child };
+      return refuseReuse(ctx, c, found.id, found.session_id, state);
+    });
+    if (decision instanceof ApiError) throw decision;
+    return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token) };
+  },
+};
+
+/**
+ * The presented token is the immediately previous one: the active token is its child. The hash check
+ * guards the derivation (a JWT_SECRET change would derive another text); then the answer is the existing
+ * child, never a new one (REFERENCE §4.3 step 5, the "client failed to save" and concurrent cases).
+ */
+function isParentOfActive(state: TokenState, tokenId: string, child: string): boolean {
+  return state.active_parent_id === tokenId && state.active_hash !== null && safeEqual(state.active_hash, sha256Hex(child));
+}
+
+/**
+ * Any other revoked token is a reuse: an older token than the immediately previous one, or a token whose
+ * family is no longer active. With rotation enabled every token descended from it is revoked — committed,
+ * then refused; with rotation disabled it is only refused (SPEC transitions table, REFERENCE §4.3).
+ * The reuse interval measured from the revocation (updated_at) is logged for operators; within it only
+ * the immediately previous token is accepted, which the branch above already answered.
+ */
+async function refuseReuse(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], tokenId: string, sessionId: string, state: TokenState): Promise<ApiError> {
+  if (ctx.config.security.refreshTokenRotationEnabled) {
+    const revoked = await revokeDescendants(c, tokenId, sessionId);
+    const withinInterval = Date.now() <= state.revoked_at.getTime() + ctx.config.security.refreshTokenReuseIntervalSeconds * 1000;
+    ctx.log.warn({ sessionId, revoked, withinInterval }, 'refresh token reuse detected: descendants revoked');
+  }
+  return alreadyUsed();
+}

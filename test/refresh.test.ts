@@ -1,0 +1,154 @@
+// POST /token?grant_type=refresh_token: rotation, every branch of reuse detection (REFERENCE §4.3 and the
+// SPEC transitions table), with the database checked, and 1,000 concurrent refreshes of one token.
+import t from 'tap';
+import { createHash } from 'node:crypto';
+import { startTestService, type TestService } from './helpers/server.js';
+import { refresh, signIn, signUp, uniqueEmail } from './helpers/accounts.js';
+
+const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
+const noRotation = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: 'false' });
+t.teardown(async () => { await api.stop(); await noRotation.stop(); });
+
+const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+const row = async (svc: TestService, token: string) =>
+  (await svc.db.query('select * from refresh_tokens where token_hash = $1', [hash(token)])).rows[0];
+const countTokens = async (svc: TestService, sessionId: string) =>
+  Number((await svc.db.query('select count(*) from refresh_tokens where session_id = $1', [sessionId])).rows[0].count);
+const ALREADY_USED = { code: 400, error_code: 'refresh_token_already_used', msg: 'Invalid Refresh Token: Already Used' };
+
+/** A session rotated `times` times: the tokens oldest first (the last one active). */
+async function chain(svc: TestService, times: number): Promise<string[]> {
+  const first = await signUp(svc);
+  const tokens = [first.refresh_token];
+  for (let i = 0; i < times; i++) {
+    const res = await refresh(svc, tokens[tokens.length - 1]);
+    if (res.status !== 200) throw new Error(res.text);
+    tokens.push(res.body.refresh_token);
+  }
+  return tokens;
+}
+
+t.test('malformed tokens are refused before any lookup; unknown ones are not found', async (t) => {
+  for (const bad of ['', 'short', 'ABCDEFGHIJKL', 'abcdefghijk!']) {
+    const res = await refresh(api, bad);
+    t.equal(res.status, 400, bad);
+    t.strictSame(res.body, { code: 400, error_code: 'validation_failed', msg: 'Refresh token is not valid' });
+  }
+  const unknown = await refresh(api, 'abcdefghijkl');
+  t.strictSame(unknown.body, { code: 400, error_code: 'refresh_token_not_found', msg: 'Invalid Refresh Token: Refresh Token Not Found' });
+  const wrongType = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: 12 } });
+  t.equal(wrongType.status, 400);
+  t.equal(wrongType.body.error_code, 'validation_failed');
+});
+
+t.test('a refresh revokes the presented token and issues its child in the same session', async (t) => {
+  const session = await signUp(api);
+  const res = await refresh(api, session.refresh_token);
+  t.equal(res.status, 200);
+  t.match(res.body, { token_type: 'bearer', expires_in: 3600, user: { id: session.user.id, email: session.user.email } });
+  t.match(res.body.refresh_token, /^[a-z2-7]{12}$/);
+  t.not(res.body.refresh_token, session.refresh_token);
+  const parent = await row(api, session.refresh_token);
+  const child = await row(api, res.body.refresh_token);
+  t.equal(parent.revoked, true);
+  t.equal(child.revoked, false);
+  t.equal(child.parent_id, parent.id);
+  t.equal(child.session_id, parent.session_id);
+  const s = (await api.db.query('select refreshed_at from sessions where id = $1', [child.session_id])).rows[0];
+  t.ok(s.refreshed_at, 'session refreshed_at set');
+  const me = await api.request('GET', '/user', { token: res.body.access_token });
+  t.equal(me.status, 200);
+  t.equal(me.body.id, session.user.id);
+  const audit = await api.db.query(`select payload->>'action' as action from audit_log_entries where payload->>'actor_id' = $1`, [session.user.id]);
+  t.ok(audit.rows.some((r) => r.action === 'token_refreshed'));
+  t.ok(audit.rows.some((r) => r.action === 'token_revoked'));
+});
+
+t.test('re-presenting the immediately previous token returns the existing child, no new token', async (t) => {
+  const [t0, t1] = await chain(api, 1);
+  const sessionId = (await row(api, t0)).session_id;
+  const again = await refresh(api, t0);
+  t.equal(again.status, 200);
+  t.equal(again.body.refresh_token, t1, 'the same child');
+  t.equal(await countTokens(api, sessionId), 2, 'nothing new minted');
+  t.equal((await row(api, t1)).revoked, false, 'the child stays active');
+  // The client that failed to save the response keeps going with the child.
+  t.equal((await refresh(api, t1)).status, 200);
+});
+
+t.test('the client that failed to save gets the active token back even after the interval', async (t) => {
+  // REFERENCE §4.3 step 5: the parent-of-active check comes first; otherwise every client that lost a
+  // response (or a concurrent tab) would log the user out once the interval has passed.
+  const [t0, t1] = await chain(api, 1);
+  await api.db.query(`update refresh_tokens set updated_at = now() - interval '1 hour' where token_hash = $1`, [hash(t0)]);
+  const again = await refresh(api, t0);
+  t.equal(again.status, 200);
+  t.equal(again.body.refresh_token, t1);
+});
+
+t.test('an older token than the previous one is reuse: every descendant is revoked', async (t) => {
+  const [t0, t1, t2, t3] = await chain(api, 3);
+  const sessionId = (await row(api, t0)).session_id;
+  const other = await signIn(api, (await api.db.query('select email from users u join sessions s on s.user_id = u.id where s.id = $1', [sessionId])).rows[0].email);
+  const res = await refresh(api, t1); // within the 10 s interval, but older than the immediately previous (t2)
+  t.equal(res.status, 400);
+  t.strictSame(res.body, ALREADY_USED);
+  const live = await api.db.query('select token_hash from refresh_tokens where session_id = $1 and not revoked', [sessionId]);
+  t.strictSame(live.rows, [], 'the whole family below t1 is revoked');
+  t.equal((await row(api, t3)).revoked, true);
+  t.equal((await row(api, t0)).revoked, true);
+  t.strictSame((await refresh(api, t3)).body, ALREADY_USED, 'the thief and the owner are both out');
+  t.strictSame((await refresh(api, t2)).body, ALREADY_USED);
+  t.equal((await row(api, other.refresh_token)).revoked, false, 'another session of the user is untouched');
+  t.equal((await refresh(api, other.refresh_token)).status, 200);
+});
+
+t.test('reuse after the interval is refused too, and revokes the descendants', async (t) => {
+  const [t0, t1, t2] = await chain(api, 2);
+  await api.db.query(`update refresh_tokens set updated_at = now() - interval '1 hour' where token_hash = any($1)`, [[hash(t0), hash(t1)]]);
+  t.strictSame((await refresh(api, t0)).body, ALREADY_USED);
+  t.equal((await row(api, t2)).revoked, true);
+});
+
+t.test('presenting the first token of a chain revokes every later token of it', async (t) => {
+  const [t0, t1, t2] = await chain(api, 2);
+  const sessionId = (await row(api, t0)).session_id;
+  t.strictSame((await refresh(api, t0)).body, ALREADY_USED);
+  const states = await api.db.query('select token_hash, revoked from refresh_tokens where session_id = $1 order by id', [sessionId]);
+  t.strictSame(states.rows.map((r) => [r.token_hash, r.revoked]), [[hash(t0), true], [hash(t1), true], [hash(t2), true]]);
+});
+
+t.test('rotation disabled: reuse is refused, nothing is revoked', async (t) => {
+  const [, t1, t2, t3] = await chain(noRotation, 3);
+  t.strictSame((await refresh(noRotation, t1)).body, ALREADY_USED);
+  t.equal((await row(noRotation, t3)).revoked, false, 'the active token survives');
+  t.equal((await row(noRotation, t2)).revoked, true);
+  const next = await refresh(noRotation, t3);
+  t.equal(next.status, 200, 'and still refreshes');
+  const previous = await refresh(noRotation, t3);
+  t.equal(previous.body.refresh_token, next.body.refresh_token, 'rotation still happens; the previous token answers its child');
+});
+
+t.test('a banned user cannot refresh', async (t) => {
+  const session = await signUp(api);
+  await api.db.query(`update users set banned_until = now() + interval '1 hour' where id = $1`, [session.user.id]);
+  const res = await refresh(api, session.refresh_token);
+  t.strictSame(res.body, { code: 400, error_code: 'user_banned', msg: 'Invalid Refresh Token: User Banned' });
+  t.equal((await row(api, session.refresh_token)).revoked, false);
+});
+
+t.test('1,000 concurrent refreshes of one token: one child, every success carries it, no 5xx', async (t) => {
+  const session = await signUp(api, uniqueEmail('concurrent'));
+  const sessionId = (await row(api, session.refresh_token)).session_id;
+  const replies = await Promise.all(Array.from({ length: 1000 }, () => refresh(api, session.refresh_token)));
+  const statuses = new Map<number, number>();
+  for (const r of replies) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+  t.strictSame([...statuses.keys()], [200], `statuses ${JSON.stringify([...statuses])}`);
+  const children = new Set(replies.map((r) => r.body.refresh_token));
+  t.equal(children.size, 1, 'every answer carries the same child');
+  t.equal(await countTokens(api, sessionId), 2, 'exactly one child in the database');
+  const [child] = children;
+  t.equal((await row(api, child)).revoked, false);
+  const next = await refresh(api, child);
+  t.equal(next.status, 200, 'the session stays usable');
+});
