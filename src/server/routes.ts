@@ -7,6 +7,7 @@ import { signup } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
+import { logout } from './routes/logout.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
@@ -16,4 +17,5 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/verify', handler: verifyGet },
   { method: 'POST', path: '/verify', handler: verifyPost },
   { method: 'GET', path: '/user', handler: getUser },
+  { method: 'POST', path: '/logout', handler: logout },
 ];

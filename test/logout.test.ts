@@ -1,0 +1,79 @@
+// POST /logout with each scope (REFERENCE §2.10): 204, the sessions it ends refuse their access tokens
+// (403 session_not_found) and their refresh tokens; the others keep working.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { refresh, signIn, signUp, type Session } from './helpers/accounts.js';
+
+const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+t.teardown(() => api.stop());
+
+const SESSION_GONE = { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' };
+const NOT_FOUND = { code: 400, error_code: 'refresh_token_not_found', msg: 'Invalid Refresh Token: Refresh Token Not Found' };
+
+/** Three sessions of one user: a (the caller), b and c. */
+async function threeSessions(): Promise<Session[]> {
+  const a = await signUp(api);
+  return [a, await signIn(api, a.user.email), await signIn(api, a.user.email)];
+}
+
+async function alive(s: Session): Promise<boolean> {
+  const me = await api.request('GET', '/user', { token: s.access_token });
+  return me.status === 200;
+}
+
+t.test('global (the default) ends every session of the user', async (t) => {
+  const [a, b, c] = await threeSessions();
+  const other = await signUp(api);
+  const res = await api.request('POST', '/logout', { token: a.access_token });
+  t.equal(res.status, 204);
+  t.equal(res.text, '');
+  for (const s of [a, b, c]) {
+    t.strictSame((await api.request('GET', '/user', { token: s.access_token })).body, SESSION_GONE);
+    t.strictSame((await refresh(api, s.refresh_token)).body, NOT_FOUND);
+  }
+  t.ok(await alive(other), 'another user is untouched');
+  const rows = await api.db.query('select count(*) from refresh_tokens where user_id = $1', [a.user.id]);
+  t.equal(rows.rows[0].count, '0', 'refresh tokens went with the sessions');
+  const audit = await api.db.query(`select 1 from audit_log_entries where payload->>'action' = 'logout' and payload->>'actor_id' = $1`, [a.user.id]);
+  t.equal(audit.rowCount, 1);
+});
+
+t.test('scope=global explicitly is the same', async (t) => {
+  const [a, b] = await threeSessions();
+  t.equal((await api.request('POST', '/logout?scope=global', { token: a.access_token })).status, 204);
+  t.notOk(await alive(b));
+});
+
+t.test('local ends only the current session', async (t) => {
+  const [a, b, c] = await threeSessions();
+  t.equal((await api.request('POST', '/logout?scope=local', { token: b.access_token })).status, 204);
+  t.notOk(await alive(b));
+  t.strictSame((await refresh(api, b.refresh_token)).body, NOT_FOUND);
+  t.ok(await alive(a));
+  t.ok(await alive(c));
+  t.equal((await refresh(api, a.refresh_token)).status, 200);
+});
+
+t.test('others ends every session but the current one', async (t) => {
+  const [a, b, c] = await threeSessions();
+  t.equal((await api.request('POST', '/logout?scope=others', { token: a.access_token })).status, 204);
+  t.ok(await alive(a));
+  t.notOk(await alive(b));
+  t.notOk(await alive(c));
+  t.equal((await refresh(api, a.refresh_token)).status, 200);
+});
+
+t.test('an unknown scope is refused and ends nothing', async (t) => {
+  const [a] = await threeSessions();
+  const res = await api.request('POST', '/logout?scope=everything', { token: a.access_token });
+  t.strictSame(res.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported logout scope "everything"' });
+  t.ok(await alive(a));
+});
+
+t.test('logout needs a bearer token; a logged-out token cannot log out again', async (t) => {
+  const none = await api.request('POST', '/logout');
+  t.strictSame(none.body, { code: 401, error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' });
+  const [a] = await threeSessions();
+  await api.request('POST', '/logout', { token: a.access_token });
+  t.strictSame((await api.request('POST', '/logout', { token: a.access_token })).body, SESSION_GONE);
+});
