@@ -49,3 +49,8 @@ export async function deleteOneTimeTokens(q: Queryable, userId: string, types?: 
   if (types) await q.query('delete from one_time_tokens where user_id = $1 and token_type = any($2)', [userId, types]);
   else await q.query({ name: 'ott_delete_all', text: 'delete from one_time_tokens where user_id = $1', values: [userId] });
 }
+
+export async function hasOneTimeToken(q: Queryable, userId: string, type: OneTimeTokenType): Promise<boolean> {
+  const { rowCount } = await q.query('select 1 from one_time_tokens where user_id = $1 and token_type = $2', [userId, type]);
+  return (rowCount ?? 0) > 0;
+}

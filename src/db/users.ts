@@ -76,3 +76,13 @@ export async function updateUser(q: Queryable, id: string, fields: UserWrite): P
   if (!rows[0]) throw new Error(`users: no user ${id} to update`);
   return rows[0];
 }
+
+/** The user with a pending change to this address, or holding it now (POST /resend email_change/phone_change). */
+export async function findUserByPendingAddress(q: Queryable, column: 'email' | 'phone', address: string, aud: string): Promise<UserRow | null> {
+  const change = column === 'email' ? 'email_change' : 'phone_change';
+  const current = column === 'email' ? 'lower(email)' : 'phone';
+  const { rows } = await q.query<UserRow>(
+    `select * from users where (${current} = $1 or ${change} = $1) and aud = $2 and deleted_at is null
+     order by (${change} = $1) desc nulls last limit 1`, [address, aud]);
+  return rows[0] ?? null;
+}

@@ -8,6 +8,9 @@ import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
 import { logout } from './routes/logout.js';
+import { putUser } from './routes/user-update.js';
+import { reauthenticate } from './routes/reauthenticate.js';
+import { resend } from './routes/resend.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
@@ -17,5 +20,8 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/verify', handler: verifyGet },
   { method: 'POST', path: '/verify', handler: verifyPost },
   { method: 'GET', path: '/user', handler: getUser },
+  { method: 'PUT', path: '/user', handler: putUser },
   { method: 'POST', path: '/logout', handler: logout },
+  { method: 'GET', path: '/reauthenticate', handler: reauthenticate },
+  { method: 'POST', path: '/resend', handler: resend },
 ];

@@ -5,6 +5,7 @@ import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import { confirmAddress } from '../users/create.js';
 import type { AppContext } from '../app.js';
+import { applyEmailChange, applyPhoneChange } from './address-change.js';
 
 export interface VerifyOutcome {
   user: UserRow;
@@ -34,4 +35,6 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
   ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
   ['sms', { tokenTypes: ['confirmation_token'], channel: 'sms', link: false, amr: 'otp',
     apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }) }],
+  ['email_change', { tokenTypes: ['email_change_token_new', 'email_change_token_current'], channel: 'email', link: true, amr: 'otp', apply: applyEmailChange }],
+  ['phone_change', { tokenTypes: ['phone_change_token'], channel: 'sms', link: false, amr: 'otp', apply: applyPhoneChange }],
 ]);

@@ -1,0 +1,35 @@
+// GET /reauthenticate (REFERENCE §2.9): sends a one-time nonce to the user's email (preferred) or phone,
+// within that channel's per-user frequency limit; PUT /user spends it as `nonce`.
+import { ApiError, badRequest } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { updateUser } from '../../db/users.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { authenticate } from '../authenticate.js';
+import { sendEmailToken, sendSmsToken } from '../deliver.js';
+import { assertSendInterval } from '../send-limits.js';
+import { reauthenticationChannel } from '../users/reauthentication.js';
+import { actorOf } from './signup.js';
+import type { Handler } from '../types.js';
+
+export const reauthenticate: Handler = async (req, ctx) => {
+  const { user } = await authenticate(req, ctx);
+  const target = reauthenticationChannel(user);
+  if (!target) throw badRequest('Reauthentication requires the user to have an email or a phone number');
+  if (target.channel === 'email' && !user.email_confirmed_at) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
+  if (target.channel === 'sms' && !user.phone_confirmed_at) throw new ApiError(422, 'phone_not_confirmed', 'Please verify your phone first.');
+  const body = await tx(ctx.db, async (c) => {
+    let answer: Record<string, string> = {};
+    if (target.channel === 'email') {
+      assertSendInterval('email', user.reauthentication_sent_at, ctx.config.smtp.maxFrequencySeconds);
+      await sendEmailToken(ctx, c, user, { kind: 'reauthentication', tokenType: 'reauthentication_token', to: target.address, redirectTo: ctx.config.siteUrl });
+    } else {
+      assertSendInterval('sms', user.reauthentication_sent_at, ctx.config.sms.maxFrequencySeconds);
+      const { messageId } = await sendSmsToken(ctx, c, user, { tokenType: 'reauthentication_token', to: target.address, channel: 'sms', purpose: 'reauthentication' });
+      if (messageId) answer = { message_id: messageId };
+    }
+    await updateUser(c, user.id, { reauthentication_sent_at: new Date() });
+    await writeAudit(c, actorOf(user), 'user_reauthenticate_requested');
+    return answer;
+  });
+  return { body };
+};

@@ -1,0 +1,82 @@
+// POST /resend (REFERENCE §2.7, SPEC transitions table): sends a pending signup, sms, email_change or
+// phone_change code again. An unknown user, a confirmed address or no pending change answers 200 {}
+// without sending, the same as a send, so the endpoint reveals nothing about accounts.
+import { ApiError, badRequest } from '../errors.js';
+import { tx, type Queryable } from '../../db/pool.js';
+import { findUserByEmail, findUserByPendingAddress, findUserByPhone, updateUser, type UserRow } from '../../db/users.js';
+import { insertFlowState } from '../../db/flow-state.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { requestAudience } from '../authenticate.js';
+import { normaliseEmail, normalisePhone, stringField } from '../users/addresses.js';
+import { resendEmailChange } from '../users/email-change.js';
+import { sendPhoneChange } from '../users/phone-change.js';
+import { sendEmailToken, sendSmsToken } from '../deliver.js';
+import { assertSendInterval } from '../send-limits.js';
+import { readPkceParams, type PkceParams } from '../pkce.js';
+import { requestedRedirect } from '../redirect.js';
+import { actorOf } from './signup.js';
+import type { AppContext } from '../app.js';
+import type { Handler } from '../types.js';
+
+type ResendType = 'signup' | 'sms' | 'email_change' | 'phone_change';
+const TYPES = new Set<string>(['signup', 'sms', 'email_change', 'phone_change']);
+
+interface Resend { type: ResendType; address: string; byEmail: boolean; pkce: PkceParams | null; redirectTo: string }
+
+export const resend: Handler = async (req, ctx) => {
+  const r = readResend(req.body(), ctx, ctx.redirect(requestedRedirect(req.headers, req.query)));
+  const aud = requestAudience(req, ctx);
+  const body = await tx(ctx.db, async (c) => {
+    const user = r.type === 'signup' ? await findUserByEmail(c, r.address, aud)
+      : r.type === 'sms' ? await findUserByPhone(c, r.address, aud)
+      : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);
+    return user ? send(ctx, c, user, r) : {};
+  });
+  return { body };
+};
+
+function readResend(body: Record<string, unknown>, ctx: AppContext, redirectTo: string): Resend {
+  const type = stringField(body, 'type');
+  const email = stringField(body, 'email');
+  const phone = stringField(body, 'phone');
+  if (!TYPES.has(type)) throw badRequest('Missing one of these types: signup, email_change, sms, phone_change');
+  if (type === 'signup' && !email) throw badRequest('Type provided requires an email address');
+  if (type === 'sms' && !phone) throw badRequest('Type provided requires a phone number');
+  if (email && phone) throw badRequest('Only an email address or phone number should be provided.');
+  if (!email && !phone) throw badRequest('Missing email address or phone number');
+  if (email && !ctx.config.external.emailEnabled) throw new ApiError(400, 'email_provider_disabled', 'Email logins are disabled');
+  if (phone && !ctx.config.external.phoneEnabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone logins are disabled');
+  return { type: type as ResendType, address: email ? normaliseEmail(email) : normalisePhone(phone), byEmail: !!email,
+    pkce: readPkceParams(body), redirectTo };
+}
+
+async function send(ctx: AppContext, c: Queryable, user: UserRow, r: Resend): Promise<Record<string, string>> {
+  switch (r.type) {
+    case 'signup': {
+      if (user.email_confirmed_at) return {};
+      assertSendInterval('email', user.confirmation_sent_at, ctx.config.smtp.maxFrequencySeconds);
+      if (r.pkce) await insertFlowState(c, { userId: user.id, codeChallenge: r.pkce.codeChallenge, method: r.pkce.method, authenticationMethod: 'email/signup' });
+      await sendEmailToken(ctx, c, user, { kind: 'confirmation', tokenType: 'confirmation_token', to: r.address, redirectTo: r.redirectTo, pkce: !!r.pkce });
+      await updateUser(c, user.id, { confirmation_sent_at: new Date() });
+      await writeAudit(c, actorOf(user), 'user_confirmation_requested');
+      return {};
+    }
+    case 'sms': {
+      if (user.phone_confirmed_at) return {};
+      assertSendInterval('sms', user.confirmation_sent_at, ctx.config.sms.maxFrequencySeconds);
+      const { messageId } = await sendSmsToken(ctx, c, user, { tokenType: 'confirmation_token', to: r.address, channel: 'sms', purpose: 'confirmation' });
+      await updateUser(c, user.id, { confirmation_sent_at: new Date() });
+      return messageId ? { message_id: messageId } : {};
+    }
+    case 'email_change': {
+      if (!user.email_change) return {};
+      await resendEmailChange(ctx, c, user, r.redirectTo, r.pkce);
+      return {};
+    }
+    case 'phone_change': {
+      if (!user.phone_change) return {};
+      const { messageId } = await sendPhoneChange(ctx, c, user, user.phone_change, 'sms');
+      return messageId ? { message_id: messageId } : {};
+    }
+  }
+}

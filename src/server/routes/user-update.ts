@@ -1,0 +1,109 @@
+// PUT /user (REFERENCE §2.8): the refusals in the original's order, the password checks (which hash
+// outside any transaction), then one transaction that writes every change and sends every message, so
+// a failed send leaves the user as it was.
+import { ApiError, unprocessable } from '../errors.js';
+import { tx, type Queryable } from '../../db/pool.js';
+import { updateUser, type UserRow } from '../../db/users.js';
+import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
+import { deleteSessions } from '../../db/sessions.js';
+import { findIdentitiesByUser } from '../../db/identities.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { authenticate } from '../authenticate.js';
+import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
+import { adoptAddress, assertAddressFree } from '../users/change-address.js';
+import { sendEmailChange } from '../users/email-change.js';
+import { sendPhoneChange } from '../users/phone-change.js';
+import { checkNewPassword, needsNonce } from '../users/password-change.js';
+import { nonceInvalid, spendNonce } from '../users/reauthentication.js';
+import { userJson } from '../users/user-json.js';
+import { readPkceParams, type PkceParams } from '../pkce.js';
+import { requestedRedirect } from '../redirect.js';
+import { parseChannel } from './channel.js';
+import { actorOf } from './signup.js';
+import type { AppContext } from '../app.js';
+import type { Handler } from '../types.js';
+
+interface UserUpdate {
+  email: string | null; phone: string | null; password: string | null; nonce: string;
+  data: Record<string, unknown> | null; appMetadata: Record<string, unknown> | null;
+  channel: 'sms' | 'whatsapp'; pkce: PkceParams | null; redirectTo: string;
+}
+
+export const putUser: Handler = async (req, ctx) => {
+  const { user, session } = await authenticate(req, ctx);
+  const body = req.body();
+  const update = readUpdate(ctx, user, body, ctx.redirect(requestedRedirect(req.headers, req.query)));
+  if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
+  if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
+  const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce);
+  const outcome = await tx(ctx.db, async (c): Promise<UserRow | ApiError> => {
+    let current = user;
+    if (passwordHash) {
+      if (needsNonce(ctx) && !await spendNonce(ctx, c, user, update.nonce)) return nonceInvalid();
+      current = await changePassword(c, current, passwordHash, session.id);
+    }
+    current = await mergeMetadata(c, current, update);
+    if (update.email) current = await changeEmail(ctx, c, current, update);
+    if (update.phone) current = ctx.config.sms.autoconfirm
+      ? await adoptAddress(c, current, 'phone', update.phone)
+      : (await sendPhoneChange(ctx, c, current, update.phone, update.channel)).user;
+    await writeAudit(c, actorOf(current), 'user_modified');
+    return current;
+  });
+  if (outcome instanceof ApiError) throw outcome;
+  return { body: userJson(outcome, await findIdentitiesByUser(ctx.db, outcome.id)) };
+};
+
+function readUpdate(ctx: AppContext, user: UserRow, body: Record<string, unknown>, redirectTo: string): UserUpdate {
+  const emailText = stringField(body, 'email');
+  const phoneText = stringField(body, 'phone');
+  const password = body.password == null ? null : stringField(body, 'password');
+  const appMetadata = body.app_metadata == null ? null : objectField(body, 'app_metadata');
+  if (appMetadata && !(user.aud === ctx.config.jwt.aud && user.role === ctx.config.jwt.adminGroupName)) {
+    throw new ApiError(403, 'not_admin', 'Updating app_metadata requires admin privileges');
+  }
+  if (user.is_anonymous && password !== null && !emailText && !phoneText) {
+    throw unprocessable('validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed');
+  }
+  const email = emailText ? normaliseEmail(emailText) : null;
+  const phone = phoneText ? normalisePhone(phoneText) : null;
+  return {
+    email: email && email !== user.email ? email : null,
+    phone: phone && phone !== user.phone ? phone : null,
+    password, nonce: stringField(body, 'nonce'),
+    data: body.data == null ? null : objectField(body, 'data'), appMetadata,
+    channel: parseChannel(body), pkce: readPkceParams(body), redirectTo,
+  };
+}
+
+/** A new password ends every other session and voids pending one-time tokens (REFERENCE §2.8). */
+async function changePassword(c: Queryable, user: UserRow, passwordHash: string, sessionId: string): Promise<UserRow> {
+  const updated = await updateUser(c, user.id, { encrypted_password: passwordHash });
+  await deleteSessions(c, user.id, 'others', sessionId);
+  await deleteOneTimeTokens(c, user.id);
+  await writeAudit(c, actorOf(updated), 'user_updated_password');
+  return updated;
+}
+
+/** `data` merges into user_metadata and `app_metadata` into app_metadata; a null value deletes its key. */
+async function mergeMetadata(c: Queryable, user: UserRow, update: UserUpdate): Promise<UserRow> {
+  if (!update.data && !update.appMetadata) return user;
+  return updateUser(c, user.id, {
+    raw_user_meta_data: update.data ? merged(user.raw_user_meta_data, update.data) : undefined,
+    raw_app_meta_data: update.appMetadata ? merged(user.raw_app_meta_data, update.appMetadata) : undefined,
+  });
+}
+
+function merged(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key]; else out[key] = value;
+  }
+  return out;
+}
+
+/** An anonymous user with MAILER_AUTOCONFIRM takes the address at once; everyone else confirms by mail. */
+async function changeEmail(ctx: AppContext, c: Queryable, user: UserRow, update: UserUpdate): Promise<UserRow> {
+  if (user.is_anonymous && ctx.config.mailer.autoconfirm) return adoptAddress(c, user, 'email', update.email!);
+  return sendEmailChange(ctx, c, user, { newEmail: update.email!, redirectTo: update.redirectTo, pkce: update.pkce });
+}

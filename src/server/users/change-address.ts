@@ -1,0 +1,39 @@
+// Making a new email or phone the user's own once it is verified (REFERENCE §2.3 effects, §7.4, §14.2):
+// the address is set and confirmed, the pending change cleared, the identity created or updated, and an
+// anonymous user becomes permanent (is_anonymous false, the provider recorded in app_metadata).
+import { ApiError } from '../errors.js';
+import { findUserByEmail, findUserByPhone, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
+import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
+import type { Queryable } from '../../db/pool.js';
+import { identityData, type AddressProvider } from './create.js';
+
+export const emailTaken = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
+export const phoneTaken = () => new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
+
+/** 422 when another live user of the audience already has this address. */
+export async function assertAddressFree(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<void> {
+  const holder = provider === 'email' ? await findUserByEmail(q, address, user.aud) : await findUserByPhone(q, address, user.aud);
+  if (holder && holder.id !== user.id) throw provider === 'email' ? emailTaken() : phoneTaken();
+}
+
+export async function adoptAddress(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<UserRow> {
+  await assertAddressFree(q, user, provider, address);
+  const now = new Date();
+  const fields: UserWrite = provider === 'email'
+    ? { email: address, email_confirmed_at: now, email_change: null, email_change_sent_at: null, email_change_confirm_status: 0 }
+    : { phone: address, phone_confirmed_at: now, phone_change: null, phone_change_sent_at: null };
+  const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
+  const identities = await findIdentitiesByUser(q, user.id);
+  if (identities.some((i) => i.provider === provider)) {
+    await mergeIdentityData(q, user.id, provider, { [provider]: address, [flag]: true });
+  } else {
+    await insertIdentity(q, { userId: user.id, provider, providerId: user.id, data: identityData(provider, user.id, address, true) });
+  }
+  const app = user.raw_app_meta_data ?? {};
+  const providers = Array.isArray(app.providers) ? (app.providers as string[]) : [];
+  fields.raw_app_meta_data = { ...app, provider: app.provider ?? provider, providers: providers.includes(provider) ? providers : [...providers, provider] };
+  if (user.is_anonymous) fields.is_anonymous = false;
+  const meta = user.raw_user_meta_data ?? {};
+  if (provider in meta || user.is_anonymous) fields.raw_user_meta_data = { ...meta, [provider]: address, [flag]: true };
+  return updateUser(q, user.id, fields);
+}

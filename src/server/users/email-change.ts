@@ -1,0 +1,34 @@
+// Starting an email change (REFERENCE §7.4): with secure email change (default on), one link/code to the
+// new address and one to the current address, both with the email_change template; otherwise only the
+// new address. With a code_challenge the links are PKCE links and a flow_state row waits for the exchange.
+import { updateUser, type UserRow } from '../../db/users.js';
+import { insertFlowState } from '../../db/flow-state.js';
+import type { Queryable } from '../../db/pool.js';
+import { sendEmailToken } from '../deliver.js';
+import { assertSendInterval } from '../send-limits.js';
+import type { PkceParams } from '../pkce.js';
+import type { AppContext } from '../app.js';
+
+export interface EmailChangeRequest { newEmail: string; redirectTo: string; pkce: PkceParams | null }
+
+/** Both addresses need to confirm only when the user has a current address to confirm from. */
+export const isSecureChange = (ctx: AppContext, user: UserRow) =>
+  ctx.config.mailer.secureEmailChangeEnabled && !ctx.config.mailer.autoconfirm && !!user.email;
+
+export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserRow, r: EmailChangeRequest): Promise<UserRow> {
+  assertSendInterval('email', user.email_change_sent_at, ctx.config.smtp.maxFrequencySeconds);
+  if (r.pkce) {
+    await insertFlowState(q, { userId: user.id, codeChallenge: r.pkce.codeChallenge, method: r.pkce.method, authenticationMethod: 'email_change' });
+  }
+  const common = { kind: 'emailChange' as const, redirectTo: r.redirectTo, pkce: !!r.pkce, newEmail: r.newEmail };
+  await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail });
+  if (isSecureChange(ctx, user)) {
+    await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! });
+  }
+  return updateUser(q, user.id, { email_change: r.newEmail, email_change_sent_at: new Date(), email_change_confirm_status: 0 });
+}
+
+/** Resends the pending change's mails (POST /resend type=email_change), fresh tokens, same addresses. */
+export async function resendEmailChange(ctx: AppContext, q: Queryable, user: UserRow, redirectTo: string, pkce: PkceParams | null): Promise<UserRow> {
+  return sendEmailChange(ctx, q, user, { newEmail: user.email_change!, redirectTo, pkce });
+}

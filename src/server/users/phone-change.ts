@@ -1,0 +1,13 @@
+// Starting a phone change (REFERENCE §2.8): an SMS code to the new number, recorded as new_phone and
+// phone_change_sent_at; POST /verify type=phone_change completes it (verify/address-change.ts).
+import { updateUser, type UserRow } from '../../db/users.js';
+import type { Queryable } from '../../db/pool.js';
+import { sendSmsToken } from '../deliver.js';
+import { assertSendInterval } from '../send-limits.js';
+import type { AppContext } from '../app.js';
+
+export async function sendPhoneChange(ctx: AppContext, q: Queryable, user: UserRow, phone: string, channel: 'sms' | 'whatsapp'): Promise<{ user: UserRow; messageId: string }> {
+  assertSendInterval('sms', user.phone_change_sent_at, ctx.config.sms.maxFrequencySeconds);
+  const { messageId } = await sendSmsToken(ctx, q, user, { tokenType: 'phone_change_token', to: phone, channel, purpose: 'phone_change' });
+  return { user: await updateUser(q, user.id, { phone_change: phone, phone_change_sent_at: new Date() }), messageId };
+}

@@ -1,0 +1,31 @@
+// The reauthentication nonce (REFERENCE §2.9, §2.8): a one-time code sent to the user's email (preferred)
+// or phone by GET /reauthenticate, spent by PUT /user as `nonce`. It expires like its channel's codes.
+import { ApiError } from '../errors.js';
+import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
+import type { Queryable } from '../../db/pool.js';
+import type { UserRow } from '../../db/users.js';
+import { findTokenByCode, isExpired } from '../one-time-tokens.js';
+import type { AppContext } from '../app.js';
+
+export const nonceInvalid = () => new ApiError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');
+
+/** The channel the nonce goes to: email when the user has one, else phone. */
+export function reauthenticationChannel(user: UserRow): { channel: 'email' | 'sms'; address: string } | null {
+  if (user.email) return { channel: 'email', address: user.email };
+  if (user.phone) return { channel: 'sms', address: user.phone };
+  return null;
+}
+
+/**
+ * True when `nonce` is the user's live nonce, which is then spent. A wrong nonce counts as a failed
+ * attempt; the caller must commit even when this returns false, or the count is lost.
+ */
+export async function spendNonce(ctx: AppContext, q: Queryable, user: UserRow, nonce: string): Promise<boolean> {
+  const target = reauthenticationChannel(user);
+  if (!target) return false;
+  const row = await findTokenByCode(q, target.address, nonce.trim(), ['reauthentication_token'], ctx.config.security.otpMaxAttempts);
+  const lifetime = target.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
+  if (!row || row.user_id !== user.id || isExpired(row, lifetime)) return false;
+  await deleteOneTimeTokens(q, user.id, ['reauthentication_token']);
+  return true;
+}

@@ -1,0 +1,31 @@
+// The /verify effects of an email or phone change (REFERENCE §2.3, §7.4). A secure email change needs
+// both links: the first one spends its own token, marks the change half-confirmed and answers a message
+// instead of a session; the second (or the only one) makes the new address the user's.
+import { ApiError } from '../errors.js';
+import { deleteOneTimeTokens, hasOneTimeToken, type OneTimeTokenType } from '../../db/one-time-tokens.js';
+import { updateUser } from '../../db/users.js';
+import { adoptAddress } from '../users/change-address.js';
+import type { VerifyType } from './types.js';
+
+export const SECURE_CHANGE_FIRST_HALF = 'Confirmation link accepted. Please proceed to confirm link sent to the other email';
+
+const OTHER_HALF: Partial<Record<OneTimeTokenType, OneTimeTokenType>> = {
+  email_change_token_new: 'email_change_token_current',
+  email_change_token_current: 'email_change_token_new',
+};
+
+export const applyEmailChange: VerifyType['apply'] = async (_ctx, q, user, tokenType) => {
+  // A token without a pending change (cancelled meanwhile) proves nothing.
+  if (!user.email_change) throw new ApiError(403, 'otp_expired', 'Email link is invalid or has expired');
+  const other = OTHER_HALF[tokenType];
+  if (other && await hasOneTimeToken(q, user.id, other)) {
+    await deleteOneTimeTokens(q, user.id, [tokenType]);
+    return { user: await updateUser(q, user.id, { email_change_confirm_status: 1 }), message: SECURE_CHANGE_FIRST_HALF };
+  }
+  return { user: await adoptAddress(q, user, 'email', user.email_change) };
+};
+
+export const applyPhoneChange: VerifyType['apply'] = async (_ctx, q, user) => {
+  if (!user.phone_change) throw new ApiError(403, 'otp_expired', 'Token has expired or is invalid');
+  return { user: await adoptAddress(q, user, 'phone', user.phone_change) };
+};
