@@ -1,0 +1,164 @@
+// PUT /user (REFERENCE §2.8, §7.4): metadata, password, email change (secure, both mails received and
+// followed), phone change (SMS received and verified), and the refusals, each checked over HTTP.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { startSmtpServer } from './helpers/smtp.js';
+import { startSmsGatewayFake } from './helpers/sms.js';
+import { signIn, uniqueEmail, refresh } from './helpers/accounts.js';
+import { codeIn, confirmedUser, PASSWORD, pathOf } from './helpers/users.js';
+
+const smtp = await startSmtpServer();
+const sms = await startSmsGatewayFake();
+const api = await startTestService({
+  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123', AUTH_SMS_TWILIO_AUTH_TOKEN: 'token', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000',
+});
+t.teardown(async () => { await api.stop(); await smtp.close(); await sms.close(); });
+
+const put = (token: string, body: unknown) => api.request('PUT', '/user', { token, body });
+const changeMail = (to: string) => smtp.waitForMail((m) => m.to === to && m.subject === 'Confirm Email Change');
+
+t.test('data merges into user_metadata; null deletes a key', async (t) => {
+  const s = await confirmedUser(api);
+  t.equal((await put(s.access_token, { data: { a: 1, b: { nested: true } } })).status, 200);
+  const res = await put(s.access_token, { data: { b: null, c: 'three' } });
+  t.equal(res.status, 200);
+  t.match(res.body.user_metadata, { a: 1, c: 'three', email: s.user.email });
+  t.notOk('b' in res.body.user_metadata);
+  const me = await api.request('GET', '/user', { token: s.access_token });
+  t.strictSame(me.body.user_metadata, res.body.user_metadata);
+});
+
+t.test('app_metadata needs admin privileges', async (t) => {
+  const s = await confirmedUser(api);
+  const res = await put(s.access_token, { app_metadata: { plan: 'gold' } });
+  t.strictSame(res.body, { code: 403, error_code: 'not_admin', msg: 'Updating app_metadata requires admin privileges' });
+});
+
+t.test('unauthenticated and malformed requests are refused', async (t) => {
+  t.equal((await api.request('PUT', '/user', { body: {} })).status, 401);
+  const s = await confirmedUser(api);
+  const bad = await put(s.access_token, { email: 'not-an-email' });
+  t.strictSame(bad.body, { code: 400, error_code: 'validation_failed', msg: 'Unable to validate email address: invalid format' });
+  const badData = await put(s.access_token, { data: 'x' });
+  t.strictSame(badData.body, { code: 400, error_code: 'validation_failed', msg: 'data must be an object' });
+});
+
+t.test('password change: policy, same password, then other sessions end and the new password works', async (t) => {
+  const s = await confirmedUser(api);
+  const other = await signIn(api, s.user.email);
+  const weak = await put(s.access_token, { password: 'abc' });
+  t.equal(weak.status, 422);
+  t.equal(weak.body.error_code, 'weak_password');
+  const same = await put(s.access_token, { password: PASSWORD });
+  t.strictSame(same.body, { code: 422, error_code: 'same_password', msg: 'New password should be different from the old password.' });
+  const ok = await put(s.access_token, { password: 'Another-password-2' });
+  t.equal(ok.status, 200);
+  t.equal(ok.body.id, s.user.id);
+  t.equal((await api.request('GET', '/user', { token: other.access_token })).body.error_code, 'session_not_found', 'other session ended');
+  t.equal((await refresh(api, other.refresh_token)).body.error_code, 'refresh_token_not_found');
+  t.equal((await api.request('GET', '/user', { token: s.access_token })).status, 200, 'current session kept');
+  const old = await api.request('POST', '/token?grant_type=password', { body: { email: s.user.email, password: PASSWORD } });
+  t.equal(old.body.error_code, 'invalid_credentials');
+  t.equal((await api.request('POST', '/token?grant_type=password', { body: { email: s.user.email, password: 'Another-password-2' } })).status, 200);
+});
+
+t.test('secure email change: mails to both addresses, both links needed', async (t) => {
+  const s = await confirmedUser(api);
+  const newEmail = uniqueEmail('new');
+  const res = await put(s.access_token, { email: newEmail.toUpperCase() });
+  t.equal(res.status, 200);
+  t.equal(res.body.email, s.user.email, 'unchanged until confirmed');
+  t.equal(res.body.new_email, newEmail);
+  t.ok(Date.parse(res.body.email_change_sent_at));
+  const toNew = await changeMail(newEmail);
+  const toCurrent = await changeMail(s.user.email);
+  for (const mail of [toNew, toCurrent]) {
+    t.match(mail.link, /\/verify\?token=[0-9a-f]{56}&type=email_change&redirect_to=/);
+    t.match(mail.html, newEmail);
+  }
+  const first = await api.request('GET', pathOf(toNew.link!));
+  t.equal(first.status, 303);
+  t.equal(first.headers.get('location'), 'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email');
+  t.equal((await api.request('GET', '/user', { token: s.access_token })).body.email, s.user.email, 'one half is not enough');
+  const again = await api.request('GET', pathOf(toNew.link!));
+  t.match(again.headers.get('location'), /error_code=otp_expired/, 'a link works once');
+  const second = await api.request('GET', pathOf(toCurrent.link!));
+  t.equal(second.status, 303);
+  const fragment = new URLSearchParams(second.headers.get('location')!.split('#')[1]);
+  t.equal(fragment.get('type'), 'email_change');
+  const me = await api.request('GET', '/user', { token: fragment.get('access_token')! });
+  t.equal(me.body.email, newEmail);
+  t.notOk('new_email' in me.body);
+  t.equal(me.body.identities[0].identity_data.email, newEmail);
+  t.equal((await signIn(api, newEmail)).user.id, s.user.id, 'signs in with the new address');
+});
+
+t.test('email change by code through POST /verify, current address first', async (t) => {
+  const s = await confirmedUser(api);
+  const newEmail = uniqueEmail('code');
+  t.equal((await put(s.access_token, { email: newEmail })).status, 200);
+  const toNew = await changeMail(newEmail);
+  const toCurrent = await changeMail(s.user.email);
+  const first = await api.request('POST', '/verify', { body: { type: 'email_change', email: s.user.email, token: codeIn(toCurrent.text) } });
+  t.strictSame(first.body, { msg: 'Confirmation link accepted. Please proceed to confirm link sent to the other email', code: '200' });
+  const second = await api.request('POST', '/verify', { body: { type: 'email_change', email: newEmail, token: codeIn(toNew.text) } });
+  t.equal(second.status, 200);
+  t.equal(second.body.user.email, newEmail);
+  t.ok(second.body.refresh_token);
+});
+
+t.test('an address another user holds is refused', async (t) => {
+  const a = await confirmedUser(api);
+  const b = await confirmedUser(api);
+  const res = await put(a.access_token, { email: b.user.email });
+  t.strictSame(res.body, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' });
+});
+
+t.test('email change frequency: a second request within the interval is refused', async (t) => {
+  const s = await confirmedUser(api);
+  t.equal((await put(s.access_token, { email: uniqueEmail('first') })).status, 200);
+  const res = await put(s.access_token, { email: uniqueEmail('second') });
+  t.equal(res.status, 429);
+  t.equal(res.body.error_code, 'over_email_send_rate_limit');
+});
+
+t.test('phone change: SMS code to the new number, verified with POST /verify phone_change', async (t) => {
+  const s = await confirmedUser(api);
+  const res = await put(s.access_token, { phone: '+1 415 555 0101' });
+  t.equal(res.status, 200);
+  t.equal(res.body.new_phone, '14155550101');
+  t.equal(res.body.phone, '');
+  t.ok(Date.parse(res.body.phone_change_sent_at));
+  const message = await sms.waitForMessage('14155550101');
+  const wrong = await api.request('POST', '/verify', { body: { type: 'phone_change', phone: '+14155550101', token: '000000' === codeIn(message.body) ? '111111' : '000000' } });
+  t.strictSame(wrong.body, { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
+  const ok = await api.request('POST', '/verify', { body: { type: 'phone_change', phone: '+14155550101', token: codeIn(message.body) } });
+  t.equal(ok.status, 200);
+  t.equal(ok.body.user.phone, '14155550101');
+  t.ok(ok.body.user.phone_confirmed_at);
+  t.notOk('new_phone' in ok.body.user);
+  t.ok(ok.body.user.identities.some((i: any) => i.provider === 'phone'));
+});
+
+t.test('anonymous user: password alone is refused; email + password becomes permanent once verified', async (t) => {
+  const anon = (await api.request('POST', '/signup', { body: {} })).body;
+  t.equal(anon.user.is_anonymous, true);
+  const alone = await put(anon.access_token, { password: 'Anon-password-3' });
+  t.strictSame(alone.body, { code: 422, error_code: 'validation_failed', msg: 'Updating password of an anonymous user without an email or phone is not allowed' });
+  const email = uniqueEmail('anon');
+  const res = await put(anon.access_token, { email, password: 'Anon-password-3' });
+  t.equal(res.status, 200);
+  t.equal(res.body.is_anonymous, true, 'still anonymous until verified');
+  t.equal(res.body.new_email, email);
+  const mail = await changeMail(email);
+  t.equal(smtp.mails.filter((m) => m.subject === 'Confirm Email Change' && m.to === '').length, 0, 'no mail to a missing current address');
+  const done = await api.request('GET', pathOf(mail.link!));
+  const fragment = new URLSearchParams(done.headers.get('location')!.split('#')[1]);
+  const me = await api.request('GET', '/user', { token: fragment.get('access_token')! });
+  t.match(me.body, { email, is_anonymous: false, app_metadata: { provider: 'email', providers: ['email'] } });
+  t.ok(me.body.email_confirmed_at);
+  t.equal((await signIn(api, email, 'Anon-password-3')).user.id, anon.user.id);
+});
