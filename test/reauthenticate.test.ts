@@ -1,0 +1,98 @@
+// GET /reauthenticate and the nonce PUT /user requires with SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION
+// (REFERENCE §2.9, §2.8): sent by email (preferred) or SMS, single use, expiring, frequency-limited.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { startSmtpServer } from './helpers/smtp.js';
+import { startSmsGatewayFake } from './helpers/sms.js';
+import { signIn } from './helpers/accounts.js';
+import { codeIn, confirmedUser, PASSWORD } from './helpers/users.js';
+
+const smtp = await startSmtpServer();
+const sms = await startSmsGatewayFake();
+const api = await startTestService({
+  AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
+  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123', AUTH_SMS_TWILIO_AUTH_TOKEN: 'token', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000',
+});
+t.teardown(async () => { await api.stop(); await smtp.close(); await sms.close(); });
+
+const reauth = (token?: string) => api.request('GET', '/reauthenticate', { token });
+const setPassword = (token: string, password: string, nonce?: string) => api.request('PUT', '/user', { token, body: { password, nonce } });
+const nonceMail = (to: string) => smtp.waitForMail((m) => m.to === to && m.html.includes('Confirm reauthentication'));
+const NONCE_INVALID = { code: 422, error_code: 'reauthentication_not_valid', msg: 'Nonce has expired or is invalid' };
+
+t.test('needs a bearer token', async (t) => {
+  t.strictSame((await reauth()).body, { code: 401, error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' });
+});
+
+t.test('email nonce: required, checked, single use', async (t) => {
+  const s = await confirmedUser(api);
+  const missing = await setPassword(s.access_token, 'New-password-22');
+  t.strictSame(missing.body, { code: 400, error_code: 'reauthentication_needed', msg: 'Password update requires reauthentication' });
+  const sent = await reauth(s.access_token);
+  t.equal(sent.status, 200);
+  t.strictSame(sent.body, {});
+  const mail = await nonceMail(s.user.email);
+  const nonce = codeIn(mail.text);
+  const me = await api.request('GET', '/user', { token: s.access_token });
+  t.ok(Date.parse(me.body.reauthentication_sent_at));
+  t.strictSame((await setPassword(s.access_token, 'New-password-22', nonce === '000000' ? '111111' : '000000')).body, NONCE_INVALID);
+  const ok = await setPassword(s.access_token, 'New-password-22', nonce);
+  t.equal(ok.status, 200);
+  t.equal((await signIn(api, s.user.email, 'New-password-22')).user.id, s.user.id);
+  t.strictSame((await setPassword(s.access_token, 'Third-password-33', nonce)).body, NONCE_INVALID, 'spent');
+});
+
+t.test('an update refused after the nonce check (same password) does not spend the nonce', async (t) => {
+  const s = await confirmedUser(api);
+  await reauth(s.access_token);
+  const nonce = codeIn((await nonceMail(s.user.email)).text);
+  const same = await setPassword(s.access_token, PASSWORD, nonce);
+  t.equal(same.body.error_code, 'same_password');
+  t.equal((await setPassword(s.access_token, 'New-password-22', nonce)).status, 200);
+});
+
+t.test('an expired nonce is refused', async (t) => {
+  const s = await confirmedUser(api);
+  await reauth(s.access_token);
+  const nonce = codeIn((await nonceMail(s.user.email)).text);
+  await api.db.query(`update one_time_tokens set created_at = now() - interval '2 days' where user_id = $1`, [s.user.id]);
+  t.strictSame((await setPassword(s.access_token, 'New-password-22', nonce)).body, NONCE_INVALID);
+});
+
+t.test('a second request within SMTP_MAX_FREQUENCY is refused', async (t) => {
+  const s = await confirmedUser(api);
+  t.equal((await reauth(s.access_token)).status, 200);
+  const again = await reauth(s.access_token);
+  t.equal(again.status, 429);
+  t.equal(again.body.error_code, 'over_email_send_rate_limit');
+  t.match(again.body.msg, /^For security purposes, you can only request this after \d+ seconds\.$/);
+});
+
+t.test('an unconfirmed email is refused', async (t) => {
+  const s = await confirmedUser(api);
+  await api.db.query('update users set email_confirmed_at = null where id = $1', [s.user.id]);
+  t.strictSame((await reauth(s.access_token)).body, { code: 422, error_code: 'email_not_confirmed', msg: 'Please verify your email first.' });
+});
+
+t.test('a phone-only user gets the nonce by SMS, with the message id', async (t) => {
+  const phone = '14155550177';
+  const signup = await api.request('POST', '/signup', { body: { phone: `+${phone}`, password: PASSWORD } });
+  t.equal(signup.status, 200);
+  await sms.waitForMessage(phone);
+  await api.db.query('update users set phone_confirmed_at = now() where id = $1', [signup.body.id]);
+  const s = (await api.request('POST', '/token?grant_type=password', { body: { phone: `+${phone}`, password: PASSWORD } })).body;
+  const sent = await reauth(s.access_token);
+  t.equal(sent.status, 200);
+  const message = await sms.waitForMessage(phone);
+  t.strictSame(sent.body, { message_id: message.id });
+  t.equal((await setPassword(s.access_token, 'New-password-22', codeIn(message.body))).status, 200);
+});
+
+t.test('a user with neither email nor phone cannot reauthenticate', async (t) => {
+  const anon = (await api.request('POST', '/signup', { body: {} })).body;
+  t.strictSame((await reauth(anon.access_token)).body,
+    { code: 400, error_code: 'validation_failed', msg: 'Reauthentication requires the user to have an email or a phone number' });
+});
