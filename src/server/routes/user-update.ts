@@ -39,7 +39,7 @@ export const putUser: Handler = async (req, ctx) => {
   const outcome = await tx(ctx.db, async (c): Promise<UserRow | ApiError> => {
     let current = user;
     if (passwordHash) {
-      if (needsNonce(ctx) && !await spendNonce(ctx, c, user, update.nonce)) return nonceInvalid();
+      if (needsNonce(ctx, user) && !await spendNonce(ctx, c, user, update.nonce)) return nonceInvalid();
       current = await changePassword(c, current, passwordHash, session.id);
     }
     current = await mergeMetadata(c, current, update);
