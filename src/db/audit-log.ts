@@ -23,3 +23,16 @@ export async function writeAudit(q: Queryable, actor: AuditActor, action: AuditA
   if (traits) payload.traits = traits;
   await q.query({ name: 'audit_insert', text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)', values: [payload, ip] });
 }
+
+/** Several actions of one actor in one statement (the refresh grant's token_revoked + token_refreshed). */
+export async function writeAudits(q: Queryable, actor: AuditActor, actions: AuditAction[]): Promise<void> {
+  const payloads = actions.map((action) => ({
+    actor_id: actor.id, actor_via_sso: false, actor_username: actor.username, action, log_type: LOG_TYPE[action],
+    ...(actor.name ? { actor_name: actor.name } : {}),
+  }));
+  await q.query({
+    name: 'audit_insert_many',
+    text: `insert into audit_log_entries (payload) select p from jsonb_array_elements($1::jsonb) as p`,
+    values: [JSON.stringify(payloads)],
+  });
+}

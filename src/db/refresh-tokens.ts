@@ -22,14 +22,21 @@ export async function findRefreshTokenByHash(q: Queryable, tokenHash: string): P
   return rows[0] ?? null;
 }
 
-/** What the refresh grant needs before it locks anything: the token's row and its user's ban. */
-export interface PresentedToken { id: string; session_id: string; user_id: string; banned_until: Date | null }
+/**
+ * What the refresh grant reads before it locks anything: the token, its user's ban, and the same state
+ * readTokenState gives (a snapshot that may be stale by the time the caller acts on it).
+ */
+export interface PresentedToken extends TokenState { id: string; session_id: string; user_id: string; banned_until: Date | null }
 
 export async function findPresentedToken(q: Queryable, tokenHash: string): Promise<PresentedToken | null> {
   const { rows } = await q.query<PresentedToken>({
     name: 'refresh_tokens_presented',
-    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until
-           from refresh_tokens rt join users u on u.id = rt.user_id where rt.token_hash = $1`,
+    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, rt.revoked, rt.updated_at as revoked_at,
+                  a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash
+           from refresh_tokens rt join users u on u.id = rt.user_id
+           left join lateral (select id, parent_id, token_hash from refresh_tokens
+                              where session_id = rt.session_id and not revoked order by id desc limit 1) a on true
+           where rt.token_hash = $1`,
     values: [tokenHash],
   });
   return rows[0] ?? null;

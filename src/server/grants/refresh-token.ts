@@ -1,6 +1,7 @@
 // grant_type=refresh_token (REFERENCE §4.3, SPEC transitions table): rotation with reuse detection.
-// Steps: pre-validate → find the token (and its user's ban) → lock its session → decide on the state
-// read under the lock → rotate, hand back the existing child, or refuse → sign outside the lock.
+// Steps: pre-validate → find the token with its session's state → answer an already-rotated token
+// without locking → otherwise lock the session and decide on the state read under the lock: rotate, hand
+// back the existing child, or refuse → sign outside the lock.
 // The session row lock (select … for update) is what makes 1,000 concurrent refreshes of one token yield
 // exactly one child: each waiter re-reads the token after the winner committed and finds it revoked with
 // the active token as its child, so it answers that same child (test/refresh.test.ts pins this).
@@ -8,8 +9,8 @@ import { ApiError, badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { findPresentedToken, readTokenState, revokeDescendants, rotateRefreshToken, type TokenState } from '../../db/refresh-tokens.js';
 import { lockSessionUser } from '../../db/sessions.js';
-import { writeAudit } from '../../db/audit-log.js';
-import type { UserRow } from '../../db/users.js';
+import { findUserById, type UserRow } from '../../db/users.js';
+import { writeAudits } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../tokens.js';
 import { isBanned } from '../users/user-json.js';
 import { tokenResponse } from '../sessions/issue.js';
@@ -21,6 +22,7 @@ import type { Grant } from './grant.js';
 
 const notFound = () => new ApiError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
 const alreadyUsed = () => new ApiError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
+const banned = () => new ApiError(400, 'user_banned', 'Invalid Refresh Token: User Banned');
 
 type Decision = { user: UserRow; sessionId: string; token: string } | ApiError;
 
@@ -32,27 +34,39 @@ export const refreshToken: Grant = {
     if (!isPlausibleRefreshToken(presented)) throw badRequest('Refresh token is not valid');
     const found = await findPresentedToken(ctx.db, sha256Hex(presented));
     if (!found) throw notFound();
-    if (found.banned_until && found.banned_until > new Date()) throw new ApiError(400, 'user_banned', 'Invalid Refresh Token: User Banned');
+    if (found.banned_until && found.banned_until > new Date()) throw banned();
+    const child = childRefreshToken(ctx.config.jwt.secret, presented);
 
-    const decision = await tx(ctx.db, async (c): Promise<Decision> => {
-      const user = await lockSessionUser(c, found.session_id);
-      const state = user && await readTokenState(c, found.id, found.session_id);
-      if (!user || !state) return notFound(); // the session was logged out meanwhile
-      if (isBanned(user)) return new ApiError(400, 'user_banned', 'Invalid Refresh Token: User Banned');
-      const child = childRefreshToken(ctx.config.jwt.secret, presented);
-      if (!state.revoked) {
-        await rotateRefreshToken(c, found.id, sha256Hex(child));
-        await writeAudit(c, actorOf(user), 'token_revoked');
-        await writeAudit(c, actorOf(user), 'token_refreshed');
-        return { user, sessionId: found.session_id, token: child };
-      }
-      if (isParentOfActive(state, found.id, child)) return { user, sessionId: found.session_id, token: child };
-      return refuseReuse(ctx, c, found.id, found.session_id, state);
-    });
+    // Already rotated (the losers of a concurrent refresh, a client that lost the response): the answer
+    // is the committed child, so no lock is needed. A reuse detection racing with this read could revoke
+    // that child a moment later; the client then sees exactly what it would have seen a moment later.
+    const decision = found.revoked && isParentOfActive(found, found.id, child)
+      ? await existingChild(ctx, found.user_id, found.session_id, child)
+      : await tx(ctx.db, async (c): Promise<Decision> => {
+        const user = await lockSessionUser(c, found.session_id);
+        // A separate statement after the lock: its fresh snapshot sees what the previous lock holder
+        // committed. Reading the tokens in the locking statement itself would not (under READ COMMITTED a
+        // re-checked locked row does not refresh the other rows of its query).
+        const state = user && await readTokenState(c, found.id, found.session_id);
+        if (!user || !state) return notFound(); // the session was logged out meanwhile
+        if (isBanned(user)) return banned();
+        if (!state.revoked) {
+          await rotateRefreshToken(c, found.id, sha256Hex(child));
+          await writeAudits(c, actorOf(user), ['token_revoked', 'token_refreshed']);
+          return { user, sessionId: found.session_id, token: child };
+        }
+        if (isParentOfActive(state, found.id, child)) return { user, sessionId: found.session_id, token: child };
+        return refuseReuse(ctx, c, found.id, found.session_id, state);
+      });
     if (decision instanceof ApiError) throw decision;
     return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token) };
   },
 };
+
+async function existingChild(ctx: AppContext, userId: string, sessionId: string, child: string): Promise<Decision> {
+  const user = await findUserById(ctx.db, userId);
+  return user ? { user, sessionId, token: child } : notFound();
+}
 
 /**
  * The presented token is the immediately previous one: the active token is its child. The hash check
@@ -67,8 +81,8 @@ function isParentOfActive(state: TokenState, tokenId: string, child: string): bo
  * Any other revoked token is a reuse: an older token than the immediately previous one, or a token whose
  * family is no longer active. With rotation enabled every token descended from it is revoked — committed,
  * then refused; with rotation disabled it is only refused (SPEC transitions table, REFERENCE §4.3).
- * The reuse interval measured from the revocation (updated_at) is logged for operators; within it only
- * the immediately previous token is accepted, which the branch above already answered.
+ * Within the reuse interval only the immediately previous token is accepted, which the caller already
+ * answered; whether the interval had passed is logged for operators.
  */
 async function refuseReuse(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], tokenId: string, sessionId: string, state: TokenState): Promise<ApiError> {
   if (ctx.config.security.refreshTokenRotationEnabled) {
