@@ -110,6 +110,20 @@ t.test('email change by code through POST /verify, current address first', async
   t.ok(second.body.refresh_token);
 });
 
+t.test('email change with a PKCE code_challenge: a flow_state row and pkce_ links', async (t) => {
+  const s = await confirmedUser(api);
+  const newEmail = uniqueEmail('pkce');
+  const challenge = 'c'.repeat(43);
+  const res = await put(s.access_token, { email: newEmail, code_challenge: challenge, code_challenge_method: 'S256' });
+  t.equal(res.status, 200);
+  const flow = await api.db.query('select code_challenge, code_challenge_method, authentication_method from flow_state where user_id = $1', [s.user.id]);
+  t.strictSame(flow.rows, [{ code_challenge: challenge, code_challenge_method: 's256', authentication_method: 'email_change' }]);
+  t.match((await changeMail(newEmail)).link, /token=pkce_[0-9a-f]{56}&type=email_change/);
+  t.match((await changeMail(s.user.email)).link, /token=pkce_[0-9a-f]{56}&type=email_change/);
+  const bad = await put(s.access_token, { email: uniqueEmail('pkce'), code_challenge: 'short', code_challenge_method: 's256' });
+  t.strictSame(bad.body, { code: 400, error_code: 'validation_failed', msg: 'code challenge has to be between 43 and 128 characters' });
+});
+
 t.test('an address another user holds is refused', async (t) => {
   const a = await confirmedUser(api);
   const b = await confirmedUser(api);

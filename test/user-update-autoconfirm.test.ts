@@ -1,0 +1,61 @@
+// PUT /user with MAILER_AUTOCONFIRM and SMS_AUTOCONFIRM (REFERENCE §2.8, §7.4): an anonymous user's new
+// email and anyone's new phone apply at once; a confirmed user's email change needs one link, to the new
+// address only.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { startSmtpServer } from './helpers/smtp.js';
+import { signIn, signUp, uniqueEmail } from './helpers/accounts.js';
+import { pathOf } from './helpers/users.js';
+
+const smtp = await startSmtpServer();
+const api = await startTestService({
+  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+  AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SMS_AUTOCONFIRM: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+});
+t.teardown(async () => { await api.stop(); await smtp.close(); });
+
+const put = (token: string, body: unknown) => api.request('PUT', '/user', { token, body });
+const anonymous = async () => (await api.request('POST', '/signup', { body: {} })).body;
+
+t.test('anonymous user + email + password: permanent at once, no mail', async (t) => {
+  const anon = await anonymous();
+  const email = uniqueEmail('auto-anon');
+  const mails = smtp.mails.length;
+  const res = await put(anon.access_token, { email, password: 'Anon-password-5' });
+  t.equal(res.status, 200);
+  t.match(res.body, { email, is_anonymous: false, app_metadata: { provider: 'email', providers: ['email'] } });
+  t.ok(res.body.email_confirmed_at);
+  t.notOk('new_email' in res.body);
+  t.equal(res.body.identities.length, 1);
+  t.equal(smtp.mails.length, mails);
+  t.equal((await signIn(api, email, 'Anon-password-5')).user.id, anon.user.id);
+});
+
+t.test('anonymous user + phone: permanent at once with the phone provider', async (t) => {
+  const anon = await anonymous();
+  const res = await put(anon.access_token, { phone: '+14155550133' });
+  t.match(res.body, { phone: '14155550133', is_anonymous: false, app_metadata: { provider: 'phone', providers: ['phone'] } });
+  t.ok(res.body.phone_confirmed_at);
+});
+
+t.test('a confirmed user\'s phone change applies at once with SMS_AUTOCONFIRM', async (t) => {
+  const s = await signUp(api);
+  const res = await put(s.access_token, { phone: '+14155550144' });
+  t.equal(res.body.phone, '14155550144');
+  t.same(res.body.app_metadata.providers, ['email', 'phone']);
+  t.equal(res.body.app_metadata.provider, 'email', 'the first provider stays');
+});
+
+t.test('a confirmed user\'s email change: one mail, to the new address, one link completes it', async (t) => {
+  const s = await signUp(api);
+  const newEmail = uniqueEmail('auto-new');
+  const res = await put(s.access_token, { email: newEmail });
+  t.equal(res.body.new_email, newEmail);
+  const mail = await smtp.waitForMail(newEmail);
+  t.equal(mail.subject, 'Confirm Email Change');
+  t.notOk(smtp.mails.some((m) => m.to === s.user.email), 'nothing to the current address');
+  const done = await api.request('GET', pathOf(mail.link!));
+  t.match(done.headers.get('location'), /#access_token=/);
+  t.equal((await signIn(api, newEmail)).user.id, s.user.id);
+});
