@@ -35,5 +35,11 @@ export async function adoptAddress(q: Queryable, user: UserRow, provider: Addres
   if (user.is_anonymous) fields.is_anonymous = false;
   const meta = user.raw_user_meta_data ?? {};
   if (provider in meta || user.is_anonymous) fields.raw_user_meta_data = { ...meta, [provider]: address, [flag]: true };
-  return updateUser(q, user.id, fields);
+  try {
+    return await updateUser(q, user.id, fields);
+  } catch (err) {
+    // Another user took the address between the check above and this write (unique index).
+    if ((err as { code?: string }).code === '23505') throw provider === 'email' ? emailTaken() : phoneTaken();
+    throw err;
+  }
 }
