@@ -62,17 +62,22 @@ export async function readTokenState(q: Queryable, tokenId: string, sessionId: s
   return rows[0] ?? null;
 }
 
-/** Revokes the parent and inserts its child in one statement; the session's refreshed_at is bumped too. */
-export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string): Promise<RefreshTokenRow> {
+/**
+ * Revokes the parent and inserts its child in one statement; the session's refreshed_at is bumped too.
+ * Null (nothing written) when the parent was already revoked: callers hold the session lock, under which
+ * every rotation and reuse revocation happens, so this is exact.
+ */
+export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
     name: 'refresh_tokens_rotate',
-    text: `with parent as (update refresh_tokens set revoked = true, updated_at = now() where id = $1 returning user_id, session_id),
+    text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
+                           where id = $1 and not revoked returning user_id, session_id),
                 touched as (update sessions set refreshed_at = now(), updated_at = now() where id = (select session_id from parent))
            insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
            select $2, user_id, session_id, $1 from parent returning *`,
     values: [parentId, childHash],
   });
-  return rows[0];
+  return rows[0] ?? null;
 }
 
 /** Reuse detection: revokes every live token descended from `tokenId` (its session only). */

@@ -1,10 +1,10 @@
 // grant_type=refresh_token (REFERENCE §4.3, SPEC transitions table): rotation with reuse detection.
 // Steps: pre-validate → find the token with its session's state → answer an already-rotated token
-// without locking → otherwise lock the session and decide on the state read under the lock: rotate, hand
-// back the existing child, or refuse → sign outside the lock.
+// without locking → otherwise lock the session, rotate if the token is still active, else decide on the
+// state read under the lock: hand back the existing child, or refuse → sign outside the lock.
 // The session row lock (select … for update) is what makes 1,000 concurrent refreshes of one token yield
-// exactly one child: each waiter re-reads the token after the winner committed and finds it revoked with
-// the active token as its child, so it answers that same child (test/refresh.test.ts pins this).
+// exactly one child: each waiter finds the token revoked once the winner committed, re-reads the state,
+// and answers the active token, which is the winner's child (test/refresh.test.ts pins this).
 import { ApiError, badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { findPresentedToken, readTokenState, revokeDescendants, rotateRefreshToken, type TokenState } from '../../db/refresh-tokens.js';
@@ -44,17 +44,18 @@ export const refreshToken: Grant = {
       ? await existingChild(ctx, found.user_id, found.session_id, child)
       : await tx(ctx.db, async (c): Promise<Decision> => {
         const user = await lockSessionUser(c, found.session_id);
-        // A separate statement after the lock: its fresh snapshot sees what the previous lock holder
-        // committed. Reading the tokens in the locking statement itself would not (under READ COMMITTED a
-        // re-checked locked row does not refresh the other rows of its query).
-        const state = user && await readTokenState(c, found.id, found.session_id);
-        if (!user || !state) return notFound(); // the session was logged out meanwhile
+        if (!user) return notFound(); // the session was logged out meanwhile
         if (isBanned(user)) return banned();
-        if (!state.revoked) {
-          await rotateRefreshToken(c, found.id, sha256Hex(child));
+        // Optimistic: the token looked active, and the rotation writes only if it still is.
+        if (!found.revoked && await rotateRefreshToken(c, found.id, sha256Hex(child))) {
           await writeAudits(c, actorOf(user), ['token_revoked', 'token_refreshed']);
           return { user, sessionId: found.session_id, token: child };
         }
+        // Revoked, possibly by the previous lock holder. A separate statement after the lock: its fresh
+        // snapshot sees what that holder committed (under READ COMMITTED the locking statement itself
+        // would not refresh the other rows of its query).
+        const state = await readTokenState(c, found.id, found.session_id);
+        if (!state) return notFound();
         if (isParentOfActive(state, found.id, child)) return { user, sessionId: found.session_id, token: child };
         return refuseReuse(ctx, c, found.id, found.session_id, state);
       });
