@@ -31,7 +31,7 @@ export interface PresentedToken extends TokenState { id: string; session_id: str
 export async function findPresentedToken(q: Queryable, tokenHash: string): Promise<PresentedToken | null> {
   const { rows } = await q.query<PresentedToken>({
     name: 'refresh_tokens_presented',
-    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, rt.revoked, rt.updated_at as revoked_at,
+    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
                   a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash
            from refresh_tokens rt join users u on u.id = rt.user_id
            left join lateral (select id, parent_id, token_hash from refresh_tokens
@@ -43,16 +43,21 @@ export async function findPresentedToken(q: Queryable, tokenHash: string): Promi
 }
 
 /**
- * Read under the session lock: the presented token's state (revoked, revoked_at = updated_at) and the
+ * Read under the session lock: the presented token's state (revoked, for how long) and the
  * session's active token (the newest non-revoked one), whose parent tells whether the presented token is
  * the immediately previous one.
  */
-export interface TokenState { revoked: boolean; revoked_at: Date; active_id: string | null; active_parent_id: string | null; active_hash: string | null }
+export interface TokenState {
+  revoked: boolean;
+  /** seconds since the token was revoked (or last touched), by the database's clock so instances agree */
+  revoked_for: number;
+  active_id: string | null; active_parent_id: string | null; active_hash: string | null;
+}
 
 export async function readTokenState(q: Queryable, tokenId: string, sessionId: string): Promise<TokenState | null> {
   const { rows } = await q.query<TokenState>({
     name: 'refresh_tokens_state',
-    text: `select rt.revoked, rt.updated_at as revoked_at, a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash
+    text: `select rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for, a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash
            from refresh_tokens rt
            left join lateral (select id, parent_id, token_hash from refresh_tokens
                               where session_id = $2 and not revoked order by id desc limit 1) a on true

@@ -40,7 +40,7 @@ export const refreshToken: Grant = {
     // Already rotated (the losers of a concurrent refresh, a client that lost the response): the answer
     // is the committed child, so no lock is needed. A reuse detection racing with this read could revoke
     // that child a moment later; the client then sees exactly what it would have seen a moment later.
-    const decision = found.revoked && isParentOfActive(found, found.id, child)
+    const decision = found.revoked && answersWithChild(ctx, found, found.id, child)
       ? await existingChild(ctx, found.user_id, found.session_id, child)
       : await tx(ctx.db, async (c): Promise<Decision> => {
         const user = await lockSessionUser(c, found.session_id);
@@ -56,8 +56,8 @@ export const refreshToken: Grant = {
         // would not refresh the other rows of its query).
         const state = await readTokenState(c, found.id, found.session_id);
         if (!state) return notFound();
-        if (isParentOfActive(state, found.id, child)) return { user, sessionId: found.session_id, token: child };
-        return refuseReuse(ctx, c, found.id, found.session_id, state);
+        if (answersWithChild(ctx, state, found.id, child)) return { user, sessionId: found.session_id, token: child };
+        return refuseReuse(ctx, c, found.id, found.session_id);
       });
     if (decision instanceof ApiError) throw decision;
     return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token) };
@@ -70,26 +70,31 @@ async function existingChild(ctx: AppContext, userId: string, sessionId: string,
 }
 
 /**
- * The presented token is the immediately previous one: the active token is its child. The hash check
- * guards the derivation (a JWT_SECRET change would derive another text); then the answer is the existing
- * child, never a new one (REFERENCE §4.3 step 5, the "client failed to save" and concurrent cases).
+ * A revoked token that is the immediately previous one (the active token is its child) is answered with
+ * that existing child, never a new one: the client that failed to save the response, and every loser of
+ * a concurrent refresh (REFERENCE §4.3 step 5). The hash check guards the derivation (a JWT_SECRET change
+ * would derive another text).
+ * The reuse interval bounds this, as the SPEC transitions table says ("reuse interval elapsed →
+ * descendants revoked"), when rotation is on and an interval is set: a previous token presented later
+ * than that is treated as stolen. With no interval (the default, 0) the original's rule holds and the
+ * previous token is always answered; otherwise two tabs refreshing a moment apart would log the user out.
  */
-function isParentOfActive(state: TokenState, tokenId: string, child: string): boolean {
-  return state.active_parent_id === tokenId && state.active_hash !== null && safeEqual(state.active_hash, sha256Hex(child));
+function answersWithChild(ctx: AppContext, state: TokenState, tokenId: string, child: string): boolean {
+  const isPrevious = state.active_parent_id === tokenId && state.active_hash !== null && safeEqual(state.active_hash, sha256Hex(child));
+  const { refreshTokenRotationEnabled: rotation, refreshTokenReuseIntervalSeconds: interval } = ctx.config.security;
+  return isPrevious && !(rotation && interval > 0 && state.revoked_for > interval);
 }
 
 /**
- * Any other revoked token is a reuse: an older token than the immediately previous one, or a token whose
- * family is no longer active. With rotation enabled every token descended from it is revoked — committed,
- * then refused; with rotation disabled it is only refused (SPEC transitions table, REFERENCE §4.3).
- * Within the reuse interval only the immediately previous token is accepted, which the caller already
- * answered; whether the interval had passed is logged for operators.
+ * Any other revoked token is a reuse: an older token than the immediately previous one, the previous one
+ * after the interval, or a token whose family is no longer active. With rotation enabled every token
+ * descended from it is revoked — committed, then refused; with rotation disabled it is only refused
+ * (SPEC transitions table, REFERENCE §4.3).
  */
-async function refuseReuse(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], tokenId: string, sessionId: string, state: TokenState): Promise<ApiError> {
+async function refuseReuse(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], tokenId: string, sessionId: string): Promise<ApiError> {
   if (ctx.config.security.refreshTokenRotationEnabled) {
     const revoked = await revokeDescendants(c, tokenId, sessionId);
-    const withinInterval = Date.now() <= state.revoked_at.getTime() + ctx.config.security.refreshTokenReuseIntervalSeconds * 1000;
-    ctx.log.warn({ sessionId, revoked, withinInterval }, 'refresh token reuse detected: descendants revoked');
+    ctx.log.warn({ sessionId, revoked }, 'refresh token reuse detected: descendants revoked');
   }
   return alreadyUsed();
 }
