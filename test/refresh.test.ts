@@ -62,8 +62,10 @@ t.test('a refresh revokes the presented token and issues its child in the same s
   t.equal(child.revoked, false);
   t.equal(child.parent_id, parent.id);
   t.equal(child.session_id, parent.session_id);
-  const s = (await api.db.query('select refreshed_at from sessions where id = $1', [child.session_id])).rows[0];
+  const s = (await api.db.query('select refreshed_at, user_agent, ip from sessions where id = $1', [child.session_id])).rows[0];
   t.ok(s.refreshed_at, 'session refreshed_at set');
+  t.equal(s.ip, '127.0.0.1');
+  t.equal(s.user_agent, 'node', 'the refreshing client is recorded');
   const me = await api.request('GET', '/user', { token: res.body.access_token });
   t.equal(me.status, 200);
   t.equal(me.body.id, session.user.id);

@@ -68,19 +68,21 @@ export async function readTokenState(q: Queryable, tokenId: string, sessionId: s
 }
 
 /**
- * Revokes the parent and inserts its child in one statement; the session's refreshed_at is bumped too.
+ * Revokes the parent and inserts its child in one statement; the session records the refresh (time,
+ * user agent, ip, as the original does).
  * Null (nothing written) when the parent was already revoked: callers hold the session lock, under which
  * every rotation and reuse revocation happens, so this is exact.
  */
-export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string): Promise<RefreshTokenRow | null> {
+export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string, client: { userAgent: string; ip: string }): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
     name: 'refresh_tokens_rotate',
     text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
                            where id = $1 and not revoked returning user_id, session_id),
-                touched as (update sessions set refreshed_at = now(), updated_at = now() where id = (select session_id from parent))
+                touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
+                            where id = (select session_id from parent))
            insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
            select $2, user_id, session_id, $1 from parent returning *`,
-    values: [parentId, childHash],
+    values: [parentId, childHash, client.userAgent, client.ip],
   });
   return rows[0] ?? null;
 }

@@ -47,7 +47,7 @@ export const refreshToken: Grant = {
         if (!user) return notFound(); // the session was logged out meanwhile
         if (isBanned(user)) return banned();
         // Optimistic: the token looked active, and the rotation writes only if it still is.
-        if (!found.revoked && await rotateRefreshToken(c, found.id, sha256Hex(child))) {
+        if (!found.revoked && await rotateRefreshToken(c, found.id, sha256Hex(child), { userAgent: req.headers['user-agent'] ?? '', ip: req.ip })) {
           await writeAudits(c, actorOf(user), ['token_revoked', 'token_refreshed']);
           return { user, sessionId: found.session_id, token: child };
         }
