@@ -31,6 +31,14 @@ t.test('data merges into user_metadata; null deletes a key', async (t) => {
   t.strictSame(me.body.user_metadata, res.body.user_metadata);
 });
 
+t.test('concurrent data updates of one user all land (no lost update)', async (t) => {
+  const s = await confirmedUser(api);
+  const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => put(s.access_token, { data: { [`k${i}`]: i } })));
+  t.strictSame([...new Set(replies.map((r) => r.status))], [200]);
+  const me = await api.request('GET', '/user', { token: s.access_token });
+  for (let i = 0; i < 20; i++) t.equal(me.body.user_metadata[`k${i}`], i);
+});
+
 t.test('app_metadata needs admin privileges', async (t) => {
   const s = await confirmedUser(api);
   const res = await put(s.access_token, { app_metadata: { plan: 'gold' } });
@@ -49,6 +57,8 @@ t.test('unauthenticated and malformed requests are refused', async (t) => {
 t.test('password change: policy, same password, then other sessions end and the new password works', async (t) => {
   const s = await confirmedUser(api);
   const other = await signIn(api, s.user.email);
+  const long = await put(s.access_token, { password: 'A1-'.repeat(25) });
+  t.strictSame(long.body, { code: 400, error_code: 'validation_failed', msg: 'Password cannot be longer than 72 characters' });
   const weak = await put(s.access_token, { password: 'abc' });
   t.equal(weak.status, 422);
   t.equal(weak.body.error_code, 'weak_password');

@@ -3,7 +3,7 @@
 // a failed send leaves the user as it was.
 import { ApiError, unprocessable } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
-import { updateUser, type UserRow } from '../../db/users.js';
+import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
@@ -37,7 +37,9 @@ export const putUser: Handler = async (req, ctx) => {
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce);
   const outcome = await tx(ctx.db, async (c): Promise<UserRow | ApiError> => {
-    let current = user;
+    // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
+    let current = await lockUserById(c, user.id);
+    if (!current) return new ApiError(403, 'user_not_found', 'User from sub claim in JWT does not exist');
     if (passwordHash) {
       if (needsNonce(ctx, user) && !await spendNonce(ctx, c, user, update.nonce)) return nonceInvalid();
       current = await changePassword(c, current, passwordHash, session.id);
