@@ -71,6 +71,13 @@ t.test('a second request within SMTP_MAX_FREQUENCY is refused', async (t) => {
   t.match(again.body.msg, /^For security purposes, you can only request this after \d+ seconds\.$/);
 });
 
+t.test('concurrent requests: exactly one nonce is sent, the others are refused', async (t) => {
+  const s = await confirmedUser(api);
+  const replies = await Promise.all(Array.from({ length: 8 }, () => reauth(s.access_token)));
+  t.strictSame(replies.map((r) => r.status).sort(), [200, 429, 429, 429, 429, 429, 429, 429]);
+  t.equal(smtp.mails.filter((m) => m.to === s.user.email && m.html.includes('Confirm reauthentication')).length, 1);
+});
+
 t.test('an unconfirmed email is refused', async (t) => {
   const s = await confirmedUser(api);
   await api.db.query('update users set email_confirmed_at = null where id = $1', [s.user.id]);

@@ -2,7 +2,7 @@
 // within that channel's per-user frequency limit; PUT /user spends it as `nonce`.
 import { ApiError, badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { updateUser } from '../../db/users.js';
+import { lockUserById, updateUser } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { authenticate } from '../authenticate.js';
 import { sendEmailToken, sendSmsToken } from '../deliver.js';
@@ -18,13 +18,15 @@ export const reauthenticate: Handler = async (req, ctx) => {
   if (target.channel === 'email' && !user.email_confirmed_at) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
   if (target.channel === 'sms' && !user.phone_confirmed_at) throw new ApiError(422, 'phone_not_confirmed', 'Please verify your phone first.');
   const body = await tx(ctx.db, async (c) => {
+    // Locked so that two concurrent requests cannot both pass the frequency check.
+    const locked = (await lockUserById(c, user.id)) ?? user;
     let answer: Record<string, string> = {};
     if (target.channel === 'email') {
-      assertSendInterval('email', user.reauthentication_sent_at, ctx.config.smtp.maxFrequencySeconds);
-      await sendEmailToken(ctx, c, user, { kind: 'reauthentication', tokenType: 'reauthentication_token', to: target.address, redirectTo: ctx.config.siteUrl });
+      assertSendInterval('email', locked.reauthentication_sent_at, ctx.config.smtp.maxFrequencySeconds);
+      await sendEmailToken(ctx, c, locked, { kind: 'reauthentication', tokenType: 'reauthentication_token', to: target.address, redirectTo: ctx.config.siteUrl });
     } else {
-      assertSendInterval('sms', user.reauthentication_sent_at, ctx.config.sms.maxFrequencySeconds);
-      const { messageId } = await sendSmsToken(ctx, c, user, { tokenType: 'reauthentication_token', to: target.address, channel: 'sms', purpose: 'reauthentication' });
+      assertSendInterval('sms', locked.reauthentication_sent_at, ctx.config.sms.maxFrequencySeconds);
+      const { messageId } = await sendSmsToken(ctx, c, locked, { tokenType: 'reauthentication_token', to: target.address, channel: 'sms', purpose: 'reauthentication' });
       if (messageId) answer = { message_id: messageId };
     }
     await updateUser(c, user.id, { reauthentication_sent_at: new Date() });

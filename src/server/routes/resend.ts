@@ -3,7 +3,7 @@
 // without sending, the same as a send, so the endpoint reveals nothing about accounts.
 import { ApiError, badRequest } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
-import { findUserByEmail, findUserByPendingAddress, findUserByPhone, updateUser, type UserRow } from '../../db/users.js';
+import { findUserByEmail, findUserByPendingAddress, findUserByPhone, lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { insertFlowState } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { requestAudience } from '../authenticate.js';
@@ -27,9 +27,11 @@ export const resend: Handler = async (req, ctx) => {
   const r = readResend(req.body(), ctx, ctx.redirect(requestedRedirect(req.headers, req.query)));
   const aud = requestAudience(req, ctx);
   const body = await tx(ctx.db, async (c) => {
-    const user = r.type === 'signup' ? await findUserByEmail(c, r.address, aud)
+    const found = r.type === 'signup' ? await findUserByEmail(c, r.address, aud)
       : r.type === 'sms' ? await findUserByPhone(c, r.address, aud)
       : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);
+    // Locked so that concurrent resends pass the frequency check one at a time.
+    const user = found && await lockUserById(c, found.id);
     return user ? send(ctx, c, user, r) : {};
   });
   return { body };
