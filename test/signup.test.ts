@@ -201,3 +201,16 @@ t.test('a failing SMS gateway is 422 sms_send_failed and leaves no user', async 
   const rows = await api.db.query("select count(*) from users where phone = '15557654321'");
   t.equal(Number(rows.rows[0].count), 0);
 });
+
+t.test('a confirmation link expires after MAILER_OTP_EXP (default one day)', async (t) => {
+  const res = await signup({ email: 'late@example.com', password: 'secret99' });
+  const link = new URL((await smtp.waitForMail('late@example.com')).link!);
+  await api.db.query("update one_time_tokens set created_at = now() - interval '86401 seconds' where user_id = $1", [res.body.id]);
+  const late = await api.request('GET', link.pathname + link.search);
+  t.equal(new URL(late.headers.get('location')!).hash,
+    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired');
+  const post = await api.request('POST', '/verify', { body: { type: 'signup', token_hash: link.searchParams.get('token') } });
+  t.strictSame(post.body, { code: 403, error_code: 'otp_expired', msg: 'Email link is invalid or has expired' });
+  const user = await api.db.query('select email_confirmed_at from users where id = $1', [res.body.id]);
+  t.equal(user.rows[0].email_confirmed_at, null, 'still unconfirmed');
+});

@@ -7,13 +7,14 @@ import { signup } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
+import { limited } from './client-limits.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
   { method: 'GET', path: '/settings', handler: settings },
-  { method: 'POST', path: '/signup', handler: signup },
-  { method: 'POST', path: '/token', handler: token },
-  { method: 'GET', path: '/verify', handler: verifyGet },
-  { method: 'POST', path: '/verify', handler: verifyPost },
+  { method: 'POST', path: '/signup', handler: limited('signup', signup) },
+  { method: 'POST', path: '/token', handler: limited('token', token) },
+  { method: 'GET', path: '/verify', handler: limited('verify', verifyGet) },
+  { method: 'POST', path: '/verify', handler: limited('verify', verifyPost) },
   { method: 'GET', path: '/user', handler: getUser },
 ];
