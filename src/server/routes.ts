@@ -7,6 +7,9 @@ import { signup } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
+import { otp } from './routes/otp.js';
+import { magiclink } from './routes/magiclink.js';
+import { recover } from './routes/recover.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
@@ -16,4 +19,7 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/verify', handler: verifyGet },
   { method: 'POST', path: '/verify', handler: verifyPost },
   { method: 'GET', path: '/user', handler: getUser },
+  { method: 'POST', path: '/otp', handler: otp },
+  { method: 'POST', path: '/magiclink', handler: magiclink },
+  { method: 'POST', path: '/recover', handler: recover },
 ];

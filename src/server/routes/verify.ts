@@ -32,6 +32,7 @@ export const verifyPost: Handler = async (req, ctx) => {
   }
   const verified = await consumeToken(ctx, req, type, proof);
   if (verified.kind === 'message') return { body: { msg: verified.message, code: '200' } };
+  if (verified.kind === 'code') throw new TypeError('POST /verify never finishes a flow with an auth code');
   // The spec returns `type` with the session on email verifications (decisions table).
   return { body: type.channel === 'email' ? { ...verified.session, type: typeName } : verified.session };
 };
@@ -43,15 +44,23 @@ export const verifyGet: Handler = async (req, ctx) => {
   if (!token) throw badRequest('Verify requires a token or a token hash');
   const redirectTo = ctx.redirect(requestedRedirect(req.headers, req.query));
   const type = VERIFY_TYPES.get(typeName);
+  // A pkce_ link ends in ?code= for the client to exchange at POST /token?grant_type=pkce (REFERENCE §4.6).
+  const pkce = token.startsWith('pkce_');
   try {
-    if (!type?.link) throw new ApiError(403, 'otp_expired', 'Email link is invalid or has expired');
-    const verified = await consumeToken(ctx, req, type, { linkToken: token });
-    return redirectWithSession(redirectTo, typeName, verified);
+    if (!type) throw badRequest('Invalid email verification type');
+    if (!type.link) throw badRequest('Unsupported verification type');
+    const verified = await consumeToken(ctx, req, type, { linkToken: token }, pkce ? { flowMethod: flowMethodOf(typeName) } : {});
+    return redirectWithSession(redirectTo, typeName, verified, pkce);
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) return redirectWithError(redirectTo, err);
+    if (err instanceof ApiError && err.status < 500) return redirectWithError(redirectTo, err, pkce);
     throw err;
   }
 };
+
+/** The flow_state authentication_method a link type finishes: the original's ParseAuthenticationMethod. */
+function flowMethodOf(typeName: string): string {
+  return typeName.endsWith('signup') ? 'email/signup' : typeName;
+}
 
 function validEmail(email: string): string {
   try {
