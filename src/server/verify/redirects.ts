@@ -8,15 +8,15 @@ import type { Verified } from './consume.js';
 const ERROR_NAMES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };
 
 const encode = (params: Record<string, string>) =>
-  new URLSearchParams(Object.entries(params).sort(([a], [b]) => a.localeCompare(b))).toString();
+  new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
 
-/** The target with `params` added to its query (existing parameters kept, same names replaced). */
+/** The target with `params` added to its query (existing parameters kept, same names replaced), re-encoded
+ * with sorted keys as the original's url.Values.Encode does. */
 function withQuery(target: string, params: Record<string, string>): string {
   const [beforeFragment, fragment] = splitFragment(target);
   const [base, query = ''] = beforeFragment.split(/\?(.*)/s);
-  const merged = new URLSearchParams(query);
-  for (const [key, value] of Object.entries(params)) merged.set(key, value);
-  return `${base}?${merged.toString()}${fragment === undefined ? '' : `#${fragment}`}`;
+  const merged = Object.fromEntries(new URLSearchParams(query));
+  return `${base}?${encode({ ...merged, ...params })}${fragment === undefined ? '' : `#${fragment}`}`;
 }
 
 function splitFragment(target: string): [string, string | undefined] {
