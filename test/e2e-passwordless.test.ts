@@ -1,7 +1,8 @@
 // The passwordless flows driven by the real @supabase/auth-js client against the real service, SMTP
 // server and SMS gateway fake: what an app does, end to end.
 import t from 'tap';
-import { AuthClient } from '@supabase/auth-js';
+import type { AuthClient } from '@supabase/auth-js';
+import { authClient } from './helpers/auth-client.js';
 import { startMailStack, linkOf, codeOf, fragmentOf, insertUser, plantToken } from './helpers/passwordless.js';
 
 const stack = await startMailStack({ AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' }, { sms: true });
@@ -10,11 +11,7 @@ const sms = stack.sms!;
 t.teardown(() => stack.stop());
 
 /** A client as an app would hold one, with an in-memory storage (which also keeps the PKCE verifier). */
-function client(flowType: 'implicit' | 'pkce' = 'implicit'): AuthClient {
-  const memory = new Map<string, string>();
-  const storage = { getItem: (k: string) => memory.get(k) ?? null, setItem: (k: string, v: string) => void memory.set(k, v), removeItem: (k: string) => void memory.delete(k) };
-  return new AuthClient({ url: api.url, persistSession: true, autoRefreshToken: false, detectSessionInUrl: false, storage, flowType });
-}
+const client = (flowType: 'implicit' | 'pkce' = 'implicit'): AuthClient => authClient(api.url, { flowType });
 const smsCode = (body: string) => /(\d{6})/.exec(body)![1];
 const allowMail = (email: string) => api.db.query("update users set recovery_sent_at = null, confirmation_sent_at = null where email = $1", [email]);
 

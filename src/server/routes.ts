@@ -10,16 +10,17 @@ import { getUser } from './routes/user.js';
 import { otp } from './routes/otp.js';
 import { magiclink } from './routes/magiclink.js';
 import { recover } from './routes/recover.js';
+import { limited } from './client-limits.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
   { method: 'GET', path: '/settings', handler: settings },
-  { method: 'POST', path: '/signup', handler: signup },
-  { method: 'POST', path: '/token', handler: token },
-  { method: 'GET', path: '/verify', handler: verifyGet },
-  { method: 'POST', path: '/verify', handler: verifyPost },
+  { method: 'POST', path: '/signup', handler: limited('signup', signup) },
+  { method: 'POST', path: '/token', handler: limited('token', token) },
+  { method: 'GET', path: '/verify', handler: limited('verify', verifyGet) },
+  { method: 'POST', path: '/verify', handler: limited('verify', verifyPost) },
   { method: 'GET', path: '/user', handler: getUser },
-  { method: 'POST', path: '/otp', handler: otp },
-  { method: 'POST', path: '/magiclink', handler: magiclink },
-  { method: 'POST', path: '/recover', handler: recover },
+  { method: 'POST', path: '/otp', handler: limited('otp', otp) },
+  { method: 'POST', path: '/magiclink', handler: limited('otp', magiclink) },
+  { method: 'POST', path: '/recover', handler: limited('otp', recover) },
 ];
