@@ -145,3 +145,15 @@ t.test('pkce_ link errors go to the query and the fragment', async (t) => {
   t.strictSame(Object.fromEntries(new URL(location).searchParams), fragmentOf(location));
   t.equal(fragmentOf(location).error_code, 'otp_expired');
 });
+
+t.test('magic link with PKCE for a new address: the confirmation link finishes an email/signup flow', async (t) => {
+  const { verifier, challenge } = await pkcePair();
+  t.equal((await api.request('POST', '/magiclink', { body: { email: 'fresh@example.com', code_challenge: challenge, code_challenge_method: 's256' } })).status, 200);
+  const mail = await smtp.waitForMail('fresh@example.com');
+  t.equal(linkOf(mail).type, 'signup');
+  const { code } = await followForCode(t, mail);
+  const session = await exchange(code, verifier);
+  t.equal(session.status, 200);
+  t.ok(session.body.user.email_confirmed_at);
+  t.strictSame(claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method), ['email/signup']);
+});

@@ -172,3 +172,29 @@ t.test('GET: missing parameters are JSON errors; other failures redirect', async
     'http://localhost:3000#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
     'a foreign redirect_to falls back to SITE_URL; the exact encoding of the original');
 });
+
+t.test('POST invite with password: the invited user gets it and can then sign in with it', async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email, invited: true });
+  const { linkToken } = await plantToken(api.db, id, 'confirmation_token', email);
+  const weak = await post({ type: 'invite', token_hash: linkToken, password: '123' });
+  t.equal(weak.status, 422);
+  t.equal(weak.body.error_code, 'weak_password');
+  t.equal(await ottCount(id), 1, 'a refused password leaves the token unspent');
+  const res = await post({ type: 'invite', token_hash: linkToken, password: 'chosen-password' });
+  t.equal(res.status, 200);
+  t.equal(res.body.type, 'invite');
+  const login = await api.request('POST', '/token?grant_type=password', { body: { email, password: 'chosen-password' } });
+  t.equal(login.status, 200);
+  t.equal(login.body.user.id, id);
+});
+
+t.test('POST signup with password: an existing password is not replaced', async (t) => {
+  const email = nextEmail();
+  await api.request('POST', '/signup', { body: { email, password: 'original-password' } });
+  const { rows: [{ id }] } = await api.db.query('select id from users where email = $1', [email]);
+  const { code } = await plantToken(api.db, id, 'confirmation_token', email);
+  t.equal((await post({ type: 'signup', token: code, email, password: 'other-password' })).status, 200);
+  const login = await api.request('POST', '/token?grant_type=password', { body: { email, password: 'original-password' } });
+  t.equal(login.status, 200);
+});

@@ -4,7 +4,7 @@
 // committed before the refusal is returned, so the attempt limit holds.
 import { ApiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { lockUserById } from '../../db/users.js';
+import { lockUserById, updateUser } from '../../db/users.js';
 import { deleteOneTimeTokens, type OneTimeTokenRow } from '../../db/one-time-tokens.js';
 import { findLatestFlowState, markAuthCodeIssued } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -24,6 +24,8 @@ export type Verified = { kind: 'session'; session: TokenResponse } | { kind: 'me
 export interface ConsumeOptions {
   /** finish a PKCE flow of this authentication method: record and return its auth code, no session */
   flowMethod?: string;
+  /** the hash of a password to give a user who has none (POST /verify signup/invite with `password`) */
+  passwordHash?: string;
 }
 
 const linkInvalid = () => new ApiError(403, 'otp_expired', 'Email link is invalid or has expired');
@@ -48,6 +50,9 @@ export async function consumeToken(ctx: AppContext, req: ApiRequest, type: Verif
     if (options.flowMethod && !flow) return new ApiError(400, 'flow_state_not_found', 'No associated flow state found. Flow State not found');
     const applied = await type.apply(ctx, c, user, row.token_type);
     if (applied.message) return { kind: 'message', message: applied.message };
+    if (options.passwordHash && !applied.user.encrypted_password) {
+      applied.user = await updateUser(c, user.id, { encrypted_password: options.passwordHash });
+    }
     await deleteOneTimeTokens(c, user.id);
     await writeAudit(c, actorOf(applied.user), user.confirmed_at ? 'login' : 'user_signedup', { provider: type.channel === 'email' ? 'email' : 'phone' });
     if (flow) {
