@@ -1,7 +1,6 @@
 // The passwordless flows driven by the real @supabase/auth-js client against the real service, SMTP
 // server and SMS gateway fake: what an app does, end to end.
 import t from 'tap';
-import type { AuthClient } from '@supabase/auth-js';
 import { authClient } from './helpers/auth-client.js';
 import { startMailStack, linkOf, codeOf, fragmentOf, insertUser, plantToken } from './helpers/passwordless.js';
 
@@ -11,7 +10,7 @@ const sms = stack.sms!;
 t.teardown(() => stack.stop());
 
 /** A client as an app would hold one, with an in-memory storage (which also keeps the PKCE verifier). */
-const client = (flowType: 'implicit' | 'pkce' = 'implicit'): AuthClient => authClient(api.url, { flowType });
+const client = (flowType: 'implicit' | 'pkce' = 'implicit') => authClient(api.url, { flowType });
 const smsCode = (body: string) => /(\d{6})/.exec(body)![1];
 const allowMail = (email: string) => api.db.query("update users set recovery_sent_at = null, confirmation_sent_at = null where email = $1", [email]);
 

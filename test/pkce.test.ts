@@ -1,7 +1,7 @@
 // PKCE end to end (REFERENCE §4.6, §2.2): a code_challenge on /signup, /magiclink, /otp and /recover puts a
 // pkce_ token in the link; following it redirects with ?code=; POST /token?grant_type=pkce exchanges the
 // code and the verifier for a session. Every refusal of the exchange, and the errors of pkce_ links.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startMailStack, linkOf, codeOf, fragmentOf, pkcePair } from './helpers/passwordless.js';
 
 const stack = await startMailStack({ AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMTP_MAX_FREQUENCY: '0' });
@@ -21,7 +21,7 @@ const flowsOf = async (email: string) =>
   (await api.db.query('select f.* from flow_state f join users u on u.id = f.user_id where u.email = $1', [email])).rows;
 
 /** Follows a mail's link and returns the auth code from the 303's query. */
-async function followForCode(t: Tap.Test, mail: Parameters<typeof linkOf>[0]): Promise<{ code: string; location: string }> {
+async function followForCode(t: Test, mail: Parameters<typeof linkOf>[0]): Promise<{ code: string; location: string }> {
   const link = linkOf(mail);
   t.match(link.token, /^pkce_[0-9a-f]{56}$/, 'the link carries a pkce_ token');
   const res = await api.request('GET', link.path);
