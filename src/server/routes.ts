@@ -7,6 +7,9 @@ import { signup } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
+import { otp } from './routes/otp.js';
+import { magiclink } from './routes/magiclink.js';
+import { recover } from './routes/recover.js';
 import { limited } from './client-limits.js';
 
 export const ROUTES: Route[] = [
@@ -17,4 +20,7 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/verify', handler: limited('verify', verifyGet) },
   { method: 'POST', path: '/verify', handler: limited('verify', verifyPost) },
   { method: 'GET', path: '/user', handler: getUser },
+  { method: 'POST', path: '/otp', handler: limited('otp', otp) },
+  { method: 'POST', path: '/magiclink', handler: limited('otp', magiclink) },
+  { method: 'POST', path: '/recover', handler: limited('otp', recover) },
 ];
