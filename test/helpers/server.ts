@@ -45,8 +45,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Starts the service on a fresh database, or on `env.DATABASE_URL` when given (then left in place). */
 export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
-  const database = await createTestDatabase();
+  const database = env.DATABASE_URL ? { url: env.DATABASE_URL, drop: async () => {} } : await createTestDatabase();
   const port = await freePort();
   const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'portcullis-log-')), 'service.log');
   const config = loadConfig({
