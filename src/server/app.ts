@@ -12,6 +12,7 @@ import { createMailer, type Mailer } from './mailer.js';
 import { createSmsSender, type SmsSender } from './sms/index.js';
 import { createRedirectCheck, type RedirectCheck } from './redirect.js';
 import { createRequestMetrics, type RequestMetrics } from './metrics.js';
+import { createTracing, type Tracing } from './tracing.js';
 
 export interface AppContext {
   config: Config;
@@ -26,6 +27,7 @@ export interface AppContext {
   /** the validated redirect target for a requested redirect_to */
   redirect: RedirectCheck;
   metrics: RequestMetrics;
+  tracing: Tracing;
 }
 
 export interface AppResources { databaseUrl: string; poolSize: number; cryptoPort: MessagePort }
@@ -42,9 +44,10 @@ export function createAppContext(config: Config, resources: AppResources, log: L
     sms: createSmsSender(config.sms, log, { development: config.development }),
     redirect: createRedirectCheck(config),
     metrics: createRequestMetrics(),
+    tracing: createTracing(config),
   };
 }
 
 export async function closeAppContext(ctx: AppContext): Promise<void> {
-  await Promise.all([ctx.db.end(), ctx.mailer.close()]);
+  await Promise.all([ctx.db.end(), ctx.mailer.close(), ctx.tracing.shutdown()]);
 }
