@@ -7,6 +7,12 @@ import { signup } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
+import { adminListUsers, adminGetUser } from './routes/admin-users-read.js';
+import { adminCreateUser } from './routes/admin-users-create.js';
+import { adminUpdateUser } from './routes/admin-users-update.js';
+import { adminDeleteUser } from './routes/admin-users-delete.js';
+import { adminGenerateLink } from './routes/admin-generate-link.js';
+import { invite } from './routes/invite.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
@@ -16,4 +22,12 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/verify', handler: verifyGet },
   { method: 'POST', path: '/verify', handler: verifyPost },
   { method: 'GET', path: '/user', handler: getUser },
+  { method: 'GET', path: '/admin/users', handler: adminListUsers },
+  { method: 'POST', path: '/admin/users', handler: adminCreateUser },
+  { method: 'GET', path: '/admin/users/{user_id}', handler: adminGetUser },
+  { method: 'POST', path: '/admin/users/{user_id}', handler: adminCreateUser },
+  { method: 'PUT', path: '/admin/users/{user_id}', handler: adminUpdateUser },
+  { method: 'DELETE', path: '/admin/users/{user_id}', handler: adminDeleteUser },
+  { method: 'POST', path: '/admin/generate_link', handler: adminGenerateLink },
+  { method: 'POST', path: '/invite', handler: invite },
 ];
