@@ -13,6 +13,7 @@ import { adminUpdateUser } from './routes/admin-users-update.js';
 import { adminDeleteUser } from './routes/admin-users-delete.js';
 import { adminGenerateLink } from './routes/admin-generate-link.js';
 import { invite } from './routes/invite.js';
+import { adminAuditLog } from './routes/admin-audit.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
@@ -30,4 +31,5 @@ export const ROUTES: Route[] = [
   { method: 'DELETE', path: '/admin/users/{user_id}', handler: adminDeleteUser },
   { method: 'POST', path: '/admin/generate_link', handler: adminGenerateLink },
   { method: 'POST', path: '/invite', handler: invite },
+  { method: 'GET', path: '/admin/audit', handler: adminAuditLog },
 ];
