@@ -34,6 +34,17 @@ t.test('every admin route: 401 without a token, 403 bad_jwt for a forged one, 40
   t.equal(platform.status, 200, 'supabase_admin is an admin role by default');
 });
 
+t.test('a user whose role is an admin role may call the admin API until their session ends', async (t) => {
+  await create({ email: 'operator@example.com', password: 'operator-pass', email_confirm: true, role: 'service_role' });
+  const session = await signIn('operator@example.com', 'operator-pass');
+  t.equal(session.status, 200);
+  const token = session.body.access_token;
+  t.equal((await api.request('GET', '/admin/users?per_page=1', { token })).status, 200);
+  await api.db.query('delete from sessions where user_id = $1', [session.body.user.id]);
+  const ended = await api.request('GET', '/admin/users', { token });
+  t.strictSame([ended.status, ended.body], [403, { code: 403, error_code: 'session_expired', msg: 'Session is no longer valid' }]);
+});
+
 t.test('POST /admin/users creates a confirmed user who can sign in; answers 200 with the whole user', async (t) => {
   const res = await create({ email: 'Ada@Example.com', password: 'correct horse', email_confirm: true, role: 'editor',
     user_metadata: { full_name: 'Ada Lovelace' }, app_metadata: { plan: 'pro' } });
