@@ -20,7 +20,8 @@ export async function storedPassword(ctx: AppContext, p: AdminUserParams, streng
     if (!parseStoredHash(p.passwordHash)) throw badRequest('Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash');
     return p.passwordHash;
   }
-  if (!p.password) return undefined;
+  // An empty password on create means "none"; on update it is a password that fails the policy.
+  if (p.password === undefined || (p.password === '' && !strength)) return undefined;
   if (isPasswordTooLong(p.password)) throw badRequest('Password cannot be longer than 72 characters');
   if (strength) {
     const weak = checkPasswordStrength(p.password, ctx.config.password);
