@@ -146,3 +146,11 @@ t.test('bad type and bad email are 400s; nothing was ever mailed', async (t) => 
   t.strictSame([email.status, email.body.error_code], [400, 'validation_failed']);
   t.equal(smtp.mails.length, 0, 'generate_link sends no mail');
 });
+
+t.test('each generated link is audited under the admin', async (t) => {
+  const { rows } = await api.db.query(`select payload from audit_log_entries where payload -> 'traits' ? 'link_type' order by created_at`);
+  t.strictSame([...new Set(rows.map((r: any) => r.payload.traits.link_type))].sort(),
+    ['email_change_current', 'email_change_new', 'invite', 'magiclink', 'recovery', 'signup']);
+  t.ok(rows.every((r: any) => r.payload.actor_id === '00000000-0000-0000-0000-000000000000' && r.payload.actor_username === 'service_role'));
+  t.match(rows.find((r: any) => r.payload.traits.link_type === 'invite').payload, { action: 'user_invited', log_type: 'team' });
+});

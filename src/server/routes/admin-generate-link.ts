@@ -19,15 +19,15 @@ import type { ApiRequest, Handler } from '../types.js';
 export const adminGenerateLink: Handler = async (req, ctx) => {
   const admin = await requireAdmin(req, ctx);
   const body = req.body();
-  let type = stringField(body, 'type');
+  const requested = stringField(body, 'type');
   const email = normaliseEmail(body.email);
-  if (!LINK_PLANS.has(type)) throw badRequest(`Invalid email action link type requested: ${type}`);
+  if (!LINK_PLANS.has(requested)) throw badRequest(`Invalid email action link type requested: ${requested}`);
   const aud = adminAudience(req, ctx);
   const redirectTo = redirectOf(req, ctx, stringField(body, 'redirect_to'));
   const existing = await findUserByEmail(ctx.db, email, aud);
   // A magic link for an unknown address signs the user up instead, without a password (REFERENCE §2.15).
-  if (type === 'magiclink' && !existing) type = 'signup';
-  const passwordHash = type === 'signup' && !existing && body.type === 'signup' ? await signupPasswordHash(ctx, stringField(body, 'password')) : null;
+  const type = requested === 'magiclink' && !existing ? 'signup' : requested;
+  const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, stringField(body, 'password')) : null;
   const input = { email, newEmail: stringField(body, 'new_email'), data: objectField(body, 'data'), aud, passwordHash };
   const response = await tx(ctx.db, async (c) => {
     const plan = await LINK_PLANS.get(type)!(ctx, c, existing, input);
