@@ -11,6 +11,7 @@ import { createJwtService, type JwtService } from './jwt.js';
 import { createMailer, type Mailer } from './mailer.js';
 import { createSmsSender, type SmsSender } from './sms/index.js';
 import { createRedirectCheck, type RedirectCheck } from './redirect.js';
+import { createRequestMetrics, type RequestMetrics } from './metrics.js';
 
 export interface AppContext {
   config: Config;
@@ -24,6 +25,7 @@ export interface AppContext {
   sms: SmsSender | null;
   /** the validated redirect target for a requested redirect_to */
   redirect: RedirectCheck;
+  metrics: RequestMetrics;
 }
 
 export interface AppResources { databaseUrl: string; poolSize: number; cryptoPort: MessagePort }
@@ -39,6 +41,7 @@ export function createAppContext(config: Config, resources: AppResources, log: L
     mailer: createMailer(config, log),
     sms: createSmsSender(config.sms, log, { development: config.development }),
     redirect: createRedirectCheck(config),
+    metrics: createRequestMetrics(),
   };
 }
 

@@ -56,9 +56,11 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
     } catch (err) {
       log.error({ err, request_id: snap.requestId }, 'response could not be written');
     }
+    const seconds = (performance.now() - started) / 1000;
+    ctx.metrics.observe(snap.method, route?.path ?? 'unmatched', status, seconds);
     if (route?.quiet) return;
     const line = { request_id: snap.requestId, method: snap.method, path: snap.path, query: maskQuery(snap.query),
-      route: route?.path, remote_addr: snap.ip, status, duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      route: route?.path, remote_addr: snap.ip, status, duration_ms: Math.round(seconds * 100_000) / 100,
       error_code: errorCode || undefined, aborted: state.aborted || undefined };
     if (status >= 500) log.error(line, 'request completed'); else log.info(line, 'request completed');
   }

@@ -7,6 +7,7 @@ import { signup } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
+import { limited } from './client-limits.js';
 import { adminListUsers, adminGetUser } from './routes/admin-users-read.js';
 import { adminCreateUser } from './routes/admin-users-create.js';
 import { adminUpdateUser } from './routes/admin-users-update.js';
@@ -18,10 +19,10 @@ import { adminAuditLog } from './routes/admin-audit.js';
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
   { method: 'GET', path: '/settings', handler: settings },
-  { method: 'POST', path: '/signup', handler: signup },
-  { method: 'POST', path: '/token', handler: token },
-  { method: 'GET', path: '/verify', handler: verifyGet },
-  { method: 'POST', path: '/verify', handler: verifyPost },
+  { method: 'POST', path: '/signup', handler: limited('signup', signup) },
+  { method: 'POST', path: '/token', handler: limited('token', token) },
+  { method: 'GET', path: '/verify', handler: limited('verify', verifyGet) },
+  { method: 'POST', path: '/verify', handler: limited('verify', verifyPost) },
   { method: 'GET', path: '/user', handler: getUser },
   { method: 'GET', path: '/admin/users', handler: adminListUsers },
   { method: 'POST', path: '/admin/users', handler: adminCreateUser },

@@ -68,7 +68,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       ...env,
     },
   });
-  const log = pino({ level: 'warn' }, pino.destination({ dest: logFile, append: true, sync: true }));
+  const log = pino({ level: 'info' }, pino.destination({ dest: logFile, append: true, sync: true }));
   const service = await startService(config, log);
   const db = new pg.Pool({ connectionString: database.url, max: 2, options: `-c search_path=${config.db.namespace}` });
   const url = `http://127.0.0.1:${service.port}`;

@@ -6,7 +6,7 @@ import { tx } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
 import { deleteOneTimeTokens, type OneTimeTokenRow } from '../../db/one-time-tokens.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { findTokenByCode, findTokenByLink, isExpired } from '../one-time-tokens.js';
+import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from '../one-time-tokens.js';
 import { issueSession, type TokenResponse } from '../sessions/issue.js';
 import { isBanned } from '../users/user-json.js';
 import { actorOf } from '../routes/signup.js';
@@ -24,9 +24,12 @@ const codeInvalid = () => new ApiError(403, 'otp_expired', 'Token has expired or
 export async function consumeToken(ctx: AppContext, req: ApiRequest, type: VerifyType, proof: Proof): Promise<Verified> {
   const outcome = await tx(ctx.db, async (c): Promise<Verified | ApiError> => {
     const byLink = 'linkToken' in proof;
-    const row: OneTimeTokenRow | null = byLink
-      ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
-      : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, ctx.config.security.otpMaxAttempts);
+    const maxAttempts = ctx.config.security.otpMaxAttempts;
+    const gatewayCheck = type.channel === 'sms' ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
+    const row: OneTimeTokenRow | null = byLink ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
+      : gatewayCheck && !ctx.config.sms.testOtp[proof.address]
+        ? await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts)
+        : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
     const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
     if (!row || isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
     const user = await lockUserById(c, row.user_id);
