@@ -231,6 +231,12 @@ t.test('DELETE /admin/users/{user_id} removes the user and ends all its sessions
   t.equal(me.body.error_code, 'user_not_found');
   const again = await api.request('DELETE', `/admin/users/${id}`, { token: admin });
   t.strictSame([again.status, again.body], [404, { code: 404, error_code: 'user_not_found', msg: 'User not found' }]);
+  const other = await create({ email: 'kept@example.com' });
+  const notBool = await api.request('DELETE', `/admin/users/${other.body.id}`, { token: admin, body: { should_soft_delete: 'yes' } });
+  t.strictSame([notBool.status, notBool.body], [400, { code: 400, error_code: 'validation_failed', msg: 'should_soft_delete must be a boolean' }]);
+  const badJson = await api.request('DELETE', `/admin/users/${other.body.id}`, { token: admin, raw: '{', headers: { 'content-type': 'application/json' } });
+  t.strictSame([badJson.status, badJson.body.error_code], [400, 'bad_json']);
+  t.equal((await api.request('GET', `/admin/users/${other.body.id}`, { token: admin })).status, 200, 'a refused delete deletes nothing');
   const bad = await api.request('DELETE', '/admin/users/123', { token: admin });
   t.strictSame([bad.status, bad.body.error_code], [404, 'validation_failed']);
 });
