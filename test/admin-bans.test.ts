@@ -62,6 +62,8 @@ t.test('durations in ns, us, ms, s, m, h and combinations', async (t) => {
     const until = Date.parse(res.body.banned_until);
     t.ok(until >= before + ms - 1 && until <= after + ms + 1, `${text} bans for ${ms} ms`);
   }
+  const huge = await put(user.id, { ban_duration: '99999999h' });
+  t.strictSame([huge.status, huge.body.msg], [400, 'invalid format for ban duration: time: invalid duration "99999999h"'], 'beyond Go\'s int64 nanoseconds');
   const zero = await put(user.id, { ban_duration: '0' });
   t.notOk('banned_until' in zero.body, '0 unbans');
   const past = await put(user.id, { ban_duration: '-1h' });

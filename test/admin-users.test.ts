@@ -204,6 +204,10 @@ t.test('GET /admin/users pages with X-Total-Count and Link headers, filters and 
   const badPage = await api.request('GET', '/admin/users?page=abc', { token: admin });
   t.strictSame([badPage.status, badPage.body], [400, { code: 400, error_code: 'validation_failed',
     msg: 'Bad Pagination Parameters: strconv.ParseUint: parsing "abc": invalid syntax' }]);
+  const huge = await api.request('GET', '/admin/users?page=9007199254740991&per_page=1000', { token: admin });
+  t.strictSame([huge.status, huge.body.msg], [400, 'Bad Pagination Parameters: page * per_page is out of range']);
+  const zero = await api.request('GET', '/admin/users?per_page=0', { token: admin });
+  t.strictSame([zero.status, zero.body.msg], [400, 'Bad Pagination Parameters: per_page must be at least 1']);
   const badSort = await api.request('GET', '/admin/users?sort=email', { token: admin });
   t.strictSame([badSort.status, badSort.body], [400, { code: 400, error_code: 'validation_failed', msg: "Bad Sort Parameters: bad field for sort 'email'" }]);
   const badDir = await api.request('GET', '/admin/users?sort=created_at%20up', { token: admin });

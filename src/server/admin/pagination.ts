@@ -22,7 +22,11 @@ function positiveInteger(name: string, text: string | null, fallback: number): n
 }
 
 export function parsePage(query: URLSearchParams): PageParams {
-  return { page: positiveInteger('page', query.get('page'), 1), perPage: positiveInteger('per_page', query.get('per_page'), DEFAULT_PER_PAGE) };
+  const page = positiveInteger('page', query.get('page'), 1);
+  const perPage = positiveInteger('per_page', query.get('per_page'), DEFAULT_PER_PAGE);
+  // The row offset must stay an exact integer for the database.
+  if (page * perPage > Number.MAX_SAFE_INTEGER) throw badRequest('Bad Pagination Parameters: page * per_page is out of range');
+  return { page, perPage };
 }
 
 /** true for ascending; only created_at may be sorted on, newest first by default. */

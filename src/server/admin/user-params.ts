@@ -50,11 +50,14 @@ export function readAdminUserParams(body: Record<string, unknown>, now = Date.no
   };
 }
 
+const MAX_GO_DURATION_MS = 9_223_372_036_854;
+
 /** `none` (or a zero duration) unbans; otherwise banned until now + duration (REFERENCE §14.1). */
 export function bannedUntil(banDuration: string, now = Date.now()): Date | null {
   if (banDuration === 'none') return null;
   const ms = parseGoDuration(banDuration);
-  if (ms === null) throw badRequest(`invalid format for ban duration: ${goDurationError(banDuration)}`);
+  // Go durations are int64 nanoseconds (about 292 years); beyond that Go reports an invalid duration.
+  if (ms === null || Math.abs(ms) > MAX_GO_DURATION_MS) throw badRequest(`invalid format for ban duration: ${goDurationError(banDuration)}`);
   return ms === 0 ? null : new Date(now + ms);
 }
 
