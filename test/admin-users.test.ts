@@ -168,6 +168,16 @@ t.test('PUT /admin/users/{user_id} changes only what the body names', async (t) 
   t.equal(missing.body.error_code, 'user_not_found');
 });
 
+t.test('an anonymous user given a confirmed email by an admin becomes permanent', async (t) => {
+  const { rows: [anon] } = await api.db.query(`insert into users (aud, role, is_anonymous) values ('authenticated', 'authenticated', true) returning id`);
+  const res = await api.request('PUT', `/admin/users/${anon.id}`, { token: admin, body: { email: 'was-anon@example.com', email_confirm: true } });
+  t.equal(res.status, 200);
+  t.match(res.body, { email: 'was-anon@example.com', email_confirmed_at: ISO, is_anonymous: false, identities: [{ provider: 'email', identity_data: { email: 'was-anon@example.com', email_verified: true } }] });
+  const unconfirmed = await api.db.query(`insert into users (aud, role, is_anonymous) values ('authenticated', 'authenticated', true) returning id`);
+  const still = await api.request('PUT', `/admin/users/${unconfirmed.rows[0].id}`, { token: admin, body: { email: 'still-anon@example.com' } });
+  t.equal(still.body.is_anonymous, true, 'an unconfirmed address does not');
+});
+
 t.test('GET /admin/users pages with X-Total-Count and Link headers, filters and sorts', async (t) => {
   const aud = 'paging';
   const headers = { 'X-JWT-AUD': aud };

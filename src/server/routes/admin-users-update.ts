@@ -1,5 +1,5 @@
-// PUT /admin/users/{user_id} (REFERENCE §2.14): updates only the fields the body names, in the original's
-// order (role, confirmations, password, email and phone with their identities, metadata, ban), and
+// PUT /admin/users/{user_id} (REFERENCE §2.14): updates only the fields the body names (role, password,
+// email and phone with their identities, metadata, ban, then the confirmations), and
 // audits user_modified. A new address taken by another user is a 422, not a database error.
 import { unprocessable } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
@@ -27,14 +27,15 @@ export const adminUpdateUser: Handler = async (req, ctx) => {
   if (phone && await isPhoneTaken(ctx.db, phone, found.id)) throw unprocessable('phone_exists', DUPLICATE_PHONE);
   const passwordHash = await storedPassword(ctx, params, true);
   const body = await tx(ctx.db, async (c) => {
-    let user = (await lockUserById(c, found.id))!;
+    const locked = (await lockUserById(c, found.id))!;
+    if (email) await setAddress(c, locked, 'email', email, params.emailConfirm);
+    if (phone) await setAddress(c, locked, 'phone', phone, params.phoneConfirm);
+    // A changed address makes links already sent to the old one untrustworthy.
+    if (email || phone) await deleteOneTimeTokens(c, locked.id);
+    let user = await updateUser(c, locked.id, changes(locked, params, email, phone, passwordHash));
+    // Confirming after the address is set, so a user given a first address gets it confirmed too.
     if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
     if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
-    if (email) await setAddress(c, user, 'email', email, params.emailConfirm);
-    if (phone) await setAddress(c, user, 'phone', phone, params.phoneConfirm);
-    // A changed address makes links already sent to the old one untrustworthy.
-    if (email || phone) await deleteOneTimeTokens(c, user.id);
-    user = await updateUser(c, user.id, changes(user, params, email, phone, passwordHash));
     await writeAudit(c, admin.actor, 'user_modified', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
     return userJson(user, await findIdentitiesByUser(c, user.id));
   });
@@ -46,6 +47,8 @@ function changes(user: UserRow, p: AdminUserParams, email?: string, phone?: stri
   if (p.appMetadata) write.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data, p.appMetadata);
   if (p.userMetadata) write.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data, p.userMetadata);
   if (p.bannedUntil !== undefined) write.banned_until = p.bannedUntil;
+  // An anonymous user given a confirmed address becomes a permanent one (REFERENCE §14.2).
+  if (user.is_anonymous && ((email && p.emailConfirm) || (phone && p.phoneConfirm))) write.is_anonymous = false;
   return write;
 }
 
