@@ -11,6 +11,13 @@ import { otp } from './routes/otp.js';
 import { magiclink } from './routes/magiclink.js';
 import { recover } from './routes/recover.js';
 import { limited } from './client-limits.js';
+import { adminListUsers, adminGetUser } from './routes/admin-users-read.js';
+import { adminCreateUser } from './routes/admin-users-create.js';
+import { adminUpdateUser } from './routes/admin-users-update.js';
+import { adminDeleteUser } from './routes/admin-users-delete.js';
+import { adminGenerateLink } from './routes/admin-generate-link.js';
+import { invite } from './routes/invite.js';
+import { adminAuditLog } from './routes/admin-audit.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
@@ -23,4 +30,13 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/otp', handler: limited('otp', otp) },
   { method: 'POST', path: '/magiclink', handler: limited('otp', magiclink) },
   { method: 'POST', path: '/recover', handler: limited('otp', recover) },
+  { method: 'GET', path: '/admin/users', handler: adminListUsers },
+  { method: 'POST', path: '/admin/users', handler: adminCreateUser },
+  { method: 'GET', path: '/admin/users/{user_id}', handler: adminGetUser },
+  { method: 'POST', path: '/admin/users/{user_id}', handler: adminCreateUser },
+  { method: 'PUT', path: '/admin/users/{user_id}', handler: adminUpdateUser },
+  { method: 'DELETE', path: '/admin/users/{user_id}', handler: adminDeleteUser },
+  { method: 'POST', path: '/admin/generate_link', handler: adminGenerateLink },
+  { method: 'POST', path: '/invite', handler: invite },
+  { method: 'GET', path: '/admin/audit', handler: adminAuditLog },
 ];
