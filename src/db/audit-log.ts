@@ -36,3 +36,25 @@ export async function writeAudits(q: Queryable, actor: AuditActor, actions: Audi
     values: [JSON.stringify(payloads)],
   });
 }
+
+export interface AuditLogRow { id: string; payload: Record<string, unknown>; ip_address: string; created_at: Date }
+
+/**
+ * One page of the log, newest first, optionally where any of `fields` of the payload contains `value`
+ * (case-insensitive; a LIKE pattern as in the original). `fields` are fixed names from the caller's table.
+ */
+export async function listAuditEntries(q: Queryable, p: { page: number; perPage: number; fields: string[]; value: string }): Promise<{ entries: AuditLogRow[]; total: number }> {
+  const values: unknown[] = [];
+  let where = 'true';
+  if (p.fields.length) {
+    values.push(`%${p.value}%`);
+    where = p.fields.map((f) => `payload ->> '${f.replace(/[^a-z_]/g, '')}' ilike $1`).join(' or ');
+  }
+  const n = values.length;
+  const [page, count] = await Promise.all([
+    q.query<AuditLogRow>(`select * from audit_log_entries where ${where} order by created_at desc, id limit $${n + 1} offset $${n + 2}`,
+      [...values, p.perPage, (p.page - 1) * p.perPage]),
+    q.query<{ total: string }>(`select count(*) as total from audit_log_entries where ${where}`, values),
+  ]);
+  return { entries: page.rows, total: Number(count.rows[0].total) };
+}

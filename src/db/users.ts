@@ -86,3 +86,42 @@ export async function findUserByPendingAddress(q: Queryable, column: 'email' | '
      order by (${change} = $1) desc nulls last limit 1`, [address, aud]);
   return rows[0] ?? null;
 }
+
+export interface UserPage { users: UserRow[]; total: number }
+
+/**
+ * One page of the users of an audience, ordered by created_at (id breaks ties so pages never overlap),
+ * optionally filtered by a substring of the email or of user_metadata.full_name (REFERENCE §2.14).
+ * The filter is a LIKE pattern as in the original, so '%' and '_' in it act as wildcards.
+ */
+export async function listUsers(q: Queryable, p: { aud: string; page: number; perPage: number; filter: string; ascending: boolean }): Promise<UserPage> {
+  const values: unknown[] = [p.aud];
+  let where = 'aud = $1';
+  if (p.filter) {
+    values.push(`%${p.filter}%`);
+    where += ` and (email like $2 or raw_user_meta_data ->> 'full_name' ilike $2)`;
+  }
+  const dir = p.ascending ? 'asc' : 'desc';
+  const n = values.length;
+  const [page, count] = await Promise.all([
+    q.query<UserRow>(`select * from users where ${where} order by created_at ${dir}, id ${dir} limit $${n + 1} offset $${n + 2}`,
+      [...values, p.perPage, (p.page - 1) * p.perPage]),
+    q.query<{ total: string }>(`select count(*) as total from users where ${where}`, values),
+  ]);
+  return { users: page.rows, total: Number(count.rows[0].total) };
+}
+
+/** Whether a live, non-SSO user other than `exceptId` holds this email (any audience: the unique index spans them). */
+export async function isEmailTaken(q: Queryable, email: string, exceptId?: string): Promise<boolean> {
+  const { rows } = await q.query(
+    `select 1 from users where lower(email) = lower($1) and deleted_at is null and not is_sso_user
+     and ($2::uuid is null or id <> $2::uuid) limit 1`, [email, exceptId ?? null]);
+  return rows.length > 0;
+}
+
+export async function isPhoneTaken(q: Queryable, phone: string, exceptId?: string): Promise<boolean> {
+  const { rows } = await q.query(
+    'select 1 from users where phone = $1 and deleted_at is null and ($2::uuid is null or id <> $2::uuid) limit 1',
+    [phone, exceptId ?? null]);
+  return rows.length > 0;
+}

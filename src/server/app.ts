@@ -11,6 +11,8 @@ import { createJwtService, type JwtService } from './jwt.js';
 import { createMailer, type Mailer } from './mailer.js';
 import { createSmsSender, type SmsSender } from './sms/index.js';
 import { createRedirectCheck, type RedirectCheck } from './redirect.js';
+import { createRequestMetrics, type RequestMetrics } from './metrics.js';
+import { createTracing, type Tracing } from './tracing.js';
 
 export interface AppContext {
   config: Config;
@@ -24,6 +26,8 @@ export interface AppContext {
   sms: SmsSender | null;
   /** the validated redirect target for a requested redirect_to */
   redirect: RedirectCheck;
+  metrics: RequestMetrics;
+  tracing: Tracing;
 }
 
 export interface AppResources { databaseUrl: string; poolSize: number; cryptoPort: MessagePort }
@@ -39,9 +43,11 @@ export function createAppContext(config: Config, resources: AppResources, log: L
     mailer: createMailer(config, log),
     sms: createSmsSender(config.sms, log, { development: config.development }),
     redirect: createRedirectCheck(config),
+    metrics: createRequestMetrics(),
+    tracing: createTracing(config),
   };
 }
 
 export async function closeAppContext(ctx: AppContext): Promise<void> {
-  await Promise.all([ctx.db.end(), ctx.mailer.close()]);
+  await Promise.all([ctx.db.end(), ctx.mailer.close(), ctx.tracing.shutdown()]);
 }

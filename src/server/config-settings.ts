@@ -53,6 +53,10 @@ export const SETTINGS: Setting[] = [
   s('LOG_FILE', 'log.file', 'string', ''),
   s('TRACING_ENABLED', 'tracing.enabled', 'bool', false),
   s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry'] }),
+  // The standard OpenTelemetry variables (unprefixed), read here so nothing else reads the environment.
+  s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', 'http://localhost:4318', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_ENDPOINT']),
+  s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']),
+  s('OTEL_SERVICE_NAME', 'tracing.serviceName', 'string', 'gotrue', undefined, ['OTEL_SERVICE_NAME']),
   s('METRICS_ENABLED', 'metrics.enabled', 'bool', false),
   s('METRICS_EXPORTER', 'metrics.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry', 'prometheus'] }),
   s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, ['OTEL_EXPORTER_PROMETHEUS_HOST']),

@@ -40,7 +40,11 @@ export interface Config {
   workers: { http: number; crypto: number };
   db: { driver: 'postgres'; url: string; maxPoolSize: number; namespace: string };
   log: { level: LogLevel; file: string };
-  tracing: { enabled: boolean; exporter: string };
+  tracing: {
+    enabled: boolean; exporter: string;
+    /** OTLP/HTTP base endpoint; traces go to <endpoint>/v1/traces unless a traces endpoint is set */
+    otlpEndpoint: string; otlpTracesEndpoint: string; serviceName: string;
+  };
   metrics: { enabled: boolean; exporter: 'opentelemetry' | 'prometheus'; prometheusHost: string; prometheusPort: number };
   otelResourceAttributes: string;
   debug: boolean;

@@ -46,24 +46,28 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   async function handle(res: uWS.HttpResponse, snap: Snapshot, state: { aborted: boolean }): Promise<void> {
     const started = performance.now();
     let route: Route | undefined;
+    let params: Record<string, string> = {};
     let status = 500;
     let errorCode = '';
     try {
-      const answer = await dispatch(res, snap, state, (r) => { route = r; });
+      const answer = await dispatch(res, snap, state, (r, p) => { route = r; params = p; });
       status = answer.status;
       errorCode = answer.headers['x-sb-error-code'] ?? '';
       if (!state.aborted) write(res, answer, draining);
     } catch (err) {
       log.error({ err, request_id: snap.requestId }, 'response could not be written');
     }
+    const seconds = (performance.now() - started) / 1000;
+    ctx.metrics.observe(snap.method, route?.path ?? 'unmatched', status, seconds);
+    if (route) ctx.tracing.record({ method: snap.method, route: route.path, params, status, start: performance.timeOrigin + started, end: Date.now() });
     if (route?.quiet) return;
     const line = { request_id: snap.requestId, method: snap.method, path: snap.path, query: maskQuery(snap.query),
-      route: route?.path, remote_addr: snap.ip, status, duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      route: route?.path, remote_addr: snap.ip, status, duration_ms: Math.round(seconds * 100_000) / 100,
       error_code: errorCode || undefined, aborted: state.aborted || undefined };
     if (status >= 500) log.error(line, 'request completed'); else log.info(line, 'request completed');
   }
 
-  async function dispatch(res: uWS.HttpResponse, snap: Snapshot, state: { aborted: boolean }, onRoute: (r: Route) => void) {
+  async function dispatch(res: uWS.HttpResponse, snap: Snapshot, state: { aborted: boolean }, onRoute: (r: Route, params: Record<string, string>) => void) {
     const cors = corsHeaders(snap.headers.origin);
     const pre = preflight(snap.method, snap.headers);
     if (pre) return { status: pre.status, headers: pre.headers, body: '' };
@@ -71,7 +75,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       const match = ctx.router.match(snap.method, snap.path);
       if (match.kind === 'not_found') throw new ApiError(404, 'not_found', 'Not Found');
       if (match.kind === 'method_not_allowed') throw new ApiError(405, 'method_not_allowed', 'Method Not Allowed');
-      onRoute(match.route);
+      onRoute(match.route, match.params);
       const rawBody = BODY_METHODS.has(snap.method) ? await readBody(res, snap.headers, state) : Buffer.alloc(0);
       const request = toApiRequest(snap, match.route.path, match.params, rawBody);
       const response = await withTimeout(match.route.handler(request, ctx), ctx.config.api.maxRequestDurationSeconds * 1000);

@@ -22,15 +22,15 @@ async function main(command = 'serve'): Promise<number> {
   const log = createLogger(config.log);
   if (command === 'migrate') return runMigrate(config, log);
 
-  const service = await startService(config, log);
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: string) => {
-      log.info({ signal }, 'draining');
-      process.off('SIGTERM', onSignal).off('SIGINT', onSignal);
-      service.stop().then(resolve, (err) => { log.error({ err }, 'unclean stop'); resolve(); });
-    };
-    process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+  // Signals are caught from the start: one arriving while the threads are still starting stops the
+  // service as soon as it is up, instead of killing the process and orphaning the embedded database.
+  const stopRequested = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM')).once('SIGINT', () => resolve('SIGINT'));
   });
+  const service = await startService(config, log);
+  const signal = await stopRequested;
+  log.info({ signal }, 'draining');
+  await service.stop().catch((err) => log.error({ err }, 'unclean stop'));
   return 0;
 }
 

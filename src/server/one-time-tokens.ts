@@ -38,5 +38,17 @@ export async function findTokenByCode(q: Queryable, address: string, code: strin
   return null;
 }
 
+/**
+ * For gateways that generate and check codes themselves (Twilio Verify): the stored token only records
+ * that a code was sent and when; the gateway says whether the code is right. Wrong codes still count.
+ */
+export async function findTokenCheckedByGateway(q: Queryable, check: (to: string, code: string) => Promise<boolean>, address: string, code: string, types: OneTimeTokenType[], maxAttempts: number): Promise<OneTimeTokenRow | null> {
+  const candidates = await findOneTimeTokensByAddress(q, address, types);
+  if (candidates.length === 0) return null;
+  if (await check(address, code)) return candidates[0];
+  for (const row of candidates) await countFailedAttempt(q, row.id, maxAttempts);
+  return null;
+}
+
 export const isExpired = (row: OneTimeTokenRow, lifetimeSeconds: number, now = Date.now()) =>
   row.created_at.getTime() + lifetimeSeconds * 1000 < now;

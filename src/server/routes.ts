@@ -7,6 +7,17 @@ import { signup } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
+import { otp } from './routes/otp.js';
+import { magiclink } from './routes/magiclink.js';
+import { recover } from './routes/recover.js';
+import { limited } from './client-limits.js';
+import { adminListUsers, adminGetUser } from './routes/admin-users-read.js';
+import { adminCreateUser } from './routes/admin-users-create.js';
+import { adminUpdateUser } from './routes/admin-users-update.js';
+import { adminDeleteUser } from './routes/admin-users-delete.js';
+import { adminGenerateLink } from './routes/admin-generate-link.js';
+import { invite } from './routes/invite.js';
+import { adminAuditLog } from './routes/admin-audit.js';
 import { logout } from './routes/logout.js';
 import { putUser } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
@@ -15,13 +26,25 @@ import { resend } from './routes/resend.js';
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
   { method: 'GET', path: '/settings', handler: settings },
-  { method: 'POST', path: '/signup', handler: signup },
-  { method: 'POST', path: '/token', handler: token },
-  { method: 'GET', path: '/verify', handler: verifyGet },
-  { method: 'POST', path: '/verify', handler: verifyPost },
+  { method: 'POST', path: '/signup', handler: limited('signup', signup) },
+  { method: 'POST', path: '/token', handler: limited('token', token) },
+  { method: 'GET', path: '/verify', handler: limited('verify', verifyGet) },
+  { method: 'POST', path: '/verify', handler: limited('verify', verifyPost) },
   { method: 'GET', path: '/user', handler: getUser },
-  { method: 'PUT', path: '/user', handler: putUser },
+  { method: 'POST', path: '/otp', handler: limited('otp', otp) },
+  { method: 'POST', path: '/magiclink', handler: limited('otp', magiclink) },
+  { method: 'POST', path: '/recover', handler: limited('otp', recover) },
+  { method: 'GET', path: '/admin/users', handler: adminListUsers },
+  { method: 'POST', path: '/admin/users', handler: adminCreateUser },
+  { method: 'GET', path: '/admin/users/{user_id}', handler: adminGetUser },
+  { method: 'POST', path: '/admin/users/{user_id}', handler: adminCreateUser },
+  { method: 'PUT', path: '/admin/users/{user_id}', handler: adminUpdateUser },
+  { method: 'DELETE', path: '/admin/users/{user_id}', handler: adminDeleteUser },
+  { method: 'POST', path: '/admin/generate_link', handler: adminGenerateLink },
+  { method: 'POST', path: '/invite', handler: invite },
+  { method: 'GET', path: '/admin/audit', handler: adminAuditLog },
+  { method: 'PUT', path: '/user', handler: limited('otp', putUser) },
   { method: 'POST', path: '/logout', handler: logout },
   { method: 'GET', path: '/reauthenticate', handler: reauthenticate },
-  { method: 'POST', path: '/resend', handler: resend },
+  { method: 'POST', path: '/resend', handler: limited('otp', resend) },
 ];

@@ -7,6 +7,7 @@ import { withJwtSecret, type Config } from './config.js';
 import { migrate } from '../db/migrate.js';
 import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded.js';
 import { createCryptoPool, type CryptoPoolHost } from './crypto.js';
+import { startMetricsExporter, type MetricsExporter } from './metrics-exporter.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
@@ -18,6 +19,8 @@ export interface Service {
   readonly port: number;
   readonly url: string;
   readonly databaseUrl: string;
+  /** the Prometheus exporter's port, when METRICS_EXPORTER=prometheus */
+  readonly metricsPort: number | null;
   /** how many crashed HTTP threads have been replaced */
   readonly restarts: number;
   /** Fault injection for tests: makes HTTP thread `index` fail with an uncaught error. */
@@ -92,14 +95,29 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawn(i + 1)));
   log.info({ port, threads: count, connectionsPerThread: poolSize }, 'listening');
 
+  let nextMetricsId = 1;
+  const collectThreads = () => Promise.all(threads.map((worker) => new Promise<any[]>((resolve) => {
+    const id = nextMetricsId++;
+    const onMessage = (message: FromWorker) => {
+      if (message.type === 'metrics' && message.id === id) { worker.off('message', onMessage); resolve(message.metrics); }
+    };
+    worker.on('message', onMessage);
+    worker.postMessage({ type: 'metrics', id } satisfies ToWorker);
+  })));
+  let exporter: MetricsExporter | null = null;
+  if (config.metrics.enabled && config.metrics.exporter === 'prometheus') exporter = await startMetricsExporter(config.metrics, collectThreads, log);
+  else if (config.metrics.enabled) log.warn('METRICS_EXPORTER=opentelemetry is not available in this build; use prometheus');
+
   return {
     config, port, databaseUrl,
     url: `http://127.0.0.1:${port}`,
+    metricsPort: exporter?.port ?? null,
     get restarts() { return restarts; },
     failThread: (index) => threads[index]?.postMessage({ type: 'fail' } satisfies ToWorker),
     nextRestart: () => new Promise((resolve) => restartWaiters.push(resolve)),
     async stop(timeoutMs = 10_000) {
       stopping = true;
+      await exporter?.close();
       await Promise.all(threads.map((worker) => new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
         worker.postMessage({ type: 'drain', timeoutMs } satisfies ToWorker);

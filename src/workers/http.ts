@@ -7,8 +7,9 @@ import { createAppContext, closeAppContext, type AppResources } from '../server/
 import { createHttpServer } from '../server/http.js';
 
 export interface HttpWorkerData extends AppResources { config: Config; port: number; index: number }
-export type ToWorker = { type: 'drain'; timeoutMs: number } | { type: 'fail' };
-export type FromWorker = { type: 'listening'; port: number } | { type: 'drained' } | { type: 'crashed'; message: string };
+export type ToWorker = { type: 'drain'; timeoutMs: number } | { type: 'fail' } | { type: 'metrics'; id: number };
+export type FromWorker = { type: 'listening'; port: number } | { type: 'drained' } | { type: 'crashed'; message: string }
+  | { type: 'metrics'; id: number; metrics: unknown[] };
 
 const data = workerData as HttpWorkerData;
 const port = parentPort!;
@@ -37,6 +38,7 @@ port.on('message', (message: ToWorker) => {
   if (message.type === 'drain') void shutDown(message.timeoutMs).then(() => { send({ type: 'drained' }); port.close(); });
   // Fault injection for the supervision test: an error nobody catches, thrown from this thread's loop.
   if (message.type === 'fail') setImmediate(() => { throw new Error('fault injected by the supervisor'); });
+  if (message.type === 'metrics') void ctx.metrics.snapshot().then((metrics) => send({ type: 'metrics', id: message.id, metrics }));
 });
 
 const actual = await server.listen(data.config.api.host, data.port);

@@ -45,8 +45,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Starts the service on a fresh database, or on `env.DATABASE_URL` when given (then left in place). */
 export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
-  const database = await createTestDatabase();
+  const database = env.DATABASE_URL ? { url: env.DATABASE_URL, drop: async () => {} } : await createTestDatabase();
   const port = await freePort();
   const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'portcullis-log-')), 'service.log');
   const config = loadConfig({
@@ -68,7 +69,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       ...env,
     },
   });
-  const log = pino({ level: 'warn' }, pino.destination({ dest: logFile, append: true, sync: true }));
+  const log = pino({ level: 'info' }, pino.destination({ dest: logFile, append: true, sync: true }));
   const service = await startService(config, log);
   const db = new pg.Pool({ connectionString: database.url, max: 2, options: `-c search_path=${config.db.namespace}` });
   const url = `http://127.0.0.1:${service.port}`;

@@ -1,6 +1,7 @@
 // The /token grants by grant_type.
 import type { Grant } from './grant.js';
 import { password } from './password.js';
+import { pkce } from './pkce.js';
 import { refreshToken } from './refresh-token.js';
 
-export const GRANTS = new Map<string, Grant>([password, refreshToken].map((g) => [g.grantType, g]));
+export const GRANTS = new Map<string, Grant>([password, refreshToken, pkce].map((g) => [g.grantType, g]));

@@ -14,7 +14,7 @@ import { sendEmailToken, sendSmsToken } from '../deliver.js';
 import { assertSendInterval } from '../send-limits.js';
 import { readPkceParams, type PkceParams } from '../pkce.js';
 import { requestedRedirect } from '../redirect.js';
-import { actorOf } from './signup.js';
+import { actorOf, SIGNUP_FLOW_METHOD } from './signup.js';
 import type { AppContext } from '../app.js';
 import type { Handler } from '../types.js';
 
@@ -57,7 +57,7 @@ async function send(ctx: AppContext, c: Queryable, user: UserRow, r: Resend): Pr
     case 'signup': {
       if (user.email_confirmed_at) return {};
       assertSendInterval('email', user.confirmation_sent_at, ctx.config.smtp.maxFrequencySeconds);
-      if (r.pkce) await insertFlowState(c, { userId: user.id, codeChallenge: r.pkce.codeChallenge, method: r.pkce.method, authenticationMethod: 'email/signup' });
+      if (r.pkce) await insertFlowState(c, { userId: user.id, codeChallenge: r.pkce.codeChallenge, method: r.pkce.method, authenticationMethod: SIGNUP_FLOW_METHOD });
       await sendEmailToken(ctx, c, user, { kind: 'confirmation', tokenType: 'confirmation_token', to: r.address, redirectTo: r.redirectTo, pkce: !!r.pkce });
       await updateUser(c, user.id, { confirmation_sent_at: new Date() });
       await writeAudit(c, actorOf(user), 'user_confirmation_requested');

@@ -16,13 +16,21 @@ import { requestAudience } from '../authenticate.js';
 import { requestedRedirect } from '../redirect.js';
 import { signUpAnonymously } from './anonymous.js';
 import { parseChannel } from './channel.js';
+import { readPkceParams, type PkceParams } from '../pkce.js';
+import { insertFlowState } from '../../db/flow-state.js';
+import { generatePassword } from '../password-policy.js';
 import type { Handler, ApiRequest, ApiResponse } from '../types.js';
 import type { AppContext } from '../app.js';
 
 interface SignupInput {
   provider: AddressProvider; address: string; password: string; data: Record<string, unknown>;
   channel: 'sms' | 'whatsapp'; aud: string; redirectTo: string;
+  /** PKCE parameters: the confirmation link carries a pkce_ token and GET /verify answers ?code= */
+  pkce: PkceParams | null;
 }
+
+/** The flow_state authentication_method of email sign-ups (REFERENCE §4.6). */
+export const SIGNUP_FLOW_METHOD = 'email/signup';
 
 export const signup: Handler = async (req, ctx) => {
   const body = req.body();
@@ -44,12 +52,33 @@ function readInput(req: ApiRequest, ctx: AppContext, body: Record<string, unknow
   if (weak) throw new ApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
   if (email && phone) throw badRequest('Only an email address or phone number should be provided on signup.');
   const channel = parseChannel(body);
+  if (phone && body.code_challenge) throw badRequest('PKCE not supported for phone signups');
+  const pkce = readPkceParams(body);
   const provider: AddressProvider = email ? 'email' : 'phone';
   if (provider === 'email' && !ctx.config.external.emailEnabled) throw new ApiError(400, 'email_provider_disabled', 'Email signups are disabled');
   if (provider === 'phone' && !ctx.config.external.phoneEnabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone signups are disabled');
   const address = provider === 'email' ? normaliseEmail(email) : normalisePhone(phone);
   return { provider, address, password, data: objectField(body, 'data'), channel, aud: requestAudience(req, ctx),
-    redirectTo: ctx.redirect(requestedRedirect(req.headers, req.query)) };
+    redirectTo: ctx.redirect(requestedRedirect(req.headers, req.query)), pkce };
+}
+
+export interface PasswordlessSignup {
+  provider: AddressProvider; address: string; data: Record<string, unknown>;
+  channel?: 'sms' | 'whatsapp'; pkce?: PkceParams | null;
+}
+
+/**
+ * The sign-up that /magiclink and /otp perform for an unknown or unconfirmed address (REFERENCE §2.4,
+ * §2.5): the original runs its /signup handler with a generated password (33 characters for email, 64 for
+ * phone), so the same rules apply: DISABLE_SIGNUP, the confirmation mail or SMS, its max frequency.
+ */
+export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s: PasswordlessSignup): Promise<void> {
+  if (ctx.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
+  const password = generatePassword(ctx.config.password, s.provider === 'email' ? 33 : 64);
+  const input: SignupInput = { provider: s.provider, address: s.address, password, data: s.data, channel: s.channel ?? 'sms',
+    aud: requestAudience(req, ctx), redirectTo: ctx.redirect(requestedRedirect(req.headers, req.query)), pkce: s.pkce ?? null };
+  const passwordHash = await ctx.hasher.hash(password);
+  await tx(ctx.db, (c) => signUp(ctx, c, req, input, passwordHash));
 }
 
 async function signUp(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], req: ApiRequest, input: SignupInput, passwordHash: string): Promise<ApiResponse> {
@@ -79,7 +108,10 @@ async function signUp(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0
 async function sendConfirmation(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], user: UserRow, input: SignupInput, resend: boolean) {
   if (input.provider === 'email') {
     if (resend) assertSendInterval('email', user.confirmation_sent_at, ctx.config.smtp.maxFrequencySeconds);
-    await sendEmailToken(ctx, c, user, { kind: 'confirmation', tokenType: 'confirmation_token', to: input.address, redirectTo: input.redirectTo });
+    if (input.pkce) {
+      await insertFlowState(c, { userId: user.id, codeChallenge: input.pkce.codeChallenge, method: input.pkce.method, authenticationMethod: SIGNUP_FLOW_METHOD });
+    }
+    await sendEmailToken(ctx, c, user, { kind: 'confirmation', tokenType: 'confirmation_token', to: input.address, redirectTo: input.redirectTo, pkce: !!input.pkce });
   } else {
     if (resend) assertSendInterval('sms', user.confirmation_sent_at, ctx.config.sms.maxFrequencySeconds);
     await sendSmsToken(ctx, c, user, { tokenType: 'confirmation_token', to: input.address, channel: input.channel, purpose: 'confirmation' });

@@ -1,12 +1,14 @@
 // The transaction at the heart of /verify: find the live token (by link or by code), check it, apply the
-// type's effect, spend every one-time token of the user, and sign the user in. A wrong code is counted
-// and committed before the refusal is returned, so the attempt limit holds.
+// type's effect, spend every one-time token of the user, and sign the user in — or, for the link of a
+// PKCE flow, hand out the flow's auth code instead (REFERENCE §4.6). A wrong code is counted and
+// committed before the refusal is returned, so the attempt limit holds.
 import { ApiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { lockUserById } from '../../db/users.js';
+import { lockUserById, updateUser } from '../../db/users.js';
 import { deleteOneTimeTokens, type OneTimeTokenRow } from '../../db/one-time-tokens.js';
+import { findLatestFlowState, markAuthCodeIssued } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { findTokenByCode, findTokenByLink, isExpired } from '../one-time-tokens.js';
+import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from '../one-time-tokens.js';
 import { issueSession, type TokenResponse } from '../sessions/issue.js';
 import { isBanned } from '../users/user-json.js';
 import { actorOf } from '../routes/signup.js';
@@ -16,26 +18,47 @@ import type { ApiRequest } from '../types.js';
 
 export type Proof = { linkToken: string } | { address: string; code: string };
 
-export type Verified = { kind: 'session'; session: TokenResponse } | { kind: 'message'; message: string };
+export type Verified = { kind: 'session'; session: TokenResponse } | { kind: 'message'; message: string }
+  | { kind: 'code'; authCode: string };
+
+export interface ConsumeOptions {
+  /** finish a PKCE flow of this authentication method: record and return its auth code, no session */
+  flowMethod?: string;
+  /** the hash of a password to give a user who has none (POST /verify signup/invite with `password`) */
+  passwordHash?: string;
+}
 
 const linkInvalid = () => new ApiError(403, 'otp_expired', 'Email link is invalid or has expired');
 const codeInvalid = () => new ApiError(403, 'otp_expired', 'Token has expired or is invalid');
 
-export async function consumeToken(ctx: AppContext, req: ApiRequest, type: VerifyType, proof: Proof): Promise<Verified> {
+export async function consumeToken(ctx: AppContext, req: ApiRequest, type: VerifyType, proof: Proof, options: ConsumeOptions = {}): Promise<Verified> {
   const outcome = await tx(ctx.db, async (c): Promise<Verified | ApiError> => {
     const byLink = 'linkToken' in proof;
-    const row: OneTimeTokenRow | null = byLink
-      ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
-      : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, ctx.config.security.otpMaxAttempts);
+    const maxAttempts = ctx.config.security.otpMaxAttempts;
+    const gatewayCheck = type.channel === 'sms' ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
+    const row: OneTimeTokenRow | null = byLink ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
+      : gatewayCheck && !ctx.config.sms.testOtp[proof.address]
+        ? await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts)
+        : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
     const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
     if (!row || isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
     const user = await lockUserById(c, row.user_id);
     if (!user) return byLink ? linkInvalid() : codeInvalid();
     if (isBanned(user)) return new ApiError(403, 'user_banned', 'User is banned');
+    // Looked up before anything changes: without its flow, a PKCE link must leave the token unspent.
+    const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;
+    if (options.flowMethod && !flow) return new ApiError(400, 'flow_state_not_found', 'No associated flow state found. Flow State not found');
     const applied = await type.apply(ctx, c, user, row.token_type);
     if (applied.message) return { kind: 'message', message: applied.message };
+    if (options.passwordHash && !applied.user.encrypted_password) {
+      applied.user = await updateUser(c, user.id, { encrypted_password: options.passwordHash });
+    }
     await deleteOneTimeTokens(c, user.id);
     await writeAudit(c, actorOf(applied.user), user.confirmed_at ? 'login' : 'user_signedup', { provider: type.channel === 'email' ? 'email' : 'phone' });
+    if (flow) {
+      await markAuthCodeIssued(c, flow.id);
+      return { kind: 'code', authCode: flow.auth_code! };
+    }
     return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req) };
   });
   if (outcome instanceof ApiError) throw outcome;

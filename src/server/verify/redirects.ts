@@ -1,23 +1,42 @@
 // The 303 answers of GET /verify: the session, a message, or the error in the redirect target's fragment,
-// keys sorted as the original's url.Values encoding sorts them (REFERENCE §2.3, §1.3).
+// keys sorted as the original's url.Values encoding sorts them (REFERENCE §2.3, §1.3). A PKCE flow gets
+// `?code=` in the query instead of a session, and its errors in the query as well as the fragment.
 import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../types.js';
 import type { Verified } from './consume.js';
 
 const ERROR_NAMES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };
 
-function withFragment(target: string, params: Record<string, string>): ApiResponse {
-  const fragment = new URLSearchParams(Object.entries(params).sort(([a], [b]) => a.localeCompare(b))).toString();
-  return { status: 303, headers: { Location: `${target.split('#')[0]}#${fragment}` } };
+const encode = (params: Record<string, string>) =>
+  new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
+
+/** The target with `params` added to its query (existing parameters kept, same names replaced), re-encoded
+ * with sorted keys as the original's url.Values.Encode does. */
+function withQuery(target: string, params: Record<string, string>): string {
+  const [beforeFragment, fragment] = splitFragment(target);
+  const [base, query = ''] = beforeFragment.split(/\?(.*)/s);
+  const merged = Object.fromEntries(new URLSearchParams(query));
+  return `${base}?${encode({ ...merged, ...params })}${fragment === undefined ? '' : `#${fragment}`}`;
 }
 
-export function redirectWithSession(target: string, type: string, verified: Verified): ApiResponse {
-  if (verified.kind === 'message') return withFragment(target, { message: verified.message });
+function splitFragment(target: string): [string, string | undefined] {
+  const at = target.indexOf('#');
+  return at === -1 ? [target, undefined] : [target.slice(0, at), target.slice(at + 1)];
+}
+
+function withFragment(target: string, params: Record<string, string>): ApiResponse {
+  return { status: 303, headers: { Location: `${splitFragment(target)[0]}#${encode(params)}` } };
+}
+
+export function redirectWithSession(target: string, type: string, verified: Verified, pkce = false): ApiResponse {
+  if (verified.kind === 'message') return withFragment(pkce ? withQuery(target, { message: verified.message }) : target, { message: verified.message });
+  if (verified.kind === 'code') return { status: 303, headers: { Location: withQuery(target, { code: verified.authCode }) } };
   const s = verified.session;
   return withFragment(target, { access_token: s.access_token, expires_at: String(s.expires_at), expires_in: String(s.expires_in),
     refresh_token: s.refresh_token, token_type: 'bearer', type });
 }
 
-export function redirectWithError(target: string, err: ApiError): ApiResponse {
-  return withFragment(target, { error: ERROR_NAMES[err.status] ?? 'server_error', error_code: err.errorCode, error_description: err.message });
+export function redirectWithError(target: string, err: ApiError, pkce = false): ApiResponse {
+  const params = { error: ERROR_NAMES[err.status] ?? 'server_error', error_code: err.errorCode, error_description: err.message };
+  return withFragment(pkce ? withQuery(target, params) : target, params);
 }

@@ -1,0 +1,61 @@
+// Page-number pagination of admin lists (REFERENCE §2.14, the original's pagination.go and sorting.go):
+// `page` (default 1) and `per_page` (default 50), `sort=created_at asc|desc`, and the X-Total-Count and
+// Link headers. Link targets are the request's own relative path and query with `page` replaced, the
+// query keys sorted as Go's url.Values.Encode sorts them.
+import { badRequest } from '../errors.js';
+import { goQueryEscape } from '../mail/links.js';
+import type { ApiRequest } from '../types.js';
+
+export interface PageParams { page: number; perPage: number }
+
+const DEFAULT_PER_PAGE = 50;
+
+function positiveInteger(name: string, text: string | null, fallback: number): number {
+  if (text === null || text === '') return fallback;
+  // Go's strconv.ParseUint message; 0 is refused too, since page 0 and per_page 0 have no meaning.
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw badRequest(`Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
+  }
+  const value = Number(text);
+  if (value < 1) throw badRequest(`Bad Pagination Parameters: ${name} must be at least 1`);
+  return value;
+}
+
+export function parsePage(query: URLSearchParams): PageParams {
+  const page = positiveInteger('page', query.get('page'), 1);
+  const perPage = positiveInteger('per_page', query.get('per_page'), DEFAULT_PER_PAGE);
+  // The row offset must stay an exact integer for the database.
+  if (page * perPage > Number.MAX_SAFE_INTEGER) throw badRequest('Bad Pagination Parameters: page * per_page is out of range');
+  return { page, perPage };
+}
+
+/** true for ascending; only created_at may be sorted on, newest first by default. */
+export function parseCreatedAtSort(query: URLSearchParams): boolean {
+  let ascending = false;
+  for (const value of query.getAll('sort')) {
+    const [field, direction, ...rest] = value.split(' ');
+    if (field !== 'created_at') throw badRequest(`Bad Sort Parameters: bad field for sort '${field}'`);
+    if (direction === undefined || rest.length) { ascending = false; continue; }
+    const dir = direction.toUpperCase();
+    if (dir !== 'ASC' && dir !== 'DESC') {
+      throw badRequest(`Bad Sort Parameters: bad direction for sort '${direction}', only 'asc' and 'desc' allowed`);
+    }
+    ascending = dir === 'ASC';
+  }
+  return ascending;
+}
+
+export function paginationHeaders(req: ApiRequest, p: PageParams, total: number): Record<string, string> {
+  const totalPages = Math.ceil(total / p.perPage);
+  const link = (page: number) => {
+    const query = new URLSearchParams(req.query);
+    query.set('page', String(page));
+    const keys = [...new Set(query.keys())].sort();
+    const encoded = keys.flatMap((k) => query.getAll(k).map((v) => `${goQueryEscape(k)}=${goQueryEscape(v)}`)).join('&');
+    return `<${req.path}?${encoded}>`;
+  };
+  const parts: string[] = [];
+  if (totalPages > p.page) parts.push(`${link(p.page + 1)}; rel="next"`);
+  parts.push(`${link(totalPages)}; rel="last"`);
+  return { 'X-Total-Count': String(total), Link: parts.join(', ') };
+}

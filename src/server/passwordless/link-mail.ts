@@ -1,0 +1,52 @@
+// The mails that carry the user's recovery token: the magic link and the password recovery mail
+// (REFERENCE §2.5, §2.6). Both share recovery_token and recovery_sent_at, so one interval covers both.
+import { tx } from '../../db/pool.js';
+import { lockUserById, updateUser } from '../../db/users.js';
+import { insertFlowState } from '../../db/flow-state.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { sendEmailToken } from '../deliver.js';
+import { assertSendInterval, takeEmailSend } from '../send-limits.js';
+import { newOtp, otpHash } from '../tokens.js';
+import { actorOf } from '../routes/signup.js';
+import type { PkceParams } from '../pkce.js';
+import type { Config } from '../config-types.js';
+import type { AppContext } from '../app.js';
+
+export interface LinkMail { kind: 'magicLink' | 'recovery'; redirectTo: string; pkce: PkceParams | null }
+
+/** The flow_state authentication_method of each mail, which GET /verify and the pkce grant read back. */
+export const FLOW_METHOD = { magicLink: 'magiclink', recovery: 'recovery' } as const;
+
+/**
+ * Seconds between two recovery-token mails to one user. SPEC.txt gives "SMTP_MAX_FREQUENCY (default 900)"
+ * for recovery mails and "60 s" as the minimum for magic links and recovery; the original checks
+ * SMTP_MAX_FREQUENCY for both (REFERENCE §5.3). We take SMTP_MAX_FREQUENCY but never less than 60 s,
+ * which satisfies every sentence of the spec (test/magiclink.test.ts pins the 429).
+ */
+export const linkMailInterval = (config: Config) => Math.max(60, config.smtp.maxFrequencySeconds);
+
+/** Sends the mail in one transaction: a failed send leaves no token, flow or timestamp behind. */
+export async function sendLinkMail(ctx: AppContext, userId: string, mail: LinkMail): Promise<void> {
+  await tx(ctx.db, async (c) => {
+    const user = (await lockUserById(c, userId))!;
+    assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
+    if (mail.pkce) {
+      await insertFlowState(c, { userId: user.id, codeChallenge: mail.pkce.codeChallenge, method: mail.pkce.method,
+        authenticationMethod: FLOW_METHOD[mail.kind] });
+    }
+    await writeAudit(c, actorOf(user), 'user_recovery_requested');
+    await sendEmailToken(ctx, c, user, { kind: mail.kind, tokenType: 'recovery_token', to: user.email!, redirectTo: mail.redirectTo, pkce: !!mail.pkce });
+    await updateUser(c, user.id, { recovery_sent_at: new Date() });
+  });
+}
+
+/**
+ * What /recover does for an address with no account, so the answer does not reveal which addresses
+ * exist (STYLE rule 12): the same lookup has already been made, and here the same global send slot is
+ * taken (an exhausted RATE_LIMIT_EMAIL_SENT answers 429 for known and unknown addresses alike) and the
+ * same code and hash are computed. Only the SMTP exchange itself is skipped.
+ */
+export async function pretendLinkMail(ctx: AppContext, address: string): Promise<void> {
+  await takeEmailSend(ctx);
+  otpHash(address, newOtp(ctx.config.mailer.otpLength));
+}

@@ -1,0 +1,58 @@
+// POST /admin/generate_link (REFERENCE §2.15): the link a mail would carry, returned instead of sent (no
+// mail, no frequency limit), with the user's fields flattened at the top level. Following action_link
+// (GET /verify) works exactly as the mailed link would.
+import { ApiError, badRequest } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { findUserByEmail } from '../../db/users.js';
+import { findIdentitiesByUser } from '../../db/identities.js';
+import { normaliseEmail, objectField, stringField } from '../users/addresses.js';
+import { userJson } from '../users/user-json.js';
+import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
+import { issueOneTimeToken } from '../one-time-tokens.js';
+import { buildConfirmationUrl, linkPathFor } from '../mailer.js';
+import { requestedRedirect } from '../redirect.js';
+import { adminAudience, requireAdmin } from '../admin/auth.js';
+import { auditLink, LINK_PLANS } from '../admin/link-plans.js';
+import type { AppContext } from '../app.js';
+import type { ApiRequest, Handler } from '../types.js';
+
+export const adminGenerateLink: Handler = async (req, ctx) => {
+  const admin = await requireAdmin(req, ctx);
+  const body = req.body();
+  const requested = stringField(body, 'type');
+  const email = normaliseEmail(body.email);
+  if (!LINK_PLANS.has(requested)) throw badRequest(`Invalid email action link type requested: ${requested}`);
+  const aud = adminAudience(req, ctx);
+  const redirectTo = redirectOf(req, ctx, stringField(body, 'redirect_to'));
+  const existing = await findUserByEmail(ctx.db, email, aud);
+  // A magic link for an unknown address signs the user up instead, without a password (REFERENCE §2.15).
+  const type = requested === 'magiclink' && !existing ? 'signup' : requested;
+  const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, stringField(body, 'password')) : null;
+  const input = { email, newEmail: stringField(body, 'new_email'), data: objectField(body, 'data'), aud, passwordHash };
+  const response = await tx(ctx.db, async (c) => {
+    const plan = await LINK_PLANS.get(type)!(ctx, c, existing, input);
+    const issued = await issueOneTimeToken(c, { userId: plan.user.id, type: plan.tokenType, address: plan.address, length: ctx.config.mailer.otpLength });
+    await auditLink(c, admin.actor, plan, type);
+    const actionLink = buildConfirmationUrl({ externalUrl: ctx.config.api.externalUrl, path: linkPathFor(ctx.config.mailer.urlPaths, plan.kind),
+      tokenHash: issued.linkToken, type: plan.kind, redirectTo });
+    return { ...userJson(plan.user, await findIdentitiesByUser(c, plan.user.id)),
+      action_link: actionLink, email_otp: issued.otp, hashed_token: issued.linkToken, verification_type: type, redirect_to: redirectTo };
+  });
+  return { body: response };
+};
+
+// The body's redirect_to when it passes the allow-list check, else the request's (header or query),
+// else SITE_URL (REFERENCE §1.7, decisions table).
+function redirectOf(req: ApiRequest, ctx: AppContext, fromBody: string): string {
+  if (fromBody && ctx.redirect(fromBody) === fromBody) return fromBody;
+  return ctx.redirect(requestedRedirect(req.headers, req.query));
+}
+
+// A signup link for a new user needs a password, checked as POST /signup checks it.
+async function signupPasswordHash(ctx: AppContext, password: string): Promise<string> {
+  if (!password) throw badRequest('Signup requires a valid password');
+  if (isPasswordTooLong(password)) throw badRequest('Password cannot be longer than 72 characters');
+  const weak = checkPasswordStrength(password, ctx.config.password);
+  if (weak) throw new ApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
+  return ctx.hasher.hash(password);
+}

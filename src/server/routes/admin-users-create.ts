@@ -1,0 +1,72 @@
+// POST /admin/users and POST /admin/users/{user_id} (REFERENCE §2.14; the decisions table keeps both, the
+// second creating the user with the id of its path). The checks run in the original's order, then one
+// transaction writes the user, its email/phone identities, the admin's settings and the audit row.
+import { ApiError, badRequest, unprocessable } from '../errors.js';
+import { tx, type Queryable } from '../../db/pool.js';
+import { findUserById, insertUser, isEmailTaken, isPhoneTaken, type UserRow } from '../../db/users.js';
+import { findIdentitiesByUser, insertIdentity } from '../../db/identities.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
+import { userJson } from '../users/user-json.js';
+import { adminAudience, requireAdmin, type Admin } from '../admin/auth.js';
+import { UUID } from '../admin/load-user.js';
+import { storedPassword } from '../admin/password.js';
+import { mergeMetadata, readAdminUserParams, type AdminUserParams } from '../admin/user-params.js';
+import type { AppContext } from '../app.js';
+import type { Handler } from '../types.js';
+
+export const DUPLICATE_EMAIL = 'A user with this email address has already been registered';
+export const DUPLICATE_PHONE = 'Phone number already registered by another user';
+
+interface NewAdminUser { id?: string; aud: string; email?: string; phone?: string; passwordHash?: string }
+
+export const adminCreateUser: Handler = async (req, ctx) => {
+  const admin = await requireAdmin(req, ctx);
+  const params = readAdminUserParams(req.body());
+  const aud = params.aud ?? adminAudience(req, ctx);
+  if (!params.email && !params.phone) throw badRequest('Cannot create a user without either an email or phone');
+  const email = params.email ? normaliseEmail(params.email) : undefined;
+  if (email && await isEmailTaken(ctx.db, email)) throw unprocessable('email_exists', DUPLICATE_EMAIL);
+  const phone = params.phone ? normalisePhone(params.phone) : undefined;
+  if (phone && await isPhoneTaken(ctx.db, phone)) throw unprocessable('phone_exists', DUPLICATE_PHONE);
+  const id = checkedId(req.params.user_id ?? params.id);
+  const passwordHash = await storedPassword(ctx, params, false);
+  const user = await tx(ctx.db, (c) => create(ctx, c, admin, params, { id, aud, email, phone, passwordHash }));
+  return { body: user };
+};
+
+function checkedId(id: string | undefined): string | undefined {
+  if (id === undefined) return undefined;
+  if (!UUID.test(id)) throw badRequest('ID must conform to the uuid v4 format');
+  if (/^[0-]+$/.test(id)) throw badRequest('ID cannot be a nil uuid');
+  return id.toLowerCase();
+}
+
+async function create(ctx: AppContext, c: Queryable, admin: Admin, params: AdminUserParams, u: NewAdminUser) {
+  const providers: AddressProvider[] = [...(u.email ? ['email' as const] : []), ...(u.phone ? ['phone' as const] : [])];
+  const inserted = await insertUser(c, {
+    id: u.id, aud: u.aud, role: params.role ?? ctx.config.jwt.defaultGroupName, email: u.email ?? null, phone: u.phone ?? null,
+    encrypted_password: u.passwordHash ?? null, raw_user_meta_data: params.userMetadata ?? {},
+    // The original names the providers first, then merges the admin's app_metadata over them.
+    raw_app_meta_data: mergeMetadata({ provider: providers[0], providers }, params.appMetadata ?? {}),
+    banned_until: params.bannedUntil ?? null,
+  });
+  if (!inserted) throw await conflictOf(c, u);
+  for (const provider of providers) {
+    const address = provider === 'email' ? u.email! : u.phone!;
+    await insertIdentity(c, { userId: inserted.id, provider, providerId: inserted.id, data: identityData(provider, inserted.id, address, false) });
+  }
+  let user: UserRow = inserted;
+  if (params.emailConfirm && u.email) user = await confirmAddress(c, user, 'email');
+  if (params.phoneConfirm && u.phone) user = await confirmAddress(c, user, 'phone');
+  await writeAudit(c, admin.actor, 'user_signedup', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '', provider: providers[0] });
+  return userJson(user, await findIdentitiesByUser(c, user.id));
+}
+
+// The insert found its email, phone or id taken: a concurrent request won, or the path's id exists.
+async function conflictOf(c: Queryable, u: NewAdminUser): Promise<ApiError> {
+  if (u.id && await findUserById(c, u.id)) return unprocessable('user_already_exists', 'A user with this ID already exists');
+  if (u.email && await isEmailTaken(c, u.email)) return unprocessable('email_exists', DUPLICATE_EMAIL);
+  return unprocessable('phone_exists', DUPLICATE_PHONE);
+}

@@ -1,0 +1,27 @@
+// GET /admin/users (one page, newest first by default) and GET /admin/users/{user_id} (REFERENCE §2.14).
+// The list does not load identities: they render as null there, as in the original.
+import { listUsers } from '../../db/users.js';
+import { findIdentitiesByUser } from '../../db/identities.js';
+import { userJson } from '../users/user-json.js';
+import { adminAudience, requireAdmin } from '../admin/auth.js';
+import { loadUser } from '../admin/load-user.js';
+import { paginationHeaders, parseCreatedAtSort, parsePage } from '../admin/pagination.js';
+import type { Handler } from '../types.js';
+
+export const adminListUsers: Handler = async (req, ctx) => {
+  await requireAdmin(req, ctx);
+  const aud = adminAudience(req, ctx);
+  const page = parsePage(req.query);
+  const ascending = parseCreatedAtSort(req.query);
+  const { users, total } = await listUsers(ctx.db, { aud, ...page, filter: req.query.get('filter') ?? '', ascending });
+  return {
+    headers: paginationHeaders(req, page, total),
+    body: { users: users.map((u) => userJson(u, null)), aud },
+  };
+};
+
+export const adminGetUser: Handler = async (req, ctx) => {
+  await requireAdmin(req, ctx);
+  const user = await loadUser(ctx.db, req);
+  return { body: userJson(user, await findIdentitiesByUser(ctx.db, user.id)) };
+};

@@ -1,0 +1,64 @@
+// PUT /admin/users/{user_id} (REFERENCE §2.14): updates only the fields the body names (role, password,
+// email and phone with their identities, metadata, ban, then the confirmations), and
+// audits user_modified. A new address taken by another user is a 422, not a database error.
+import { unprocessable } from '../errors.js';
+import { tx, type Queryable } from '../../db/pool.js';
+import { isEmailTaken, isPhoneTaken, lockUserById, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
+import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
+import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
+import { userJson } from '../users/user-json.js';
+import { requireAdmin } from '../admin/auth.js';
+import { loadUser } from '../admin/load-user.js';
+import { storedPassword } from '../admin/password.js';
+import { mergeMetadata, readAdminUserParams, type AdminUserParams } from '../admin/user-params.js';
+import { DUPLICATE_EMAIL, DUPLICATE_PHONE } from './admin-users-create.js';
+import type { Handler } from '../types.js';
+
+export const adminUpdateUser: Handler = async (req, ctx) => {
+  const admin = await requireAdmin(req, ctx);
+  const found = await loadUser(ctx.db, req);
+  const params = readAdminUserParams(req.body());
+  const email = params.email ? normaliseEmail(params.email) : undefined;
+  const phone = params.phone ? normalisePhone(params.phone) : undefined;
+  if (email && await isEmailTaken(ctx.db, email, found.id)) throw unprocessable('email_exists', DUPLICATE_EMAIL);
+  if (phone && await isPhoneTaken(ctx.db, phone, found.id)) throw unprocessable('phone_exists', DUPLICATE_PHONE);
+  const passwordHash = await storedPassword(ctx, params, true);
+  const body = await tx(ctx.db, async (c) => {
+    const locked = (await lockUserById(c, found.id))!;
+    if (email) await setAddress(c, locked, 'email', email, params.emailConfirm);
+    if (phone) await setAddress(c, locked, 'phone', phone, params.phoneConfirm);
+    // A changed address makes links already sent to the old one untrustworthy.
+    if (email || phone) await deleteOneTimeTokens(c, locked.id);
+    let user = await updateUser(c, locked.id, changes(locked, params, email, phone, passwordHash));
+    // Confirming after the address is set, so a user given a first address gets it confirmed too.
+    if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
+    if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
+    await writeAudit(c, admin.actor, 'user_modified', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
+    return userJson(user, await findIdentitiesByUser(c, user.id));
+  });
+  return { body };
+};
+
+function changes(user: UserRow, p: AdminUserParams, email?: string, phone?: string, passwordHash?: string): UserWrite {
+  const write: UserWrite = { role: p.role, email, phone, encrypted_password: passwordHash };
+  if (p.appMetadata) write.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data, p.appMetadata);
+  if (p.userMetadata) write.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data, p.userMetadata);
+  if (p.bannedUntil !== undefined) write.banned_until = p.bannedUntil;
+  // An anonymous user given a confirmed address becomes a permanent one (REFERENCE §14.2).
+  if (user.is_anonymous && ((email && p.emailConfirm) || (phone && p.phoneConfirm))) write.is_anonymous = false;
+  return write;
+}
+
+/** Creates the address's identity, or updates the one the user has (REFERENCE §2.14). */
+async function setAddress(c: Queryable, user: UserRow, provider: AddressProvider, address: string, verified: boolean): Promise<void> {
+  const identities = await findIdentitiesByUser(c, user.id);
+  const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
+  if (identities.some((i) => i.provider === provider)) {
+    await mergeIdentityData(c, user.id, provider, { [provider]: address, [flag]: verified });
+  } else {
+    await insertIdentity(c, { userId: user.id, provider, providerId: user.id, data: identityData(provider, user.id, address, verified) });
+  }
+}

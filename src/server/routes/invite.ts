@@ -1,0 +1,39 @@
+// POST /invite (REFERENCE §2.13, §7.5): an admin invites an address. The user is created without a
+// password (or an unconfirmed one is reused), stamped invited_at, and mailed an invite link whose token
+// is a confirmation token; GET /verify type=invite then signs them in with type=invite in the fragment,
+// so the app shows a set-password form. No per-user frequency limit, as in the original.
+import { unprocessable } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { findUserByEmail, updateUser } from '../../db/users.js';
+import { findIdentitiesByUser } from '../../db/identities.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { normaliseEmail, objectField } from '../users/addresses.js';
+import { createUser } from '../users/create.js';
+import { userJson } from '../users/user-json.js';
+import { sendEmailToken } from '../deliver.js';
+import { requestedRedirect } from '../redirect.js';
+import { adminAudience, requireAdmin } from '../admin/auth.js';
+import { DUPLICATE_EMAIL } from './admin-users-create.js';
+import type { Handler } from '../types.js';
+
+export const invite: Handler = async (req, ctx) => {
+  const admin = await requireAdmin(req, ctx);
+  const body = req.body();
+  const email = normaliseEmail(body.email);
+  const data = objectField(body, 'data');
+  const aud = adminAudience(req, ctx);
+  const redirectTo = ctx.redirect(requestedRedirect(req.headers, req.query));
+  const user = await tx(ctx.db, async (c) => {
+    const existing = await findUserByEmail(c, email, aud);
+    if (existing?.email_confirmed_at) throw unprocessable('email_exists', DUPLICATE_EMAIL);
+    const invited = existing ?? (await createUser(c, { provider: 'email', address: email, aud, role: ctx.config.jwt.defaultGroupName,
+      passwordHash: null, data, confirmed: false }))?.user;
+    if (!invited) throw unprocessable('email_exists', DUPLICATE_EMAIL);   // a concurrent sign-up took the address
+    await writeAudit(c, admin.actor, 'user_invited', { user_id: invited.id, user_email: email });
+    await sendEmailToken(ctx, c, invited, { kind: 'invite', tokenType: 'confirmation_token', to: email, redirectTo });
+    const now = new Date();
+    const sent = await updateUser(c, invited.id, { invited_at: now, confirmation_sent_at: now });
+    return userJson(sent, await findIdentitiesByUser(c, sent.id));
+  });
+  return { body: user };
+};

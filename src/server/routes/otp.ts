@@ -1,0 +1,70 @@
+// POST /otp (REFERENCE §2.4): an email gets a magic link exactly as POST /magiclink; a phone gets an SMS
+// code. create_user follows the original (decisions table): true (the default) may sign the address up;
+// false with an unknown address is 422 otp_disabled.
+import { ApiError, badRequest, unprocessable } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { findUserByEmail, findUserByPhone, lockUserById, updateUser } from '../../db/users.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
+import { readPkceParams } from '../pkce.js';
+import { requestAudience } from '../authenticate.js';
+import { sendSmsToken } from '../deliver.js';
+import { assertSendInterval } from '../send-limits.js';
+import { sendMagicLink } from './magiclink.js';
+import { actorOf, signUpWithoutPassword } from './signup.js';
+import { parseChannel } from './channel.js';
+import type { Handler, ApiRequest, ApiResponse } from '../types.js';
+import type { AppContext } from '../app.js';
+
+export const otp: Handler = async (req, ctx) => {
+  const body = req.body();
+  const email = stringField(body, 'email');
+  const phone = stringField(body, 'phone');
+  if (email && phone) throw badRequest('Only an email address or phone number should be provided');
+  if (email && body.channel !== undefined && body.channel !== null && body.channel !== '') {
+    throw badRequest('Channel should only be specified with Phone OTP');
+  }
+  readPkceParams(body);
+  if (!email && !phone) throw badRequest('One of email or phone must be set');
+  if (!await mayProceed(req, ctx, body, email, phone)) throw unprocessable('otp_disabled', 'Signups not allowed for otp');
+  if (email) {
+    await sendMagicLink(req, ctx, body);
+    return { body: {} };
+  }
+  return sendSmsOtp(req, ctx, body);
+};
+
+/** create_user false: only an existing user may get a code. */
+async function mayProceed(req: ApiRequest, ctx: AppContext, body: Record<string, unknown>, email: string, phone: string): Promise<boolean> {
+  const createUser = body.create_user ?? true;
+  if (typeof createUser !== 'boolean') throw badRequest('create_user must be a boolean');
+  if (createUser) return true;
+  const aud = requestAudience(req, ctx);
+  const user = email ? await findUserByEmail(ctx.db, normaliseEmail(email), aud) : await findUserByPhone(ctx.db, normalisePhone(phone), aud);
+  return user !== null;
+}
+
+async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: Record<string, unknown>): Promise<ApiResponse> {
+  if (!ctx.config.external.phoneEnabled) throw new ApiError(400, 'phone_provider_disabled', 'Unsupported phone provider');
+  const phone = normalisePhone(stringField(body, 'phone'));
+  const channel = parseChannel(body);
+  const aud = requestAudience(req, ctx);
+  let user = await findUserByPhone(ctx.db, phone, aud);
+  if (!user?.phone_confirmed_at) {
+    // An unknown or unconfirmed number is signed up silently; its confirmation SMS is the code.
+    await signUpWithoutPassword(req, ctx, { provider: 'phone', address: phone, data: objectField(body, 'data'), channel });
+    if (!ctx.config.sms.autoconfirm) return { body: {} };
+    user = await findUserByPhone(ctx.db, phone, aud);
+    if (!user) return { body: {} };
+  }
+  const userId = user.id;
+  const { messageId } = await tx(ctx.db, async (c) => {
+    const current = (await lockUserById(c, userId))!;
+    assertSendInterval('sms', current.confirmation_sent_at, ctx.config.sms.maxFrequencySeconds);
+    await writeAudit(c, actorOf(current), 'user_recovery_requested');
+    const sent = await sendSmsToken(ctx, c, current, { tokenType: 'confirmation_token', to: phone, channel, purpose: 'confirmation' });
+    await updateUser(c, userId, { confirmation_sent_at: new Date() });
+    return sent;
+  });
+  return { body: messageId ? { message_id: messageId } : {} };
+}

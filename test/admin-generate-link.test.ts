@@ -1,0 +1,156 @@
+// POST /admin/generate_link (REFERENCE §2.15): every link type returns the link a mail would carry,
+// sends nothing, and following the link (GET /verify) signs the user in. The email_change types are
+// checked up to the stored tokens: GET /verify type=email_change is not in this tree yet.
+import t, { type Test } from 'tap';
+import { startTestService, type TestService } from './helpers/server.js';
+import { startSmtpServer } from './helpers/smtp.js';
+import { adminToken, fragmentOf } from './helpers/admin.js';
+
+const smtp = await startSmtpServer();
+const api: TestService = await startTestService({ AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com' });
+t.teardown(async () => { await api.stop(); await smtp.close(); });
+const admin = await adminToken();
+const SITE = 'http://localhost:3000';
+
+const generate = (body: Record<string, unknown>, query = '') => api.request('POST', `/admin/generate_link${query}`, { token: admin, body });
+const follow = (actionLink: string) => { const u = new URL(actionLink); return api.request('GET', u.pathname + u.search); };
+const signIn = (email: string, password: string) => api.request('POST', '/token?grant_type=password', { body: { email, password } });
+async function confirmedUser(email: string) {
+  const res = await api.request('POST', '/admin/users', { token: admin, body: { email, password: 'link-test-pass', email_confirm: true } });
+  if (res.status !== 200) throw new Error(res.text);
+  return res.body;
+}
+
+/** Follows the link and checks that it lands on SITE_URL with a working session of `type`. */
+async function assertFollowedToSession(t: Test, link: string, type: string, email: string, target = SITE) {
+  const res = await follow(link);
+  t.equal(res.status, 303);
+  const location = res.headers.get('location')!;
+  t.ok(location.startsWith(`${target}#`), `redirects to ${target}`);
+  const fragment = fragmentOf(location);
+  t.strictSame(Object.keys(fragment).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'type']);
+  t.equal(fragment.type, type);
+  const me = await api.request('GET', '/user', { token: fragment.access_token });
+  t.equal(me.status, 200);
+  t.equal(me.body.email, email);
+  t.ok(me.body.email_confirmed_at, 'the address is confirmed');
+  const reuse = await follow(link);
+  t.equal(fragmentOf(reuse.headers.get('location')).error_code, 'otp_expired', 'a link works once');
+}
+
+t.test('signup with password and data: the whole answer, the link followed, the password usable', async (t) => {
+  const res = await generate({ type: 'signup', email: 'New@Example.com', password: 'signup-pass', data: { full_name: 'Newton' } });
+  t.equal(res.status, 200);
+  const b = res.body;
+  t.match(b.email_otp, /^\d{6}$/);
+  t.match(b.hashed_token, /^[0-9a-f]{56}$/);
+  t.equal(b.action_link, `${api.url}/verify?token=${b.hashed_token}&type=signup&redirect_to=${SITE}`);
+  t.strictSame([b.verification_type, b.redirect_to, b.email, b.aud, b.role], ['signup', SITE, 'new@example.com', 'authenticated', 'authenticated']);
+  t.match(b, { id: /^[0-9a-f-]{36}$/, confirmation_sent_at: String, created_at: String, user_metadata: { full_name: 'Newton' },
+    app_metadata: { provider: 'email', providers: ['email'] }, identities: [{ provider: 'email' }] });
+  t.notOk('email_confirmed_at' in b);
+  t.equal((await signIn('new@example.com', 'signup-pass')).body.error_code, 'email_not_confirmed');
+  await assertFollowedToSession(t, b.action_link, 'signup', 'new@example.com');
+  t.equal((await signIn('new@example.com', 'signup-pass')).status, 200);
+});
+
+t.test('signup refusals: no password for a new user, a weak one, a confirmed address', async (t) => {
+  const none = await generate({ type: 'signup', email: 'nopass@example.com' });
+  t.strictSame([none.status, none.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Signup requires a valid password' }]);
+  const weak = await generate({ type: 'signup', email: 'weak@example.com', password: '1' });
+  t.equal(weak.status, 422);
+  t.equal(weak.body.error_code, 'weak_password');
+  await confirmedUser('confirmed@example.com');
+  for (const type of ['signup', 'invite']) {
+    const dup = await generate({ type, email: 'confirmed@example.com', password: 'whatever-pass' });
+    t.strictSame([dup.status, dup.body], [422, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' }], type);
+  }
+});
+
+t.test('magiclink for a known user uses the recovery path and signs in as magiclink', async (t) => {
+  await confirmedUser('magic@example.com');
+  const res = await generate({ type: 'magiclink', email: 'magic@example.com' });
+  t.equal(res.status, 200);
+  t.equal(res.body.verification_type, 'magiclink');
+  t.equal(res.body.action_link, `${api.url}/verify?token=${res.body.hashed_token}&type=magiclink&redirect_to=${SITE}`);
+  t.match(res.body, { recovery_sent_at: String });
+  await assertFollowedToSession(t, res.body.action_link, 'magiclink', 'magic@example.com');
+});
+
+t.test('magiclink for an unknown address becomes a signup link', async (t) => {
+  const res = await generate({ type: 'magiclink', email: 'stranger@example.com' });
+  t.equal(res.status, 200);
+  t.equal(res.body.verification_type, 'signup');
+  t.match(res.body.action_link, /&type=signup&/);
+  await assertFollowedToSession(t, res.body.action_link, 'signup', 'stranger@example.com');
+});
+
+t.test('recovery: link and email_otp both work; unknown address is a 404', async (t) => {
+  await confirmedUser('forgot@example.com');
+  const res = await generate({ type: 'recovery', email: 'forgot@example.com' });
+  t.equal(res.status, 200);
+  t.equal(res.body.action_link, `${api.url}/verify?token=${res.body.hashed_token}&type=recovery&redirect_to=${SITE}`);
+  await assertFollowedToSession(t, res.body.action_link, 'recovery', 'forgot@example.com');
+  const again = await generate({ type: 'recovery', email: 'forgot@example.com' });
+  const byCode = await api.request('POST', '/verify', { body: { type: 'recovery', email: 'forgot@example.com', token: again.body.email_otp } });
+  t.equal(byCode.status, 200);
+  t.ok(byCode.body.access_token);
+  const unknown = await generate({ type: 'recovery', email: 'nobody@example.com' });
+  t.strictSame([unknown.status, unknown.body], [404, { code: 404, error_code: 'user_not_found', msg: 'User with this email not found' }]);
+});
+
+t.test('invite creates an invited user without a password; the link signs in with type=invite', async (t) => {
+  const res = await generate({ type: 'invite', email: 'guest@example.com', data: { team: 'blue' } });
+  t.equal(res.status, 200);
+  t.match(res.body, { invited_at: String, confirmation_sent_at: String, user_metadata: { team: 'blue' }, verification_type: 'invite' });
+  t.equal(res.body.action_link, `${api.url}/verify?token=${res.body.hashed_token}&type=invite&redirect_to=${SITE}`);
+  const { rows } = await api.db.query('select encrypted_password from users where id = $1', [res.body.id]);
+  t.equal(rows[0].encrypted_password, null);
+  await assertFollowedToSession(t, res.body.action_link, 'invite', 'guest@example.com');
+});
+
+t.test('email_change_current and email_change_new: link type email_change, tokens bound to each address', async (t) => {
+  const user = await confirmedUser('old@example.com');
+  const current = await generate({ type: 'email_change_current', email: 'old@example.com', new_email: 'New-Address@example.com' });
+  t.equal(current.status, 200);
+  t.equal(current.body.new_email, 'new-address@example.com');
+  t.match(current.body, { email_change_sent_at: String, verification_type: 'email_change_current' });
+  t.equal(current.body.action_link, `${api.url}/verify?token=${current.body.hashed_token}&type=email_change&redirect_to=${SITE}`);
+  const next = await generate({ type: 'email_change_new', email: 'old@example.com', new_email: 'new-address@example.com' });
+  t.equal(next.status, 200);
+  t.match(next.body.action_link, /&type=email_change&/);
+  const { rows } = await api.db.query('select token_type, relates_to from one_time_tokens where user_id = $1 order by token_type', [user.id]);
+  t.strictSame(rows, [{ token_type: 'email_change_token_current', relates_to: 'old@example.com' },
+    { token_type: 'email_change_token_new', relates_to: 'new-address@example.com' }]);
+  await confirmedUser('occupied@example.com');
+  const dup = await generate({ type: 'email_change_new', email: 'old@example.com', new_email: 'occupied@example.com' });
+  t.strictSame([dup.status, dup.body.error_code], [422, 'email_exists']);
+  const unknown = await generate({ type: 'email_change_new', email: 'ghost@example.com', new_email: 'x@example.com' });
+  t.strictSame([unknown.status, unknown.body.error_code], [404, 'user_not_found']);
+});
+
+t.test('redirect_to: an allowed body value is used, a foreign one falls back to SITE_URL', async (t) => {
+  await confirmedUser('redirect@example.com');
+  const allowed = await generate({ type: 'magiclink', email: 'redirect@example.com', redirect_to: `${SITE}/welcome` });
+  t.equal(allowed.body.redirect_to, `${SITE}/welcome`);
+  t.match(allowed.body.action_link, /&redirect_to=http:\/\/localhost:3000\/welcome$/);
+  await assertFollowedToSession(t, allowed.body.action_link, 'magiclink', 'redirect@example.com', `${SITE}/welcome`);
+  const foreign = await generate({ type: 'magiclink', email: 'redirect@example.com', redirect_to: 'https://evil.example/steal' });
+  t.equal(foreign.body.redirect_to, SITE);
+});
+
+t.test('bad type and bad email are 400s; nothing was ever mailed', async (t) => {
+  const type = await generate({ type: 'sms', email: 'a@example.com' });
+  t.strictSame([type.status, type.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Invalid email action link type requested: sms' }]);
+  const email = await generate({ type: 'recovery', email: 'nope' });
+  t.strictSame([email.status, email.body.error_code], [400, 'validation_failed']);
+  t.equal(smtp.mails.length, 0, 'generate_link sends no mail');
+});
+
+t.test('each generated link is audited under the admin', async (t) => {
+  const { rows } = await api.db.query(`select payload from audit_log_entries where payload -> 'traits' ? 'link_type' order by created_at`);
+  t.strictSame([...new Set(rows.map((r: any) => r.payload.traits.link_type))].sort(),
+    ['email_change_current', 'email_change_new', 'invite', 'magiclink', 'recovery', 'signup']);
+  t.ok(rows.every((r: any) => r.payload.actor_id === '00000000-0000-0000-0000-000000000000' && r.payload.actor_username === 'service_role'));
+  t.match(rows.find((r: any) => r.payload.traits.link_type === 'invite').payload, { action: 'user_invited', log_type: 'team' });
+});

@@ -1,0 +1,92 @@
+// POST /otp (REFERENCE §2.4): email → the magic link of /magiclink; phone → an SMS code through the
+// gateway fake; create_user as the decisions table says.
+import t from 'tap';
+import { startMailStack, linkOf, codeOf } from './helpers/passwordless.js';
+
+const stack = await startMailStack({}, { sms: true });
+const { api, smtp } = stack;
+const sms = stack.sms!;
+t.teardown(() => stack.stop());
+
+const smsCode = (body: string) => /(\d{6})/.exec(body)![1];
+
+t.test('email: a new address is signed up with data and gets the confirmation mail with link and code', async (t) => {
+  const res = await api.request('POST', '/otp', { body: { email: 'otto@example.com', data: { name: 'Otto' } } });
+  t.equal(res.status, 200);
+  t.strictSame(res.body, {});
+  const mail = await smtp.waitForMail('otto@example.com');
+  t.equal(linkOf(mail).type, 'signup');
+  const verified = await api.request('POST', '/verify', { body: { type: 'email', email: 'otto@example.com', token: codeOf(mail) } });
+  t.equal(verified.status, 200);
+  t.equal(verified.body.user.user_metadata.name, 'Otto');
+  t.ok(verified.body.user.email_confirmed_at);
+});
+
+t.test('email: a confirmed user gets a magic link whose code verifies as type email', async (t) => {
+  const res = await api.request('POST', '/otp', { body: { email: 'otto@example.com', create_user: false } });
+  t.equal(res.status, 200);
+  const mail = await smtp.waitForMail('otto@example.com');
+  t.equal(mail.subject, 'Your Magic Link');
+  const verified = await api.request('POST', '/verify', { body: { type: 'email', email: 'otto@example.com', token: codeOf(mail) } });
+  t.equal(verified.status, 200);
+  t.equal(verified.body.type, 'email');
+});
+
+t.test('create_user false with an unknown address: 422 otp_disabled and nothing sent', async (t) => {
+  const before = smtp.mails.length;
+  const res = await api.request('POST', '/otp', { body: { email: 'stranger@example.com', create_user: false } });
+  t.equal(res.status, 422);
+  t.strictSame(res.body, { code: 422, error_code: 'otp_disabled', msg: 'Signups not allowed for otp' });
+  const phone = await api.request('POST', '/otp', { body: { phone: '+15550001111', create_user: false } });
+  t.strictSame(phone.body, { code: 422, error_code: 'otp_disabled', msg: 'Signups not allowed for otp' });
+  t.equal(smtp.mails.length, before);
+  t.equal((await api.db.query("select 1 from users where email = 'stranger@example.com' or phone = '15550001111'")).rowCount, 0);
+});
+
+t.test('phone: a new number is signed up silently; the SMS code confirms it', async (t) => {
+  const res = await api.request('POST', '/otp', { body: { phone: '+1 555 000 2222' } });
+  t.equal(res.status, 200);
+  t.strictSame(res.body, {});
+  const message = await sms.waitForMessage('15550002222');
+  const verified = await api.request('POST', '/verify', { body: { type: 'sms', phone: '+15550002222', token: smsCode(message.body) } });
+  t.equal(verified.status, 200);
+  t.equal(verified.body.user.phone, '15550002222');
+  t.ok(verified.body.user.phone_confirmed_at);
+  t.notOk('type' in verified.body, 'phone verifications return no type');
+});
+
+t.test('phone: a confirmed user gets a code and the gateway message id', async (t) => {
+  await api.db.query("update users set confirmation_sent_at = now() - interval '1 hour' where phone = '15550002222'");
+  const res = await api.request('POST', '/otp', { body: { phone: '+15550002222', create_user: false } });
+  t.equal(res.status, 200);
+  const message = await sms.waitForMessage('15550002222');
+  t.strictSame(res.body, { message_id: message.id });
+  const again = await api.request('POST', '/otp', { body: { phone: '+15550002222' } });
+  t.equal(again.status, 429);
+  t.equal(again.body.error_code, 'over_sms_send_rate_limit');
+  const verified = await api.request('POST', '/verify', { body: { type: 'sms', phone: '+15550002222', token: smsCode(message.body) } });
+  t.equal(verified.status, 200);
+});
+
+t.test('validation errors in the original\'s order', async (t) => {
+  const cases: Array<[unknown, number, string, string]> = [
+    [{ email: 'a@example.com', phone: '+15550003333' }, 400, 'validation_failed', 'Only an email address or phone number should be provided'],
+    [{ email: 'a@example.com', channel: 'sms' }, 400, 'validation_failed', 'Channel should only be specified with Phone OTP'],
+    [{}, 400, 'validation_failed', 'One of email or phone must be set'],
+    [{ email: 'a@example.com', code_challenge_method: 's256' }, 400, 'validation_failed', 'PKCE flow requires code_challenge_method and code_challenge'],
+    [{ phone: '12' }, 400, 'validation_failed', 'Invalid phone number format (E.164 required)'],
+    [{ email: 'bad' }, 400, 'validation_failed', 'Unable to validate email address: invalid format'],
+    [{ phone: '+15550003333', channel: 'pigeon' }, 400, 'validation_failed', "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider."],
+  ];
+  for (const [body, status, code, msg] of cases) {
+    const res = await api.request('POST', '/otp', { body });
+    t.strictSame({ status: res.status, body: res.body }, { status, body: { code: status, error_code: code, msg } }, JSON.stringify(body));
+  }
+});
+
+t.test('phone provider off: 400 phone_provider_disabled "Unsupported phone provider"', async (t) => {
+  const off = await (await import('./helpers/server.js')).startTestService();
+  t.teardown(() => off.stop());
+  const res = await off.request('POST', '/otp', { body: { phone: '+15550004444' } });
+  t.strictSame(res.body, { code: 400, error_code: 'phone_provider_disabled', msg: 'Unsupported phone provider' });
+});

@@ -1,0 +1,223 @@
+// POST /signup over email and phone (REFERENCE §2.1) with real mail and the SMS gateway fake, and the
+// confirmation through /verify.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { startSmtpServer } from './helpers/smtp.js';
+import { startSmsGatewayFake } from './helpers/sms.js';
+
+const smtp = await startSmtpServer();
+const sms = await startSmsGatewayFake();
+const api = await startTestService({
+  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
+  AUTH_SMTP_SENDER_NAME: 'Example', AUTH_PASSWORD_REQUIRED_CHARACTERS: 'abcdefghijklmnopqrstuvwxyz:0123456789',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123', AUTH_SMS_TWILIO_AUTH_TOKEN: 'tok', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+  AUTH_URI_ALLOW_LIST: 'https://app.example.com/**',
+});
+t.teardown(async () => { await api.stop(); await smtp.close(); await sms.close(); });
+
+const signup = (body: unknown, path = '/signup') => api.request('POST', path, { body });
+const userCount = async (email: string) => Number((await api.db.query('select count(*) from users where lower(email) = $1', [email])).rows[0].count);
+
+t.test('validation errors, in the original\'s order', async (t) => {
+  const cases: Array<[unknown, number, string, string]> = [
+    [{ email: 'a@example.com' }, 400, 'validation_failed', 'Signup requires a valid password'],
+    [{ email: 'a@example.com', password: 'a1'.repeat(37) }, 400, 'validation_failed', 'Password cannot be longer than 72 characters'],
+    [{ email: 'a@example.com', phone: '15551234567', password: 'secret99' }, 400, 'validation_failed', 'Only an email address or phone number should be provided on signup.'],
+    [{ email: 'not-an-email', password: 'secret99' }, 400, 'validation_failed', 'Unable to validate email address: invalid format'],
+    [{ email: `${'x'.repeat(250)}@example.com`, password: 'secret99' }, 400, 'validation_failed', 'An email address is too long'],
+    [{ phone: '+12', password: 'secret99' }, 400, 'validation_failed', 'Invalid phone number format (E.164 required)'],
+    [{ phone: '15551234567', password: 'secret99', channel: 'pigeon' }, 400, 'validation_failed',
+      "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider."],
+    [{ email: 5, password: 'secret99' }, 400, 'validation_failed', 'email must be a string'],
+  ];
+  for (const [body, status, code, msg] of cases) {
+    const res = await signup(body);
+    t.strictSame({ status: res.status, body: res.body }, { status, body: { code: status, error_code: code, msg } }, msg);
+  }
+});
+
+t.test('a weak password is one 422 with every reason', async (t) => {
+  const res = await signup({ email: 'weak@example.com', password: 'ABC' });
+  t.equal(res.status, 422);
+  t.strictSame(res.body, {
+    code: 422, error_code: 'weak_password',
+    msg: 'Password should be at least 6 characters. Password should contain at least one character of each: abcdefghijklmnopqrstuvwxyz, 0123456789.',
+    weak_password: { reasons: ['length', 'characters'] },
+  });
+  t.equal(res.headers.get('x-sb-error-code'), 'weak_password');
+  t.equal(await userCount('weak@example.com'), 0);
+});
+
+t.test('email signup: user answered, confirmation mail sent, link confirms and signs in', async (t) => {
+  const res = await signup({ email: 'Alice@Example.com', password: 'secret99', data: { plan: 'pro' } });
+  t.equal(res.status, 200);
+  const user = res.body;
+  t.match(user, {
+    aud: 'authenticated', role: 'authenticated', email: 'alice@example.com', phone: '',
+    app_metadata: { provider: 'email', providers: ['email'] },
+    user_metadata: { plan: 'pro', sub: user.id, email: 'alice@example.com', email_verified: false, phone_verified: false },
+    is_anonymous: false,
+  });
+  t.type(user.confirmation_sent_at, 'string');
+  t.notOk('email_confirmed_at' in user, 'not confirmed yet');
+  t.equal(user.identities.length, 1);
+  t.match(user.identities[0], { id: user.id, user_id: user.id, provider: 'email', email: 'alice@example.com' });
+
+  const mail = await smtp.waitForMail('alice@example.com');
+  t.equal(mail.subject, 'Confirm Your Signup');
+  t.equal(mail.fromAddress, 'noreply@example.com');
+  t.equal(mail.fromName, 'Example');
+  const link = new URL(mail.link!);
+  t.equal(link.origin, api.url);
+  t.equal(link.pathname, '/verify');
+  t.equal(link.searchParams.get('type'), 'signup');
+  t.equal(link.searchParams.get('redirect_to'), 'http://localhost:3000');
+  t.match(link.searchParams.get('token'), /^[0-9a-f]{56}$/);
+  t.match(mail.text, /\b\d{6}\b/, 'the mail carries the numeric code too');
+  const stored = await api.db.query('select token_hash from one_time_tokens where user_id = $1', [user.id]);
+  t.not(stored.rows[0].token_hash, link.searchParams.get('token'), 'only a hash of the link token is stored');
+
+  const early = await api.request('POST', '/token?grant_type=password', { body: { email: 'alice@example.com', password: 'secret99' } });
+  t.strictSame(early.body, { code: 400, error_code: 'email_not_confirmed', msg: 'Email not confirmed' });
+
+  const verified = await api.request('GET', link.pathname + link.search);
+  t.equal(verified.status, 303);
+  const location = new URL(verified.headers.get('location')!);
+  t.equal(location.origin + location.pathname, 'http://localhost:3000/');
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  t.same([...fragment.keys()], ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'type'], 'sorted keys');
+  t.equal(fragment.get('type'), 'signup');
+  t.equal(fragment.get('token_type'), 'bearer');
+  t.equal(fragment.get('expires_in'), '3600');
+  const me = await api.request('GET', '/user', { token: fragment.get('access_token')! });
+  t.equal(me.status, 200);
+  t.type(me.body.email_confirmed_at, 'string');
+  t.equal(me.body.user_metadata.email_verified, true);
+
+  const again = await api.request('GET', link.pathname + link.search);
+  t.equal(again.status, 303);
+  t.equal(new URL(again.headers.get('location')!).hash,
+    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired', 'a link works once');
+
+  const login = await api.request('POST', '/token?grant_type=password', { body: { email: 'ALICE@example.com', password: 'secret99' } });
+  t.equal(login.status, 200, 'emails match case-insensitively');
+});
+
+t.test('redirect_to: allowed targets are kept, others fall back to SITE_URL', async (t) => {
+  await signup({ email: 'redirect-ok@example.com', password: 'secret99' }, '/signup?redirect_to=https://app.example.com/welcome');
+  const ok = new URL((await smtp.waitForMail('redirect-ok@example.com')).link!);
+  t.equal(ok.searchParams.get('redirect_to'), 'https://app.example.com/welcome');
+  await signup({ email: 'redirect-bad@example.com', password: 'secret99' }, '/signup?redirect_to=https://evil.example.net/steal');
+  const bad = new URL((await smtp.waitForMail('redirect-bad@example.com')).link!);
+  t.equal(bad.searchParams.get('redirect_to'), 'http://localhost:3000');
+  const followed = await api.request('GET', ok.pathname + ok.search);
+  t.match(followed.headers.get('location'), /^https:\/\/app\.example\.com\/welcome#access_token=/);
+});
+
+t.test('POST /verify with the code returns the session and its type', async (t) => {
+  await signup({ email: 'code@example.com', password: 'secret99' });
+  const code = (await smtp.waitForMail('code@example.com')).text.match(/\b(\d{6})\b/)![1];
+  const wrong = await api.request('POST', '/verify', { body: { type: 'signup', email: 'code@example.com', token: code === '000000' ? '111111' : '000000' } });
+  t.strictSame(wrong.body, { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
+  const res = await api.request('POST', '/verify', { body: { type: 'signup', email: 'Code@example.com', token: code } });
+  t.equal(res.status, 200);
+  t.equal(res.body.type, 'signup');
+  t.same(Object.keys(res.body).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'type', 'user']);
+});
+
+t.test('duplicate of a confirmed user: a fabricated user of the same shape, nothing sent', async (t) => {
+  const real = await signup({ email: 'dup@example.com', password: 'secret99' });
+  const link = new URL((await smtp.waitForMail('dup@example.com')).link!);
+  await api.request('GET', link.pathname + link.search);
+  const before = smtp.mails.length;
+  const fake = await signup({ email: 'dup@example.com', password: 'other-pass1' });
+  t.equal(fake.status, 200);
+  t.not(fake.body.id, real.body.id, 'a fabricated id');
+  t.same(Object.keys(fake.body).sort(), Object.keys(real.body).sort(), 'the same keys as a real answer');
+  t.same(Object.keys(fake.body.identities[0]).sort(), Object.keys(real.body.identities[0]).sort());
+  t.same(Object.keys(fake.body.user_metadata).sort(), Object.keys(real.body.user_metadata).sort());
+  t.equal(smtp.mails.length, before, 'no mail');
+  t.equal(await userCount('dup@example.com'), 1);
+  const audit = await api.db.query("select count(*) from audit_log_entries where payload->>'action' = 'user_repeated_signup'");
+  t.equal(Number(audit.rows[0].count), 1, 'audited');
+});
+
+t.test('duplicate of an unconfirmed user re-sends within the frequency limit', async (t) => {
+  const first = await signup({ email: 'pending@example.com', password: 'secret99' });
+  await smtp.waitForMail('pending@example.com');
+  const soon = await signup({ email: 'pending@example.com', password: 'secret99' });
+  t.equal(soon.status, 429);
+  t.equal(soon.body.error_code, 'over_email_send_rate_limit');
+  t.match(soon.body.msg, /^For security purposes, you can only request this after (899|900) seconds\.$/);
+  await api.db.query("update users set confirmation_sent_at = now() - interval '901 seconds' where id = $1", [first.body.id]);
+  const later = await signup({ email: 'pending@example.com', password: 'different9' });
+  t.equal(later.status, 200);
+  t.equal(later.body.id, first.body.id, 'the same, real user');
+  await smtp.waitForMail('pending@example.com');
+});
+
+t.test('simultaneous signups of one address create one user and never a 500', async (t) => {
+  const answers = await Promise.all(Array.from({ length: 8 }, () => signup({ email: 'race@example.com', password: 'secret99' })));
+  // A request that loses the insert race answers with the winner's user; one that starts after the
+  // winner committed is a re-send inside the frequency limit (429), as a sequential duplicate would be.
+  t.ok(answers.every((a) => a.status === 200 || a.status === 429), 'only 200 or 429');
+  const created = answers.filter((a) => a.status === 200);
+  t.ok(created.length >= 1);
+  t.equal(new Set(created.map((a) => a.body.id)).size, 1, 'every success names the one user');
+  for (const refused of answers.filter((a) => a.status === 429)) t.equal(refused.body.error_code, 'over_email_send_rate_limit');
+  t.equal(await userCount('race@example.com'), 1);
+  const mails = smtp.mails.filter((m) => m.to === 'race@example.com');
+  t.equal(mails.length, 1, 'one confirmation mail');
+});
+
+t.test('a mail that cannot be sent fails the request and leaves no user behind', async (t) => {
+  smtp.failNext(554, 'mailbox unavailable');
+  const res = await signup({ email: 'bounce@example.com', password: 'secret99' });
+  t.equal(res.status, 500);
+  t.equal(res.body.error_code, 'unexpected_failure');
+  t.equal(res.body.msg, 'Error sending confirmation email');
+  t.type(res.body.error_id, 'string');
+  t.equal(await userCount('bounce@example.com'), 0);
+});
+
+t.test('phone signup: SMS through the gateway, then POST /verify type sms', async (t) => {
+  const res = await signup({ phone: '+1 555 123 4567', password: 'secret99' });
+  t.equal(res.status, 200);
+  t.equal(res.body.phone, '15551234567', 'stored as E.164 digits');
+  t.match(res.body.app_metadata, { provider: 'phone', providers: ['phone'] });
+  const message = await sms.waitForMessage('+15551234567');
+  t.equal(message.gateway, 'twilio');
+  const code = message.body.match(/^Your code is (\d{6})$/)![1];
+  const wrong = await api.request('POST', '/verify', { body: { type: 'sms', phone: '15551234567', token: code === '123456' ? '654321' : '123456' } });
+  t.strictSame(wrong.body, { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
+  const ok = await api.request('POST', '/verify', { body: { type: 'sms', phone: '+15551234567', token: code } });
+  t.equal(ok.status, 200);
+  t.notOk('type' in ok.body, 'the phone variant has no type');
+  t.type(ok.body.user.phone_confirmed_at, 'string');
+  const login = await api.request('POST', '/token?grant_type=password', { body: { phone: '+15551234567', password: 'secret99' } });
+  t.equal(login.status, 200);
+});
+
+t.test('a failing SMS gateway is 422 sms_send_failed and leaves no user', async (t) => {
+  sms.failNext('twilio');
+  const res = await signup({ phone: '+15557654321', password: 'secret99' });
+  t.equal(res.status, 422);
+  t.equal(res.body.error_code, 'sms_send_failed');
+  t.match(res.body.msg, /^Error sending confirmation OTP to provider: /);
+  const rows = await api.db.query("select count(*) from users where phone = '15557654321'");
+  t.equal(Number(rows.rows[0].count), 0);
+});
+
+t.test('a confirmation link expires after MAILER_OTP_EXP (default one day)', async (t) => {
+  const res = await signup({ email: 'late@example.com', password: 'secret99' });
+  const link = new URL((await smtp.waitForMail('late@example.com')).link!);
+  await api.db.query("update one_time_tokens set created_at = now() - interval '86401 seconds' where user_id = $1", [res.body.id]);
+  const late = await api.request('GET', link.pathname + link.search);
+  t.equal(new URL(late.headers.get('location')!).hash,
+    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired');
+  const post = await api.request('POST', '/verify', { body: { type: 'signup', token_hash: link.searchParams.get('token') } });
+  t.strictSame(post.body, { code: 403, error_code: 'otp_expired', msg: 'Email link is invalid or has expired' });
+  const user = await api.db.query('select email_confirmed_at from users where id = $1', [res.body.id]);
+  t.equal(user.rows[0].email_confirmed_at, null, 'still unconfirmed');
+});

@@ -1,0 +1,154 @@
+// POST /token?grant_type=password (REFERENCE §2.2), the access token's claims (§3.1), and GET /user's
+// authentication checks (§1.5).
+import t from 'tap';
+import bcrypt from 'bcryptjs';
+import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { JWT_SECRET, startTestService } from './helpers/server.js';
+
+const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_AUTOCONFIRM: 'true' });
+t.teardown(() => api.stop());
+const key = new TextEncoder().encode(JWT_SECRET);
+const login = (body: unknown) => api.request('POST', '/token?grant_type=password', { body });
+
+const alice = (await api.request('POST', '/signup', { body: { email: 'alice@example.com', password: 'correct-horse', data: { name: 'Alice' } } })).body;
+
+t.test('error rows', async (t) => {
+  const cases: Array<[unknown, number, string, string]> = [
+    [{ email: 'alice@example.com', phone: '15550001111', password: 'x' }, 400, 'validation_failed', 'Only an email address or phone number should be provided on login.'],
+    [{ password: 'x' }, 400, 'validation_failed', 'missing email or phone'],
+    [{ email: 'alice@example.com', password: 'wrong-password' }, 400, 'invalid_credentials', 'Invalid login credentials'],
+    [{ email: 'nobody@example.com', password: 'correct-horse' }, 400, 'invalid_credentials', 'Invalid login credentials'],
+    [{ phone: '+15550009999', password: 'correct-horse' }, 400, 'invalid_credentials', 'Invalid login credentials'],
+    [{ email: 'alice@example.com', password: 12 }, 400, 'validation_failed', 'password must be string'],
+  ];
+  for (const [body, status, code, msg] of cases) {
+    const res = await login(body);
+    t.strictSame({ status: res.status, body: res.body }, { status, body: { code: status, error_code: code, msg } }, msg);
+  }
+  const unsupported = await api.request('POST', '/token?grant_type=magic', { body: {} });
+  t.strictSame(unsupported.body, { code: 400, error_code: 'invalid_credentials', msg: 'unsupported_grant_type' });
+  const missing = await api.request('POST', '/token', { body: {} });
+  t.equal(missing.status, 400);
+});
+
+t.test('an unknown user and a wrong password get the same answer after the same work', async (t) => {
+  const unknown = await login({ email: 'ghost@example.com', password: 'correct-horse' });
+  const wrong = await login({ email: 'alice@example.com', password: 'not-it' });
+  t.strictSame(unknown.body, wrong.body);
+  t.equal(unknown.status, wrong.status);
+});
+
+t.test('success: the token response and the access token\'s claims', async (t) => {
+  const res = await login({ email: 'alice@example.com', password: 'correct-horse' });
+  t.equal(res.status, 200);
+  t.same(Object.keys(res.body).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'user']);
+  t.equal(res.body.token_type, 'bearer');
+  t.equal(res.body.expires_in, 3600);
+  t.match(res.body.refresh_token, /^[a-z2-7]{12}$/);
+  t.equal(res.body.user.id, alice.user.id);
+  t.same(decodeProtectedHeader(res.body.access_token), { alg: 'HS256', typ: 'JWT' });
+  const { payload } = await jwtVerify(res.body.access_token, key, { algorithms: ['HS256'] });
+  const session = await api.db.query('select id from sessions where user_id = $1 order by created_at desc limit 1', [alice.user.id]);
+  t.strictSame(Object.keys(payload), ['sub', 'aud', 'exp', 'iat', 'email', 'phone', 'app_metadata', 'user_metadata', 'role', 'aal', 'amr', 'session_id', 'is_anonymous']);
+  t.match(payload, {
+    sub: alice.user.id, aud: 'authenticated', email: 'alice@example.com', phone: '', role: 'authenticated', aal: 'aal1',
+    app_metadata: { provider: 'email', providers: ['email'] }, user_metadata: { name: 'Alice', email_verified: true },
+    session_id: session.rows[0].id, is_anonymous: false,
+  });
+  t.equal(payload.exp! - payload.iat!, 3600);
+  t.equal(res.body.expires_at, payload.exp);
+  t.equal((payload.amr as any[])[0].method, 'password');
+  const stored = await api.db.query('select token_hash from refresh_tokens where session_id = $1', [session.rows[0].id]);
+  t.not(stored.rows[0].token_hash, res.body.refresh_token, 'refresh tokens are stored hashed');
+});
+
+t.test('phone login, normalised', async (t) => {
+  await api.request('POST', '/signup', { body: { phone: '+44 7700 900123', password: 'correct-horse' } });
+  const res = await login({ phone: '447700900123', password: 'correct-horse' });
+  t.equal(res.status, 200);
+  t.equal(res.body.user.phone, '447700900123');
+});
+
+t.test('a banned user is refused before the password is checked', async (t) => {
+  await api.request('POST', '/signup', { body: { email: 'banned@example.com', password: 'correct-horse' } });
+  await api.db.query("update users set banned_until = now() + interval '1 hour' where email = 'banned@example.com'");
+  const res = await login({ email: 'banned@example.com', password: 'correct-horse' });
+  t.strictSame(res.body, { code: 400, error_code: 'user_banned', msg: 'User is banned' });
+});
+
+t.test('unconfirmed email and phone are refused after a correct password', async (t) => {
+  await api.db.query(`insert into users (aud, role, email, encrypted_password) values ('authenticated', 'authenticated', 'unconfirmed@example.com', $1)`,
+    [bcrypt.hashSync('correct-horse', 4)]);
+  t.strictSame((await login({ email: 'unconfirmed@example.com', password: 'correct-horse' })).body,
+    { code: 400, error_code: 'email_not_confirmed', msg: 'Email not confirmed' });
+  t.strictSame((await login({ email: 'unconfirmed@example.com', password: 'wrong' })).body,
+    { code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' }, 'a wrong password reveals nothing');
+  await api.db.query(`insert into users (aud, role, phone, encrypted_password) values ('authenticated', 'authenticated', '15550002222', $1)`,
+    [bcrypt.hashSync('correct-horse', 4)]);
+  t.strictSame((await login({ phone: '15550002222', password: 'correct-horse' })).body,
+    { code: 400, error_code: 'phone_not_confirmed', msg: 'Phone not confirmed' });
+});
+
+t.test('an imported bcrypt hash verifies and is upgraded to argon2id', async (t) => {
+  await api.db.query(`insert into users (aud, role, email, email_confirmed_at, encrypted_password)
+    values ('authenticated', 'authenticated', 'imported@example.com', now(), $1)`, [bcrypt.hashSync('legacy-pass', 10)]);
+  const res = await login({ email: 'imported@example.com', password: 'legacy-pass' });
+  t.equal(res.status, 200);
+  const { rows } = await api.db.query("select encrypted_password from users where email = 'imported@example.com'");
+  t.match(rows[0].encrypted_password, /^\$argon2id\$v=19\$m=1024,t=1,p=1\$/, 'rehashed with the current parameters');
+  t.equal((await login({ email: 'imported@example.com', password: 'legacy-pass' })).status, 200, 'the new hash verifies');
+});
+
+t.test('GET /user and its authentication errors', async (t) => {
+  const session = (await login({ email: 'alice@example.com', password: 'correct-horse' })).body;
+  const ok = await api.request('GET', '/user', { token: session.access_token });
+  t.equal(ok.status, 200);
+  t.equal(ok.body.id, alice.user.id);
+  t.equal(ok.body.identities.length, 1);
+  t.notOk('encrypted_password' in ok.body);
+
+  const sign = (claims: Record<string, unknown>, secret = key, alg = 'HS256') =>
+    new SignJWT(claims).setProtectedHeader({ alg, typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(secret);
+  const claims = decodeJwt(session.access_token);
+  const cases: Array<[Record<string, string>, number, string, string | RegExp]> = [
+    [{}, 401, 'no_authorization', 'This endpoint requires a valid Bearer token'],
+    [{ authorization: 'Basic abc' }, 401, 'no_authorization', 'This endpoint requires a valid Bearer token'],
+    [{ authorization: 'Bearer not.a.jwt' }, 403, 'bad_jwt', /^invalid JWT: unable to parse or verify signature, /],
+    [{ authorization: `Bearer ${await sign(claims, new TextEncoder().encode('another-secret-of-enough-length'))}` }, 403, 'bad_jwt',
+      'invalid JWT: unable to parse or verify signature, token signature is invalid: signature is invalid'],
+    [{ authorization: `Bearer ${await sign(claims, key, 'HS384')}` }, 403, 'bad_jwt',
+      'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method HS384 is invalid'],
+    [{ authorization: `Bearer ${await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 10).sign(key)}` },
+      403, 'bad_jwt', 'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired'],
+    [{ authorization: `Bearer ${unsignedToken(claims)}` }, 403, 'bad_jwt', /^invalid JWT: unable to parse or verify signature, /],
+    [{ authorization: `Bearer ${await sign({ role: 'anon' })}` }, 403, 'bad_jwt', 'invalid claim: missing sub claim'],
+    [{ authorization: `Bearer ${await sign({ ...claims, sub: 'not-a-uuid' })}` }, 400, 'bad_jwt', 'invalid claim: sub claim must be a UUID'],
+    [{ authorization: `Bearer ${await sign({ ...claims, sub: '00000000-0000-4000-8000-000000000000' })}` }, 403, 'user_not_found', 'User from sub claim in JWT does not exist'],
+    [{ authorization: `Bearer ${await sign({ ...claims, session_id: 'nope' })}` }, 403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID'],
+    [{ authorization: `Bearer ${await sign({ ...claims, session_id: '00000000-0000-4000-8000-000000000000' })}` }, 403, 'session_not_found', 'Session from session_id claim in JWT does not exist'],
+  ];
+  for (const [headers, status, code, msg] of cases) {
+    const res = await api.request('GET', '/user', { headers });
+    t.equal(res.status, status, String(msg));
+    t.equal(res.body.error_code, code);
+    t.match(res.body.msg, msg);
+  }
+  const mismatch = await api.request('GET', '/user', { token: session.access_token, headers: { 'x-jwt-aud': 'other' } });
+  t.strictSame(mismatch.body, { code: 400, error_code: 'validation_failed', msg: "Token audience doesn't match request audience" });
+
+  await api.db.query("update users set banned_until = now() + interval '1 hour' where id = $1", [alice.user.id]);
+  const banned = await api.request('GET', '/user', { token: session.access_token });
+  t.strictSame(banned.body, { code: 403, error_code: 'user_banned', msg: 'User is banned' });
+  await api.db.query('update users set banned_until = null where id = $1', [alice.user.id]);
+});
+
+t.test('the 2024-01-01 error shape for auth-js', async (t) => {
+  const res = await api.request('POST', '/token?grant_type=password', { body: { email: 'alice@example.com', password: 'nope' }, headers: { 'X-Supabase-Api-Version': '2024-01-01' } });
+  t.strictSame(res.body, { code: 'invalid_credentials', message: 'Invalid login credentials' });
+  t.equal(res.headers.get('x-supabase-api-version'), '2024-01-01');
+});
+
+function unsignedToken(claims: Record<string, unknown>): string {
+  const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  return `${enc({ alg: 'none', typ: 'JWT' })}.${enc(claims)}.`;
+}

@@ -1,0 +1,200 @@
+// GET and POST /verify for every type (REFERENCE §2.3): success, each error row, expired and reused
+// tokens (rows aged in SQL), and the attempt limit on typed codes.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { fragmentOf, insertUser, plantToken } from './helpers/passwordless.js';
+
+const api = await startTestService({ AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio',
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC1', AUTH_SMS_TWILIO_AUTH_TOKEN: 'x', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1' });
+t.teardown(() => api.stop());
+
+let n = 0;
+const nextEmail = () => `v${++n}@example.com`;
+const post = (body: unknown) => api.request('POST', '/verify', { body });
+const get = (query: Record<string, string>) => api.request('GET', `/verify?${new URLSearchParams(query)}`);
+const LINK_INVALID = { error: 'access_denied', error_code: 'otp_expired', error_description: 'Email link is invalid or has expired' };
+const CODE_403 = { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' };
+const LINK_403 = { code: 403, error_code: 'otp_expired', msg: 'Email link is invalid or has expired' };
+const ottCount = async (userId: string) => (await api.db.query('select 1 from one_time_tokens where user_id = $1', [userId])).rowCount;
+
+// Each email type: the token type it consumes and the user it starts from.
+const EMAIL_TYPES = [
+  { type: 'signup', tokenType: 'confirmation_token', user: {} },
+  { type: 'invite', tokenType: 'confirmation_token', user: { invited: true } },
+  { type: 'magiclink', tokenType: 'recovery_token', user: { confirmed: true } },
+  { type: 'recovery', tokenType: 'recovery_token', user: { confirmed: true } },
+];
+
+for (const { type, tokenType, user } of EMAIL_TYPES) {
+  t.test(`GET ${type}: 303 to redirect_to with the session and type in the fragment; the link works once`, async (t) => {
+    const email = nextEmail();
+    const id = await insertUser(api.db, { email, ...user });
+    const { linkToken } = await plantToken(api.db, id, tokenType, email);
+    const res = await get({ type, token: linkToken, redirect_to: 'http://localhost:3000/after' });
+    t.equal(res.status, 303);
+    const location = res.headers.get('location')!;
+    t.ok(location.startsWith('http://localhost:3000/after#'), location);
+    const fragment = fragmentOf(location);
+    t.strictSame(Object.keys(fragment), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'type']);
+    t.equal(fragment.type, type);
+    t.equal(fragment.expires_in, '3600');
+    const me = await api.request('GET', '/user', { token: fragment.access_token });
+    t.equal(me.body.id, id);
+    t.ok(me.body.email_confirmed_at, 'the address is confirmed');
+    t.equal(me.body.identities[0].identity_data.email_verified, true);
+    t.equal(await ottCount(id), 0, 'every one-time token of the user is spent');
+    const again = await get({ type, token: linkToken });
+    t.strictSame(fragmentOf(again.headers.get('location')), LINK_INVALID);
+    t.ok(again.headers.get('location')!.startsWith('http://localhost:3000#'), 'no redirect_to: SITE_URL');
+  });
+
+  t.test(`POST ${type}: with token + email, and with token_hash; type in the body`, async (t) => {
+    const email = nextEmail();
+    const id = await insertUser(api.db, { email, ...user });
+    const { code } = await plantToken(api.db, id, tokenType, email);
+    const res = await post({ type, token: code, email: email.toUpperCase() });
+    t.equal(res.status, 200);
+    t.equal(res.body.type, type);
+    t.equal(res.body.token_type, 'bearer');
+    t.equal(res.body.user.id, id);
+    t.strictSame(await post({ type, token: code, email }).then((r) => r.body), CODE_403, 'reused code');
+    const { linkToken } = await plantToken(api.db, id, tokenType, email);
+    const byHash = await post({ type, token_hash: linkToken });
+    t.equal(byHash.status, 200);
+    t.equal(byHash.body.user.id, id);
+    t.strictSame((await post({ type, token_hash: linkToken })).body, LINK_403, 'reused link token');
+  });
+
+  t.test(`${type}: an expired token is refused on GET and POST`, async (t) => {
+    const email = nextEmail();
+    const id = await insertUser(api.db, { email, ...user });
+    const { code, linkToken } = await plantToken(api.db, id, tokenType, email);
+    await api.db.query("update one_time_tokens set created_at = now() - interval '1 day 1 minute' where user_id = $1", [id]);
+    t.strictSame(fragmentOf((await get({ type, token: linkToken })).headers.get('location')), LINK_INVALID);
+    t.strictSame((await post({ type, token: code, email })).body, CODE_403);
+    t.strictSame((await post({ type, token_hash: linkToken })).body, LINK_403);
+    t.equal(await ottCount(id), 1, 'the refused attempts changed nothing but the counter');
+  });
+}
+
+t.test('POST email: the code of a confirmation or of a recovery mail', async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email });
+  const { code } = await plantToken(api.db, id, 'confirmation_token', email);
+  const res = await post({ type: 'email', token: code, email });
+  t.equal(res.status, 200);
+  t.equal(res.body.type, 'email');
+  t.ok(res.body.user.email_confirmed_at);
+  const recovery = await plantToken(api.db, id, 'recovery_token', email);
+  t.equal((await post({ type: 'email', token_hash: recovery.linkToken })).status, 200);
+});
+
+t.test('POST sms: the code confirms the phone; no type in the body', async (t) => {
+  const id = await insertUser(api.db, { phone: '15550009999' });
+  const { code } = await plantToken(api.db, id, 'confirmation_token', '15550009999');
+  t.strictSame((await post({ type: 'sms', token: '000000', phone: '+15550009998' })).body, CODE_403, 'another number');
+  const res = await post({ type: 'sms', token: code, phone: '+1 555 000 9999' });
+  t.equal(res.status, 200);
+  t.notOk('type' in res.body);
+  t.ok(res.body.user.phone_confirmed_at);
+  const aged = await plantToken(api.db, id, 'confirmation_token', '15550009999');
+  await api.db.query("update one_time_tokens set created_at = now() - interval '61 seconds' where user_id = $1", [id]);
+  t.strictSame((await post({ type: 'sms', token: aged.code, phone: '+15550009999' })).body, CODE_403, 'SMS_OTP_EXP is 60 s');
+});
+
+t.test('a token of another type does not verify', async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email, confirmed: true });
+  const { code, linkToken } = await plantToken(api.db, id, 'recovery_token', email);
+  t.strictSame((await post({ type: 'signup', token: code, email })).body, CODE_403);
+  t.strictSame(fragmentOf((await get({ type: 'invite', token: linkToken })).headers.get('location')), LINK_INVALID);
+});
+
+t.test('the attempt limit: after 5 wrong codes the right one fails too', async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email });
+  const { code } = await plantToken(api.db, id, 'confirmation_token', email, { code: '123456' });
+  for (let i = 0; i < 4; i++) t.strictSame((await post({ type: 'signup', token: '654321', email })).body, CODE_403);
+  const { rows: [row] } = await api.db.query('select attempts from one_time_tokens where user_id = $1', [id]);
+  t.equal(row.attempts, 4, 'wrong codes are counted and committed');
+  t.strictSame((await post({ type: 'signup', token: '111111', email })).body, CODE_403, 'fifth wrong code');
+  t.equal(await ottCount(id), 0, 'the token is invalidated');
+  t.strictSame((await post({ type: 'signup', token: code, email })).body, CODE_403, 'the right code no longer works');
+});
+
+t.test('a banned user: 403 user_banned on POST, in the fragment on GET', async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email, confirmed: true, banned: true });
+  const { code, linkToken } = await plantToken(api.db, id, 'recovery_token', email);
+  t.strictSame((await post({ type: 'recovery', token: code, email })).body, { code: 403, error_code: 'user_banned', msg: 'User is banned' });
+  t.strictSame(fragmentOf((await get({ type: 'recovery', token: linkToken })).headers.get('location')),
+    { error: 'access_denied', error_code: 'user_banned', error_description: 'User is banned' });
+});
+
+t.test('POST validation rows', async (t) => {
+  const rows: Array<[unknown, number, string, string]> = [
+    [{ token: '1' }, 400, 'validation_failed', 'Verify requires a verification type'],
+    [{ type: 'signup' }, 400, 'validation_failed', 'Verify requires either a token or a token hash'],
+    [{ type: 'signup', token: '1', token_hash: 'x' }, 400, 'validation_failed', 'Verify requires either a token or a token hash'],
+    [{ type: 'signup', token: '1' }, 400, 'validation_failed', 'Only an email address or phone number should be provided on verify'],
+    [{ type: 'signup', token: '1', email: 'a@example.com', phone: '+15550001234' }, 400, 'validation_failed', 'Only an email address or phone number should be provided on verify'],
+    [{ type: 'signup', token_hash: 'x', email: 'a@example.com' }, 400, 'validation_failed', 'Only the token_hash and type should be provided'],
+    [{ type: 'signup', token_hash: 'x', redirect_to: 'http://localhost:3000' }, 400, 'validation_failed', 'Only the token_hash and type should be provided'],
+    [{ type: 'signup', token: '1', email: 'not-an-email' }, 422, 'validation_failed', 'Invalid email format'],
+    [{ type: 'bogus', token_hash: 'x' }, 400, 'validation_failed', 'Invalid email verification type'],
+    [{ type: 'bogus', token: '123456', email: 'a@example.com' }, 403, 'otp_expired', 'Token has expired or is invalid'],
+    [{ type: 'signup', token: '123456', email: 'nobody@example.com' }, 403, 'otp_expired', 'Token has expired or is invalid'],
+    [{ type: 'signup', token_hash: 'f'.repeat(56) }, 403, 'otp_expired', 'Email link is invalid or has expired'],
+  ];
+  for (const [body, status, code, msg] of rows) {
+    const res = await post(body);
+    t.strictSame({ status: res.status, body: res.body }, { status, body: { code: status, error_code: code, msg } }, JSON.stringify(body));
+  }
+});
+
+t.test('GET: missing parameters are JSON errors; other failures redirect', async (t) => {
+  const noType = await get({ token: 'x' });
+  t.equal(noType.status, 400);
+  t.strictSame(noType.body, { code: 400, error_code: 'validation_failed', msg: 'Verify requires a verification type' });
+  const noToken = await get({ type: 'signup' });
+  t.strictSame(noToken.body, { code: 400, error_code: 'validation_failed', msg: 'Verify requires a token or a token hash' });
+  const unknown = await get({ type: 'bogus', token: 'x' });
+  t.equal(unknown.status, 303);
+  t.strictSame(fragmentOf(unknown.headers.get('location')),
+    { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Invalid email verification type' });
+  for (const type of ['email', 'sms']) {
+    const postOnly = await get({ type, token: 'x' });
+    t.strictSame(fragmentOf(postOnly.headers.get('location')),
+      { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Unsupported verification type' }, type);
+  }
+  const wrong = await get({ type: 'signup', token: 'f'.repeat(56), redirect_to: 'https://evil.example/steal' });
+  t.equal(wrong.headers.get('location'),
+    'http://localhost:3000#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
+    'a foreign redirect_to falls back to SITE_URL; the exact encoding of the original');
+});
+
+t.test('POST invite with password: the invited user gets it and can then sign in with it', async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email, invited: true });
+  const { linkToken } = await plantToken(api.db, id, 'confirmation_token', email);
+  const weak = await post({ type: 'invite', token_hash: linkToken, password: '123' });
+  t.equal(weak.status, 422);
+  t.equal(weak.body.error_code, 'weak_password');
+  t.equal(await ottCount(id), 1, 'a refused password leaves the token unspent');
+  const res = await post({ type: 'invite', token_hash: linkToken, password: 'chosen-password' });
+  t.equal(res.status, 200);
+  t.equal(res.body.type, 'invite');
+  const login = await api.request('POST', '/token?grant_type=password', { body: { email, password: 'chosen-password' } });
+  t.equal(login.status, 200);
+  t.equal(login.body.user.id, id);
+});
+
+t.test('POST signup with password: an existing password is not replaced', async (t) => {
+  const email = nextEmail();
+  await api.request('POST', '/signup', { body: { email, password: 'original-password' } });
+  const { rows: [{ id }] } = await api.db.query('select id from users where email = $1', [email]);
+  const { code } = await plantToken(api.db, id, 'confirmation_token', email);
+  t.equal((await post({ type: 'signup', token: code, email, password: 'other-password' })).status, 200);
+  const login = await api.request('POST', '/token?grant_type=password', { body: { email, password: 'original-password' } });
+  t.equal(login.status, 200);
+});
