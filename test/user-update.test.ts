@@ -1,6 +1,7 @@
 // PUT /user (REFERENCE §2.8, §7.4): metadata, password, email change (secure, both mails received and
 // followed), phone change (SMS received and verified), and the refusals, each checked over HTTP.
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
@@ -120,16 +121,26 @@ t.test('email change by code through POST /verify, current address first', async
   t.ok(second.body.refresh_token);
 });
 
-t.test('email change with a PKCE code_challenge: a flow_state row and pkce_ links', async (t) => {
+t.test('email change with PKCE: pkce_ links, the second one gives an auth code exchanged for a session', async (t) => {
   const s = await confirmedUser(api);
   const newEmail = uniqueEmail('pkce');
-  const challenge = 'c'.repeat(43);
+  const verifier = 'v'.repeat(50);
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
   const res = await put(s.access_token, { email: newEmail, code_challenge: challenge, code_challenge_method: 'S256' });
   t.equal(res.status, 200);
   const flow = await api.db.query('select code_challenge, code_challenge_method, authentication_method from flow_state where user_id = $1', [s.user.id]);
   t.strictSame(flow.rows, [{ code_challenge: challenge, code_challenge_method: 's256', authentication_method: 'email_change' }]);
-  t.match((await changeMail(newEmail)).link, /token=pkce_[0-9a-f]{56}&type=email_change/);
-  t.match((await changeMail(s.user.email)).link, /token=pkce_[0-9a-f]{56}&type=email_change/);
+  const toNew = await changeMail(newEmail);
+  const toCurrent = await changeMail(s.user.email);
+  for (const mail of [toNew, toCurrent]) t.match(mail.link, /token=pkce_[0-9a-f]{56}&type=email_change/);
+  const first = await api.request('GET', pathOf(toNew.link!));
+  t.match(first.headers.get('location'), /message=Confirmation\+link\+accepted/);
+  const second = await api.request('GET', pathOf(toCurrent.link!));
+  const code = new URL(second.headers.get('location')!).searchParams.get('code');
+  t.match(code, /^[0-9a-f-]{36}$/);
+  const exchanged = await api.request('POST', '/token?grant_type=pkce', { body: { auth_code: code, code_verifier: verifier } });
+  t.equal(exchanged.status, 200);
+  t.equal(exchanged.body.user.email, newEmail);
   const bad = await put(s.access_token, { email: uniqueEmail('pkce'), code_challenge: 'short', code_challenge_method: 's256' });
   t.strictSame(bad.body, { code: 400, error_code: 'validation_failed', msg: 'code challenge has to be between 43 and 128 characters' });
 });
