@@ -103,3 +103,23 @@ t.test('a user with neither email nor phone cannot reauthenticate', async (t) =>
   t.strictSame((await reauth(anon.access_token)).body,
     { code: 400, error_code: 'validation_failed', msg: 'Reauthentication requires the user to have an email or a phone number' });
 });
+
+t.test('with Twilio Verify the gateway makes and checks the nonce', async (t) => {
+  const verifyApi = await startTestService({
+    AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+    AUTH_SMS_PROVIDER: 'twilio_verify', AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl, AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
+    AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok', AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1', AUTH_RATE_LIMIT_SMS_SENT: '1000',
+  });
+  t.teardown(() => verifyApi.stop());
+  const phone = '14155550188';
+  const signup = await verifyApi.request('POST', '/signup', { body: { phone: `+${phone}`, password: PASSWORD } });
+  await sms.waitForMessage(phone);
+  await verifyApi.db.query('update users set phone_confirmed_at = now() where id = $1', [signup.body.id]);
+  const s = (await verifyApi.request('POST', '/token?grant_type=password', { body: { phone: `+${phone}`, password: PASSWORD } })).body;
+  t.equal((await verifyApi.request('GET', '/reauthenticate', { token: s.access_token })).status, 200);
+  const sent = await sms.waitForMessage(phone);
+  t.equal(sent.gateway, 'twilio_verify');
+  const put = (nonce: string) => verifyApi.request('PUT', '/user', { token: s.access_token, body: { password: 'New-password-22', nonce } });
+  t.strictSame((await put(sent.code === '000000' ? '111111' : '000000')).body, NONCE_INVALID);
+  t.equal((await put(sent.code!)).status, 200);
+});

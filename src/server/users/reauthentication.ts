@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
-import { findTokenByCode, isExpired } from '../one-time-tokens.js';
+import { findTokenByCode, findTokenCheckedByGateway, isExpired } from '../one-time-tokens.js';
 import type { AppContext } from '../app.js';
 
 export const nonceInvalid = () => new ApiError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');
@@ -23,7 +23,13 @@ export function reauthenticationChannel(user: UserRow): { channel: 'email' | 'sm
 export async function spendNonce(ctx: AppContext, q: Queryable, user: UserRow, nonce: string): Promise<boolean> {
   const target = reauthenticationChannel(user);
   if (!target) return false;
-  const row = await findTokenByCode(q, target.address, nonce.trim(), ['reauthentication_token'], ctx.config.security.otpMaxAttempts);
+  const code = nonce.trim();
+  const maxAttempts = ctx.config.security.otpMaxAttempts;
+  // A gateway that makes and checks its own codes (Twilio Verify) is asked, as /verify does for SMS.
+  const gatewayCheck = target.channel === 'sms' && !ctx.config.sms.testOtp[target.address] ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
+  const row = gatewayCheck
+    ? await findTokenCheckedByGateway(q, gatewayCheck, target.address, code, ['reauthentication_token'], maxAttempts)
+    : await findTokenByCode(q, target.address, code, ['reauthentication_token'], maxAttempts);
   const lifetime = target.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
   if (!row || row.user_id !== user.id || isExpired(row, lifetime)) return false;
   await deleteOneTimeTokens(q, user.id, ['reauthentication_token']);
