@@ -2,8 +2,8 @@
 // with a reauthentication nonce), signOut (then refresh fails while the access token still decodes),
 // and an anonymous user made permanent.
 import t from 'tap';
-import { AuthClient } from '@supabase/auth-js';
 import { startTestService } from './helpers/server.js';
+import { authClient } from './helpers/auth-client.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { uniqueEmail } from './helpers/accounts.js';
 import { codeIn, confirmedUser, PASSWORD, pathOf } from './helpers/users.js';
@@ -16,7 +16,7 @@ const api = await startTestService({
 });
 t.teardown(async () => { await api.stop(); await smtp.close(); });
 
-const client = () => new AuthClient({ url: api.url, persistSession: false, autoRefreshToken: false });
+const client = () => authClient(api.url);
 const mailTo = (to: string, marker: string) => smtp.waitForMail((m) => m.to === to && m.html.includes(marker));
 
 async function signedIn() {
@@ -105,3 +105,4 @@ t.test('anonymous user: email and password, verified by link, becomes permanent'
   t.equal(signIn.data.user!.is_anonymous, false);
   t.equal(signIn.data.user!.app_metadata.provider, 'email');
 });
+
