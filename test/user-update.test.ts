@@ -197,3 +197,16 @@ t.test('anonymous user: password alone is refused; email + password becomes perm
   t.ok(me.body.email_confirmed_at);
   t.equal((await signIn(api, email, 'Anon-password-3')).user.id, anon.user.id);
 });
+
+t.test('a recovery link\'s session sets a new password', async (t) => {
+  const s = await confirmedUser(api);
+  await api.db.query(`update users set recovery_sent_at = null where id = $1`, [s.user.id]);
+  t.equal((await api.request('POST', '/recover', { body: { email: s.user.email } })).status, 200);
+  const mail = await smtp.waitForMail((m) => m.to === s.user.email && /type=recovery/.test(m.link ?? ''));
+  const followed = await api.request('GET', pathOf(mail.link!));
+  const fragment = new URLSearchParams(followed.headers.get('location')!.split('#')[1]);
+  t.equal(fragment.get('type'), 'recovery');
+  const res = await put(fragment.get('access_token')!, { password: 'Recovered-password-4' });
+  t.equal(res.status, 200);
+  t.equal((await signIn(api, s.user.email, 'Recovered-password-4')).user.id, s.user.id);
+});
