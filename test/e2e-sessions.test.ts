@@ -106,3 +106,17 @@ t.test('anonymous user: email and password, verified by link, becomes permanent'
   t.equal(signIn.data.user!.app_metadata.provider, 'email');
 });
 
+
+t.test('resend: a pending signup confirmation is sent again', async (t) => {
+  const auth = client();
+  const email = uniqueEmail('e2e-resend');
+  t.equal((await auth.signUp({ email, password: PASSWORD })).error, null);
+  await mailTo(email, 'confirm');
+  await api.db.query(`update users set confirmation_sent_at = now() - interval '1 day' where email = $1`, [email]);
+  const res = await auth.resend({ type: 'signup', email, options: { emailRedirectTo: 'http://localhost:3000/welcome' } });
+  t.equal(res.error, null);
+  const mail = await mailTo(email, 'confirm');
+  t.match(mail.link, /redirect_to=http:\/\/localhost:3000\/welcome/);
+  const unknown = await client().resend({ type: 'signup', email: uniqueEmail('nobody') });
+  t.equal(unknown.error, null, 'no enumeration');
+});
