@@ -19,8 +19,9 @@ export async function assertAddressFree(q: Queryable, user: UserRow, provider: A
 export async function adoptAddress(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<UserRow> {
   await assertAddressFree(q, user, provider, address);
   const now = new Date();
+  // As the original: a confirmed user keeps its email confirmation time; a new phone is confirmed now.
   const fields: UserWrite = provider === 'email'
-    ? { email: address, email_confirmed_at: now, email_change: null, email_change_sent_at: null, email_change_confirm_status: 0 }
+    ? { email: address, email_confirmed_at: user.email_confirmed_at ?? now, email_change: null, email_change_sent_at: null, email_change_confirm_status: 0 }
     : { phone: address, phone_confirmed_at: now, phone_change: null, phone_change_sent_at: null };
   const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
   const identities = await findIdentitiesByUser(q, user.id);
