@@ -89,7 +89,7 @@ t.test('verifyOtp with token_hash: invite and magiclink', async (t) => {
   t.equal(magic.data.user?.id, id);
 });
 
-t.test('resetPasswordForEmail, then verifyOtp type recovery signs in', async (t) => {
+t.test('resetPasswordForEmail, verifyOtp type recovery, then updateUser sets the new password', async (t) => {
   await allowMail('sam@example.com');
   const auth = client();
   t.equal((await auth.resetPasswordForEmail('sam@example.com', { redirectTo: 'http://localhost:3000/reset' })).error, null);
@@ -98,8 +98,11 @@ t.test('resetPasswordForEmail, then verifyOtp type recovery signs in', async (t)
   const { data, error } = await auth.verifyOtp({ email: 'sam@example.com', token: codeOf(mail), type: 'recovery' });
   t.equal(error, null);
   t.equal(data.session?.user.email, 'sam@example.com');
-  // PUT /user (updateUser) is built in a parallel branch; here the recovery session must work.
   t.equal((await auth.getUser()).data.user?.email, 'sam@example.com');
+  const updated = await auth.updateUser({ password: 'brand-new-pass-7' });
+  t.equal(updated.error, null, 'the recovery session may set a password');
+  const signedIn = await client().signInWithPassword({ email: 'sam@example.com', password: 'brand-new-pass-7' });
+  t.equal(signedIn.error, null, 'the new password signs in');
   t.equal((await client().resetPasswordForEmail('nobody@example.com')).error, null, 'unknown addresses look the same');
 });
 

@@ -1,6 +1,5 @@
 // POST /invite (REFERENCE §2.13, §7.5): the invited user, the invite mail over real SMTP, accepting it
-// through GET /verify type=invite, re-inviting a pending address, and the refusals. Setting a password
-// after accepting needs PUT /user, which is not in this tree yet: the test stops at the working session.
+// through GET /verify type=invite and setting a password, re-inviting a pending address, and the refusals.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
@@ -38,6 +37,12 @@ t.test('invite: the user with invited_at, the mail, and the link that signs them
   t.ok(me.body.email_confirmed_at, 'accepting confirms the address');
   const { rows } = await api.db.query('select encrypted_password from users where id = $1', [u.id]);
   t.equal(rows[0].encrypted_password, null, 'no password until the user sets one');
+  const audit = await api.db.query(`select count(*)::int as n from audit_log_entries where payload ->> 'action' = 'invite_accepted' and payload ->> 'actor_id' = $1`, [u.id]);
+  t.equal(audit.rows[0].n, 1, 'accepting is audited as invite_accepted');
+  const set = await api.request('PUT', '/user', { token: fragment.access_token, body: { password: 'chosen-pass-1' } });
+  t.equal(set.status, 200, 'the invited user sets a password');
+  const login = await api.request('POST', '/token?grant_type=password', { body: { email: 'invitee@example.com', password: 'chosen-pass-1' } });
+  t.equal(login.status, 200, 'and signs in with it');
 
   const again = await invite({ email: 'invitee@example.com' });
   t.strictSame([again.status, again.body], [422, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' }]);

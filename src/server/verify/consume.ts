@@ -54,7 +54,9 @@ export async function consumeToken(ctx: AppContext, req: ApiRequest, type: Verif
       applied.user = await updateUser(c, user.id, { encrypted_password: options.passwordHash });
     }
     await deleteOneTimeTokens(c, user.id);
-    await writeAudit(c, actorOf(applied.user), user.confirmed_at ? 'login' : 'user_signedup', { provider: type.channel === 'email' ? 'email' : 'phone' });
+    // REFERENCE §14.4: an invited user's first confirmation is invite_accepted, anyone else's a sign-up.
+    const action = user.confirmed_at ? 'login' : user.invited_at ? 'invite_accepted' : 'user_signedup';
+    await writeAudit(c, actorOf(applied.user), action, { provider: type.channel === 'email' ? 'email' : 'phone' });
     if (flow) {
       await markAuthCodeIssued(c, flow.id);
       return { kind: 'code', authCode: flow.auth_code! };
