@@ -31,6 +31,13 @@ t.test('GET /settings has the spec\'s and the original\'s keys, one boolean per 
   });
 });
 
+t.test('GET /.well-known/jwks.json publishes no symmetric key', async (t) => {
+  const res = await api.request('GET', '/.well-known/jwks.json');
+  t.equal(res.status, 200);
+  t.strictSame(res.body, { keys: [] });
+  t.equal(res.headers.get('cache-control'), 'public, max-age=600');
+});
+
 t.test('unknown route is a JSON 404, wrong method a JSON 405', async (t) => {
   const missing = await api.request('GET', '/no/such/route');
   t.equal(missing.status, 404);

@@ -3,6 +3,7 @@
 import type { Route } from './types.js';
 import { health } from './routes/health.js';
 import { settings } from './routes/settings.js';
+import { jwks } from './routes/jwks.js';
 import { signup } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyGet, verifyPost } from './routes/verify.js';
@@ -26,6 +27,7 @@ import { resend } from './routes/resend.js';
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
   { method: 'GET', path: '/settings', handler: settings },
+  { method: 'GET', path: '/.well-known/jwks.json', handler: jwks },
   { method: 'POST', path: '/signup', handler: limited('signup', signup) },
   { method: 'POST', path: '/token', handler: limited('token', token) },
   { method: 'GET', path: '/verify', handler: limited('verify', verifyGet) },
