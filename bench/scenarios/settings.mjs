@@ -1,0 +1,17 @@
+// GET /settings against a bare uWS handler answering the same bytes on the same number of threads. Both
+// are loaded by one autocannon thread, which itself saturates near ~44k req/s on this kind of machine:
+// when both numbers sit there, the ratio says "as fast as the client can tell", not more.
+import { bareUwsLimit } from '../limits/uws.mjs';
+
+export default {
+  name: 'settings',
+  describe: 'GET /settings (a constant answer)',
+  async run(bench) {
+    const connections = 32;
+    const body = await (await fetch(`${bench.service.url}/settings`)).text();
+    const result = await bench.load({ title: 'settings', path: '/settings', connections });
+    const limit = await bareUwsLimit(bench.service, bench.options, { path: '/settings', body, connections });
+    return bench.compare({ ...result, connections }, { limit: limit.reqPerSec, limitDetail: limit,
+      limitKind: 'bare uWS handler req/s, same threads', target: 0.8 });
+  },
+};

@@ -1,0 +1,27 @@
+// Sign-ups with autoconfirm (each answers a session), a new address per request. Two ceilings apply and
+// the lower one binds: argon2id hashes/s direct on the crypto threads, and the sign-up transaction's
+// statements through pg with the service's pools.
+import { argon2Limit } from '../limits/argon2.mjs';
+import { sqlLimit } from '../limits/sql.mjs';
+import { hashPassword } from '../../dist/workers/crypto.js';
+import { PASSWORD } from '../lib/seed.mjs';
+import { JSON_HEADERS } from '../lib/context.mjs';
+
+export default {
+  name: 'signup',
+  describe: 'POST /signup with MAILER_AUTOCONFIRM=true, a new email per request',
+  async run(bench) {
+    const { service, options } = bench;
+    const connections = 4 * service.workers.crypto;
+    let n = 0;
+    const result = await bench.load({ title: 'signup', path: '/signup', connections,
+      requests: [{ method: 'POST', headers: JSON_HEADERS,
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `signup-${bench.runId}-${n++}@example.com`, password: PASSWORD }) }) }] });
+    const hashes = await argon2Limit(service, options, 'hash');
+    const fixture = { runId: bench.runId, aud: service.aud, role: service.role, passwordHash: await hashPassword({ ...service.hash, password: PASSWORD }) };
+    const sql = await sqlLimit(service, options, { kind: 'signup', concurrency: connections, fixture });
+    const binding = hashes <= sql.perSec ? 'argon2id hashes/s, direct, same threads' : 'the sign-up statements/s through pg, same pools';
+    return bench.compare({ ...result, connections }, { limit: Math.min(hashes, sql.perSec), limitKind: binding,
+      limitDetail: { argon2idHashesPerSec: hashes, sql } });
+  },
+};
