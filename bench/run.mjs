@@ -9,6 +9,7 @@ import { seedUsers } from './lib/seed.mjs';
 import { printTable, scenarioLine, writeResults } from './lib/report.mjs';
 import { SCENARIO_MODULES } from './scenarios/index.mjs';
 import { uvThreadpool } from './scenarios/uv-threadpool.mjs';
+import { cryptoChoices } from './scenarios/crypto-choices.mjs';
 
 const options = readOptions();
 assertBuilt();
@@ -19,31 +20,35 @@ const results = {
 };
 
 const main = options.scenarios.filter((s) => SCENARIOS.includes(s));
-const service = main.length > 0 ? await startBenchService(options) : null;
-if (service) try {
-  results.settings = { httpWorkers: service.workers.http, cryptoWorkers: service.workers.crypto, dbPoolPerThread: service.poolSize,
-    uvThreadpool: service.uvThreadpool, hash: service.hash, duration: options.duration, users: options.users,
-    database: options.databaseUrl ? 'BENCH_DATABASE_URL' : 'embedded' };
-  console.log(`portcullis bench: ${options.cpus} CPUs, node ${process.version}, load ${results.machine.loadavg.join(' ')}; ` +
-    `${service.workers.http} HTTP threads, ${service.workers.crypto} crypto threads, ${service.poolSize} db connections per thread, ` +
-    `UV_THREADPOOL_SIZE ${service.uvThreadpool}; argon2id m=${service.hash.memoryKiB} t=${service.hash.timeCost} p=${service.hash.parallelism}; ` +
-    `${options.duration} s per phase, ${results.settings.database} database`);
-  await seedUsers(service, options.users);
-  const bench = benchContext(options, service);
-  for (const name of main) {
-    try {
-      results.scenarios[name] = await SCENARIO_MODULES[name].run(bench);
-    } catch (err) {
-      results.scenarios[name] = { error: err instanceof Error ? err.message : String(err) };
-    }
-    console.log(scenarioLine(name, results.scenarios[name]));
-  }
-} finally {
-  await service.stop();
-}
-if (options.scenarios.includes('uv-threadpool')) {
-  results.scenarios['uv-threadpool'] = await uvThreadpool(options);
-}
+if (main.length > 0) await runScenarios(main);
+if (options.scenarios.includes('uv-threadpool')) results.scenarios['uv-threadpool'] = await uvThreadpool(options);
+if (options.scenarios.includes('crypto-choices')) results.scenarios['crypto-choices'] = await cryptoChoices(options);
 printTable(results);
 console.log(`\nresults: ${writeResults(options.resultsDir, results)}`);
 if (Object.values(results.scenarios).some((r) => r.error)) process.exitCode = 1;
+
+/** The default scenarios, against one service started for them all. */
+async function runScenarios(names) {
+  const service = await startBenchService(options);
+  try {
+    results.settings = { httpWorkers: service.workers.http, cryptoWorkers: service.workers.crypto, dbPoolPerThread: service.poolSize,
+      uvThreadpool: service.uvThreadpool, hash: service.hash, duration: options.duration, users: options.users,
+      database: options.databaseUrl ? 'BENCH_DATABASE_URL' : 'embedded' };
+    console.log(`portcullis bench: ${options.cpus} CPUs, node ${process.version}, load ${results.machine.loadavg.join(' ')}; ` +
+      `${service.workers.http} HTTP threads, ${service.workers.crypto} crypto threads, ${service.poolSize} db connections per thread, ` +
+      `UV_THREADPOOL_SIZE ${service.uvThreadpool}; argon2id m=${service.hash.memoryKiB} t=${service.hash.timeCost} p=${service.hash.parallelism}; ` +
+      `${options.duration} s per phase, ${results.settings.database} database`);
+    await seedUsers(service, options.users);
+    const bench = benchContext(options, service);
+    for (const name of names) {
+      try {
+        results.scenarios[name] = await SCENARIO_MODULES[name].run(bench);
+      } catch (err) {
+        results.scenarios[name] = { error: err instanceof Error ? err.message : String(err) };
+      }
+      console.log(scenarioLine(name, results.scenarios[name]));
+    }
+  } finally {
+    await service.stop();
+  }
+}

@@ -16,6 +16,19 @@ export function benchContext(options, service) {
       signedIn += count;
       return made;
     },
+    /**
+     * Measures the limit for half the duration before the load and half after, and averages: this
+     * machine's CPU share drifts minute to minute, and a limit taken only before or only after the load
+     * would carry that drift into the ratio. `measure(options)` returns a number or {perSec} / {reqPerSec}.
+     */
+    async bracket(measure, runLoad) {
+      const half = { ...options, duration: options.duration / 2 };
+      const before = await measure(half);
+      const result = await runLoad();
+      const after = await measure(half);
+      const rate = (x) => (typeof x === 'number' ? x : x.perSec ?? x.reqPerSec);
+      return { result, limit: round((rate(before) + rate(after)) / 2), before, after };
+    },
     /** A scenario's row: its load result, the limit in the same unit, the ratio and whether it meets the target. */
     compare(result, { limit, limitKind, target = null, guide = null, limitDetail }) {
       const ratio = limit > 0 ? round(result.reqPerSec / limit, 3) : 0;

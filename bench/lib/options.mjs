@@ -3,8 +3,8 @@
 import os from 'node:os';
 
 export const SCENARIOS = ['token-password', 'token-refresh', 'user', 'settings', 'signup', 'mixed'];
-/** Not in the default run: it restarts the service once per threadpool size. */
-export const EXTRA_SCENARIOS = ['uv-threadpool'];
+/** Not in the default run: uv-threadpool restarts the service per threadpool size; crypto-choices needs none. */
+export const EXTRA_SCENARIOS = ['uv-threadpool', 'crypto-choices'];
 
 export function readOptions(argv = process.argv.slice(2), env = process.env) {
   const wanted = argv.filter((a) => !a.startsWith('-'));

@@ -19,6 +19,7 @@ export function printTable(results) {
   console.log('\n| scenario | req/s | p50 ms | p99 ms | limit | ratio | target |');
   console.log('|---|---:|---:|---:|---|---:|---|');
   for (const [name, r] of Object.entries(results.scenarios)) {
+    if (r.runs || r.measured) continue; // uv-threadpool and crypto-choices print their own lines
     if (r.skipped || r.error) { console.log(`| ${name} | — | — | — | ${r.skipped ? 'skipped' : 'failed'}: ${r.skipped ?? r.error} | — | — |`); continue; }
     const target = r.target === null ? '—' : `${r.targetKind === 'max' ? '≤' : '≥'} ${r.target} ${r.meetsTarget ? 'ok' : 'missed'}`;
     console.log(`| ${name} | ${fmt(r.reqPerSec)} | ${r.p50} | ${r.p99} | ${fmt(r.limit)} ${r.limitKind} | ${r.ratio} | ${target} |`);

@@ -5,7 +5,7 @@
 // temporary directory, or BENCH_DATABASE_URL with a schema of its own that is dropped afterwards.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,8 @@ export function assertBuilt() {
 
 export async function startBenchService(options, { uvThreadpool = options.uvThreadpool } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-'));
+  // As root, the embedded PostgreSQL runs as the postgres user, who must be able to pass through here.
+  chmodSync(dir, 0o711);
   const port = await freePort();
   const env = { ...withoutDatabaseSettings(process.env),
     AUTH_API_HOST: '127.0.0.1', AUTH_API_PORT: String(port), AUTH_MAILER_AUTOCONFIRM: 'true',
@@ -38,8 +40,8 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
   const child = fork(CHILD, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const info = await new Promise((resolve, reject) => {
     child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`the service exited before it was ready (code ${code}); log: ${env.AUTH_LOG_FILE}`)));
-  });
+    child.once('exit', (code) => reject(new Error(`the service exited before it was ready (code ${code}); see its output above`)));
+  }).catch((err) => { rmSync(dir, { recursive: true, force: true }); throw err; });
   const poolSize = info.maxPoolSize > 0 ? Math.max(1, Math.floor(info.maxPoolSize / info.workers.http)) : DEFAULT_CONNECTIONS_PER_THREAD;
   const db = new pg.Pool({ connectionString: info.databaseUrl, max: 4, options: `-c search_path=${info.namespace}` });
   return {

@@ -9,9 +9,10 @@ export default {
   async run(bench) {
     const connections = 32;
     const body = await (await fetch(`${bench.service.url}/settings`)).text();
-    const result = await bench.load({ title: 'settings', path: '/settings', connections });
-    const limit = await bareUwsLimit(bench.service, bench.options, { path: '/settings', body, connections });
-    return bench.compare({ ...result, connections }, { limit: limit.reqPerSec, limitDetail: limit,
+    const { result, limit, before, after } = await bench.bracket(
+      (o) => bareUwsLimit(bench.service, o, { path: '/settings', body, connections }),
+      () => bench.load({ title: 'settings', path: '/settings', connections }));
+    return bench.compare({ ...result, connections }, { limit, limitDetail: { before, after },
       limitKind: 'bare uWS handler req/s, same threads', target: 0.8 });
   },
 };

@@ -13,11 +13,11 @@ export default {
     const sessions = await bench.sessions(connections);
     const skipped = await refreshUnsupported(bench.service.url, sessions[0]);
     if (skipped) return { skipped };
-    const result = await bench.load({ title: 'token-refresh', path: '/token', connections,
-      perConnection: (i) => refreshChain(sessions[i]) });
     const fixture = { users: sessions.map((s) => ({ userId: s.user.id })) };
-    const limit = await sqlLimit(bench.service, bench.options, { kind: 'refresh', concurrency: connections, fixture });
-    return bench.compare({ ...result, connections }, { limit: limit.perSec, limitDetail: { ...limit, statements: refreshStatementsSource },
+    const { result, limit, before, after } = await bench.bracket(
+      (o) => sqlLimit(bench.service, o, { kind: 'refresh', concurrency: connections, fixture }),
+      () => bench.load({ title: 'token-refresh', path: '/token', connections, perConnection: (i) => refreshChain(sessions[i]) }));
+    return bench.compare({ ...result, connections }, { limit, limitDetail: { before, after, statements: refreshStatementsSource },
       limitKind: 'the grant\'s statements/s through pg, same pools', target: 0.7, guide: 1500 });
   },
 };

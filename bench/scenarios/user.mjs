@@ -11,11 +11,12 @@ export default {
   async run(bench) {
     const connections = USER_CONNECTIONS;
     const sessions = await bench.sessions(connections);
-    const result = await bench.load({ title: 'user', path: '/user', connections,
-      perConnection: (i) => [{ method: 'GET', headers: { authorization: `Bearer ${sessions[i].access_token}` } }] });
     const fixture = { sessions: sessions.map((s) => ({ userId: s.user.id, sessionId: claimsOf(s.access_token).session_id })) };
-    const limit = await sqlLimit(bench.service, bench.options, { kind: 'user', concurrency: connections, fixture });
-    return bench.compare({ ...result, connections }, { limit: limit.perSec, limitDetail: limit,
+    const { result, limit, before, after } = await bench.bracket(
+      (o) => sqlLimit(bench.service, o, { kind: 'user', concurrency: connections, fixture }),
+      () => bench.load({ title: 'user', path: '/user', connections,
+        perConnection: (i) => [{ method: 'GET', headers: { authorization: `Bearer ${sessions[i].access_token}` } }] }));
+    return bench.compare({ ...result, connections }, { limit, limitDetail: { before, after },
       limitKind: 'the same 3 queries/s through pg, same pools', target: 0.8, guide: 4500 });
   },
 };
