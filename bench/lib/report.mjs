@@ -16,6 +16,7 @@ export function scenarioLine(name, r) {
 }
 
 export function printTable(results) {
+  if (!Object.values(results.scenarios).some((r) => !r.runs && !r.measured)) return;
   console.log('\n| scenario | req/s | p50 ms | p99 ms | limit | ratio | target |');
   console.log('|---|---:|---:|---:|---|---:|---|');
   for (const [name, r] of Object.entries(results.scenarios)) {

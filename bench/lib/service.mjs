@@ -37,7 +37,9 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
       AUTH_JWT_SECRET: randomBytes(32).toString('hex'), AUTH_SITE_URL: 'http://localhost:3000',
       AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}` });
   }
-  const child = fork(CHILD, { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=<dir>: V8 CPU profiles of the service, one file per thread, to see where time goes.
+  const execArgv = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const child = fork(CHILD, { env, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const info = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`the service exited before it was ready (code ${code}); see its output above`)));
