@@ -62,7 +62,7 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
 
 /** The bench chooses the database; a DATABASE_URL in the shell must not redirect the service. */
 function withoutDatabaseSettings(env) {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !/(^|_)DATABASE_URL$|^(AUTH|GOTRUE)_DB_NAMESPACE$/.test(name)));
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !/(^|_)DATABASE_URL$|^((AUTH|GOTRUE)_)?DB_NAMESPACE$/.test(name)));
 }
 
 export function freePort() {
