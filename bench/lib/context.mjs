@@ -1,6 +1,6 @@
 // What every scenario gets: the running service, the options, and small helpers to load an endpoint,
 // make sessions and compare a result with its limit.
-import { load, round } from './load.mjs';
+import { load, mergeLoads, round } from './load.mjs';
 import { signIn } from './seed.mjs';
 
 export function benchContext(options, service) {
@@ -17,17 +17,26 @@ export function benchContext(options, service) {
       return made;
     },
     /**
-     * Measures the limit for half the duration before the load and half after, and averages: this
-     * machine's CPU share drifts minute to minute, and a limit taken only before or only after the load
-     * would carry that drift into the ratio. `measure(options)` returns a number or {perSec} / {reqPerSec}.
+     * Interleaves the load with its limit: rounds of [limit ½ slice, load 1 slice, limit ½ slice], so both
+     * sides see the same drift in this machine's CPU share (it moves minute to minute on a shared box; a
+     * limit taken only before or only after the load carried that drift into the ratio). `measure(o)` and
+     * `runLoad(o)` get the options with `duration` set to their slice; measure returns a number, or an
+     * object with perSec or reqPerSec. The limit is the mean of its samples; the load's slices are merged.
      */
     async bracket(measure, runLoad) {
-      const half = { ...options, duration: options.duration / 2 };
-      const before = await measure(half);
-      const result = await runLoad();
-      const after = await measure(half);
+      const rounds = Math.max(1, Math.round(options.duration / 2.5));
+      const slice = { ...options, duration: options.duration / rounds };
+      const half = { ...options, duration: slice.duration / 2 };
+      const samples = [];
+      const loads = [];
+      for (let i = 0; i < rounds; i++) {
+        samples.push(await measure(half));
+        loads.push(await runLoad(slice));
+        samples.push(await measure(half));
+      }
       const rate = (x) => (typeof x === 'number' ? x : x.perSec ?? x.reqPerSec);
-      return { result, limit: round((rate(before) + rate(after)) / 2), before, after };
+      const rates = samples.map(rate);
+      return { result: mergeLoads(loads), limit: round(rates.reduce((a, b) => a + b, 0) / rates.length), samples, rates };
     },
     /** A scenario's row: its load result, the limit in the same unit, the ratio and whether it meets the target. */
     compare(result, { limit, limitKind, target = null, guide = null, limitDetail }) {

@@ -22,18 +22,29 @@ export async function load({ title, url, duration, connections, requests, perCon
     instance.once('error', reject);
   });
   stopProgress();
-  return summarise(result, latencies, statuses);
+  return summarise([{ latencies, statuses, seconds: result.duration, errors: result.errors, timeouts: result.timeouts }]);
 }
 
-export function summarise(result, latencies, statuses) {
+/**
+ * One row from one or more runs of the same load (the slices of an interleaved measurement). The raw
+ * latencies stay on the row, not enumerable, so slices can be merged and the JSON stays small.
+ */
+export function summarise(parts) {
+  const latencies = parts.flatMap((p) => p.latencies);
   const sorted = Float64Array.from(latencies).sort();
-  const seconds = result.duration;
+  const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
+  const statuses = {};
+  for (const p of parts) for (const [status, count] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
   const non2xx = Object.entries(statuses).filter(([s]) => s < 200 || s >= 300).reduce((n, [, c]) => n + c, 0);
-  return {
+  const row = {
     requests: sorted.length, reqPerSec: round(sorted.length / seconds), p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99),
-    statuses, non2xx, errors: result.errors, timeouts: result.timeouts, seconds: round(seconds),
+    statuses, non2xx, errors: parts.reduce((n, p) => n + p.errors, 0), timeouts: parts.reduce((n, p) => n + p.timeouts, 0), seconds: round(seconds),
   };
+  return Object.defineProperty(row, 'raw', { value: parts, enumerable: false });
 }
+
+/** Merges rows returned by load() into one, as if they had been one run. */
+export const mergeLoads = (rows) => summarise(rows.flatMap((r) => r.raw));
 
 export function percentile(sorted, q) {
   if (sorted.length === 0) return 0;

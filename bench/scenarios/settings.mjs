@@ -9,10 +9,10 @@ export default {
   async run(bench) {
     const connections = 32;
     const body = await (await fetch(`${bench.service.url}/settings`)).text();
-    const { result, limit, before, after } = await bench.bracket(
+    const { result, limit, rates } = await bench.bracket(
       (o) => bareUwsLimit(bench.service, o, { path: '/settings', body, connections }),
-      () => bench.load({ title: 'settings', path: '/settings', connections }));
-    return bench.compare({ ...result, connections }, { limit, limitDetail: { before, after },
+      (o) => bench.load({ duration: o.duration, title: 'settings', path: '/settings', connections }));
+    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates },
       limitKind: 'bare uWS handler req/s, same threads', target: 0.8 });
   },
 };

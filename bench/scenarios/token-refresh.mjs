@@ -14,10 +14,10 @@ export default {
     const skipped = await refreshUnsupported(bench.service.url, sessions[0]);
     if (skipped) return { skipped };
     const fixture = { users: sessions.map((s) => ({ userId: s.user.id })) };
-    const { result, limit, before, after } = await bench.bracket(
+    const { result, limit, rates } = await bench.bracket(
       (o) => sqlLimit(bench.service, o, { kind: 'refresh', concurrency: connections, fixture }),
-      () => bench.load({ title: 'token-refresh', path: '/token', connections, perConnection: (i) => refreshChain(sessions[i]) }));
-    return bench.compare({ ...result, connections }, { limit, limitDetail: { before, after, statements: refreshStatementsSource },
+      (o) => bench.load({ duration: o.duration, title: 'token-refresh', path: '/token', connections, perConnection: (i) => refreshChain(sessions[i]) }));
+    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates, statements: refreshStatementsSource },
       limitKind: 'the grant\'s statements/s through pg, same pools', target: 0.7, guide: 1500 });
   },
 };

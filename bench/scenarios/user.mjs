@@ -12,11 +12,11 @@ export default {
     const connections = USER_CONNECTIONS;
     const sessions = await bench.sessions(connections);
     const fixture = { sessions: sessions.map((s) => ({ userId: s.user.id, sessionId: claimsOf(s.access_token).session_id })) };
-    const { result, limit, before, after } = await bench.bracket(
+    const { result, limit, rates } = await bench.bracket(
       (o) => sqlLimit(bench.service, o, { kind: 'user', concurrency: connections, fixture }),
-      () => bench.load({ title: 'user', path: '/user', connections,
+      (o) => bench.load({ duration: o.duration, title: 'user', path: '/user', connections,
         perConnection: (i) => [{ method: 'GET', headers: { authorization: `Bearer ${sessions[i].access_token}` } }] }));
-    return bench.compare({ ...result, connections }, { limit, limitDetail: { before, after },
+    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates },
       limitKind: 'the same 3 queries/s through pg, same pools', target: 0.8, guide: 4500 });
   },
 };
