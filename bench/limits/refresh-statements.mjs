@@ -3,6 +3,7 @@
 // only so the limit can be measured before the grant is merged. Keep them in step with src/db.
 import * as refreshTokens from '../../dist/db/refresh-tokens.js';
 import * as sessions from '../../dist/db/sessions.js';
+import * as audit from '../../dist/db/audit-log.js';
 
 const copies = {
   async findPresentedToken(q, tokenHash) {
@@ -38,10 +39,17 @@ const copies = {
 /** Which statements the limit drives: 'service' (from dist/db) or 'copy' (this file). */
 export const refreshStatementsSource = typeof refreshTokens.rotateRefreshToken === 'function' ? 'service' : 'copy';
 
+/** The grant's two audit rows: one statement where the build has writeAudits, else two. */
+async function auditRotation(q, actor) {
+  if (typeof audit.writeAudits === 'function') return audit.writeAudits(q, actor, ['token_revoked', 'token_refreshed']);
+  await audit.writeAudit(q, actor, 'token_revoked');
+  await audit.writeAudit(q, actor, 'token_refreshed');
+}
+
 export async function refreshStatements() {
-  if (refreshStatementsSource === 'copy') return copies;
+  if (refreshStatementsSource === 'copy') return { ...copies, auditRotation };
   return {
     findPresentedToken: refreshTokens.findPresentedToken, readTokenState: refreshTokens.readTokenState,
-    rotateRefreshToken: refreshTokens.rotateRefreshToken, lockSessionUser: sessions.lockSessionUser,
+    rotateRefreshToken: refreshTokens.rotateRefreshToken, lockSessionUser: sessions.lockSessionUser, auditRotation,
   };
 }

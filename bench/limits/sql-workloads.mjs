@@ -48,8 +48,7 @@ export const WORKLOADS = {
           const locked = await sql.lockSessionUser(c, found.session_id);
           await sql.readTokenState(c, found.id, found.session_id);
           await sql.rotateRefreshToken(c, found.id, sha256Hex(child));
-          await writeAudit(c, actor(locked), 'token_revoked');
-          await writeAudit(c, actor(locked), 'token_refreshed');
+          await sql.auditRotation(c, actor(locked));
           return locked;
         });
         await Promise.all([listAmr(pool, session.id), findIdentitiesByUser(pool, user.id)]);
