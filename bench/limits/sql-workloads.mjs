@@ -29,9 +29,9 @@ export const WORKLOADS = {
     },
   },
   /**
-   * POST /token?grant_type=refresh_token: find the presented token, then under the session lock read its
-   * state, rotate and audit, then the token response's AMR and identities. Each loop owns one session
-   * and presents its newest token, as each bench connection does.
+   * POST /token?grant_type=refresh_token: find the presented token, then under the session lock rotate
+   * and audit, then the token response's AMR and identities. Each loop owns one session and presents its
+   * newest token, as each bench connection does.
    */
   refresh: {
     async prepare(pool, fixture, loop) {
@@ -46,8 +46,7 @@ export const WORKLOADS = {
         const child = newToken();
         const user = await tx(pool, async (c) => {
           const locked = await sql.lockSessionUser(c, found.session_id);
-          await sql.readTokenState(c, found.id, found.session_id);
-          await sql.rotateRefreshToken(c, found.id, sha256Hex(child));
+          await sql.rotateRefreshToken(c, found.id, sha256Hex(child), { userAgent: 'bench', ip: '127.0.0.1' });
           await sql.auditRotation(c, actor(locked));
           return locked;
         });
