@@ -1,11 +1,11 @@
 // The ceiling of an endpoint that only formats a constant answer (/settings, /health): a bare uWS handler
 // on as many threads as the service has HTTP threads, sharing one port as the service's threads do,
-// loaded by the same autocannon settings as the scenario.
+// loaded by the same autocannon settings as the scenario. The threads live for the whole scenario.
 import { Worker } from 'node:worker_threads';
 import { freePort } from '../lib/service.mjs';
 import { load } from '../lib/load.mjs';
 
-export async function bareUwsLimit(service, options, { path, body, connections }) {
+export async function openBareUws(service, { path, body, connections }) {
   const port = await freePort();
   const threads = [];
   const listening = (worker) => new Promise((resolve, reject) => {
@@ -18,10 +18,8 @@ export async function bareUwsLimit(service, options, { path, body, connections }
     threads.push(worker);
     await listening(worker);
   }
-  try {
-    return await load({ title: `limit: bare uWS ${path}`, url: `http://127.0.0.1:${port}${path}`, duration: options.duration,
-      connections, progress: options.progress });
-  } finally {
-    await Promise.all(threads.map((w) => new Promise((resolve) => { w.once('exit', resolve); w.postMessage('close'); })));
-  }
+  return {
+    measure: ({ duration, progress }) => load({ title: `limit: bare uWS ${path}`, url: `http://127.0.0.1:${port}${path}`, duration, connections, progress }),
+    close: () => Promise.all(threads.map((w) => new Promise((resolve) => { w.once('exit', resolve); w.postMessage('close'); }))),
+  };
 }

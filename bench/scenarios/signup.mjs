@@ -2,7 +2,7 @@
 // the lower one binds: argon2id hashes/s direct on the crypto threads, and the sign-up transaction's
 // statements through pg with the service's pools.
 import { argon2Limit } from '../limits/argon2.mjs';
-import { sqlLimit } from '../limits/sql.mjs';
+import { openSqlLimit } from '../limits/sql.mjs';
 import { hashPassword } from '../../dist/workers/crypto.js';
 import { PASSWORD } from '../lib/seed.mjs';
 import { JSON_HEADERS } from '../lib/context.mjs';
@@ -15,15 +15,16 @@ export default {
     const connections = 4 * service.workers.crypto;
     let n = 0;
     const fixture = { runId: bench.runId, aud: service.aud, role: service.role, passwordHash: await hashPassword({ ...service.hash, password: PASSWORD }) };
-    let round = 0;
+    const statements = await openSqlLimit(service, options, { kind: 'signup', concurrency: connections, fixture });
     const both = async (o) => {
       const hashes = await argon2Limit(service, o, 'hash');
-      const sql = await sqlLimit(service, o, { kind: 'signup', concurrency: connections, fixture: { ...fixture, runId: `${bench.runId}-${round++}` } });
+      const sql = await statements.measure(o);
       return { perSec: Math.min(hashes, sql.perSec), argon2idHashesPerSec: hashes, sql };
     };
     const { result, limit, samples, rates } = await bench.bracket(both, (o) => bench.load({ duration: o.duration, title: 'signup', path: '/signup', connections,
       requests: [{ method: 'POST', headers: JSON_HEADERS,
-        setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `signup-${bench.runId}-${n++}@example.com`, password: PASSWORD }) }) }] }));
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `signup-${bench.runId}-${n++}@example.com`, password: PASSWORD }) }) }] }))
+      .finally(statements.close);
     const sum = (pick) => samples.reduce((total, s) => total + pick(s), 0);
     const hashBound = sum((s) => s.argon2idHashesPerSec) <= sum((s) => s.sql.perSec);
     return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates,

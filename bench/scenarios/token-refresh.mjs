@@ -1,7 +1,7 @@
 // Refresh grants, one session per connection chaining its rotated tokens, against the grant's statements
 // (find the token, lock the session, read state, rotate, audit; then AMR and identities) driven directly
 // through pg with the service's pools.
-import { sqlLimit } from '../limits/sql.mjs';
+import { openSqlLimit } from '../limits/sql.mjs';
 import { refreshStatementsSource } from '../limits/refresh-statements.mjs';
 import { refreshChain, refreshUnsupported } from '../lib/refresh.mjs';
 
@@ -14,9 +14,10 @@ export default {
     const skipped = await refreshUnsupported(bench.service.url, sessions[0]);
     if (skipped) return { skipped };
     const fixture = { users: sessions.map((s) => ({ userId: s.user.id })) };
-    const { result, limit, rates } = await bench.bracket(
-      (o) => sqlLimit(bench.service, o, { kind: 'refresh', concurrency: connections, fixture }),
-      (o) => bench.load({ duration: o.duration, title: 'token-refresh', path: '/token', connections, perConnection: (i) => refreshChain(sessions[i]) }));
+    const sql = await openSqlLimit(bench.service, bench.options, { kind: 'refresh', concurrency: connections, fixture });
+    const { result, limit, rates } = await bench.bracket(sql.measure,
+      (o) => bench.load({ duration: o.duration, title: 'token-refresh', path: '/token', connections, perConnection: (i) => refreshChain(sessions[i]) }))
+      .finally(sql.close);
     return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates, statements: refreshStatementsSource },
       limitKind: 'the grant\'s statements/s through pg, same pools', target: 0.7, guide: 1500 });
   },
