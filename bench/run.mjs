@@ -1,54 +1,19 @@
 #!/usr/bin/env node
-// `npm run bench [-- scenario ...]`: starts the compiled service, seeds users, runs each scenario with
-// autocannon and measures the limit it is compared with in the same run (bench/README.md).
-import os from 'node:os';
-import { readOptions, SCENARIOS } from './lib/options.mjs';
-import { assertBuilt, startBenchService } from './lib/service.mjs';
-import { benchContext } from './lib/context.mjs';
-import { seedUsers } from './lib/seed.mjs';
-import { printTable, scenarioLine, writeResults } from './lib/report.mjs';
-import { SCENARIO_MODULES } from './scenarios/index.mjs';
-import { uvThreadpool } from './scenarios/uv-threadpool.mjs';
-import { cryptoChoices } from './scenarios/crypto-choices.mjs';
+// `npm run bench [-- scenario ...]` (builds first) or `node bench/run.mjs [scenario ...]`: bench/README.md.
+// Only modules that do not touch dist/ are imported before dist/ is known to exist.
+import { existsSync } from 'node:fs';
+import { readOptions } from './lib/options.mjs';
 
-const options = readOptions();
-assertBuilt();
-const results = {
-  startedAt: new Date().toISOString(),
-  machine: { cpus: options.cpus, node: process.version, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-  settings: null, scenarios: {},
-};
-
-const main = options.scenarios.filter((s) => SCENARIOS.includes(s));
-if (main.length > 0) await runScenarios(main);
-if (options.scenarios.includes('uv-threadpool')) results.scenarios['uv-threadpool'] = await uvThreadpool(options);
-if (options.scenarios.includes('crypto-choices')) results.scenarios['crypto-choices'] = await cryptoChoices(options);
-printTable(results);
-console.log(`\nresults: ${writeResults(options.resultsDir, results)}`);
-if (Object.values(results.scenarios).some((r) => r.error)) process.exitCode = 1;
-
-/** The default scenarios, against one service started for them all. */
-async function runScenarios(names) {
-  const service = await startBenchService(options);
-  try {
-    results.settings = { httpWorkers: service.workers.http, cryptoWorkers: service.workers.crypto, dbPoolPerThread: service.poolSize,
-      uvThreadpool: service.uvThreadpool, hash: service.hash, duration: options.duration, users: options.users,
-      database: options.databaseUrl ? 'BENCH_DATABASE_URL' : 'embedded' };
-    console.log(`portcullis bench: ${options.cpus} CPUs, node ${process.version}, load ${results.machine.loadavg.join(' ')}; ` +
-      `${service.workers.http} HTTP threads, ${service.workers.crypto} crypto threads, ${service.poolSize} db connections per thread, ` +
-      `UV_THREADPOOL_SIZE ${service.uvThreadpool}; argon2id m=${service.hash.memoryKiB} t=${service.hash.timeCost} p=${service.hash.parallelism}; ` +
-      `${options.duration} s per phase, ${results.settings.database} database`);
-    await seedUsers(service, options.users);
-    const bench = benchContext(options, service);
-    for (const name of names) {
-      try {
-        results.scenarios[name] = await SCENARIO_MODULES[name].run(bench);
-      } catch (err) {
-        results.scenarios[name] = { error: err instanceof Error ? err.message : String(err) };
-      }
-      console.log(scenarioLine(name, results.scenarios[name]));
-    }
-  } finally {
-    await service.stop();
-  }
+let options;
+try {
+  options = readOptions();
+} catch (err) {
+  console.error(`bench: ${err.message}`);
+  process.exit(2);
 }
+if (!existsSync(new URL('../dist/server/service.js', import.meta.url))) {
+  console.error('bench: dist/ is missing: run `npm run build` first (`npm run bench` builds by itself)');
+  process.exit(1);
+}
+const { runAll } = await import('./lib/run-all.mjs');
+if (!await runAll(options)) process.exitCode = 1;

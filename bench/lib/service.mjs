@@ -5,7 +5,7 @@
 // temporary directory, or BENCH_DATABASE_URL with a schema of its own that is dropped afterwards.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,12 +14,6 @@ import pg from 'pg';
 const CHILD = new URL('./serve-child.mjs', import.meta.url);
 /** What service.ts gives each HTTP thread when DB_MAX_POOL_SIZE is 0. */
 const DEFAULT_CONNECTIONS_PER_THREAD = 10;
-
-export function assertBuilt() {
-  if (!existsSync(new URL('../../dist/server/service.js', import.meta.url))) {
-    throw new Error('dist/ is missing: run `npm run build` (or `npx tsc -p .`) first');
-  }
-}
 
 export async function startBenchService(options, { uvThreadpool = options.uvThreadpool } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-'));
