@@ -2,7 +2,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-const fmt = (x) => (typeof x !== 'number' ? String(x ?? '') : x >= 100 ? Math.round(x).toLocaleString('en-US') : String(x));
+const fmt = (x) => (typeof x !== 'number' ? String(x ?? '')
+  : x >= 100 ? Math.round(x).toLocaleString('en-US') : x >= 10 ? x.toFixed(1) : String(Math.round(x * 100) / 100));
 
 export function scenarioLine(name, r) {
   if (r.skipped) return `  ${name.padEnd(15)} skipped: ${r.skipped}`;
@@ -23,7 +24,7 @@ export function printTable(results) {
     if (r.runs || r.measured) continue; // uv-threadpool and crypto-choices print their own lines
     if (r.skipped || r.error) { console.log(`| ${name} | — | — | — | ${r.skipped ? 'skipped' : 'failed'}: ${r.skipped ?? r.error} | — | — |`); continue; }
     const target = r.target === null ? '—' : `${r.targetKind === 'max' ? '≤' : '≥'} ${r.target} ${r.meetsTarget ? 'ok' : 'missed'}`;
-    console.log(`| ${name} | ${fmt(r.reqPerSec)} | ${r.p50} | ${r.p99} | ${fmt(r.limit)} ${r.limitKind} | ${r.ratio} | ${target} |`);
+    console.log(`| ${name} | ${fmt(r.reqPerSec)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.limit)} ${r.limitKind} | ${r.ratio} | ${target} |`);
   }
 }
 
