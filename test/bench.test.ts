@@ -2,7 +2,7 @@
 // with cheap hash parameters, and writes a well-formed results file.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from './helpers/db.js';
@@ -22,6 +22,7 @@ function runBench(env: Record<string, string>): Promise<{ code: number | null; o
 const database = await createTestDatabase();
 t.teardown(() => database.drop());
 const resultsDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-results-'));
+t.teardown(() => rmSync(resultsDir, { recursive: true, force: true }));
 const run = await runBench({
   BENCH_DURATION: '1', BENCH_USERS: '50', BENCH_DATABASE_URL: database.url, BENCH_RESULTS_DIR: resultsDir, BENCH_QUIET: '1',
   AUTH_PASSWORD_HASH_MEMORY_KIB: '1024', AUTH_PASSWORD_HASH_TIME_COST: '1', AUTH_HTTP_WORKERS: '2', AUTH_CRYPTO_WORKERS: '2',
