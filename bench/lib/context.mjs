@@ -1,0 +1,55 @@
+// What every scenario gets: the running service, the options, and small helpers to load an endpoint,
+// make sessions and compare a result with its limit.
+import { load, mergeLoads, round } from './load.mjs';
+import { signIn } from './seed.mjs';
+
+export function benchContext(options, service) {
+  let signedIn = 0;
+  return {
+    options, service,
+    runId: Date.now().toString(36),
+    /** autocannon against a path of the service, for the bench's duration unless told otherwise */
+    load: ({ path, ...rest }) => load({ url: service.url + path, duration: options.duration, progress: options.progress, ...rest }),
+    /** `count` new sessions through the password grant, spread over the seeded users */
+    async sessions(count) {
+      const made = await signIn(service, count, options.users, { offset: signedIn });
+      signedIn += count;
+      return made;
+    },
+    /**
+     * Interleaves the load with its limit: rounds of [limit ½ slice, load 1 slice, limit ½ slice], so both
+     * sides see the same drift in this machine's CPU share (it moves minute to minute on a shared box; a
+     * limit taken only before or only after the load carried that drift into the ratio). `measure(o)` and
+     * `runLoad(o)` get the options with `duration` set to their slice; measure returns a number, or an
+     * object with perSec or reqPerSec. The limit is the mean of its samples; the load's slices are merged.
+     */
+    async bracket(measure, runLoad) {
+      const rounds = Math.max(1, Math.round(options.duration / 2.5));
+      const slice = { ...options, duration: options.duration / rounds };
+      const half = { ...options, duration: slice.duration / 2 };
+      const samples = [];
+      const loads = [];
+      for (let i = 0; i < rounds; i++) {
+        samples.push(await measure(half));
+        loads.push(await runLoad(slice));
+        samples.push(await measure(half));
+      }
+      const rate = (x) => (typeof x === 'number' ? x : x.perSec ?? x.reqPerSec);
+      const rates = samples.map(rate);
+      return { result: mergeLoads(loads), limit: round(rates.reduce((a, b) => a + b, 0) / rates.length), samples, rates };
+    },
+    /** A scenario's row: its load result, the limit in the same unit, the ratio and whether it meets the target. */
+    compare(result, { limit, limitKind, target = null, guide = null, limitDetail }) {
+      const ratio = limit > 0 ? round(result.reqPerSec / limit, 3) : 0;
+      return { ...result, limit, limitKind, limitDetail, ratio, target,
+        meetsTarget: target === null ? null : ratio >= target, guide, meetsGuide: guide === null ? null : result.reqPerSec >= guide };
+    },
+  };
+}
+
+/** The claims of a JWT, unverified: the bench only needs the ids it carries. */
+export function claimsOf(accessToken) {
+  return JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString('utf8'));
+}
+
+export const JSON_HEADERS = { 'content-type': 'application/json' };

@@ -1,0 +1,79 @@
+// One autocannon run with a progress line, summarised as the bench reports it. Latencies are taken from
+// every response's own timing (autocannon's histogram keeps whole milliseconds, too coarse for /settings).
+import autocannon from 'autocannon';
+
+/**
+ * Runs autocannon against `url` for `duration` seconds. `perConnection(i)` may return the requests of
+ * connection i (closures keep per-connection state, e.g. the refresh token chain of one session).
+ */
+export async function load({ title, url, duration, connections, requests, perConnection, overallRate, progress }) {
+  let index = 0;
+  const setupClient = perConnection ? (client) => client.setRequests(perConnection(index++)) : undefined;
+  const instance = autocannon({ url, duration, connections, requests, setupClient, overallRate, timeout: 10 });
+  const latencies = [];
+  const statuses = {};
+  instance.on('response', (_client, status, _bytes, ms) => {
+    latencies.push(ms);
+    statuses[status] = (statuses[status] ?? 0) + 1;
+  });
+  const stopProgress = showProgress(title, duration, latencies, statuses, progress);
+  const result = await new Promise((resolve, reject) => {
+    instance.once('done', resolve);
+    instance.once('error', reject);
+  });
+  stopProgress();
+  return summarise([{ latencies, statuses, seconds: result.duration, errors: result.errors, timeouts: result.timeouts }]);
+}
+
+/**
+ * One row from one or more runs of the same load (the slices of an interleaved measurement). The raw
+ * latencies stay on the row, not enumerable, so slices can be merged and the JSON stays small.
+ */
+export function summarise(parts) {
+  const latencies = parts.flatMap((p) => p.latencies);
+  const sorted = Float64Array.from(latencies).sort();
+  const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
+  const statuses = {};
+  for (const p of parts) for (const [status, count] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+  const non2xx = Object.entries(statuses).filter(([s]) => s < 200 || s >= 300).reduce((n, [, c]) => n + c, 0);
+  const row = {
+    requests: sorted.length, reqPerSec: round(sorted.length / seconds), p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99),
+    statuses, non2xx, errors: parts.reduce((n, p) => n + p.errors, 0), timeouts: parts.reduce((n, p) => n + p.timeouts, 0), seconds: round(seconds),
+  };
+  return Object.defineProperty(row, 'raw', { value: parts, enumerable: false });
+}
+
+/** Merges rows returned by load() into one, as if they had been one run. */
+export const mergeLoads = (rows) => summarise(rows.flatMap((r) => r.raw));
+
+export function percentile(sorted, q) {
+  if (sorted.length === 0) return 0;
+  return round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)], 3);
+}
+
+export const round = (x, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** On a terminal, a line rewritten twice a second: elapsed time, requests, rate, non-2xx so far. */
+export function showProgress(title, duration, latencies, statuses, enabled) {
+  if (!enabled) return () => {};
+  const started = performance.now();
+  const draw = () => {
+    const elapsed = (performance.now() - started) / 1000;
+    const bad = Object.entries(statuses).filter(([s]) => s < 200 || s >= 300).reduce((n, [, c]) => n + c, 0);
+    process.stderr.write(`\r\x1b[2K  ${title.padEnd(34)} ${Math.min(elapsed, duration).toFixed(1)}/${duration} s  ` +
+      `${latencies.length} req  ${Math.round(latencies.length / Math.max(elapsed, 0.001))} req/s${bad ? `  non-2xx ${bad}` : ''}`);
+  };
+  const timer = setInterval(draw, 500);
+  return () => { clearInterval(timer); process.stderr.write('\r\x1b[2K'); };
+}
+
+/** A progress line for work that is not an autocannon run (limits, seeding): counts a shared counter. */
+export function progressFor(title, duration, counter, enabled) {
+  if (!enabled) return () => {};
+  const started = performance.now();
+  const timer = setInterval(() => {
+    const elapsed = (performance.now() - started) / 1000;
+    process.stderr.write(`\r\x1b[2K  ${title.padEnd(34)} ${Math.min(elapsed, duration).toFixed(1)}/${duration} s  ${counter()} done`);
+  }, 500);
+  return () => { clearInterval(timer); process.stderr.write('\r\x1b[2K'); };
+}

@@ -1,0 +1,36 @@
+// The table printed at the end and the JSON file in bench/results/.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+const fmt = (x) => (typeof x !== 'number' ? String(x ?? '')
+  : x >= 100 ? Math.round(x).toLocaleString('en-US') : x >= 10 ? x.toFixed(1) : String(Math.round(x * 100) / 100));
+
+export function scenarioLine(name, r) {
+  if (r.skipped) return `  ${name.padEnd(15)} skipped: ${r.skipped}`;
+  if (r.error) return `  ${name.padEnd(15)} FAILED: ${r.error}`;
+  const verdict = r.meetsTarget === null || r.meetsTarget === undefined ? '' : r.meetsTarget ? ' ok' : ' MISSED';
+  const target = r.target === null || r.target === undefined ? 'no target' : `target ${r.targetKind === 'max' ? '≤' : '≥'} ${r.target}${verdict}`;
+  const extra = r.health ? `; /health p99 ${r.health.p99} ms (< ${r.health.target}${r.health.meetsTarget ? ' ok' : ' MISSED'})` : '';
+  const bad = r.non2xx ? `; ${r.non2xx} non-2xx ${JSON.stringify(r.statuses ?? '')}` : '';
+  return `  ${name.padEnd(15)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  ` +
+    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}`;
+}
+
+export function printTable(results) {
+  if (!Object.values(results.scenarios).some((r) => !r.runs && !r.measured)) return;
+  console.log('\n| scenario | req/s | p50 ms | p99 ms | limit | ratio | target |');
+  console.log('|---|---:|---:|---:|---|---:|---|');
+  for (const [name, r] of Object.entries(results.scenarios)) {
+    if (r.runs || r.measured) continue; // uv-threadpool and crypto-choices print their own lines
+    if (r.skipped || r.error) { console.log(`| ${name} | — | — | — | ${r.skipped ? 'skipped' : 'failed'}: ${r.skipped ?? r.error} | — | — |`); continue; }
+    const target = r.target === null ? '—' : `${r.targetKind === 'max' ? '≤' : '≥'} ${r.target} ${r.meetsTarget ? 'ok' : 'missed'}`;
+    console.log(`| ${name} | ${fmt(r.reqPerSec)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.limit)} ${r.limitKind} | ${r.ratio} | ${target} |`);
+  }
+}
+
+export function writeResults(dir, results) {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${results.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+  return file;
+}

@@ -1,0 +1,79 @@
+// The SQL each endpoint runs, driven directly: the service's own statement functions from dist/db (so the
+// limit follows the code), without HTTP, JSON, JWTs or hashing. Each workload is prepare(pool, fixture,
+// loop) → one call = the statements of one request, in the endpoint's order.
+import { createHash, randomBytes } from 'node:crypto';
+import { tx } from '../../dist/db/pool.js';
+import { findUserById, findUserByEmail } from '../../dist/db/users.js';
+import { findSession, insertSession, listAmr, recordAmr } from '../../dist/db/sessions.js';
+import { findIdentitiesByUser } from '../../dist/db/identities.js';
+import { insertRefreshToken } from '../../dist/db/refresh-tokens.js';
+import { writeAudit } from '../../dist/db/audit-log.js';
+import { updateUser } from '../../dist/db/users.js';
+import { confirmAddress, createUser } from '../../dist/server/users/create.js';
+import { refreshStatements } from './refresh-statements.mjs';
+
+const sha256Hex = (text) => createHash('sha256').update(text).digest('hex');
+const newToken = () => randomBytes(9).toString('base64url');
+const actor = (user) => ({ id: user.id, username: user.email ?? '' });
+
+export const WORKLOADS = {
+  /** GET /user: authenticate (user by id, session by id), then the user's identities. */
+  user: {
+    async prepare(pool, fixture, loop) {
+      const { userId, sessionId } = fixture.sessions[loop % fixture.sessions.length];
+      return async () => {
+        await findUserById(pool, userId);
+        await findSession(pool, sessionId);
+        await findIdentitiesByUser(pool, userId);
+      };
+    },
+  },
+  /**
+   * POST /token?grant_type=refresh_token: find the presented token, then under the session lock rotate
+   * and audit, then the token response's AMR and identities. Each loop owns one session and presents its
+   * newest token, as each bench connection does.
+   */
+  refresh: {
+    async prepare(pool, fixture, loop) {
+      const sql = await refreshStatements();
+      const { userId } = fixture.users[loop % fixture.users.length];
+      const session = await insertSession(pool, { userId, userAgent: 'bench', ip: '127.0.0.1' });
+      await recordAmr(pool, session.id, 'password');
+      let token = newToken();
+      await insertRefreshToken(pool, { tokenHash: sha256Hex(token), userId, sessionId: session.id });
+      return async () => {
+        const found = await sql.findPresentedToken(pool, sha256Hex(token));
+        const child = newToken();
+        const user = await tx(pool, async (c) => {
+          const locked = await sql.lockSessionUser(c, found.session_id);
+          await sql.rotateRefreshToken(c, found.id, sha256Hex(child), { userAgent: 'bench', ip: '127.0.0.1' });
+          await sql.auditRotation(c, actor(locked));
+          return locked;
+        });
+        await Promise.all([listAmr(pool, session.id), findIdentitiesByUser(pool, user.id)]);
+        token = child;
+      };
+    },
+  },
+  /** POST /signup with autoconfirm: the sign-up transaction and the first session, without the hash. */
+  signup: {
+    async prepare(pool, fixture, loop) {
+      let n = 0;
+      return async () => {
+        const email = `sql-signup-${fixture.runId}-${loop}-${n++}@example.com`;
+        await tx(pool, async (c) => {
+          await findUserByEmail(c, email, fixture.aud);
+          const { user } = await createUser(c, { provider: 'email', address: email, aud: fixture.aud, role: fixture.role,
+            passwordHash: fixture.passwordHash, data: {}, confirmed: false });
+          await writeAudit(c, actor(user), 'user_signedup', { provider: 'email' });
+          const confirmed = await confirmAddress(c, user, 'email');
+          const session = await insertSession(c, { userId: user.id, userAgent: 'bench', ip: '127.0.0.1' });
+          await insertRefreshToken(c, { tokenHash: sha256Hex(newToken()), userId: user.id, sessionId: session.id });
+          await recordAmr(c, session.id, 'password');
+          await updateUser(c, confirmed.id, { last_sign_in_at: new Date() });
+          await Promise.all([listAmr(c, session.id), findIdentitiesByUser(c, user.id)]);
+        });
+      };
+    },
+  },
+};

@@ -1,0 +1,9 @@
+// The scenarios by name, in the order `npm run bench` runs them.
+import tokenPassword from './token-password.mjs';
+import tokenRefresh from './token-refresh.mjs';
+import user from './user.mjs';
+import settings from './settings.mjs';
+import signup from './signup.mjs';
+import mixed from './mixed.mjs';
+
+export const SCENARIO_MODULES = Object.fromEntries([tokenPassword, tokenRefresh, user, settings, signup, mixed].map((s) => [s.name, s]));

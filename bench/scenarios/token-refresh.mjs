@@ -1,0 +1,24 @@
+// Refresh grants, one session per connection chaining its rotated tokens, against the grant's statements
+// (find the token, lock the session, read state, rotate, audit; then AMR and identities) driven directly
+// through pg with the service's pools.
+import { openSqlLimit } from '../limits/sql.mjs';
+import { refreshStatementsSource } from '../limits/refresh-statements.mjs';
+import { refreshChain, refreshUnsupported } from '../lib/refresh.mjs';
+
+export default {
+  name: 'token-refresh',
+  describe: 'POST /token?grant_type=refresh_token, one session per connection, each presenting its newest token',
+  async run(bench) {
+    const connections = 32;
+    const sessions = await bench.sessions(connections);
+    const skipped = await refreshUnsupported(bench.service.url, sessions[0]);
+    if (skipped) return { skipped };
+    const fixture = { users: sessions.map((s) => ({ userId: s.user.id })) };
+    const sql = await openSqlLimit(bench.service, bench.options, { kind: 'refresh', concurrency: connections, fixture });
+    const { result, limit, rates } = await bench.bracket(sql.measure,
+      (o) => bench.load({ duration: o.duration, title: 'token-refresh', path: '/token', connections, perConnection: (i) => refreshChain(sessions[i]) }))
+      .finally(sql.close);
+    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates, statements: refreshStatementsSource },
+      limitKind: 'the grant\'s statements/s through pg, same pools', target: 0.7, guide: 1500 });
+  },
+};

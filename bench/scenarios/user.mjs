@@ -1,0 +1,23 @@
+// GET /user with a valid bearer token per connection, against the same three queries (user, session,
+// identities) driven directly through pg with the service's pools.
+import { openSqlLimit } from '../limits/sql.mjs';
+import { claimsOf } from '../lib/context.mjs';
+
+export const USER_CONNECTIONS = 32;
+
+export default {
+  name: 'user',
+  describe: 'GET /user, one signed-in session per connection',
+  async run(bench) {
+    const connections = USER_CONNECTIONS;
+    const sessions = await bench.sessions(connections);
+    const fixture = { sessions: sessions.map((s) => ({ userId: s.user.id, sessionId: claimsOf(s.access_token).session_id })) };
+    const sql = await openSqlLimit(bench.service, bench.options, { kind: 'user', concurrency: connections, fixture });
+    const { result, limit, rates } = await bench.bracket(sql.measure,
+      (o) => bench.load({ duration: o.duration, title: 'user', path: '/user', connections,
+        perConnection: (i) => [{ method: 'GET', headers: { authorization: `Bearer ${sessions[i].access_token}` } }] }))
+      .finally(sql.close);
+    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates },
+      limitKind: 'the same 3 queries/s through pg, same pools', target: 0.8, guide: 4500 });
+  },
+};

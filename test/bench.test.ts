@@ -1,0 +1,61 @@
+// The bench runs end to end (not timed): every scenario for about a second against one started service,
+// with cheap hash parameters, and writes a well-formed results file.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createTestDatabase } from './helpers/db.js';
+
+const SCENARIOS = ['token-password', 'token-refresh', 'user', 'settings', 'signup', 'mixed'];
+
+function runBench(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bench/run.mjs'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => { output += chunk; });
+    child.stderr.on('data', (chunk) => { output += chunk; });
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+const database = await createTestDatabase();
+t.teardown(() => database.drop());
+const resultsDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-results-'));
+t.teardown(() => rmSync(resultsDir, { recursive: true, force: true }));
+const run = await runBench({
+  BENCH_DURATION: '1', BENCH_USERS: '50', BENCH_DATABASE_URL: database.url, BENCH_RESULTS_DIR: resultsDir, BENCH_QUIET: '1',
+  AUTH_PASSWORD_HASH_MEMORY_KIB: '1024', AUTH_PASSWORD_HASH_TIME_COST: '1', AUTH_HTTP_WORKERS: '2', AUTH_CRYPTO_WORKERS: '2',
+});
+
+t.test('the bench exits cleanly and prints one line per scenario and the table', async (t) => {
+  t.equal(run.code, 0, run.output);
+  for (const name of SCENARIOS) t.match(run.output, new RegExp(`^  ${name} `, 'm'), `a line for ${name}`);
+  t.match(run.output, /^\| scenario \| req\/s \| p50 ms \| p99 ms \| limit \| ratio \| target \|$/m);
+});
+
+t.test('the results file has numbers for every scenario and no error responses', async (t) => {
+  const files = readdirSync(resultsDir).filter((f) => f.endsWith('.json'));
+  t.equal(files.length, 1);
+  const results = JSON.parse(readFileSync(path.join(resultsDir, files[0]), 'utf8'));
+  t.match(results.settings, { httpWorkers: 2, cryptoWorkers: 2, dbPoolPerThread: 10, duration: 1, users: 50,
+    hash: { memoryKiB: 1024, timeCost: 1, parallelism: 1 }, database: 'BENCH_DATABASE_URL' });
+  t.same(Object.keys(results.scenarios), SCENARIOS);
+  for (const name of SCENARIOS) {
+    const r = results.scenarios[name];
+    if (name === 'token-refresh' && r.skipped) {
+      t.match(r.skipped, /unsupported_grant_type/, 'skipped only for a build without the refresh grant');
+      continue;
+    }
+    t.notOk(r.error, `${name} ran`);
+    for (const key of ['reqPerSec', 'p50', 'p99', 'limit', 'ratio']) {
+      t.ok(Number.isFinite(r[key]) && r[key] > 0, `${name}.${key} is a positive number (${r[key]})`);
+    }
+    t.type(r.limitKind, 'string');
+    t.equal(r.non2xx, 0, `${name}: no non-2xx responses ${JSON.stringify(r.statuses ?? {})}`);
+    if (name !== 'mixed') t.equal(r.errors, 0, `${name}: no connection errors`);
+  }
+  const mixed = results.scenarios.mixed;
+  t.ok(Number.isFinite(mixed.health.p99), 'mixed measured /health');
+  t.ok(mixed.phases.alone[mixed.probe].requests > 0 && mixed.phases.flood.password.requests > 0, 'both phases ran');
+});
