@@ -1,23 +1,31 @@
 // The only file that touches uWS request/response objects. Per request: snapshot everything from `req`
-// synchronously (uWS invalidates it at the first await), attach onAborted, collect the body without
-// quadratic copying and with a 1 MiB cap, run the handler, and write the answer corked.
+// synchronously (uWS invalidates it at the first await), run the route, and write the answer. A handler
+// that answers synchronously without a body (settings, health, 404s, preflights) is written inside the
+// uWS callback itself; everything else attaches onAborted, collects the body without quadratic copying
+// and with a 1 MiB cap, and writes corked after the await.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uWS from '@trufflesuite/uws-js-unofficial';
 import type { Logger } from 'pino';
-import { ApiError, renderError } from './errors.js';
+import { ApiError } from './errors.js';
 import { corsHeaders, preflight } from './cors.js';
-import { maskQuery } from './log.js';
+import { errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './http-answer.js';
+import { recordRequest } from './request-record.js';
 import type { Router } from './router.js';
-import type { ApiRequest, ApiResponse, Route } from './types.js';
+import type { ApiRequest, Handler, Route } from './types.js';
 import type { AppContext } from './app.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const NO_BODY = Buffer.alloc(0);
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 interface Snapshot {
   method: string; path: string; query: string; headers: Record<string, string>; ip: string; requestId: string;
 }
+
+/** What the request turned out to be, filled in as it is dispatched. */
+interface Progress { route: Route | undefined; params: Record<string, string>; aborted: boolean }
 
 export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
@@ -33,59 +41,62 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   let idle: (() => void) | null = null;
 
   app.any('/*', (res, req) => {
+    const started = performance.now();
     const snap = snapshot(res, req, ctx.config.api.requestIdHeader);
-    const state = { aborted: false };
-    res.onAborted(() => { state.aborted = true; });
+    const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false };
+    const answer = dispatch(res, snap, progress);
+    if (!(answer instanceof Promise)) {
+      write(res, answer, draining);
+      return complete(snap, progress, answer, started);
+    }
     inFlight++;
-    handle(res, snap, state).finally(() => {
+    answer.then((a) => {
+      if (!progress.aborted) write(res, a, draining);
+      complete(snap, progress, a, started);
+    }).catch((err) => log.error({ err, request_id: snap.requestId }, 'response could not be written')).finally(() => {
       inFlight--;
       if (inFlight === 0 && idle) idle();
     });
   });
 
-  async function handle(res: uWS.HttpResponse, snap: Snapshot, state: { aborted: boolean }): Promise<void> {
-    const started = performance.now();
-    let route: Route | undefined;
-    let params: Record<string, string> = {};
-    let status = 500;
-    let errorCode = '';
-    try {
-      const answer = await dispatch(res, snap, state, (r, p) => { route = r; params = p; });
-      status = answer.status;
-      errorCode = answer.headers['x-sb-error-code'] ?? '';
-      if (!state.aborted) write(res, answer, draining);
-    } catch (err) {
-      log.error({ err, request_id: snap.requestId }, 'response could not be written');
-    }
-    const seconds = (performance.now() - started) / 1000;
-    ctx.metrics.observe(snap.method, route?.path ?? 'unmatched', status, seconds);
-    if (route) ctx.tracing.record({ method: snap.method, route: route.path, params, status, start: performance.timeOrigin + started, end: Date.now() });
-    if (route?.quiet) return;
-    const line = { request_id: snap.requestId, method: snap.method, path: snap.path, query: maskQuery(snap.query),
-      route: route?.path, remote_addr: snap.ip, status, duration_ms: Math.round(seconds * 100_000) / 100,
-      error_code: errorCode || undefined, aborted: state.aborted || undefined };
-    if (status >= 500) log.error(line, 'request completed'); else log.info(line, 'request completed');
+  function complete(snap: Snapshot, progress: Progress, answer: Answer, started: number): void {
+    recordRequest(ctx, log, { requestId: snap.requestId, method: snap.method, path: snap.path, query: snap.query, ip: snap.ip,
+      route: progress.route, params: progress.params, status: answer.status, errorCode: answer.headers['x-sb-error-code'],
+      aborted: progress.aborted, started });
   }
 
-  async function dispatch(res: uWS.HttpResponse, snap: Snapshot, state: { aborted: boolean }, onRoute: (r: Route, params: Record<string, string>) => void) {
+  function dispatch(res: uWS.HttpResponse, snap: Snapshot, progress: Progress): Answer | Promise<Answer> {
     const cors = corsHeaders(snap.headers.origin);
     const pre = preflight(snap.method, snap.headers);
     if (pre) return { status: pre.status, headers: pre.headers, body: '' };
+    const fail = (err: unknown): Answer => {
+      if (!(err instanceof ApiError) || err.status >= 500) log.error({ err, request_id: snap.requestId }, 'request failed');
+      return errorAnswer(err, snap.headers['x-supabase-api-version'], snap.requestId, cors);
+    };
     try {
-      const match = ctx.router.match(snap.method, snap.path);
+      const match = router.match(snap.method, snap.path);
       if (match.kind === 'not_found') throw new ApiError(404, 'not_found', 'Not Found');
       if (match.kind === 'method_not_allowed') throw new ApiError(405, 'method_not_allowed', 'Method Not Allowed');
-      onRoute(match.route, match.params);
-      const rawBody = BODY_METHODS.has(snap.method) ? await readBody(res, snap.headers, state) : Buffer.alloc(0);
-      const request = toApiRequest(snap, match.route.path, match.params, rawBody);
-      const response = await withTimeout(match.route.handler(request, ctx), ctx.config.api.maxRequestDurationSeconds * 1000);
-      return serialise(response, cors);
+      progress.route = match.route;
+      progress.params = match.params;
+      const { handler, path } = match.route;
+      if (BODY_METHODS.has(snap.method)) {
+        watchAbort(res, progress);
+        return readBody(res, snap.headers, progress)
+          .then((raw) => run(handler, toApiRequest(snap, path, match.params, raw)))
+          .then((response) => serialise(response, cors), fail);
+      }
+      const result = handler(toApiRequest(snap, path, match.params, NO_BODY), ctx);
+      if (!(result instanceof Promise)) return serialise(result, cors);
+      watchAbort(res, progress);
+      return withTimeout(result, timeoutMs()).then((response) => serialise(response, cors), fail);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) log.error({ err, request_id: snap.requestId }, 'request failed');
-      const rendered = renderError(err, snap.headers['x-supabase-api-version'], snap.requestId);
-      return { status: rendered.status, headers: { ...cors, ...rendered.headers, 'Content-Type': 'application/json' }, body: rendered.body };
+      return fail(err);
     }
   }
+
+  const timeoutMs = () => ctx.config.api.maxRequestDurationSeconds * 1000;
+  const run = (handler: Handler, request: ApiRequest) => withTimeout(Promise.resolve(handler(request, ctx)), timeoutMs());
 
   return {
     listen: (host, port) => new Promise((resolve, reject) => {
@@ -125,33 +136,25 @@ function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: 
   };
 }
 
+/** Every response answered after the uWS callback returned needs this, or uWS aborts the process. */
+function watchAbort(res: uWS.HttpResponse, progress: Progress): void {
+  res.onAborted(() => { progress.aborted = true; });
+}
+
 function toApiRequest(snap: Snapshot, route: string, params: Record<string, string>, rawBody: Buffer): ApiRequest {
   let parsed: Record<string, unknown> | undefined;
+  let query: URLSearchParams | undefined;
   return {
-    method: snap.method, path: snap.path, route, params, query: new URLSearchParams(snap.query),
-    headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
+    method: snap.method, path: snap.path, route, params, headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
+    get query() { return query ??= new URLSearchParams(snap.query); },
     body() {
       return parsed ??= parseJsonObject(rawBody);
     },
   };
 }
 
-function parseJsonObject(raw: Buffer): Record<string, unknown> {
-  if (raw.length === 0) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(raw.toString('utf8'));
-  } catch (err) {
-    throw new ApiError(400, 'bad_json', `Could not parse request body as JSON: ${(err as Error).message}`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object');
-  }
-  return value as Record<string, unknown>;
-}
-
 /** Collects the body as copied chunks and joins them once (Buffer.concat per chunk would be quadratic). */
-function readBody(res: uWS.HttpResponse, headers: Record<string, string>, state: { aborted: boolean }): Promise<Buffer> {
+function readBody(res: uWS.HttpResponse, headers: Record<string, string>, progress: Progress): Promise<Buffer> {
   const declared = Number(headers['content-length'] ?? 0);
   const tooLarge = () => new ApiError(413, 'request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
   if (declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
@@ -166,34 +169,17 @@ function readBody(res: uWS.HttpResponse, headers: Record<string, string>, state:
       chunks.push(Buffer.from(chunk.slice(0)));   // uWS reuses the chunk's memory after this callback
       if (isLast) { done = true; resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)); }
     });
-    if (state.aborted) reject(new Error('aborted'));
+    if (progress.aborted) reject(new Error('aborted'));
   });
 }
 
-function withTimeout<T>(work: Promise<T> | T, ms: number): Promise<T> {
-  if (!(work instanceof Promise)) return Promise.resolve(work);
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ApiError(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.')), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
-interface Answer { status: number; headers: Record<string, string>; body: string }
-
-function serialise(response: ApiResponse, cors: Record<string, string>): Answer {
-  const status = response.status ?? 200;
-  const headers: Record<string, string> = { ...cors, ...response.headers };
-  if (response.body === undefined) return { status, headers, body: '' };
-  if (typeof response.body === 'string') return { status, headers, body: response.body };
-  headers['Content-Type'] ??= 'application/json';
-  return { status, headers, body: JSON.stringify(response.body) };
-}
+const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`;
+const STATUS_LINES = new Map(Object.keys(STATUS_CODES).map((code) => [Number(code), statusLine(Number(code))]));
 
 function write(res: uWS.HttpResponse, answer: Answer, closeConnection: boolean): void {
   res.cork(() => {
-    res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? ''}`);
-    for (const [name, value] of Object.entries(answer.headers)) res.writeHeader(name, value);
+    res.writeStatus(STATUS_LINES.get(answer.status) ?? statusLine(answer.status));
+    for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
     if (answer.status === 204 || answer.status === 304) res.endWithoutBody(0, closeConnection);
     else res.end(answer.body, closeConnection);
   });

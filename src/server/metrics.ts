@@ -14,10 +14,19 @@ export function createRequestMetrics(): RequestMetrics {
     labelNames: ['code', 'http_route', 'method'], registers: [registry] });
   const duration = new Histogram({ name: 'http_server_duration_seconds', help: 'Time to answer a request',
     labelNames: ['http_route', 'method'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry] });
+  // Label-bound children, cached: resolving a label set on every request costs more than counting.
+  const counters = new Map<string, ReturnType<typeof requests.labels>>();
+  const timers = new Map<string, ReturnType<typeof duration.labels>>();
   return {
     observe(method, route, status, seconds) {
-      requests.inc({ code: String(status), http_route: route, method });
-      duration.observe({ http_route: route, method }, seconds);
+      const key = `${method} ${route}`;
+      const countKey = `${key} ${status}`;
+      let counter = counters.get(countKey);
+      if (!counter) counters.set(countKey, counter = requests.labels({ code: String(status), http_route: route, method }));
+      let timer = timers.get(key);
+      if (!timer) timers.set(key, timer = duration.labels({ http_route: route, method }));
+      counter.inc();
+      timer.observe(seconds);
     },
     snapshot: () => registry.getMetricsAsJSON() as Promise<MetricObjectWithValues<MetricValue<string>>[]>,
   };

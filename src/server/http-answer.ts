@@ -1,0 +1,44 @@
+// What the HTTP layer writes: a status, headers and a serialised body, built from a handler's response or
+// from any thrown error. Nothing here touches uWS.
+import { ApiError, renderError } from './errors.js';
+import type { ApiResponse } from './types.js';
+
+export interface Answer { status: number; headers: Record<string, string>; body: string }
+
+export function serialise(response: ApiResponse, cors: Record<string, string>): Answer {
+  const status = response.status ?? 200;
+  const headers: Record<string, string> = { ...cors, ...response.headers };
+  if (response.body === undefined) return { status, headers, body: '' };
+  if (typeof response.body === 'string') return { status, headers, body: response.body };
+  headers['Content-Type'] ??= 'application/json';
+  return { status, headers, body: JSON.stringify(response.body) };
+}
+
+export function errorAnswer(err: unknown, apiVersion: string | undefined, requestId: string, cors: Record<string, string>): Answer {
+  const rendered = renderError(err, apiVersion, requestId);
+  return { status: rendered.status, headers: { ...cors, ...rendered.headers, 'Content-Type': 'application/json' }, body: rendered.body };
+}
+
+/** A JSON body that must be an object ({} when empty); anything else is 400 bad_json. */
+export function parseJsonObject(raw: Buffer): Record<string, unknown> {
+  if (raw.length === 0) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw new ApiError(400, 'bad_json', `Could not parse request body as JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** API_MAX_REQUEST_DURATION: the answer is a 504 when the handler takes longer (it keeps running). */
+export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ApiError(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.')), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
