@@ -24,6 +24,8 @@ t.test('defaults are the spec\'s', async (t) => {
   t.equal(c.sms.maxFrequencySeconds, 60);
   t.equal(c.db.namespace, 'auth');
   t.equal(c.db.maxPoolSize, 0);
+  t.equal(c.workers.uvThreadpool, 4, 'libuv\'s default threadpool size');
+  t.equal(load({ UV_THREADPOOL_SIZE: '16' }).workers.uvThreadpool, 16);
   t.same(c.jwt.adminRoles, ['service_role', 'supabase_admin']);
   t.equal(c.mailer.subjects.confirmation, 'Confirm Your Signup');
   t.equal(c.mailer.urlPaths.recovery, '/verify');

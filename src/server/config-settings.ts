@@ -43,6 +43,8 @@ export const SETTINGS: Setting[] = [
 
   s('HTTP_WORKERS', 'workers.http', 'int', 0, { minimum: 0, maximum: 256 }),
   s('CRYPTO_WORKERS', 'workers.crypto', 'int', 0, { minimum: 0, maximum: 256 }),
+  // libuv reads this itself before any of our code runs; we read it only to warn when it caps the pool.
+  s('UV_THREADPOOL_SIZE', 'workers.uvThreadpool', 'int', 4, { minimum: 1, maximum: 1024 }, ['UV_THREADPOOL_SIZE']),
 
   s('DB_DRIVER', 'db.driver', 'string', 'postgres', { enum: ['postgres'] }),
   s('DB_DATABASE_URL', 'db.url', 'string', '', { pattern: '^(postgres|postgresql)://' }, ['DATABASE_URL']),

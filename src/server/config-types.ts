@@ -37,7 +37,8 @@ export interface Config {
     host: string; port: number; endpoint: string; externalUrl: string; requestIdHeader: string;
     maxRequestDurationSeconds: number;
   };
-  workers: { http: number; crypto: number };
+  /** uvThreadpool: libuv's threadpool size (UV_THREADPOOL_SIZE), where argon2 actually runs */
+  workers: { http: number; crypto: number; uvThreadpool: number };
   db: { driver: 'postgres'; url: string; maxPoolSize: number; namespace: string };
   log: { level: LogLevel; file: string };
   tracing: {

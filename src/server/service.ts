@@ -45,6 +45,11 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
     const { applied } = await migrate(databaseUrl, config.db.namespace, (msg) => log.info(msg));
     log.info({ applied, namespace: config.db.namespace }, 'database migrated');
     crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash });
+    if (config.workers.uvThreadpool < config.workers.crypto) {
+      // argon2 runs on libuv's threadpool: a smaller pool caps concurrent hashes below the crypto threads.
+      log.warn({ uvThreadpoolSize: config.workers.uvThreadpool, cryptoWorkers: config.workers.crypto },
+        'UV_THREADPOOL_SIZE is below AUTH_CRYPTO_WORKERS; set UV_THREADPOOL_SIZE >= AUTH_CRYPTO_WORKERS in the environment');
+    }
     return await spawnThreads(config, databaseUrl, { crypto, embedded }, log);
   } catch (err) {
     await crypto?.close();
