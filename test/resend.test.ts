@@ -1,21 +1,14 @@
 // POST /resend (REFERENCE §2.7, SPEC transitions table): signup, sms, email_change and phone_change codes
 // are sent again (mails and SMS received here); unknown users and nothing pending answer {} and send nothing.
 import t from 'tap';
-import { startTestService } from './helpers/server.js';
-import { startSmtpServer } from './helpers/smtp.js';
-import { startSmsGatewayFake } from './helpers/sms.js';
+import { startMailStack } from './helpers/passwordless.js';
 import { uniqueEmail } from './helpers/accounts.js';
 import { codeIn, confirmedUser, PASSWORD, pathOf } from './helpers/users.js';
 
-const smtp = await startSmtpServer();
-const sms = await startSmsGatewayFake();
-const api = await startTestService({
-  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
-  AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
-  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123', AUTH_SMS_TWILIO_AUTH_TOKEN: 'token', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
-  AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000',
-});
-t.teardown(async () => { await api.stop(); await smtp.close(); await sms.close(); });
+const stack = await startMailStack({ AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000' }, { sms: true });
+const { api, smtp } = stack;
+const sms = stack.sms!;
+t.teardown(() => stack.stop());
 
 const resend = (body: unknown) => api.request('POST', '/resend', { body });
 const age = (userId: string, column: string) => api.db.query(`update users set ${column} = now() - interval '1 day' where id = $1`, [userId]);

@@ -2,21 +2,14 @@
 // followed), phone change (SMS received and verified), and the refusals, each checked over HTTP.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { startTestService } from './helpers/server.js';
-import { startSmtpServer } from './helpers/smtp.js';
-import { startSmsGatewayFake } from './helpers/sms.js';
+import { startMailStack } from './helpers/passwordless.js';
 import { signIn, uniqueEmail, refresh } from './helpers/accounts.js';
 import { codeIn, confirmedUser, PASSWORD, pathOf } from './helpers/users.js';
 
-const smtp = await startSmtpServer();
-const sms = await startSmsGatewayFake();
-const api = await startTestService({
-  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
-  AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
-  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123', AUTH_SMS_TWILIO_AUTH_TOKEN: 'token', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
-  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000',
-});
-t.teardown(async () => { await api.stop(); await smtp.close(); await sms.close(); });
+const stack = await startMailStack({ AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000' }, { sms: true });
+const { api, smtp } = stack;
+const sms = stack.sms!;
+t.teardown(() => stack.stop());
 
 const put = (token: string, body: unknown) => api.request('PUT', '/user', { token, body });
 const changeMail = (to: string) => smtp.waitForMail((m) => m.to === to && m.subject === 'Confirm Email Change');

@@ -11,8 +11,5 @@ export async function adminToken(role = 'service_role', extra: Record<string, un
     .sign(new TextEncoder().encode(JWT_SECRET));
 }
 
-/** The fragment parameters of a 303 Location (GET /verify answers). */
-export function fragmentOf(location: string | null): Record<string, string> {
-  if (!location) throw new Error('no Location header');
-  return Object.fromEntries(new URLSearchParams(location.split('#')[1] ?? ''));
-}
+// GET /verify answers carry their session in the Location's fragment; one reader serves every test.
+export { fragmentOf } from './passwordless.js';
