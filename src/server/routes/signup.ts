@@ -89,7 +89,10 @@ async function signUp(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0
     const created = await createUser(c, { provider: input.provider, address: input.address, aud: input.aud,
       role: ctx.config.jwt.defaultGroupName, passwordHash, data: input.data, confirmed: false });
     // A concurrent signup of the same address won the insert: answer as that request did, without a second send.
-    if (!created) return { body: userJson((await find())!, await findIdentitiesByUser(c, (await find())!.id)) };
+    if (!created) {
+      const winner = (await find())!;
+      return { body: userJson(winner, await findIdentitiesByUser(c, winner.id)) };
+    }
     user = created.user;
     await writeAudit(c, actorOf(user), 'user_signedup', { provider: input.provider });
     if (autoconfirm) return { body: await issueSession(ctx, c, await confirmAddress(c, user, input.provider), 'password', req) };
