@@ -19,9 +19,17 @@ export function errorAnswer(err: unknown, apiVersion: string | undefined, reques
   return { status: rendered.status, headers: { ...cors, ...rendered.headers, 'Content-Type': 'application/json' }, body: rendered.body };
 }
 
+// PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in the input would reach the database
+// as an error (a 500). JSON can only carry one as the escape \u0000 (a raw control byte is invalid JSON).
+const JSON_NUL = /\\u0000/i;
+const QUERY_NUL = /%00/;
+
 /** A JSON body that must be an object ({} when empty); anything else is 400 bad_json. */
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) return {};
+  if (JSON_NUL.test(raw.toString('latin1'))) {
+    throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed');
+  }
   let value: unknown;
   try {
     value = JSON.parse(raw.toString('utf8'));
@@ -32,6 +40,11 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
     throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object');
   }
   return value as Record<string, unknown>;
+}
+
+/** 400 when the query string carries a NUL character (see JSON_NUL). */
+export function assertNoNulInQuery(query: string): void {
+  if (QUERY_NUL.test(query)) throw new ApiError(400, 'validation_failed', 'Query parameters cannot contain NUL characters');
 }
 
 /** API_MAX_REQUEST_DURATION: the answer is a 504 when the handler takes longer (it keeps running). */

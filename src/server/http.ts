@@ -9,7 +9,7 @@ import uWS from '@trufflesuite/uws-js-unofficial';
 import type { Logger } from 'pino';
 import { ApiError } from './errors.js';
 import { corsHeaders, preflight } from './cors.js';
-import { errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './http-answer.js';
+import { assertNoNulInQuery, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './http-answer.js';
 import { recordRequest } from './request-record.js';
 import type { Router } from './router.js';
 import type { ApiRequest, Handler, Route } from './types.js';
@@ -79,6 +79,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       if (match.kind === 'method_not_allowed') throw new ApiError(405, 'method_not_allowed', 'Method Not Allowed');
       progress.route = match.route;
       progress.params = match.params;
+      if (snap.query) assertNoNulInQuery(snap.query);
       const { handler, path } = match.route;
       if (BODY_METHODS.has(snap.method)) {
         watchAbort(res, progress);
