@@ -20,6 +20,10 @@ t.test('bodies over 1 MiB are refused with 413; invalid JSON is 400 bad_json', a
   t.match(bad.body.msg, /^Could not parse request body as JSON: /);
   const notObject = await api.request('POST', '/signup', { raw: '[1,2]' });
   t.strictSame(notObject.body, { code: 400, error_code: 'bad_json', msg: 'Could not parse request body as JSON: expected a JSON object' });
+  const nul = await api.request('POST', '/signup', { raw: '{"email":"a\\u0000@b.co","password":"secret99"}' });
+  t.strictSame(nul.body, { code: 400, error_code: 'bad_json', msg: 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed' });
+  const nulQuery = await api.request('GET', '/verify?type=signup&token=%00');
+  t.strictSame(nulQuery.body, { code: 400, error_code: 'validation_failed', msg: 'Query parameters cannot contain NUL characters' });
   const still = await api.request('GET', '/health');
   t.equal(still.status, 200, 'the service is unharmed');
 });
