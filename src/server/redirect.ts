@@ -3,6 +3,8 @@
 // back to SITE_URL silently, as the original does, so a hostile link can never send tokens elsewhere.
 import picomatch from 'picomatch';
 import type { Config } from './config-types.js';
+import type { AppContext } from './app.js';
+import type { ApiRequest } from './types.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 const HOSTNAME = /^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$/;
@@ -37,3 +39,6 @@ function acceptableHost(url: URL): boolean {
 export function requestedRedirect(headers: Record<string, string>, query: URLSearchParams): string | undefined {
   return headers.redirect_to || query.get('redirect_to') || undefined;
 }
+
+/** The validated redirect target of a request (SITE_URL when none is given or it is not allowed). */
+export const redirectTarget = (req: ApiRequest, ctx: Pick<AppContext, 'redirect'>): string => ctx.redirect(requestedRedirect(req.headers, req.query));

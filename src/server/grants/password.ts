@@ -10,7 +10,7 @@ import { checkPasswordStrength } from '../password-policy.js';
 import { issueSession } from '../sessions/issue.js';
 import { requestAudience } from '../authenticate.js';
 import { bodySchema, STRING } from '../validate.js';
-import { actorOf } from '../routes/signup.js';
+import { actorOf } from '../users/actor.js';
 import type { Grant } from './grant.js';
 
 const invalidCredentials = () => new ApiError(400, 'invalid_credentials', 'Invalid login credentials');

@@ -9,7 +9,7 @@ import { verifierMatches } from '../pkce.js';
 import { isBanned } from '../users/user-json.js';
 import { issueSession } from '../sessions/issue.js';
 import { bodySchema, STRING } from '../validate.js';
-import { actorOf } from '../routes/signup.js';
+import { actorOf } from '../users/actor.js';
 import type { Grant } from './grant.js';
 
 export const pkce: Grant = {

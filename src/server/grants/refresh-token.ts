@@ -15,7 +15,7 @@ import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../tokens.js';
 import { isBanned } from '../users/user-json.js';
 import { tokenResponse } from '../sessions/issue.js';
 import { childRefreshToken } from '../sessions/child-token.js';
-import { actorOf } from '../routes/signup.js';
+import { actorOf } from '../users/actor.js';
 import { bodySchema, STRING } from '../validate.js';
 import type { AppContext } from '../app.js';
 import type { Grant } from './grant.js';
@@ -34,7 +34,7 @@ export const refreshToken: Grant = {
     if (!isPlausibleRefreshToken(presented)) throw badRequest('Refresh token is not valid');
     const found = await findPresentedToken(ctx.db, sha256Hex(presented));
     if (!found) throw notFound();
-    if (found.banned_until && found.banned_until > new Date()) throw banned();
+    if (isBanned(found)) throw banned();
     const child = childRefreshToken(ctx.config.jwt.secret, presented);
 
     // Already rotated (the losers of a concurrent refresh, a client that lost the response): the answer

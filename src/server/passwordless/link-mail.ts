@@ -7,7 +7,7 @@ import { writeAudit } from '../../db/audit-log.js';
 import { sendEmailToken } from '../deliver.js';
 import { assertSendInterval, takeEmailSend } from '../send-limits.js';
 import { newOtp, otpHash } from '../tokens.js';
-import { actorOf } from '../routes/signup.js';
+import { actorOf } from '../users/actor.js';
 import type { PkceParams } from '../pkce.js';
 import type { Config } from '../config-types.js';
 import type { AppContext } from '../app.js';

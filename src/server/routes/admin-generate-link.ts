@@ -10,7 +10,7 @@ import { userJson } from '../users/user-json.js';
 import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
 import { issueOneTimeToken } from '../one-time-tokens.js';
 import { buildConfirmationUrl, linkPathFor } from '../mailer.js';
-import { requestedRedirect } from '../redirect.js';
+import { redirectTarget } from '../redirect.js';
 import { adminAudience, requireAdmin } from '../admin/auth.js';
 import { auditLink, LINK_PLANS } from '../admin/link-plans.js';
 import type { AppContext } from '../app.js';
@@ -45,7 +45,7 @@ export const adminGenerateLink: Handler = async (req, ctx) => {
 // else SITE_URL (REFERENCE §1.7, decisions table).
 function redirectOf(req: ApiRequest, ctx: AppContext, fromBody: string): string {
   if (fromBody && ctx.redirect(fromBody) === fromBody) return fromBody;
-  return ctx.redirect(requestedRedirect(req.headers, req.query));
+  return redirectTarget(req, ctx);
 }
 
 // A signup link for a new user needs a password, checked as POST /signup checks it.

@@ -11,7 +11,7 @@ import { normaliseEmail, objectField } from '../users/addresses.js';
 import { createUser } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
 import { sendEmailToken } from '../deliver.js';
-import { requestedRedirect } from '../redirect.js';
+import { redirectTarget } from '../redirect.js';
 import { adminAudience, requireAdmin } from '../admin/auth.js';
 import { DUPLICATE_EMAIL } from './admin-users-create.js';
 import type { Handler } from '../types.js';
@@ -22,7 +22,7 @@ export const invite: Handler = async (req, ctx) => {
   const email = normaliseEmail(body.email);
   const data = objectField(body, 'data');
   const aud = adminAudience(req, ctx);
-  const redirectTo = ctx.redirect(requestedRedirect(req.headers, req.query));
+  const redirectTo = redirectTarget(req, ctx);
   const user = await tx(ctx.db, async (c) => {
     const existing = await findUserByEmail(c, email, aud);
     if (existing?.email_confirmed_at) throw unprocessable('email_exists', DUPLICATE_EMAIL);

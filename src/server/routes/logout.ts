@@ -5,7 +5,7 @@ import { badRequest } from '../errors.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { authenticate } from '../authenticate.js';
-import { actorOf } from './signup.js';
+import { actorOf } from '../users/actor.js';
 import type { Handler } from '../types.js';
 
 const SCOPES = { global: 'all', local: 'only', others: 'others' } as const;

@@ -6,7 +6,7 @@ import { findUserByEmail } from '../../db/users.js';
 import { normaliseEmail, objectField, stringField } from '../users/addresses.js';
 import { readPkceParams } from '../pkce.js';
 import { requestAudience } from '../authenticate.js';
-import { requestedRedirect } from '../redirect.js';
+import { redirectTarget } from '../redirect.js';
 import { sendLinkMail } from '../passwordless/link-mail.js';
 import { signUpWithoutPassword } from './signup.js';
 import type { Handler, ApiRequest } from '../types.js';
@@ -33,5 +33,5 @@ export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: Reco
     user = await findUserByEmail(ctx.db, email, aud);
     if (!user) return;
   }
-  await sendLinkMail(ctx, user.id, { kind: 'magicLink', redirectTo: ctx.redirect(requestedRedirect(req.headers, req.query)), pkce });
+  await sendLinkMail(ctx, user.id, { kind: 'magicLink', redirectTo: redirectTarget(req, ctx), pkce });
 }

@@ -8,7 +8,7 @@ import { authenticate } from '../authenticate.js';
 import { sendEmailToken, sendSmsToken } from '../deliver.js';
 import { assertSendInterval } from '../send-limits.js';
 import { reauthenticationChannel } from '../users/reauthentication.js';
-import { actorOf } from './signup.js';
+import { actorOf } from '../users/actor.js';
 import type { Handler } from '../types.js';
 
 export const reauthenticate: Handler = async (req, ctx) => {

@@ -5,7 +5,7 @@ import { findUserByEmail } from '../../db/users.js';
 import { normaliseEmail, stringField } from '../users/addresses.js';
 import { readPkceParams } from '../pkce.js';
 import { requestAudience } from '../authenticate.js';
-import { requestedRedirect } from '../redirect.js';
+import { redirectTarget } from '../redirect.js';
 import { pretendLinkMail, sendLinkMail } from '../passwordless/link-mail.js';
 import type { Handler } from '../types.js';
 
@@ -19,6 +19,6 @@ export const recover: Handler = async (req, ctx) => {
   const pkce = readPkceParams(body);
   const user = await findUserByEmail(ctx.db, email, requestAudience(req, ctx));
   if (!user) await pretendLinkMail(ctx, email);
-  else await sendLinkMail(ctx, user.id, { kind: 'recovery', redirectTo: ctx.redirect(requestedRedirect(req.headers, req.query)), pkce });
+  else await sendLinkMail(ctx, user.id, { kind: 'recovery', redirectTo: redirectTarget(req, ctx), pkce });
   return { body: {} };
 };

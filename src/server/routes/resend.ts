@@ -13,8 +13,9 @@ import { sendPhoneChange } from '../users/phone-change.js';
 import { sendEmailToken, sendSmsToken } from '../deliver.js';
 import { assertSendInterval } from '../send-limits.js';
 import { readPkceParams, type PkceParams } from '../pkce.js';
-import { requestedRedirect } from '../redirect.js';
-import { actorOf, SIGNUP_FLOW_METHOD } from './signup.js';
+import { redirectTarget } from '../redirect.js';
+import { SIGNUP_FLOW_METHOD } from './signup.js';
+import { actorOf } from '../users/actor.js';
 import type { AppContext } from '../app.js';
 import type { Handler } from '../types.js';
 
@@ -24,7 +25,7 @@ const TYPES = new Set<string>(['signup', 'sms', 'email_change', 'phone_change'])
 interface Resend { type: ResendType; address: string; byEmail: boolean; pkce: PkceParams | null; redirectTo: string }
 
 export const resend: Handler = async (req, ctx) => {
-  const r = readResend(req.body(), ctx, ctx.redirect(requestedRedirect(req.headers, req.query)));
+  const r = readResend(req.body(), ctx, redirectTarget(req, ctx));
   const aud = requestAudience(req, ctx);
   const body = await tx(ctx.db, async (c) => {
     const found = r.type === 'signup' ? await findUserByEmail(c, r.address, aud)

@@ -9,11 +9,12 @@ import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js'
 import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
 import { confirmAddress, createUser, isAddressConfirmed, newUserRow, type AddressProvider } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
+import { actorOf } from '../users/actor.js';
 import { issueSession } from '../sessions/issue.js';
 import { sendEmailToken, sendSmsToken } from '../deliver.js';
 import { assertSendInterval } from '../send-limits.js';
 import { requestAudience } from '../authenticate.js';
-import { requestedRedirect } from '../redirect.js';
+import { redirectTarget } from '../redirect.js';
 import { signUpAnonymously } from './anonymous.js';
 import { parseChannel } from './channel.js';
 import { readPkceParams, type PkceParams } from '../pkce.js';
@@ -59,7 +60,7 @@ function readInput(req: ApiRequest, ctx: AppContext, body: Record<string, unknow
   if (provider === 'phone' && !ctx.config.external.phoneEnabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone signups are disabled');
   const address = provider === 'email' ? normaliseEmail(email) : normalisePhone(phone);
   return { provider, address, password, data: objectField(body, 'data'), channel, aud: requestAudience(req, ctx),
-    redirectTo: ctx.redirect(requestedRedirect(req.headers, req.query)), pkce };
+    redirectTo: redirectTarget(req, ctx), pkce };
 }
 
 export interface PasswordlessSignup {
@@ -76,7 +77,7 @@ export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s:
   if (ctx.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
   const password = generatePassword(ctx.config.password, s.provider === 'email' ? 33 : 64);
   const input: SignupInput = { provider: s.provider, address: s.address, password, data: s.data, channel: s.channel ?? 'sms',
-    aud: requestAudience(req, ctx), redirectTo: ctx.redirect(requestedRedirect(req.headers, req.query)), pkce: s.pkce ?? null };
+    aud: requestAudience(req, ctx), redirectTo: redirectTarget(req, ctx), pkce: s.pkce ?? null };
   const passwordHash = await ctx.hasher.hash(password);
   await tx(ctx.db, (c) => signUp(ctx, c, req, input, passwordHash));
 }
@@ -132,6 +133,3 @@ function fakeUser(ctx: AppContext, input: SignupInput): Record<string, unknown> 
   for (const key of Object.keys(input.data)) delete identity.identity_data[key];
   return userJson(row, [identity]);
 }
-
-export const actorOf = (user: UserRow) => ({ id: user.id, username: user.phone || user.email || '',
-  name: typeof user.raw_user_meta_data?.full_name === 'string' ? user.raw_user_meta_data.full_name : undefined });

@@ -17,9 +17,9 @@ import { checkNewPassword, needsNonce } from '../users/password-change.js';
 import { nonceInvalid, spendNonce } from '../users/reauthentication.js';
 import { userJson } from '../users/user-json.js';
 import { readPkceParams, type PkceParams } from '../pkce.js';
-import { requestedRedirect } from '../redirect.js';
+import { redirectTarget } from '../redirect.js';
 import { parseChannel } from './channel.js';
-import { actorOf } from './signup.js';
+import { actorOf } from '../users/actor.js';
 import type { AppContext } from '../app.js';
 import type { Handler } from '../types.js';
 
@@ -32,7 +32,7 @@ interface UserUpdate {
 export const putUser: Handler = async (req, ctx) => {
   const { user, session } = await authenticate(req, ctx);
   const body = req.body();
-  const update = readUpdate(ctx, user, body, ctx.redirect(requestedRedirect(req.headers, req.query)));
+  const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce);

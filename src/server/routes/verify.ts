@@ -4,7 +4,7 @@ import { ApiError, badRequest } from '../errors.js';
 import { VERIFY_TYPES } from '../verify/types.js';
 import { consumeToken, type Proof } from '../verify/consume.js';
 import { normaliseEmail, parsePhone, stringField } from '../users/addresses.js';
-import { requestedRedirect } from '../redirect.js';
+import { redirectTarget } from '../redirect.js';
 import { redirectWithError, redirectWithSession } from '../verify/redirects.js';
 import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
 import type { Handler } from '../types.js';
@@ -45,7 +45,7 @@ export const verifyGet: Handler = async (req, ctx) => {
   const token = req.query.get('token') ?? '';
   if (!typeName) throw badRequest('Verify requires a verification type');
   if (!token) throw badRequest('Verify requires a token or a token hash');
-  const redirectTo = ctx.redirect(requestedRedirect(req.headers, req.query));
+  const redirectTo = redirectTarget(req, ctx);
   const type = VERIFY_TYPES.get(typeName);
   // A pkce_ link ends in ?code= for the client to exchange at POST /token?grant_type=pkce (REFERENCE §4.6).
   const pkce = token.startsWith('pkce_');

@@ -48,4 +48,4 @@ export function userJson(user: UserRow, identities: IdentityRow[] | null): Recor
   return json;
 }
 
-export const isBanned = (user: UserRow, now = new Date()) => !!user.banned_until && user.banned_until > now;
+export const isBanned = (user: Pick<UserRow, 'banned_until'>, now = new Date()) => !!user.banned_until && user.banned_until > now;

@@ -11,7 +11,7 @@ import { writeAudit } from '../../db/audit-log.js';
 import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from '../one-time-tokens.js';
 import { issueSession, type TokenResponse } from '../sessions/issue.js';
 import { isBanned } from '../users/user-json.js';
-import { actorOf } from '../routes/signup.js';
+import { actorOf } from '../users/actor.js';
 import type { VerifyType } from './types.js';
 import type { AppContext } from '../app.js';
 import type { ApiRequest } from '../types.js';
