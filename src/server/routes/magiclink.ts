@@ -8,7 +8,7 @@ import { readPkceParams } from '../pkce.js';
 import { requestAudience } from '../authenticate.js';
 import { redirectTarget } from '../redirect.js';
 import { sendLinkMail } from '../passwordless/link-mail.js';
-import { signUpWithoutPassword } from './signup.js';
+import { signUpWithoutPassword } from '../users/signup.js';
 import type { Handler, ApiRequest } from '../types.js';
 import type { AppContext } from '../app.js';
 

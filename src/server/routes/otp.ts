@@ -3,16 +3,15 @@
 // false with an unknown address is 422 otp_disabled.
 import { ApiError, badRequest, unprocessable } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { findUserByEmail, findUserByPhone, lockUserById, updateUser } from '../../db/users.js';
+import { findUserByEmail, findUserByPhone, lockUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
 import { readPkceParams } from '../pkce.js';
 import { requestAudience } from '../authenticate.js';
-import { sendSmsToken } from '../deliver.js';
-import { assertSendInterval } from '../send-limits.js';
 import { sendMagicLink } from './magiclink.js';
-import { signUpWithoutPassword } from './signup.js';
+import { signUpWithoutPassword } from '../users/signup.js';
 import { actorOf } from '../users/actor.js';
+import { sendConfirmation } from '../users/confirmation.js';
 import { parseChannel } from './channel.js';
 import type { Handler, ApiRequest, ApiResponse } from '../types.js';
 import type { AppContext } from '../app.js';
@@ -61,11 +60,8 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: Record<string,
   const userId = user.id;
   const { messageId } = await tx(ctx.db, async (c) => {
     const current = (await lockUserById(c, userId))!;
-    assertSendInterval('sms', current.confirmation_sent_at, ctx.config.sms.maxFrequencySeconds);
     await writeAudit(c, actorOf(current), 'user_recovery_requested');
-    const sent = await sendSmsToken(ctx, c, current, { tokenType: 'confirmation_token', to: phone, channel, purpose: 'confirmation' });
-    await updateUser(c, userId, { confirmation_sent_at: new Date() });
-    return sent;
+    return sendConfirmation(ctx, c, current, { provider: 'phone', address: phone, channel, redirectTo: '', pkce: null, checkInterval: true });
   });
   return { body: messageId ? { message_id: messageId } : {} };
 }

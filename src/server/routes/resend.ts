@@ -3,18 +3,15 @@
 // without sending, the same as a send, so the endpoint reveals nothing about accounts.
 import { ApiError, badRequest } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
-import { findUserByEmail, findUserByPendingAddress, findUserByPhone, lockUserById, updateUser, type UserRow } from '../../db/users.js';
-import { insertFlowState } from '../../db/flow-state.js';
+import { findUserByEmail, findUserByPendingAddress, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { requestAudience } from '../authenticate.js';
 import { normaliseEmail, normalisePhone, stringField } from '../users/addresses.js';
 import { resendEmailChange } from '../users/email-change.js';
 import { sendPhoneChange } from '../users/phone-change.js';
-import { sendEmailToken, sendSmsToken } from '../deliver.js';
-import { assertSendInterval } from '../send-limits.js';
 import { readPkceParams, type PkceParams } from '../pkce.js';
 import { redirectTarget } from '../redirect.js';
-import { SIGNUP_FLOW_METHOD } from './signup.js';
+import { sendConfirmation } from '../users/confirmation.js';
 import { actorOf } from '../users/actor.js';
 import type { AppContext } from '../app.js';
 import type { Handler } from '../types.js';
@@ -57,18 +54,13 @@ async function send(ctx: AppContext, c: Queryable, user: UserRow, r: Resend): Pr
   switch (r.type) {
     case 'signup': {
       if (user.email_confirmed_at) return {};
-      assertSendInterval('email', user.confirmation_sent_at, ctx.config.smtp.maxFrequencySeconds);
-      if (r.pkce) await insertFlowState(c, { userId: user.id, codeChallenge: r.pkce.codeChallenge, method: r.pkce.method, authenticationMethod: SIGNUP_FLOW_METHOD });
-      await sendEmailToken(ctx, c, user, { kind: 'confirmation', tokenType: 'confirmation_token', to: r.address, redirectTo: r.redirectTo, pkce: !!r.pkce });
-      await updateUser(c, user.id, { confirmation_sent_at: new Date() });
+      await sendConfirmation(ctx, c, user, { provider: 'email', address: r.address, channel: 'sms', redirectTo: r.redirectTo, pkce: r.pkce, checkInterval: true });
       await writeAudit(c, actorOf(user), 'user_confirmation_requested');
       return {};
     }
     case 'sms': {
       if (user.phone_confirmed_at) return {};
-      assertSendInterval('sms', user.confirmation_sent_at, ctx.config.sms.maxFrequencySeconds);
-      const { messageId } = await sendSmsToken(ctx, c, user, { tokenType: 'confirmation_token', to: r.address, channel: 'sms', purpose: 'confirmation' });
-      await updateUser(c, user.id, { confirmation_sent_at: new Date() });
+      const { messageId } = await sendConfirmation(ctx, c, user, { provider: 'phone', address: r.address, channel: 'sms', redirectTo: r.redirectTo, pkce: null, checkInterval: true });
       return messageId ? { message_id: messageId } : {};
     }
     case 'email_change': {

@@ -5,6 +5,7 @@ import { VERIFY_TYPES } from '../verify/types.js';
 import { consumeToken, type Proof } from '../verify/consume.js';
 import { normaliseEmail, parsePhone, stringField } from '../users/addresses.js';
 import { redirectTarget } from '../redirect.js';
+import { SIGNUP_FLOW_METHOD } from '../users/confirmation.js';
 import { redirectWithError, redirectWithSession } from '../verify/redirects.js';
 import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
 import type { Handler } from '../types.js';
@@ -62,7 +63,7 @@ export const verifyGet: Handler = async (req, ctx) => {
 
 /** The flow_state authentication_method a link type finishes: the original's ParseAuthenticationMethod. */
 function flowMethodOf(typeName: string): string {
-  return typeName.endsWith('signup') ? 'email/signup' : typeName;
+  return typeName.endsWith('signup') ? SIGNUP_FLOW_METHOD : typeName;
 }
 
 /**

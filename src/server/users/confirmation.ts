@@ -1,0 +1,36 @@
+// Sending a confirmation (REFERENCE §2.1, §2.7): the mail or SMS with the confirmation token, the
+// optional PKCE flow it belongs to, the per-user interval, and confirmation_sent_at. Sign-up, /resend
+// and the phone /otp all send it the same way.
+import { insertFlowState } from '../../db/flow-state.js';
+import { updateUser, type UserRow } from '../../db/users.js';
+import type { Queryable } from '../../db/pool.js';
+import { sendEmailToken, sendSmsToken } from '../deliver.js';
+import { assertSendInterval } from '../send-limits.js';
+import type { PkceParams } from '../pkce.js';
+import type { SmsChannel } from '../sms/index.js';
+import type { AddressProvider } from './create.js';
+import type { AppContext } from '../app.js';
+
+/** The flow_state authentication_method of email sign-ups (REFERENCE §4.6). */
+export const SIGNUP_FLOW_METHOD = 'email/signup';
+
+export interface ConfirmationSend {
+  provider: AddressProvider; address: string; channel: SmsChannel; redirectTo: string; pkce: PkceParams | null;
+  /** false for a user created by this very request, who cannot have been sent anything yet */
+  checkInterval: boolean;
+}
+
+export async function sendConfirmation(ctx: AppContext, c: Queryable, user: UserRow, s: ConfirmationSend): Promise<{ user: UserRow; messageId?: string }> {
+  let messageId: string | undefined;
+  if (s.provider === 'email') {
+    if (s.checkInterval) assertSendInterval('email', user.confirmation_sent_at, ctx.config.smtp.maxFrequencySeconds);
+    if (s.pkce) {
+      await insertFlowState(c, { userId: user.id, codeChallenge: s.pkce.codeChallenge, method: s.pkce.method, authenticationMethod: SIGNUP_FLOW_METHOD });
+    }
+    await sendEmailToken(ctx, c, user, { kind: 'confirmation', tokenType: 'confirmation_token', to: s.address, redirectTo: s.redirectTo, pkce: !!s.pkce });
+  } else {
+    if (s.checkInterval) assertSendInterval('sms', user.confirmation_sent_at, ctx.config.sms.maxFrequencySeconds);
+    ({ messageId } = await sendSmsToken(ctx, c, user, { tokenType: 'confirmation_token', to: s.address, channel: s.channel, purpose: 'confirmation' }));
+  }
+  return { user: await updateUser(c, user.id, { confirmation_sent_at: new Date() }), messageId };
+}
