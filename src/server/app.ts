@@ -32,7 +32,7 @@ export interface AppContext {
 
 export interface AppResources { databaseUrl: string; poolSize: number; cryptoPort: MessagePort }
 
-export function createAppContext(config: Config, resources: AppResources, log: Logger): AppContext {
+export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
   const db = createPool({ url: resources.databaseUrl, max: resources.poolSize, namespace: config.db.namespace,
     applicationName: 'portcullis', onIdleError: (err) => log.warn({ err }, 'idle database connection failed') });
   return {
@@ -44,7 +44,7 @@ export function createAppContext(config: Config, resources: AppResources, log: L
     sms: createSmsSender(config.sms, log, { development: config.development }),
     redirect: createRedirectCheck(config),
     metrics: createRequestMetrics(),
-    tracing: createTracing(config),
+    tracing: await createTracing(config),
   };
 }
 

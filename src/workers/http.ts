@@ -14,7 +14,7 @@ export type FromWorker = { type: 'listening'; port: number } | { type: 'drained'
 const data = workerData as HttpWorkerData;
 const port = parentPort!;
 const log = createLogger(data.config.log, { thread: data.index });
-const ctx = createAppContext(data.config, data, log);
+const ctx = await createAppContext(data.config, data, log);
 const server = createHttpServer(ctx.router, ctx, log);
 const send = (message: FromWorker) => port.postMessage(message);
 
