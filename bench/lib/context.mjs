@@ -2,6 +2,7 @@
 // make sessions and compare a result with its limit.
 import { load, mergeLoads, round } from './load.mjs';
 import { signIn } from './seed.mjs';
+import { cpuAccount } from './cpu.mjs';
 
 export function benchContext(options, service) {
   let signedIn = 0;
@@ -22,6 +23,8 @@ export function benchContext(options, service) {
      * limit taken only before or only after the load carried that drift into the ratio). `measure(o)` and
      * `runLoad(o)` get the options with `duration` set to their slice; measure returns a number, or an
      * object with perSec or reqPerSec. The limit is the mean of its samples; the load's slices are merged.
+     * The CPU each side used is accounted too (lib/cpu.mjs): µs per request of the load, per operation
+     * of the limit, on the result as `cpu: { load, limit }`.
      */
     async bracket(measure, runLoad) {
       const rounds = Math.max(1, Math.round(options.duration / 2.5));
@@ -29,14 +32,19 @@ export function benchContext(options, service) {
       const half = { ...options, duration: slice.duration / 2 };
       const samples = [];
       const loads = [];
+      const limitCpu = cpuAccount(service.pid);
+      const loadCpu = cpuAccount(service.pid);
       for (let i = 0; i < rounds; i++) {
-        samples.push(await measure(half));
-        loads.push(await runLoad(slice));
-        samples.push(await measure(half));
+        samples.push(await limitCpu.measure(() => measure(half)));
+        loads.push(await loadCpu.measure(() => runLoad(slice)));
+        samples.push(await limitCpu.measure(() => measure(half)));
       }
       const rate = (x) => (typeof x === 'number' ? x : x.perSec ?? x.reqPerSec);
       const rates = samples.map(rate);
-      return { result: mergeLoads(loads), limit: round(rates.reduce((a, b) => a + b, 0) / rates.length), samples, rates };
+      const result = mergeLoads(loads);
+      const limitOps = rates.reduce((sum, r) => sum + r * half.duration, 0);
+      result.cpu = { load: loadCpu.perOp(result.requests), limit: limitCpu.perOp(limitOps) };
+      return { result, limit: round(rates.reduce((a, b) => a + b, 0) / rates.length), samples, rates };
     },
     /** A scenario's row: its load result, the limit in the same unit, the ratio and whether it meets the target. */
     compare(result, { limit, limitKind, target = null, guide = null, limitDetail }) {

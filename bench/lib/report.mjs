@@ -13,7 +13,15 @@ export function scenarioLine(name, r) {
   const extra = r.health ? `; /health p99 ${r.health.p99} ms (< ${r.health.target}${r.health.meetsTarget ? ' ok' : ' MISSED'})` : '';
   const bad = r.non2xx ? `; ${r.non2xx} non-2xx ${JSON.stringify(r.statuses ?? '')}` : '';
   return `  ${name.padEnd(15)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  ` +
-    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}`;
+    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${cpuLine(r.cpu)}`;
+}
+
+/** CPU µs per request of the load and per operation of the limit, by process (lib/cpu.mjs). */
+function cpuLine(cpu) {
+  if (!cpu?.load) return '';
+  const parts = (c) => `service ${c.serviceUs}, database ${c.databaseUs}, bench ${c.benchUs}, other ${c.otherUs} (machine ${Math.round(c.machineBusy * 100)}% busy)`;
+  const limit = cpu.limit ? `; limit, per op: ${parts(cpu.limit)}` : '';
+  return `\n  ${''.padEnd(15)} µs of CPU: load, per request: ${parts(cpu.load)}${limit}`;
 }
 
 export function printTable(results) {

@@ -41,7 +41,7 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
   const poolSize = info.maxPoolSize > 0 ? Math.max(1, Math.floor(info.maxPoolSize / info.workers.http)) : DEFAULT_CONNECTIONS_PER_THREAD;
   const db = new pg.Pool({ connectionString: info.databaseUrl, max: 4, options: `-c search_path=${info.namespace}` });
   return {
-    ...info, poolSize, db, logFile: env.AUTH_LOG_FILE, uvThreadpool: uvThreadpool || '4 (libuv default)',
+    ...info, pid: child.pid, poolSize, db, logFile: env.AUTH_LOG_FILE, uvThreadpool: uvThreadpool || '4 (libuv default)',
     async stop() {
       if (namespace) await db.query(`drop schema if exists ${namespace} cascade`).catch(() => {});
       await db.end();

@@ -1,0 +1,85 @@
+// Where the CPU went during a phase, per request: the service's process (all its threads, argon2 on
+// libuv's pool included), the database's processes, this bench process (autocannon during a load; the
+// limit's own threads during a limit phase), and the rest of the machine (the argon2 limit's child
+// process, other tenants, the kernel's softirq work). On 2 shared cores a ratio alone cannot say whether
+// the service got slower or only got less of the machine; these figures can.
+// Linux /proc only: elsewhere, or when /proc cannot be read, the accounting is null rather than wrong.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+const CLOCK_TICK_US = clockTickMicros();
+
+function clockTickMicros() {
+  try {
+    return 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime of a whole process (every thread), in microseconds; 0 once it is gone. */
+function processMicros(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name, which may itself contain spaces: utime is the 14th
+    // field of the line and stime the 15th, so the 12th and 13th after the name.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
+  } catch {
+    return 0;
+  }
+}
+
+/** Every PostgreSQL server process on the machine (the embedded one's, or the service's with BENCH_DATABASE_URL). */
+function databaseMicros() {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let comm;
+    try { comm = readFileSync(`/proc/${entry}/comm`, 'utf8'); } catch { continue; }
+    if (comm.startsWith('postgres')) total += processMicros(entry);
+  }
+  return total;
+}
+
+/** Busy and total CPU time of the whole machine, from the first line of /proc/stat. */
+function machineMicros() {
+  const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = values.map((v) => Number(v) * CLOCK_TICK_US);
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy, total: busy + idle + iowait };
+}
+
+function snapshot(servicePid) {
+  const bench = process.cpuUsage();
+  return { service: processMicros(servicePid), database: databaseMicros(), bench: bench.user + bench.system, machine: machineMicros() };
+}
+
+/**
+ * An accumulator over several phases of one kind (the slices of an interleaved measurement): wrap each
+ * phase with `measure(fn)`, then `perOp(ops)` gives microseconds of CPU per operation for each part,
+ * and how busy the whole machine was.
+ */
+export function cpuAccount(servicePid) {
+  if (CLOCK_TICK_US === null || !servicePid) return { measure: (fn) => fn(), perOp: () => null };
+  const sum = { service: 0, database: 0, bench: 0, busy: 0, total: 0 };
+  return {
+    async measure(fn) {
+      let before;
+      try { before = snapshot(servicePid); } catch { return fn(); }
+      const value = await fn();
+      const after = snapshot(servicePid);
+      for (const part of ['service', 'database', 'bench']) sum[part] += after[part] - before[part];
+      sum.busy += after.machine.busy - before.machine.busy;
+      sum.total += after.machine.total - before.machine.total;
+      return value;
+    },
+    perOp(ops) {
+      if (!(ops > 0) || sum.total <= 0) return null;
+      const us = (x) => Math.round(x / ops);
+      const other = Math.max(0, sum.busy - sum.service - sum.database - sum.bench);
+      return { serviceUs: us(sum.service), databaseUs: us(sum.database), benchUs: us(sum.bench), otherUs: us(other),
+        machineBusy: Math.round((sum.busy / sum.total) * 100) / 100 };
+    },
+  };
+}
