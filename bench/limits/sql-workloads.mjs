@@ -7,8 +7,8 @@ import { findUserById, findUserByEmail } from '../../dist/db/users.js';
 import { findSession, insertSession, listAmr, recordAmr } from '../../dist/db/sessions.js';
 import { findIdentitiesByUser } from '../../dist/db/identities.js';
 import { insertRefreshToken } from '../../dist/db/refresh-tokens.js';
-import { writeAudit } from '../../dist/db/audit-log.js';
-import { updateUser } from '../../dist/db/users.js';
+import { auditPayload } from '../../dist/db/audit-log.js';
+import { signIn } from '../../dist/db/sign-in.js';
 import { confirmAddress, createUser } from '../../dist/server/users/create.js';
 import { refreshStatements } from './refresh-statements.mjs';
 
@@ -55,7 +55,11 @@ export const WORKLOADS = {
       };
     },
   },
-  /** POST /signup with autoconfirm: the sign-up transaction and the first session, without the hash. */
+  /**
+   * POST /signup with autoconfirm: the sign-up transaction (src/server/users/signup.ts) without the hash:
+   * find, insert user and identity, confirm, then the sign-in statement (session, refresh token, AMR,
+   * last sign-in, the user_signedup audit entry, and the response's reads).
+   */
   signup: {
     async prepare(pool, fixture, loop) {
       let n = 0;
@@ -65,13 +69,10 @@ export const WORKLOADS = {
           await findUserByEmail(c, email, fixture.aud);
           const { user } = await createUser(c, { provider: 'email', address: email, aud: fixture.aud, role: fixture.role,
             passwordHash: fixture.passwordHash, data: {}, confirmed: false });
-          await writeAudit(c, actor(user), 'user_signedup', { provider: 'email' });
           const confirmed = await confirmAddress(c, user, 'email');
-          const session = await insertSession(c, { userId: user.id, userAgent: 'bench', ip: '127.0.0.1' });
-          await insertRefreshToken(c, { tokenHash: sha256Hex(newToken()), userId: user.id, sessionId: session.id });
-          await recordAmr(c, session.id, 'password');
-          await updateUser(c, confirmed.id, { last_sign_in_at: new Date() });
-          await Promise.all([listAmr(c, session.id), findIdentitiesByUser(c, user.id)]);
+          await signIn(c, { userId: confirmed.id, method: 'password', userAgent: 'bench', ip: '127.0.0.1',
+            refreshTokenHash: sha256Hex(newToken()), signedInAt: new Date(),
+            audit: auditPayload(actor(user), 'user_signedup', { provider: 'email' }) });
         });
       };
     },

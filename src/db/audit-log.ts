@@ -15,12 +15,18 @@ const LOG_TYPE: Record<AuditAction, string> = {
 
 export interface AuditActor { id: string; username: string; name?: string }
 
-export async function writeAudit(q: Queryable, actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): Promise<void> {
+/** The entry's payload; built here only, so statements that write an entry alongside other rows (src/db/sign-in.ts) write the same shape. */
+export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>): Record<string, unknown> {
   const payload: Record<string, unknown> = {
     actor_id: actor.id, actor_via_sso: false, actor_username: actor.username, action, log_type: LOG_TYPE[action],
   };
   if (actor.name) payload.actor_name = actor.name;
   if (traits) payload.traits = traits;
+  return payload;
+}
+
+export async function writeAudit(q: Queryable, actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): Promise<void> {
+  const payload = auditPayload(actor, action, traits);
   await q.query({ name: 'audit_insert', text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)', values: [payload, ip] });
 }
 

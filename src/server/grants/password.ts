@@ -1,9 +1,7 @@
 // grant_type=password (REFERENCE §2.2): one lookup, one password verification whether or not the user
 // exists (same work, same answer), then the refusals the original makes after a correct password.
 import { ApiError, badRequest } from '../errors.js';
-import { tx } from '../../db/pool.js';
-import { findUserByEmail, findUserByPhone, updateUser } from '../../db/users.js';
-import { writeAudit } from '../../db/audit-log.js';
+import { findUserByEmail, findUserByPhone } from '../../db/users.js';
 import { parsePhone } from '../users/addresses.js';
 import { isBanned } from '../users/user-json.js';
 import { checkPasswordStrength } from '../password-policy.js';
@@ -38,11 +36,11 @@ export const password: Grant = {
     if (!email && !user.phone_confirmed_at) throw new ApiError(400, 'phone_not_confirmed', 'Phone not confirmed');
 
     // An imported (bcrypt) or older argon2 hash is upgraded to the current parameters on success.
-    const upgraded = verdict.needsRehash ? await ctx.hasher.hash(password) : null;
-    const response = await tx(ctx.db, async (c) => {
-      const current = upgraded ? await updateUser(c, user.id, { encrypted_password: upgraded }) : user;
-      await writeAudit(c, actorOf(current), 'login', { provider: email ? 'email' : 'phone' });
-      return issueSession(ctx, c, current, 'password', req);
+    const upgraded = verdict.needsRehash ? await ctx.hasher.hash(password) : undefined;
+    // One statement, no transaction: the upgraded hash, the audit entry and the session commit together.
+    const response = await issueSession(ctx, ctx.db, user, 'password', req, {
+      audit: { actor: actorOf(user), action: 'login', traits: { provider: email ? 'email' : 'phone' } },
+      passwordHash: upgraded,
     });
     const weak = checkPasswordStrength(password, ctx.config.password);
     if (weak) response.weak_password = { message: weak.message, reasons: weak.reasons };

@@ -4,7 +4,6 @@ import { ApiError, badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
 import { deleteFlowState, lockFlowStateByAuthCode, type FlowStateRow } from '../../db/flow-state.js';
-import { writeAudit } from '../../db/audit-log.js';
 import { verifierMatches } from '../pkce.js';
 import { isBanned } from '../users/user-json.js';
 import { issueSession } from '../sessions/issue.js';
@@ -33,8 +32,8 @@ export const pkce: Grant = {
       if (!user) throw new ApiError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
       if (isBanned(user)) throw new ApiError(400, 'user_banned', 'User is banned');
       await deleteFlowState(c, flow.id);
-      await writeAudit(c, actorOf(user), 'login', { provider: flow.provider_type || 'email' });
-      const session = await issueSession(ctx, c, user, flow.authentication_method, req);
+      const session = await issueSession(ctx, c, user, flow.authentication_method, req,
+        { audit: { actor: actorOf(user), action: 'login', traits: { provider: flow.provider_type || 'email' } } });
       if (flow.provider_access_token) session.provider_token = flow.provider_access_token;
       if (flow.provider_refresh_token) session.provider_refresh_token = flow.provider_refresh_token;
       return session;

@@ -3,7 +3,6 @@
 import { unprocessable } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { insertUser } from '../../db/users.js';
-import { writeAudit } from '../../db/audit-log.js';
 import { issueSession } from '../sessions/issue.js';
 import { requestAudience } from '../authenticate.js';
 import type { ApiRequest, ApiResponse } from '../types.js';
@@ -14,7 +13,7 @@ export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: 
   return tx(ctx.db, async (c) => {
     const user = (await insertUser(c, { aud: requestAudience(req, ctx), role: ctx.config.jwt.defaultGroupName,
       raw_app_meta_data: {}, raw_user_meta_data: data, is_anonymous: true }))!;
-    await writeAudit(c, { id: user.id, username: '' }, 'user_signedup', { provider: 'anonymous' });
-    return { body: await issueSession(ctx, c, user, 'anonymous', req) };
+    return { body: await issueSession(ctx, c, user, 'anonymous', req,
+      { audit: { actor: { id: user.id, username: '' }, action: 'user_signedup', traits: { provider: 'anonymous' } } }) };
   });
 }

@@ -1,10 +1,11 @@
 // Issuing sessions and the token response every grant returns. A new sign-in creates a session, its
 // first refresh token (stored hashed), the AMR entry of the method used, and an access token.
 import type { Queryable } from '../../db/pool.js';
-import { updateUser, type UserRow } from '../../db/users.js';
-import { findIdentitiesByUser } from '../../db/identities.js';
-import { insertSession, listAmr, recordAmr, type SessionRow } from '../../db/sessions.js';
-import { insertRefreshToken } from '../../db/refresh-tokens.js';
+import type { UserRow } from '../../db/users.js';
+import type { IdentityRow } from '../../db/identities.js';
+import type { SessionRow } from '../../db/sessions.js';
+import { findAmrAndIdentities, signIn, type AmrRow } from '../../db/sign-in.js';
+import { auditPayload, type AuditAction, type AuditActor } from '../../db/audit-log.js';
 import { buildAccessTokenClaims } from '../jwt.js';
 import { newRefreshToken, sha256Hex } from '../tokens.js';
 import { userJson } from '../users/user-json.js';
@@ -33,8 +34,13 @@ export async function signAccessToken(ctx: AppContext, user: UserRow, session: P
   return { token: await ctx.jwt.sign(claims), exp: claims.exp };
 }
 
+/** The token response for an existing session (the refresh grant): its AMR and the identities in one read. */
 export async function tokenResponse(ctx: AppContext, q: Queryable, user: UserRow, session: Pick<SessionRow, 'id'>, refreshToken: string): Promise<TokenResponse> {
-  const [amr, identities] = await Promise.all([listAmr(q, session.id), findIdentitiesByUser(q, user.id)]);
+  const { amr, identities } = await findAmrAndIdentities(q, session.id, user.id);
+  return answer(ctx, user, session, amr, identities, refreshToken);
+}
+
+async function answer(ctx: AppContext, user: UserRow, session: Pick<SessionRow, 'id'>, amr: AmrRow[], identities: IdentityRow[], refreshToken: string): Promise<TokenResponse> {
   const { token, exp } = await signAccessToken(ctx, user, session, amr);
   return {
     access_token: token, token_type: 'bearer', expires_in: ctx.config.jwt.exp, expires_at: exp,
@@ -42,12 +48,24 @@ export async function tokenResponse(ctx: AppContext, q: Queryable, user: UserRow
   };
 }
 
-/** Signs the user in with `method` (password, otp, anonymous, ...): a new session and its first token. */
-export async function issueSession(ctx: AppContext, q: Queryable, user: UserRow, method: string, req: ApiRequest): Promise<TokenResponse> {
-  const session = await insertSession(q, { userId: user.id, userAgent: req.headers['user-agent'] ?? '', ip: req.ip });
+export interface SignInOptions {
+  /** the audit entry of this sign-in, written in the same statement */
+  audit?: { actor: AuditActor; action: AuditAction; traits?: Record<string, unknown> };
+  /** a new password hash to store with the sign-in (the password grant's upgrade of an older hash) */
+  passwordHash?: string;
+}
+
+/**
+ * Signs the user in with `method` (password, otp, anonymous, ...): a new session and its first token, in
+ * one statement (src/db/sign-in.ts) whether `q` is the pool or a caller's transaction.
+ */
+export async function issueSession(ctx: AppContext, q: Queryable, user: UserRow, method: string, req: ApiRequest, options: SignInOptions = {}): Promise<TokenResponse> {
   const refreshToken = newRefreshToken();
-  await insertRefreshToken(q, { tokenHash: sha256Hex(refreshToken), userId: user.id, sessionId: session.id });
-  await recordAmr(q, session.id, method);
-  const signedIn = await updateUser(q, user.id, { last_sign_in_at: new Date() });
-  return tokenResponse(ctx, q, signedIn, session, refreshToken);
+  const { audit, passwordHash } = options;
+  const signedIn = await signIn(q, {
+    userId: user.id, method, userAgent: req.headers['user-agent'] ?? '', ip: req.ip,
+    refreshTokenHash: sha256Hex(refreshToken), signedInAt: new Date(), passwordHash,
+    audit: audit ? auditPayload(audit.actor, audit.action, audit.traits) : null,
+  });
+  return answer(ctx, signedIn.user, { id: signedIn.sessionId }, signedIn.amr, signedIn.identities, refreshToken);
 }

@@ -57,8 +57,9 @@ export async function signUp(ctx: AppContext, c: Queryable, req: ApiRequest, inp
       return { body: userJson(winner, await findIdentitiesByUser(c, winner.id)) };
     }
     user = created.user;
-    await writeAudit(c, actorOf(user), 'user_signedup', { provider: input.provider });
-    if (autoconfirm) return { body: await issueSession(ctx, c, await confirmAddress(c, user, input.provider), 'password', req) };
+    const audit = { actor: actorOf(user), action: 'user_signedup', traits: { provider: input.provider } } as const;
+    if (autoconfirm) return { body: await issueSession(ctx, c, await confirmAddress(c, user, input.provider), 'password', req, { audit }) };
+    await writeAudit(c, audit.actor, audit.action, audit.traits);
     return { body: await confirmationAnswer(ctx, c, user, input, false) };
   }
   if (isAddressConfirmed(user, input.provider)) {

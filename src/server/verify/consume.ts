@@ -56,12 +56,13 @@ export async function consumeToken(ctx: AppContext, req: ApiRequest, type: Verif
     await deleteOneTimeTokens(c, user.id);
     // REFERENCE §14.4: an invited user's first confirmation is invite_accepted, anyone else's a sign-up.
     const action = user.confirmed_at ? 'login' : user.invited_at ? 'invite_accepted' : 'user_signedup';
-    await writeAudit(c, actorOf(applied.user), action, { provider: type.channel === 'email' ? 'email' : 'phone' });
+    const audit = { actor: actorOf(applied.user), action, traits: { provider: type.channel === 'email' ? 'email' : 'phone' } } as const;
     if (flow) {
+      await writeAudit(c, audit.actor, audit.action, audit.traits);
       await markAuthCodeIssued(c, flow.id);
       return { kind: 'code', authCode: flow.auth_code! };
     }
-    return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req) };
+    return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }) };
   });
   if (outcome instanceof ApiError) throw outcome;
   return outcome;

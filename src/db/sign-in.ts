@@ -1,0 +1,99 @@
+// A sign-in in one statement, and the token response's reads in one statement. A password login used to
+// take ten round trips (lookup, BEGIN, audit, session, refresh token, AMR, last_sign_in_at, AMR and
+// identities read back, COMMIT); the writes are now data-modifying CTEs of one statement, which is atomic
+// on its own (autocommit) and just as well one statement of a caller's transaction.
+import pg from 'pg';
+import type { Queryable } from './pool.js';
+import type { UserRow } from './users.js';
+import type { IdentityRow } from './identities.js';
+
+/** An AMR claim as the access token carries it (what listAmr in sessions.ts returns). */
+export interface AmrRow { method: string; timestamp: number }
+
+export interface SignInWrite {
+  userId: string;
+  /** the authentication method recorded for the new session (password, otp, anonymous, ...) */
+  method: string;
+  userAgent: string; ip: string;
+  /** SHA-256 hex of the session's first refresh token */
+  refreshTokenHash: string;
+  /** users.last_sign_in_at, the application's clock as updateUser was given it */
+  signedInAt: Date;
+  /** a new password hash stored with the sign-in (the password grant's upgrade of an older hash) */
+  passwordHash?: string | null;
+  /** one audit_log_entries payload (auditPayload() in audit-log.ts) written with the sign-in */
+  audit?: Record<string, unknown> | null;
+}
+
+export interface SignIn {
+  /** the user row after the sign-in (last_sign_in_at, updated_at) */
+  user: UserRow; sessionId: string; amr: AmrRow[]; identities: IdentityRow[];
+}
+
+// Identities travel as a json aggregate whose timestamps are text in the session's own output format, and
+// are parsed by pg's timestamptz parser: the same Dates a plain `select * from identities` gives, so the
+// token response is byte-identical (to_json's ISO format would go through another parser).
+const identitiesOf = (userIdParam: string) => `(
+  select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+           'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
+           'last_sign_in_at', i.last_sign_in_at::text, 'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
+         order by i.created_at), '[]')
+  from identities i where i.user_id = ${userIdParam})`;
+
+const amrJson = `json_build_object('method', authentication_method, 'timestamp', extract(epoch from updated_at)::bigint::int)`;
+
+const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
+
+interface IdentityJsonRow extends Omit<IdentityRow, 'last_sign_in_at' | 'created_at' | 'updated_at'> {
+  last_sign_in_at: string | null; created_at: string; updated_at: string;
+}
+
+function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
+  return rows.map((r) => ({ ...r, last_sign_in_at: r.last_sign_in_at === null ? null : parseTimestamptz(r.last_sign_in_at),
+    created_at: parseTimestamptz(r.created_at), updated_at: parseTimestamptz(r.updated_at) }));
+}
+
+/**
+ * Creates the session, its first refresh token and its AMR claim, sets last_sign_in_at (and the upgraded
+ * hash, if any), writes the audit entry, and returns what the token response needs. The CTEs' writes are
+ * invisible to the rest of the statement (one snapshot), so the user and the AMR come from their RETURNING
+ * rows; identities are not written here, and earlier statements of a caller's transaction are visible.
+ */
+export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
+  const { rows } = await q.query<UserRow & { sign_in_session_id: string; sign_in_amr: AmrRow[]; sign_in_identities: IdentityJsonRow[] }>({
+    name: 'sign_in',
+    text: `with session as (
+             insert into sessions (user_id, aal, user_agent, ip) values ($1::uuid, 'aal1', $2::text, $3::text) returning id),
+           token as (
+             insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session),
+           amr as (
+             insert into mfa_amr_claims (session_id, authentication_method) select id, $5::text from session
+             returning authentication_method, updated_at),
+           audit as (
+             insert into audit_log_entries (payload, ip_address) select $8::jsonb, '' where $8::jsonb is not null),
+           signed_in as (
+             update users set last_sign_in_at = $6::timestamptz, encrypted_password = coalesce($7::text, encrypted_password),
+                              updated_at = now()
+             where id = $1::uuid returning *)
+           select u.*, (select id from session) as sign_in_session_id,
+                  (select json_agg(${amrJson}) from amr) as sign_in_amr,
+                  ${identitiesOf('$1::uuid')} as sign_in_identities
+           from signed_in u`,
+    values: [s.userId, s.userAgent, s.ip, s.refreshTokenHash, s.method, s.signedInAt, s.passwordHash ?? null, s.audit ?? null],
+  });
+  if (!rows[0]) throw new Error(`sign-in: no user ${s.userId} to sign in`);
+  const { sign_in_session_id: sessionId, sign_in_amr: amr, sign_in_identities: identities, ...user } = rows[0];
+  return { user, sessionId, amr, identities: identityRows(identities) };
+}
+
+/** The token response's reads for an existing session (the refresh grant): its AMR, newest first, and the user's identities. */
+export async function findAmrAndIdentities(q: Queryable, sessionId: string, userId: string): Promise<{ amr: AmrRow[]; identities: IdentityRow[] }> {
+  const { rows } = await q.query<{ amr: AmrRow[]; identities: IdentityJsonRow[] }>({
+    name: 'amr_and_identities',
+    text: `select (select coalesce(json_agg(${amrJson} order by updated_at desc), '[]')
+                   from mfa_amr_claims where session_id = $1::uuid) as amr,
+                  ${identitiesOf('$2::uuid')} as identities`,
+    values: [sessionId, userId],
+  });
+  return { amr: rows[0].amr, identities: identityRows(rows[0].identities) };
+}
