@@ -15,26 +15,21 @@ const LOG_TYPE: Record<AuditAction, string> = {
 
 export interface AuditActor { id: string; username: string; name?: string }
 
-export async function writeAudit(q: Queryable, actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): Promise<void> {
-  const payload: Record<string, unknown> = {
+export type AuditPayload = Record<string, unknown>;
+
+/** The payload of one audit row; also what the refresh grant's rotation statement inserts (refresh-tokens.ts). */
+export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>): AuditPayload {
+  const payload: AuditPayload = {
     actor_id: actor.id, actor_via_sso: false, actor_username: actor.username, action, log_type: LOG_TYPE[action],
   };
   if (actor.name) payload.actor_name = actor.name;
   if (traits) payload.traits = traits;
-  await q.query({ name: 'audit_insert', text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)', values: [payload, ip] });
+  return payload;
 }
 
-/** Several actions of one actor in one statement (the refresh grant's token_revoked + token_refreshed). */
-export async function writeAudits(q: Queryable, actor: AuditActor, actions: AuditAction[]): Promise<void> {
-  const payloads = actions.map((action) => ({
-    actor_id: actor.id, actor_via_sso: false, actor_username: actor.username, action, log_type: LOG_TYPE[action],
-    ...(actor.name ? { actor_name: actor.name } : {}),
-  }));
-  await q.query({
-    name: 'audit_insert_many',
-    text: `insert into audit_log_entries (payload) select p from jsonb_array_elements($1::jsonb) as p`,
-    values: [JSON.stringify(payloads)],
-  });
+export async function writeAudit(q: Queryable, actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): Promise<void> {
+  await q.query({ name: 'audit_insert', text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)',
+    values: [auditPayload(actor, action, traits), ip] });
 }
 
 export interface AuditLogRow { id: string; payload: Record<string, unknown>; ip_address: string; created_at: Date }
