@@ -1,5 +1,5 @@
-// What bearer authentication reads, in one round trip: the claims' user, whether the claims' session
-// exists, and (for GET /user) the user's identities. Three sequential queries before (findUserById,
+// What bearer authentication reads, in one round trip: the claims' user, the claims' session (its id,
+// when it exists) and, for GET /user, the user's identities. Three sequential queries before (findUserById,
 // findSession, findIdentitiesByUser); the checks on the result stay in src/server/authenticate.ts.
 import pg from 'pg';
 import type { Queryable } from './pool.js';
