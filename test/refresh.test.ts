@@ -165,6 +165,9 @@ t.test('1,000 concurrent refreshes of one token: one child, every success carrie
   const children = new Set(replies.map((r) => r.body.refresh_token));
   t.equal(children.size, 1, 'every answer carries the same child');
   t.equal(await countTokens(defaults, sessionId), 2, 'exactly one child in the database');
+  const audits = await defaults.db.query(`select payload->>'action' as action from audit_log_entries
+    where payload->>'actor_id' = $1 and payload->>'log_type' = 'token' order by payload->>'action'`, [session.user.id]);
+  t.strictSame(audits.rows.map((r) => r.action), ['token_refreshed', 'token_revoked'], 'one rotation audited once: the losers wrote nothing');
   const [child] = children;
   t.equal((await row(defaults, child)).revoked, false);
   const next = await refresh(defaults, child);

@@ -3,12 +3,12 @@
 // loop) → one call = the statements of one request, in the endpoint's order.
 import { createHash, randomBytes } from 'node:crypto';
 import { tx } from '../../dist/db/pool.js';
-import { findUserById, findUserByEmail } from '../../dist/db/users.js';
-import { findSession, insertSession, listAmr, recordAmr } from '../../dist/db/sessions.js';
-import { findIdentitiesByUser } from '../../dist/db/identities.js';
+import { findUserByEmail } from '../../dist/db/users.js';
+import { insertSession, recordAmr } from '../../dist/db/sessions.js';
+import { findUserSessionIdentities } from '../../dist/db/user-session.js';
 import { insertRefreshToken } from '../../dist/db/refresh-tokens.js';
 import { auditPayload } from '../../dist/db/audit-log.js';
-import { signIn } from '../../dist/db/sign-in.js';
+import { findAmrAndIdentities, signIn } from '../../dist/db/sign-in.js';
 import { confirmAddress, createUser } from '../../dist/server/users/create.js';
 import { refreshStatements } from './refresh-statements.mjs';
 
@@ -17,21 +17,19 @@ const newToken = () => randomBytes(9).toString('base64url');
 const actor = (user) => ({ id: user.id, username: user.email ?? '' });
 
 export const WORKLOADS = {
-  /** GET /user: authenticate (user by id, session by id), then the user's identities. */
+  /** GET /user: one statement reads the user, the session and the user's identities. */
   user: {
     async prepare(pool, fixture, loop) {
       const { userId, sessionId } = fixture.sessions[loop % fixture.sessions.length];
       return async () => {
-        await findUserById(pool, userId);
-        await findSession(pool, sessionId);
-        await findIdentitiesByUser(pool, userId);
+        await findUserSessionIdentities(pool, userId, sessionId);
       };
     },
   },
   /**
    * POST /token?grant_type=refresh_token: find the presented token, then under the session lock rotate
-   * and audit, then the token response's AMR and identities. Each loop owns one session and presents its
-   * newest token, as each bench connection does.
+   * (auditing in the same statement), then the token response's AMR and identities (one statement). Each loop owns one
+   * session and presents its newest token, as each bench connection does.
    */
   refresh: {
     async prepare(pool, fixture, loop) {
@@ -46,11 +44,10 @@ export const WORKLOADS = {
         const child = newToken();
         const user = await tx(pool, async (c) => {
           const locked = await sql.lockSessionUser(c, found.session_id);
-          await sql.rotateRefreshToken(c, found.id, sha256Hex(child), { userAgent: 'bench', ip: '127.0.0.1' });
-          await sql.auditRotation(c, actor(locked));
+          await sql.rotateAudited(c, found.id, sha256Hex(child), { userAgent: 'bench', ip: '127.0.0.1' }, locked);
           return locked;
         });
-        await Promise.all([listAmr(pool, session.id), findIdentitiesByUser(pool, user.id)]);
+        await findAmrAndIdentities(pool, session.id, user.id);
         token = child;
       };
     },

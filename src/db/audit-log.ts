@@ -15,9 +15,14 @@ const LOG_TYPE: Record<AuditAction, string> = {
 
 export interface AuditActor { id: string; username: string; name?: string }
 
-/** The entry's payload; built here only, so statements that write an entry alongside other rows (src/db/sign-in.ts) write the same shape. */
-export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>): Record<string, unknown> {
-  const payload: Record<string, unknown> = {
+export type AuditPayload = Record<string, unknown>;
+
+/**
+ * The payload of one audit row. Built here only, so the statements that write an entry alongside other
+ * rows (the sign-in in sign-in.ts, the rotation in refresh-tokens.ts) write the same shape as writeAudit.
+ */
+export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>): AuditPayload {
+  const payload: AuditPayload = {
     actor_id: actor.id, actor_via_sso: false, actor_username: actor.username, action, log_type: LOG_TYPE[action],
   };
   if (actor.name) payload.actor_name = actor.name;
@@ -26,21 +31,8 @@ export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Re
 }
 
 export async function writeAudit(q: Queryable, actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): Promise<void> {
-  const payload = auditPayload(actor, action, traits);
-  await q.query({ name: 'audit_insert', text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)', values: [payload, ip] });
-}
-
-/** Several actions of one actor in one statement (the refresh grant's token_revoked + token_refreshed). */
-export async function writeAudits(q: Queryable, actor: AuditActor, actions: AuditAction[]): Promise<void> {
-  const payloads = actions.map((action) => ({
-    actor_id: actor.id, actor_via_sso: false, actor_username: actor.username, action, log_type: LOG_TYPE[action],
-    ...(actor.name ? { actor_name: actor.name } : {}),
-  }));
-  await q.query({
-    name: 'audit_insert_many',
-    text: `insert into audit_log_entries (payload) select p from jsonb_array_elements($1::jsonb) as p`,
-    values: [JSON.stringify(payloads)],
-  });
+  await q.query({ name: 'audit_insert', text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)',
+    values: [auditPayload(actor, action, traits), ip] });
 }
 
 export interface AuditLogRow { id: string; payload: Record<string, unknown>; ip_address: string; created_at: Date }

@@ -1,5 +1,6 @@
 // refresh_tokens: only the SHA-256 of a token is stored; parent_id chains a session's rotations.
 import type { Queryable } from './pool.js';
+import type { AuditPayload } from './audit-log.js';
 
 export interface RefreshTokenRow {
   id: string; token_hash: string; user_id: string; session_id: string; parent_id: string | null;
@@ -69,20 +70,26 @@ export async function readTokenState(q: Queryable, tokenId: string, sessionId: s
 
 /**
  * Revokes the parent and inserts its child in one statement; the session records the refresh (time,
- * user agent, ip, as the original does).
- * Null (nothing written) when the parent was already revoked: callers hold the session lock, under which
- * every rotation and reuse revocation happens, so this is exact.
+ * user agent, ip, as the original does) and the audit rows `audit` holds are written (the grant's
+ * token_revoked + token_refreshed, built by auditPayload), in that order. Folding the audit in saves the
+ * refresh grant a round trip inside its locked transaction.
+ * Null, and nothing written (no audit row either: every write hangs off `parent`), when the parent was
+ * already revoked: callers hold the session lock, under which every rotation and reuse revocation
+ * happens, so this is exact (test/refresh-rotation.test.ts).
  */
-export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string, client: { userAgent: string; ip: string }): Promise<RefreshTokenRow | null> {
+export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string, client: { userAgent: string; ip: string },
+  audit: AuditPayload[]): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
-    name: 'refresh_tokens_rotate',
+    name: 'refresh_tokens_rotate_audit',
     text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
                            where id = $1 and not revoked returning user_id, session_id),
                 touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
-                            where id = (select session_id from parent))
+                            where id = (select session_id from parent)),
+                audited as (insert into audit_log_entries (payload)
+                            select p from parent, jsonb_array_elements($5::jsonb) as p)
            insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
            select $2, user_id, session_id, $1 from parent returning *`,
-    values: [parentId, childHash, client.userAgent, client.ip],
+    values: [parentId, childHash, client.userAgent, client.ip, JSON.stringify(audit)],
   });
   return rows[0] ?? null;
 }

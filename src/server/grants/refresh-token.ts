@@ -10,7 +10,7 @@ import { tx } from '../../db/pool.js';
 import { findPresentedToken, readTokenState, revokeDescendants, rotateRefreshToken, type TokenState } from '../../db/refresh-tokens.js';
 import { lockSessionUser } from '../../db/sessions.js';
 import { findUserById, type UserRow } from '../../db/users.js';
-import { writeAudits } from '../../db/audit-log.js';
+import { auditPayload, type AuditPayload } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../tokens.js';
 import { isBanned } from '../users/user-json.js';
 import { tokenResponse } from '../sessions/issue.js';
@@ -46,9 +46,9 @@ export const refreshToken: Grant = {
         const user = await lockSessionUser(c, found.session_id);
         if (!user) return notFound(); // the session was logged out meanwhile
         if (isBanned(user)) return banned();
-        // Optimistic: the token looked active, and the rotation writes only if it still is.
-        if (!found.revoked && await rotateRefreshToken(c, found.id, sha256Hex(child), { userAgent: req.headers['user-agent'] ?? '', ip: req.ip })) {
-          await writeAudits(c, actorOf(user), ['token_revoked', 'token_refreshed']);
+        // Optimistic: the token looked active, and the rotation writes (and audits) only if it still is.
+        const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
+        if (!found.revoked && await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(user))) {
           return { user, sessionId: found.session_id, token: child };
         }
         // Revoked, possibly by the previous lock holder. A separate statement after the lock: its fresh
@@ -63,6 +63,10 @@ export const refreshToken: Grant = {
     return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token) };
   },
 };
+
+/** The rotation's audit rows, written by the rotation statement itself: token_revoked, token_refreshed. */
+export const rotationAudit = (user: UserRow): AuditPayload[] =>
+  [auditPayload(actorOf(user), 'token_revoked'), auditPayload(actorOf(user), 'token_refreshed')];
 
 async function existingChild(ctx: AppContext, userId: string, sessionId: string, child: string): Promise<Decision> {
   const user = await findUserById(ctx.db, userId);
