@@ -30,15 +30,26 @@ function processMicros(pid) {
   }
 }
 
-/** Every PostgreSQL server process on the machine (the embedded one's, or the service's with BENCH_DATABASE_URL). */
+/**
+ * Every PostgreSQL server process on the machine (the embedded one's, or the server behind
+ * BENCH_DATABASE_URL), by pid: a backend that ends during a phase takes its time with it, so phases are
+ * compared pid by pid (see delta below).
+ */
 function databaseMicros() {
-  let total = 0;
+  const byPid = new Map();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let comm;
     try { comm = readFileSync(`/proc/${entry}/comm`, 'utf8'); } catch { continue; }
-    if (comm.startsWith('postgres')) total += processMicros(entry);
+    if (comm.startsWith('postgres')) byPid.set(entry, processMicros(entry));
   }
+  return byPid;
+}
+
+/** CPU the database's processes used between two snapshots: processes that started count whole, ended ones not at all. */
+function databaseDelta(before, after) {
+  let total = 0;
+  for (const [pid, micros] of after) total += Math.max(0, micros - (before.get(pid) ?? 0));
   return total;
 }
 
@@ -69,7 +80,9 @@ export function cpuAccount(servicePid) {
       try { before = snapshot(servicePid); } catch { return fn(); }
       const value = await fn();
       const after = snapshot(servicePid);
-      for (const part of ['service', 'database', 'bench']) sum[part] += after[part] - before[part];
+      sum.service += after.service - before.service;
+      sum.bench += after.bench - before.bench;
+      sum.database += databaseDelta(before.database, after.database);
       sum.busy += after.machine.busy - before.machine.busy;
       sum.total += after.machine.total - before.machine.total;
       return value;
