@@ -26,6 +26,9 @@ t.test('defaults are the spec\'s', async (t) => {
   t.equal(c.db.maxPoolSize, 0);
   t.equal(c.workers.uvThreadpool, 4, 'libuv\'s default threadpool size');
   t.equal(load({ UV_THREADPOOL_SIZE: '16' }).workers.uvThreadpool, 16);
+  t.equal(c.workers.http, Math.max(1, os.availableParallelism() - 1), 'HTTP threads leave a core to the database and the kernel');
+  t.equal(c.workers.crypto, Math.max(2, os.availableParallelism()), 'crypto threads: one per core, at least 2');
+  t.equal(load({ AUTH_HTTP_WORKERS: '3' }).workers.http, 3, 'an explicit thread count is kept');
   t.same(c.jwt.adminRoles, ['service_role', 'supabase_admin']);
   t.equal(c.mailer.subjects.confirmation, 'Confirm Your Signup');
   t.equal(c.mailer.urlPaths.recovery, '/verify');

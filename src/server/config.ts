@@ -143,7 +143,10 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
 }
 
 function applyDevelopmentDefaults(flat: Record<string, unknown>, development: boolean): void {
-  if (!flat.HTTP_WORKERS) flat.HTTP_WORKERS = Math.max(1, os.availableParallelism());
+  // One core is left to everything else the service needs to run: PostgreSQL when it is on the same
+  // machine (the embedded default), the TLS proxy, the kernel's network work. On 2 cores one HTTP thread
+  // answered 7-30 % more requests per second than two in every bench scenario (bench/README.md).
+  if (!flat.HTTP_WORKERS) flat.HTTP_WORKERS = Math.max(1, os.availableParallelism() - 1);
   if (!flat.CRYPTO_WORKERS) flat.CRYPTO_WORKERS = Math.max(2, os.availableParallelism());
   flat.DATA_DIR = path.resolve(String(flat.DATA_DIR));
   if (!development) return;
