@@ -2,29 +2,19 @@
 // findUserById, the same session as findSession, and identities exactly as findIdentitiesByUser returns
 // them (keys, order, values, Dates to the millisecond), so userJson's output is byte-identical.
 import t from 'tap';
-import type pg from 'pg';
-import { migrate } from '../dist/db/migrate.js';
-import { createPool } from '../dist/db/pool.js';
 import { findUserById } from '../dist/db/users.js';
 import { findSession, insertSession } from '../dist/db/sessions.js';
 import { findIdentitiesByUser } from '../dist/db/identities.js';
 import { findUserSession, findUserSessionIdentities } from '../dist/db/user-session.js';
 import { userJson } from '../dist/server/users/user-json.js';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { useMigratedDatabase } from './helpers/db.js';
 
-let db: TestDatabase;
-let pool: pg.Pool;
-t.before(async () => {
-  db = await createTestDatabase();
-  await migrate(db.url, 'auth');
-  pool = createPool({ url: db.url, max: 2, namespace: 'auth' });
-});
-t.teardown(async () => { await pool.end(); await db.drop(); });
+const database = useMigratedDatabase(t);
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 async function newUser(email: string): Promise<string> {
-  const { rows } = await pool.query(`insert into users (email, raw_user_meta_data) values ($1, '{"full_name":"Ann"}') returning id`, [email]);
+  const { rows } = await database.pool.query(`insert into users (email, raw_user_meta_data) values ($1, '{"full_name":"Ann"}') returning id`, [email]);
   return rows[0].id;
 }
 
@@ -33,7 +23,7 @@ const STAMPS = ['2024-03-01 10:00:00.29+00', '2024-03-01 10:00:00.057+00', '2024
   '2024-03-01 10:00:00.000001+00', '2024-03-01 10:00:01+00', '2024-03-01 10:00:00.123456+00'];
 
 async function insertIdentity(userId: string, provider: string, createdAt: string, data: unknown, lastSignIn: string | null): Promise<void> {
-  await pool.query(`insert into identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
+  await database.pool.query(`insert into identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
                     values ($1, $2, $3, $4, $5, $6, $6::timestamptz + interval '0.000333 s')`,
   [`${provider}-${userId}`, userId, data, provider, lastSignIn, createdAt]);
 }
@@ -46,18 +36,18 @@ t.test('identities come out exactly as findIdentitiesByUser returns them', async
   for (const [i, stamp] of STAMPS.entries()) {
     await insertIdentity(userId, `p${i}`, stamp, data[i % data.length], i % 2 ? null : STAMPS[(i + 1) % STAMPS.length]);
   }
-  const session = await insertSession(pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
-  const expected = await findIdentitiesByUser(pool, userId);
-  const found = await findUserSessionIdentities(pool, userId, session.id);
+  const session = await insertSession(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
+  const expected = await findIdentitiesByUser(database.pool, userId);
+  const found = await findUserSessionIdentities(database.pool, userId, session.id);
   t.ok(found);
   t.strictSame(shape(found!.identities), shape(expected), 'same keys in the same order, same values, same Date instants');
   t.ok(found!.identities.every((i) => i.created_at instanceof Date && i.updated_at instanceof Date));
-  const user = await findUserById(pool, userId);
+  const user = await findUserById(database.pool, userId);
   t.strictSame(shape([found!.user]), shape([user!]), 'the user row as findUserById returns it, nothing added');
   t.equal(JSON.stringify(userJson(found!.user, found!.identities)), JSON.stringify(userJson(user!, expected)), 'byte-identical user JSON');
 
   // In another session time zone the text carries another offset; the instants are the same.
-  const client = await pool.connect();
+  const client = await database.pool.connect();
   try {
     await client.query("set time zone 'Asia/Kathmandu'");
     const there = await findUserSessionIdentities(client, userId, session.id);
@@ -71,18 +61,18 @@ t.test('identities come out exactly as findIdentitiesByUser returns them', async
 t.test('a user without identities has an empty list; the session is looked up by id only', async (t) => {
   const userId = await newUser('none@example.com');
   const other = await newUser('other@example.com');
-  const session = await insertSession(pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
-  const othersSession = await insertSession(pool, { userId: other, userAgent: 'test', ip: '127.0.0.1' });
+  const session = await insertSession(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
+  const othersSession = await insertSession(database.pool, { userId: other, userAgent: 'test', ip: '127.0.0.1' });
 
-  const found = await findUserSessionIdentities(pool, userId, session.id);
+  const found = await findUserSessionIdentities(database.pool, userId, session.id);
   t.strictSame(found!.identities, []);
   t.strictSame(found!.session, { id: session.id });
-  t.strictSame(await findUserSession(pool, userId, session.id), { user: found!.user, session: { id: session.id } });
+  t.strictSame(await findUserSession(database.pool, userId, session.id), { user: found!.user, session: { id: session.id } });
   // findSession never checked the session's owner, so neither does this.
-  t.strictSame((await findUserSession(pool, userId, othersSession.id))!.session, { id: (await findSession(pool, othersSession.id))!.id });
-  t.equal((await findUserSession(pool, userId, session.id.toUpperCase()))!.session!.id, session.id, 'the stored id, lower case');
-  t.equal((await findUserSession(pool, userId, UNKNOWN))!.session, null);
-  t.equal((await findUserSession(pool, userId, null))!.session, null, 'null: no session looked up');
-  t.equal(await findUserSession(pool, UNKNOWN, session.id), null);
-  t.equal(await findUserSessionIdentities(pool, UNKNOWN, null), null);
+  t.strictSame((await findUserSession(database.pool, userId, othersSession.id))!.session, { id: (await findSession(database.pool, othersSession.id))!.id });
+  t.equal((await findUserSession(database.pool, userId, session.id.toUpperCase()))!.session!.id, session.id, 'the stored id, lower case');
+  t.equal((await findUserSession(database.pool, userId, UNKNOWN))!.session, null);
+  t.equal((await findUserSession(database.pool, userId, null))!.session, null, 'null: no session looked up');
+  t.equal(await findUserSession(database.pool, UNKNOWN, session.id), null);
+  t.equal(await findUserSessionIdentities(database.pool, UNKNOWN, null), null);
 });

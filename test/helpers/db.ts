@@ -2,6 +2,11 @@
 // URL; the test runner sets it). Tests never share tables, so they can run in parallel.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { migrate } from '../../dist/db/migrate.js';
+import { createPool } from '../../dist/db/pool.js';
+
+/** The part of a tap test this helper uses. */
+interface Hooks { before(fn: () => Promise<void>): void; teardown(fn: () => Promise<void>): void }
 
 export interface TestDatabase {
   url: string;
@@ -22,6 +27,22 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     // FORCE ends connections a failed test left open, so drop() never hangs on them.
     drop: () => withAdmin(adminUrl, (client) => client.query(`drop database if exists "${name}" with (force)`)),
   };
+}
+
+/**
+ * For tests of the statements themselves: a fresh database migrated into the `auth` namespace and a pool
+ * on it, made before the file's tests run and dropped after them. The returned object's fields are set
+ * once `t.before` has run.
+ */
+export function useMigratedDatabase(t: Hooks, poolSize = 2): { db: TestDatabase; pool: pg.Pool } {
+  const handle = {} as { db: TestDatabase; pool: pg.Pool };
+  t.before(async () => {
+    handle.db = await createTestDatabase();
+    await migrate(handle.db.url, 'auth');
+    handle.pool = createPool({ url: handle.db.url, max: poolSize, namespace: 'auth' });
+  });
+  t.teardown(async () => { await handle.pool?.end(); await handle.db?.drop(); });
+  return handle;
 }
 
 async function withAdmin(url: string, fn: (client: pg.Client) => Promise<unknown>): Promise<void> {
