@@ -21,3 +21,16 @@ t.test('request counts from both threads in one scrape', async (t) => {
   t.match(text, /^auth_version_info\{auth_version="0\.1\.0"\} 1$/m);
   t.equal((await fetch(`http://127.0.0.1:${api.service.metricsPort}/other`)).status, 404);
 });
+
+t.test('requests are counted only when the Prometheus exporter will collect them', async (t) => {
+  const { requestMetricsFor } = await import('../dist/server/metrics.js');
+  const counted = async (config: { enabled: boolean; exporter: string }) => {
+    const metrics = requestMetricsFor(config);
+    metrics.observe('GET', '/settings', 200, 0.001);
+    const found = (await metrics.snapshot()).find((m) => m.name === 'http_status_codes');
+    return found?.values.reduce((sum, v) => sum + v.value, 0) ?? 0;
+  };
+  t.equal(await counted({ enabled: true, exporter: 'prometheus' }), 1);
+  t.equal(await counted({ enabled: false, exporter: 'prometheus' }), 0, 'metrics off: nothing kept per request');
+  t.equal(await counted({ enabled: true, exporter: 'opentelemetry' }), 0, 'no exporter in this build reads them');
+});

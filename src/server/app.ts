@@ -11,7 +11,7 @@ import { createJwtService, type JwtService } from './jwt.js';
 import { createMailer, type Mailer } from './mailer.js';
 import { createSmsSender, type SmsSender } from './sms/index.js';
 import { createRedirectCheck, type RedirectCheck } from './redirect.js';
-import { createRequestMetrics, type RequestMetrics } from './metrics.js';
+import { requestMetricsFor, type RequestMetrics } from './metrics.js';
 import { createTracing, type Tracing } from './tracing.js';
 
 export interface AppContext {
@@ -43,7 +43,7 @@ export async function createAppContext(config: Config, resources: AppResources, 
     mailer: createMailer(config, log),
     sms: createSmsSender(config.sms, log, { development: config.development }),
     redirect: createRedirectCheck(config),
-    metrics: createRequestMetrics(),
+    metrics: requestMetricsFor(config.metrics),
     tracing: await createTracing(config),
   };
 }

@@ -5,9 +5,13 @@ const ALLOWED_HEADERS = new Set(['accept', 'authorization', 'content-type', 'x-c
   'x-jwt-aud', 'x-use-cookie', 'x-supabase-api-version', 'origin', 'apikey', 'x-requested-with']);
 const EXPOSED = 'X-Total-Count, Link, X-Supabase-Api-Version';
 
-/** Headers to add to an ordinary response. */
-export function corsHeaders(origin: string | undefined): Record<string, string> {
-  if (!origin) return { Vary: 'Origin' };
+// Shared by every request without an Origin (server-to-server callers, most of a load): never mutated,
+// callers copy it into the answer's own headers.
+const NO_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ Vary: 'Origin' });
+
+/** Headers to add to an ordinary response. Read-only: copy before adding to them. */
+export function corsHeaders(origin: string | undefined): Readonly<Record<string, string>> {
+  if (!origin) return NO_ORIGIN;
   return {
     Vary: 'Origin',
     'Access-Control-Allow-Origin': origin,

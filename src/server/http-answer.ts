@@ -5,7 +5,7 @@ import type { ApiResponse } from './types.js';
 
 export interface Answer { status: number; headers: Record<string, string>; body: string }
 
-export function serialise(response: ApiResponse, cors: Record<string, string>): Answer {
+export function serialise(response: ApiResponse, cors: Readonly<Record<string, string>>): Answer {
   const status = response.status ?? 200;
   const headers: Record<string, string> = { ...cors, ...response.headers };
   if (response.body === undefined) return { status, headers, body: '' };
@@ -14,7 +14,7 @@ export function serialise(response: ApiResponse, cors: Record<string, string>): 
   return { status, headers, body: JSON.stringify(response.body) };
 }
 
-export function errorAnswer(err: unknown, apiVersion: string | undefined, requestId: string, cors: Record<string, string>): Answer {
+export function errorAnswer(err: unknown, apiVersion: string | undefined, requestId: string, cors: Readonly<Record<string, string>>): Answer {
   const rendered = renderError(err, apiVersion, requestId);
   return { status: rendered.status, headers: { ...cors, ...rendered.headers, 'Content-Type': 'application/json' }, body: rendered.body };
 }

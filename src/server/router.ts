@@ -10,15 +10,18 @@ export type Match =
 
 interface Pattern { segments: string[]; byMethod: Map<string, Route> }
 
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 export class Router {
-  private readonly exact = new Map<string, Map<string, Route>>();
+  /** Static paths: the match for each method, built once and shared by every request (never mutated). */
+  private readonly exact = new Map<string, Map<string, Match>>();
   private readonly patterns: Pattern[] = [];
 
   constructor(routes: Route[]) {
     for (const route of routes) {
       if (!route.path.includes('{')) {
-        const byMethod = this.exact.get(route.path) ?? new Map<string, Route>();
-        byMethod.set(route.method, route);
+        const byMethod = this.exact.get(route.path) ?? new Map<string, Match>();
+        byMethod.set(route.method, Object.freeze({ kind: 'found', route, params: NO_PARAMS }));
         this.exact.set(route.path, byMethod);
         continue;
       }
@@ -32,7 +35,10 @@ export class Router {
   match(method: string, path: string): Match {
     const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const exact = this.exact.get(trimmed);
-    if (exact) return pick(exact, method, {});
+    if (exact) {
+      return exact.get(method) ?? (method === 'HEAD' ? exact.get('GET') : undefined)
+        ?? { kind: 'method_not_allowed', allowed: [...exact.keys()] };
+    }
     const parts = trimmed.split('/');
     for (const pattern of this.patterns) {
       const params = matchSegments(pattern.segments, parts);

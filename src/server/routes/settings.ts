@@ -2,7 +2,7 @@
 // (mailer_autoconfirm, phone_autoconfirm, sms_provider, saml_enabled, ...): REFERENCE decisions, §2.18.
 // The answer depends only on the configuration, so it is serialised once.
 import { OAUTH_PROVIDERS, type Config } from '../config-types.js';
-import type { Handler } from '../types.js';
+import type { ApiResponse, Handler } from '../types.js';
 
 export function settingsBody(config: Config): Record<string, unknown> {
   const external: Record<string, boolean> = { anonymous_users: config.external.anonymousUsersEnabled };
@@ -22,10 +22,15 @@ export function settingsBody(config: Config): Record<string, unknown> {
   };
 }
 
-const cache = new WeakMap<Config, string>();
+// The whole response, built once per configuration: the HTTP layer copies what it writes and never
+// mutates a handler's response.
+const cache = new WeakMap<Config, ApiResponse>();
 
 export const settings: Handler = (_req, ctx) => {
-  let body = cache.get(ctx.config);
-  if (!body) cache.set(ctx.config, body = JSON.stringify(settingsBody(ctx.config)));
-  return { body, headers: { 'Content-Type': 'application/json' } };
+  let response = cache.get(ctx.config);
+  if (!response) {
+    response = Object.freeze({ body: JSON.stringify(settingsBody(ctx.config)), headers: Object.freeze({ 'Content-Type': 'application/json' }) });
+    cache.set(ctx.config, response);
+  }
+  return response;
 };
