@@ -15,7 +15,7 @@ export interface Completed {
 export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void {
   const seconds = (performance.now() - r.started) / 1000;
   ctx.metrics.observe(r.method, r.route?.path ?? 'unmatched', r.status, seconds);
-  if (r.route) ctx.tracing.record({ method: r.method, route: r.route.path, params: r.params, status: r.status, start: performance.timeOrigin + r.started, end: Date.now() });
+  if (r.route && ctx.tracing.enabled) ctx.tracing.record({ method: r.method, route: r.route.path, params: r.params, status: r.status, start: performance.timeOrigin + r.started, end: Date.now() });
   if (r.route?.quiet) return;
   const line = { request_id: r.requestId, method: r.method, path: r.path, query: r.query ? maskQuery(r.query) : undefined,
     route: r.route?.path, remote_addr: r.ip, status: r.status, duration_ms: Math.round(seconds * 100_000) / 100,

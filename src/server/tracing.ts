@@ -13,9 +13,14 @@ export interface RequestTrace {
   start: number; end: number;
 }
 
-export interface Tracing { record(trace: RequestTrace): void; shutdown(): Promise<void> }
+export interface Tracing {
+  /** false when tracing is off: callers skip building the trace at all (it costs an object per request) */
+  readonly enabled: boolean;
+  record(trace: RequestTrace): void;
+  shutdown(): Promise<void>;
+}
 
-const NO_TRACING: Tracing = { record() {}, shutdown: async () => {} };
+const NO_TRACING: Tracing = { enabled: false, record() {}, shutdown: async () => {} };
 
 export async function createTracing(config: Pick<Config, 'tracing' | 'otelResourceAttributes'>): Promise<Tracing> {
   if (!config.tracing.enabled) return NO_TRACING;
@@ -31,6 +36,7 @@ export async function createTracing(config: Pick<Config, 'tracing' | 'otelResour
   });
   const tracer: Tracer = provider.getTracer('portcullis', VERSION);
   return {
+    enabled: true,
     record({ method, route, params, status, start, end }) {
       const attributes: Record<string, string | number> = { 'http.method': method, 'http.route': route, 'http.status_code': status };
       for (const [key, value] of Object.entries(params)) attributes[`http.route.params.${key}`] = value;
