@@ -23,8 +23,10 @@ export interface Rotated { user: UserRow; amr: AmrRow[]; identities: IdentityRow
 /**
  * Locks the session row (FOR UPDATE, as lockSessionUser), and if its user is not banned rotates the
  * parent exactly as rotateRefreshToken does. The lock is taken first because the rotation's `parent`
- * update is guarded by a condition on `locked`; the user, AMR and identities are read in the statement's
- * snapshot, as a separate statement right after the lock would read them.
+ * update is guarded by a condition on `locked`. The user, AMR and identities are read in the statement's
+ * snapshot, taken before any wait for the lock: the lock's other holders (refreshes, which write none of
+ * them, and deletions of the session) change nothing there that a read after the commit would see; the
+ * routes that change a user or its identities take no session lock, so either read races with them alike.
  * Null, and nothing written, when the session is gone, its user is banned, or the parent is no longer
  * active. Under READ COMMITTED a lock that waited for another rotation of the same parent re-checks the
  * parent's newest row version, which that rotation revoked, so only one of them rotates
