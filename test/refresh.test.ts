@@ -2,6 +2,7 @@
 // SPEC transitions table), with the database checked, and 1,000 concurrent refreshes of one token.
 import t from 'tap';
 import { createHash } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import { startTestService, type TestService } from './helpers/server.js';
 import { refresh, signIn, signUp, uniqueEmail } from './helpers/accounts.js';
 
@@ -23,6 +24,36 @@ const row = async (svc: TestService, token: string) =>
 const countTokens = async (svc: TestService, sessionId: string) =>
   Number((await svc.db.query('select count(*) from refresh_tokens where session_id = $1', [sessionId])).rows[0].count);
 const ALREADY_USED = { code: 400, error_code: 'refresh_token_already_used', msg: 'Invalid Refresh Token: Already Used' };
+const tokenAudits = async (svc: TestService, userId: string) => (await svc.db.query(`select payload->>'action' as action from audit_log_entries
+  where payload->>'actor_id' = $1 and payload->>'log_type' = 'token' order by payload->>'action'`, [userId])).rows.map((r) => r.action);
+
+/**
+ * Runs `hold` in a transaction that keeps `sessionId`'s row locked, starts `requests` refreshes, waits
+ * until all of them wait for that lock in the grant's one statement (lockAndRotate), then commits.
+ */
+async function behindSessionLock<T>(svc: TestService, sessionId: string, hold: string, requests: () => Promise<T>[]) {
+  const holder = await svc.db.connect();
+  try {
+    await holder.query('begin');
+    await holder.query(hold, [sessionId]);
+    const pending = requests();
+    const replies = Promise.all(pending);
+    for (let i = 0; ; i++) {
+      const { rows } = await svc.db.query(`select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query like 'with locked as%'`);
+      if (rows[0].n >= pending.length) break;
+      if (i === 500) throw new Error('the refreshes never waited for the session lock in the one statement');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await holder.query('commit');
+    return await replies;
+  } catch (err) {
+    await holder.query('rollback'); // not back to the pool inside a transaction, holding the lock
+    throw err;
+  } finally {
+    holder.release();
+  }
+}
 
 /** A session rotated `times` times: the tokens oldest first (the last one active). */
 async function chain(svc: TestService, times: number): Promise<string[]> {
@@ -72,6 +103,47 @@ t.test('a refresh revokes the presented token and issues its child in the same s
   const audit = await api.db.query(`select payload->>'action' as action from audit_log_entries where payload->>'actor_id' = $1`, [session.user.id]);
   t.ok(audit.rows.some((r) => r.action === 'token_refreshed'));
   t.ok(audit.rows.some((r) => r.action === 'token_revoked'));
+});
+
+t.test('a refresh is one statement after the lookup: the rows it writes are the first command of one transaction', async (t) => {
+  const session = await signUp(api);
+  const res = await refresh(api, session.refresh_token);
+  t.equal(res.status, 200);
+  const parent = await row(api, session.refresh_token);
+  // cmin 0: written by its transaction's first command. The transactional path's rotation came after its
+  // lock (select … for update takes a command id too), so its rows had cmin 1.
+  const written = await api.db.query(`select 'child' as row, xmin::text as xid, cmin::text as cid from refresh_tokens where token_hash = $1
+    union all select 'parent', xmin::text, cmin::text from refresh_tokens where id = $2
+    union all select 'session', xmin::text, cmin::text from sessions where id = $3
+    union all select payload->>'action', xmin::text, cmin::text from audit_log_entries where payload->>'actor_id' = $4 and payload->>'log_type' = 'token'
+    order by 1`, [hash(res.body.refresh_token), parent.id, parent.session_id, session.user.id]);
+  const xid = written.rows[0].xid;
+  t.strictSame(written.rows, ['child', 'parent', 'session', 'token_refreshed', 'token_revoked'].map((r) => ({ row: r, xid, cid: '0' })),
+    'the revoked parent (its new row version), the child, the session\'s refresh and both audit rows');
+  // The user, AMR and identities the statement returned make the same answer the separate read did.
+  t.strictSame(res.body.user, session.user, 'the user and identities exactly as the sign-up answered them');
+  t.strictSame(decodeJwt(res.body.access_token).amr, decodeJwt(session.access_token).amr);
+  t.equal(decodeJwt(res.body.access_token).session_id, parent.session_id);
+});
+
+t.test('a refresh racing a logout: the session is gone once the lock is granted, not found, nothing written', async (t) => {
+  const session = await signUp(api);
+  const { session_id: sessionId } = await row(api, session.refresh_token);
+  const [res] = await behindSessionLock(api, sessionId, 'delete from sessions where id = $1', () => [refresh(api, session.refresh_token)]);
+  t.strictSame(res.body, { code: 400, error_code: 'refresh_token_not_found', msg: 'Invalid Refresh Token: Refresh Token Not Found' });
+  t.equal(await countTokens(api, sessionId), 0);
+  t.strictSame(await tokenAudits(api, session.user.id), [], 'no audit row');
+});
+
+t.test('two refreshes waiting for one lock in the one statement: one child, both answered with it', async (t) => {
+  const session = await signUp(api);
+  const { session_id: sessionId } = await row(api, session.refresh_token);
+  const replies = await behindSessionLock(api, sessionId, 'select 1 from sessions where id = $1 for update',
+    () => [refresh(api, session.refresh_token), refresh(api, session.refresh_token)]);
+  t.strictSame(replies.map((r) => r.status), [200, 200]);
+  t.equal(replies[0].body.refresh_token, replies[1].body.refresh_token);
+  t.equal(await countTokens(api, sessionId), 2);
+  t.strictSame(await tokenAudits(api, session.user.id), ['token_refreshed', 'token_revoked']);
 });
 
 t.test('re-presenting the immediately previous token returns the existing child, no new token', async (t) => {
@@ -152,7 +224,11 @@ t.test('a banned user cannot refresh', async (t) => {
   await api.db.query(`update users set banned_until = now() + interval '1 hour' where id = $1`, [session.user.id]);
   const res = await refresh(api, session.refresh_token);
   t.strictSame(res.body, { code: 400, error_code: 'user_banned', msg: 'Invalid Refresh Token: User Banned' });
-  t.equal((await row(api, session.refresh_token)).revoked, false);
+  const { revoked, session_id: sessionId } = await row(api, session.refresh_token);
+  t.equal(revoked, false);
+  t.equal(await countTokens(api, sessionId), 1, 'no child');
+  t.match((await api.db.query('select refreshed_at, user_agent from sessions where id = $1', [sessionId])).rows[0], { refreshed_at: null, user_agent: 'node' });
+  t.strictSame(await tokenAudits(api, session.user.id), [], 'no audit row');
 });
 
 t.test('1,000 concurrent refreshes of one token: one child, every success carries it, no 5xx', async (t) => {

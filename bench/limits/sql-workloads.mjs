@@ -8,7 +8,7 @@ import { insertSession, recordAmr } from '../../dist/db/sessions.js';
 import { findUserSessionIdentities } from '../../dist/db/user-session.js';
 import { insertRefreshToken } from '../../dist/db/refresh-tokens.js';
 import { auditPayload } from '../../dist/db/audit-log.js';
-import { findAmrAndIdentities, signIn } from '../../dist/db/sign-in.js';
+import { signIn } from '../../dist/db/sign-in.js';
 import { confirmAddress, createUser } from '../../dist/server/users/create.js';
 import { refreshStatements } from './refresh-statements.mjs';
 
@@ -27,9 +27,10 @@ export const WORKLOADS = {
     },
   },
   /**
-   * POST /token?grant_type=refresh_token: find the presented token, then under the session lock rotate
-   * (auditing in the same statement), then the token response's AMR and identities (one statement). Each loop owns one
-   * session and presents its newest token, as each bench connection does.
+   * POST /token?grant_type=refresh_token: find the presented token, then one autocommit statement that
+   * locks the session, rotates (auditing in the same statement) and returns the token response's user,
+   * AMR and identities. Each loop owns one session and presents its newest token, as each bench
+   * connection does.
    */
   refresh: {
     async prepare(pool, fixture, loop) {
@@ -42,12 +43,9 @@ export const WORKLOADS = {
       return async () => {
         const found = await sql.findPresentedToken(pool, sha256Hex(token));
         const child = newToken();
-        const user = await tx(pool, async (c) => {
-          const locked = await sql.lockSessionUser(c, found.session_id);
-          await sql.rotateAudited(c, found.id, sha256Hex(child), { userAgent: 'bench', ip: '127.0.0.1' }, locked);
-          return locked;
-        });
-        await findAmrAndIdentities(pool, session.id, user.id);
+        if (!await sql.lockAndRotate(pool, found, sha256Hex(child), { userAgent: 'bench', ip: '127.0.0.1' })) {
+          throw new Error(`refresh workload: session ${session.id} did not rotate`);
+        }
         token = child;
       };
     },

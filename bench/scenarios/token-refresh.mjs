@@ -1,6 +1,6 @@
-// Refresh grants, one session per connection chaining its rotated tokens, against the grant's statements
-// (find the token, lock the session, rotate with its audit in one statement; then AMR and identities)
-// driven directly through pg with the service's pools.
+// Refresh grants, one session per connection chaining its rotated tokens, against the grant's two
+// statements on its usual path (find the token; then one autocommit statement that locks the session,
+// rotates with its audit and reads AMR and identities) driven directly through pg with the service's pools.
 import { openSqlLimit } from '../limits/sql.mjs';
 import { refreshChain, refreshUnsupported } from '../lib/refresh.mjs';
 

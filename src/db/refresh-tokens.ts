@@ -1,6 +1,7 @@
 // refresh_tokens: only the SHA-256 of a token is stored; parent_id chains a session's rotations.
 import type { Queryable } from './pool.js';
 import type { AuditPayload } from './audit-log.js';
+import type { UserRow } from './users.js';
 
 export interface RefreshTokenRow {
   id: string; token_hash: string; user_id: string; session_id: string; parent_id: string | null;
@@ -24,15 +25,18 @@ export async function findRefreshTokenByHash(q: Queryable, tokenHash: string): P
 }
 
 /**
- * What the refresh grant reads before it locks anything: the token, its user's ban, and the same state
- * readTokenState gives (a snapshot that may be stale by the time the caller acts on it).
+ * What the refresh grant reads before it locks anything: the token, its user's ban and what the rotation's
+ * audit rows name (actorOf), and the same state readTokenState gives (a snapshot that may be stale by the
+ * time the caller acts on it).
  */
-export interface PresentedToken extends TokenState { id: string; session_id: string; user_id: string; banned_until: Date | null }
+export interface PresentedToken extends TokenState, Pick<UserRow, 'banned_until' | 'email' | 'phone' | 'raw_user_meta_data'> {
+  id: string; session_id: string; user_id: string;
+}
 
 export async function findPresentedToken(q: Queryable, tokenHash: string): Promise<PresentedToken | null> {
   const { rows } = await q.query<PresentedToken>({
     name: 'refresh_tokens_presented',
-    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
+    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, u.email, u.phone, u.raw_user_meta_data, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
                   a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash
            from refresh_tokens rt join users u on u.id = rt.user_id
            left join lateral (select id, parent_id, token_hash from refresh_tokens
@@ -81,18 +85,27 @@ export async function rotateRefreshToken(q: Queryable, parentId: string, childHa
   audit: AuditPayload[]): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
     name: 'refresh_tokens_rotate_audit',
-    text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
-                           where id = $1 and not revoked returning user_id, session_id),
-                touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
-                            where id = (select session_id from parent)),
-                audited as (insert into audit_log_entries (payload)
-                            select p from parent, jsonb_array_elements($5::jsonb) as p)
-           insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
-           select $2, user_id, session_id, $1 from parent returning *`,
+    text: `with ${rotationWrites('')} select * from child`,
     values: [parentId, childHash, client.userAgent, client.ip, JSON.stringify(audit)],
   });
   return rows[0] ?? null;
 }
+
+/**
+ * rotateRefreshToken's writes as CTEs, for it and for the statement that also takes the session lock
+ * (lockAndRotate in refresh-rotation.ts): $1 the parent's id, $2 the child's hash, $3 user agent, $4 ip,
+ * $5 the audit payloads (a json array). `parent` revokes $1 if it is still active and `guard` (an SQL
+ * condition, '' for none) holds; `touched`, `audited` and `child` (the inserted row) hang off `parent`, so
+ * nothing is written when it updates no row.
+ */
+export const rotationWrites = (guard: string) => `parent as (update refresh_tokens set revoked = true, updated_at = now()
+                           where id = $1 and not revoked${guard ? ` and ${guard}` : ''} returning user_id, session_id),
+                touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
+                            where id = (select session_id from parent)),
+                audited as (insert into audit_log_entries (payload)
+                            select p from parent, jsonb_array_elements($5::jsonb) as p),
+                child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
+                          select $2, user_id, session_id, $1 from parent returning *)`;
 
 /** Reuse detection: revokes every live token descended from `tokenId` (its session only). */
 export async function revokeDescendants(q: Queryable, tokenId: string, sessionId: string): Promise<number> {

@@ -32,23 +32,30 @@ export interface SignIn {
 
 // Identities travel as a json aggregate whose timestamps are text in the session's own output format, and
 // are parsed by pg's timestamptz parser: the same Dates a plain `select * from identities` gives, so the
-// token response is byte-identical (to_json's ISO format would go through another parser).
-const identitiesOf = (userIdParam: string) => `(
+// token response is byte-identical (to_json's ISO format would go through another parser). Exported, with
+// amrOf and identityRows, for the other statements that return a token response's reads (refresh-rotation.ts).
+/** The user's identities as a json array, oldest first; `userId` is an SQL expression (a parameter or a column). */
+export const identitiesOf = (userId: string) => `(
   select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
            'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
            'last_sign_in_at', i.last_sign_in_at::text, 'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
          order by i.created_at), '[]')
-  from identities i where i.user_id = ${userIdParam})`;
+  from identities i where i.user_id = ${userId})`;
 
 const amrJson = `json_build_object('method', authentication_method, 'timestamp', extract(epoch from updated_at)::bigint::int)`;
 
+/** A session's AMR claims as a json array, newest first (what listAmr in sessions.ts returns); `sessionId` is an SQL expression. */
+export const amrOf = (sessionId: string) => `(select coalesce(json_agg(${amrJson} order by updated_at desc), '[]')
+  from mfa_amr_claims where session_id = ${sessionId})`;
+
 const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
 
-interface IdentityJsonRow extends Omit<IdentityRow, 'last_sign_in_at' | 'created_at' | 'updated_at'> {
+export interface IdentityJsonRow extends Omit<IdentityRow, 'last_sign_in_at' | 'created_at' | 'updated_at'> {
   last_sign_in_at: string | null; created_at: string; updated_at: string;
 }
 
-function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
+/** identitiesOf's rows as the IdentityRows a plain select gives (timestamps parsed by pg's own parser). */
+export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
   return rows.map((r) => ({ ...r, last_sign_in_at: r.last_sign_in_at === null ? null : parseTimestamptz(r.last_sign_in_at),
     created_at: parseTimestamptz(r.created_at), updated_at: parseTimestamptz(r.updated_at) }));
 }
@@ -90,9 +97,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
 export async function findAmrAndIdentities(q: Queryable, sessionId: string, userId: string): Promise<{ amr: AmrRow[]; identities: IdentityRow[] }> {
   const { rows } = await q.query<{ amr: AmrRow[]; identities: IdentityJsonRow[] }>({
     name: 'amr_and_identities',
-    text: `select (select coalesce(json_agg(${amrJson} order by updated_at desc), '[]')
-                   from mfa_amr_claims where session_id = $1::uuid) as amr,
-                  ${identitiesOf('$2::uuid')} as identities`,
+    text: `select ${amrOf('$1::uuid')} as amr, ${identitiesOf('$2::uuid')} as identities`,
     values: [sessionId, userId],
   });
   return { amr: rows[0].amr, identities: identityRows(rows[0].identities) };

@@ -1,21 +1,24 @@
 // grant_type=refresh_token (REFERENCE §4.3, SPEC transitions table): rotation with reuse detection.
-// Steps: pre-validate → find the token with its session's state → answer an already-rotated token
-// without locking → otherwise lock the session, rotate if the token is still active, else decide on the
-// state read under the lock: hand back the existing child, or refuse → sign outside the lock.
+// Steps: pre-validate → find the token with its session's state → an active token: lock the session and
+// rotate in one statement (the usual path, two round trips in all) → an already-rotated token: answer it
+// without locking → anything else (and an active token that could not be rotated after all): in a
+// transaction, lock the session, rotate if the token is still active, else decide on the state read under
+// the lock: hand back the existing child, or refuse → sign outside the lock.
 // The session row lock (select … for update) is what makes 1,000 concurrent refreshes of one token yield
 // exactly one child: each waiter finds the token revoked once the winner committed, re-reads the state,
 // and answers the active token, which is the winner's child (test/refresh.test.ts pins this).
 import { ApiError, badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { findPresentedToken, readTokenState, revokeDescendants, rotateRefreshToken, type TokenState } from '../../db/refresh-tokens.js';
+import { findPresentedToken, readTokenState, revokeDescendants, rotateRefreshToken, type PresentedToken, type TokenState } from '../../db/refresh-tokens.js';
+import { lockAndRotate } from '../../db/refresh-rotation.js';
 import { lockSessionUser } from '../../db/sessions.js';
 import { findUserById, type UserRow } from '../../db/users.js';
 import { auditPayload, type AuditPayload } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../tokens.js';
 import { isBanned } from '../users/user-json.js';
-import { tokenResponse } from '../sessions/issue.js';
+import { tokenResponse, type ResponseReads } from '../sessions/issue.js';
 import { childRefreshToken } from '../sessions/child-token.js';
-import { actorOf } from '../users/actor.js';
+import { actorOf, type ActingUser } from '../users/actor.js';
 import { bodySchema, STRING } from '../validate.js';
 import type { AppContext } from '../app.js';
 import type { Grant } from './grant.js';
@@ -24,7 +27,9 @@ const notFound = () => new ApiError(400, 'refresh_token_not_found', 'Invalid Ref
 const alreadyUsed = () => new ApiError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
 const banned = () => new ApiError(400, 'user_banned', 'Invalid Refresh Token: User Banned');
 
-type Decision = { user: UserRow; sessionId: string; token: string } | ApiError;
+type Client = { userAgent: string; ip: string };
+/** The answer decided: `reads` are the token response's AMR and identities when the rotation returned them. */
+type Decision = { user: UserRow; sessionId: string; token: string; reads?: ResponseReads } | ApiError;
 
 export const refreshToken: Grant = {
   grantType: 'refresh_token',
@@ -36,36 +41,66 @@ export const refreshToken: Grant = {
     if (!found) throw notFound();
     if (isBanned(found)) throw banned();
     const child = childRefreshToken(ctx.config.jwt.secret, presented);
+    const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
 
-    // Already rotated (the losers of a concurrent refresh, a client that lost the response): the answer
-    // is the committed child, so no lock is needed. A reuse detection racing with this read could revoke
+    // An active token is rotated by one statement (rotateAtOnce), the usual path. Already rotated (the
+    // losers of a concurrent refresh, a client that lost the response): the answer is the committed
+    // child, so no lock is needed. A reuse detection racing with this read could revoke
     // that child a moment later; the client then sees exactly what it would have seen a moment later.
-    const decision = found.revoked && answersWithChild(ctx, found, found.id, child)
-      ? await existingChild(ctx, found.user_id, found.session_id, child)
-      : await tx(ctx.db, async (c): Promise<Decision> => {
-        const user = await lockSessionUser(c, found.session_id);
-        if (!user) return notFound(); // the session was logged out meanwhile
-        if (isBanned(user)) return banned();
-        // Optimistic: the token looked active, and the rotation writes (and audits) only if it still is.
-        const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
-        if (!found.revoked && await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(user))) {
-          return { user, sessionId: found.session_id, token: child };
-        }
-        // Revoked, possibly by the previous lock holder. A separate statement after the lock: its fresh
-        // snapshot sees what that holder committed (under READ COMMITTED the locking statement itself
-        // would not refresh the other rows of its query).
-        const state = await readTokenState(c, found.id, found.session_id);
-        if (!state) return notFound();
-        if (answersWithChild(ctx, state, found.id, child)) return { user, sessionId: found.session_id, token: child };
-        return refuseReuse(ctx, c, found.id, found.session_id);
-      });
+    const decision = await rotateAtOnce(ctx, found, child, client)
+      ?? (found.revoked && answersWithChild(ctx, found, found.id, child)
+        ? await existingChild(ctx, found.user_id, found.session_id, child)
+        : await decideLocked(ctx, found, child, client));
     if (decision instanceof ApiError) throw decision;
-    return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token) };
+    return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token, decision.reads) };
   },
 };
 
+/**
+ * The usual path, an active token: lock, rotate and read the response's AMR and identities in one
+ * statement (src/db/refresh-rotation.ts). Null when the token is not active, or was not rotated after all,
+ * which writes nothing: decideLocked then decides as for any other token (the session logged out or the
+ * user banned meanwhile, the token rotated by a concurrent refresh whose lock the statement waited for, or
+ * revoked as a reuse), so every refusal and every reuse decision is made there.
+ * The audit rows name the user as findPresentedToken read it, one statement before the lock (decideLocked
+ * names the user as locked): the same snapshot-level race the lock's own read of the user row has.
+ */
+async function rotateAtOnce(ctx: AppContext, found: PresentedToken, child: string, client: Client): Promise<Decision | null> {
+  if (found.revoked) return null;
+  const rotated = await lockAndRotate(ctx.db, { parentId: found.id, sessionId: found.session_id, childHash: sha256Hex(child), client,
+    audit: rotationAudit(ownerOf(found)), now: new Date() });
+  return rotated && { user: rotated.user, sessionId: found.session_id, token: child, reads: rotated };
+}
+
+/** The user a presented token belongs to, as far as the rotation's audit rows name it. */
+export const ownerOf = (found: PresentedToken): ActingUser =>
+  ({ id: found.user_id, email: found.email, phone: found.phone, raw_user_meta_data: found.raw_user_meta_data });
+
+/**
+ * Every case but the usual one, in a transaction: lock the session, rotate if the token still looks
+ * active, else decide on the state read under the lock.
+ */
+function decideLocked(ctx: AppContext, found: PresentedToken, child: string, client: Client): Promise<Decision> {
+  return tx(ctx.db, async (c): Promise<Decision> => {
+    const user = await lockSessionUser(c, found.session_id);
+    if (!user) return notFound(); // the session was logged out meanwhile
+    if (isBanned(user)) return banned();
+    // Optimistic: the token looked active, and the rotation writes (and audits) only if it still is.
+    if (!found.revoked && await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(user))) {
+      return { user, sessionId: found.session_id, token: child };
+    }
+    // Revoked, possibly by the previous lock holder. A separate statement after the lock: its fresh
+    // snapshot sees what that holder committed (under READ COMMITTED the locking statement itself
+    // would not refresh the other rows of its query).
+    const state = await readTokenState(c, found.id, found.session_id);
+    if (!state) return notFound();
+    if (answersWithChild(ctx, state, found.id, child)) return { user, sessionId: found.session_id, token: child };
+    return refuseReuse(ctx, c, found.id, found.session_id);
+  });
+}
+
 /** The rotation's audit rows, written by the rotation statement itself: token_revoked, token_refreshed. */
-export const rotationAudit = (user: UserRow): AuditPayload[] =>
+export const rotationAudit = (user: ActingUser): AuditPayload[] =>
   [auditPayload(actorOf(user), 'token_revoked'), auditPayload(actorOf(user), 'token_refreshed')];
 
 async function existingChild(ctx: AppContext, userId: string, sessionId: string, child: string): Promise<Decision> {

@@ -34,9 +34,16 @@ export async function signAccessToken(ctx: AppContext, user: UserRow, session: P
   return { token: await ctx.jwt.sign(claims), exp: claims.exp };
 }
 
-/** The token response for an existing session (the refresh grant): its AMR and the identities in one read. */
-export async function tokenResponse(ctx: AppContext, q: Queryable, user: UserRow, session: Pick<SessionRow, 'id'>, refreshToken: string): Promise<TokenResponse> {
-  const { amr, identities } = await findAmrAndIdentities(q, session.id, user.id);
+/** What a token response reads besides the user: the session's AMR and the user's identities. */
+export interface ResponseReads { amr: AmrRow[]; identities: IdentityRow[] }
+
+/**
+ * The token response for an existing session (the refresh grant): its AMR and the identities in one read,
+ * or none when the caller's own statement already returned them (`reads`: the refresh grant's rotation).
+ */
+export async function tokenResponse(ctx: AppContext, q: Queryable, user: UserRow, session: Pick<SessionRow, 'id'>, refreshToken: string,
+  reads?: ResponseReads): Promise<TokenResponse> {
+  const { amr, identities } = reads ?? await findAmrAndIdentities(q, session.id, user.id);
   return answer(ctx, user, session, amr, identities, refreshToken);
 }
 

@@ -1,0 +1,49 @@
+// The refresh grant's usual path in one autocommit statement: lock the session, rotate its active token
+// (audit rows included), and read what the token response needs. Before, the same work took BEGIN, the
+// lock, the rotation, COMMIT and a read of AMR and identities: five round trips, now one.
+import type { Queryable } from './pool.js';
+import type { UserRow } from './users.js';
+import type { IdentityRow } from './identities.js';
+import type { AuditPayload } from './audit-log.js';
+import { rotationWrites } from './refresh-tokens.js';
+import { amrOf, identitiesOf, identityRows, type AmrRow, type IdentityJsonRow } from './sign-in.js';
+
+export interface LockAndRotate {
+  parentId: string; sessionId: string; childHash: string;
+  client: { userAgent: string; ip: string };
+  /** the rotation's audit payloads (the grant's rotationAudit), written only if it rotates */
+  audit: AuditPayload[];
+  /** the caller's clock: the user counts as banned while banned_until is later, as isBanned decides */
+  now: Date;
+}
+
+/** The rotation done: the session's user (as locked) and the token response's reads. */
+export interface Rotated { user: UserRow; amr: AmrRow[]; identities: IdentityRow[] }
+
+/**
+ * Locks the session row (FOR UPDATE, as lockSessionUser), and if its user is not banned rotates the
+ * parent exactly as rotateRefreshToken does. The lock is taken first because the rotation's `parent`
+ * update is guarded by a condition on `locked`. The user, AMR and identities are read in the statement's
+ * snapshot, taken before any wait for the lock: the lock's other holders (refreshes, which write none of
+ * them, and deletions of the session) change nothing there that a read after the commit would see; the
+ * routes that change a user or its identities take no session lock, so either read races with them alike.
+ * Null, and nothing written, when the session is gone, its user is banned, or the parent is no longer
+ * active. Under READ COMMITTED a lock that waited for another rotation of the same parent re-checks the
+ * parent's newest row version, which that rotation revoked, so only one of them rotates
+ * (test/refresh-lock-rotate.test.ts runs two clients against each other); the caller then decides on state
+ * read under the lock in a transaction of its own.
+ */
+export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rotated | null> {
+  const { rows } = await q.query<UserRow & { refresh_rotated: boolean; refresh_amr: AmrRow[]; refresh_identities: IdentityJsonRow[] }>({
+    name: 'refresh_tokens_lock_rotate',
+    text: `with locked as (select u.* from sessions s join users u on u.id = s.user_id where s.id = $6::uuid for update of s),
+                ${rotationWrites('exists (select 1 from locked where banned_until is null or banned_until <= $7::timestamptz)')}
+           select l.*, exists (select 1 from child) as refresh_rotated,
+                  ${amrOf('$6::uuid')} as refresh_amr, ${identitiesOf('l.id')} as refresh_identities
+           from locked l`,
+    values: [r.parentId, r.childHash, r.client.userAgent, r.client.ip, JSON.stringify(r.audit), r.sessionId, r.now],
+  });
+  if (!rows[0]?.refresh_rotated) return null;
+  const { refresh_rotated: _, refresh_amr: amr, refresh_identities: identities, ...user } = rows[0];
+  return { user, amr, identities: identityRows(identities) };
+}
