@@ -104,3 +104,16 @@ t.test('the request id comes from REQUEST_ID_HEADER and reaches the request log;
   const generated = lines.find((l) => l.request_id !== 'trace-me-123');
   t.match(generated?.request_id, /^[0-9a-f-]{36}$/, 'a request id is generated when the header is absent');
 });
+
+t.test('a quiet service writes its lines out without waiting for a full buffer or a stop', async (t) => {
+  // Lines are buffered up to 4 KiB per thread; the periodic flush (log.ts) must still deliver a lone
+  // request's line and the start-up lines while the service keeps running.
+  const quiet = await startTestService({});
+  t.teardown(() => quiet.stop());
+  await quiet.request('GET', '/settings?probe=lone');
+  const lone = () => quiet.logs().some((l) => l.query === 'probe=lone');
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && !lone()) await new Promise((resolve) => setTimeout(resolve, 100));
+  t.ok(lone(), 'the request line, before any stop');
+  t.ok(quiet.logs().some((l) => l.msg === 'listening'), 'the start-up lines too');
+});
