@@ -3,10 +3,10 @@
 // lock, the rotation, COMMIT and a read of AMR and identities: five round trips, now one.
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
-import type { IdentityRow } from './identities.js';
 import type { AuditPayload } from './audit-log.js';
 import { rotationWrites } from './refresh-tokens.js';
-import { amrOf, identitiesOf, identityRows, type AmrRow, type IdentityJsonRow } from './sign-in.js';
+import { identitiesOf, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
+import { amrOf, type AmrRow } from './sessions.js';
 
 export interface LockAndRotate {
   parentId: string; sessionId: string; childHash: string;

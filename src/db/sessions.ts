@@ -2,6 +2,9 @@
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 
+/** An AMR claim as the access token carries it. */
+export interface AmrRow { method: string; timestamp: number }
+
 export interface SessionRow {
   id: string; user_id: string; created_at: Date; updated_at: Date; refreshed_at: Date | null;
   factor_id: string | null; aal: 'aal1' | 'aal2' | 'aal3'; not_after: Date | null;
@@ -32,8 +35,8 @@ export async function recordAmr(q: Queryable, sessionId: string, method: string)
   });
 }
 
-export async function listAmr(q: Queryable, sessionId: string): Promise<Array<{ method: string; timestamp: number }>> {
-  const { rows } = await q.query<{ method: string; timestamp: number }>({
+export async function listAmr(q: Queryable, sessionId: string): Promise<AmrRow[]> {
+  const { rows } = await q.query<AmrRow>({
     name: 'amr_by_session',
     text: `select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
            from mfa_amr_claims where session_id = $1 order by updated_at desc`,
@@ -62,3 +65,11 @@ export async function lockSessionUser(q: Queryable, sessionId: string): Promise<
   });
   return rows[0] ?? null;
 }
+
+/** One AMR row of mfa_amr_claims as the json object an AmrRow is parsed from (columns unqualified). */
+export const amrJson = `json_build_object('method', authentication_method, 'timestamp', extract(epoch from updated_at)::bigint::int)`;
+
+/** A session's AMR claims as a json array, newest first (what listAmr returns); `sessionId` is an SQL expression. */
+export const amrOf = (sessionId: string) => `(select coalesce(json_agg(${amrJson} order by updated_at desc), '[]')
+  from mfa_amr_claims where session_id = ${sessionId})`;
+

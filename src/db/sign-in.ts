@@ -2,13 +2,10 @@
 // take ten round trips (lookup, BEGIN, audit, session, refresh token, AMR, last_sign_in_at, AMR and
 // identities read back, COMMIT); the writes are now data-modifying CTEs of one statement, which is atomic
 // on its own (autocommit) and just as well one statement of a caller's transaction.
-import pg from 'pg';
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
-import type { IdentityRow } from './identities.js';
-
-/** An AMR claim as the access token carries it (what listAmr in sessions.ts returns). */
-export interface AmrRow { method: string; timestamp: number }
+import { identitiesOf, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
+import { amrJson, amrOf, type AmrRow } from './sessions.js';
 
 export interface SignInWrite {
   userId: string;
@@ -28,36 +25,6 @@ export interface SignInWrite {
 export interface SignIn {
   /** the user row after the sign-in (last_sign_in_at, updated_at) */
   user: UserRow; sessionId: string; amr: AmrRow[]; identities: IdentityRow[];
-}
-
-// Identities travel as a json aggregate whose timestamps are text in the session's own output format, and
-// are parsed by pg's timestamptz parser: the same Dates a plain `select * from identities` gives, so the
-// token response is byte-identical (to_json's ISO format would go through another parser). Exported, with
-// amrOf and identityRows, for the other statements that return a token response's reads (refresh-rotation.ts).
-/** The user's identities as a json array, oldest first; `userId` is an SQL expression (a parameter or a column). */
-export const identitiesOf = (userId: string) => `(
-  select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-           'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-           'last_sign_in_at', i.last_sign_in_at::text, 'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-         order by i.created_at), '[]')
-  from identities i where i.user_id = ${userId})`;
-
-const amrJson = `json_build_object('method', authentication_method, 'timestamp', extract(epoch from updated_at)::bigint::int)`;
-
-/** A session's AMR claims as a json array, newest first (what listAmr in sessions.ts returns); `sessionId` is an SQL expression. */
-export const amrOf = (sessionId: string) => `(select coalesce(json_agg(${amrJson} order by updated_at desc), '[]')
-  from mfa_amr_claims where session_id = ${sessionId})`;
-
-const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
-
-export interface IdentityJsonRow extends Omit<IdentityRow, 'last_sign_in_at' | 'created_at' | 'updated_at'> {
-  last_sign_in_at: string | null; created_at: string; updated_at: string;
-}
-
-/** identitiesOf's rows as the IdentityRows a plain select gives (timestamps parsed by pg's own parser). */
-export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
-  return rows.map((r) => ({ ...r, last_sign_in_at: r.last_sign_in_at === null ? null : parseTimestamptz(r.last_sign_in_at),
-    created_at: parseTimestamptz(r.created_at), updated_at: parseTimestamptz(r.updated_at) }));
 }
 
 /**

@@ -1,10 +1,9 @@
 // What bearer authentication reads, in one round trip: the claims' user, the claims' session (its id,
 // when it exists) and, for GET /user, the user's identities. Three sequential queries before (findUserById,
 // findSession, findIdentitiesByUser); the checks on the result stay in src/server/authenticate.ts.
-import pg from 'pg';
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
-import type { IdentityRow } from './identities.js';
+import { identitiesOf, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import type { SessionRow } from './sessions.js';
 
 export interface UserSession {
@@ -13,33 +12,20 @@ export interface UserSession {
   session: Pick<SessionRow, 'id'> | null;
 }
 
-/**
- * The identities come back as one JSON array rather than through a lateral join: a join would repeat the
- * user's columns once per identity and clash with them on id, email, created_at, ... JSON has no
- * timestamp type, so each timestamp is sent as its timestamptz text (`::text` is the very text the wire
- * format carries for a timestamptz column) and parsed below with pg's own timestamptz parser: the Dates
- * equal findIdentitiesByUser's to the millisecond, and userJson's output is byte-identical. The keys are
- * the table's columns in their order (test/user-session.test.ts compares with findIdentitiesByUser).
- */
-const IDENTITIES = `coalesce((select json_agg(json_build_object(
-    'id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id, 'identity_data', i.identity_data,
-    'provider', i.provider, 'email', i.email, 'last_sign_in_at', i.last_sign_in_at::text,
-    'created_at', i.created_at::text, 'updated_at', i.updated_at::text) order by i.created_at)
-  from identities i where i.user_id = u.id), '[]') as found_identities`;
+// The identities come back as one JSON array (identitiesOf, identities.ts) rather than through a lateral
+// join: a join would repeat the user's columns once per identity and clash with them on id, email,
+// created_at, ...
 
 // $2 is null when the claims' session_id is not a UUID: the caller still needs the user (user_not_found
 // is answered first) and no session can match. The session is not required to be the user's own:
 // findSession never required it either.
 const select = (withIdentities: boolean) =>
-  `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id${withIdentities ? `, ${IDENTITIES}` : ''}
+  `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id${withIdentities ? `, ${identitiesOf('u.id')} as found_identities` : ''}
    from users u where u.id = $1`;
 const USER_SESSION = select(false);
 const USER_SESSION_IDENTITIES = select(true);
 
-const parseTimestamptz: (text: string) => Date = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text');
-const toDate = (text: string | null) => (text === null ? null : parseTimestamptz(text));
-
-type Row = UserRow & { found_session_id: string | null; found_identities?: Array<Record<string, unknown>> };
+type Row = UserRow & { found_session_id: string | null; found_identities?: IdentityJsonRow[] };
 
 /** The user and the session; null when there is no such user (the session is then not reported). */
 export async function findUserSession(q: Queryable, userId: string, sessionId: string | null): Promise<UserSession | null> {
@@ -52,20 +38,11 @@ export async function findUserSessionIdentities(q: Queryable, userId: string, se
   const { rows } = await q.query<Row>({ name: 'user_session_identities', text: USER_SESSION_IDENTITIES, values: [userId, sessionId] });
   if (!rows[0]) return null;
   const { found_identities: identities = [], ...row } = rows[0];
-  return { ...split(row), identities: identities.map(identityRow) };
+  return { ...split(row), identities: identityRows(identities) };
 }
 
 /** The user row as findUserById returns it (only the users columns) and the session. */
 function split(row: Row): UserSession {
   const { found_session_id: id, ...user } = row;
   return { user, session: id === null ? null : { id } };
-}
-
-function identityRow(json: Record<string, unknown>): IdentityRow {
-  return {
-    ...json,
-    last_sign_in_at: toDate(json.last_sign_in_at as string | null),
-    created_at: toDate(json.created_at as string) as Date,
-    updated_at: toDate(json.updated_at as string) as Date,
-  } as IdentityRow;
 }

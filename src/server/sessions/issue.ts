@@ -3,8 +3,8 @@
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';
-import type { SessionRow } from '../../db/sessions.js';
-import { findAmrAndIdentities, signIn, type AmrRow } from '../../db/sign-in.js';
+import type { AmrRow, SessionRow } from '../../db/sessions.js';
+import { findAmrAndIdentities, signIn } from '../../db/sign-in.js';
 import { auditPayload, type AuditAction, type AuditActor } from '../../db/audit-log.js';
 import { buildAccessTokenClaims } from '../jwt.js';
 import { newRefreshToken, sha256Hex } from '../tokens.js';
