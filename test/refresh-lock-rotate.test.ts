@@ -5,15 +5,15 @@
 // the parent revoked.
 import t from 'tap';
 import type pg from 'pg';
-import { insertSession, lockSessionUser, recordAmr } from '../dist/db/sessions.js';
-import { findPresentedToken, insertRefreshToken, rotateRefreshToken } from '../dist/db/refresh-tokens.js';
+import { lockSessionUser } from '../dist/db/sessions.js';
+import { findPresentedToken, rotateRefreshToken } from '../dist/db/refresh-tokens.js';
 import { lockAndRotate } from '../dist/db/refresh-rotation.js';
 import { findAmrAndIdentities } from '../dist/db/sign-in.js';
 import { insertIdentity } from '../dist/db/identities.js';
 import { tx } from '../dist/db/pool.js';
 import { ownerOf, rotationAudit } from '../dist/server/grants/refresh-token.js';
 import { userJson } from '../dist/server/users/user-json.js';
-import { useMigratedDatabase } from './helpers/db.js';
+import { insertSessionRows, useMigratedDatabase } from './helpers/db.js';
 
 const database = useMigratedDatabase(t, 4);
 
@@ -31,11 +31,8 @@ async function userWithSession(hash: string) {
 }
 
 async function sessionOf(userId: string, hash: string) {
-  const session = await insertSession(database.pool, { userId, userAgent: 'first', ip: '127.0.0.1' });
-  await recordAmr(database.pool, session.id, 'password');
-  await recordAmr(database.pool, session.id, 'otp');
-  const parent = await insertRefreshToken(database.pool, { tokenHash: hash, userId, sessionId: session.id });
-  return { sessionId: session.id, parentId: parent.id };
+  const { session, token } = await insertSessionRows(database.pool, { userId, userAgent: 'first', ip: '127.0.0.1', amr: ['password', 'otp'], tokenHash: hash });
+  return { sessionId: session.id, parentId: token!.id };
 }
 
 /** lockAndRotate as the grant calls it: the audit names the user as findPresentedToken read it. */

@@ -2,11 +2,10 @@
 // all of it when the parent is active, none of it when the parent was already revoked or the statement
 // fails. The grant relies on "null means nothing written" under its session lock.
 import t from 'tap';
-import { insertSession } from '../dist/db/sessions.js';
-import { insertRefreshToken, rotateRefreshToken } from '../dist/db/refresh-tokens.js';
+import { rotateRefreshToken } from '../dist/db/refresh-tokens.js';
 import { findUserById } from '../dist/db/users.js';
 import { rotationAudit } from '../dist/server/grants/refresh-token.js';
-import { useMigratedDatabase } from './helpers/db.js';
+import { insertSessionRows, useMigratedDatabase } from './helpers/db.js';
 
 const database = useMigratedDatabase(t);
 
@@ -18,8 +17,8 @@ async function sessionWithToken(email: string, hash: string) {
   const { rows } = await database.pool.query(`insert into users (email, phone, raw_user_meta_data) values ($1, $2, '{"full_name":"Bo"}') returning id`,
     [email, String(++phones)]);
   const user = (await findUserById(database.pool, rows[0].id))!;
-  const session = await insertSession(database.pool, { userId: user.id, userAgent: 'first', ip: '127.0.0.1' });
-  const parent = await insertRefreshToken(database.pool, { tokenHash: hash, userId: user.id, sessionId: session.id });
+  const { session, token } = await insertSessionRows(database.pool, { userId: user.id, userAgent: 'first', ip: '127.0.0.1', tokenHash: hash });
+  const parent = token!;
   return { user, session, parent };
 }
 

@@ -3,11 +3,11 @@
 // them (keys, order, values, Dates to the millisecond), so userJson's output is byte-identical.
 import t from 'tap';
 import { findUserById } from '../dist/db/users.js';
-import { findSession, insertSession } from '../dist/db/sessions.js';
+import { findSession } from '../dist/db/sessions.js';
 import { findIdentitiesByUser } from '../dist/db/identities.js';
 import { findUserSession, findUserSessionIdentities } from '../dist/db/user-session.js';
 import { userJson } from '../dist/server/users/user-json.js';
-import { useMigratedDatabase } from './helpers/db.js';
+import { insertSessionRows, useMigratedDatabase } from './helpers/db.js';
 
 const database = useMigratedDatabase(t);
 
@@ -36,7 +36,7 @@ t.test('identities come out exactly as findIdentitiesByUser returns them', async
   for (const [i, stamp] of STAMPS.entries()) {
     await insertIdentity(userId, `p${i}`, stamp, data[i % data.length], i % 2 ? null : STAMPS[(i + 1) % STAMPS.length]);
   }
-  const session = await insertSession(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
+  const session = (await insertSessionRows(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' })).session;
   const expected = await findIdentitiesByUser(database.pool, userId);
   const found = await findUserSessionIdentities(database.pool, userId, session.id);
   t.ok(found);
@@ -61,8 +61,8 @@ t.test('identities come out exactly as findIdentitiesByUser returns them', async
 t.test('a user without identities has an empty list; the session is looked up by id only', async (t) => {
   const userId = await newUser('none@example.com');
   const other = await newUser('other@example.com');
-  const session = await insertSession(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
-  const othersSession = await insertSession(database.pool, { userId: other, userAgent: 'test', ip: '127.0.0.1' });
+  const session = (await insertSessionRows(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' })).session;
+  const othersSession = (await insertSessionRows(database.pool, { userId: other, userAgent: 'test', ip: '127.0.0.1' })).session;
 
   const found = await findUserSessionIdentities(database.pool, userId, session.id);
   t.strictSame(found!.identities, []);

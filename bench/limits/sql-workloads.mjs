@@ -4,9 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { tx } from '../../dist/db/pool.js';
 import { findUserByEmail } from '../../dist/db/users.js';
-import { insertSession, recordAmr } from '../../dist/db/sessions.js';
 import { findUserSessionIdentities } from '../../dist/db/user-session.js';
-import { insertRefreshToken } from '../../dist/db/refresh-tokens.js';
 import { auditPayload } from '../../dist/db/audit-log.js';
 import { signIn } from '../../dist/db/sign-in.js';
 import { confirmAddress, createUser } from '../../dist/server/users/create.js';
@@ -36,10 +34,11 @@ export const WORKLOADS = {
     async prepare(pool, fixture, loop) {
       const sql = await refreshStatements();
       const { userId } = fixture.users[loop % fixture.users.length];
-      const session = await insertSession(pool, { userId, userAgent: 'bench', ip: '127.0.0.1' });
-      await recordAmr(pool, session.id, 'password');
+      // The session a password login creates, by the statement the service runs for it.
       let token = newToken();
-      await insertRefreshToken(pool, { tokenHash: sha256Hex(token), userId, sessionId: session.id });
+      const { sessionId } = await signIn(pool, { userId, method: 'password', userAgent: 'bench', ip: '127.0.0.1',
+        refreshTokenHash: sha256Hex(token), signedInAt: new Date() });
+      const session = { id: sessionId };
       return async () => {
         const found = await sql.findPresentedToken(pool, sha256Hex(token));
         const child = newToken();

@@ -11,38 +11,9 @@ export interface SessionRow {
   user_agent: string | null; ip: string | null; tag: string | null;
 }
 
-export async function insertSession(q: Queryable, s: { userId: string; userAgent: string; ip: string; aal?: string }): Promise<SessionRow> {
-  const { rows } = await q.query<SessionRow>({
-    name: 'sessions_insert',
-    text: 'insert into sessions (user_id, aal, user_agent, ip) values ($1, $2, $3, $4) returning *',
-    values: [s.userId, s.aal ?? 'aal1', s.userAgent, s.ip],
-  });
-  return rows[0];
-}
-
 export async function findSession(q: Queryable, id: string): Promise<SessionRow | null> {
   const { rows } = await q.query<SessionRow>({ name: 'sessions_by_id', text: 'select * from sessions where id = $1', values: [id] });
   return rows[0] ?? null;
-}
-
-/** Records that `method` authenticated this session (one row per method, timestamp refreshed). */
-export async function recordAmr(q: Queryable, sessionId: string, method: string): Promise<void> {
-  await q.query({
-    name: 'amr_upsert',
-    text: `insert into mfa_amr_claims (session_id, authentication_method) values ($1, $2)
-           on conflict (session_id, authentication_method) do update set updated_at = now()`,
-    values: [sessionId, method],
-  });
-}
-
-export async function listAmr(q: Queryable, sessionId: string): Promise<AmrRow[]> {
-  const { rows } = await q.query<AmrRow>({
-    name: 'amr_by_session',
-    text: `select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
-           from mfa_amr_claims where session_id = $1 order by updated_at desc`,
-    values: [sessionId],
-  });
-  return rows;
 }
 
 /** Deletes sessions of a user (cascading to their refresh tokens): all, only `keep`, or all but `keep`. */
@@ -69,7 +40,7 @@ export async function lockSessionUser(q: Queryable, sessionId: string): Promise<
 /** One AMR row of mfa_amr_claims as the json object an AmrRow is parsed from (columns unqualified). */
 export const amrJson = `json_build_object('method', authentication_method, 'timestamp', extract(epoch from updated_at)::bigint::int)`;
 
-/** A session's AMR claims as a json array, newest first (what listAmr returns); `sessionId` is an SQL expression. */
+/** A session's AMR claims as a json array, newest first ; `sessionId` is an SQL expression. */
 export const amrOf = (sessionId: string) => `(select coalesce(json_agg(${amrJson} order by updated_at desc), '[]')
   from mfa_amr_claims where session_id = ${sessionId})`;
 
