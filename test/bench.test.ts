@@ -9,9 +9,9 @@ import { createTestDatabase } from './helpers/db.js';
 
 const SCENARIOS = ['token-password', 'token-refresh', 'user', 'settings', 'signup', 'mixed'];
 
-function runBench(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+function runBench(env: Record<string, string>, scenarios: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bench/run.mjs'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bench/run.mjs', ...scenarios], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk) => { output += chunk; });
     child.stderr.on('data', (chunk) => { output += chunk; });
@@ -68,4 +68,23 @@ t.test('the results file has numbers for every scenario and no error responses',
   const mixed = results.scenarios.mixed;
   t.ok(Number.isFinite(mixed.health.p99), 'mixed measured /health');
   t.ok(mixed.phases.alone[mixed.probe].requests > 0 && mixed.phases.flood.password.requests > 0, 'both phases ran');
+});
+
+t.test('`npm run bench -- <scenario>` runs only those, with a progress line, and measures the crypto pool', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-some-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const some = await runBench({
+    BENCH_DURATION: '1', BENCH_USERS: '20', BENCH_DATABASE_URL: database.url, BENCH_RESULTS_DIR: dir, BENCH_PROGRESS: '1',
+    AUTH_PASSWORD_HASH_MEMORY_KIB: '1024', AUTH_PASSWORD_HASH_TIME_COST: '1', AUTH_HTTP_WORKERS: '1', AUTH_CRYPTO_WORKERS: '2',
+  }, ['settings', 'crypto-choices']);
+  t.equal(some.code, 0, some.output);
+  t.match(some.output, /\r\x1b\[2K {2}settings +[\d.]+\/1 s {2}\d+ req {2}\d+ req\/s/, 'a progress line for the load');
+  const results = JSON.parse(readFileSync(path.join(dir, readdirSync(dir)[0]), 'utf8'));
+  t.same(Object.keys(results.scenarios), ['settings', 'crypto-choices'], 'only the scenarios asked for');
+  const measured = results.scenarios['crypto-choices'].measured;
+  for (const threads of ['argon2id_1', 'argon2id_2']) {
+    t.ok(measured[threads].direct.mean > 0 && measured[threads].pooled.mean > 0, `${threads}: argon2id direct and through the pool`);
+  }
+  t.ok(measured.jwt.signs > 0 && measured.jwt.verifies > 0, 'HS256 signs and verifies inline');
+  t.ok(measured.noopRoundTripMs > 0, 'the pool\'s own round trip');
 });

@@ -30,7 +30,8 @@ export function readOptions(argv = process.argv.slice(2), env = process.env) {
     logLevel: env.BENCH_LOG_LEVEL || 'info',
     /** the default threadpool of the service process: libuv's own (4) unless the operator sets one */
     uvThreadpool: env.UV_THREADPOOL_SIZE || '',
-    progress: process.stderr.isTTY && !env.BENCH_QUIET,
+    /** a progress line on stderr: on a terminal, or anywhere with BENCH_PROGRESS=1 (a CI log, say) */
+    progress: (process.stderr.isTTY || env.BENCH_PROGRESS === '1') && !env.BENCH_QUIET,
     cpus: os.availableParallelism(),
   };
 }
