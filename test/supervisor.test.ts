@@ -54,10 +54,12 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
   const child = spawn(process.execPath, [path.resolve('bin/portcullis.js'), 'serve'], {
     env: { PATH: process.env.PATH, DATABASE_URL: database.url, AUTH_DB_DRIVER: 'postgres', AUTH_JWT_SECRET: JWT_SECRET,
       AUTH_SITE_URL: 'http://localhost:3000', AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`, AUTH_API_HOST: '127.0.0.1',
-      AUTH_API_PORT: String(port), AUTH_HTTP_WORKERS: '1', AUTH_CRYPTO_WORKERS: '2', AUTH_PASSWORD_HASH_MEMORY_KIB: '1024', LOG_LEVEL: 'warn' },
+      AUTH_API_PORT: String(port), AUTH_HTTP_WORKERS: '1', AUTH_CRYPTO_WORKERS: '2', AUTH_PASSWORD_HASH_MEMORY_KIB: '1024', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let stdout = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   await waitForHealth(port);
 
   // Send the headers and half of the body, then SIGTERM, then the rest: the request is in flight.
@@ -78,6 +80,10 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
   t.equal(await exited, 0, 'exit code 0');
   const refused = await fetch(`http://127.0.0.1:${port}/health`).then(() => 'answered', () => 'refused');
   t.equal(refused, 'refused', 'no longer listening');
+  // The log is buffered; what was written up to the exit must still come out.
+  const lines = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  t.ok(lines.some((l) => l.msg === 'request completed' && l.path === '/signup'), 'the drained request\'s line');
+  t.same(lines.filter((l) => ['draining', 'stopped'].includes(l.msg)).map((l) => l.msg), ['draining', 'stopped'], 'the stop\'s own lines, last');
 });
 
 /**

@@ -21,13 +21,17 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
   // (which the argon2 hashes also run on) and back through the event loop, and cost the HTTP thread more
   // CPU than the write itself (bench: ~26.7 vs ~23.1 µs per /settings request over three alternated
   // runs). A destination that stalls (a full pipe) now blocks the thread instead of growing a queue, as
-  // pino's own default does. Threads flush on every orderly exit path (workers/http.ts), and at least
-  // every FLUSH_INTERVAL_MS, so a quiet service's lines (its start-up among them) still show up promptly.
+  // pino's own default does. Buffered lines are flushed at least every FLUSH_INTERVAL_MS, so a quiet
+  // service's lines (its start-up among them) still show up promptly, and at exit.
   const destination = pino.destination({ dest: config.file || 1, append: true, mkdir: !!config.file, sync: true, minLength: 4096 });
   const logger = pino({ level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
-  setInterval(() => {
+  const flush = () => {
     try { logger.flush(); } catch { /* the destination was closed at exit: nothing is left to write */ }
-  }, FLUSH_INTERVAL_MS).unref();
+  };
+  setInterval(flush, FLUSH_INTERVAL_MS).unref();
+  // And when the process (or this thread) ends, so the last lines — a stop's own — are not lost; the
+  // writes are synchronous, so this works in an 'exit' handler.
+  process.once('exit', flush);
   return logger;
 }
 
