@@ -29,10 +29,14 @@ t.test('an absolute path replaces the base path; a relative one is resolved agai
   t.equal(link('/verify', '', 'https://auth.example.com/auth/v1/'), 'https://auth.example.com/verify?token=abc123&type=recovery&redirect_to=');
 });
 
-t.test('redirect_to is left as is unless it holds &, = or #', async (t) => {
+t.test('redirect_to is left as is unless it holds &, =, #, % or +', async (t) => {
   t.equal(link('/verify', 'https://app.test/welcome'), 'https://auth.example.com/verify?token=abc123&type=recovery&redirect_to=https://app.test/welcome');
   t.equal(link('/verify', 'https://app.test/cb?a=1&b=two words#top'),
     'https://auth.example.com/verify?token=abc123&type=recovery&redirect_to=https%3A%2F%2Fapp.test%2Fcb%3Fa%3D1%26b%3Dtwo+words%23top');
+  for (const target of ['https://app.test/%5c@x', 'https://app.test/a+b']) {
+    const carried = new URL(link('/verify', target)).searchParams.get('redirect_to');
+    t.equal(carried, target, `${target} reads back unchanged: the link's decoder would turn %5c into \\ and + into a space`);
+  }
 });
 
 t.test('the token is query-escaped (PKCE hashes carry a prefix)', async (t) => {

@@ -38,10 +38,11 @@ export function buildConfirmationUrl({ externalUrl, path, tokenHash, type, redir
   return `${url.href}?${query}`;
 }
 
-// The original leaves redirect_to as is unless it holds a character that would break the query
-// apart (&, = or #); existing apps compare the raw value, so we do the same.
+// The original leaves redirect_to as is unless it holds a character that would break the query apart
+// (&, = or #); existing apps compare the raw value, so we do the same. `%` and `+` are escaped too: the
+// query decoder of GET /verify would otherwise turn them into other characters than the ones checked.
 function encodeRedirectTo(redirectTo: string): string {
-  return /[&=#]/.test(redirectTo) ? goQueryEscape(redirectTo) : redirectTo;
+  return /[&=#%+]/.test(redirectTo) ? goQueryEscape(redirectTo) : redirectTo;
 }
 
 /** Go's url.QueryEscape: everything but [A-Za-z0-9-_.~] is %XX-escaped, and a space becomes '+'. */

@@ -41,11 +41,10 @@ export const adminGenerateLink: Handler = async (req, ctx) => {
   return { body: response };
 };
 
-// The body's redirect_to when it passes the allow-list check, else the request's (header or query),
-// else SITE_URL (REFERENCE §1.7, decisions table).
+// The body's redirect_to when it passes the check (normalised), else the request's (header or query),
+// else SITE_URL.
 function redirectOf(req: ApiRequest, ctx: AppContext, fromBody: string): string {
-  if (fromBody && ctx.redirect(fromBody) === fromBody) return fromBody;
-  return redirectTarget(req, ctx);
+  return ctx.redirect(fromBody) ?? redirectTarget(req, ctx);
 }
 
 // A signup link for a new user needs a password, checked as POST /signup checks it.

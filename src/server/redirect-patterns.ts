@@ -1,0 +1,40 @@
+// URI_ALLOW_LIST entries, parsed once into scheme, host, port and path, each matched on its own against a
+// target that the WHATWG parser has already taken apart (docs/redirects.md). Matching a glob over the raw
+// string let `*` swallow `?`, `\` and `@`, so `https://evil.example?.allowed.test/` passed as a subdomain.
+import { domainToASCII } from 'node:url';
+import picomatch from 'picomatch';
+
+export type UrlMatcher = (url: URL) => boolean;
+
+// scheme://[userinfo@]host[:port][path][?query][#fragment]; the host may be a bracketed IPv6 literal.
+const PATTERN = /^([A-Za-z*][A-Za-z0-9+.\-*]*):\/\/(?:[^/?#@]*@)?(\[[^\]]*\]|[^/:?#]*)(?::([^/?#]*))?([^?#]*)/;
+const DEFAULT_PORTS: Record<string, string> = { http: '80', https: '443', ws: '80', wss: '443', ftp: '21' };
+const NEVER: UrlMatcher = () => false;
+
+/**
+ * One allow-list entry as a matcher. Globs work per part: `*` in the host stays within one label and `**`
+ * spans labels; in the path `*` stays within one segment and `**` spans segments. The query and fragment
+ * of an entry are ignored: they cannot change where a browser goes. An entry that is not of the form
+ * `scheme://host...` matches nothing.
+ */
+export function compileAllowPattern(entry: string): UrlMatcher {
+  const parts = PATTERN.exec(entry.trim());
+  if (!parts) return NEVER;
+  const [, schemeGlob, hostGlob, portGlob = '', pathGlob] = parts;
+  const scheme = schemeGlob.toLowerCase();
+  const matchScheme = picomatch(scheme);
+  const matchHost = picomatch(labelsAsSegments(asciiHost(hostGlob.toLowerCase())), { dot: true });
+  const port = portGlob === DEFAULT_PORTS[scheme] ? '' : portGlob;
+  const matchPort = port.includes('*') ? picomatch(port) : (p: string) => p === port;
+  const matchPath = pathGlob === '' ? (p: string) => p === '' || p === '/' : picomatch(pathGlob, { dot: true });
+  return (url) => matchScheme(url.protocol.slice(0, -1)) && matchHost(labelsAsSegments(url.hostname))
+    && matchPort(url.port) && matchPath(url.pathname);
+}
+
+// Host labels become path segments, so picomatch's `*` (one segment) and `**` (any) apply per label.
+const labelsAsSegments = (host: string) => host.split('.').join('/');
+
+// Internationalised labels compare in their ASCII (punycode) form, as the WHATWG parser stores hostnames.
+function asciiHost(host: string): string {
+  return host.split('.').map((label) => (label.includes('*') || label === '' ? label : domainToASCII(label) || label)).join('.');
+}
