@@ -69,11 +69,13 @@ t.test('phone login, normalised', async (t) => {
   t.equal(res.body.user.phone, '447700900123');
 });
 
-t.test('a banned user is refused before the password is checked', async (t) => {
+t.test('a banned user is told so only after a correct password; a wrong one reveals nothing', async (t) => {
   await api.request('POST', '/signup', { body: { email: 'banned@example.com', password: 'correct-horse' } });
   await api.db.query("update users set banned_until = now() + interval '1 hour' where email = 'banned@example.com'");
   const res = await login({ email: 'banned@example.com', password: 'correct-horse' });
   t.strictSame(res.body, { code: 400, error_code: 'user_banned', msg: 'User is banned' });
+  const wrong = await login({ email: 'banned@example.com', password: 'wrong-horse' });
+  t.strictSame(wrong.body, { code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' });
 });
 
 t.test('unconfirmed email and phone are refused after a correct password', async (t) => {

@@ -1,7 +1,6 @@
 // Password strength rules and generated passwords (REFERENCE §6). The messages and reason codes are
 // the original's and go to clients as the 422 weak_password body or the login's `weak_password`
 // field: do not reword them. HIBP ("pwned") is not implemented here.
-import { randomInt } from 'node:crypto';
 import type { Config } from './config-types.js';
 
 /**
@@ -39,35 +38,9 @@ export function checkPasswordStrength(password: string, policy: PasswordPolicy):
   return reasons.length === 0 ? null : { message: messages.join(' '), reasons };
 }
 
-const FILL = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-
-/**
- * A random password that passes checkPasswordStrength: one character from each required set, the rest
- * alphanumeric, shuffled. Used where the user never types one (magic-link signups, invites). At least
- * `length` characters and the policy's minimum, never more than PASSWORD_MAX_LENGTH bytes.
- */
-export function generatePassword(policy: PasswordPolicy, length: number): string {
-  const chars = policy.requiredCharacters.filter((set) => set.length > 0).map((set) => pick([...set]));
-  const target = Math.min(PASSWORD_MAX_LENGTH, Math.max(length, policy.minLength));
-  let bytes = chars.reduce((sum, ch) => sum + passwordLength(ch), 0);
-  while (bytes < target) {
-    chars.push(FILL[randomInt(FILL.length)]);
-    bytes += 1;
-  }
-  for (let i = chars.length - 1; i > 0; i--) { // Fisher–Yates with a CSPRNG
-    const j = randomInt(i + 1);
-    [chars[i], chars[j]] = [chars[j], chars[i]];
-  }
-  return chars.join('');
-}
-
 /** Go's strings.ContainsAny: true if any code point of `set` occurs in `text`; an empty set passes. */
 function containsAny(text: string, set: string): boolean {
   if (set === '') return true;
   for (const ch of set) if (text.includes(ch)) return true;
   return false;
-}
-
-function pick<T>(items: T[]): T {
-  return items[randomInt(items.length)];
 }

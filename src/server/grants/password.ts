@@ -1,5 +1,6 @@
-// grant_type=password (REFERENCE §2.2): one lookup, one password verification whether or not the user
-// exists (same work, same answer), then the refusals the original makes after a correct password.
+// grant_type=password: one lookup, one password verification whether or not the user exists or is banned
+// (same work, same answer), then the refusals after a correct password. The original checks the ban
+// first, which answers a banned account ~30 ms sooner than any other: an enumeration signal.
 import { ApiError, badRequest } from '../errors.js';
 import { findUserByEmail, findUserByPhone } from '../../db/users.js';
 import { parsePhone } from '../users/addresses.js';
@@ -29,9 +30,9 @@ export const password: Grant = {
     const aud = requestAudience(req, ctx);
     const phone = phoneText ? parsePhone(phoneText) : null;
     const user = email ? await findUserByEmail(ctx.db, email.toLowerCase(), aud) : phone ? await findUserByPhone(ctx.db, phone, aud) : null;
-    if (user && isBanned(user)) throw new ApiError(400, 'user_banned', 'User is banned');
     const verdict = await ctx.hasher.verify(user?.encrypted_password ?? null, password);
     if (!user || !verdict.ok) throw invalidCredentials();
+    if (isBanned(user)) throw new ApiError(400, 'user_banned', 'User is banned');
     if (email && !user.email_confirmed_at) throw new ApiError(400, 'email_not_confirmed', 'Email not confirmed');
     if (!email && !user.phone_confirmed_at) throw new ApiError(400, 'phone_not_confirmed', 'Phone not confirmed');
 
