@@ -75,7 +75,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     options.log(`initialising a new PostgreSQL cluster in ${pgDir}`);
     await server.initialise();
   }
-  recordOwner(dataDir);
   try {
     await server.start();
   } catch (err) {
@@ -86,6 +85,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       throw startFailure(retryErr, recent);
     }
   }
+  // Only once the server is ours: a failed start must not claim someone else's running server.
+  recordOwner(dataDir);
 
   // The package keeps its child process private; we need it to tell whether the server still runs.
   const running = (): ChildProcess | undefined => {
