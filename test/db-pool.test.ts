@@ -6,7 +6,8 @@ import { startTestService, type Reply, type TestService } from './helpers/server
 import { createTestDatabase } from './helpers/db.js';
 import { signUp } from './helpers/accounts.js';
 import { createPool, tx } from '../dist/db/pool.js';
-import { databaseFault } from '../dist/db/faults.js';
+import { databaseFault, PoolQueueFullError } from '../dist/db/faults.js';
+import { poolBudget } from '../dist/server/pool-budget.js';
 
 const BUSY = { code: 503, error_code: 'database_busy', msg: 'The database is busy, please retry after a moment.' };
 
@@ -51,6 +52,37 @@ function getUsers(api: TestService, token: string, count: number): { all: Promis
 }
 
 const withoutId = (body: Record<string, unknown>) => { const { error_id: _, ...rest } = body; return rest; };
+
+t.test('DB_MAX_POOL_SIZE is shared out without exceeding it, one connection per thread at least', async (t) => {
+  t.strictSame(poolBudget(3, 2), { threads: 2, connections: [1, 1] });
+  t.strictSame(poolBudget(2, 5), { threads: 2, connections: [3, 2] }, 'the remainder is used too');
+  t.strictSame(poolBudget(4, 0), { threads: 4, connections: [10, 10, 10, 10] }, '0: ten per thread');
+});
+
+t.test('which errors are database faults', async (t) => {
+  const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+  const cases: Array<[Error, string | null]> = [
+    [coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'), 'unavailable'],
+    [coded('ECONNRESET'), 'unavailable'],
+    [new Error('Connection terminated unexpectedly'), 'unavailable'],
+    [new Error('Connection terminated due to connection timeout'), 'unavailable'],
+    [new Error('Client has encountered a connection error and is not queryable'), 'unavailable'],
+    [coded('57P01', 'terminating connection due to administrator command'), 'unavailable'],
+    [coded('57P03', 'the database system is starting up'), 'unavailable'],
+    [coded('08006'), 'unavailable'],
+    [coded('25P03', 'terminating connection due to idle-in-transaction timeout'), 'unavailable'],
+    [new AggregateError([coded('ECONNREFUSED')], 'connect failed'), 'unavailable'],
+    [new Error('timeout exceeded when trying to connect'), 'busy'],
+    [new PoolQueueFullError(8), 'busy'],
+    [coded('57014', 'canceling statement due to statement timeout'), 'busy'],
+    [coded('53300', 'sorry, too many clients already'), 'busy'],
+    [coded('57014', 'canceling statement due to user request'), null],
+    [coded('23505', 'duplicate key value violates unique constraint'), null],
+    [new TypeError('undefined is not a function'), null],
+  ];
+  for (const [err, fault] of cases) t.equal(databaseFault(err), fault, err.message);
+  t.equal(databaseFault('a string'), null);
+});
 
 t.test('DB_MAX_POOL_SIZE below AUTH_HTTP_WORKERS runs fewer threads and never opens more connections', async (t) => {
   // No waiting at all: a request that finds its thread's connections taken is refused at once, so the
