@@ -151,3 +151,17 @@ t.test('version command', async (t) => {
   t.equal(run.status, 0);
   t.match(run.stdout.trim(), /^\d+\.\d+\.\d+$/);
 });
+
+t.test('the database timeouts: defaults, seconds or Go durations, and their bounds', async (t) => {
+  const c = load({});
+  t.strictSame({ acquire: c.db.acquireTimeoutSeconds, statement: c.db.statementTimeoutSeconds,
+    idle: c.db.idleInTransactionTimeoutSeconds, waiters: c.db.poolWaitersPerConnection },
+  { acquire: 3, statement: 5, idle: 10, waiters: 8 });
+  const set = load({ AUTH_DB_ACQUIRE_TIMEOUT: '500ms', AUTH_DB_STATEMENT_TIMEOUT: '2', GOTRUE_DB_IDLE_IN_TRANSACTION_TIMEOUT: '1m',
+    AUTH_DB_POOL_WAITERS_PER_CONNECTION: '0' });
+  t.strictSame([set.db.acquireTimeoutSeconds, set.db.statementTimeoutSeconds, set.db.idleInTransactionTimeoutSeconds, set.db.poolWaitersPerConnection],
+    [0.5, 2, 60, 0]);
+  t.equal(load({ AUTH_DB_STATEMENT_TIMEOUT: '0' }).db.statementTimeoutSeconds, 0, '0 turns the server-side limit off');
+  t.strictSame(problemsOf({ AUTH_DB_ACQUIRE_TIMEOUT: '0' }), ['AUTH_DB_ACQUIRE_TIMEOUT: "0" must be > 0']);
+  t.strictSame(problemsOf({ AUTH_DB_STATEMENT_TIMEOUT: 'soon' }), ['AUTH_DB_STATEMENT_TIMEOUT: "soon" is not a duration (seconds like 900, or 15m, 1h30m)']);
+});

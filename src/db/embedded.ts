@@ -3,6 +3,7 @@
 //   <dataDir>/pg           the cluster, initialised on first start and reused afterwards
 //   <dataDir>/pg-password  the superuser's generated password (0600)
 //   <dataDir>/pg-port      the port used last time, preferred on the next start
+//   <dataDir>/pg-owner     the PID of the process that started the server (src/db/orphaned-server.ts)
 //   <dataDir>/jwt-secret   the generated JWT secret (0600), see loadOrCreateJwtSecret
 // A generated password rather than a fixed one: the server listens on 127.0.0.1 only, but other local
 // users and processes must not be able to read or forge the development users' data.
@@ -11,6 +12,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs
 import { dirname, join, resolve } from 'node:path';
 import { chooseLocalPort } from './local-port.js';
 import { removeStalePidFile } from './postmaster-pid.js';
+import { recordOwner, stopOrphanedServer } from './orphaned-server.js';
 import { loadOrCreateSecret } from './secret-file.js';
 
 export interface EmbeddedPostgresOptions {
@@ -38,6 +40,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (asRoot) allowPostgresUserIn(dataDir);
   const password = loadOrCreateSecret(join(dataDir, 'pg-password'), 24);
+  // Before choosing the port: an orphaned server still holds the previous one.
+  await stopOrphanedServer(dataDir, pgDir, options.log);
   const port = options.port ?? (await chooseLocalPort(join(dataDir, 'pg-port')));
 
   const recent: string[] = [];
@@ -81,6 +85,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       throw startFailure(retryErr, recent);
     }
   }
+  // Only once the server is ours: a failed start must not claim someone else's running server.
+  recordOwner(dataDir);
 
   // The package keeps its child process private; we need it to tell whether the server still runs.
   const running = (): ChildProcess | undefined => {

@@ -2,8 +2,11 @@
 // Table modules in src/db/ take a Queryable as their first argument, so the same finder runs on the pool
 // or inside a transaction. Timestamps: pg's default parsing (timestamptz → Date) is kept. int8 columns
 // (refresh_tokens.id, count(*)) come back as strings, pg's default, since they may exceed 2^53.
+// Every wait is bounded (README "Faults and readiness"): acquiring a connection, each statement, a
+// transaction left idle, and the number of callers queued for a connection.
 import pg from 'pg';
 import { assertNamespace } from './namespace.js';
+import { guardCheckouts } from './checkout.js';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 
@@ -14,8 +17,16 @@ export interface PoolOptions {
   /** the schema holding the tables: becomes the connections' search_path */
   namespace: string;
   applicationName?: string;
-  /** an idle connection failed (server restart, network); pg already dropped it from the pool */
-  onIdleError?: (err: Error) => void;
+  /** how long a caller may wait for a connection, queued or connecting; 0 = no limit */
+  acquireTimeoutMs?: number;
+  /** the server cancels a statement running longer (statement_timeout); 0 = no limit */
+  statementTimeoutMs?: number;
+  /** the server ends a session left idle inside a transaction (idle_in_transaction_session_timeout); 0 = no limit */
+  idleInTransactionTimeoutMs?: number;
+  /** callers allowed to queue for a connection when all are taken; beyond it connect() fails at once */
+  maxWaiting?: number;
+  /** a connection failed (server restart, network), idle or checked out; pg drops it from the pool */
+  onConnectionError?: (err: Error) => void;
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
@@ -23,35 +34,44 @@ export function createPool(options: PoolOptions): pg.Pool {
   if (!Number.isInteger(options.max) || options.max < 1) {
     throw new TypeError(`pool size must be a positive integer, got ${options.max}`);
   }
+  const settings = [`-c statement_timeout=${Math.round(options.statementTimeoutMs ?? 0)}`,
+    `-c idle_in_transaction_session_timeout=${Math.round(options.idleInTransactionTimeoutMs ?? 0)}`];
   const pool = new pg.Pool({
-    ...withSearchPath(options.url, options.namespace),
+    ...withSessionSettings(options.url, settings, options.namespace),
     max: options.max,
     application_name: options.applicationName ?? 'portcullis',
+    connectionTimeoutMillis: Math.round(options.acquireTimeoutMs ?? 0),
+    // A peer that vanished without closing (a partition, a dead host) is noticed by the kernel's probes.
+    keepAlive: true,
   });
+  const onError = (err: Error) => options.onConnectionError?.(err);
   // Without a listener, an idle client's error would be thrown as an uncaught exception and kill the
   // thread; the pool has already discarded that client, so reporting it is all that is left to do.
-  pool.on('error', (err) => options.onIdleError?.(err));
+  pool.on('error', onError);
+  guardCheckouts(pool, options.maxWaiting ?? Infinity, onError);
   return pool;
 }
 
 /**
  * Unqualified table names must resolve in the namespace, as in the migrations (sql/00001_initial.sql).
  * pg lets a connection string's `options` parameter replace the `options` setting outright, so an
- * operator's own `?options=-c statement_timeout=…` is moved out of the URL and kept, with search_path
- * last so that it wins.
+ * operator's own `?options=-c statement_timeout=…` is moved out of the URL and kept: after our timeouts,
+ * so that the operator's win, and before search_path, so that ours wins.
  */
-function withSearchPath(url: string, namespace: string): { connectionString: string; options: string } {
+function withSessionSettings(url: string, settings: string[], namespace: string): { connectionString: string; options: string } {
   const ours = `-c search_path=${namespace}`;
-  if (!/[?&]options=/.test(url)) return { connectionString: url, options: ours };
+  if (!/[?&]options=/.test(url)) return { connectionString: url, options: [...settings, ours].join(' ') };
   const parsed = new URL(url);
   const theirs = parsed.searchParams.get('options') ?? '';
   parsed.searchParams.delete('options');
-  return { connectionString: parsed.toString(), options: `${theirs} ${ours}`.trim() };
+  return { connectionString: parsed.toString(), options: [...settings, theirs, ours].filter(Boolean).join(' ') };
 }
 
 /**
  * Runs `fn` inside BEGIN … COMMIT on one pooled client; any throw rolls back and is rethrown. This is the
  * only place that writes BEGIN/COMMIT/ROLLBACK (STYLE.md rule 10). `fn` must use the client it is given.
+ * A connection lost meanwhile surfaces as the failing statement's error (src/db/faults.ts); the client's
+ * 'error' event is taken care of by the pool (src/db/checkout.ts).
  */
 export async function tx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

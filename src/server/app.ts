@@ -34,7 +34,12 @@ export interface AppResources { databaseUrl: string; poolSize: number; cryptoPor
 
 export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
   const db = createPool({ url: resources.databaseUrl, max: resources.poolSize, namespace: config.db.namespace,
-    applicationName: 'portcullis', onIdleError: (err) => log.warn({ err }, 'idle database connection failed') });
+    applicationName: 'portcullis',
+    acquireTimeoutMs: config.db.acquireTimeoutSeconds * 1000,
+    statementTimeoutMs: config.db.statementTimeoutSeconds * 1000,
+    idleInTransactionTimeoutMs: config.db.idleInTransactionTimeoutSeconds * 1000,
+    maxWaiting: resources.poolSize * config.db.poolWaitersPerConnection,
+    onConnectionError: (err) => log.warn({ err }, 'database connection failed') });
   return {
     config, log, db,
     router: new Router(ROUTES),

@@ -49,6 +49,11 @@ export const SETTINGS: Setting[] = [
   s('DB_DRIVER', 'db.driver', 'string', 'postgres', { enum: ['postgres'] }),
   s('DB_DATABASE_URL', 'db.url', 'string', '', { pattern: '^(postgres|postgresql)://' }, ['DATABASE_URL']),
   s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
+  // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
+  s('DB_ACQUIRE_TIMEOUT', 'db.acquireTimeoutSeconds', 'duration', 3, { exclusiveMinimum: 0 }),
+  s('DB_STATEMENT_TIMEOUT', 'db.statementTimeoutSeconds', 'duration', 5, { minimum: 0 }),
+  s('DB_IDLE_IN_TRANSACTION_TIMEOUT', 'db.idleInTransactionTimeoutSeconds', 'duration', 10, { minimum: 0 }),
+  s('DB_POOL_WAITERS_PER_CONNECTION', 'db.poolWaitersPerConnection', 'int', 8, { minimum: 0 }),
   s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['DB_NAMESPACE']),
 
   s('LOG_LEVEL', 'log.level', 'string', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),

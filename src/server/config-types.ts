@@ -39,7 +39,13 @@ export interface Config {
   };
   /** uvThreadpool: libuv's threadpool size (UV_THREADPOOL_SIZE), where argon2 actually runs */
   workers: { http: number; crypto: number; uvThreadpool: number };
-  db: { driver: 'postgres'; url: string; maxPoolSize: number; namespace: string };
+  db: {
+    driver: 'postgres'; url: string; maxPoolSize: number; namespace: string;
+    /** bounds in seconds (0 = none for the two server-side ones) */
+    acquireTimeoutSeconds: number; statementTimeoutSeconds: number; idleInTransactionTimeoutSeconds: number;
+    /** callers that may queue for a connection, per connection of the pool; more are refused with 503 */
+    poolWaitersPerConnection: number;
+  };
   log: { level: LogLevel; file: string };
   tracing: {
     enabled: boolean; exporter: string;

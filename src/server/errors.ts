@@ -1,6 +1,7 @@
 // One error class, one code table, one renderer. Handlers throw; only renderError builds error JSON.
 // The error_code strings are part of the wire API that @supabase/auth-js reads: do not rename them
 // (REFERENCE §8).
+import { databaseFault, type DatabaseFault } from '../db/faults.js';
 
 export type ErrorCode =
   | 'unknown' | 'unexpected_failure' | 'validation_failed' | 'bad_json' | 'request_entity_too_large'
@@ -14,7 +15,9 @@ export type ErrorCode =
   | 'refresh_token_not_found' | 'refresh_token_already_used' | 'flow_state_not_found' | 'flow_state_expired'
   | 'flow_state_already_used' | 'bad_code_verifier' | 'bad_oauth_state' | 'bad_oauth_callback' | 'invite_not_found'
   | 'reauthentication_needed' | 'reauthentication_not_valid' | 'current_password_required' | 'current_password_invalid'
-  | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed';
+  | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed'
+  // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
+  | 'database_unavailable' | 'database_busy' | 'not_ready';
 
 export class ApiError extends Error {
   constructor(
@@ -36,6 +39,15 @@ export class OAuthError extends Error {
 export const badRequest = (msg: string) => new ApiError(400, 'validation_failed', msg);
 export const unprocessable = (code: ErrorCode, msg: string) => new ApiError(422, code, msg);
 
+/** Seconds a client should wait before repeating a request refused with this code (Retry-After). */
+const RETRY_AFTER: Partial<Record<ErrorCode, string>> = { database_unavailable: '5', database_busy: '1', not_ready: '5' };
+
+/** A lost or saturated database is the request's 503, never an unexpected failure (src/db/faults.ts). */
+const DATABASE_FAULTS: Record<DatabaseFault, () => ApiError> = {
+  unavailable: () => new ApiError(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.'),
+  busy: () => new ApiError(503, 'database_busy', 'The database is busy, please retry after a moment.'),
+};
+
 export interface RenderedError { status: number; headers: Record<string, string>; body: string }
 
 const API_VERSION_2024 = '2024-01-01';
@@ -53,9 +65,12 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
     if (err.description) body.error_description = err.description;
     return { status: 400, headers: {}, body: JSON.stringify(body) };
   }
-  const e = err instanceof ApiError ? err
+  const fault = err instanceof ApiError ? null : databaseFault(err);
+  const e = err instanceof ApiError ? err : fault ? DATABASE_FAULTS[fault]()
     : new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
   const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
+  const retryAfter = RETRY_AFTER[e.errorCode];
+  if (retryAfter) headers['Retry-After'] = retryAfter;
   if (apiVersionOf(apiVersion) === API_VERSION_2024) {
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
     return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };

@@ -2,6 +2,7 @@
 // grants/ (one module per /token grant).
 import type { Route } from './types.js';
 import { health } from './routes/health.js';
+import { ready } from './routes/ready.js';
 import { settings } from './routes/settings.js';
 import { jwks } from './routes/jwks.js';
 import { signup } from './routes/signup.js';
@@ -26,6 +27,7 @@ import { resend } from './routes/resend.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
+  { method: 'GET', path: '/ready', handler: ready, quiet: true },
   { method: 'GET', path: '/settings', handler: settings },
   { method: 'GET', path: '/.well-known/jwks.json', handler: jwks },
   { method: 'POST', path: '/signup', handler: limited('signup', signup) },

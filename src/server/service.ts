@@ -8,11 +8,10 @@ import { migrate } from '../db/migrate.js';
 import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded.js';
 import { createCryptoPool, type CryptoPoolHost } from './crypto.js';
 import { startMetricsExporter, type MetricsExporter } from './metrics-exporter.js';
+import { poolBudget } from './pool-budget.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
-/** pg's pool needs a bound; DB_MAX_POOL_SIZE=0 ("unlimited") gives each thread this many. */
-const DEFAULT_CONNECTIONS_PER_THREAD = 10;
 
 export interface Service {
   readonly config: Config;
@@ -21,6 +20,8 @@ export interface Service {
   readonly databaseUrl: string;
   /** the Prometheus exporter's port, when METRICS_EXPORTER=prometheus */
   readonly metricsPort: number | null;
+  /** HTTP threads running: AUTH_HTTP_WORKERS, or fewer when DB_MAX_POOL_SIZE cannot give each a connection */
+  readonly threads: number;
   /** how many crashed HTTP threads have been replaced */
   readonly restarts: number;
   /** Fault injection for tests: makes HTTP thread `index` fail with an uncaught error. */
@@ -61,9 +62,13 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
 interface Owned { crypto: CryptoPoolHost; embedded: { stop(): Promise<void> } | null }
 
 async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, log: Logger): Promise<Service> {
-  const count = config.workers.http;
+  const budget = poolBudget(config.workers.http, config.db.maxPoolSize);
+  const count = budget.threads;
+  if (count < config.workers.http) {
+    log.warn({ httpWorkers: config.workers.http, maxPoolSize: config.db.maxPoolSize, threads: count },
+      'DB_MAX_POOL_SIZE is below AUTH_HTTP_WORKERS and each HTTP thread needs a connection: running fewer HTTP threads');
+  }
   const port = config.api.port || await freePort(config.api.host);
-  const poolSize = config.db.maxPoolSize > 0 ? Math.max(1, Math.floor(config.db.maxPoolSize / count)) : DEFAULT_CONNECTIONS_PER_THREAD;
   const threads: Worker[] = [];
   let stopping = false;
   let restarts = 0;
@@ -71,7 +76,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
 
   const spawn = (index: number): Promise<void> => new Promise((resolve, reject) => {
     const cryptoPort = owned.crypto.connect();
-    const data: HttpWorkerData = { config, databaseUrl, poolSize, port, index, cryptoPort };
+    const data: HttpWorkerData = { config, databaseUrl, poolSize: budget.connections[index], port, index, cryptoPort };
     const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort] });
     threads[index] = worker;
     let listening = false;
@@ -98,7 +103,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   // this uWS build, which is why a free port is chosen up front.)
   await spawn(0);
   await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawn(i + 1)));
-  log.info({ port, threads: count, connectionsPerThread: poolSize }, 'listening');
+  log.info({ port, threads: count, connectionsPerThread: budget.connections[0] }, 'listening');
 
   let nextMetricsId = 1;
   const collectThreads = () => Promise.all(threads.map((worker) => new Promise<any[]>((resolve) => {
@@ -117,6 +122,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     config, port, databaseUrl,
     url: `http://127.0.0.1:${port}`,
     metricsPort: exporter?.port ?? null,
+    threads: count,
     get restarts() { return restarts; },
     failThread: (index) => threads[index]?.postMessage({ type: 'fail' } satisfies ToWorker),
     nextRestart: () => new Promise((resolve) => restartWaiters.push(resolve)),

@@ -1,0 +1,42 @@
+// What the pool does around each checkout, for pool.query and tx() alike (pg-pool's query() goes through
+// connect() too): refuse at once when too many callers already queue, and listen for the client's
+// 'error' while it is checked out. pg-pool removes its own listener on checkout, and pg emits 'error'
+// when the connection drops (a server restart, an idle-in-transaction timeout): with no listener, that
+// is an uncaught exception that takes the whole HTTP thread down. The statement in flight, or the next
+// one, fails with the cause, so the request gets its 503 and the listener only reports.
+import type pg from 'pg';
+import { PoolQueueFullError } from './faults.js';
+
+type Done = (release?: Error | boolean) => void;
+type Callback = (err: Error | undefined, client: pg.PoolClient | undefined, done: Done) => void;
+
+export function guardCheckouts(pool: pg.Pool, maxWaiting: number, onError: (err: Error) => void): void {
+  const acquire = pool.connect.bind(pool) as unknown as (cb: Callback) => void;
+  const max = pool.options.max ?? 10;
+  const connect = (cb?: Callback): Promise<pg.PoolClient> | void => {
+    if (!cb) return new Promise((resolve, reject) => connect((err, client) => (err ? reject(err) : resolve(client!))));
+    // pg-pool queues a caller only when every connection is taken and none is idle.
+    const saturated = pool.totalCount >= max && pool.idleCount === 0;
+    if (saturated && pool.waitingCount >= maxWaiting) {
+      const refused = new PoolQueueFullError(pool.waitingCount);
+      process.nextTick(() => cb(refused, undefined, () => {}));
+      return;
+    }
+    acquire((err, client) => {
+      if (err || !client) return cb(err, undefined, () => {});
+      cb(undefined, client, watch(client, onError));
+    });
+  };
+  pool.connect = connect as typeof pool.connect;
+}
+
+/** Listens for 'error' until the client is released; returns the release that stops listening. */
+function watch(client: pg.PoolClient, onError: (err: Error) => void): Done {
+  const release = client.release;
+  client.on('error', onError);
+  client.release = (err?: Error | boolean) => {
+    client.removeListener('error', onError);
+    return release(err);
+  };
+  return client.release;
+}

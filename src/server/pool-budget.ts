@@ -1,0 +1,22 @@
+// How many HTTP threads run and how many database connections each may open. DB_MAX_POOL_SIZE is a
+// ceiling for the whole process (the migrations and the embedded server's setup run before any thread,
+// outside it): each thread needs at least one connection, so a ceiling below AUTH_HTTP_WORKERS runs
+// fewer threads instead of opening more connections than allowed.
+
+/** pg's pool needs a bound; DB_MAX_POOL_SIZE=0 ("unlimited") gives each thread this many. */
+export const DEFAULT_CONNECTIONS_PER_THREAD = 10;
+
+export interface PoolBudget {
+  threads: number;
+  /** connections of thread i's pool; the sum never exceeds a non-zero DB_MAX_POOL_SIZE */
+  connections: number[];
+}
+
+export function poolBudget(httpWorkers: number, maxPoolSize: number): PoolBudget {
+  if (maxPoolSize <= 0) return { threads: httpWorkers, connections: Array(httpWorkers).fill(DEFAULT_CONNECTIONS_PER_THREAD) };
+  const threads = Math.min(httpWorkers, maxPoolSize);
+  const share = Math.floor(maxPoolSize / threads);
+  // The remainder goes one each to the first threads, so the whole ceiling is usable.
+  const connections = Array.from({ length: threads }, (_, i) => share + (i < maxPoolSize % threads ? 1 : 0));
+  return { threads, connections };
+}
