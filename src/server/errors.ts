@@ -14,7 +14,8 @@ export type ErrorCode =
   | 'refresh_token_not_found' | 'refresh_token_already_used' | 'flow_state_not_found' | 'flow_state_expired'
   | 'flow_state_already_used' | 'bad_code_verifier' | 'bad_oauth_state' | 'bad_oauth_callback' | 'invite_not_found'
   | 'reauthentication_needed' | 'reauthentication_not_valid' | 'current_password_required' | 'current_password_invalid'
-  | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed';
+  | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed'
+  | 'over_capacity';
 
 export class ApiError extends Error {
   constructor(
@@ -23,6 +24,8 @@ export class ApiError extends Error {
     message: string,
     /** extra top-level body fields, e.g. weak_password: { reasons } */
     readonly extra?: Record<string, unknown>,
+    /** extra response headers, e.g. Retry-After on a refusal under load */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
@@ -35,6 +38,10 @@ export class OAuthError extends Error {
 
 export const badRequest = (msg: string) => new ApiError(400, 'validation_failed', msg);
 export const unprocessable = (code: ErrorCode, msg: string) => new ApiError(422, code, msg);
+
+/** 503 with Retry-After: the service is at capacity and refused the request before doing its work. */
+export const overCapacity = (retryAfterSeconds = 1) => new ApiError(503, 'over_capacity',
+  'The service is at capacity, please retry after a moment.', undefined, { 'Retry-After': String(retryAfterSeconds) });
 
 export interface RenderedError { status: number; headers: Record<string, string>; body: string }
 
@@ -55,7 +62,7 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
   }
   const e = err instanceof ApiError ? err
     : new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
-  const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
+  const headers: Record<string, string> = { ...e.headers, 'x-sb-error-code': e.errorCode };
   if (apiVersionOf(apiVersion) === API_VERSION_2024) {
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
     return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };

@@ -2,7 +2,8 @@
 // for an unknown address: create the user, or re-send a pending confirmation, or answer a confirmed
 // duplicate without revealing it.
 import { ApiError, unprocessable } from '../errors.js';
-import { tx, type Queryable } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { findUserByEmail, findUserByPhone, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -40,8 +41,8 @@ export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s:
   const password = generatePassword(ctx.config.password, s.provider === 'email' ? 33 : 64);
   const input: SignupInput = { provider: s.provider, address: s.address, password, data: s.data, channel: s.channel ?? 'sms',
     aud: requestAudience(req, ctx), redirectTo: redirectTarget(req, ctx), pkce: s.pkce ?? null };
-  const passwordHash = await ctx.hasher.hash(password);
-  await tx(ctx.db, (c) => signUp(ctx, c, req, input, passwordHash));
+  const passwordHash = await ctx.hasher.hash(password, req.signal);
+  await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, passwordHash));
 }
 
 export async function signUp(ctx: AppContext, c: Queryable, req: ApiRequest, input: SignupInput, passwordHash: string): Promise<ApiResponse> {
