@@ -105,7 +105,7 @@ export const SETTINGS: Setting[] = [
   s('PASSWORD_HASH_MEMORY_KIB', 'password.hash.memoryKiB', 'int', 19456, { minimum: 1024, maximum: 1048576 }),
   s('PASSWORD_HASH_TIME_COST', 'password.hash.timeCost', 'int', 2, { minimum: 1, maximum: 20 }),
   s('PASSWORD_HASH_PARALLELISM', 'password.hash.parallelism', 'int', 1, { minimum: 1, maximum: 16 }),
-  // 0: what the crypto threads finish within a second at the hash time measured (src/server/crypto-queue.ts)
+  // 0: what the crypto threads finish within half a second at the hash time measured (src/server/crypto-queue.ts)
   s('PASSWORD_HASH_MAX_QUEUE', 'password.hash.maxQueue', 'int', 0, { minimum: 0, maximum: 100000 }),
 
   s('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', 'security.refreshTokenRotationEnabled', 'bool', true),
