@@ -9,8 +9,13 @@
 // between arrivals (bench/README.md, overload); anything more would only turn into slow logins or a 504.
 
 export const QUEUE_BUDGET_MS = 500;
-/** Before the first hash finishes: argon2id at the default cost (m=19456 KiB, t=2) on one core. */
-const INITIAL_TASK_MS = 25;
+/**
+ * The starting estimate, until hashes have been timed: argon2id's time grows with memory × passes, and
+ * the default cost (m=19456 KiB, t=2) took ~25 ms on one core here (DESIGN §2).
+ */
+export function expectedTaskMs(params: { memoryKiB: number; timeCost: number }): number {
+  return Math.max(0.5, 25 * (params.memoryKiB * params.timeCost) / (19456 * 2));
+}
 const AVERAGE_WEIGHT = 0.1;
 
 export class CryptoBusyError extends Error {
@@ -36,10 +41,10 @@ export interface CryptoQueue {
   stats(): CryptoQueueStats;
 }
 
-export function createCryptoQueue(threads: number, maxQueue = 0): CryptoQueue {
+export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs = 25): CryptoQueue {
   const waiting: Waiting[] = [];
   let running = 0;
-  let taskMs = INITIAL_TASK_MS;
+  let taskMs = initialTaskMs;
   const counts = { completed: 0, refused: 0, dropped: 0 };
   const bound = () => maxQueue > 0 ? maxQueue : Math.max(threads, Math.floor(threads * QUEUE_BUDGET_MS / taskMs));
 

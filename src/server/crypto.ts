@@ -17,7 +17,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config } from './config-types.js';
 import { overCapacity } from './errors.js';
-import { createCryptoQueue, CryptoBusyError, CryptoCancelledError, type CryptoQueueStats } from './crypto-queue.js';
+import { createCryptoQueue, expectedTaskMs, CryptoBusyError, CryptoCancelledError, type CryptoQueueStats } from './crypto-queue.js';
 import type { HashParams, VerifyResult } from '../workers/crypto.js';
 
 export interface PasswordHasher {
@@ -54,7 +54,7 @@ export function createCryptoPool({ threads, params }: { threads: number; params:
     minThreads: threads, maxThreads: threads, concurrentTasksPerWorker: 1,
   });
   // Piscina's own queue stays empty: this one admits at most `threads` tasks to it at a time.
-  const queue = createCryptoQueue(threads, params.maxQueue ?? 0);
+  const queue = createCryptoQueue(threads, params.maxQueue ?? 0, expectedTaskMs(params));
   const ports = new Set<MessagePort>();
   const submit = (task: TaskName, arg: unknown) => queue.submit(() => pool.run(arg, { name: task }) as Promise<unknown>);
 
