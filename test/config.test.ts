@@ -156,7 +156,7 @@ t.test('the database timeouts: defaults, seconds or Go durations, and their boun
   const c = load({});
   t.strictSame({ acquire: c.db.acquireTimeoutSeconds, statement: c.db.statementTimeoutSeconds,
     idle: c.db.idleInTransactionTimeoutSeconds, waiters: c.db.poolWaitersPerConnection },
-  { acquire: 3, statement: 5, idle: 10, waiters: 8 });
+  { acquire: 3, statement: 5, idle: 10, waiters: 100 });
   const set = load({ AUTH_DB_ACQUIRE_TIMEOUT: '500ms', AUTH_DB_STATEMENT_TIMEOUT: '2', GOTRUE_DB_IDLE_IN_TRANSACTION_TIMEOUT: '1m',
     AUTH_DB_POOL_WAITERS_PER_CONNECTION: '0' });
   t.strictSame([set.db.acquireTimeoutSeconds, set.db.statementTimeoutSeconds, set.db.idleInTransactionTimeoutSeconds, set.db.poolWaitersPerConnection],

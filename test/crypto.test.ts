@@ -102,3 +102,45 @@ t.test('calls in flight are rejected when the port closes, later calls at once',
   await t.rejects(inFlight, { message: 'crypto pool: port closed' });
   await t.rejects(remote.hash('x'), { message: 'crypto pool: port closed' });
 });
+
+t.test('a full queue refuses at once with a 503 and Retry-After; the admitted hashes finish', async (t) => {
+  const small = createCryptoPool({ threads: 1, params: { ...params, maxQueue: 2 } });
+  t.teardown(() => small.close());
+  const local = small.local();
+  const calls = Array.from({ length: 4 }, () => local.hash('hunter22').then((hash) => ({ hash }), (error) => ({ error })));
+  const [a, b, c, refused] = await Promise.all(calls);
+  for (const admitted of [a, b, c]) t.match(admitted, { hash: /^\$argon2id\$/ });
+  t.match(refused, { error: { status: 503, errorCode: 'over_capacity', headers: { 'Retry-After': '1' } } });
+  t.match(small.stats(), { completed: 3, refused: 1, dropped: 0, running: 0, queued: 0 });
+});
+
+t.test('a hash whose request gave up while it waited is dropped, not run', async (t) => {
+  const one = createCryptoPool({ threads: 1, params });
+  t.teardown(() => one.close());
+  const local = one.local();
+  const gaveUp = new AbortController();
+  const running = local.hash('first');
+  const waiting = local.hash('second', gaveUp.signal);
+  const reason = new Error('deadline');
+  gaveUp.abort(reason);
+  await t.rejects(waiting, reason, 'rejects with the request\'s reason');
+  t.match(await running, /^\$argon2id\$/);
+  t.match(one.stats(), { completed: 1, dropped: 1, refused: 0, queued: 0 });
+});
+
+t.test('over a port, a request that gave up stops waiting and its queued hash is dropped', async (t) => {
+  const one = createCryptoPool({ threads: 1, params });
+  t.teardown(() => one.close());
+  const remote = connectCryptoPool(one.connect(), params);
+  const gaveUp = new AbortController();
+  const running = remote.hash('first');
+  const waiting = remote.hash('second', gaveUp.signal);
+  const third = remote.hash('third');
+  await new Promise((resolve) => setImmediate(resolve));
+  const reason = new Error('deadline');
+  gaveUp.abort(reason);
+  await t.rejects(waiting, reason);
+  t.match(await running, /^\$argon2id\$/);
+  t.match(await third, /^\$argon2id\$/);
+  t.match(one.stats(), { completed: 2, dropped: 1 });
+});

@@ -12,9 +12,11 @@ export async function load({ title, url, duration, connections, requests, perCon
   const instance = autocannon({ url, duration, connections, requests, setupClient, overallRate, timeout: 10 });
   const latencies = [];
   const statuses = {};
+  const byStatus = {};
   instance.on('response', (_client, status, _bytes, ms) => {
     latencies.push(ms);
     statuses[status] = (statuses[status] ?? 0) + 1;
+    (byStatus[status] ??= []).push(ms);
   });
   const stopProgress = showProgress(title, duration, latencies, statuses, progress);
   const result = await new Promise((resolve, reject) => {
@@ -22,7 +24,13 @@ export async function load({ title, url, duration, connections, requests, perCon
     instance.once('error', reject);
   });
   stopProgress();
-  return summarise([{ latencies, statuses, seconds: result.duration, errors: result.errors, timeouts: result.timeouts }]);
+  const row = summarise([{ latencies, statuses, seconds: result.duration, errors: result.errors, timeouts: result.timeouts }]);
+  // Latency per status (the overload scenario tells accepted answers from refusals), not enumerable like raw.
+  const perStatus = Object.fromEntries(Object.entries(byStatus).map(([status, ms]) => {
+    const sorted = Float64Array.from(ms).sort();
+    return [status, { count: sorted.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }];
+  }));
+  return Object.defineProperty(row, 'byStatus', { value: perStatus, enumerable: false });
 }
 
 /**

@@ -2,7 +2,7 @@
 // reads its settings (AUTH_*) itself; the ones the bench needs to know (pool sizes) come back from it.
 import os from 'node:os';
 
-export const SCENARIOS = ['token-password', 'token-refresh', 'user', 'settings', 'signup', 'mixed'];
+export const SCENARIOS = ['token-password', 'token-refresh', 'user', 'settings', 'signup', 'mixed', 'overload'];
 /** Not in the default run: uv-threadpool restarts the service per threadpool size; crypto-choices needs none. */
 export const EXTRA_SCENARIOS = ['uv-threadpool', 'crypto-choices'];
 

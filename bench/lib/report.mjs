@@ -10,7 +10,8 @@ export function scenarioLine(name, r) {
   if (r.error) return `  ${name.padEnd(15)} FAILED: ${r.error}`;
   const verdict = r.meetsTarget === null || r.meetsTarget === undefined ? '' : r.meetsTarget ? ' ok' : ' MISSED';
   const target = r.target === null || r.target === undefined ? 'no target' : `target ${r.targetKind === 'max' ? '≤' : '≥'} ${r.target}${verdict}`;
-  const extra = r.health ? `; /health p99 ${r.health.p99} ms (< ${r.health.target}${r.health.meetsTarget ? ' ok' : ' MISSED'})` : '';
+  const shed = r.refused ? `; accepted p99 ${fmt(r.accepted.p99)} ms (≤ ${r.accepted.target}), ${fmt(r.refused.perSec)} refused/s p99 ${fmt(r.refused.p99)} ms (< ${r.refused.target})` : '';
+  const extra = shed + (r.health ? `; /health p99 ${r.health.p99} ms (< ${r.health.target}${r.health.meetsTarget ? ' ok' : ' MISSED'})` : '');
   const bad = r.non2xx ? `; ${r.non2xx} non-2xx ${JSON.stringify(r.statuses ?? '')}` : '';
   return `  ${name.padEnd(15)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  ` +
     `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${cpuLine(r.cpu)}`;

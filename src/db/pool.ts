@@ -71,25 +71,49 @@ function withSessionSettings(url: string, settings: string[], namespace: string)
  * Runs `fn` inside BEGIN … COMMIT on one pooled client; any throw rolls back and is rethrown. This is the
  * only place that writes BEGIN/COMMIT/ROLLBACK (STYLE.md rule 10). `fn` must use the client it is given.
  * A connection lost meanwhile surfaces as the failing statement's error (src/db/faults.ts); the client's
- * 'error' event is taken care of by the pool (src/db/checkout.ts).
+ * 'error' event is taken care of by the pool (src/db/checkout.ts). When `signal` aborts first (the
+ * request's deadline), the connection is closed at once: the server rolls the transaction back, nothing
+ * `fn` still does on the client can commit, and tx rejects with the reason.
  */
-export async function tx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function tx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  signal?.throwIfAborted();
   const client = await pool.connect();
-  let broken: Error | undefined;
+  let released = false;
+  let committing = false;
+  const release = (err?: Error) => { if (!released) { released = true; client.release(err); } };
+  // Once COMMIT is on the wire the outcome is the server's; closing then would only hide it.
+  const abandon = () => { if (!committing) release(new Error('transaction abandoned: the request was cancelled')); };
+  signal?.addEventListener('abort', abandon, { once: true });
   try {
+    if (signal?.aborted) abandon();
     await client.query('BEGIN');
-    const result = await fn(client);
+    const result = await (signal ? untilAborted(fn(client), signal) : fn(client));
+    committing = true;
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    try {
-      await client.query('ROLLBACK');
-    } catch (rollbackErr) {
-      // The connection itself failed: do not hand it back to the pool.
-      broken = rollbackErr as Error;
+    if (!released) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackErr) {
+        // The connection itself failed: do not hand it back to the pool.
+        release(rollbackErr as Error);
+      }
     }
-    throw err;
+    throw signal?.aborted && !committing ? signal.reason : err;
   } finally {
-    client.release(broken);
+    signal?.removeEventListener('abort', abandon);
+    release();
   }
+}
+
+/** `work`, or the signal's reason as soon as it aborts (work's own outcome is then ignored). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => undefined); // its failure after an abort is expected: the connection is gone
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
 }

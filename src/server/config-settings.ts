@@ -53,7 +53,7 @@ export const SETTINGS: Setting[] = [
   s('DB_ACQUIRE_TIMEOUT', 'db.acquireTimeoutSeconds', 'duration', 3, { exclusiveMinimum: 0 }),
   s('DB_STATEMENT_TIMEOUT', 'db.statementTimeoutSeconds', 'duration', 5, { minimum: 0 }),
   s('DB_IDLE_IN_TRANSACTION_TIMEOUT', 'db.idleInTransactionTimeoutSeconds', 'duration', 10, { minimum: 0 }),
-  s('DB_POOL_WAITERS_PER_CONNECTION', 'db.poolWaitersPerConnection', 'int', 8, { minimum: 0 }),
+  s('DB_POOL_WAITERS_PER_CONNECTION', 'db.poolWaitersPerConnection', 'int', 100, { minimum: 0 }),
   s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['DB_NAMESPACE']),
 
   s('LOG_LEVEL', 'log.level', 'string', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),
@@ -110,6 +110,8 @@ export const SETTINGS: Setting[] = [
   s('PASSWORD_HASH_MEMORY_KIB', 'password.hash.memoryKiB', 'int', 19456, { minimum: 1024, maximum: 1048576 }),
   s('PASSWORD_HASH_TIME_COST', 'password.hash.timeCost', 'int', 2, { minimum: 1, maximum: 20 }),
   s('PASSWORD_HASH_PARALLELISM', 'password.hash.parallelism', 'int', 1, { minimum: 1, maximum: 16 }),
+  // 0: what the crypto threads finish within half a second at the hash time measured (src/server/crypto-queue.ts)
+  s('PASSWORD_HASH_MAX_QUEUE', 'password.hash.maxQueue', 'int', 0, { minimum: 0, maximum: 100000 }),
 
   s('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', 'security.refreshTokenRotationEnabled', 'bool', true),
   s('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', 'security.refreshTokenReuseIntervalSeconds', 'duration', 0, { minimum: 0 }),
@@ -127,6 +129,8 @@ export const SETTINGS: Setting[] = [
   s('SMTP_PASS', 'smtp.pass', 'string', ''),
   s('SMTP_ADMIN_EMAIL', 'smtp.adminEmail', 'string', ''),
   s('SMTP_SENDER_NAME', 'smtp.senderName', 'string', ''),
+  // The longest a mail or SMS send may hold its transaction open (README: mail inside the transaction).
+  s('SEND_TIMEOUT', 'api.sendTimeoutSeconds', 'duration', 5, positive),
   s('SMTP_MAX_FREQUENCY', 'smtp.maxFrequencySeconds', 'duration', 900, { minimum: 0 }),
 
   s('MAILER_AUTOCONFIRM', 'mailer.autoconfirm', 'bool', false),

@@ -36,6 +36,8 @@ export interface Config {
   api: {
     host: string; port: number; endpoint: string; externalUrl: string; requestIdHeader: string;
     maxRequestDurationSeconds: number;
+    /** SEND_TIMEOUT: a mail or SMS send that takes longer fails the request (its transaction rolls back) */
+    sendTimeoutSeconds: number;
   };
   /** uvThreadpool: libuv's threadpool size (UV_THREADPOOL_SIZE), where argon2 actually runs */
   workers: { http: number; crypto: number; uvThreadpool: number };
@@ -73,7 +75,8 @@ export interface Config {
     minLength: number;
     /** character sets, each needing at least one character present */
     requiredCharacters: string[];
-    hash: { memoryKiB: number; timeCost: number; parallelism: number };
+    /** maxQueue: hashes allowed to wait for a crypto thread; beyond it 503 (0 = measured, crypto-queue.ts) */
+    hash: { memoryKiB: number; timeCost: number; parallelism: number; maxQueue: number };
   };
   security: {
     refreshTokenRotationEnabled: boolean; refreshTokenReuseIntervalSeconds: number;

@@ -17,7 +17,7 @@ export type ErrorCode =
   | 'reauthentication_needed' | 'reauthentication_not_valid' | 'current_password_required' | 'current_password_invalid'
   | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed'
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
-  | 'database_unavailable' | 'database_busy' | 'not_ready';
+  | 'database_unavailable' | 'database_busy' | 'not_ready' | 'over_capacity';
 
 export class ApiError extends Error {
   constructor(
@@ -29,6 +29,14 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+
+  /** Seconds a client should wait before repeating the request (Retry-After); whole seconds, at least 1. */
+  retryAfterSeconds?: number;
+
+  retryAfter(seconds: number): this {
+    this.retryAfterSeconds = Math.max(1, Math.ceil(seconds));
+    return this;
+  }
 }
 
 /** OAuth-style error: always HTTP 400, body {error, error_description} whatever the API version (REFERENCE §1.1). */
@@ -39,14 +47,15 @@ export class OAuthError extends Error {
 export const badRequest = (msg: string) => new ApiError(400, 'validation_failed', msg);
 export const unprocessable = (code: ErrorCode, msg: string) => new ApiError(422, code, msg);
 
-/** Seconds a client should wait before repeating a request refused with this code (Retry-After). */
-const RETRY_AFTER: Partial<Record<ErrorCode, string>> = { database_unavailable: '5', database_busy: '1', not_ready: '5' };
-
 /** A lost or saturated database is the request's 503, never an unexpected failure (src/db/faults.ts). */
 const DATABASE_FAULTS: Record<DatabaseFault, () => ApiError> = {
-  unavailable: () => new ApiError(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.'),
-  busy: () => new ApiError(503, 'database_busy', 'The database is busy, please retry after a moment.'),
+  unavailable: () => new ApiError(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.').retryAfter(5),
+  busy: () => new ApiError(503, 'database_busy', 'The database is busy, please retry after a moment.').retryAfter(1),
 };
+
+/** 503 with Retry-After: the service is at capacity and refused the request before doing its work. */
+export const overCapacity = (retryAfterSeconds = 1) =>
+  new ApiError(503, 'over_capacity', 'The service is at capacity, please retry after a moment.').retryAfter(retryAfterSeconds);
 
 export interface RenderedError { status: number; headers: Record<string, string>; body: string }
 
@@ -69,8 +78,7 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
   const e = err instanceof ApiError ? err : fault ? DATABASE_FAULTS[fault]()
     : new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
   const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
-  const retryAfter = RETRY_AFTER[e.errorCode];
-  if (retryAfter) headers['Retry-After'] = retryAfter;
+  if (e.retryAfterSeconds !== undefined) headers['Retry-After'] = String(e.retryAfterSeconds);
   if (apiVersionOf(apiVersion) === API_VERSION_2024) {
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
     return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };

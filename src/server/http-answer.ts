@@ -47,11 +47,26 @@ export function assertNoNulInQuery(query: string): void {
   if (QUERY_NUL.test(query)) throw new ApiError(400, 'validation_failed', 'Query parameters cannot contain NUL characters');
 }
 
-/** API_MAX_REQUEST_DURATION: the answer is a 504 when the handler takes longer (it keeps running). */
-export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+/**
+ * A request's deadline as an AbortSignal, made only when a handler asks for it (most never do). When the
+ * deadline passes, the signal aborts with the 504 itself, so the work behind the answer stops too: its
+ * transaction rolls back (db/pool.ts tx) and its queued hash is dropped (crypto-queue.ts).
+ */
+export class Deadline {
+  private controller: AbortController | undefined;
+  get signal(): AbortSignal { return (this.controller ??= new AbortController()).signal; }
+  expire(reason: Error): void { this.controller?.abort(reason); }
+}
+
+/** API_MAX_REQUEST_DURATION: the answer is a 504 when the handler takes longer, and `deadline` expires. */
+export function withTimeout<T>(work: Promise<T>, ms: number, deadline?: Deadline): Promise<T> {
   let timer: NodeJS.Timeout;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ApiError(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.')), ms);
+    timer = setTimeout(() => {
+      const err = new ApiError(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.');
+      deadline?.expire(err);
+      reject(err);
+    }, ms);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -9,7 +9,7 @@ import uWS from '@trufflesuite/uws-js-unofficial';
 import type { Logger } from 'pino';
 import { ApiError } from './errors.js';
 import { corsHeaders, preflight } from './cors.js';
-import { assertNoNulInQuery, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './http-answer.js';
+import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './http-answer.js';
 import { recordRequest } from './request-record.js';
 import type { Router } from './router.js';
 import type { ApiRequest, Handler, Route } from './types.js';
@@ -81,23 +81,25 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       progress.params = match.params;
       if (snap.query) assertNoNulInQuery(snap.query);
       const { handler, path } = match.route;
+      const deadline = new Deadline();
       if (BODY_METHODS.has(snap.method)) {
         watchAbort(res, progress);
         return readBody(res, snap.headers, progress)
-          .then((raw) => run(handler, toApiRequest(snap, path, match.params, raw)))
+          .then((raw) => run(handler, toApiRequest(snap, path, match.params, raw, deadline), deadline))
           .then((response) => serialise(response, cors), fail);
       }
-      const result = handler(toApiRequest(snap, path, match.params, NO_BODY), ctx);
+      const result = handler(toApiRequest(snap, path, match.params, NO_BODY, deadline), ctx);
       if (!(result instanceof Promise)) return serialise(result, cors);
       watchAbort(res, progress);
-      return withTimeout(result, timeoutMs()).then((response) => serialise(response, cors), fail);
+      return withTimeout(result, timeoutMs(), deadline).then((response) => serialise(response, cors), fail);
     } catch (err) {
       return fail(err);
     }
   }
 
   const timeoutMs = () => ctx.config.api.maxRequestDurationSeconds * 1000;
-  const run = (handler: Handler, request: ApiRequest) => withTimeout(Promise.resolve(handler(request, ctx)), timeoutMs());
+  const run = (handler: Handler, request: ApiRequest, deadline: Deadline) =>
+    withTimeout(Promise.resolve(handler(request, ctx)), timeoutMs(), deadline);
 
   return {
     listen: (host, port) => new Promise((resolve, reject) => {
@@ -142,12 +144,13 @@ function watchAbort(res: uWS.HttpResponse, progress: Progress): void {
   res.onAborted(() => { progress.aborted = true; });
 }
 
-function toApiRequest(snap: Snapshot, route: string, params: Record<string, string>, rawBody: Buffer): ApiRequest {
+function toApiRequest(snap: Snapshot, route: string, params: Record<string, string>, rawBody: Buffer, deadline: Deadline): ApiRequest {
   let parsed: Record<string, unknown> | undefined;
   let query: URLSearchParams | undefined;
   return {
     method: snap.method, path: snap.path, route, params, headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
     get query() { return query ??= new URLSearchParams(snap.query); },
+    get signal() { return deadline.signal; },
     body() {
       return parsed ??= parseJsonObject(rawBody);
     },

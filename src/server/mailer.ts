@@ -43,10 +43,10 @@ export class MailSendError extends Error {
   override readonly name = 'MailSendError';
 }
 
-export type MailerConfig = Pick<Config, 'smtp' | 'mailer' | 'siteUrl' | 'development'>;
+export type MailerConfig = Pick<Config, 'smtp' | 'mailer' | 'siteUrl' | 'development' | 'api'>;
 
 export function createMailer(config: MailerConfig, log: Logger): Mailer {
-  const delivery: Delivery = config.smtp.host ? smtpDelivery(config.smtp) : logDelivery(config.development, log);
+  const delivery: Delivery = config.smtp.host ? smtpDelivery(config.smtp, config.api.sendTimeoutSeconds * 1000) : logDelivery(config.development, log);
   const templates = new TemplateCache({ siteUrl: config.siteUrl, log });
 
   async function compose(kind: MailKind, to: string, vars: MailVars): Promise<ComposedMail> {

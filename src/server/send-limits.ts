@@ -1,5 +1,7 @@
 // Limits on sending mail and SMS (REFERENCE §5.2, §5.3): a per-user minimum interval between sends,
-// and global counters shared by every thread and instance (rate_limits in Postgres).
+// and global counters shared by every thread and instance (rate_limits in Postgres). The counters are
+// taken on the pool, never inside a transaction (sending-tx.ts says why), hence pg.Pool, not a Queryable.
+import type pg from 'pg';
 import { ApiError } from './errors.js';
 import { takeFromBucket, takeFromWindow } from '../db/rate-limits.js';
 import type { SendLimit } from './config-types.js';
@@ -8,6 +10,7 @@ import type { AppContext } from './app.js';
 export type Channel = 'email' | 'sms';
 
 const CODE = { email: 'over_email_send_rate_limit', sms: 'over_sms_send_rate_limit' } as const;
+const EXCEEDED = { email: 'email rate limit exceeded', sms: 'SMS rate limit exceeded' } as const;
 
 /** 429 when the previous send to this user was less than `minSeconds` ago. */
 export function assertSendInterval(channel: Channel, lastSentAt: Date | null, minSeconds: number, now = Date.now()): void {
@@ -18,24 +21,18 @@ export function assertSendInterval(channel: Channel, lastSentAt: Date | null, mi
   }
 }
 
-async function take(ctx: AppContext, key: string, limit: SendLimit): Promise<boolean> {
+async function take(pool: pg.Pool, key: string, limit: SendLimit): Promise<boolean> {
   return limit.bucket
-    ? takeFromBucket(ctx.db, key, limit.max, limit.periodSeconds)
-    : takeFromWindow(ctx.db, key, limit.max, limit.periodSeconds);
+    ? takeFromBucket(pool, key, limit.max, limit.periodSeconds)
+    : takeFromWindow(pool, key, limit.max, limit.periodSeconds);
 }
 
-/** Counts one outgoing mail against RATE_LIMIT_EMAIL_SENT (skipped with MAILER_AUTOCONFIRM, as the original). */
-export async function takeEmailSend(ctx: AppContext): Promise<void> {
-  if (ctx.config.mailer.autoconfirm) return;
-  if (!await take(ctx, 'email_sent', ctx.config.rateLimit.emailSent)) {
-    throw new ApiError(429, 'over_email_send_rate_limit', 'email rate limit exceeded');
-  }
-}
-
-/** Counts one outgoing SMS against RATE_LIMIT_SMS_SENT (skipped with SMS_AUTOCONFIRM). */
-export async function takeSmsSend(ctx: AppContext): Promise<void> {
-  if (ctx.config.sms.autoconfirm) return;
-  if (!await take(ctx, 'sms_sent', ctx.config.rateLimit.smsSent)) {
-    throw new ApiError(429, 'over_sms_send_rate_limit', 'SMS rate limit exceeded');
-  }
+/**
+ * Counts one outgoing mail or SMS against RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT (skipped with
+ * MAILER_AUTOCONFIRM / SMS_AUTOCONFIRM, as the original); 429 when the limit is spent.
+ */
+export async function takeSendPermit(ctx: AppContext, pool: pg.Pool, channel: Channel): Promise<void> {
+  if (channel === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm) return;
+  const limit = channel === 'email' ? ctx.config.rateLimit.emailSent : ctx.config.rateLimit.smsSent;
+  if (!await take(pool, `${channel}_sent`, limit)) throw new ApiError(429, CODE[channel], EXCEEDED[channel]);
 }

@@ -12,6 +12,8 @@ export interface ApiRequest {
   ip: string;
   requestId: string;
   rawBody: Buffer;
+  /** aborts when API_MAX_REQUEST_DURATION passes (the 504): pass it to tx() and the hasher */
+  signal: AbortSignal;
   /** The parsed JSON body ({} when empty). Throws 400 bad_json when it does not parse. */
   body(): Record<string, unknown>;
 }

@@ -30,10 +30,20 @@ export interface SmtpTestServer {
   waitForMail(match: string | ((mail: CapturedMail) => boolean), timeoutMs?: number): Promise<CapturedMail>;
   /** Refuse the next recipient with `code message`, as a relay that rejects the address would. */
   failNext(code?: number, message?: string): void;
+  /** Hold every message's 250 reply until release() (a relay that stalls); `held` counts those waiting. */
+  stall(): void;
+  release(): void;
+  readonly held: number;
   close(): Promise<void>;
 }
 
-export async function startSmtpServer(): Promise<SmtpTestServer> {
+export interface SmtpOptions {
+  /** each message's 250 reply comes this many ms after it was received (a slow relay) */
+  delayMs?: number;
+}
+
+export async function startSmtpServer(options: SmtpOptions = {}): Promise<SmtpTestServer> {
+  let stalled: Array<() => void> | null = null;
   const inbox = createInbox<CapturedMail>((m) => `${m.to}: ${m.subject}`);
   const failures: Array<{ code: number; message: string }> = [];
   const logins = new Map<string, { username: string; password: string }>();
@@ -56,8 +66,12 @@ export async function startSmtpServer(): Promise<SmtpTestServer> {
     onData(stream, session, callback) {
       // The 250 reply waits for parsing, so once the client's send resolves the mail is in `mails`.
       simpleParser(stream).then((parsed) => {
-        inbox.add(capture(parsed, session.envelope.rcptTo.map((r) => r.address), logins.get(session.id) ?? null));
-        callback();
+        const accept = () => {
+          inbox.add(capture(parsed, session.envelope.rcptTo.map((r) => r.address), logins.get(session.id) ?? null));
+          callback();
+        };
+        const answer = () => stalled ? stalled.push(accept) : accept();
+        if (options.delayMs) setTimeout(answer, options.delayMs); else answer();
       }, callback);
     },
   });
@@ -80,6 +94,13 @@ export async function startSmtpServer(): Promise<SmtpTestServer> {
     failNext(code = 550, message = 'Mailbox unavailable') {
       failures.push({ code, message });
     },
+    stall() { stalled ??= []; },
+    release() {
+      const waiting = stalled ?? [];
+      stalled = null;
+      for (const accept of waiting) accept();
+    },
+    get held() { return stalled?.length ?? 0; },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

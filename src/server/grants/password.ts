@@ -30,14 +30,14 @@ export const password: Grant = {
     const aud = requestAudience(req, ctx);
     const phone = phoneText ? parsePhone(phoneText) : null;
     const user = email ? await findUserByEmail(ctx.db, email.toLowerCase(), aud) : phone ? await findUserByPhone(ctx.db, phone, aud) : null;
-    const verdict = await ctx.hasher.verify(user?.encrypted_password ?? null, password);
+    const verdict = await ctx.hasher.verify(user?.encrypted_password ?? null, password, req.signal);
     if (!user || !verdict.ok) throw invalidCredentials();
     if (isBanned(user)) throw new ApiError(400, 'user_banned', 'User is banned');
     if (email && !user.email_confirmed_at) throw new ApiError(400, 'email_not_confirmed', 'Email not confirmed');
     if (!email && !user.phone_confirmed_at) throw new ApiError(400, 'phone_not_confirmed', 'Phone not confirmed');
 
     // An imported (bcrypt) or older argon2 hash is upgraded to the current parameters on success.
-    const upgraded = verdict.needsRehash ? await ctx.hasher.hash(password) : undefined;
+    const upgraded = verdict.needsRehash ? await ctx.hasher.hash(password, req.signal) : undefined;
     // One statement, no transaction: the upgraded hash, the audit entry and the session commit together.
     const response = await issueSession(ctx, ctx.db, user, 'password', req, {
       audit: { actor: actorOf(user), action: 'login', traits: { provider: email ? 'email' : 'phone' } },

@@ -37,7 +37,7 @@ export const pkce: Grant = {
       if (flow.provider_access_token) session.provider_token = flow.provider_access_token;
       if (flow.provider_refresh_token) session.provider_refresh_token = flow.provider_refresh_token;
       return session;
-    });
+    }, req.signal);
     return { body: response };
   },
 };

@@ -25,18 +25,19 @@ export interface Delivery {
   readonly needsBody: boolean;
 }
 
-export function smtpDelivery(smtp: Config['smtp']): Delivery {
+/** `timeoutMs` (SEND_TIMEOUT) bounds each phase of the SMTP exchange; deliver.ts bounds the whole send. */
+export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery {
   const transport = nodemailer.createTransport({
     pool: true,
     host: smtp.host,
     port: smtp.port,
     secure: smtp.port === 465, // implicit TLS; other ports upgrade with STARTTLS when offered
     auth: smtp.user ? { user: smtp.user, pass: smtp.pass } : undefined,
-    // nodemailer's defaults (2 min to connect, 10 min idle socket) would hold an HTTP request that
-    // long behind a dead mail server; fail within the API's own time budget instead.
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
+    // nodemailer's defaults (2 min to connect, 10 min idle socket) would hold an HTTP request, and the
+    // transaction it sends from, that long behind a dead mail server; fail within SEND_TIMEOUT instead.
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
   });
   const from = { name: smtp.senderName || smtp.adminEmail, address: smtp.adminEmail };
   return {

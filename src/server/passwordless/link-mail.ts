@@ -1,11 +1,11 @@
 // The mails that carry the user's recovery token: the magic link and the password recovery mail
 // (REFERENCE §2.5, §2.6). Both share recovery_token and recovery_sent_at, so one interval covers both.
-import { tx } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { lockUserById, updateUser } from '../../db/users.js';
 import { insertFlowState } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { sendEmailToken } from '../deliver.js';
-import { assertSendInterval, takeEmailSend } from '../send-limits.js';
+import { assertSendInterval, takeSendPermit } from '../send-limits.js';
 import { newOtp, otpHash } from '../tokens.js';
 import { actorOf } from '../users/actor.js';
 import type { PkceParams } from '../pkce.js';
@@ -26,8 +26,8 @@ export const FLOW_METHOD = { magicLink: 'magiclink', recovery: 'recovery' } as c
 export const linkMailInterval = (config: Config) => Math.max(60, config.smtp.maxFrequencySeconds);
 
 /** Sends the mail in one transaction: a failed send leaves no token, flow or timestamp behind. */
-export async function sendLinkMail(ctx: AppContext, userId: string, mail: LinkMail): Promise<void> {
-  await tx(ctx.db, async (c) => {
+export async function sendLinkMail(ctx: AppContext, userId: string, mail: LinkMail, signal?: AbortSignal): Promise<void> {
+  await sendingTx(ctx, signal, async (c) => {
     const user = (await lockUserById(c, userId))!;
     assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
     if (mail.pkce) {
@@ -47,6 +47,6 @@ export async function sendLinkMail(ctx: AppContext, userId: string, mail: LinkMa
  * same code and hash are computed. Only the SMTP exchange itself is skipped.
  */
 export async function pretendLinkMail(ctx: AppContext, address: string): Promise<void> {
-  await takeEmailSend(ctx);
+  await takeSendPermit(ctx, ctx.db, 'email');
   otpHash(address, newOtp(ctx.config.mailer.otpLength));
 }

@@ -37,7 +37,7 @@ export const adminGenerateLink: Handler = async (req, ctx) => {
       tokenHash: issued.linkToken, type: plan.kind, redirectTo });
     return { ...userJson(plan.user, await findIdentitiesByUser(c, plan.user.id)),
       action_link: actionLink, email_otp: issued.otp, hashed_token: issued.linkToken, verification_type: type, redirect_to: redirectTo };
-  });
+  }, req.signal);
   return { body: response };
 };
 

@@ -32,7 +32,7 @@ export const adminCreateUser: Handler = async (req, ctx) => {
   if (phone && await isPhoneTaken(ctx.db, phone)) throw unprocessable('phone_exists', DUPLICATE_PHONE);
   const id = checkedId(req.params.user_id ?? params.id);
   const passwordHash = await storedPassword(ctx, params, false);
-  const user = await tx(ctx.db, (c) => create(ctx, c, admin, params, { id, aud, email, phone, passwordHash }));
+  const user = await tx(ctx.db, (c) => create(ctx, c, admin, params, { id, aud, email, phone, passwordHash }), req.signal);
   return { body: user };
 };
 

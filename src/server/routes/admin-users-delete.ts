@@ -18,6 +18,6 @@ export const adminDeleteUser: Handler = async (req, ctx) => {
     await writeAudit(c, admin.actor, 'user_deleted', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
     if (!soft) return hardDeleteUser(c, user.id);
     if (!user.deleted_at) await softDeleteUser(c, user);
-  });
+  }, req.signal);
   return { body: {} };
 };

@@ -38,7 +38,7 @@ export const adminUpdateUser: Handler = async (req, ctx) => {
     if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
     await writeAudit(c, admin.actor, 'user_modified', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
     return userJson(user, await findIdentitiesByUser(c, user.id));
-  });
+  }, req.signal);
   return { body };
 };
 

@@ -15,5 +15,5 @@ export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: 
       raw_app_meta_data: {}, raw_user_meta_data: data, is_anonymous: true }))!;
     return { body: await issueSession(ctx, c, user, 'anonymous', req,
       { audit: { actor: { id: user.id, username: '' }, action: 'user_signedup', traits: { provider: 'anonymous' } } }) };
-  });
+  }, req.signal);
 }

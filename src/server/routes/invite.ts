@@ -3,7 +3,7 @@
 // is a confirmation token; GET /verify type=invite then signs them in with type=invite in the fragment,
 // so the app shows a set-password form. No per-user frequency limit, as in the original.
 import { unprocessable } from '../errors.js';
-import { tx } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { findUserByEmail, updateUser } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -23,7 +23,7 @@ export const invite: Handler = async (req, ctx) => {
   const data = objectField(body, 'data');
   const aud = adminAudience(req, ctx);
   const redirectTo = redirectTarget(req, ctx);
-  const user = await tx(ctx.db, async (c) => {
+  const user = await sendingTx(ctx, req.signal, async (c) => {
     const existing = await findUserByEmail(c, email, aud);
     if (existing?.email_confirmed_at) throw unprocessable('email_exists', DUPLICATE_EMAIL);
     const invited = existing ?? (await createUser(c, { provider: 'email', address: email, aud, role: ctx.config.jwt.defaultGroupName,

@@ -33,5 +33,5 @@ export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: Reco
     user = await findUserByEmail(ctx.db, email, aud);
     if (!user) return;
   }
-  await sendLinkMail(ctx, user.id, { kind: 'magicLink', redirectTo: redirectTarget(req, ctx), pkce });
+  await sendLinkMail(ctx, user.id, { kind: 'magicLink', redirectTo: redirectTarget(req, ctx), pkce }, req.signal);
 }

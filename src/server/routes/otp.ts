@@ -2,7 +2,7 @@
 // code. create_user follows the original (decisions table): true (the default) may sign the address up;
 // false with an unknown address is 422 otp_disabled.
 import { ApiError, badRequest, unprocessable } from '../errors.js';
-import { tx } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
@@ -58,7 +58,7 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: Record<string,
     if (!user) return { body: {} };
   }
   const userId = user.id;
-  const { messageId } = await tx(ctx.db, async (c) => {
+  const { messageId } = await sendingTx(ctx, req.signal, async (c) => {
     const current = (await lockUserById(c, userId))!;
     await writeAudit(c, actorOf(current), 'user_recovery_requested');
     return sendConfirmation(ctx, c, current, { provider: 'phone', address: phone, channel, redirectTo: '', pkce: null, checkInterval: true });

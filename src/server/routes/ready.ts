@@ -17,12 +17,17 @@ export const ready: Handler = async (_req, ctx) => {
   const [database, crypto] = await Promise.all([
     check(ctx, 'database', () => ping(ctx.db)),
     check(ctx, 'crypto', async () => {
-      if (!(await ctx.hasher.verify(PROBE_HASH, 'ready')).ok) throw new Error('the probe hash did not verify');
+      try {
+        if (!(await ctx.hasher.verify(PROBE_HASH, 'ready')).ok) throw new Error('the probe hash did not verify');
+      } catch (err) {
+        // A full hashing queue is load, not a fault: taking the instance out of rotation would only move the flood.
+        if (!(err instanceof ApiError && err.errorCode === 'over_capacity')) throw err;
+      }
     }),
   ]);
   const checks = { database, crypto };
   const failing = Object.entries(checks).filter(([, outcome]) => outcome !== 'ok').map(([name]) => name);
-  if (failing.length > 0) throw new ApiError(503, 'not_ready', `Not ready: ${failing.join(' and ')} unavailable`, { checks });
+  if (failing.length > 0) throw new ApiError(503, 'not_ready', `Not ready: ${failing.join(' and ')} unavailable`, { checks }).retryAfter(5);
   return { body: { status: 'ready', checks } };
 };
 

@@ -1,7 +1,7 @@
 // GET /reauthenticate (REFERENCE §2.9): sends a one-time nonce to the user's email (preferred) or phone,
 // within that channel's per-user frequency limit; PUT /user spends it as `nonce`.
 import { ApiError, badRequest } from '../errors.js';
-import { tx } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { lockUserById, updateUser } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { authenticate } from '../authenticate.js';
@@ -17,7 +17,7 @@ export const reauthenticate: Handler = async (req, ctx) => {
   if (!target) throw badRequest('Reauthentication requires the user to have an email or a phone number');
   if (target.channel === 'email' && !user.email_confirmed_at) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
   if (target.channel === 'sms' && !user.phone_confirmed_at) throw new ApiError(422, 'phone_not_confirmed', 'Please verify your phone first.');
-  const body = await tx(ctx.db, async (c) => {
+  const body = await sendingTx(ctx, req.signal, async (c) => {
     // Locked so that two concurrent requests cannot both pass the frequency check.
     const locked = (await lockUserById(c, user.id)) ?? user;
     let answer: Record<string, string> = {};

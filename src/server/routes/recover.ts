@@ -19,6 +19,6 @@ export const recover: Handler = async (req, ctx) => {
   const pkce = readPkceParams(body);
   const user = await findUserByEmail(ctx.db, email, requestAudience(req, ctx));
   if (!user) await pretendLinkMail(ctx, email);
-  else await sendLinkMail(ctx, user.id, { kind: 'recovery', redirectTo: redirectTarget(req, ctx), pkce });
+  else await sendLinkMail(ctx, user.id, { kind: 'recovery', redirectTo: redirectTarget(req, ctx), pkce }, req.signal);
   return { body: {} };
 };

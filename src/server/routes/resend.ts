@@ -2,7 +2,8 @@
 // phone_change code again. An unknown user, a confirmed address or no pending change answers 200 {}
 // without sending, the same as a send, so the endpoint reveals nothing about accounts.
 import { ApiError, badRequest } from '../errors.js';
-import { tx, type Queryable } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { findUserByEmail, findUserByPendingAddress, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { requestAudience } from '../authenticate.js';
@@ -24,7 +25,7 @@ interface Resend { type: ResendType; address: string; byEmail: boolean; pkce: Pk
 export const resend: Handler = async (req, ctx) => {
   const r = readResend(req.body(), ctx, redirectTarget(req, ctx));
   const aud = requestAudience(req, ctx);
-  const body = await tx(ctx.db, async (c) => {
+  const body = await sendingTx(ctx, req.signal, async (c) => {
     const found = r.type === 'signup' ? await findUserByEmail(c, r.address, aud)
       : r.type === 'sms' ? await findUserByPhone(c, r.address, aud)
       : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);

@@ -1,7 +1,7 @@
 // POST /signup (REFERENCE §2.1): the checks in the original's order, then the sign-up itself
 // (users/signup.ts) in one transaction.
 import { ApiError, badRequest, unprocessable } from '../errors.js';
-import { tx } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
 import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
 import { signUp, type SignupInput } from '../users/signup.js';
@@ -22,8 +22,8 @@ export const signup: Handler = async (req, ctx) => {
   if (!email && !phone) return signUpAnonymously(req, ctx, objectField(body, 'data'));
   const input = readInput(req, ctx, body, email, phone);
   // Hash before looking anything up: a new, a pending and an existing address cost the same work.
-  const passwordHash = await ctx.hasher.hash(input.password);
-  return tx(ctx.db, (c) => signUp(ctx, c, req, input, passwordHash));
+  const passwordHash = await ctx.hasher.hash(input.password, req.signal);
+  return sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, passwordHash));
 };
 
 function readInput(req: ApiRequest, ctx: AppContext, body: Record<string, unknown>, email: string, phone: string): SignupInput {

@@ -2,7 +2,8 @@
 // outside any transaction), then one transaction that writes every change and sends every message, so
 // a failed send leaves the user as it was.
 import { ApiError, unprocessable } from '../errors.js';
-import { tx, type Queryable } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
@@ -36,7 +37,7 @@ export const putUser: Handler = async (req, ctx) => {
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce);
-  const outcome = await tx(ctx.db, async (c): Promise<UserRow | ApiError> => {
+  const outcome = await sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError> => {
     // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
     let current = await lockUserById(c, user.id);
     if (!current) return new ApiError(403, 'user_not_found', 'User from sub claim in JWT does not exist');

@@ -6,6 +6,7 @@ import { insertFlowState } from '../../db/flow-state.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendEmailToken } from '../deliver.js';
 import { assertSendInterval } from '../send-limits.js';
+import { requirePermits } from '../sending-tx.js';
 import type { PkceParams } from '../pkce.js';
 import type { AppContext } from '../app.js';
 
@@ -20,6 +21,7 @@ export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserR
   if (r.pkce) {
     await insertFlowState(q, { userId: user.id, codeChallenge: r.pkce.codeChallenge, method: r.pkce.method, authenticationMethod: 'email_change' });
   }
+  requirePermits(ctx, q, 'email', isSecureChange(ctx, user) ? 2 : 1);
   const common = { kind: 'emailChange' as const, redirectTo: r.redirectTo, pkce: !!r.pkce, newEmail: r.newEmail };
   await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail });
   if (isSecureChange(ctx, user)) {

@@ -2,7 +2,8 @@
 // for an unknown address: create the user, or re-send a pending confirmation, or answer a confirmed
 // duplicate without revealing it.
 import { ApiError, unprocessable } from '../errors.js';
-import { tx, type Queryable } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
+import { sendingTx } from '../sending-tx.js';
 import { findUserByEmail, findUserByPhone, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -39,7 +40,7 @@ export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s:
   if (ctx.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
   const input: SignupInput = { provider: s.provider, address: s.address, password: '', data: s.data, channel: s.channel ?? 'sms',
     aud: requestAudience(req, ctx), redirectTo: redirectTarget(req, ctx), pkce: s.pkce ?? null };
-  await tx(ctx.db, (c) => signUp(ctx, c, req, input, null));
+  await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, null));
 }
 
 export async function signUp(ctx: AppContext, c: Queryable, req: ApiRequest, input: SignupInput, passwordHash: string | null): Promise<ApiResponse> {

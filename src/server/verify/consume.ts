@@ -63,7 +63,7 @@ export async function consumeToken(ctx: AppContext, req: ApiRequest, type: Verif
       return { kind: 'code', authCode: flow.auth_code! };
     }
     return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }) };
-  });
+  }, req.signal);
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
 }
