@@ -17,6 +17,9 @@ export type ErrorCode =
   | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed';
 
 export class ApiError extends Error {
+  /** Retry-After in seconds; a 429 or 503 without one gets DEFAULT_RETRY_AFTER (renderError). */
+  retryAfterSeconds?: number;
+
   constructor(
     readonly status: number,
     readonly errorCode: ErrorCode,
@@ -25,6 +28,12 @@ export class ApiError extends Error {
     readonly extra?: Record<string, unknown>,
   ) {
     super(message);
+  }
+
+  /** Sets the seconds a client should wait before retrying (at least 1, whole seconds). */
+  retryAfter(seconds: number): this {
+    this.retryAfterSeconds = Math.max(1, Math.ceil(seconds));
+    return this;
   }
 }
 
@@ -39,6 +48,9 @@ export const unprocessable = (code: ErrorCode, msg: string) => new ApiError(422,
 export interface RenderedError { status: number; headers: Record<string, string>; body: string }
 
 const API_VERSION_2024 = '2024-01-01';
+
+// Every 429 and 503 tells the client when to come back (DESIGN §2), also when its thrower could not know.
+const DEFAULT_RETRY_AFTER: Record<number, number> = { 429: 60, 503: 5 };
 
 /** The API version a request selects with X-Supabase-Api-Version (REFERENCE §1.2). */
 export function apiVersionOf(header: string | undefined): 'initial' | typeof API_VERSION_2024 {
@@ -56,6 +68,8 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
   const e = err instanceof ApiError ? err
     : new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
   const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
+  const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
+  if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   if (apiVersionOf(apiVersion) === API_VERSION_2024) {
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
     return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };
