@@ -14,7 +14,8 @@ export type ErrorCode =
   | 'refresh_token_not_found' | 'refresh_token_already_used' | 'flow_state_not_found' | 'flow_state_expired'
   | 'flow_state_already_used' | 'bad_code_verifier' | 'bad_oauth_state' | 'bad_oauth_callback' | 'invite_not_found'
   | 'reauthentication_needed' | 'reauthentication_not_valid' | 'current_password_required' | 'current_password_invalid'
-  | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed';
+  | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed'
+  | 'saml_provider_disabled' | 'web3_provider_disabled';
 
 export class ApiError extends Error {
   /** Retry-After in seconds; a 429 or 503 without one gets DEFAULT_RETRY_AFTER (renderError). */

@@ -23,6 +23,7 @@ import { logout } from './routes/logout.js';
 import { putUser } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
 import { resend } from './routes/resend.js';
+import { sso } from './routes/sso.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
@@ -49,4 +50,5 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/logout', handler: logout },
   { method: 'GET', path: '/reauthenticate', handler: reauthenticate },
   { method: 'POST', path: '/resend', handler: limited('otp', resend) },
+  { method: 'POST', path: '/sso', handler: sso },
 ];
