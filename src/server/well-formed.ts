@@ -8,7 +8,8 @@ declare global {
 }
 
 // Raw UTF-8 cannot carry a surrogate (Buffer decoding already turns such bytes into U+FFFD), so only the
-// escape can: \uD800-\uDFFF. A body without one needs no walk.
+// escape can: \uD800-\uDFFF. A body without one needs no walk. Query strings need none either:
+// URLSearchParams decodes a percent-encoded surrogate (%ED%A0%80) to U+FFFD.
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 export const mayHoldLoneSurrogates = (rawLatin1: string): boolean => SURROGATE_ESCAPE.test(rawLatin1);
