@@ -80,7 +80,7 @@ t.test('CORS: preflight answered, origin echoed with credentials, headers expose
   const simple = await api.request('GET', '/settings', { headers: { Origin: 'https://app.example' } });
   t.equal(simple.headers.get('access-control-allow-origin'), 'https://app.example');
   t.equal(simple.headers.get('access-control-allow-credentials'), 'true');
-  t.equal(simple.headers.get('access-control-expose-headers'), 'X-Total-Count, Link, X-Supabase-Api-Version');
+  t.equal(simple.headers.get('access-control-expose-headers'), 'X-Total-Count, Link, X-Supabase-Api-Version, Retry-After');
   t.equal(simple.headers.get('vary'), 'Origin');
   const errored = await api.request('GET', '/missing', { headers: { Origin: 'https://app.example' } });
   t.equal(errored.headers.get('access-control-allow-origin'), 'https://app.example', 'errors carry CORS headers too');

@@ -124,7 +124,7 @@ t.test('GET /user and its authentication errors', async (t) => {
       403, 'bad_jwt', 'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired'],
     [{ authorization: `Bearer ${unsignedToken(claims)}` }, 403, 'bad_jwt', /^invalid JWT: unable to parse or verify signature, /],
     [{ authorization: `Bearer ${await sign({ role: 'anon' })}` }, 403, 'bad_jwt', 'invalid claim: missing sub claim'],
-    [{ authorization: `Bearer ${await sign({ ...claims, sub: 'not-a-uuid' })}` }, 400, 'bad_jwt', 'invalid claim: sub claim must be a UUID'],
+    [{ authorization: `Bearer ${await sign({ ...claims, sub: 'not-a-uuid' })}` }, 403, 'bad_jwt', 'invalid claim: sub claim must be a UUID'],
     [{ authorization: `Bearer ${await sign({ ...claims, sub: '00000000-0000-4000-8000-000000000000' })}` }, 403, 'user_not_found', 'User from sub claim in JWT does not exist'],
     [{ authorization: `Bearer ${await sign({ ...claims, session_id: 'nope' })}` }, 403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID'],
     [{ authorization: `Bearer ${await sign({ ...claims, session_id: '00000000-0000-4000-8000-000000000000' })}` }, 403, 'session_not_found', 'Session from session_id claim in JWT does not exist'],

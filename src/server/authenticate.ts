@@ -50,9 +50,21 @@ export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContex
 async function subjectOf(req: ApiRequest, ctx: AppContext): Promise<{ claims: VerifiedClaims; userId: string; sessionId: string | null }> {
   const claims = await bearerClaims(req, ctx);
   if (!claims.sub) throw new ApiError(403, 'bad_jwt', 'invalid claim: missing sub claim');
-  if (!UUID.test(claims.sub)) throw new ApiError(400, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
+  // 403 like every other bad token (the original answers 400 here; README "Deliberate departures").
+  if (!UUID.test(claims.sub)) throw new ApiError(403, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
+  if (!audienceMatches(claims.aud, requestAudience(req, ctx))) {
+    throw new ApiError(400, 'validation_failed', "Token audience doesn't match request audience");
+  }
   const sessionId = typeof claims.session_id === 'string' && UUID.test(claims.session_id) ? claims.session_id : null;
   return { claims, userId: claims.sub, sessionId };
+}
+
+/**
+ * The token must be for the audience this request works in: X-JWT-AUD or JWT_AUD, never the token's own
+ * (the original compared a token's aud with itself, so any aud passed; test/access-token-checks.test.ts).
+ */
+function audienceMatches(aud: unknown, expected: string): boolean {
+  return Array.isArray(aud) ? aud.includes(expected) : aud === expected;
 }
 
 function checked(claims: VerifiedClaims, sessionId: string | null, found: UserSession | null): Authenticated {
@@ -63,8 +75,7 @@ function checked(claims: VerifiedClaims, sessionId: string | null, found: UserSe
   return { claims, user: found.user, session: found.session };
 }
 
-/** The audience of a request: X-JWT-AUD, else the token's, else JWT_AUD (REFERENCE §1.6). */
-export function requestAudience(req: ApiRequest, ctx: AppContext, claims?: VerifiedClaims): string {
-  const tokenAud = typeof claims?.aud === 'string' ? claims.aud : undefined;
-  return req.headers['x-jwt-aud'] || tokenAud || ctx.config.jwt.aud;
+/** The audience of a request: X-JWT-AUD, else JWT_AUD (REFERENCE §1.6, without the token's own aud). */
+export function requestAudience(req: ApiRequest, ctx: AppContext): string {
+  return req.headers['x-jwt-aud'] || ctx.config.jwt.aud;
 }

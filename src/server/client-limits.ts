@@ -29,7 +29,8 @@ export function limited(bucket: ClientBucket, handler: Handler): Handler {
       const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
       const burst = bucket === 'anonymous' ? perPeriod : BURST;
       const allowed = perPeriod > 0 && await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod);
-      if (!allowed) throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached');
+      // A denied bucket holds less than one token: one more arrives within a token's period.
+      if (!allowed) throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
     }
     return handler(req, ctx);
   };

@@ -121,7 +121,7 @@ export const SETTINGS: Setting[] = [
   s('SECURITY_CAPTCHA_PROVIDER', 'security.captcha.provider', 'string', 'hcaptcha', { enum: ['hcaptcha', 'turnstile'] }),
   s('SECURITY_CAPTCHA_SECRET', 'security.captcha.secret', 'string', ''),
   s('SECURITY_CAPTCHA_TIMEOUT', 'security.captcha.timeoutSeconds', 'duration', 10, positive),
-  s('SECURITY_CAPTCHA_VERIFY_URL', 'security.captcha.verifyUrl', 'string', ''),
+  s('SECURITY_CAPTCHA_VERIFY_URL', 'security.captcha.verifyUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
 
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),

@@ -3,7 +3,7 @@
 const ALLOWED_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const ALLOWED_HEADERS = new Set(['accept', 'authorization', 'content-type', 'x-client-ip', 'x-client-info',
   'x-jwt-aud', 'x-use-cookie', 'x-supabase-api-version', 'origin', 'apikey', 'x-requested-with']);
-const EXPOSED = 'X-Total-Count, Link, X-Supabase-Api-Version';
+const EXPOSED = 'X-Total-Count, Link, X-Supabase-Api-Version, Retry-After';
 
 // Shared by every request without an Origin (server-to-server callers, most of a load): never mutated,
 // callers copy it into the answer's own headers.

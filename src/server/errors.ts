@@ -16,10 +16,14 @@ export type ErrorCode =
   | 'flow_state_already_used' | 'bad_code_verifier' | 'bad_oauth_state' | 'bad_oauth_callback' | 'invite_not_found'
   | 'reauthentication_needed' | 'reauthentication_not_valid' | 'current_password_required' | 'current_password_invalid'
   | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed'
+  | 'saml_provider_disabled' | 'web3_provider_disabled'
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
   | 'database_unavailable' | 'database_busy' | 'not_ready' | 'over_capacity';
 
 export class ApiError extends Error {
+  /** Retry-After in seconds; a 429 or 503 without one gets DEFAULT_RETRY_AFTER (renderError). */
+  retryAfterSeconds?: number;
+
   constructor(
     readonly status: number,
     readonly errorCode: ErrorCode,
@@ -30,9 +34,7 @@ export class ApiError extends Error {
     super(message);
   }
 
-  /** Seconds a client should wait before repeating the request (Retry-After); whole seconds, at least 1. */
-  retryAfterSeconds?: number;
-
+  /** Sets the seconds a client should wait before retrying (at least 1, whole seconds). */
   retryAfter(seconds: number): this {
     this.retryAfterSeconds = Math.max(1, Math.ceil(seconds));
     return this;
@@ -61,6 +63,9 @@ export interface RenderedError { status: number; headers: Record<string, string>
 
 const API_VERSION_2024 = '2024-01-01';
 
+// Every 429 and 503 tells the client when to come back (DESIGN §2), also when its thrower could not know.
+const DEFAULT_RETRY_AFTER: Record<number, number> = { 429: 60, 503: 5 };
+
 /** The API version a request selects with X-Supabase-Api-Version (REFERENCE §1.2). */
 export function apiVersionOf(header: string | undefined): 'initial' | typeof API_VERSION_2024 {
   if (!header || !/^\d{4}-\d{2}-\d{2}$/.test(header)) return 'initial';
@@ -78,7 +83,8 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
   const e = err instanceof ApiError ? err : fault ? DATABASE_FAULTS[fault]()
     : new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
   const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
-  if (e.retryAfterSeconds !== undefined) headers['Retry-After'] = String(e.retryAfterSeconds);
+  const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
+  if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   if (apiVersionOf(apiVersion) === API_VERSION_2024) {
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
     return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };

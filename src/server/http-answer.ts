@@ -1,6 +1,7 @@
 // What the HTTP layer writes: a status, headers and a serialised body, built from a handler's response or
 // from any thrown error. Nothing here touches uWS.
 import { ApiError, renderError } from './errors.js';
+import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
 import type { ApiResponse } from './types.js';
 
 export interface Answer { status: number; headers: Record<string, string>; body: string }
@@ -27,7 +28,8 @@ const QUERY_NUL = /%00/;
 /** A JSON body that must be an object ({} when empty); anything else is 400 bad_json. */
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) return {};
-  if (JSON_NUL.test(raw.toString('latin1'))) {
+  const latin1 = raw.toString('latin1');
+  if (JSON_NUL.test(latin1)) {
     throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed');
   }
   let value: unknown;
@@ -39,7 +41,7 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object');
   }
-  return value as Record<string, unknown>;
+  return (mayHoldLoneSurrogates(latin1) ? wellFormed(value) : value) as Record<string, unknown>;
 }
 
 /** 400 when the query string carries a NUL character (see JSON_NUL). */

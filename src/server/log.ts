@@ -2,17 +2,19 @@
 // places a request's credentials could be copied into a log object.
 import { pino, type Logger } from 'pino';
 import type { Config } from './config-types.js';
+import { SECRET_HEADERS, SECRET_KEYS } from './secret-keys.js';
 
 const LEVELS: Record<Config['log']['level'], pino.Level> = {
   panic: 'fatal', fatal: 'fatal', error: 'error', warn: 'warn', info: 'info', debug: 'debug',
 };
 
-// Credentials never reach a log line: request lines carry no body and a masked query; the paths below
-// catch the places an error or a debug object could carry one. Explicit paths only: pino's wildcard
-// redaction costs a measurable share of a cheap request (bench: settings).
+// Credentials never reach a log line: request lines carry no body and a masked query (secret-keys.ts);
+// the paths below, built from the same names, catch the places an error or a debug object could carry
+// one. Explicit paths only: pino's wildcard redaction costs a measurable share of a cheap request
+// (bench: settings).
 const REDACT = [
-  'authorization', 'password', 'token', 'access_token', 'refresh_token', 'nonce', 'code_verifier',
-  'headers.authorization', 'headers.cookie', 'headers.apikey', 'body.password', 'body.refresh_token',
+  ...SECRET_KEYS, ...SECRET_KEYS.map((k) => `body.${k}`), 'body.gotrue_meta_security.captcha_token',
+  ...SECRET_HEADERS.map((h) => `headers["${h}"]`),
 ];
 
 export function createLogger(config: Config['log'], bindings: Record<string, unknown> = {}): Logger {
@@ -37,9 +39,5 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
 
 /** The longest a written line waits in the buffer. */
 export const FLUSH_INTERVAL_MS = 1000;
-
-/** Query parameters whose values are credentials; their values are masked in logged URLs. */
-const SECRET_PARAMS = /((?:^|[?&])(?:token|token_hash|code|refresh_token|access_token|nonce)=)[^&]*/gi;
-export const maskQuery = (query: string) => query.replace(SECRET_PARAMS, '$1[redacted]');
 
 export type { Logger };

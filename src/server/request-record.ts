@@ -1,6 +1,6 @@
 // After each request: its metric, its span, and its log line (none for quiet routes such as /health).
 import type { Logger } from 'pino';
-import { maskQuery } from './log.js';
+import { maskQuery } from './secret-keys.js';
 import type { AppContext } from './app.js';
 import type { Route } from './types.js';
 

@@ -1,5 +1,5 @@
-// The route table: one line per endpoint. Handlers live in routes/ (one file per endpoint family) and
-// grants/ (one module per /token grant).
+// The route table: one line per endpoint, with its guards (per-client limit, captcha). Handlers live in
+// routes/ (one file per endpoint family) and grants/ (one module per /token grant).
 import type { Route } from './types.js';
 import { health } from './routes/health.js';
 import { ready } from './routes/ready.js';
@@ -13,6 +13,7 @@ import { otp } from './routes/otp.js';
 import { magiclink } from './routes/magiclink.js';
 import { recover } from './routes/recover.js';
 import { limited } from './client-limits.js';
+import { captchaChecked, uncheckedGrant } from './captcha-guard.js';
 import { adminListUsers, adminGetUser } from './routes/admin-users-read.js';
 import { adminCreateUser } from './routes/admin-users-create.js';
 import { adminUpdateUser } from './routes/admin-users-update.js';
@@ -24,20 +25,21 @@ import { logout } from './routes/logout.js';
 import { putUser } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
 import { resend } from './routes/resend.js';
+import { sso } from './routes/sso.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', handler: health, quiet: true },
   { method: 'GET', path: '/ready', handler: ready, quiet: true },
   { method: 'GET', path: '/settings', handler: settings },
   { method: 'GET', path: '/.well-known/jwks.json', handler: jwks },
-  { method: 'POST', path: '/signup', handler: limited('signup', signup) },
-  { method: 'POST', path: '/token', handler: limited('token', token) },
+  { method: 'POST', path: '/signup', handler: limited('signup', captchaChecked(signup)) },
+  { method: 'POST', path: '/token', handler: limited('token', captchaChecked(token, uncheckedGrant)) },
   { method: 'GET', path: '/verify', handler: limited('verify', verifyGet) },
   { method: 'POST', path: '/verify', handler: limited('verify', verifyPost) },
   { method: 'GET', path: '/user', handler: getUser },
-  { method: 'POST', path: '/otp', handler: limited('otp', otp) },
-  { method: 'POST', path: '/magiclink', handler: limited('otp', magiclink) },
-  { method: 'POST', path: '/recover', handler: limited('otp', recover) },
+  { method: 'POST', path: '/otp', handler: limited('otp', captchaChecked(otp)) },
+  { method: 'POST', path: '/magiclink', handler: limited('otp', captchaChecked(magiclink)) },
+  { method: 'POST', path: '/recover', handler: limited('otp', captchaChecked(recover)) },
   { method: 'GET', path: '/admin/users', handler: adminListUsers },
   { method: 'POST', path: '/admin/users', handler: adminCreateUser },
   { method: 'GET', path: '/admin/users/{user_id}', handler: adminGetUser },
@@ -50,5 +52,6 @@ export const ROUTES: Route[] = [
   { method: 'PUT', path: '/user', handler: limited('otp', putUser) },
   { method: 'POST', path: '/logout', handler: logout },
   { method: 'GET', path: '/reauthenticate', handler: reauthenticate },
-  { method: 'POST', path: '/resend', handler: limited('otp', resend) },
+  { method: 'POST', path: '/resend', handler: limited('otp', captchaChecked(resend)) },
+  { method: 'POST', path: '/sso', handler: sso },
 ];

@@ -17,7 +17,8 @@ export function assertSendInterval(channel: Channel, lastSentAt: Date | null, mi
   if (!lastSentAt) return;
   const remainingMs = lastSentAt.getTime() + minSeconds * 1000 - now;
   if (remainingMs > 0) {
-    throw new ApiError(429, CODE[channel], `For security purposes, you can only request this after ${Math.ceil(remainingMs / 1000)} seconds.`);
+    throw new ApiError(429, CODE[channel], `For security purposes, you can only request this after ${Math.ceil(remainingMs / 1000)} seconds.`)
+      .retryAfter(remainingMs / 1000);
   }
 }
 

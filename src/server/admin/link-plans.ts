@@ -36,7 +36,8 @@ const signup: Planner = async (ctx, c, user, input) => {
   if (user?.email_confirmed_at) throw unprocessable('email_exists', DUPLICATE_EMAIL);
   const target = user
     ? await updateUser(c, user.id, { raw_user_meta_data: mergeMetadata(user.raw_user_meta_data, input.data), confirmation_sent_at: new Date() })
-    : await updateUser(c, (await newUser(ctx, c, input, false)).id, { confirmation_sent_at: new Date() });
+    // user_metadata is exactly the request's data, without the identity's fields (auth-js's admin tests).
+    : await updateUser(c, (await newUser(ctx, c, input, false)).id, { confirmation_sent_at: new Date(), raw_user_meta_data: input.data });
   return { user: target, tokenType: 'confirmation_token', address: input.email, kind: 'confirmation',
     audit: user ? 'user_confirmation_requested' : 'user_signedup' };
 };

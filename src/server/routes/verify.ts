@@ -3,7 +3,7 @@
 import { ApiError, badRequest } from '../errors.js';
 import { VERIFY_TYPES } from '../verify/types.js';
 import { consumeToken, type Proof } from '../verify/consume.js';
-import { normaliseEmail, parsePhone, stringField } from '../users/addresses.js';
+import { normaliseEmail, normalisePhone, stringField } from '../users/addresses.js';
 import { redirectTarget } from '../redirect.js';
 import { SIGNUP_FLOW_METHOD } from '../users/confirmation.js';
 import { redirectWithError, redirectWithSession } from '../verify/redirects.js';
@@ -26,7 +26,7 @@ export const verifyPost: Handler = async (req, ctx) => {
     proof = { linkToken: tokenHash };
   } else {
     if (!email === !phone) throw badRequest('Only an email address or phone number should be provided on verify');
-    proof = { address: email ? validEmail(email) : parsePhone(phone) ?? phone.replace(/\D/g, ''), code: token.trim() };
+    proof = { address: email ? validEmail(email) : normalisePhone(phone), code: token.trim() };
   }
   const type = VERIFY_TYPES.get(typeName);
   if (!type) {

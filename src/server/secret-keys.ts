@@ -1,0 +1,34 @@
+// Which request parameters are credentials, by name: one rule for query-string keys, JSON body keys
+// and headers, so a log line never carries their values (test/log-secrets.test.ts).
+
+/** Parameter names whose values are secrets, wherever they appear (query or body). */
+export const SECRET_KEYS: readonly string[] = [
+  'password', 'new_password', 'current_password', 'apikey', 'code', 'code_verifier', 'auth_code', 'token', 'token_hash',
+  'refresh_token', 'access_token', 'id_token', 'provider_token', 'provider_refresh_token', 'captcha_token', 'nonce',
+  'otp', 'secret', 'client_secret', 'password_hash',
+];
+
+/** Request headers that carry credentials. */
+export const SECRET_HEADERS: readonly string[] = ['authorization', 'apikey', 'cookie', 'set-cookie', 'x-api-key'];
+
+const NAMES = new Set(SECRET_KEYS);
+// Names nobody listed yet but that plainly hold a credential (e.g. a future "recovery_token").
+const SECRET_SHAPE = /(?:password|secret|token|nonce|verifier)$/;
+
+export function isSecretKey(name: string): boolean {
+  const key = name.toLowerCase();
+  return NAMES.has(key) || SECRET_SHAPE.test(key);
+}
+
+/** A query string with the value of every secret parameter replaced, the rest left as sent. */
+export function maskQuery(query: string): string {
+  return query.split('&').map((part) => {
+    const eq = part.indexOf('=');
+    const rawKey = eq === -1 ? part : part.slice(0, eq);
+    return isSecretKey(decodeKey(rawKey)) ? `${rawKey}=[redacted]` : part;
+  }).join('&');
+}
+
+function decodeKey(raw: string): string {
+  try { return decodeURIComponent(raw.replace(/\+/g, ' ')); } catch { return raw; }
+}

@@ -1,0 +1,58 @@
+// Access-token checks safer than the original (issue 18 item 7): a token's aud must be the audience the
+// request works in (X-JWT-AUD, else JWT_AUD), never compared with itself; a sub that is not a UUID is
+// the same 403 bad_jwt as any other bad token. Checked on every endpoint that takes a user's bearer.
+import t from 'tap';
+import { SignJWT, decodeJwt } from 'jose';
+import { startTestService, JWT_SECRET } from './helpers/server.js';
+import { signUp } from './helpers/accounts.js';
+
+const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+t.teardown(() => api.stop());
+const key = new TextEncoder().encode(JWT_SECRET);
+const sign = (claims: Record<string, unknown>) =>
+  new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(key);
+
+const MISMATCH = { code: 400, error_code: 'validation_failed', msg: "Token audience doesn't match request audience" };
+const USER_ENDPOINTS: Array<[string, string, unknown?]> = [
+  ['GET', '/user'], ['PUT', '/user', { data: { a: 1 } }], ['GET', '/reauthenticate'], ['POST', '/logout?scope=local'],
+];
+
+const session = await signUp(api);
+const claims = decodeJwt(session.access_token);
+const { aud: _aud, ...withoutAud } = claims;
+
+t.test('a token for another audience is refused on every user endpoint', async (t) => {
+  const foreign = await sign({ ...claims, aud: 'some-other-audience' });
+  for (const [method, path, body] of USER_ENDPOINTS) {
+    const res = await api.request(method, path, { token: foreign, body });
+    t.strictSame([res.status, res.body], [400, MISMATCH], `${method} ${path}`);
+  }
+});
+
+t.test('a token without aud is refused', async (t) => {
+  const res = await api.request('GET', '/user', { token: await sign(withoutAud) });
+  t.strictSame([res.status, res.body], [400, MISMATCH]);
+});
+
+t.test('X-JWT-AUD chooses the audience: the token must match it, not JWT_AUD', async (t) => {
+  const foreign = await sign({ ...claims, aud: 'some-other-audience' });
+  const res = await api.request('GET', '/user', { token: foreign, headers: { 'X-JWT-AUD': 'some-other-audience' } });
+  t.equal(res.status, 200);
+  t.equal(res.body.id, session.user.id);
+  const own = await api.request('GET', '/user', { token: session.access_token, headers: { 'X-JWT-AUD': 'some-other-audience' } });
+  t.strictSame([own.status, own.body], [400, MISMATCH], 'an authenticated-audience token in another audience');
+});
+
+t.test('the configured audience in an aud list is accepted; the service\'s own tokens work', async (t) => {
+  const listed = await api.request('GET', '/user', { token: await sign({ ...claims, aud: ['x', 'authenticated'] }) });
+  t.equal(listed.status, 200);
+  t.equal((await api.request('GET', '/user', { token: session.access_token })).status, 200);
+});
+
+t.test('a sub that is not a UUID is 403 bad_jwt on every user endpoint', async (t) => {
+  const token = await sign({ ...claims, sub: 'not-a-uuid' });
+  for (const [method, path, body] of USER_ENDPOINTS) {
+    const res = await api.request(method, path, { token, body });
+    t.strictSame([res.status, res.body], [403, { code: 403, error_code: 'bad_jwt', msg: 'invalid claim: sub claim must be a UUID' }], `${method} ${path}`);
+  }
+});

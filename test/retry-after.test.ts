@@ -1,0 +1,62 @@
+// Every 429 and 503 carries Retry-After (issue 18 item 5): the per-client limiter (RATE_LIMIT_HEADER),
+// the per-user send interval and the global send limit over HTTP, and the renderer's default for a 503.
+import t from 'tap';
+import { startMailStack } from './helpers/passwordless.js';
+import { uniqueEmail } from './helpers/accounts.js';
+import { renderError, ApiError } from '../dist/server/errors.js';
+
+const stack = await startMailStack({
+  AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_TOKEN_REFRESH: '0',
+  AUTH_RATE_LIMIT_VERIFY: '3', AUTH_SMTP_MAX_FREQUENCY: '120', AUTH_RATE_LIMIT_EMAIL_SENT: '3',
+});
+const { api } = stack;
+t.teardown(() => stack.stop());
+
+t.test('the per-client limiter answers 429 with Retry-After', async (t) => {
+  const res = await api.request('POST', '/token?grant_type=password', { headers: { 'X-Real-IP': '203.0.113.7' }, body: { email: 'a@example.com', password: 'x' } });
+  t.equal(res.status, 429);
+  t.strictSame(res.body, { code: 429, error_code: 'over_request_rate_limit', msg: 'Request rate limit reached' });
+  t.equal(res.headers.get('retry-after'), '300', 'a bucket that never refills: come back after its period');
+});
+
+t.test('an emptied bucket says when its next token arrives', async (t) => {
+  const headers = { 'X-Real-IP': '203.0.113.8' };
+  let res;
+  for (let i = 0; i < 40; i++) {   // the burst is 30
+    res = await api.request('POST', '/verify', { headers, body: { type: 'signup', token_hash: 'nope' } });
+    if (res.status === 429) break;
+  }
+  t.equal(res!.status, 429);
+  t.equal(res!.body.error_code, 'over_request_rate_limit');
+  t.equal(res!.headers.get('retry-after'), '100', 'RATE_LIMIT_VERIFY=3 per 5 minutes: one token every 100 s');
+});
+
+t.test('the per-user send interval gives the seconds it names', async (t) => {
+  const email = uniqueEmail('interval');
+  t.equal((await api.request('POST', '/otp', { body: { email } })).status, 200);
+  const res = await api.request('POST', '/otp', { body: { email } });
+  t.equal(res.status, 429);
+  t.equal(res.body.error_code, 'over_email_send_rate_limit');
+  const seconds = /after (\d+) seconds/.exec(res.body.msg)?.[1];
+  t.ok(seconds, res.body.msg);
+  t.equal(res.headers.get('retry-after'), seconds);
+});
+
+t.test('the global send limit (no remaining time known) still carries Retry-After', async (t) => {
+  let res;
+  for (let i = 0; i < 5; i++) {
+    res = await api.request('POST', '/otp', { body: { email: uniqueEmail('global') } });
+    if (res.status === 429) break;
+  }
+  t.equal(res!.status, 429);
+  t.strictSame(res!.body, { code: 429, error_code: 'over_email_send_rate_limit', msg: 'email rate limit exceeded' });
+  t.equal(res!.headers.get('retry-after'), '60');
+});
+
+t.test('the renderer adds Retry-After to any 429 or 503, in both API versions, and to nothing else', async (t) => {
+  const unavailable = new ApiError(503, 'unexpected_failure', 'busy');
+  t.equal(renderError(unavailable, undefined, 'r1').headers['Retry-After'], '5');
+  t.equal(renderError(unavailable, '2024-01-01', 'r1').headers['Retry-After'], '5');
+  t.equal(renderError(new ApiError(503, 'unexpected_failure', 'busy').retryAfter(0.2), undefined, 'r1').headers['Retry-After'], '1');
+  t.equal(renderError(new ApiError(400, 'validation_failed', 'no'), undefined, 'r1').headers['Retry-After'], undefined);
+});
