@@ -8,8 +8,8 @@
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import { verifyPassword, hashPassword } from '../dist/workers/crypto.js';
-import { connectCryptoPool, createCryptoPool } from '../dist/server/crypto.js';
-import { buildAccessTokenClaims, createJwtService } from '../dist/server/jwt.js';
+import { connectCryptoPool, createCryptoPool } from '../dist/server/crypto/pool.js';
+import { buildAccessTokenClaims, createJwtService } from '../dist/server/auth/jwt.js';
 
 const seconds = Number(process.argv[2] ?? 3);
 const params = { memoryKiB: 19456, timeCost: 2, parallelism: 1 };

@@ -1,4 +1,4 @@
-// The order of bearer authentication's checks when several fail at once (src/server/authenticate.ts).
+// The order of bearer authentication's checks when several fail at once (src/server/auth/bearer.ts).
 // The user, the session and the identities are read in one statement, and session_id is validated before
 // it; the error a client sees must still be the first failing check in the original's order:
 // user_not_found, then the session_id UUID check, then session_not_found, then user_banned.

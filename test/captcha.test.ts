@@ -8,7 +8,7 @@ import { startSiteverifyFake } from './helpers/captcha.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
 import { authClient } from './helpers/auth-client.js';
-import { verifyUrlOf } from '../dist/server/captcha.js';
+import { verifyUrlOf } from '../dist/server/auth/captcha.js';
 
 const SECRET = '0x0000000000000000000000000000000000000000';
 const fake = await startSiteverifyFake(SECRET);

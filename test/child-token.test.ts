@@ -2,7 +2,7 @@
 // recomputable from the parent alone, and unpredictable without the server's secret.
 import t from 'tap';
 import { childRefreshToken } from '../dist/server/sessions/child-token.js';
-import { isPlausibleRefreshToken, newRefreshToken } from '../dist/server/tokens.js';
+import { isPlausibleRefreshToken, newRefreshToken } from '../dist/server/crypto/tokens.js';
 
 const SECRET = 'a-secret-that-is-long-enough-0123456789';
 

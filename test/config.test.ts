@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { loadConfig, ConfigError, splitCharacterSets } from '../dist/server/config.js';
+import { loadConfig, ConfigError, splitCharacterSets } from '../dist/server/config/load.js';
 
 const PROD = { DATABASE_URL: 'postgres://u@db/x', AUTH_DB_DRIVER: 'postgres', AUTH_JWT_SECRET: 'a-secret-of-sufficient-length',
   AUTH_SITE_URL: 'https://app.example.com', AUTH_API_EXTERNAL_URL: 'https://auth.example.com' };

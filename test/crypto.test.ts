@@ -1,9 +1,9 @@
-// Password hashing through the crypto pool (src/workers/crypto.ts behind src/server/crypto.ts).
+// Password hashing through the crypto pool (src/workers/crypto.ts behind src/server/crypto/pool.ts).
 // Small argon2 parameters keep the suite fast; the formats and decisions are the same.
 import t from 'tap';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import bcrypt from 'bcryptjs';
-import { connectCryptoPool, createCryptoPool } from '../dist/server/crypto.js';
+import { connectCryptoPool, createCryptoPool } from '../dist/server/crypto/pool.js';
 
 const params = { memoryKiB: 1024, timeCost: 1, parallelism: 1 };
 const host = createCryptoPool({ threads: 2, params });
@@ -75,7 +75,7 @@ t.test('an HTTP-style worker thread hashes and verifies through its MessagePort,
     });`;
   const worker = new Worker(code, {
     eval: true, transferList: [port],
-    workerData: { port, params, module: new URL('../dist/server/crypto.js', import.meta.url).href },
+    workerData: { port, params, module: new URL('../dist/server/crypto/pool.js', import.meta.url).href },
   });
   const [reply] = await Promise.all([
     new Promise<any>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); }),

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../dist/db/embedded.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../dist/db/embedded/server.js';
 import { startTestService, type Reply } from './helpers/server.js';
 
 // Under the OS temp dir (not t.testdir()): as root the server runs as the postgres user, who must reach it.

@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import t, { type Test } from 'tap';
-import { loadOrCreateJwtSecret, startEmbeddedPostgres } from '../dist/db/embedded.js';
-import { servesDataDir } from '../dist/db/postmaster-pid.js';
+import { loadOrCreateJwtSecret, startEmbeddedPostgres } from '../dist/db/embedded/server.js';
+import { servesDataDir } from '../dist/db/embedded/postmaster-pid.js';
 
 // mkdtemp under the OS temp dir rather than t.testdir(): as root, the server runs as the postgres user,
 // which must be able to reach the data directory (the temp dir is world-searchable).
@@ -36,7 +36,7 @@ async function deadPid(): Promise<number> {
 
 /** Starts the embedded server through the project's code in a child process, as `portcullis serve` does. */
 async function startInChild(dataDir: string): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-  const module = pathToFileURL(resolve('dist/db/embedded.js')).href;
+  const module = pathToFileURL(resolve('dist/db/embedded/server.js')).href;
   const script = `const { startEmbeddedPostgres } = await import(${JSON.stringify(module)});
     const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, log: () => {} });
     process.stdout.write(db.url + '\\n');

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { createSecretKey } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { JwtError, buildAccessTokenClaims, createJwtService, type AccessTokenClaims } from '../dist/server/jwt.js';
+import { JwtError, buildAccessTokenClaims, createJwtService, type AccessTokenClaims } from '../dist/server/auth/jwt.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-characters!';
 const jwtConfig = {

@@ -1,8 +1,8 @@
 // ConfirmationURL (a wire format clients parse, REFERENCE 7.2) and the Go-template field subset.
 import t from 'tap';
-import { buildConfirmationUrl, linkPathFor, VERIFICATION_TYPES } from '../dist/server/mailer.js';
-import { escapeHtml, lookupIn, renderGoTemplate } from '../dist/server/mail/go-template.js';
-import { htmlToText } from '../dist/server/mail/plain-text.js';
+import { buildConfirmationUrl, linkPathFor, VERIFICATION_TYPES } from '../dist/server/delivery/mail/mailer.js';
+import { escapeHtml, lookupIn, renderGoTemplate } from '../dist/server/delivery/mail/go-template.js';
+import { htmlToText } from '../dist/server/delivery/mail/plain-text.js';
 
 const urlPaths = { invite: '/invite', confirmation: '/confirm', recovery: '/recover', emailChange: '/change' };
 const link = (path: string, redirectTo = '', externalUrl = 'https://auth.example.com/auth/v1') =>

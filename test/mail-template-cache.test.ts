@@ -1,6 +1,6 @@
 // The template cache's timing rules (REFERENCE 7.3), with an injected clock instead of waiting.
 import t from 'tap';
-import { TemplateCache, TEMPLATE_MAX_AGE_MS, TEMPLATE_RETRY_AFTER_MS } from '../dist/server/mail/template-cache.js';
+import { TemplateCache, TEMPLATE_MAX_AGE_MS, TEMPLATE_RETRY_AFTER_MS } from '../dist/server/delivery/mail/template-cache.js';
 import { captureLog } from './helpers/log.js';
 import { startTemplateServer, type TemplateServer } from './helpers/template-server.js';
 

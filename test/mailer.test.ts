@@ -1,8 +1,8 @@
 // The mailer against a real SMTP server (smtp-server + mailparser) and real template URLs.
 import t, { type Test } from 'tap';
-import { loadConfig } from '../dist/server/config.js';
-import type { Config } from '../dist/server/config.js';
-import { buildConfirmationUrl, createMailer, linkPathFor, type MailKind, type MailVars } from '../dist/server/mailer.js';
+import { loadConfig } from '../dist/server/config/load.js';
+import type { Config } from '../dist/server/config/load.js';
+import { buildConfirmationUrl, createMailer, linkPathFor, type MailKind, type MailVars } from '../dist/server/delivery/mail/mailer.js';
 import { captureLog, LEVEL } from './helpers/log.js';
 import { startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
 import { startTemplateServer, unusedPort, type TemplateServer } from './helpers/template-server.js';

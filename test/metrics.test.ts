@@ -23,7 +23,7 @@ t.test('request counts from both threads in one scrape', async (t) => {
 });
 
 t.test('requests are counted only when the Prometheus exporter will collect them', async (t) => {
-  const { requestMetricsFor } = await import('../dist/server/metrics.js');
+  const { requestMetricsFor } = await import('../dist/server/observability/metrics.js');
   const counted = async (config: { enabled: boolean; exporter: string }) => {
     const metrics = requestMetricsFor(config);
     metrics.observe('GET', '/settings', 200, 0.001);

@@ -1,9 +1,9 @@
 // Strength messages and reasons are the original's wire text (REFERENCE §6).
 import t from 'tap';
-import { splitCharacterSets } from '../dist/server/config.js';
+import { splitCharacterSets } from '../dist/server/config/load.js';
 import {
   PASSWORD_MAX_LENGTH, checkPasswordStrength, isPasswordTooLong,
-} from '../dist/server/password-policy.js';
+} from '../dist/server/users/password-policy.js';
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';

@@ -2,8 +2,8 @@
 // may lead a browser off the site or the allow-listed hosts, and the legitimate targets come through
 // normalised. The endpoints that carry redirect_to are driven with the same corpus in redirect-endpoints.test.ts.
 import t from 'tap';
-import { createRedirectCheck } from '../dist/server/redirect.js';
-import { compileAllowPattern } from '../dist/server/redirect-patterns.js';
+import { createRedirectCheck } from '../dist/server/http/redirect-target.js';
+import { compileAllowPattern } from '../dist/server/http/redirect-patterns.js';
 import { corpus, landsSafely, SITE_URL, URI_ALLOW_LIST } from './helpers/redirects.js';
 
 const check = createRedirectCheck({ siteUrl: SITE_URL, uriAllowList: [URI_ALLOW_LIST] });

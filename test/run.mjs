@@ -16,7 +16,7 @@ let databaseUrl = process.env.DATABASE_URL;
 let embedded = null;
 let dataDir = null;
 if (!databaseUrl) {
-  const { startEmbeddedPostgres } = await import(path.join(root, 'dist/db/embedded.js'));
+  const { startEmbeddedPostgres } = await import(path.join(root, 'dist/db/embedded/server.js'));
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-test-'));
   embedded = await startEmbeddedPostgres({ dataDir, log: () => {} });
   databaseUrl = embedded.url;

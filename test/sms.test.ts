@@ -1,8 +1,8 @@
 // Each SMS gateway module against the local fake that speaks the gateways' real wire formats.
 import t from 'tap';
-import { loadConfig } from '../dist/server/config.js';
-import type { Config } from '../dist/server/config.js';
-import { createSmsSender, renderSmsTemplate, SmsChannelError, SmsSendError, type SmsSender } from '../dist/server/sms/index.js';
+import { loadConfig } from '../dist/server/config/load.js';
+import type { Config } from '../dist/server/config/load.js';
+import { createSmsSender, renderSmsTemplate, SmsChannelError, SmsSendError, type SmsSender } from '../dist/server/delivery/sms/index.js';
 import { captureLog, LEVEL } from './helpers/log.js';
 import { startSmsGatewayFake, type GatewayName, type SmsGatewayFake } from './helpers/sms.js';
 import { unusedPort } from './helpers/template-server.js';

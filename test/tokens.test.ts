@@ -3,7 +3,7 @@ import t from 'tap';
 import { createHash } from 'node:crypto';
 import {
   isPlausibleRefreshToken, newOtp, newRefreshToken, newUuid, otpHash, safeEqual, sha256Hex,
-} from '../dist/server/tokens.js';
+} from '../dist/server/crypto/tokens.js';
 
 t.test('refresh tokens are 12 chars of lowercase base32 and pass pre-validation', async (t) => {
   const seen = new Set<string>();

@@ -1,8 +1,8 @@
 // The service under test, in its own process as bin/portcullis.js runs it, so that its supervisor thread
 // (which relays crypto-pool calls) does not share an event loop with the load generator, and so that
 // UV_THREADPOOL_SIZE can be chosen before the process starts. Reports back over IPC.
-import { loadConfig } from '../../dist/server/config.js';
-import { createLogger } from '../../dist/server/log.js';
+import { loadConfig } from '../../dist/server/config/load.js';
+import { createLogger } from '../../dist/server/observability/log.js';
 import { startService } from '../../dist/server/service.js';
 
 const config = loadConfig({ envFile: null });

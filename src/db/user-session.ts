@@ -1,6 +1,6 @@
 // What bearer authentication reads, in one round trip: the claims' user, the claims' session (its id,
 // when it exists) and, for GET /user, the user's identities. Three sequential queries before (findUserById,
-// findSession, findIdentitiesByUser); the checks on the result stay in src/server/authenticate.ts.
+// findSession, findIdentitiesByUser); the checks on the result stay in src/server/auth/bearer.ts.
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 import { identitiesOf, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';

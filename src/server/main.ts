@@ -1,9 +1,9 @@
 // The `portcullis` command: serve (default), migrate, version.
-import { loadConfig, ConfigError, type Config } from './config.js';
-import { createLogger } from './log.js';
+import { loadConfig, ConfigError, type Config } from './config/load.js';
+import { createLogger } from './observability/log.js';
 import { startService } from './service.js';
 import { migrate } from '../db/migrate.js';
-import { startEmbeddedPostgres } from '../db/embedded.js';
+import { startEmbeddedPostgres } from '../db/embedded/server.js';
 import { VERSION } from './version.js';
 
 const USAGE = 'usage: portcullis [serve | migrate | version]';

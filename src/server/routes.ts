@@ -1,6 +1,6 @@
 // The route table: one line per endpoint, with its guards (per-client limit, captcha). Handlers live in
 // routes/ (one file per endpoint family) and grants/ (one module per /token grant).
-import type { Route } from './types.js';
+import type { Route } from './http/types.js';
 import { health } from './routes/health.js';
 import { ready } from './routes/ready.js';
 import { settings } from './routes/settings.js';
@@ -12,8 +12,8 @@ import { getUser } from './routes/user.js';
 import { otp } from './routes/otp.js';
 import { magiclink } from './routes/magiclink.js';
 import { recover } from './routes/recover.js';
-import { limited } from './client-limits.js';
-import { captchaChecked, uncheckedGrant } from './captcha-guard.js';
+import { limited } from './limits/per-client.js';
+import { captchaChecked, uncheckedGrant } from './auth/captcha-guard.js';
 import { adminListUsers, adminGetUser } from './routes/admin-users-read.js';
 import { adminCreateUser } from './routes/admin-users-create.js';
 import { adminUpdateUser } from './routes/admin-users-update.js';

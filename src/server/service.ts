@@ -3,11 +3,11 @@
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { withJwtSecret, type Config } from './config.js';
+import { withJwtSecret, type Config } from './config/load.js';
 import { migrate } from '../db/migrate.js';
-import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded.js';
-import { createCryptoPool, type CryptoPoolHost } from './crypto.js';
-import { startMetricsExporter, type MetricsExporter } from './metrics-exporter.js';
+import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded/server.js';
+import { createCryptoPool, type CryptoPoolHost } from './crypto/pool.js';
+import { startMetricsExporter, type MetricsExporter } from './observability/metrics-exporter.js';
 import { poolBudget } from './pool-budget.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 

@@ -1,5 +1,5 @@
 // The piscina task module: each named export is a task, run as pool.run(arg, { name }). It runs only in
-// the crypto pool's threads (src/server/crypto.ts explains why the pool exists and what it costs).
+// the crypto pool's threads (src/server/crypto/pool.ts explains why the pool exists and what it costs).
 // Tasks never throw on user data: an unreadable stored hash is simply "not ok".
 import { createCipheriv, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { argon2i, argon2id, hash as argon2 } from 'argon2';

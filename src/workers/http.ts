@@ -1,10 +1,11 @@
 // HTTP thread entry: one uWS App on the shared port (SO_REUSEPORT spreads connections between threads)
 // with its own pg pool. Talks to the supervisor with small messages: listening, drain/drained, fail.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Config } from '../server/config-types.js';
-import { createLogger } from '../server/log.js';
-import { createAppContext, closeAppContext, type AppResources } from '../server/app.js';
-import { createHttpServer } from '../server/http.js';
+import type { Config } from '../server/config/types.js';
+import { createLogger } from '../server/observability/log.js';
+import { createAppContext, closeAppContext } from '../server/build-context.js';
+import type { AppResources } from '../server/context.js';
+import { createHttpServer } from '../server/http/server.js';
 
 export interface HttpWorkerData extends AppResources { config: Config; port: number; index: number }
 export type ToWorker = { type: 'drain'; timeoutMs: number } | { type: 'fail' } | { type: 'metrics'; id: number };

@@ -53,7 +53,7 @@ export async function pkcePair(): Promise<{ verifier: string; challenge: string 
  * a test can verify it without a mail. Returns the code and the link token (token_hash).
  */
 export async function plantToken(db: import('pg').Pool, userId: string, type: string, address: string, options: { code?: string; pkce?: boolean } = {}): Promise<{ code: string; linkToken: string }> {
-  const { otpHash, sha256Hex } = await import('../../dist/server/tokens.js');
+  const { otpHash, sha256Hex } = await import('../../dist/server/crypto/tokens.js');
   const code = options.code ?? String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
   const linkToken = (options.pkce ? 'pkce_' : '') + otpHash(address, code);
   await db.query(`insert into one_time_tokens (user_id, token_type, token_hash, relates_to) values ($1, $2, $3, $4)

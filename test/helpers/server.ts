@@ -6,7 +6,7 @@ import path from 'node:path';
 import net from 'node:net';
 import { pino } from 'pino';
 import pg from 'pg';
-import { loadConfig } from '../../dist/server/config.js';
+import { loadConfig } from '../../dist/server/config/load.js';
 import { startService, type Service } from '../../dist/server/service.js';
 import { createTestDatabase } from './db.js';
 

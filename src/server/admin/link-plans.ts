@@ -9,8 +9,8 @@ import type { Queryable } from '../../db/pool.js';
 import { createUser } from '../users/create.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { mergeMetadata } from './user-params.js';
-import type { LinkKind } from '../mailer.js';
-import type { AppContext } from '../app.js';
+import type { LinkKind } from '../delivery/mail/mailer.js';
+import type { AppContext } from '../context.js';
 
 export interface LinkInput {
   email: string; newEmail: string; data: Record<string, unknown>; aud: string;

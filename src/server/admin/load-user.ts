@@ -3,7 +3,7 @@
 import { ApiError } from '../errors.js';
 import { findUserById, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
-import type { ApiRequest } from '../types.js';
+import type { ApiRequest } from '../http/types.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -3,8 +3,8 @@
 // Link headers. Link targets are the request's own relative path and query with `page` replaced, the
 // query keys sorted as Go's url.Values.Encode sorts them.
 import { badRequest } from '../errors.js';
-import { goQueryEscape } from '../mail/links.js';
-import type { ApiRequest } from '../types.js';
+import { goQueryEscape } from '../delivery/mail/links.js';
+import type { ApiRequest } from '../http/types.js';
 
 export interface PageParams { page: number; perPage: number }
 

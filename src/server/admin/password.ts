@@ -1,10 +1,10 @@
 // The stored password of an admin-created or admin-updated user: a password to hash, or an imported hash
 // (argon2 PHC, bcrypt, Firebase scrypt) that must be one we can verify, or none (REFERENCE §2.14, §6).
 import { ApiError, badRequest } from '../errors.js';
-import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
+import { checkPasswordStrength, isPasswordTooLong } from '../users/password-policy.js';
 import { parseStoredHash } from '../../workers/password-formats.js';
 import type { AdminUserParams } from './user-params.js';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../context.js';
 
 /**
  * undefined: leave the password alone. A user created without one gets no password (the original stores a

@@ -1,7 +1,7 @@
 // The body of POST and PUT /admin/users[/{user_id}] (REFERENCE §2.14), read once and type-checked.
 // Absent fields stay undefined, so an update touches only what the request names.
 import { badRequest } from '../errors.js';
-import { parseGoDuration } from '../duration.js';
+import { parseGoDuration } from '../config/duration.js';
 
 export interface AdminUserParams {
   id?: string; aud?: string; role?: string; email?: string; phone?: string;

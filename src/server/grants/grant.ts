@@ -1,6 +1,6 @@
 // The shape every /token grant module exports (STYLE rule 3): its grant_type, its body schema, its handler.
-import type { BodyCheck } from '../validate.js';
-import type { Handler } from '../types.js';
+import type { BodyCheck } from '../http/validate.js';
+import type { Handler } from '../http/types.js';
 
 export interface Grant {
   grantType: string;

@@ -5,10 +5,10 @@ import { ApiError, badRequest } from '../errors.js';
 import { findUserByEmail, findUserByPhone } from '../../db/users.js';
 import { parsePhone } from '../users/addresses.js';
 import { isBanned } from '../users/user-json.js';
-import { checkPasswordStrength } from '../password-policy.js';
+import { checkPasswordStrength } from '../users/password-policy.js';
 import { issueSession } from '../sessions/issue.js';
-import { requestAudience } from '../authenticate.js';
-import { bodySchema, STRING } from '../validate.js';
+import { requestAudience } from '../auth/bearer.js';
+import { bodySchema, STRING } from '../http/validate.js';
 import { actorOf } from '../users/actor.js';
 import type { Grant } from './grant.js';
 

@@ -4,10 +4,10 @@ import { ApiError, badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
 import { deleteFlowState, lockFlowStateByAuthCode, type FlowStateRow } from '../../db/flow-state.js';
-import { verifierMatches } from '../pkce.js';
+import { verifierMatches } from '../verify/pkce-challenge.js';
 import { isBanned } from '../users/user-json.js';
 import { issueSession } from '../sessions/issue.js';
-import { bodySchema, STRING } from '../validate.js';
+import { bodySchema, STRING } from '../http/validate.js';
 import { actorOf } from '../users/actor.js';
 import type { Grant } from './grant.js';
 

@@ -14,13 +14,13 @@ import { lockAndRotate } from '../../db/refresh-rotation.js';
 import { lockSessionUser } from '../../db/sessions.js';
 import { findUserById, type UserRow } from '../../db/users.js';
 import { auditPayload, type AuditPayload } from '../../db/audit-log.js';
-import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../tokens.js';
+import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
 import { isBanned } from '../users/user-json.js';
 import { tokenResponse, type ResponseReads } from '../sessions/issue.js';
 import { childRefreshToken } from '../sessions/child-token.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
-import { bodySchema, STRING } from '../validate.js';
-import type { AppContext } from '../app.js';
+import { bodySchema, STRING } from '../http/validate.js';
+import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 
 const notFound = () => new ApiError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');

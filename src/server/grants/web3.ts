@@ -1,7 +1,7 @@
 // grant_type=web3: Sign-In with Ethereum/Solana is not built, so the grant answers as the original does
 // while both chains are disabled, which is what auth-js expects (REFERENCE §8; test/absent-features.test.ts).
 import { unprocessable } from '../errors.js';
-import { bodySchema } from '../validate.js';
+import { bodySchema } from '../http/validate.js';
 import type { Grant } from './grant.js';
 
 export const web3: Grant = {

@@ -1,16 +1,16 @@
 // The mails that carry the user's recovery token: the magic link and the password recovery mail
 // (REFERENCE §2.5, §2.6). Both share recovery_token and recovery_sent_at, so one interval covers both.
-import { sendingTx } from '../sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { lockUserById, updateUser } from '../../db/users.js';
 import { insertFlowState } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { sendEmailToken } from '../deliver.js';
-import { assertSendInterval, takeSendPermit } from '../send-limits.js';
-import { newOtp, otpHash } from '../tokens.js';
+import { sendEmailToken } from '../delivery/send-token.js';
+import { assertSendInterval, takeSendPermit } from '../limits/sends.js';
+import { newOtp, otpHash } from '../crypto/tokens.js';
 import { actorOf } from '../users/actor.js';
-import type { PkceParams } from '../pkce.js';
-import type { Config } from '../config-types.js';
-import type { AppContext } from '../app.js';
+import type { PkceParams } from '../verify/pkce-challenge.js';
+import type { Config } from '../config/types.js';
+import type { AppContext } from '../context.js';
 
 export interface LinkMail { kind: 'magicLink' | 'recovery'; redirectTo: string; pkce: PkceParams | null }
 

@@ -2,9 +2,9 @@
 // `query=author:<x>|action:<x>|type:<x>` (a case-insensitive substring of those payload fields).
 import { badRequest } from '../errors.js';
 import { listAuditEntries } from '../../db/audit-log.js';
-import { requireAdmin } from '../admin/auth.js';
+import { requireAdmin } from '../auth/admin.js';
 import { paginationHeaders, parsePage } from '../admin/pagination.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 const SCOPES: Record<string, string[]> = { author: ['actor_username', 'actor_name'], action: ['action'], type: ['log_type'] };
 

@@ -7,14 +7,14 @@ import { findUserByEmail } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { normaliseEmail, objectField, stringField } from '../users/addresses.js';
 import { userJson } from '../users/user-json.js';
-import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
-import { issueOneTimeToken } from '../one-time-tokens.js';
-import { buildConfirmationUrl, linkPathFor } from '../mailer.js';
-import { redirectTarget } from '../redirect.js';
-import { adminAudience, requireAdmin } from '../admin/auth.js';
+import { checkPasswordStrength, isPasswordTooLong } from '../users/password-policy.js';
+import { issueOneTimeToken } from '../verify/one-time-codes.js';
+import { buildConfirmationUrl, linkPathFor } from '../delivery/mail/mailer.js';
+import { redirectTarget } from '../http/redirect-target.js';
+import { adminAudience, requireAdmin } from '../auth/admin.js';
 import { auditLink, LINK_PLANS } from '../admin/link-plans.js';
-import type { AppContext } from '../app.js';
-import type { ApiRequest, Handler } from '../types.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest, Handler } from '../http/types.js';
 
 export const adminGenerateLink: Handler = async (req, ctx) => {
   const admin = await requireAdmin(req, ctx);

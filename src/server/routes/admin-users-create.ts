@@ -9,12 +9,12 @@ import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
-import { adminAudience, requireAdmin, type Admin } from '../admin/auth.js';
+import { adminAudience, requireAdmin, type Admin } from '../auth/admin.js';
 import { UUID } from '../admin/load-user.js';
 import { storedPassword } from '../admin/password.js';
 import { mergeMetadata, readAdminUserParams, type AdminUserParams } from '../admin/user-params.js';
-import type { AppContext } from '../app.js';
-import type { Handler } from '../types.js';
+import type { AppContext } from '../context.js';
+import type { Handler } from '../http/types.js';
 
 export const DUPLICATE_EMAIL = 'A user with this email address has already been registered';
 export const DUPLICATE_PHONE = 'Phone number already registered by another user';

@@ -5,9 +5,9 @@ import { badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { hardDeleteUser, softDeleteUser } from '../../db/user-deletion.js';
-import { requireAdmin } from '../admin/auth.js';
+import { requireAdmin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 export const adminDeleteUser: Handler = async (req, ctx) => {
   const admin = await requireAdmin(req, ctx);

@@ -3,10 +3,10 @@
 import { listUsers } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { userJson } from '../users/user-json.js';
-import { adminAudience, requireAdmin } from '../admin/auth.js';
+import { adminAudience, requireAdmin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
 import { paginationHeaders, parseCreatedAtSort, parsePage } from '../admin/pagination.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 export const adminListUsers: Handler = async (req, ctx) => {
   await requireAdmin(req, ctx);

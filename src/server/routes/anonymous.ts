@@ -4,9 +4,9 @@ import { unprocessable } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { insertUser } from '../../db/users.js';
 import { issueSession } from '../sessions/issue.js';
-import { requestAudience } from '../authenticate.js';
-import type { ApiRequest, ApiResponse } from '../types.js';
-import type { AppContext } from '../app.js';
+import { requestAudience } from '../auth/bearer.js';
+import type { ApiRequest, ApiResponse } from '../http/types.js';
+import type { AppContext } from '../context.js';
 
 export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: Record<string, unknown>): Promise<ApiResponse> {
   if (!ctx.config.external.anonymousUsersEnabled) throw unprocessable('anonymous_provider_disabled', 'Anonymous sign-ins are disabled');

@@ -1,6 +1,6 @@
 // GET /health — the original's body, so existing health checks keep matching (REFERENCE §2).
 import { VERSION } from '../version.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 const BODY = JSON.stringify({
   version: VERSION,

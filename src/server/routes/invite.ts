@@ -3,18 +3,18 @@
 // is a confirmation token; GET /verify type=invite then signs them in with type=invite in the fragment,
 // so the app shows a set-password form. No per-user frequency limit, as in the original.
 import { unprocessable } from '../errors.js';
-import { sendingTx } from '../sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, updateUser } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, objectField } from '../users/addresses.js';
 import { createUser } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
-import { sendEmailToken } from '../deliver.js';
-import { redirectTarget } from '../redirect.js';
-import { adminAudience, requireAdmin } from '../admin/auth.js';
+import { sendEmailToken } from '../delivery/send-token.js';
+import { redirectTarget } from '../http/redirect-target.js';
+import { adminAudience, requireAdmin } from '../auth/admin.js';
 import { DUPLICATE_EMAIL } from './admin-users-create.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 export const invite: Handler = async (req, ctx) => {
   const admin = await requireAdmin(req, ctx);

@@ -4,9 +4,9 @@
 import { badRequest } from '../errors.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { authenticate } from '../authenticate.js';
+import { authenticate } from '../auth/bearer.js';
 import { actorOf } from '../users/actor.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 const SCOPES = { global: 'all', local: 'only', others: 'others' } as const;
 

@@ -4,13 +4,13 @@
 import { unprocessable } from '../errors.js';
 import { findUserByEmail } from '../../db/users.js';
 import { normaliseEmail, objectField, stringField } from '../users/addresses.js';
-import { readPkceParams } from '../pkce.js';
-import { requestAudience } from '../authenticate.js';
-import { redirectTarget } from '../redirect.js';
+import { readPkceParams } from '../verify/pkce-challenge.js';
+import { requestAudience } from '../auth/bearer.js';
+import { redirectTarget } from '../http/redirect-target.js';
 import { sendLinkMail } from '../passwordless/link-mail.js';
 import { signUpWithoutPassword } from '../users/signup.js';
-import type { Handler, ApiRequest } from '../types.js';
-import type { AppContext } from '../app.js';
+import type { Handler, ApiRequest } from '../http/types.js';
+import type { AppContext } from '../context.js';
 
 export const magiclink: Handler = async (req, ctx) => {
   await sendMagicLink(req, ctx, req.body());

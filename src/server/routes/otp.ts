@@ -2,19 +2,19 @@
 // code. create_user follows the original (decisions table): true (the default) may sign the address up;
 // false with an unknown address is 422 otp_disabled.
 import { ApiError, badRequest, unprocessable } from '../errors.js';
-import { sendingTx } from '../sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
-import { readPkceParams } from '../pkce.js';
-import { requestAudience } from '../authenticate.js';
+import { readPkceParams } from '../verify/pkce-challenge.js';
+import { requestAudience } from '../auth/bearer.js';
 import { sendMagicLink } from './magiclink.js';
 import { signUpWithoutPassword } from '../users/signup.js';
 import { actorOf } from '../users/actor.js';
 import { sendConfirmation } from '../users/confirmation.js';
-import { parseChannel } from './channel.js';
-import type { Handler, ApiRequest, ApiResponse } from '../types.js';
-import type { AppContext } from '../app.js';
+import { parseChannel } from '../delivery/sms/channel-field.js';
+import type { Handler, ApiRequest, ApiResponse } from '../http/types.js';
+import type { AppContext } from '../context.js';
 
 export const otp: Handler = async (req, ctx) => {
   const body = req.body();

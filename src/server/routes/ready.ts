@@ -3,8 +3,8 @@
 // GET /health stays the liveness answer, which needs neither (as the original's).
 import { ApiError } from '../errors.js';
 import { ping } from '../../db/ping.js';
-import type { Handler } from '../types.js';
-import type { AppContext } from '../app.js';
+import type { Handler } from '../http/types.js';
+import type { AppContext } from '../context.js';
 
 /** Kubernetes' default probe timeout is 1 s: a check still pending by then has failed. */
 const CHECK_TIMEOUT_MS = 900;

@@ -1,15 +1,15 @@
 // GET /reauthenticate (REFERENCE §2.9): sends a one-time nonce to the user's email (preferred) or phone,
 // within that channel's per-user frequency limit; PUT /user spends it as `nonce`.
 import { ApiError, badRequest } from '../errors.js';
-import { sendingTx } from '../sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { lockUserById, updateUser } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { authenticate } from '../authenticate.js';
-import { sendEmailToken, sendSmsToken } from '../deliver.js';
-import { assertSendInterval } from '../send-limits.js';
+import { authenticate } from '../auth/bearer.js';
+import { sendEmailToken, sendSmsToken } from '../delivery/send-token.js';
+import { assertSendInterval } from '../limits/sends.js';
 import { reauthenticationChannel } from '../users/reauthentication.js';
 import { actorOf } from '../users/actor.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 export const reauthenticate: Handler = async (req, ctx) => {
   const { user } = await authenticate(req, ctx);

@@ -3,11 +3,11 @@
 import { ApiError, badRequest } from '../errors.js';
 import { findUserByEmail } from '../../db/users.js';
 import { normaliseEmail, stringField } from '../users/addresses.js';
-import { readPkceParams } from '../pkce.js';
-import { requestAudience } from '../authenticate.js';
-import { redirectTarget } from '../redirect.js';
+import { readPkceParams } from '../verify/pkce-challenge.js';
+import { requestAudience } from '../auth/bearer.js';
+import { redirectTarget } from '../http/redirect-target.js';
 import { pretendLinkMail, sendLinkMail } from '../passwordless/link-mail.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 export const recover: Handler = async (req, ctx) => {
   // The original guards the route itself, before reading the body, with a 400 (not 422 as /magiclink).

@@ -3,19 +3,19 @@
 // without sending, the same as a send, so the endpoint reveals nothing about accounts.
 import { ApiError, badRequest } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendingTx } from '../sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPendingAddress, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { requestAudience } from '../authenticate.js';
+import { requestAudience } from '../auth/bearer.js';
 import { normaliseEmail, normalisePhone, stringField } from '../users/addresses.js';
 import { resendEmailChange } from '../users/email-change.js';
 import { sendPhoneChange } from '../users/phone-change.js';
-import { readPkceParams, type PkceParams } from '../pkce.js';
-import { redirectTarget } from '../redirect.js';
+import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
+import { redirectTarget } from '../http/redirect-target.js';
 import { sendConfirmation } from '../users/confirmation.js';
 import { actorOf } from '../users/actor.js';
-import type { AppContext } from '../app.js';
-import type { Handler } from '../types.js';
+import type { AppContext } from '../context.js';
+import type { Handler } from '../http/types.js';
 
 type ResendType = 'signup' | 'sms' | 'email_change' | 'phone_change';
 const TYPES = new Set<string>(['signup', 'sms', 'email_change', 'phone_change']);

@@ -1,8 +1,8 @@
 // GET /settings — the spec's keys (external, disable_signup, autoconfirm) plus the original's
 // (mailer_autoconfirm, phone_autoconfirm, sms_provider, saml_enabled, ...): REFERENCE decisions, §2.18.
 // The answer depends only on the configuration, so it is serialised once.
-import { OAUTH_PROVIDERS, type Config } from '../config-types.js';
-import type { ApiResponse, Handler } from '../types.js';
+import { OAUTH_PROVIDERS, type Config } from '../config/types.js';
+import type { ApiResponse, Handler } from '../http/types.js';
 
 export function settingsBody(config: Config): Record<string, unknown> {
   const external: Record<string, boolean> = { anonymous_users: config.external.anonymousUsersEnabled };

@@ -1,18 +1,18 @@
 // POST /signup (REFERENCE §2.1): the checks in the original's order, then the sign-up itself
 // (users/signup.ts) in one transaction.
 import { ApiError, badRequest, unprocessable } from '../errors.js';
-import { sendingTx } from '../sending-tx.js';
-import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
+import { sendingTx } from '../delivery/sending-tx.js';
+import { checkPasswordStrength, isPasswordTooLong } from '../users/password-policy.js';
 import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
 import { signUp, type SignupInput } from '../users/signup.js';
 import type { AddressProvider } from '../users/create.js';
-import { requestAudience } from '../authenticate.js';
-import { redirectTarget } from '../redirect.js';
+import { requestAudience } from '../auth/bearer.js';
+import { redirectTarget } from '../http/redirect-target.js';
 import { signUpAnonymously } from './anonymous.js';
-import { parseChannel } from './channel.js';
-import { readPkceParams } from '../pkce.js';
-import type { Handler, ApiRequest } from '../types.js';
-import type { AppContext } from '../app.js';
+import { parseChannel } from '../delivery/sms/channel-field.js';
+import { readPkceParams } from '../verify/pkce-challenge.js';
+import type { Handler, ApiRequest } from '../http/types.js';
+import type { AppContext } from '../context.js';
 
 export const signup: Handler = async (req, ctx) => {
   const body = req.body();

@@ -1,7 +1,7 @@
 // POST /token?grant_type=...: picks the grant module by the query's grant_type and checks its body schema.
 import { ApiError } from '../errors.js';
 import { GRANTS } from '../grants/index.js';
-import type { Handler } from '../types.js';
+import type { Handler } from '../http/types.js';
 
 export const token: Handler = async (req, ctx) => {
   const grantType = req.query.get('grant_type');

@@ -3,13 +3,13 @@
 // a failed send leaves the user as it was.
 import { ApiError, unprocessable } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendingTx } from '../sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { authenticate } from '../authenticate.js';
+import { authenticate } from '../auth/bearer.js';
 import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
 import { adoptAddress, assertAddressFree } from '../users/change-address.js';
 import { sendEmailChange } from '../users/email-change.js';
@@ -17,12 +17,12 @@ import { sendPhoneChange } from '../users/phone-change.js';
 import { checkNewPassword, needsNonce } from '../users/password-change.js';
 import { nonceInvalid, spendNonce } from '../users/reauthentication.js';
 import { userJson } from '../users/user-json.js';
-import { readPkceParams, type PkceParams } from '../pkce.js';
-import { redirectTarget } from '../redirect.js';
-import { parseChannel } from './channel.js';
+import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
+import { redirectTarget } from '../http/redirect-target.js';
+import { parseChannel } from '../delivery/sms/channel-field.js';
 import { actorOf } from '../users/actor.js';
-import type { AppContext } from '../app.js';
-import type { Handler } from '../types.js';
+import type { AppContext } from '../context.js';
+import type { Handler } from '../http/types.js';
 
 interface UserUpdate {
   email: string | null; phone: string | null; password: string | null; nonce: string;

@@ -4,12 +4,12 @@ import { ApiError, badRequest } from '../errors.js';
 import { VERIFY_TYPES } from '../verify/types.js';
 import { consumeToken, type Proof } from '../verify/consume.js';
 import { normaliseEmail, normalisePhone, stringField } from '../users/addresses.js';
-import { redirectTarget } from '../redirect.js';
+import { redirectTarget } from '../http/redirect-target.js';
 import { SIGNUP_FLOW_METHOD } from '../users/confirmation.js';
 import { redirectWithError, redirectWithSession } from '../verify/redirects.js';
-import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
-import type { Handler } from '../types.js';
-import type { AppContext } from '../app.js';
+import { checkPasswordStrength, isPasswordTooLong } from '../users/password-policy.js';
+import type { Handler } from '../http/types.js';
+import type { AppContext } from '../context.js';
 
 export const verifyPost: Handler = async (req, ctx) => {
   const body = req.body();

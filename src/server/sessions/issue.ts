@@ -6,11 +6,11 @@ import type { IdentityRow } from '../../db/identities.js';
 import type { AmrRow, SessionRow } from '../../db/sessions.js';
 import { findAmrAndIdentities, signIn } from '../../db/sign-in.js';
 import { auditPayload, type AuditAction, type AuditActor } from '../../db/audit-log.js';
-import { buildAccessTokenClaims } from '../jwt.js';
-import { newRefreshToken, sha256Hex } from '../tokens.js';
+import { buildAccessTokenClaims } from '../auth/jwt.js';
+import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
 import { userJson } from '../users/user-json.js';
-import type { AppContext } from '../app.js';
-import type { ApiRequest } from '../types.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
 
 export interface TokenResponse {
   access_token: string; token_type: 'bearer'; expires_in: number; expires_at: number; refresh_token: string;

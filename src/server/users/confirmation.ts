@@ -4,12 +4,12 @@
 import { insertFlowState } from '../../db/flow-state.js';
 import { updateUser, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendEmailToken, sendSmsToken } from '../deliver.js';
-import { assertSendInterval } from '../send-limits.js';
-import type { PkceParams } from '../pkce.js';
-import type { SmsChannel } from '../sms/index.js';
+import { sendEmailToken, sendSmsToken } from '../delivery/send-token.js';
+import { assertSendInterval } from '../limits/sends.js';
+import type { PkceParams } from '../verify/pkce-challenge.js';
+import type { SmsChannel } from '../delivery/sms/index.js';
 import type { AddressProvider } from './create.js';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../context.js';
 
 /** The flow_state authentication_method of email sign-ups (REFERENCE §4.6). */
 export const SIGNUP_FLOW_METHOD = 'email/signup';

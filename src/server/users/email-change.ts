@@ -4,11 +4,11 @@
 import { updateUser, type UserRow } from '../../db/users.js';
 import { insertFlowState } from '../../db/flow-state.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendEmailToken } from '../deliver.js';
-import { assertSendInterval } from '../send-limits.js';
-import { requirePermits } from '../sending-tx.js';
-import type { PkceParams } from '../pkce.js';
-import type { AppContext } from '../app.js';
+import { sendEmailToken } from '../delivery/send-token.js';
+import { assertSendInterval } from '../limits/sends.js';
+import { requirePermits } from '../delivery/sending-tx.js';
+import type { PkceParams } from '../verify/pkce-challenge.js';
+import type { AppContext } from '../context.js';
 
 export interface EmailChangeRequest { newEmail: string; redirectTo: string; pkce: PkceParams | null }
 

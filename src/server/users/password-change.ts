@@ -1,9 +1,9 @@
 // The checks of a password change in PUT /user (REFERENCE §2.8), before any write: reauthentication
 // required → a nonce must come with it; the policy; not the same password. Resolves the new hash.
 import { ApiError, badRequest } from '../errors.js';
-import { checkPasswordStrength, isPasswordTooLong } from '../password-policy.js';
+import { checkPasswordStrength, isPasswordTooLong } from './password-policy.js';
 import type { UserRow } from '../../db/users.js';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../context.js';
 import { reauthenticationChannel } from './reauthentication.js';
 
 /**

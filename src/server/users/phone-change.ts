@@ -2,9 +2,9 @@
 // phone_change_sent_at; POST /verify type=phone_change completes it (verify/address-change.ts).
 import { updateUser, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendSmsToken } from '../deliver.js';
-import { assertSendInterval } from '../send-limits.js';
-import type { AppContext } from '../app.js';
+import { sendSmsToken } from '../delivery/send-token.js';
+import { assertSendInterval } from '../limits/sends.js';
+import type { AppContext } from '../context.js';
 
 export async function sendPhoneChange(ctx: AppContext, q: Queryable, user: UserRow, phone: string, channel: 'sms' | 'whatsapp'): Promise<{ user: UserRow; messageId: string }> {
   assertSendInterval('sms', user.phone_change_sent_at, ctx.config.sms.maxFrequencySeconds);

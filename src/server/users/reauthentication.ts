@@ -4,8 +4,8 @@ import { ApiError } from '../errors.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
-import { findTokenByCode, findTokenCheckedByGateway, isExpired } from '../one-time-tokens.js';
-import type { AppContext } from '../app.js';
+import { findTokenByCode, findTokenCheckedByGateway, isExpired } from '../verify/one-time-codes.js';
+import type { AppContext } from '../context.js';
 
 export const nonceInvalid = () => new ApiError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');
 

@@ -3,7 +3,7 @@
 // duplicate without revealing it.
 import { ApiError, unprocessable } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendingTx } from '../sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -12,11 +12,11 @@ import { sendConfirmation } from './confirmation.js';
 import { userJson } from './user-json.js';
 import { actorOf } from './actor.js';
 import { issueSession } from '../sessions/issue.js';
-import { requestAudience } from '../authenticate.js';
-import { redirectTarget } from '../redirect.js';
-import type { PkceParams } from '../pkce.js';
-import type { ApiRequest, ApiResponse } from '../types.js';
-import type { AppContext } from '../app.js';
+import { requestAudience } from '../auth/bearer.js';
+import { redirectTarget } from '../http/redirect-target.js';
+import type { PkceParams } from '../verify/pkce-challenge.js';
+import type { ApiRequest, ApiResponse } from '../http/types.js';
+import type { AppContext } from '../context.js';
 
 export interface SignupInput {
   provider: AddressProvider; address: string; password: string; data: Record<string, unknown>;

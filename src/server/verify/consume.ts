@@ -8,13 +8,13 @@ import { lockUserById, updateUser } from '../../db/users.js';
 import { deleteOneTimeTokens, type OneTimeTokenRow } from '../../db/one-time-tokens.js';
 import { findLatestFlowState, markAuthCodeIssued } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from '../one-time-tokens.js';
+import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from './one-time-codes.js';
 import { issueSession, type TokenResponse } from '../sessions/issue.js';
 import { isBanned } from '../users/user-json.js';
 import { actorOf } from '../users/actor.js';
 import type { VerifyType } from './types.js';
-import type { AppContext } from '../app.js';
-import type { ApiRequest } from '../types.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
 
 export type Proof = { linkToken: string } | { address: string; code: string };
 

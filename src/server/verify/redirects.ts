@@ -2,7 +2,7 @@
 // keys sorted as the original's url.Values encoding sorts them (REFERENCE §2.3, §1.3). A PKCE flow gets
 // `?code=` in the query instead of a session, and its errors in the query as well as the fragment.
 import type { ApiError } from '../errors.js';
-import type { ApiResponse } from '../types.js';
+import type { ApiResponse } from '../http/types.js';
 import type { Verified } from './consume.js';
 
 const ERROR_NAMES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };

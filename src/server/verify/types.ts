@@ -4,7 +4,7 @@ import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import { confirmAddress } from '../users/create.js';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../context.js';
 import { applyEmailChange, applyPhoneChange } from './address-change.js';
 
 export interface VerifyOutcome {

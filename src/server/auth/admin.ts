@@ -1,0 +1,35 @@
+// Admin authentication (REFERENCE §1.5 requireAdminCredentials, §3.3): a verified bearer JWT whose `role`
+// claim is one of JWT_ADMIN_ROLES. No `sub` is needed: a service_role key has none. Admin actions are
+// audited under a pseudo-user with the zero UUID, named after the role (REFERENCE §14.4).
+import { ApiError } from '../errors.js';
+import { bearerClaims } from './bearer.js';
+import { findSession } from '../../db/sessions.js';
+import { UUID } from '../admin/load-user.js';
+import type { AuditActor } from '../../db/audit-log.js';
+import type { VerifiedClaims } from './jwt.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
+
+export interface Admin { claims: VerifiedClaims; actor: AuditActor }
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * 401 no_authorization without a bearer token, 403 bad_jwt for a bad one, 403 not_admin for any other role.
+ * A token that belongs to a session (a user whose role is an admin role) is refused once that session has
+ * ended, so signing out also ends its admin rights (REFERENCE §1.5).
+ */
+export async function requireAdmin(req: ApiRequest, ctx: AppContext): Promise<Admin> {
+  const claims = await bearerClaims(req, ctx);
+  if (typeof claims.session_id === 'string' && UUID.test(claims.session_id) && !await findSession(ctx.db, claims.session_id)) {
+    throw new ApiError(403, 'session_expired', 'Session is no longer valid');
+  }
+  const role = typeof claims.role === 'string' ? claims.role : '';
+  if (!role || !ctx.config.jwt.adminRoles.includes(role)) throw new ApiError(403, 'not_admin', 'User not allowed');
+  return { claims, actor: { id: ZERO_UUID, username: role } };
+}
+
+/** The audience admin requests work in: X-JWT-AUD, else JWT_AUD; an admin token's own aud is ignored (§1.6). */
+export function adminAudience(req: ApiRequest, ctx: AppContext): string {
+  return req.headers['x-jwt-aud'] || ctx.config.jwt.aud;
+}

@@ -1,0 +1,81 @@
+// Bearer authentication for user endpoints (REFERENCE §1.5): the checks run in the original's order,
+// each with its status, code and message, because clients branch on them.
+import { ApiError } from '../errors.js';
+import { findUserSession, findUserSessionIdentities, type UserSession } from '../../db/user-session.js';
+import type { UserRow } from '../../db/users.js';
+import type { SessionRow } from '../../db/sessions.js';
+import type { IdentityRow } from '../../db/identities.js';
+import { JwtError, type VerifiedClaims } from './jwt.js';
+import { isBanned } from '../users/user-json.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
+
+const BEARER = /^bearer\s+(\S+)\s*$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The session is only its id: no caller needs more (logout and user-update pass it on). */
+export interface Authenticated { claims: VerifiedClaims; user: UserRow; session: Pick<SessionRow, 'id'> }
+
+/** The verified claims of the request's bearer token (401 no_authorization / 403 bad_jwt). */
+export async function bearerClaims(req: ApiRequest, ctx: AppContext): Promise<VerifiedClaims> {
+  const match = BEARER.exec(req.headers.authorization ?? '');
+  if (!match) throw new ApiError(401, 'no_authorization', 'This endpoint requires a valid Bearer token');
+  try {
+    return await ctx.jwt.verify(match[1]);
+  } catch (err) {
+    if (err instanceof JwtError) throw new ApiError(403, 'bad_jwt', err.message);
+    throw err;
+  }
+}
+
+/** The bearer's user and session, checked: one round trip to the database (src/db/user-session.ts). */
+export async function authenticate(req: ApiRequest, ctx: AppContext): Promise<Authenticated> {
+  const { claims, userId, sessionId } = await subjectOf(req, ctx);
+  return checked(claims, sessionId, await findUserSession(ctx.db, userId, sessionId));
+}
+
+/** authenticate() and the user's identities, still in one round trip (GET /user). */
+export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<Authenticated & { identities: IdentityRow[] }> {
+  const { claims, userId, sessionId } = await subjectOf(req, ctx);
+  const found = await findUserSessionIdentities(ctx.db, userId, sessionId);
+  const authenticated = checked(claims, sessionId, found);
+  return { ...authenticated, identities: found!.identities }; // checked() threw if found was null
+}
+
+/**
+ * The claims and the ids to look up. session_id is validated here, before the lookup, only to decide
+ * whether to look the session up (null: no session can match); its error is raised in checked(), after
+ * user_not_found, as the original orders them (test/authenticate-order.test.ts).
+ */
+async function subjectOf(req: ApiRequest, ctx: AppContext): Promise<{ claims: VerifiedClaims; userId: string; sessionId: string | null }> {
+  const claims = await bearerClaims(req, ctx);
+  if (!claims.sub) throw new ApiError(403, 'bad_jwt', 'invalid claim: missing sub claim');
+  // 403 like every other bad token (the original answers 400 here; README "Deliberate departures").
+  if (!UUID.test(claims.sub)) throw new ApiError(403, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
+  if (!audienceMatches(claims.aud, requestAudience(req, ctx))) {
+    throw new ApiError(400, 'validation_failed', "Token audience doesn't match request audience");
+  }
+  const sessionId = typeof claims.session_id === 'string' && UUID.test(claims.session_id) ? claims.session_id : null;
+  return { claims, userId: claims.sub, sessionId };
+}
+
+/**
+ * The token must be for the audience this request works in: X-JWT-AUD or JWT_AUD, never the token's own
+ * (the original compared a token's aud with itself, so any aud passed; test/access-token-checks.test.ts).
+ */
+function audienceMatches(aud: unknown, expected: string): boolean {
+  return Array.isArray(aud) ? aud.includes(expected) : aud === expected;
+}
+
+function checked(claims: VerifiedClaims, sessionId: string | null, found: UserSession | null): Authenticated {
+  if (!found) throw new ApiError(403, 'user_not_found', 'User from sub claim in JWT does not exist');
+  if (sessionId === null) throw new ApiError(403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID');
+  if (!found.session) throw new ApiError(403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
+  if (isBanned(found.user)) throw new ApiError(403, 'user_banned', 'User is banned');
+  return { claims, user: found.user, session: found.session };
+}
+
+/** The audience of a request: X-JWT-AUD, else JWT_AUD (REFERENCE §1.6, without the token's own aud). */
+export function requestAudience(req: ApiRequest, ctx: AppContext): string {
+  return req.headers['x-jwt-aud'] || ctx.config.jwt.aud;
+}

@@ -1,0 +1,39 @@
+// Builds the context (src/server/context.ts) once per HTTP thread, and closes what it opened.
+import type { Logger } from 'pino';
+import type { AppContext, AppResources } from './context.js';
+import type { Config } from './config/types.js';
+import { Router } from './http/router.js';
+import { ROUTES } from './routes.js';
+import { createPool } from '../db/pool.js';
+import { connectCryptoPool } from './crypto/pool.js';
+import { createJwtService } from './auth/jwt.js';
+import { createMailer } from './delivery/mail/mailer.js';
+import { createSmsSender } from './delivery/sms/index.js';
+import { createRedirectCheck } from './http/redirect-target.js';
+import { requestMetricsFor } from './observability/metrics.js';
+import { createTracing } from './observability/tracing.js';
+
+export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
+  const db = createPool({ url: resources.databaseUrl, max: resources.poolSize, namespace: config.db.namespace,
+    applicationName: 'portcullis',
+    acquireTimeoutMs: config.db.acquireTimeoutSeconds * 1000,
+    statementTimeoutMs: config.db.statementTimeoutSeconds * 1000,
+    idleInTransactionTimeoutMs: config.db.idleInTransactionTimeoutSeconds * 1000,
+    maxWaiting: resources.poolSize * config.db.poolWaitersPerConnection,
+    onConnectionError: (err) => log.warn({ err }, 'database connection failed') });
+  return {
+    config, log, db,
+    router: new Router(ROUTES),
+    hasher: connectCryptoPool(resources.cryptoPort, config.password.hash),
+    jwt: createJwtService(config.jwt),
+    mailer: createMailer(config, log),
+    sms: createSmsSender(config.sms, log, { development: config.development }),
+    redirect: createRedirectCheck(config),
+    metrics: requestMetricsFor(config.metrics),
+    tracing: await createTracing(config),
+  };
+}
+
+export async function closeAppContext(ctx: AppContext): Promise<void> {
+  await Promise.all([ctx.db.end(), ctx.mailer.close(), ctx.tracing.shutdown()]);
+}

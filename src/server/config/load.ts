@@ -1,0 +1,194 @@
+// The only reader of the environment and of .env. Settings are looked up once, converted, validated by
+// one ajv schema built from the settings table, checked across fields, then deep-frozen and handed down.
+// Precedence (REFERENCE decisions: AUTH_ first, GOTRUE_ still accepted so deployments move over):
+//   environment AUTH_X > environment unprefixed alias > environment GOTRUE_X > the same three from .env.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import dotenv from 'dotenv';
+import { Ajv } from 'ajv';
+import { SETTINGS, SMS_REQUIRED, type Setting } from './settings.js';
+import { OAUTH_PROVIDERS, type Config, type SendLimit } from './types.js';
+import { parseSeconds } from './duration.js';
+
+export type { Config } from './types.js';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export interface LoadOptions { env?: Env; envFile?: string | null }
+
+/** Reads the configuration from `.env` (if present) and the environment. Throws ConfigError. */
+export function loadConfig({ env = process.env, envFile = '.env' }: LoadOptions = {}): Config {
+  const file = envFile && fs.existsSync(envFile) ? dotenv.parse(fs.readFileSync(envFile)) : {};
+  const problems: string[] = [];
+  const flat: Record<string, unknown> = {};
+  const given = new Map<string, string>(); // setting name → the variable it came from
+
+  for (const setting of SETTINGS) {
+    const found = lookup(setting, env, file);
+    if (found === undefined) { flat[setting.name] = setting.default; continue; }
+    given.set(setting.name, found.from);
+    const value = convert(setting, found.value);
+    if (value instanceof Error) problems.push(`${found.from}: ${value.message}`);
+    else flat[setting.name] = value;
+  }
+  problems.push(...validateSchema(flat, given));
+  const development = !flat.DB_DATABASE_URL;
+  problems.push(...crossFieldProblems(flat, given, development));
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  applyDevelopmentDefaults(flat, development);
+  return deepFreeze(assemble(flat, development));
+}
+
+/** Returns a new frozen Config with the JWT secret generated for the embedded development setup. */
+export function withJwtSecret(config: Config, secret: string): Config {
+  return deepFreeze({ ...structuredClone(config), jwt: { ...config.jwt, secret } });
+}
+
+function lookup(setting: Setting, env: Env, file: Env): { value: string; from: string } | undefined {
+  const names = [`AUTH_${setting.name}`, ...(setting.unprefixed ?? []), `GOTRUE_${setting.name}`];
+  for (const source of [env, file]) {
+    for (const name of names) {
+      const value = source[name];
+      if (value !== undefined && value !== '') return { value, from: name === `AUTH_${setting.name}` || source === env ? name : `${name} (.env)` };
+    }
+  }
+  return undefined;
+}
+
+function convert(setting: Setting, text: string): unknown {
+  const raw = text.trim();
+  switch (setting.kind) {
+    case 'string': return raw;
+    case 'bool':
+      if (/^(true|1|yes|on|t)$/i.test(raw)) return true;
+      if (/^(false|0|no|off|f)$/i.test(raw)) return false;
+      return new Error(`"${raw}" is not a boolean (use true or false)`);
+    case 'int':
+      return /^-?\d+$/.test(raw) ? Number(raw) : new Error(`"${raw}" is not a whole number`);
+    case 'duration': {
+      const seconds = parseSeconds(raw);
+      return seconds === null ? new Error(`"${raw}" is not a duration (seconds like 900, or 15m, 1h30m)`) : seconds;
+    }
+    case 'list': return raw.split(',').map((x) => x.trim()).filter(Boolean);
+    case 'sendLimit': return parseSendLimit(raw);
+    case 'map': return parseMap(raw);
+  }
+}
+
+function parseSendLimit(raw: string): SendLimit | Error {
+  const [count, period] = raw.split('/');
+  if (!/^\d+$/.test(count)) return new Error(`"${raw}" is not a limit (N per hour, or N/duration like 10/1m)`);
+  if (period === undefined) return { max: Number(count), periodSeconds: 3600, bucket: false };
+  const seconds = parseSeconds(period);
+  if (seconds === null || seconds <= 0) return new Error(`"${raw}" has an invalid period "${period}"`);
+  return { max: Number(count), periodSeconds: seconds, bucket: true };
+}
+
+function parseMap(raw: string): Record<string, string> | Error {
+  const out: Record<string, string> = {};
+  for (const pair of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+    const [key, value] = pair.split(':').map((x) => x.trim());
+    if (!key || !value) return new Error(`"${pair}" is not a key:value pair`);
+    out[key.replace(/^\+/, '')] = value;
+  }
+  return out;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validateFlat = ajv.compile({
+  type: 'object',
+  properties: Object.fromEntries(SETTINGS.filter((x) => x.schema).map((x) => [x.name, x.schema])),
+});
+
+function validateSchema(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const supplied = Object.fromEntries([...given.keys()].map((name) => [name, flat[name]]));
+  if (validateFlat(supplied)) return [];
+  return (validateFlat.errors ?? []).map((e) => {
+    const name = e.instancePath.replace(/^\//, '');
+    const detail = e.keyword === 'enum' ? `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => v === '' ? '(empty)' : v).join(', ')}`
+      : e.keyword === 'pattern' ? 'is not in the expected format' : e.message ?? 'is invalid';
+    return `${given.get(name)}: "${String(flat[name])}" ${detail}`;
+  });
+}
+
+function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
+  const problems: string[] = [];
+  const require = (name: string, why: string) => { if (!flat[name]) problems.push(`AUTH_${name}: is required ${why}`); };
+  if (!development) {
+    for (const name of ['SITE_URL', 'API_EXTERNAL_URL', 'JWT_SECRET']) require(name, 'when DATABASE_URL is set');
+    if (!given.has('DB_DRIVER')) problems.push('AUTH_DB_DRIVER: is required when DATABASE_URL is set (must be postgres)');
+  }
+  if (flat.SMTP_HOST) require('SMTP_ADMIN_EMAIL', 'when SMTP_HOST is set (it is the From address)');
+  for (const provider of OAUTH_PROVIDERS) {
+    const env = `EXTERNAL_${provider.toUpperCase()}`;
+    if (!flat[`${env}_ENABLED`]) continue;
+    for (const part of ['CLIENT_ID', 'SECRET', 'REDIRECT_URI']) require(`${env}_${part}`, `when ${env}_ENABLED is true`);
+    if (provider === 'keycloak') require(`${env}_URL`, 'when keycloak is enabled (the realm URL)');
+  }
+  const gateway = flat.SMS_PROVIDER as string;
+  if (gateway && flat.EXTERNAL_PHONE_ENABLED) {
+    for (const name of SMS_REQUIRED[gateway] ?? []) require(name, `when SMS_PROVIDER is ${gateway}`);
+  }
+  if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
+  if (flat.JWT_SECRET && String(flat.JWT_SECRET).length < 16) problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
+  return problems;
+}
+
+function applyDevelopmentDefaults(flat: Record<string, unknown>, development: boolean): void {
+  // One core is left to everything else the service needs to run: PostgreSQL when it is on the same
+  // machine (the embedded default), the TLS proxy, the kernel's network work. On 2 cores one HTTP thread
+  // answered 7-30 % more requests per second than two in every bench scenario (bench/README.md).
+  if (!flat.HTTP_WORKERS) flat.HTTP_WORKERS = Math.max(1, os.availableParallelism() - 1);
+  if (!flat.CRYPTO_WORKERS) flat.CRYPTO_WORKERS = Math.max(2, os.availableParallelism());
+  flat.DATA_DIR = path.resolve(String(flat.DATA_DIR));
+  if (!development) return;
+  const port = flat.API_PORT as number;
+  flat.SITE_URL ||= 'http://localhost:3000';
+  flat.API_EXTERNAL_URL ||= `http://localhost:${port}`;
+}
+
+function assemble(flat: Record<string, unknown>, development: boolean): Config {
+  const root: Record<string, unknown> = { development };
+  for (const setting of SETTINGS) {
+    const keys = setting.path.split('.');
+    let node = root;
+    for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+    node[keys[keys.length - 1]] = flat[setting.name];
+  }
+  const config = root as unknown as Config & { password: { requiredCharacters: unknown } };
+  config.password.requiredCharacters = splitCharacterSets(flat.PASSWORD_REQUIRED_CHARACTERS as string);
+  config.password.minLength = Math.max(6, config.password.minLength);
+  config.smtp.senderName ||= config.smtp.adminEmail;
+  config.api.externalUrl = config.api.externalUrl.replace(/\/+$/, '');
+  return config;
+}
+
+/** Sets separated by ':'; a set ending in '\' continues with a literal ':' (REFERENCE §6). */
+export function splitCharacterSets(raw: string): string[] {
+  const sets: string[] = [];
+  let current = '';
+  for (const part of raw.split(':')) {
+    if (part.endsWith('\\')) { current += part.slice(0, -1) + ':'; continue; }
+    current += part;
+    if (current) sets.push(current);
+    current = '';
+  }
+  if (current) sets.push(current);
+  return sets;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

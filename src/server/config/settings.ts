@@ -1,0 +1,184 @@
+// The table of every setting: its environment name (without AUTH_), where it lands in Config, how its
+// text is read, its default, and the JSON-schema constraints ajv checks after conversion.
+import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS } from './types.js';
+
+export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'sendLimit' | 'map';
+
+export interface Setting {
+  name: string;             // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
+  path: string;             // e.g. jwt.exp
+  kind: Kind;
+  default: unknown;
+  unprefixed?: string[];    // extra names read without any prefix (PORT, DATABASE_URL, ...)
+  schema?: Record<string, unknown>;
+}
+
+const s = (name: string, path: string, kind: Kind, dflt: unknown, schema?: Record<string, unknown>, unprefixed?: string[]): Setting =>
+  ({ name, path, kind, default: dflt, schema, unprefixed });
+
+const httpUrl = { pattern: '^https?://[^\\s/]+' };
+const port = { minimum: 0, maximum: 65535 };
+const positive = { minimum: 1 };
+
+const mailTypes = [['INVITE', 'invite'], ['CONFIRMATION', 'confirmation'], ['RECOVERY', 'recovery'],
+  ['MAGIC_LINK', 'magicLink'], ['EMAIL_CHANGE', 'emailChange'], ['REAUTHENTICATION', 'reauthentication']] as const;
+const defaultSubjects: Record<string, string> = {
+  invite: 'You have been invited', confirmation: 'Confirm Your Signup', recovery: 'Reset Your Password',
+  magicLink: 'Your Magic Link', emailChange: 'Confirm Email Change', reauthentication: 'Confirm reauthentication',
+};
+
+export const SETTINGS: Setting[] = [
+  s('DATA_DIR', 'dataDir', 'string', './.data'),
+  s('SITE_URL', 'siteUrl', 'string', '', httpUrl),
+  s('URI_ALLOW_LIST', 'uriAllowList', 'list', []),
+  s('DISABLE_SIGNUP', 'disableSignup', 'bool', false),
+  s('OPERATOR_TOKEN', 'operatorToken', 'string', ''),
+
+  s('API_HOST', 'api.host', 'string', '0.0.0.0'),
+  s('API_PORT', 'api.port', 'int', 8081, port, ['PORT']),
+  s('API_ENDPOINT', 'api.endpoint', 'string', ''),
+  s('API_EXTERNAL_URL', 'api.externalUrl', 'string', '', httpUrl, ['API_EXTERNAL_URL']),
+  s('REQUEST_ID_HEADER', 'api.requestIdHeader', 'string', '', undefined, ['REQUEST_ID_HEADER']),
+  s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10, positive),
+
+  s('HTTP_WORKERS', 'workers.http', 'int', 0, { minimum: 0, maximum: 256 }),
+  s('CRYPTO_WORKERS', 'workers.crypto', 'int', 0, { minimum: 0, maximum: 256 }),
+  // libuv reads this itself before any of our code runs; we read it only to warn when it caps the pool.
+  s('UV_THREADPOOL_SIZE', 'workers.uvThreadpool', 'int', 4, { minimum: 1, maximum: 1024 }, ['UV_THREADPOOL_SIZE']),
+
+  s('DB_DRIVER', 'db.driver', 'string', 'postgres', { enum: ['postgres'] }),
+  s('DB_DATABASE_URL', 'db.url', 'string', '', { pattern: '^(postgres|postgresql)://' }, ['DATABASE_URL']),
+  s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
+  // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
+  s('DB_ACQUIRE_TIMEOUT', 'db.acquireTimeoutSeconds', 'duration', 3, { exclusiveMinimum: 0 }),
+  s('DB_STATEMENT_TIMEOUT', 'db.statementTimeoutSeconds', 'duration', 5, { minimum: 0 }),
+  s('DB_IDLE_IN_TRANSACTION_TIMEOUT', 'db.idleInTransactionTimeoutSeconds', 'duration', 10, { minimum: 0 }),
+  s('DB_POOL_WAITERS_PER_CONNECTION', 'db.poolWaitersPerConnection', 'int', 100, { minimum: 0 }),
+  s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['DB_NAMESPACE']),
+
+  s('LOG_LEVEL', 'log.level', 'string', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),
+  s('LOG_FILE', 'log.file', 'string', ''),
+  s('TRACING_ENABLED', 'tracing.enabled', 'bool', false),
+  s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry'] }),
+  // The standard OpenTelemetry variables (unprefixed), read here so nothing else reads the environment.
+  s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', 'http://localhost:4318', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_ENDPOINT']),
+  s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']),
+  s('OTEL_SERVICE_NAME', 'tracing.serviceName', 'string', 'gotrue', undefined, ['OTEL_SERVICE_NAME']),
+  s('METRICS_ENABLED', 'metrics.enabled', 'bool', false),
+  s('METRICS_EXPORTER', 'metrics.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry', 'prometheus'] }),
+  s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, ['OTEL_EXPORTER_PROMETHEUS_HOST']),
+  s('OTEL_EXPORTER_PROMETHEUS_PORT', 'metrics.prometheusPort', 'int', 9100, port, ['OTEL_EXPORTER_PROMETHEUS_PORT']),
+  s('OTEL_RESOURCE_ATTRIBUTES', 'otelResourceAttributes', 'string', '', undefined, ['OTEL_RESOURCE_ATTRIBUTES']),
+  s('DEBUG', 'debug', 'bool', false),
+
+  s('JWT_SECRET', 'jwt.secret', 'string', ''),
+  s('JWT_EXP', 'jwt.exp', 'int', 3600, positive),
+  s('JWT_AUD', 'jwt.aud', 'string', 'authenticated'),
+  s('JWT_ISSUER', 'jwt.issuer', 'string', ''),
+  s('JWT_KEY_ID', 'jwt.keyId', 'string', ''),
+  s('JWT_ADMIN_GROUP_NAME', 'jwt.adminGroupName', 'string', 'admin'),
+  s('JWT_DEFAULT_GROUP_NAME', 'jwt.defaultGroupName', 'string', 'authenticated'),
+  s('JWT_ADMIN_ROLES', 'jwt.adminRoles', 'list', ['service_role', 'supabase_admin']),
+
+  s('EXTERNAL_EMAIL_ENABLED', 'external.emailEnabled', 'bool', true),
+  s('EXTERNAL_PHONE_ENABLED', 'external.phoneEnabled', 'bool', false),
+  s('EXTERNAL_ANONYMOUS_USERS_ENABLED', 'external.anonymousUsersEnabled', 'bool', false),
+  s('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED', 'external.magicLinkEnabled', 'bool', true),
+  s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300, { minimum: 300 }),
+  ...OAUTH_PROVIDERS.flatMap((p) => {
+    const env = `EXTERNAL_${p.toUpperCase()}`;
+    const at = `external.providers.${p}`;
+    return [
+      s(`${env}_ENABLED`, `${at}.enabled`, 'bool', false),
+      s(`${env}_CLIENT_ID`, `${at}.clientId`, 'string', ''),
+      s(`${env}_SECRET`, `${at}.secret`, 'string', ''),
+      s(`${env}_REDIRECT_URI`, `${at}.redirectUri`, 'string', ''),
+      s(`${env}_URL`, `${at}.url`, 'string', ''),
+    ];
+  }),
+
+  s('RATE_LIMIT_HEADER', 'rateLimit.header', 'string', ''),
+  s('RATE_LIMIT_EMAIL_SENT', 'rateLimit.emailSent', 'sendLimit', { max: 30, periodSeconds: 3600, bucket: false }),
+  s('RATE_LIMIT_SMS_SENT', 'rateLimit.smsSent', 'sendLimit', { max: 30, periodSeconds: 3600, bucket: false }),
+  s('RATE_LIMIT_TOKEN_REFRESH', 'rateLimit.tokenRefresh', 'int', 150, { minimum: 0 }),
+  s('RATE_LIMIT_VERIFY', 'rateLimit.verify', 'int', 30, { minimum: 0 }),
+  s('RATE_LIMIT_OTP', 'rateLimit.otp', 'int', 30, { minimum: 0 }),
+  s('RATE_LIMIT_ANONYMOUS_USERS', 'rateLimit.anonymousUsers', 'int', 30, { minimum: 0 }),
+
+  s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
+  s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
+  s('PASSWORD_HASH_MEMORY_KIB', 'password.hash.memoryKiB', 'int', 19456, { minimum: 1024, maximum: 1048576 }),
+  s('PASSWORD_HASH_TIME_COST', 'password.hash.timeCost', 'int', 2, { minimum: 1, maximum: 20 }),
+  s('PASSWORD_HASH_PARALLELISM', 'password.hash.parallelism', 'int', 1, { minimum: 1, maximum: 16 }),
+  // 0: what the crypto threads finish within half a second at the hash time measured (src/server/crypto/admission.ts)
+  s('PASSWORD_HASH_MAX_QUEUE', 'password.hash.maxQueue', 'int', 0, { minimum: 0, maximum: 100000 }),
+
+  s('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', 'security.refreshTokenRotationEnabled', 'bool', true),
+  s('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', 'security.refreshTokenReuseIntervalSeconds', 'duration', 0, { minimum: 0 }),
+  s('SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION', 'security.updatePasswordRequireReauthentication', 'bool', false),
+  s('SECURITY_OTP_MAX_ATTEMPTS', 'security.otpMaxAttempts', 'int', 5, { minimum: 1, maximum: 100 }),
+  s('SECURITY_CAPTCHA_ENABLED', 'security.captcha.enabled', 'bool', false),
+  s('SECURITY_CAPTCHA_PROVIDER', 'security.captcha.provider', 'string', 'hcaptcha', { enum: ['hcaptcha', 'turnstile'] }),
+  s('SECURITY_CAPTCHA_SECRET', 'security.captcha.secret', 'string', ''),
+  s('SECURITY_CAPTCHA_TIMEOUT', 'security.captcha.timeoutSeconds', 'duration', 10, positive),
+  s('SECURITY_CAPTCHA_VERIFY_URL', 'security.captcha.verifyUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
+
+  s('SMTP_HOST', 'smtp.host', 'string', ''),
+  s('SMTP_PORT', 'smtp.port', 'int', 587, port),
+  s('SMTP_USER', 'smtp.user', 'string', ''),
+  s('SMTP_PASS', 'smtp.pass', 'string', ''),
+  s('SMTP_ADMIN_EMAIL', 'smtp.adminEmail', 'string', ''),
+  s('SMTP_SENDER_NAME', 'smtp.senderName', 'string', ''),
+  // The longest a mail or SMS send may hold its transaction open (README: mail inside the transaction).
+  s('SEND_TIMEOUT', 'api.sendTimeoutSeconds', 'duration', 5, positive),
+  s('SMTP_MAX_FREQUENCY', 'smtp.maxFrequencySeconds', 'duration', 900, { minimum: 0 }),
+
+  s('MAILER_AUTOCONFIRM', 'mailer.autoconfirm', 'bool', false),
+  s('MAILER_SECURE_EMAIL_CHANGE_ENABLED', 'mailer.secureEmailChangeEnabled', 'bool', true),
+  s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, positive),
+  s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6, { minimum: 6, maximum: 10 }),
+  s('MAILER_URLPATHS_INVITE', 'mailer.urlPaths.invite', 'string', '/verify'),
+  s('MAILER_URLPATHS_CONFIRMATION', 'mailer.urlPaths.confirmation', 'string', '/verify'),
+  s('MAILER_URLPATHS_RECOVERY', 'mailer.urlPaths.recovery', 'string', '/verify'),
+  s('MAILER_URLPATHS_EMAIL_CHANGE', 'mailer.urlPaths.emailChange', 'string', '/verify'),
+  ...mailTypes.flatMap(([env, key]) => [
+    s(`MAILER_SUBJECTS_${env}`, `mailer.subjects.${key}`, 'string', defaultSubjects[key]),
+    s(`MAILER_TEMPLATES_${env}`, `mailer.templates.${key}`, 'string', ''),
+  ]),
+
+  s('SMS_PROVIDER', 'sms.provider', 'string', '', { enum: ['', ...SMS_GATEWAYS] }),
+  s('SMS_AUTOCONFIRM', 'sms.autoconfirm', 'bool', false),
+  s('SMS_MAX_FREQUENCY', 'sms.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
+  s('SMS_OTP_EXP', 'sms.otpExpSeconds', 'duration', 60, positive),
+  s('SMS_OTP_LENGTH', 'sms.otpLength', 'int', 6, { minimum: 6, maximum: 10 }),
+  s('SMS_TEMPLATE', 'sms.template', 'string', 'Your code is {{ .Code }}'),
+  s('SMS_TEST_OTP', 'sms.testOtp', 'map', {}),
+  s('SMS_TWILIO_ACCOUNT_SID', 'sms.twilio.accountSid', 'string', ''),
+  s('SMS_TWILIO_AUTH_TOKEN', 'sms.twilio.authToken', 'string', ''),
+  s('SMS_TWILIO_MESSAGE_SERVICE_SID', 'sms.twilio.messageServiceSid', 'string', ''),
+  s('SMS_TWILIO_CONTENT_SID', 'sms.twilio.contentSid', 'string', ''),
+  s('SMS_TWILIO_API_BASE_URL', 'sms.twilio.apiBaseUrl', 'string', 'https://api.twilio.com', httpUrl),
+  s('SMS_TWILIO_VERIFY_ACCOUNT_SID', 'sms.twilioVerify.accountSid', 'string', ''),
+  s('SMS_TWILIO_VERIFY_AUTH_TOKEN', 'sms.twilioVerify.authToken', 'string', ''),
+  s('SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID', 'sms.twilioVerify.messageServiceSid', 'string', ''),
+  s('SMS_TWILIO_VERIFY_API_BASE_URL', 'sms.twilioVerify.apiBaseUrl', 'string', 'https://verify.twilio.com', httpUrl),
+  s('SMS_MESSAGEBIRD_ACCESS_KEY', 'sms.messagebird.accessKey', 'string', ''),
+  s('SMS_MESSAGEBIRD_ORIGINATOR', 'sms.messagebird.originator', 'string', ''),
+  s('SMS_MESSAGEBIRD_API_BASE_URL', 'sms.messagebird.apiBaseUrl', 'string', 'https://rest.messagebird.com', httpUrl),
+  s('SMS_TEXTLOCAL_API_KEY', 'sms.textlocal.apiKey', 'string', ''),
+  s('SMS_TEXTLOCAL_SENDER', 'sms.textlocal.sender', 'string', ''),
+  s('SMS_TEXTLOCAL_API_BASE_URL', 'sms.textlocal.apiBaseUrl', 'string', 'https://api.textlocal.in', httpUrl),
+  s('SMS_VONAGE_API_KEY', 'sms.vonage.apiKey', 'string', ''),
+  s('SMS_VONAGE_API_SECRET', 'sms.vonage.apiSecret', 'string', ''),
+  s('SMS_VONAGE_FROM', 'sms.vonage.from', 'string', ''),
+  s('SMS_VONAGE_API_BASE_URL', 'sms.vonage.apiBaseUrl', 'string', 'https://rest.nexmo.com', httpUrl),
+];
+
+/** Gateway credentials that must be set when SMS_PROVIDER names that gateway. */
+export const SMS_REQUIRED: Record<string, string[]> = {
+  twilio: ['SMS_TWILIO_ACCOUNT_SID', 'SMS_TWILIO_AUTH_TOKEN', 'SMS_TWILIO_MESSAGE_SERVICE_SID'],
+  twilio_verify: ['SMS_TWILIO_VERIFY_ACCOUNT_SID', 'SMS_TWILIO_VERIFY_AUTH_TOKEN', 'SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID'],
+  messagebird: ['SMS_MESSAGEBIRD_ACCESS_KEY', 'SMS_MESSAGEBIRD_ORIGINATOR'],
+  textlocal: ['SMS_TEXTLOCAL_API_KEY', 'SMS_TEXTLOCAL_SENDER'],
+  vonage: ['SMS_VONAGE_API_KEY', 'SMS_VONAGE_API_SECRET', 'SMS_VONAGE_FROM'],
+};

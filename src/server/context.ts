@@ -1,0 +1,32 @@
+// Everything a handler may use, built once per HTTP thread (build-context.ts) and handed to every request.
+// Types only: importing this module pulls in no code, so no import cycle runs through the context.
+import type { MessagePort } from 'node:worker_threads';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Config } from './config/types.js';
+import type { Router } from './http/router.js';
+import type { PasswordHasher } from './crypto/pool.js';
+import type { JwtService } from './auth/jwt.js';
+import type { Mailer } from './delivery/mail/mailer.js';
+import type { SmsSender } from './delivery/sms/index.js';
+import type { RedirectCheck } from './http/redirect-target.js';
+import type { RequestMetrics } from './observability/metrics.js';
+import type { Tracing } from './observability/tracing.js';
+
+export interface AppContext {
+  config: Config;
+  router: Router;
+  log: Logger;
+  db: pg.Pool;
+  hasher: PasswordHasher;
+  jwt: JwtService;
+  mailer: Mailer;
+  /** null when no SMS gateway is configured (and not in development) */
+  sms: SmsSender | null;
+  /** the validated redirect target for a requested redirect_to */
+  redirect: RedirectCheck;
+  metrics: RequestMetrics;
+  tracing: Tracing;
+}
+
+export interface AppResources { databaseUrl: string; poolSize: number; cryptoPort: MessagePort }

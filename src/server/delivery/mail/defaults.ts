@@ -1,0 +1,24 @@
+// The built-in HTML bodies, used when MAILER_TEMPLATES_X is unset or its URL cannot be fetched.
+// SPEC: "a heading, one sentence, and a link to ConfirmationURL". Headings and link texts are the ones
+// of the original service's era that SPEC.txt describes (REFERENCE 7.3), so users see familiar mails;
+// each also carries the code, so a user on another device can type it instead of following the link.
+import type { MailTemplateSet } from '../../config/types.js';
+
+const CODE = '<p>Alternatively, enter the code: {{ .Token }}</p>';
+
+const linkMail = (heading: string, sentence: string, linkText: string): string =>
+  `<h2>${heading}</h2>\n\n<p>${sentence}</p>\n<p><a href="{{ .ConfirmationURL }}">${linkText}</a></p>\n${CODE}\n`;
+
+export const DEFAULT_TEMPLATES: Readonly<MailTemplateSet<string>> = Object.freeze({
+  invite: linkMail('You have been invited',
+    'You have been invited to create an account on {{ .SiteURL }}. Follow this link to accept:', 'Accept the invite'),
+  confirmation: linkMail('Confirm your signup',
+    'Follow this link to confirm your email address:', 'Confirm your mail'),
+  recovery: linkMail('Reset password',
+    'Follow this link to choose a new password:', 'Reset password'),
+  magicLink: linkMail('Magic Link',
+    'Follow this link to sign in:', 'Log In'),
+  emailChange: linkMail('Confirm email address change',
+    'Follow this link to confirm changing your email address from {{ .Email }} to {{ .NewEmail }}:', 'Change email address'),
+  reauthentication: '<h2>Confirm reauthentication</h2>\n\n<p>Enter the code: {{ .Token }}</p>\n',
+});

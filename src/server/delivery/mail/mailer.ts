@@ -1,0 +1,78 @@
+// Outgoing mail: picks the subject and the HTML template of a kind of mail, fills in its variables,
+// and hands it to SMTP (or to the log when no SMTP_HOST is configured). Callers build the variables
+// (ConfirmationURL via buildConfirmationUrl) and turn a rejected send into a 500: a failed send is
+// never swallowed, because the user would wait for a mail that is not coming.
+import type { Logger } from 'pino';
+import type { Config } from '../../config/types.js';
+import { DEFAULT_TEMPLATES } from './defaults.js';
+import { logDelivery, smtpDelivery, type ComposedMail, type Delivery } from './transport.js';
+import { escapeHtml, lookupIn, renderGoTemplate } from './go-template.js';
+import { htmlToText } from './plain-text.js';
+import { TemplateCache } from './template-cache.js';
+
+export { buildConfirmationUrl, linkPathFor, VERIFICATION_TYPES } from './links.js';
+export type { ConfirmationUrlParts, LinkKind } from './links.js';
+
+export type MailKind = 'invite' | 'confirmation' | 'recovery' | 'magicLink' | 'emailChange' | 'reauthentication';
+
+/** The variables templates may use; the names are the original service's (users' templates use them). */
+export interface MailVars {
+  SiteURL: string;
+  Email: string;
+  /** '' for reauthentication, which carries only a code */
+  ConfirmationURL: string;
+  /** the one-time code */
+  Token: string;
+  TokenHash: string;
+  RedirectTo: string;
+  /** the user's user_metadata, reachable as {{ .Data.key }} */
+  Data: Record<string, unknown>;
+  /** email change only */
+  NewEmail?: string;
+  /** email change only: the address this copy goes to */
+  SendingTo?: string;
+}
+
+export interface Mailer {
+  /** Sends one mail; rejects with MailSendError when the SMTP server refuses it or cannot be reached. */
+  send(kind: MailKind, to: string, vars: MailVars): Promise<{ messageId: string }>;
+  close(): Promise<void>;
+}
+
+export class MailSendError extends Error {
+  override readonly name = 'MailSendError';
+}
+
+export type MailerConfig = Pick<Config, 'smtp' | 'mailer' | 'siteUrl' | 'development' | 'api'>;
+
+export function createMailer(config: MailerConfig, log: Logger): Mailer {
+  const delivery: Delivery = config.smtp.host ? smtpDelivery(config.smtp, config.api.sendTimeoutSeconds * 1000) : logDelivery(config.development, log);
+  const templates = new TemplateCache({ siteUrl: config.siteUrl, log });
+
+  async function compose(kind: MailKind, to: string, vars: MailVars): Promise<ComposedMail> {
+    const lookup = lookupIn({ ...vars, NewEmail: vars.NewEmail ?? '', SendingTo: vars.SendingTo ?? to });
+    // Subjects are plain text headers: filled in but not HTML-escaped (an '&' must stay an '&').
+    const subject = renderGoTemplate(config.mailer.subjects[kind], lookup);
+    const base = { kind, to, subject, link: vars.ConfirmationURL, code: vars.Token };
+    if (!delivery.needsBody) return { ...base, html: '', text: '' };
+    const location = config.mailer.templates[kind];
+    const template = (location && await templates.get(location)) || DEFAULT_TEMPLATES[kind];
+    const html = renderGoTemplate(template, lookup, escapeHtml);
+    return { ...base, html, text: htmlToText(html) };
+  }
+
+  return {
+    async send(kind, to, vars) {
+      const mail = await compose(kind, to, vars);
+      try {
+        return await delivery.deliver(mail);
+      } catch (err) {
+        throw new MailSendError(`sending the ${kind} mail failed: ${(err as Error).message}`, { cause: err });
+      }
+    },
+    async close() {
+      await templates.idle();
+      delivery.close();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// The two ways a composed mail leaves the service: over SMTP (nodemailer), or, with no SMTP_HOST, into
+// the log. The log path exists so the embedded development setup works end to end without a mail
+// server (DESIGN §4); outside development it only records that a mail was dropped, because a sign-in
+// link or code in production logs would be a credential anyone with log access could use.
+import { randomUUID } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/types.js';
+
+export interface ComposedMail {
+  kind: string;
+  to: string;
+  subject: string;
+  html: string;
+  text: string;
+  /** for the log only: the link and the code, so a developer can act on a mail that was not sent */
+  link: string;
+  code: string;
+}
+
+export interface Delivery {
+  deliver(mail: ComposedMail): Promise<{ messageId: string }>;
+  close(): void;
+  /** whether deliver() needs html/text (the log delivery does not, so templates are not fetched) */
+  readonly needsBody: boolean;
+}
+
+/** `timeoutMs` (SEND_TIMEOUT) bounds each phase of the SMTP exchange; deliver.ts bounds the whole send. */
+export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery {
+  const transport = nodemailer.createTransport({
+    pool: true,
+    host: smtp.host,
+    port: smtp.port,
+    secure: smtp.port === 465, // implicit TLS; other ports upgrade with STARTTLS when offered
+    auth: smtp.user ? { user: smtp.user, pass: smtp.pass } : undefined,
+    // nodemailer's defaults (2 min to connect, 10 min idle socket) would hold an HTTP request, and the
+    // transaction it sends from, that long behind a dead mail server; fail within SEND_TIMEOUT instead.
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+  });
+  const from = { name: smtp.senderName || smtp.adminEmail, address: smtp.adminEmail };
+  return {
+    needsBody: true,
+    async deliver(mail) {
+      // An address object, not a string: nodemailer parses a string as an address *list*, and a
+      // recipient must never be able to turn into several.
+      const to = { name: '', address: mail.to };
+      const info = await transport.sendMail({ from, to, subject: mail.subject, html: mail.html, text: mail.text });
+      return { messageId: info.messageId };
+    },
+    close: () => transport.close(),
+  };
+}
+
+export function logDelivery(development: boolean, log: Logger): Delivery {
+  if (development) {
+    log.warn('DEVELOPMENT SETUP: no SMTP_HOST, so outgoing mail is NOT sent; each mail (recipient, subject, link, code) is written to this log instead');
+  } else {
+    log.warn('no SMTP_HOST: outgoing mail is DROPPED (recipient and subject are logged); set AUTH_SMTP_HOST to send mail');
+  }
+  return {
+    needsBody: false,
+    async deliver(mail) {
+      const messageId = `<${randomUUID()}@portcullis.invalid>`;
+      if (development) {
+        log.info({ mail: { kind: mail.kind, to: mail.to, subject: mail.subject, link: mail.link, code: mail.code }, messageId },
+          'mail not sent (development, no SMTP_HOST): %s to %s', mail.kind, mail.to);
+      } else {
+        log.info({ mail: { kind: mail.kind, to: mail.to, subject: mail.subject }, messageId }, 'mail dropped (no SMTP_HOST)');
+      }
+      return { messageId };
+    },
+    close: () => undefined,
+  };
+}

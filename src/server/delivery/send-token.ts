@@ -1,0 +1,83 @@
+// Sending a one-time token to a user: issue it, count the send against the global limit, build the link,
+// and hand the mail or SMS to the mailer or gateway. Callers run this inside their sendingTx, so a failed
+// send rolls back the token and anything else the request wrote. The send is bounded by SEND_TIMEOUT, so
+// the transaction is never held open across network I/O for longer (README: mail inside the transaction).
+import { ApiError } from '../errors.js';
+import { buildConfirmationUrl, linkPathFor, type LinkKind, type MailKind } from './mail/mailer.js';
+import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
+import { issueOneTimeToken } from '../verify/one-time-codes.js';
+import { spendPermit } from './sending-tx.js';
+import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
+import type { Queryable } from '../../db/pool.js';
+import type { UserRow } from '../../db/users.js';
+import type { AppContext } from '../context.js';
+import type { SmsGatewayName } from '../config/types.js';
+
+export interface EmailTokenRequest {
+  kind: MailKind;
+  tokenType: OneTimeTokenType;
+  /** the address the mail goes to (the new address for an email change) */
+  to: string;
+  redirectTo: string;
+  pkce?: boolean;
+  newEmail?: string;
+}
+
+export async function sendEmailToken(ctx: AppContext, q: Queryable, user: UserRow, r: EmailTokenRequest): Promise<{ otp: string; linkToken: string }> {
+  spendPermit(ctx, q, 'email');
+  const issued = await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.mailer.otpLength, pkce: r.pkce });
+  const linkKind = r.kind === 'reauthentication' ? null : r.kind as LinkKind;
+  const confirmationUrl = linkKind ? buildConfirmationUrl({
+    externalUrl: ctx.config.api.externalUrl, path: linkPathFor(ctx.config.mailer.urlPaths, linkKind),
+    tokenHash: issued.linkToken, type: linkKind, redirectTo: r.redirectTo,
+  }) : '';
+  try {
+    await bounded(ctx, ctx.mailer.send(r.kind, r.to, {
+      SiteURL: ctx.config.siteUrl, Email: user.email ?? r.to, ConfirmationURL: confirmationUrl, Token: issued.otp,
+      TokenHash: issued.linkToken, RedirectTo: r.redirectTo, Data: user.raw_user_meta_data, NewEmail: r.newEmail, SendingTo: r.to,
+    }), () => new Error('no answer from the mail server within SEND_TIMEOUT'));
+  } catch (err) {
+    ctx.log.error({ err, kind: r.kind }, 'sending mail failed');
+    throw new ApiError(500, 'unexpected_failure', `Error sending ${describe(r.kind)} email`);
+  }
+  return issued;
+}
+
+export interface SmsTokenRequest { tokenType: OneTimeTokenType; to: string; channel: SmsChannel; purpose: 'confirmation' | 'phone_change' | 'reauthentication' }
+
+/** Sends an SMS code; resolves the gateway's message id ('test-otp' for SMS_TEST_OTP numbers). */
+export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow, r: SmsTokenRequest): Promise<{ messageId: string }> {
+  const testOtp = ctx.config.sms.testOtp[r.to];
+  if (testOtp) {
+    await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength, otp: testOtp });
+    return { messageId: 'test-otp' };
+  }
+  if (!ctx.sms) throw new ApiError(400, 'phone_provider_disabled', 'Unsupported phone provider');
+  spendPermit(ctx, q, 'sms');
+  const { otp } = await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength });
+  try {
+    const gateway = ctx.sms.gateway;
+    return await bounded(ctx, ctx.sms.send(r.to, renderSmsTemplate(ctx.config.sms.template, otp), r.channel, otp),
+      () => new SmsSendError(gateway as SmsGatewayName, `${gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`));
+  } catch (err) {
+    if (err instanceof SmsChannelError) throw new ApiError(400, 'validation_failed', err.message);
+    if (err instanceof SmsSendError) throw new ApiError(422, 'sms_send_failed', `Error sending ${r.purpose} OTP to provider: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * The send, or `timeout()` once SEND_TIMEOUT has passed: the caller's transaction then rolls back and the
+ * request answers the send's error. A send that still completes later carries a token that was never
+ * committed, so its link or code does nothing.
+ */
+function bounded<T>(ctx: AppContext, send: Promise<T>, timeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const expired = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(timeout()), ctx.config.api.sendTimeoutSeconds * 1000); });
+  send.catch(() => undefined); // its own failure after the timeout has nobody left to tell
+  return Promise.race([send, expired]).finally(() => clearTimeout(timer));
+}
+
+function describe(kind: MailKind): string {
+  return { invite: 'invite', confirmation: 'confirmation', recovery: 'recovery', magicLink: 'magic link', emailChange: 'email change', reauthentication: 'reauthentication' }[kind];
+}

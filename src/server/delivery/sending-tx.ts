@@ -1,0 +1,64 @@
+// The transaction of a request that may send mail or SMS. The global send counters (RATE_LIMIT_EMAIL_SENT,
+// RATE_LIMIT_SMS_SENT: one rate_limits row each) are never updated inside it: that row's lock would be held
+// across the SMTP exchange and serialise every send of every thread and instance behind the slowest one,
+// and taking them through the pool while holding the transaction's client is the wait on a second
+// connection that wedged the pool (issue 11). So a send spends a permit taken before the transaction
+// began; one that reaches a send without a permit rolls back, takes it through the pool while holding no
+// connection, and runs again. The counters keep their old meaning: one per mail or SMS attempted.
+import type pg from 'pg';
+import { tx, type Queryable } from '../../db/pool.js';
+import { takeSendPermit, type Channel } from '../limits/sends.js';
+import type { AppContext } from '../context.js';
+
+interface Permits { held: Record<Channel, number>; spent: Record<Channel, number> }
+
+/** Permits of the transaction running on a client; only sendingTx sets them, deliver.ts spends them. */
+const permitsOf = new WeakMap<pg.PoolClient, Permits>();
+
+class PermitNeeded extends Error {
+  constructor(readonly channel: Channel, readonly total: number) { super(`${total} ${channel} send permit(s) needed`); }
+}
+
+/** Three attempts cover the largest need (two mails of a secure email change) with one to spare. */
+const MAX_ATTEMPTS = 4;
+
+export async function sendingTx<T>(ctx: AppContext, signal: AbortSignal | undefined, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const held: Record<Channel, number> = { email: 0, sms: 0 };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await tx(ctx.db, async (c) => {
+        permitsOf.set(c, { held: { ...held }, spent: { email: 0, sms: 0 } });
+        try { return await fn(c); } finally { permitsOf.delete(c); }
+      }, signal);
+    } catch (err) {
+      if (!(err instanceof PermitNeeded) || attempt === MAX_ATTEMPTS) throw err;
+      // No connection is held here: the transaction above has ended.
+      while (held[err.channel] < err.total) {
+        await takeSendPermit(ctx, ctx.db, err.channel);
+        held[err.channel]++;
+      }
+    }
+  }
+}
+
+/** Whether a send on `channel` counts against the global limit (not with autoconfirm, as the original). */
+const counted = (ctx: AppContext, channel: Channel) => !(channel === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm);
+
+/**
+ * Makes sure `count` more sends on `channel` are covered before the first of them goes out, so a request
+ * sending two mails never sends the first and then starts over for the second.
+ */
+export function requirePermits(ctx: AppContext, q: Queryable, channel: Channel, count: number): void {
+  if (!counted(ctx, channel)) return;
+  const permits = permitsOf.get(q as pg.PoolClient);
+  if (!permits) throw new TypeError('mail and SMS are sent only inside sendingTx()');
+  const total = permits.spent[channel] + count;
+  if (total > permits.held[channel]) throw new PermitNeeded(channel, total);
+}
+
+/** Spends one permit for a send about to go out on the transaction's client `q`. */
+export function spendPermit(ctx: AppContext, q: Queryable, channel: Channel): void {
+  requirePermits(ctx, q, channel, 1);
+  const permits = permitsOf.get(q as pg.PoolClient);
+  if (permits) permits.spent[channel]++;
+}

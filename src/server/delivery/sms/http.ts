@@ -1,0 +1,52 @@
+// The one HTTP call every gateway makes: a form POST with a 10 s budget (REFERENCE 10). Network
+// failures and timeouts become SmsSendError here, so gateway modules only interpret answers.
+import type { SmsGatewayName } from '../../config/types.js';
+import { SmsSendError } from './sender.js';
+
+export const SMS_TIMEOUT_MS = 10_000;
+
+export interface GatewayAnswer {
+  status: number;
+  /** the parsed JSON body, or undefined when the body was not JSON */
+  json: unknown;
+}
+
+export async function postForm(
+  gateway: SmsGatewayName, url: string, fields: Record<string, string>, headers: Record<string, string> = {},
+): Promise<GatewayAnswer> {
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
+      body: new URLSearchParams(fields).toString(),
+      signal: AbortSignal.timeout(SMS_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    return { status: response.status, json: parseJson(text) };
+  } catch (err) {
+    const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${SMS_TIMEOUT_MS / 1000} s` : (err as Error).message;
+    throw new SmsSendError(gateway, `${gateway} request failed: ${reason}`, undefined, { cause: err });
+  }
+}
+
+function parseJson(text: string): unknown {
+  try { return JSON.parse(text); } catch { return undefined; }
+}
+
+/** `https://host/` + `/path` without doubling the slash (base URLs come from configuration). */
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + path;
+}
+
+export function basicAuth(user: string, password: string): Record<string, string> {
+  return { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
+}
+
+/** A field of a JSON object answer, or undefined (answers are untrusted input). */
+export function field(json: unknown, name: string): unknown {
+  return json !== null && typeof json === 'object' ? (json as Record<string, unknown>)[name] : undefined;
+}
+
+export function unexpectedAnswer(gateway: SmsGatewayName, answer: GatewayAnswer): SmsSendError {
+  return new SmsSendError(gateway, `${gateway} gave an unexpected answer (HTTP ${answer.status})`, answer.status);
+}

@@ -1,0 +1,37 @@
+// Picks the configured SMS gateway. One module per gateway, each speaking that gateway's real HTTP
+// API (REFERENCE 10) against a base URL from configuration, so tests point them at a local fake.
+import type { Logger } from 'pino';
+import type { Config, SmsGatewayName } from '../../config/types.js';
+import { renderGoTemplate } from '../mail/go-template.js';
+import { logSmsSender } from './log-sender.js';
+import { messagebirdSender } from './messagebird.js';
+import type { SmsSender } from './sender.js';
+import { textlocalSender } from './textlocal.js';
+import { twilioSender } from './twilio.js';
+import { twilioVerifySender } from './twilio-verify.js';
+import { vonageSender } from './vonage.js';
+
+export { SmsChannelError, SmsSendError, requireChannel } from './sender.js';
+export type { SmsChannel, SmsSender } from './sender.js';
+
+const GATEWAYS: Record<SmsGatewayName, (sms: Config['sms']) => SmsSender> = {
+  twilio: (sms) => twilioSender(sms.twilio),
+  twilio_verify: (sms) => twilioVerifySender(sms.twilioVerify),
+  messagebird: (sms) => messagebirdSender(sms.messagebird),
+  textlocal: (sms) => textlocalSender(sms.textlocal),
+  vonage: (sms) => vonageSender(sms.vonage),
+};
+
+/**
+ * The sender for SMS_PROVIDER; with none configured, a sender that logs (development only) or null
+ * (phone sign-ins cannot send codes; callers answer accordingly).
+ */
+export function createSmsSender(sms: Config['sms'], log: Logger, options: { development?: boolean } = {}): SmsSender | null {
+  if (sms.provider) return GATEWAYS[sms.provider](sms);
+  return options.development ? logSmsSender(log) : null;
+}
+
+/** SMS_TEMPLATE is a Go text/template with one variable, `.Code` (default "Your code is {{ .Code }}"). */
+export function renderSmsTemplate(template: string, code: string): string {
+  return renderGoTemplate(template, (path) => (path.length === 1 && path[0] === 'Code' ? code : undefined));
+}

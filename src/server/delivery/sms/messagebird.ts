@@ -1,0 +1,29 @@
+// MessageBird (REFERENCE 10): POST /messages with `Authorization: AccessKey <key>`. Answers 201 with
+// the message (`id`); errors are `{errors: [{code, description, parameter}]}` with a 4xx status.
+import type { Config } from '../../config/types.js';
+import { field, joinUrl, postForm, unexpectedAnswer } from './http.js';
+import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
+
+export function messagebirdSender(config: Config['sms']['messagebird']): SmsSender {
+  const url = joinUrl(config.apiBaseUrl, '/messages');
+  const headers = { authorization: `AccessKey ${config.accessKey}` };
+  const sender: SmsSender = {
+    gateway: 'messagebird',
+    channels: ['sms'],
+    async send(to, body, channel) {
+      requireChannel(sender, channel);
+      const fields = { originator: config.originator, body, recipients: to, type: 'sms', datacoding: 'unicode' };
+      const answer = await postForm('messagebird', url, fields, headers);
+      if (answer.status < 200 || answer.status > 299) {
+        const errors = field(answer.json, 'errors');
+        if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('messagebird', answer);
+        const text = errors.map((e) => `${String(field(e, 'description') ?? 'unknown error')} (code ${String(field(e, 'code') ?? '?')})`).join('; ');
+        throw new SmsSendError('messagebird', text, answer.status);
+      }
+      const id = field(answer.json, 'id');
+      if (typeof id !== 'string') throw unexpectedAnswer('messagebird', answer);
+      return { messageId: id };
+    },
+  };
+  return sender;
+}

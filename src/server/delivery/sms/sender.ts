@@ -1,0 +1,40 @@
+// What every SMS gateway module exports, and the two errors callers map to HTTP answers.
+import type { SmsGatewayName } from '../../config/types.js';
+
+export type SmsChannel = 'sms' | 'whatsapp';
+
+export interface SmsSender {
+  /** which gateway this is ('log' for the development sender that only writes to the log) */
+  readonly gateway: SmsGatewayName | 'log';
+  /** the channels this gateway accepts; others make send() throw SmsChannelError */
+  readonly channels: readonly SmsChannel[];
+  /**
+   * Sends `body` to `to` (digits, no '+'). `otp` is the bare code, for gateways that template it
+   * themselves (Twilio WhatsApp content templates). Rejects with SmsSendError when the gateway refuses.
+   */
+  send(to: string, body: string, channel: SmsChannel, otp: string): Promise<{ messageId: string }>;
+  /** twilio_verify only: the gateway generated the code, so only the gateway can check it. */
+  verifyOtp?(to: string, code: string): Promise<boolean>;
+}
+
+/** The gateway refused or could not be reached. Callers answer 422 sms_send_failed with this message. */
+export class SmsSendError extends Error {
+  override readonly name = 'SmsSendError';
+  constructor(readonly gateway: SmsGatewayName, message: string, readonly httpStatus?: number, options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+/** A channel this gateway cannot deliver on. Callers answer 400 validation_failed with this message. */
+export class SmsChannelError extends Error {
+  override readonly name = 'SmsChannelError';
+  constructor() {
+    // The original service's wording (REFERENCE 10); clients may show it as is.
+    super("Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.");
+  }
+}
+
+/** Throws SmsChannelError unless `sender` supports `channel`. */
+export function requireChannel(sender: Pick<SmsSender, 'channels'>, channel: SmsChannel): void {
+  if (!sender.channels.includes(channel)) throw new SmsChannelError();
+}

@@ -1,0 +1,30 @@
+// Textlocal (REFERENCE 10): POST /send with the key as the `apikey` form field. Textlocal answers
+// HTTP 200 even when it refuses, so success is `status: "success"`, failures carry
+// `{status: "failure", errors: [{code, message}]}`; the message id is `messages[0].id`.
+import type { Config } from '../../config/types.js';
+import { field, joinUrl, postForm, unexpectedAnswer } from './http.js';
+import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
+
+export function textlocalSender(config: Config['sms']['textlocal']): SmsSender {
+  const url = joinUrl(config.apiBaseUrl, '/send');
+  const sender: SmsSender = {
+    gateway: 'textlocal',
+    channels: ['sms'],
+    async send(to, body, channel) {
+      requireChannel(sender, channel);
+      const fields = { sender: config.sender, apikey: config.apiKey, message: body, numbers: to };
+      const answer = await postForm('textlocal', url, fields);
+      if (field(answer.json, 'status') !== 'success') {
+        const errors = field(answer.json, 'errors');
+        if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('textlocal', answer);
+        const text = errors.map((e) => `${String(field(e, 'message') ?? 'unknown error')} (code ${String(field(e, 'code') ?? '?')})`).join('; ');
+        throw new SmsSendError('textlocal', text, answer.status);
+      }
+      const messages = field(answer.json, 'messages');
+      const id = Array.isArray(messages) ? field(messages[0], 'id') : undefined;
+      if (typeof id !== 'string' && typeof id !== 'number') throw unexpectedAnswer('textlocal', answer);
+      return { messageId: String(id) };
+    },
+  };
+  return sender;
+}

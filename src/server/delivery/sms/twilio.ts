@@ -1,0 +1,54 @@
+// Twilio Programmable Messaging (REFERENCE 10): POST /2010-04-01/Accounts/{AccountSid}/Messages.json
+// with HTTP Basic (AccountSid, AuthToken). Answers 201 with the message resource, whose `sid` is the
+// message id; a created message can already be `failed`/`undelivered`, which is a failure too.
+import type { Config } from '../../config/types.js';
+import { basicAuth, field, joinUrl, postForm, unexpectedAnswer, type GatewayAnswer } from './http.js';
+import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
+
+export function twilioSender(config: Config['sms']['twilio']): SmsSender {
+  const url = joinUrl(config.apiBaseUrl, `/2010-04-01/Accounts/${encodeURIComponent(config.accountSid)}/Messages.json`);
+  const auth = basicAuth(config.accountSid, config.authToken);
+  const sender: SmsSender = {
+    gateway: 'twilio',
+    channels: ['sms', 'whatsapp'],
+    async send(to, body, channel, otp) {
+      requireChannel(sender, channel);
+      const fields = channel === 'whatsapp'
+        ? whatsappFields(config, to, body, otp)
+        : { To: `+${to}`, Channel: channel, From: config.messageServiceSid, Body: body };
+      const answer = await postForm('twilio', url, fields, auth);
+      if (answer.status !== 200 && answer.status !== 201) throw twilioError('twilio', answer);
+      const sid = field(answer.json, 'sid');
+      if (typeof sid !== 'string') throw unexpectedAnswer('twilio', answer);
+      const status = field(answer.json, 'status');
+      if (status === 'failed' || status === 'undelivered') {
+        const reason = field(answer.json, 'error_message') ?? 'no reason given';
+        throw new SmsSendError('twilio', `twilio message ${sid} ${status}: ${reason} (error ${field(answer.json, 'error_code') ?? 'unknown'})`, answer.status);
+      }
+      return { messageId: sid };
+    },
+  };
+  return sender;
+}
+
+// WhatsApp addresses carry a `whatsapp:` prefix; a sender that is a messaging-service SID does not.
+// With SMS_TWILIO_CONTENT_SID, Twilio fills an approved WhatsApp template with the bare code.
+function whatsappFields(config: Config['sms']['twilio'], to: string, body: string, otp: string): Record<string, string> {
+  const from = /^\+?[1-9][0-9]{1,14}$/.test(config.messageServiceSid) ? `whatsapp:${config.messageServiceSid}` : config.messageServiceSid;
+  const fields: Record<string, string> = { To: `whatsapp:+${to}`, Channel: 'whatsapp', From: from };
+  if (config.contentSid) {
+    fields.ContentSid = config.contentSid;
+    fields.ContentVariables = JSON.stringify({ 1: otp });
+  } else {
+    fields.Body = body;
+  }
+  return fields;
+}
+
+/** Twilio's error answer: `{code, message, more_info, status}` (both Messaging and Verify). */
+export function twilioError(gateway: 'twilio' | 'twilio_verify', answer: GatewayAnswer): SmsSendError {
+  const message = field(answer.json, 'message');
+  if (typeof message !== 'string') return unexpectedAnswer(gateway, answer);
+  const code = field(answer.json, 'code');
+  return new SmsSendError(gateway, code === undefined ? message : `${message} (error ${String(code)})`, answer.status);
+}

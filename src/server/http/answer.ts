@@ -1,0 +1,74 @@
+// What the HTTP layer writes: a status, headers and a serialised body, built from a handler's response or
+// from any thrown error. Nothing here touches uWS.
+import { ApiError, renderError } from '../errors.js';
+import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
+import type { ApiResponse } from './types.js';
+
+export interface Answer { status: number; headers: Record<string, string>; body: string }
+
+export function serialise(response: ApiResponse, cors: Readonly<Record<string, string>>): Answer {
+  const status = response.status ?? 200;
+  const headers: Record<string, string> = { ...cors, ...response.headers };
+  if (response.body === undefined) return { status, headers, body: '' };
+  if (typeof response.body === 'string') return { status, headers, body: response.body };
+  headers['Content-Type'] ??= 'application/json';
+  return { status, headers, body: JSON.stringify(response.body) };
+}
+
+export function errorAnswer(err: unknown, apiVersion: string | undefined, requestId: string, cors: Readonly<Record<string, string>>): Answer {
+  const rendered = renderError(err, apiVersion, requestId);
+  return { status: rendered.status, headers: { ...cors, ...rendered.headers, 'Content-Type': 'application/json' }, body: rendered.body };
+}
+
+// PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in the input would reach the database
+// as an error (a 500). JSON can only carry one as the escape \u0000 (a raw control byte is invalid JSON).
+const JSON_NUL = /\\u0000/i;
+const QUERY_NUL = /%00/;
+
+/** A JSON body that must be an object ({} when empty); anything else is 400 bad_json. */
+export function parseJsonObject(raw: Buffer): Record<string, unknown> {
+  if (raw.length === 0) return {};
+  const latin1 = raw.toString('latin1');
+  if (JSON_NUL.test(latin1)) {
+    throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw new ApiError(400, 'bad_json', `Could not parse request body as JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object');
+  }
+  return (mayHoldLoneSurrogates(latin1) ? wellFormed(value) : value) as Record<string, unknown>;
+}
+
+/** 400 when the query string carries a NUL character (see JSON_NUL). */
+export function assertNoNulInQuery(query: string): void {
+  if (QUERY_NUL.test(query)) throw new ApiError(400, 'validation_failed', 'Query parameters cannot contain NUL characters');
+}
+
+/**
+ * A request's deadline as an AbortSignal, made only when a handler asks for it (most never do). When the
+ * deadline passes, the signal aborts with the 504 itself, so the work behind the answer stops too: its
+ * transaction rolls back (db/pool.ts tx) and its queued hash is dropped (crypto-queue.ts).
+ */
+export class Deadline {
+  private controller: AbortController | undefined;
+  get signal(): AbortSignal { return (this.controller ??= new AbortController()).signal; }
+  expire(reason: Error): void { this.controller?.abort(reason); }
+}
+
+/** API_MAX_REQUEST_DURATION: the answer is a 504 when the handler takes longer, and `deadline` expires. */
+export function withTimeout<T>(work: Promise<T>, ms: number, deadline?: Deadline): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new ApiError(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.');
+      deadline?.expire(err);
+      reject(err);
+    }, ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,190 @@
+// The only file that touches uWS request/response objects. Per request: snapshot everything from `req`
+// synchronously (uWS invalidates it at the first await), run the route, and write the answer. A handler
+// that answers synchronously without a body (settings, health, 404s, preflights) is written inside the
+// uWS callback itself; everything else attaches onAborted, collects the body without quadratic copying
+// and with a 1 MiB cap, and writes corked after the await.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import uWS from '@trufflesuite/uws-js-unofficial';
+import type { Logger } from 'pino';
+import { ApiError } from '../errors.js';
+import { corsHeaders, preflight } from './cors.js';
+import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './answer.js';
+import { recordRequest } from './request-record.js';
+import type { Router } from './router.js';
+import type { ApiRequest, Handler, Route } from './types.js';
+import type { AppContext } from '../context.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const NO_BODY = Buffer.alloc(0);
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+interface Snapshot {
+  method: string; path: string; query: string; headers: Record<string, string>; ip: string; requestId: string;
+}
+
+/** What the request turned out to be, filled in as it is dispatched. */
+interface Progress { route: Route | undefined; params: Record<string, string>; aborted: boolean }
+
+export interface HttpServer {
+  listen(host: string, port: number): Promise<number>;
+  /** Stop accepting, let in-flight requests finish (bounded), then close every connection. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+export function createHttpServer(router: Router, ctx: AppContext, log: Logger): HttpServer {
+  const app = uWS.App();
+  let listenSocket: uWS.us_listen_socket | null = null;
+  let inFlight = 0;
+  let draining = false;
+  let idle: (() => void) | null = null;
+
+  app.any('/*', (res, req) => {
+    const started = performance.now();
+    const snap = snapshot(res, req, ctx.config.api.requestIdHeader);
+    const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false };
+    const answer = dispatch(res, snap, progress);
+    if (!(answer instanceof Promise)) {
+      write(res, answer, draining);
+      return complete(snap, progress, answer, started);
+    }
+    inFlight++;
+    answer.then((a) => {
+      if (!progress.aborted) write(res, a, draining);
+      complete(snap, progress, a, started);
+    }).catch((err) => log.error({ err, request_id: snap.requestId }, 'response could not be written')).finally(() => {
+      inFlight--;
+      if (inFlight === 0 && idle) idle();
+    });
+  });
+
+  function complete(snap: Snapshot, progress: Progress, answer: Answer, started: number): void {
+    recordRequest(ctx, log, { requestId: snap.requestId, method: snap.method, path: snap.path, query: snap.query, ip: snap.ip,
+      route: progress.route, params: progress.params, status: answer.status, errorCode: answer.headers['x-sb-error-code'],
+      aborted: progress.aborted, started });
+  }
+
+  function dispatch(res: uWS.HttpResponse, snap: Snapshot, progress: Progress): Answer | Promise<Answer> {
+    const cors = corsHeaders(snap.headers.origin);
+    const pre = preflight(snap.method, snap.headers);
+    if (pre) return { status: pre.status, headers: pre.headers, body: '' };
+    const fail = (err: unknown): Answer => {
+      if (!(err instanceof ApiError) || err.status >= 500) log.error({ err, request_id: snap.requestId }, 'request failed');
+      return errorAnswer(err, snap.headers['x-supabase-api-version'], snap.requestId, cors);
+    };
+    try {
+      const match = router.match(snap.method, snap.path);
+      if (match.kind === 'not_found') throw new ApiError(404, 'not_found', 'Not Found');
+      if (match.kind === 'method_not_allowed') throw new ApiError(405, 'method_not_allowed', 'Method Not Allowed');
+      progress.route = match.route;
+      progress.params = match.params;
+      if (snap.query) assertNoNulInQuery(snap.query);
+      const { handler, path } = match.route;
+      const deadline = new Deadline();
+      if (BODY_METHODS.has(snap.method)) {
+        watchAbort(res, progress);
+        return readBody(res, snap.headers, progress)
+          .then((raw) => run(handler, toApiRequest(snap, path, match.params, raw, deadline), deadline))
+          .then((response) => serialise(response, cors), fail);
+      }
+      const result = handler(toApiRequest(snap, path, match.params, NO_BODY, deadline), ctx);
+      if (!(result instanceof Promise)) return serialise(result, cors);
+      watchAbort(res, progress);
+      return withTimeout(result, timeoutMs(), deadline).then((response) => serialise(response, cors), fail);
+    } catch (err) {
+      return fail(err);
+    }
+  }
+
+  const timeoutMs = () => ctx.config.api.maxRequestDurationSeconds * 1000;
+  const run = (handler: Handler, request: ApiRequest, deadline: Deadline) =>
+    withTimeout(Promise.resolve(handler(request, ctx)), timeoutMs(), deadline);
+
+  return {
+    listen: (host, port) => new Promise((resolve, reject) => {
+      app.listen(host, port, (socket) => {
+        if (!socket) return reject(new Error(`could not listen on ${host}:${port}`));
+        listenSocket = socket;
+        resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket));
+      });
+    }),
+    drain: async (timeoutMs) => {
+      draining = true;
+      if (listenSocket) uWS.us_listen_socket_close(listenSocket);
+      listenSocket = null;
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs);
+          idle = () => { clearTimeout(timer); resolve(); };
+        });
+      }
+      // Closes idle keep-alive connections too; without this the thread lingers until uWS's idle timeout.
+      (app as unknown as { close(): void }).close();
+    },
+  };
+}
+
+function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: string): Snapshot {
+  const headers: Record<string, string> = {};
+  req.forEach((key, value) => { headers[key] = value; });
+  const inherited = requestIdHeader ? headers[requestIdHeader.toLowerCase()] : undefined;
+  return {
+    method: req.getMethod().toUpperCase(),
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    headers,
+    ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    requestId: inherited || randomUUID(),
+  };
+}
+
+/** Every response answered after the uWS callback returned needs this, or uWS aborts the process. */
+function watchAbort(res: uWS.HttpResponse, progress: Progress): void {
+  res.onAborted(() => { progress.aborted = true; });
+}
+
+function toApiRequest(snap: Snapshot, route: string, params: Record<string, string>, rawBody: Buffer, deadline: Deadline): ApiRequest {
+  let parsed: Record<string, unknown> | undefined;
+  let query: URLSearchParams | undefined;
+  return {
+    method: snap.method, path: snap.path, route, params, headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
+    get query() { return query ??= new URLSearchParams(snap.query); },
+    get signal() { return deadline.signal; },
+    body() {
+      return parsed ??= parseJsonObject(rawBody);
+    },
+  };
+}
+
+/** Collects the body as copied chunks and joins them once (Buffer.concat per chunk would be quadratic). */
+function readBody(res: uWS.HttpResponse, headers: Record<string, string>, progress: Progress): Promise<Buffer> {
+  const declared = Number(headers['content-length'] ?? 0);
+  const tooLarge = () => new ApiError(413, 'request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
+  if (declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    res.onData((chunk, isLast) => {
+      if (done) return;
+      size += chunk.byteLength;
+      if (size > MAX_BODY_BYTES) { done = true; return reject(tooLarge()); }
+      chunks.push(Buffer.from(chunk.slice(0)));   // uWS reuses the chunk's memory after this callback
+      if (isLast) { done = true; resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)); }
+    });
+    if (progress.aborted) reject(new Error('aborted'));
+  });
+}
+
+const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`;
+const STATUS_LINES = new Map(Object.keys(STATUS_CODES).map((code) => [Number(code), statusLine(Number(code))]));
+
+function write(res: uWS.HttpResponse, answer: Answer, closeConnection: boolean): void {
+  res.cork(() => {
+    res.writeStatus(STATUS_LINES.get(answer.status) ?? statusLine(answer.status));
+    for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
+    if (answer.status === 204 || answer.status === 304) res.endWithoutBody(0, closeConnection);
+    else res.end(answer.body, closeConnection);
+  });
+}
