@@ -1,0 +1,91 @@
+// The reference in docs/ cannot drift from the code: every route, setting and error code is documented,
+// and nothing documented as a route, setting or error code is missing from the code.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { SETTINGS } from '../dist/server/config/settings.js';
+import { ROUTES } from '../dist/server/routes.js';
+import * as errorsModule from '../dist/server/errors.js';
+
+const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+const apiDoc = read('docs/api.md');
+const settingsDoc = read('docs/settings.md');
+const errorsDoc = read('docs/errors.md');
+
+const SNAKE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+
+/** Every `code` span of a page, as written. */
+const codeSpans = (doc: string) => new Set([...doc.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]));
+
+/** The error codes the service defines: an exported table or list if there is one, else the ErrorCode union. */
+function definedErrorCodes(): string[] {
+  for (const value of Object.values(errorsModule as Record<string, unknown>)) {
+    const keys = value instanceof Map ? [...value.keys()]
+      : Array.isArray(value) ? value
+      : value && typeof value === 'object' ? Object.keys(value) : [];
+    if (keys.length >= 20 && keys.includes('validation_failed') && keys.every((k) => typeof k === 'string' && SNAKE.test(k))) {
+      return keys as string[];
+    }
+  }
+  const source = read('src/server/errors.ts');
+  const union = /export type ErrorCode\s*=([\s\S]*?);/.exec(source)?.[1];
+  if (!union) throw new Error('docs.test: found neither an exported error table/list in dist/server/errors.js nor `export type ErrorCode` in src/server/errors.ts');
+  return [...union.matchAll(/'([a-z0-9_]+)'/g)].map((m) => m[1]);
+}
+
+t.test('every route of the table has its section in docs/api.md, and every section a route', async (t) => {
+  const documented = new Set([...apiDoc.matchAll(/^### `([A-Z]+) (\/[^`\s]*)`$/gm)].map((m) => `${m[1]} ${m[2]}`));
+  const routes = ROUTES.map((r) => `${r.method} ${r.path}`);
+  t.ok(routes.length > 20, 'the route table was read');
+  for (const route of routes) t.ok(documented.has(route), `docs/api.md has a "### \`${route}\`" section`);
+  for (const section of documented) t.ok(routes.includes(section), `docs/api.md documents ${section}, which is in ROUTES`);
+});
+
+// A family such as `EXTERNAL_<PROVIDER>_CLIENT_ID` covers a setting when the setting matches it and the part
+// standing for the placeholder is itself listed on the page (`github`, `MAGIC_LINK`), so the list of
+// members cannot drift either.
+const spans = codeSpans(settingsDoc);
+const spansLower = new Set([...spans].map((s) => s.toLowerCase()));
+const families = [...spans].filter((s) => /^[A-Z0-9_]*<[A-Z_]+>[A-Z0-9_]*$/.test(s) && !/^<[A-Z_]+>$/.test(s))
+  .map((pattern) => ({ pattern, regex: new RegExp(`^${pattern.replace(/<[A-Z_]+>/, '([A-Z0-9_]+)')}$`) }));
+
+function coveredByFamily(name: string): { pattern: string; member: string } | null {
+  for (const { pattern, regex } of families) {
+    const member = regex.exec(name)?.[1];
+    if (member && spansLower.has(member.toLowerCase())) return { pattern, member };
+  }
+  return null;
+}
+
+t.test('every setting is named in docs/settings.md, or covered by a documented family', async (t) => {
+  t.ok(SETTINGS.length > 100, 'the settings table was read');
+  t.ok(families.length >= 7, 'the provider and mail families are documented as patterns');
+  t.equal(coveredByFamily('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED'), null, 'a family does not cover a name whose member is not listed');
+  t.notOk(spans.has('NOT_A_SETTING'), 'a name that is not on the page is not found');
+  for (const { name } of SETTINGS) {
+    t.ok(spans.has(name) || coveredByFamily(name), `docs/settings.md documents ${name}`);
+  }
+  for (const s of SETTINGS.filter((x) => x.unprefixed?.length)) {
+    for (const alias of s.unprefixed!) t.ok(spans.has(alias), `docs/settings.md names the unprefixed alias ${alias}`);
+  }
+});
+
+t.test('every setting row of docs/settings.md is a setting, a family or a family member', async (t) => {
+  const names = new Set(SETTINGS.map((s) => s.name));
+  const members = new Set(SETTINGS.map((s) => coveredByFamily(s.name)?.member.toUpperCase()).filter(Boolean));
+  const rows = [...settingsDoc.matchAll(/^\| `([A-Z][A-Z0-9_<>]*)`/gm)].map((m) => m[1]);
+  t.ok(rows.length > 100, 'the setting rows were read');
+  for (const row of rows) {
+    const family = families.find((f) => f.pattern === row);
+    const known = names.has(row) || members.has(row) || (family !== undefined && SETTINGS.some((s) => family.regex.test(s.name)));
+    t.ok(known, `docs/settings.md row ${row} exists in SETTINGS`);
+  }
+});
+
+t.test('every error code is in docs/errors.md, and every documented code is defined', async (t) => {
+  const defined = definedErrorCodes();
+  t.ok(defined.length >= 20, `error codes were read (${defined.length})`);
+  const documented = [...errorsDoc.matchAll(/^\| `([a-z0-9_]+)` \|/gm)].map((m) => m[1]);
+  for (const code of defined) t.ok(documented.includes(code), `docs/errors.md has a row for ${code}`);
+  for (const code of documented) t.ok(defined.includes(code), `docs/errors.md row ${code} is a defined error code`);
+  t.equal(new Set(documented).size, documented.length, 'each code has one row');
+});
