@@ -1,7 +1,7 @@
 // The reference in docs/ cannot drift from the code: every route, setting and error code is documented,
 // and nothing documented as a route, setting or error code is missing from the code.
 import t from 'tap';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { SETTINGS } from '../dist/server/config/settings.js';
 import { ROUTES } from '../dist/server/routes.js';
 import * as errorsModule from '../dist/server/errors.js';
@@ -88,4 +88,46 @@ t.test('every error code is in docs/errors.md, and every documented code is defi
   for (const code of defined) t.ok(documented.includes(code), `docs/errors.md has a row for ${code}`);
   for (const code of documented) t.ok(defined.includes(code), `docs/errors.md row ${code} is a defined error code`);
   t.equal(new Set(documented).size, documented.length, 'each code has one row');
+});
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
+function anchorsOf(doc: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of doc.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*$/.exec(line);
+    if (!heading) continue;
+    const slug = heading[1].toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
+// Code comments point into docs/ (issue 12): a renamed heading must not leave them pointing nowhere.
+t.test('every docs/ link, in docs/ and in src/ comments, names a page and a heading that exist', async (t) => {
+  const pages = readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md'));
+  const anchors = new Map(pages.map((p) => [p, anchorsOf(read(`docs/${p}`))]));
+  t.ok(anchors.get('api.md')!.has('get-well-knownjwksjson'), 'anchors are computed as GitHub does');
+  t.notOk(anchors.get('api.md')!.has('no-such-heading'), 'an absent heading has no anchor');
+  const links: Array<{ from: string; page: string; anchor: string }> = [];
+  for (const page of pages) {
+    for (const m of read(`docs/${page}`).matchAll(/\]\(([a-z0-9-]+\.md)?(?:#([^)\s]+))?\)/g)) {
+      links.push({ from: `docs/${page}`, page: m[1] ?? page, anchor: m[2] ?? '' });
+    }
+  }
+  const sources = (dir: string): string[] => readdirSync(new URL(`../${dir}/`, import.meta.url), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? sources(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : []));
+  for (const file of sources('src')) {
+    for (const m of read(file).matchAll(/docs\/([a-z0-9-]+\.md)(?:#([a-z0-9_-]+))?/g)) links.push({ from: file, page: m[1], anchor: m[2] ?? '' });
+  }
+  t.ok(links.length > 50, `links were found (${links.length})`);
+  for (const { from, page, anchor } of links) {
+    const target = anchors.get(page);
+    t.ok(target, `${from}: docs/${page} exists`);
+    if (target && anchor) t.ok(target.has(anchor), `${from}: docs/${page}#${anchor} is a heading`);
+  }
 });
