@@ -44,7 +44,7 @@ t.test('an active parent: child inserted, parent revoked, session touched, the t
     log_type: 'token', actor_name: 'Bo' }, ip_address: '' });
   t.same(written.map((r) => r.payload.action).sort(), ['token_refreshed', 'token_revoked']);
   t.strictSame(written.sort((a, b) => a.payload.action.localeCompare(b.payload.action)), [payload('token_refreshed'), payload('token_revoked')],
-    'the payloads the grant wrote before, no ip (as writeAudits did)');
+    'the grant\'s two payloads, with no ip');
 });
 
 t.test('an already revoked parent: null, and nothing written — no token, no session change, no audit row', async (t) => {

@@ -107,25 +107,40 @@ t.test('a refresh revokes the presented token and issues its child in the same s
   t.ok(audit.rows.some((r) => r.action === 'token_revoked'));
 });
 
-t.test('a refresh is one statement after the lookup: the rows it writes are the first command of one transaction', async (t) => {
+t.test('a refresh writes the rotation whole or not at all: parent, child, the session\'s refresh, both audit rows', async (t) => {
   const session = await signUp(api);
+  const { id: parentId, session_id: sessionId } = await row(api, session.refresh_token);
+  const sessionRow = async () => (await api.db.query('select refreshed_at from sessions where id = $1', [sessionId])).rows[0];
+  // Refuses this user's token_refreshed audit row while armed: the rotation's last row.
+  await api.db.query(`create table refuse_refresh_audit (actor_id text);
+    create function refuse_refresh_audit() returns trigger language plpgsql as $$
+    begin
+      if new.payload->>'action' = 'token_refreshed' and exists (select 1 from refuse_refresh_audit where actor_id = new.payload->>'actor_id')
+      then raise exception 'audit refused by the test'; end if;
+      return new;
+    end $$;
+    create trigger refuse_refresh_audit before insert on audit_log_entries for each row execute function refuse_refresh_audit();`);
+  t.teardown(() => api.db.query('drop trigger refuse_refresh_audit on audit_log_entries; drop function refuse_refresh_audit(); drop table refuse_refresh_audit'));
+
+  await api.db.query('insert into refuse_refresh_audit values ($1)', [session.user.id]);
+  const refused = await refresh(api, session.refresh_token);
+  t.match(refused, { status: 500, body: { code: 500, error_code: 'unexpected_failure' } });
+  t.equal((await row(api, session.refresh_token)).revoked, false, 'the parent is still active');
+  t.equal(await countTokens(api, sessionId), 1, 'no child');
+  t.equal((await sessionRow()).refreshed_at, null, 'the session records no refresh');
+  t.strictSame(await tokenAudits(api, session.user.id), [], 'no audit row, not even token_revoked');
+
+  await api.db.query('delete from refuse_refresh_audit');
   const res = await refresh(api, session.refresh_token);
-  t.equal(res.status, 200);
-  const parent = await row(api, session.refresh_token);
-  // cmin 0: written by its transaction's first command. The transactional path's rotation came after its
-  // lock (select … for update takes a command id too), so its rows had cmin 1.
-  const written = await api.db.query(`select 'child' as row, xmin::text as xid, cmin::text as cid from refresh_tokens where token_hash = $1
-    union all select 'parent', xmin::text, cmin::text from refresh_tokens where id = $2
-    union all select 'session', xmin::text, cmin::text from sessions where id = $3
-    union all select payload->>'action', xmin::text, cmin::text from audit_log_entries where payload->>'actor_id' = $4 and payload->>'log_type' = 'token'
-    order by 1`, [hash(res.body.refresh_token), parent.id, parent.session_id, session.user.id]);
-  const xid = written.rows[0].xid;
-  t.strictSame(written.rows, ['child', 'parent', 'session', 'token_refreshed', 'token_revoked'].map((r) => ({ row: r, xid, cid: '0' })),
-    'the revoked parent (its new row version), the child, the session\'s refresh and both audit rows');
-  // The user, AMR and identities the statement returned make the same answer the separate read did.
+  t.equal(res.status, 200, 'the same token refreshes once the audit row is accepted');
+  t.equal((await row(api, session.refresh_token)).revoked, true);
+  t.match(await row(api, res.body.refresh_token), { parent_id: parentId, session_id: sessionId, revoked: false });
+  t.ok((await sessionRow()).refreshed_at instanceof Date);
+  t.strictSame(await tokenAudits(api, session.user.id), ['token_refreshed', 'token_revoked']);
+  // The user, AMR and identities the rotation returned make the same answer the sign-up gave.
   t.strictSame(res.body.user, session.user, 'the user and identities exactly as the sign-up answered them');
   t.strictSame(decodeJwt(res.body.access_token).amr, decodeJwt(session.access_token).amr);
-  t.equal(decodeJwt(res.body.access_token).session_id, parent.session_id);
+  t.equal(decodeJwt(res.body.access_token).session_id, sessionId);
 });
 
 t.test('a refresh racing a logout: the session is gone once the lock is granted, not found, nothing written', async (t) => {

@@ -24,8 +24,8 @@ async function tableCounts() {
 }
 const userRow = async (email: string) => (await api.db.query('select * from users where email = $1', [email])).rows[0];
 
-// Refuses every AMR insert while armed: the claim is the last row the login used to write, after the
-// audit entry, the session and the refresh token.
+// Refuses every AMR insert while armed: a failing row among the sign-in's writes, after the session
+// and the refresh token.
 await api.db.query(`create table refuse_amr (armed boolean);
   create function refuse_amr() returns trigger language plpgsql as $$
   begin if exists (select 1 from refuse_amr) then raise exception 'AMR refused by the test'; end if; return new; end $$;
@@ -79,14 +79,14 @@ t.test('identities travel with their exact timestamps, whatever the session\'s t
   const me = await api.request('GET', '/user', { token: res.body.access_token });
   t.strictSame(res.body.user.identities, me.body.identities);
 
-  // Two AMR claims, so the order (newest first) is pinned too; compared with the separate finders.
+  // Two AMR claims, so the order (newest first) is pinned too; compared with plain selects.
   const sessionId = decodeJwt(res.body.access_token).session_id as string;
   await api.db.query(`insert into mfa_amr_claims (session_id, authentication_method, updated_at) values ($1, 'otp', now() + interval '5 seconds')`, [sessionId]);
   const client = await api.db.connect();
   try {
     await client.query("set timezone = 'Asia/Kolkata'");
     const together = await findAmrAndIdentities(client, sessionId, userId);
-    // The AMR as the separate query read it before the sign-in statement existed.
+    // The session's AMR claims as a plain select gives them, newest first.
     const amr = (await client.query(`select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
       from mfa_amr_claims where session_id = $1 order by updated_at desc`, [sessionId])).rows;
     t.strictSame(together, { amr, identities: await findIdentitiesByUser(client, userId) });

@@ -70,9 +70,11 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
   socket.on('data', (chunk) => { answer += chunk.toString(); });
   const closed = new Promise((resolve) => socket.once('close', resolve));
   socket.write(`POST /signup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
-  await new Promise((resolve) => setTimeout(resolve, 200));   // let the server start reading (not an assertion)
+  // One HTTP thread handles connections in arrival order: once a later connection is answered, the
+  // server has read this request's headers and counts it in flight.
+  t.equal(await freshGet(port, '/health', false), 200);
   child.kill('SIGTERM');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await stopsListening(port);   // the drain has begun
   socket.write(body.slice(10));
   await closed;
   t.match(answer, /^HTTP\/1\.1 200 OK/, 'the in-flight request was answered');
@@ -96,6 +98,20 @@ function freshGet(port: number, path: string, retry = true): Promise<number> {
     http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); })
       .on('error', (err: NodeJS.ErrnoException) => (retry && err.code === 'ECONNRESET' ? freshGet(port, path, false).then(resolve, reject) : reject(err)));
   });
+}
+
+/** Resolves once new connections to `port` are refused (bounded: a failing test must not hang). */
+async function stopsListening(port: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const probe = net.connect(port, '127.0.0.1');
+      probe.once('connect', () => { probe.destroy(); resolve(false); });
+      probe.once('error', () => resolve(true));
+    });
+    if (refused) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the service never stopped listening');
 }
 
 async function waitForHealth(port: number): Promise<void> {

@@ -1,6 +1,6 @@
-// src/db/user-session.ts against the finders it replaces on the bearer path: the same user row as
-// findUserById, the same session as findSession, and identities exactly as findIdentitiesByUser returns
-// them (keys, order, values, Dates to the millisecond), so userJson's output is byte-identical.
+// src/db/user-session.ts, what bearer authentication reads: the user row exactly as findUserById gives
+// it, the session as findSession finds it, and identities exactly as findIdentitiesByUser returns them
+// (keys, order, values, Dates to the millisecond), so userJson's output is byte-identical.
 import t from 'tap';
 import { findUserById } from '../dist/db/users.js';
 import { findSession } from '../dist/db/sessions.js';

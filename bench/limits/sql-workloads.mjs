@@ -1,18 +1,20 @@
-// The SQL each endpoint runs, driven directly: the service's own statement functions from dist/db (so the
-// limit follows the code), without HTTP, JSON, JWTs or hashing. Each workload is prepare(pool, fixture,
-// loop) → one call = the statements of one request, in the endpoint's order.
-import { createHash, randomBytes } from 'node:crypto';
+// The SQL each endpoint runs, driven directly: the service's own statement functions from dist/db, each
+// of which is one whole statement (so the limit follows the code), called as the endpoint calls them,
+// without HTTP, JSON, JWTs or hashing. Each workload is prepare(pool, fixture, loop) → one call = the
+// statements of one request.
+import { randomBytes } from 'node:crypto';
 import { tx } from '../../dist/db/pool.js';
 import { findUserByEmail } from '../../dist/db/users.js';
 import { findUserSessionIdentities } from '../../dist/db/user-session.js';
 import { auditPayload } from '../../dist/db/audit-log.js';
 import { signIn } from '../../dist/db/sign-in.js';
+import { findPresentedToken } from '../../dist/db/refresh-tokens.js';
+import { lockAndRotate } from '../../dist/db/refresh-rotation.js';
 import { confirmAddress, createUser } from '../../dist/server/users/create.js';
-import { refreshStatements } from './refresh-statements.mjs';
+import { actorOf } from '../../dist/server/users/actor.js';
+import { sha256Hex } from '../../dist/server/crypto/tokens.js';
 
-const sha256Hex = (text) => createHash('sha256').update(text).digest('hex');
 const newToken = () => randomBytes(9).toString('base64url');
-const actor = (user) => ({ id: user.id, username: user.email ?? '' });
 
 export const WORKLOADS = {
   /** GET /user: one statement reads the user, the session and the user's identities. */
@@ -25,34 +27,35 @@ export const WORKLOADS = {
     },
   },
   /**
-   * POST /token?grant_type=refresh_token: find the presented token, then one autocommit statement that
-   * locks the session, rotates (auditing in the same statement) and returns the token response's user,
-   * AMR and identities. Each loop owns one session and presents its newest token, as each bench
-   * connection does.
+   * POST /token?grant_type=refresh_token on the grant's usual path (src/server/grants/refresh-token.ts,
+   * rotateAtOnce): findPresentedToken, then lockAndRotate with the grant's own audit payloads. Each loop
+   * owns one session and presents its newest token, as each bench connection does.
    */
   refresh: {
     async prepare(pool, fixture, loop) {
-      const sql = await refreshStatements();
+      // On demand: a build without the grant skips token-refresh (bench/lib/refresh.mjs) and must still
+      // load the other workloads.
+      const { ownerOf, rotationAudit } = await import('../../dist/server/grants/refresh-token.js');
       const { userId } = fixture.users[loop % fixture.users.length];
       // The session a password login creates, by the statement the service runs for it.
       let token = newToken();
       const { sessionId } = await signIn(pool, { userId, method: 'password', userAgent: 'bench', ip: '127.0.0.1',
         refreshTokenHash: sha256Hex(token), signedInAt: new Date() });
-      const session = { id: sessionId };
       return async () => {
-        const found = await sql.findPresentedToken(pool, sha256Hex(token));
+        const found = await findPresentedToken(pool, sha256Hex(token));
         const child = newToken();
-        if (!await sql.lockAndRotate(pool, found, sha256Hex(child), { userAgent: 'bench', ip: '127.0.0.1' })) {
-          throw new Error(`refresh workload: session ${session.id} did not rotate`);
-        }
+        const rotated = await lockAndRotate(pool, { parentId: found.id, sessionId: found.session_id, childHash: sha256Hex(child),
+          client: { userAgent: 'bench', ip: '127.0.0.1' }, audit: rotationAudit(ownerOf(found)), now: new Date() });
+        if (!rotated) throw new Error(`refresh workload: session ${sessionId} did not rotate`);
         token = child;
       };
     },
   },
   /**
-   * POST /signup with autoconfirm: the sign-up transaction (src/server/users/signup.ts) without the hash:
-   * find, insert user and identity, confirm, then the sign-in statement (session, refresh token, AMR,
-   * last sign-in, the user_signedup audit entry, and the response's reads).
+   * POST /signup with autoconfirm: the calls of the sign-up transaction (signUp in
+   * src/server/users/signup.ts, then issueSession) without the hash: findUserByEmail, createUser (user and
+   * identity), confirmAddress, then signIn (session, refresh token, AMR, last sign-in, the user_signedup
+   * audit entry, and the response's reads).
    */
   signup: {
     async prepare(pool, fixture, loop) {
@@ -66,7 +69,7 @@ export const WORKLOADS = {
           const confirmed = await confirmAddress(c, user, 'email');
           await signIn(c, { userId: confirmed.id, method: 'password', userAgent: 'bench', ip: '127.0.0.1',
             refreshTokenHash: sha256Hex(newToken()), signedInAt: new Date(),
-            audit: auditPayload(actor(user), 'user_signedup', { provider: 'email' }) });
+            audit: auditPayload(actorOf(user), 'user_signedup', { provider: 'email' }) });
         });
       };
     },

@@ -31,27 +31,19 @@ export async function mergeIdentityData(q: Queryable, userId: string, provider: 
      where user_id = $1 and provider = $2`, [userId, provider, patch]);
 }
 
-// Identities travel as a json aggregate whose timestamps are text in the session's own output format, and
-// are parsed by pg's timestamptz parser: the same Dates a plain `select * from identities` gives, so the
-// token response is byte-identical (to_json's ISO format would go through another parser). For the
-// statements that read a user's identities alongside other rows (sign-in.ts, user-session.ts,
-// refresh-rotation.ts); the keys are the table's columns in order (test/user-session.test.ts compares
-// them with findIdentitiesByUser).
-/** The user's identities as a json array, oldest first; `userId` is an SQL expression (a parameter or a column). */
-export const identitiesOf = (userId: string) => `(
-  select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-           'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-           'last_sign_in_at', i.last_sign_in_at::text, 'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-         order by i.created_at), '[]')
-  from identities i where i.user_id = ${userId})`;
-
+// The statements that read a user's identities alongside other rows (sign-in.ts, user-session.ts,
+// refresh-rotation.ts) aggregate them as json with the timestamps as text in the session's own output
+// format, keys in the table's column order, oldest first. identityRows parses that text with pg's own
+// timestamptz parser, so the rows are the Dates a plain `select * from identities` gives and the token
+// response is byte-identical (to_json's ISO format would go through another parser;
+// test/user-session.test.ts and test/sign-in.test.ts compare with findIdentitiesByUser).
 const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
 
 export interface IdentityJsonRow extends Omit<IdentityRow, 'last_sign_in_at' | 'created_at' | 'updated_at'> {
   last_sign_in_at: string | null; created_at: string; updated_at: string;
 }
 
-/** identitiesOf's rows as the IdentityRows a plain select gives (timestamps parsed by pg's own parser). */
+/** The json-aggregated rows as the IdentityRows a plain select gives (timestamps parsed by pg's own parser). */
 export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
   return rows.map((r) => ({ ...r, last_sign_in_at: r.last_sign_in_at === null ? null : parseTimestamptz(r.last_sign_in_at),
     created_at: parseTimestamptz(r.created_at), updated_at: parseTimestamptz(r.updated_at) }));

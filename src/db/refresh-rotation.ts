@@ -1,12 +1,10 @@
 // The refresh grant's usual path in one autocommit statement: lock the session, rotate its active token
-// (audit rows included), and read what the token response needs. Before, the same work took BEGIN, the
-// lock, the rotation, COMMIT and a read of AMR and identities: five round trips, now one.
+// (audit rows included), and read what the token response needs; one round trip instead of a transaction.
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 import type { AuditPayload } from './audit-log.js';
-import { rotationWrites } from './refresh-tokens.js';
-import { identitiesOf, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
-import { amrOf, type AmrRow } from './sessions.js';
+import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
+import type { AmrRow } from './sessions.js';
 
 export interface LockAndRotate {
   parentId: string; sessionId: string; childHash: string;
@@ -36,10 +34,31 @@ export interface Rotated { user: UserRow; amr: AmrRow[]; identities: IdentityRow
 export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rotated | null> {
   const { rows } = await q.query<UserRow & { refresh_rotated: boolean; refresh_amr: AmrRow[]; refresh_identities: IdentityJsonRow[] }>({
     name: 'refresh_tokens_lock_rotate',
+    // `locked` first: `parent` revokes only while the locked user is not banned. The rest writes what
+    // rotateRefreshToken (refresh-tokens.ts) writes; keep the two in step. AMR newest first, identities
+    // oldest first with text timestamps (identityRows, identities.ts).
     text: `with locked as (select u.* from sessions s join users u on u.id = s.user_id where s.id = $6::uuid for update of s),
-                ${rotationWrites('exists (select 1 from locked where banned_until is null or banned_until <= $7::timestamptz)')}
+                parent as (update refresh_tokens set revoked = true, updated_at = now()
+                           where id = $1 and not revoked
+                             and exists (select 1 from locked where banned_until is null or banned_until <= $7::timestamptz)
+                           returning user_id, session_id),
+                touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
+                            where id = (select session_id from parent)),
+                audited as (insert into audit_log_entries (payload)
+                            select p from parent, jsonb_array_elements($5::jsonb) as p),
+                child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
+                          select $2, user_id, session_id, $1 from parent returning *)
            select l.*, exists (select 1 from child) as refresh_rotated,
-                  ${amrOf('$6::uuid')} as refresh_amr, ${identitiesOf('l.id')} as refresh_identities
+                  (select coalesce(json_agg(json_build_object('method', authentication_method,
+                                                              'timestamp', extract(epoch from updated_at)::bigint::int)
+                                            order by updated_at desc), '[]')
+                   from mfa_amr_claims where session_id = $6::uuid) as refresh_amr,
+                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
+                                                              'last_sign_in_at', i.last_sign_in_at::text,
+                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
+                                            order by i.created_at), '[]')
+                   from identities i where i.user_id = l.id) as refresh_identities
            from locked l`,
     values: [r.parentId, r.childHash, r.client.userAgent, r.client.ip, JSON.stringify(r.audit), r.sessionId, r.now],
   });

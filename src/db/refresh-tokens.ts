@@ -68,35 +68,29 @@ export async function readTokenState(q: Queryable, tokenId: string, sessionId: s
  * user agent, ip, as the original does) and the audit rows `audit` holds are written (the grant's
  * token_revoked + token_refreshed, built by auditPayload), in that order. Folding the audit in saves the
  * refresh grant a round trip inside its locked transaction.
- * Null, and nothing written (no audit row either: every write hangs off `parent`), when the parent was
- * already revoked: callers hold the session lock, under which every rotation and reuse revocation
- * happens, so this is exact (test/refresh-rotation.test.ts).
+ * `parent` revokes the token if it is still active; `touched`, `audited` and `child` hang off `parent`, so
+ * null, and nothing written (no audit row either), when the parent was already revoked: callers hold the
+ * session lock, under which every rotation and reuse revocation happens, so this is exact
+ * (test/refresh-rotation.test.ts). lockAndRotate (refresh-rotation.ts) writes the same rows; keep the two
+ * in step.
  */
 export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string, client: { userAgent: string; ip: string },
   audit: AuditPayload[]): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
     name: 'refresh_tokens_rotate_audit',
-    text: `with ${rotationWrites('')} select * from child`,
-    values: [parentId, childHash, client.userAgent, client.ip, JSON.stringify(audit)],
-  });
-  return rows[0] ?? null;
-}
-
-/**
- * rotateRefreshToken's writes as CTEs, for it and for the statement that also takes the session lock
- * (lockAndRotate in refresh-rotation.ts): $1 the parent's id, $2 the child's hash, $3 user agent, $4 ip,
- * $5 the audit payloads (a json array). `parent` revokes $1 if it is still active and `guard` (an SQL
- * condition, '' for none) holds; `touched`, `audited` and `child` (the inserted row) hang off `parent`, so
- * nothing is written when it updates no row.
- */
-export const rotationWrites = (guard: string) => `parent as (update refresh_tokens set revoked = true, updated_at = now()
-                           where id = $1 and not revoked${guard ? ` and ${guard}` : ''} returning user_id, session_id),
+    text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
+                           where id = $1 and not revoked returning user_id, session_id),
                 touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
                             where id = (select session_id from parent)),
                 audited as (insert into audit_log_entries (payload)
                             select p from parent, jsonb_array_elements($5::jsonb) as p),
                 child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
-                          select $2, user_id, session_id, $1 from parent returning *)`;
+                          select $2, user_id, session_id, $1 from parent returning *)
+           select * from child`,
+    values: [parentId, childHash, client.userAgent, client.ip, JSON.stringify(audit)],
+  });
+  return rows[0] ?? null;
+}
 
 /** Reuse detection: revokes every live token descended from `tokenId` (its session only). */
 export async function revokeDescendants(q: Queryable, tokenId: string, sessionId: string): Promise<number> {

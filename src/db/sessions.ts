@@ -36,11 +36,3 @@ export async function lockSessionUser(q: Queryable, sessionId: string): Promise<
   });
   return rows[0] ?? null;
 }
-
-/** One AMR row of mfa_amr_claims as the json object an AmrRow is parsed from (columns unqualified). */
-export const amrJson = `json_build_object('method', authentication_method, 'timestamp', extract(epoch from updated_at)::bigint::int)`;
-
-/** A session's AMR claims as a json array, newest first ; `sessionId` is an SQL expression. */
-export const amrOf = (sessionId: string) => `(select coalesce(json_agg(${amrJson} order by updated_at desc), '[]')
-  from mfa_amr_claims where session_id = ${sessionId})`;
-

@@ -1,11 +1,10 @@
-// A sign-in in one statement, and the token response's reads in one statement. A password login used to
-// take ten round trips (lookup, BEGIN, audit, session, refresh token, AMR, last_sign_in_at, AMR and
-// identities read back, COMMIT); the writes are now data-modifying CTEs of one statement, which is atomic
-// on its own (autocommit) and just as well one statement of a caller's transaction.
+// A sign-in in one statement, and the token response's reads in one statement: the writes are
+// data-modifying CTEs, atomic on their own (autocommit) and just as well one statement of a caller's
+// transaction, so a login costs one round trip after the user lookup.
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
-import { identitiesOf, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
-import { amrJson, amrOf, type AmrRow } from './sessions.js';
+import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
+import type { AmrRow } from './sessions.js';
 
 export interface SignInWrite {
   userId: string;
@@ -32,6 +31,7 @@ export interface SignIn {
  * hash, if any), writes the audit entry, and returns what the token response needs. The CTEs' writes are
  * invisible to the rest of the statement (one snapshot), so the user and the AMR come from their RETURNING
  * rows; identities are not written here, and earlier statements of a caller's transaction are visible.
+ * Identities come back as json with text timestamps, parsed by identityRows (identities.ts).
  */
 export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
   const { rows } = await q.query<UserRow & { sign_in_session_id: string; sign_in_amr: AmrRow[]; sign_in_identities: IdentityJsonRow[] }>({
@@ -50,8 +50,15 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
                               updated_at = now()
              where id = $1::uuid returning *)
            select u.*, (select id from session) as sign_in_session_id,
-                  (select json_agg(${amrJson}) from amr) as sign_in_amr,
-                  ${identitiesOf('$1::uuid')} as sign_in_identities
+                  (select json_agg(json_build_object('method', authentication_method,
+                                                     'timestamp', extract(epoch from updated_at)::bigint::int))
+                   from amr) as sign_in_amr,
+                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
+                                                              'last_sign_in_at', i.last_sign_in_at::text,
+                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
+                                            order by i.created_at), '[]')
+                   from identities i where i.user_id = $1::uuid) as sign_in_identities
            from signed_in u`,
     values: [s.userId, s.userAgent, s.ip, s.refreshTokenHash, s.method, s.signedInAt, s.passwordHash ?? null, s.audit ?? null],
   });
@@ -64,7 +71,16 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
 export async function findAmrAndIdentities(q: Queryable, sessionId: string, userId: string): Promise<{ amr: AmrRow[]; identities: IdentityRow[] }> {
   const { rows } = await q.query<{ amr: AmrRow[]; identities: IdentityJsonRow[] }>({
     name: 'amr_and_identities',
-    text: `select ${amrOf('$1::uuid')} as amr, ${identitiesOf('$2::uuid')} as identities`,
+    text: `select (select coalesce(json_agg(json_build_object('method', authentication_method,
+                                                             'timestamp', extract(epoch from updated_at)::bigint::int)
+                                           order by updated_at desc), '[]')
+                   from mfa_amr_claims where session_id = $1::uuid) as amr,
+                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
+                                                              'last_sign_in_at', i.last_sign_in_at::text,
+                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
+                                            order by i.created_at), '[]')
+                   from identities i where i.user_id = $2::uuid) as identities`,
     values: [sessionId, userId],
   });
   return { amr: rows[0].amr, identities: identityRows(rows[0].identities) };

@@ -1,9 +1,9 @@
 // What bearer authentication reads, in one round trip: the claims' user, the claims' session (its id,
-// when it exists) and, for GET /user, the user's identities. Three sequential queries before (findUserById,
-// findSession, findIdentitiesByUser); the checks on the result stay in src/server/auth/bearer.ts.
+// when it exists) and, for GET /user, the user's identities. The checks on the result stay in
+// src/server/auth/bearer.ts.
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
-import { identitiesOf, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
+import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import type { SessionRow } from './sessions.js';
 
 export interface UserSession {
@@ -12,30 +12,43 @@ export interface UserSession {
   session: Pick<SessionRow, 'id'> | null;
 }
 
-// The identities come back as one JSON array (identitiesOf, identities.ts) rather than through a lateral
-// join: a join would repeat the user's columns once per identity and clash with them on id, email,
-// created_at, ...
-
-// $2 is null when the claims' session_id is not a UUID: the caller still needs the user (user_not_found
-// is answered first) and no session can match. The session is not required to be the user's own:
-// findSession never required it either.
-const select = (withIdentities: boolean) =>
-  `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id${withIdentities ? `, ${identitiesOf('u.id')} as found_identities` : ''}
-   from users u where u.id = $1`;
-const USER_SESSION = select(false);
-const USER_SESSION_IDENTITIES = select(true);
-
 type Row = UserRow & { found_session_id: string | null; found_identities?: IdentityJsonRow[] };
 
-/** The user and the session; null when there is no such user (the session is then not reported). */
+/**
+ * The user and the session; null when there is no such user (the session is then not reported).
+ * `sessionId` is null when the claims' session_id is not a UUID: the caller still needs the user
+ * (user_not_found is answered first) and no session can match. The session is not required to be the
+ * user's own: findSession never required it either.
+ */
 export async function findUserSession(q: Queryable, userId: string, sessionId: string | null): Promise<UserSession | null> {
-  const { rows } = await q.query<Row>({ name: 'user_session', text: USER_SESSION, values: [userId, sessionId] });
+  const { rows } = await q.query<Row>({
+    name: 'user_session',
+    text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id
+           from users u where u.id = $1`,
+    values: [userId, sessionId],
+  });
   return rows[0] ? split(rows[0]) : null;
 }
 
-/** findUserSession plus the user's identities, ordered and typed as findIdentitiesByUser returns them. */
+/**
+ * findUserSession plus the user's identities, ordered and typed as findIdentitiesByUser returns them. They
+ * come as one json array (text timestamps, parsed by identityRows in identities.ts) rather than through a
+ * lateral join, which would repeat the user's columns once per identity and clash with them on id, email,
+ * created_at, ...
+ */
 export async function findUserSessionIdentities(q: Queryable, userId: string, sessionId: string | null): Promise<(UserSession & { identities: IdentityRow[] }) | null> {
-  const { rows } = await q.query<Row>({ name: 'user_session_identities', text: USER_SESSION_IDENTITIES, values: [userId, sessionId] });
+  const { rows } = await q.query<Row>({
+    name: 'user_session_identities',
+    text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id,
+                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
+                                                              'last_sign_in_at', i.last_sign_in_at::text,
+                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
+                                            order by i.created_at), '[]')
+                   from identities i where i.user_id = u.id) as found_identities
+           from users u where u.id = $1`,
+    values: [userId, sessionId],
+  });
   if (!rows[0]) return null;
   const { found_identities: identities = [], ...row } = rows[0];
   return { ...split(row), identities: identityRows(identities) };

@@ -1,8 +1,7 @@
 // Access tokens: signing and verification with jose 5 on a node:crypto KeyObject. jose's API is async
 // but with a KeyObject the HMAC is computed synchronously inside it, so the promise costs only a
-// microtask: measured 50-95k signs/s and 40-90k verifies/s on one thread (10-25 µs each;
-// bench/crypto-choices.mjs), far cheaper than a crypto-pool round trip (~0.18 ms). So JWTs are signed
-// and verified inline on the HTTP thread.
+// microtask, far less than a crypto-pool round trip (bench/README.md, crypto-choices). So JWTs are
+// signed and verified inline on the HTTP thread.
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config/types.js';

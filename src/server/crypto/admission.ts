@@ -10,8 +10,8 @@
 
 export const QUEUE_BUDGET_MS = 500;
 /**
- * The starting estimate, until hashes have been timed: argon2id's time grows with memory × passes, and
- * the default cost (m=19456 KiB, t=2) took ~25 ms on one core here (DESIGN §2).
+ * The starting estimate, until hashes have been timed: argon2id's time grows with memory × passes, from
+ * the default cost's time on one core (bench/README.md).
  */
 export function expectedTaskMs(params: { memoryKiB: number; timeCost: number }): number {
   return Math.max(0.5, 25 * (params.memoryKiB * params.timeCost) / (19456 * 2));

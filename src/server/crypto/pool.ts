@@ -3,13 +3,11 @@
 //
 // Why a pool at all, when argon2's async API already runs on libuv's threadpool? Not for speed: it bounds
 // concurrency. libuv's pool is process-wide and shared with fs, DNS and scrypt, so an unbounded flood of
-// password logins would queue everything else behind ~20-25 ms hashes (argon2id m=19456 KiB, t=2). With
+// password logins would queue everything else behind hashes of tens of milliseconds. With
 // concurrentTasksPerWorker 1, at most N hashes run at once and a bounded number wait (crypto-queue.ts), while
 // HTTP threads keep answering refresh grants and /health. The hashes themselves still run on libuv's
 // pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), so the launcher must size it above N.
-// The detour is cheap (bench/crypto-choices.mjs, 2 vCPUs): a no-op piscina round trip ~0.03 ms; a
-// trivial verify through this facade ~0.18 ms, the same over a MessagePort as locally; pooled argon2id
-// verifies ran at 98-99% of direct calls on one thread. That is under 1% of a ~20 ms verify.
+// The detour costs under 1 % of a verify (bench/README.md, crypto-choices).
 // piscina 5.3.2 with one thread and a full queue was seen to leave a task waiting for seconds; with two or
 // more the queue was fair, hence the config's minimum default of 2. Admission (the bound, dropping the
 // hashes of requests that gave up) is src/server/crypto/admission.ts.

@@ -1,7 +1,7 @@
 // Random tokens and the hashes they are stored under. The wire formats are the original service's
 // (REFERENCE §4.1, §7.1) so existing clients and links keep working; what we keep at rest is a hash
-// (REFERENCE decisions: "store hashes only"). Everything here is cheap (µs): it runs inline on the
-// HTTP thread, never through the crypto pool, whose round trip alone costs ~0.15 ms.
+// (REFERENCE decisions: "store hashes only"). Everything here is cheap: it runs inline on the HTTP
+// thread, never through the crypto pool, whose round trip costs more than the work (bench/README.md).
 import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';

@@ -21,10 +21,10 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
   // Buffered: one write(2) per ~4 KiB of lines (~16 request lines) instead of one per request. Written
   // synchronously from the calling thread: the asynchronous mode handed every 4 KiB to libuv's threadpool
   // (which the argon2 hashes also run on) and back through the event loop, and cost the HTTP thread more
-  // CPU than the write itself (bench: ~26.7 vs ~23.1 µs per /settings request over three alternated
-  // runs). A destination that stalls (a full pipe) now blocks the thread instead of growing a queue, as
-  // pino's own default does. Buffered lines are flushed at least every FLUSH_INTERVAL_MS, so a quiet
-  // service's lines (its start-up among them) still show up promptly, and at exit.
+  // CPU than the write itself (bench/README.md). A destination that stalls (a full pipe) blocks the
+  // thread instead of growing a queue, as pino's own default does. Buffered lines are flushed at least
+  // every FLUSH_INTERVAL_MS, so a quiet service's lines (its start-up among them) still show up promptly,
+  // and at exit.
   const destination = pino.destination({ dest: config.file || 1, append: true, mkdir: !!config.file, sync: true, minLength: 4096 });
   const logger = pino({ level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
   const flush = () => {
