@@ -34,8 +34,10 @@ export async function authenticate(req: ApiRequest, ctx: AppContext): Promise<Au
   return checked(claims, sessionId, await findUserSession(ctx.db, userId, sessionId));
 }
 
+export type AuthenticatedWithIdentities = Authenticated & { identities: IdentityRow[] };
+
 /** authenticate() and the user's identities, still in one round trip (GET /user). */
-export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<Authenticated & { identities: IdentityRow[] }> {
+export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<AuthenticatedWithIdentities> {
   const { claims, userId, sessionId } = await subjectOf(req, ctx);
   const found = await findUserSessionIdentities(ctx.db, userId, sessionId);
   const authenticated = checked(claims, sessionId, found);

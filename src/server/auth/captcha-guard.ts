@@ -1,16 +1,16 @@
 // The captcha guard of a route (REFERENCE §11): when SECURITY_CAPTCHA_ENABLED, the request must carry a
 // token the provider accepts — top-level `captcha_token` (SPEC.txt) or `gotrue_meta_security.captcha_token`
-// (auth-js) — unless it has an admin bearer. Declared with the route in routes.ts.
+// (auth-js) — unless it has an admin bearer. Declared with the route in routes.ts, applied by http/dispatch.ts.
 import { ApiError } from '../errors.js';
 import { requireAdmin } from './admin.js';
 import { verifyCaptchaToken, type CaptchaVerdict } from './captcha.js';
 import type { AppContext } from '../context.js';
-import type { ApiRequest, Handler } from '../http/types.js';
+import type { ApiRequest, Run } from '../http/types.js';
 
 const disallowed = (why: string) => new ApiError(400, 'captcha_failed', `captcha protection: request disallowed (${why})`);
 
 /** Wraps a handler with the captcha check; `exempt` names requests the original does not check. */
-export function captchaChecked(handler: Handler, exempt?: (req: ApiRequest) => boolean): Handler {
+export function captchaChecked(handler: Run, exempt?: (req: ApiRequest) => boolean): Run {
   return async (req, ctx) => {
     if (ctx.config.security.captcha.enabled && !exempt?.(req) && !await hasAdminBearer(req, ctx)) await checkCaptcha(req, ctx);
     return handler(req, ctx);
@@ -21,7 +21,7 @@ export function captchaChecked(handler: Handler, exempt?: (req: ApiRequest) => b
 export const uncheckedGrant = (req: ApiRequest) => ['refresh_token', 'pkce', 'id_token'].includes(req.query.get('grant_type') ?? '');
 
 async function checkCaptcha(req: ApiRequest, ctx: AppContext): Promise<void> {
-  const token = tokenOf(req.body());
+  const token = tokenOf(req.json());
   if (!token) throw disallowed('no captcha_token found');
   let verdict: CaptchaVerdict;
   try {

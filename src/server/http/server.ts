@@ -12,7 +12,7 @@ import { corsHeaders, preflight } from './cors.js';
 import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './answer.js';
 import { recordRequest } from './request-record.js';
 import type { Router } from './router.js';
-import type { ApiRequest, Handler, Route } from './types.js';
+import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import type { AppContext } from '../context.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -80,15 +80,15 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       progress.route = match.route;
       progress.params = match.params;
       if (snap.query) assertNoNulInQuery(snap.query);
-      const { handler, path } = match.route;
+      const { run, route } = match;
       const deadline = new Deadline();
       if (BODY_METHODS.has(snap.method)) {
         watchAbort(res, progress);
         return readBody(res, snap.headers, progress)
-          .then((raw) => run(handler, toApiRequest(snap, path, match.params, raw, deadline), deadline))
+          .then((raw) => runTimed(run, toApiRequest(snap, route, match.params, raw, deadline), deadline))
           .then((response) => serialise(response, cors), fail);
       }
-      const result = handler(toApiRequest(snap, path, match.params, NO_BODY, deadline), ctx);
+      const result = run(toApiRequest(snap, route, match.params, NO_BODY, deadline), ctx);
       if (!(result instanceof Promise)) return serialise(result, cors);
       watchAbort(res, progress);
       return withTimeout(result, timeoutMs(), deadline).then((response) => serialise(response, cors), fail);
@@ -98,8 +98,8 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   }
 
   const timeoutMs = () => ctx.config.api.maxRequestDurationSeconds * 1000;
-  const run = (handler: Handler, request: ApiRequest, deadline: Deadline) =>
-    withTimeout(Promise.resolve(handler(request, ctx)), timeoutMs(), deadline);
+  const runTimed = (run: Run, request: ApiRequest, deadline: Deadline) =>
+    withTimeout(Promise.resolve(run(request, ctx)), timeoutMs(), deadline);
 
   return {
     listen: (host, port) => new Promise((resolve, reject) => {
@@ -144,15 +144,22 @@ function watchAbort(res: uWS.HttpResponse, progress: Progress): void {
   res.onAborted(() => { progress.aborted = true; });
 }
 
-function toApiRequest(snap: Snapshot, route: string, params: Record<string, string>, rawBody: Buffer, deadline: Deadline): ApiRequest {
-  let parsed: Record<string, unknown> | undefined;
+function toApiRequest(snap: Snapshot, route: Route, params: Record<string, string>, rawBody: Buffer, deadline: Deadline): ApiRequest {
+  let parsed: JsonObject | undefined;
+  let checked: JsonObject | undefined;
   let query: URLSearchParams | undefined;
+  const check: BodyCheck<JsonObject> | undefined = route.body;
   return {
-    method: snap.method, path: snap.path, route, params, headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
+    method: snap.method, path: snap.path, route: route.path, params, headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
     get query() { return query ??= new URLSearchParams(snap.query); },
     get signal() { return deadline.signal; },
-    body() {
+    json() {
       return parsed ??= parseJsonObject(rawBody);
+    },
+    // The route's schema is checked where the handler first reads the body, so its errors keep their
+    // place among the handler's own checks (after the guard, after a 404 for an unknown user).
+    body() {
+      return checked ??= check ? check(this.json()) : this.json();
     },
   };
 }

@@ -4,7 +4,7 @@
 import { ApiError } from '../errors.js';
 import { takeFromBucket } from '../../db/rate-limits.js';
 import type { Config } from '../config/types.js';
-import type { Handler } from '../http/types.js';
+import type { Run } from '../http/types.js';
 
 export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous';
 
@@ -20,8 +20,8 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
   }
 }
 
-/** Wraps a handler so that each client key may call it at the bucket's rate. */
-export function limited(bucket: ClientBucket, handler: Handler): Handler {
+/** Wraps a route (http/dispatch.ts) so that each client key may call it at the bucket's rate. */
+export function limited(bucket: ClientBucket, handler: Run): Run {
   return async (req, ctx) => {
     const header = ctx.config.rateLimit.header;
     const key = header ? req.headers[header.toLowerCase()]?.split(',')[0]?.trim() : undefined;

@@ -2,17 +2,16 @@
 // `query=author:<x>|action:<x>|type:<x>` (a case-insensitive substring of those payload fields).
 import { badRequest } from '../errors.js';
 import { listAuditEntries } from '../../db/audit-log.js';
-import { requireAdmin } from '../auth/admin.js';
 import { paginationHeaders, parsePage } from '../admin/pagination.js';
-import type { Handler } from '../http/types.js';
+import type { Admin } from '../auth/admin.js';
+import type { GuardedHandler } from '../http/types.js';
 
 const SCOPES: Record<string, string[]> = { author: ['actor_username', 'actor_name'], action: ['action'], type: ['log_type'] };
 
 // The original's entries carry the instance id of its multi-tenant past, always the zero UUID.
 const NO_INSTANCE = '00000000-0000-0000-0000-000000000000';
 
-export const adminAuditLog: Handler = async (req, ctx) => {
-  await requireAdmin(req, ctx);
+export const adminAuditLog: GuardedHandler<Admin> = async (req, ctx) => {
   const page = parsePage(req.query);
   const query = req.query.get('query') ?? '';
   let fields: string[] = [];

@@ -11,13 +11,12 @@ import { checkPasswordStrength, isPasswordTooLong } from '../users/password-poli
 import { issueOneTimeToken } from '../verify/one-time-codes.js';
 import { buildConfirmationUrl, linkPathFor } from '../delivery/mail/mailer.js';
 import { redirectTarget } from '../http/redirect-target.js';
-import { adminAudience, requireAdmin } from '../auth/admin.js';
+import { adminAudience, type Admin } from '../auth/admin.js';
 import { auditLink, LINK_PLANS } from '../admin/link-plans.js';
 import type { AppContext } from '../context.js';
-import type { ApiRequest, Handler } from '../http/types.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
 
-export const adminGenerateLink: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+export const adminGenerateLink: GuardedHandler<Admin> = async (req, ctx, admin) => {
   const body = req.body();
   const requested = stringField(body, 'type');
   const email = normaliseEmail(body.email);

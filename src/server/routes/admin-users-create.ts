@@ -9,20 +9,19 @@ import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
-import { adminAudience, requireAdmin, type Admin } from '../auth/admin.js';
+import { adminAudience, type Admin } from '../auth/admin.js';
 import { UUID } from '../admin/load-user.js';
 import { storedPassword } from '../admin/password.js';
 import { mergeMetadata, readAdminUserParams, type AdminUserParams } from '../admin/user-params.js';
 import type { AppContext } from '../context.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
 export const DUPLICATE_EMAIL = 'A user with this email address has already been registered';
 export const DUPLICATE_PHONE = 'Phone number already registered by another user';
 
 interface NewAdminUser { id?: string; aud: string; email?: string; phone?: string; passwordHash?: string }
 
-export const adminCreateUser: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+export const adminCreateUser: GuardedHandler<Admin> = async (req, ctx, admin) => {
   const params = readAdminUserParams(req.body());
   const aud = params.aud ?? adminAudience(req, ctx);
   if (!params.email && !params.phone) throw badRequest('Cannot create a user without either an email or phone');

@@ -5,12 +5,11 @@ import { badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { hardDeleteUser, softDeleteUser } from '../../db/user-deletion.js';
-import { requireAdmin } from '../auth/admin.js';
+import type { Admin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
-export const adminDeleteUser: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+export const adminDeleteUser: GuardedHandler<Admin> = async (req, ctx, admin) => {
   const user = await loadUser(ctx.db, req);
   const soft = req.body().should_soft_delete ?? false;
   if (typeof soft !== 'boolean') throw badRequest('should_soft_delete must be a boolean');

@@ -10,15 +10,14 @@ import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
-import { requireAdmin } from '../auth/admin.js';
+import type { Admin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
 import { storedPassword } from '../admin/password.js';
 import { mergeMetadata, readAdminUserParams, type AdminUserParams } from '../admin/user-params.js';
 import { DUPLICATE_EMAIL, DUPLICATE_PHONE } from './admin-users-create.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
-export const adminUpdateUser: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+export const adminUpdateUser: GuardedHandler<Admin> = async (req, ctx, admin) => {
   const found = await loadUser(ctx.db, req);
   const params = readAdminUserParams(req.body());
   const email = params.email ? normaliseEmail(params.email) : undefined;

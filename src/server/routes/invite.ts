@@ -12,12 +12,11 @@ import { createUser } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
 import { sendEmailToken } from '../delivery/send-token.js';
 import { redirectTarget } from '../http/redirect-target.js';
-import { adminAudience, requireAdmin } from '../auth/admin.js';
+import { adminAudience, type Admin } from '../auth/admin.js';
 import { DUPLICATE_EMAIL } from './admin-users-create.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
-export const invite: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+export const invite: GuardedHandler<Admin> = async (req, ctx, admin) => {
   const body = req.body();
   const email = normaliseEmail(body.email);
   const data = objectField(body, 'data');

@@ -9,7 +9,7 @@ import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { authenticate } from '../auth/bearer.js';
+import type { Authenticated } from '../auth/bearer.js';
 import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
 import { adoptAddress, assertAddressFree } from '../users/change-address.js';
 import { sendEmailChange } from '../users/email-change.js';
@@ -22,7 +22,7 @@ import { redirectTarget } from '../http/redirect-target.js';
 import { parseChannel } from '../delivery/sms/channel-field.js';
 import { actorOf } from '../users/actor.js';
 import type { AppContext } from '../context.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
 interface UserUpdate {
   email: string | null; phone: string | null; password: string | null; nonce: string;
@@ -30,8 +30,7 @@ interface UserUpdate {
   channel: 'sms' | 'whatsapp'; pkce: PkceParams | null; redirectTo: string;
 }
 
-export const putUser: Handler = async (req, ctx) => {
-  const { user, session } = await authenticate(req, ctx);
+export const putUser: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   const body = req.body();
   const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
