@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uWS from '@trufflesuite/uws-js-unofficial';
 import type { Logger } from 'pino';
-import { ApiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { corsHeaders, preflight } from './cors.js';
 import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './answer.js';
 import { recordRequest } from './request-record.js';
@@ -75,8 +75,8 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
     };
     try {
       const match = router.match(snap.method, snap.path);
-      if (match.kind === 'not_found') throw new ApiError(404, 'not_found', 'Not Found');
-      if (match.kind === 'method_not_allowed') throw new ApiError(405, 'method_not_allowed', 'Method Not Allowed');
+      if (match.kind === 'not_found') throw apiError('not_found');
+      if (match.kind === 'method_not_allowed') throw apiError('method_not_allowed');
       progress.route = match.route;
       progress.params = match.params;
       if (snap.query) assertNoNulInQuery(snap.query);
@@ -167,7 +167,7 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
 /** Collects the body as copied chunks and joins them once (Buffer.concat per chunk would be quadratic). */
 function readBody(res: uWS.HttpResponse, headers: Record<string, string>, progress: Progress): Promise<Buffer> {
   const declared = Number(headers['content-length'] ?? 0);
-  const tooLarge = () => new ApiError(413, 'request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
+  const tooLarge = () => apiError('request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
   if (declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -1,6 +1,6 @@
 // GET /admin/audit (REFERENCE §14.4): the audit log, newest first, paged like the user list, filtered by
 // `query=author:<x>|action:<x>|type:<x>` (a case-insensitive substring of those payload fields).
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { listAuditEntries } from '../../db/audit-log.js';
 import { paginationHeaders, parsePage } from '../admin/pagination.js';
 import type { Admin } from '../auth/admin.js';
@@ -19,7 +19,7 @@ export const adminAuditLog: GuardedHandler<Admin> = async (req, ctx) => {
   if (query) {
     const at = query.indexOf(':');
     fields = SCOPES[at < 0 ? query : query.slice(0, at)] ?? [];
-    if (at < 0 || !fields.length) throw badRequest(`Invalid query scope: ${query}`);
+    if (at < 0 || !fields.length) throw apiError('admin_audit_scope', `Invalid query scope: ${query}`);
     value = query.slice(at + 1);
   }
   const { entries, total } = await listAuditEntries(ctx.db, { ...page, fields, value });

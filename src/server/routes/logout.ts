@@ -1,7 +1,7 @@
 // POST /logout?scope=global|local|others (REFERENCE §2.10; decisions table: global, the default, is the
 // spec's "all refresh tokens of the user"). Deleting sessions cascades to their refresh tokens; access
 // tokens stay valid JWTs but fail authenticate() with 403 session_not_found from then on.
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { writeAudit } from '../../db/audit-log.js';
 import type { Authenticated } from '../auth/bearer.js';
@@ -13,7 +13,7 @@ const SCOPES = { global: 'all', local: 'only', others: 'others' } as const;
 // The guard authenticates before the scope is read, as the original does.
 export const logout: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   const scopeName = req.query.get('scope') || 'global';
-  if (!Object.hasOwn(SCOPES, scopeName)) throw badRequest(`Unsupported logout scope "${scopeName}"`);
+  if (!Object.hasOwn(SCOPES, scopeName)) throw apiError('logout_scope', `Unsupported logout scope "${scopeName}"`);
   await deleteSessions(ctx.db, user.id, SCOPES[scopeName as keyof typeof SCOPES], session.id);
   await writeAudit(ctx.db, actorOf(user), 'logout');
   return { status: 204 };
