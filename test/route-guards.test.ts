@@ -1,6 +1,7 @@
 // The route table says who may call each route (src/server/routes.ts), and the dispatcher enforces it:
 // every route names a guard; every user and admin route refuses a request without credentials with 401
-// no_authorization, and every admin route refuses a valid user's token with 403 not_admin.
+// no_authorization, and every admin route refuses a valid user's token with 403 not_admin. Every route
+// with a body declares its schema.
 import t from 'tap';
 import { ROUTES } from '../dist/server/routes.js';
 import { startTestService } from './helpers/server.js';
@@ -22,6 +23,16 @@ t.test('every route declares one of the guards', async (t) => {
   for (const route of ROUTES) t.ok(GUARDS.includes(route.guard), `${route.method} ${route.path}: guard ${route.guard}`);
   t.ok(ROUTES.some((r) => r.guard === 'admin') && ROUTES.some((r) => r.guard === 'user'), 'both guards are in use');
   t.ok(ROUTES.some((r) => r.method === 'POST' && r.path === '/invite' && r.guard === 'admin'), '/invite is an admin route');
+});
+
+// Routes whose body nobody reads, and /token, whose body schema is its grant's (src/server/grants/).
+const WITHOUT_BODY_SCHEMA = ['POST /token', 'POST /logout', 'POST /sso'];
+
+t.test('every route that reads a body declares its schema in the table', async (t) => {
+  for (const route of ROUTES.filter((r) => r.method !== 'GET')) {
+    const name = `${route.method} ${route.path}`;
+    t.equal(typeof route.body === 'function', !WITHOUT_BODY_SCHEMA.includes(name), name);
+  }
 });
 
 t.test('user and admin routes refuse a request without credentials', async (t) => {
