@@ -3,7 +3,8 @@
 import t from 'tap';
 import { startMailStack } from './helpers/passwordless.js';
 import { uniqueEmail } from './helpers/accounts.js';
-import { renderError, ApiError } from '../dist/server/errors.js';
+import { ApiError } from '../dist/server/errors.js';
+import { renderError } from '../dist/server/http/render-error.js';
 
 const stack = await startMailStack({
   AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_TOKEN_REFRESH: '0',

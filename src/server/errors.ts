@@ -1,27 +1,159 @@
-// One error class, one code table, one renderer. Handlers throw; only renderError builds error JSON.
-// The error_code strings are part of the wire API that @supabase/auth-js reads: do not rename them
-// (REFERENCE §8).
-import { databaseFault, type DatabaseFault } from '../db/faults.js';
+// One error class and one table: every error the service answers is defined here once, with its
+// status, its error_code and its default message; a throwing site names the entry (apiError('user_banned')),
+// overriding the message only where it carries data. http/render-error.ts is the one renderer.
+// The error_code strings and messages are wire API that @supabase/auth-js and clients read: never rename
+// them. Where the original answers one error_code with two statuses or messages, each variant is its own
+// entry (user_banned 403 on bearer checks, user_banned_at_sign_in 400 at the grants).
 
-export type ErrorCode =
-  | 'unknown' | 'unexpected_failure' | 'validation_failed' | 'bad_json' | 'request_entity_too_large'
-  | 'request_timeout' | 'conflict' | 'not_found' | 'method_not_allowed' | 'feature_disabled'
-  | 'no_authorization' | 'bad_jwt' | 'not_admin' | 'user_not_found' | 'session_not_found' | 'session_expired'
-  | 'user_banned' | 'unexpected_audience' | 'insufficient_aal'
-  | 'invalid_credentials' | 'email_not_confirmed' | 'phone_not_confirmed' | 'signup_disabled'
-  | 'email_provider_disabled' | 'phone_provider_disabled' | 'provider_disabled' | 'anonymous_provider_disabled'
-  | 'otp_disabled' | 'otp_expired' | 'user_already_exists' | 'email_exists' | 'phone_exists' | 'weak_password'
-  | 'same_password' | 'email_address_invalid' | 'email_address_not_authorized' | 'captcha_failed'
-  | 'refresh_token_not_found' | 'refresh_token_already_used' | 'flow_state_not_found' | 'flow_state_expired'
-  | 'flow_state_already_used' | 'bad_code_verifier' | 'bad_oauth_state' | 'bad_oauth_callback' | 'invite_not_found'
-  | 'reauthentication_needed' | 'reauthentication_not_valid' | 'current_password_required' | 'current_password_invalid'
-  | 'over_request_rate_limit' | 'over_email_send_rate_limit' | 'over_sms_send_rate_limit' | 'sms_send_failed'
-  | 'saml_provider_disabled' | 'web3_provider_disabled'
+interface ErrorEntry { status: number; code: string; msg: string; retryAfter?: number }
+
+const e = <C extends string>(status: number, code: C, msg: string, retryAfter?: number) => ({ status, code, msg, retryAfter });
+
+export const ERRORS = {
+  // HTTP layer
+  not_found: e(404, 'not_found', 'Not Found'),
+  method_not_allowed: e(405, 'method_not_allowed', 'Method Not Allowed'),
+  request_entity_too_large: e(413, 'request_entity_too_large', 'Request body too large'),
+  bad_json: e(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object'),
+  bad_json_nul: e(400, 'bad_json', 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed'),
+  query_nul: e(400, 'validation_failed', 'Query parameters cannot contain NUL characters'),
+  request_timeout: e(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.'),
+  unexpected_failure: e(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information'),
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
-  | 'database_unavailable' | 'database_busy' | 'not_ready' | 'over_capacity';
+  database_unavailable: e(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.', 5),
+  database_busy: e(503, 'database_busy', 'The database is busy, please retry after a moment.', 1),
+  over_capacity: e(503, 'over_capacity', 'The service is at capacity, please retry after a moment.', 1),
+  not_ready: e(503, 'not_ready', 'Not ready', 5),
+  // request limits
+  over_request_rate_limit: e(429, 'over_request_rate_limit', 'Request rate limit reached'),
+  email_send_interval: e(429, 'over_email_send_rate_limit', 'For security purposes, you can only request this after a while.'),
+  sms_send_interval: e(429, 'over_sms_send_rate_limit', 'For security purposes, you can only request this after a while.'),
+  over_email_send_rate_limit: e(429, 'over_email_send_rate_limit', 'email rate limit exceeded'),
+  over_sms_send_rate_limit: e(429, 'over_sms_send_rate_limit', 'SMS rate limit exceeded'),
+  captcha_missing: e(400, 'captcha_failed', 'captcha protection: request disallowed (no captcha_token found)'),
+  captcha_disallowed: e(400, 'captcha_failed', 'captcha protection: request disallowed'),
+  captcha_unavailable: e(503, 'captcha_failed', 'captcha verification process failed'),
+  // bearer and admin checks, in the original's order (auth/bearer.ts, auth/admin.ts)
+  no_authorization: e(401, 'no_authorization', 'This endpoint requires a valid Bearer token'),
+  bad_jwt: e(403, 'bad_jwt', 'invalid JWT: unable to parse or verify signature'),
+  bad_jwt_missing_sub: e(403, 'bad_jwt', 'invalid claim: missing sub claim'),
+  bad_jwt_sub: e(403, 'bad_jwt', 'invalid claim: sub claim must be a UUID'),
+  bad_jwt_session_id: e(403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID'),
+  audience_mismatch: e(400, 'validation_failed', "Token audience doesn't match request audience"),
+  user_not_found: e(403, 'user_not_found', 'User from sub claim in JWT does not exist'),
+  session_not_found: e(403, 'session_not_found', 'Session from session_id claim in JWT does not exist'),
+  user_banned: e(403, 'user_banned', 'User is banned'),
+  session_expired: e(403, 'session_expired', 'Session is no longer valid'),
+  not_admin: e(403, 'not_admin', 'User not allowed'),
+  app_metadata_not_admin: e(403, 'not_admin', 'Updating app_metadata requires admin privileges'),
+  // /token grants
+  unsupported_grant_type: e(400, 'invalid_credentials', 'unsupported_grant_type'),
+  invalid_credentials: e(400, 'invalid_credentials', 'Invalid login credentials'),
+  user_banned_at_sign_in: e(400, 'user_banned', 'User is banned'),
+  sign_in_email_and_phone: e(400, 'validation_failed', 'Only an email address or phone number should be provided on login.'),
+  sign_in_no_address: e(400, 'validation_failed', 'missing email or phone'),
+  email_not_confirmed: e(400, 'email_not_confirmed', 'Email not confirmed'),
+  phone_not_confirmed: e(400, 'phone_not_confirmed', 'Phone not confirmed'),
+  refresh_token_not_valid: e(400, 'validation_failed', 'Refresh token is not valid'),
+  refresh_token_not_found: e(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found'),
+  refresh_token_already_used: e(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used'),
+  refresh_token_user_banned: e(400, 'user_banned', 'Invalid Refresh Token: User Banned'),
+  pkce_grant_incomplete: e(400, 'validation_failed', 'invalid request: both auth code and code verifier should be non-empty'),
+  flow_state_not_found: e(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found'),
+  flow_state_expired: e(422, 'flow_state_expired', 'invalid flow state, flow state has expired'),
+  bad_code_verifier: e(400, 'bad_code_verifier', 'code challenge does not match previously saved code verifier'),
+  web3_provider_disabled: e(422, 'web3_provider_disabled', 'Web3 provider is disabled'),
+  saml_provider_disabled: e(404, 'saml_provider_disabled', 'SAML 2.0 is disabled'),
+  // providers switched off: the original answers 400 on some routes and 422 on others
+  email_signups_disabled: e(400, 'email_provider_disabled', 'Email signups are disabled'),
+  phone_signups_disabled: e(400, 'phone_provider_disabled', 'Phone signups are disabled'),
+  email_logins_disabled: e(400, 'email_provider_disabled', 'Email logins are disabled'),
+  phone_logins_disabled: e(400, 'phone_provider_disabled', 'Phone logins are disabled'),
+  email_logins_disabled_422: e(422, 'email_provider_disabled', 'Email logins are disabled'),
+  phone_logins_disabled_422: e(422, 'phone_provider_disabled', 'Phone logins are disabled'),
+  magic_link_disabled: e(422, 'email_provider_disabled', 'Login with magic link is disabled'),
+  phone_provider_unsupported: e(400, 'phone_provider_disabled', 'Unsupported phone provider'),
+  anonymous_provider_disabled: e(422, 'anonymous_provider_disabled', 'Anonymous sign-ins are disabled'),
+  signup_disabled: e(422, 'signup_disabled', 'Signups not allowed for this instance'),
+  otp_disabled: e(422, 'otp_disabled', 'Signups not allowed for otp'),
+  // addresses and passwords
+  email_required: e(400, 'validation_failed', 'An email address is required'),
+  email_too_long: e(400, 'validation_failed', 'An email address is too long'),
+  email_invalid: e(400, 'validation_failed', 'Unable to validate email address: invalid format'),
+  email_invalid_at_verify: e(422, 'validation_failed', 'Invalid email format'),
+  phone_invalid: e(400, 'validation_failed', 'Invalid phone number format (E.164 required)'),
+  email_exists: e(422, 'email_exists', 'A user with this email address has already been registered'),
+  phone_exists: e(422, 'phone_exists', 'A user with this phone number has already been registered'),
+  phone_exists_admin: e(422, 'phone_exists', 'Phone number already registered by another user'),
+  user_already_exists: e(400, 'user_already_exists', 'User already registered'),
+  user_id_exists: e(422, 'user_already_exists', 'A user with this ID already exists'),
+  password_required: e(400, 'validation_failed', 'Signup requires a valid password'),
+  password_too_long: e(400, 'validation_failed', 'Password cannot be longer than 72 characters'),
+  weak_password: e(422, 'weak_password', 'Password is too weak'),
+  same_password: e(422, 'same_password', 'New password should be different from the old password.'),
+  reauthentication_needed: e(400, 'reauthentication_needed', 'Password update requires reauthentication'),
+  reauthentication_not_valid: e(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid'),
+  reauthentication_no_address: e(400, 'validation_failed', 'Reauthentication requires the user to have an email or a phone number'),
+  reauthentication_email_not_confirmed: e(422, 'email_not_confirmed', 'Please verify your email first.'),
+  reauthentication_phone_not_confirmed: e(422, 'phone_not_confirmed', 'Please verify your phone first.'),
+  anonymous_password_only: e(422, 'validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed'),
+  // request bodies: the checks of each route, in the original's order
+  validation_failed: e(400, 'validation_failed', 'Invalid request'),
+  signup_email_and_phone: e(400, 'validation_failed', 'Only an email address or phone number should be provided on signup.'),
+  signup_phone_pkce: e(400, 'validation_failed', 'PKCE not supported for phone signups'),
+  otp_email_and_phone: e(400, 'validation_failed', 'Only an email address or phone number should be provided'),
+  otp_channel_with_email: e(400, 'validation_failed', 'Channel should only be specified with Phone OTP'),
+  otp_no_address: e(400, 'validation_failed', 'One of email or phone must be set'),
+  recover_email_required: e(400, 'validation_failed', 'Password recovery requires an email'),
+  magic_link_email_required: e(422, 'validation_failed', 'Password recovery requires an email'),
+  resend_type_invalid: e(400, 'validation_failed', 'Missing one of these types: signup, email_change, sms, phone_change'),
+  resend_email_required: e(400, 'validation_failed', 'Type provided requires an email address'),
+  resend_phone_required: e(400, 'validation_failed', 'Type provided requires a phone number'),
+  resend_email_and_phone: e(400, 'validation_failed', 'Only an email address or phone number should be provided.'),
+  resend_no_address: e(400, 'validation_failed', 'Missing email address or phone number'),
+  verify_type_required: e(400, 'validation_failed', 'Verify requires a verification type'),
+  verify_token_or_hash: e(400, 'validation_failed', 'Verify requires either a token or a token hash'),
+  verify_token_required: e(400, 'validation_failed', 'Verify requires a token or a token hash'),
+  verify_hash_only: e(400, 'validation_failed', 'Only the token_hash and type should be provided'),
+  verify_email_or_phone: e(400, 'validation_failed', 'Only an email address or phone number should be provided on verify'),
+  verify_type_invalid: e(400, 'validation_failed', 'Invalid email verification type'),
+  verify_type_unsupported: e(400, 'validation_failed', 'Unsupported verification type'),
+  pkce_params_incomplete: e(400, 'validation_failed', 'PKCE flow requires code_challenge_method and code_challenge'),
+  pkce_method_unsupported: e(400, 'validation_failed', 'code challenge method not supported'),
+  pkce_challenge_length: e(400, 'validation_failed', 'code challenge has to be between 43 and 128 characters'),
+  pkce_challenge_characters: e(400, 'validation_failed', 'code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes'),
+  // the original's wording (REFERENCE §10); clients may show it as is
+  sms_channel_invalid: e(400, 'validation_failed', "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider."),
+  logout_scope: e(400, 'validation_failed', 'Unsupported logout scope'),
+  // one-time tokens
+  otp_expired: e(403, 'otp_expired', 'Token has expired or is invalid'),
+  link_expired: e(403, 'otp_expired', 'Email link is invalid or has expired'),
+  flow_state_not_found_at_verify: e(400, 'flow_state_not_found', 'No associated flow state found. Flow State not found'),
+  email_send_failed: e(500, 'unexpected_failure', 'Error sending email'),
+  sms_send_failed: e(422, 'sms_send_failed', 'Error sending OTP to provider'),
+  // admin API
+  admin_user_id: e(404, 'validation_failed', 'user_id must be an UUID'),
+  admin_user_not_found: e(404, 'user_not_found', 'User not found'),
+  admin_email_not_found: e(404, 'user_not_found', 'User with this email not found'),
+  admin_user_no_address: e(400, 'validation_failed', 'Cannot create a user without either an email or phone'),
+  admin_id_format: e(400, 'validation_failed', 'ID must conform to the uuid v4 format'),
+  admin_id_nil: e(400, 'validation_failed', 'ID cannot be a nil uuid'),
+  admin_password_and_hash: e(400, 'validation_failed', 'Only a password or a password hash should be provided'),
+  admin_password_hash_format: e(400, 'validation_failed', 'Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash'),
+  admin_ban_duration: e(400, 'validation_failed', 'invalid format for ban duration'),
+  admin_link_type: e(400, 'validation_failed', 'Invalid email action link type requested'),
+  admin_link_current_email: e(400, 'validation_failed', 'Enable secure email change to generate link for current email'),
+  admin_pagination: e(400, 'validation_failed', 'Bad Pagination Parameters'),
+  admin_pagination_range: e(400, 'validation_failed', 'Bad Pagination Parameters: page * per_page is out of range'),
+  admin_sort: e(400, 'validation_failed', 'Bad Sort Parameters'),
+  admin_audit_scope: e(400, 'validation_failed', 'Invalid query scope'),
+} satisfies Record<string, ErrorEntry>;
+
+export type ErrorName = keyof typeof ERRORS;
+export type ErrorCode = (typeof ERRORS)[ErrorName]['code'];
 
 export class ApiError extends Error {
-  /** Retry-After in seconds; a 429 or 503 without one gets DEFAULT_RETRY_AFTER (renderError). */
+  /** Retry-After in seconds; a 429 or 503 without one gets a default (http/render-error.ts). */
   retryAfterSeconds?: number;
 
   constructor(
@@ -41,55 +173,9 @@ export class ApiError extends Error {
   }
 }
 
-/** OAuth-style error: always HTTP 400, body {error, error_description} whatever the API version (REFERENCE §1.1). */
-export class OAuthError extends Error {
-  constructor(readonly error: string, readonly description = '') { super(description || error); }
-}
-
-export const badRequest = (msg: string) => new ApiError(400, 'validation_failed', msg);
-export const unprocessable = (code: ErrorCode, msg: string) => new ApiError(422, code, msg);
-
-/** A lost or saturated database is the request's 503, never an unexpected failure (src/db/faults.ts). */
-const DATABASE_FAULTS: Record<DatabaseFault, () => ApiError> = {
-  unavailable: () => new ApiError(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.').retryAfter(5),
-  busy: () => new ApiError(503, 'database_busy', 'The database is busy, please retry after a moment.').retryAfter(1),
-};
-
-/** 503 with Retry-After: the service is at capacity and refused the request before doing its work. */
-export const overCapacity = (retryAfterSeconds = 1) =>
-  new ApiError(503, 'over_capacity', 'The service is at capacity, please retry after a moment.').retryAfter(retryAfterSeconds);
-
-export interface RenderedError { status: number; headers: Record<string, string>; body: string }
-
-const API_VERSION_2024 = '2024-01-01';
-
-// Every 429 and 503 tells the client when to come back (DESIGN §2), also when its thrower could not know.
-const DEFAULT_RETRY_AFTER: Record<number, number> = { 429: 60, 503: 5 };
-
-/** The API version a request selects with X-Supabase-Api-Version (REFERENCE §1.2). */
-export function apiVersionOf(header: string | undefined): 'initial' | typeof API_VERSION_2024 {
-  if (!header || !/^\d{4}-\d{2}-\d{2}$/.test(header)) return 'initial';
-  return header >= API_VERSION_2024 ? API_VERSION_2024 : 'initial';
-}
-
-/** Renders any thrown value. Unknown errors become a 500 that names only the request id. */
-export function renderError(err: unknown, apiVersion: string | undefined, requestId: string): RenderedError {
-  if (err instanceof OAuthError) {
-    const body: Record<string, string> = { error: err.error };
-    if (err.description) body.error_description = err.description;
-    return { status: 400, headers: {}, body: JSON.stringify(body) };
-  }
-  const fault = err instanceof ApiError ? null : databaseFault(err);
-  const e = err instanceof ApiError ? err : fault ? DATABASE_FAULTS[fault]()
-    : new ApiError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information');
-  const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
-  const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
-  if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-  if (apiVersionOf(apiVersion) === API_VERSION_2024) {
-    headers['X-Supabase-Api-Version'] = API_VERSION_2024;
-    return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };
-  }
-  const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
-  if (e.status >= 500) body.error_id = requestId;
-  return { status: e.status, headers, body: JSON.stringify(body) };
+/** The error of a table entry; `msg` only where the message carries data. */
+export function apiError(name: ErrorName, msg?: string, extra?: Record<string, unknown>): ApiError {
+  const entry: ErrorEntry = ERRORS[name];
+  const err = new ApiError(entry.status, entry.code as ErrorCode, msg ?? entry.msg, extra);
+  return entry.retryAfter === undefined ? err : err.retryAfter(entry.retryAfter);
 }

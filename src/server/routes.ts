@@ -1,57 +1,60 @@
-// The route table: one line per endpoint, with its guards (per-client limit, captcha). Handlers live in
-// routes/ (one file per endpoint family) and grants/ (one module per /token grant).
+// The route table: one line per endpoint saying everything about it — method, path, who may call it
+// (guard: none | user | user+identities | admin), its per-client limit, its captcha and its body schema.
+// http/dispatch.ts enforces them in that order (limit, captcha, guard, schema) and hands the handler
+// the principal the guard found. Handlers live in routes/ (one file per endpoint family) and grants/
+// (one module per /token grant, each with its own body schema).
 import type { Route } from './http/types.js';
 import { health } from './routes/health.js';
 import { ready } from './routes/ready.js';
 import { settings } from './routes/settings.js';
 import { jwks } from './routes/jwks.js';
-import { signup } from './routes/signup.js';
+import { signup, signupBody } from './routes/signup.js';
 import { token } from './routes/token.js';
-import { verifyGet, verifyPost } from './routes/verify.js';
+import { verifyBody, verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
-import { otp } from './routes/otp.js';
-import { magiclink } from './routes/magiclink.js';
-import { recover } from './routes/recover.js';
-import { limited } from './limits/per-client.js';
-import { captchaChecked, uncheckedGrant } from './auth/captcha-guard.js';
+import { otp, otpBody } from './routes/otp.js';
+import { magiclink, magiclinkBody } from './routes/magiclink.js';
+import { recover, recoverBody } from './routes/recover.js';
+import { uncheckedGrant } from './auth/captcha-guard.js';
 import { adminListUsers, adminGetUser } from './routes/admin-users-read.js';
 import { adminCreateUser } from './routes/admin-users-create.js';
 import { adminUpdateUser } from './routes/admin-users-update.js';
-import { adminDeleteUser } from './routes/admin-users-delete.js';
-import { adminGenerateLink } from './routes/admin-generate-link.js';
-import { invite } from './routes/invite.js';
+import { adminUserBody } from './admin/user-params.js';
+import { adminDeleteUser, deleteUserBody } from './routes/admin-users-delete.js';
+import { adminGenerateLink, generateLinkBody } from './routes/admin-generate-link.js';
+import { invite, inviteBody } from './routes/invite.js';
 import { adminAuditLog } from './routes/admin-audit.js';
 import { logout } from './routes/logout.js';
-import { putUser } from './routes/user-update.js';
+import { putUser, putUserBody } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
-import { resend } from './routes/resend.js';
+import { resend, resendBody } from './routes/resend.js';
 import { sso } from './routes/sso.js';
 
 export const ROUTES: Route[] = [
-  { method: 'GET', path: '/health', handler: health, quiet: true },
-  { method: 'GET', path: '/ready', handler: ready, quiet: true },
-  { method: 'GET', path: '/settings', handler: settings },
-  { method: 'GET', path: '/.well-known/jwks.json', handler: jwks },
-  { method: 'POST', path: '/signup', handler: limited('signup', captchaChecked(signup)) },
-  { method: 'POST', path: '/token', handler: limited('token', captchaChecked(token, uncheckedGrant)) },
-  { method: 'GET', path: '/verify', handler: limited('verify', verifyGet) },
-  { method: 'POST', path: '/verify', handler: limited('verify', verifyPost) },
-  { method: 'GET', path: '/user', handler: getUser },
-  { method: 'POST', path: '/otp', handler: limited('otp', captchaChecked(otp)) },
-  { method: 'POST', path: '/magiclink', handler: limited('otp', captchaChecked(magiclink)) },
-  { method: 'POST', path: '/recover', handler: limited('otp', captchaChecked(recover)) },
-  { method: 'GET', path: '/admin/users', handler: adminListUsers },
-  { method: 'POST', path: '/admin/users', handler: adminCreateUser },
-  { method: 'GET', path: '/admin/users/{user_id}', handler: adminGetUser },
-  { method: 'POST', path: '/admin/users/{user_id}', handler: adminCreateUser },
-  { method: 'PUT', path: '/admin/users/{user_id}', handler: adminUpdateUser },
-  { method: 'DELETE', path: '/admin/users/{user_id}', handler: adminDeleteUser },
-  { method: 'POST', path: '/admin/generate_link', handler: adminGenerateLink },
-  { method: 'POST', path: '/invite', handler: invite },
-  { method: 'GET', path: '/admin/audit', handler: adminAuditLog },
-  { method: 'PUT', path: '/user', handler: limited('otp', putUser) },
-  { method: 'POST', path: '/logout', handler: logout },
-  { method: 'GET', path: '/reauthenticate', handler: reauthenticate },
-  { method: 'POST', path: '/resend', handler: limited('otp', captchaChecked(resend)) },
-  { method: 'POST', path: '/sso', handler: sso },
+  { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
+  { method: 'GET', path: '/ready', guard: 'none', handler: ready, quiet: true },
+  { method: 'GET', path: '/settings', guard: 'none', handler: settings },
+  { method: 'GET', path: '/.well-known/jwks.json', guard: 'none', handler: jwks },
+  { method: 'POST', path: '/signup', guard: 'none', limit: 'signup', captcha: true, body: signupBody, handler: signup },
+  { method: 'POST', path: '/token', guard: 'none', limit: 'token', captcha: uncheckedGrant, handler: token },  // body: the grant's schema (grants/)
+  { method: 'GET', path: '/verify', guard: 'none', limit: 'verify', handler: verifyGet },
+  { method: 'POST', path: '/verify', guard: 'none', limit: 'verify', body: verifyBody, handler: verifyPost },
+  { method: 'GET', path: '/user', guard: 'user+identities', handler: getUser },
+  { method: 'PUT', path: '/user', guard: 'user', limit: 'otp', body: putUserBody, handler: putUser },
+  { method: 'POST', path: '/logout', guard: 'user', handler: logout },
+  { method: 'GET', path: '/reauthenticate', guard: 'user', handler: reauthenticate },
+  { method: 'POST', path: '/otp', guard: 'none', limit: 'otp', captcha: true, body: otpBody, handler: otp },
+  { method: 'POST', path: '/magiclink', guard: 'none', limit: 'otp', captcha: true, body: magiclinkBody, handler: magiclink },
+  { method: 'POST', path: '/recover', guard: 'none', limit: 'otp', captcha: true, body: recoverBody, handler: recover },
+  { method: 'POST', path: '/resend', guard: 'none', limit: 'otp', captcha: true, body: resendBody, handler: resend },
+  { method: 'GET', path: '/admin/users', guard: 'admin', handler: adminListUsers },
+  { method: 'POST', path: '/admin/users', guard: 'admin', body: adminUserBody, handler: adminCreateUser },
+  { method: 'GET', path: '/admin/users/{user_id}', guard: 'admin', handler: adminGetUser },
+  { method: 'POST', path: '/admin/users/{user_id}', guard: 'admin', body: adminUserBody, handler: adminCreateUser },
+  { method: 'PUT', path: '/admin/users/{user_id}', guard: 'admin', body: adminUserBody, handler: adminUpdateUser },
+  { method: 'DELETE', path: '/admin/users/{user_id}', guard: 'admin', body: deleteUserBody, handler: adminDeleteUser },
+  { method: 'POST', path: '/admin/generate_link', guard: 'admin', body: generateLinkBody, handler: adminGenerateLink },
+  { method: 'GET', path: '/admin/audit', guard: 'admin', handler: adminAuditLog },
+  { method: 'POST', path: '/invite', guard: 'admin', body: inviteBody, handler: invite },
+  { method: 'POST', path: '/sso', guard: 'none', handler: sso },
 ];

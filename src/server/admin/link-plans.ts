@@ -1,7 +1,7 @@
 // What POST /admin/generate_link does for each link type before the token is issued (REFERENCE §2.15):
 // find or create the user, refuse the cases the original refuses, stamp the *_sent_at column, and name
 // the token type, the address it is bound to and the kind of link. One entry per type.
-import { ApiError, badRequest, unprocessable } from '../errors.js';
+import { apiError } from '../errors.js';
 import { isEmailTaken, updateUser, type UserRow } from '../../db/users.js';
 import { writeAudit, type AuditAction, type AuditActor } from '../../db/audit-log.js';
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
@@ -22,18 +22,16 @@ export interface LinkPlan { user: UserRow; tokenType: OneTimeTokenType; address:
 
 type Planner = (ctx: AppContext, c: Queryable, user: UserRow | null, input: LinkInput) => Promise<LinkPlan>;
 
-const DUPLICATE_EMAIL = 'A user with this email address has already been registered';
-const notFound = () => new ApiError(404, 'user_not_found', 'User with this email not found');
 
 async function newUser(ctx: AppContext, c: Queryable, input: LinkInput, invited: boolean): Promise<UserRow> {
   const created = await createUser(c, { provider: 'email', address: input.email, aud: input.aud, role: ctx.config.jwt.defaultGroupName,
     passwordHash: input.passwordHash, data: input.data, confirmed: false, invitedAt: invited ? new Date() : undefined });
-  if (!created) throw unprocessable('email_exists', DUPLICATE_EMAIL);   // a concurrent sign-up took the address
+  if (!created) throw apiError('email_exists');   // a concurrent sign-up took the address
   return created.user;
 }
 
 const signup: Planner = async (ctx, c, user, input) => {
-  if (user?.email_confirmed_at) throw unprocessable('email_exists', DUPLICATE_EMAIL);
+  if (user?.email_confirmed_at) throw apiError('email_exists');
   const target = user
     ? await updateUser(c, user.id, { raw_user_meta_data: mergeMetadata(user.raw_user_meta_data, input.data), confirmation_sent_at: new Date() })
     // user_metadata is exactly the request's data, without the identity's fields (auth-js's admin tests).
@@ -43,7 +41,7 @@ const signup: Planner = async (ctx, c, user, input) => {
 };
 
 const invite: Planner = async (ctx, c, user, input) => {
-  if (user?.email_confirmed_at) throw unprocessable('email_exists', DUPLICATE_EMAIL);
+  if (user?.email_confirmed_at) throw apiError('email_exists');
   const invited = user ?? await newUser(ctx, c, input, true);
   const now = new Date();
   const target = await updateUser(c, invited.id, { invited_at: now, confirmation_sent_at: now });
@@ -51,18 +49,18 @@ const invite: Planner = async (ctx, c, user, input) => {
 };
 
 const recovery = (kind: 'recovery' | 'magicLink'): Planner => async (_ctx, c, user, input) => {
-  if (!user) throw notFound();
+  if (!user) throw apiError('admin_email_not_found');
   const target = await updateUser(c, user.id, { recovery_sent_at: new Date() });
   return { user: target, tokenType: 'recovery_token', address: input.email, kind, audit: 'user_recovery_requested' };
 };
 
 const emailChange = (side: 'current' | 'new'): Planner => async (ctx, c, user, input) => {
-  if (!user) throw notFound();
+  if (!user) throw apiError('admin_email_not_found');
   if (side === 'current' && !ctx.config.mailer.secureEmailChangeEnabled) {
-    throw badRequest('Enable secure email change to generate link for current email');
+    throw apiError('admin_link_current_email');
   }
   const newEmail = normaliseEmail(input.newEmail);
-  if (await isEmailTaken(c, newEmail, user.id)) throw unprocessable('email_exists', DUPLICATE_EMAIL);
+  if (await isEmailTaken(c, newEmail, user.id)) throw apiError('email_exists');
   const target = await updateUser(c, user.id, { email_change: newEmail, email_change_sent_at: new Date(), email_change_confirm_status: 0 });
   return side === 'current'
     ? { user: target, tokenType: 'email_change_token_current', address: input.email, kind: 'emailChange', audit: 'user_modified' }

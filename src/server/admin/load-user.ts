@@ -1,6 +1,6 @@
 // The {user_id} of /admin/users/{user_id} routes (REFERENCE §2.14): a malformed id is a 404
 // validation_failed and an unknown one a 404 user_not_found, before any other work.
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { findUserById, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
 import type { ApiRequest } from '../http/types.js';
@@ -9,12 +9,12 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 export function userIdParam(req: ApiRequest): string {
   const id = req.params.user_id ?? '';
-  if (!UUID.test(id)) throw new ApiError(404, 'validation_failed', 'user_id must be an UUID');
+  if (!UUID.test(id)) throw apiError('admin_user_id');
   return id.toLowerCase();
 }
 
 export async function loadUser(q: Queryable, req: ApiRequest): Promise<UserRow> {
   const user = await findUserById(q, userIdParam(req));
-  if (!user) throw new ApiError(404, 'user_not_found', 'User not found');
+  if (!user) throw apiError('admin_user_not_found');
   return user;
 }

@@ -2,7 +2,7 @@
 // `page` (default 1) and `per_page` (default 50), `sort=created_at asc|desc`, and the X-Total-Count and
 // Link headers. Link targets are the request's own relative path and query with `page` replaced, the
 // query keys sorted as Go's url.Values.Encode sorts them.
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { goQueryEscape } from '../delivery/mail/links.js';
 import type { ApiRequest } from '../http/types.js';
 
@@ -14,10 +14,10 @@ function positiveInteger(name: string, text: string | null, fallback: number): n
   if (text === null || text === '') return fallback;
   // Go's strconv.ParseUint message; 0 is refused too, since page 0 and per_page 0 have no meaning.
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw badRequest(`Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
+    throw apiError('admin_pagination', `Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
   }
   const value = Number(text);
-  if (value < 1) throw badRequest(`Bad Pagination Parameters: ${name} must be at least 1`);
+  if (value < 1) throw apiError('admin_pagination', `Bad Pagination Parameters: ${name} must be at least 1`);
   return value;
 }
 
@@ -25,7 +25,7 @@ export function parsePage(query: URLSearchParams): PageParams {
   const page = positiveInteger('page', query.get('page'), 1);
   const perPage = positiveInteger('per_page', query.get('per_page'), DEFAULT_PER_PAGE);
   // The row offset must stay an exact integer for the database.
-  if (page * perPage > Number.MAX_SAFE_INTEGER) throw badRequest('Bad Pagination Parameters: page * per_page is out of range');
+  if (page * perPage > Number.MAX_SAFE_INTEGER) throw apiError('admin_pagination_range');
   return { page, perPage };
 }
 
@@ -34,11 +34,11 @@ export function parseCreatedAtSort(query: URLSearchParams): boolean {
   let ascending = false;
   for (const value of query.getAll('sort')) {
     const [field, direction, ...rest] = value.split(' ');
-    if (field !== 'created_at') throw badRequest(`Bad Sort Parameters: bad field for sort '${field}'`);
+    if (field !== 'created_at') throw apiError('admin_sort', `Bad Sort Parameters: bad field for sort '${field}'`);
     if (direction === undefined || rest.length) { ascending = false; continue; }
     const dir = direction.toUpperCase();
     if (dir !== 'ASC' && dir !== 'DESC') {
-      throw badRequest(`Bad Sort Parameters: bad direction for sort '${direction}', only 'asc' and 'desc' allowed`);
+      throw apiError('admin_sort', `Bad Sort Parameters: bad direction for sort '${direction}', only 'asc' and 'desc' allowed`);
     }
     ascending = dir === 'ASC';
   }

@@ -1,7 +1,7 @@
 // The stored password of an admin-created or admin-updated user: a password to hash, or an imported hash
 // (argon2 PHC, bcrypt, Firebase scrypt) that must be one we can verify, or none (REFERENCE §2.14, §6).
-import { ApiError, badRequest } from '../errors.js';
-import { checkPasswordStrength, isPasswordTooLong } from '../users/password-policy.js';
+import { apiError } from '../errors.js';
+import { assertStrongPassword, isPasswordTooLong } from '../users/password-policy.js';
 import { parseStoredHash } from '../../workers/password-formats.js';
 import type { AdminUserParams } from './user-params.js';
 import type { AppContext } from '../context.js';
@@ -13,19 +13,16 @@ import type { AppContext } from '../context.js';
  */
 export async function storedPassword(ctx: AppContext, p: AdminUserParams, strength: boolean): Promise<string | undefined> {
   if (p.password !== undefined && p.passwordHash !== undefined) {
-    throw badRequest('Only a password or a password hash should be provided');
+    throw apiError('admin_password_and_hash');
   }
   if (p.passwordHash !== undefined) {
     // Imported hashes are user data: refuse what the verifier could not check, rather than lock the user out.
-    if (!parseStoredHash(p.passwordHash)) throw badRequest('Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash');
+    if (!parseStoredHash(p.passwordHash)) throw apiError('admin_password_hash_format');
     return p.passwordHash;
   }
   // An empty password on create means "none"; on update it is a password that fails the policy.
   if (p.password === undefined || (p.password === '' && !strength)) return undefined;
-  if (isPasswordTooLong(p.password)) throw badRequest('Password cannot be longer than 72 characters');
-  if (strength) {
-    const weak = checkPasswordStrength(p.password, ctx.config.password);
-    if (weak) throw new ApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
-  }
+  if (isPasswordTooLong(p.password)) throw apiError('password_too_long');
+  if (strength) assertStrongPassword(p.password, ctx.config.password);
   return ctx.hasher.hash(p.password);
 }

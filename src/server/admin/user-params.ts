@@ -1,7 +1,8 @@
-// The body of POST and PUT /admin/users[/{user_id}] (REFERENCE §2.14), read once and type-checked.
+// The body of POST and PUT /admin/users[/{user_id}] (REFERENCE §2.14): its schema, and its reading.
 // Absent fields stay undefined, so an update touches only what the request names.
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { parseGoDuration } from '../config/duration.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 
 export interface AdminUserParams {
   id?: string; aud?: string; role?: string; email?: string; phone?: string;
@@ -11,42 +12,29 @@ export interface AdminUserParams {
   bannedUntil?: Date | null;
 }
 
-function optionalString(body: Record<string, unknown>, name: string): string | undefined {
-  const value = body[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw badRequest(`${name} must be a string`);
-  return value;
-}
+// In the order the original reads them: the first field of a wrong type is the one the 400 names.
+const FIELDS = { ban_duration: 'string', id: 'string', aud: 'string', role: 'string', email: 'string', phone: 'string',
+  password: 'string', password_hash: 'string', email_confirm: 'boolean', phone_confirm: 'boolean',
+  user_metadata: 'object', app_metadata: 'object' } as const;
+/** The body schema of POST and PUT /admin/users[/{user_id}]. */
+export const adminUserBody = bodySchema(FIELDS);
+export type AdminUserBody = BodyOf<typeof FIELDS>;
 
-function optionalBoolean(body: Record<string, unknown>, name: string): boolean {
-  const value = body[name];
-  if (value === undefined || value === null) return false;
-  if (typeof value !== 'boolean') throw badRequest(`${name} must be a boolean`);
-  return value;
-}
-
-function optionalObject(body: Record<string, unknown>, name: string): Record<string, unknown> | undefined {
-  const value = body[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`${name} must be an object`);
-  return value as Record<string, unknown>;
-}
-
-export function readAdminUserParams(body: Record<string, unknown>, now = Date.now()): AdminUserParams {
-  const banDuration = optionalString(body, 'ban_duration');
+/** Empty strings count as absent, except a password (on update, '' is a password that fails the policy). */
+export function readAdminUserParams(body: AdminUserBody, now = Date.now()): AdminUserParams {
   return {
-    id: optionalString(body, 'id') || undefined,
-    aud: optionalString(body, 'aud') || undefined,
-    role: optionalString(body, 'role')?.trim() || undefined,
-    email: optionalString(body, 'email') || undefined,
-    phone: optionalString(body, 'phone') || undefined,
-    password: optionalString(body, 'password'),
-    passwordHash: optionalString(body, 'password_hash') || undefined,
-    emailConfirm: optionalBoolean(body, 'email_confirm'),
-    phoneConfirm: optionalBoolean(body, 'phone_confirm'),
-    userMetadata: optionalObject(body, 'user_metadata'),
-    appMetadata: optionalObject(body, 'app_metadata'),
-    bannedUntil: banDuration ? bannedUntil(banDuration, now) : undefined,
+    id: body.id || undefined,
+    aud: body.aud || undefined,
+    role: body.role?.trim() || undefined,
+    email: body.email || undefined,
+    phone: body.phone || undefined,
+    password: body.password ?? undefined,
+    passwordHash: body.password_hash || undefined,
+    emailConfirm: body.email_confirm ?? false,
+    phoneConfirm: body.phone_confirm ?? false,
+    userMetadata: body.user_metadata ?? undefined,
+    appMetadata: body.app_metadata ?? undefined,
+    bannedUntil: body.ban_duration ? bannedUntil(body.ban_duration, now) : undefined,
   };
 }
 
@@ -57,7 +45,7 @@ export function bannedUntil(banDuration: string, now = Date.now()): Date | null 
   if (banDuration === 'none') return null;
   const ms = parseGoDuration(banDuration);
   // Go durations are int64 nanoseconds (about 292 years); beyond that Go reports an invalid duration.
-  if (ms === null || Math.abs(ms) > MAX_GO_DURATION_MS) throw badRequest(`invalid format for ban duration: ${goDurationError(banDuration)}`);
+  if (ms === null || Math.abs(ms) > MAX_GO_DURATION_MS) throw apiError('admin_ban_duration', `invalid format for ban duration: ${goDurationError(banDuration)}`);
   return ms === 0 ? null : new Date(now + ms);
 }
 

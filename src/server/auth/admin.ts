@@ -1,7 +1,7 @@
 // Admin authentication (REFERENCE §1.5 requireAdminCredentials, §3.3): a verified bearer JWT whose `role`
 // claim is one of JWT_ADMIN_ROLES. No `sub` is needed: a service_role key has none. Admin actions are
 // audited under a pseudo-user with the zero UUID, named after the role (REFERENCE §14.4).
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { bearerClaims } from './bearer.js';
 import { findSession } from '../../db/sessions.js';
 import { UUID } from '../admin/load-user.js';
@@ -22,10 +22,10 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 export async function requireAdmin(req: ApiRequest, ctx: AppContext): Promise<Admin> {
   const claims = await bearerClaims(req, ctx);
   if (typeof claims.session_id === 'string' && UUID.test(claims.session_id) && !await findSession(ctx.db, claims.session_id)) {
-    throw new ApiError(403, 'session_expired', 'Session is no longer valid');
+    throw apiError('session_expired');
   }
   const role = typeof claims.role === 'string' ? claims.role : '';
-  if (!role || !ctx.config.jwt.adminRoles.includes(role)) throw new ApiError(403, 'not_admin', 'User not allowed');
+  if (!role || !ctx.config.jwt.adminRoles.includes(role)) throw apiError('not_admin');
   return { claims, actor: { id: ZERO_UUID, username: role } };
 }
 

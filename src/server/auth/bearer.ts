@@ -1,6 +1,6 @@
 // Bearer authentication for user endpoints (REFERENCE §1.5): the checks run in the original's order,
 // each with its status, code and message, because clients branch on them.
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { findUserSession, findUserSessionIdentities, type UserSession } from '../../db/user-session.js';
 import type { UserRow } from '../../db/users.js';
 import type { SessionRow } from '../../db/sessions.js';
@@ -19,11 +19,11 @@ export interface Authenticated { claims: VerifiedClaims; user: UserRow; session:
 /** The verified claims of the request's bearer token (401 no_authorization / 403 bad_jwt). */
 export async function bearerClaims(req: ApiRequest, ctx: AppContext): Promise<VerifiedClaims> {
   const match = BEARER.exec(req.headers.authorization ?? '');
-  if (!match) throw new ApiError(401, 'no_authorization', 'This endpoint requires a valid Bearer token');
+  if (!match) throw apiError('no_authorization');
   try {
     return await ctx.jwt.verify(match[1]);
   } catch (err) {
-    if (err instanceof JwtError) throw new ApiError(403, 'bad_jwt', err.message);
+    if (err instanceof JwtError) throw apiError('bad_jwt', err.message);
     throw err;
   }
 }
@@ -34,8 +34,10 @@ export async function authenticate(req: ApiRequest, ctx: AppContext): Promise<Au
   return checked(claims, sessionId, await findUserSession(ctx.db, userId, sessionId));
 }
 
+export type AuthenticatedWithIdentities = Authenticated & { identities: IdentityRow[] };
+
 /** authenticate() and the user's identities, still in one round trip (GET /user). */
-export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<Authenticated & { identities: IdentityRow[] }> {
+export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<AuthenticatedWithIdentities> {
   const { claims, userId, sessionId } = await subjectOf(req, ctx);
   const found = await findUserSessionIdentities(ctx.db, userId, sessionId);
   const authenticated = checked(claims, sessionId, found);
@@ -49,11 +51,11 @@ export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContex
  */
 async function subjectOf(req: ApiRequest, ctx: AppContext): Promise<{ claims: VerifiedClaims; userId: string; sessionId: string | null }> {
   const claims = await bearerClaims(req, ctx);
-  if (!claims.sub) throw new ApiError(403, 'bad_jwt', 'invalid claim: missing sub claim');
+  if (!claims.sub) throw apiError('bad_jwt_missing_sub');
   // 403 like every other bad token (the original answers 400 here; README "Deliberate departures").
-  if (!UUID.test(claims.sub)) throw new ApiError(403, 'bad_jwt', 'invalid claim: sub claim must be a UUID');
+  if (!UUID.test(claims.sub)) throw apiError('bad_jwt_sub');
   if (!audienceMatches(claims.aud, requestAudience(req, ctx))) {
-    throw new ApiError(400, 'validation_failed', "Token audience doesn't match request audience");
+    throw apiError('audience_mismatch');
   }
   const sessionId = typeof claims.session_id === 'string' && UUID.test(claims.session_id) ? claims.session_id : null;
   return { claims, userId: claims.sub, sessionId };
@@ -68,10 +70,10 @@ function audienceMatches(aud: unknown, expected: string): boolean {
 }
 
 function checked(claims: VerifiedClaims, sessionId: string | null, found: UserSession | null): Authenticated {
-  if (!found) throw new ApiError(403, 'user_not_found', 'User from sub claim in JWT does not exist');
-  if (sessionId === null) throw new ApiError(403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID');
-  if (!found.session) throw new ApiError(403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
-  if (isBanned(found.user)) throw new ApiError(403, 'user_banned', 'User is banned');
+  if (!found) throw apiError('user_not_found');
+  if (sessionId === null) throw apiError('bad_jwt_session_id');
+  if (!found.session) throw apiError('session_not_found');
+  if (isBanned(found.user)) throw apiError('user_banned');
   return { claims, user: found.user, session: found.session };
 }
 

@@ -1,16 +1,15 @@
 // The captcha guard of a route (REFERENCE §11): when SECURITY_CAPTCHA_ENABLED, the request must carry a
 // token the provider accepts — top-level `captcha_token` (SPEC.txt) or `gotrue_meta_security.captcha_token`
-// (auth-js) — unless it has an admin bearer. Declared with the route in routes.ts.
-import { ApiError } from '../errors.js';
+// (auth-js) — unless it has an admin bearer. Declared with the route in routes.ts, applied by http/dispatch.ts.
+import { ApiError, apiError } from '../errors.js';
 import { requireAdmin } from './admin.js';
 import { verifyCaptchaToken, type CaptchaVerdict } from './captcha.js';
 import type { AppContext } from '../context.js';
-import type { ApiRequest, Handler } from '../http/types.js';
+import type { ApiRequest, Run } from '../http/types.js';
 
-const disallowed = (why: string) => new ApiError(400, 'captcha_failed', `captcha protection: request disallowed (${why})`);
 
 /** Wraps a handler with the captcha check; `exempt` names requests the original does not check. */
-export function captchaChecked(handler: Handler, exempt?: (req: ApiRequest) => boolean): Handler {
+export function captchaChecked(handler: Run, exempt?: (req: ApiRequest) => boolean): Run {
   return async (req, ctx) => {
     if (ctx.config.security.captcha.enabled && !exempt?.(req) && !await hasAdminBearer(req, ctx)) await checkCaptcha(req, ctx);
     return handler(req, ctx);
@@ -21,8 +20,8 @@ export function captchaChecked(handler: Handler, exempt?: (req: ApiRequest) => b
 export const uncheckedGrant = (req: ApiRequest) => ['refresh_token', 'pkce', 'id_token'].includes(req.query.get('grant_type') ?? '');
 
 async function checkCaptcha(req: ApiRequest, ctx: AppContext): Promise<void> {
-  const token = tokenOf(req.body());
-  if (!token) throw disallowed('no captcha_token found');
+  const token = tokenOf(req.json());
+  if (!token) throw apiError('captcha_missing');
   let verdict: CaptchaVerdict;
   try {
     verdict = await verifyCaptchaToken(ctx.config.security.captcha, token, req.ip);
@@ -30,9 +29,9 @@ async function checkCaptcha(req: ApiRequest, ctx: AppContext): Promise<void> {
     // The original's message, but a 503 with Retry-After rather than its 500: the provider failed, not
     // the request. The cause (a timeout, a refused connection, a non-JSON reply) goes to the log.
     ctx.log.error({ err, request_id: req.requestId }, 'captcha verification failed');
-    throw new ApiError(503, 'captcha_failed', 'captcha verification process failed');
+    throw apiError('captcha_unavailable');
   }
-  if (!verdict.success) throw disallowed(verdict.errorCodes.join(', '));
+  if (!verdict.success) throw apiError('captcha_disallowed', `captcha protection: request disallowed (${verdict.errorCodes.join(', ')})`);
 }
 
 function tokenOf(body: Record<string, unknown>): string {

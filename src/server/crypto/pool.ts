@@ -14,7 +14,7 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config } from '../config/types.js';
-import { overCapacity } from '../errors.js';
+import { apiError } from '../errors.js';
 import { createCryptoQueue, expectedTaskMs, CryptoBusyError, CryptoCancelledError, type CryptoQueueStats } from './admission.js';
 import type { HashParams, VerifyResult } from '../../workers/crypto.js';
 
@@ -153,7 +153,7 @@ export function connectCryptoPool(port: MessagePort, params: HashParams): Passwo
 function hasher(run: Run, params: HashParams): PasswordHasher {
   const current: HashParams = { memoryKiB: params.memoryKiB, timeCost: params.timeCost, parallelism: params.parallelism };
   // A full queue is the client's answer at once: 503 with Retry-After, before any hashing work.
-  const refuseWhenBusy = (error: unknown): never => { throw error instanceof CryptoBusyError ? overCapacity() : error; };
+  const refuseWhenBusy = (error: unknown): never => { throw error instanceof CryptoBusyError ? apiError('over_capacity') : error; };
   return {
     hash: (password, signal) => run('hashPassword', { ...current, password }, signal).catch(refuseWhenBusy) as Promise<string>,
     verify: (hash, password, signal) => run('verifyPassword', { ...current, hash, password }, signal).catch(refuseWhenBusy) as Promise<VerifyResult>,

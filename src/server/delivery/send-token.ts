@@ -2,7 +2,7 @@
 // and hand the mail or SMS to the mailer or gateway. Callers run this inside their sendingTx, so a failed
 // send rolls back the token and anything else the request wrote. The send is bounded by SEND_TIMEOUT, so
 // the transaction is never held open across network I/O for longer (README: mail inside the transaction).
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { buildConfirmationUrl, linkPathFor, type LinkKind, type MailKind } from './mail/mailer.js';
 import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
 import { issueOneTimeToken } from '../verify/one-time-codes.js';
@@ -38,7 +38,7 @@ export async function sendEmailToken(ctx: AppContext, q: Queryable, user: UserRo
     }), () => new Error('no answer from the mail server within SEND_TIMEOUT'));
   } catch (err) {
     ctx.log.error({ err, kind: r.kind }, 'sending mail failed');
-    throw new ApiError(500, 'unexpected_failure', `Error sending ${describe(r.kind)} email`);
+    throw apiError('email_send_failed', `Error sending ${describe(r.kind)} email`);
   }
   return issued;
 }
@@ -52,7 +52,7 @@ export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow,
     await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength, otp: testOtp });
     return { messageId: 'test-otp' };
   }
-  if (!ctx.sms) throw new ApiError(400, 'phone_provider_disabled', 'Unsupported phone provider');
+  if (!ctx.sms) throw apiError('phone_provider_unsupported');
   spendPermit(ctx, q, 'sms');
   const { otp } = await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength });
   try {
@@ -60,8 +60,8 @@ export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow,
     return await bounded(ctx, ctx.sms.send(r.to, renderSmsTemplate(ctx.config.sms.template, otp), r.channel, otp),
       () => new SmsSendError(gateway as SmsGatewayName, `${gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`));
   } catch (err) {
-    if (err instanceof SmsChannelError) throw new ApiError(400, 'validation_failed', err.message);
-    if (err instanceof SmsSendError) throw new ApiError(422, 'sms_send_failed', `Error sending ${r.purpose} OTP to provider: ${err.message}`);
+    if (err instanceof SmsChannelError) throw apiError('sms_channel_invalid');
+    if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error sending ${r.purpose} OTP to provider: ${err.message}`);
     throw err;
   }
 }

@@ -1,9 +1,10 @@
-// The shape every /token grant module exports (STYLE rule 3): its grant_type, its body schema, its handler.
-import type { BodyCheck } from '../http/validate.js';
-import type { Handler } from '../http/types.js';
+// The shape every /token grant module exports (STYLE rule 3): its grant_type, its body schema, its handler,
+// which receives the body the schema checked.
+import type { BodyCheck, ApiRequest, ApiResponse } from '../http/types.js';
+import type { AppContext } from '../context.js';
 
-export interface Grant {
+export interface Grant<B = unknown> {
   grantType: string;
-  schema: BodyCheck;
-  handle: Handler;
+  schema: BodyCheck<B>;
+  handle(req: ApiRequest, ctx: AppContext, body: B): Promise<ApiResponse> | ApiResponse;
 }

@@ -5,4 +5,5 @@ import { pkce } from './pkce.js';
 import { refreshToken } from './refresh-token.js';
 import { web3 } from './web3.js';
 
-export const GRANTS = new Map<string, Grant>([password, refreshToken, pkce, web3].map((g) => [g.grantType, g]));
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each grant's body type is its own
+export const GRANTS = new Map<string, Grant<any>>([password, refreshToken, pkce, web3].map((g) => [g.grantType, g]));

@@ -1,36 +1,37 @@
 // grant_type=pkce (REFERENCE §2.2, §4.6): exchanges the auth code of a finished PKCE flow, with the
 // verifier whose challenge the flow stored, for a session. The flow is spent by the exchange.
-import { ApiError, badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
 import { deleteFlowState, lockFlowStateByAuthCode, type FlowStateRow } from '../../db/flow-state.js';
 import { verifierMatches } from '../verify/pkce-challenge.js';
 import { isBanned } from '../users/user-json.js';
 import { issueSession } from '../sessions/issue.js';
-import { bodySchema, STRING } from '../http/validate.js';
+import { grantSchema } from '../http/validate.js';
 import { actorOf } from '../users/actor.js';
 import type { Grant } from './grant.js';
 
-export const pkce: Grant = {
+const schema = grantSchema('auth_code', 'code_verifier');
+
+export const pkce: Grant<ReturnType<typeof schema>> = {
   grantType: 'pkce',
-  schema: bodySchema({ auth_code: STRING, code_verifier: STRING }),
-  async handle(req, ctx) {
-    const body = req.body();
-    const authCode = (body.auth_code as string | undefined) ?? '';
-    const verifier = (body.code_verifier as string | undefined) ?? '';
-    if (!authCode || !verifier) throw badRequest('invalid request: both auth code and code verifier should be non-empty');
+  schema,
+  async handle(req, ctx, body) {
+    const authCode = body.auth_code ?? '';
+    const verifier = body.code_verifier ?? '';
+    if (!authCode || !verifier) throw apiError('pkce_grant_incomplete');
     const response = await tx(ctx.db, async (c) => {
       const flow = await lockFlowStateByAuthCode(c, authCode);
-      if (!flow) throw new ApiError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
+      if (!flow) throw apiError('flow_state_not_found');
       if (isFlowExpired(flow, ctx.config.external.flowStateExpirySeconds)) {
-        throw new ApiError(422, 'flow_state_expired', 'invalid flow state, flow state has expired');
+        throw apiError('flow_state_expired');
       }
       if (!flow.code_challenge || !flow.code_challenge_method || !verifierMatches(flow.code_challenge, flow.code_challenge_method, verifier)) {
-        throw new ApiError(400, 'bad_code_verifier', 'code challenge does not match previously saved code verifier');
+        throw apiError('bad_code_verifier');
       }
       const user = flow.user_id ? await lockUserById(c, flow.user_id) : null;
-      if (!user) throw new ApiError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
-      if (isBanned(user)) throw new ApiError(400, 'user_banned', 'User is banned');
+      if (!user) throw apiError('flow_state_not_found');
+      if (isBanned(user)) throw apiError('user_banned_at_sign_in');
       await deleteFlowState(c, flow.id);
       const session = await issueSession(ctx, c, user, flow.authentication_method, req,
         { audit: { actor: actorOf(user), action: 'login', traits: { provider: flow.provider_type || 'email' } } });

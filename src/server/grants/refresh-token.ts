@@ -7,7 +7,7 @@
 // The session row lock (select … for update) is what makes 1,000 concurrent refreshes of one token yield
 // exactly one child: each waiter finds the token revoked once the winner committed, re-reads the state,
 // and answers the active token, which is the winner's child (test/refresh.test.ts pins this).
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { findPresentedToken, readTokenState, revokeDescendants, rotateRefreshToken, type PresentedToken, type TokenState } from '../../db/refresh-tokens.js';
 import { lockAndRotate } from '../../db/refresh-rotation.js';
@@ -19,24 +19,26 @@ import { isBanned } from '../users/user-json.js';
 import { tokenResponse, type ResponseReads } from '../sessions/issue.js';
 import { childRefreshToken } from '../sessions/child-token.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
-import { bodySchema, STRING } from '../http/validate.js';
+import { grantSchema } from '../http/validate.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 
-const notFound = () => new ApiError(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found');
-const alreadyUsed = () => new ApiError(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used');
-const banned = () => new ApiError(400, 'user_banned', 'Invalid Refresh Token: User Banned');
+const notFound = () => apiError('refresh_token_not_found');
+const alreadyUsed = () => apiError('refresh_token_already_used');
+const banned = () => apiError('refresh_token_user_banned');
 
 type Client = { userAgent: string; ip: string };
 /** The answer decided: `reads` are the token response's AMR and identities when the rotation returned them. */
 type Decision = { user: UserRow; sessionId: string; token: string; reads?: ResponseReads } | ApiError;
 
-export const refreshToken: Grant = {
+const schema = grantSchema('refresh_token');
+
+export const refreshToken: Grant<ReturnType<typeof schema>> = {
   grantType: 'refresh_token',
-  schema: bodySchema({ refresh_token: STRING }),
-  async handle(req, ctx) {
-    const presented = (req.body().refresh_token as string | undefined) ?? '';
-    if (!isPlausibleRefreshToken(presented)) throw badRequest('Refresh token is not valid');
+  schema,
+  async handle(req, ctx, body) {
+    const presented = body.refresh_token ?? '';
+    if (!isPlausibleRefreshToken(presented)) throw apiError('refresh_token_not_valid');
     const found = await findPresentedToken(ctx.db, sha256Hex(presented));
     if (!found) throw notFound();
     if (isBanned(found)) throw banned();

@@ -1,13 +1,13 @@
 // grant_type=web3: Sign-In with Ethereum/Solana is not built, so the grant answers as the original does
 // while both chains are disabled, which is what auth-js expects (REFERENCE §8; test/absent-features.test.ts).
-import { unprocessable } from '../errors.js';
-import { bodySchema } from '../http/validate.js';
+import { apiError } from '../errors.js';
+import { grantSchema } from '../http/validate.js';
 import type { Grant } from './grant.js';
 
 export const web3: Grant = {
   grantType: 'web3',
-  schema: bodySchema({}),
+  schema: grantSchema(),
   handle() {
-    throw unprocessable('web3_provider_disabled', 'Web3 provider is disabled');
+    throw apiError('web3_provider_disabled');
   },
 };

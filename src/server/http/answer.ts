@@ -1,6 +1,7 @@
 // What the HTTP layer writes: a status, headers and a serialised body, built from a handler's response or
 // from any thrown error. Nothing here touches uWS.
-import { ApiError, renderError } from '../errors.js';
+import { apiError } from '../errors.js';
+import { renderError } from './render-error.js';
 import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
 import type { ApiResponse } from './types.js';
 
@@ -30,23 +31,23 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) return {};
   const latin1 = raw.toString('latin1');
   if (JSON_NUL.test(latin1)) {
-    throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed');
+    throw apiError('bad_json_nul');
   }
   let value: unknown;
   try {
     value = JSON.parse(raw.toString('utf8'));
   } catch (err) {
-    throw new ApiError(400, 'bad_json', `Could not parse request body as JSON: ${(err as Error).message}`);
+    throw apiError('bad_json', `Could not parse request body as JSON: ${(err as Error).message}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ApiError(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object');
+    throw apiError('bad_json');
   }
   return (mayHoldLoneSurrogates(latin1) ? wellFormed(value) : value) as Record<string, unknown>;
 }
 
 /** 400 when the query string carries a NUL character (see JSON_NUL). */
 export function assertNoNulInQuery(query: string): void {
-  if (QUERY_NUL.test(query)) throw new ApiError(400, 'validation_failed', 'Query parameters cannot contain NUL characters');
+  if (QUERY_NUL.test(query)) throw apiError('query_nul');
 }
 
 /**
@@ -65,7 +66,7 @@ export function withTimeout<T>(work: Promise<T>, ms: number, deadline?: Deadline
   let timer: NodeJS.Timeout;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const err = new ApiError(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.');
+      const err = apiError('request_timeout');
       deadline?.expire(err);
       reject(err);
     }, ms);

@@ -1,14 +1,16 @@
 // Matches a request path against the route table. Static paths are a map lookup (the hot path);
 // parametrised ones ({name} segments) are tried in table order. Knows which methods a path allows,
-// so the HTTP layer can tell 404 from 405.
-import type { Route } from './types.js';
+// so the HTTP layer can tell 404 from 405. Each route is compiled once (dispatch.ts) into what runs.
+import { compileRoute } from './dispatch.js';
+import type { Route, Run } from './types.js';
 
 export type Match =
-  | { kind: 'found'; route: Route; params: Record<string, string> }
+  | { kind: 'found'; route: Route; run: Run; params: Record<string, string> }
   | { kind: 'method_not_allowed'; allowed: string[] }
   | { kind: 'not_found' };
 
-interface Pattern { segments: string[]; byMethod: Map<string, Route> }
+interface Endpoint { route: Route; run: Run }
+interface Pattern { segments: string[]; byMethod: Map<string, Endpoint> }
 
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
@@ -19,16 +21,17 @@ export class Router {
 
   constructor(routes: Route[]) {
     for (const route of routes) {
+      const run = compileRoute(route);
       if (!route.path.includes('{')) {
         const byMethod = this.exact.get(route.path) ?? new Map<string, Match>();
-        byMethod.set(route.method, Object.freeze({ kind: 'found', route, params: NO_PARAMS }));
+        byMethod.set(route.method, Object.freeze({ kind: 'found', route, run, params: NO_PARAMS }));
         this.exact.set(route.path, byMethod);
         continue;
       }
       const segments = route.path.split('/');
       let pattern = this.patterns.find((p) => p.segments.join('/') === route.path);
       if (!pattern) this.patterns.push(pattern = { segments, byMethod: new Map() });
-      pattern.byMethod.set(route.method, route);
+      pattern.byMethod.set(route.method, { route, run });
     }
   }
 
@@ -48,9 +51,9 @@ export class Router {
   }
 }
 
-function pick(byMethod: Map<string, Route>, method: string, params: Record<string, string>): Match {
-  const route = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
-  return route ? { kind: 'found', route, params } : { kind: 'method_not_allowed', allowed: [...byMethod.keys()] };
+function pick(byMethod: Map<string, Endpoint>, method: string, params: Record<string, string>): Match {
+  const found = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
+  return found ? { kind: 'found', ...found, params } : { kind: 'method_not_allowed', allowed: [...byMethod.keys()] };
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {

@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uWS from '@trufflesuite/uws-js-unofficial';
 import type { Logger } from 'pino';
-import { ApiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { corsHeaders, preflight } from './cors.js';
 import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './answer.js';
 import { recordRequest } from './request-record.js';
 import type { Router } from './router.js';
-import type { ApiRequest, Handler, Route } from './types.js';
+import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import type { AppContext } from '../context.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -75,20 +75,20 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
     };
     try {
       const match = router.match(snap.method, snap.path);
-      if (match.kind === 'not_found') throw new ApiError(404, 'not_found', 'Not Found');
-      if (match.kind === 'method_not_allowed') throw new ApiError(405, 'method_not_allowed', 'Method Not Allowed');
+      if (match.kind === 'not_found') throw apiError('not_found');
+      if (match.kind === 'method_not_allowed') throw apiError('method_not_allowed');
       progress.route = match.route;
       progress.params = match.params;
       if (snap.query) assertNoNulInQuery(snap.query);
-      const { handler, path } = match.route;
+      const { run, route } = match;
       const deadline = new Deadline();
       if (BODY_METHODS.has(snap.method)) {
         watchAbort(res, progress);
         return readBody(res, snap.headers, progress)
-          .then((raw) => run(handler, toApiRequest(snap, path, match.params, raw, deadline), deadline))
+          .then((raw) => runTimed(run, toApiRequest(snap, route, match.params, raw, deadline), deadline))
           .then((response) => serialise(response, cors), fail);
       }
-      const result = handler(toApiRequest(snap, path, match.params, NO_BODY, deadline), ctx);
+      const result = run(toApiRequest(snap, route, match.params, NO_BODY, deadline), ctx);
       if (!(result instanceof Promise)) return serialise(result, cors);
       watchAbort(res, progress);
       return withTimeout(result, timeoutMs(), deadline).then((response) => serialise(response, cors), fail);
@@ -98,8 +98,8 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   }
 
   const timeoutMs = () => ctx.config.api.maxRequestDurationSeconds * 1000;
-  const run = (handler: Handler, request: ApiRequest, deadline: Deadline) =>
-    withTimeout(Promise.resolve(handler(request, ctx)), timeoutMs(), deadline);
+  const runTimed = (run: Run, request: ApiRequest, deadline: Deadline) =>
+    withTimeout(Promise.resolve(run(request, ctx)), timeoutMs(), deadline);
 
   return {
     listen: (host, port) => new Promise((resolve, reject) => {
@@ -144,15 +144,22 @@ function watchAbort(res: uWS.HttpResponse, progress: Progress): void {
   res.onAborted(() => { progress.aborted = true; });
 }
 
-function toApiRequest(snap: Snapshot, route: string, params: Record<string, string>, rawBody: Buffer, deadline: Deadline): ApiRequest {
-  let parsed: Record<string, unknown> | undefined;
+function toApiRequest(snap: Snapshot, route: Route, params: Record<string, string>, rawBody: Buffer, deadline: Deadline): ApiRequest {
+  let parsed: JsonObject | undefined;
+  let checked: JsonObject | undefined;
   let query: URLSearchParams | undefined;
+  const check: BodyCheck<JsonObject> | undefined = route.body;
   return {
-    method: snap.method, path: snap.path, route, params, headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
+    method: snap.method, path: snap.path, route: route.path, params, headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
     get query() { return query ??= new URLSearchParams(snap.query); },
     get signal() { return deadline.signal; },
-    body() {
+    json() {
       return parsed ??= parseJsonObject(rawBody);
+    },
+    // The route's schema is checked where the handler first reads the body, so its errors keep their
+    // place among the handler's own checks (after the guard, after a 404 for an unknown user).
+    body() {
+      return checked ??= check ? check(this.json()) : this.json();
     },
   };
 }
@@ -160,7 +167,7 @@ function toApiRequest(snap: Snapshot, route: string, params: Record<string, stri
 /** Collects the body as copied chunks and joins them once (Buffer.concat per chunk would be quadratic). */
 function readBody(res: uWS.HttpResponse, headers: Record<string, string>, progress: Progress): Promise<Buffer> {
   const declared = Number(headers['content-length'] ?? 0);
-  const tooLarge = () => new ApiError(413, 'request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
+  const tooLarge = () => apiError('request_entity_too_large', `Request body too large (max ${MAX_BODY_BYTES} bytes)`);
   if (declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

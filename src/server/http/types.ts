@@ -1,8 +1,14 @@
 // The shapes shared by the HTTP layer and the handlers. Handlers see a plain snapshot of the request
-// (never uWS objects) and return a plain response; http.ts does the rest.
+// (never uWS objects) and return a plain response; server.ts does the rest. A route (routes.ts) says who
+// may call it; the dispatcher (dispatch.ts) enforces that and hands the handler its principal.
 import type { AppContext } from '../context.js';
+import type { Authenticated, AuthenticatedWithIdentities } from '../auth/bearer.js';
+import type { Admin } from '../auth/admin.js';
+import type { ClientBucket } from '../limits/per-client.js';
 
-export interface ApiRequest {
+export type JsonObject = Record<string, unknown>;
+
+export interface ApiRequest<B = JsonObject> {
   method: string;                       // upper case
   path: string;                         // without the query string
   route: string;                        // the parametrised route, e.g. /admin/users/{user_id}
@@ -14,8 +20,10 @@ export interface ApiRequest {
   rawBody: Buffer;
   /** aborts when API_MAX_REQUEST_DURATION passes (the 504): pass it to tx() and the hasher */
   signal: AbortSignal;
-  /** The parsed JSON body ({} when empty). Throws 400 bad_json when it does not parse. */
-  body(): Record<string, unknown>;
+  /** The parsed JSON body ({} when empty), unchecked. Throws 400 bad_json when it does not parse. */
+  json(): JsonObject;
+  /** The body checked by the route's schema (validate.ts), typed; json() when the route has none. */
+  body(): B;
 }
 
 export interface ApiResponse {
@@ -25,12 +33,45 @@ export interface ApiResponse {
   body?: unknown;
 }
 
-export type Handler = (req: ApiRequest, ctx: AppContext) => Promise<ApiResponse> | ApiResponse;
+type Reply = Promise<ApiResponse> | ApiResponse;
 
-export interface Route {
+/** A handler of a route open to anyone (guard 'none'). */
+export type Handler<B = JsonObject> = (req: ApiRequest<B>, ctx: AppContext) => Reply;
+
+/** Who a guard lets through: the handler of a guarded route receives it as its third argument. */
+export interface Principals {
+  /** a valid access token of a live session of a user who is not banned (auth/bearer.ts) */
+  user: Authenticated;
+  /** the same, with the user's identities read in the same statement (GET /user) */
+  'user+identities': AuthenticatedWithIdentities;
+  /** a token whose role is one of JWT_ADMIN_ROLES (auth/admin.ts) */
+  admin: Admin;
+}
+
+export type Guard = 'none' | keyof Principals;
+
+export type GuardedHandler<P, B = JsonObject> = (req: ApiRequest<B>, ctx: AppContext, principal: P) => Reply;
+
+/** A body check made by validate.ts: returns the body typed, or throws the route's 400. */
+export type BodyCheck<B> = (body: JsonObject) => B;
+
+interface RouteFields {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
   path: string;                         // /admin/users/{user_id}
-  handler: Handler;
+  /** the per-client bucket taken before anything else (limits/per-client.ts) */
+  limit?: ClientBucket;
+  /** the captcha check (auth/captcha-guard.ts): true, or a predicate naming the requests exempt from it */
+  captcha?: true | ((req: ApiRequest) => boolean);
+  /** the body schema, checked when the handler first reads req.body() */
+  body?: BodyCheck<any>;  // eslint-disable-line @typescript-eslint/no-explicit-any -- the handler's B, checked in its module
   /** excluded from the per-request log line (the original does not log /health) */
   quiet?: boolean;
 }
+
+/** One line of the route table. `guard` is required: a route nobody decided on does not compile. */
+export type Route =
+  | RouteFields & { guard: 'none'; handler: Handler<any> }  // eslint-disable-line @typescript-eslint/no-explicit-any
+  | { [G in keyof Principals]: RouteFields & { guard: G; handler: GuardedHandler<Principals[G], any> } }[keyof Principals];  // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** A route made runnable by the dispatcher: limit, captcha, guard and schema around the handler. */
+export type Run = (req: ApiRequest, ctx: AppContext) => Reply;

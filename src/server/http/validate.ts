@@ -1,26 +1,53 @@
-// Body schemas: compiled once by ajv when a module is loaded; a failed check is a 400 validation_failed
-// naming the field. Schemas check types only: the original's specific messages (missing email, weak
-// password...) stay in the handlers, in the original's order.
+// Body schemas, one per route, declared in the route's module and compiled once by ajv when it loads; the
+// dispatcher checks a route's schema where the handler first reads req.body() (http/server.ts). A field
+// is declared with its JSON type, and the handler receives the body typed from that declaration.
+// Fields are optional and null counts as absent; a field of the wrong type is a 400 validation_failed
+// naming it ("email must be a string"), the first in declaration order, which follows the order the
+// original reads them. Checks beyond the type (missing email before weak password...) live next to the
+// schema, in the route's module, in the original's order.
 import { Ajv, type ErrorObject } from 'ajv';
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
+import type { BodyCheck, JsonObject } from './types.js';
 
-const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
+const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false });
 
-export type BodyCheck = (body: Record<string, unknown>) => void;
+/** 'unknown': read as is, its checks are the handler's (e.g. channel, whose refusal has its own message). */
+export type FieldType = 'string' | 'boolean' | 'object' | 'unknown';
 
-export function bodySchema(properties: Record<string, object>): BodyCheck {
-  const validate = ajv.compile({ type: 'object', properties });
+type TypeOf<T extends FieldType> = T extends 'string' ? string : T extends 'boolean' ? boolean : T extends 'object' ? JsonObject : unknown;
+
+/** The typed body of a schema: every field optional, null as sent. */
+export type BodyOf<F extends Record<string, FieldType>> = { [K in keyof F]?: TypeOf<F[K]> | null };
+
+const ARTICLE: Record<string, string> = { string: 'a string', boolean: 'a boolean', object: 'an object' };
+
+export function bodySchema<const F extends Record<string, FieldType>>(fields: F): BodyCheck<BodyOf<F>> {
+  const properties: Record<string, object> = {};
+  for (const [name, type] of Object.entries(fields)) properties[name] = type === 'unknown' ? {} : { type, nullable: true };
+  const validate = ajv.compile<BodyOf<F>>({ type: 'object', properties });
   return (body) => {
-    if (!validate(body)) throw badRequest(describe(validate.errors?.[0]));
+    if (!validate(body)) throw apiError('validation_failed', describe(validate.errors?.[0]));
+    return body;
   };
 }
 
 function describe(error: ErrorObject | undefined): string {
-  if (!error) return 'Invalid request body';
-  const field = error.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
-  return `${field} ${error.message ?? 'is invalid'}`;
+  const field = error?.instancePath.replace(/^\//, '') || 'body';
+  const expected = error?.keyword === 'type' ? String(error.params.type) : '';
+  return `${field} must be ${ARTICLE[expected] ?? 'valid'}`;
 }
 
-export const STRING = { type: 'string' };
-export const OBJECT = { type: 'object' };
-export const BOOLEAN = { type: 'boolean' };
+/**
+ * The /token grants' bodies: strings, null refused, and ajv's own wording ("password must be string"),
+ * which their tests pin (test/token-password.test.ts).
+ */
+export function grantSchema<const N extends string>(...names: N[]): BodyCheck<{ [K in N]?: string }> {
+  const validate = ajv.compile<{ [K in N]?: string }>({ type: 'object', properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])) });
+  return (body) => {
+    if (!validate(body)) {
+      const error = validate.errors?.[0];
+      throw apiError('validation_failed', `${error?.instancePath.replace(/^\//, '') || 'body'} ${error?.message ?? 'is invalid'}`);
+    }
+    return body;
+  };
+}

@@ -1,10 +1,10 @@
 // Per-client request limits (REFERENCE §5.1): token buckets keyed by the first value of the header named
 // by RATE_LIMIT_HEADER (the proxy's client address), kept in Postgres so every thread and instance
 // shares them. Without that header there is no client key and no limit, as in the original.
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { takeFromBucket } from '../../db/rate-limits.js';
 import type { Config } from '../config/types.js';
-import type { Handler } from '../http/types.js';
+import type { Run } from '../http/types.js';
 
 export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous';
 
@@ -20,8 +20,8 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
   }
 }
 
-/** Wraps a handler so that each client key may call it at the bucket's rate. */
-export function limited(bucket: ClientBucket, handler: Handler): Handler {
+/** Wraps a route (http/dispatch.ts) so that each client key may call it at the bucket's rate. */
+export function limited(bucket: ClientBucket, handler: Run): Run {
   return async (req, ctx) => {
     const header = ctx.config.rateLimit.header;
     const key = header ? req.headers[header.toLowerCase()]?.split(',')[0]?.trim() : undefined;
@@ -30,7 +30,7 @@ export function limited(bucket: ClientBucket, handler: Handler): Handler {
       const burst = bucket === 'anonymous' ? perPeriod : BURST;
       const allowed = perPeriod > 0 && await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod);
       // A denied bucket holds less than one token: one more arrives within a token's period.
-      if (!allowed) throw new ApiError(429, 'over_request_rate_limit', 'Request rate limit reached').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
+      if (!allowed) throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
     }
     return handler(req, ctx);
   };

@@ -2,22 +2,22 @@
 // and global counters shared by every thread and instance (rate_limits in Postgres). The counters are
 // taken on the pool, never inside a transaction (sending-tx.ts says why), hence pg.Pool, not a Queryable.
 import type pg from 'pg';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { takeFromBucket, takeFromWindow } from '../../db/rate-limits.js';
 import type { SendLimit } from '../config/types.js';
 import type { AppContext } from '../context.js';
 
 export type Channel = 'email' | 'sms';
 
-const CODE = { email: 'over_email_send_rate_limit', sms: 'over_sms_send_rate_limit' } as const;
-const EXCEEDED = { email: 'email rate limit exceeded', sms: 'SMS rate limit exceeded' } as const;
+const INTERVAL = { email: 'email_send_interval', sms: 'sms_send_interval' } as const;
+const EXCEEDED = { email: 'over_email_send_rate_limit', sms: 'over_sms_send_rate_limit' } as const;
 
 /** 429 when the previous send to this user was less than `minSeconds` ago. */
 export function assertSendInterval(channel: Channel, lastSentAt: Date | null, minSeconds: number, now = Date.now()): void {
   if (!lastSentAt) return;
   const remainingMs = lastSentAt.getTime() + minSeconds * 1000 - now;
   if (remainingMs > 0) {
-    throw new ApiError(429, CODE[channel], `For security purposes, you can only request this after ${Math.ceil(remainingMs / 1000)} seconds.`)
+    throw apiError(INTERVAL[channel], `For security purposes, you can only request this after ${Math.ceil(remainingMs / 1000)} seconds.`)
       .retryAfter(remainingMs / 1000);
   }
 }
@@ -35,5 +35,5 @@ async function take(pool: pg.Pool, key: string, limit: SendLimit): Promise<boole
 export async function takeSendPermit(ctx: AppContext, pool: pg.Pool, channel: Channel): Promise<void> {
   if (channel === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm) return;
   const limit = channel === 'email' ? ctx.config.rateLimit.emailSent : ctx.config.rateLimit.smsSent;
-  if (!await take(pool, `${channel}_sent`, limit)) throw new ApiError(429, CODE[channel], EXCEEDED[channel]);
+  if (!await take(pool, `${channel}_sent`, limit)) throw apiError(EXCEEDED[channel]);
 }

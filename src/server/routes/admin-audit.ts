@@ -1,18 +1,17 @@
 // GET /admin/audit (REFERENCE §14.4): the audit log, newest first, paged like the user list, filtered by
 // `query=author:<x>|action:<x>|type:<x>` (a case-insensitive substring of those payload fields).
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { listAuditEntries } from '../../db/audit-log.js';
-import { requireAdmin } from '../auth/admin.js';
 import { paginationHeaders, parsePage } from '../admin/pagination.js';
-import type { Handler } from '../http/types.js';
+import type { Admin } from '../auth/admin.js';
+import type { GuardedHandler } from '../http/types.js';
 
 const SCOPES: Record<string, string[]> = { author: ['actor_username', 'actor_name'], action: ['action'], type: ['log_type'] };
 
 // The original's entries carry the instance id of its multi-tenant past, always the zero UUID.
 const NO_INSTANCE = '00000000-0000-0000-0000-000000000000';
 
-export const adminAuditLog: Handler = async (req, ctx) => {
-  await requireAdmin(req, ctx);
+export const adminAuditLog: GuardedHandler<Admin> = async (req, ctx) => {
   const page = parsePage(req.query);
   const query = req.query.get('query') ?? '';
   let fields: string[] = [];
@@ -20,7 +19,7 @@ export const adminAuditLog: Handler = async (req, ctx) => {
   if (query) {
     const at = query.indexOf(':');
     fields = SCOPES[at < 0 ? query : query.slice(0, at)] ?? [];
-    if (at < 0 || !fields.length) throw badRequest(`Invalid query scope: ${query}`);
+    if (at < 0 || !fields.length) throw apiError('admin_audit_scope', `Invalid query scope: ${query}`);
     value = query.slice(at + 1);
   }
   const { entries, total } = await listAuditEntries(ctx.db, { ...page, fields, value });

@@ -1,34 +1,38 @@
 // POST /admin/generate_link (REFERENCE §2.15): the link a mail would carry, returned instead of sent (no
 // mail, no frequency limit), with the user's fields flattened at the top level. Following action_link
 // (GET /verify) works exactly as the mailed link would.
-import { ApiError, badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { findUserByEmail } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
-import { normaliseEmail, objectField, stringField } from '../users/addresses.js';
+import { normaliseEmail } from '../users/addresses.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 import { userJson } from '../users/user-json.js';
-import { checkPasswordStrength, isPasswordTooLong } from '../users/password-policy.js';
+import { assertStrongPassword, isPasswordTooLong } from '../users/password-policy.js';
 import { issueOneTimeToken } from '../verify/one-time-codes.js';
 import { buildConfirmationUrl, linkPathFor } from '../delivery/mail/mailer.js';
 import { redirectTarget } from '../http/redirect-target.js';
-import { adminAudience, requireAdmin } from '../auth/admin.js';
+import { adminAudience, type Admin } from '../auth/admin.js';
 import { auditLink, LINK_PLANS } from '../admin/link-plans.js';
 import type { AppContext } from '../context.js';
-import type { ApiRequest, Handler } from '../http/types.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
 
-export const adminGenerateLink: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+// email is read as sent: anything but a non-empty string is the original's "An email address is required".
+const FIELDS = { type: 'string', email: 'unknown', redirect_to: 'string', password: 'string', new_email: 'string', data: 'object' } as const;
+export const generateLinkBody = bodySchema(FIELDS);
+
+export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, ctx, admin) => {
   const body = req.body();
-  const requested = stringField(body, 'type');
+  const requested = body.type ?? '';
   const email = normaliseEmail(body.email);
-  if (!LINK_PLANS.has(requested)) throw badRequest(`Invalid email action link type requested: ${requested}`);
+  if (!LINK_PLANS.has(requested)) throw apiError('admin_link_type', `Invalid email action link type requested: ${requested}`);
   const aud = adminAudience(req, ctx);
-  const redirectTo = redirectOf(req, ctx, stringField(body, 'redirect_to'));
+  const redirectTo = redirectOf(req, ctx, body.redirect_to ?? '');
   const existing = await findUserByEmail(ctx.db, email, aud);
   // A magic link for an unknown address signs the user up instead, without a password (REFERENCE §2.15).
   const type = requested === 'magiclink' && !existing ? 'signup' : requested;
-  const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, stringField(body, 'password')) : null;
-  const input = { email, newEmail: stringField(body, 'new_email'), data: objectField(body, 'data'), aud, passwordHash };
+  const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, body.password ?? '') : null;
+  const input = { email, newEmail: body.new_email ?? '', data: body.data ?? {}, aud, passwordHash };
   const response = await tx(ctx.db, async (c) => {
     const plan = await LINK_PLANS.get(type)!(ctx, c, existing, input);
     const issued = await issueOneTimeToken(c, { userId: plan.user.id, type: plan.tokenType, address: plan.address, length: ctx.config.mailer.otpLength });
@@ -49,9 +53,8 @@ function redirectOf(req: ApiRequest, ctx: AppContext, fromBody: string): string 
 
 // A signup link for a new user needs a password, checked as POST /signup checks it.
 async function signupPasswordHash(ctx: AppContext, password: string): Promise<string> {
-  if (!password) throw badRequest('Signup requires a valid password');
-  if (isPasswordTooLong(password)) throw badRequest('Password cannot be longer than 72 characters');
-  const weak = checkPasswordStrength(password, ctx.config.password);
-  if (weak) throw new ApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
+  if (!password) throw apiError('password_required');
+  if (isPasswordTooLong(password)) throw apiError('password_too_long');
+  assertStrongPassword(password, ctx.config.password);
   return ctx.hasher.hash(password);
 }

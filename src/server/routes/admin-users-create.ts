@@ -1,7 +1,7 @@
 // POST /admin/users and POST /admin/users/{user_id} (REFERENCE §2.14; the decisions table keeps both, the
 // second creating the user with the id of its path). The checks run in the original's order, then one
 // transaction writes the user, its email/phone identities, the admin's settings and the audit row.
-import { ApiError, badRequest, unprocessable } from '../errors.js';
+import { apiError, type ApiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import { findUserById, insertUser, isEmailTaken, isPhoneTaken, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser, insertIdentity } from '../../db/identities.js';
@@ -9,27 +9,23 @@ import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
-import { adminAudience, requireAdmin, type Admin } from '../auth/admin.js';
+import { adminAudience, type Admin } from '../auth/admin.js';
 import { UUID } from '../admin/load-user.js';
 import { storedPassword } from '../admin/password.js';
-import { mergeMetadata, readAdminUserParams, type AdminUserParams } from '../admin/user-params.js';
+import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
 import type { AppContext } from '../context.js';
-import type { Handler } from '../http/types.js';
-
-export const DUPLICATE_EMAIL = 'A user with this email address has already been registered';
-export const DUPLICATE_PHONE = 'Phone number already registered by another user';
+import type { GuardedHandler } from '../http/types.js';
 
 interface NewAdminUser { id?: string; aud: string; email?: string; phone?: string; passwordHash?: string }
 
-export const adminCreateUser: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+export const adminCreateUser: GuardedHandler<Admin, AdminUserBody> = async (req, ctx, admin) => {
   const params = readAdminUserParams(req.body());
   const aud = params.aud ?? adminAudience(req, ctx);
-  if (!params.email && !params.phone) throw badRequest('Cannot create a user without either an email or phone');
+  if (!params.email && !params.phone) throw apiError('admin_user_no_address');
   const email = params.email ? normaliseEmail(params.email) : undefined;
-  if (email && await isEmailTaken(ctx.db, email)) throw unprocessable('email_exists', DUPLICATE_EMAIL);
+  if (email && await isEmailTaken(ctx.db, email)) throw apiError('email_exists');
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
-  if (phone && await isPhoneTaken(ctx.db, phone)) throw unprocessable('phone_exists', DUPLICATE_PHONE);
+  if (phone && await isPhoneTaken(ctx.db, phone)) throw apiError('phone_exists_admin');
   const id = checkedId(req.params.user_id ?? params.id);
   const passwordHash = await storedPassword(ctx, params, false);
   const user = await tx(ctx.db, (c) => create(ctx, c, admin, params, { id, aud, email, phone, passwordHash }), req.signal);
@@ -38,8 +34,8 @@ export const adminCreateUser: Handler = async (req, ctx) => {
 
 function checkedId(id: string | undefined): string | undefined {
   if (id === undefined) return undefined;
-  if (!UUID.test(id)) throw badRequest('ID must conform to the uuid v4 format');
-  if (/^[0-]+$/.test(id)) throw badRequest('ID cannot be a nil uuid');
+  if (!UUID.test(id)) throw apiError('admin_id_format');
+  if (/^[0-]+$/.test(id)) throw apiError('admin_id_nil');
   return id.toLowerCase();
 }
 
@@ -66,7 +62,7 @@ async function create(ctx: AppContext, c: Queryable, admin: Admin, params: Admin
 
 // The insert found its email, phone or id taken: a concurrent request won, or the path's id exists.
 async function conflictOf(c: Queryable, u: NewAdminUser): Promise<ApiError> {
-  if (u.id && await findUserById(c, u.id)) return unprocessable('user_already_exists', 'A user with this ID already exists');
-  if (u.email && await isEmailTaken(c, u.email)) return unprocessable('email_exists', DUPLICATE_EMAIL);
-  return unprocessable('phone_exists', DUPLICATE_PHONE);
+  if (u.id && await findUserById(c, u.id)) return apiError('user_id_exists');
+  if (u.email && await isEmailTaken(c, u.email)) return apiError('email_exists');
+  return apiError('phone_exists_admin');
 }

@@ -1,19 +1,20 @@
 // DELETE /admin/users/{user_id} (REFERENCE §2.14, §14.3): hard by default, which ends every session and
 // refresh token of the user in the same transaction (foreign-key cascade); `should_soft_delete: true`
 // anonymises the row instead. An already soft-deleted user is a no-op 200. The answer is `{}`.
-import { badRequest } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { hardDeleteUser, softDeleteUser } from '../../db/user-deletion.js';
-import { requireAdmin } from '../auth/admin.js';
+import type { Admin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 
-export const adminDeleteUser: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+const FIELDS = { should_soft_delete: 'boolean' } as const;
+export const deleteUserBody = bodySchema(FIELDS);
+
+export const adminDeleteUser: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, ctx, admin) => {
   const user = await loadUser(ctx.db, req);
   const soft = req.body().should_soft_delete ?? false;
-  if (typeof soft !== 'boolean') throw badRequest('should_soft_delete must be a boolean');
   await tx(ctx.db, async (c) => {
     await writeAudit(c, admin.actor, 'user_deleted', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
     if (!soft) return hardDeleteUser(c, user.id);

@@ -3,13 +3,12 @@
 import { listUsers } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { userJson } from '../users/user-json.js';
-import { adminAudience, requireAdmin } from '../auth/admin.js';
+import { adminAudience, type Admin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
 import { paginationHeaders, parseCreatedAtSort, parsePage } from '../admin/pagination.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
-export const adminListUsers: Handler = async (req, ctx) => {
-  await requireAdmin(req, ctx);
+export const adminListUsers: GuardedHandler<Admin> = async (req, ctx) => {
   const aud = adminAudience(req, ctx);
   const page = parsePage(req.query);
   const ascending = parseCreatedAtSort(req.query);
@@ -20,8 +19,7 @@ export const adminListUsers: Handler = async (req, ctx) => {
   };
 };
 
-export const adminGetUser: Handler = async (req, ctx) => {
-  await requireAdmin(req, ctx);
+export const adminGetUser: GuardedHandler<Admin> = async (req, ctx) => {
   const user = await loadUser(ctx.db, req);
   return { body: userJson(user, await findIdentitiesByUser(ctx.db, user.id)) };
 };

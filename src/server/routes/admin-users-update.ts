@@ -1,7 +1,7 @@
 // PUT /admin/users/{user_id} (REFERENCE §2.14): updates only the fields the body names (role, password,
 // email and phone with their identities, metadata, ban, then the confirmations), and
 // audits user_modified. A new address taken by another user is a 422, not a database error.
-import { unprocessable } from '../errors.js';
+import { apiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import { isEmailTaken, isPhoneTaken, lockUserById, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
 import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
@@ -10,21 +10,19 @@ import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
-import { requireAdmin } from '../auth/admin.js';
+import type { Admin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
 import { storedPassword } from '../admin/password.js';
-import { mergeMetadata, readAdminUserParams, type AdminUserParams } from '../admin/user-params.js';
-import { DUPLICATE_EMAIL, DUPLICATE_PHONE } from './admin-users-create.js';
-import type { Handler } from '../http/types.js';
+import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
+import type { GuardedHandler } from '../http/types.js';
 
-export const adminUpdateUser: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req, ctx, admin) => {
   const found = await loadUser(ctx.db, req);
   const params = readAdminUserParams(req.body());
   const email = params.email ? normaliseEmail(params.email) : undefined;
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
-  if (email && await isEmailTaken(ctx.db, email, found.id)) throw unprocessable('email_exists', DUPLICATE_EMAIL);
-  if (phone && await isPhoneTaken(ctx.db, phone, found.id)) throw unprocessable('phone_exists', DUPLICATE_PHONE);
+  if (email && await isEmailTaken(ctx.db, email, found.id)) throw apiError('email_exists');
+  if (phone && await isPhoneTaken(ctx.db, phone, found.id)) throw apiError('phone_exists_admin');
   const passwordHash = await storedPassword(ctx, params, true);
   const body = await tx(ctx.db, async (c) => {
     const locked = (await lockUserById(c, found.id))!;

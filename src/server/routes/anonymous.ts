@@ -1,6 +1,6 @@
 // Anonymous sign-in: POST /signup with neither email nor phone (REFERENCE §14.2). The user has no
 // identity and no provider in app_metadata, and its JWT says is_anonymous: true.
-import { unprocessable } from '../errors.js';
+import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { insertUser } from '../../db/users.js';
 import { issueSession } from '../sessions/issue.js';
@@ -9,7 +9,7 @@ import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
 export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: Record<string, unknown>): Promise<ApiResponse> {
-  if (!ctx.config.external.anonymousUsersEnabled) throw unprocessable('anonymous_provider_disabled', 'Anonymous sign-ins are disabled');
+  if (!ctx.config.external.anonymousUsersEnabled) throw apiError('anonymous_provider_disabled');
   return tx(ctx.db, async (c) => {
     const user = (await insertUser(c, { aud: requestAudience(req, ctx), role: ctx.config.jwt.defaultGroupName,
       raw_app_meta_data: {}, raw_user_meta_data: data, is_anonymous: true }))!;

@@ -2,33 +2,36 @@
 // password (or an unconfirmed one is reused), stamped invited_at, and mailed an invite link whose token
 // is a confirmation token; GET /verify type=invite then signs them in with type=invite in the fragment,
 // so the app shows a set-password form. No per-user frequency limit, as in the original.
-import { unprocessable } from '../errors.js';
+import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, updateUser } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { normaliseEmail, objectField } from '../users/addresses.js';
+import { normaliseEmail } from '../users/addresses.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 import { createUser } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
 import { sendEmailToken } from '../delivery/send-token.js';
 import { redirectTarget } from '../http/redirect-target.js';
-import { adminAudience, requireAdmin } from '../auth/admin.js';
-import { DUPLICATE_EMAIL } from './admin-users-create.js';
-import type { Handler } from '../http/types.js';
+import { adminAudience, type Admin } from '../auth/admin.js';
+import type { GuardedHandler } from '../http/types.js';
 
-export const invite: Handler = async (req, ctx) => {
-  const admin = await requireAdmin(req, ctx);
+// email is read as sent: anything but a non-empty string is the original's "An email address is required".
+const FIELDS = { email: 'unknown', data: 'object' } as const;
+export const inviteBody = bodySchema(FIELDS);
+
+export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, ctx, admin) => {
   const body = req.body();
   const email = normaliseEmail(body.email);
-  const data = objectField(body, 'data');
+  const data = body.data ?? {};
   const aud = adminAudience(req, ctx);
   const redirectTo = redirectTarget(req, ctx);
   const user = await sendingTx(ctx, req.signal, async (c) => {
     const existing = await findUserByEmail(c, email, aud);
-    if (existing?.email_confirmed_at) throw unprocessable('email_exists', DUPLICATE_EMAIL);
+    if (existing?.email_confirmed_at) throw apiError('email_exists');
     const invited = existing ?? (await createUser(c, { provider: 'email', address: email, aud, role: ctx.config.jwt.defaultGroupName,
       passwordHash: null, data, confirmed: false }))?.user;
-    if (!invited) throw unprocessable('email_exists', DUPLICATE_EMAIL);   // a concurrent sign-up took the address
+    if (!invited) throw apiError('email_exists');   // a concurrent sign-up took the address
     await writeAudit(c, admin.actor, 'user_invited', { user_id: invited.id, user_email: email });
     await sendEmailToken(ctx, c, invited, { kind: 'invite', tokenType: 'confirmation_token', to: email, redirectTo });
     const now = new Date();

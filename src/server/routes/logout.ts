@@ -1,19 +1,19 @@
 // POST /logout?scope=global|local|others (REFERENCE §2.10; decisions table: global, the default, is the
 // spec's "all refresh tokens of the user"). Deleting sessions cascades to their refresh tokens; access
 // tokens stay valid JWTs but fail authenticate() with 403 session_not_found from then on.
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { authenticate } from '../auth/bearer.js';
+import type { Authenticated } from '../auth/bearer.js';
 import { actorOf } from '../users/actor.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
 const SCOPES = { global: 'all', local: 'only', others: 'others' } as const;
 
-export const logout: Handler = async (req, ctx) => {
-  const { user, session } = await authenticate(req, ctx); // the original authenticates before reading scope
+// The guard authenticates before the scope is read, as the original does.
+export const logout: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   const scopeName = req.query.get('scope') || 'global';
-  if (!Object.hasOwn(SCOPES, scopeName)) throw badRequest(`Unsupported logout scope "${scopeName}"`);
+  if (!Object.hasOwn(SCOPES, scopeName)) throw apiError('logout_scope', `Unsupported logout scope "${scopeName}"`);
   await deleteSessions(ctx.db, user.id, SCOPES[scopeName as keyof typeof SCOPES], session.id);
   await writeAudit(ctx.db, actorOf(user), 'logout');
   return { status: 204 };

@@ -1,10 +1,11 @@
 // POST /magiclink (REFERENCE §2.5), also the email half of POST /otp: a confirmed user gets a magic link
 // (the recovery token); an unknown or unconfirmed address is signed up and gets the confirmation mail,
 // whose link signs in just the same. The answer is always {} so it reveals nothing about the address.
-import { unprocessable } from '../errors.js';
+import { apiError } from '../errors.js';
 import { findUserByEmail } from '../../db/users.js';
-import { normaliseEmail, objectField, stringField } from '../users/addresses.js';
-import { readPkceParams } from '../verify/pkce-challenge.js';
+import { normaliseEmail } from '../users/addresses.js';
+import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 import { requestAudience } from '../auth/bearer.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { sendLinkMail } from '../passwordless/link-mail.js';
@@ -12,22 +13,32 @@ import { signUpWithoutPassword } from '../users/signup.js';
 import type { Handler, ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
-export const magiclink: Handler = async (req, ctx) => {
+const FIELDS = { email: 'string', ...PKCE_FIELDS, data: 'object' } as const;
+export const magiclinkBody = bodySchema(FIELDS);
+type MagicLinkBody = BodyOf<typeof FIELDS>;
+
+export const magiclink: Handler<MagicLinkBody> = async (req, ctx) => {
+  assertMagicLinksEnabled(ctx);   // before the body is read, as the original checks the provider first
   await sendMagicLink(req, ctx, req.body());
   return { body: {} };
 };
 
-export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: Record<string, unknown>): Promise<void> {
-  if (!ctx.config.external.emailEnabled) throw unprocessable('email_provider_disabled', 'Email logins are disabled');
-  if (!ctx.config.external.magicLinkEnabled) throw unprocessable('email_provider_disabled', 'Login with magic link is disabled');
-  const rawEmail = stringField(body, 'email');
-  if (!rawEmail) throw unprocessable('validation_failed', 'Password recovery requires an email');
+function assertMagicLinksEnabled(ctx: AppContext): void {
+  if (!ctx.config.external.emailEnabled) throw apiError('email_logins_disabled_422');
+  if (!ctx.config.external.magicLinkEnabled) throw apiError('magic_link_disabled');
+}
+
+/** Also the email half of POST /otp, with that route's body (a superset of this one's fields). */
+export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: MagicLinkBody): Promise<void> {
+  assertMagicLinksEnabled(ctx);
+  const rawEmail = body.email ?? '';
+  if (!rawEmail) throw apiError('magic_link_email_required');
   const email = normaliseEmail(rawEmail);
   const pkce = readPkceParams(body);
   const aud = requestAudience(req, ctx);
   let user = await findUserByEmail(ctx.db, email, aud);
   if (!user?.email_confirmed_at) {
-    await signUpWithoutPassword(req, ctx, { provider: 'email', address: email, data: objectField(body, 'data'), pkce });
+    await signUpWithoutPassword(req, ctx, { provider: 'email', address: email, data: body.data ?? {}, pkce });
     // With autoconfirm the sign-up confirmed the address and sent nothing: send a real magic link now.
     if (!ctx.config.mailer.autoconfirm) return;
     user = await findUserByEmail(ctx.db, email, aud);

@@ -1,32 +1,37 @@
 // POST /otp (REFERENCE §2.4): an email gets a magic link exactly as POST /magiclink; a phone gets an SMS
 // code. create_user follows the original (decisions table): true (the default) may sign the address up;
 // false with an unknown address is 422 otp_disabled.
-import { ApiError, badRequest, unprocessable } from '../errors.js';
+import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
-import { readPkceParams } from '../verify/pkce-challenge.js';
+import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 import { requestAudience } from '../auth/bearer.js';
 import { sendMagicLink } from './magiclink.js';
 import { signUpWithoutPassword } from '../users/signup.js';
 import { actorOf } from '../users/actor.js';
 import { sendConfirmation } from '../users/confirmation.js';
-import { parseChannel } from '../delivery/sms/channel-field.js';
+import { CHANNEL_FIELD, parseChannel } from '../delivery/sms/channel-field.js';
 import type { Handler, ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
-export const otp: Handler = async (req, ctx) => {
+const FIELDS = { email: 'string', phone: 'string', ...CHANNEL_FIELD, ...PKCE_FIELDS, create_user: 'boolean', data: 'object' } as const;
+export const otpBody = bodySchema(FIELDS);
+type OtpBody = BodyOf<typeof FIELDS>;
+
+export const otp: Handler<OtpBody> = async (req, ctx) => {
   const body = req.body();
-  const email = stringField(body, 'email');
-  const phone = stringField(body, 'phone');
-  if (email && phone) throw badRequest('Only an email address or phone number should be provided');
+  const email = body.email ?? '';
+  const phone = body.phone ?? '';
+  if (email && phone) throw apiError('otp_email_and_phone');
   if (email && body.channel !== undefined && body.channel !== null && body.channel !== '') {
-    throw badRequest('Channel should only be specified with Phone OTP');
+    throw apiError('otp_channel_with_email');
   }
   readPkceParams(body);
-  if (!email && !phone) throw badRequest('One of email or phone must be set');
-  if (!await mayProceed(req, ctx, body, email, phone)) throw unprocessable('otp_disabled', 'Signups not allowed for otp');
+  if (!email && !phone) throw apiError('otp_no_address');
+  if (!await mayProceed(req, ctx, body, email, phone)) throw apiError('otp_disabled');
   if (email) {
     await sendMagicLink(req, ctx, body);
     return { body: {} };
@@ -35,24 +40,22 @@ export const otp: Handler = async (req, ctx) => {
 };
 
 /** create_user false: only an existing user may get a code. */
-async function mayProceed(req: ApiRequest, ctx: AppContext, body: Record<string, unknown>, email: string, phone: string): Promise<boolean> {
-  const createUser = body.create_user ?? true;
-  if (typeof createUser !== 'boolean') throw badRequest('create_user must be a boolean');
-  if (createUser) return true;
+async function mayProceed(req: ApiRequest, ctx: AppContext, body: OtpBody, email: string, phone: string): Promise<boolean> {
+  if (body.create_user ?? true) return true;
   const aud = requestAudience(req, ctx);
   const user = email ? await findUserByEmail(ctx.db, normaliseEmail(email), aud) : await findUserByPhone(ctx.db, normalisePhone(phone), aud);
   return user !== null;
 }
 
-async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: Record<string, unknown>): Promise<ApiResponse> {
-  if (!ctx.config.external.phoneEnabled) throw new ApiError(400, 'phone_provider_disabled', 'Unsupported phone provider');
-  const phone = normalisePhone(stringField(body, 'phone'));
+async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Promise<ApiResponse> {
+  if (!ctx.config.external.phoneEnabled) throw apiError('phone_provider_unsupported');
+  const phone = normalisePhone(body.phone);
   const channel = parseChannel(body);
   const aud = requestAudience(req, ctx);
   let user = await findUserByPhone(ctx.db, phone, aud);
   if (!user?.phone_confirmed_at) {
     // An unknown or unconfirmed number is signed up silently; its confirmation SMS is the code.
-    await signUpWithoutPassword(req, ctx, { provider: 'phone', address: phone, data: objectField(body, 'data'), channel });
+    await signUpWithoutPassword(req, ctx, { provider: 'phone', address: phone, data: body.data ?? {}, channel });
     if (!ctx.config.sms.autoconfirm) return { body: {} };
     user = await findUserByPhone(ctx.db, phone, aud);
     if (!user) return { body: {} };

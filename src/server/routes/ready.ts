@@ -1,7 +1,7 @@
 // GET /ready — readiness for Kubernetes and Docker (README "Faults and readiness"): 200 when this HTTP
 // thread reaches the database through its own pool and the crypto pool answers, else 503 with Retry-After.
 // GET /health stays the liveness answer, which needs neither (as the original's).
-import { ApiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { ping } from '../../db/ping.js';
 import type { Handler } from '../http/types.js';
 import type { AppContext } from '../context.js';
@@ -27,7 +27,7 @@ export const ready: Handler = async (_req, ctx) => {
   ]);
   const checks = { database, crypto };
   const failing = Object.entries(checks).filter(([, outcome]) => outcome !== 'ok').map(([name]) => name);
-  if (failing.length > 0) throw new ApiError(503, 'not_ready', `Not ready: ${failing.join(' and ')} unavailable`, { checks }).retryAfter(5);
+  if (failing.length > 0) throw apiError('not_ready', `Not ready: ${failing.join(' and ')} unavailable`, { checks });
   return { body: { status: 'ready', checks } };
 };
 

@@ -1,22 +1,21 @@
 // GET /reauthenticate (REFERENCE §2.9): sends a one-time nonce to the user's email (preferred) or phone,
 // within that channel's per-user frequency limit; PUT /user spends it as `nonce`.
-import { ApiError, badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { lockUserById, updateUser } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { authenticate } from '../auth/bearer.js';
+import type { Authenticated } from '../auth/bearer.js';
 import { sendEmailToken, sendSmsToken } from '../delivery/send-token.js';
 import { assertSendInterval } from '../limits/sends.js';
 import { reauthenticationChannel } from '../users/reauthentication.js';
 import { actorOf } from '../users/actor.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
-export const reauthenticate: Handler = async (req, ctx) => {
-  const { user } = await authenticate(req, ctx);
+export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { user }) => {
   const target = reauthenticationChannel(user);
-  if (!target) throw badRequest('Reauthentication requires the user to have an email or a phone number');
-  if (target.channel === 'email' && !user.email_confirmed_at) throw new ApiError(422, 'email_not_confirmed', 'Please verify your email first.');
-  if (target.channel === 'sms' && !user.phone_confirmed_at) throw new ApiError(422, 'phone_not_confirmed', 'Please verify your phone first.');
+  if (!target) throw apiError('reauthentication_no_address');
+  if (target.channel === 'email' && !user.email_confirmed_at) throw apiError('reauthentication_email_not_confirmed');
+  if (target.channel === 'sms' && !user.phone_confirmed_at) throw apiError('reauthentication_phone_not_confirmed');
   const body = await sendingTx(ctx, req.signal, async (c) => {
     // Locked so that two concurrent requests cannot both pass the frequency check.
     const locked = (await lockUserById(c, user.id)) ?? user;

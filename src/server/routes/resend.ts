@@ -1,16 +1,17 @@
 // POST /resend (REFERENCE §2.7, SPEC transitions table): sends a pending signup, sms, email_change or
 // phone_change code again. An unknown user, a confirmed address or no pending change answers 200 {}
 // without sending, the same as a send, so the endpoint reveals nothing about accounts.
-import { ApiError, badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPendingAddress, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { requestAudience } from '../auth/bearer.js';
-import { normaliseEmail, normalisePhone, stringField } from '../users/addresses.js';
+import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 import { resendEmailChange } from '../users/email-change.js';
 import { sendPhoneChange } from '../users/phone-change.js';
-import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
+import { PKCE_FIELDS, readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { sendConfirmation } from '../users/confirmation.js';
 import { actorOf } from '../users/actor.js';
@@ -19,10 +20,15 @@ import type { Handler } from '../http/types.js';
 
 type ResendType = 'signup' | 'sms' | 'email_change' | 'phone_change';
 const TYPES = new Set<string>(['signup', 'sms', 'email_change', 'phone_change']);
+const isResendType = (type: string): type is ResendType => TYPES.has(type);
 
 interface Resend { type: ResendType; address: string; byEmail: boolean; pkce: PkceParams | null; redirectTo: string }
 
-export const resend: Handler = async (req, ctx) => {
+const FIELDS = { type: 'string', email: 'string', phone: 'string', ...PKCE_FIELDS } as const;
+export const resendBody = bodySchema(FIELDS);
+type ResendBody = BodyOf<typeof FIELDS>;
+
+export const resend: Handler<ResendBody> = async (req, ctx) => {
   const r = readResend(req.body(), ctx, redirectTarget(req, ctx));
   const aud = requestAudience(req, ctx);
   const body = await sendingTx(ctx, req.signal, async (c) => {
@@ -36,18 +42,18 @@ export const resend: Handler = async (req, ctx) => {
   return { body };
 };
 
-function readResend(body: Record<string, unknown>, ctx: AppContext, redirectTo: string): Resend {
-  const type = stringField(body, 'type');
-  const email = stringField(body, 'email');
-  const phone = stringField(body, 'phone');
-  if (!TYPES.has(type)) throw badRequest('Missing one of these types: signup, email_change, sms, phone_change');
-  if (type === 'signup' && !email) throw badRequest('Type provided requires an email address');
-  if (type === 'sms' && !phone) throw badRequest('Type provided requires a phone number');
-  if (email && phone) throw badRequest('Only an email address or phone number should be provided.');
-  if (!email && !phone) throw badRequest('Missing email address or phone number');
-  if (email && !ctx.config.external.emailEnabled) throw new ApiError(400, 'email_provider_disabled', 'Email logins are disabled');
-  if (phone && !ctx.config.external.phoneEnabled) throw new ApiError(400, 'phone_provider_disabled', 'Phone logins are disabled');
-  return { type: type as ResendType, address: email ? normaliseEmail(email) : normalisePhone(phone), byEmail: !!email,
+function readResend(body: ResendBody, ctx: AppContext, redirectTo: string): Resend {
+  const type = body.type ?? '';
+  const email = body.email ?? '';
+  const phone = body.phone ?? '';
+  if (!isResendType(type)) throw apiError('resend_type_invalid');
+  if (type === 'signup' && !email) throw apiError('resend_email_required');
+  if (type === 'sms' && !phone) throw apiError('resend_phone_required');
+  if (email && phone) throw apiError('resend_email_and_phone');
+  if (!email && !phone) throw apiError('resend_no_address');
+  if (email && !ctx.config.external.emailEnabled) throw apiError('email_logins_disabled');
+  if (phone && !ctx.config.external.phoneEnabled) throw apiError('phone_logins_disabled');
+  return { type, address: email ? normaliseEmail(email) : normalisePhone(phone), byEmail: !!email,
     pkce: readPkceParams(body), redirectTo };
 }
 

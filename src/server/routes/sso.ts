@@ -1,8 +1,8 @@
 // POST /sso: SAML single sign-on is not built, so it answers as the original does while SAML is disabled
 // (REFERENCE §2 endpoint catalogue; test/absent-features.test.ts).
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Handler } from '../http/types.js';
 
 export const sso: Handler = () => {
-  throw new ApiError(404, 'saml_provider_disabled', 'SAML 2.0 is disabled');
+  throw apiError('saml_provider_disabled');
 };

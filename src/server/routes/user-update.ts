@@ -1,7 +1,7 @@
 // PUT /user (REFERENCE §2.8): the refusals in the original's order, the password checks (which hash
 // outside any transaction), then one transaction that writes every change and sends every message, so
 // a failed send leaves the user as it was.
-import { ApiError, unprocessable } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
@@ -9,20 +9,21 @@ import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { authenticate } from '../auth/bearer.js';
-import { normaliseEmail, normalisePhone, objectField, stringField } from '../users/addresses.js';
+import type { Authenticated } from '../auth/bearer.js';
+import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 import { adoptAddress, assertAddressFree } from '../users/change-address.js';
 import { sendEmailChange } from '../users/email-change.js';
 import { sendPhoneChange } from '../users/phone-change.js';
 import { checkNewPassword, needsNonce } from '../users/password-change.js';
 import { nonceInvalid, spendNonce } from '../users/reauthentication.js';
 import { userJson } from '../users/user-json.js';
-import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
+import { PKCE_FIELDS, readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { redirectTarget } from '../http/redirect-target.js';
-import { parseChannel } from '../delivery/sms/channel-field.js';
+import { CHANNEL_FIELD, parseChannel } from '../delivery/sms/channel-field.js';
 import { actorOf } from '../users/actor.js';
 import type { AppContext } from '../context.js';
-import type { Handler } from '../http/types.js';
+import type { GuardedHandler } from '../http/types.js';
 
 interface UserUpdate {
   email: string | null; phone: string | null; password: string | null; nonce: string;
@@ -30,8 +31,12 @@ interface UserUpdate {
   channel: 'sms' | 'whatsapp'; pkce: PkceParams | null; redirectTo: string;
 }
 
-export const putUser: Handler = async (req, ctx) => {
-  const { user, session } = await authenticate(req, ctx);
+const FIELDS = { email: 'string', phone: 'string', password: 'string', app_metadata: 'object', nonce: 'string', data: 'object',
+  ...CHANNEL_FIELD, ...PKCE_FIELDS } as const;
+export const putUserBody = bodySchema(FIELDS);
+type UserUpdateBody = BodyOf<typeof FIELDS>;
+
+export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req, ctx, { user, session }) => {
   const body = req.body();
   const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
@@ -40,7 +45,7 @@ export const putUser: Handler = async (req, ctx) => {
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError> => {
     // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
     let current = await lockUserById(c, user.id);
-    if (!current) return new ApiError(403, 'user_not_found', 'User from sub claim in JWT does not exist');
+    if (!current) return apiError('user_not_found');
     if (passwordHash) {
       if (needsNonce(ctx, user) && !await spendNonce(ctx, c, user, update.nonce)) return nonceInvalid();
       current = await changePassword(c, current, passwordHash, session.id);
@@ -57,24 +62,24 @@ export const putUser: Handler = async (req, ctx) => {
   return { body: userJson(outcome, await findIdentitiesByUser(ctx.db, outcome.id)) };
 };
 
-function readUpdate(ctx: AppContext, user: UserRow, body: Record<string, unknown>, redirectTo: string): UserUpdate {
-  const emailText = stringField(body, 'email');
-  const phoneText = stringField(body, 'phone');
-  const password = body.password == null ? null : stringField(body, 'password');
-  const appMetadata = body.app_metadata == null ? null : objectField(body, 'app_metadata');
+function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redirectTo: string): UserUpdate {
+  const emailText = body.email ?? '';
+  const phoneText = body.phone ?? '';
+  const password = body.password ?? null;
+  const appMetadata = body.app_metadata ?? null;
   if (appMetadata && !(user.aud === ctx.config.jwt.aud && user.role === ctx.config.jwt.adminGroupName)) {
-    throw new ApiError(403, 'not_admin', 'Updating app_metadata requires admin privileges');
+    throw apiError('app_metadata_not_admin');
   }
   if (user.is_anonymous && password !== null && !emailText && !phoneText) {
-    throw unprocessable('validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed');
+    throw apiError('anonymous_password_only');
   }
   const email = emailText ? normaliseEmail(emailText) : null;
   const phone = phoneText ? normalisePhone(phoneText) : null;
   return {
     email: email && email !== user.email ? email : null,
     phone: phone && phone !== user.phone ? phone : null,
-    password, nonce: stringField(body, 'nonce'),
-    data: body.data == null ? null : objectField(body, 'data'), appMetadata,
+    password, nonce: body.nonce ?? '',
+    data: body.data ?? null, appMetadata,
     channel: parseChannel(body), pkce: readPkceParams(body), redirectTo,
   };
 }

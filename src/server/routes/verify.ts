@@ -1,39 +1,43 @@
 // GET and POST /verify (REFERENCE §2.3). POST answers JSON; GET (the link in a mail) answers 303 to the
 // validated redirect target, with the session or the error in the URL fragment.
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { VERIFY_TYPES } from '../verify/types.js';
 import { consumeToken, type Proof } from '../verify/consume.js';
-import { normaliseEmail, normalisePhone, stringField } from '../users/addresses.js';
+import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { SIGNUP_FLOW_METHOD } from '../users/confirmation.js';
 import { redirectWithError, redirectWithSession } from '../verify/redirects.js';
-import { checkPasswordStrength, isPasswordTooLong } from '../users/password-policy.js';
+import { assertStrongPassword, isPasswordTooLong } from '../users/password-policy.js';
 import type { Handler } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
-export const verifyPost: Handler = async (req, ctx) => {
+const FIELDS = { type: 'string', token: 'string', token_hash: 'string', email: 'string', phone: 'string', redirect_to: 'string', password: 'string' } as const;
+export const verifyBody = bodySchema(FIELDS);
+
+export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
   const body = req.body();
-  const typeName = stringField(body, 'type');
-  const token = stringField(body, 'token');
-  const tokenHash = stringField(body, 'token_hash');
-  const email = stringField(body, 'email');
-  const phone = stringField(body, 'phone');
-  if (!typeName) throw badRequest('Verify requires a verification type');
-  if (!token === !tokenHash) throw badRequest('Verify requires either a token or a token hash');
+  const typeName = body.type ?? '';
+  const token = body.token ?? '';
+  const tokenHash = body.token_hash ?? '';
+  const email = body.email ?? '';
+  const phone = body.phone ?? '';
+  if (!typeName) throw apiError('verify_type_required');
+  if (!token === !tokenHash) throw apiError('verify_token_or_hash');
   let proof: Proof;
   if (tokenHash) {
-    if (email || phone || stringField(body, 'redirect_to')) throw badRequest('Only the token_hash and type should be provided');
+    if (email || phone || body.redirect_to) throw apiError('verify_hash_only');
     proof = { linkToken: tokenHash };
   } else {
-    if (!email === !phone) throw badRequest('Only an email address or phone number should be provided on verify');
+    if (!email === !phone) throw apiError('verify_email_or_phone');
     proof = { address: email ? validEmail(email) : normalisePhone(phone), code: token.trim() };
   }
   const type = VERIFY_TYPES.get(typeName);
   if (!type) {
-    if (tokenHash) throw badRequest('Invalid email verification type');
-    throw new ApiError(403, 'otp_expired', 'Token has expired or is invalid');
+    if (tokenHash) throw apiError('verify_type_invalid');
+    throw apiError('otp_expired');
   }
-  const passwordHash = await passwordToSet(ctx, typeName, stringField(body, 'password'));
+  const passwordHash = await passwordToSet(ctx, typeName, body.password ?? '');
   const verified = await consumeToken(ctx, req, type, proof, { passwordHash });
   if (verified.kind === 'message') return { body: { msg: verified.message, code: '200' } };
   if (verified.kind === 'code') throw new TypeError('POST /verify never finishes a flow with an auth code');
@@ -44,15 +48,15 @@ export const verifyPost: Handler = async (req, ctx) => {
 export const verifyGet: Handler = async (req, ctx) => {
   const typeName = req.query.get('type') ?? '';
   const token = req.query.get('token') ?? '';
-  if (!typeName) throw badRequest('Verify requires a verification type');
-  if (!token) throw badRequest('Verify requires a token or a token hash');
+  if (!typeName) throw apiError('verify_type_required');
+  if (!token) throw apiError('verify_token_required');
   const redirectTo = redirectTarget(req, ctx);
   const type = VERIFY_TYPES.get(typeName);
   // A pkce_ link ends in ?code= for the client to exchange at POST /token?grant_type=pkce (REFERENCE §4.6).
   const pkce = token.startsWith('pkce_');
   try {
-    if (!type) throw badRequest('Invalid email verification type');
-    if (!type.link) throw badRequest('Unsupported verification type');
+    if (!type) throw apiError('verify_type_invalid');
+    if (!type.link) throw apiError('verify_type_unsupported');
     const verified = await consumeToken(ctx, req, type, { linkToken: token }, pkce ? { flowMethod: flowMethodOf(typeName) } : {});
     return redirectWithSession(redirectTo, typeName, verified, pkce);
   } catch (err) {
@@ -74,9 +78,8 @@ function flowMethodOf(typeName: string): string {
  */
 async function passwordToSet(ctx: AppContext, typeName: string, password: string): Promise<string | undefined> {
   if (!password || (typeName !== 'signup' && typeName !== 'invite')) return undefined;
-  if (isPasswordTooLong(password)) throw badRequest('Password cannot be longer than 72 characters');
-  const weak = checkPasswordStrength(password, ctx.config.password);
-  if (weak) throw new ApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
+  if (isPasswordTooLong(password)) throw apiError('password_too_long');
+  assertStrongPassword(password, ctx.config.password);
   return ctx.hasher.hash(password);
 }
 
@@ -84,6 +87,6 @@ function validEmail(email: string): string {
   try {
     return normaliseEmail(email);
   } catch {
-    throw new ApiError(422, 'validation_failed', 'Invalid email format');
+    throw apiError('email_invalid_at_verify');
   }
 }

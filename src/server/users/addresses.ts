@@ -2,16 +2,16 @@
 // (REFERENCE §14.8) and are lower-cased; phones are parsed by libphonenumber and stored as E.164
 // digits without '+', as the original stores them.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 
 const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 
 /** Validated, lower-cased email; throws the original's 400 messages. */
 export function normaliseEmail(input: unknown): string {
-  if (typeof input !== 'string' || input.trim() === '') throw badRequest('An email address is required');
+  if (typeof input !== 'string' || input.trim() === '') throw apiError('email_required');
   const email = input.trim();
-  if (email.length > 255) throw badRequest('An email address is too long');
-  if (!EMAIL.test(email)) throw badRequest('Unable to validate email address: invalid format');
+  if (email.length > 255) throw apiError('email_too_long');
+  if (!EMAIL.test(email)) throw apiError('email_invalid');
   return email.toLowerCase();
 }
 
@@ -27,22 +27,6 @@ export function parsePhone(input: unknown): string | null {
 
 export function normalisePhone(input: unknown): string {
   const phone = parsePhone(input);
-  if (!phone) throw badRequest('Invalid phone number format (E.164 required)');
+  if (!phone) throw apiError('phone_invalid');
   return phone;
-}
-
-/** A string field of a JSON body: '' when absent; 400 naming the field when it is not a string. */
-export function stringField(body: Record<string, unknown>, name: string): string {
-  const value = body[name];
-  if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw badRequest(`${name} must be a string`);
-  return value;
-}
-
-/** An object field ({} when absent). */
-export function objectField(body: Record<string, unknown>, name: string): Record<string, unknown> {
-  const value = body[name];
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`${name} must be an object`);
-  return value as Record<string, unknown>;
 }

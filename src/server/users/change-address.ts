@@ -1,19 +1,17 @@
 // Making a new email or phone the user's own once it is verified (REFERENCE §2.3 effects, §7.4, §14.2):
 // the address is set and confirmed, the pending change cleared, the identity created or updated, and an
 // anonymous user becomes permanent (is_anonymous false, the provider recorded in app_metadata).
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { findUserByEmail, findUserByPhone, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
 import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
 import type { Queryable } from '../../db/pool.js';
 import { identityData, type AddressProvider } from './create.js';
 
-export const emailTaken = () => new ApiError(422, 'email_exists', 'A user with this email address has already been registered');
-export const phoneTaken = () => new ApiError(422, 'phone_exists', 'A user with this phone number has already been registered');
 
 /** 422 when another live user of the audience already has this address. */
 export async function assertAddressFree(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<void> {
   const holder = provider === 'email' ? await findUserByEmail(q, address, user.aud) : await findUserByPhone(q, address, user.aud);
-  if (holder && holder.id !== user.id) throw provider === 'email' ? emailTaken() : phoneTaken();
+  if (holder && holder.id !== user.id) throw apiError(provider === 'email' ? 'email_exists' : 'phone_exists');
 }
 
 export async function adoptAddress(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<UserRow> {
@@ -40,7 +38,7 @@ export async function adoptAddress(q: Queryable, user: UserRow, provider: Addres
     return await updateUser(q, user.id, fields);
   } catch (err) {
     // Another user took the address between the check above and this write (unique index).
-    if ((err as { code?: string }).code === '23505') throw provider === 'email' ? emailTaken() : phoneTaken();
+    if ((err as { code?: string }).code === '23505') throw apiError(provider === 'email' ? 'email_exists' : 'phone_exists');
     throw err;
   }
 }

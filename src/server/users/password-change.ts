@@ -1,7 +1,7 @@
 // The checks of a password change in PUT /user (REFERENCE §2.8), before any write: reauthentication
 // required → a nonce must come with it; the policy; not the same password. Resolves the new hash.
-import { ApiError, badRequest } from '../errors.js';
-import { checkPasswordStrength, isPasswordTooLong } from './password-policy.js';
+import { apiError } from '../errors.js';
+import { assertStrongPassword, isPasswordTooLong } from './password-policy.js';
 import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import { reauthenticationChannel } from './reauthentication.js';
@@ -18,12 +18,11 @@ export function needsNonce(ctx: AppContext, user: UserRow): boolean {
 }
 
 export async function checkNewPassword(ctx: AppContext, user: UserRow, password: string, nonce: string): Promise<string> {
-  if (needsNonce(ctx, user) && !nonce) throw new ApiError(400, 'reauthentication_needed', 'Password update requires reauthentication');
-  if (isPasswordTooLong(password)) throw badRequest('Password cannot be longer than 72 characters');
-  const weak = checkPasswordStrength(password, ctx.config.password);
-  if (weak) throw new ApiError(422, 'weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
+  if (needsNonce(ctx, user) && !nonce) throw apiError('reauthentication_needed');
+  if (isPasswordTooLong(password)) throw apiError('password_too_long');
+  assertStrongPassword(password, ctx.config.password);
   if (user.encrypted_password && (await ctx.hasher.verify(user.encrypted_password, password)).ok) {
-    throw new ApiError(422, 'same_password', 'New password should be different from the old password.');
+    throw apiError('same_password');
   }
   return ctx.hasher.hash(password);
 }

@@ -1,6 +1,7 @@
 // Password strength rules and generated passwords (REFERENCE §6). The messages and reason codes are
 // the original's and go to clients as the 422 weak_password body or the login's `weak_password`
 // field: do not reword them. HIBP ("pwned") is not implemented here.
+import { apiError } from '../errors.js';
 import type { Config } from '../config/types.js';
 
 /**
@@ -36,6 +37,12 @@ export function checkPasswordStrength(password: string, policy: PasswordPolicy):
     messages.push(`Password should contain at least one character of each: ${policy.requiredCharacters.join(', ')}.`);
   }
   return reasons.length === 0 ? null : { message: messages.join(' '), reasons };
+}
+
+/** 422 weak_password with the failed rules' reasons, as sign-ups and password changes answer. */
+export function assertStrongPassword(password: string, policy: PasswordPolicy): void {
+  const weak = checkPasswordStrength(password, policy);
+  if (weak) throw apiError('weak_password', weak.message, { weak_password: { reasons: weak.reasons } });
 }
 
 /** Go's strings.ContainsAny: true if any code point of `set` occurs in `text`; an empty set passes. */

@@ -1,13 +1,13 @@
 // The reauthentication nonce (REFERENCE §2.9, §2.8): a one-time code sent to the user's email (preferred)
 // or phone by GET /reauthenticate, spent by PUT /user as `nonce`. It expires like its channel's codes.
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import { findTokenByCode, findTokenCheckedByGateway, isExpired } from '../verify/one-time-codes.js';
 import type { AppContext } from '../context.js';
 
-export const nonceInvalid = () => new ApiError(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid');
+export const nonceInvalid = () => apiError('reauthentication_not_valid');
 
 /** The channel the nonce goes to: email when the user has one, else phone. */
 export function reauthenticationChannel(user: UserRow): { channel: 'email' | 'sms'; address: string } | null {

@@ -1,7 +1,7 @@
 // The sign-up itself (REFERENCE §2.1), shared by POST /signup and the sign-ups /otp and /magiclink make
 // for an unknown address: create the user, or re-send a pending confirmation, or answer a confirmed
 // duplicate without revealing it.
-import { ApiError, unprocessable } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, type UserRow } from '../../db/users.js';
@@ -37,7 +37,7 @@ export interface PasswordlessSignup {
  * one: an enumeration signal. A user without a password cannot sign in with one, as with a random one.
  */
 export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s: PasswordlessSignup): Promise<void> {
-  if (ctx.config.disableSignup) throw unprocessable('signup_disabled', 'Signups not allowed for this instance');
+  if (ctx.config.disableSignup) throw apiError('signup_disabled');
   const input: SignupInput = { provider: s.provider, address: s.address, password: '', data: s.data, channel: s.channel ?? 'sms',
     aud: requestAudience(req, ctx), redirectTo: redirectTarget(req, ctx), pkce: s.pkce ?? null };
   await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, null));
@@ -65,7 +65,7 @@ export async function signUp(ctx: AppContext, c: Queryable, req: ApiRequest, inp
     await writeAudit(c, actorOf(user), 'user_repeated_signup', { provider: input.provider });
     // The decisions table: 400 "User already registered" when autoconfirm is on; otherwise a fabricated
     // user of a real answer's shape with no identities, as the original (test/signup.test.ts).
-    if (ctx.config.mailer.autoconfirm || ctx.config.sms.autoconfirm) throw new ApiError(400, 'user_already_exists', 'User already registered');
+    if (ctx.config.mailer.autoconfirm || ctx.config.sms.autoconfirm) throw apiError('user_already_exists');
     return { body: fakeUser(ctx, input) };
   }
   return { body: await confirmationAnswer(ctx, c, user, input, true) };

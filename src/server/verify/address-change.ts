@@ -1,7 +1,7 @@
 // The /verify effects of an email or phone change (REFERENCE §2.3, §7.4). A secure email change needs
 // both links: the first one spends its own token, marks the change half-confirmed and answers a message
 // instead of a session; the second (or the only one) makes the new address the user's.
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { deleteOneTimeTokens, hasOneTimeToken, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { updateUser } from '../../db/users.js';
 import { adoptAddress } from '../users/change-address.js';
@@ -16,7 +16,7 @@ const OTHER_HALF: Partial<Record<OneTimeTokenType, OneTimeTokenType>> = {
 
 export const applyEmailChange: VerifyType['apply'] = async (_ctx, q, user, tokenType) => {
   // A token without a pending change (cancelled meanwhile) proves nothing.
-  if (!user.email_change) throw new ApiError(403, 'otp_expired', 'Email link is invalid or has expired');
+  if (!user.email_change) throw apiError('link_expired');
   const other = OTHER_HALF[tokenType];
   if (other && await hasOneTimeToken(q, user.id, other)) {
     await deleteOneTimeTokens(q, user.id, [tokenType]);
@@ -26,6 +26,6 @@ export const applyEmailChange: VerifyType['apply'] = async (_ctx, q, user, token
 };
 
 export const applyPhoneChange: VerifyType['apply'] = async (_ctx, q, user) => {
-  if (!user.phone_change) throw new ApiError(403, 'otp_expired', 'Token has expired or is invalid');
+  if (!user.phone_change) throw apiError('otp_expired');
   return { user: await adoptAddress(q, user, 'phone', user.phone_change) };
 };

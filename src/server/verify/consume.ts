@@ -2,7 +2,7 @@
 // type's effect, spend every one-time token of the user, and sign the user in — or, for the link of a
 // PKCE flow, hand out the flow's auth code instead (REFERENCE §4.6). A wrong code is counted and
 // committed before the refusal is returned, so the attempt limit holds.
-import { ApiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { lockUserById, updateUser } from '../../db/users.js';
 import { deleteOneTimeTokens, type OneTimeTokenRow } from '../../db/one-time-tokens.js';
@@ -28,8 +28,8 @@ export interface ConsumeOptions {
   passwordHash?: string;
 }
 
-const linkInvalid = () => new ApiError(403, 'otp_expired', 'Email link is invalid or has expired');
-const codeInvalid = () => new ApiError(403, 'otp_expired', 'Token has expired or is invalid');
+const linkInvalid = () => apiError('link_expired');
+const codeInvalid = () => apiError('otp_expired');
 
 export async function consumeToken(ctx: AppContext, req: ApiRequest, type: VerifyType, proof: Proof, options: ConsumeOptions = {}): Promise<Verified> {
   const outcome = await tx(ctx.db, async (c): Promise<Verified | ApiError> => {
@@ -44,10 +44,10 @@ export async function consumeToken(ctx: AppContext, req: ApiRequest, type: Verif
     if (!row || isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
     const user = await lockUserById(c, row.user_id);
     if (!user) return byLink ? linkInvalid() : codeInvalid();
-    if (isBanned(user)) return new ApiError(403, 'user_banned', 'User is banned');
+    if (isBanned(user)) return apiError('user_banned');
     // Looked up before anything changes: without its flow, a PKCE link must leave the token unspent.
     const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;
-    if (options.flowMethod && !flow) return new ApiError(400, 'flow_state_not_found', 'No associated flow state found. Flow State not found');
+    if (options.flowMethod && !flow) return apiError('flow_state_not_found_at_verify');
     const applied = await type.apply(ctx, c, user, row.token_type);
     if (applied.message) return { kind: 'message', message: applied.message };
     if (options.passwordHash && !applied.user.encrypted_password) {

@@ -1,22 +1,25 @@
 // PKCE (REFERENCE §4.6): the code_challenge parameters an email flow may carry, and the verifier check
 // at the code exchange. A flow with a challenge stores a flow_state row and 'pkce_'-prefixed link tokens.
 import { createHash } from 'node:crypto';
-import { badRequest } from '../errors.js';
+import { apiError } from '../errors.js';
 import { safeEqual } from '../crypto/tokens.js';
 
 export interface PkceParams { codeChallenge: string; method: 's256' | 'plain' }
+
+/** The PKCE fields of a route's body schema: read as sent, checked by readPkceParams (non-strings are ignored). */
+export const PKCE_FIELDS = { code_challenge: 'unknown', code_challenge_method: 'unknown' } as const;
 
 /** The body's PKCE parameters, validated; null when the request does not use PKCE. */
 export function readPkceParams(body: Record<string, unknown>): PkceParams | null {
   const challenge = typeof body.code_challenge === 'string' ? body.code_challenge : '';
   const method = typeof body.code_challenge_method === 'string' ? body.code_challenge_method : '';
   if (!challenge && !method) return null;
-  if (!challenge || !method) throw badRequest('PKCE flow requires code_challenge_method and code_challenge');
+  if (!challenge || !method) throw apiError('pkce_params_incomplete');
   const lower = method.toLowerCase();
-  if (lower !== 's256' && lower !== 'plain') throw badRequest(`code challenge method not supported: ${method}`);
-  if (challenge.length < 43 || challenge.length > 128) throw badRequest('code challenge has to be between 43 and 128 characters');
+  if (lower !== 's256' && lower !== 'plain') throw apiError('pkce_method_unsupported', `code challenge method not supported: ${method}`);
+  if (challenge.length < 43 || challenge.length > 128) throw apiError('pkce_challenge_length');
   if (!/^[a-zA-Z._~0-9-]+$/.test(challenge)) {
-    throw badRequest('code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes');
+    throw apiError('pkce_challenge_characters');
   }
   return { codeChallenge: challenge, method: lower };
 }

@@ -1,4 +1,5 @@
 // What every SMS gateway module exports, and the two errors callers map to HTTP answers.
+import { ERRORS } from '../../errors.js';
 import type { SmsGatewayName } from '../../config/types.js';
 
 export type SmsChannel = 'sms' | 'whatsapp';
@@ -29,8 +30,7 @@ export class SmsSendError extends Error {
 export class SmsChannelError extends Error {
   override readonly name = 'SmsChannelError';
   constructor() {
-    // The original service's wording (REFERENCE 10); clients may show it as is.
-    super("Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.");
+    super(ERRORS.sms_channel_invalid.msg);
   }
 }
 

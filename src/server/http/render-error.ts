@@ -1,0 +1,39 @@
+// The one error renderer: any thrown value becomes {code, error_code, msg} (or the 2024-01-01 shape
+// {code, message}) with x-sb-error-code and, on a 429 or 503, Retry-After. Handlers throw and never build
+// error JSON. An unknown error is a 500 naming only the request id; a lost or saturated database is a 503.
+import { ApiError, apiError } from '../errors.js';
+import { databaseFault, type DatabaseFault } from '../../db/faults.js';
+
+export interface RenderedError { status: number; headers: Record<string, string>; body: string }
+
+const API_VERSION_2024 = '2024-01-01';
+
+/** A lost or saturated database is the request's 503, never an unexpected failure (src/db/faults.ts). */
+const DATABASE_FAULTS: Record<DatabaseFault, 'database_unavailable' | 'database_busy'> = {
+  unavailable: 'database_unavailable',
+  busy: 'database_busy',
+};
+
+// Every 429 and 503 tells the client when to come back (DESIGN §2), also when its thrower could not know.
+const DEFAULT_RETRY_AFTER: Record<number, number> = { 429: 60, 503: 5 };
+
+/** The API version a request selects with X-Supabase-Api-Version (REFERENCE §1.2). */
+export function apiVersionOf(header: string | undefined): 'initial' | typeof API_VERSION_2024 {
+  if (!header || !/^\d{4}-\d{2}-\d{2}$/.test(header)) return 'initial';
+  return header >= API_VERSION_2024 ? API_VERSION_2024 : 'initial';
+}
+
+export function renderError(err: unknown, apiVersion: string | undefined, requestId: string): RenderedError {
+  const fault = err instanceof ApiError ? null : databaseFault(err);
+  const e = err instanceof ApiError ? err : apiError(fault ? DATABASE_FAULTS[fault] : 'unexpected_failure');
+  const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
+  const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
+  if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
+  if (apiVersionOf(apiVersion) === API_VERSION_2024) {
+    headers['X-Supabase-Api-Version'] = API_VERSION_2024;
+    return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };
+  }
+  const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
+  if (e.status >= 500) body.error_id = requestId;
+  return { status: e.status, headers, body: JSON.stringify(body) };
+}

@@ -1,0 +1,52 @@
+// The route table says who may call each route (src/server/routes.ts), and the dispatcher enforces it:
+// every route names a guard; every user and admin route refuses a request without credentials with 401
+// no_authorization, and every admin route refuses a valid user's token with 403 not_admin. Every route
+// with a body declares its schema.
+import t from 'tap';
+import { ROUTES } from '../dist/server/routes.js';
+import { startTestService } from './helpers/server.js';
+import { signUp } from './helpers/accounts.js';
+
+const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+t.teardown(() => api.stop());
+
+const GUARDS = ['none', 'user', 'user+identities', 'admin'];
+const NO_AUTHORIZATION = { code: 401, error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' };
+const NOT_ADMIN = { code: 403, error_code: 'not_admin', msg: 'User not allowed' };
+const SOME_ID = '00000000-0000-4000-8000-000000000001';
+
+const pathOf = (path: string) => path.replace('{user_id}', SOME_ID);
+const call = (route: { method: string; path: string }, token?: string) =>
+  api.request(route.method, pathOf(route.path), { token, body: route.method === 'GET' ? undefined : {} });
+
+t.test('every route declares one of the guards', async (t) => {
+  for (const route of ROUTES) t.ok(GUARDS.includes(route.guard), `${route.method} ${route.path}: guard ${route.guard}`);
+  t.ok(ROUTES.some((r) => r.guard === 'admin') && ROUTES.some((r) => r.guard === 'user'), 'both guards are in use');
+  t.ok(ROUTES.some((r) => r.method === 'POST' && r.path === '/invite' && r.guard === 'admin'), '/invite is an admin route');
+});
+
+// Routes whose body nobody reads, and /token, whose body schema is its grant's (src/server/grants/).
+const WITHOUT_BODY_SCHEMA = ['POST /token', 'POST /logout', 'POST /sso'];
+
+t.test('every route that reads a body declares its schema in the table', async (t) => {
+  for (const route of ROUTES.filter((r) => r.method !== 'GET')) {
+    const name = `${route.method} ${route.path}`;
+    t.equal(typeof route.body === 'function', !WITHOUT_BODY_SCHEMA.includes(name), name);
+  }
+});
+
+t.test('user and admin routes refuse a request without credentials', async (t) => {
+  for (const route of ROUTES.filter((r) => r.guard !== 'none')) {
+    const res = await call(route);
+    t.strictSame([res.status, res.body], [401, NO_AUTHORIZATION], `${route.method} ${route.path}`);
+  }
+});
+
+t.test('admin routes refuse a valid user token', async (t) => {
+  const session = await signUp(api);
+  for (const route of ROUTES.filter((r) => r.guard === 'admin')) {
+    const res = await call(route, session.access_token);
+    t.strictSame([res.status, res.body], [403, NOT_ADMIN], `${route.method} ${route.path}`);
+  }
+  t.equal((await api.request('GET', '/user', { token: session.access_token })).status, 200, 'the token itself is valid');
+});
