@@ -1,4 +1,4 @@
-// audit_log_entries: one row per auditable action (REFERENCE §14.4).
+// audit_log_entries: one row per auditable action (docs/users-and-audit.md#audit-log).
 import type { Queryable } from './pool.js';
 
 export type AuditAction = 'login' | 'logout' | 'invite_accepted' | 'user_signedup' | 'user_invited' | 'user_deleted'

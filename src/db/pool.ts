@@ -69,7 +69,7 @@ function withSessionSettings(url: string, settings: string[], namespace: string)
 
 /**
  * Runs `fn` inside BEGIN … COMMIT on one pooled client; any throw rolls back and is rethrown. This is the
- * only place that writes BEGIN/COMMIT/ROLLBACK (STYLE.md rule 10). `fn` must use the client it is given.
+ * only place that writes BEGIN/COMMIT/ROLLBACK (docs/architecture.md#transactions-begin-and-end-in-one-place). `fn` must use the client it is given.
  * A connection lost meanwhile surfaces as the failing statement's error (src/db/faults.ts); the client's
  * 'error' event is taken care of by the pool (src/db/checkout.ts). When `signal` aborts first (the
  * request's deadline), the connection is closed at once: the server rolls the transaction back, nothing

@@ -1,4 +1,4 @@
-// Deleting users (REFERENCE §14.3). Hard deletion removes the row; the foreign keys cascade to identities,
+// Deleting users (docs/users-and-audit.md#deletion). Hard deletion removes the row; the foreign keys cascade to identities,
 // sessions (and through them refresh tokens and AMR claims), one-time tokens and flow state, so every
 // session ends in the same statement. Soft deletion keeps the row for its id but makes it unusable and
 // anonymous: addresses become one-way hashes, secrets and metadata are emptied, sessions are deleted.

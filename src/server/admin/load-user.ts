@@ -1,4 +1,4 @@
-// The {user_id} of /admin/users/{user_id} routes (REFERENCE §2.14): a malformed id is a 404
+// The {user_id} of /admin/users/{user_id} routes (docs/api.md#get-adminusersuser_id): a malformed id is a 404
 // validation_failed and an unknown one a 404 user_not_found, before any other work.
 import { apiError } from '../errors.js';
 import { findUserById, type UserRow } from '../../db/users.js';

@@ -1,4 +1,4 @@
-// Page-number pagination of admin lists (REFERENCE §2.14, the original's pagination.go and sorting.go):
+// Page-number pagination of admin lists (docs/api.md#get-adminusers, the original's pagination.go and sorting.go):
 // `page` (default 1) and `per_page` (default 50), `sort=created_at asc|desc`, and the X-Total-Count and
 // Link headers. Link targets are the request's own relative path and query with `page` replaced, the
 // query keys sorted as Go's url.Values.Encode sorts them.

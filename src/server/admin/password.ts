@@ -1,5 +1,5 @@
 // The stored password of an admin-created or admin-updated user: a password to hash, or an imported hash
-// (argon2 PHC, bcrypt, Firebase scrypt) that must be one we can verify, or none (REFERENCE §2.14, §6).
+// (argon2 PHC, bcrypt, Firebase scrypt) that must be one we can verify, or none (docs/api.md#post-adminusers, docs/passwords.md#imported-hash-formats).
 import { apiError } from '../errors.js';
 import { assertStrongPassword, isPasswordTooLong } from '../users/password-policy.js';
 import { parseStoredHash } from '../../workers/password-formats.js';

@@ -1,4 +1,4 @@
-// The body of POST and PUT /admin/users[/{user_id}] (REFERENCE §2.14): its schema, and its reading.
+// The body of POST and PUT /admin/users[/{user_id}] (docs/api.md#admin): its schema, and its reading.
 // Absent fields stay undefined, so an update touches only what the request names.
 import { apiError } from '../errors.js';
 import { parseGoDuration } from '../config/duration.js';
@@ -40,7 +40,7 @@ export function readAdminUserParams(body: AdminUserBody, now = Date.now()): Admi
 
 const MAX_GO_DURATION_MS = 9_223_372_036_854;
 
-/** `none` (or a zero duration) unbans; otherwise banned until now + duration (REFERENCE §14.1). */
+/** `none` (or a zero duration) unbans; otherwise banned until now + duration (docs/users-and-audit.md#bans). */
 export function bannedUntil(banDuration: string, now = Date.now()): Date | null {
   if (banDuration === 'none') return null;
   const ms = parseGoDuration(banDuration);

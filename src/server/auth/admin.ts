@@ -1,6 +1,6 @@
-// Admin authentication (REFERENCE §1.5 requireAdminCredentials, §3.3): a verified bearer JWT whose `role`
+// Admin authentication (docs/tokens-and-sessions.md#admin-role-check): a verified bearer JWT whose `role`
 // claim is one of JWT_ADMIN_ROLES. No `sub` is needed: a service_role key has none. Admin actions are
-// audited under a pseudo-user with the zero UUID, named after the role (REFERENCE §14.4).
+// audited under a pseudo-user with the zero UUID, named after the role (docs/tokens-and-sessions.md#admin-role-check).
 import { apiError } from '../errors.js';
 import { bearerClaims } from './bearer.js';
 import { findSession } from '../../db/sessions.js';
@@ -17,7 +17,7 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 /**
  * 401 no_authorization without a bearer token, 403 bad_jwt for a bad one, 403 not_admin for any other role.
  * A token that belongs to a session (a user whose role is an admin role) is refused once that session has
- * ended, so signing out also ends its admin rights (REFERENCE §1.5).
+ * ended, so signing out also ends its admin rights (docs/tokens-and-sessions.md#admin-role-check).
  */
 export async function requireAdmin(req: ApiRequest, ctx: AppContext): Promise<Admin> {
   const claims = await bearerClaims(req, ctx);
@@ -29,7 +29,7 @@ export async function requireAdmin(req: ApiRequest, ctx: AppContext): Promise<Ad
   return { claims, actor: { id: ZERO_UUID, username: role } };
 }
 
-/** The audience admin requests work in: X-JWT-AUD, else JWT_AUD; an admin token's own aud is ignored (§1.6). */
+/** The audience admin requests work in: X-JWT-AUD, else JWT_AUD; an admin token's own aud is ignored (docs/tokens-and-sessions.md#audience). */
 export function adminAudience(req: ApiRequest, ctx: AppContext): string {
   return req.headers['x-jwt-aud'] || ctx.config.jwt.aud;
 }

@@ -1,4 +1,4 @@
-// Bearer authentication for user endpoints (REFERENCE §1.5): the checks run in the original's order,
+// Bearer authentication for user endpoints (docs/api.md#who-may-call): the checks run in the original's order,
 // each with its status, code and message, because clients branch on them.
 import { apiError } from '../errors.js';
 import { findUserSession, findUserSessionIdentities, type UserSession } from '../../db/user-session.js';
@@ -52,7 +52,7 @@ export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContex
 async function subjectOf(req: ApiRequest, ctx: AppContext): Promise<{ claims: VerifiedClaims; userId: string; sessionId: string | null }> {
   const claims = await bearerClaims(req, ctx);
   if (!claims.sub) throw apiError('bad_jwt_missing_sub');
-  // 403 like every other bad token (the original answers 400 here; README "Deliberate departures").
+  // 403 like every other bad token (the original answers 400 here; docs/differences.md#security).
   if (!UUID.test(claims.sub)) throw apiError('bad_jwt_sub');
   if (!audienceMatches(claims.aud, requestAudience(req, ctx))) {
     throw apiError('audience_mismatch');
@@ -77,7 +77,7 @@ function checked(claims: VerifiedClaims, sessionId: string | null, found: UserSe
   return { claims, user: found.user, session: found.session };
 }
 
-/** The audience of a request: X-JWT-AUD, else JWT_AUD (REFERENCE §1.6, without the token's own aud). */
+/** The audience of a request: X-JWT-AUD, else JWT_AUD (docs/tokens-and-sessions.md#audience, without the token's own aud). */
 export function requestAudience(req: ApiRequest, ctx: AppContext): string {
   return req.headers['x-jwt-aud'] || ctx.config.jwt.aud;
 }

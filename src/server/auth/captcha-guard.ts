@@ -1,5 +1,5 @@
-// The captcha guard of a route (REFERENCE §11): when SECURITY_CAPTCHA_ENABLED, the request must carry a
-// token the provider accepts — top-level `captcha_token` (SPEC.txt) or `gotrue_meta_security.captcha_token`
+// The captcha guard of a route (docs/captcha.md#which-requests): when SECURITY_CAPTCHA_ENABLED, the request must carry a
+// token the provider accepts — top-level `captcha_token` (docs/captcha.md#the-token) or `gotrue_meta_security.captcha_token`
 // (auth-js) — unless it has an admin bearer. Declared with the route in routes.ts, applied by http/dispatch.ts.
 import { ApiError, apiError } from '../errors.js';
 import { requireAdmin } from './admin.js';

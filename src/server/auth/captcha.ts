@@ -1,4 +1,4 @@
-// Captcha verification (REFERENCE §11): hCaptcha and Cloudflare Turnstile share one siteverify wire
+// Captcha verification (docs/captcha.md#asking-the-provider): hCaptcha and Cloudflare Turnstile share one siteverify wire
 // format — a form-encoded POST of secret, response and remoteip, answered by JSON
 // {success, "error-codes": [...]} — so one client serves both; only the default URL differs.
 import type { Config } from '../config/types.js';

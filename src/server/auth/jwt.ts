@@ -6,7 +6,7 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config/types.js';
 
-/** REFERENCE §3.1. Field order is the JSON order the original emits; keep it. */
+/** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
 export interface AccessTokenClaims {
   iss?: string;
   sub: string;
@@ -28,7 +28,7 @@ export interface AmrEntry { method: string; timestamp: number; provider?: string
 
 /**
  * What a verified token is known to carry: a signature we accept, an unexpired `exp`. Everything else is
- * the caller's to check (anon/service_role keys have no sub or session_id; REFERENCE §1.5).
+ * the caller's to check (anon/service_role keys have no sub or session_id; docs/tokens-and-sessions.md#verification).
  */
 export type VerifiedClaims = Partial<AccessTokenClaims> & JWTPayload & { exp: number };
 
@@ -49,7 +49,7 @@ export class JwtError extends Error {
 
 export function createJwtService(jwt: Config['jwt']): JwtService {
   if (!jwt.secret) throw new TypeError('createJwtService: jwt.secret is empty');
-  // HS256 with JWT_SECRET is today's only key (REFERENCE §3.2); asymmetric JWT_KEYS would add entries
+  // HS256 with JWT_SECRET is today's only key (docs/tokens-and-sessions.md#signing-and-keys); asymmetric JWT_KEYS would add entries
   // here, and verification would pick the key by kid. Nothing below assumes HMAC.
   const algorithm = 'HS256';
   const key: KeyObject = createSecretKey(Buffer.from(jwt.secret, 'utf8'));
@@ -61,7 +61,7 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
     sign: (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(key),
     async verify(token) {
       try {
-        // No audience check here: the original compares aud later, per request (REFERENCE §1.6).
+        // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
         const { payload } = await jwtVerify(token, key, { algorithms, requiredClaims: ['exp'] });
         return payload as VerifiedClaims;
       } catch (error) {
@@ -106,7 +106,7 @@ export function buildAccessTokenClaims({ user, sessionId, aal, amr, now, jwt }: 
 
 /**
  * jose's failure → the reason text of golang-jwt v5, which the original puts after "invalid JWT: unable
- * to parse or verify signature, " (REFERENCE §1.5). Clients and logs match on these strings.
+ * to parse or verify signature, " (docs/tokens-and-sessions.md#verification). Clients and logs match on these strings.
  */
 function describe(error: unknown, token: string): string {
   if (error instanceof errors.JOSEAlgNotAllowed) return `token signature is invalid: signing method ${algorithmOf(token)} is invalid`;

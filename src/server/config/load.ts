@@ -1,6 +1,6 @@
 // The only reader of the environment and of .env. Settings are looked up once, converted, validated by
 // one ajv schema built from the settings table, checked across fields, then deep-frozen and handed down.
-// Precedence (REFERENCE decisions: AUTH_ first, GOTRUE_ still accepted so deployments move over):
+// Precedence (docs/settings.md#names-sources-and-precedence decisions: AUTH_ first, GOTRUE_ still accepted so deployments move over):
 //   environment AUTH_X > environment unprefixed alias > environment GOTRUE_X > the same three from .env.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -171,7 +171,7 @@ function assemble(flat: Record<string, unknown>, development: boolean): Config {
   return config;
 }
 
-/** Sets separated by ':'; a set ending in '\' continues with a literal ':' (REFERENCE §6). */
+/** Sets separated by ':'; a set ending in '\' continues with a literal ':' (docs/passwords.md#strength-rules). */
 export function splitCharacterSets(raw: string): string[] {
   const sets: string[] = [];
   let current = '';

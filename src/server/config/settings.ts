@@ -129,7 +129,7 @@ export const SETTINGS: Setting[] = [
   s('SMTP_PASS', 'smtp.pass', 'string', ''),
   s('SMTP_ADMIN_EMAIL', 'smtp.adminEmail', 'string', ''),
   s('SMTP_SENDER_NAME', 'smtp.senderName', 'string', ''),
-  // The longest a mail or SMS send may hold its transaction open (README: mail inside the transaction).
+  // The longest a mail or SMS send may hold its transaction open (docs/architecture.md#mail-and-sms-inside-the-transaction).
   s('SEND_TIMEOUT', 'api.sendTimeoutSeconds', 'duration', 5, positive),
   s('SMTP_MAX_FREQUENCY', 'smtp.maxFrequencySeconds', 'duration', 900, { minimum: 0 }),
 

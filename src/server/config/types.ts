@@ -75,7 +75,7 @@ export interface Config {
     minLength: number;
     /** character sets, each needing at least one character present */
     requiredCharacters: string[];
-    /** maxQueue: hashes allowed to wait for a crypto thread; beyond it 503 (0 = measured, crypto-queue.ts) */
+    /** maxQueue: hashes allowed to wait for a crypto thread; beyond it 503 (0 = measured, crypto/admission.ts) */
     hash: { memoryKiB: number; timeCost: number; parallelism: number; maxQueue: number };
   };
   security: {

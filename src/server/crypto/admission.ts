@@ -1,5 +1,5 @@
 // Admission to the crypto pool: at most `threads` hashes run at once, a bounded number wait, and the rest
-// are refused at once (DESIGN §2: every queue is bounded). A waiting hash whose request gave up (its
+// are refused at once (docs/architecture.md#bounded-queues: every queue is bounded). A waiting hash whose request gave up (its
 // deadline passed) is dropped before it runs, so a flood's abandoned requests cost no argon2 time.
 //
 // The bound is measured capacity, not a guess: with maxQueue 0 (the default) it is what the threads

@@ -1,10 +1,10 @@
 // The password-hashing facade. One piscina pool of AUTH_CRYPTO_WORKERS threads lives in the main thread;
-// each HTTP thread reaches it through a MessagePort (DESIGN §2).
+// each HTTP thread reaches it through a MessagePort (docs/architecture.md#the-crypto-pool).
 //
 // Why a pool at all, when argon2's async API already runs on libuv's threadpool? Not for speed: it bounds
 // concurrency. libuv's pool is process-wide and shared with fs, DNS and scrypt, so an unbounded flood of
 // password logins would queue everything else behind hashes of tens of milliseconds. With
-// concurrentTasksPerWorker 1, at most N hashes run at once and a bounded number wait (crypto-queue.ts), while
+// concurrentTasksPerWorker 1, at most N hashes run at once and a bounded number wait (admission.ts), while
 // HTTP threads keep answering refresh grants and /health. The hashes themselves still run on libuv's
 // pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), so the launcher must size it above N.
 // The detour costs under 1 % of a verify (bench/README.md, crypto-choices).

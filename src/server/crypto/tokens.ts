@@ -1,6 +1,6 @@
 // Random tokens and the hashes they are stored under. The wire formats are the original service's
-// (REFERENCE §4.1, §7.1) so existing clients and links keep working; what we keep at rest is a hash
-// (REFERENCE decisions: "store hashes only"). Everything here is cheap: it runs inline on the HTTP
+// (docs/tokens-and-sessions.md#refresh-token-formats, docs/one-time-codes-and-mail.md#codes-and-link-tokens) so existing clients and links keep working; what we keep at rest is a hash
+// (docs/differences.md decisions: "store hashes only"). Everything here is cheap: it runs inline on the HTTP
 // thread, never through the crypto pool, whose round trip costs more than the work (bench/README.md).
 import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 
@@ -13,7 +13,7 @@ export function newRefreshToken(): string {
 }
 
 /**
- * The original's pre-validation of the refresh grant (REFERENCE §2.2): shorter than 12 → no; exactly 12 →
+ * The original's pre-validation of the refresh grant (docs/tokens-and-sessions.md#refresh-token-formats): shorter than 12 → no; exactly 12 →
  * `^[a-z0-9]{12}$`; longer → must parse as a v2 token. False means 400 "Refresh token is not valid"
  * before any database work.
  */
@@ -23,7 +23,7 @@ export function isPlausibleRefreshToken(token: string): boolean {
   return isWellFormedV2RefreshToken(token);
 }
 
-/** A numeric one-time code: uniform in [0, 10^length), zero-padded (REFERENCE §7.1). */
+/** A numeric one-time code: uniform in [0, 10^length), zero-padded (docs/one-time-codes-and-mail.md#codes-and-link-tokens). */
 export function newOtp(length: number): string {
   if (!Number.isInteger(length) || length < 1 || length > 12) throw new TypeError(`OTP length must be 1..12, got ${length}`);
   return String(randomInt(0, 10 ** length)).padStart(length, '0');
@@ -80,7 +80,7 @@ function base32(bytes: Uint8Array): string {
 }
 
 /**
- * v2 refresh token (REFERENCE §4.1): base64url of 0x00 | session UUID (16) | uvarint counter |
+ * v2 refresh token (docs/tokens-and-sessions.md#refresh-token-formats): base64url of 0x00 | session UUID (16) | uvarint counter |
  * HMAC prefix (16) | first 4 bytes of SHA-256 of everything before. Only the structure and the checksum
  * are checked here; the HMAC needs the session's key and is the grant's job.
  */

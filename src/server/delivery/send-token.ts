@@ -1,7 +1,7 @@
 // Sending a one-time token to a user: issue it, count the send against the global limit, build the link,
 // and hand the mail or SMS to the mailer or gateway. Callers run this inside their sendingTx, so a failed
 // send rolls back the token and anything else the request wrote. The send is bounded by SEND_TIMEOUT, so
-// the transaction is never held open across network I/O for longer (README: mail inside the transaction).
+// the transaction is never held open across network I/O for longer (docs/architecture.md#mail-and-sms-inside-the-transaction).
 import { apiError } from '../errors.js';
 import { buildConfirmationUrl, linkPathFor, type LinkKind, type MailKind } from './mail/mailer.js';
 import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';

@@ -12,7 +12,7 @@ import type { AppContext } from '../context.js';
 
 interface Permits { held: Record<Channel, number>; spent: Record<Channel, number> }
 
-/** Permits of the transaction running on a client; only sendingTx sets them, deliver.ts spends them. */
+/** Permits of the transaction running on a client; only sendingTx sets them, send-token.ts spends them. */
 const permitsOf = new WeakMap<pg.PoolClient, Permits>();
 
 class PermitNeeded extends Error {

@@ -1,4 +1,4 @@
-// The shape every /token grant module exports (STYLE rule 3): its grant_type, its body schema, its handler,
+// The shape every /token grant module exports (docs/architecture.md#grants-share-one-shape): its grant_type, its body schema, its handler,
 // which receives the body the schema checked.
 import type { BodyCheck, ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';

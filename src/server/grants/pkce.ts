@@ -1,4 +1,4 @@
-// grant_type=pkce (REFERENCE §2.2, §4.6): exchanges the auth code of a finished PKCE flow, with the
+// grant_type=pkce (docs/tokens-and-sessions.md#pkce-flow-state): exchanges the auth code of a finished PKCE flow, with the
 // verifier whose challenge the flow stored, for a session. The flow is spent by the exchange.
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';

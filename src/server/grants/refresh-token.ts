@@ -1,4 +1,4 @@
-// grant_type=refresh_token (REFERENCE §4.3, SPEC transitions table): rotation with reuse detection.
+// grant_type=refresh_token (docs/tokens-and-sessions.md#refresh-rotation transitions table): rotation with reuse detection.
 // Steps: pre-validate → find the token with its session's state → an active token: lock the session and
 // rotate in one statement (the usual path, two round trips in all) → an already-rotated token: answer it
 // without locking → anything else (and an active token that could not be rotated after all): in a
@@ -113,9 +113,9 @@ async function existingChild(ctx: AppContext, userId: string, sessionId: string,
 /**
  * A revoked token that is the immediately previous one (the active token is its child) is answered with
  * that existing child, never a new one: the client that failed to save the response, and every loser of
- * a concurrent refresh (REFERENCE §4.3 step 5). The hash check guards the derivation (a JWT_SECRET change
+ * a concurrent refresh (docs/tokens-and-sessions.md#refresh-rotation step 5). The hash check guards the derivation (a JWT_SECRET change
  * would derive another text).
- * The reuse interval bounds this, as the SPEC transitions table says ("reuse interval elapsed →
+ * The reuse interval bounds this, as the docs/tokens-and-sessions.md#refresh-rotation transitions table says ("reuse interval elapsed →
  * descendants revoked"), when rotation is on and an interval is set: a previous token presented later
  * than that is treated as stolen. With no interval (the default, 0) the original's rule holds and the
  * previous token is always answered; otherwise two tabs refreshing a moment apart would log the user out.
@@ -130,7 +130,7 @@ function answersWithChild(ctx: AppContext, state: TokenState, tokenId: string, c
  * Any other revoked token is a reuse: an older token than the immediately previous one, the previous one
  * after the interval, or a token whose family is no longer active. With rotation enabled every token
  * descended from it is revoked — committed, then refused; with rotation disabled it is only refused
- * (SPEC transitions table, REFERENCE §4.3).
+ * (docs/tokens-and-sessions.md#reuse-detection transitions table).
  */
 async function refuseReuse(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], tokenId: string, sessionId: string): Promise<ApiError> {
   if (ctx.config.security.refreshTokenRotationEnabled) {

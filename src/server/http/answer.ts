@@ -53,7 +53,7 @@ export function assertNoNulInQuery(query: string): void {
 /**
  * A request's deadline as an AbortSignal, made only when a handler asks for it (most never do). When the
  * deadline passes, the signal aborts with the 504 itself, so the work behind the answer stops too: its
- * transaction rolls back (db/pool.ts tx) and its queued hash is dropped (crypto-queue.ts).
+ * transaction rolls back (db/pool.ts tx) and its queued hash is dropped (crypto/admission.ts).
  */
 export class Deadline {
   private controller: AbortController | undefined;

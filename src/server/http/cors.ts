@@ -1,4 +1,4 @@
-// CORS as the original's rs/cors setup (REFERENCE §14.6): every origin allowed with credentials, so the
+// CORS as the original's rs/cors setup (docs/api.md#cors): every origin allowed with credentials, so the
 // request Origin is echoed; preflights are answered here and never reach a handler.
 const ALLOWED_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const ALLOWED_HEADERS = new Set(['accept', 'authorization', 'content-type', 'x-client-ip', 'x-client-info',

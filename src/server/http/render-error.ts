@@ -14,10 +14,10 @@ const DATABASE_FAULTS: Record<DatabaseFault, 'database_unavailable' | 'database_
   busy: 'database_busy',
 };
 
-// Every 429 and 503 tells the client when to come back (DESIGN §2), also when its thrower could not know.
+// Every 429 and 503 tells the client when to come back (docs/architecture.md#bounded-queues), also when its thrower could not know.
 const DEFAULT_RETRY_AFTER: Record<number, number> = { 429: 60, 503: 5 };
 
-/** The API version a request selects with X-Supabase-Api-Version (REFERENCE §1.2). */
+/** The API version a request selects with X-Supabase-Api-Version (docs/errors.md#body-shapes). */
 export function apiVersionOf(header: string | undefined): 'initial' | typeof API_VERSION_2024 {
   if (!header || !/^\d{4}-\d{2}-\d{2}$/.test(header)) return 'initial';
   return header >= API_VERSION_2024 ? API_VERSION_2024 : 'initial';

@@ -1,4 +1,4 @@
-// Per-client request limits (REFERENCE §5.1): token buckets keyed by the first value of the header named
+// Per-client request limits (docs/api.md#per-client-limits-and-captcha): token buckets keyed by the first value of the header named
 // by RATE_LIMIT_HEADER (the proxy's client address), kept in Postgres so every thread and instance
 // shares them. Without that header there is no client key and no limit, as in the original.
 import { apiError } from '../errors.js';

@@ -1,4 +1,4 @@
-// Limits on sending mail and SMS (REFERENCE §5.2, §5.3): a per-user minimum interval between sends,
+// Limits on sending mail and SMS (docs/one-time-codes-and-mail.md#global-send-limits, docs/one-time-codes-and-mail.md#send-intervals): a per-user minimum interval between sends,
 // and global counters shared by every thread and instance (rate_limits in Postgres). The counters are
 // taken on the pool, never inside a transaction (sending-tx.ts says why), hence pg.Pool, not a Queryable.
 import type pg from 'pg';

@@ -1,6 +1,6 @@
 // OpenTelemetry tracing (TRACING_ENABLED): one span per request, named `api` as the original's, with the
 // parametrised route in http.route, the method in http.method and each route parameter in
-// http.route.params.<key> (the spec's name; REFERENCE §13). Spans are exported over OTLP/HTTP in batches
+// http.route.params.<key> (the spec's name; docs/architecture.md#observability). Spans are exported over OTLP/HTTP in batches
 // from each HTTP thread; the resource carries auth.version and OTEL_RESOURCE_ATTRIBUTES.
 // The SDK is imported only when tracing is on: it costs ~0.1 s of start-up in every HTTP thread.
 import type { Tracer } from '@opentelemetry/api';

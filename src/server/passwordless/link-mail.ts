@@ -1,5 +1,5 @@
 // The mails that carry the user's recovery token: the magic link and the password recovery mail
-// (REFERENCE §2.5, §2.6). Both share recovery_token and recovery_sent_at, so one interval covers both.
+// (docs/one-time-codes-and-mail.md#send-intervals). Both share recovery_token and recovery_sent_at, so one interval covers both.
 import { sendingTx } from '../delivery/sending-tx.js';
 import { lockUserById, updateUser } from '../../db/users.js';
 import { insertFlowState } from '../../db/flow-state.js';
@@ -18,9 +18,9 @@ export interface LinkMail { kind: 'magicLink' | 'recovery'; redirectTo: string; 
 export const FLOW_METHOD = { magicLink: 'magiclink', recovery: 'recovery' } as const;
 
 /**
- * Seconds between two recovery-token mails to one user. SPEC.txt gives "SMTP_MAX_FREQUENCY (default 900)"
+ * Seconds between two recovery-token mails to one user. docs/one-time-codes-and-mail.md#send-intervals gives "SMTP_MAX_FREQUENCY (default 900)"
  * for recovery mails and "60 s" as the minimum for magic links and recovery; the original checks
- * SMTP_MAX_FREQUENCY for both (REFERENCE §5.3). We take SMTP_MAX_FREQUENCY but never less than 60 s,
+ * SMTP_MAX_FREQUENCY for both (docs/one-time-codes-and-mail.md#send-intervals). We take SMTP_MAX_FREQUENCY but never less than 60 s,
  * which satisfies every sentence of the spec (test/magiclink.test.ts pins the 429).
  */
 export const linkMailInterval = (config: Config) => Math.max(60, config.smtp.maxFrequencySeconds);
@@ -42,7 +42,7 @@ export async function sendLinkMail(ctx: AppContext, userId: string, mail: LinkMa
 
 /**
  * What /recover does for an address with no account, so the answer does not reveal which addresses
- * exist (STYLE rule 12): the same lookup has already been made, and here the same global send slot is
+ * exist (docs/architecture.md#same-work-and-same-answer-for-unknown-accounts): the same lookup has already been made, and here the same global send slot is
  * taken (an exhausted RATE_LIMIT_EMAIL_SENT answers 429 for known and unknown addresses alike) and the
  * same code and hash are computed. Only the SMTP exchange itself is skipped.
  */

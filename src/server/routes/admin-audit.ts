@@ -1,4 +1,4 @@
-// GET /admin/audit (REFERENCE §14.4): the audit log, newest first, paged like the user list, filtered by
+// GET /admin/audit (docs/users-and-audit.md#audit-log): the audit log, newest first, paged like the user list, filtered by
 // `query=author:<x>|action:<x>|type:<x>` (a case-insensitive substring of those payload fields).
 import { apiError } from '../errors.js';
 import { listAuditEntries } from '../../db/audit-log.js';

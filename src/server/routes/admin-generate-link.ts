@@ -1,4 +1,4 @@
-// POST /admin/generate_link (REFERENCE §2.15): the link a mail would carry, returned instead of sent (no
+// POST /admin/generate_link (docs/api.md#post-admingenerate_link): the link a mail would carry, returned instead of sent (no
 // mail, no frequency limit), with the user's fields flattened at the top level. Following action_link
 // (GET /verify) works exactly as the mailed link would.
 import { apiError } from '../errors.js';
@@ -29,7 +29,7 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
   const aud = adminAudience(req, ctx);
   const redirectTo = redirectOf(req, ctx, body.redirect_to ?? '');
   const existing = await findUserByEmail(ctx.db, email, aud);
-  // A magic link for an unknown address signs the user up instead, without a password (REFERENCE §2.15).
+  // A magic link for an unknown address signs the user up instead, without a password (docs/api.md#post-admingenerate_link).
   const type = requested === 'magiclink' && !existing ? 'signup' : requested;
   const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, body.password ?? '') : null;
   const input = { email, newEmail: body.new_email ?? '', data: body.data ?? {}, aud, passwordHash };

@@ -1,4 +1,4 @@
-// POST /admin/users and POST /admin/users/{user_id} (REFERENCE §2.14; the decisions table keeps both, the
+// POST /admin/users and POST /admin/users/{user_id} (docs/api.md#post-adminusers, docs/differences.md#admin-api; both are kept, the
 // second creating the user with the id of its path). The checks run in the original's order, then one
 // transaction writes the user, its email/phone identities, the admin's settings and the audit row.
 import { apiError, type ApiError } from '../errors.js';

@@ -1,4 +1,4 @@
-// DELETE /admin/users/{user_id} (REFERENCE §2.14, §14.3): hard by default, which ends every session and
+// DELETE /admin/users/{user_id} (docs/users-and-audit.md#deletion): hard by default, which ends every session and
 // refresh token of the user in the same transaction (foreign-key cascade); `should_soft_delete: true`
 // anonymises the row instead. An already soft-deleted user is a no-op 200. The answer is `{}`.
 import { tx } from '../../db/pool.js';

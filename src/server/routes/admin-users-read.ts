@@ -1,4 +1,4 @@
-// GET /admin/users (one page, newest first by default) and GET /admin/users/{user_id} (REFERENCE §2.14).
+// GET /admin/users (one page, newest first by default) and GET /admin/users/{user_id} (docs/api.md#get-adminusers).
 // The list does not load identities: they render as null there, as in the original.
 import { listUsers } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';

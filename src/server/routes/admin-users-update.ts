@@ -1,4 +1,4 @@
-// PUT /admin/users/{user_id} (REFERENCE §2.14): updates only the fields the body names (role, password,
+// PUT /admin/users/{user_id} (docs/api.md#put-adminusersuser_id): updates only the fields the body names (role, password,
 // email and phone with their identities, metadata, ban, then the confirmations), and
 // audits user_modified. A new address taken by another user is a 422, not a database error.
 import { apiError } from '../errors.js';
@@ -45,12 +45,12 @@ function changes(user: UserRow, p: AdminUserParams, email?: string, phone?: stri
   if (p.appMetadata) write.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data, p.appMetadata);
   if (p.userMetadata) write.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data, p.userMetadata);
   if (p.bannedUntil !== undefined) write.banned_until = p.bannedUntil;
-  // An anonymous user given a confirmed address becomes a permanent one (REFERENCE §14.2).
+  // An anonymous user given a confirmed address becomes a permanent one (docs/users-and-audit.md#anonymous-users).
   if (user.is_anonymous && ((email && p.emailConfirm) || (phone && p.phoneConfirm))) write.is_anonymous = false;
   return write;
 }
 
-/** Creates the address's identity, or updates the one the user has (REFERENCE §2.14). */
+/** Creates the address's identity, or updates the one the user has (docs/api.md#put-adminusersuser_id). */
 async function setAddress(c: Queryable, user: UserRow, provider: AddressProvider, address: string, verified: boolean): Promise<void> {
   const identities = await findIdentitiesByUser(c, user.id);
   const flag = provider === 'email' ? 'email_verified' : 'phone_verified';

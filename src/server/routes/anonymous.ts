@@ -1,4 +1,4 @@
-// Anonymous sign-in: POST /signup with neither email nor phone (REFERENCE §14.2). The user has no
+// Anonymous sign-in: POST /signup with neither email nor phone (docs/users-and-audit.md#anonymous-users). The user has no
 // identity and no provider in app_metadata, and its JWT says is_anonymous: true.
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';

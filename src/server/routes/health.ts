@@ -1,4 +1,4 @@
-// GET /health — the original's body, so existing health checks keep matching (REFERENCE §2).
+// GET /health — the original's body, so existing health checks keep matching (docs/api.md#get-health).
 import { VERSION } from '../version.js';
 import type { Handler } from '../http/types.js';
 

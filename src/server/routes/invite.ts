@@ -1,4 +1,4 @@
-// POST /invite (REFERENCE §2.13, §7.5): an admin invites an address. The user is created without a
+// POST /invite (docs/one-time-codes-and-mail.md#invites): an admin invites an address. The user is created without a
 // password (or an unconfirmed one is reused), stamped invited_at, and mailed an invite link whose token
 // is a confirmation token; GET /verify type=invite then signs them in with type=invite in the fragment,
 // so the app shows a set-password form. No per-user frequency limit, as in the original.

@@ -1,4 +1,4 @@
-// POST /logout?scope=global|local|others (REFERENCE §2.10; decisions table: global, the default, is the
+// POST /logout?scope=global|local|others (docs/api.md#post-logout; global, the default, is the
 // spec's "all refresh tokens of the user"). Deleting sessions cascades to their refresh tokens; access
 // tokens stay valid JWTs but fail authenticate() with 403 session_not_found from then on.
 import { apiError } from '../errors.js';

@@ -1,4 +1,4 @@
-// POST /magiclink (REFERENCE §2.5), also the email half of POST /otp: a confirmed user gets a magic link
+// POST /magiclink (docs/api.md#post-magiclink), also the email half of POST /otp: a confirmed user gets a magic link
 // (the recovery token); an unknown or unconfirmed address is signed up and gets the confirmation mail,
 // whose link signs in just the same. The answer is always {} so it reveals nothing about the address.
 import { apiError } from '../errors.js';

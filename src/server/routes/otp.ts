@@ -1,5 +1,5 @@
-// POST /otp (REFERENCE §2.4): an email gets a magic link exactly as POST /magiclink; a phone gets an SMS
-// code. create_user follows the original (decisions table): true (the default) may sign the address up;
+// POST /otp (docs/api.md#post-otp): an email gets a magic link exactly as POST /magiclink; a phone gets an SMS
+// code. create_user follows the original (docs/differences.md): true (the default) may sign the address up;
 // false with an unknown address is 422 otp_disabled.
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';

@@ -1,4 +1,4 @@
-// GET /reauthenticate (REFERENCE §2.9): sends a one-time nonce to the user's email (preferred) or phone,
+// GET /reauthenticate (docs/api.md#get-reauthenticate): sends a one-time nonce to the user's email (preferred) or phone,
 // within that channel's per-user frequency limit; PUT /user spends it as `nonce`.
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';

@@ -1,4 +1,4 @@
-// POST /recover (REFERENCE §2.6): a recovery mail for the address. An unknown address answers the same
+// POST /recover (docs/api.md#post-recover): a recovery mail for the address. An unknown address answers the same
 // 200 {} after the same lookup and the same send bookkeeping, so the endpoint cannot list accounts.
 import { apiError } from '../errors.js';
 import { findUserByEmail } from '../../db/users.js';

@@ -1,4 +1,4 @@
-// POST /resend (REFERENCE §2.7, SPEC transitions table): sends a pending signup, sms, email_change or
+// POST /resend (docs/api.md#post-resend transitions table): sends a pending signup, sms, email_change or
 // phone_change code again. An unknown user, a confirmed address or no pending change answers 200 {}
 // without sending, the same as a send, so the endpoint reveals nothing about accounts.
 import { apiError } from '../errors.js';

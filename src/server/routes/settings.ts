@@ -1,5 +1,5 @@
 // GET /settings — the spec's keys (external, disable_signup, autoconfirm) plus the original's
-// (mailer_autoconfirm, phone_autoconfirm, sms_provider, saml_enabled, ...): REFERENCE decisions, §2.18.
+// (mailer_autoconfirm, phone_autoconfirm, sms_provider, saml_enabled, ...): docs/api.md#get-settings.
 // The answer depends only on the configuration, so it is serialised once.
 import { OAUTH_PROVIDERS, type Config } from '../config/types.js';
 import type { ApiResponse, Handler } from '../http/types.js';

@@ -1,4 +1,4 @@
-// POST /signup (REFERENCE §2.1): the checks in the original's order, then the sign-up itself
+// POST /signup (docs/api.md#post-signup): the checks in the original's order, then the sign-up itself
 // (users/signup.ts) in one transaction. The body's types are checked first, as the original decodes it.
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';

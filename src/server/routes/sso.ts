@@ -1,5 +1,5 @@
 // POST /sso: SAML single sign-on is not built, so it answers as the original does while SAML is disabled
-// (REFERENCE §2 endpoint catalogue; test/absent-features.test.ts).
+// (docs/api.md#post-sso endpoint catalogue; test/absent-features.test.ts).
 import { apiError } from '../errors.js';
 import type { Handler } from '../http/types.js';
 

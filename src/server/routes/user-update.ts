@@ -1,4 +1,4 @@
-// PUT /user (REFERENCE §2.8): the refusals in the original's order, the password checks (which hash
+// PUT /user (docs/api.md#put-user): the refusals in the original's order, the password checks (which hash
 // outside any transaction), then one transaction that writes every change and sends every message, so
 // a failed send leaves the user as it was.
 import { ApiError, apiError } from '../errors.js';
@@ -84,7 +84,7 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
   };
 }
 
-/** A new password ends every other session and voids pending one-time tokens (REFERENCE §2.8). */
+/** A new password ends every other session and voids pending one-time tokens (docs/api.md#put-user). */
 async function changePassword(c: Queryable, user: UserRow, passwordHash: string, sessionId: string): Promise<UserRow> {
   const updated = await updateUser(c, user.id, { encrypted_password: passwordHash });
   await deleteSessions(c, user.id, 'others', sessionId);

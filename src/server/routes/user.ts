@@ -1,4 +1,4 @@
-// GET /user: the authenticated user with identities (REFERENCE §2.8), read with the user and session.
+// GET /user: the authenticated user with identities (docs/api.md#get-user), read with the user and session.
 // The guard 'user+identities' (routes.ts) read them, with the token's checks (auth/bearer.ts).
 import type { AuthenticatedWithIdentities } from '../auth/bearer.js';
 import { userJson } from '../users/user-json.js';

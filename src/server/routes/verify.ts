@@ -1,4 +1,4 @@
-// GET and POST /verify (REFERENCE §2.3). POST answers JSON; GET (the link in a mail) answers 303 to the
+// GET and POST /verify (docs/api.md#verify). POST answers JSON; GET (the link in a mail) answers 303 to the
 // validated redirect target, with the session or the error in the URL fragment.
 import { ApiError, apiError } from '../errors.js';
 import { VERIFY_TYPES } from '../verify/types.js';
@@ -41,7 +41,7 @@ export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
   const verified = await consumeToken(ctx, req, type, proof, { passwordHash });
   if (verified.kind === 'message') return { body: { msg: verified.message, code: '200' } };
   if (verified.kind === 'code') throw new TypeError('POST /verify never finishes a flow with an auth code');
-  // The spec returns `type` with the session on email verifications (decisions table).
+  // The spec returns `type` with the session on email verifications (docs/api.md#post-verify).
   return { body: type.channel === 'email' ? { ...verified.session, type: typeName } : verified.session };
 };
 
@@ -52,7 +52,7 @@ export const verifyGet: Handler = async (req, ctx) => {
   if (!token) throw apiError('verify_token_required');
   const redirectTo = redirectTarget(req, ctx);
   const type = VERIFY_TYPES.get(typeName);
-  // A pkce_ link ends in ?code= for the client to exchange at POST /token?grant_type=pkce (REFERENCE §4.6).
+  // A pkce_ link ends in ?code= for the client to exchange at POST /token?grant_type=pkce (docs/tokens-and-sessions.md#pkce-flow-state).
   const pkce = token.startsWith('pkce_');
   try {
     if (!type) throw apiError('verify_type_invalid');
@@ -71,8 +71,8 @@ function flowMethodOf(typeName: string): string {
 }
 
 /**
- * SPEC: "password is required for signup verification if the user has no password" (the original ignores
- * it; decisions table: we honour it). For signup and invite, a password given here becomes the password
+ * docs/differences.md#answers: "password is required for signup verification if the user has no password" (the original ignores
+ * it; we honour it: docs/differences.md#answers). For signup and invite, a password given here becomes the password
  * of a user who has none (an invited user); it is checked like a sign-up password before the token is
  * touched. Without one, such a user stays password-less, as auth-js's verifyOtp never sends one.
  */

@@ -1,7 +1,7 @@
 // The token a rotation hands out, derived from the token it replaces.
 //
-// Why derived: only SHA-256 hashes of refresh tokens are stored (REFERENCE decisions table), yet the
-// original answers a re-presented parent with the session's EXISTING active token (REFERENCE §4.3 step 5:
+// Why derived: only SHA-256 hashes of refresh tokens are stored (docs/tokens-and-sessions.md#refresh-token-formats), yet the
+// original answers a re-presented parent with the session's EXISTING active token (docs/tokens-and-sessions.md#refresh-rotation step 5:
 // the client that failed to save the response, and every loser of a concurrent refresh). So the child's
 // plain text must be recoverable from what the client presents, without keeping it at rest. The child is
 // HMAC-SHA256(key, parent token), cut to the original's 12-char base32 format: the server recomputes it

@@ -1,4 +1,4 @@
-// The audit log's view of a user acting (REFERENCE §14.4): phone if set, else email, as username.
+// The audit log's view of a user acting (docs/users-and-audit.md#audit-log): phone if set, else email, as username.
 import type { UserRow } from '../../db/users.js';
 import type { AuditActor } from '../../db/audit-log.js';
 

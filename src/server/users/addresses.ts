@@ -1,5 +1,5 @@
 // Email and phone validation and normalisation. Emails follow the original's HTML5-style check
-// (REFERENCE §14.8) and are lower-cased; phones are parsed by libphonenumber and stored as E.164
+// (docs/users-and-audit.md#addresses) and are lower-cased; phones are parsed by libphonenumber and stored as E.164
 // digits without '+', as the original stores them.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { apiError } from '../errors.js';

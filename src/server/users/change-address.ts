@@ -1,4 +1,4 @@
-// Making a new email or phone the user's own once it is verified (REFERENCE §2.3 effects, §7.4, §14.2):
+// Making a new email or phone the user's own once it is verified (docs/one-time-codes-and-mail.md#email-change, docs/users-and-audit.md#anonymous-users):
 // the address is set and confirmed, the pending change cleared, the identity created or updated, and an
 // anonymous user becomes permanent (is_anonymous false, the provider recorded in app_metadata).
 import { apiError } from '../errors.js';

@@ -1,4 +1,4 @@
-// Sending a confirmation (REFERENCE §2.1, §2.7): the mail or SMS with the confirmation token, the
+// Sending a confirmation (docs/one-time-codes-and-mail.md#which-mail-each-request-sends): the mail or SMS with the confirmation token, the
 // optional PKCE flow it belongs to, the per-user interval, and confirmation_sent_at. Sign-up, /resend
 // and the phone /otp all send it the same way.
 import { insertFlowState } from '../../db/flow-state.js';
@@ -11,7 +11,7 @@ import type { SmsChannel } from '../delivery/sms/index.js';
 import type { AddressProvider } from './create.js';
 import type { AppContext } from '../context.js';
 
-/** The flow_state authentication_method of email sign-ups (REFERENCE §4.6). */
+/** The flow_state authentication_method of email sign-ups (docs/tokens-and-sessions.md#pkce-flow-state). */
 export const SIGNUP_FLOW_METHOD = 'email/signup';
 
 export interface ConfirmationSend {

@@ -1,4 +1,4 @@
-// Creating a user with its email or phone identity (REFERENCE §2.1): app_metadata names the provider,
+// Creating a user with its email or phone identity (docs/users-and-audit.md#metadata-at-sign-up): app_metadata names the provider,
 // user_metadata starts as the identity data merged with the client's data.
 import { randomUUID } from 'node:crypto';
 import { insertUser, updateUser, type UserRow } from '../../db/users.js';

@@ -1,4 +1,4 @@
-// Starting an email change (REFERENCE §7.4): with secure email change (default on), one link/code to the
+// Starting an email change (docs/one-time-codes-and-mail.md#email-change): with secure email change (default on), one link/code to the
 // new address and one to the current address, both with the email_change template; otherwise only the
 // new address. With a code_challenge the links are PKCE links and a flow_state row waits for the exchange.
 import { updateUser, type UserRow } from '../../db/users.js';

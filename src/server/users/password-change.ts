@@ -1,4 +1,4 @@
-// The checks of a password change in PUT /user (REFERENCE §2.8), before any write: reauthentication
+// The checks of a password change in PUT /user (docs/api.md#put-user), before any write: reauthentication
 // required → a nonce must come with it; the policy; not the same password. Resolves the new hash.
 import { apiError } from '../errors.js';
 import { assertStrongPassword, isPasswordTooLong } from './password-policy.js';
@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import { reauthenticationChannel } from './reauthentication.js';
 
 /**
- * SPEC: "When SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION is enabled, the body must contain
+ * docs/differences.md#security: "When SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION is enabled, the body must contain
  * password and nonce". The original exempts sessions younger than 24 h; the spec does not, and a stolen
  * fresh access token is exactly the case the setting guards against, so every change needs the nonce.
  * Except for a user with neither email nor phone (anonymous): no nonce can reach them, and the password

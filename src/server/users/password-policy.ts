@@ -1,4 +1,4 @@
-// Password strength rules and generated passwords (REFERENCE §6). The messages and reason codes are
+// Password strength rules and generated passwords (docs/passwords.md#strength-rules). The messages and reason codes are
 // the original's and go to clients as the 422 weak_password body or the login's `weak_password`
 // field: do not reword them. HIBP ("pwned") is not implemented here.
 import { apiError } from '../errors.js';

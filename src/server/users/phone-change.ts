@@ -1,4 +1,4 @@
-// Starting a phone change (REFERENCE §2.8): an SMS code to the new number, recorded as new_phone and
+// Starting a phone change (docs/api.md#put-user): an SMS code to the new number, recorded as new_phone and
 // phone_change_sent_at; POST /verify type=phone_change completes it (verify/address-change.ts).
 import { updateUser, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';

@@ -1,4 +1,4 @@
-// The reauthentication nonce (REFERENCE §2.9, §2.8): a one-time code sent to the user's email (preferred)
+// The reauthentication nonce (docs/api.md#get-reauthenticate): a one-time code sent to the user's email (preferred)
 // or phone by GET /reauthenticate, spent by PUT /user as `nonce`. It expires like its channel's codes.
 import { apiError } from '../errors.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';

@@ -1,4 +1,4 @@
-// The sign-up itself (REFERENCE §2.1), shared by POST /signup and the sign-ups /otp and /magiclink make
+// The sign-up itself (docs/api.md#post-signup), shared by POST /signup and the sign-ups /otp and /magiclink make
 // for an unknown address: create the user, or re-send a pending confirmation, or answer a confirmed
 // duplicate without revealing it.
 import { apiError } from '../errors.js';
@@ -63,7 +63,7 @@ export async function signUp(ctx: AppContext, c: Queryable, req: ApiRequest, inp
   }
   if (isAddressConfirmed(user, input.provider)) {
     await writeAudit(c, actorOf(user), 'user_repeated_signup', { provider: input.provider });
-    // The decisions table: 400 "User already registered" when autoconfirm is on; otherwise a fabricated
+    // 400 "User already registered" when autoconfirm is on (docs/api.md#post-signup); otherwise a fabricated
     // user of a real answer's shape with no identities, as the original (test/signup.test.ts).
     if (ctx.config.mailer.autoconfirm || ctx.config.sms.autoconfirm) throw apiError('user_already_exists');
     return { body: fakeUser(ctx, input) };

@@ -1,4 +1,4 @@
-// The user object on the wire (REFERENCE §14.5): absent email/phone render as "", optional timestamps
+// The user object on the wire (docs/users-and-audit.md#user-json): absent email/phone render as "", optional timestamps
 // appear only when set, secrets (password hash, tokens) never leave the database layer.
 import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';

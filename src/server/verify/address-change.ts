@@ -1,4 +1,4 @@
-// The /verify effects of an email or phone change (REFERENCE §2.3, §7.4). A secure email change needs
+// The /verify effects of an email or phone change (docs/one-time-codes-and-mail.md#email-change). A secure email change needs
 // both links: the first one spends its own token, marks the change half-confirmed and answers a message
 // instead of a session; the second (or the only one) makes the new address the user's.
 import { apiError } from '../errors.js';

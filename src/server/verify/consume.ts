@@ -1,6 +1,6 @@
 // The transaction at the heart of /verify: find the live token (by link or by code), check it, apply the
 // type's effect, spend every one-time token of the user, and sign the user in — or, for the link of a
-// PKCE flow, hand out the flow's auth code instead (REFERENCE §4.6). A wrong code is counted and
+// PKCE flow, hand out the flow's auth code instead (docs/tokens-and-sessions.md#pkce-flow-state). A wrong code is counted and
 // committed before the refusal is returned, so the attempt limit holds.
 import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
@@ -54,7 +54,7 @@ export async function consumeToken(ctx: AppContext, req: ApiRequest, type: Verif
       applied.user = await updateUser(c, user.id, { encrypted_password: options.passwordHash });
     }
     await deleteOneTimeTokens(c, user.id);
-    // REFERENCE §14.4: an invited user's first confirmation is invite_accepted, anyone else's a sign-up.
+    // docs/users-and-audit.md#audit-log: an invited user's first confirmation is invite_accepted, anyone else's a sign-up.
     const action = user.confirmed_at ? 'login' : user.invited_at ? 'invite_accepted' : 'user_signedup';
     const audit = { actor: actorOf(applied.user), action, traits: { provider: type.channel === 'email' ? 'email' : 'phone' } } as const;
     if (flow) {

@@ -1,4 +1,4 @@
-// One-time codes and link tokens (REFERENCE §7.1). The code is a random number; the link token is the
+// One-time codes and link tokens (docs/one-time-codes-and-mail.md#codes-and-link-tokens). The code is a random number; the link token is the
 // original's SHA-224(address + code) hex (optionally 'pkce_'-prefixed); the database keeps only the
 // SHA-256 of the link token, so neither a code nor a working link can be read back from a dump.
 import {

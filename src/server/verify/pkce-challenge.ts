@@ -1,4 +1,4 @@
-// PKCE (REFERENCE §4.6): the code_challenge parameters an email flow may carry, and the verifier check
+// PKCE (docs/tokens-and-sessions.md#pkce-flow-state): the code_challenge parameters an email flow may carry, and the verifier check
 // at the code exchange. A flow with a challenge stores a flow_state row and 'pkce_'-prefixed link tokens.
 import { createHash } from 'node:crypto';
 import { apiError } from '../errors.js';

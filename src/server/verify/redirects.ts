@@ -1,5 +1,5 @@
 // The 303 answers of GET /verify: the session, a message, or the error in the redirect target's fragment,
-// keys sorted as the original's url.Values encoding sorts them (REFERENCE §2.3, §1.3). A PKCE flow gets
+// keys sorted as the original's url.Values encoding sorts them (docs/api.md#get-verify). A PKCE flow gets
 // `?code=` in the query instead of a session, and its errors in the query as well as the fragment.
 import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';

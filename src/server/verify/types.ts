@@ -1,4 +1,4 @@
-// What each /verify type consumes and does (REFERENCE §2.3). One entry per type; the verify routes look
+// What each /verify type consumes and does (docs/one-time-codes-and-mail.md#verifying-a-code-or-link). One entry per type; the verify routes look
 // the type up here, so a new flow adds an entry, not a branch.
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';

@@ -1,6 +1,6 @@
 // The built-in HTML bodies, used when MAILER_TEMPLATES_X is unset or its URL cannot be fetched.
-// SPEC: "a heading, one sentence, and a link to ConfirmationURL". Headings and link texts are the ones
-// of the original service's era that SPEC.txt describes (REFERENCE 7.3), so users see familiar mails;
+// docs/one-time-codes-and-mail.md#built-in-mails: "a heading, one sentence, and a link to ConfirmationURL". Headings and link texts are the ones
+// of the original service's era that docs/one-time-codes-and-mail.md#built-in-mails describes (), so users see familiar mails;
 // each also carries the code, so a user on another device can type it instead of following the link.
 import type { MailTemplateSet } from '../../config/types.js';
 

@@ -1,6 +1,6 @@
 // The ConfirmationURL put into mails (and returned as action_link by /admin/generate_link). Its shape is
 // a wire format: clients and existing email templates parse it, so it follows the original service
-// exactly (REFERENCE 7.2): `<base resolved with MAILER_URLPATHS_X>?token=<hash>&type=<t>&redirect_to=<url>`.
+// exactly (docs/one-time-codes-and-mail.md#links): `<base resolved with MAILER_URLPATHS_X>?token=<hash>&type=<t>&redirect_to=<url>`.
 import type { Config } from '../../config/types.js';
 
 /** The mails that carry a verification link (reauthentication carries only a code). */

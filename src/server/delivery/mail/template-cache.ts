@@ -1,4 +1,4 @@
-// Mail templates fetched from MAILER_TEMPLATES_X URLs, with the original service's limits (REFERENCE
+// Mail templates fetched from MAILER_TEMPLATES_X URLs, with the original service's limits (docs/one-time-codes-and-mail.md#templates
 // 7.3): GET, 10 s timeout, status must be 200, at most 1,000,000 bytes, kept 10 minutes, a failed
 // (re)load retried after 10 s. A failed reload keeps the previous copy; with no copy at all the caller
 // uses the built-in default (get() returns null).

@@ -1,6 +1,6 @@
 // The two ways a composed mail leaves the service: over SMTP (nodemailer), or, with no SMTP_HOST, into
 // the log. The log path exists so the embedded development setup works end to end without a mail
-// server (DESIGN §4); outside development it only records that a mail was dropped, because a sign-in
+// server (docs/one-time-codes-and-mail.md#delivery); outside development it only records that a mail was dropped, because a sign-in
 // link or code in production logs would be a credential anyone with log access could use.
 import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
@@ -25,7 +25,7 @@ export interface Delivery {
   readonly needsBody: boolean;
 }
 
-/** `timeoutMs` (SEND_TIMEOUT) bounds each phase of the SMTP exchange; deliver.ts bounds the whole send. */
+/** `timeoutMs` (SEND_TIMEOUT) bounds each phase of the SMTP exchange; send-token.ts bounds the whole send. */
 export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery {
   const transport = nodemailer.createTransport({
     pool: true,

@@ -1,4 +1,4 @@
-// The `channel` field of phone flows: sms (default) or whatsapp (REFERENCE §10).
+// The `channel` field of phone flows: sms (default) or whatsapp (docs/sms.md#channels).
 import { apiError } from '../../errors.js';
 
 /** The channel field of a route's body schema: any value, refused here with the original's message. */

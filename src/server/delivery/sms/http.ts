@@ -1,4 +1,4 @@
-// The one HTTP call every gateway makes: a form POST with a 10 s budget (REFERENCE 10). Network
+// The one HTTP call every gateway makes: a form POST with a 10 s budget (docs/sms.md#gateways). Network
 // failures and timeouts become SmsSendError here, so gateway modules only interpret answers.
 import type { SmsGatewayName } from '../../config/types.js';
 import { SmsSendError } from './sender.js';

@@ -1,5 +1,5 @@
 // Picks the configured SMS gateway. One module per gateway, each speaking that gateway's real HTTP
-// API (REFERENCE 10) against a base URL from configuration, so tests point them at a local fake.
+// API (docs/sms.md#gateways) against a base URL from configuration, so tests point them at a local fake.
 import type { Logger } from 'pino';
 import type { Config, SmsGatewayName } from '../../config/types.js';
 import { renderGoTemplate } from '../mail/go-template.js';

@@ -1,4 +1,4 @@
-// MessageBird (REFERENCE 10): POST /messages with `Authorization: AccessKey <key>`. Answers 201 with
+// MessageBird (docs/sms.md#messagebird): POST /messages with `Authorization: AccessKey <key>`. Answers 201 with
 // the message (`id`); errors are `{errors: [{code, description, parameter}]}` with a 4xx status.
 import type { Config } from '../../config/types.js';
 import { field, joinUrl, postForm, unexpectedAnswer } from './http.js';

@@ -1,4 +1,4 @@
-// Textlocal (REFERENCE 10): POST /send with the key as the `apikey` form field. Textlocal answers
+// Textlocal (docs/sms.md#textlocal): POST /send with the key as the `apikey` form field. Textlocal answers
 // HTTP 200 even when it refuses, so success is `status: "success"`, failures carry
 // `{status: "failure", errors: [{code, message}]}`; the message id is `messages[0].id`.
 import type { Config } from '../../config/types.js';

@@ -1,4 +1,4 @@
-// Twilio Verify (REFERENCE 10): Twilio generates, sends and checks the code itself, so nothing is
+// Twilio Verify (docs/sms.md#twilio-verify): Twilio generates, sends and checks the code itself, so nothing is
 // stored on our side and verification goes back to Twilio. Basic auth (AccountSid, AuthToken).
 //   POST /v2/Services/{ServiceSid}/Verifications      To=+<phone>, Channel  → 201 {sid, status:'pending'}
 //   POST /v2/Services/{ServiceSid}/VerificationCheck  To=+<phone>, Code     → 200 {status, valid}

@@ -1,4 +1,4 @@
-// Twilio Programmable Messaging (REFERENCE 10): POST /2010-04-01/Accounts/{AccountSid}/Messages.json
+// Twilio Programmable Messaging (docs/sms.md#twilio): POST /2010-04-01/Accounts/{AccountSid}/Messages.json
 // with HTTP Basic (AccountSid, AuthToken). Answers 201 with the message resource, whose `sid` is the
 // message id; a created message can already be `failed`/`undelivered`, which is a failure too.
 import type { Config } from '../../config/types.js';

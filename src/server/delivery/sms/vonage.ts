@@ -1,4 +1,4 @@
-// Vonage (formerly Nexmo) SMS API (REFERENCE 10): POST /sms/json with api_key/api_secret as form
+// Vonage (formerly Nexmo) SMS API (docs/sms.md#vonage): POST /sms/json with api_key/api_secret as form
 // fields. Vonage answers HTTP 200 even when it refuses: each `messages[i].status` is "0" on success,
 // otherwise `error-text` says why. Text outside ASCII must be flagged `type=unicode` or it is mangled.
 import type { Config } from '../../config/types.js';
