@@ -19,14 +19,22 @@ const password = 'correct horse battery staple';
 async function rate(fn, { concurrency = 1, ms = seconds * 1000 } = {}) {
   let count = 0;
   const end = performance.now() + ms;
-  const loop = async () => { while (performance.now() < end) { await fn(); count++; } };
+  const loop = async () => {
+    while (performance.now() < end) {
+      await fn();
+      count++;
+    }
+  };
   const start = performance.now();
   await Promise.all(Array.from({ length: concurrency }, loop));
   return count / ((performance.now() - start) / 1000);
 }
 
 const fmt = (n) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toPrecision(3));
-const results = { machine: { cpus: os.availableParallelism(), node: process.version, uvThreadpool: process.env.UV_THREADPOOL_SIZE ?? '4 (default)' }, params };
+const results = {
+  machine: { cpus: os.availableParallelism(), node: process.version, uvThreadpool: process.env.UV_THREADPOOL_SIZE ?? '4 (default)' },
+  params,
+};
 console.log(`node ${process.version}, ${results.machine.cpus} CPUs, UV_THREADPOOL_SIZE=${results.machine.uvThreadpool}`);
 console.log(`argon2id m=${params.memoryKiB} KiB t=${params.timeCost} p=${params.parallelism}, ${seconds} s per scenario`);
 
@@ -48,22 +56,53 @@ for (const threads of [1, 2]) {
   await host.close();
   const [d, p] = [summary(direct), summary(pooled)];
   results[`argon2id_${threads}`] = { direct: d, pooled: p };
-  console.log(`  ${threads} thread(s): direct ${show(d)} (${fmt(1000 * threads / d.mean)} ms each), pool ${show(p)} = ${fmt(100 * p.mean / d.mean)}% of direct`);
+  console.log(
+    `  ${threads} thread(s): direct ${show(d)} (${fmt((1000 * threads) / d.mean)} ms each), pool ${show(p)} = ${fmt((100 * p.mean) / d.mean)}% of direct`,
+  );
 }
 
-const jwtConfig = { secret: 'bench-secret-bench-secret-bench-secret', exp: 3600, aud: 'authenticated', issuer: '', keyId: '', adminGroupName: 'admin', defaultGroupName: 'authenticated', adminRoles: [] };
+const jwtConfig = {
+  secret: 'bench-secret-bench-secret-bench-secret',
+  exp: 3600,
+  aud: 'authenticated',
+  issuer: '',
+  keyId: '',
+  adminGroupName: 'admin',
+  defaultGroupName: 'authenticated',
+  adminRoles: [],
+};
 const jwt = createJwtService(jwtConfig);
 const claims = buildAccessTokenClaims({
-  user: { id: '6b0c2d1e-0a43-4c5e-9a63-2f1b8e7d9c10', aud: 'authenticated', email: 'user@example.com', phone: '', role: 'authenticated', app_metadata: { provider: 'email', providers: ['email'] }, user_metadata: {}, is_anonymous: false },
-  sessionId: '0e5d0b9c-7f3a-4d9e-8b1c-5a6f7e8d9c0b', aal: 'aal1', amr: [{ method: 'password', timestamp: 1700000000 }], now: Date.now() / 1000, jwt: jwtConfig,
+  user: {
+    id: '6b0c2d1e-0a43-4c5e-9a63-2f1b8e7d9c10',
+    aud: 'authenticated',
+    email: 'user@example.com',
+    phone: '',
+    role: 'authenticated',
+    app_metadata: { provider: 'email', providers: ['email'] },
+    user_metadata: {},
+    is_anonymous: false,
+  },
+  sessionId: '0e5d0b9c-7f3a-4d9e-8b1c-5a6f7e8d9c0b',
+  aal: 'aal1',
+  amr: [{ method: 'password', timestamp: 1700000000 }],
+  now: Date.now() / 1000,
+  jwt: jwtConfig,
 });
 const token = await jwt.sign(claims);
 const signs = await rate(() => jwt.sign(claims), { ms: 2000 });
 const verifies = await rate(() => jwt.verify(token), { ms: 2000 });
 results.jwt = { signs, verifies };
-console.log(`HS256 inline (jose 5, KeyObject): ${fmt(signs)} signs/s (${fmt(1e6 / signs)} µs), ${fmt(verifies)} verifies/s (${fmt(1e6 / verifies)} µs)`);
+console.log(
+  `HS256 inline (jose 5, KeyObject): ${fmt(signs)} signs/s (${fmt(1e6 / signs)} µs), ${fmt(verifies)} verifies/s (${fmt(1e6 / verifies)} µs)`,
+);
 
-const noop = new Piscina({ filename: new URL('./noop-task.mjs', import.meta.url).href, minThreads: 2, maxThreads: 2, concurrentTasksPerWorker: 1 });
+const noop = new Piscina({
+  filename: new URL('./noop-task.mjs', import.meta.url).href,
+  minThreads: 2,
+  maxThreads: 2,
+  concurrentTasksPerWorker: 1,
+});
 await Promise.all([noop.run(0), noop.run(0)]);
 const trips = await rate(() => noop.run(0), { ms: 2000 });
 await noop.close();
@@ -79,5 +118,7 @@ const localTrips = await rate(() => viaLocal.verify(tinyHash, password), { ms: 2
 const portTrips = await rate(() => viaPort.verify(tinyHash, password), { ms: 2000 });
 await facade.close();
 results.facadeRoundTripMs = { local: 1000 / localTrips, port: 1000 / portTrips };
-console.log(`facade round trip, trivial verify (one at a time): local ${fmt(1000 / localTrips)} ms, over a MessagePort ${fmt(1000 / portTrips)} ms`);
+console.log(
+  `facade round trip, trivial verify (one at a time): local ${fmt(1000 / localTrips)} ms, over a MessagePort ${fmt(1000 / portTrips)} ms`,
+);
 if (process.argv.includes('--json')) console.log(JSON.stringify(results));

@@ -16,4 +16,4 @@ if (!existsSync(new URL('../dist/server/service.js', import.meta.url))) {
   process.exit(1);
 }
 const { runAll } = await import('./lib/run-all.mjs');
-if (!await runAll(options)) process.exitCode = 1;
+if (!(await runAll(options))) process.exitCode = 1;

@@ -14,7 +14,10 @@ const sign = (claims: Record<string, unknown>) =>
 
 const MISMATCH = { code: 400, error_code: 'validation_failed', msg: "Token audience doesn't match request audience" };
 const USER_ENDPOINTS: Array<[string, string, unknown?]> = [
-  ['GET', '/user'], ['PUT', '/user', { data: { a: 1 } }], ['GET', '/reauthenticate'], ['POST', '/logout?scope=local'],
+  ['GET', '/user'],
+  ['PUT', '/user', { data: { a: 1 } }],
+  ['GET', '/reauthenticate'],
+  ['POST', '/logout?scope=local'],
 ];
 
 const session = await signUp(api);
@@ -43,7 +46,7 @@ t.test('X-JWT-AUD chooses the audience: the token must match it, not JWT_AUD', a
   t.strictSame([own.status, own.body], [400, MISMATCH], 'an authenticated-audience token in another audience');
 });
 
-t.test('the configured audience in an aud list is accepted; the service\'s own tokens work', async (t) => {
+t.test("the configured audience in an aud list is accepted; the service's own tokens work", async (t) => {
   const listed = await api.request('GET', '/user', { token: await sign({ ...claims, aud: ['x', 'authenticated'] }) });
   t.equal(listed.status, 200);
   t.equal((await api.request('GET', '/user', { token: session.access_token })).status, 200);
@@ -53,6 +56,10 @@ t.test('a sub that is not a UUID is 403 bad_jwt on every user endpoint', async (
   const token = await sign({ ...claims, sub: 'not-a-uuid' });
   for (const [method, path, body] of USER_ENDPOINTS) {
     const res = await api.request(method, path, { token, body });
-    t.strictSame([res.status, res.body], [403, { code: 403, error_code: 'bad_jwt', msg: 'invalid claim: sub claim must be a UUID' }], `${method} ${path}`);
+    t.strictSame(
+      [res.status, res.body],
+      [403, { code: 403, error_code: 'bad_jwt', msg: 'invalid claim: sub claim must be a UUID' }],
+      `${method} ${path}`,
+    );
   }
 });

@@ -9,7 +9,10 @@ t.teardown(() => api.stop());
 const admin = await adminToken();
 const audit = (query = '') => api.request('GET', `/admin/audit${query}`, { token: admin });
 
-const made = await api.request('POST', '/admin/users', { token: admin, body: { email: 'audit@example.com', password: 'audit-pass', email_confirm: true } });
+const made = await api.request('POST', '/admin/users', {
+  token: admin,
+  body: { email: 'audit@example.com', password: 'audit-pass', email_confirm: true },
+});
 await api.request('PUT', `/admin/users/${made.body.id}`, { token: admin, body: { role: 'auditor' } });
 await api.request('POST', '/token?grant_type=password', { body: { email: 'audit@example.com', password: 'audit-pass' } });
 
@@ -17,7 +20,10 @@ t.test('the log, newest first, as the original renders its entries', async (t) =
   const res = await audit();
   t.equal(res.status, 200);
   t.equal(res.headers.get('x-total-count'), '3');
-  t.strictSame(res.body.map((e: any) => e.payload.action), ['login', 'user_modified', 'user_signedup']);
+  t.strictSame(
+    res.body.map((e: any) => e.payload.action),
+    ['login', 'user_modified', 'user_signedup'],
+  );
   t.strictSame(Object.keys(res.body[0]).sort(), ['created_at', 'id', 'instance_id', 'ip_address', 'payload']);
   t.match(res.body[0].payload, { actor_id: made.body.id, actor_username: 'audit@example.com', log_type: 'account' });
 });
@@ -27,11 +33,20 @@ t.test('paging and filters', async (t) => {
   t.equal(page.body.length, 2);
   t.equal(page.headers.get('link'), '</admin/audit?page=2&per_page=2>; rel="next", </admin/audit?page=2&per_page=2>; rel="last"');
   const byAuthor = await audit('?query=author:SERVICE_ROLE');
-  t.strictSame(byAuthor.body.map((e: any) => e.payload.action), ['user_modified', 'user_signedup']);
+  t.strictSame(
+    byAuthor.body.map((e: any) => e.payload.action),
+    ['user_modified', 'user_signedup'],
+  );
   const byAction = await audit('?query=action:login');
-  t.strictSame(byAction.body.map((e: any) => e.payload.action), ['login']);
+  t.strictSame(
+    byAction.body.map((e: any) => e.payload.action),
+    ['login'],
+  );
   const byType = await audit('?query=type:team');
-  t.strictSame(byType.body.map((e: any) => e.payload.action), ['user_signedup']);
+  t.strictSame(
+    byType.body.map((e: any) => e.payload.action),
+    ['user_signedup'],
+  );
   const bad = await audit('?query=color:red');
   t.strictSame([bad.status, bad.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Invalid query scope: color:red' }]);
   const unauthorised = await api.request('GET', '/admin/audit');

@@ -12,7 +12,10 @@ const admin = await adminToken();
 const signIn = (email: string) => api.request('POST', '/token?grant_type=password', { body: { email, password: 'ban-test-pass' } });
 const put = (id: string, body: unknown) => api.request('PUT', `/admin/users/${id}`, { token: admin, body });
 async function newUser(email: string, extra: Record<string, unknown> = {}) {
-  const res = await api.request('POST', '/admin/users', { token: admin, body: { email, password: 'ban-test-pass', email_confirm: true, ...extra } });
+  const res = await api.request('POST', '/admin/users', {
+    token: admin,
+    body: { email, password: 'ban-test-pass', email_confirm: true, ...extra },
+  });
   if (res.status !== 200) throw new Error(res.text);
   return res.body;
 }
@@ -33,12 +36,19 @@ t.test('ban → refused at sign-in, GET /user and /verify links → unban → ev
   t.strictSame([login.status, login.body], [400, { code: 400, error_code: 'user_banned', msg: 'User is banned' }]);
   const me = await api.request('GET', '/user', { token: session.body.access_token });
   t.strictSame([me.status, me.body], [403, { code: 403, error_code: 'user_banned', msg: 'User is banned' }]);
-  const link = await api.request('POST', '/admin/generate_link', { token: admin, body: { type: 'magiclink', email: 'banned@example.com' } });
+  const link = await api.request('POST', '/admin/generate_link', {
+    token: admin,
+    body: { type: 'magiclink', email: 'banned@example.com' },
+  });
   t.equal(link.status, 200);
   t.equal(link.body.banned_until, banned.body.banned_until, 'generate_link shows the ban too');
   const followed = await api.request('GET', new URL(link.body.action_link).pathname + new URL(link.body.action_link).search);
   t.equal(followed.status, 303);
-  t.strictSame(fragmentOf(followed.headers.get('location')), { error: 'access_denied', error_code: 'user_banned', error_description: 'User is banned' });
+  t.strictSame(fragmentOf(followed.headers.get('location')), {
+    error: 'access_denied',
+    error_code: 'user_banned',
+    error_description: 'User is banned',
+  });
 
   const shown = await api.request('GET', `/admin/users/${user.id}`, { token: admin });
   t.equal(shown.body.banned_until, banned.body.banned_until);
@@ -47,13 +57,26 @@ t.test('ban → refused at sign-in, GET /user and /verify links → unban → ev
   t.equal(unbanned.status, 200);
   t.notOk('banned_until' in unbanned.body, 'banned_until disappears from the user');
   t.equal((await signIn('banned@example.com')).status, 200);
-  t.equal((await api.request('GET', '/user', { token: session.body.access_token })).status, 200, 'the old session was kept, as in the original');
+  t.equal(
+    (await api.request('GET', '/user', { token: session.body.access_token })).status,
+    200,
+    'the old session was kept, as in the original',
+  );
 });
 
 t.test('durations in ns, us, ms, s, m, h and combinations', async (t) => {
   const user = await newUser('durations@example.com');
-  const cases: Array<[string, number]> = [['1000000000ns', 1000], ['2500000us', 2500], ['1500ms', 1500], ['90s', 90_000],
-    ['45m', 45 * 60_000], ['24h', 86_400_000], ['1h30m', 90 * 60_000], ['2h45m30.5s', (2 * 3600 + 45 * 60 + 30.5) * 1000], ['1.5h', 90 * 60_000]];
+  const cases: Array<[string, number]> = [
+    ['1000000000ns', 1000],
+    ['2500000us', 2500],
+    ['1500ms', 1500],
+    ['90s', 90_000],
+    ['45m', 45 * 60_000],
+    ['24h', 86_400_000],
+    ['1h30m', 90 * 60_000],
+    ['2h45m30.5s', (2 * 3600 + 45 * 60 + 30.5) * 1000],
+    ['1.5h', 90 * 60_000],
+  ];
   for (const [text, ms] of cases) {
     const before = Date.now();
     const res = await put(user.id, { ban_duration: text });
@@ -63,7 +86,11 @@ t.test('durations in ns, us, ms, s, m, h and combinations', async (t) => {
     t.ok(until >= before + ms - 1 && until <= after + ms + 1, `${text} bans for ${ms} ms`);
   }
   const huge = await put(user.id, { ban_duration: '99999999h' });
-  t.strictSame([huge.status, huge.body.msg], [400, 'invalid format for ban duration: time: invalid duration "99999999h"'], 'beyond Go\'s int64 nanoseconds');
+  t.strictSame(
+    [huge.status, huge.body.msg],
+    [400, 'invalid format for ban duration: time: invalid duration "99999999h"'],
+    "beyond Go's int64 nanoseconds",
+  );
   const zero = await put(user.id, { ban_duration: '0' });
   t.notOk('banned_until' in zero.body, '0 unbans');
   const past = await put(user.id, { ban_duration: '-1h' });

@@ -7,13 +7,23 @@ import { startSmtpServer } from './helpers/smtp.js';
 import { adminToken, fragmentOf } from './helpers/admin.js';
 
 const smtp = await startSmtpServer();
-const api: TestService = await startTestService({ AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com' });
-t.teardown(async () => { await api.stop(); await smtp.close(); });
+const api: TestService = await startTestService({
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+});
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+});
 const admin = await adminToken();
 const SITE = 'http://localhost:3000';
 
 const generate = (body: Record<string, unknown>, query = '') => api.request('POST', `/admin/generate_link${query}`, { token: admin, body });
-const follow = (actionLink: string) => { const u = new URL(actionLink); return api.request('GET', u.pathname + u.search); };
+const follow = (actionLink: string) => {
+  const u = new URL(actionLink);
+  return api.request('GET', u.pathname + u.search);
+};
 const signIn = (email: string, password: string) => api.request('POST', '/token?grant_type=password', { body: { email, password } });
 async function confirmedUser(email: string) {
   const res = await api.request('POST', '/admin/users', { token: admin, body: { email, password: 'link-test-pass', email_confirm: true } });
@@ -45,9 +55,18 @@ t.test('signup with password and data: the whole answer, the link followed, the 
   t.match(b.email_otp, /^\d{6}$/);
   t.match(b.hashed_token, /^[0-9a-f]{56}$/);
   t.equal(b.action_link, `${api.url}/verify?token=${b.hashed_token}&type=signup&redirect_to=${SITE}`);
-  t.strictSame([b.verification_type, b.redirect_to, b.email, b.aud, b.role], ['signup', SITE, 'new@example.com', 'authenticated', 'authenticated']);
-  t.match(b, { id: /^[0-9a-f-]{36}$/, confirmation_sent_at: String, created_at: String, user_metadata: { full_name: 'Newton' },
-    app_metadata: { provider: 'email', providers: ['email'] }, identities: [{ provider: 'email' }] });
+  t.strictSame(
+    [b.verification_type, b.redirect_to, b.email, b.aud, b.role],
+    ['signup', SITE, 'new@example.com', 'authenticated', 'authenticated'],
+  );
+  t.match(b, {
+    id: /^[0-9a-f-]{36}$/,
+    confirmation_sent_at: String,
+    created_at: String,
+    user_metadata: { full_name: 'Newton' },
+    app_metadata: { provider: 'email', providers: ['email'] },
+    identities: [{ provider: 'email' }],
+  });
   t.notOk('email_confirmed_at' in b);
   t.equal((await signIn('new@example.com', 'signup-pass')).body.error_code, 'email_not_confirmed');
   await assertFollowedToSession(t, b.action_link, 'signup', 'new@example.com');
@@ -63,7 +82,11 @@ t.test('signup refusals: no password for a new user, a weak one, a confirmed add
   await confirmedUser('confirmed@example.com');
   for (const type of ['signup', 'invite']) {
     const dup = await generate({ type, email: 'confirmed@example.com', password: 'whatever-pass' });
-    t.strictSame([dup.status, dup.body], [422, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' }], type);
+    t.strictSame(
+      [dup.status, dup.body],
+      [422, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' }],
+      type,
+    );
   }
 });
 
@@ -92,7 +115,9 @@ t.test('recovery: link and email_otp both work; unknown address is a 404', async
   t.equal(res.body.action_link, `${api.url}/verify?token=${res.body.hashed_token}&type=recovery&redirect_to=${SITE}`);
   await assertFollowedToSession(t, res.body.action_link, 'recovery', 'forgot@example.com');
   const again = await generate({ type: 'recovery', email: 'forgot@example.com' });
-  const byCode = await api.request('POST', '/verify', { body: { type: 'recovery', email: 'forgot@example.com', token: again.body.email_otp } });
+  const byCode = await api.request('POST', '/verify', {
+    body: { type: 'recovery', email: 'forgot@example.com', token: again.body.email_otp },
+  });
   t.equal(byCode.status, 200);
   t.ok(byCode.body.access_token);
   const unknown = await generate({ type: 'recovery', email: 'nobody@example.com' });
@@ -119,9 +144,13 @@ t.test('email_change_current and email_change_new: link type email_change, token
   const next = await generate({ type: 'email_change_new', email: 'old@example.com', new_email: 'new-address@example.com' });
   t.equal(next.status, 200);
   t.match(next.body.action_link, /&type=email_change&/);
-  const { rows } = await api.db.query('select token_type, relates_to from one_time_tokens where user_id = $1 order by token_type', [user.id]);
-  t.strictSame(rows, [{ token_type: 'email_change_token_current', relates_to: 'old@example.com' },
-    { token_type: 'email_change_token_new', relates_to: 'new-address@example.com' }]);
+  const { rows } = await api.db.query('select token_type, relates_to from one_time_tokens where user_id = $1 order by token_type', [
+    user.id,
+  ]);
+  t.strictSame(rows, [
+    { token_type: 'email_change_token_current', relates_to: 'old@example.com' },
+    { token_type: 'email_change_token_new', relates_to: 'new-address@example.com' },
+  ]);
   await confirmedUser('occupied@example.com');
   const dup = await generate({ type: 'email_change_new', email: 'old@example.com', new_email: 'occupied@example.com' });
   t.strictSame([dup.status, dup.body.error_code], [422, 'email_exists']);
@@ -141,7 +170,10 @@ t.test('redirect_to: an allowed body value is used, a foreign one falls back to 
 
 t.test('bad type and bad email are 400s; nothing was ever mailed', async (t) => {
   const type = await generate({ type: 'sms', email: 'a@example.com' });
-  t.strictSame([type.status, type.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Invalid email action link type requested: sms' }]);
+  t.strictSame(
+    [type.status, type.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: 'Invalid email action link type requested: sms' }],
+  );
   const email = await generate({ type: 'recovery', email: 'nope' });
   t.strictSame([email.status, email.body.error_code], [400, 'validation_failed']);
   t.equal(smtp.mails.length, 0, 'generate_link sends no mail');
@@ -149,8 +181,16 @@ t.test('bad type and bad email are 400s; nothing was ever mailed', async (t) => 
 
 t.test('each generated link is audited under the admin', async (t) => {
   const { rows } = await api.db.query(`select payload from audit_log_entries where payload -> 'traits' ? 'link_type' order by created_at`);
-  t.strictSame([...new Set(rows.map((r: any) => r.payload.traits.link_type))].sort(),
-    ['email_change_current', 'email_change_new', 'invite', 'magiclink', 'recovery', 'signup']);
-  t.ok(rows.every((r: any) => r.payload.actor_id === '00000000-0000-0000-0000-000000000000' && r.payload.actor_username === 'service_role'));
+  t.strictSame([...new Set(rows.map((r: any) => r.payload.traits.link_type))].sort(), [
+    'email_change_current',
+    'email_change_new',
+    'invite',
+    'magiclink',
+    'recovery',
+    'signup',
+  ]);
+  t.ok(
+    rows.every((r: any) => r.payload.actor_id === '00000000-0000-0000-0000-000000000000' && r.payload.actor_username === 'service_role'),
+  );
   t.match(rows.find((r: any) => r.payload.traits.link_type === 'invite').payload, { action: 'user_invited', log_type: 'team' });
 });

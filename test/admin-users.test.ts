@@ -18,14 +18,30 @@ const signIn = (email: string, password: string) => api.request('POST', '/token?
 t.test('every admin route: 401 without a token, 403 bad_jwt for a forged one, 403 not_admin for a user role', async (t) => {
   const userToken = await adminToken('authenticated', { sub: crypto.randomUUID() });
   const id = crypto.randomUUID();
-  const routes: Array<[string, string]> = [['GET', '/admin/users'], ['POST', '/admin/users'], ['GET', `/admin/users/${id}`],
-    ['POST', `/admin/users/${id}`], ['PUT', `/admin/users/${id}`], ['DELETE', `/admin/users/${id}`], ['POST', '/admin/generate_link'], ['POST', '/invite']];
+  const routes: Array<[string, string]> = [
+    ['GET', '/admin/users'],
+    ['POST', '/admin/users'],
+    ['GET', `/admin/users/${id}`],
+    ['POST', `/admin/users/${id}`],
+    ['PUT', `/admin/users/${id}`],
+    ['DELETE', `/admin/users/${id}`],
+    ['POST', '/admin/generate_link'],
+    ['POST', '/invite'],
+  ];
   for (const [method, path] of routes) {
     const body = method === 'GET' ? undefined : {};
     const none = await api.request(method, path, { body });
-    t.strictSame([none.status, none.body], [401, { code: 401, error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' }], `${method} ${path} no token`);
+    t.strictSame(
+      [none.status, none.body],
+      [401, { code: 401, error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' }],
+      `${method} ${path} no token`,
+    );
     const user = await api.request(method, path, { body, token: userToken });
-    t.strictSame([user.status, user.body], [403, { code: 403, error_code: 'not_admin', msg: 'User not allowed' }], `${method} ${path} user role`);
+    t.strictSame(
+      [user.status, user.body],
+      [403, { code: 403, error_code: 'not_admin', msg: 'User not allowed' }],
+      `${method} ${path} user role`,
+    );
     const forged = await api.request(method, path, { body, token: admin.slice(0, -4) + 'AAAA' });
     t.equal(forged.status, 403);
     t.equal(forged.body.error_code, 'bad_jwt');
@@ -46,18 +62,41 @@ t.test('a user whose role is an admin role may call the admin API until their se
 });
 
 t.test('POST /admin/users creates a confirmed user who can sign in; answers 200 with the whole user', async (t) => {
-  const res = await create({ email: 'Ada@Example.com', password: 'correct horse', email_confirm: true, role: 'editor',
-    user_metadata: { full_name: 'Ada Lovelace' }, app_metadata: { plan: 'pro' } });
+  const res = await create({
+    email: 'Ada@Example.com',
+    password: 'correct horse',
+    email_confirm: true,
+    role: 'editor',
+    user_metadata: { full_name: 'Ada Lovelace' },
+    app_metadata: { plan: 'pro' },
+  });
   t.equal(res.status, 200);
   const u = res.body;
   t.match(u, { id: UUID, created_at: ISO, updated_at: ISO, email_confirmed_at: ISO, confirmed_at: ISO });
-  t.strictSame({ ...u, id: 'ID', created_at: 'T', updated_at: 'T', email_confirmed_at: 'T', confirmed_at: 'T', identities: u.identities.length }, {
-    id: 'ID', aud: 'authenticated', role: 'editor', email: 'ada@example.com', phone: '', email_confirmed_at: 'T', confirmed_at: 'T',
-    app_metadata: { provider: 'email', providers: ['email'], plan: 'pro' },
-    user_metadata: { full_name: 'Ada Lovelace', email_verified: true },
-    identities: 1, created_at: 'T', updated_at: 'T', is_anonymous: false,
+  t.strictSame(
+    { ...u, id: 'ID', created_at: 'T', updated_at: 'T', email_confirmed_at: 'T', confirmed_at: 'T', identities: u.identities.length },
+    {
+      id: 'ID',
+      aud: 'authenticated',
+      role: 'editor',
+      email: 'ada@example.com',
+      phone: '',
+      email_confirmed_at: 'T',
+      confirmed_at: 'T',
+      app_metadata: { provider: 'email', providers: ['email'], plan: 'pro' },
+      user_metadata: { full_name: 'Ada Lovelace', email_verified: true },
+      identities: 1,
+      created_at: 'T',
+      updated_at: 'T',
+      is_anonymous: false,
+    },
+  );
+  t.match(u.identities[0], {
+    provider: 'email',
+    id: u.id,
+    user_id: u.id,
+    identity_data: { sub: u.id, email: 'ada@example.com', email_verified: true },
   });
-  t.match(u.identities[0], { provider: 'email', id: u.id, user_id: u.id, identity_data: { sub: u.id, email: 'ada@example.com', email_verified: true } });
   const login = await signIn('ada@example.com', 'correct horse');
   t.equal(login.status, 200);
   t.equal(login.body.user.role, 'editor');
@@ -81,12 +120,32 @@ t.test('create refusals, each with the original status, code and message, and no
     [{}, 400, 'validation_failed', 'Cannot create a user without either an email or phone'],
     [{ email: 'TAKEN@example.com' }, 422, 'email_exists', 'A user with this email address has already been registered'],
     [{ phone: '14155550100' }, 422, 'phone_exists', 'Phone number already registered by another user'],
-    [{ email: 'x1@example.com', password: 'secret1', password_hash: '$2a$10$abc' }, 400, 'validation_failed', 'Only a password or a password hash should be provided'],
+    [
+      { email: 'x1@example.com', password: 'secret1', password_hash: '$2a$10$abc' },
+      400,
+      'validation_failed',
+      'Only a password or a password hash should be provided',
+    ],
     [{ email: 'x2@example.com', id: 'not-a-uuid' }, 400, 'validation_failed', 'ID must conform to the uuid v4 format'],
     [{ email: 'x3@example.com', id: '00000000-0000-0000-0000-000000000000' }, 400, 'validation_failed', 'ID cannot be a nil uuid'],
-    [{ email: 'x4@example.com', password_hash: 'md5$abc' }, 400, 'validation_failed', 'Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash'],
-    [{ email: 'x5@example.com', ban_duration: '10' }, 400, 'validation_failed', 'invalid format for ban duration: time: missing unit in duration "10"'],
-    [{ email: 'x6@example.com', ban_duration: '3days' }, 400, 'validation_failed', 'invalid format for ban duration: time: unknown unit "days" in duration "3days"'],
+    [
+      { email: 'x4@example.com', password_hash: 'md5$abc' },
+      400,
+      'validation_failed',
+      'Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash',
+    ],
+    [
+      { email: 'x5@example.com', ban_duration: '10' },
+      400,
+      'validation_failed',
+      'invalid format for ban duration: time: missing unit in duration "10"',
+    ],
+    [
+      { email: 'x6@example.com', ban_duration: '3days' },
+      400,
+      'validation_failed',
+      'invalid format for ban duration: time: unknown unit "days" in duration "3days"',
+    ],
     [{ email: 'not an email' }, 400, 'validation_failed', 'Unable to validate email address: invalid format'],
     [{ phone: '12' }, 400, 'validation_failed', 'Invalid phone number format (E.164 required)'],
     [{ email: 'x7@example.com', user_metadata: 'nope' }, 400, 'validation_failed', 'user_metadata must be an object'],
@@ -105,7 +164,10 @@ t.test('POST /admin/users/{user_id} creates the user with that id; the id taken 
   t.equal(res.status, 200);
   t.equal(res.body.id, id);
   const again = await api.request('POST', `/admin/users/${id}`, { token: admin, body: { email: 'byid2@example.com' } });
-  t.strictSame([again.status, again.body], [422, { code: 422, error_code: 'user_already_exists', msg: 'A user with this ID already exists' }]);
+  t.strictSame(
+    [again.status, again.body],
+    [422, { code: 422, error_code: 'user_already_exists', msg: 'A user with this ID already exists' }],
+  );
 });
 
 t.test('password_hash imports bcrypt and argon2 hashes that then verify at sign-in (and are upgraded)', async (t) => {
@@ -135,8 +197,13 @@ t.test('GET /admin/users/{user_id}: the user with identities; bad and unknown id
 });
 
 t.test('PUT /admin/users/{user_id} changes only what the body names', async (t) => {
-  const made = await create({ email: 'editme@example.com', password: 'first-pass', email_confirm: true,
-    app_metadata: { plan: 'free', trial: true }, user_metadata: { full_name: 'Ed' } });
+  const made = await create({
+    email: 'editme@example.com',
+    password: 'first-pass',
+    email_confirm: true,
+    app_metadata: { plan: 'free', trial: true },
+    user_metadata: { full_name: 'Ed' },
+  });
   const id = made.body.id;
   const put = (body: unknown) => api.request('PUT', `/admin/users/${id}`, { token: admin, body });
   const res = await put({ role: 'manager', app_metadata: { plan: 'pro', trial: null }, user_metadata: { nickname: 'eddie' } });
@@ -147,34 +214,60 @@ t.test('PUT /admin/users/{user_id} changes only what the body names', async (t) 
   t.equal(res.body.email, 'editme@example.com');
 
   const weak = await put({ password: '123' });
-  t.strictSame([weak.status, weak.body], [422, { code: 422, error_code: 'weak_password',
-    msg: 'Password should be at least 6 characters.', weak_password: { reasons: ['length'] } }]);
+  t.strictSame(
+    [weak.status, weak.body],
+    [
+      422,
+      { code: 422, error_code: 'weak_password', msg: 'Password should be at least 6 characters.', weak_password: { reasons: ['length'] } },
+    ],
+  );
   t.equal((await put({ password: 'second-pass' })).status, 200);
   t.equal((await signIn('editme@example.com', 'first-pass')).status, 400);
   t.equal((await signIn('editme@example.com', 'second-pass')).status, 200);
 
   await create({ email: 'other@example.com' });
   const dup = await put({ email: 'other@example.com' });
-  t.strictSame([dup.status, dup.body], [422, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' }]);
+  t.strictSame(
+    [dup.status, dup.body],
+    [422, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' }],
+  );
   const moved = await put({ email: 'Moved@Example.com', email_confirm: true });
   t.equal(moved.status, 200);
   t.equal(moved.body.email, 'moved@example.com');
   t.match(moved.body.identities[0].identity_data, { email: 'moved@example.com', email_verified: true });
   t.equal((await signIn('moved@example.com', 'second-pass')).status, 200);
   const badBan = await put({ ban_duration: 'forever' });
-  t.strictSame([badBan.status, badBan.body], [400, { code: 400, error_code: 'validation_failed', msg: 'invalid format for ban duration: time: invalid duration "forever"' }]);
+  t.strictSame(
+    [badBan.status, badBan.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: 'invalid format for ban duration: time: invalid duration "forever"' }],
+  );
   const missing = await api.request('PUT', `/admin/users/${crypto.randomUUID()}`, { token: admin, body: { role: 'x' } });
   t.equal(missing.status, 404);
   t.equal(missing.body.error_code, 'user_not_found');
 });
 
 t.test('an anonymous user given a confirmed email by an admin becomes permanent', async (t) => {
-  const { rows: [anon] } = await api.db.query(`insert into users (aud, role, is_anonymous) values ('authenticated', 'authenticated', true) returning id`);
-  const res = await api.request('PUT', `/admin/users/${anon.id}`, { token: admin, body: { email: 'was-anon@example.com', email_confirm: true } });
+  const {
+    rows: [anon],
+  } = await api.db.query(`insert into users (aud, role, is_anonymous) values ('authenticated', 'authenticated', true) returning id`);
+  const res = await api.request('PUT', `/admin/users/${anon.id}`, {
+    token: admin,
+    body: { email: 'was-anon@example.com', email_confirm: true },
+  });
   t.equal(res.status, 200);
-  t.match(res.body, { email: 'was-anon@example.com', email_confirmed_at: ISO, is_anonymous: false, identities: [{ provider: 'email', identity_data: { email: 'was-anon@example.com', email_verified: true } }] });
-  const unconfirmed = await api.db.query(`insert into users (aud, role, is_anonymous) values ('authenticated', 'authenticated', true) returning id`);
-  const still = await api.request('PUT', `/admin/users/${unconfirmed.rows[0].id}`, { token: admin, body: { email: 'still-anon@example.com' } });
+  t.match(res.body, {
+    email: 'was-anon@example.com',
+    email_confirmed_at: ISO,
+    is_anonymous: false,
+    identities: [{ provider: 'email', identity_data: { email: 'was-anon@example.com', email_verified: true } }],
+  });
+  const unconfirmed = await api.db.query(
+    `insert into users (aud, role, is_anonymous) values ('authenticated', 'authenticated', true) returning id`,
+  );
+  const still = await api.request('PUT', `/admin/users/${unconfirmed.rows[0].id}`, {
+    token: admin,
+    body: { email: 'still-anon@example.com' },
+  });
   t.equal(still.body.is_anonymous, true, 'an unconfirmed address does not');
 });
 
@@ -190,36 +283,64 @@ t.test('GET /admin/users pages with X-Total-Count and Link headers, filters and 
   t.equal(page1.headers.get('x-total-count'), '5');
   t.equal(page1.headers.get('link'), '</admin/users?page=2&per_page=2>; rel="next", </admin/users?page=3&per_page=2>; rel="last"');
   t.equal(page1.body.aud, aud);
-  t.strictSame(page1.body.users.map((u: any) => u.email), ['page5@list.test', 'page4@list.test'], 'newest first');
+  t.strictSame(
+    page1.body.users.map((u: any) => u.email),
+    ['page5@list.test', 'page4@list.test'],
+    'newest first',
+  );
   t.equal(page1.body.users[0].identities, null, 'identities are not loaded in the list');
 
   const page3 = await api.request('GET', '/admin/users?per_page=2&page=3', { token: admin, headers });
-  t.strictSame(page3.body.users.map((u: any) => u.email), ['page1@list.test']);
+  t.strictSame(
+    page3.body.users.map((u: any) => u.email),
+    ['page1@list.test'],
+  );
   t.equal(page3.headers.get('link'), '</admin/users?page=3&per_page=2>; rel="last"', 'no next on the last page');
 
   const asc = await api.request('GET', '/admin/users?sort=created_at%20asc&per_page=2&page=2', { token: admin, headers });
-  t.strictSame(asc.body.users.map((u: any) => u.email), ['page3@list.test', 'page4@list.test']);
-  t.equal(asc.headers.get('link'), '</admin/users?page=3&per_page=2&sort=created_at+asc>; rel="next", </admin/users?page=3&per_page=2&sort=created_at+asc>; rel="last"');
+  t.strictSame(
+    asc.body.users.map((u: any) => u.email),
+    ['page3@list.test', 'page4@list.test'],
+  );
+  t.equal(
+    asc.headers.get('link'),
+    '</admin/users?page=3&per_page=2&sort=created_at+asc>; rel="next", </admin/users?page=3&per_page=2&sort=created_at+asc>; rel="last"',
+  );
 
   const byEmail = await api.request('GET', '/admin/users?filter=page2', { token: admin, headers });
-  t.strictSame(byEmail.body.users.map((u: any) => u.email), ['page2@list.test']);
+  t.strictSame(
+    byEmail.body.users.map((u: any) => u.email),
+    ['page2@list.test'],
+  );
   t.equal(byEmail.headers.get('x-total-count'), '1');
   const byName = await api.request('GET', '/admin/users?filter=hopper', { token: admin, headers });
-  t.strictSame(byName.body.users.map((u: any) => u.email), ['page4@list.test'], 'full_name matches case-insensitively');
+  t.strictSame(
+    byName.body.users.map((u: any) => u.email),
+    ['page4@list.test'],
+    'full_name matches case-insensitively',
+  );
 
   const other = await api.request('GET', '/admin/users?filter=list.test', { token: admin });
   t.equal(other.headers.get('x-total-count'), '0', 'another audience sees none of them');
   t.equal(other.headers.get('link'), '</admin/users?filter=list.test&page=0>; rel="last"');
 
   const badPage = await api.request('GET', '/admin/users?page=abc', { token: admin });
-  t.strictSame([badPage.status, badPage.body], [400, { code: 400, error_code: 'validation_failed',
-    msg: 'Bad Pagination Parameters: strconv.ParseUint: parsing "abc": invalid syntax' }]);
+  t.strictSame(
+    [badPage.status, badPage.body],
+    [
+      400,
+      { code: 400, error_code: 'validation_failed', msg: 'Bad Pagination Parameters: strconv.ParseUint: parsing "abc": invalid syntax' },
+    ],
+  );
   const huge = await api.request('GET', '/admin/users?page=9007199254740991&per_page=1000', { token: admin });
   t.strictSame([huge.status, huge.body.msg], [400, 'Bad Pagination Parameters: page * per_page is out of range']);
   const zero = await api.request('GET', '/admin/users?per_page=0', { token: admin });
   t.strictSame([zero.status, zero.body.msg], [400, 'Bad Pagination Parameters: per_page must be at least 1']);
   const badSort = await api.request('GET', '/admin/users?sort=email', { token: admin });
-  t.strictSame([badSort.status, badSort.body], [400, { code: 400, error_code: 'validation_failed', msg: "Bad Sort Parameters: bad field for sort 'email'" }]);
+  t.strictSame(
+    [badSort.status, badSort.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: "Bad Sort Parameters: bad field for sort 'email'" }],
+  );
   const badDir = await api.request('GET', '/admin/users?sort=created_at%20up', { token: admin });
   t.equal(badDir.body.msg, "Bad Sort Parameters: bad direction for sort 'up', only 'asc' and 'desc' allowed");
 });
@@ -247,8 +368,15 @@ t.test('DELETE /admin/users/{user_id} removes the user and ends all its sessions
   t.strictSame([again.status, again.body], [404, { code: 404, error_code: 'user_not_found', msg: 'User not found' }]);
   const other = await create({ email: 'kept@example.com' });
   const notBool = await api.request('DELETE', `/admin/users/${other.body.id}`, { token: admin, body: { should_soft_delete: 'yes' } });
-  t.strictSame([notBool.status, notBool.body], [400, { code: 400, error_code: 'validation_failed', msg: 'should_soft_delete must be a boolean' }]);
-  const badJson = await api.request('DELETE', `/admin/users/${other.body.id}`, { token: admin, raw: '{', headers: { 'content-type': 'application/json' } });
+  t.strictSame(
+    [notBool.status, notBool.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: 'should_soft_delete must be a boolean' }],
+  );
+  const badJson = await api.request('DELETE', `/admin/users/${other.body.id}`, {
+    token: admin,
+    raw: '{',
+    headers: { 'content-type': 'application/json' },
+  });
   t.strictSame([badJson.status, badJson.body.error_code], [400, 'bad_json']);
   t.equal((await api.request('GET', `/admin/users/${other.body.id}`, { token: admin })).status, 200, 'a refused delete deletes nothing');
   const bad = await api.request('DELETE', '/admin/users/123', { token: admin });
@@ -256,12 +384,20 @@ t.test('DELETE /admin/users/{user_id} removes the user and ends all its sessions
 });
 
 t.test('soft delete anonymises the row, ends its sessions, and repeating it is a no-op', async (t) => {
-  const made = await create({ email: 'soft@example.com', phone: '+14155550199', password: 'soft-pass', email_confirm: true, user_metadata: { full_name: 'Soft' } });
+  const made = await create({
+    email: 'soft@example.com',
+    phone: '+14155550199',
+    password: 'soft-pass',
+    email_confirm: true,
+    user_metadata: { full_name: 'Soft' },
+  });
   const id = made.body.id;
   t.equal((await signIn('soft@example.com', 'soft-pass')).status, 200);
   const res = await api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: true } });
   t.strictSame([res.status, res.body], [200, {}]);
-  const { rows: [u] } = await api.db.query('select * from users where id = $1', [id]);
+  const {
+    rows: [u],
+  } = await api.db.query('select * from users where id = $1', [id]);
   t.ok(u.deleted_at);
   t.not(u.email, 'soft@example.com');
   t.match(u.email, /^[A-Za-z0-9_-]{43}$/, 'email is a base64url SHA-256');
@@ -287,10 +423,24 @@ t.test('admin actions are audited under the zero-UUID pseudo-user named after th
   const made = await create({ email: 'audited@example.com' });
   await api.request('PUT', `/admin/users/${made.body.id}`, { token: admin, body: { role: 'x' } });
   await api.request('DELETE', `/admin/users/${made.body.id}`, { token: admin });
-  const { rows } = await api.db.query(`select payload from audit_log_entries where payload -> 'traits' ->> 'user_id' = $1 order by created_at`, [made.body.id]);
-  t.strictSame(rows.map((r: any) => [r.payload.action, r.payload.log_type]), [['user_signedup', 'team'], ['user_modified', 'user'], ['user_deleted', 'team']]);
+  const { rows } = await api.db.query(
+    `select payload from audit_log_entries where payload -> 'traits' ->> 'user_id' = $1 order by created_at`,
+    [made.body.id],
+  );
+  t.strictSame(
+    rows.map((r: any) => [r.payload.action, r.payload.log_type]),
+    [
+      ['user_signedup', 'team'],
+      ['user_modified', 'user'],
+      ['user_deleted', 'team'],
+    ],
+  );
   for (const { payload } of rows) {
-    t.match(payload, { actor_id: '00000000-0000-0000-0000-000000000000', actor_username: 'service_role', actor_via_sso: false,
-      traits: { user_id: made.body.id, user_email: 'audited@example.com' } });
+    t.match(payload, {
+      actor_id: '00000000-0000-0000-0000-000000000000',
+      actor_username: 'service_role',
+      actor_via_sso: false,
+      traits: { user_id: made.body.id, user_email: 'audited@example.com' },
+    });
   }
 });

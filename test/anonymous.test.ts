@@ -11,18 +11,31 @@ t.test('enabled: a session whose user and JWT say is_anonymous, with data as use
   t.equal(res.status, 200);
   t.strictSame(Object.keys(res.body).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'user']);
   const user = res.body.user;
-  t.match(user, { email: '', phone: '', role: 'authenticated', aud: 'authenticated', is_anonymous: true,
-    app_metadata: {}, user_metadata: { theme: 'dark' }, identities: [] });
+  t.match(user, {
+    email: '',
+    phone: '',
+    role: 'authenticated',
+    aud: 'authenticated',
+    is_anonymous: true,
+    app_metadata: {},
+    user_metadata: { theme: 'dark' },
+    identities: [],
+  });
   t.strictSame(user.app_metadata, {}, 'no provider keys');
   const claims = claimsOf(res.body.access_token);
   t.equal(claims.is_anonymous, true);
   t.equal(claims.sub, user.id);
   t.equal(claims.role, 'authenticated');
-  t.strictSame(claims.amr.map((a: { method: string }) => a.method), ['anonymous']);
+  t.strictSame(
+    claims.amr.map((a: { method: string }) => a.method),
+    ['anonymous'],
+  );
   const me = await api.request('GET', '/user', { token: res.body.access_token });
   t.equal(me.status, 200);
   t.equal(me.body.is_anonymous, true);
-  const { rows: [row] } = await api.db.query('select is_anonymous, email, phone, encrypted_password from users where id = $1', [user.id]);
+  const {
+    rows: [row],
+  } = await api.db.query('select is_anonymous, email, phone, encrypted_password from users where id = $1', [user.id]);
   t.strictSame(row, { is_anonymous: true, email: null, phone: null, encrypted_password: null });
   const { rows: audit } = await api.db.query("select payload from audit_log_entries where payload->>'actor_id' = $1", [user.id]);
   t.match(audit[0].payload, { action: 'user_signedup', traits: { provider: 'anonymous' } });

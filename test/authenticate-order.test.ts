@@ -16,8 +16,12 @@ const BAD_SESSION_ID = { code: 403, error_code: 'bad_jwt', msg: 'invalid claim: 
 const SESSION_NOT_FOUND = { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' };
 const BANNED = { code: 403, error_code: 'user_banned', msg: 'User is banned' };
 
-const sign = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-  .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+const sign = (claims: Record<string, unknown>) =>
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
 
 t.test('the first failing check answers, on every endpoint that authenticates', async (t) => {
   const known = await signUp(api);
@@ -38,8 +42,12 @@ t.test('the first failing check answers, on every endpoint that authenticates', 
     ['banned user + unknown session', { ...bannedClaims, session_id: UNKNOWN }, SESSION_NOT_FOUND],
     ['banned user + own session', bannedClaims, BANNED],
   ];
-  const endpoints: Array<[string, string, unknown]> = [['GET', '/user', undefined], ['PUT', '/user', { data: { a: 1 } }],
-    ['POST', '/logout', undefined], ['GET', '/reauthenticate', undefined]];
+  const endpoints: Array<[string, string, unknown]> = [
+    ['GET', '/user', undefined],
+    ['PUT', '/user', { data: { a: 1 } }],
+    ['POST', '/logout', undefined],
+    ['GET', '/reauthenticate', undefined],
+  ];
   for (const [name, payload, expected] of cases) {
     const token = await sign(payload);
     for (const [method, path, body] of endpoints) {
@@ -48,7 +56,9 @@ t.test('the first failing check answers, on every endpoint that authenticates', 
     }
   }
   // An upper-case session_id is a UUID, and finds its session (Postgres compares uuids, not text).
-  const upper = await api.request('GET', '/user', { token: await sign({ ...claims, session_id: String(claims.session_id).toUpperCase() }) });
+  const upper = await api.request('GET', '/user', {
+    token: await sign({ ...claims, session_id: String(claims.session_id).toUpperCase() }),
+  });
   t.equal(upper.status, 200);
   t.equal(upper.body.id, known.user.id);
 });

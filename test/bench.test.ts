@@ -11,10 +11,17 @@ const SCENARIOS = ['token-password', 'token-refresh', 'user', 'settings', 'signu
 
 function runBench(env: Record<string, string>, scenarios: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bench/run.mjs', ...scenarios], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bench/run.mjs', ...scenarios], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
-    child.stdout.on('data', (chunk) => { output += chunk; });
-    child.stderr.on('data', (chunk) => { output += chunk; });
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
     child.on('close', (code) => resolve({ code, output }));
   });
 }
@@ -24,8 +31,15 @@ t.teardown(() => database.drop());
 const resultsDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-results-'));
 t.teardown(() => rmSync(resultsDir, { recursive: true, force: true }));
 const run = await runBench({
-  BENCH_DURATION: '1', BENCH_USERS: '50', BENCH_DATABASE_URL: database.url, BENCH_RESULTS_DIR: resultsDir, BENCH_QUIET: '1',
-  AUTH_PASSWORD_HASH_MEMORY_KIB: '1024', AUTH_PASSWORD_HASH_TIME_COST: '1', AUTH_HTTP_WORKERS: '2', AUTH_CRYPTO_WORKERS: '2',
+  BENCH_DURATION: '1',
+  BENCH_USERS: '50',
+  BENCH_DATABASE_URL: database.url,
+  BENCH_RESULTS_DIR: resultsDir,
+  BENCH_QUIET: '1',
+  AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
+  AUTH_PASSWORD_HASH_TIME_COST: '1',
+  AUTH_HTTP_WORKERS: '2',
+  AUTH_CRYPTO_WORKERS: '2',
 });
 
 t.test('the bench exits cleanly and prints one line per scenario and the table', async (t) => {
@@ -38,8 +52,15 @@ t.test('the results file has numbers for every scenario and no error responses',
   const files = readdirSync(resultsDir).filter((f) => f.endsWith('.json'));
   t.equal(files.length, 1);
   const results = JSON.parse(readFileSync(path.join(resultsDir, files[0]), 'utf8'));
-  t.match(results.settings, { httpWorkers: 2, cryptoWorkers: 2, dbPoolPerThread: 10, duration: 1, users: 50,
-    hash: { memoryKiB: 1024, timeCost: 1, parallelism: 1 }, database: 'BENCH_DATABASE_URL' });
+  t.match(results.settings, {
+    httpWorkers: 2,
+    cryptoWorkers: 2,
+    dbPoolPerThread: 10,
+    duration: 1,
+    users: 50,
+    hash: { memoryKiB: 1024, timeCost: 1, parallelism: 1 },
+    database: 'BENCH_DATABASE_URL',
+  });
   t.same(Object.keys(results.scenarios), SCENARIOS);
   for (const name of SCENARIOS) {
     const r = results.scenarios[name];
@@ -56,8 +77,15 @@ t.test('the results file has numbers for every scenario and no error responses',
     if (name !== 'mixed') t.equal(r.errors, 0, `${name}: no connection errors`);
     if (name === 'overload') {
       // Refusals (503) are what it measures; anything else but 200 would be counted in non2xx above.
-      t.same(Object.keys(r.statuses).filter((s) => s !== '200' && s !== '503'), [], 'overload: only accepted and refused');
-      t.ok(r.accepted.count > 0 && Number.isFinite(r.refused.p99) && Number.isFinite(r.health.p99), 'overload: accepted, refused and /health measured');
+      t.same(
+        Object.keys(r.statuses).filter((s) => s !== '200' && s !== '503'),
+        [],
+        'overload: only accepted and refused',
+      );
+      t.ok(
+        r.accepted.count > 0 && Number.isFinite(r.refused.p99) && Number.isFinite(r.health.p99),
+        'overload: accepted, refused and /health measured',
+      );
     }
   }
   const mixed = results.scenarios.mixed;
@@ -68,11 +96,22 @@ t.test('the results file has numbers for every scenario and no error responses',
 t.test('`npm run bench -- <scenario>` runs only those, with a progress line, and measures the crypto pool', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-some-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const some = await runBench({
-    BENCH_DURATION: '1', BENCH_USERS: '20', BENCH_DATABASE_URL: database.url, BENCH_RESULTS_DIR: dir, BENCH_PROGRESS: '1',
-    AUTH_PASSWORD_HASH_MEMORY_KIB: '1024', AUTH_PASSWORD_HASH_TIME_COST: '1', AUTH_HTTP_WORKERS: '1', AUTH_CRYPTO_WORKERS: '2',
-  }, ['settings', 'crypto-choices']);
+  const some = await runBench(
+    {
+      BENCH_DURATION: '1',
+      BENCH_USERS: '20',
+      BENCH_DATABASE_URL: database.url,
+      BENCH_RESULTS_DIR: dir,
+      BENCH_PROGRESS: '1',
+      AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
+      AUTH_PASSWORD_HASH_TIME_COST: '1',
+      AUTH_HTTP_WORKERS: '1',
+      AUTH_CRYPTO_WORKERS: '2',
+    },
+    ['settings', 'crypto-choices'],
+  );
   t.equal(some.code, 0, some.output);
+  // eslint-disable-next-line no-control-regex -- the progress line is drawn with a terminal escape
   t.match(some.output, /\r\x1b\[2K {2}settings +[\d.]+\/1 s {2}\d+ req {2}\d+ req\/s/, 'a progress line for the load');
   const results = JSON.parse(readFileSync(path.join(dir, readdirSync(dir)[0]), 'utf8'));
   t.same(Object.keys(results.scenarios), ['settings', 'crypto-choices'], 'only the scenarios asked for');
@@ -81,5 +120,5 @@ t.test('`npm run bench -- <scenario>` runs only those, with a progress line, and
     t.ok(measured[threads].direct.mean > 0 && measured[threads].pooled.mean > 0, `${threads}: argon2id direct and through the pool`);
   }
   t.ok(measured.jwt.signs > 0 && measured.jwt.verifies > 0, 'HS256 signs and verifies inline');
-  t.ok(measured.noopRoundTripMs > 0, 'the pool\'s own round trip');
+  t.ok(measured.noopRoundTripMs > 0, "the pool's own round trip");
 });

@@ -13,12 +13,21 @@ import { verifyUrlOf } from '../dist/server/auth/captcha.js';
 const SECRET = '0x0000000000000000000000000000000000000000';
 const fake = await startSiteverifyFake(SECRET);
 const stack = await startMailStack({
-  AUTH_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: SECRET, SECURITY_CAPTCHA_PROVIDER: 'turnstile',
-  AUTH_SECURITY_CAPTCHA_TIMEOUT: '1s', AUTH_SECURITY_CAPTCHA_VERIFY_URL: fake.url, AUTH_MAILER_AUTOCONFIRM: 'true',
-  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_SMTP_MAX_FREQUENCY: '0',
+  AUTH_SECURITY_CAPTCHA_ENABLED: 'true',
+  GOTRUE_SECURITY_CAPTCHA_SECRET: SECRET,
+  SECURITY_CAPTCHA_PROVIDER: 'turnstile',
+  AUTH_SECURITY_CAPTCHA_TIMEOUT: '1s',
+  AUTH_SECURITY_CAPTCHA_VERIFY_URL: fake.url,
+  AUTH_MAILER_AUTOCONFIRM: 'true',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  AUTH_RATE_LIMIT_EMAIL_SENT: '1000',
+  AUTH_SMTP_MAX_FREQUENCY: '0',
 });
 const { api } = stack;
-t.teardown(async () => { await stack.stop(); await fake.close(); });
+t.teardown(async () => {
+  await stack.stop();
+  await fake.close();
+});
 fake.accept('good-token');
 const admin = await adminToken();
 
@@ -59,15 +68,31 @@ t.test('every protected endpoint: no token, a rejected token, then an accepted o
 t.test('siteverify receives the real wire format: form-encoded secret, response, remoteip', async (t) => {
   const before = fake.requests.length;
   await api.request('POST', '/otp', { body: { email: uniqueEmail('wire'), ...meta(' good-token ') } });
-  t.strictSame(fake.requests.slice(before), [{ path: '/siteverify', contentType: 'application/x-www-form-urlencoded',
-    secret: SECRET, response: 'good-token', remoteip: '127.0.0.1' }]);
+  t.strictSame(fake.requests.slice(before), [
+    {
+      path: '/siteverify',
+      contentType: 'application/x-www-form-urlencoded',
+      secret: SECRET,
+      response: 'good-token',
+      remoteip: '127.0.0.1',
+    },
+  ]);
 });
 
-t.test('the provider\'s error codes are passed on, joined', async (t) => {
+t.test("the provider's error codes are passed on, joined", async (t) => {
   fake.reject('replayed', ['timeout-or-duplicate', 'invalid-input-response']);
   const res = await api.request('POST', '/magiclink', { body: { email: uniqueEmail('codes'), captcha_token: 'replayed' } });
-  t.strictSame([res.status, res.body], [400, { code: 400, error_code: 'captcha_failed',
-    msg: 'captcha protection: request disallowed (timeout-or-duplicate, invalid-input-response)' }]);
+  t.strictSame(
+    [res.status, res.body],
+    [
+      400,
+      {
+        code: 400,
+        error_code: 'captcha_failed',
+        msg: 'captcha protection: request disallowed (timeout-or-duplicate, invalid-input-response)',
+      },
+    ],
+  );
 });
 
 t.test('exempt: an admin bearer, the refresh and PKCE grants, unprotected endpoints', async (t) => {
@@ -83,7 +108,7 @@ t.test('exempt: an admin bearer, the refresh and PKCE grants, unprotected endpoi
   t.equal(user.status, 200);
   t.equal(fake.requests.length, before, 'the provider was never asked');
   const badAdmin = await api.request('POST', '/signup', { token: 'not-a-jwt', body: { email: uniqueEmail('bad'), password } });
-  t.strictSame(badAdmin.body, NO_TOKEN, 'a bearer that is not an admin\'s does not exempt');
+  t.strictSame(badAdmin.body, NO_TOKEN, "a bearer that is not an admin's does not exempt");
 });
 
 t.test('through auth-js: captchaToken in options is accepted, a missing one refused', async (t) => {
@@ -110,14 +135,17 @@ t.test('a stalled provider: a prompt 503 that says what failed, and the service 
 t.test('an unreachable provider is the same clear 503', async (t) => {
   const gone = await startSiteverifyFake(SECRET);
   await gone.close();
-  const other = await startMailStack({ AUTH_SECURITY_CAPTCHA_ENABLED: 'true', AUTH_SECURITY_CAPTCHA_SECRET: SECRET,
-    AUTH_SECURITY_CAPTCHA_VERIFY_URL: gone.url });
+  const other = await startMailStack({
+    AUTH_SECURITY_CAPTCHA_ENABLED: 'true',
+    AUTH_SECURITY_CAPTCHA_SECRET: SECRET,
+    AUTH_SECURITY_CAPTCHA_VERIFY_URL: gone.url,
+  });
   t.teardown(() => other.stop());
   const res = await other.api.request('POST', '/magiclink', { body: { email: uniqueEmail('gone'), ...meta('good-token') } });
   t.match([res.status, res.body], [503, { error_code: 'captcha_failed', msg: 'captcha verification process failed' }]);
 });
 
-t.test('provider defaults: each provider\'s real siteverify URL unless overridden', async (t) => {
+t.test("provider defaults: each provider's real siteverify URL unless overridden", async (t) => {
   const base = { enabled: true, secret: 's', timeoutSeconds: 10, verifyUrl: '' };
   t.equal(verifyUrlOf({ ...base, provider: 'hcaptcha' }), 'https://hcaptcha.com/siteverify');
   t.equal(verifyUrlOf({ ...base, provider: 'turnstile' }), 'https://challenges.cloudflare.com/turnstile/v0/siteverify');

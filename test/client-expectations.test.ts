@@ -13,7 +13,10 @@ const admin = await adminToken();
 
 t.test('POST /verify with a malformed phone is 400 validation_failed, not otp_expired', async (t) => {
   const res = await api.request('POST', '/verify', { body: { type: 'sms', phone: '15555550100-invalid', token: '123456' } });
-  t.strictSame([res.status, res.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Invalid phone number format (E.164 required)' }]);
+  t.strictSame(
+    [res.status, res.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: 'Invalid phone number format (E.164 required)' }],
+  );
   const client = authClient(api.url);
   const { error } = await client.verifyOtp({ type: 'sms', phone: '12345678-invalid', token: '123456' });
   t.match(error, { status: 400, code: 'validation_failed', message: 'Invalid phone number format (E.164 required)' });
@@ -21,8 +24,10 @@ t.test('POST /verify with a malformed phone is 400 validation_failed, not otp_ex
 
 t.test('generate_link signup leaves user_metadata exactly the data sent', async (t) => {
   const email = uniqueEmail('link');
-  const res = await api.request('POST', '/admin/generate_link', { token: admin,
-    body: { type: 'signup', email, password: 'Passw0rd-123', data: { status: 'alpha' } } });
+  const res = await api.request('POST', '/admin/generate_link', {
+    token: admin,
+    body: { type: 'signup', email, password: 'Passw0rd-123', data: { status: 'alpha' } },
+  });
   t.equal(res.status, 200);
   t.strictSame(res.body.user_metadata, { status: 'alpha' });
   const row = await api.db.query('select raw_user_meta_data from users where email = $1', [email]);

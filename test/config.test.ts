@@ -6,15 +6,25 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { loadConfig, ConfigError, splitCharacterSets } from '../dist/server/config/load.js';
 
-const PROD = { DATABASE_URL: 'postgres://u@db/x', AUTH_DB_DRIVER: 'postgres', AUTH_JWT_SECRET: 'a-secret-of-sufficient-length',
-  AUTH_SITE_URL: 'https://app.example.com', AUTH_API_EXTERNAL_URL: 'https://auth.example.com' };
+const PROD = {
+  DATABASE_URL: 'postgres://u@db/x',
+  AUTH_DB_DRIVER: 'postgres',
+  AUTH_JWT_SECRET: 'a-secret-of-sufficient-length',
+  AUTH_SITE_URL: 'https://app.example.com',
+  AUTH_API_EXTERNAL_URL: 'https://auth.example.com',
+};
 const load = (env: Record<string, string>, envFile: string | null = null) => loadConfig({ env, envFile });
 const problemsOf = (env: Record<string, string>) => {
-  try { load(env); } catch (err) { if (err instanceof ConfigError) return err.problems; throw err; }
+  try {
+    load(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
   return [];
 };
 
-t.test('defaults are the spec\'s', async (t) => {
+t.test("defaults are the spec's", async (t) => {
   const c = load({});
   t.equal(c.development, true);
   t.equal(c.api.port, 8081);
@@ -24,7 +34,7 @@ t.test('defaults are the spec\'s', async (t) => {
   t.equal(c.sms.maxFrequencySeconds, 60);
   t.equal(c.db.namespace, 'auth');
   t.equal(c.db.maxPoolSize, 0);
-  t.equal(c.workers.uvThreadpool, 4, 'libuv\'s default threadpool size');
+  t.equal(c.workers.uvThreadpool, 4, "libuv's default threadpool size");
   t.equal(load({ UV_THREADPOOL_SIZE: '16' }).workers.uvThreadpool, 16);
   t.equal(c.workers.http, Math.max(1, os.availableParallelism() - 1), 'HTTP threads leave a core to the database and the kernel');
   t.equal(c.workers.crypto, Math.max(2, os.availableParallelism()), 'crypto threads: one per core, at least 2');
@@ -61,11 +71,17 @@ t.test('the environment wins over .env, and .env is read', async (t) => {
 
 t.test('conversions: booleans, integers, lists, maps, send limits, durations in both forms', async (t) => {
   const c = load({
-    AUTH_DISABLE_SIGNUP: 'TRUE', AUTH_MAILER_AUTOCONFIRM: '1', AUTH_EXTERNAL_EMAIL_ENABLED: 'false',
-    AUTH_URI_ALLOW_LIST: 'https://a.example/*, https://*.b.example ,', AUTH_JWT_ADMIN_ROLES: 'admin,ops',
+    AUTH_DISABLE_SIGNUP: 'TRUE',
+    AUTH_MAILER_AUTOCONFIRM: '1',
+    AUTH_EXTERNAL_EMAIL_ENABLED: 'false',
+    AUTH_URI_ALLOW_LIST: 'https://a.example/*, https://*.b.example ,',
+    AUTH_JWT_ADMIN_ROLES: 'admin,ops',
     AUTH_SMS_TEST_OTP: '+15551234567:123456, 4915112345678:654321',
-    AUTH_RATE_LIMIT_EMAIL_SENT: '10/1m', AUTH_RATE_LIMIT_SMS_SENT: '7',
-    AUTH_SMTP_MAX_FREQUENCY: '1h30m', AUTH_SMS_MAX_FREQUENCY: '90', AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10s',
+    AUTH_RATE_LIMIT_EMAIL_SENT: '10/1m',
+    AUTH_RATE_LIMIT_SMS_SENT: '7',
+    AUTH_SMTP_MAX_FREQUENCY: '1h30m',
+    AUTH_SMS_MAX_FREQUENCY: '90',
+    AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10s',
     AUTH_MAILER_OTP_EXP: '1500ms',
   });
   t.equal(c.disableSignup, true);
@@ -111,23 +127,32 @@ t.test('each kind of bad value is reported with the variable that carried it', a
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: '5/never' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "5/never" has an invalid period "never"'],
     [{ AUTH_SMS_TEST_OTP: '123' }, 'AUTH_SMS_TEST_OTP: "123" is not a key:value pair'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: "loud" must be one of panic, fatal, error, warn, info, debug'],
-    [{ GOTRUE_SMS_PROVIDER: 'carrier-pigeon' }, 'GOTRUE_SMS_PROVIDER: "carrier-pigeon" must be one of (empty), twilio, twilio_verify, messagebird, textlocal, vonage'],
+    [
+      { GOTRUE_SMS_PROVIDER: 'carrier-pigeon' },
+      'GOTRUE_SMS_PROVIDER: "carrier-pigeon" must be one of (empty), twilio, twilio_verify, messagebird, textlocal, vonage',
+    ],
     [{ AUTH_SITE_URL: 'not a url' }, 'AUTH_SITE_URL: "not a url" is not in the expected format'],
     [{ DB_NAMESPACE: 'Bad-Name' }, 'DB_NAMESPACE: "Bad-Name" is not in the expected format'],
     [{ ...PROD, AUTH_DB_DRIVER: 'mysql' }, 'AUTH_DB_DRIVER: "mysql" must be one of postgres'],
     [{ ...PROD, AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET: must be at least 16 characters'],
     [{ AUTH_SMTP_HOST: 'mail.example' }, 'AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],
     [{ AUTH_SECURITY_CAPTCHA_ENABLED: 'true' }, 'AUTH_SECURITY_CAPTCHA_SECRET: is required when SECURITY_CAPTCHA_ENABLED is true'],
-    [{ AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'vonage', AUTH_SMS_VONAGE_API_KEY: 'k', AUTH_SMS_VONAGE_FROM: 'me' },
-      'AUTH_SMS_VONAGE_API_SECRET: is required when SMS_PROVIDER is vonage'],
+    [
+      { AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'vonage', AUTH_SMS_VONAGE_API_KEY: 'k', AUTH_SMS_VONAGE_FROM: 'me' },
+      'AUTH_SMS_VONAGE_API_SECRET: is required when SMS_PROVIDER is vonage',
+    ],
   ];
   for (const [env, expected] of cases) t.same(problemsOf(env), [expected], expected);
 
-  t.same(problemsOf({ AUTH_EXTERNAL_KEYCLOAK_ENABLED: 'true', AUTH_EXTERNAL_KEYCLOAK_CLIENT_ID: 'id' }), [
-    'AUTH_EXTERNAL_KEYCLOAK_SECRET: is required when EXTERNAL_KEYCLOAK_ENABLED is true',
-    'AUTH_EXTERNAL_KEYCLOAK_REDIRECT_URI: is required when EXTERNAL_KEYCLOAK_ENABLED is true',
-    'AUTH_EXTERNAL_KEYCLOAK_URL: is required when keycloak is enabled (the realm URL)',
-  ], 'an enabled provider needs its credentials');
+  t.same(
+    problemsOf({ AUTH_EXTERNAL_KEYCLOAK_ENABLED: 'true', AUTH_EXTERNAL_KEYCLOAK_CLIENT_ID: 'id' }),
+    [
+      'AUTH_EXTERNAL_KEYCLOAK_SECRET: is required when EXTERNAL_KEYCLOAK_ENABLED is true',
+      'AUTH_EXTERNAL_KEYCLOAK_REDIRECT_URI: is required when EXTERNAL_KEYCLOAK_ENABLED is true',
+      'AUTH_EXTERNAL_KEYCLOAK_URL: is required when keycloak is enabled (the realm URL)',
+    ],
+    'an enabled provider needs its credentials',
+  );
   t.equal(problemsOf({ AUTH_JWT_EXP: 'x', AUTH_DISABLE_SIGNUP: 'y', PORT: 'z' }).length, 3, 'all problems at once');
 });
 
@@ -135,7 +160,8 @@ t.test('the CLI stops with one message naming every bad variable and exit code 1
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-cli-'));
   const bin = path.resolve('bin/portcullis.js');
   const run = spawnSync(process.execPath, [bin, 'serve'], {
-    cwd: dir, encoding: 'utf8',
+    cwd: dir,
+    encoding: 'utf8',
     env: { PATH: process.env.PATH, DATABASE_URL: 'postgres://u@db/x', AUTH_JWT_EXP: 'soon', AUTH_DB_DRIVER: 'postgres' },
   });
   t.equal(run.status, 1);
@@ -154,14 +180,28 @@ t.test('version command', async (t) => {
 
 t.test('the database timeouts: defaults, seconds or Go durations, and their bounds', async (t) => {
   const c = load({});
-  t.strictSame({ acquire: c.db.acquireTimeoutSeconds, statement: c.db.statementTimeoutSeconds,
-    idle: c.db.idleInTransactionTimeoutSeconds, waiters: c.db.poolWaitersPerConnection },
-  { acquire: 3, statement: 5, idle: 10, waiters: 100 });
-  const set = load({ AUTH_DB_ACQUIRE_TIMEOUT: '500ms', AUTH_DB_STATEMENT_TIMEOUT: '2', GOTRUE_DB_IDLE_IN_TRANSACTION_TIMEOUT: '1m',
-    AUTH_DB_POOL_WAITERS_PER_CONNECTION: '0' });
-  t.strictSame([set.db.acquireTimeoutSeconds, set.db.statementTimeoutSeconds, set.db.idleInTransactionTimeoutSeconds, set.db.poolWaitersPerConnection],
-    [0.5, 2, 60, 0]);
+  t.strictSame(
+    {
+      acquire: c.db.acquireTimeoutSeconds,
+      statement: c.db.statementTimeoutSeconds,
+      idle: c.db.idleInTransactionTimeoutSeconds,
+      waiters: c.db.poolWaitersPerConnection,
+    },
+    { acquire: 3, statement: 5, idle: 10, waiters: 100 },
+  );
+  const set = load({
+    AUTH_DB_ACQUIRE_TIMEOUT: '500ms',
+    AUTH_DB_STATEMENT_TIMEOUT: '2',
+    GOTRUE_DB_IDLE_IN_TRANSACTION_TIMEOUT: '1m',
+    AUTH_DB_POOL_WAITERS_PER_CONNECTION: '0',
+  });
+  t.strictSame(
+    [set.db.acquireTimeoutSeconds, set.db.statementTimeoutSeconds, set.db.idleInTransactionTimeoutSeconds, set.db.poolWaitersPerConnection],
+    [0.5, 2, 60, 0],
+  );
   t.equal(load({ AUTH_DB_STATEMENT_TIMEOUT: '0' }).db.statementTimeoutSeconds, 0, '0 turns the server-side limit off');
   t.strictSame(problemsOf({ AUTH_DB_ACQUIRE_TIMEOUT: '0' }), ['AUTH_DB_ACQUIRE_TIMEOUT: "0" must be > 0']);
-  t.strictSame(problemsOf({ AUTH_DB_STATEMENT_TIMEOUT: 'soon' }), ['AUTH_DB_STATEMENT_TIMEOUT: "soon" is not a duration (seconds like 900, or 15m, 1h30m)']);
+  t.strictSame(problemsOf({ AUTH_DB_STATEMENT_TIMEOUT: 'soon' }), [
+    'AUTH_DB_STATEMENT_TIMEOUT: "soon" is not a duration (seconds like 900, or 15m, 1h30m)',
+  ]);
 });

@@ -14,7 +14,8 @@ t.teardown(() => host.close());
 const LIBRARY_ARGON2ID = '$argon2id$v=19$m=2048,p=1,t=2$BXnsvuCi/pa9ubIleNqyVA$F2pMpGY9/DV+xRyrQrYh00emcJIllbCJkrJxeZgQOxY';
 const LIBRARY_ARGON2I = '$argon2i$v=19$m=1024,p=2,t=1$DhhYEJL4am6HXfWklC5SuA$LfOuwRbOXfYr/6gKDfE9PmFKy+vryvzRchS1KwCyr5A';
 // Firebase's modified scrypt, the public test vector for "mytestpassword".
-const FIREBASE = '$fbscrypt$v=1,n=14,r=8,p=1,ss=Bw==,sk=ou9tdYTGyYm8kuR6Dt0Bp0kDuAYoXrK16mbZO4yGwAn3oLspjnN0/c41v8xZnO1n14J3MjKj1b2g6AUCAlFwMw==$C0sHCg9ek77hsg==$zKVTMvnWVw5BBOZNUdnsalx4c4c7y/w7IS5p6Ut2+CfEFFlz37J9huyQfov4iizN8dbjvEJlM5tQaJP84+hfTw==';
+const FIREBASE =
+  '$fbscrypt$v=1,n=14,r=8,p=1,ss=Bw==,sk=ou9tdYTGyYm8kuR6Dt0Bp0kDuAYoXrK16mbZO4yGwAn3oLspjnN0/c41v8xZnO1n14J3MjKj1b2g6AUCAlFwMw==$C0sHCg9ek77hsg==$zKVTMvnWVw5BBOZNUdnsalx4c4c7y/w7IS5p6Ut2+CfEFFlz37J9huyQfov4iizN8dbjvEJlM5tQaJP84+hfTw==';
 
 t.test('hash makes a canonical argon2id PHC string that verifies', async (t) => {
   const hash = await hasher.hash('hunter22');
@@ -36,7 +37,18 @@ t.test('unreadable or unverifiable hashes are not ok and never throw', async (t)
   const tooManyPasses = LIBRARY_ARGON2ID.replace('t=2', 't=21');
   const extraParam = LIBRARY_ARGON2ID.replace('t=2', 't=2,keyid=1');
   const oldVersion = LIBRARY_ARGON2ID.replace('v=19', 'v=16');
-  for (const hash of ['', 'garbage', '$argon2id$', '$2a$10$short', '$fbscrypt$v=2', tooMuchMemory, tooManyPasses, extraParam, oldVersion, '$argon2d$v=19$m=1024,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g']) {
+  for (const hash of [
+    '',
+    'garbage',
+    '$argon2id$',
+    '$2a$10$short',
+    '$fbscrypt$v=2',
+    tooMuchMemory,
+    tooManyPasses,
+    extraParam,
+    oldVersion,
+    '$argon2d$v=19$m=1024,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g',
+  ]) {
     t.same(await hasher.verify(hash, 'correct horse'), { ok: false, needsRehash: false }, JSON.stringify(hash));
   }
 });
@@ -74,12 +86,18 @@ t.test('an HTTP-style worker thread hashes and verifies through its MessagePort,
       parentPort.postMessage({ hash, good, bad });
     });`;
   const worker = new Worker(code, {
-    eval: true, transferList: [port],
+    eval: true,
+    transferList: [port],
     workerData: { port, params, module: new URL('../dist/server/crypto/pool.js', import.meta.url).href },
   });
   const [reply] = await Promise.all([
-    new Promise<any>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); }),
-    new Promise<number>((resolve) => worker.once('exit', resolve)).then((code) => t.equal(code, 0, 'the idle port did not keep the thread alive')),
+    new Promise<any>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    }),
+    new Promise<number>((resolve) => worker.once('exit', resolve)).then((code) =>
+      t.equal(code, 0, 'the idle port did not keep the thread alive'),
+    ),
   ]);
   t.match(reply.hash, /^\$argon2id\$/);
   t.same(reply.good, { ok: true, needsRehash: false });
@@ -107,7 +125,12 @@ t.test('a full queue refuses at once with a 503 and Retry-After; the admitted ha
   const small = createCryptoPool({ threads: 1, params: { ...params, maxQueue: 2 } });
   t.teardown(() => small.close());
   const local = small.local();
-  const calls = Array.from({ length: 4 }, () => local.hash('hunter22').then((hash) => ({ hash }), (error) => ({ error })));
+  const calls = Array.from({ length: 4 }, () =>
+    local.hash('hunter22').then(
+      (hash) => ({ hash }),
+      (error) => ({ error }),
+    ),
+  );
   const [a, b, c, refused] = await Promise.all(calls);
   for (const admitted of [a, b, c]) t.match(admitted, { hash: /^\$argon2id\$/ });
   t.match(refused, { error: { status: 503, errorCode: 'over_capacity', retryAfterSeconds: 1 } });
@@ -123,7 +146,7 @@ t.test('a hash whose request gave up while it waited is dropped, not run', async
   const waiting = local.hash('second', gaveUp.signal);
   const reason = new Error('deadline');
   gaveUp.abort(reason);
-  await t.rejects(waiting, reason, 'rejects with the request\'s reason');
+  await t.rejects(waiting, reason, "rejects with the request's reason");
   t.match(await running, /^\$argon2id\$/);
   t.match(one.stats(), { completed: 1, dropped: 1, refused: 0, queued: 0 });
 });

@@ -25,7 +25,10 @@ t.teardown(async () => {
 });
 
 const UNAVAILABLE = { code: 503, error_code: 'database_unavailable', msg: 'The database is unavailable, please retry after a moment.' };
-const withoutId = (body: Record<string, unknown>) => { const { error_id: _, ...rest } = body; return rest; };
+const withoutId = (body: Record<string, unknown>) => {
+  const { error_id: _, ...rest } = body;
+  return rest;
+};
 let emails = 0;
 const newEmail = () => `fault-${++emails}@example.com`;
 const signup = (email: string) => api.request('POST', '/signup', { body: { email, password: 'Secret-password-1' } });
@@ -47,8 +50,15 @@ function killPostmaster(): void {
 /** Starts the server again on the same port. Right after a kill -9 the orphaned backends may still hold
  *  the shared memory for a moment ("pre-existing shared memory block is still in use"): retried, bounded. */
 async function restartDatabase(): Promise<void> {
-  database = await until('the database to start again', () => startEmbeddedPostgres({ dataDir, port, log: (m) => serverLog.push(m) })
-    .then((started) => started, () => undefined), 100);
+  database = await until(
+    'the database to start again',
+    () =>
+      startEmbeddedPostgres({ dataDir, port, log: (m) => serverLog.push(m) }).then(
+        (started) => started,
+        () => undefined,
+      ),
+    100,
+  );
 }
 
 /** The service's shape after a fault: no thread crashed or was replaced, nothing fatal or uncaught logged. */
@@ -67,12 +77,19 @@ function assertUnavailable(t: Test, reply: Reply): void {
 
 t.test('/ready follows the database through a stop and a start; /health does not need it', async (t) => {
   const before = await api.request('GET', '/ready');
-  t.strictSame({ status: before.status, body: before.body }, { status: 200, body: { status: 'ready', checks: { database: 'ok', crypto: 'ok' } } });
+  t.strictSame(
+    { status: before.status, body: before.body },
+    { status: 200, body: { status: 'ready', checks: { database: 'ok', crypto: 'ok' } } },
+  );
   await database.stop();
   const during = await api.request('GET', '/ready');
   t.equal(during.status, 503);
-  t.strictSame(withoutId(during.body), { code: 503, error_code: 'not_ready', msg: 'Not ready: database unavailable',
-    checks: { database: 'failed', crypto: 'ok' } });
+  t.strictSame(withoutId(during.body), {
+    code: 503,
+    error_code: 'not_ready',
+    msg: 'Not ready: database unavailable',
+    checks: { database: 'failed', crypto: 'ok' },
+  });
   t.equal(during.headers.get('retry-after'), '5');
   t.equal((await api.request('GET', '/health')).status, 200, 'liveness stays cheap and independent of the database');
   await restartDatabase();
@@ -145,12 +162,18 @@ t.test('kill -9 under a steady stream of sign-ups: 503s while it is down, every 
   t.strictSame([...new Set(failures.map((r) => r.reply.status))], [503], 'every failure is a 503');
   const bodies = new Set(failures.map((r) => JSON.stringify(withoutId(r.reply.body))));
   t.strictSame([...bodies], [JSON.stringify(UNAVAILABLE)], 'with the JSON error body');
-  t.ok(failures.every((r) => r.reply.headers.get('retry-after') === '5'), 'and Retry-After');
+  t.ok(
+    failures.every((r) => r.reply.headers.get('retry-after') === '5'),
+    'and Retry-After',
+  );
   t.equal(replies.filter((r) => r.phase === 'back' && r.reply.status !== 200).length, 0, 'nothing fails once it is back');
 
   const succeeded = replies.filter((r) => r.reply.status === 200).map((r) => r.email);
-  const { rows } = await api.db.query(`select u.email from users u join identities i on i.user_id = u.id and i.provider = 'email'
-    where u.email = any($1)`, [succeeded]);
+  const { rows } = await api.db.query(
+    `select u.email from users u join identities i on i.user_id = u.id and i.provider = 'email'
+    where u.email = any($1)`,
+    [succeeded],
+  );
   t.equal(rows.length, succeeded.length, 'every sign-up answered 200 exists, with its identity');
   assertNoCrash(t);
 });

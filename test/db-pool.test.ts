@@ -47,11 +47,21 @@ async function lockUsers(t: Test, api: TestService): Promise<() => Promise<void>
 /** Starts `count` GET /user requests at once; `answered` counts the ones back so far. */
 function getUsers(api: TestService, token: string, count: number): { all: Promise<Reply[]>; answered: () => Reply[] } {
   const done: Reply[] = [];
-  const all = Promise.all(Array.from({ length: count }, () => api.request('GET', '/user', { token }).then((r) => { done.push(r); return r; })));
+  const all = Promise.all(
+    Array.from({ length: count }, () =>
+      api.request('GET', '/user', { token }).then((r) => {
+        done.push(r);
+        return r;
+      }),
+    ),
+  );
   return { all, answered: () => done };
 }
 
-const withoutId = (body: Record<string, unknown>) => { const { error_id: _, ...rest } = body; return rest; };
+const withoutId = (body: Record<string, unknown>) => {
+  const { error_id: _, ...rest } = body;
+  return rest;
+};
 
 t.test('DB_MAX_POOL_SIZE is shared out without exceeding it, one connection per thread at least', async (t) => {
   t.strictSame(poolBudget(3, 2), { threads: 2, connections: [1, 1] });
@@ -87,8 +97,12 @@ t.test('which errors are database faults', async (t) => {
 t.test('DB_MAX_POOL_SIZE below AUTH_HTTP_WORKERS runs fewer threads and never opens more connections', async (t) => {
   // No waiting at all: a request that finds its thread's connections taken is refused at once, so the
   // test knows when every request has either a connection or its answer.
-  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_HTTP_WORKERS: '3', AUTH_DB_MAX_POOL_SIZE: '2',
-    AUTH_DB_POOL_WAITERS_PER_CONNECTION: '0' });
+  const api = await startTestService({
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_HTTP_WORKERS: '3',
+    AUTH_DB_MAX_POOL_SIZE: '2',
+    AUTH_DB_POOL_WAITERS_PER_CONNECTION: '0',
+  });
   t.teardown(() => api.stop());
   t.equal(api.service.threads, 2);
   const warning = api.logs().find((l) => l.level === 40 && /DB_MAX_POOL_SIZE is below AUTH_HTTP_WORKERS/.test(l.msg));
@@ -111,8 +125,14 @@ t.test('DB_MAX_POOL_SIZE below AUTH_HTTP_WORKERS runs fewer threads and never op
 });
 
 t.test('beyond DB_POOL_WAITERS_PER_CONNECTION waiters, requests are refused at once with 503 and Retry-After', async (t) => {
-  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_HTTP_WORKERS: '1', AUTH_DB_MAX_POOL_SIZE: '1',
-    AUTH_DB_POOL_WAITERS_PER_CONNECTION: '2', AUTH_DB_ACQUIRE_TIMEOUT: '60s', AUTH_DB_STATEMENT_TIMEOUT: '0' });
+  const api = await startTestService({
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_HTTP_WORKERS: '1',
+    AUTH_DB_MAX_POOL_SIZE: '1',
+    AUTH_DB_POOL_WAITERS_PER_CONNECTION: '2',
+    AUTH_DB_ACQUIRE_TIMEOUT: '60s',
+    AUTH_DB_STATEMENT_TIMEOUT: '0',
+  });
   t.teardown(() => api.stop());
   const { access_token: token } = await signUp(api);
   const release = await lockUsers(t, api);
@@ -132,8 +152,13 @@ t.test('beyond DB_POOL_WAITERS_PER_CONNECTION waiters, requests are refused at o
 });
 
 t.test('a request that cannot get a connection within DB_ACQUIRE_TIMEOUT is answered 503', async (t) => {
-  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_HTTP_WORKERS: '1', AUTH_DB_MAX_POOL_SIZE: '1',
-    AUTH_DB_ACQUIRE_TIMEOUT: '300ms', AUTH_DB_STATEMENT_TIMEOUT: '0' });
+  const api = await startTestService({
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_HTTP_WORKERS: '1',
+    AUTH_DB_MAX_POOL_SIZE: '1',
+    AUTH_DB_ACQUIRE_TIMEOUT: '300ms',
+    AUTH_DB_STATEMENT_TIMEOUT: '0',
+  });
   t.teardown(() => api.stop());
   const { access_token: token } = await signUp(api);
   const release = await lockUsers(t, api);
@@ -163,15 +188,26 @@ t.test('a transaction left idle past DB_IDLE_IN_TRANSACTION_TIMEOUT fails with a
   const database = await createTestDatabase();
   t.teardown(() => database.drop());
   let lost: (err: Error) => void = () => {};
-  const connectionLost = new Promise<Error>((resolve) => { lost = resolve; });
-  const pool = createPool({ url: database.url, max: 1, namespace: 'public', idleInTransactionTimeoutMs: 100, onConnectionError: (err) => lost(err) });
+  const connectionLost = new Promise<Error>((resolve) => {
+    lost = resolve;
+  });
+  const pool = createPool({
+    url: database.url,
+    max: 1,
+    namespace: 'public',
+    idleInTransactionTimeoutMs: 100,
+    onConnectionError: (err) => lost(err),
+  });
   t.teardown(() => pool.end());
   const outcome = tx(pool, async (c) => {
     await c.query('select 1');
     // The server ends the session while this checked-out client waits: pg emits 'error' on it.
     await connectionLost;
     return c.query('select 2');
-  }).then(() => null, (err: unknown) => err);
+  }).then(
+    () => null,
+    (err: unknown) => err,
+  );
   t.match(await connectionLost, { code: '25P03' }, 'the server said why');
   t.equal(databaseFault(await outcome), 'unavailable', 'the transaction fails with a fault the renderer answers 503');
   t.same((await pool.query('select 3 as n')).rows, [{ n: 3 }], 'the pool serves the next caller on a new connection');

@@ -11,7 +11,6 @@ const apiDoc = read('docs/api.md');
 const settingsDoc = read('docs/settings.md');
 const errorsDoc = read('docs/errors.md');
 
-
 /** Every `code` span of a page, as written. */
 const codeSpans = (doc: string) => new Set([...doc.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]));
 
@@ -33,7 +32,8 @@ t.test('every route of the table has its section in docs/api.md, and every secti
 // members cannot drift either.
 const spans = codeSpans(settingsDoc);
 const spansLower = new Set([...spans].map((s) => s.toLowerCase()));
-const families = [...spans].filter((s) => /^[A-Z0-9_]*<[A-Z_]+>[A-Z0-9_]*$/.test(s) && !/^<[A-Z_]+>$/.test(s))
+const families = [...spans]
+  .filter((s) => /^[A-Z0-9_]*<[A-Z_]+>[A-Z0-9_]*$/.test(s) && !/^<[A-Z_]+>$/.test(s))
   .map((pattern) => ({ pattern, regex: new RegExp(`^${pattern.replace(/<[A-Z_]+>/, '([A-Z0-9_]+)')}$`) }));
 
 function coveredByFamily(name: string): { pattern: string; member: string } | null {
@@ -87,7 +87,10 @@ function anchorsOf(doc: string): Set<string> {
     if (line.startsWith('```')) fenced = !fenced;
     const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*$/.exec(line);
     if (!heading) continue;
-    const slug = heading[1].toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+    const slug = heading[1]
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+      .replace(/ /g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     anchors.add(n === 0 ? slug : `${slug}-${n}`);
@@ -107,10 +110,13 @@ t.test('every docs/ link, in docs/ and in src/ comments, names a page and a head
       links.push({ from: `docs/${page}`, page: m[1] ?? page, anchor: m[2] ?? '' });
     }
   }
-  const sources = (dir: string): string[] => readdirSync(new URL(`../${dir}/`, import.meta.url), { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? sources(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : []));
+  const sources = (dir: string): string[] =>
+    readdirSync(new URL(`../${dir}/`, import.meta.url), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? sources(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : [],
+    );
   for (const file of sources('src')) {
-    for (const m of read(file).matchAll(/docs\/([a-z0-9-]+\.md)(?:#([a-z0-9_-]+))?/g)) links.push({ from: file, page: m[1], anchor: m[2] ?? '' });
+    for (const m of read(file).matchAll(/docs\/([a-z0-9-]+\.md)(?:#([a-z0-9_-]+))?/g))
+      links.push({ from: file, page: m[1], anchor: m[2] ?? '' });
   }
   t.ok(links.length > 50, `links were found (${links.length})`);
   for (const { from, page, anchor } of links) {

@@ -8,16 +8,30 @@ import { startSmtpServer } from './helpers/smtp.js';
 import { adminToken, fragmentOf } from './helpers/admin.js';
 
 const smtp = await startSmtpServer();
-const api = await startTestService({ AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com' });
-t.teardown(async () => { await api.stop(); await smtp.close(); });
+const api = await startTestService({
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+});
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+});
 const serviceRoleJwt = await adminToken('service_role');
 const adminApi = new GoTrueAdminApi({ url: api.url, headers: { Authorization: 'Bearer ' + serviceRoleJwt } });
 const client = () => new AuthClient({ url: api.url, persistSession: false, autoRefreshToken: false, detectSessionInUrl: false });
-const follow = (link: string) => { const u = new URL(link); return api.request('GET', u.pathname + u.search); };
+const follow = (link: string) => {
+  const u = new URL(link);
+  return api.request('GET', u.pathname + u.search);
+};
 
 t.test('createUser → sign in → getUserById → listUsers pages', async (t) => {
-  const { data, error } = await adminApi.createUser({ email: 'e2e@example.com', password: 'e2e-password', email_confirm: true,
-    user_metadata: { full_name: 'End To End' } });
+  const { data, error } = await adminApi.createUser({
+    email: 'e2e@example.com',
+    password: 'e2e-password',
+    email_confirm: true,
+    user_metadata: { full_name: 'End To End' },
+  });
   t.equal(error, null);
   t.equal(data.user!.email, 'e2e@example.com');
   t.ok(data.user!.email_confirmed_at);
@@ -79,7 +93,11 @@ t.test('deleteUser, hard and soft', async (t) => {
 
 t.test('generateLink: properties and user split by the client; the link signs in', async (t) => {
   await adminApi.createUser({ email: 'linked@example.com', email_confirm: true });
-  const { data, error } = await adminApi.generateLink({ type: 'magiclink', email: 'linked@example.com', options: { redirectTo: 'http://localhost:3000/in' } });
+  const { data, error } = await adminApi.generateLink({
+    type: 'magiclink',
+    email: 'linked@example.com',
+    options: { redirectTo: 'http://localhost:3000/in' },
+  });
   t.equal(error, null);
   t.match(data.properties, { verification_type: 'magiclink', redirect_to: 'http://localhost:3000/in', email_otp: /^\d{6}$/ });
   t.equal(data.user!.email, 'linked@example.com');
@@ -89,13 +107,21 @@ t.test('generateLink: properties and user split by the client; the link signs in
   const user = await client().getUser(fragment.access_token);
   t.equal(user.data.user?.email, 'linked@example.com');
 
-  const signup = await adminApi.generateLink({ type: 'signup', email: 'linksignup@example.com', password: 'link-pass-1', options: { data: { a: 1 } } });
+  const signup = await adminApi.generateLink({
+    type: 'signup',
+    email: 'linksignup@example.com',
+    password: 'link-pass-1',
+    options: { data: { a: 1 } },
+  });
   t.equal(signup.error, null);
   t.match(signup.data.user!.user_metadata, { a: 1 });
 });
 
 t.test('inviteUserByEmail: the invite mail arrives and its link signs the user in', async (t) => {
-  const { data, error } = await adminApi.inviteUserByEmail('friend@example.com', { data: { from: 'e2e' }, redirectTo: 'http://localhost:3000/welcome' });
+  const { data, error } = await adminApi.inviteUserByEmail('friend@example.com', {
+    data: { from: 'e2e' },
+    redirectTo: 'http://localhost:3000/welcome',
+  });
   t.equal(error, null);
   t.ok(data.user!.invited_at);
   const mail = await smtp.waitForMail('friend@example.com');

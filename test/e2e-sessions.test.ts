@@ -10,11 +10,17 @@ import { codeIn, confirmedUser, PASSWORD, pathOf } from './helpers/users.js';
 
 const smtp = await startSmtpServer();
 const api = await startTestService({
-  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
-  AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true', AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+  AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
   AUTH_RATE_LIMIT_EMAIL_SENT: '1000',
 });
-t.teardown(async () => { await api.stop(); await smtp.close(); });
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+});
 
 const client = () => authClient(api.url);
 const mailTo = (to: string, marker: string) => smtp.waitForMail((m) => m.to === to && m.html.includes(marker));
@@ -24,7 +30,7 @@ async function signedIn() {
   const s = await confirmedUser(api);
   const { data, error } = await auth.signInWithPassword({ email: s.user.email, password: PASSWORD });
   if (error) throw error;
-  return { auth, email: s.user.email, session: data.session! };
+  return { auth, email: s.user.email, session: data.session };
 }
 
 t.test('refreshSession rotates the refresh token and keeps the user', async (t) => {
@@ -105,7 +111,6 @@ t.test('anonymous user: email and password, verified by link, becomes permanent'
   t.equal(signIn.data.user!.is_anonymous, false);
   t.equal(signIn.data.user!.app_metadata.provider, 'email');
 });
-
 
 t.test('resend: a pending signup confirmation is sent again', async (t) => {
   const auth = client();

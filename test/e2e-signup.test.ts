@@ -5,8 +5,15 @@ import { startSmtpServer } from './helpers/smtp.js';
 import { authClient } from './helpers/auth-client.js';
 
 const smtp = await startSmtpServer();
-const api = await startTestService({ AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com' });
-t.teardown(async () => { await api.stop(); await smtp.close(); });
+const api = await startTestService({
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
+});
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+});
 
 t.test('signUp, confirm, signInWithPassword, getUser', async (t) => {
   const client = authClient(api.url);

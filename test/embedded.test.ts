@@ -45,7 +45,10 @@ async function startInChild(dataDir: string): Promise<{ child: ChildProcess; url
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk) => { out += chunk; if (out.includes('\n')) resolve(out.trim()); });
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('\n')) resolve(out.trim());
+    });
     child.once('exit', (code) => reject(new Error(`the child exited before starting the database (code ${code})`)));
   });
   return { child, url, exited };
@@ -82,9 +85,12 @@ t.test('a stale postmaster.pid naming some other live process is removed and the
   // As after a container restart: the PID in the file now belongs to an unrelated live process of the
   // server's own OS user (postgres itself sees through a PID owned by another user, or by its parent).
   const bystander = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], {
-    stdio: 'ignore', ...serverUser(),
+    stdio: 'ignore',
+    ...serverUser(),
   });
-  t.teardown(() => { bystander.kill(); });
+  t.teardown(() => {
+    bystander.kill();
+  });
   writeFileSync(join(dataDir, 'pg', 'postmaster.pid'), `${bystander.pid}\n${join(dataDir, 'pg')}\n`);
   // ... and the service that owned the server is gone: still no reason to signal the bystander.
   writeFileSync(join(dataDir, 'pg-owner'), `${await deadPid()}\n`);
@@ -93,7 +99,10 @@ t.test('a stale postmaster.pid naming some other live process is removed and the
   const second = await startEmbeddedPostgres({ dataDir, log: (m) => logged.push(m) });
   t.teardown(() => second.stop());
   t.same(await query(second.url, 'select 1 as ok'), [{ ok: 1 }]);
-  t.ok(logged.some((m) => m.startsWith('removed stale')), 'says what it removed');
+  t.ok(
+    logged.some((m) => m.startsWith('removed stale')),
+    'says what it removed',
+  );
   t.equal(bystander.exitCode ?? bystander.signalCode, null, 'the bystander was left alone');
   t.doesNotThrow(() => process.kill(bystander.pid!, 0), 'and is still running');
 });
@@ -107,7 +116,7 @@ t.test('a stale postmaster.pid naming this very process: the start goes on and n
   const second = await startEmbeddedPostgres({ dataDir, log: () => {} });
   t.teardown(() => second.stop());
   t.same(await query(second.url, 'select 1 as ok'), [{ ok: 1 }], 'started, and this test is still alive to see it');
-  t.not(postmasterPid(dataDir), process.pid, 'the pid file is the new server\'s');
+  t.not(postmasterPid(dataDir), process.pid, "the pid file is the new server's");
 });
 
 t.test('after kill -9 of the service, the orphaned server is stopped and the next start succeeds', async (t) => {
@@ -124,7 +133,10 @@ t.test('after kill -9 of the service, the orphaned server is stopped and the nex
   t.same(await query(next.url, 'select 1 as ok'), [{ ok: 1 }]);
   t.not(postmasterPid(dataDir), orphan, 'a new server');
   t.notOk(servesDataDir(orphan, join(dataDir, 'pg')), 'the orphan is gone');
-  t.ok(logged.some((m) => m.startsWith(`stopping PostgreSQL ${orphan} left running`)), 'says what it stopped');
+  t.ok(
+    logged.some((m) => m.startsWith(`stopping PostgreSQL ${orphan} left running`)),
+    'says what it stopped',
+  );
 });
 
 t.test('a server whose service is still running is left alone: the second start fails', async (t) => {

@@ -2,32 +2,67 @@
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 
-const EXTERNAL_OFF = Object.fromEntries(['anonymous_users', 'apple', 'azure', 'bitbucket', 'discord', 'facebook', 'figma',
-  'fly', 'github', 'gitlab', 'google', 'kakao', 'keycloak', 'linkedin', 'linkedin_oidc', 'notion', 'slack', 'slack_oidc',
-  'snapchat', 'spotify', 'twitch', 'twitter', 'workos', 'zoom'].map((name) => [name, false]));
+const EXTERNAL_OFF = Object.fromEntries(
+  [
+    'anonymous_users',
+    'apple',
+    'azure',
+    'bitbucket',
+    'discord',
+    'facebook',
+    'figma',
+    'fly',
+    'github',
+    'gitlab',
+    'google',
+    'kakao',
+    'keycloak',
+    'linkedin',
+    'linkedin_oidc',
+    'notion',
+    'slack',
+    'slack_oidc',
+    'snapchat',
+    'spotify',
+    'twitch',
+    'twitter',
+    'workos',
+    'zoom',
+  ].map((name) => [name, false]),
+);
 
 const api = await startTestService({
   AUTH_REQUEST_ID_HEADER: 'X-Request-Id',
-  AUTH_EXTERNAL_GITHUB_ENABLED: 'true', AUTH_EXTERNAL_GITHUB_CLIENT_ID: 'id', AUTH_EXTERNAL_GITHUB_SECRET: 's',
-  AUTH_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost/callback', AUTH_EXTERNAL_PHONE_ENABLED: 'true',
-  AUTH_SMS_AUTOCONFIRM: 'true', AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  AUTH_EXTERNAL_GITHUB_ENABLED: 'true',
+  AUTH_EXTERNAL_GITHUB_CLIENT_ID: 'id',
+  AUTH_EXTERNAL_GITHUB_SECRET: 's',
+  AUTH_EXTERNAL_GITHUB_REDIRECT_URI: 'http://localhost/callback',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_SMS_AUTOCONFIRM: 'true',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
 });
 t.teardown(() => api.stop());
 
-t.test('GET /health answers the original\'s body', async (t) => {
+t.test("GET /health answers the original's body", async (t) => {
   const res = await api.request('GET', '/health');
   t.equal(res.status, 200);
   t.equal(res.headers.get('content-type'), 'application/json');
   t.same(res.body, { version: '0.1.0', name: 'GoTrue', description: 'GoTrue is a user registration and authentication API' });
 });
 
-t.test('GET /settings has the spec\'s and the original\'s keys, one boolean per provider', async (t) => {
+t.test("GET /settings has the spec's and the original's keys, one boolean per provider", async (t) => {
   const res = await api.request('GET', '/settings');
   t.equal(res.status, 200);
   t.strictSame(res.body, {
     external: { ...EXTERNAL_OFF, anonymous_users: true, github: true, email: true, phone: true },
-    disable_signup: false, autoconfirm: false, mailer_autoconfirm: false, phone_autoconfirm: true,
-    sms_provider: '', saml_enabled: false, saml_private_key_next_configured: false, passkeys_enabled: false,
+    disable_signup: false,
+    autoconfirm: false,
+    mailer_autoconfirm: false,
+    phone_autoconfirm: true,
+    sms_provider: '',
+    saml_enabled: false,
+    saml_private_key_next_configured: false,
+    passkeys_enabled: false,
   });
 });
 
@@ -63,9 +98,13 @@ t.test('X-Supabase-Api-Version 2024-01-01 selects the newer error shape and is e
 });
 
 t.test('CORS: preflight answered, origin echoed with credentials, headers exposed', async (t) => {
-  const pre = await api.request('OPTIONS', '/token?grant_type=password', { headers: {
-    Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST',
-    'Access-Control-Request-Headers': 'content-type, authorization, x-supabase-api-version, x-client-info' } });
+  const pre = await api.request('OPTIONS', '/token?grant_type=password', {
+    headers: {
+      Origin: 'https://app.example',
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'content-type, authorization, x-supabase-api-version, x-client-info',
+    },
+  });
   t.equal(pre.status, 204);
   t.equal(pre.headers.get('access-control-allow-origin'), 'https://app.example');
   t.equal(pre.headers.get('access-control-allow-credentials'), 'true');
@@ -73,8 +112,13 @@ t.test('CORS: preflight answered, origin echoed with credentials, headers expose
   t.equal(pre.headers.get('access-control-allow-headers'), 'content-type, authorization, x-supabase-api-version, x-client-info');
   t.match(pre.headers.get('vary'), /Origin/);
 
-  const refused = await api.request('OPTIONS', '/token', { headers: {
-    Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-unknown' } });
+  const refused = await api.request('OPTIONS', '/token', {
+    headers: {
+      Origin: 'https://app.example',
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'x-unknown',
+    },
+  });
   t.equal(refused.headers.get('access-control-allow-origin'), null, 'a header outside the allow list gets no grant');
 
   const simple = await api.request('GET', '/settings', { headers: { Origin: 'https://app.example' } });
@@ -97,7 +141,10 @@ t.test('the request id comes from REQUEST_ID_HEADER and reaches the request log;
   t.equal(line?.route, '/settings');
   t.equal(line?.status, 200);
   t.type(line?.duration_ms, 'number');
-  t.notOk(lines.find((l) => l.request_id === 'health-probe'), '/health is quiet');
+  t.notOk(
+    lines.find((l) => l.request_id === 'health-probe'),
+    '/health is quiet',
+  );
   const masked = lines.find((l) => typeof l.query === 'string' && l.query.includes('x=1'));
   t.equal(masked?.query, 'token=[redacted]&x=1', 'credential query parameters are masked');
   t.notOk(JSON.stringify(lines).includes('secret-value'));
@@ -115,5 +162,8 @@ t.test('a quiet service writes its lines out without waiting for a full buffer o
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline && !lone()) await new Promise((resolve) => setTimeout(resolve, 100));
   t.ok(lone(), 'the request line, before any stop');
-  t.ok(quiet.logs().some((l) => l.msg === 'listening'), 'the start-up lines too');
+  t.ok(
+    quiet.logs().some((l) => l.msg === 'listening'),
+    'the start-up lines too',
+  );
 });

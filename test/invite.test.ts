@@ -6,20 +6,37 @@ import { startSmtpServer } from './helpers/smtp.js';
 import { adminToken, fragmentOf } from './helpers/admin.js';
 
 const smtp = await startSmtpServer();
-const api = await startTestService({ AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com' });
-t.teardown(async () => { await api.stop(); await smtp.close(); });
+const api = await startTestService({
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+});
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+});
 const admin = await adminToken();
 const SITE = 'http://localhost:3000';
 
 const invite = (body: unknown, query = '') => api.request('POST', `/invite${query}`, { token: admin, body });
-const follow = (link: string) => { const u = new URL(link); return api.request('GET', u.pathname + u.search); };
+const follow = (link: string) => {
+  const u = new URL(link);
+  return api.request('GET', u.pathname + u.search);
+};
 
 t.test('invite: the user with invited_at, the mail, and the link that signs them in with type=invite', async (t) => {
   const res = await invite({ email: 'Invitee@Example.com', data: { team: 'red' } });
   t.equal(res.status, 200);
   const u = res.body;
-  t.match(u, { id: /^[0-9a-f-]{36}$/, email: 'invitee@example.com', invited_at: String, confirmation_sent_at: String,
-    user_metadata: { team: 'red' }, app_metadata: { provider: 'email', providers: ['email'] }, identities: [{ provider: 'email' }] });
+  t.match(u, {
+    id: /^[0-9a-f-]{36}$/,
+    email: 'invitee@example.com',
+    invited_at: String,
+    confirmation_sent_at: String,
+    user_metadata: { team: 'red' },
+    app_metadata: { provider: 'email', providers: ['email'] },
+    identities: [{ provider: 'email' }],
+  });
   t.notOk('email_confirmed_at' in u);
   t.equal(u.invited_at, u.confirmation_sent_at);
 
@@ -37,15 +54,23 @@ t.test('invite: the user with invited_at, the mail, and the link that signs them
   t.ok(me.body.email_confirmed_at, 'accepting confirms the address');
   const { rows } = await api.db.query('select encrypted_password from users where id = $1', [u.id]);
   t.equal(rows[0].encrypted_password, null, 'no password until the user sets one');
-  const audit = await api.db.query(`select count(*)::int as n from audit_log_entries where payload ->> 'action' = 'invite_accepted' and payload ->> 'actor_id' = $1`, [u.id]);
+  const audit = await api.db.query(
+    `select count(*)::int as n from audit_log_entries where payload ->> 'action' = 'invite_accepted' and payload ->> 'actor_id' = $1`,
+    [u.id],
+  );
   t.equal(audit.rows[0].n, 1, 'accepting is audited as invite_accepted');
   const set = await api.request('PUT', '/user', { token: fragment.access_token, body: { password: 'chosen-pass-1' } });
   t.equal(set.status, 200, 'the invited user sets a password');
-  const login = await api.request('POST', '/token?grant_type=password', { body: { email: 'invitee@example.com', password: 'chosen-pass-1' } });
+  const login = await api.request('POST', '/token?grant_type=password', {
+    body: { email: 'invitee@example.com', password: 'chosen-pass-1' },
+  });
   t.equal(login.status, 200, 'and signs in with it');
 
   const again = await invite({ email: 'invitee@example.com' });
-  t.strictSame([again.status, again.body], [422, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' }]);
+  t.strictSame(
+    [again.status, again.body],
+    [422, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' }],
+  );
 });
 
 t.test('re-inviting a pending address reuses the user and replaces the link; redirect_to is honoured', async (t) => {
@@ -73,8 +98,13 @@ t.test('a refused delivery leaves nothing behind', async (t) => {
 
 t.test('bad email is a 400; the invite is audited as the admin', async (t) => {
   const bad = await invite({ email: 'not-an-email' });
-  t.strictSame([bad.status, bad.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Unable to validate email address: invalid format' }]);
-  const { rows } = await api.db.query(`select payload from audit_log_entries where payload ->> 'action' = 'user_invited' and payload -> 'traits' ->> 'user_email' = 'invitee@example.com'`);
+  t.strictSame(
+    [bad.status, bad.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: 'Unable to validate email address: invalid format' }],
+  );
+  const { rows } = await api.db.query(
+    `select payload from audit_log_entries where payload ->> 'action' = 'user_invited' and payload -> 'traits' ->> 'user_email' = 'invitee@example.com'`,
+  );
   t.equal(rows.length, 1);
   t.match(rows[0].payload, { actor_id: '00000000-0000-0000-0000-000000000000', actor_username: 'service_role', log_type: 'team' });
 });

@@ -7,18 +7,37 @@ import { JwtError, buildAccessTokenClaims, createJwtService, type AccessTokenCla
 
 const SECRET = 'a-test-secret-of-at-least-32-characters!';
 const jwtConfig = {
-  secret: SECRET, exp: 3600, aud: 'authenticated', issuer: '', keyId: '', adminGroupName: 'admin',
-  defaultGroupName: 'authenticated', adminRoles: ['service_role', 'supabase_admin'],
+  secret: SECRET,
+  exp: 3600,
+  aud: 'authenticated',
+  issuer: '',
+  keyId: '',
+  adminGroupName: 'admin',
+  defaultGroupName: 'authenticated',
+  adminRoles: ['service_role', 'supabase_admin'],
 };
 const now = Math.floor(Date.now() / 1000);
 const user = {
-  id: '6b0c2d1e-0a43-4c5e-9a63-2f1b8e7d9c10', aud: 'authenticated', email: 'user@example.com', phone: null,
-  role: 'authenticated', app_metadata: { provider: 'email', providers: ['email'] }, user_metadata: {}, is_anonymous: false,
+  id: '6b0c2d1e-0a43-4c5e-9a63-2f1b8e7d9c10',
+  aud: 'authenticated',
+  email: 'user@example.com',
+  phone: null,
+  role: 'authenticated',
+  app_metadata: { provider: 'email', providers: ['email'] },
+  user_metadata: {},
+  is_anonymous: false,
 };
 const claims = (overrides: Partial<AccessTokenClaims> = {}): AccessTokenClaims => ({
   ...buildAccessTokenClaims({
-    user, sessionId: '0e5d0b9c-7f3a-4d9e-8b1c-5a6f7e8d9c0b', aal: 'aal1', now, jwt: jwtConfig,
-    amr: [{ method: 'otp', timestamp: now - 100 }, { method: 'password', timestamp: now - 10 }],
+    user,
+    sessionId: '0e5d0b9c-7f3a-4d9e-8b1c-5a6f7e8d9c0b',
+    aal: 'aal1',
+    now,
+    jwt: jwtConfig,
+    amr: [
+      { method: 'otp', timestamp: now - 100 },
+      { method: 'password', timestamp: now - 10 },
+    ],
   }),
   ...overrides,
 });
@@ -37,11 +56,35 @@ async function rejection(promise: Promise<unknown>): Promise<string> {
 
 t.test('claims are built in the original order, with iat/exp from JWT_EXP and AMR newest first', async (t) => {
   const built = claims();
-  t.same(Object.keys(built), ['sub', 'aud', 'exp', 'iat', 'email', 'phone', 'app_metadata', 'user_metadata', 'role', 'aal', 'amr', 'session_id', 'is_anonymous']);
+  t.same(Object.keys(built), [
+    'sub',
+    'aud',
+    'exp',
+    'iat',
+    'email',
+    'phone',
+    'app_metadata',
+    'user_metadata',
+    'role',
+    'aal',
+    'amr',
+    'session_id',
+    'is_anonymous',
+  ]);
   t.equal(built.exp - built.iat, 3600);
   t.equal(built.phone, '');
-  t.same(built.amr.map((x) => x.method), ['password', 'otp']);
-  const withIssuer = buildAccessTokenClaims({ user, sessionId: 's', aal: 'aal1', amr: [], now, jwt: { exp: 60, issuer: 'https://auth.example.com' } });
+  t.same(
+    built.amr.map((x) => x.method),
+    ['password', 'otp'],
+  );
+  const withIssuer = buildAccessTokenClaims({
+    user,
+    sessionId: 's',
+    aal: 'aal1',
+    amr: [],
+    now,
+    jwt: { exp: 60, issuer: 'https://auth.example.com' },
+  });
   t.same(Object.keys(withIssuer).slice(0, 2), ['iss', 'sub']);
 });
 
@@ -62,34 +105,46 @@ t.test('no kid header without a key id', async (t) => {
 
 t.test('alg none is rejected', async (t) => {
   const token = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims())}.`;
-  t.equal(await rejection(createJwtService(jwtConfig).verify(token)),
-    'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method none is invalid');
+  t.equal(
+    await rejection(createJwtService(jwtConfig).verify(token)),
+    'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method none is invalid',
+  );
 });
 
 t.test('a token signed with another secret is rejected', async (t) => {
   const token = await createJwtService({ ...jwtConfig, secret: 'another-secret-of-enough-length!!' }).sign(claims());
-  t.equal(await rejection(createJwtService(jwtConfig).verify(token)),
-    'invalid JWT: unable to parse or verify signature, token signature is invalid: signature is invalid');
+  t.equal(
+    await rejection(createJwtService(jwtConfig).verify(token)),
+    'invalid JWT: unable to parse or verify signature, token signature is invalid: signature is invalid',
+  );
 });
 
 t.test('an expired token is rejected', async (t) => {
   const service = createJwtService(jwtConfig);
   const token = await service.sign(claims({ iat: now - 7200, exp: now - 3600 }));
-  t.equal(await rejection(service.verify(token)),
-    'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired');
+  t.equal(
+    await rejection(service.verify(token)),
+    'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired',
+  );
 });
 
 t.test('a token without exp is rejected', async (t) => {
   const { exp: _exp, ...rest } = claims();
   const token = await new SignJWT(rest).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(createSecretKey(Buffer.from(SECRET)));
-  t.equal(await rejection(createJwtService(jwtConfig).verify(token)),
-    'invalid JWT: unable to parse or verify signature, token has invalid claims: token is missing required claim: exp claim is required');
+  t.equal(
+    await rejection(createJwtService(jwtConfig).verify(token)),
+    'invalid JWT: unable to parse or verify signature, token has invalid claims: token is missing required claim: exp claim is required',
+  );
 });
 
 t.test('HS384 with the same secret is rejected: the algorithm is pinned', async (t) => {
-  const token = await new SignJWT({ ...claims() }).setProtectedHeader({ alg: 'HS384', typ: 'JWT' }).sign(createSecretKey(Buffer.from(SECRET)));
-  t.equal(await rejection(createJwtService(jwtConfig).verify(token)),
-    'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method HS384 is invalid');
+  const token = await new SignJWT({ ...claims() })
+    .setProtectedHeader({ alg: 'HS384', typ: 'JWT' })
+    .sign(createSecretKey(Buffer.from(SECRET)));
+  t.equal(
+    await rejection(createJwtService(jwtConfig).verify(token)),
+    'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method HS384 is invalid',
+  );
 });
 
 t.test('the audience is not checked at verify time', async (t) => {
@@ -99,8 +154,10 @@ t.test('the audience is not checked at verify time', async (t) => {
 });
 
 t.test('garbage is malformed', async (t) => {
-  t.equal(await rejection(createJwtService(jwtConfig).verify('not-a-jwt')),
-    'invalid JWT: unable to parse or verify signature, token is malformed: token contains an invalid number of segments');
+  t.equal(
+    await rejection(createJwtService(jwtConfig).verify('not-a-jwt')),
+    'invalid JWT: unable to parse or verify signature, token is malformed: token contains an invalid number of segments',
+  );
 });
 
 t.test('an empty secret is a programmer error at startup', async (t) => {

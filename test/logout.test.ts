@@ -34,7 +34,9 @@ t.test('global (the default) ends every session of the user', async (t) => {
   t.ok(await alive(other), 'another user is untouched');
   const rows = await api.db.query('select count(*) from refresh_tokens where user_id = $1', [a.user.id]);
   t.equal(rows.rows[0].count, '0', 'refresh tokens went with the sessions');
-  const audit = await api.db.query(`select 1 from audit_log_entries where payload->>'action' = 'logout' and payload->>'actor_id' = $1`, [a.user.id]);
+  const audit = await api.db.query(`select 1 from audit_log_entries where payload->>'action' = 'logout' and payload->>'actor_id' = $1`, [
+    a.user.id,
+  ]);
   t.equal(audit.rowCount, 1);
 });
 

@@ -36,6 +36,8 @@ t.test('MAILER_AUTOCONFIRM: an unknown address is signed up confirmed and gets a
   const mail = await stack.smtp.waitForMail('auto@example.com');
   t.equal(mail.subject, 'Your Magic Link');
   t.equal(linkOf(mail).type, 'magiclink');
-  const { rows: [user] } = await stack.api.db.query('select email_confirmed_at from users where email = $1', ['auto@example.com']);
+  const {
+    rows: [user],
+  } = await stack.api.db.query('select email_confirmed_at from users where email = $1', ['auto@example.com']);
   t.ok(user.email_confirmed_at);
 });

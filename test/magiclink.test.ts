@@ -24,7 +24,9 @@ t.test('a confirmed user gets a magic link that signs in and redirects with type
   t.equal(link.type, 'magiclink');
   t.equal(link.redirectTo, 'http://localhost:3000/welcome');
   t.match(link.token, /^[0-9a-f]{56}$/);
-  const { rows: [user] } = await api.db.query('select recovery_sent_at from users where email = $1', ['mia@example.com']);
+  const {
+    rows: [user],
+  } = await api.db.query('select recovery_sent_at from users where email = $1', ['mia@example.com']);
   t.ok(user.recovery_sent_at, 'recovery_sent_at records the send');
 
   const followed = await api.request('GET', link.path);
@@ -67,7 +69,9 @@ t.test('an unknown address is signed up with user_metadata from data and gets th
   t.strictSame(res.body, {});
   const mail = await smtp.waitForMail('new@example.com');
   t.equal(mail.subject, 'Confirm Your Signup');
-  const { rows: [user] } = await api.db.query('select * from users where email = $1', ['new@example.com']);
+  const {
+    rows: [user],
+  } = await api.db.query('select * from users where email = $1', ['new@example.com']);
   t.equal(user.encrypted_password, null, 'no password: nothing was hashed, so an unknown address costs what a known one does');
   t.equal(user.email_confirmed_at, null);
   t.equal(user.raw_user_meta_data.plan, 'pro');
@@ -93,7 +97,9 @@ t.test('validation errors', async (t) => {
   const bad = await api.request('POST', '/magiclink', { body: { email: 'not-an-email' } });
   t.equal(bad.status, 400);
   t.strictSame(bad.body, { code: 400, error_code: 'validation_failed', msg: 'Unable to validate email address: invalid format' });
-  const pkce = await api.request('POST', '/magiclink', { body: { email: 'x@example.com', code_challenge: 'short', code_challenge_method: 's256' } });
+  const pkce = await api.request('POST', '/magiclink', {
+    body: { email: 'x@example.com', code_challenge: 'short', code_challenge_method: 's256' },
+  });
   t.strictSame(pkce.body, { code: 400, error_code: 'validation_failed', msg: 'code challenge has to be between 43 and 128 characters' });
   const { rows } = await api.db.query('select 1 from users where email = $1', ['x@example.com']);
   t.equal(rows.length, 0, 'a refused request signs nobody up');

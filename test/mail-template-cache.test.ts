@@ -5,7 +5,9 @@ import { captureLog } from './helpers/log.js';
 import { startTemplateServer, type TemplateServer } from './helpers/template-server.js';
 
 let server: TemplateServer;
-t.before(async () => { server = await startTemplateServer(); });
+t.before(async () => {
+  server = await startTemplateServer();
+});
 t.teardown(() => server.close());
 
 function cacheAt(clock: { now: number }) {

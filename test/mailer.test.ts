@@ -21,9 +21,13 @@ t.teardown(async () => {
 function configWith(env: Record<string, string> = {}): Config {
   return loadConfig({
     env: {
-      AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@portcullis.test',
-      AUTH_SMTP_SENDER_NAME: 'Portcullis', AUTH_SITE_URL: 'http://localhost:3000',
-      AUTH_API_EXTERNAL_URL: 'http://localhost:9999/auth/v1', AUTH_MAILER_URLPATHS_CONFIRMATION: '/auth/v1/verify',
+      AUTH_SMTP_HOST: '127.0.0.1',
+      AUTH_SMTP_PORT: String(smtp.port),
+      AUTH_SMTP_ADMIN_EMAIL: 'admin@portcullis.test',
+      AUTH_SMTP_SENDER_NAME: 'Portcullis',
+      AUTH_SITE_URL: 'http://localhost:3000',
+      AUTH_API_EXTERNAL_URL: 'http://localhost:9999/auth/v1',
+      AUTH_MAILER_URLPATHS_CONFIRMATION: '/auth/v1/verify',
       ...env,
     },
     envFile: null,
@@ -39,16 +43,25 @@ function mailerFor(t: Test, config: Config, log = captureLog().log) {
 
 function vars(overrides: Partial<MailVars> = {}): MailVars {
   return {
-    SiteURL: 'http://localhost:3000', Email: 'ada@example.com', ConfirmationURL: 'http://localhost:9999/verify?token=h&type=signup&redirect_to=',
-    Token: '123456', TokenHash: 'h', RedirectTo: '', Data: {}, ...overrides,
+    SiteURL: 'http://localhost:3000',
+    Email: 'ada@example.com',
+    ConfirmationURL: 'http://localhost:9999/verify?token=h&type=signup&redirect_to=',
+    Token: '123456',
+    TokenHash: 'h',
+    RedirectTo: '',
+    Data: {},
+    ...overrides,
   };
 }
 
 t.test('a confirmation mail arrives with From, To, subject and the link built from the config', async (t) => {
   const config = configWith();
   const link = buildConfirmationUrl({
-    externalUrl: config.api.externalUrl, path: linkPathFor(config.mailer.urlPaths, 'confirmation'),
-    tokenHash: 'c0ffee', type: 'confirmation', redirectTo: 'http://localhost:3000/welcome',
+    externalUrl: config.api.externalUrl,
+    path: linkPathFor(config.mailer.urlPaths, 'confirmation'),
+    tokenHash: 'c0ffee',
+    type: 'confirmation',
+    redirectTo: 'http://localhost:3000/welcome',
   });
   const sent = await mailerFor(t, config).send('confirmation', 'ada@example.com', vars({ ConfirmationURL: link }));
 
@@ -67,8 +80,12 @@ t.test('a confirmation mail arrives with From, To, subject and the link built fr
 t.test('the default subject of each kind comes from the config defaults', async (t) => {
   const mailer = mailerFor(t, configWith());
   const expected: Record<MailKind, string> = {
-    invite: 'You have been invited', confirmation: 'Confirm Your Signup', recovery: 'Reset Your Password',
-    magicLink: 'Your Magic Link', emailChange: 'Confirm Email Change', reauthentication: 'Confirm reauthentication',
+    invite: 'You have been invited',
+    confirmation: 'Confirm Your Signup',
+    recovery: 'Reset Your Password',
+    magicLink: 'Your Magic Link',
+    emailChange: 'Confirm Email Change',
+    reauthentication: 'Confirm reauthentication',
   };
   for (const [kind, subject] of Object.entries(expected) as Array<[MailKind, string]>) {
     const to = `subject-${kind.toLowerCase()}@example.com`;
@@ -78,10 +95,13 @@ t.test('the default subject of each kind comes from the config defaults', async 
 });
 
 t.test('subjects fill in variables as plain text', async (t) => {
-  const mailer = mailerFor(t, configWith({
-    AUTH_MAILER_SUBJECTS_REAUTHENTICATION: '{{ .Token }} is your code',
-    AUTH_MAILER_SUBJECTS_INVITE: 'Welcome {{.Data.team}}',
-  }));
+  const mailer = mailerFor(
+    t,
+    configWith({
+      AUTH_MAILER_SUBJECTS_REAUTHENTICATION: '{{ .Token }} is your code',
+      AUTH_MAILER_SUBJECTS_INVITE: 'Welcome {{.Data.team}}',
+    }),
+  );
   await mailer.send('reauthentication', 'reauth@example.com', vars({ ConfirmationURL: '' }));
   t.equal((await smtp.waitForMail('reauth@example.com')).subject, '123456 is your code');
   await mailer.send('invite', 'invited@example.com', vars({ Data: { team: 'Tom & Jerry' } }));
@@ -94,9 +114,16 @@ t.test('the default email-change body names both addresses', async (t) => {
 });
 
 t.test('a template served over HTTP is used, its variables filled and HTML-escaped', async (t) => {
-  templates.set('/confirm.html', '<p>Hi {{ .Data.name }}, <a href="{{.ConfirmationURL}}">go</a> {{- /* a comment */ -}} {{ .Token }}{{ .Nope }}{{ if .X }}</p>');
+  templates.set(
+    '/confirm.html',
+    '<p>Hi {{ .Data.name }}, <a href="{{.ConfirmationURL}}">go</a> {{- /* a comment */ -}} {{ .Token }}{{ .Nope }}{{ if .X }}</p>',
+  );
   const mailer = mailerFor(t, configWith({ AUTH_MAILER_TEMPLATES_CONFIRMATION: `${templates.baseUrl}/confirm.html` }));
-  await mailer.send('confirmation', 'tpl@example.com', vars({ Data: { name: 'Ada <Lovelace>' }, ConfirmationURL: 'http://x/verify?token=1&type=signup' }));
+  await mailer.send(
+    'confirmation',
+    'tpl@example.com',
+    vars({ Data: { name: 'Ada <Lovelace>' }, ConfirmationURL: 'http://x/verify?token=1&type=signup' }),
+  );
   const mail = await smtp.waitForMail('tpl@example.com');
   t.equal(mail.html, '<p>Hi Ada &lt;Lovelace&gt;, <a href="http://x/verify?token=1&amp;type=signup">go</a>123456</p>');
   t.equal(mail.link, 'http://x/verify?token=1&type=signup');
@@ -112,11 +139,20 @@ t.test('a template location without http is fetched under SITE_URL', async (t) =
 const unusable: Array<[string, () => Promise<string>]> = [
   ['down (connection refused)', async () => `http://127.0.0.1:${await unusedPort()}/t.html`],
   ['answering 404', async () => `${templates.baseUrl}/missing.html`],
-  ['over the size cap', async () => { templates.set('/big.html', 'x'.repeat(1_000_001)); return `${templates.baseUrl}/big.html`; }],
-  ['over the size cap without Content-Length', async () => {
-    templates.set('/big-chunked.html', { body: 'y'.repeat(1_000_001), chunked: true });
-    return `${templates.baseUrl}/big-chunked.html`;
-  }],
+  [
+    'over the size cap',
+    async () => {
+      templates.set('/big.html', 'x'.repeat(1_000_001));
+      return `${templates.baseUrl}/big.html`;
+    },
+  ],
+  [
+    'over the size cap without Content-Length',
+    async () => {
+      templates.set('/big-chunked.html', { body: 'y'.repeat(1_000_001), chunked: true });
+      return `${templates.baseUrl}/big-chunked.html`;
+    },
+  ],
 ];
 for (const [why, location] of unusable) {
   t.test(`a template URL ${why} falls back to the built-in default`, async (t) => {
@@ -127,7 +163,10 @@ for (const [why, location] of unusable) {
     const mail = await smtp.waitForMail(to);
     t.match(mail.html, '<h2>Reset password</h2>');
     t.equal(mail.link, 'http://x/verify?token=r&type=recovery');
-    t.ok(lines.some((l) => l.level === LEVEL.warn && /built-in default/.test(l.msg)), 'the fallback is logged');
+    t.ok(
+      lines.some((l) => l.level === LEVEL.warn && /built-in default/.test(l.msg)),
+      'the fallback is logged',
+    );
   });
 }
 
@@ -156,12 +195,24 @@ t.test('an unreachable SMTP server makes send reject', async (t) => {
 t.test('without SMTP_HOST in development, mails are logged with link and code', async (t) => {
   const { log, lines } = captureLog();
   const mailer = mailerFor(t, configWith({ AUTH_SMTP_HOST: '' }), log);
-  t.ok(lines.some((l) => l.level === LEVEL.warn && /NOT sent/.test(l.msg)), 'said loudly at creation');
+  t.ok(
+    lines.some((l) => l.level === LEVEL.warn && /NOT sent/.test(l.msg)),
+    'said loudly at creation',
+  );
   const { messageId } = await mailer.send('magicLink', 'dev@example.com', vars({ ConfirmationURL: 'http://x/verify?token=m' }));
   const line = lines.find((l) => l.messageId === messageId);
-  t.same(line?.mail, { kind: 'magicLink', to: 'dev@example.com', subject: 'Your Magic Link', link: 'http://x/verify?token=m', code: '123456' });
+  t.same(line?.mail, {
+    kind: 'magicLink',
+    to: 'dev@example.com',
+    subject: 'Your Magic Link',
+    link: 'http://x/verify?token=m',
+    code: '123456',
+  });
   t.equal(line?.level, LEVEL.info);
-  t.notOk(smtp.mails.some((m) => m.to === 'dev@example.com'), 'nothing went over SMTP');
+  t.notOk(
+    smtp.mails.some((m) => m.to === 'dev@example.com'),
+    'nothing went over SMTP',
+  );
 });
 
 t.test('without SMTP_HOST outside development, a dropped mail is logged without its link or code', async (t) => {

@@ -2,8 +2,13 @@
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 
-const api = await startTestService({ AUTH_HTTP_WORKERS: '2', AUTH_METRICS_ENABLED: 'true', AUTH_METRICS_EXPORTER: 'prometheus',
-  OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1', OTEL_EXPORTER_PROMETHEUS_PORT: '0' });
+const api = await startTestService({
+  AUTH_HTTP_WORKERS: '2',
+  AUTH_METRICS_ENABLED: 'true',
+  AUTH_METRICS_EXPORTER: 'prometheus',
+  OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+  OTEL_EXPORTER_PROMETHEUS_PORT: '0',
+});
 t.teardown(() => api.stop());
 
 t.test('request counts from both threads in one scrape', async (t) => {

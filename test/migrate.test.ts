@@ -5,16 +5,25 @@ import t from 'tap';
 import { migrate } from '../dist/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 
-const MIGRATION_FILES = readdirSync(fileURLToPath(new URL('../sql', import.meta.url)))
-  .filter((f) => /^[0-9]{5}_.*\.sql$/.test(f)).length;
+const MIGRATION_FILES = readdirSync(fileURLToPath(new URL('../sql', import.meta.url))).filter((f) => /^[0-9]{5}_.*\.sql$/.test(f)).length;
 
 const TABLES = [
-  'audit_log_entries', 'flow_state', 'identities', 'mfa_amr_claims', 'migrations', 'one_time_tokens',
-  'rate_limits', 'refresh_tokens', 'sessions', 'users',
+  'audit_log_entries',
+  'flow_state',
+  'identities',
+  'mfa_amr_claims',
+  'migrations',
+  'one_time_tokens',
+  'rate_limits',
+  'refresh_tokens',
+  'sessions',
+  'users',
 ];
 
 let db: TestDatabase;
-t.before(async () => { db = await createTestDatabase(); });
+t.before(async () => {
+  db = await createTestDatabase();
+});
 t.teardown(() => db.drop());
 
 async function query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
@@ -29,7 +38,9 @@ async function query<R extends pg.QueryResultRow>(text: string, values: unknown[
 
 async function tablesIn(schema: string): Promise<string[]> {
   const rows = await query<{ name: string }>(
-    `select table_name as name from information_schema.tables where table_schema = $1 order by 1`, [schema]);
+    `select table_name as name from information_schema.tables where table_schema = $1 order by 1`,
+    [schema],
+  );
   return rows.map((r) => r.name);
 }
 
@@ -48,13 +59,19 @@ t.test('a fresh database gets every table inside the namespace and none in publi
 
 t.test('a second run applies nothing', async (t) => {
   t.same(await migrate(db.url, 'auth'), { applied: 0 });
-  t.same(await migrationsIn('auth'), Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1));
+  t.same(
+    await migrationsIn('auth'),
+    Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1),
+  );
 });
 
 t.test('two concurrent runs on one namespace serialise: all files applied exactly once', async (t) => {
   const results = await Promise.all([migrate(db.url, 'racing'), migrate(db.url, 'racing')]);
   t.equal(results[0].applied + results[1].applied, MIGRATION_FILES);
-  t.same(await migrationsIn('racing'), Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1));
+  t.same(
+    await migrationsIn('racing'),
+    Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1),
+  );
 });
 
 t.test('two namespaces in one database are independent, bookkeeping included', async (t) => {
@@ -66,7 +83,10 @@ t.test('two namespaces in one database are independent, bookkeeping included', a
   t.same(await query(`select email from tenant_a.users`), [{ email: 'a@example.com' }]);
   t.same(await query(`select email from tenant_b.users`), []);
   await query(`delete from tenant_b.migrations`);
-  t.same(await migrationsIn('tenant_a'), Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1));
+  t.same(
+    await migrationsIn('tenant_a'),
+    Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1),
+  );
 });
 
 t.test('an existing schema is used as it is', async (t) => {

@@ -68,15 +68,30 @@ t.test('phone: a confirmed user gets a code and the gateway message id', async (
   t.equal(verified.status, 200);
 });
 
-t.test('validation errors in the original\'s order', async (t) => {
+t.test("validation errors in the original's order", async (t) => {
   const cases: Array<[unknown, number, string, string]> = [
-    [{ email: 'a@example.com', phone: '+15550003333' }, 400, 'validation_failed', 'Only an email address or phone number should be provided'],
+    [
+      { email: 'a@example.com', phone: '+15550003333' },
+      400,
+      'validation_failed',
+      'Only an email address or phone number should be provided',
+    ],
     [{ email: 'a@example.com', channel: 'sms' }, 400, 'validation_failed', 'Channel should only be specified with Phone OTP'],
     [{}, 400, 'validation_failed', 'One of email or phone must be set'],
-    [{ email: 'a@example.com', code_challenge_method: 's256' }, 400, 'validation_failed', 'PKCE flow requires code_challenge_method and code_challenge'],
+    [
+      { email: 'a@example.com', code_challenge_method: 's256' },
+      400,
+      'validation_failed',
+      'PKCE flow requires code_challenge_method and code_challenge',
+    ],
     [{ phone: '12' }, 400, 'validation_failed', 'Invalid phone number format (E.164 required)'],
     [{ email: 'bad' }, 400, 'validation_failed', 'Unable to validate email address: invalid format'],
-    [{ phone: '+15550003333', channel: 'pigeon' }, 400, 'validation_failed', "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider."],
+    [
+      { phone: '+15550003333', channel: 'pigeon' },
+      400,
+      'validation_failed',
+      "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
+    ],
   ];
   for (const [body, status, code, msg] of cases) {
     const res = await api.request('POST', '/otp', { body });

@@ -1,9 +1,7 @@
 // Strength messages and reasons are the original's wire text (REFERENCE §6).
 import t from 'tap';
 import { splitCharacterSets } from '../dist/server/config/load.js';
-import {
-  PASSWORD_MAX_LENGTH, checkPasswordStrength, isPasswordTooLong,
-} from '../dist/server/users/password-policy.js';
+import { PASSWORD_MAX_LENGTH, checkPasswordStrength, isPasswordTooLong } from '../dist/server/users/password-policy.js';
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -51,4 +49,3 @@ t.test('sets from the config loader: an escaped colon is a character of the set'
     reasons: ['characters'],
   });
 });
-

@@ -10,10 +10,19 @@ t.teardown(() => sms.close());
 const phoneOn = { AUTH_EXTERNAL_PHONE_ENABLED: 'true' };
 
 t.test('template, code length, expiry, resend interval and the global SMS limit', async (t) => {
-  const api = await startTestService({ ...phoneOn, AUTH_SMS_PROVIDER: 'vonage', AUTH_SMS_VONAGE_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_VONAGE_API_KEY: 'key', AUTH_SMS_VONAGE_API_SECRET: 'secret', AUTH_SMS_VONAGE_FROM: 'Portcullis',
-    AUTH_SMS_TEMPLATE: 'Code {{ .Code }} for Portcullis', AUTH_SMS_OTP_LENGTH: '8', AUTH_SMS_OTP_EXP: '120',
-    AUTH_SMS_MAX_FREQUENCY: '45', AUTH_RATE_LIMIT_SMS_SENT: '3' });
+  const api = await startTestService({
+    ...phoneOn,
+    AUTH_SMS_PROVIDER: 'vonage',
+    AUTH_SMS_VONAGE_API_BASE_URL: sms.baseUrl,
+    AUTH_SMS_VONAGE_API_KEY: 'key',
+    AUTH_SMS_VONAGE_API_SECRET: 'secret',
+    AUTH_SMS_VONAGE_FROM: 'Portcullis',
+    AUTH_SMS_TEMPLATE: 'Code {{ .Code }} for Portcullis',
+    AUTH_SMS_OTP_LENGTH: '8',
+    AUTH_SMS_OTP_EXP: '120',
+    AUTH_SMS_MAX_FREQUENCY: '45',
+    AUTH_RATE_LIMIT_SMS_SENT: '3',
+  });
   t.teardown(() => api.stop());
   const first = await api.request('POST', '/signup', { body: { phone: '+4915112345678', password: 'secret99' } });
   t.equal(first.status, 200);
@@ -31,20 +40,35 @@ t.test('template, code length, expiry, resend interval and the global SMS limit'
   const expired = await api.request('POST', '/verify', { body: { type: 'sms', phone: '4915112345678', token: code } });
   t.strictSame(expired.body, { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' }, 'expired after SMS_OTP_EXP');
 
-  const more = await Promise.all(['+4915112345679', '+4915112345670', '+4915112345671'].map((phone) =>
-    api.request('POST', '/signup', { body: { phone, password: 'secret99' } })));
+  const more = await Promise.all(
+    ['+4915112345679', '+4915112345670', '+4915112345671'].map((phone) =>
+      api.request('POST', '/signup', { body: { phone, password: 'secret99' } }),
+    ),
+  );
   t.same(more.map((r) => r.status).sort(), [200, 200, 429], 'the fourth SMS of the hour is refused');
-  t.strictSame(more.find((r) => r.status === 429)!.body, { code: 429, error_code: 'over_sms_send_rate_limit', msg: 'SMS rate limit exceeded' });
+  t.strictSame(more.find((r) => r.status === 429)!.body, {
+    code: 429,
+    error_code: 'over_sms_send_rate_limit',
+    msg: 'SMS rate limit exceeded',
+  });
 });
 
 t.test('Twilio Verify generates and checks the code; wrong codes are counted', async (t) => {
-  const api = await startTestService({ ...phoneOn, AUTH_SMS_PROVIDER: 'twilio_verify', AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9', AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok', AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1' });
+  const api = await startTestService({
+    ...phoneOn,
+    AUTH_SMS_PROVIDER: 'twilio_verify',
+    AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl,
+    AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
+    AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok',
+    AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+  });
   t.teardown(() => api.stop());
   await api.request('POST', '/signup', { body: { phone: '+15550101010', password: 'secret99' } });
   const sent = await sms.waitForMessage('15550101010');
   t.equal(sent.gateway, 'twilio_verify');
-  const wrong = await api.request('POST', '/verify', { body: { type: 'sms', phone: '15550101010', token: sent.code === '000000' ? '111111' : '000000' } });
+  const wrong = await api.request('POST', '/verify', {
+    body: { type: 'sms', phone: '15550101010', token: sent.code === '000000' ? '111111' : '000000' },
+  });
   t.equal(wrong.status, 403);
   const { rows } = await api.db.query('select attempts from one_time_tokens');
   t.equal(rows[0].attempts, 1, 'the wrong code was counted');
@@ -54,9 +78,15 @@ t.test('Twilio Verify generates and checks the code; wrong codes are counted', a
 });
 
 t.test('SMS_TEST_OTP numbers skip the gateway', async (t) => {
-  const api = await startTestService({ ...phoneOn, AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC1', AUTH_SMS_TWILIO_AUTH_TOKEN: 't', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
-    AUTH_SMS_TEST_OTP: '15550199999:424242' });
+  const api = await startTestService({
+    ...phoneOn,
+    AUTH_SMS_PROVIDER: 'twilio',
+    AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+    AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC1',
+    AUTH_SMS_TWILIO_AUTH_TOKEN: 't',
+    AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+    AUTH_SMS_TEST_OTP: '15550199999:424242',
+  });
   t.teardown(() => api.stop());
   const before = sms.messages.length;
   t.equal((await api.request('POST', '/signup', { body: { phone: '+15550199999', password: 'secret99' } })).status, 200);
@@ -68,8 +98,11 @@ t.test('SMS_TEST_OTP numbers skip the gateway', async (t) => {
 t.test('per-client limits key on RATE_LIMIT_HEADER and hold across threads', async (t) => {
   const api = await startTestService({ AUTH_HTTP_WORKERS: '2', AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_TOKEN_REFRESH: '1' });
   t.teardown(() => api.stop());
-  const attempt = (ip?: string) => api.request('POST', '/token?grant_type=password',
-    { body: { email: 'x@example.com', password: 'nope' }, headers: ip ? { 'X-Real-IP': ip } : {} });
+  const attempt = (ip?: string) =>
+    api.request('POST', '/token?grant_type=password', {
+      body: { email: 'x@example.com', password: 'nope' },
+      headers: ip ? { 'X-Real-IP': ip } : {},
+    });
   const burst = await Promise.all(Array.from({ length: 32 }, () => attempt('203.0.113.7, 10.0.0.1')));
   const limited = burst.filter((r) => r.status === 429);
   t.equal(limited.length, 2, 'a burst of 30, then refused');

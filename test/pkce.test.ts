@@ -33,10 +33,17 @@ async function followForCode(t: Test, mail: Parameters<typeof linkOf>[0]): Promi
 
 t.test('signup: confirmation link → ?code= → exchange → session with AMR email/signup; the flow is spent', async (t) => {
   const { verifier, challenge } = await pkcePair();
-  const signup = await api.request('POST', '/signup', { body: { email: 'pk@example.com', password: 'secret-password', code_challenge: challenge, code_challenge_method: 'S256' } });
+  const signup = await api.request('POST', '/signup', {
+    body: { email: 'pk@example.com', password: 'secret-password', code_challenge: challenge, code_challenge_method: 'S256' },
+  });
   t.equal(signup.status, 200);
   const [flow] = await flowsOf('pk@example.com');
-  t.match(flow, { authentication_method: 'email/signup', code_challenge_method: 's256', code_challenge: challenge, auth_code_issued_at: null });
+  t.match(flow, {
+    authentication_method: 'email/signup',
+    code_challenge_method: 's256',
+    code_challenge: challenge,
+    auth_code_issued_at: null,
+  });
   const { code, location } = await followForCode(t, await smtp.waitForMail('pk@example.com'));
   t.equal(location, `http://localhost:3000?code=${code}`);
   t.equal(code, flow.auth_code);
@@ -46,34 +53,49 @@ t.test('signup: confirmation link → ?code= → exchange → session with AMR e
   t.equal(res.body.user.email, 'pk@example.com');
   t.ok(res.body.user.email_confirmed_at);
   t.notOk('type' in res.body);
-  t.strictSame(claimsOf(res.body.access_token).amr.map((a: { method: string }) => a.method), ['email/signup']);
+  t.strictSame(
+    claimsOf(res.body.access_token).amr.map((a: { method: string }) => a.method),
+    ['email/signup'],
+  );
   t.strictSame(await flowsOf('pk@example.com'), []);
-  t.strictSame((await exchange(code, verifier)).body,
-    { code: 404, error_code: 'flow_state_not_found', msg: 'invalid flow state, no valid flow state found' }, 'a code works once');
+  t.strictSame(
+    (await exchange(code, verifier)).body,
+    { code: 404, error_code: 'flow_state_not_found', msg: 'invalid flow state, no valid flow state found' },
+    'a code works once',
+  );
 });
 
 t.test('signup: phone with a code_challenge is refused', async (t) => {
   const { challenge } = await pkcePair();
-  const res = await api.request('POST', '/signup', { body: { phone: '+15550007777', password: 'secret-password', code_challenge: challenge, code_challenge_method: 's256' } });
+  const res = await api.request('POST', '/signup', {
+    body: { phone: '+15550007777', password: 'secret-password', code_challenge: challenge, code_challenge_method: 's256' },
+  });
   t.strictSame(res.body, { code: 400, error_code: 'validation_failed', msg: 'PKCE not supported for phone signups' });
 });
 
-t.test('magic link (plain method): the redirect keeps the target\'s query; AMR magiclink', async (t) => {
+t.test("magic link (plain method): the redirect keeps the target's query; AMR magiclink", async (t) => {
   await api.db.query("update users set email_confirmed_at = now() where email = 'pk@example.com'");
   const verifier = 'v'.repeat(50);
   await allowMail();
-  const res = await api.request('POST', '/magiclink?redirect_to=' + encodeURIComponent('http://localhost:3000/cb?next=/home'),
-    { body: { email: 'pk@example.com', code_challenge: verifier, code_challenge_method: 'plain' } });
+  const res = await api.request('POST', '/magiclink?redirect_to=' + encodeURIComponent('http://localhost:3000/cb?next=/home'), {
+    body: { email: 'pk@example.com', code_challenge: verifier, code_challenge_method: 'plain' },
+  });
   t.equal(res.status, 200);
   const { code, location } = await followForCode(t, await smtp.waitForMail('pk@example.com'));
   t.equal(location, `http://localhost:3000/cb?code=${code}&next=%2Fhome`);
   const session = await exchange(code, verifier);
   t.equal(session.status, 200);
-  t.strictSame(claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method), ['magiclink']);
+  t.strictSame(
+    claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method),
+    ['magiclink'],
+  );
 });
 
 t.test('/otp and /recover links finish PKCE flows too', async (t) => {
-  for (const [path, method] of [['/otp', 'magiclink'], ['/recover', 'recovery']] as const) {
+  for (const [path, method] of [
+    ['/otp', 'magiclink'],
+    ['/recover', 'recovery'],
+  ] as const) {
     const { verifier, challenge } = await pkcePair();
     t.equal((await send(path, { email: 'pk@example.com', code_challenge: challenge, code_challenge_method: 's256' })).status, 200);
     const mail = await smtp.waitForMail('pk@example.com');
@@ -81,32 +103,50 @@ t.test('/otp and /recover links finish PKCE flows too', async (t) => {
     const { code } = await followForCode(t, mail);
     const session = await exchange(code, verifier);
     t.equal(session.status, 200, path);
-    t.strictSame(claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method), [method]);
+    t.strictSame(
+      claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method),
+      [method],
+    );
   }
 });
 
 t.test('the code of a PKCE mail still verifies with POST /verify', async (t) => {
   const { challenge } = await pkcePair();
   await send('/recover', { email: 'pk@example.com', code_challenge: challenge, code_challenge_method: 's256' });
-  const res = await api.request('POST', '/verify', { body: { type: 'recovery', email: 'pk@example.com', token: codeOf(await smtp.waitForMail('pk@example.com')) } });
+  const res = await api.request('POST', '/verify', {
+    body: { type: 'recovery', email: 'pk@example.com', token: codeOf(await smtp.waitForMail('pk@example.com')) },
+  });
   t.equal(res.status, 200);
   t.equal(res.body.type, 'recovery');
 });
 
 t.test('exchange refusals', async (t) => {
-  t.strictSame((await exchange('', 'x')).body,
-    { code: 400, error_code: 'validation_failed', msg: 'invalid request: both auth code and code verifier should be non-empty' });
-  t.strictSame((await exchange('x', '')).body,
-    { code: 400, error_code: 'validation_failed', msg: 'invalid request: both auth code and code verifier should be non-empty' });
-  t.strictSame((await exchange('00000000-0000-4000-8000-000000000000', 'x')).body,
-    { code: 404, error_code: 'flow_state_not_found', msg: 'invalid flow state, no valid flow state found' });
+  t.strictSame((await exchange('', 'x')).body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'invalid request: both auth code and code verifier should be non-empty',
+  });
+  t.strictSame((await exchange('x', '')).body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'invalid request: both auth code and code verifier should be non-empty',
+  });
+  t.strictSame((await exchange('00000000-0000-4000-8000-000000000000', 'x')).body, {
+    code: 404,
+    error_code: 'flow_state_not_found',
+    msg: 'invalid flow state, no valid flow state found',
+  });
 
   const { verifier, challenge } = await pkcePair();
   await send('/recover', { email: 'pk@example.com', code_challenge: challenge, code_challenge_method: 's256' });
   const { code } = await followForCode(t, await smtp.waitForMail('pk@example.com'));
   const wrong = await exchange(code, verifier + 'x');
   t.equal(wrong.status, 400);
-  t.strictSame(wrong.body, { code: 400, error_code: 'bad_code_verifier', msg: 'code challenge does not match previously saved code verifier' });
+  t.strictSame(wrong.body, {
+    code: 400,
+    error_code: 'bad_code_verifier',
+    msg: 'code challenge does not match previously saved code verifier',
+  });
   await api.db.query("update flow_state set created_at = now() - interval '301 seconds' where auth_code = $1", [code]);
   const expired = await exchange(code, verifier);
   t.equal(expired.status, 422);
@@ -130,11 +170,14 @@ t.test('a magic-link flow expires from the moment its link was followed, not fro
 t.test('pkce_ link errors go to the query and the fragment', async (t) => {
   const { challenge } = await pkcePair();
   await allowMail();
-  await api.request('POST', '/recover?redirect_to=http://localhost:3000/cb', { body: { email: 'pk@example.com', code_challenge: challenge, code_challenge_method: 's256' } });
+  await api.request('POST', '/recover?redirect_to=http://localhost:3000/cb', {
+    body: { email: 'pk@example.com', code_challenge: challenge, code_challenge_method: 's256' },
+  });
   const link = linkOf(await smtp.waitForMail('pk@example.com'));
   await api.db.query("delete from flow_state where user_id = (select id from users where email = 'pk@example.com')");
   const missing = await api.request('GET', link.path);
-  const expected = 'error=invalid_request&error_code=flow_state_not_found&error_description=No+associated+flow+state+found.+Flow+State+not+found';
+  const expected =
+    'error=invalid_request&error_code=flow_state_not_found&error_description=No+associated+flow+state+found.+Flow+State+not+found';
   t.equal(missing.headers.get('location'), `http://localhost:3000/cb?${expected}#${expected}`);
   const { rows } = await api.db.query("select 1 from one_time_tokens o join users u on u.id = o.user_id where u.email = 'pk@example.com'");
   t.equal(rows.length, 1, 'without its flow the link is not spent');
@@ -148,12 +191,22 @@ t.test('pkce_ link errors go to the query and the fragment', async (t) => {
 
 t.test('magic link with PKCE for a new address: the confirmation link finishes an email/signup flow', async (t) => {
   const { verifier, challenge } = await pkcePair();
-  t.equal((await api.request('POST', '/magiclink', { body: { email: 'fresh@example.com', code_challenge: challenge, code_challenge_method: 's256' } })).status, 200);
+  t.equal(
+    (
+      await api.request('POST', '/magiclink', {
+        body: { email: 'fresh@example.com', code_challenge: challenge, code_challenge_method: 's256' },
+      })
+    ).status,
+    200,
+  );
   const mail = await smtp.waitForMail('fresh@example.com');
   t.equal(linkOf(mail).type, 'signup');
   const { code } = await followForCode(t, mail);
   const session = await exchange(code, verifier);
   t.equal(session.status, 200);
   t.ok(session.body.user.email_confirmed_at);
-  t.strictSame(claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method), ['email/signup']);
+  t.strictSame(
+    claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method),
+    ['email/signup'],
+  );
 });

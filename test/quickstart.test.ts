@@ -11,14 +11,25 @@ import { freePort } from './helpers/server.js';
 const BIN = path.resolve('bin/portcullis.js');
 
 async function serveOnce(dir: string, port: number) {
-  const child = spawn(process.execPath, [BIN], { cwd: dir, env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
-  child.stdout.on('data', (c) => { output += c; });
-  child.stderr.on('data', (c) => { output += c; });
+  child.stdout.on('data', (c) => {
+    output += c;
+  });
+  child.stderr.on('data', (c) => {
+    output += c;
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   let health: { status: number; body: any } | null = null;
   for (let i = 0; i < 300 && !health; i++) {
-    health = await fetch(`http://127.0.0.1:${port}/health`).then(async (r) => ({ status: r.status, body: await r.json() }), () => null);
+    health = await fetch(`http://127.0.0.1:${port}/health`).then(
+      async (r) => ({ status: r.status, body: await r.json() }),
+      () => null,
+    );
     if (!health) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   child.kill('SIGTERM');
@@ -27,7 +38,7 @@ async function serveOnce(dir: string, port: number) {
 
 t.test('serve from an empty directory, twice', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'quickstart-'));
-  chmodSync(dir, 0o755);   // the embedded server runs as the postgres user when we are root
+  chmodSync(dir, 0o755); // the embedded server runs as the postgres user when we are root
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const port = await freePort();
 

@@ -11,12 +11,24 @@ const smtp = await startSmtpServer();
 const sms = await startSmsGatewayFake();
 const api = await startTestService({
   AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
-  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
-  AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
-  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123', AUTH_SMS_TWILIO_AUTH_TOKEN: 'token', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
-  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000',
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_SMS_PROVIDER: 'twilio',
+  AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
+  AUTH_SMS_TWILIO_AUTH_TOKEN: 'token',
+  AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  AUTH_RATE_LIMIT_EMAIL_SENT: '1000',
+  AUTH_RATE_LIMIT_SMS_SENT: '1000',
 });
-t.teardown(async () => { await api.stop(); await smtp.close(); await sms.close(); });
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+  await sms.close();
+});
 
 const reauth = (token?: string) => api.request('GET', '/reauthenticate', { token });
 const setPassword = (token: string, password: string, nonce?: string) => api.request('PUT', '/user', { token, body: { password, nonce } });
@@ -81,7 +93,11 @@ t.test('concurrent requests: exactly one nonce is sent, the others are refused',
 t.test('an unconfirmed email is refused', async (t) => {
   const s = await confirmedUser(api);
   await api.db.query('update users set email_confirmed_at = null where id = $1', [s.user.id]);
-  t.strictSame((await reauth(s.access_token)).body, { code: 422, error_code: 'email_not_confirmed', msg: 'Please verify your email first.' });
+  t.strictSame((await reauth(s.access_token)).body, {
+    code: 422,
+    error_code: 'email_not_confirmed',
+    msg: 'Please verify your email first.',
+  });
 });
 
 t.test('a phone-only user gets the nonce by SMS, with the message id', async (t) => {
@@ -100,15 +116,23 @@ t.test('a phone-only user gets the nonce by SMS, with the message id', async (t)
 
 t.test('a user with neither email nor phone cannot reauthenticate', async (t) => {
   const anon = (await api.request('POST', '/signup', { body: {} })).body;
-  t.strictSame((await reauth(anon.access_token)).body,
-    { code: 400, error_code: 'validation_failed', msg: 'Reauthentication requires the user to have an email or a phone number' });
+  t.strictSame((await reauth(anon.access_token)).body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'Reauthentication requires the user to have an email or a phone number',
+  });
 });
 
 t.test('with Twilio Verify the gateway makes and checks the nonce', async (t) => {
   const verifyApi = await startTestService({
-    AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true',
-    AUTH_SMS_PROVIDER: 'twilio_verify', AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl, AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
-    AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok', AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1', AUTH_RATE_LIMIT_SMS_SENT: '1000',
+    AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
+    AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+    AUTH_SMS_PROVIDER: 'twilio_verify',
+    AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl,
+    AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
+    AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok',
+    AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+    AUTH_RATE_LIMIT_SMS_SENT: '1000',
   });
   t.teardown(() => verifyApi.stop());
   const phone = '14155550188';

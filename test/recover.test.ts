@@ -56,11 +56,15 @@ t.test('a second recovery mail within the interval is 429', async (t) => {
 
 t.test('an unknown address: 200 {}, no mail, no user, but the same send bookkeeping', async (t) => {
   const before = smtp.mails.length;
-  const { rows: [{ count: sentBefore }] } = await api.db.query("select count from rate_limits where key = 'email_sent'");
+  const {
+    rows: [{ count: sentBefore }],
+  } = await api.db.query("select count from rate_limits where key = 'email_sent'");
   const res = await api.request('POST', '/recover', { body: { email: 'ghost@example.com' } });
   t.equal(res.status, 200);
   t.strictSame(res.body, {});
-  const { rows: [{ count: sentAfter }] } = await api.db.query("select count from rate_limits where key = 'email_sent'");
+  const {
+    rows: [{ count: sentAfter }],
+  } = await api.db.query("select count from rate_limits where key = 'email_sent'");
   t.equal(sentAfter, sentBefore + 1, 'an unknown address takes a send slot like a known one');
   t.equal(smtp.mails.length, before);
   t.equal((await api.db.query('select 1 from users where email = $1', ['ghost@example.com'])).rowCount, 0);
@@ -68,12 +72,11 @@ t.test('an unknown address: 200 {}, no mail, no user, but the same send bookkeep
 
 t.test('with the global email budget spent, known and unknown addresses get the same 429', async (t) => {
   await allowRecovery();
-  let known;
   let unknown;
   do {
     unknown = await api.request('POST', '/recover', { body: { email: 'ghost@example.com' } });
   } while (unknown.status === 200);
-  known = await api.request('POST', '/recover', { body: { email: 'rose@example.com' } });
+  const known = await api.request('POST', '/recover', { body: { email: 'rose@example.com' } });
   t.equal(unknown.status, 429);
   t.strictSame(known.body, unknown.body);
   t.strictSame(known.body, { code: 429, error_code: 'over_email_send_rate_limit', msg: 'email rate limit exceeded' });
@@ -85,7 +88,11 @@ t.test('validation errors', async (t) => {
   const bad = await api.request('POST', '/recover', { body: { email: 'nope' } });
   t.strictSame(bad.body, { code: 400, error_code: 'validation_failed', msg: 'Unable to validate email address: invalid format' });
   const pkce = await api.request('POST', '/recover', { body: { email: 'rose@example.com', code_challenge: 'x'.repeat(43) } });
-  t.strictSame(pkce.body, { code: 400, error_code: 'validation_failed', msg: 'PKCE flow requires code_challenge_method and code_challenge' });
+  t.strictSame(pkce.body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'PKCE flow requires code_challenge_method and code_challenge',
+  });
 });
 
 t.test('email provider off: 400 email_provider_disabled', async (t) => {

@@ -9,21 +9,37 @@ import { corpus, landsSafely, SITE_URL, URI_ALLOW_LIST } from './helpers/redirec
 const check = createRedirectCheck({ siteUrl: SITE_URL, uriAllowList: [URI_ALLOW_LIST] });
 
 t.test(`none of the ${corpus.refused.length} bypass payloads yields an unsafe target`, async (t) => {
-  const unsafe = corpus.refused.filter((payload) => { const href = check(payload); return href !== null && !landsSafely(href); });
+  const unsafe = corpus.refused.filter((payload) => {
+    const href = check(payload);
+    return href !== null && !landsSafely(href);
+  });
   t.strictSame(unsafe, []);
 });
 
 t.test('the reported payloads are refused outright', async (t) => {
-  for (const payload of ['https://evil.example?.allowed.example.test/', 'https://evil.example\\x.allowed.example.test/',
-    'https://evil.example\\.allowed.example.test/', 'https://evil.example\\@x.allowed.example.test/', 'https://evil.example?@x.allowed.example.test/',
-    'https://evil.example?x=.allowed.example.test/', 'https://evil.example%5c@x.allowed.example.test/']) {
+  for (const payload of [
+    'https://evil.example?.allowed.example.test/',
+    'https://evil.example\\x.allowed.example.test/',
+    'https://evil.example\\.allowed.example.test/',
+    'https://evil.example\\@x.allowed.example.test/',
+    'https://evil.example?@x.allowed.example.test/',
+    'https://evil.example?x=.allowed.example.test/',
+    'https://evil.example%5c@x.allowed.example.test/',
+  ]) {
     t.equal(check(payload), null, payload);
   }
 });
 
 t.test('userinfo, backslashes, whitespace and control characters are refused even on allowed hosts', async (t) => {
-  for (const payload of ['https://u:p@a.allowed.example.test/', 'https://u@app.example.test/', 'https://a.allowed.example.test/\\x',
-    'https://a.allowed.example.test/ x', 'https://a.allowed.example.test/\tx', 'https://a.allowed.example.test/\u0000', ' https://app.example.test/']) {
+  for (const payload of [
+    'https://u:p@a.allowed.example.test/',
+    'https://u@app.example.test/',
+    'https://a.allowed.example.test/\\x',
+    'https://a.allowed.example.test/ x',
+    'https://a.allowed.example.test/\tx',
+    'https://a.allowed.example.test/\u0000',
+    ' https://app.example.test/',
+  ]) {
     t.equal(check(payload), null, JSON.stringify(payload));
   }
 });

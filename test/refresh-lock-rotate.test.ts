@@ -21,30 +21,56 @@ let users = 0;
 /** A user (with an identity, and a full name the audit names) and a session of it whose first token is `hash`. */
 async function userWithSession(hash: string) {
   const n = ++users;
-  const { rows } = await database.pool.query(`insert into users (email, phone, raw_user_meta_data) values ($1, $2, '{"full_name":"Bo"}') returning id`,
-    [`user-${n}@example.com`, String(15550000 + n)]);
+  const { rows } = await database.pool.query(
+    `insert into users (email, phone, raw_user_meta_data) values ($1, $2, '{"full_name":"Bo"}') returning id`,
+    [`user-${n}@example.com`, String(15550000 + n)],
+  );
   const userId: string = rows[0].id;
-  await insertIdentity(database.pool, { userId, provider: 'email', providerId: userId, data: { email: `user-${n}@example.com`, sub: userId } });
-  return { userId, phone: String(15550000 + n), ...await sessionOf(userId, hash) };
+  await insertIdentity(database.pool, {
+    userId,
+    provider: 'email',
+    providerId: userId,
+    data: { email: `user-${n}@example.com`, sub: userId },
+  });
+  return { userId, phone: String(15550000 + n), ...(await sessionOf(userId, hash)) };
 }
 
 async function sessionOf(userId: string, hash: string) {
-  const { session, token } = await insertSessionRows(database.pool, { userId, userAgent: 'first', ip: '127.0.0.1', amr: ['password', 'otp'], tokenHash: hash });
+  const { session, token } = await insertSessionRows(database.pool, {
+    userId,
+    userAgent: 'first',
+    ip: '127.0.0.1',
+    amr: ['password', 'otp'],
+    tokenHash: hash,
+  });
   return { sessionId: session.id, parentId: token!.id };
 }
 
 /** lockAndRotate as the grant calls it: the audit names the user as findPresentedToken read it. */
 async function rotateAtOnce(q: pg.Pool | pg.PoolClient, hash: string, childHash: string, client = CLIENT, now = new Date()) {
   const found = (await findPresentedToken(database.pool, hash))!;
-  return lockAndRotate(q, { parentId: found.id, sessionId: found.session_id, childHash, client, audit: rotationAudit(ownerOf(found)), now });
+  return lockAndRotate(q, {
+    parentId: found.id,
+    sessionId: found.session_id,
+    childHash,
+    client,
+    audit: rotationAudit(ownerOf(found)),
+    now,
+  });
 }
 
 /** Everything a rotation may write for a session, and the audit rows of its user. */
 async function state(sessionId: string, userId: string) {
-  const tokens = await database.pool.query('select token_hash, parent_id, revoked, updated_at from refresh_tokens where session_id = $1 order by id', [sessionId]);
+  const tokens = await database.pool.query(
+    'select token_hash, parent_id, revoked, updated_at from refresh_tokens where session_id = $1 order by id',
+    [sessionId],
+  );
   const session = await database.pool.query('select refreshed_at, updated_at, user_agent, ip from sessions where id = $1', [sessionId]);
-  const audits = await database.pool.query(`select payload, ip_address from audit_log_entries where payload ->> 'actor_id' = $1
-    order by payload ->> 'action'`, [userId]);
+  const audits = await database.pool.query(
+    `select payload, ip_address from audit_log_entries where payload ->> 'actor_id' = $1
+    order by payload ->> 'action'`,
+    [userId],
+  );
   return { tokens: tokens.rows, session: session.rows[0], audits: audits.rows };
 }
 
@@ -58,27 +84,50 @@ async function waitingForLock(pid: number) {
   throw new Error(`backend ${pid} never waited for a lock`);
 }
 
-t.test('an active parent: rotated, recorded, audited, and the token response\'s user, AMR and identities returned', async (t) => {
+t.test("an active parent: rotated, recorded, audited, and the token response's user, AMR and identities returned", async (t) => {
   const { userId, phone, sessionId, parentId } = await userWithSession('hash-a0');
   const rotated = await rotateAtOnce(database.pool, 'hash-a0', 'hash-a1');
   if (!rotated) throw new Error('lockAndRotate did not rotate an active parent');
 
   const after = await state(sessionId, userId);
-  t.strictSame(after.tokens.map((r) => [r.token_hash, r.parent_id, r.revoked]), [['hash-a0', null, true], ['hash-a1', parentId, false]]);
-  t.equal(after.tokens[0].updated_at.getTime(), after.tokens[1].updated_at.getTime(), 'the parent revoked at the transaction time the child got');
+  t.strictSame(
+    after.tokens.map((r) => [r.token_hash, r.parent_id, r.revoked]),
+    [
+      ['hash-a0', null, true],
+      ['hash-a1', parentId, false],
+    ],
+  );
+  t.equal(
+    after.tokens[0].updated_at.getTime(),
+    after.tokens[1].updated_at.getTime(),
+    'the parent revoked at the transaction time the child got',
+  );
   t.match(after.session, { user_agent: 'agent/1', ip: '10.0.0.1' });
-  t.ok(after.session.refreshed_at instanceof Date && after.session.refreshed_at.getTime() === after.session.updated_at.getTime(),
-    'refreshed_at and updated_at set together');
-  const payload = (action: string) => ({ payload: { actor_id: userId, actor_via_sso: false, actor_username: phone, action,
-    log_type: 'token', actor_name: 'Bo' }, ip_address: '' });
+  t.ok(
+    after.session.refreshed_at instanceof Date && after.session.refreshed_at.getTime() === after.session.updated_at.getTime(),
+    'refreshed_at and updated_at set together',
+  );
+  const payload = (action: string) => ({
+    payload: { actor_id: userId, actor_via_sso: false, actor_username: phone, action, log_type: 'token', actor_name: 'Bo' },
+    ip_address: '',
+  });
   t.strictSame(after.audits, [payload('token_refreshed'), payload('token_revoked')], 'the two audit rows, naming the user');
 
   // What the token response needs, exactly as plain selects of the rows give it.
   t.strictSame(rotated.user, await findUserById(database.pool, userId));
-  const amr = (await database.pool.query(`select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
-    from mfa_amr_claims where session_id = $1 order by updated_at desc`, [sessionId])).rows;
+  const amr = (
+    await database.pool.query(
+      `select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
+    from mfa_amr_claims where session_id = $1 order by updated_at desc`,
+      [sessionId],
+    )
+  ).rows;
   t.strictSame(rotated.amr, amr);
-  t.strictSame(rotated.amr.map((a) => a.method), ['otp', 'password'], 'newest first');
+  t.strictSame(
+    rotated.amr.map((a) => a.method),
+    ['otp', 'password'],
+    'newest first',
+  );
   t.strictSame(rotated.identities, await findIdentitiesByUser(database.pool, userId));
   t.equal(rotated.identities.length, 1);
 });
@@ -140,9 +189,20 @@ t.test('two clients run the statement for one parent: the one that waited for th
   const second = await racing('hash-f0', 'hash-f2', async (c) => t.ok(await rotateAtOnce(c, 'hash-f0', 'hash-f1')));
   t.equal(second, null);
   const after = await state(sessionId, userId);
-  t.strictSame(after.tokens.map((r) => [r.token_hash, r.revoked]), [['hash-f0', true], ['hash-f1', false]], 'one child');
+  t.strictSame(
+    after.tokens.map((r) => [r.token_hash, r.revoked]),
+    [
+      ['hash-f0', true],
+      ['hash-f1', false],
+    ],
+    'one child',
+  );
   t.match(after.session, { user_agent: 'agent/1', ip: '10.0.0.1' }, 'the session records the winner only');
-  t.strictSame(after.audits.map((r) => r.payload.action), ['token_refreshed', 'token_revoked'], 'one rotation audited once');
+  t.strictSame(
+    after.audits.map((r) => r.payload.action),
+    ['token_refreshed', 'token_revoked'],
+    'one rotation audited once',
+  );
 });
 
 t.test('the transactional path holds the lock and rotates: the statement waiting for it rotates nothing', async (t) => {
@@ -153,7 +213,13 @@ t.test('the transactional path holds the lock and rotates: the statement waiting
   });
   t.equal(second, null);
   const after = await state(sessionId, userId);
-  t.strictSame(after.tokens.map((r) => [r.token_hash, r.revoked]), [['hash-g0', true], ['hash-g1', false]]);
+  t.strictSame(
+    after.tokens.map((r) => [r.token_hash, r.revoked]),
+    [
+      ['hash-g0', true],
+      ['hash-g1', false],
+    ],
+  );
   t.equal(after.audits.length, 2);
 });
 

@@ -7,16 +7,29 @@ import { startTestService, type TestService } from './helpers/server.js';
 import { refresh, signIn, signUp, uniqueEmail } from './helpers/accounts.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
-const noRotation = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: 'false',
-  AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
+const noRotation = await startTestService({
+  AUTH_MAILER_AUTOCONFIRM: 'true',
+  AUTH_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: 'false',
+  AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10',
+});
 // The defaults (rotation on, no reuse interval) on two HTTP threads, each with its own pool: the
 // concurrent refreshes cross threads, as they would instances. The request time limit is raised from
 // 10 s: the 1,000-way test is about correctness, and this machine's two cores are shared with other test
 // runs, so its duration is not ours to bound here (bench/ measures it). For the same reason the pool's
 // load shedding is widened: 1,000 requests at once are 50 waiters per connection, past the default bound.
-const defaults = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_HTTP_WORKERS: '2', AUTH_API_MAX_REQUEST_DURATION: '120',
-  AUTH_DB_POOL_WAITERS_PER_CONNECTION: '100', AUTH_DB_ACQUIRE_TIMEOUT: '120s', AUTH_DB_STATEMENT_TIMEOUT: '120s' });
-t.teardown(async () => { await api.stop(); await noRotation.stop(); await defaults.stop(); });
+const defaults = await startTestService({
+  AUTH_MAILER_AUTOCONFIRM: 'true',
+  AUTH_HTTP_WORKERS: '2',
+  AUTH_API_MAX_REQUEST_DURATION: '120',
+  AUTH_DB_POOL_WAITERS_PER_CONNECTION: '100',
+  AUTH_DB_ACQUIRE_TIMEOUT: '120s',
+  AUTH_DB_STATEMENT_TIMEOUT: '120s',
+});
+t.teardown(async () => {
+  await api.stop();
+  await noRotation.stop();
+  await defaults.stop();
+});
 const ageRevocation = (svc: TestService, tokens: string[]) =>
   svc.db.query(`update refresh_tokens set updated_at = now() - interval '1 hour' where token_hash = any($1)`, [tokens.map(hash)]);
 
@@ -26,8 +39,14 @@ const row = async (svc: TestService, token: string) =>
 const countTokens = async (svc: TestService, sessionId: string) =>
   Number((await svc.db.query('select count(*) from refresh_tokens where session_id = $1', [sessionId])).rows[0].count);
 const ALREADY_USED = { code: 400, error_code: 'refresh_token_already_used', msg: 'Invalid Refresh Token: Already Used' };
-const tokenAudits = async (svc: TestService, userId: string) => (await svc.db.query(`select payload->>'action' as action from audit_log_entries
-  where payload->>'actor_id' = $1 and payload->>'log_type' = 'token' order by payload->>'action'`, [userId])).rows.map((r) => r.action);
+const tokenAudits = async (svc: TestService, userId: string) =>
+  (
+    await svc.db.query(
+      `select payload->>'action' as action from audit_log_entries
+  where payload->>'actor_id' = $1 and payload->>'log_type' = 'token' order by payload->>'action'`,
+      [userId],
+    )
+  ).rows.map((r) => r.action);
 
 /**
  * Runs `hold` in a transaction that keeps `sessionId`'s row locked, starts `requests` refreshes, waits
@@ -102,12 +121,14 @@ t.test('a refresh revokes the presented token and issues its child in the same s
   const me = await api.request('GET', '/user', { token: res.body.access_token });
   t.equal(me.status, 200);
   t.equal(me.body.id, session.user.id);
-  const audit = await api.db.query(`select payload->>'action' as action from audit_log_entries where payload->>'actor_id' = $1`, [session.user.id]);
+  const audit = await api.db.query(`select payload->>'action' as action from audit_log_entries where payload->>'actor_id' = $1`, [
+    session.user.id,
+  ]);
   t.ok(audit.rows.some((r) => r.action === 'token_refreshed'));
   t.ok(audit.rows.some((r) => r.action === 'token_revoked'));
 });
 
-t.test('a refresh writes the rotation whole or not at all: parent, child, the session\'s refresh, both audit rows', async (t) => {
+t.test("a refresh writes the rotation whole or not at all: parent, child, the session's refresh, both audit rows", async (t) => {
   const session = await signUp(api);
   const { id: parentId, session_id: sessionId } = await row(api, session.refresh_token);
   const sessionRow = async () => (await api.db.query('select refreshed_at from sessions where id = $1', [sessionId])).rows[0];
@@ -120,7 +141,11 @@ t.test('a refresh writes the rotation whole or not at all: parent, child, the se
       return new;
     end $$;
     create trigger refuse_refresh_audit before insert on audit_log_entries for each row execute function refuse_refresh_audit();`);
-  t.teardown(() => api.db.query('drop trigger refuse_refresh_audit on audit_log_entries; drop function refuse_refresh_audit(); drop table refuse_refresh_audit'));
+  t.teardown(() =>
+    api.db.query(
+      'drop trigger refuse_refresh_audit on audit_log_entries; drop function refuse_refresh_audit(); drop table refuse_refresh_audit',
+    ),
+  );
 
   await api.db.query('insert into refuse_refresh_audit values ($1)', [session.user.id]);
   const refused = await refresh(api, session.refresh_token);
@@ -155,9 +180,14 @@ t.test('a refresh racing a logout: the session is gone once the lock is granted,
 t.test('two refreshes waiting for one lock in the one statement: one child, both answered with it', async (t) => {
   const session = await signUp(api);
   const { session_id: sessionId } = await row(api, session.refresh_token);
-  const replies = await behindSessionLock(api, sessionId, 'select 1 from sessions where id = $1 for update',
-    () => [refresh(api, session.refresh_token), refresh(api, session.refresh_token)]);
-  t.strictSame(replies.map((r) => r.status), [200, 200]);
+  const replies = await behindSessionLock(api, sessionId, 'select 1 from sessions where id = $1 for update', () => [
+    refresh(api, session.refresh_token),
+    refresh(api, session.refresh_token),
+  ]);
+  t.strictSame(
+    replies.map((r) => r.status),
+    [200, 200],
+  );
   t.equal(replies[0].body.refresh_token, replies[1].body.refresh_token);
   t.equal(await countTokens(api, sessionId), 2);
   t.strictSame(await tokenAudits(api, session.user.id), ['token_refreshed', 'token_revoked']);
@@ -195,7 +225,10 @@ t.test('the previous token after the interval is reuse: the active token is revo
 t.test('an older token than the previous one is reuse: every descendant is revoked', async (t) => {
   const [t0, t1, t2, t3] = await chain(api, 3);
   const sessionId = (await row(api, t0)).session_id;
-  const other = await signIn(api, (await api.db.query('select email from users u join sessions s on s.user_id = u.id where s.id = $1', [sessionId])).rows[0].email);
+  const other = await signIn(
+    api,
+    (await api.db.query('select email from users u join sessions s on s.user_id = u.id where s.id = $1', [sessionId])).rows[0].email,
+  );
   const res = await refresh(api, t1); // within the 10 s interval, but older than the immediately previous (t2)
   t.equal(res.status, 400);
   t.strictSame(res.body, ALREADY_USED);
@@ -221,7 +254,14 @@ t.test('presenting the first token of a chain revokes every later token of it', 
   const sessionId = (await row(api, t0)).session_id;
   t.strictSame((await refresh(api, t0)).body, ALREADY_USED);
   const states = await api.db.query('select token_hash, revoked from refresh_tokens where session_id = $1 order by id', [sessionId]);
-  t.strictSame(states.rows.map((r) => [r.token_hash, r.revoked]), [[hash(t0), true], [hash(t1), true], [hash(t2), true]]);
+  t.strictSame(
+    states.rows.map((r) => [r.token_hash, r.revoked]),
+    [
+      [hash(t0), true],
+      [hash(t1), true],
+      [hash(t2), true],
+    ],
+  );
 });
 
 t.test('rotation disabled: reuse is refused, nothing is revoked', async (t) => {
@@ -233,7 +273,11 @@ t.test('rotation disabled: reuse is refused, nothing is revoked', async (t) => {
   t.equal(next.status, 200, 'and still refreshes');
   await ageRevocation(noRotation, [t3]);
   const previous = await refresh(noRotation, t3);
-  t.equal(previous.body.refresh_token, next.body.refresh_token, 'rotation still happens; the previous token answers its child, interval or not');
+  t.equal(
+    previous.body.refresh_token,
+    next.body.refresh_token,
+    'rotation still happens; the previous token answers its child, interval or not',
+  );
 });
 
 t.test('a banned user cannot refresh', async (t) => {
@@ -244,7 +288,10 @@ t.test('a banned user cannot refresh', async (t) => {
   const { revoked, session_id: sessionId } = await row(api, session.refresh_token);
   t.equal(revoked, false);
   t.equal(await countTokens(api, sessionId), 1, 'no child');
-  t.match((await api.db.query('select refreshed_at, user_agent from sessions where id = $1', [sessionId])).rows[0], { refreshed_at: null, user_agent: 'node' });
+  t.match((await api.db.query('select refreshed_at, user_agent from sessions where id = $1', [sessionId])).rows[0], {
+    refreshed_at: null,
+    user_agent: 'node',
+  });
   t.strictSame(await tokenAudits(api, session.user.id), [], 'no audit row');
 });
 
@@ -258,9 +305,16 @@ t.test('1,000 concurrent refreshes of one token: one child, every success carrie
   const children = new Set(replies.map((r) => r.body.refresh_token));
   t.equal(children.size, 1, 'every answer carries the same child');
   t.equal(await countTokens(defaults, sessionId), 2, 'exactly one child in the database');
-  const audits = await defaults.db.query(`select payload->>'action' as action from audit_log_entries
-    where payload->>'actor_id' = $1 and payload->>'log_type' = 'token' order by payload->>'action'`, [session.user.id]);
-  t.strictSame(audits.rows.map((r) => r.action), ['token_refreshed', 'token_revoked'], 'one rotation audited once: the losers wrote nothing');
+  const audits = await defaults.db.query(
+    `select payload->>'action' as action from audit_log_entries
+    where payload->>'actor_id' = $1 and payload->>'log_type' = 'token' order by payload->>'action'`,
+    [session.user.id],
+  );
+  t.strictSame(
+    audits.rows.map((r) => r.action),
+    ['token_refreshed', 'token_revoked'],
+    'one rotation audited once: the losers wrote nothing',
+  );
   const [child] = children;
   t.equal((await row(defaults, child)).revoked, false);
   const next = await refresh(defaults, child);

@@ -11,14 +11,21 @@ const sms = stack.sms!;
 t.teardown(() => stack.stop());
 
 const resend = (body: unknown) => api.request('POST', '/resend', { body });
-const age = (userId: string, column: string) => api.db.query(`update users set ${column} = now() - interval '1 day' where id = $1`, [userId]);
+const age = (userId: string, column: string) =>
+  api.db.query(`update users set ${column} = now() - interval '1 day' where id = $1`, [userId]);
 const bad = (msg: string) => ({ code: 400, error_code: 'validation_failed', msg });
 
-t.test('the original\'s validation messages', async (t) => {
-  t.strictSame((await resend({ type: 'recovery', email: 'a@example.com' })).body, bad('Missing one of these types: signup, email_change, sms, phone_change'));
+t.test("the original's validation messages", async (t) => {
+  t.strictSame(
+    (await resend({ type: 'recovery', email: 'a@example.com' })).body,
+    bad('Missing one of these types: signup, email_change, sms, phone_change'),
+  );
   t.strictSame((await resend({ type: 'signup', phone: '+14155550100' })).body, bad('Type provided requires an email address'));
   t.strictSame((await resend({ type: 'sms', email: 'a@example.com' })).body, bad('Type provided requires a phone number'));
-  t.strictSame((await resend({ type: 'email_change', email: 'a@example.com', phone: '+14155550100' })).body, bad('Only an email address or phone number should be provided.'));
+  t.strictSame(
+    (await resend({ type: 'email_change', email: 'a@example.com', phone: '+14155550100' })).body,
+    bad('Only an email address or phone number should be provided.'),
+  );
   t.strictSame((await resend({ type: 'email_change' })).body, bad('Missing email address or phone number'));
 });
 
@@ -33,7 +40,7 @@ t.test('unknown users and confirmed addresses answer {} and nothing is sent', as
   t.strictSame((await resend({ type: 'signup', email: confirmed.user.email })).body, {}, 'confirmed: nothing to resend');
   t.strictSame((await resend({ type: 'email_change', email: confirmed.user.email })).body, {}, 'no pending change');
   t.equal(smtp.mails.length + sms.messages.length, mailsNow, 'no mail or SMS');
-  t.ok(mailsNow - before <= 1, 'only the confirmed user\'s own signup mail');
+  t.ok(mailsNow - before <= 1, "only the confirmed user's own signup mail");
 });
 
 t.test('signup: a new confirmation mail whose link confirms; frequency applies', async (t) => {
@@ -51,7 +58,7 @@ t.test('signup: a new confirmation mail whose link confirms; frequency applies',
   t.match(followed.headers.get('location'), /#access_token=/);
 });
 
-t.test('sms: a new code, with the gateway\'s message id', async (t) => {
+t.test("sms: a new code, with the gateway's message id", async (t) => {
   const phone = '14155550111';
   const signup = await api.request('POST', '/signup', { body: { phone: `+${phone}`, password: PASSWORD } });
   await sms.waitForMessage(phone);

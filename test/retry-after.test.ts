@@ -7,14 +7,20 @@ import { ApiError } from '../dist/server/errors.js';
 import { renderError } from '../dist/server/http/render-error.js';
 
 const stack = await startMailStack({
-  AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_TOKEN_REFRESH: '0',
-  AUTH_RATE_LIMIT_VERIFY: '3', AUTH_SMTP_MAX_FREQUENCY: '120', AUTH_RATE_LIMIT_EMAIL_SENT: '3',
+  AUTH_RATE_LIMIT_HEADER: 'X-Real-IP',
+  AUTH_RATE_LIMIT_TOKEN_REFRESH: '0',
+  AUTH_RATE_LIMIT_VERIFY: '3',
+  AUTH_SMTP_MAX_FREQUENCY: '120',
+  AUTH_RATE_LIMIT_EMAIL_SENT: '3',
 });
 const { api } = stack;
 t.teardown(() => stack.stop());
 
 t.test('the per-client limiter answers 429 with Retry-After', async (t) => {
-  const res = await api.request('POST', '/token?grant_type=password', { headers: { 'X-Real-IP': '203.0.113.7' }, body: { email: 'a@example.com', password: 'x' } });
+  const res = await api.request('POST', '/token?grant_type=password', {
+    headers: { 'X-Real-IP': '203.0.113.7' },
+    body: { email: 'a@example.com', password: 'x' },
+  });
   t.equal(res.status, 429);
   t.strictSame(res.body, { code: 429, error_code: 'over_request_rate_limit', msg: 'Request rate limit reached' });
   t.equal(res.headers.get('retry-after'), '300', 'a bucket that never refills: come back after its period');
@@ -22,14 +28,14 @@ t.test('the per-client limiter answers 429 with Retry-After', async (t) => {
 
 t.test('an emptied bucket says when its next token arrives', async (t) => {
   const headers = { 'X-Real-IP': '203.0.113.8' };
-  let res;
-  for (let i = 0; i < 40; i++) {   // the burst is 30
+  let res = await api.request('POST', '/verify', { headers, body: { type: 'signup', token_hash: 'nope' } });
+  for (let i = 1; i < 40 && res.status !== 429; i++) {
+    // the burst is 30
     res = await api.request('POST', '/verify', { headers, body: { type: 'signup', token_hash: 'nope' } });
-    if (res.status === 429) break;
   }
-  t.equal(res!.status, 429);
-  t.equal(res!.body.error_code, 'over_request_rate_limit');
-  t.equal(res!.headers.get('retry-after'), '100', 'RATE_LIMIT_VERIFY=3 per 5 minutes: one token every 100 s');
+  t.equal(res.status, 429);
+  t.equal(res.body.error_code, 'over_request_rate_limit');
+  t.equal(res.headers.get('retry-after'), '100', 'RATE_LIMIT_VERIFY=3 per 5 minutes: one token every 100 s');
 });
 
 t.test('the per-user send interval gives the seconds it names', async (t) => {
@@ -44,14 +50,13 @@ t.test('the per-user send interval gives the seconds it names', async (t) => {
 });
 
 t.test('the global send limit (no remaining time known) still carries Retry-After', async (t) => {
-  let res;
-  for (let i = 0; i < 5; i++) {
+  let res = await api.request('POST', '/otp', { body: { email: uniqueEmail('global') } });
+  for (let i = 1; i < 5 && res.status !== 429; i++) {
     res = await api.request('POST', '/otp', { body: { email: uniqueEmail('global') } });
-    if (res.status === 429) break;
   }
-  t.equal(res!.status, 429);
-  t.strictSame(res!.body, { code: 429, error_code: 'over_email_send_rate_limit', msg: 'email rate limit exceeded' });
-  t.equal(res!.headers.get('retry-after'), '60');
+  t.equal(res.status, 429);
+  t.strictSame(res.body, { code: 429, error_code: 'over_email_send_rate_limit', msg: 'email rate limit exceeded' });
+  t.equal(res.headers.get('retry-after'), '60');
 });
 
 t.test('the renderer adds Retry-After to any 429 or 503, in both API versions, and to nothing else', async (t) => {

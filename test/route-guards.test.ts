@@ -22,7 +22,10 @@ const call = (route: { method: string; path: string }, token?: string) =>
 t.test('every route declares one of the guards', async (t) => {
   for (const route of ROUTES) t.ok(GUARDS.includes(route.guard), `${route.method} ${route.path}: guard ${route.guard}`);
   t.ok(ROUTES.some((r) => r.guard === 'admin') && ROUTES.some((r) => r.guard === 'user'), 'both guards are in use');
-  t.ok(ROUTES.some((r) => r.method === 'POST' && r.path === '/invite' && r.guard === 'admin'), '/invite is an admin route');
+  t.ok(
+    ROUTES.some((r) => r.method === 'POST' && r.path === '/invite' && r.guard === 'admin'),
+    '/invite is an admin route',
+  );
 });
 
 // Routes whose body nobody reads, and /token, whose body schema is its grant's (src/server/grants/).

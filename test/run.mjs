@@ -10,7 +10,10 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
 const build = spawnSync(bin('tsc'), ['-p', root], { stdio: 'inherit' });
-if (build.status !== 0) { console.log('0 passed, 1 failed'); process.exit(1); }
+if (build.status !== 0) {
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 let databaseUrl = process.env.DATABASE_URL;
 let embedded = null;
@@ -26,7 +29,7 @@ if (!databaseUrl) {
 }
 
 const env = { ...process.env, TEST_DATABASE_URL: databaseUrl };
-delete env.DATABASE_URL;   // each test builds its own configuration; nothing leaks in from the shell
+delete env.DATABASE_URL; // each test builds its own configuration; nothing leaks in from the shell
 const tap = spawn(bin('tap'), process.argv.slice(2), { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
 let summary = null;
 let tail = '';

@@ -46,10 +46,13 @@ t.test("an operator's own connection options in the URL are kept, and search_pat
 t.test('tx commits on success, rolls back on a throw, and returns its client either way', async (t) => {
   const id = await tx(database.pool, async (c) => (await c.query(`insert into users (email) values ('tx@x.io') returning id`)).rows[0].id);
   t.equal((await database.pool.query(`select 1 from users where id = $1`, [id])).rowCount, 1);
-  await t.rejects(tx(database.pool, async (c) => {
-    await c.query(`insert into users (email) values ('rolled-back@x.io')`);
-    throw new Error('abort');
-  }), /abort/);
+  await t.rejects(
+    tx(database.pool, async (c) => {
+      await c.query(`insert into users (email) values ('rolled-back@x.io')`);
+      throw new Error('abort');
+    }),
+    /abort/,
+  );
   t.equal((await database.pool.query(`select 1 from users where email = 'rolled-back@x.io'`)).rowCount, 0);
   t.equal(database.pool.totalCount, database.pool.idleCount, 'no client left checked out');
 });
@@ -64,11 +67,17 @@ t.test('emails are unique case-insensitively among live users only; phones among
 
 t.test('confirmed_at is the earlier confirmation; identities.email is the lower-cased data email', async (t) => {
   const id = await newUser('gen@x.io');
-  const { rows } = await database.pool.query(`update users set phone_confirmed_at = '2024-01-02Z', email_confirmed_at = '2024-01-03Z'
-    where id = $1 returning confirmed_at`, [id]);
+  const { rows } = await database.pool.query(
+    `update users set phone_confirmed_at = '2024-01-02Z', email_confirmed_at = '2024-01-03Z'
+    where id = $1 returning confirmed_at`,
+    [id],
+  );
   t.same(rows, [{ confirmed_at: new Date('2024-01-02Z') }]);
-  const identity = await database.pool.query(`insert into identities (provider_id, user_id, provider, identity_data)
-    values ($1::text, $1::uuid, 'email', '{"email":"Gen@X.io"}') returning email`, [id]);
+  const identity = await database.pool.query(
+    `insert into identities (provider_id, user_id, provider, identity_data)
+    values ($1::text, $1::uuid, 'email', '{"email":"Gen@X.io"}') returning email`,
+    [id],
+  );
   t.same(identity.rows, [{ email: 'gen@x.io' }]);
 });
 
@@ -78,8 +87,11 @@ t.test('deleting a user removes everything that hangs off it', async (t) => {
   const session = (await database.pool.query(`insert into sessions (user_id) values ($1) returning id`, [id])).rows[0].id;
   await database.pool.query(`insert into mfa_amr_claims (session_id, authentication_method) values ($1, 'password')`, [session]);
   await database.pool.query(`insert into refresh_tokens (token_hash, user_id, session_id) values ('h1', $1, $2)`, [id, session]);
-  await database.pool.query(`insert into one_time_tokens (user_id, token_type, token_hash, relates_to)
-    values ($1, 'recovery_token', 'abc', 'gone@x.io')`, [id]);
+  await database.pool.query(
+    `insert into one_time_tokens (user_id, token_type, token_hash, relates_to)
+    values ($1, 'recovery_token', 'abc', 'gone@x.io')`,
+    [id],
+  );
   await database.pool.query(`delete from users where id = $1`, [id]);
   for (const table of ['identities', 'sessions', 'refresh_tokens', 'one_time_tokens']) {
     t.equal((await database.pool.query(`select 1 from ${table} where user_id = $1`, [id])).rowCount, 0, table);
@@ -93,7 +105,9 @@ t.test('one live one-time token per user and type; unknown types are refused', a
     on conflict (user_id, token_type) do update set token_hash = excluded.token_hash, attempts = 0, updated_at = now()`;
   await database.pool.query(upsert, [id, 'confirmation_token', 'first']);
   await database.pool.query(upsert, [id, 'confirmation_token', 'pkce_second']);
-  t.same((await database.pool.query(`select token_hash from one_time_tokens where user_id = $1`, [id])).rows, [{ token_hash: 'pkce_second' }]);
+  t.same((await database.pool.query(`select token_hash from one_time_tokens where user_id = $1`, [id])).rows, [
+    { token_hash: 'pkce_second' },
+  ]);
   await t.rejects(database.pool.query(upsert, [id, 'magic_token', 'x']), { code: '23514' });
 });
 
@@ -111,8 +125,11 @@ t.test('token bucket: burst, then refill by elapsed time', async (t) => {
   for (let i = 0; i < 3; i += 1) hits.push(await allowed(TOKEN_BUCKET, 'otp:10.0.0.1', 2, 1 / 60));
   t.same(hits, [true, true, false]);
   await database.pool.query(`update rate_limits set updated_at = updated_at - interval '61 seconds' where key = 'otp:10.0.0.1'`);
-  t.same([await allowed(TOKEN_BUCKET, 'otp:10.0.0.1', 2, 1 / 60), await allowed(TOKEN_BUCKET, 'otp:10.0.0.1', 2, 1 / 60)],
-    [true, false], 'one token back after one period');
+  t.same(
+    [await allowed(TOKEN_BUCKET, 'otp:10.0.0.1', 2, 1 / 60), await allowed(TOKEN_BUCKET, 'otp:10.0.0.1', 2, 1 / 60)],
+    [true, false],
+    'one token back after one period',
+  );
 });
 
 t.test('a limiter statement is atomic across concurrent connections', async (t) => {

@@ -17,7 +17,8 @@ const sha256Hex = (text: string) => createHash('sha256').update(text).digest('he
 
 /** Rows of every table a sign-in writes, whoever they belong to: a failed sign-in must leave none. */
 async function tableCounts() {
-  const { rows } = await api.db.query(`select (select count(*) from users)::int as users, (select count(*) from identities)::int as identities,
+  const { rows } = await api.db
+    .query(`select (select count(*) from users)::int as users, (select count(*) from identities)::int as identities,
     (select count(*) from sessions)::int as sessions, (select count(*) from refresh_tokens)::int as refresh_tokens,
     (select count(*) from mfa_amr_claims)::int as amr, (select count(*) from audit_log_entries)::int as audit`);
   return rows[0];
@@ -32,7 +33,11 @@ await api.db.query(`create table refuse_amr (armed boolean);
   create trigger refuse_amr before insert on mfa_amr_claims for each row execute function refuse_amr();`);
 async function withAmrRefused(fn: () => Promise<void>) {
   await api.db.query('insert into refuse_amr values (true)');
-  try { await fn(); } finally { await api.db.query('delete from refuse_amr'); }
+  try {
+    await fn();
+  } finally {
+    await api.db.query('delete from refuse_amr');
+  }
 }
 
 t.test('a password login writes one session, one refresh token, one AMR claim, one audit entry and last_sign_in_at', async (t) => {
@@ -43,35 +48,69 @@ t.test('a password login writes one session, one refresh token, one AMR claim, o
 
   const res = await login({ email: 'rows@example.com', password: 'correct-horse' });
   t.equal(res.status, 200);
-  t.strictSame(await tableCounts(), { ...before, sessions: before.sessions + 1, refresh_tokens: before.refresh_tokens + 1,
-    amr: before.amr + 1, audit: before.audit + 1 });
+  t.strictSame(await tableCounts(), {
+    ...before,
+    sessions: before.sessions + 1,
+    refresh_tokens: before.refresh_tokens + 1,
+    amr: before.amr + 1,
+    audit: before.audit + 1,
+  });
 
   const sessionId = decodeJwt(res.body.access_token).session_id as string;
   const session = (await api.db.query('select * from sessions where id = $1', [sessionId])).rows[0];
-  t.match(session, { user_id: userBefore.id, aal: 'aal1', user_agent: 'sign-in-test', ip: '127.0.0.1', refreshed_at: null, factor_id: null });
+  t.match(session, {
+    user_id: userBefore.id,
+    aal: 'aal1',
+    user_agent: 'sign-in-test',
+    ip: '127.0.0.1',
+    refreshed_at: null,
+    factor_id: null,
+  });
   const tokens = (await api.db.query('select * from refresh_tokens where session_id = $1', [sessionId])).rows;
   t.match(tokens, [{ token_hash: sha256Hex(res.body.refresh_token), user_id: userBefore.id, parent_id: null, revoked: false }]);
   const amr = (await api.db.query('select authentication_method from mfa_amr_claims where session_id = $1', [sessionId])).rows;
   t.strictSame(amr, [{ authentication_method: 'password' }]);
-  const audit = (await api.db.query(`select payload, ip_address from audit_log_entries where payload ->> 'action' = 'login'
-    and payload ->> 'actor_id' = $1`, [userBefore.id])).rows;
-  t.strictSame(audit, [{ payload: { actor_id: userBefore.id, actor_via_sso: false, actor_username: 'rows@example.com',
-    action: 'login', log_type: 'account', traits: { provider: 'email' } }, ip_address: '' }]);
+  const audit = (
+    await api.db.query(
+      `select payload, ip_address from audit_log_entries where payload ->> 'action' = 'login'
+    and payload ->> 'actor_id' = $1`,
+      [userBefore.id],
+    )
+  ).rows;
+  t.strictSame(audit, [
+    {
+      payload: {
+        actor_id: userBefore.id,
+        actor_via_sso: false,
+        actor_username: 'rows@example.com',
+        action: 'login',
+        log_type: 'account',
+        traits: { provider: 'email' },
+      },
+      ip_address: '',
+    },
+  ]);
 
   const userAfter = await userRow('rows@example.com');
   t.ok(userAfter.last_sign_in_at > userBefore.last_sign_in_at, 'last_sign_in_at moves');
   t.ok(userAfter.updated_at > userBefore.updated_at, 'updated_at moves');
-  t.strictSame({ ...userAfter, last_sign_in_at: null, updated_at: null }, { ...userBefore, last_sign_in_at: null, updated_at: null },
-    'no other column changes');
+  t.strictSame(
+    { ...userAfter, last_sign_in_at: null, updated_at: null },
+    { ...userBefore, last_sign_in_at: null, updated_at: null },
+    'no other column changes',
+  );
   const me = await api.request('GET', '/user', { token: res.body.access_token });
-  t.strictSame(res.body.user, me.body, 'the response\'s user is what GET /user (the finders) renders');
+  t.strictSame(res.body.user, me.body, "the response's user is what GET /user (the finders) renders");
 });
 
-t.test('identities travel with their exact timestamps, whatever the session\'s time zone', async (t) => {
+t.test("identities travel with their exact timestamps, whatever the session's time zone", async (t) => {
   const signup = await api.request('POST', '/signup', { body: { email: 'micro@example.com', password: 'correct-horse' } });
   const userId = signup.body.user.id;
-  await api.db.query(`update identities set created_at = '2024-02-29 23:59:59.999999+00', updated_at = '2024-03-01 00:00:00.000500+00',
-    last_sign_in_at = null where user_id = $1`, [userId]);
+  await api.db.query(
+    `update identities set created_at = '2024-02-29 23:59:59.999999+00', updated_at = '2024-03-01 00:00:00.000500+00',
+    last_sign_in_at = null where user_id = $1`,
+    [userId],
+  );
   const res = await login({ email: 'micro@example.com', password: 'correct-horse' });
   t.equal(res.status, 200);
   t.match(res.body.user.identities, [{ created_at: '2024-02-29T23:59:59.999Z', updated_at: '2024-03-01T00:00:00.000Z' }]);
@@ -81,16 +120,27 @@ t.test('identities travel with their exact timestamps, whatever the session\'s t
 
   // Two AMR claims, so the order (newest first) is pinned too; compared with plain selects.
   const sessionId = decodeJwt(res.body.access_token).session_id as string;
-  await api.db.query(`insert into mfa_amr_claims (session_id, authentication_method, updated_at) values ($1, 'otp', now() + interval '5 seconds')`, [sessionId]);
+  await api.db.query(
+    `insert into mfa_amr_claims (session_id, authentication_method, updated_at) values ($1, 'otp', now() + interval '5 seconds')`,
+    [sessionId],
+  );
   const client = await api.db.connect();
   try {
     await client.query("set timezone = 'Asia/Kolkata'");
     const together = await findAmrAndIdentities(client, sessionId, userId);
     // The session's AMR claims as a plain select gives them, newest first.
-    const amr = (await client.query(`select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
-      from mfa_amr_claims where session_id = $1 order by updated_at desc`, [sessionId])).rows;
+    const amr = (
+      await client.query(
+        `select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
+      from mfa_amr_claims where session_id = $1 order by updated_at desc`,
+        [sessionId],
+      )
+    ).rows;
     t.strictSame(together, { amr, identities: await findIdentitiesByUser(client, userId) });
-    t.same(together.amr.map((a) => a.method), ['otp', 'password']);
+    t.same(
+      together.amr.map((a) => a.method),
+      ['otp', 'password'],
+    );
   } finally {
     client.release();
   }
@@ -98,8 +148,11 @@ t.test('identities travel with their exact timestamps, whatever the session\'s t
 
 t.test('a failing sign-in leaves nothing behind: not the audit entry, the session, the token, nor the upgraded hash', async (t) => {
   const legacy = bcrypt.hashSync('legacy-pass', 4);
-  await api.db.query(`insert into users (aud, role, email, email_confirmed_at, encrypted_password)
-    values ('authenticated', 'authenticated', 'atomic@example.com', now(), $1)`, [legacy]);
+  await api.db.query(
+    `insert into users (aud, role, email, email_confirmed_at, encrypted_password)
+    values ('authenticated', 'authenticated', 'atomic@example.com', now(), $1)`,
+    [legacy],
+  );
   const before = await tableCounts();
   const userBefore = await userRow('atomic@example.com');
   await withAmrRefused(async () => {
@@ -114,7 +167,7 @@ t.test('a failing sign-in leaves nothing behind: not the audit entry, the sessio
   t.match((await userRow('atomic@example.com')).encrypted_password, /^\$argon2id\$/);
 });
 
-t.test('inside a caller\'s transaction, a failing sign-in undoes the caller\'s writes too (autoconfirmed sign-up)', async (t) => {
+t.test("inside a caller's transaction, a failing sign-in undoes the caller's writes too (autoconfirmed sign-up)", async (t) => {
   const before = await tableCounts();
   await withAmrRefused(async () => {
     const res = await api.request('POST', '/signup', { body: { email: 'undone@example.com', password: 'correct-horse' } });
@@ -123,6 +176,8 @@ t.test('inside a caller\'s transaction, a failing sign-in undoes the caller\'s w
   t.strictSame(await tableCounts(), before, 'no user, identity, session, token or user_signedup entry');
   const res = await api.request('POST', '/signup', { body: { email: 'undone@example.com', password: 'correct-horse' } });
   t.equal(res.status, 200);
-  const audit = await api.db.query(`select payload ->> 'action' as action from audit_log_entries where payload ->> 'actor_id' = $1`, [res.body.user.id]);
+  const audit = await api.db.query(`select payload ->> 'action' as action from audit_log_entries where payload ->> 'actor_id' = $1`, [
+    res.body.user.id,
+  ]);
   t.strictSame(audit.rows, [{ action: 'user_signedup' }], 'the sign-up writes its one entry with the session');
 });

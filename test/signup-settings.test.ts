@@ -19,18 +19,35 @@ t.test('DISABLE_SIGNUP and disabled providers', async (t) => {
 
   const off = await startTestService({ ...mail, AUTH_EXTERNAL_EMAIL_ENABLED: 'false' });
   t.teardown(() => off.stop());
-  t.strictSame((await off.request('POST', '/signup', { body: { email: 'a@example.com', password: 'secret99' } })).body,
-    { code: 400, error_code: 'email_provider_disabled', msg: 'Email signups are disabled' });
-  t.strictSame((await off.request('POST', '/signup', { body: { phone: '15551234567', password: 'secret99' } })).body,
-    { code: 400, error_code: 'phone_provider_disabled', msg: 'Phone signups are disabled' }, 'phone is off by default');
-  t.strictSame((await off.request('POST', '/token?grant_type=password', { body: { email: 'a@example.com', password: 'secret99' } })).body,
-    { code: 422, error_code: 'email_provider_disabled', msg: 'Email logins are disabled' });
-  t.strictSame((await off.request('POST', '/signup', { body: {} })).body,
-    { code: 422, error_code: 'anonymous_provider_disabled', msg: 'Anonymous sign-ins are disabled' });
+  t.strictSame((await off.request('POST', '/signup', { body: { email: 'a@example.com', password: 'secret99' } })).body, {
+    code: 400,
+    error_code: 'email_provider_disabled',
+    msg: 'Email signups are disabled',
+  });
+  t.strictSame(
+    (await off.request('POST', '/signup', { body: { phone: '15551234567', password: 'secret99' } })).body,
+    { code: 400, error_code: 'phone_provider_disabled', msg: 'Phone signups are disabled' },
+    'phone is off by default',
+  );
+  t.strictSame((await off.request('POST', '/token?grant_type=password', { body: { email: 'a@example.com', password: 'secret99' } })).body, {
+    code: 422,
+    error_code: 'email_provider_disabled',
+    msg: 'Email logins are disabled',
+  });
+  t.strictSame((await off.request('POST', '/signup', { body: {} })).body, {
+    code: 422,
+    error_code: 'anonymous_provider_disabled',
+    msg: 'Anonymous sign-ins are disabled',
+  });
 });
 
 t.test('autoconfirm returns a session; a duplicate is 400 "User already registered"', async (t) => {
-  const api = await startTestService({ ...mail, AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_AUTOCONFIRM: 'true' });
+  const api = await startTestService({
+    ...mail,
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+    AUTH_SMS_AUTOCONFIRM: 'true',
+  });
   t.teardown(() => api.stop());
   const sent = smtp.mails.length;
   const res = await api.request('POST', '/signup', { body: { email: 'auto@example.com', password: 'secret99' } });
@@ -40,10 +57,16 @@ t.test('autoconfirm returns a session; a duplicate is 400 "User already register
   t.equal(smtp.mails.length, sent, 'no confirmation mail');
   const me = await api.request('GET', '/user', { token: res.body.access_token });
   t.equal(me.body.email, 'auto@example.com');
-  for (const body of [{ email: 'auto@example.com', password: 'secret99' }, { phone: '15551234567', password: 'secret99' }]) {
+  for (const body of [
+    { email: 'auto@example.com', password: 'secret99' },
+    { phone: '15551234567', password: 'secret99' },
+  ]) {
     await api.request('POST', '/signup', { body });
     const dup = await api.request('POST', '/signup', { body });
-    t.strictSame({ status: dup.status, body: dup.body }, { status: 400, body: { code: 400, error_code: 'user_already_exists', msg: 'User already registered' } });
+    t.strictSame(
+      { status: dup.status, body: dup.body },
+      { status: 400, body: { code: 400, error_code: 'user_already_exists', msg: 'User already registered' } },
+    );
   }
   const settings = await api.request('GET', '/settings');
   t.match(settings.body, { autoconfirm: true, mailer_autoconfirm: true, phone_autoconfirm: true });
@@ -53,8 +76,11 @@ t.test('templates: a served template is used; when its server is down the built-
   const templates = await startTemplateServer();
   templates.set('/confirm.html', '<h1>Hello {{ .Email }}</h1><a href="{{ .ConfirmationURL }}">go</a> {{ .Token }}');
   t.teardown(() => templates.close());
-  const api = await startTestService({ ...mail, AUTH_MAILER_TEMPLATES_CONFIRMATION: `${templates.baseUrl}/confirm.html`,
-    AUTH_MAILER_SUBJECTS_CONFIRMATION: 'Welcome aboard' });
+  const api = await startTestService({
+    ...mail,
+    AUTH_MAILER_TEMPLATES_CONFIRMATION: `${templates.baseUrl}/confirm.html`,
+    AUTH_MAILER_SUBJECTS_CONFIRMATION: 'Welcome aboard',
+  });
   t.teardown(() => api.stop());
   await api.request('POST', '/signup', { body: { email: 'templated@example.com', password: 'secret99' } });
   const custom = await smtp.waitForMail('templated@example.com');
@@ -62,7 +88,10 @@ t.test('templates: a served template is used; when its server is down the built-
   t.match(custom.html, /<h1>Hello templated@example.com<\/h1>/);
   t.match(custom.link, /\/verify\?token=[0-9a-f]{56}&type=signup&redirect_to=http:\/\/localhost:3000$/);
 
-  const down = await startTestService({ ...mail, AUTH_MAILER_TEMPLATES_CONFIRMATION: `http://127.0.0.1:${await unusedPort()}/confirm.html` });
+  const down = await startTestService({
+    ...mail,
+    AUTH_MAILER_TEMPLATES_CONFIRMATION: `http://127.0.0.1:${await unusedPort()}/confirm.html`,
+  });
   t.teardown(() => down.stop());
   const res = await down.request('POST', '/signup', { body: { email: 'fallback@example.com', password: 'secret99' } });
   t.equal(res.status, 200, 'signup still works');
@@ -76,8 +105,11 @@ t.test('templates: a served template is used; when its server is down the built-
 t.test('RATE_LIMIT_EMAIL_SENT holds across HTTP threads', async (t) => {
   const api = await startTestService({ ...mail, AUTH_HTTP_WORKERS: '2', AUTH_RATE_LIMIT_EMAIL_SENT: '3' });
   t.teardown(() => api.stop());
-  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) =>
-    api.request('POST', '/signup', { body: { email: `limited${i}@example.com`, password: 'secret99' } })));
+  const answers = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      api.request('POST', '/signup', { body: { email: `limited${i}@example.com`, password: 'secret99' } }),
+    ),
+  );
   const statuses = answers.map((a) => a.status).sort();
   t.same(statuses, [200, 200, 200, 429, 429, 429], 'exactly three mails, whichever thread took them');
   for (const refused of answers.filter((a) => a.status === 429)) {

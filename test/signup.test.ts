@@ -8,27 +8,48 @@ import { startSmsGatewayFake } from './helpers/sms.js';
 const smtp = await startSmtpServer();
 const sms = await startSmsGatewayFake();
 const api = await startTestService({
-  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
-  AUTH_SMTP_SENDER_NAME: 'Example', AUTH_PASSWORD_REQUIRED_CHARACTERS: 'abcdefghijklmnopqrstuvwxyz:0123456789',
-  AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
-  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123', AUTH_SMS_TWILIO_AUTH_TOKEN: 'tok', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
+  AUTH_SMTP_SENDER_NAME: 'Example',
+  AUTH_PASSWORD_REQUIRED_CHARACTERS: 'abcdefghijklmnopqrstuvwxyz:0123456789',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_SMS_PROVIDER: 'twilio',
+  AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
+  AUTH_SMS_TWILIO_AUTH_TOKEN: 'tok',
+  AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
   AUTH_URI_ALLOW_LIST: 'https://app.example.com/**',
 });
-t.teardown(async () => { await api.stop(); await smtp.close(); await sms.close(); });
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+  await sms.close();
+});
 
 const signup = (body: unknown, path = '/signup') => api.request('POST', path, { body });
-const userCount = async (email: string) => Number((await api.db.query('select count(*) from users where lower(email) = $1', [email])).rows[0].count);
+const userCount = async (email: string) =>
+  Number((await api.db.query('select count(*) from users where lower(email) = $1', [email])).rows[0].count);
 
-t.test('validation errors, in the original\'s order', async (t) => {
+t.test("validation errors, in the original's order", async (t) => {
   const cases: Array<[unknown, number, string, string]> = [
     [{ email: 'a@example.com' }, 400, 'validation_failed', 'Signup requires a valid password'],
     [{ email: 'a@example.com', password: 'a1'.repeat(37) }, 400, 'validation_failed', 'Password cannot be longer than 72 characters'],
-    [{ email: 'a@example.com', phone: '15551234567', password: 'secret99' }, 400, 'validation_failed', 'Only an email address or phone number should be provided on signup.'],
+    [
+      { email: 'a@example.com', phone: '15551234567', password: 'secret99' },
+      400,
+      'validation_failed',
+      'Only an email address or phone number should be provided on signup.',
+    ],
     [{ email: 'not-an-email', password: 'secret99' }, 400, 'validation_failed', 'Unable to validate email address: invalid format'],
     [{ email: `${'x'.repeat(250)}@example.com`, password: 'secret99' }, 400, 'validation_failed', 'An email address is too long'],
     [{ phone: '+12', password: 'secret99' }, 400, 'validation_failed', 'Invalid phone number format (E.164 required)'],
-    [{ phone: '15551234567', password: 'secret99', channel: 'pigeon' }, 400, 'validation_failed',
-      "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider."],
+    [
+      { phone: '15551234567', password: 'secret99', channel: 'pigeon' },
+      400,
+      'validation_failed',
+      "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
+    ],
     [{ email: 5, password: 'secret99' }, 400, 'validation_failed', 'email must be a string'],
   ];
   for (const [body, status, code, msg] of cases) {
@@ -41,7 +62,8 @@ t.test('a weak password is one 422 with every reason', async (t) => {
   const res = await signup({ email: 'weak@example.com', password: 'ABC' });
   t.equal(res.status, 422);
   t.strictSame(res.body, {
-    code: 422, error_code: 'weak_password',
+    code: 422,
+    error_code: 'weak_password',
     msg: 'Password should be at least 6 characters. Password should contain at least one character of each: abcdefghijklmnopqrstuvwxyz, 0123456789.',
     weak_password: { reasons: ['length', 'characters'] },
   });
@@ -54,7 +76,10 @@ t.test('email signup: user answered, confirmation mail sent, link confirms and s
   t.equal(res.status, 200);
   const user = res.body;
   t.match(user, {
-    aud: 'authenticated', role: 'authenticated', email: 'alice@example.com', phone: '',
+    aud: 'authenticated',
+    role: 'authenticated',
+    email: 'alice@example.com',
+    phone: '',
     app_metadata: { provider: 'email', providers: ['email'] },
     user_metadata: { plan: 'pro', sub: user.id, email: 'alice@example.com', email_verified: false, phone_verified: false },
     is_anonymous: false,
@@ -97,8 +122,11 @@ t.test('email signup: user answered, confirmation mail sent, link confirms and s
 
   const again = await api.request('GET', link.pathname + link.search);
   t.equal(again.status, 303);
-  t.equal(new URL(again.headers.get('location')!).hash,
-    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired', 'a link works once');
+  t.equal(
+    new URL(again.headers.get('location')!).hash,
+    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
+    'a link works once',
+  );
 
   const login = await api.request('POST', '/token?grant_type=password', { body: { email: 'ALICE@example.com', password: 'secret99' } });
   t.equal(login.status, 200, 'emails match case-insensitively');
@@ -118,7 +146,9 @@ t.test('redirect_to: allowed targets are kept, others fall back to SITE_URL', as
 t.test('POST /verify with the code returns the session and its type', async (t) => {
   await signup({ email: 'code@example.com', password: 'secret99' });
   const code = (await smtp.waitForMail('code@example.com')).text.match(/\b(\d{6})\b/)![1];
-  const wrong = await api.request('POST', '/verify', { body: { type: 'signup', email: 'code@example.com', token: code === '000000' ? '111111' : '000000' } });
+  const wrong = await api.request('POST', '/verify', {
+    body: { type: 'signup', email: 'code@example.com', token: code === '000000' ? '111111' : '000000' },
+  });
   t.strictSame(wrong.body, { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
   const res = await api.request('POST', '/verify', { body: { type: 'signup', email: 'Code@example.com', token: code } });
   t.equal(res.status, 200);
@@ -161,7 +191,10 @@ t.test('simultaneous signups of one address create one user and never a 500', as
   const answers = await Promise.all(Array.from({ length: 8 }, () => signup({ email: 'race@example.com', password: 'secret99' })));
   // A request that loses the insert race answers with the winner's user; one that starts after the
   // winner committed is a re-send inside the frequency limit (429), as a sequential duplicate would be.
-  t.ok(answers.every((a) => a.status === 200 || a.status === 429), 'only 200 or 429');
+  t.ok(
+    answers.every((a) => a.status === 200 || a.status === 429),
+    'only 200 or 429',
+  );
   const created = answers.filter((a) => a.status === 200);
   t.ok(created.length >= 1);
   t.equal(new Set(created.map((a) => a.body.id)).size, 1, 'every success names the one user');
@@ -189,7 +222,9 @@ t.test('phone signup: SMS through the gateway, then POST /verify type sms', asyn
   const message = await sms.waitForMessage('+15551234567');
   t.equal(message.gateway, 'twilio');
   const code = message.body.match(/^Your code is (\d{6})$/)![1];
-  const wrong = await api.request('POST', '/verify', { body: { type: 'sms', phone: '15551234567', token: code === '123456' ? '654321' : '123456' } });
+  const wrong = await api.request('POST', '/verify', {
+    body: { type: 'sms', phone: '15551234567', token: code === '123456' ? '654321' : '123456' },
+  });
   t.strictSame(wrong.body, { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
   const ok = await api.request('POST', '/verify', { body: { type: 'sms', phone: '+15551234567', token: code } });
   t.equal(ok.status, 200);
@@ -214,8 +249,10 @@ t.test('a confirmation link expires after MAILER_OTP_EXP (default one day)', asy
   const link = new URL((await smtp.waitForMail('late@example.com')).link!);
   await api.db.query("update one_time_tokens set created_at = now() - interval '86401 seconds' where user_id = $1", [res.body.id]);
   const late = await api.request('GET', link.pathname + link.search);
-  t.equal(new URL(late.headers.get('location')!).hash,
-    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired');
+  t.equal(
+    new URL(late.headers.get('location')!).hash,
+    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
+  );
   const post = await api.request('POST', '/verify', { body: { type: 'signup', token_hash: link.searchParams.get('token') } });
   t.strictSame(post.body, { code: 403, error_code: 'otp_expired', msg: 'Email link is invalid or has expired' });
   const user = await api.db.query('select email_confirmed_at from users where id = $1', [res.body.id]);

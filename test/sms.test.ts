@@ -8,21 +8,32 @@ import { startSmsGatewayFake, type GatewayName, type SmsGatewayFake } from './he
 import { unusedPort } from './helpers/template-server.js';
 
 let fake: SmsGatewayFake;
-t.before(async () => { fake = await startSmsGatewayFake(); });
+t.before(async () => {
+  fake = await startSmsGatewayFake();
+});
 t.teardown(() => fake.close());
 
 function smsConfig(provider: GatewayName | '', env: Record<string, string> = {}, baseUrl = fake.baseUrl): Config['sms'] {
   return loadConfig({
     env: {
       AUTH_SMS_PROVIDER: provider,
-      AUTH_SMS_TWILIO_ACCOUNT_SID: 'ACaccount', AUTH_SMS_TWILIO_AUTH_TOKEN: 'twilio-token',
-      AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MGservice', AUTH_SMS_TWILIO_API_BASE_URL: baseUrl,
-      AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'ACverify', AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'verify-token',
-      AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VAservice', AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: baseUrl,
-      AUTH_SMS_MESSAGEBIRD_ACCESS_KEY: 'bird-key', AUTH_SMS_MESSAGEBIRD_ORIGINATOR: 'Portcullis',
+      AUTH_SMS_TWILIO_ACCOUNT_SID: 'ACaccount',
+      AUTH_SMS_TWILIO_AUTH_TOKEN: 'twilio-token',
+      AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MGservice',
+      AUTH_SMS_TWILIO_API_BASE_URL: baseUrl,
+      AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'ACverify',
+      AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'verify-token',
+      AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VAservice',
+      AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: baseUrl,
+      AUTH_SMS_MESSAGEBIRD_ACCESS_KEY: 'bird-key',
+      AUTH_SMS_MESSAGEBIRD_ORIGINATOR: 'Portcullis',
       AUTH_SMS_MESSAGEBIRD_API_BASE_URL: baseUrl,
-      AUTH_SMS_TEXTLOCAL_API_KEY: 'tl-key', AUTH_SMS_TEXTLOCAL_SENDER: 'PRTCLS', AUTH_SMS_TEXTLOCAL_API_BASE_URL: baseUrl,
-      AUTH_SMS_VONAGE_API_KEY: 'vn-key', AUTH_SMS_VONAGE_API_SECRET: 'vn-secret', AUTH_SMS_VONAGE_FROM: 'Portcullis',
+      AUTH_SMS_TEXTLOCAL_API_KEY: 'tl-key',
+      AUTH_SMS_TEXTLOCAL_SENDER: 'PRTCLS',
+      AUTH_SMS_TEXTLOCAL_API_BASE_URL: baseUrl,
+      AUTH_SMS_VONAGE_API_KEY: 'vn-key',
+      AUTH_SMS_VONAGE_API_SECRET: 'vn-secret',
+      AUTH_SMS_VONAGE_FROM: 'Portcullis',
       AUTH_SMS_VONAGE_API_BASE_URL: `${baseUrl}/`,
       ...env,
     },
@@ -63,7 +74,13 @@ t.test('twilio: WhatsApp with a content template sends the bare code instead of 
   const to = phone();
   await senderFor('twilio', { AUTH_SMS_TWILIO_CONTENT_SID: 'HXtemplate' }).send(to, 'Your code is 111222', 'whatsapp', '111222');
   const sms = await fake.waitForMessage(to);
-  t.same(sms.fields, { To: `whatsapp:+${to}`, Channel: 'whatsapp', From: 'MGservice', ContentSid: 'HXtemplate', ContentVariables: '{"1":"111222"}' });
+  t.same(sms.fields, {
+    To: `whatsapp:+${to}`,
+    Channel: 'whatsapp',
+    From: 'MGservice',
+    ContentSid: 'HXtemplate',
+    ContentVariables: '{"1":"111222"}',
+  });
 });
 
 t.test('twilio_verify: Twilio sends its own code and checks it', async (t) => {
@@ -156,9 +173,17 @@ t.test('an unreachable gateway becomes SmsSendError', async (t) => {
 t.test('no provider: development logs the message and code; otherwise there is no sender', async (t) => {
   const { log, lines } = captureLog();
   const sender = createSmsSender(smsConfig(''), log, { development: true });
-  t.ok(lines.some((l) => l.level === LEVEL.warn && /NOT sent/.test(l.msg)), 'said loudly at creation');
+  t.ok(
+    lines.some((l) => l.level === LEVEL.warn && /NOT sent/.test(l.msg)),
+    'said loudly at creation',
+  );
   const { messageId } = await sender!.send('15550000000', 'Your code is 123456', 'sms', '123456');
-  t.same(lines.find((l) => l.messageId === messageId)?.sms, { to: '15550000000', channel: 'sms', body: 'Your code is 123456', code: '123456' });
+  t.same(lines.find((l) => l.messageId === messageId)?.sms, {
+    to: '15550000000',
+    channel: 'sms',
+    body: 'Your code is 123456',
+    code: '123456',
+  });
   t.equal(createSmsSender(smsConfig(''), log), null);
 });
 

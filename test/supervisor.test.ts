@@ -11,7 +11,10 @@ import { createTestDatabase } from './helpers/db.js';
 t.test('bodies over 1 MiB are refused with 413; invalid JSON is 400 bad_json', async (t) => {
   const api = await startTestService();
   t.teardown(() => api.stop());
-  const big = await api.request('POST', '/signup', { raw: JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(1024 * 1024) }), headers: { 'content-type': 'application/json' } });
+  const big = await api.request('POST', '/signup', {
+    raw: JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(1024 * 1024) }),
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(big.status, 413);
   t.strictSame(big.body, { code: 413, error_code: 'request_entity_too_large', msg: 'Request body too large (max 1048576 bytes)' });
   const bad = await api.request('POST', '/signup', { raw: '{"email": ', headers: { 'content-type': 'application/json' } });
@@ -21,7 +24,11 @@ t.test('bodies over 1 MiB are refused with 413; invalid JSON is 400 bad_json', a
   const notObject = await api.request('POST', '/signup', { raw: '[1,2]' });
   t.strictSame(notObject.body, { code: 400, error_code: 'bad_json', msg: 'Could not parse request body as JSON: expected a JSON object' });
   const nul = await api.request('POST', '/signup', { raw: '{"email":"a\\u0000@b.co","password":"secret99"}' });
-  t.strictSame(nul.body, { code: 400, error_code: 'bad_json', msg: 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed' });
+  t.strictSame(nul.body, {
+    code: 400,
+    error_code: 'bad_json',
+    msg: 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed',
+  });
   const nulQuery = await api.request('GET', '/verify?type=signup&token=%00');
   t.strictSame(nulQuery.body, { code: 400, error_code: 'validation_failed', msg: 'Query parameters cannot contain NUL characters' });
   const still = await api.request('GET', '/health');
@@ -43,8 +50,14 @@ t.test('a crashed HTTP thread is replaced and logged while the other keeps answe
   t.same(after, Array(10).fill(200));
   await api.stop();
   const logs = api.logs();
-  t.ok(logs.some((l) => l.msg === 'HTTP thread crashed' && l.thread === 0), 'the crash is logged');
-  t.ok(logs.some((l) => l.msg === 'replacement HTTP thread listening'), 'the replacement is logged');
+  t.ok(
+    logs.some((l) => l.msg === 'HTTP thread crashed' && l.thread === 0),
+    'the crash is logged',
+  );
+  t.ok(
+    logs.some((l) => l.msg === 'replacement HTTP thread listening'),
+    'the replacement is logged',
+  );
 });
 
 t.test('SIGTERM finishes an in-flight request, then the process exits 0', async (t) => {
@@ -52,13 +65,26 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
   t.teardown(() => database.drop());
   const port = await freePort();
   const child = spawn(process.execPath, [path.resolve('bin/portcullis.js'), 'serve'], {
-    env: { PATH: process.env.PATH, DATABASE_URL: database.url, AUTH_DB_DRIVER: 'postgres', AUTH_JWT_SECRET: JWT_SECRET,
-      AUTH_SITE_URL: 'http://localhost:3000', AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`, AUTH_API_HOST: '127.0.0.1',
-      AUTH_API_PORT: String(port), AUTH_HTTP_WORKERS: '1', AUTH_CRYPTO_WORKERS: '2', AUTH_PASSWORD_HASH_MEMORY_KIB: '1024', LOG_LEVEL: 'info' },
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: database.url,
+      AUTH_DB_DRIVER: 'postgres',
+      AUTH_JWT_SECRET: JWT_SECRET,
+      AUTH_SITE_URL: 'http://localhost:3000',
+      AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
+      AUTH_API_HOST: '127.0.0.1',
+      AUTH_API_PORT: String(port),
+      AUTH_HTTP_WORKERS: '1',
+      AUTH_CRYPTO_WORKERS: '2',
+      AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
+      LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
-  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+  });
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   await waitForHealth(port);
 
@@ -67,25 +93,42 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
   const socket = net.connect(port, '127.0.0.1');
   await new Promise((resolve) => socket.once('connect', resolve));
   let answer = '';
-  socket.on('data', (chunk) => { answer += chunk.toString(); });
+  socket.on('data', (chunk) => {
+    answer += chunk.toString();
+  });
   const closed = new Promise((resolve) => socket.once('close', resolve));
-  socket.write(`POST /signup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  socket.write(
+    `POST /signup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+  );
   // One HTTP thread handles connections in arrival order: once a later connection is answered, the
   // server has read this request's headers and counts it in flight.
   t.equal(await freshGet(port, '/health', false), 200);
   child.kill('SIGTERM');
-  await stopsListening(port);   // the drain has begun
+  await stopsListening(port); // the drain has begun
   socket.write(body.slice(10));
   await closed;
   t.match(answer, /^HTTP\/1\.1 200 OK/, 'the in-flight request was answered');
   t.match(answer, /drain@example\.com/);
   t.equal(await exited, 0, 'exit code 0');
-  const refused = await fetch(`http://127.0.0.1:${port}/health`).then(() => 'answered', () => 'refused');
+  const refused = await fetch(`http://127.0.0.1:${port}/health`).then(
+    () => 'answered',
+    () => 'refused',
+  );
   t.equal(refused, 'refused', 'no longer listening');
   // The log is buffered; what was written up to the exit must still come out.
-  const lines = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  t.ok(lines.some((l) => l.msg === 'request completed' && l.path === '/signup'), 'the drained request\'s line');
-  t.same(lines.filter((l) => ['draining', 'stopped'].includes(l.msg)).map((l) => l.msg), ['draining', 'stopped'], 'the stop\'s own lines, last');
+  const lines = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+  t.ok(
+    lines.some((l) => l.msg === 'request completed' && l.path === '/signup'),
+    "the drained request's line",
+  );
+  t.same(
+    lines.filter((l) => ['draining', 'stopped'].includes(l.msg)).map((l) => l.msg),
+    ['draining', 'stopped'],
+    "the stop's own lines, last",
+  );
 });
 
 /**
@@ -95,8 +138,15 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
  */
 function freshGet(port: number, path: string, retry = true): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); })
-      .on('error', (err: NodeJS.ErrnoException) => (retry && err.code === 'ECONNRESET' ? freshGet(port, path, false).then(resolve, reject) : reject(err)));
+    http
+      .get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      })
+      .on('error', (err: NodeJS.ErrnoException) => {
+        if (retry && err.code === 'ECONNRESET') freshGet(port, path, false).then(resolve, reject);
+        else reject(err);
+      });
   });
 }
 
@@ -105,7 +155,10 @@ async function stopsListening(port: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const refused = await new Promise<boolean>((resolve) => {
       const probe = net.connect(port, '127.0.0.1');
-      probe.once('connect', () => { probe.destroy(); resolve(false); });
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(false);
+      });
       probe.once('error', () => resolve(true));
     });
     if (refused) return;
@@ -116,7 +169,10 @@ async function stopsListening(port: number): Promise<void> {
 
 async function waitForHealth(port: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -16,8 +16,8 @@ const admin = await adminToken();
 const HOSTILE = { value: 'a\ud800b', '\udc00key': 'v', nested: { list: ['\udbff'] }, pair: '\ud83d\ude00' };
 const CLEAN = { value: 'a\ufffdb', '\ufffdkey': 'v', nested: { list: ['\ufffd'] }, pair: '\ud83d\ude00' };
 
-const metadata = async (email: string) => (await api.db.query(
-  'select raw_user_meta_data as u, raw_app_meta_data as a from users where email = $1', [email])).rows[0];
+const metadata = async (email: string) =>
+  (await api.db.query('select raw_user_meta_data as u, raw_app_meta_data as a from users where email = $1', [email])).rows[0];
 
 t.test('the raw body really carries lone surrogate escapes', async (t) => {
   t.match(JSON.stringify(HOSTILE), /\\ud800.*\\udc00key.*\\udbff/);
@@ -61,20 +61,28 @@ t.test('POST /invite data', async (t) => {
 
 t.test('POST /admin/generate_link data', async (t) => {
   const email = uniqueEmail('g');
-  const res = await api.request('POST', '/admin/generate_link', { token: admin, body: { type: 'signup', email, password: 'Passw0rd-123', data: HOSTILE } });
+  const res = await api.request('POST', '/admin/generate_link', {
+    token: admin,
+    body: { type: 'signup', email, password: 'Passw0rd-123', data: HOSTILE },
+  });
   t.equal(res.status, 200, res.text);
   t.match((await metadata(email)).u, CLEAN);
 });
 
 t.test('admin user_metadata and app_metadata, on create and on update', async (t) => {
   const email = uniqueEmail('a');
-  const created = await api.request('POST', '/admin/users', { token: admin, body: { email, user_metadata: HOSTILE, app_metadata: HOSTILE } });
+  const created = await api.request('POST', '/admin/users', {
+    token: admin,
+    body: { email, user_metadata: HOSTILE, app_metadata: HOSTILE },
+  });
   t.equal(created.status, 200, created.text);
   let row = await metadata(email);
   t.match(row.u, CLEAN);
   t.match(row.a, CLEAN);
-  const updated = await api.request('PUT', `/admin/users/${created.body.id}`, { token: admin,
-    body: { user_metadata: { again: '\udfff' }, app_metadata: { '\ud800': 1 } } });
+  const updated = await api.request('PUT', `/admin/users/${created.body.id}`, {
+    token: admin,
+    body: { user_metadata: { again: '\udfff' }, app_metadata: { '\ud800': 1 } },
+  });
   t.equal(updated.status, 200, updated.text);
   row = await metadata(email);
   t.equal(row.u.again, '\ufffd');

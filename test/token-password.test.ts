@@ -10,11 +10,18 @@ t.teardown(() => api.stop());
 const key = new TextEncoder().encode(JWT_SECRET);
 const login = (body: unknown) => api.request('POST', '/token?grant_type=password', { body });
 
-const alice = (await api.request('POST', '/signup', { body: { email: 'alice@example.com', password: 'correct-horse', data: { name: 'Alice' } } })).body;
+const alice = (
+  await api.request('POST', '/signup', { body: { email: 'alice@example.com', password: 'correct-horse', data: { name: 'Alice' } } })
+).body;
 
 t.test('error rows', async (t) => {
   const cases: Array<[unknown, number, string, string]> = [
-    [{ email: 'alice@example.com', phone: '15550001111', password: 'x' }, 400, 'validation_failed', 'Only an email address or phone number should be provided on login.'],
+    [
+      { email: 'alice@example.com', phone: '15550001111', password: 'x' },
+      400,
+      'validation_failed',
+      'Only an email address or phone number should be provided on login.',
+    ],
     [{ password: 'x' }, 400, 'validation_failed', 'missing email or phone'],
     [{ email: 'alice@example.com', password: 'wrong-password' }, 400, 'invalid_credentials', 'Invalid login credentials'],
     [{ email: 'nobody@example.com', password: 'correct-horse' }, 400, 'invalid_credentials', 'Invalid login credentials'],
@@ -38,7 +45,7 @@ t.test('an unknown user and a wrong password get the same answer after the same 
   t.equal(unknown.status, wrong.status);
 });
 
-t.test('success: the token response and the access token\'s claims', async (t) => {
+t.test("success: the token response and the access token's claims", async (t) => {
   const res = await login({ email: 'alice@example.com', password: 'correct-horse' });
   t.equal(res.status, 200);
   t.same(Object.keys(res.body).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'user']);
@@ -49,11 +56,32 @@ t.test('success: the token response and the access token\'s claims', async (t) =
   t.same(decodeProtectedHeader(res.body.access_token), { alg: 'HS256', typ: 'JWT' });
   const { payload } = await jwtVerify(res.body.access_token, key, { algorithms: ['HS256'] });
   const session = await api.db.query('select id from sessions where user_id = $1 order by created_at desc limit 1', [alice.user.id]);
-  t.strictSame(Object.keys(payload), ['sub', 'aud', 'exp', 'iat', 'email', 'phone', 'app_metadata', 'user_metadata', 'role', 'aal', 'amr', 'session_id', 'is_anonymous']);
+  t.strictSame(Object.keys(payload), [
+    'sub',
+    'aud',
+    'exp',
+    'iat',
+    'email',
+    'phone',
+    'app_metadata',
+    'user_metadata',
+    'role',
+    'aal',
+    'amr',
+    'session_id',
+    'is_anonymous',
+  ]);
   t.match(payload, {
-    sub: alice.user.id, aud: 'authenticated', email: 'alice@example.com', phone: '', role: 'authenticated', aal: 'aal1',
-    app_metadata: { provider: 'email', providers: ['email'] }, user_metadata: { name: 'Alice', email_verified: true },
-    session_id: session.rows[0].id, is_anonymous: false,
+    sub: alice.user.id,
+    aud: 'authenticated',
+    email: 'alice@example.com',
+    phone: '',
+    role: 'authenticated',
+    aal: 'aal1',
+    app_metadata: { provider: 'email', providers: ['email'] },
+    user_metadata: { name: 'Alice', email_verified: true },
+    session_id: session.rows[0].id,
+    is_anonymous: false,
   });
   t.equal(payload.exp! - payload.iat!, 3600);
   t.equal(res.body.expires_at, payload.exp);
@@ -79,21 +107,37 @@ t.test('a banned user is told so only after a correct password; a wrong one reve
 });
 
 t.test('unconfirmed email and phone are refused after a correct password', async (t) => {
-  await api.db.query(`insert into users (aud, role, email, encrypted_password) values ('authenticated', 'authenticated', 'unconfirmed@example.com', $1)`,
-    [bcrypt.hashSync('correct-horse', 4)]);
-  t.strictSame((await login({ email: 'unconfirmed@example.com', password: 'correct-horse' })).body,
-    { code: 400, error_code: 'email_not_confirmed', msg: 'Email not confirmed' });
-  t.strictSame((await login({ email: 'unconfirmed@example.com', password: 'wrong' })).body,
-    { code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' }, 'a wrong password reveals nothing');
-  await api.db.query(`insert into users (aud, role, phone, encrypted_password) values ('authenticated', 'authenticated', '15550002222', $1)`,
-    [bcrypt.hashSync('correct-horse', 4)]);
-  t.strictSame((await login({ phone: '15550002222', password: 'correct-horse' })).body,
-    { code: 400, error_code: 'phone_not_confirmed', msg: 'Phone not confirmed' });
+  await api.db.query(
+    `insert into users (aud, role, email, encrypted_password) values ('authenticated', 'authenticated', 'unconfirmed@example.com', $1)`,
+    [bcrypt.hashSync('correct-horse', 4)],
+  );
+  t.strictSame((await login({ email: 'unconfirmed@example.com', password: 'correct-horse' })).body, {
+    code: 400,
+    error_code: 'email_not_confirmed',
+    msg: 'Email not confirmed',
+  });
+  t.strictSame(
+    (await login({ email: 'unconfirmed@example.com', password: 'wrong' })).body,
+    { code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' },
+    'a wrong password reveals nothing',
+  );
+  await api.db.query(
+    `insert into users (aud, role, phone, encrypted_password) values ('authenticated', 'authenticated', '15550002222', $1)`,
+    [bcrypt.hashSync('correct-horse', 4)],
+  );
+  t.strictSame((await login({ phone: '15550002222', password: 'correct-horse' })).body, {
+    code: 400,
+    error_code: 'phone_not_confirmed',
+    msg: 'Phone not confirmed',
+  });
 });
 
 t.test('an imported bcrypt hash verifies and is upgraded to argon2id', async (t) => {
-  await api.db.query(`insert into users (aud, role, email, email_confirmed_at, encrypted_password)
-    values ('authenticated', 'authenticated', 'imported@example.com', now(), $1)`, [bcrypt.hashSync('legacy-pass', 10)]);
+  await api.db.query(
+    `insert into users (aud, role, email, email_confirmed_at, encrypted_password)
+    values ('authenticated', 'authenticated', 'imported@example.com', now(), $1)`,
+    [bcrypt.hashSync('legacy-pass', 10)],
+  );
   const res = await login({ email: 'imported@example.com', password: 'legacy-pass' });
   t.equal(res.status, 200);
   const { rows } = await api.db.query("select encrypted_password from users where email = 'imported@example.com'");
@@ -116,18 +160,55 @@ t.test('GET /user and its authentication errors', async (t) => {
     [{}, 401, 'no_authorization', 'This endpoint requires a valid Bearer token'],
     [{ authorization: 'Basic abc' }, 401, 'no_authorization', 'This endpoint requires a valid Bearer token'],
     [{ authorization: 'Bearer not.a.jwt' }, 403, 'bad_jwt', /^invalid JWT: unable to parse or verify signature, /],
-    [{ authorization: `Bearer ${await sign(claims, new TextEncoder().encode('another-secret-of-enough-length'))}` }, 403, 'bad_jwt',
-      'invalid JWT: unable to parse or verify signature, token signature is invalid: signature is invalid'],
-    [{ authorization: `Bearer ${await sign(claims, key, 'HS384')}` }, 403, 'bad_jwt',
-      'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method HS384 is invalid'],
-    [{ authorization: `Bearer ${await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 10).sign(key)}` },
-      403, 'bad_jwt', 'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired'],
+    [
+      { authorization: `Bearer ${await sign(claims, new TextEncoder().encode('another-secret-of-enough-length'))}` },
+      403,
+      'bad_jwt',
+      'invalid JWT: unable to parse or verify signature, token signature is invalid: signature is invalid',
+    ],
+    [
+      { authorization: `Bearer ${await sign(claims, key, 'HS384')}` },
+      403,
+      'bad_jwt',
+      'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method HS384 is invalid',
+    ],
+    [
+      {
+        authorization: `Bearer ${await new SignJWT({ ...claims })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setExpirationTime(Math.floor(Date.now() / 1000) - 10)
+          .sign(key)}`,
+      },
+      403,
+      'bad_jwt',
+      'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired',
+    ],
     [{ authorization: `Bearer ${unsignedToken(claims)}` }, 403, 'bad_jwt', /^invalid JWT: unable to parse or verify signature, /],
     [{ authorization: `Bearer ${await sign({ role: 'anon' })}` }, 403, 'bad_jwt', 'invalid claim: missing sub claim'],
-    [{ authorization: `Bearer ${await sign({ ...claims, sub: 'not-a-uuid' })}` }, 403, 'bad_jwt', 'invalid claim: sub claim must be a UUID'],
-    [{ authorization: `Bearer ${await sign({ ...claims, sub: '00000000-0000-4000-8000-000000000000' })}` }, 403, 'user_not_found', 'User from sub claim in JWT does not exist'],
-    [{ authorization: `Bearer ${await sign({ ...claims, session_id: 'nope' })}` }, 403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID'],
-    [{ authorization: `Bearer ${await sign({ ...claims, session_id: '00000000-0000-4000-8000-000000000000' })}` }, 403, 'session_not_found', 'Session from session_id claim in JWT does not exist'],
+    [
+      { authorization: `Bearer ${await sign({ ...claims, sub: 'not-a-uuid' })}` },
+      403,
+      'bad_jwt',
+      'invalid claim: sub claim must be a UUID',
+    ],
+    [
+      { authorization: `Bearer ${await sign({ ...claims, sub: '00000000-0000-4000-8000-000000000000' })}` },
+      403,
+      'user_not_found',
+      'User from sub claim in JWT does not exist',
+    ],
+    [
+      { authorization: `Bearer ${await sign({ ...claims, session_id: 'nope' })}` },
+      403,
+      'bad_jwt',
+      'invalid claim: session_id claim must be a UUID',
+    ],
+    [
+      { authorization: `Bearer ${await sign({ ...claims, session_id: '00000000-0000-4000-8000-000000000000' })}` },
+      403,
+      'session_not_found',
+      'Session from session_id claim in JWT does not exist',
+    ],
   ];
   for (const [headers, status, code, msg] of cases) {
     const res = await api.request('GET', '/user', { headers });
@@ -145,7 +226,10 @@ t.test('GET /user and its authentication errors', async (t) => {
 });
 
 t.test('the 2024-01-01 error shape for auth-js', async (t) => {
-  const res = await api.request('POST', '/token?grant_type=password', { body: { email: 'alice@example.com', password: 'nope' }, headers: { 'X-Supabase-Api-Version': '2024-01-01' } });
+  const res = await api.request('POST', '/token?grant_type=password', {
+    body: { email: 'alice@example.com', password: 'nope' },
+    headers: { 'X-Supabase-Api-Version': '2024-01-01' },
+  });
   t.strictSame(res.body, { code: 'invalid_credentials', message: 'Invalid login credentials' });
   t.equal(res.headers.get('x-supabase-api-version'), '2024-01-01');
 });

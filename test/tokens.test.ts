@@ -1,9 +1,7 @@
 // Token formats are wire formats of the original service (REFERENCE §4.1, §7.1): these tests pin them.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import {
-  isPlausibleRefreshToken, newOtp, newRefreshToken, newUuid, otpHash, safeEqual, sha256Hex,
-} from '../dist/server/crypto/tokens.js';
+import { isPlausibleRefreshToken, newOtp, newRefreshToken, newUuid, otpHash, safeEqual, sha256Hex } from '../dist/server/crypto/tokens.js';
 
 t.test('refresh tokens are 12 chars of lowercase base32 and pass pre-validation', async (t) => {
   const seen = new Set<string>();

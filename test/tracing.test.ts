@@ -18,9 +18,11 @@ await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 t.teardown(() => new Promise<void>((resolve) => collector.close(() => resolve())));
 
 t.test('one span per request, exported on shutdown at the latest', async (t) => {
-  const api = await startTestService({ AUTH_TRACING_ENABLED: 'true',
+  const api = await startTestService({
+    AUTH_TRACING_ENABLED: 'true',
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
-    OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=auth' });
+    OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=auth',
+  });
   await api.request('GET', '/settings');
   await api.request('GET', '/admin/users/4f6c1d2e-0000-4000-8000-00000000abcd');
   await api.request('POST', '/token?grant_type=password', { body: { email: 'x@example.com', password: 'nope' } });
@@ -37,7 +39,10 @@ t.test('one span per request, exported on shutdown at the latest', async (t) => 
   t.match(byRoute['/settings'], { name: 'api', 'http.method': 'GET', 'http.route': '/settings' });
   t.equal(Number(byRoute['/settings']['http.status_code']), 200);
   t.match(byRoute['/token'], { 'http.method': 'POST' });
-  t.match(byRoute['/admin/users/{user_id}'], { 'http.method': 'GET', 'http.route.params.user_id': '4f6c1d2e-0000-4000-8000-00000000abcd' },
-    'the route in parametrised form, each parameter as http.route.params.<key>');
+  t.match(
+    byRoute['/admin/users/{user_id}'],
+    { 'http.method': 'GET', 'http.route.params.user_id': '4f6c1d2e-0000-4000-8000-00000000abcd' },
+    'the route in parametrised form, each parameter as http.route.params.<key>',
+  );
   t.equal(Number(byRoute['/token']['http.status_code']), 400);
 });

@@ -14,25 +14,42 @@ const database = useMigratedDatabase(t);
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 async function newUser(email: string): Promise<string> {
-  const { rows } = await database.pool.query(`insert into users (email, raw_user_meta_data) values ($1, '{"full_name":"Ann"}') returning id`, [email]);
+  const { rows } = await database.pool.query(
+    `insert into users (email, raw_user_meta_data) values ($1, '{"full_name":"Ann"}') returning id`,
+    [email],
+  );
   return rows[0].id;
 }
 
 /** Identity timestamps with fractions of several lengths (Postgres drops trailing zeros), sub-millisecond ones included. */
-const STAMPS = ['2024-03-01 10:00:00.29+00', '2024-03-01 10:00:00.057+00', '2024-03-01 10:00:00.999999+00',
-  '2024-03-01 10:00:00.000001+00', '2024-03-01 10:00:01+00', '2024-03-01 10:00:00.123456+00'];
+const STAMPS = [
+  '2024-03-01 10:00:00.29+00',
+  '2024-03-01 10:00:00.057+00',
+  '2024-03-01 10:00:00.999999+00',
+  '2024-03-01 10:00:00.000001+00',
+  '2024-03-01 10:00:01+00',
+  '2024-03-01 10:00:00.123456+00',
+];
 
-async function insertIdentity(userId: string, provider: string, createdAt: string, data: unknown, lastSignIn: string | null): Promise<void> {
-  await database.pool.query(`insert into identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
+async function insertIdentity(
+  userId: string,
+  provider: string,
+  createdAt: string,
+  data: unknown,
+  lastSignIn: string | null,
+): Promise<void> {
+  await database.pool.query(
+    `insert into identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
                     values ($1, $2, $3, $4, $5, $6, $6::timestamptz + interval '0.000333 s')`,
-  [`${provider}-${userId}`, userId, data, provider, lastSignIn, createdAt]);
+    [`${provider}-${userId}`, userId, data, provider, lastSignIn, createdAt],
+  );
 }
 
 const shape = (rows: object[]) => rows.map((r) => Object.entries(r).map(([k, v]) => [k, v instanceof Date ? `Date ${v.getTime()}` : v]));
 
 t.test('identities come out exactly as findIdentitiesByUser returns them', async (t) => {
   const userId = await newUser('ids@example.com');
-  const data = [{ email: 'IDS@example.com', sub: 'x', nested: { b: [1, 2.5, null], a: 'ü' } }, {}, { n: 1.0, big: 12345678901234567890 }];
+  const data = [{ email: 'IDS@example.com', sub: 'x', nested: { b: [1, 2.5, null], a: 'ü' } }, {}, { n: 1.0, big: 12345678901234567000 }];
   for (const [i, stamp] of STAMPS.entries()) {
     await insertIdentity(userId, `p${i}`, stamp, data[i % data.length], i % 2 ? null : STAMPS[(i + 1) % STAMPS.length]);
   }
@@ -69,7 +86,9 @@ t.test('a user without identities has an empty list; the session is looked up by
   t.strictSame(found!.session, { id: session.id });
   t.strictSame(await findUserSession(database.pool, userId, session.id), { user: found!.user, session: { id: session.id } });
   // findSession never checked the session's owner, so neither does this.
-  t.strictSame((await findUserSession(database.pool, userId, othersSession.id))!.session, { id: (await findSession(database.pool, othersSession.id))!.id });
+  t.strictSame((await findUserSession(database.pool, userId, othersSession.id))!.session, {
+    id: (await findSession(database.pool, othersSession.id))!.id,
+  });
   t.equal((await findUserSession(database.pool, userId, session.id.toUpperCase()))!.session!.id, session.id, 'the stored id, lower case');
   t.equal((await findUserSession(database.pool, userId, UNKNOWN))!.session, null);
   t.equal((await findUserSession(database.pool, userId, null))!.session, null, 'null: no session looked up');

@@ -9,11 +9,18 @@ import { pathOf } from './helpers/users.js';
 
 const smtp = await startSmtpServer();
 const api = await startTestService({
-  AUTH_SMTP_HOST: '127.0.0.1', AUTH_SMTP_PORT: String(smtp.port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
-  AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SMS_AUTOCONFIRM: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+  AUTH_MAILER_AUTOCONFIRM: 'true',
+  AUTH_SMS_AUTOCONFIRM: 'true',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true',
   AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
 });
-t.teardown(async () => { await api.stop(); await smtp.close(); });
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+});
 
 const put = (token: string, body: unknown) => api.request('PUT', '/user', { token, body });
 const anonymous = async () => (await api.request('POST', '/signup', { body: {} })).body;
@@ -39,7 +46,7 @@ t.test('anonymous user + phone: permanent at once with the phone provider', asyn
   t.ok(res.body.phone_confirmed_at);
 });
 
-t.test('a confirmed user\'s phone change applies at once with SMS_AUTOCONFIRM', async (t) => {
+t.test("a confirmed user's phone change applies at once with SMS_AUTOCONFIRM", async (t) => {
   const s = await signUp(api);
   const res = await put(s.access_token, { phone: '+14155550144' });
   t.equal(res.body.phone, '14155550144');
@@ -47,14 +54,17 @@ t.test('a confirmed user\'s phone change applies at once with SMS_AUTOCONFIRM', 
   t.equal(res.body.app_metadata.provider, 'email', 'the first provider stays');
 });
 
-t.test('a confirmed user\'s email change: one mail, to the new address, one link completes it', async (t) => {
+t.test("a confirmed user's email change: one mail, to the new address, one link completes it", async (t) => {
   const s = await signUp(api);
   const newEmail = uniqueEmail('auto-new');
   const res = await put(s.access_token, { email: newEmail });
   t.equal(res.body.new_email, newEmail);
   const mail = await smtp.waitForMail(newEmail);
   t.equal(mail.subject, 'Confirm Email Change');
-  t.notOk(smtp.mails.some((m) => m.to === s.user.email), 'nothing to the current address');
+  t.notOk(
+    smtp.mails.some((m) => m.to === s.user.email),
+    'nothing to the current address',
+  );
   const done = await api.request('GET', pathOf(mail.link!));
   t.match(done.headers.get('location'), /#access_token=/);
   t.equal((await signIn(api, newEmail)).user.id, s.user.id);

@@ -6,7 +6,10 @@ import { startMailStack } from './helpers/passwordless.js';
 import { signIn, uniqueEmail, refresh } from './helpers/accounts.js';
 import { codeIn, confirmedUser, PASSWORD, pathOf } from './helpers/users.js';
 
-const stack = await startMailStack({ AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000' }, { sms: true });
+const stack = await startMailStack(
+  { AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000' },
+  { sms: true },
+);
 const { api, smtp } = stack;
 const sms = stack.sms!;
 t.teardown(() => stack.stop());
@@ -66,7 +69,10 @@ t.test('password change: policy, same password, then other sessions end and the 
   t.equal((await api.request('GET', '/user', { token: s.access_token })).status, 200, 'current session kept');
   const old = await api.request('POST', '/token?grant_type=password', { body: { email: s.user.email, password: PASSWORD } });
   t.equal(old.body.error_code, 'invalid_credentials');
-  t.equal((await api.request('POST', '/token?grant_type=password', { body: { email: s.user.email, password: 'Another-password-2' } })).status, 200);
+  t.equal(
+    (await api.request('POST', '/token?grant_type=password', { body: { email: s.user.email, password: 'Another-password-2' } })).status,
+    200,
+  );
 });
 
 t.test('secure email change: mails to both addresses, both links needed', async (t) => {
@@ -85,7 +91,10 @@ t.test('secure email change: mails to both addresses, both links needed', async 
   }
   const first = await api.request('GET', pathOf(toNew.link!));
   t.equal(first.status, 303);
-  t.equal(first.headers.get('location'), 'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email');
+  t.equal(
+    first.headers.get('location'),
+    'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email',
+  );
   t.equal((await api.request('GET', '/user', { token: s.access_token })).body.email, s.user.email, 'one half is not enough');
   const again = await api.request('GET', pathOf(toNew.link!));
   t.match(again.headers.get('location'), /error_code=otp_expired/, 'a link works once');
@@ -106,7 +115,9 @@ t.test('email change by code through POST /verify, current address first', async
   t.equal((await put(s.access_token, { email: newEmail })).status, 200);
   const toNew = await changeMail(newEmail);
   const toCurrent = await changeMail(s.user.email);
-  const first = await api.request('POST', '/verify', { body: { type: 'email_change', email: s.user.email, token: codeIn(toCurrent.text) } });
+  const first = await api.request('POST', '/verify', {
+    body: { type: 'email_change', email: s.user.email, token: codeIn(toCurrent.text) },
+  });
   t.strictSame(first.body, { msg: 'Confirmation link accepted. Please proceed to confirm link sent to the other email', code: '200' });
   const second = await api.request('POST', '/verify', { body: { type: 'email_change', email: newEmail, token: codeIn(toNew.text) } });
   t.equal(second.status, 200);
@@ -121,7 +132,10 @@ t.test('email change with PKCE: pkce_ links, the second one gives an auth code e
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const res = await put(s.access_token, { email: newEmail, code_challenge: challenge, code_challenge_method: 'S256' });
   t.equal(res.status, 200);
-  const flow = await api.db.query('select code_challenge, code_challenge_method, authentication_method from flow_state where user_id = $1', [s.user.id]);
+  const flow = await api.db.query(
+    'select code_challenge, code_challenge_method, authentication_method from flow_state where user_id = $1',
+    [s.user.id],
+  );
   t.strictSame(flow.rows, [{ code_challenge: challenge, code_challenge_method: 's256', authentication_method: 'email_change' }]);
   const toNew = await changeMail(newEmail);
   const toCurrent = await changeMail(s.user.email);
@@ -161,7 +175,9 @@ t.test('phone change: SMS code to the new number, verified with POST /verify pho
   t.equal(res.body.phone, '');
   t.ok(Date.parse(res.body.phone_change_sent_at));
   const message = await sms.waitForMessage('14155550101');
-  const wrong = await api.request('POST', '/verify', { body: { type: 'phone_change', phone: '+14155550101', token: '000000' === codeIn(message.body) ? '111111' : '000000' } });
+  const wrong = await api.request('POST', '/verify', {
+    body: { type: 'phone_change', phone: '+14155550101', token: '000000' === codeIn(message.body) ? '111111' : '000000' },
+  });
   t.strictSame(wrong.body, { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' });
   const ok = await api.request('POST', '/verify', { body: { type: 'phone_change', phone: '+14155550101', token: codeIn(message.body) } });
   t.equal(ok.status, 200);
@@ -175,7 +191,11 @@ t.test('anonymous user: password alone is refused; email + password becomes perm
   const anon = (await api.request('POST', '/signup', { body: {} })).body;
   t.equal(anon.user.is_anonymous, true);
   const alone = await put(anon.access_token, { password: 'Anon-password-3' });
-  t.strictSame(alone.body, { code: 422, error_code: 'validation_failed', msg: 'Updating password of an anonymous user without an email or phone is not allowed' });
+  t.strictSame(alone.body, {
+    code: 422,
+    error_code: 'validation_failed',
+    msg: 'Updating password of an anonymous user without an email or phone is not allowed',
+  });
   const email = uniqueEmail('anon');
   const res = await put(anon.access_token, { email, password: 'Anon-password-3' });
   t.equal(res.status, 200);
@@ -191,7 +211,7 @@ t.test('anonymous user: password alone is refused; email + password becomes perm
   t.equal((await signIn(api, email, 'Anon-password-3')).user.id, anon.user.id);
 });
 
-t.test('a recovery link\'s session sets a new password', async (t) => {
+t.test("a recovery link's session sets a new password", async (t) => {
   const s = await confirmedUser(api);
   t.equal((await api.request('POST', '/recover', { body: { email: s.user.email } })).status, 200);
   const mail = await smtp.waitForMail((m) => m.to === s.user.email && /type=recovery/.test(m.link ?? ''));

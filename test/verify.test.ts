@@ -4,8 +4,13 @@ import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { fragmentOf, insertUser, plantToken } from './helpers/passwordless.js';
 
-const api = await startTestService({ AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio',
-  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC1', AUTH_SMS_TWILIO_AUTH_TOKEN: 'x', AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1' });
+const api = await startTestService({
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_SMS_PROVIDER: 'twilio',
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC1',
+  AUTH_SMS_TWILIO_AUTH_TOKEN: 'x',
+  AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+});
 t.teardown(() => api.stop());
 
 let n = 0;
@@ -115,7 +120,9 @@ t.test('the attempt limit: after 5 wrong codes the right one fails too', async (
   const id = await insertUser(api.db, { email });
   const { code } = await plantToken(api.db, id, 'confirmation_token', email, { code: '123456' });
   for (let i = 0; i < 4; i++) t.strictSame((await post({ type: 'signup', token: '654321', email })).body, CODE_403);
-  const { rows: [row] } = await api.db.query('select attempts from one_time_tokens where user_id = $1', [id]);
+  const {
+    rows: [row],
+  } = await api.db.query('select attempts from one_time_tokens where user_id = $1', [id]);
   t.equal(row.attempts, 4, 'wrong codes are counted and committed');
   t.strictSame((await post({ type: 'signup', token: '111111', email })).body, CODE_403, 'fifth wrong code');
   t.equal(await ottCount(id), 0, 'the token is invalidated');
@@ -126,9 +133,16 @@ t.test('a banned user: 403 user_banned on POST, in the fragment on GET', async (
   const email = nextEmail();
   const id = await insertUser(api.db, { email, confirmed: true, banned: true });
   const { code, linkToken } = await plantToken(api.db, id, 'recovery_token', email);
-  t.strictSame((await post({ type: 'recovery', token: code, email })).body, { code: 403, error_code: 'user_banned', msg: 'User is banned' });
-  t.strictSame(fragmentOf((await get({ type: 'recovery', token: linkToken })).headers.get('location')),
-    { error: 'access_denied', error_code: 'user_banned', error_description: 'User is banned' });
+  t.strictSame((await post({ type: 'recovery', token: code, email })).body, {
+    code: 403,
+    error_code: 'user_banned',
+    msg: 'User is banned',
+  });
+  t.strictSame(fragmentOf((await get({ type: 'recovery', token: linkToken })).headers.get('location')), {
+    error: 'access_denied',
+    error_code: 'user_banned',
+    error_description: 'User is banned',
+  });
 });
 
 t.test('POST validation rows', async (t) => {
@@ -137,9 +151,24 @@ t.test('POST validation rows', async (t) => {
     [{ type: 'signup' }, 400, 'validation_failed', 'Verify requires either a token or a token hash'],
     [{ type: 'signup', token: '1', token_hash: 'x' }, 400, 'validation_failed', 'Verify requires either a token or a token hash'],
     [{ type: 'signup', token: '1' }, 400, 'validation_failed', 'Only an email address or phone number should be provided on verify'],
-    [{ type: 'signup', token: '1', email: 'a@example.com', phone: '+15550001234' }, 400, 'validation_failed', 'Only an email address or phone number should be provided on verify'],
-    [{ type: 'signup', token_hash: 'x', email: 'a@example.com' }, 400, 'validation_failed', 'Only the token_hash and type should be provided'],
-    [{ type: 'signup', token_hash: 'x', redirect_to: 'http://localhost:3000' }, 400, 'validation_failed', 'Only the token_hash and type should be provided'],
+    [
+      { type: 'signup', token: '1', email: 'a@example.com', phone: '+15550001234' },
+      400,
+      'validation_failed',
+      'Only an email address or phone number should be provided on verify',
+    ],
+    [
+      { type: 'signup', token_hash: 'x', email: 'a@example.com' },
+      400,
+      'validation_failed',
+      'Only the token_hash and type should be provided',
+    ],
+    [
+      { type: 'signup', token_hash: 'x', redirect_to: 'http://localhost:3000' },
+      400,
+      'validation_failed',
+      'Only the token_hash and type should be provided',
+    ],
     [{ type: 'signup', token: '1', email: 'not-an-email' }, 422, 'validation_failed', 'Invalid email format'],
     [{ type: 'bogus', token_hash: 'x' }, 400, 'validation_failed', 'Invalid email verification type'],
     [{ type: 'bogus', token: '123456', email: 'a@example.com' }, 403, 'otp_expired', 'Token has expired or is invalid'],
@@ -160,17 +189,25 @@ t.test('GET: missing parameters are JSON errors; other failures redirect', async
   t.strictSame(noToken.body, { code: 400, error_code: 'validation_failed', msg: 'Verify requires a token or a token hash' });
   const unknown = await get({ type: 'bogus', token: 'x' });
   t.equal(unknown.status, 303);
-  t.strictSame(fragmentOf(unknown.headers.get('location')),
-    { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Invalid email verification type' });
+  t.strictSame(fragmentOf(unknown.headers.get('location')), {
+    error: 'invalid_request',
+    error_code: 'validation_failed',
+    error_description: 'Invalid email verification type',
+  });
   for (const type of ['email', 'sms']) {
     const postOnly = await get({ type, token: 'x' });
-    t.strictSame(fragmentOf(postOnly.headers.get('location')),
-      { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Unsupported verification type' }, type);
+    t.strictSame(
+      fragmentOf(postOnly.headers.get('location')),
+      { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Unsupported verification type' },
+      type,
+    );
   }
   const wrong = await get({ type: 'signup', token: 'f'.repeat(56), redirect_to: 'https://evil.example/steal' });
-  t.equal(wrong.headers.get('location'),
+  t.equal(
+    wrong.headers.get('location'),
     'http://localhost:3000#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
-    'a foreign redirect_to falls back to SITE_URL; the exact encoding of the original');
+    'a foreign redirect_to falls back to SITE_URL; the exact encoding of the original',
+  );
 });
 
 t.test('POST invite with password: the invited user gets it and can then sign in with it', async (t) => {
@@ -192,7 +229,9 @@ t.test('POST invite with password: the invited user gets it and can then sign in
 t.test('POST signup with password: an existing password is not replaced', async (t) => {
   const email = nextEmail();
   await api.request('POST', '/signup', { body: { email, password: 'original-password' } });
-  const { rows: [{ id }] } = await api.db.query('select id from users where email = $1', [email]);
+  const {
+    rows: [{ id }],
+  } = await api.db.query('select id from users where email = $1', [email]);
   const { code } = await plantToken(api.db, id, 'confirmation_token', email);
   t.equal((await post({ type: 'signup', token: code, email, password: 'other-password' })).status, 200);
   const login = await api.request('POST', '/token?grant_type=password', { body: { email, password: 'original-password' } });

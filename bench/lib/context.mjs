@@ -7,7 +7,8 @@ import { cpuAccount } from './cpu.mjs';
 export function benchContext(options, service) {
   let signedIn = 0;
   return {
-    options, service,
+    options,
+    service,
     runId: Date.now().toString(36),
     /** autocannon against a path of the service, for the bench's duration unless told otherwise */
     load: ({ path, ...rest }) => load({ url: service.url + path, duration: options.duration, progress: options.progress, ...rest }),
@@ -39,7 +40,7 @@ export function benchContext(options, service) {
         loads.push(await loadCpu.measure(() => runLoad(slice)));
         samples.push(await limitCpu.measure(() => measure(half)));
       }
-      const rate = (x) => (typeof x === 'number' ? x : x.perSec ?? x.reqPerSec);
+      const rate = (x) => (typeof x === 'number' ? x : (x.perSec ?? x.reqPerSec));
       const rates = samples.map(rate);
       const result = mergeLoads(loads);
       const limitOps = rates.reduce((sum, r) => sum + r * half.duration, 0);
@@ -49,8 +50,17 @@ export function benchContext(options, service) {
     /** A scenario's row: its load result, the limit in the same unit, the ratio and whether it meets the target. */
     compare(result, { limit, limitKind, target = null, guide = null, limitDetail }) {
       const ratio = limit > 0 ? round(result.reqPerSec / limit, 3) : 0;
-      return { ...result, limit, limitKind, limitDetail, ratio, target,
-        meetsTarget: target === null ? null : ratio >= target, guide, meetsGuide: guide === null ? null : result.reqPerSec >= guide };
+      return {
+        ...result,
+        limit,
+        limitKind,
+        limitDetail,
+        ratio,
+        target,
+        meetsTarget: target === null ? null : ratio >= target,
+        guide,
+        meetsGuide: guide === null ? null : result.reqPerSec >= guide,
+      };
     },
   };
 }

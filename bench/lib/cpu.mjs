@@ -40,7 +40,11 @@ function databaseMicros() {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let comm;
-    try { comm = readFileSync(`/proc/${entry}/comm`, 'utf8'); } catch { continue; }
+    try {
+      comm = readFileSync(`/proc/${entry}/comm`, 'utf8');
+    } catch {
+      continue;
+    }
     if (comm.startsWith('postgres')) byPid.set(entry, processMicros(entry));
   }
   return byPid;
@@ -77,7 +81,11 @@ export function cpuAccount(servicePid) {
   return {
     async measure(fn) {
       let before;
-      try { before = snapshot(servicePid); } catch { return fn(); }
+      try {
+        before = snapshot(servicePid);
+      } catch {
+        return fn();
+      }
       const value = await fn();
       const after = snapshot(servicePid);
       sum.service += after.service - before.service;
@@ -91,8 +99,13 @@ export function cpuAccount(servicePid) {
       if (!(ops > 0) || sum.total <= 0) return null;
       const us = (x) => Math.round(x / ops);
       const other = Math.max(0, sum.busy - sum.service - sum.database - sum.bench);
-      return { serviceUs: us(sum.service), databaseUs: us(sum.database), benchUs: us(sum.bench), otherUs: us(other),
-        machineBusy: Math.round((sum.busy / sum.total) * 100) / 100 };
+      return {
+        serviceUs: us(sum.service),
+        databaseUs: us(sum.database),
+        benchUs: us(sum.bench),
+        otherUs: us(other),
+        machineBusy: Math.round((sum.busy / sum.total) * 100) / 100,
+      };
     },
   };
 }

@@ -26,10 +26,12 @@ export async function load({ title, url, duration, connections, requests, perCon
   stopProgress();
   const row = summarise([{ latencies, statuses, seconds: result.duration, errors: result.errors, timeouts: result.timeouts }]);
   // Latency per status (the overload scenario tells accepted answers from refusals), not enumerable like raw.
-  const perStatus = Object.fromEntries(Object.entries(byStatus).map(([status, ms]) => {
-    const sorted = Float64Array.from(ms).sort();
-    return [status, { count: sorted.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }];
-  }));
+  const perStatus = Object.fromEntries(
+    Object.entries(byStatus).map(([status, ms]) => {
+      const sorted = Float64Array.from(ms).sort();
+      return [status, { count: sorted.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }];
+    }),
+  );
   return Object.defineProperty(row, 'byStatus', { value: perStatus, enumerable: false });
 }
 
@@ -43,10 +45,19 @@ export function summarise(parts) {
   const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
   const statuses = {};
   for (const p of parts) for (const [status, count] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
-  const non2xx = Object.entries(statuses).filter(([s]) => s < 200 || s >= 300).reduce((n, [, c]) => n + c, 0);
+  const non2xx = Object.entries(statuses)
+    .filter(([s]) => s < 200 || s >= 300)
+    .reduce((n, [, c]) => n + c, 0);
   const row = {
-    requests: sorted.length, reqPerSec: round(sorted.length / seconds), p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99),
-    statuses, non2xx, errors: parts.reduce((n, p) => n + p.errors, 0), timeouts: parts.reduce((n, p) => n + p.timeouts, 0), seconds: round(seconds),
+    requests: sorted.length,
+    reqPerSec: round(sorted.length / seconds),
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    statuses,
+    non2xx,
+    errors: parts.reduce((n, p) => n + p.errors, 0),
+    timeouts: parts.reduce((n, p) => n + p.timeouts, 0),
+    seconds: round(seconds),
   };
   return Object.defineProperty(row, 'raw', { value: parts, enumerable: false });
 }
@@ -67,12 +78,19 @@ export function showProgress(title, duration, latencies, statuses, enabled) {
   const started = performance.now();
   const draw = () => {
     const elapsed = (performance.now() - started) / 1000;
-    const bad = Object.entries(statuses).filter(([s]) => s < 200 || s >= 300).reduce((n, [, c]) => n + c, 0);
-    process.stderr.write(`\r\x1b[2K  ${title.padEnd(34)} ${Math.min(elapsed, duration).toFixed(1)}/${duration} s  ` +
-      `${latencies.length} req  ${Math.round(latencies.length / Math.max(elapsed, 0.001))} req/s${bad ? `  non-2xx ${bad}` : ''}`);
+    const bad = Object.entries(statuses)
+      .filter(([s]) => s < 200 || s >= 300)
+      .reduce((n, [, c]) => n + c, 0);
+    process.stderr.write(
+      `\r\x1b[2K  ${title.padEnd(34)} ${Math.min(elapsed, duration).toFixed(1)}/${duration} s  ` +
+        `${latencies.length} req  ${Math.round(latencies.length / Math.max(elapsed, 0.001))} req/s${bad ? `  non-2xx ${bad}` : ''}`,
+    );
   };
   const timer = setInterval(draw, 500);
-  return () => { clearInterval(timer); process.stderr.write('\r\x1b[2K'); };
+  return () => {
+    clearInterval(timer);
+    process.stderr.write('\r\x1b[2K');
+  };
 }
 
 /** A progress line for work that is not an autocannon run (limits, seeding): counts a shared counter. */
@@ -83,5 +101,8 @@ export function progressFor(title, duration, counter, enabled) {
     const elapsed = (performance.now() - started) / 1000;
     process.stderr.write(`\r\x1b[2K  ${title.padEnd(34)} ${Math.min(elapsed, duration).toFixed(1)}/${duration} s  ${counter()} done`);
   }, 500);
-  return () => { clearInterval(timer); process.stderr.write('\r\x1b[2K'); };
+  return () => {
+    clearInterval(timer);
+    process.stderr.write('\r\x1b[2K');
+  };
 }

@@ -2,25 +2,38 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-const fmt = (x) => (typeof x !== 'number' ? String(x ?? '')
-  : x >= 100 ? Math.round(x).toLocaleString('en-US') : x >= 10 ? x.toFixed(1) : String(Math.round(x * 100) / 100));
+const fmt = (x) =>
+  typeof x !== 'number'
+    ? String(x ?? '')
+    : x >= 100
+      ? Math.round(x).toLocaleString('en-US')
+      : x >= 10
+        ? x.toFixed(1)
+        : String(Math.round(x * 100) / 100);
 
 export function scenarioLine(name, r) {
   if (r.skipped) return `  ${name.padEnd(15)} skipped: ${r.skipped}`;
   if (r.error) return `  ${name.padEnd(15)} FAILED: ${r.error}`;
   const verdict = r.meetsTarget === null || r.meetsTarget === undefined ? '' : r.meetsTarget ? ' ok' : ' MISSED';
-  const target = r.target === null || r.target === undefined ? 'no target' : `target ${r.targetKind === 'max' ? '≤' : '≥'} ${r.target}${verdict}`;
-  const shed = r.refused ? `; accepted p99 ${fmt(r.accepted.p99)} ms (≤ ${r.accepted.target}), ${fmt(r.refused.perSec)} refused/s p99 ${fmt(r.refused.p99)} ms (< ${r.refused.target})` : '';
-  const extra = shed + (r.health ? `; /health p99 ${r.health.p99} ms (< ${r.health.target}${r.health.meetsTarget ? ' ok' : ' MISSED'})` : '');
+  const target =
+    r.target === null || r.target === undefined ? 'no target' : `target ${r.targetKind === 'max' ? '≤' : '≥'} ${r.target}${verdict}`;
+  const shed = r.refused
+    ? `; accepted p99 ${fmt(r.accepted.p99)} ms (≤ ${r.accepted.target}), ${fmt(r.refused.perSec)} refused/s p99 ${fmt(r.refused.p99)} ms (< ${r.refused.target})`
+    : '';
+  const extra =
+    shed + (r.health ? `; /health p99 ${r.health.p99} ms (< ${r.health.target}${r.health.meetsTarget ? ' ok' : ' MISSED'})` : '');
   const bad = r.non2xx ? `; ${r.non2xx} non-2xx ${JSON.stringify(r.statuses ?? '')}` : '';
-  return `  ${name.padEnd(15)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  ` +
-    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${cpuLine(r.cpu)}`;
+  return (
+    `  ${name.padEnd(15)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  ` +
+    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${cpuLine(r.cpu)}`
+  );
 }
 
 /** CPU µs per request of the load and per operation of the limit, by process (lib/cpu.mjs). */
 function cpuLine(cpu) {
   if (!cpu?.load) return '';
-  const parts = (c) => `service ${c.serviceUs}, database ${c.databaseUs}, bench ${c.benchUs}, other ${c.otherUs} (machine ${Math.round(c.machineBusy * 100)}% busy)`;
+  const parts = (c) =>
+    `service ${c.serviceUs}, database ${c.databaseUs}, bench ${c.benchUs}, other ${c.otherUs} (machine ${Math.round(c.machineBusy * 100)}% busy)`;
   const limit = cpu.limit ? `; limit, per op: ${parts(cpu.limit)}` : '';
   return `\n  ${''.padEnd(15)} µs of CPU: load, per request: ${parts(cpu.load)}${limit}`;
 }
@@ -31,9 +44,14 @@ export function printTable(results) {
   console.log('|---|---:|---:|---:|---|---:|---|');
   for (const [name, r] of Object.entries(results.scenarios)) {
     if (r.runs || r.measured) continue; // uv-threadpool and crypto-choices print their own lines
-    if (r.skipped || r.error) { console.log(`| ${name} | — | — | — | ${r.skipped ? 'skipped' : 'failed'}: ${r.skipped ?? r.error} | — | — |`); continue; }
+    if (r.skipped || r.error) {
+      console.log(`| ${name} | — | — | — | ${r.skipped ? 'skipped' : 'failed'}: ${r.skipped ?? r.error} | — | — |`);
+      continue;
+    }
     const target = r.target === null ? '—' : `${r.targetKind === 'max' ? '≤' : '≥'} ${r.target} ${r.meetsTarget ? 'ok' : 'missed'}`;
-    console.log(`| ${name} | ${fmt(r.reqPerSec)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.limit)} ${r.limitKind} | ${r.ratio} | ${target} |`);
+    console.log(
+      `| ${name} | ${fmt(r.reqPerSec)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.limit)} ${r.limitKind} | ${r.ratio} | ${target} |`,
+    );
   }
 }
 

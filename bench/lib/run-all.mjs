@@ -15,7 +15,8 @@ export async function runAll(options) {
   const results = {
     startedAt: new Date().toISOString(),
     machine: { cpus: options.cpus, node: process.version, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100) },
-    settings: null, scenarios: {},
+    settings: null,
+    scenarios: {},
   };
   const main = options.scenarios.filter((s) => SCENARIOS.includes(s));
   if (main.length > 0) await runScenarios(options, main, results);
@@ -30,13 +31,22 @@ export async function runAll(options) {
 async function runScenarios(options, names, results) {
   const service = await startBenchService(options);
   try {
-    results.settings = { httpWorkers: service.workers.http, cryptoWorkers: service.workers.crypto, dbPoolPerThread: service.poolSize,
-      uvThreadpool: service.uvThreadpool, hash: service.hash, duration: options.duration, users: options.users,
-      database: options.databaseUrl ? 'BENCH_DATABASE_URL' : 'embedded' };
-    console.log(`portcullis bench: ${options.cpus} CPUs, node ${process.version}, load ${results.machine.loadavg.join(' ')}; ` +
-      `${service.workers.http} HTTP threads, ${service.workers.crypto} crypto threads, ${service.poolSize} db connections per thread, ` +
-      `UV_THREADPOOL_SIZE ${service.uvThreadpool}; argon2id m=${service.hash.memoryKiB} t=${service.hash.timeCost} p=${service.hash.parallelism}; ` +
-      `${options.duration} s per phase, ${results.settings.database} database`);
+    results.settings = {
+      httpWorkers: service.workers.http,
+      cryptoWorkers: service.workers.crypto,
+      dbPoolPerThread: service.poolSize,
+      uvThreadpool: service.uvThreadpool,
+      hash: service.hash,
+      duration: options.duration,
+      users: options.users,
+      database: options.databaseUrl ? 'BENCH_DATABASE_URL' : 'embedded',
+    };
+    console.log(
+      `portcullis bench: ${options.cpus} CPUs, node ${process.version}, load ${results.machine.loadavg.join(' ')}; ` +
+        `${service.workers.http} HTTP threads, ${service.workers.crypto} crypto threads, ${service.poolSize} db connections per thread, ` +
+        `UV_THREADPOOL_SIZE ${service.uvThreadpool}; argon2id m=${service.hash.memoryKiB} t=${service.hash.timeCost} p=${service.hash.parallelism}; ` +
+        `${options.duration} s per phase, ${results.settings.database} database`,
+    );
     await seedUsers(service, options.users);
     const bench = benchContext(options, service);
     for (const name of names) {

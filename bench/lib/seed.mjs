@@ -9,7 +9,8 @@ export const userEmail = (i) => `bench-user-${i}@example.com`;
 /** Inserts `count` confirmed users with their email identities, in one statement. */
 export async function seedUsers(service, count) {
   const hash = await hashPassword({ ...service.hash, password: PASSWORD });
-  await service.db.query(`
+  await service.db.query(
+    `
     with created as (
       insert into users (aud, role, email, encrypted_password, email_confirmed_at, raw_app_meta_data, raw_user_meta_data)
       select $2, $3, 'bench-user-' || i || '@example.com', $1, now(), '{"provider":"email","providers":["email"]}',
@@ -18,7 +19,9 @@ export async function seedUsers(service, count) {
       returning id, email)
     insert into identities (provider_id, user_id, identity_data, provider, last_sign_in_at)
     select id::text, id, jsonb_build_object('sub', id::text, 'email', email, 'email_verified', true, 'phone_verified', false), 'email', now()
-    from created`, [hash, service.aud, service.role, count]);
+    from created`,
+    [hash, service.aud, service.role, count],
+  );
 }
 
 /** Signs in `count` times (spread over the seeded users, a few at a time): [{access_token, refresh_token, user}]. */
@@ -29,7 +32,8 @@ export async function signIn(service, count, users, { parallel = 8, offset = 0 }
     while (next < count) {
       const i = next++;
       const res = await fetch(`${service.url}/token?grant_type=password`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: userEmail((offset + i) % users), password: PASSWORD }),
       });
       const body = await res.json();

@@ -9,12 +9,24 @@ const config = loadConfig({ envFile: null });
 const log = createLogger(config.log);
 const service = await startService(config, log);
 process.send({
-  type: 'ready', url: service.url, port: service.port, databaseUrl: service.databaseUrl,
-  namespace: config.db.namespace, workers: config.workers, maxPoolSize: config.db.maxPoolSize,
-  hash: config.password.hash, aud: config.jwt.aud, role: config.jwt.defaultGroupName,
+  type: 'ready',
+  url: service.url,
+  port: service.port,
+  databaseUrl: service.databaseUrl,
+  namespace: config.db.namespace,
+  workers: config.workers,
+  maxPoolSize: config.db.maxPoolSize,
+  hash: config.password.hash,
+  aud: config.jwt.aud,
+  role: config.jwt.defaultGroupName,
 });
 process.on('message', (message) => {
   if (message?.type !== 'stop') return;
-  service.stop().then(() => process.send({ type: 'stopped' }), (err) => process.send({ type: 'stopped', error: String(err) }))
+  service
+    .stop()
+    .then(
+      () => process.send({ type: 'stopped' }),
+      (err) => process.send({ type: 'stopped', error: String(err) }),
+    )
     .finally(() => process.disconnect());
 });

@@ -20,16 +20,28 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
   // As root, the embedded PostgreSQL runs as the postgres user, who must be able to pass through here.
   chmodSync(dir, 0o711);
   const port = await freePort();
-  const env = { ...withoutDatabaseSettings(process.env),
-    AUTH_API_HOST: '127.0.0.1', AUTH_API_PORT: String(port), AUTH_MAILER_AUTOCONFIRM: 'true',
-    AUTH_LOG_LEVEL: options.logLevel, AUTH_LOG_FILE: path.join(dir, 'service.log'), AUTH_DATA_DIR: path.join(dir, 'data') };
-  if (uvThreadpool) env.UV_THREADPOOL_SIZE = String(uvThreadpool); else delete env.UV_THREADPOOL_SIZE;
+  const env = {
+    ...withoutDatabaseSettings(process.env),
+    AUTH_API_HOST: '127.0.0.1',
+    AUTH_API_PORT: String(port),
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_LOG_LEVEL: options.logLevel,
+    AUTH_LOG_FILE: path.join(dir, 'service.log'),
+    AUTH_DATA_DIR: path.join(dir, 'data'),
+  };
+  if (uvThreadpool) env.UV_THREADPOOL_SIZE = String(uvThreadpool);
+  else delete env.UV_THREADPOOL_SIZE;
   let namespace = null;
   if (options.databaseUrl) {
     namespace = `bench_${randomBytes(4).toString('hex')}`;
-    Object.assign(env, { DATABASE_URL: options.databaseUrl, AUTH_DB_DRIVER: 'postgres', AUTH_DB_NAMESPACE: namespace,
-      AUTH_JWT_SECRET: randomBytes(32).toString('hex'), AUTH_SITE_URL: 'http://localhost:3000',
-      AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}` });
+    Object.assign(env, {
+      DATABASE_URL: options.databaseUrl,
+      AUTH_DB_DRIVER: 'postgres',
+      AUTH_DB_NAMESPACE: namespace,
+      AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
+      AUTH_SITE_URL: 'http://localhost:3000',
+      AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
+    });
   }
   // BENCH_CPU_PROF=<dir>: V8 CPU profiles of the service, one file per thread, to see where time goes.
   const execArgv = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
@@ -37,11 +49,19 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
   const info = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`the service exited before it was ready (code ${code}); see its output above`)));
-  }).catch((err) => { rmSync(dir, { recursive: true, force: true }); throw err; });
+  }).catch((err) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
   const poolSize = info.maxPoolSize > 0 ? Math.max(1, Math.floor(info.maxPoolSize / info.workers.http)) : DEFAULT_CONNECTIONS_PER_THREAD;
   const db = new pg.Pool({ connectionString: info.databaseUrl, max: 4, options: `-c search_path=${info.namespace}` });
   return {
-    ...info, pid: child.pid, poolSize, db, logFile: env.AUTH_LOG_FILE, uvThreadpool: uvThreadpool || '4 (libuv default)',
+    ...info,
+    pid: child.pid,
+    poolSize,
+    db,
+    logFile: env.AUTH_LOG_FILE,
+    uvThreadpool: uvThreadpool || '4 (libuv default)',
     async stop() {
       if (namespace) await db.query(`drop schema if exists ${namespace} cascade`).catch(() => {});
       await db.end();

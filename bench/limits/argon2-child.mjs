@@ -6,14 +6,17 @@ import { hashPassword, verifyPassword } from '../../dist/workers/crypto.js';
 process.once('message', async ({ mode, params, threads, seconds }) => {
   const password = 'bench-password-0123';
   const stored = await hashPassword({ ...params, password });
-  const call = mode === 'hash'
-    ? () => hashPassword({ ...params, password })
-    : () => verifyPassword({ ...params, hash: stored, password });
+  const call = mode === 'hash' ? () => hashPassword({ ...params, password }) : () => verifyPassword({ ...params, hash: stored, password });
   await Promise.all(Array.from({ length: threads }, call)); // warm up: first allocations, thread start
   let count = 0;
   const end = performance.now() + seconds * 1000;
   const started = performance.now();
-  const loop = async () => { while (performance.now() < end) { await call(); count++; } };
+  const loop = async () => {
+    while (performance.now() < end) {
+      await call();
+      count++;
+    }
+  };
   await Promise.all(Array.from({ length: threads }, loop));
   process.send({ perSec: count / ((performance.now() - started) / 1000), count });
   process.disconnect();

@@ -5,7 +5,8 @@ import { progressFor, round } from '../lib/load.mjs';
 /** mode 'verify' (password grant) or 'hash' (sign-up); threads = the service's AUTH_CRYPTO_WORKERS. */
 export async function argon2Limit(service, options, mode = 'verify') {
   const env = { ...process.env };
-  if (/^\d+$/.test(String(service.uvThreadpool))) env.UV_THREADPOOL_SIZE = String(service.uvThreadpool); else delete env.UV_THREADPOOL_SIZE;
+  if (/^\d+$/.test(String(service.uvThreadpool))) env.UV_THREADPOOL_SIZE = String(service.uvThreadpool);
+  else delete env.UV_THREADPOOL_SIZE;
   const child = fork(new URL('./argon2-child.mjs', import.meta.url), { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const stop = progressFor(`limit: argon2id ${mode} direct`, options.duration, () => '…', options.progress);
   try {

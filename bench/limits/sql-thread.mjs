@@ -20,12 +20,14 @@ parentPort.on('message', async (message) => {
   const latencies = [];
   const end = performance.now() + message.seconds * 1000;
   const started = performance.now();
-  await Promise.all(calls.map(async (call) => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      await call();
-      latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    calls.map(async (call) => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        await call();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   parentPort.postMessage({ type: 'done', elapsed: (performance.now() - started) / 1000, latencies });
 });

@@ -39,13 +39,25 @@ export const WORKLOADS = {
       const { userId } = fixture.users[loop % fixture.users.length];
       // The session a password login creates, by the statement the service runs for it.
       let token = newToken();
-      const { sessionId } = await signIn(pool, { userId, method: 'password', userAgent: 'bench', ip: '127.0.0.1',
-        refreshTokenHash: sha256Hex(token), signedInAt: new Date() });
+      const { sessionId } = await signIn(pool, {
+        userId,
+        method: 'password',
+        userAgent: 'bench',
+        ip: '127.0.0.1',
+        refreshTokenHash: sha256Hex(token),
+        signedInAt: new Date(),
+      });
       return async () => {
         const found = await findPresentedToken(pool, sha256Hex(token));
         const child = newToken();
-        const rotated = await lockAndRotate(pool, { parentId: found.id, sessionId: found.session_id, childHash: sha256Hex(child),
-          client: { userAgent: 'bench', ip: '127.0.0.1' }, audit: rotationAudit(ownerOf(found)), now: new Date() });
+        const rotated = await lockAndRotate(pool, {
+          parentId: found.id,
+          sessionId: found.session_id,
+          childHash: sha256Hex(child),
+          client: { userAgent: 'bench', ip: '127.0.0.1' },
+          audit: rotationAudit(ownerOf(found)),
+          now: new Date(),
+        });
         if (!rotated) throw new Error(`refresh workload: session ${sessionId} did not rotate`);
         token = child;
       };
@@ -64,12 +76,25 @@ export const WORKLOADS = {
         const email = `sql-signup-${fixture.runId}-${loop}-${n++}@example.com`;
         await tx(pool, async (c) => {
           await findUserByEmail(c, email, fixture.aud);
-          const { user } = await createUser(c, { provider: 'email', address: email, aud: fixture.aud, role: fixture.role,
-            passwordHash: fixture.passwordHash, data: {}, confirmed: false });
+          const { user } = await createUser(c, {
+            provider: 'email',
+            address: email,
+            aud: fixture.aud,
+            role: fixture.role,
+            passwordHash: fixture.passwordHash,
+            data: {},
+            confirmed: false,
+          });
           const confirmed = await confirmAddress(c, user, 'email');
-          await signIn(c, { userId: confirmed.id, method: 'password', userAgent: 'bench', ip: '127.0.0.1',
-            refreshTokenHash: sha256Hex(newToken()), signedInAt: new Date(),
-            audit: auditPayload(actorOf(user), 'user_signedup', { provider: 'email' }) });
+          await signIn(c, {
+            userId: confirmed.id,
+            method: 'password',
+            userAgent: 'bench',
+            ip: '127.0.0.1',
+            refreshTokenHash: sha256Hex(newToken()),
+            signedInAt: new Date(),
+            audit: auditPayload(actorOf(user), 'user_signedup', { provider: 'email' }),
+          });
         });
       };
     },

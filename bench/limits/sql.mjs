@@ -14,14 +14,29 @@ export async function openSqlLimit(service, options, { kind, concurrency, fixtur
   const workers = Array.from({ length: threads }, (_, t) => {
     const loops = Math.floor(concurrency / threads) + (t < concurrency % threads ? 1 : 0);
     const firstLoop = t * Math.ceil(concurrency / threads);
-    return new Worker(new URL('./sql-thread.mjs', import.meta.url), { workerData: {
-      databaseUrl: service.databaseUrl, namespace: service.namespace, poolSize: service.poolSize, kind, loops, firstLoop, fixture } });
+    return new Worker(new URL('./sql-thread.mjs', import.meta.url), {
+      workerData: {
+        databaseUrl: service.databaseUrl,
+        namespace: service.namespace,
+        poolSize: service.poolSize,
+        kind,
+        loops,
+        firstLoop,
+        fixture,
+      },
+    });
   });
-  const next = (worker, type) => new Promise((resolve, reject) => {
-    const onMessage = (m) => { if (m.type === type) { worker.off('message', onMessage); resolve(m); } };
-    worker.on('message', onMessage);
-    worker.once('error', reject);
-  });
+  const next = (worker, type) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (m) => {
+        if (m.type === type) {
+          worker.off('message', onMessage);
+          resolve(m);
+        }
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+    });
   await Promise.all(workers.map((w) => next(w, 'ready')));
 
   const measure = async ({ duration, progress }) => {
@@ -37,6 +52,15 @@ export async function openSqlLimit(service, options, { kind, concurrency, fixtur
   await measure({ duration: Math.min(1, options.duration / 2), progress: options.progress }); // warm-up, discarded
   return {
     measure,
-    close: () => Promise.all(workers.map((w) => new Promise((resolve) => { w.once('exit', resolve); w.postMessage({ type: 'close' }); }))),
+    close: () =>
+      Promise.all(
+        workers.map(
+          (w) =>
+            new Promise((resolve) => {
+              w.once('exit', resolve);
+              w.postMessage({ type: 'close' });
+            }),
+        ),
+      ),
   };
 }

@@ -8,10 +8,11 @@ import { load } from '../lib/load.mjs';
 export async function openBareUws(service, { path, body, connections }) {
   const port = await freePort();
   const threads = [];
-  const listening = (worker) => new Promise((resolve, reject) => {
-    worker.once('message', (m) => (m.type === 'listening' ? resolve() : reject(new Error(`bare uWS could not listen on ${port}`))));
-    worker.once('error', reject);
-  });
+  const listening = (worker) =>
+    new Promise((resolve, reject) => {
+      worker.once('message', (m) => (m.type === 'listening' ? resolve() : reject(new Error(`bare uWS could not listen on ${port}`))));
+      worker.once('error', reject);
+    });
   // The first thread binds, the others join (as service.ts does: binding concurrently is not safe).
   for (let i = 0; i < service.workers.http; i++) {
     const worker = new Worker(new URL('./uws-thread.mjs', import.meta.url), { workerData: { port, path, body } });
@@ -19,7 +20,17 @@ export async function openBareUws(service, { path, body, connections }) {
     await listening(worker);
   }
   return {
-    measure: ({ duration, progress }) => load({ title: `limit: bare uWS ${path}`, url: `http://127.0.0.1:${port}${path}`, duration, connections, progress }),
-    close: () => Promise.all(threads.map((w) => new Promise((resolve) => { w.once('exit', resolve); w.postMessage('close'); }))),
+    measure: ({ duration, progress }) =>
+      load({ title: `limit: bare uWS ${path}`, url: `http://127.0.0.1:${port}${path}`, duration, connections, progress }),
+    close: () =>
+      Promise.all(
+        threads.map(
+          (w) =>
+            new Promise((resolve) => {
+              w.once('exit', resolve);
+              w.postMessage('close');
+            }),
+        ),
+      ),
   };
 }

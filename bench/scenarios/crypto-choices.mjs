@@ -6,9 +6,13 @@ import { spawn } from 'node:child_process';
 
 export async function cryptoChoices(options) {
   const script = new URL('../crypto-choices.mjs', import.meta.url).pathname;
-  const child = spawn(process.execPath, [script, String(Math.max(1, Math.round(options.duration))), '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, String(Math.max(1, Math.round(options.duration))), '--json'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let output = '';
-  child.stdout.on('data', (chunk) => { output += chunk; });
+  child.stdout.on('data', (chunk) => {
+    output += chunk;
+  });
   const code = await new Promise((resolve) => child.on('close', resolve));
   const lines = output.trim().split('\n');
   for (const line of lines.slice(0, -1)) console.log(`  crypto-choices  ${line.trim()}`);

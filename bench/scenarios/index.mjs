@@ -7,4 +7,6 @@ import signup from './signup.mjs';
 import mixed from './mixed.mjs';
 import overload from './overload.mjs';
 
-export const SCENARIO_MODULES = Object.fromEntries([tokenPassword, tokenRefresh, user, settings, signup, mixed, overload].map((s) => [s.name, s]));
+export const SCENARIO_MODULES = Object.fromEntries(
+  [tokenPassword, tokenRefresh, user, settings, signup, mixed, overload].map((s) => [s.name, s]),
+);

@@ -24,9 +24,19 @@ export default {
     const connections = Math.min(MAX_CONNECTIONS, Math.max(4, rate));
     let n = 0;
     const [logins, health] = await Promise.all([
-      bench.load({ title: 'overload: password at 2×', path: '/token?grant_type=password', connections, overallRate: rate,
-        requests: [{ method: 'POST', headers: JSON_HEADERS,
-          setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: userEmail(n++ % options.users), password: PASSWORD }) }) }] }),
+      bench.load({
+        title: 'overload: password at 2×',
+        path: '/token?grant_type=password',
+        connections,
+        overallRate: rate,
+        requests: [
+          {
+            method: 'POST',
+            headers: JSON_HEADERS,
+            setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: userEmail(n++ % options.users), password: PASSWORD }) }),
+          },
+        ],
+      }),
       bench.load({ title: 'overload: health', path: '/health', connections: 1, overallRate: 20, progress: false }),
     ]);
     const accepted = logins.byStatus['200'] ?? { count: 0, p50: 0, p99: 0 };
@@ -35,11 +45,22 @@ export default {
     const ratio = capacity > 0 ? round(acceptedPerSec / capacity, 3) : 0;
     const other = logins.requests - accepted.count - refused.count;
     return {
-      reqPerSec: acceptedPerSec, p50: accepted.p50, p99: accepted.p99, offeredPerSec: rate, connections,
+      reqPerSec: acceptedPerSec,
+      p50: accepted.p50,
+      p99: accepted.p99,
+      offeredPerSec: rate,
+      connections,
       // Refusals are the scenario's point: only answers that are neither accepted nor refused count as bad.
-      non2xx: other, statuses: logins.statuses, errors: logins.errors, timeouts: logins.timeouts,
-      limit: capacity, limitKind: 'argon2id verifies/s, direct, same threads', ratio, target: TARGETS.ratio,
-      meetsTarget: ratio >= TARGETS.ratio && accepted.p99 <= TARGETS.acceptedP99 && refused.p99 < TARGETS.refusedP99 && health.p99 < TARGETS.healthP99,
+      non2xx: other,
+      statuses: logins.statuses,
+      errors: logins.errors,
+      timeouts: logins.timeouts,
+      limit: capacity,
+      limitKind: 'argon2id verifies/s, direct, same threads',
+      ratio,
+      target: TARGETS.ratio,
+      meetsTarget:
+        ratio >= TARGETS.ratio && accepted.p99 <= TARGETS.acceptedP99 && refused.p99 < TARGETS.refusedP99 && health.p99 < TARGETS.healthP99,
       accepted: { ...accepted, perSec: acceptedPerSec, target: TARGETS.acceptedP99 },
       refused: { ...refused, perSec: round(refused.count / logins.seconds), target: TARGETS.refusedP99 },
       health: { p99: health.p99, target: TARGETS.healthP99, meetsTarget: health.p99 < TARGETS.healthP99 },

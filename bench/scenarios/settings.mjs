@@ -10,10 +10,12 @@ export default {
     const connections = 32;
     const body = await (await fetch(`${bench.service.url}/settings`)).text();
     const bare = await openBareUws(bench.service, { path: '/settings', body, connections });
-    const { result, limit, rates } = await bench.bracket(bare.measure,
-      (o) => bench.load({ duration: o.duration, title: 'settings', path: '/settings', connections }))
+    const { result, limit, rates } = await bench
+      .bracket(bare.measure, (o) => bench.load({ duration: o.duration, title: 'settings', path: '/settings', connections }))
       .finally(bare.close);
-    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates },
-      limitKind: 'bare uWS handler req/s, same threads', target: 0.8 });
+    return bench.compare(
+      { ...result, connections },
+      { limit, limitDetail: { samples: rates }, limitKind: 'bare uWS handler req/s, same threads', target: 0.8 },
+    );
   },
 };

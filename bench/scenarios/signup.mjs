@@ -14,21 +14,51 @@ export default {
     const { service, options } = bench;
     const connections = 4 * service.workers.crypto;
     let n = 0;
-    const fixture = { runId: bench.runId, aud: service.aud, role: service.role, passwordHash: await hashPassword({ ...service.hash, password: PASSWORD }) };
+    const fixture = {
+      runId: bench.runId,
+      aud: service.aud,
+      role: service.role,
+      passwordHash: await hashPassword({ ...service.hash, password: PASSWORD }),
+    };
     const statements = await openSqlLimit(service, options, { kind: 'signup', concurrency: connections, fixture });
     const both = async (o) => {
       const hashes = await argon2Limit(service, o, 'hash');
       const sql = await statements.measure(o);
       return { perSec: Math.min(hashes, sql.perSec), argon2idHashesPerSec: hashes, sql };
     };
-    const { result, limit, samples, rates } = await bench.bracket(both, (o) => bench.load({ duration: o.duration, title: 'signup', path: '/signup', connections,
-      requests: [{ method: 'POST', headers: JSON_HEADERS,
-        setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `signup-${bench.runId}-${n++}@example.com`, password: PASSWORD }) }) }] }))
+    const { result, limit, samples, rates } = await bench
+      .bracket(both, (o) =>
+        bench.load({
+          duration: o.duration,
+          title: 'signup',
+          path: '/signup',
+          connections,
+          requests: [
+            {
+              method: 'POST',
+              headers: JSON_HEADERS,
+              setupRequest: (req) => ({
+                ...req,
+                body: JSON.stringify({ email: `signup-${bench.runId}-${n++}@example.com`, password: PASSWORD }),
+              }),
+            },
+          ],
+        }),
+      )
       .finally(statements.close);
     const sum = (pick) => samples.reduce((total, s) => total + pick(s), 0);
     const hashBound = sum((s) => s.argon2idHashesPerSec) <= sum((s) => s.sql.perSec);
-    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates,
-      argon2idHashesPerSec: samples.map((s) => s.argon2idHashesPerSec), sqlPerSec: samples.map((s) => s.sql.perSec) },
-      limitKind: hashBound ? 'argon2id hashes/s, direct, same threads' : 'the sign-up statements/s through pg, same pools' });
+    return bench.compare(
+      { ...result, connections },
+      {
+        limit,
+        limitDetail: {
+          samples: rates,
+          argon2idHashesPerSec: samples.map((s) => s.argon2idHashesPerSec),
+          sqlPerSec: samples.map((s) => s.sql.perSec),
+        },
+        limitKind: hashBound ? 'argon2id hashes/s, direct, same threads' : 'the sign-up statements/s through pg, same pools',
+      },
+    );
   },
 };

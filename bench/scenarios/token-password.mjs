@@ -12,11 +12,26 @@ export default {
     let n = 0;
     // Enough requests in flight to keep every crypto thread busy while answers travel back.
     const connections = 4 * service.workers.crypto;
-    const { result, limit, rates } = await bench.bracket((o) => argon2Limit(service, o, 'verify'), (o) => bench.load({ duration: o.duration,
-      title: 'token-password', path: '/token?grant_type=password', connections,
-      requests: [{ method: 'POST', headers: JSON_HEADERS,
-        setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: userEmail(n++ % options.users), password: PASSWORD }) }) }] }));
-    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates },
-      limitKind: 'argon2id verifies/s, direct, same threads', target: 0.9, guide: 55 });
+    const { result, limit, rates } = await bench.bracket(
+      (o) => argon2Limit(service, o, 'verify'),
+      (o) =>
+        bench.load({
+          duration: o.duration,
+          title: 'token-password',
+          path: '/token?grant_type=password',
+          connections,
+          requests: [
+            {
+              method: 'POST',
+              headers: JSON_HEADERS,
+              setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: userEmail(n++ % options.users), password: PASSWORD }) }),
+            },
+          ],
+        }),
+    );
+    return bench.compare(
+      { ...result, connections },
+      { limit, limitDetail: { samples: rates }, limitKind: 'argon2id verifies/s, direct, same threads', target: 0.9, guide: 55 },
+    );
   },
 };

@@ -14,10 +14,20 @@ export default {
     if (skipped) return { skipped };
     const fixture = { users: sessions.map((s) => ({ userId: s.user.id })) };
     const sql = await openSqlLimit(bench.service, bench.options, { kind: 'refresh', concurrency: connections, fixture });
-    const { result, limit, rates } = await bench.bracket(sql.measure,
-      (o) => bench.load({ duration: o.duration, title: 'token-refresh', path: '/token', connections, perConnection: (i) => refreshChain(sessions[i]) }))
+    const { result, limit, rates } = await bench
+      .bracket(sql.measure, (o) =>
+        bench.load({
+          duration: o.duration,
+          title: 'token-refresh',
+          path: '/token',
+          connections,
+          perConnection: (i) => refreshChain(sessions[i]),
+        }),
+      )
       .finally(sql.close);
-    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates },
-      limitKind: 'the grant\'s statements/s through pg, same pools', target: 0.7, guide: 1500 });
+    return bench.compare(
+      { ...result, connections },
+      { limit, limitDetail: { samples: rates }, limitKind: "the grant's statements/s through pg, same pools", target: 0.7, guide: 1500 },
+    );
   },
 };

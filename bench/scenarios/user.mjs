@@ -13,11 +13,20 @@ export default {
     const sessions = await bench.sessions(connections);
     const fixture = { sessions: sessions.map((s) => ({ userId: s.user.id, sessionId: claimsOf(s.access_token).session_id })) };
     const sql = await openSqlLimit(bench.service, bench.options, { kind: 'user', concurrency: connections, fixture });
-    const { result, limit, rates } = await bench.bracket(sql.measure,
-      (o) => bench.load({ duration: o.duration, title: 'user', path: '/user', connections,
-        perConnection: (i) => [{ method: 'GET', headers: { authorization: `Bearer ${sessions[i].access_token}` } }] }))
+    const { result, limit, rates } = await bench
+      .bracket(sql.measure, (o) =>
+        bench.load({
+          duration: o.duration,
+          title: 'user',
+          path: '/user',
+          connections,
+          perConnection: (i) => [{ method: 'GET', headers: { authorization: `Bearer ${sessions[i].access_token}` } }],
+        }),
+      )
       .finally(sql.close);
-    return bench.compare({ ...result, connections }, { limit, limitDetail: { samples: rates },
-      limitKind: 'the same 1 query/s through pg, same pools', target: 0.8, guide: 4500 });
+    return bench.compare(
+      { ...result, connections },
+      { limit, limitDetail: { samples: rates }, limitKind: 'the same 1 query/s through pg, same pools', target: 0.8, guide: 4500 },
+    );
   },
 };

@@ -34,10 +34,19 @@ export async function uvThreadpool(options) {
   const rows = runs.map(({ size, slices, direct }) => {
     const [password, user, health] = [0, 1, 2].map((i) => mergeLoads(slices.map((s) => s[i])));
     const directPerSec = round(direct.reduce((a, b) => a + b, 0) / direct.length);
-    console.log(`  uv-threadpool   UV_THREADPOOL_SIZE=${size}: password ${password.reqPerSec} req/s (p99 ${password.p99} ms), ` +
-      `argon2id direct ${directPerSec}/s, GET /user p99 ${user.p99} ms, /health p99 ${health.p99} ms`);
-    return { uvThreadpool: size, passwordReqPerSec: password.reqPerSec, argon2idDirectPerSec: directPerSec, passwordP99: password.p99, userP99: user.p99,
-      healthP99: health.p99, non2xx: password.non2xx + user.non2xx + health.non2xx };
+    console.log(
+      `  uv-threadpool   UV_THREADPOOL_SIZE=${size}: password ${password.reqPerSec} req/s (p99 ${password.p99} ms), ` +
+        `argon2id direct ${directPerSec}/s, GET /user p99 ${user.p99} ms, /health p99 ${health.p99} ms`,
+    );
+    return {
+      uvThreadpool: size,
+      passwordReqPerSec: password.reqPerSec,
+      argon2idDirectPerSec: directPerSec,
+      passwordP99: password.p99,
+      userP99: user.p99,
+      healthP99: health.p99,
+      non2xx: password.non2xx + user.non2xx + health.non2xx,
+    };
   });
   return { cryptoWorkers: crypto, runs: rows };
 }
@@ -53,11 +62,28 @@ async function prepare(options, size) {
 function measure(run, duration, crypto) {
   const { bench, session } = run;
   return Promise.all([
-    bench.load({ title: `uv ${run.size}: password flood`, path: '/token?grant_type=password', duration, connections: 4 * crypto,
-      requests: [{ method: 'POST', headers: JSON_HEADERS,
-        setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: userEmail(run.n++ % USERS), password: PASSWORD }) }) }] }),
-    bench.load({ title: 'user probe', path: '/user', duration, connections: 2, overallRate: 100, progress: false,
-      requests: [{ method: 'GET', headers: { authorization: `Bearer ${session.access_token}` } }] }),
+    bench.load({
+      title: `uv ${run.size}: password flood`,
+      path: '/token?grant_type=password',
+      duration,
+      connections: 4 * crypto,
+      requests: [
+        {
+          method: 'POST',
+          headers: JSON_HEADERS,
+          setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: userEmail(run.n++ % USERS), password: PASSWORD }) }),
+        },
+      ],
+    }),
+    bench.load({
+      title: 'user probe',
+      path: '/user',
+      duration,
+      connections: 2,
+      overallRate: 100,
+      progress: false,
+      requests: [{ method: 'GET', headers: { authorization: `Bearer ${session.access_token}` } }],
+    }),
     bench.load({ title: 'health probe', path: '/health', duration, connections: 1, overallRate: 20, progress: false }),
   ]);
 }

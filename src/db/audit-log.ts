@@ -1,19 +1,44 @@
 // audit_log_entries: one row per auditable action (docs/users-and-audit.md#audit-log).
 import type { Queryable } from './pool.js';
 
-export type AuditAction = 'login' | 'logout' | 'invite_accepted' | 'user_signedup' | 'user_invited' | 'user_deleted'
-  | 'token_revoked' | 'token_refreshed' | 'user_modified' | 'user_recovery_requested' | 'user_reauthenticate_requested'
-  | 'user_confirmation_requested' | 'user_repeated_signup' | 'user_updated_password';
+export type AuditAction =
+  | 'login'
+  | 'logout'
+  | 'invite_accepted'
+  | 'user_signedup'
+  | 'user_invited'
+  | 'user_deleted'
+  | 'token_revoked'
+  | 'token_refreshed'
+  | 'user_modified'
+  | 'user_recovery_requested'
+  | 'user_reauthenticate_requested'
+  | 'user_confirmation_requested'
+  | 'user_repeated_signup'
+  | 'user_updated_password';
 
 const LOG_TYPE: Record<AuditAction, string> = {
-  login: 'account', logout: 'account', invite_accepted: 'account',
-  user_signedup: 'team', user_invited: 'team', user_deleted: 'team',
-  token_revoked: 'token', token_refreshed: 'token',
-  user_modified: 'user', user_recovery_requested: 'user', user_reauthenticate_requested: 'user',
-  user_confirmation_requested: 'user', user_repeated_signup: 'user', user_updated_password: 'user',
+  login: 'account',
+  logout: 'account',
+  invite_accepted: 'account',
+  user_signedup: 'team',
+  user_invited: 'team',
+  user_deleted: 'team',
+  token_revoked: 'token',
+  token_refreshed: 'token',
+  user_modified: 'user',
+  user_recovery_requested: 'user',
+  user_reauthenticate_requested: 'user',
+  user_confirmation_requested: 'user',
+  user_repeated_signup: 'user',
+  user_updated_password: 'user',
 };
 
-export interface AuditActor { id: string; username: string; name?: string }
+export interface AuditActor {
+  id: string;
+  username: string;
+  name?: string;
+}
 
 export type AuditPayload = Record<string, unknown>;
 
@@ -23,25 +48,46 @@ export type AuditPayload = Record<string, unknown>;
  */
 export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>): AuditPayload {
   const payload: AuditPayload = {
-    actor_id: actor.id, actor_via_sso: false, actor_username: actor.username, action, log_type: LOG_TYPE[action],
+    actor_id: actor.id,
+    actor_via_sso: false,
+    actor_username: actor.username,
+    action,
+    log_type: LOG_TYPE[action],
   };
   if (actor.name) payload.actor_name = actor.name;
   if (traits) payload.traits = traits;
   return payload;
 }
 
-export async function writeAudit(q: Queryable, actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): Promise<void> {
-  await q.query({ name: 'audit_insert', text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)',
-    values: [auditPayload(actor, action, traits), ip] });
+export async function writeAudit(
+  q: Queryable,
+  actor: AuditActor,
+  action: AuditAction,
+  traits?: Record<string, unknown>,
+  ip = '',
+): Promise<void> {
+  await q.query({
+    name: 'audit_insert',
+    text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)',
+    values: [auditPayload(actor, action, traits), ip],
+  });
 }
 
-export interface AuditLogRow { id: string; payload: Record<string, unknown>; ip_address: string; created_at: Date }
+export interface AuditLogRow {
+  id: string;
+  payload: Record<string, unknown>;
+  ip_address: string;
+  created_at: Date;
+}
 
 /**
  * One page of the log, newest first, optionally where any of `fields` of the payload contains `value`
  * (case-insensitive; a LIKE pattern as in the original). `fields` are fixed names from the caller's table.
  */
-export async function listAuditEntries(q: Queryable, p: { page: number; perPage: number; fields: string[]; value: string }): Promise<{ entries: AuditLogRow[]; total: number }> {
+export async function listAuditEntries(
+  q: Queryable,
+  p: { page: number; perPage: number; fields: string[]; value: string },
+): Promise<{ entries: AuditLogRow[]; total: number }> {
   const values: unknown[] = [];
   let where = 'true';
   if (p.fields.length) {
@@ -50,8 +96,11 @@ export async function listAuditEntries(q: Queryable, p: { page: number; perPage:
   }
   const n = values.length;
   const [page, count] = await Promise.all([
-    q.query<AuditLogRow>(`select * from audit_log_entries where ${where} order by created_at desc, id limit $${n + 1} offset $${n + 2}`,
-      [...values, p.perPage, (p.page - 1) * p.perPage]),
+    q.query<AuditLogRow>(`select * from audit_log_entries where ${where} order by created_at desc, id limit $${n + 1} offset $${n + 2}`, [
+      ...values,
+      p.perPage,
+      (p.page - 1) * p.perPage,
+    ]),
     q.query<{ total: string }>(`select count(*) as total from audit_log_entries where ${where}`, values),
   ]);
   return { entries: page.rows, total: Number(count.rows[0].total) };

@@ -14,7 +14,10 @@ export function guardCheckouts(pool: pg.Pool, maxWaiting: number, onError: (err:
   const acquire = pool.connect.bind(pool) as unknown as (cb: Callback) => void;
   const max = pool.options.max ?? 10;
   const connect = (cb?: Callback): Promise<pg.PoolClient> | void => {
-    if (!cb) return new Promise((resolve, reject) => connect((err, client) => (err ? reject(err) : resolve(client!))));
+    if (!cb)
+      return new Promise((resolve, reject) => {
+        void connect((err, client) => (err ? reject(err) : resolve(client!)));
+      });
     // pg-pool queues a caller only when every connection is taken and none is idle.
     const saturated = pool.totalCount >= max && pool.idleCount === 0;
     if (saturated && pool.waitingCount >= maxWaiting) {
@@ -32,11 +35,12 @@ export function guardCheckouts(pool: pg.Pool, maxWaiting: number, onError: (err:
 
 /** Listens for 'error' until the client is released; returns the release that stops listening. */
 function watch(client: pg.PoolClient, onError: (err: Error) => void): Done {
-  const release = client.release;
+  const release = client.release.bind(client);
   client.on('error', onError);
-  client.release = (err?: Error | boolean) => {
+  const releaseAndStop = (err?: Error | boolean) => {
     client.removeListener('error', onError);
-    return release(err);
+    release(err);
   };
-  return client.release;
+  client.release = releaseAndStop;
+  return releaseAndStop;
 }

@@ -14,8 +14,17 @@ export class PoolQueueFullError extends Error {
 }
 
 // Socket errors of a connection attempt or of a live connection.
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH',
-  'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
 // SQLSTATEs: admin_shutdown, crash_shutdown, cannot_connect_now (starting or stopping),
 // idle_in_transaction_session_timeout (the server closed the session); class 08 is connection_exception.
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '25P03']);

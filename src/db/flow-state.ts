@@ -2,17 +2,37 @@
 import type { Queryable } from './pool.js';
 
 export interface FlowStateRow {
-  id: string; user_id: string | null; auth_code: string | null; code_challenge_method: 's256' | 'plain' | null;
-  code_challenge: string | null; provider_type: string; provider_access_token: string | null;
-  provider_refresh_token: string | null; authentication_method: string; auth_code_issued_at: Date | null;
-  referrer: string | null; created_at: Date; updated_at: Date;
+  id: string;
+  user_id: string | null;
+  auth_code: string | null;
+  code_challenge_method: 's256' | 'plain' | null;
+  code_challenge: string | null;
+  provider_type: string;
+  provider_access_token: string | null;
+  provider_refresh_token: string | null;
+  authentication_method: string;
+  auth_code_issued_at: Date | null;
+  referrer: string | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
-export async function insertFlowState(q: Queryable, f: { userId: string | null; codeChallenge: string; method: 's256' | 'plain'; authenticationMethod: string; providerType?: string; referrer?: string }): Promise<FlowStateRow> {
+export async function insertFlowState(
+  q: Queryable,
+  f: {
+    userId: string | null;
+    codeChallenge: string;
+    method: 's256' | 'plain';
+    authenticationMethod: string;
+    providerType?: string;
+    referrer?: string;
+  },
+): Promise<FlowStateRow> {
   const { rows } = await q.query<FlowStateRow>(
     `insert into flow_state (user_id, auth_code, code_challenge_method, code_challenge, provider_type, authentication_method, referrer)
      values ($1, gen_random_uuid()::text, $2, $3, $4, $5, $6) returning *`,
-    [f.userId, f.method, f.codeChallenge, f.providerType ?? 'email', f.authenticationMethod, f.referrer ?? null]);
+    [f.userId, f.method, f.codeChallenge, f.providerType ?? 'email', f.authenticationMethod, f.referrer ?? null],
+  );
   return rows[0];
 }
 
@@ -20,7 +40,8 @@ export async function insertFlowState(q: Queryable, f: { userId: string | null; 
 export async function findLatestFlowState(q: Queryable, userId: string, authenticationMethod: string): Promise<FlowStateRow | null> {
   const { rows } = await q.query<FlowStateRow>(
     `select * from flow_state where user_id = $1 and authentication_method = $2 order by created_at desc limit 1`,
-    [userId, authenticationMethod]);
+    [userId, authenticationMethod],
+  );
   return rows[0] ?? null;
 }
 

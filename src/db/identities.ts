@@ -3,15 +3,26 @@ import pg from 'pg';
 import type { Queryable } from './pool.js';
 
 export interface IdentityRow {
-  id: string; provider_id: string; user_id: string; identity_data: Record<string, unknown>; provider: string;
-  email: string | null; last_sign_in_at: Date | null; created_at: Date; updated_at: Date;
+  id: string;
+  provider_id: string;
+  user_id: string;
+  identity_data: Record<string, unknown>;
+  provider: string;
+  email: string | null;
+  last_sign_in_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
-export async function insertIdentity(q: Queryable, identity: { userId: string; provider: string; providerId: string; data: Record<string, unknown> }): Promise<IdentityRow> {
+export async function insertIdentity(
+  q: Queryable,
+  identity: { userId: string; provider: string; providerId: string; data: Record<string, unknown> },
+): Promise<IdentityRow> {
   const { rows } = await q.query<IdentityRow>(
     `insert into identities (provider_id, user_id, identity_data, provider, last_sign_in_at)
      values ($1, $2, $3, $4, now()) returning *`,
-    [identity.providerId, identity.userId, identity.data, identity.provider]);
+    [identity.providerId, identity.userId, identity.data, identity.provider],
+  );
   return rows[0];
 }
 
@@ -28,7 +39,9 @@ export async function findIdentitiesByUser(q: Queryable, userId: string): Promis
 export async function mergeIdentityData(q: Queryable, userId: string, provider: string, patch: Record<string, unknown>): Promise<void> {
   await q.query(
     `update identities set identity_data = identity_data || $3::jsonb, updated_at = now()
-     where user_id = $1 and provider = $2`, [userId, provider, patch]);
+     where user_id = $1 and provider = $2`,
+    [userId, provider, patch],
+  );
 }
 
 // The statements that read a user's identities alongside other rows (sign-in.ts, user-session.ts,
@@ -40,12 +53,17 @@ export async function mergeIdentityData(q: Queryable, userId: string, provider: 
 const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
 
 export interface IdentityJsonRow extends Omit<IdentityRow, 'last_sign_in_at' | 'created_at' | 'updated_at'> {
-  last_sign_in_at: string | null; created_at: string; updated_at: string;
+  last_sign_in_at: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** The json-aggregated rows as the IdentityRows a plain select gives (timestamps parsed by pg's own parser). */
 export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
-  return rows.map((r) => ({ ...r, last_sign_in_at: r.last_sign_in_at === null ? null : parseTimestamptz(r.last_sign_in_at),
-    created_at: parseTimestamptz(r.created_at), updated_at: parseTimestamptz(r.updated_at) }));
+  return rows.map((r) => ({
+    ...r,
+    last_sign_in_at: r.last_sign_in_at === null ? null : parseTimestamptz(r.last_sign_in_at),
+    created_at: parseTimestamptz(r.created_at),
+    updated_at: parseTimestamptz(r.updated_at),
+  }));
 }
-

@@ -14,11 +14,7 @@ import { assertNamespace } from './namespace.js';
 // dist/db/migrate.js (and src/db/migrate.ts) → <repo>/sql
 const SQL_DIR = fileURLToPath(new URL('../../sql', import.meta.url));
 
-export async function migrate(
-  databaseUrl: string,
-  namespace: string,
-  log?: (msg: string) => void,
-): Promise<{ applied: number }> {
+export async function migrate(databaseUrl: string, namespace: string, log?: (msg: string) => void): Promise<{ applied: number }> {
   assertNamespace(namespace);
   const sql = postgres(databaseUrl, {
     max: 1,
@@ -47,7 +43,9 @@ export async function migrate(
         sql,
         path: SQL_DIR,
         before: (m) => log?.(`applying migration ${m.migration_id} ${m.name}`),
-        after: () => { applied += 1; },
+        after: () => {
+          applied += 1;
+        },
       });
       return { applied };
     } finally {

@@ -1,16 +1,30 @@
 // one_time_tokens: at most one live token per (user, type), stored as a hash of the link token.
 import type { Queryable } from './pool.js';
 
-export type OneTimeTokenType = 'confirmation_token' | 'reauthentication_token' | 'recovery_token'
-  | 'email_change_token_new' | 'email_change_token_current' | 'phone_change_token';
+export type OneTimeTokenType =
+  | 'confirmation_token'
+  | 'reauthentication_token'
+  | 'recovery_token'
+  | 'email_change_token_new'
+  | 'email_change_token_current'
+  | 'phone_change_token';
 
 export interface OneTimeTokenRow {
-  id: string; user_id: string; token_type: OneTimeTokenType; token_hash: string; relates_to: string;
-  attempts: number; created_at: Date; updated_at: Date;
+  id: string;
+  user_id: string;
+  token_type: OneTimeTokenType;
+  token_hash: string;
+  relates_to: string;
+  attempts: number;
+  created_at: Date;
+  updated_at: Date;
 }
 
 /** Issues (or replaces) the user's token of this type. */
-export async function putOneTimeToken(q: Queryable, t: { userId: string; type: OneTimeTokenType; tokenHash: string; relatesTo: string }): Promise<void> {
+export async function putOneTimeToken(
+  q: Queryable,
+  t: { userId: string; type: OneTimeTokenType; tokenHash: string; relatesTo: string },
+): Promise<void> {
   await q.query({
     name: 'ott_upsert',
     text: `insert into one_time_tokens (user_id, token_type, token_hash, relates_to) values ($1, $2, $3, $4)

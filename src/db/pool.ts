@@ -34,8 +34,10 @@ export function createPool(options: PoolOptions): pg.Pool {
   if (!Number.isInteger(options.max) || options.max < 1) {
     throw new TypeError(`pool size must be a positive integer, got ${options.max}`);
   }
-  const settings = [`-c statement_timeout=${Math.round(options.statementTimeoutMs ?? 0)}`,
-    `-c idle_in_transaction_session_timeout=${Math.round(options.idleInTransactionTimeoutMs ?? 0)}`];
+  const settings = [
+    `-c statement_timeout=${Math.round(options.statementTimeoutMs ?? 0)}`,
+    `-c idle_in_transaction_session_timeout=${Math.round(options.idleInTransactionTimeoutMs ?? 0)}`,
+  ];
   const pool = new pg.Pool({
     ...withSessionSettings(options.url, settings, options.namespace),
     max: options.max,
@@ -80,9 +82,16 @@ export async function tx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promis
   const client = await pool.connect();
   let released = false;
   let committing = false;
-  const release = (err?: Error) => { if (!released) { released = true; client.release(err); } };
+  const release = (err?: Error) => {
+    if (!released) {
+      released = true;
+      client.release(err);
+    }
+  };
   // Once COMMIT is on the wire the outcome is the server's; closing then would only hide it.
-  const abandon = () => { if (!committing) release(new Error('transaction abandoned: the request was cancelled')); };
+  const abandon = () => {
+    if (!committing) release(new Error('transaction abandoned: the request was cancelled'));
+  };
   signal?.addEventListener('abort', abandon, { once: true });
   try {
     if (signal?.aborted) abandon();

@@ -7,7 +7,9 @@ import { identityRows, type IdentityJsonRow, type IdentityRow } from './identiti
 import type { AmrRow } from './sessions.js';
 
 export interface LockAndRotate {
-  parentId: string; sessionId: string; childHash: string;
+  parentId: string;
+  sessionId: string;
+  childHash: string;
   client: { userAgent: string; ip: string };
   /** the rotation's audit payloads (the grant's rotationAudit), written only if it rotates */
   audit: AuditPayload[];
@@ -16,7 +18,11 @@ export interface LockAndRotate {
 }
 
 /** The rotation done: the session's user (as locked) and the token response's reads. */
-export interface Rotated { user: UserRow; amr: AmrRow[]; identities: IdentityRow[] }
+export interface Rotated {
+  user: UserRow;
+  amr: AmrRow[];
+  identities: IdentityRow[];
+}
 
 /**
  * Locks the session row (FOR UPDATE, as lockSessionUser), and if its user is not banned rotates the

@@ -4,15 +4,14 @@ import type { AuditPayload } from './audit-log.js';
 import type { UserRow } from './users.js';
 
 export interface RefreshTokenRow {
-  id: string; token_hash: string; user_id: string; session_id: string; parent_id: string | null;
-  revoked: boolean; created_at: Date; updated_at: Date;
-}
-
-export async function findRefreshTokenByHash(q: Queryable, tokenHash: string): Promise<RefreshTokenRow | null> {
-  const { rows } = await q.query<RefreshTokenRow>({
-    name: 'refresh_tokens_by_hash', text: 'select * from refresh_tokens where token_hash = $1', values: [tokenHash],
-  });
-  return rows[0] ?? null;
+  id: string;
+  token_hash: string;
+  user_id: string;
+  session_id: string;
+  parent_id: string | null;
+  revoked: boolean;
+  created_at: Date;
+  updated_at: Date;
 }
 
 /**
@@ -21,7 +20,9 @@ export async function findRefreshTokenByHash(q: Queryable, tokenHash: string): P
  * time the caller acts on it).
  */
 export interface PresentedToken extends TokenState, Pick<UserRow, 'banned_until' | 'email' | 'phone' | 'raw_user_meta_data'> {
-  id: string; session_id: string; user_id: string;
+  id: string;
+  session_id: string;
+  user_id: string;
 }
 
 export async function findPresentedToken(q: Queryable, tokenHash: string): Promise<PresentedToken | null> {
@@ -47,7 +48,9 @@ export interface TokenState {
   revoked: boolean;
   /** seconds since the token was revoked (or last touched), by the database's clock so instances agree */
   revoked_for: number;
-  active_id: string | null; active_parent_id: string | null; active_hash: string | null;
+  active_id: string | null;
+  active_parent_id: string | null;
+  active_hash: string | null;
 }
 
 export async function readTokenState(q: Queryable, tokenId: string, sessionId: string): Promise<TokenState | null> {
@@ -74,8 +77,13 @@ export async function readTokenState(q: Queryable, tokenId: string, sessionId: s
  * (test/refresh-rotation.test.ts). lockAndRotate (refresh-rotation.ts) writes the same rows; keep the two
  * in step.
  */
-export async function rotateRefreshToken(q: Queryable, parentId: string, childHash: string, client: { userAgent: string; ip: string },
-  audit: AuditPayload[]): Promise<RefreshTokenRow | null> {
+export async function rotateRefreshToken(
+  q: Queryable,
+  parentId: string,
+  childHash: string,
+  client: { userAgent: string; ip: string },
+  audit: AuditPayload[],
+): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
     name: 'refresh_tokens_rotate_audit',
     text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
@@ -101,6 +109,7 @@ export async function revokeDescendants(q: Queryable, tokenId: string, sessionId
        select rt.id from refresh_tokens rt join family f on rt.parent_id = f.id where rt.session_id = $2)
      update refresh_tokens set revoked = true, updated_at = now()
      where id in (select id from family) and not revoked`,
-    [tokenId, sessionId]);
+    [tokenId, sessionId],
+  );
   return rowCount ?? 0;
 }

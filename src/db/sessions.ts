@@ -3,12 +3,23 @@ import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 
 /** An AMR claim as the access token carries it. */
-export interface AmrRow { method: string; timestamp: number }
+export interface AmrRow {
+  method: string;
+  timestamp: number;
+}
 
 export interface SessionRow {
-  id: string; user_id: string; created_at: Date; updated_at: Date; refreshed_at: Date | null;
-  factor_id: string | null; aal: 'aal1' | 'aal2' | 'aal3'; not_after: Date | null;
-  user_agent: string | null; ip: string | null; tag: string | null;
+  id: string;
+  user_id: string;
+  created_at: Date;
+  updated_at: Date;
+  refreshed_at: Date | null;
+  factor_id: string | null;
+  aal: 'aal1' | 'aal2' | 'aal3';
+  not_after: Date | null;
+  user_agent: string | null;
+  ip: string | null;
+  tag: string | null;
 }
 
 export async function findSession(q: Queryable, id: string): Promise<SessionRow | null> {

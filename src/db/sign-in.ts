@@ -10,7 +10,8 @@ export interface SignInWrite {
   userId: string;
   /** the authentication method recorded for the new session (password, otp, anonymous, ...) */
   method: string;
-  userAgent: string; ip: string;
+  userAgent: string;
+  ip: string;
   /** SHA-256 hex of the session's first refresh token */
   refreshTokenHash: string;
   /** users.last_sign_in_at, the application's clock as updateUser was given it */
@@ -23,7 +24,10 @@ export interface SignInWrite {
 
 export interface SignIn {
   /** the user row after the sign-in (last_sign_in_at, updated_at) */
-  user: UserRow; sessionId: string; amr: AmrRow[]; identities: IdentityRow[];
+  user: UserRow;
+  sessionId: string;
+  amr: AmrRow[];
+  identities: IdentityRow[];
 }
 
 /**
@@ -68,7 +72,11 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
 }
 
 /** The token response's reads for an existing session (the refresh grant): its AMR, newest first, and the user's identities. */
-export async function findAmrAndIdentities(q: Queryable, sessionId: string, userId: string): Promise<{ amr: AmrRow[]; identities: IdentityRow[] }> {
+export async function findAmrAndIdentities(
+  q: Queryable,
+  sessionId: string,
+  userId: string,
+): Promise<{ amr: AmrRow[]; identities: IdentityRow[] }> {
   const { rows } = await q.query<{ amr: AmrRow[]; identities: IdentityJsonRow[] }>({
     name: 'amr_and_identities',
     text: `select (select coalesce(json_agg(json_build_object('method', authentication_method,

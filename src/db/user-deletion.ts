@@ -14,7 +14,9 @@ export async function hardDeleteUser(q: Queryable, userId: string): Promise<void
 
 /** base64url(SHA-256(user_id + value)), the original's obfuscation, so the value cannot be read back. */
 export function obfuscate(userId: string, value: string): string {
-  return createHash('sha256').update(userId + value).digest('base64url');
+  return createHash('sha256')
+    .update(userId + value)
+    .digest('base64url');
 }
 
 export async function softDeleteUser(q: Queryable, user: UserRow): Promise<void> {
@@ -23,12 +25,17 @@ export async function softDeleteUser(q: Queryable, user: UserRow): Promise<void>
     `update users set email = $2, phone = $3, email_change = $4, phone_change = $5, encrypted_password = null,
        raw_app_meta_data = '{}', raw_user_meta_data = '{}', deleted_at = now(), updated_at = now()
      where id = $1`,
-    [user.id, hide(user.email), hide(user.phone, 15), hide(user.email_change), hide(user.phone_change, 15)]);
+    [user.id, hide(user.email), hide(user.phone, 15), hide(user.email_change), hide(user.phone_change, 15)],
+  );
   const { rows } = await q.query<{ id: string; provider: string; provider_id: string }>(
-    'select id, provider, provider_id from identities where user_id = $1', [user.id]);
+    'select id, provider, provider_id from identities where user_id = $1',
+    [user.id],
+  );
   for (const identity of rows) {
-    await q.query(`update identities set identity_data = '{}', provider_id = $2, updated_at = now() where id = $1`,
-      [identity.id, obfuscate(user.id, `${identity.provider}:${identity.provider_id}`)]);
+    await q.query(`update identities set identity_data = '{}', provider_id = $2, updated_at = now() where id = $1`, [
+      identity.id,
+      obfuscate(user.id, `${identity.provider}:${identity.provider_id}`),
+    ]);
   }
   await q.query('delete from one_time_tokens where user_id = $1', [user.id]);
   await q.query('delete from sessions where user_id = $1', [user.id]);

@@ -36,7 +36,11 @@ export async function findUserSession(q: Queryable, userId: string, sessionId: s
  * lateral join, which would repeat the user's columns once per identity and clash with them on id, email,
  * created_at, ...
  */
-export async function findUserSessionIdentities(q: Queryable, userId: string, sessionId: string | null): Promise<(UserSession & { identities: IdentityRow[] }) | null> {
+export async function findUserSessionIdentities(
+  q: Queryable,
+  userId: string,
+  sessionId: string | null,
+): Promise<(UserSession & { identities: IdentityRow[] }) | null> {
   const { rows } = await q.query<Row>({
     name: 'user_session_identities',
     text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id,

@@ -3,25 +3,64 @@
 import type { Queryable } from './pool.js';
 
 export interface UserRow {
-  id: string; aud: string; role: string; email: string | null; phone: string | null;
+  id: string;
+  aud: string;
+  role: string;
+  email: string | null;
+  phone: string | null;
   encrypted_password: string | null;
-  email_confirmed_at: Date | null; phone_confirmed_at: Date | null; confirmed_at: Date | null;
-  invited_at: Date | null; confirmation_sent_at: Date | null; recovery_sent_at: Date | null;
-  email_change: string | null; email_change_sent_at: Date | null; email_change_confirm_status: number;
-  phone_change: string | null; phone_change_sent_at: Date | null; reauthentication_sent_at: Date | null;
+  email_confirmed_at: Date | null;
+  phone_confirmed_at: Date | null;
+  confirmed_at: Date | null;
+  invited_at: Date | null;
+  confirmation_sent_at: Date | null;
+  recovery_sent_at: Date | null;
+  email_change: string | null;
+  email_change_sent_at: Date | null;
+  email_change_confirm_status: number;
+  phone_change: string | null;
+  phone_change_sent_at: Date | null;
+  reauthentication_sent_at: Date | null;
   last_sign_in_at: Date | null;
-  raw_app_meta_data: Record<string, unknown>; raw_user_meta_data: Record<string, unknown>;
-  banned_until: Date | null; deleted_at: Date | null; is_anonymous: boolean; is_sso_user: boolean;
-  created_at: Date; updated_at: Date;
+  raw_app_meta_data: Record<string, unknown>;
+  raw_user_meta_data: Record<string, unknown>;
+  banned_until: Date | null;
+  deleted_at: Date | null;
+  is_anonymous: boolean;
+  is_sso_user: boolean;
+  created_at: Date;
+  updated_at: Date;
 }
 
 /** Columns a caller may write; generated and bookkeeping columns are left to the database. */
 export type UserWrite = Partial<Omit<UserRow, 'confirmed_at' | 'created_at' | 'updated_at'>>;
 
-const WRITABLE = new Set<string>(['id', 'aud', 'role', 'email', 'phone', 'encrypted_password', 'email_confirmed_at',
-  'phone_confirmed_at', 'invited_at', 'confirmation_sent_at', 'recovery_sent_at', 'email_change', 'email_change_sent_at',
-  'email_change_confirm_status', 'phone_change', 'phone_change_sent_at', 'reauthentication_sent_at', 'last_sign_in_at',
-  'raw_app_meta_data', 'raw_user_meta_data', 'banned_until', 'deleted_at', 'is_anonymous', 'is_sso_user']);
+const WRITABLE = new Set<string>([
+  'id',
+  'aud',
+  'role',
+  'email',
+  'phone',
+  'encrypted_password',
+  'email_confirmed_at',
+  'phone_confirmed_at',
+  'invited_at',
+  'confirmation_sent_at',
+  'recovery_sent_at',
+  'email_change',
+  'email_change_sent_at',
+  'email_change_confirm_status',
+  'phone_change',
+  'phone_change_sent_at',
+  'reauthentication_sent_at',
+  'last_sign_in_at',
+  'raw_app_meta_data',
+  'raw_user_meta_data',
+  'banned_until',
+  'deleted_at',
+  'is_anonymous',
+  'is_sso_user',
+]);
 
 function columnsOf(fields: UserWrite): string[] {
   const names = Object.keys(fields).filter((k) => (fields as Record<string, unknown>)[k] !== undefined);
@@ -64,37 +103,55 @@ export async function insertUser(q: Queryable, fields: UserWrite): Promise<UserR
   const values = names.map((n) => (fields as Record<string, unknown>)[n]);
   const { rows } = await q.query<UserRow>(
     `insert into users (${names.join(', ')}) values (${names.map((_, i) => `$${i + 1}`).join(', ')})
-     on conflict do nothing returning *`, values);
+     on conflict do nothing returning *`,
+    values,
+  );
   return rows[0] ?? null;
 }
 
 export async function updateUser(q: Queryable, id: string, fields: UserWrite): Promise<UserRow> {
   const names = columnsOf(fields);
   const values = names.map((n) => (fields as Record<string, unknown>)[n]);
-  const set = names.map((n, i) => `${n} = $${i + 2}`).concat('updated_at = now()').join(', ');
+  const set = names
+    .map((n, i) => `${n} = $${i + 2}`)
+    .concat('updated_at = now()')
+    .join(', ');
   const { rows } = await q.query<UserRow>(`update users set ${set} where id = $1 returning *`, [id, ...values]);
   if (!rows[0]) throw new Error(`users: no user ${id} to update`);
   return rows[0];
 }
 
 /** The user with a pending change to this address, or holding it now (POST /resend email_change/phone_change). */
-export async function findUserByPendingAddress(q: Queryable, column: 'email' | 'phone', address: string, aud: string): Promise<UserRow | null> {
+export async function findUserByPendingAddress(
+  q: Queryable,
+  column: 'email' | 'phone',
+  address: string,
+  aud: string,
+): Promise<UserRow | null> {
   const change = column === 'email' ? 'email_change' : 'phone_change';
   const current = column === 'email' ? 'lower(email)' : 'phone';
   const { rows } = await q.query<UserRow>(
     `select * from users where (${current} = $1 or ${change} = $1) and aud = $2 and deleted_at is null
-     order by (${change} = $1) desc nulls last limit 1`, [address, aud]);
+     order by (${change} = $1) desc nulls last limit 1`,
+    [address, aud],
+  );
   return rows[0] ?? null;
 }
 
-export interface UserPage { users: UserRow[]; total: number }
+export interface UserPage {
+  users: UserRow[];
+  total: number;
+}
 
 /**
  * One page of the users of an audience, ordered by created_at (id breaks ties so pages never overlap),
  * optionally filtered by a substring of the email or of user_metadata.full_name (docs/api.md#get-adminusers).
  * The filter is a LIKE pattern as in the original, so '%' and '_' in it act as wildcards.
  */
-export async function listUsers(q: Queryable, p: { aud: string; page: number; perPage: number; filter: string; ascending: boolean }): Promise<UserPage> {
+export async function listUsers(
+  q: Queryable,
+  p: { aud: string; page: number; perPage: number; filter: string; ascending: boolean },
+): Promise<UserPage> {
   const values: unknown[] = [p.aud];
   let where = 'aud = $1';
   if (p.filter) {
@@ -104,8 +161,11 @@ export async function listUsers(q: Queryable, p: { aud: string; page: number; pe
   const dir = p.ascending ? 'asc' : 'desc';
   const n = values.length;
   const [page, count] = await Promise.all([
-    q.query<UserRow>(`select * from users where ${where} order by created_at ${dir}, id ${dir} limit $${n + 1} offset $${n + 2}`,
-      [...values, p.perPage, (p.page - 1) * p.perPage]),
+    q.query<UserRow>(`select * from users where ${where} order by created_at ${dir}, id ${dir} limit $${n + 1} offset $${n + 2}`, [
+      ...values,
+      p.perPage,
+      (p.page - 1) * p.perPage,
+    ]),
     q.query<{ total: string }>(`select count(*) as total from users where ${where}`, values),
   ]);
   return { users: page.rows, total: Number(count.rows[0].total) };
@@ -115,13 +175,16 @@ export async function listUsers(q: Queryable, p: { aud: string; page: number; pe
 export async function isEmailTaken(q: Queryable, email: string, exceptId?: string): Promise<boolean> {
   const { rows } = await q.query(
     `select 1 from users where lower(email) = lower($1) and deleted_at is null and not is_sso_user
-     and ($2::uuid is null or id <> $2::uuid) limit 1`, [email, exceptId ?? null]);
+     and ($2::uuid is null or id <> $2::uuid) limit 1`,
+    [email, exceptId ?? null],
+  );
   return rows.length > 0;
 }
 
 export async function isPhoneTaken(q: Queryable, phone: string, exceptId?: string): Promise<boolean> {
   const { rows } = await q.query(
     'select 1 from users where phone = $1 and deleted_at is null and ($2::uuid is null or id <> $2::uuid) limit 1',
-    [phone, exceptId ?? null]);
+    [phone, exceptId ?? null],
+  );
   return rows.length > 0;
 }

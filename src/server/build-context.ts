@@ -14,15 +14,21 @@ import { requestMetricsFor } from './observability/metrics.js';
 import { createTracing } from './observability/tracing.js';
 
 export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
-  const db = createPool({ url: resources.databaseUrl, max: resources.poolSize, namespace: config.db.namespace,
+  const db = createPool({
+    url: resources.databaseUrl,
+    max: resources.poolSize,
+    namespace: config.db.namespace,
     applicationName: 'portcullis',
     acquireTimeoutMs: config.db.acquireTimeoutSeconds * 1000,
     statementTimeoutMs: config.db.statementTimeoutSeconds * 1000,
     idleInTransactionTimeoutMs: config.db.idleInTransactionTimeoutSeconds * 1000,
     maxWaiting: resources.poolSize * config.db.poolWaitersPerConnection,
-    onConnectionError: (err) => log.warn({ err }, 'database connection failed') });
+    onConnectionError: (err) => log.warn({ err }, 'database connection failed'),
+  });
   return {
-    config, log, db,
+    config,
+    log,
+    db,
     router: new Router(ROUTES),
     hasher: connectCryptoPool(resources.cryptoPort, config.password.hash),
     jwt: createJwtService(config.jwt),

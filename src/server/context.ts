@@ -29,4 +29,8 @@ export interface AppContext {
   tracing: Tracing;
 }
 
-export interface AppResources { databaseUrl: string; poolSize: number; cryptoPort: MessagePort }
+export interface AppResources {
+  databaseUrl: string;
+  poolSize: number;
+  cryptoPort: MessagePort;
+}

@@ -5,7 +5,12 @@
 // them. Where the original answers one error_code with two statuses or messages, each variant is its own
 // entry (user_banned 403 on bearer checks, user_banned_at_sign_in 400 at the grants).
 
-interface ErrorEntry { status: number; code: string; msg: string; retryAfter?: number }
+interface ErrorEntry {
+  status: number;
+  code: string;
+  msg: string;
+  retryAfter?: number;
+}
 
 const e = <C extends string>(status: number, code: C, msg: string, retryAfter?: number) => ({ status, code, msg, retryAfter });
 
@@ -121,9 +126,17 @@ export const ERRORS = {
   pkce_params_incomplete: e(400, 'validation_failed', 'PKCE flow requires code_challenge_method and code_challenge'),
   pkce_method_unsupported: e(400, 'validation_failed', 'code challenge method not supported'),
   pkce_challenge_length: e(400, 'validation_failed', 'code challenge has to be between 43 and 128 characters'),
-  pkce_challenge_characters: e(400, 'validation_failed', 'code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes'),
+  pkce_challenge_characters: e(
+    400,
+    'validation_failed',
+    'code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes',
+  ),
   // the original's wording (docs/sms.md#channels); clients may show it as is
-  sms_channel_invalid: e(400, 'validation_failed', "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider."),
+  sms_channel_invalid: e(
+    400,
+    'validation_failed',
+    "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
+  ),
   logout_scope: e(400, 'validation_failed', 'Unsupported logout scope'),
   // one-time tokens
   otp_expired: e(403, 'otp_expired', 'Token has expired or is invalid'),
@@ -139,7 +152,11 @@ export const ERRORS = {
   admin_id_format: e(400, 'validation_failed', 'ID must conform to the uuid v4 format'),
   admin_id_nil: e(400, 'validation_failed', 'ID cannot be a nil uuid'),
   admin_password_and_hash: e(400, 'validation_failed', 'Only a password or a password hash should be provided'),
-  admin_password_hash_format: e(400, 'validation_failed', 'Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash'),
+  admin_password_hash_format: e(
+    400,
+    'validation_failed',
+    'Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash',
+  ),
   admin_ban_duration: e(400, 'validation_failed', 'invalid format for ban duration'),
   admin_link_type: e(400, 'validation_failed', 'Invalid email action link type requested'),
   admin_link_current_email: e(400, 'validation_failed', 'Enable secure email change to generate link for current email'),

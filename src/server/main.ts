@@ -9,8 +9,14 @@ import { VERSION } from './version.js';
 const USAGE = 'usage: portcullis [serve | migrate | version]';
 
 async function main(command = 'serve'): Promise<number> {
-  if (command === 'version') { console.log(VERSION); return 0; }
-  if (command !== 'serve' && command !== 'migrate') { console.error(USAGE); return 2; }
+  if (command === 'version') {
+    console.log(VERSION);
+    return 0;
+  }
+  if (command !== 'serve' && command !== 'migrate') {
+    console.error(USAGE);
+    return 2;
+  }
   let config: Config;
   try {
     config = loadConfig();
@@ -45,7 +51,12 @@ async function runMigrate(config: Config, log: ReturnType<typeof createLogger>):
   }
 }
 
-main(process.argv[2]).then((code) => { process.exitCode = code; }, (err) => {
-  console.error('portcullis: failed to start:', err instanceof Error ? err.message : err);
-  process.exitCode = 1;
-});
+main(process.argv[2]).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    console.error('portcullis: failed to start:', err instanceof Error ? err.message : err);
+    process.exitCode = 1;
+  },
+);

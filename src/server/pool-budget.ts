@@ -13,7 +13,8 @@ export interface PoolBudget {
 }
 
 export function poolBudget(httpWorkers: number, maxPoolSize: number): PoolBudget {
-  if (maxPoolSize <= 0) return { threads: httpWorkers, connections: Array(httpWorkers).fill(DEFAULT_CONNECTIONS_PER_THREAD) };
+  if (maxPoolSize <= 0)
+    return { threads: httpWorkers, connections: Array.from({ length: httpWorkers }, () => DEFAULT_CONNECTIONS_PER_THREAD) };
   const threads = Math.min(httpWorkers, maxPoolSize);
   const share = Math.floor(maxPoolSize / threads);
   // The remainder goes one each to the first threads, so the whole ceiling is usable.

@@ -36,7 +36,7 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/settings', guard: 'none', handler: settings },
   { method: 'GET', path: '/.well-known/jwks.json', guard: 'none', handler: jwks },
   { method: 'POST', path: '/signup', guard: 'none', limit: 'signup', captcha: true, body: signupBody, handler: signup },
-  { method: 'POST', path: '/token', guard: 'none', limit: 'token', captcha: uncheckedGrant, handler: token },  // body: the grant's schema (grants/)
+  { method: 'POST', path: '/token', guard: 'none', limit: 'token', captcha: uncheckedGrant, handler: token }, // body: the grant's schema (grants/)
   { method: 'GET', path: '/verify', guard: 'none', limit: 'verify', handler: verifyGet },
   { method: 'POST', path: '/verify', guard: 'none', limit: 'verify', body: verifyBody, handler: verifyPost },
   { method: 'GET', path: '/user', guard: 'user+identities', handler: getUser },

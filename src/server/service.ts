@@ -7,7 +7,7 @@ import { withJwtSecret, type Config } from './config/load.js';
 import { migrate } from '../db/migrate.js';
 import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded/server.js';
 import { createCryptoPool, type CryptoPoolHost } from './crypto/pool.js';
-import { startMetricsExporter, type MetricsExporter } from './observability/metrics-exporter.js';
+import { startMetricsExporter, type MetricsExporter, type MetricsJson } from './observability/metrics-exporter.js';
 import { poolBudget } from './pool-budget.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 
@@ -48,8 +48,10 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
     crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash });
     if (config.workers.uvThreadpool < config.workers.crypto) {
       // argon2 runs on libuv's threadpool: a smaller pool caps concurrent hashes below the crypto threads.
-      log.warn({ uvThreadpoolSize: config.workers.uvThreadpool, cryptoWorkers: config.workers.crypto },
-        'UV_THREADPOOL_SIZE is below AUTH_CRYPTO_WORKERS; set UV_THREADPOOL_SIZE >= AUTH_CRYPTO_WORKERS in the environment');
+      log.warn(
+        { uvThreadpoolSize: config.workers.uvThreadpool, cryptoWorkers: config.workers.crypto },
+        'UV_THREADPOOL_SIZE is below AUTH_CRYPTO_WORKERS; set UV_THREADPOOL_SIZE >= AUTH_CRYPTO_WORKERS in the environment',
+      );
     }
     return await spawnThreads(config, databaseUrl, { crypto, embedded }, log);
   } catch (err) {
@@ -59,45 +61,60 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
   }
 }
 
-interface Owned { crypto: CryptoPoolHost; embedded: { stop(): Promise<void> } | null }
+interface Owned {
+  crypto: CryptoPoolHost;
+  embedded: { stop(): Promise<void> } | null;
+}
 
 async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, log: Logger): Promise<Service> {
   const budget = poolBudget(config.workers.http, config.db.maxPoolSize);
   const count = budget.threads;
   if (count < config.workers.http) {
-    log.warn({ httpWorkers: config.workers.http, maxPoolSize: config.db.maxPoolSize, threads: count },
-      'DB_MAX_POOL_SIZE is below AUTH_HTTP_WORKERS and each HTTP thread needs a connection: running fewer HTTP threads');
+    log.warn(
+      { httpWorkers: config.workers.http, maxPoolSize: config.db.maxPoolSize, threads: count },
+      'DB_MAX_POOL_SIZE is below AUTH_HTTP_WORKERS and each HTTP thread needs a connection: running fewer HTTP threads',
+    );
   }
-  const port = config.api.port || await freePort(config.api.host);
+  const port = config.api.port || (await freePort(config.api.host));
   const threads: Worker[] = [];
   let stopping = false;
   let restarts = 0;
   let restartWaiters: Array<() => void> = [];
 
-  const spawn = (index: number): Promise<void> => new Promise((resolve, reject) => {
-    const cryptoPort = owned.crypto.connect();
-    const data: HttpWorkerData = { config, databaseUrl, poolSize: budget.connections[index], port, index, cryptoPort };
-    const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort] });
-    threads[index] = worker;
-    let listening = false;
-    worker.on('message', (message: FromWorker) => {
-      if (message.type === 'listening') { listening = true; resolve(); }
-      if (message.type === 'crashed') log.error({ thread: index, reason: message.message }, 'HTTP thread crashed');
+  const spawn = (index: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const cryptoPort = owned.crypto.connect();
+      const data: HttpWorkerData = { config, databaseUrl, poolSize: budget.connections[index], port, index, cryptoPort };
+      const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort] });
+      threads[index] = worker;
+      let listening = false;
+      worker.on('message', (message: FromWorker) => {
+        if (message.type === 'listening') {
+          listening = true;
+          resolve();
+        }
+        if (message.type === 'crashed') log.error({ thread: index, reason: message.message }, 'HTTP thread crashed');
+      });
+      worker.once('error', (err) => {
+        if (!listening) reject(err);
+        else log.error({ err, thread: index }, 'HTTP thread error');
+      });
+      worker.once('exit', (code) => {
+        if (!listening) return reject(new Error(`HTTP thread ${index} exited before listening (code ${code})`));
+        if (stopping) return;
+        log.warn({ thread: index, code }, 'HTTP thread ended unexpectedly; starting a replacement');
+        spawn(index).then(
+          () => {
+            restarts++;
+            const waiters = restartWaiters;
+            restartWaiters = [];
+            waiters.forEach((w) => w());
+            log.info({ thread: index }, 'replacement HTTP thread listening');
+          },
+          (err) => log.fatal({ err, thread: index }, 'could not replace HTTP thread'),
+        );
+      });
     });
-    worker.once('error', (err) => { if (!listening) reject(err); else log.error({ err, thread: index }, 'HTTP thread error'); });
-    worker.once('exit', (code) => {
-      if (!listening) return reject(new Error(`HTTP thread ${index} exited before listening (code ${code})`));
-      if (stopping) return;
-      log.warn({ thread: index, code }, 'HTTP thread ended unexpectedly; starting a replacement');
-      spawn(index).then(() => {
-        restarts++;
-        const waiters = restartWaiters;
-        restartWaiters = [];
-        waiters.forEach((w) => w());
-        log.info({ thread: index }, 'replacement HTTP thread listening');
-      }, (err) => log.fatal({ err, thread: index }, 'could not replace HTTP thread'));
-    });
-  });
 
   // The first thread binds, the rest join the same port. (Binding port 0 in two threads is not safe with
   // this uWS build, which is why a free port is chosen up front.)
@@ -106,33 +123,52 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   log.info({ port, threads: count, connectionsPerThread: budget.connections[0] }, 'listening');
 
   let nextMetricsId = 1;
-  const collectThreads = () => Promise.all(threads.map((worker) => new Promise<any[]>((resolve) => {
-    const id = nextMetricsId++;
-    const onMessage = (message: FromWorker) => {
-      if (message.type === 'metrics' && message.id === id) { worker.off('message', onMessage); resolve(message.metrics); }
-    };
-    worker.on('message', onMessage);
-    worker.postMessage({ type: 'metrics', id } satisfies ToWorker);
-  })));
+  const collectThreads = () =>
+    Promise.all(
+      threads.map(
+        (worker) =>
+          new Promise<MetricsJson>((resolve) => {
+            const id = nextMetricsId++;
+            const onMessage = (message: FromWorker) => {
+              if (message.type === 'metrics' && message.id === id) {
+                worker.off('message', onMessage);
+                resolve(message.metrics as MetricsJson);
+              }
+            };
+            worker.on('message', onMessage);
+            worker.postMessage({ type: 'metrics', id } satisfies ToWorker);
+          }),
+      ),
+    );
   let exporter: MetricsExporter | null = null;
-  if (config.metrics.enabled && config.metrics.exporter === 'prometheus') exporter = await startMetricsExporter(config.metrics, collectThreads, log);
+  if (config.metrics.enabled && config.metrics.exporter === 'prometheus')
+    exporter = await startMetricsExporter(config.metrics, collectThreads, log);
   else if (config.metrics.enabled) log.warn('METRICS_EXPORTER=opentelemetry is not available in this build; use prometheus');
 
   return {
-    config, port, databaseUrl,
+    config,
+    port,
+    databaseUrl,
     url: `http://127.0.0.1:${port}`,
     metricsPort: exporter?.port ?? null,
     threads: count,
-    get restarts() { return restarts; },
+    get restarts() {
+      return restarts;
+    },
     failThread: (index) => threads[index]?.postMessage({ type: 'fail' } satisfies ToWorker),
     nextRestart: () => new Promise((resolve) => restartWaiters.push(resolve)),
     async stop(timeoutMs = 10_000) {
       stopping = true;
       await exporter?.close();
-      await Promise.all(threads.map((worker) => new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
-        worker.postMessage({ type: 'drain', timeoutMs } satisfies ToWorker);
-      })));
+      await Promise.all(
+        threads.map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              worker.once('exit', () => resolve());
+              worker.postMessage({ type: 'drain', timeoutMs } satisfies ToWorker);
+            }),
+        ),
+      );
       await owned.crypto.close();
       await owned.embedded?.stop();
       log.info('stopped');
@@ -152,10 +188,12 @@ function freePort(host: string): Promise<number> {
 }
 
 function warnDevelopment(log: Logger, config: Config): void {
-  log.warn([
-    '*** DEVELOPMENT SETUP ***',
-    `No DATABASE_URL: starting an embedded PostgreSQL in ${config.dataDir} with a generated JWT secret.`,
-    'Outgoing mail and SMS are written to this log unless SMTP_HOST / SMS_PROVIDER are set.',
-    'Set DATABASE_URL, JWT_SECRET, SITE_URL and API_EXTERNAL_URL for production.',
-  ].join('\n'));
+  log.warn(
+    [
+      '*** DEVELOPMENT SETUP ***',
+      `No DATABASE_URL: starting an embedded PostgreSQL in ${config.dataDir} with a generated JWT secret.`,
+      'Outgoing mail and SMS are written to this log unless SMTP_HOST / SMS_PROVIDER are set.',
+      'Set DATABASE_URL, JWT_SECRET, SITE_URL and API_EXTERNAL_URL for production.',
+    ].join('\n'),
+  );
 }

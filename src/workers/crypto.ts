@@ -6,10 +6,22 @@ import { argon2i, argon2id, hash as argon2 } from 'argon2';
 import bcrypt from 'bcryptjs';
 import { encodeArgon2, parseStoredHash, type Argon2Hash, type FirebaseScryptHash, type StoredHash } from './password-formats.js';
 
-export interface HashParams { memoryKiB: number; timeCost: number; parallelism: number }
-export interface HashPasswordArg extends HashParams { password: string }
-export interface VerifyPasswordArg extends HashParams { hash: string | null; password: string }
-export interface VerifyResult { ok: boolean; needsRehash: boolean }
+export interface HashParams {
+  memoryKiB: number;
+  timeCost: number;
+  parallelism: number;
+}
+export interface HashPasswordArg extends HashParams {
+  password: string;
+}
+export interface VerifyPasswordArg extends HashParams {
+  hash: string | null;
+  password: string;
+}
+export interface VerifyResult {
+  ok: boolean;
+  needsRehash: boolean;
+}
 
 const SALT_BYTES = 16;
 const HASH_BYTES = 32;
@@ -44,21 +56,34 @@ async function matches(stored: StoredHash, password: string): Promise<boolean> {
     }
     // bcryptjs is pure JS and blocks this thread for the whole check (~50-100 ms at cost 10): acceptable
     // here, it is a pool thread, and a bcrypt hash is rehashed to argon2id on its first successful login.
-    case 'bcrypt': return bcrypt.compareSync(password, stored.encoded);
-    case 'fbscrypt': return matchesFirebaseScrypt(stored, password);
+    case 'bcrypt':
+      return bcrypt.compareSync(password, stored.encoded);
+    case 'fbscrypt':
+      return matchesFirebaseScrypt(stored, password);
   }
 }
 
 /** A hash is current when it is argon2id with exactly today's parameters; anything else is rehashed. */
 function isCurrent(stored: StoredHash, params: HashParams): boolean {
-  return stored.kind === 'argon2' && stored.type === 'argon2id' && stored.memoryKiB === params.memoryKiB &&
-    stored.timeCost === params.timeCost && stored.parallelism === params.parallelism;
+  return (
+    stored.kind === 'argon2' &&
+    stored.type === 'argon2id' &&
+    stored.memoryKiB === params.memoryKiB &&
+    stored.timeCost === params.timeCost &&
+    stored.parallelism === params.parallelism
+  );
 }
 
 function argon2Raw(type: Argon2Hash['type'], params: HashParams, salt: Buffer, hashLength: number, password: string): Promise<Buffer> {
   return argon2(password, {
-    raw: true, type: type === 'argon2id' ? argon2id : argon2i, version: 0x13, salt, hashLength,
-    memoryCost: params.memoryKiB, timeCost: params.timeCost, parallelism: params.parallelism,
+    raw: true,
+    type: type === 'argon2id' ? argon2id : argon2i,
+    version: 0x13,
+    salt,
+    hashLength,
+    memoryCost: params.memoryKiB,
+    timeCost: params.timeCost,
+    parallelism: params.parallelism,
   });
 }
 
@@ -69,8 +94,9 @@ function dummyHash(params: HashParams): Promise<Argon2Hash> {
   const key = `${params.memoryKiB},${params.timeCost},${params.parallelism}`;
   let dummy = dummies.get(key);
   if (!dummy) {
-    dummy = hashPassword({ ...params, password: randomBytes(16).toString('hex') })
-      .then((encoded) => parseStoredHash(encoded) as Argon2Hash);
+    dummy = hashPassword({ ...params, password: randomBytes(16).toString('hex') }).then(
+      (encoded) => parseStoredHash(encoded) as Argon2Hash,
+    );
     dummies.set(key, dummy);
   }
   return dummy;
@@ -84,7 +110,9 @@ async function matchesFirebaseScrypt(stored: FirebaseScryptHash, password: strin
   const N = 2 ** stored.log2N;
   const options: ScryptOptions = { N, r: stored.r, p: stored.p, maxmem: 128 * stored.r * (N + stored.p + 2) + 1024 * 1024 };
   const key = await new Promise<Buffer>((resolve, reject) => {
-    scrypt(password, Buffer.concat([stored.salt, stored.saltSeparator]), 32, options, (error, derived) => (error ? reject(error) : resolve(derived)));
+    scrypt(password, Buffer.concat([stored.salt, stored.saltSeparator]), 32, options, (error, derived) =>
+      error ? reject(error) : resolve(derived),
+    );
   });
   const cipher = createCipheriv('aes-256-ctr', key, Buffer.alloc(16));
   const expected = Buffer.concat([cipher.update(stored.signerKey), cipher.final()]);

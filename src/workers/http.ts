@@ -7,9 +7,16 @@ import { createAppContext, closeAppContext } from '../server/build-context.js';
 import type { AppResources } from '../server/context.js';
 import { createHttpServer } from '../server/http/server.js';
 
-export interface HttpWorkerData extends AppResources { config: Config; port: number; index: number }
+export interface HttpWorkerData extends AppResources {
+  config: Config;
+  port: number;
+  index: number;
+}
 export type ToWorker = { type: 'drain'; timeoutMs: number } | { type: 'fail' } | { type: 'metrics'; id: number };
-export type FromWorker = { type: 'listening'; port: number } | { type: 'drained' } | { type: 'crashed'; message: string }
+export type FromWorker =
+  | { type: 'listening'; port: number }
+  | { type: 'drained' }
+  | { type: 'crashed'; message: string }
   | { type: 'metrics'; id: number; metrics: unknown[] };
 
 const data = workerData as HttpWorkerData;
@@ -23,7 +30,10 @@ let closing: Promise<void> | null = null;
 // A thread must never die with live uWS handles: Node aborts the whole process ("uv_loop_close() while
 // having open handles"). So every exit path closes the server and lets the thread's loop run empty.
 function shutDown(timeoutMs: number): Promise<void> {
-  closing ??= server.drain(timeoutMs).then(() => closeAppContext(ctx)).catch((err) => log.error({ err }, 'shutdown failed'))
+  closing ??= server
+    .drain(timeoutMs)
+    .then(() => closeAppContext(ctx))
+    .catch((err) => log.error({ err }, 'shutdown failed'))
     .then(() => new Promise<void>((resolve) => log.flush(() => resolve())));
   return closing;
 }
@@ -33,12 +43,21 @@ process.on('uncaughtException', (err) => {
   send({ type: 'crashed', message: err.message });
   void shutDown(1000).then(() => port.close());
 });
-process.on('unhandledRejection', (err) => { throw err; });
+process.on('unhandledRejection', (err) => {
+  throw err;
+});
 
 port.on('message', (message: ToWorker) => {
-  if (message.type === 'drain') void shutDown(message.timeoutMs).then(() => { send({ type: 'drained' }); port.close(); });
+  if (message.type === 'drain')
+    void shutDown(message.timeoutMs).then(() => {
+      send({ type: 'drained' });
+      port.close();
+    });
   // Fault injection for the supervision test: an error nobody catches, thrown from this thread's loop.
-  if (message.type === 'fail') setImmediate(() => { throw new Error('fault injected by the supervisor'); });
+  if (message.type === 'fail')
+    setImmediate(() => {
+      throw new Error('fault injected by the supervisor');
+    });
   if (message.type === 'metrics') void ctx.metrics.snapshot().then((metrics) => send({ type: 'metrics', id: message.id, metrics }));
 });
 

@@ -3,13 +3,28 @@
 // every function returns null on bad input instead of throwing.
 
 export interface Argon2Hash {
-  kind: 'argon2'; type: 'argon2id' | 'argon2i'; memoryKiB: number; timeCost: number; parallelism: number;
-  salt: Buffer; hash: Buffer;
+  kind: 'argon2';
+  type: 'argon2id' | 'argon2i';
+  memoryKiB: number;
+  timeCost: number;
+  parallelism: number;
+  salt: Buffer;
+  hash: Buffer;
 }
-export interface BcryptHash { kind: 'bcrypt'; cost: number; encoded: string }
+export interface BcryptHash {
+  kind: 'bcrypt';
+  cost: number;
+  encoded: string;
+}
 export interface FirebaseScryptHash {
-  kind: 'fbscrypt'; log2N: number; r: number; p: number; saltSeparator: Buffer; signerKey: Buffer;
-  salt: Buffer; hash: Buffer;
+  kind: 'fbscrypt';
+  log2N: number;
+  r: number;
+  p: number;
+  saltSeparator: Buffer;
+  signerKey: Buffer;
+  salt: Buffer;
+  hash: Buffer;
 }
 export type StoredHash = Argon2Hash | BcryptHash | FirebaseScryptHash;
 

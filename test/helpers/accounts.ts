@@ -1,7 +1,12 @@
 // Signing a user up and in for session tests: an autoconfirmed email signup answers with a session.
 import type { TestService } from './server.js';
 
-export interface Session { access_token: string; refresh_token: string; user: { id: string; email: string }; [k: string]: any }
+export interface Session {
+  access_token: string;
+  refresh_token: string;
+  user: { id: string; email: string };
+  [k: string]: any;
+}
 
 let counter = 0;
 export const uniqueEmail = (prefix = 'user') => `${prefix}-${process.pid}-${++counter}@example.com`;

@@ -6,14 +6,22 @@ export function memoryStorage() {
   const items = new Map<string, string>();
   return {
     getItem: (key: string) => items.get(key) ?? null,
-    setItem: (key: string, value: string) => { items.set(key, value); },
-    removeItem: (key: string) => { items.delete(key); },
+    setItem: (key: string, value: string) => {
+      items.set(key, value);
+    },
+    removeItem: (key: string) => {
+      items.delete(key);
+    },
   };
 }
 
-export function authClient(url: string, options: { flowType?: 'implicit' | 'pkce' } = {}): AuthClient {
+export function authClient(url: string, options: { flowType?: 'implicit' | 'pkce' } = {}): InstanceType<typeof AuthClient> {
   return new AuthClient({
-    url, storage: memoryStorage(), persistSession: true, autoRefreshToken: false, detectSessionInUrl: false,
+    url,
+    storage: memoryStorage(),
+    persistSession: true,
+    autoRefreshToken: false,
+    detectSessionInUrl: false,
     flowType: options.flowType ?? 'implicit',
   });
 }

@@ -4,7 +4,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface SiteverifyRequest { path: string; contentType: string; secret: string; response: string; remoteip: string }
+export interface SiteverifyRequest {
+  path: string;
+  contentType: string;
+  secret: string;
+  response: string;
+  remoteip: string;
+}
 
 export interface SiteverifyFake {
   /** the verify URL to give the service (SECURITY_CAPTCHA_VERIFY_URL) */
@@ -29,13 +35,22 @@ export async function startSiteverifyFake(secret: string): Promise<SiteverifyFak
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-      const seen = { path: req.url ?? '', contentType: req.headers['content-type'] ?? '', secret: form.get('secret') ?? '',
-        response: form.get('response') ?? '', remoteip: form.get('remoteip') ?? '' };
+      const seen = {
+        path: req.url ?? '',
+        contentType: req.headers['content-type'] ?? '',
+        secret: form.get('secret') ?? '',
+        response: form.get('response') ?? '',
+        remoteip: form.get('remoteip') ?? '',
+      };
       requests.push(seen);
-      if (stalled) return;   // the socket stays open: the service must give up on its own
-      const codes = seen.secret !== secret ? ['invalid-input-secret']
-        : refused.get(seen.response) ?? (accepted.has(seen.response) ? [] : ['invalid-input-response']);
-      const body = codes.length ? { success: false, 'error-codes': codes } : { success: true, challenge_ts: new Date().toISOString(), hostname: 'localhost' };
+      if (stalled) return; // the socket stays open: the service must give up on its own
+      const codes =
+        seen.secret !== secret
+          ? ['invalid-input-secret']
+          : (refused.get(seen.response) ?? (accepted.has(seen.response) ? [] : ['invalid-input-response']));
+      const body = codes.length
+        ? { success: false, 'error-codes': codes }
+        : { success: true, challenge_ts: new Date().toISOString(), hostname: 'localhost' };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
   });
@@ -44,9 +59,19 @@ export async function startSiteverifyFake(secret: string): Promise<SiteverifyFak
   return {
     url: `http://127.0.0.1:${port}/siteverify`,
     requests,
-    accept: (token) => { accepted.add(token); },
-    reject: (token, codes) => { refused.set(token, codes); },
-    stall: (value) => { stalled = value; },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    accept: (token) => {
+      accepted.add(token);
+    },
+    reject: (token, codes) => {
+      refused.set(token, codes);
+    },
+    stall: (value) => {
+      stalled = value;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -6,7 +6,10 @@ import { migrate } from '../../dist/db/migrate.js';
 import { createPool } from '../../dist/db/pool.js';
 
 /** The part of a tap test this helper uses. */
-interface Hooks { before(fn: () => Promise<void>): void; teardown(fn: () => Promise<void>): void }
+interface Hooks {
+  before(fn: () => Promise<void>): void;
+  teardown(fn: () => Promise<void>): void;
+}
 
 export interface TestDatabase {
   url: string;
@@ -41,7 +44,10 @@ export function useMigratedDatabase(t: Hooks, poolSize = 2): { db: TestDatabase;
     await migrate(handle.db.url, 'auth');
     handle.pool = createPool({ url: handle.db.url, max: poolSize, namespace: 'auth' });
   });
-  t.teardown(async () => { await handle.pool?.end(); await handle.db?.drop(); });
+  t.teardown(async () => {
+    await handle.pool?.end();
+    await handle.db?.drop();
+  });
   return handle;
 }
 
@@ -50,15 +56,31 @@ export function useMigratedDatabase(t: Hooks, poolSize = 2): { db: TestDatabase;
  * `tokenHash` is given), written with plain inserts. The service itself creates them in one statement
  * (src/db/sign-in.ts), which also writes last_sign_in_at and an audit entry these tests do not want.
  */
-export async function insertSessionRows(q: pg.Pool | pg.PoolClient, s: { userId: string; userAgent: string; ip: string; amr?: string[]; tokenHash?: string }):
-  Promise<{ session: { id: string } & Record<string, unknown>; token: ({ id: string } & Record<string, unknown>) | null }> {
-  const session = (await q.query('insert into sessions (user_id, aal, user_agent, ip) values ($1, $2, $3, $4) returning *',
-    [s.userId, 'aal1', s.userAgent, s.ip])).rows[0];
+export async function insertSessionRows(
+  q: pg.Pool | pg.PoolClient,
+  s: { userId: string; userAgent: string; ip: string; amr?: string[]; tokenHash?: string },
+): Promise<{ session: { id: string } & Record<string, unknown>; token: ({ id: string } & Record<string, unknown>) | null }> {
+  const session = (
+    await q.query('insert into sessions (user_id, aal, user_agent, ip) values ($1, $2, $3, $4) returning *', [
+      s.userId,
+      'aal1',
+      s.userAgent,
+      s.ip,
+    ])
+  ).rows[0];
   for (const method of s.amr ?? []) {
     await q.query('insert into mfa_amr_claims (session_id, authentication_method) values ($1, $2)', [session.id, method]);
   }
-  const token = s.tokenHash === undefined ? null : (await q.query(
-    'insert into refresh_tokens (token_hash, user_id, session_id) values ($1, $2, $3) returning *', [s.tokenHash, s.userId, session.id])).rows[0];
+  const token =
+    s.tokenHash === undefined
+      ? null
+      : (
+          await q.query('insert into refresh_tokens (token_hash, user_id, session_id) values ($1, $2, $3) returning *', [
+            s.tokenHash,
+            s.userId,
+            session.id,
+          ])
+        ).rows[0];
   return { session, token };
 }
 

@@ -31,7 +31,13 @@ export function createInbox<T>(describe: (item: T) => string): Inbox<T> {
         return Promise.resolve(ready);
       }
       return new Promise<T>((resolve, reject) => {
-        const waiter = { match, resolve: (item: T) => { clearTimeout(timer); resolve(item); } };
+        const waiter = {
+          match,
+          resolve: (item: T) => {
+            clearTimeout(timer);
+            resolve(item);
+          },
+        };
         const timer = setTimeout(() => {
           waiters.splice(waiters.indexOf(waiter), 1);
           const seen = items.map(describe).join('; ') || 'nothing';

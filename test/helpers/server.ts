@@ -20,7 +20,12 @@ export interface Reply {
   body: any;
 }
 
-export interface RequestOptions { body?: unknown; headers?: Record<string, string>; token?: string; raw?: string | Buffer }
+export interface RequestOptions {
+  body?: unknown;
+  headers?: Record<string, string>;
+  token?: string;
+  raw?: string | Buffer;
+}
 
 export interface TestService {
   url: string;
@@ -75,9 +80,18 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   const url = `http://127.0.0.1:${service.port}`;
   let stopped: Promise<void> | null = null;
   return {
-    url, service, db, logFile,
+    url,
+    service,
+    db,
+    logFile,
     request: (method, pathAndQuery, options = {}) => request(url, method, pathAndQuery, options),
-    logs: () => existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [],
+    logs: () =>
+      existsSync(logFile)
+        ? readFileSync(logFile, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+        : [],
     stop() {
       stopped ??= (async () => {
         await db.end();
@@ -91,12 +105,20 @@ export async function startTestService(env: Record<string, string> = {}): Promis
 
 export async function request(base: string, method: string, pathAndQuery: string, options: RequestOptions = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
-  let body: string | Buffer | undefined = options.raw;
-  if (options.body !== undefined) { body = JSON.stringify(options.body); headers['content-type'] ??= 'application/json'; }
+  let body: string | Blob | undefined =
+    options.raw === undefined || typeof options.raw === 'string' ? options.raw : new Blob([new Uint8Array(options.raw)]);
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const res = await fetch(base + pathAndQuery, { method, headers, body, redirect: 'manual' });
   const text = await res.text();
   let parsed: unknown;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
   return { status: res.status, headers: res.headers, text, body: parsed };
 }

@@ -24,8 +24,18 @@ export interface FakeSms {
   fields: Record<string, string>;
 }
 
-export interface FakeRequest { params: string[]; headers: IncomingHttpHeaders; fields: Record<string, string>; path: string; failure: FailureKind | null }
-export interface FakeReply { status: number; json: unknown; sms?: FakeSms }
+export interface FakeRequest {
+  params: string[];
+  headers: IncomingHttpHeaders;
+  fields: Record<string, string>;
+  path: string;
+  failure: FailureKind | null;
+}
+export interface FakeReply {
+  status: number;
+  json: unknown;
+  sms?: FakeSms;
+}
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const digits = (phone: string) => phone.replace(/^whatsapp:/, '').replace(/^\+/, '');
@@ -38,25 +48,48 @@ function basic(headers: IncomingHttpHeaders): { username: string; password: stri
   return username && rest.length ? { username, password: rest.join(':') } : null;
 }
 
-const twilioError = (status: number, code: number, message: string): FakeReply =>
-  ({ status, json: { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status } });
+const twilioError = (status: number, code: number, message: string): FakeReply => ({
+  status,
+  json: { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status },
+});
 
 export function twilioMessages({ params: [accountSid], headers, fields, path, failure }: FakeRequest): FakeReply {
   const auth = basic(headers);
   if (!auth || auth.username !== accountSid) return twilioError(401, 20003, 'Authenticate');
   const to = fields.To ?? '';
   if (!to) return twilioError(400, 21604, "A 'To' phone number is required.");
-  if (!E164.test(to.replace(/^whatsapp:/, '')) || failure === 'http') return twilioError(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
+  if (!E164.test(to.replace(/^whatsapp:/, '')) || failure === 'http')
+    return twilioError(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
   if (!fields.From && !fields.MessagingServiceSid) return twilioError(400, 21603, "A 'From' phone number is required.");
   if (!fields.Body && !fields.ContentSid) return twilioError(400, 21602, 'Message body is required.');
   const sid = `SM${hex(16)}`;
   const failed = failure === 'status';
-  const sms: FakeSms = { gateway: 'twilio', id: sid, to: digits(to), body: fields.Body ?? '', channel: to.startsWith('whatsapp:') ? 'whatsapp' : 'sms', auth: { ...auth }, path, fields };
+  const sms: FakeSms = {
+    gateway: 'twilio',
+    id: sid,
+    to: digits(to),
+    body: fields.Body ?? '',
+    channel: to.startsWith('whatsapp:') ? 'whatsapp' : 'sms',
+    auth: { ...auth },
+    path,
+    fields,
+  };
   const json = {
-    account_sid: accountSid, api_version: '2010-04-01', body: fields.Body ?? '', date_created: new Date().toUTCString(),
-    direction: 'outbound-api', error_code: failed ? 30008 : null, error_message: failed ? 'Unknown error' : null,
-    from: fields.From?.startsWith('MG') ? null : fields.From, messaging_service_sid: fields.From?.startsWith('MG') ? fields.From : null,
-    num_segments: '1', price: null, sid, status: failed ? 'failed' : 'queued', to, uri: `/2010-04-01/Accounts/${accountSid}/Messages/${sid}.json`,
+    account_sid: accountSid,
+    api_version: '2010-04-01',
+    body: fields.Body ?? '',
+    date_created: new Date().toUTCString(),
+    direction: 'outbound-api',
+    error_code: failed ? 30008 : null,
+    error_message: failed ? 'Unknown error' : null,
+    from: fields.From?.startsWith('MG') ? null : fields.From,
+    messaging_service_sid: fields.From?.startsWith('MG') ? fields.From : null,
+    num_segments: '1',
+    price: null,
+    sid,
+    status: failed ? 'failed' : 'queued',
+    to,
+    uri: `/2010-04-01/Accounts/${accountSid}/Messages/${sid}.json`,
   };
   return { status: 201, json, sms: failed ? undefined : sms };
 }
@@ -73,8 +106,27 @@ export function twilioVerifications(state: VerifyState, { params: [serviceSid], 
   const sid = `VE${hex(16)}`;
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
   state.set(`${serviceSid}:${fields.To}`, { sid, code });
-  const sms: FakeSms = { gateway: 'twilio_verify', id: sid, to: digits(fields.To), body: `Your verification code is: ${code}`, channel: fields.Channel as 'sms', code, auth: { ...auth }, path, fields };
-  const json = { sid, service_sid: serviceSid, account_sid: auth.username, to: fields.To, channel: fields.Channel, status: 'pending', valid: false, date_created: new Date().toISOString() };
+  const sms: FakeSms = {
+    gateway: 'twilio_verify',
+    id: sid,
+    to: digits(fields.To),
+    body: `Your verification code is: ${code}`,
+    channel: fields.Channel as 'sms',
+    code,
+    auth: { ...auth },
+    path,
+    fields,
+  };
+  const json = {
+    sid,
+    service_sid: serviceSid,
+    account_sid: auth.username,
+    to: fields.To,
+    channel: fields.Channel,
+    status: 'pending',
+    valid: false,
+    date_created: new Date().toISOString(),
+  };
   return { status: 201, json, sms };
 }
 
@@ -85,12 +137,22 @@ export function twilioVerificationCheck(state: VerifyState, { params: [serviceSi
   if (!pending) return twilioError(404, 20404, `The requested resource /Services/${serviceSid}/VerificationCheck was not found`);
   const approved = fields.Code === pending.code;
   if (approved) state.delete(`${serviceSid}:${fields.To}`);
-  const json = { sid: pending.sid, service_sid: serviceSid, account_sid: auth.username, to: fields.To, channel: 'sms', status: approved ? 'approved' : 'pending', valid: approved };
+  const json = {
+    sid: pending.sid,
+    service_sid: serviceSid,
+    account_sid: auth.username,
+    to: fields.To,
+    channel: 'sms',
+    status: approved ? 'approved' : 'pending',
+    valid: approved,
+  };
   return { status: 200, json };
 }
 
-const birdError = (status: number, code: number, description: string, parameter: string | null): FakeReply =>
-  ({ status, json: { errors: [{ code, description, parameter }] } });
+const birdError = (status: number, code: number, description: string, parameter: string | null): FakeReply => ({
+  status,
+  json: { errors: [{ code, description, parameter }] },
+});
 
 export function messagebird({ headers, fields, path, failure }: FakeRequest): FakeReply {
   const key = /^AccessKey (.+)$/.exec(headers.authorization ?? '')?.[1];
@@ -102,16 +164,35 @@ export function messagebird({ headers, fields, path, failure }: FakeRequest): Fa
   const id = hex(16);
   const now = new Date().toISOString();
   const json = {
-    id, href: `https://rest.messagebird.com/messages/${id}`, direction: 'mt', type: fields.type ?? 'sms', originator: fields.originator,
-    body: fields.body, datacoding: fields.datacoding ?? 'plain', mclass: 1, createdDatetime: now,
-    recipients: { totalCount: 1, totalSentCount: 1, totalDeliveredCount: 0, totalDeliveryFailedCount: 0,
-      items: [{ recipient: Number(fields.recipients), status: 'sent', statusDatetime: now }] },
+    id,
+    href: `https://rest.messagebird.com/messages/${id}`,
+    direction: 'mt',
+    type: fields.type ?? 'sms',
+    originator: fields.originator,
+    body: fields.body,
+    datacoding: fields.datacoding ?? 'plain',
+    mclass: 1,
+    createdDatetime: now,
+    recipients: {
+      totalCount: 1,
+      totalSentCount: 1,
+      totalDeliveredCount: 0,
+      totalDeliveryFailedCount: 0,
+      items: [{ recipient: Number(fields.recipients), status: 'sent', statusDatetime: now }],
+    },
   };
-  return { status: 201, json, sms: { gateway: 'messagebird', id, to: fields.recipients, body: fields.body, channel: 'sms', auth: { accessKey: key }, path, fields } };
+  return {
+    status: 201,
+    json,
+    sms: { gateway: 'messagebird', id, to: fields.recipients, body: fields.body, channel: 'sms', auth: { accessKey: key }, path, fields },
+  };
 }
 
 let textlocalId = 1151346216;
-const textlocalError = (code: number, message: string, status = 200): FakeReply => ({ status, json: { errors: [{ code, message }], status: 'failure' } });
+const textlocalError = (code: number, message: string, status = 200): FakeReply => ({
+  status,
+  json: { errors: [{ code, message }], status: 'failure' },
+});
 
 export function textlocal({ fields, path, failure }: FakeRequest): FakeReply {
   if (!fields.apikey) return textlocalError(3, 'Invalid login details');
@@ -120,14 +201,36 @@ export function textlocal({ fields, path, failure }: FakeRequest): FakeReply {
   if (failure) return textlocalError(7, 'Insufficient credits to send message', failure === 'http' ? 503 : 200);
   const id = String(textlocalId++);
   const json = {
-    balance: 1162, batch_id: randomInt(1e8, 1e9), cost: 1, num_messages: 1,
-    message: { num_parts: 1, sender: fields.sender, content: fields.message }, receipt_url: '', custom: '',
-    messages: [{ id, recipient: Number(fields.numbers) }], status: 'success',
+    balance: 1162,
+    batch_id: randomInt(1e8, 1e9),
+    cost: 1,
+    num_messages: 1,
+    message: { num_parts: 1, sender: fields.sender, content: fields.message },
+    receipt_url: '',
+    custom: '',
+    messages: [{ id, recipient: Number(fields.numbers) }],
+    status: 'success',
   };
-  return { status: 200, json, sms: { gateway: 'textlocal', id, to: fields.numbers, body: fields.message, channel: 'sms', auth: { apikey: fields.apikey }, path, fields } };
+  return {
+    status: 200,
+    json,
+    sms: {
+      gateway: 'textlocal',
+      id,
+      to: fields.numbers,
+      body: fields.message,
+      channel: 'sms',
+      auth: { apikey: fields.apikey },
+      path,
+      fields,
+    },
+  };
 }
 
-const vonageError = (status: string, text: string, http = 200): FakeReply => ({ status: http, json: { 'message-count': '1', messages: [{ status, 'error-text': text }] } });
+const vonageError = (status: string, text: string, http = 200): FakeReply => ({
+  status: http,
+  json: { 'message-count': '1', messages: [{ status, 'error-text': text }] },
+});
 
 export function vonage({ fields, path, failure }: FakeRequest): FakeReply {
   if (!fields.api_key) return vonageError('2', 'Missing api_key');
@@ -135,8 +238,29 @@ export function vonage({ fields, path, failure }: FakeRequest): FakeReply {
   if (!fields.from) return vonageError('2', 'Missing from param');
   if (!fields.to) return vonageError('2', 'Missing to param');
   if (!fields.text) return vonageError('2', 'Missing text param');
-  if (failure) return vonageError(failure === 'http' ? '5' : '9', failure === 'http' ? 'Internal Error' : 'Partner quota exceeded', failure === 'http' ? 500 : 200);
+  if (failure)
+    return vonageError(
+      failure === 'http' ? '5' : '9',
+      failure === 'http' ? 'Internal Error' : 'Partner quota exceeded',
+      failure === 'http' ? 500 : 200,
+    );
   const id = randomUUID();
-  const json = { 'message-count': '1', messages: [{ to: fields.to, 'message-id': id, status: '0', 'remaining-balance': '10.00', 'message-price': '0.03', network: '23410' }] };
-  return { status: 200, json, sms: { gateway: 'vonage', id, to: fields.to, body: fields.text, channel: 'sms', auth: { api_key: fields.api_key, api_secret: fields.api_secret }, path, fields } };
+  const json = {
+    'message-count': '1',
+    messages: [{ to: fields.to, 'message-id': id, status: '0', 'remaining-balance': '10.00', 'message-price': '0.03', network: '23410' }],
+  };
+  return {
+    status: 200,
+    json,
+    sms: {
+      gateway: 'vonage',
+      id,
+      to: fields.to,
+      body: fields.text,
+      channel: 'sms',
+      auth: { api_key: fields.api_key, api_secret: fields.api_secret },
+      path,
+      fields,
+    },
+  };
 }

@@ -21,10 +21,18 @@ export interface SmsGatewayFake {
 
 // The failure each gateway most often shows in practice, used when failNext() is given no kind.
 const DEFAULT_FAILURE: Record<GatewayName, FailureKind> = {
-  twilio: 'http', twilio_verify: 'http', messagebird: 'http', textlocal: 'status', vonage: 'status',
+  twilio: 'http',
+  twilio_verify: 'http',
+  messagebird: 'http',
+  textlocal: 'status',
+  vonage: 'status',
 };
 const SUPPORTED_FAILURES: Record<GatewayName, FailureKind[]> = {
-  twilio: ['http', 'status'], twilio_verify: ['http'], messagebird: ['http'], textlocal: ['http', 'status'], vonage: ['http', 'status'],
+  twilio: ['http', 'status'],
+  twilio_verify: ['http'],
+  messagebird: ['http'],
+  textlocal: ['http', 'status'],
+  vonage: ['http', 'status'],
 };
 
 type Route = { gateway: GatewayName; pattern: RegExp; handle: (request: FakeRequest) => FakeReply };
@@ -35,8 +43,16 @@ export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
   const verify: VerifyState = new Map();
   const routes: Route[] = [
     { gateway: 'twilio', pattern: /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/, handle: gateways.twilioMessages },
-    { gateway: 'twilio_verify', pattern: /^\/v2\/Services\/([^/]+)\/Verifications$/, handle: (r) => gateways.twilioVerifications(verify, r) },
-    { gateway: 'twilio_verify', pattern: /^\/v2\/Services\/([^/]+)\/VerificationCheck$/, handle: (r) => gateways.twilioVerificationCheck(verify, r) },
+    {
+      gateway: 'twilio_verify',
+      pattern: /^\/v2\/Services\/([^/]+)\/Verifications$/,
+      handle: (r) => gateways.twilioVerifications(verify, r),
+    },
+    {
+      gateway: 'twilio_verify',
+      pattern: /^\/v2\/Services\/([^/]+)\/VerificationCheck$/,
+      handle: (r) => gateways.twilioVerificationCheck(verify, r),
+    },
     { gateway: 'messagebird', pattern: /^\/messages$/, handle: gateways.messagebird },
     { gateway: 'textlocal', pattern: /^\/send\/?$/, handle: gateways.textlocal },
     { gateway: 'vonage', pattern: /^\/sms\/json$/, handle: gateways.vonage },
@@ -83,9 +99,10 @@ export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
       if (!SUPPORTED_FAILURES[gateway].includes(kind)) throw new TypeError(`fake ${gateway} has no '${kind}' failure`);
       failures.set(gateway, kind);
     },
-    close: () => new Promise<void>((resolve, reject) => {
-      server.closeAllConnections();
-      server.close((err) => (err ? reject(err) : resolve()));
-    }),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((err) => (err ? reject(err) : resolve()));
+      }),
   };
 }

@@ -67,11 +67,18 @@ export async function startSmtpServer(options: SmtpOptions = {}): Promise<SmtpTe
       // The 250 reply waits for parsing, so once the client's send resolves the mail is in `mails`.
       simpleParser(stream).then((parsed) => {
         const accept = () => {
-          inbox.add(capture(parsed, session.envelope.rcptTo.map((r) => r.address), logins.get(session.id) ?? null));
+          inbox.add(
+            capture(
+              parsed,
+              session.envelope.rcptTo.map((r) => r.address),
+              logins.get(session.id) ?? null,
+            ),
+          );
           callback();
         };
-        const answer = () => stalled ? stalled.push(accept) : accept();
-        if (options.delayMs) setTimeout(answer, options.delayMs); else answer();
+        const answer = () => (stalled ? stalled.push(accept) : accept());
+        if (options.delayMs) setTimeout(answer, options.delayMs);
+        else answer();
       }, callback);
     },
   });
@@ -86,21 +93,26 @@ export async function startSmtpServer(options: SmtpOptions = {}): Promise<SmtpTe
     port: address.port,
     mails: inbox.items,
     waitForMail(match, timeoutMs = 5000) {
-      const predicate = typeof match === 'string'
-        ? (m: CapturedMail) => m.to.toLowerCase() === match.toLowerCase() || m.envelopeTo.includes(match.toLowerCase())
-        : match;
+      const predicate =
+        typeof match === 'string'
+          ? (m: CapturedMail) => m.to.toLowerCase() === match.toLowerCase() || m.envelopeTo.includes(match.toLowerCase())
+          : match;
       return inbox.waitFor(predicate, timeoutMs, typeof match === 'string' ? `mail to ${match}` : 'matching mail');
     },
     failNext(code = 550, message = 'Mailbox unavailable') {
       failures.push({ code, message });
     },
-    stall() { stalled ??= []; },
+    stall() {
+      stalled ??= [];
+    },
     release() {
       const waiting = stalled ?? [];
       stalled = null;
       for (const accept of waiting) accept();
     },
-    get held() { return stalled?.length ?? 0; },
+    get held() {
+      return stalled?.length ?? 0;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -133,6 +145,8 @@ function firstAddress(field: AddressObject | AddressObject[] | undefined): { add
 export function firstLink(html: string): string | null {
   const match = /<a\b[^>]*?\bhref\s*=\s*(["'])(.*?)\1/is.exec(html);
   if (!match) return null;
-  return match[2].replace(/&(amp|lt|gt|quot|#34|#39);/g, (_, name: string) =>
-    ({ amp: '&', lt: '<', gt: '>', quot: '"', '#34': '"', '#39': "'" })[name] ?? '');
+  return match[2].replace(
+    /&(amp|lt|gt|quot|#34|#39);/g,
+    (_, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#34': '"', '#39': "'" })[name] ?? '',
+  );
 }

@@ -40,7 +40,11 @@ export async function startTemplateServer(): Promise<TemplateServer> {
     baseUrl: `http://127.0.0.1:${port}`,
     set: (path, reply) => void replies.set(path, typeof reply === 'string' ? { body: reply } : reply),
     requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -20,4 +20,7 @@ export function codeIn(text: string): string {
 }
 
 /** The path and query of a mail link to the service (the link's host is the service's own). */
-export const pathOf = (link: string) => { const u = new URL(link); return u.pathname + u.search; };
+export const pathOf = (link: string) => {
+  const u = new URL(link);
+  return u.pathname + u.search;
+};

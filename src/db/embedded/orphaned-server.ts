@@ -10,7 +10,10 @@ import { readPostmasterPid, servesDataDir } from './postmaster-pid.js';
 const STOP_WAIT_MS = 30_000;
 const POLL_MS = 100;
 
-interface Owner { pid: number; started: string | null }
+interface Owner {
+  pid: number;
+  started: string | null;
+}
 
 /** Writes this process as the owner of the server about to start in `dataDir`. */
 export function recordOwner(dataDir: string): void {

@@ -95,7 +95,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   };
   // If the process ends without stop() (an uncaught error, process.exit), do not leave the server
   // orphaned: SIGINT is postgres' fast shutdown, and 'exit' handlers may only do synchronous work.
-  const onExit = (): void => { running()?.kill('SIGINT'); };
+  const onExit = (): void => {
+    running()?.kill('SIGINT');
+  };
   process.on('exit', onExit);
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,

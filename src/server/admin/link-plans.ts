@@ -13,59 +13,91 @@ import type { LinkKind } from '../delivery/mail/mailer.js';
 import type { AppContext } from '../context.js';
 
 export interface LinkInput {
-  email: string; newEmail: string; data: Record<string, unknown>; aud: string;
+  email: string;
+  newEmail: string;
+  data: Record<string, unknown>;
+  aud: string;
   /** the argon2 hash of the signup password, computed before the transaction */
   passwordHash: string | null;
 }
 
-export interface LinkPlan { user: UserRow; tokenType: OneTimeTokenType; address: string; kind: LinkKind; audit: AuditAction }
+export interface LinkPlan {
+  user: UserRow;
+  tokenType: OneTimeTokenType;
+  address: string;
+  kind: LinkKind;
+  audit: AuditAction;
+}
 
 type Planner = (ctx: AppContext, c: Queryable, user: UserRow | null, input: LinkInput) => Promise<LinkPlan>;
 
-
 async function newUser(ctx: AppContext, c: Queryable, input: LinkInput, invited: boolean): Promise<UserRow> {
-  const created = await createUser(c, { provider: 'email', address: input.email, aud: input.aud, role: ctx.config.jwt.defaultGroupName,
-    passwordHash: input.passwordHash, data: input.data, confirmed: false, invitedAt: invited ? new Date() : undefined });
-  if (!created) throw apiError('email_exists');   // a concurrent sign-up took the address
+  const created = await createUser(c, {
+    provider: 'email',
+    address: input.email,
+    aud: input.aud,
+    role: ctx.config.jwt.defaultGroupName,
+    passwordHash: input.passwordHash,
+    data: input.data,
+    confirmed: false,
+    invitedAt: invited ? new Date() : undefined,
+  });
+  if (!created) throw apiError('email_exists'); // a concurrent sign-up took the address
   return created.user;
 }
 
 const signup: Planner = async (ctx, c, user, input) => {
   if (user?.email_confirmed_at) throw apiError('email_exists');
   const target = user
-    ? await updateUser(c, user.id, { raw_user_meta_data: mergeMetadata(user.raw_user_meta_data, input.data), confirmation_sent_at: new Date() })
-    // user_metadata is exactly the request's data, without the identity's fields (auth-js's admin tests).
-    : await updateUser(c, (await newUser(ctx, c, input, false)).id, { confirmation_sent_at: new Date(), raw_user_meta_data: input.data });
-  return { user: target, tokenType: 'confirmation_token', address: input.email, kind: 'confirmation',
-    audit: user ? 'user_confirmation_requested' : 'user_signedup' };
+    ? await updateUser(c, user.id, {
+        raw_user_meta_data: mergeMetadata(user.raw_user_meta_data, input.data),
+        confirmation_sent_at: new Date(),
+      })
+    : // user_metadata is exactly the request's data, without the identity's fields (auth-js's admin tests).
+      await updateUser(c, (await newUser(ctx, c, input, false)).id, { confirmation_sent_at: new Date(), raw_user_meta_data: input.data });
+  return {
+    user: target,
+    tokenType: 'confirmation_token',
+    address: input.email,
+    kind: 'confirmation',
+    audit: user ? 'user_confirmation_requested' : 'user_signedup',
+  };
 };
 
 const invite: Planner = async (ctx, c, user, input) => {
   if (user?.email_confirmed_at) throw apiError('email_exists');
-  const invited = user ?? await newUser(ctx, c, input, true);
+  const invited = user ?? (await newUser(ctx, c, input, true));
   const now = new Date();
   const target = await updateUser(c, invited.id, { invited_at: now, confirmation_sent_at: now });
   return { user: target, tokenType: 'confirmation_token', address: input.email, kind: 'invite', audit: 'user_invited' };
 };
 
-const recovery = (kind: 'recovery' | 'magicLink'): Planner => async (_ctx, c, user, input) => {
-  if (!user) throw apiError('admin_email_not_found');
-  const target = await updateUser(c, user.id, { recovery_sent_at: new Date() });
-  return { user: target, tokenType: 'recovery_token', address: input.email, kind, audit: 'user_recovery_requested' };
-};
+const recovery =
+  (kind: 'recovery' | 'magicLink'): Planner =>
+  async (_ctx, c, user, input) => {
+    if (!user) throw apiError('admin_email_not_found');
+    const target = await updateUser(c, user.id, { recovery_sent_at: new Date() });
+    return { user: target, tokenType: 'recovery_token', address: input.email, kind, audit: 'user_recovery_requested' };
+  };
 
-const emailChange = (side: 'current' | 'new'): Planner => async (ctx, c, user, input) => {
-  if (!user) throw apiError('admin_email_not_found');
-  if (side === 'current' && !ctx.config.mailer.secureEmailChangeEnabled) {
-    throw apiError('admin_link_current_email');
-  }
-  const newEmail = normaliseEmail(input.newEmail);
-  if (await isEmailTaken(c, newEmail, user.id)) throw apiError('email_exists');
-  const target = await updateUser(c, user.id, { email_change: newEmail, email_change_sent_at: new Date(), email_change_confirm_status: 0 });
-  return side === 'current'
-    ? { user: target, tokenType: 'email_change_token_current', address: input.email, kind: 'emailChange', audit: 'user_modified' }
-    : { user: target, tokenType: 'email_change_token_new', address: newEmail, kind: 'emailChange', audit: 'user_modified' };
-};
+const emailChange =
+  (side: 'current' | 'new'): Planner =>
+  async (ctx, c, user, input) => {
+    if (!user) throw apiError('admin_email_not_found');
+    if (side === 'current' && !ctx.config.mailer.secureEmailChangeEnabled) {
+      throw apiError('admin_link_current_email');
+    }
+    const newEmail = normaliseEmail(input.newEmail);
+    if (await isEmailTaken(c, newEmail, user.id)) throw apiError('email_exists');
+    const target = await updateUser(c, user.id, {
+      email_change: newEmail,
+      email_change_sent_at: new Date(),
+      email_change_confirm_status: 0,
+    });
+    return side === 'current'
+      ? { user: target, tokenType: 'email_change_token_current', address: input.email, kind: 'emailChange', audit: 'user_modified' }
+      : { user: target, tokenType: 'email_change_token_new', address: newEmail, kind: 'emailChange', audit: 'user_modified' };
+  };
 
 export const LINK_PLANS = new Map<string, Planner>([
   ['signup', signup],

@@ -6,7 +6,10 @@ import { apiError } from '../errors.js';
 import { goQueryEscape } from '../delivery/mail/links.js';
 import type { ApiRequest } from '../http/types.js';
 
-export interface PageParams { page: number; perPage: number }
+export interface PageParams {
+  page: number;
+  perPage: number;
+}
 
 const DEFAULT_PER_PAGE = 50;
 
@@ -35,7 +38,10 @@ export function parseCreatedAtSort(query: URLSearchParams): boolean {
   for (const value of query.getAll('sort')) {
     const [field, direction, ...rest] = value.split(' ');
     if (field !== 'created_at') throw apiError('admin_sort', `Bad Sort Parameters: bad field for sort '${field}'`);
-    if (direction === undefined || rest.length) { ascending = false; continue; }
+    if (direction === undefined || rest.length) {
+      ascending = false;
+      continue;
+    }
     const dir = direction.toUpperCase();
     if (dir !== 'ASC' && dir !== 'DESC') {
       throw apiError('admin_sort', `Bad Sort Parameters: bad direction for sort '${direction}', only 'asc' and 'desc' allowed`);

@@ -5,17 +5,36 @@ import { parseGoDuration } from '../config/duration.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 
 export interface AdminUserParams {
-  id?: string; aud?: string; role?: string; email?: string; phone?: string;
-  password?: string; passwordHash?: string; emailConfirm: boolean; phoneConfirm: boolean;
-  userMetadata?: Record<string, unknown>; appMetadata?: Record<string, unknown>;
+  id?: string;
+  aud?: string;
+  role?: string;
+  email?: string;
+  phone?: string;
+  password?: string;
+  passwordHash?: string;
+  emailConfirm: boolean;
+  phoneConfirm: boolean;
+  userMetadata?: Record<string, unknown>;
+  appMetadata?: Record<string, unknown>;
   /** undefined: leave as is; null: unban; a Date: banned until then */
   bannedUntil?: Date | null;
 }
 
 // In the order the original reads them: the first field of a wrong type is the one the 400 names.
-const FIELDS = { ban_duration: 'string', id: 'string', aud: 'string', role: 'string', email: 'string', phone: 'string',
-  password: 'string', password_hash: 'string', email_confirm: 'boolean', phone_confirm: 'boolean',
-  user_metadata: 'object', app_metadata: 'object' } as const;
+const FIELDS = {
+  ban_duration: 'string',
+  id: 'string',
+  aud: 'string',
+  role: 'string',
+  email: 'string',
+  phone: 'string',
+  password: 'string',
+  password_hash: 'string',
+  email_confirm: 'boolean',
+  phone_confirm: 'boolean',
+  user_metadata: 'object',
+  app_metadata: 'object',
+} as const;
 /** The body schema of POST and PUT /admin/users[/{user_id}]. */
 export const adminUserBody = bodySchema(FIELDS);
 export type AdminUserBody = BodyOf<typeof FIELDS>;
@@ -45,7 +64,8 @@ export function bannedUntil(banDuration: string, now = Date.now()): Date | null 
   if (banDuration === 'none') return null;
   const ms = parseGoDuration(banDuration);
   // Go durations are int64 nanoseconds (about 292 years); beyond that Go reports an invalid duration.
-  if (ms === null || Math.abs(ms) > MAX_GO_DURATION_MS) throw apiError('admin_ban_duration', `invalid format for ban duration: ${goDurationError(banDuration)}`);
+  if (ms === null || Math.abs(ms) > MAX_GO_DURATION_MS)
+    throw apiError('admin_ban_duration', `invalid format for ban duration: ${goDurationError(banDuration)}`);
   return ms === 0 ? null : new Date(now + ms);
 }
 

@@ -10,7 +10,10 @@ import type { VerifiedClaims } from './jwt.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 
-export interface Admin { claims: VerifiedClaims; actor: AuditActor }
+export interface Admin {
+  claims: VerifiedClaims;
+  actor: AuditActor;
+}
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -21,7 +24,7 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
  */
 export async function requireAdmin(req: ApiRequest, ctx: AppContext): Promise<Admin> {
   const claims = await bearerClaims(req, ctx);
-  if (typeof claims.session_id === 'string' && UUID.test(claims.session_id) && !await findSession(ctx.db, claims.session_id)) {
+  if (typeof claims.session_id === 'string' && UUID.test(claims.session_id) && !(await findSession(ctx.db, claims.session_id))) {
     throw apiError('session_expired');
   }
   const role = typeof claims.role === 'string' ? claims.role : '';

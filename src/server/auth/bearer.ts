@@ -14,7 +14,11 @@ const BEARER = /^bearer\s+(\S+)\s*$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The session is only its id: no caller needs more (logout and user-update pass it on). */
-export interface Authenticated { claims: VerifiedClaims; user: UserRow; session: Pick<SessionRow, 'id'> }
+export interface Authenticated {
+  claims: VerifiedClaims;
+  user: UserRow;
+  session: Pick<SessionRow, 'id'>;
+}
 
 /** The verified claims of the request's bearer token (401 no_authorization / 403 bad_jwt). */
 export async function bearerClaims(req: ApiRequest, ctx: AppContext): Promise<VerifiedClaims> {

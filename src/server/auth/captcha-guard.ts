@@ -7,11 +7,10 @@ import { verifyCaptchaToken, type CaptchaVerdict } from './captcha.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, Run } from '../http/types.js';
 
-
 /** Wraps a handler with the captcha check; `exempt` names requests the original does not check. */
 export function captchaChecked(handler: Run, exempt?: (req: ApiRequest) => boolean): Run {
   return async (req, ctx) => {
-    if (ctx.config.security.captcha.enabled && !exempt?.(req) && !await hasAdminBearer(req, ctx)) await checkCaptcha(req, ctx);
+    if (ctx.config.security.captcha.enabled && !exempt?.(req) && !(await hasAdminBearer(req, ctx))) await checkCaptcha(req, ctx);
     return handler(req, ctx);
   };
 }

@@ -10,7 +10,10 @@ const VERIFY_URLS: Record<CaptchaConfig['provider'], string> = {
   turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
 };
 
-export interface CaptchaVerdict { success: boolean; errorCodes: string[] }
+export interface CaptchaVerdict {
+  success: boolean;
+  errorCodes: string[];
+}
 
 /** SECURITY_CAPTCHA_VERIFY_URL (tests point it at a local fake), else the provider's own endpoint. */
 export const verifyUrlOf = (config: CaptchaConfig): string => config.verifyUrl || VERIFY_URLS[config.provider];
@@ -23,10 +26,12 @@ export async function verifyCaptchaToken(config: CaptchaConfig, token: string, r
   const form = new URLSearchParams({ secret: config.secret.trim(), response: token });
   if (remoteIp) form.set('remoteip', remoteIp);
   const res = await fetch(verifyUrlOf(config), {
-    method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    body: form,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
     signal: AbortSignal.timeout(config.timeoutSeconds * 1000),
   });
-  const reply = await res.json() as { success?: unknown; 'error-codes'?: unknown };
+  const reply = (await res.json()) as { success?: unknown; 'error-codes'?: unknown };
   if (typeof reply !== 'object' || reply === null || typeof reply.success !== 'boolean') {
     throw new Error(`captcha provider answered ${res.status} without a success field`);
   }

@@ -24,7 +24,11 @@ export interface AccessTokenClaims {
   is_anonymous: boolean;
 }
 
-export interface AmrEntry { method: string; timestamp: number; provider?: string }
+export interface AmrEntry {
+  method: string;
+  timestamp: number;
+  provider?: string;
+}
 
 /**
  * What a verified token is known to carry: a signature we accept, an unexpired `exp`. Everything else is
@@ -72,12 +76,21 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
 }
 
 export interface TokenUser {
-  id: string; aud: string; email: string | null; phone: string | null; role: string;
-  app_metadata: Record<string, unknown>; user_metadata: Record<string, unknown>; is_anonymous: boolean;
+  id: string;
+  aud: string;
+  email: string | null;
+  phone: string | null;
+  role: string;
+  app_metadata: Record<string, unknown>;
+  user_metadata: Record<string, unknown>;
+  is_anonymous: boolean;
 }
 
 export interface BuildClaimsInput {
-  user: TokenUser; sessionId: string; aal: 'aal1' | 'aal2'; amr: AmrEntry[];
+  user: TokenUser;
+  sessionId: string;
+  aal: 'aal1' | 'aal2';
+  amr: AmrEntry[];
   /** issue time, unix seconds */
   now: number;
   jwt: Pick<Config['jwt'], 'exp' | 'issuer'>;

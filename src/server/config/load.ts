@@ -21,7 +21,10 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-export interface LoadOptions { env?: Env; envFile?: string | null }
+export interface LoadOptions {
+  env?: Env;
+  envFile?: string | null;
+}
 
 /** Reads the configuration from `.env` (if present) and the environment. Throws ConfigError. */
 export function loadConfig({ env = process.env, envFile = '.env' }: LoadOptions = {}): Config {
@@ -32,7 +35,10 @@ export function loadConfig({ env = process.env, envFile = '.env' }: LoadOptions 
 
   for (const setting of SETTINGS) {
     const found = lookup(setting, env, file);
-    if (found === undefined) { flat[setting.name] = setting.default; continue; }
+    if (found === undefined) {
+      flat[setting.name] = setting.default;
+      continue;
+    }
     given.set(setting.name, found.from);
     const value = convert(setting, found.value);
     if (value instanceof Error) problems.push(`${found.from}: ${value.message}`);
@@ -57,7 +63,8 @@ function lookup(setting: Setting, env: Env, file: Env): { value: string; from: s
   for (const source of [env, file]) {
     for (const name of names) {
       const value = source[name];
-      if (value !== undefined && value !== '') return { value, from: name === `AUTH_${setting.name}` || source === env ? name : `${name} (.env)` };
+      if (value !== undefined && value !== '')
+        return { value, from: name === `AUTH_${setting.name}` || source === env ? name : `${name} (.env)` };
     }
   }
   return undefined;
@@ -66,7 +73,8 @@ function lookup(setting: Setting, env: Env, file: Env): { value: string; from: s
 function convert(setting: Setting, text: string): unknown {
   const raw = text.trim();
   switch (setting.kind) {
-    case 'string': return raw;
+    case 'string':
+      return raw;
     case 'bool':
       if (/^(true|1|yes|on|t)$/i.test(raw)) return true;
       if (/^(false|0|no|off|f)$/i.test(raw)) return false;
@@ -77,9 +85,15 @@ function convert(setting: Setting, text: string): unknown {
       const seconds = parseSeconds(raw);
       return seconds === null ? new Error(`"${raw}" is not a duration (seconds like 900, or 15m, 1h30m)`) : seconds;
     }
-    case 'list': return raw.split(',').map((x) => x.trim()).filter(Boolean);
-    case 'sendLimit': return parseSendLimit(raw);
-    case 'map': return parseMap(raw);
+    case 'list':
+      return raw
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    case 'sendLimit':
+      return parseSendLimit(raw);
+    case 'map':
+      return parseMap(raw);
   }
 }
 
@@ -94,7 +108,10 @@ function parseSendLimit(raw: string): SendLimit | Error {
 
 function parseMap(raw: string): Record<string, string> | Error {
   const out: Record<string, string> = {};
-  for (const pair of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const pair of raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const [key, value] = pair.split(':').map((x) => x.trim());
     if (!key || !value) return new Error(`"${pair}" is not a key:value pair`);
     out[key.replace(/^\+/, '')] = value;
@@ -113,15 +130,21 @@ function validateSchema(flat: Record<string, unknown>, given: Map<string, string
   if (validateFlat(supplied)) return [];
   return (validateFlat.errors ?? []).map((e) => {
     const name = e.instancePath.replace(/^\//, '');
-    const detail = e.keyword === 'enum' ? `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => v === '' ? '(empty)' : v).join(', ')}`
-      : e.keyword === 'pattern' ? 'is not in the expected format' : e.message ?? 'is invalid';
+    const detail =
+      e.keyword === 'enum'
+        ? `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => (v === '' ? '(empty)' : v)).join(', ')}`
+        : e.keyword === 'pattern'
+          ? 'is not in the expected format'
+          : (e.message ?? 'is invalid');
     return `${given.get(name)}: "${String(flat[name])}" ${detail}`;
   });
 }
 
 function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
   const problems: string[] = [];
-  const require = (name: string, why: string) => { if (!flat[name]) problems.push(`AUTH_${name}: is required ${why}`); };
+  const require = (name: string, why: string) => {
+    if (!flat[name]) problems.push(`AUTH_${name}: is required ${why}`);
+  };
   if (!development) {
     for (const name of ['SITE_URL', 'API_EXTERNAL_URL', 'JWT_SECRET']) require(name, 'when DATABASE_URL is set');
     if (!given.has('DB_DRIVER')) problems.push('AUTH_DB_DRIVER: is required when DATABASE_URL is set (must be postgres)');
@@ -138,7 +161,8 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
     for (const name of SMS_REQUIRED[gateway] ?? []) require(name, `when SMS_PROVIDER is ${gateway}`);
   }
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
-  if (flat.JWT_SECRET && String(flat.JWT_SECRET).length < 16) problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
+  if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
+    problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
   return problems;
 }
 
@@ -176,7 +200,10 @@ export function splitCharacterSets(raw: string): string[] {
   const sets: string[] = [];
   let current = '';
   for (const part of raw.split(':')) {
-    if (part.endsWith('\\')) { current += part.slice(0, -1) + ':'; continue; }
+    if (part.endsWith('\\')) {
+      current += part.slice(0, -1) + ':';
+      continue;
+    }
     current += part;
     if (current) sets.push(current);
     current = '';

@@ -5,26 +5,42 @@ import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS } from './types.js';
 export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'sendLimit' | 'map';
 
 export interface Setting {
-  name: string;             // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
-  path: string;             // e.g. jwt.exp
+  name: string; // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
+  path: string; // e.g. jwt.exp
   kind: Kind;
   default: unknown;
-  unprefixed?: string[];    // extra names read without any prefix (PORT, DATABASE_URL, ...)
+  unprefixed?: string[]; // extra names read without any prefix (PORT, DATABASE_URL, ...)
   schema?: Record<string, unknown>;
 }
 
-const s = (name: string, path: string, kind: Kind, dflt: unknown, schema?: Record<string, unknown>, unprefixed?: string[]): Setting =>
-  ({ name, path, kind, default: dflt, schema, unprefixed });
+const s = (name: string, path: string, kind: Kind, dflt: unknown, schema?: Record<string, unknown>, unprefixed?: string[]): Setting => ({
+  name,
+  path,
+  kind,
+  default: dflt,
+  schema,
+  unprefixed,
+});
 
 const httpUrl = { pattern: '^https?://[^\\s/]+' };
 const port = { minimum: 0, maximum: 65535 };
 const positive = { minimum: 1 };
 
-const mailTypes = [['INVITE', 'invite'], ['CONFIRMATION', 'confirmation'], ['RECOVERY', 'recovery'],
-  ['MAGIC_LINK', 'magicLink'], ['EMAIL_CHANGE', 'emailChange'], ['REAUTHENTICATION', 'reauthentication']] as const;
+const mailTypes = [
+  ['INVITE', 'invite'],
+  ['CONFIRMATION', 'confirmation'],
+  ['RECOVERY', 'recovery'],
+  ['MAGIC_LINK', 'magicLink'],
+  ['EMAIL_CHANGE', 'emailChange'],
+  ['REAUTHENTICATION', 'reauthentication'],
+] as const;
 const defaultSubjects: Record<string, string> = {
-  invite: 'You have been invited', confirmation: 'Confirm Your Signup', recovery: 'Reset Your Password',
-  magicLink: 'Your Magic Link', emailChange: 'Confirm Email Change', reauthentication: 'Confirm reauthentication',
+  invite: 'You have been invited',
+  confirmation: 'Confirm Your Signup',
+  recovery: 'Reset Your Password',
+  magicLink: 'Your Magic Link',
+  emailChange: 'Confirm Email Change',
+  reauthentication: 'Confirm reauthentication',
 };
 
 export const SETTINGS: Setting[] = [
@@ -61,8 +77,12 @@ export const SETTINGS: Setting[] = [
   s('TRACING_ENABLED', 'tracing.enabled', 'bool', false),
   s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry'] }),
   // The standard OpenTelemetry variables (unprefixed), read here so nothing else reads the environment.
-  s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', 'http://localhost:4318', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_ENDPOINT']),
-  s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']),
+  s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', 'http://localhost:4318', { pattern: '^https?://' }, [
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+  ]),
+  s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, [
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  ]),
   s('OTEL_SERVICE_NAME', 'tracing.serviceName', 'string', 'gotrue', undefined, ['OTEL_SERVICE_NAME']),
   s('METRICS_ENABLED', 'metrics.enabled', 'bool', false),
   s('METRICS_EXPORTER', 'metrics.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry', 'prometheus'] }),

@@ -2,9 +2,29 @@
 // Durations are whole seconds; lists are arrays; absent optional strings are ''.
 
 export const OAUTH_PROVIDERS = [
-  'apple', 'azure', 'bitbucket', 'discord', 'facebook', 'figma', 'fly', 'github', 'gitlab', 'google',
-  'kakao', 'keycloak', 'linkedin', 'linkedin_oidc', 'notion', 'slack', 'slack_oidc', 'snapchat',
-  'spotify', 'twitch', 'twitter', 'workos', 'zoom',
+  'apple',
+  'azure',
+  'bitbucket',
+  'discord',
+  'facebook',
+  'figma',
+  'fly',
+  'github',
+  'gitlab',
+  'google',
+  'kakao',
+  'keycloak',
+  'linkedin',
+  'linkedin_oidc',
+  'notion',
+  'slack',
+  'slack_oidc',
+  'snapchat',
+  'spotify',
+  'twitch',
+  'twitter',
+  'workos',
+  'zoom',
 ] as const;
 export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
 
@@ -15,14 +35,27 @@ export const LOG_LEVELS = ['panic', 'fatal', 'error', 'warn', 'info', 'debug'] a
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** A send limit: `N` per hour (fixed window) or `N/duration` (token bucket: burst N, one per period). */
-export interface SendLimit { max: number; periodSeconds: number; bucket: boolean }
+export interface SendLimit {
+  max: number;
+  periodSeconds: number;
+  bucket: boolean;
+}
 
 export interface OAuthProviderConfig {
-  enabled: boolean; clientId: string; secret: string; redirectUri: string; url: string;
+  enabled: boolean;
+  clientId: string;
+  secret: string;
+  redirectUri: string;
+  url: string;
 }
 
 export interface MailTemplateSet<T> {
-  invite: T; confirmation: T; recovery: T; magicLink: T; emailChange: T; reauthentication: T;
+  invite: T;
+  confirmation: T;
+  recovery: T;
+  magicLink: T;
+  emailChange: T;
+  reauthentication: T;
 }
 
 export interface Config {
@@ -34,7 +67,11 @@ export interface Config {
   disableSignup: boolean;
   operatorToken: string;
   api: {
-    host: string; port: number; endpoint: string; externalUrl: string; requestIdHeader: string;
+    host: string;
+    port: number;
+    endpoint: string;
+    externalUrl: string;
+    requestIdHeader: string;
     maxRequestDurationSeconds: number;
     /** SEND_TIMEOUT: a mail or SMS send that takes longer fails the request (its transaction rolls back) */
     sendTimeoutSeconds: number;
@@ -42,34 +79,56 @@ export interface Config {
   /** uvThreadpool: libuv's threadpool size (UV_THREADPOOL_SIZE), where argon2 actually runs */
   workers: { http: number; crypto: number; uvThreadpool: number };
   db: {
-    driver: 'postgres'; url: string; maxPoolSize: number; namespace: string;
+    driver: 'postgres';
+    url: string;
+    maxPoolSize: number;
+    namespace: string;
     /** bounds in seconds (0 = none for the two server-side ones) */
-    acquireTimeoutSeconds: number; statementTimeoutSeconds: number; idleInTransactionTimeoutSeconds: number;
+    acquireTimeoutSeconds: number;
+    statementTimeoutSeconds: number;
+    idleInTransactionTimeoutSeconds: number;
     /** callers that may queue for a connection, per connection of the pool; more are refused with 503 */
     poolWaitersPerConnection: number;
   };
   log: { level: LogLevel; file: string };
   tracing: {
-    enabled: boolean; exporter: string;
+    enabled: boolean;
+    exporter: string;
     /** OTLP/HTTP base endpoint; traces go to <endpoint>/v1/traces unless a traces endpoint is set */
-    otlpEndpoint: string; otlpTracesEndpoint: string; serviceName: string;
+    otlpEndpoint: string;
+    otlpTracesEndpoint: string;
+    serviceName: string;
   };
   metrics: { enabled: boolean; exporter: 'opentelemetry' | 'prometheus'; prometheusHost: string; prometheusPort: number };
   otelResourceAttributes: string;
   debug: boolean;
   jwt: {
-    secret: string; exp: number; aud: string; issuer: string; keyId: string;
-    adminGroupName: string; defaultGroupName: string; adminRoles: string[];
+    secret: string;
+    exp: number;
+    aud: string;
+    issuer: string;
+    keyId: string;
+    adminGroupName: string;
+    defaultGroupName: string;
+    adminRoles: string[];
   };
   external: {
-    emailEnabled: boolean; phoneEnabled: boolean; anonymousUsersEnabled: boolean; magicLinkEnabled: boolean;
+    emailEnabled: boolean;
+    phoneEnabled: boolean;
+    anonymousUsersEnabled: boolean;
+    magicLinkEnabled: boolean;
     flowStateExpirySeconds: number;
     providers: Record<OAuthProviderName, OAuthProviderConfig>;
   };
   rateLimit: {
-    header: string; emailSent: SendLimit; smsSent: SendLimit;
+    header: string;
+    emailSent: SendLimit;
+    smsSent: SendLimit;
     /** per-client token buckets: requests per 5 minutes (anonymous: per hour) */
-    tokenRefresh: number; verify: number; otp: number; anonymousUsers: number;
+    tokenRefresh: number;
+    verify: number;
+    otp: number;
+    anonymousUsers: number;
   };
   password: {
     minLength: number;
@@ -79,26 +138,39 @@ export interface Config {
     hash: { memoryKiB: number; timeCost: number; parallelism: number; maxQueue: number };
   };
   security: {
-    refreshTokenRotationEnabled: boolean; refreshTokenReuseIntervalSeconds: number;
+    refreshTokenRotationEnabled: boolean;
+    refreshTokenReuseIntervalSeconds: number;
     updatePasswordRequireReauthentication: boolean;
     /** how many wrong codes a one-time token survives before it is invalidated */
     otpMaxAttempts: number;
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret: string; timeoutSeconds: number; verifyUrl: string };
   };
   smtp: {
-    host: string; port: number; user: string; pass: string; adminEmail: string; senderName: string;
+    host: string;
+    port: number;
+    user: string;
+    pass: string;
+    adminEmail: string;
+    senderName: string;
     maxFrequencySeconds: number;
   };
   mailer: {
-    autoconfirm: boolean; secureEmailChangeEnabled: boolean; otpExpSeconds: number; otpLength: number;
+    autoconfirm: boolean;
+    secureEmailChangeEnabled: boolean;
+    otpExpSeconds: number;
+    otpLength: number;
     urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
     subjects: MailTemplateSet<string>;
     /** template URLs ('' = built-in default) */
     templates: MailTemplateSet<string>;
   };
   sms: {
-    provider: SmsGatewayName | ''; autoconfirm: boolean; maxFrequencySeconds: number; otpExpSeconds: number;
-    otpLength: number; template: string;
+    provider: SmsGatewayName | '';
+    autoconfirm: boolean;
+    maxFrequencySeconds: number;
+    otpExpSeconds: number;
+    otpLength: number;
+    template: string;
     /** phone (digits, no +) → fixed OTP that bypasses the gateway */
     testOtp: Record<string, string>;
     twilio: { accountSid: string; authToken: string; messageServiceSid: string; contentSid: string; apiBaseUrl: string };

@@ -14,7 +14,7 @@ export const QUEUE_BUDGET_MS = 500;
  * the default cost's time on one core (bench/README.md).
  */
 export function expectedTaskMs(params: { memoryKiB: number; timeCost: number }): number {
-  return Math.max(0.5, 25 * (params.memoryKiB * params.timeCost) / (19456 * 2));
+  return Math.max(0.5, (25 * (params.memoryKiB * params.timeCost)) / (19456 * 2));
 }
 const AVERAGE_WEIGHT = 0.1;
 
@@ -27,17 +27,24 @@ export class CryptoCancelledError extends Error {
 }
 
 export interface CryptoQueueStats {
-  running: number; queued: number; bound: number;
-  completed: number; refused: number; dropped: number;
+  running: number;
+  queued: number;
+  bound: number;
+  completed: number;
+  refused: number;
+  dropped: number;
   /** the moving average of one task's duration, ms */
   taskMs: number;
 }
 
-interface Waiting { start(): void; cancel(): void }
+interface Waiting {
+  start(): void;
+  cancel(): void;
+}
 
 export interface CryptoQueue {
   /** Runs `task` when a thread is free; rejects with CryptoBusyError when the queue is full. */
-  submit<T>(task: () => Promise<T>): { result: Promise<T>; cancel(): void };
+  submit<T>(task: () => Promise<T>): { result: Promise<T>; cancel: () => void };
   stats(): CryptoQueueStats;
 }
 
@@ -46,7 +53,7 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
   let running = 0;
   let taskMs = initialTaskMs;
   const counts = { completed: 0, refused: 0, dropped: 0 };
-  const bound = () => maxQueue > 0 ? maxQueue : Math.max(threads, Math.floor(threads * QUEUE_BUDGET_MS / taskMs));
+  const bound = () => (maxQueue > 0 ? maxQueue : Math.max(threads, Math.floor((threads * QUEUE_BUDGET_MS) / taskMs)));
 
   const next = () => {
     while (running < threads && waiting.length > 0) waiting.shift()!.start();
@@ -54,21 +61,25 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
 
   return {
     submit<T>(task: () => Promise<T>) {
-      let settle!: { resolve(v: T): void; reject(e: Error): void };
-      const result = new Promise<T>((resolve, reject) => { settle = { resolve, reject }; });
+      let settle!: { resolve: (v: T) => void; reject: (e: Error) => void };
+      const result = new Promise<T>((resolve, reject) => {
+        settle = { resolve, reject };
+      });
       let state: 'waiting' | 'running' | 'done' = 'waiting';
       const entry: Waiting = {
         start() {
           state = 'running';
           running++;
           const began = performance.now();
-          task().then(settle.resolve, settle.reject).finally(() => {
-            taskMs += AVERAGE_WEIGHT * (performance.now() - began - taskMs);
-            running--;
-            counts.completed++;
-            state = 'done';
-            next();
-          });
+          task()
+            .then(settle.resolve, settle.reject)
+            .finally(() => {
+              taskMs += AVERAGE_WEIGHT * (performance.now() - began - taskMs);
+              running--;
+              counts.completed++;
+              state = 'done';
+              next();
+            });
         },
         cancel() {
           const at = waiting.indexOf(entry);
@@ -87,7 +98,12 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
         settle.reject(new CryptoBusyError('crypto pool: queue full'));
       }
       // Only a waiting task can be dropped; one already running finishes (its thread is not interrupted).
-      return { result, cancel: () => { if (state === 'waiting') entry.cancel(); } };
+      return {
+        result,
+        cancel: () => {
+          if (state === 'waiting') entry.cancel();
+        },
+      };
     },
     stats: () => ({ running, queued: waiting.length, bound: bound(), ...counts, taskMs: Math.round(taskMs * 100) / 100 }),
   };

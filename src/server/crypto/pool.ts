@@ -49,7 +49,9 @@ export function createCryptoPool({ threads, params }: { threads: number; params:
   if (!Number.isInteger(threads) || threads < 1) throw new TypeError(`createCryptoPool: threads must be >= 1, got ${threads}`);
   const pool = new Piscina({
     filename: new URL('../../workers/crypto.js', import.meta.url).href,
-    minThreads: threads, maxThreads: threads, concurrentTasksPerWorker: 1,
+    minThreads: threads,
+    maxThreads: threads,
+    concurrentTasksPerWorker: 1,
   });
   // Piscina's own queue stays empty: this one admits at most `threads` tasks to it at a time.
   const queue = createCryptoQueue(threads, params.maxQueue ?? 0, expectedTaskMs(params));
@@ -58,22 +60,29 @@ export function createCryptoPool({ threads, params }: { threads: number; params:
 
   const serve = (port: MessagePort, waiting: Map<number, () => void>, request: Request) => {
     const { id } = request;
-    const reply = (message: Reply) => { if (ports.has(port)) port.postMessage(message); };
+    const reply = (message: Reply) => {
+      if (ports.has(port)) port.postMessage(message);
+    };
     if ('cancel' in request) return waiting.get(id)?.();
     if (!TASKS.has(request.task)) return reply({ id, error: `unknown crypto task ${String(request.task)}` });
     const { result, cancel } = submit(request.task, request.arg);
     waiting.set(id, cancel);
-    result.then(
-      (value: unknown) => reply({ id, result: value }),
-      (error: unknown) => reply({ id, error: error instanceof Error ? error.message : String(error), refused: refusalOf(error) }),
-    ).finally(() => waiting.delete(id));
+    result
+      .then(
+        (value: unknown) => reply({ id, result: value }),
+        (error: unknown) => reply({ id, error: error instanceof Error ? error.message : String(error), refused: refusalOf(error) }),
+      )
+      .finally(() => waiting.delete(id));
   };
 
   const local: Run = (task, arg, signal) => {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const { result, cancel } = submit(task, arg);
     signal?.addEventListener('abort', cancel, { once: true });
-    return result.catch((error: unknown) => { throw refusalOf(error) === 'cancelled' && signal ? signal.reason : error; })
+    return result
+      .catch((error: unknown) => {
+        throw refusalOf(error) === 'cancelled' && signal ? signal.reason : error;
+      })
       .finally(() => signal?.removeEventListener('abort', cancel));
   };
 
@@ -83,7 +92,10 @@ export function createCryptoPool({ threads, params }: { threads: number; params:
       const waiting = new Map<number, () => void>();
       ports.add(port1);
       port1.on('message', (request: Request) => serve(port1, waiting, request));
-      port1.on('close', () => { ports.delete(port1); for (const cancel of waiting.values()) cancel(); });
+      port1.on('close', () => {
+        ports.delete(port1);
+        for (const cancel of waiting.values()) cancel();
+      });
       port1.unref(); // the host's life is ended by close(), not by idle ports
       return port2;
     },
@@ -105,7 +117,7 @@ function refusalOf(error: unknown): Refusal | undefined {
 
 /** The HTTP-thread end: requests go out over `port`, replies are matched by id. */
 export function connectCryptoPool(port: MessagePort, params: HashParams): PasswordHasher {
-  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   let closed = false;
 
@@ -130,32 +142,45 @@ export function connectCryptoPool(port: MessagePort, params: HashParams): Passwo
   // awaiting a verify must not exit before the answer arrives.
   port.unref();
 
-  return hasher((task, arg, signal) => new Promise((resolve, reject) => {
-    if (closed) return reject(new Error('crypto pool: port closed'));
-    if (signal?.aborted) return reject(signal.reason);
-    const id = nextId++;
-    // A request past its deadline stops waiting at once and asks the host to drop the task if it is queued.
-    const abandon = () => {
-      if (!settle(id)) return;
-      port.postMessage({ id, cancel: true } satisfies Request);
-      reject(signal!.reason);
-    };
-    pending.set(id, {
-      resolve: (value) => { signal?.removeEventListener('abort', abandon); resolve(value); },
-      reject: (error) => { signal?.removeEventListener('abort', abandon); reject(error); },
-    });
-    signal?.addEventListener('abort', abandon, { once: true });
-    if (pending.size === 1) port.ref();
-    port.postMessage({ id, task, arg } satisfies Request);
-  }), params);
+  return hasher(
+    (task, arg, signal) =>
+      new Promise((resolve, reject) => {
+        if (closed) return reject(new Error('crypto pool: port closed'));
+        if (signal?.aborted) return reject(signal.reason);
+        const id = nextId++;
+        // A request past its deadline stops waiting at once and asks the host to drop the task if it is queued.
+        const abandon = () => {
+          if (!settle(id)) return;
+          port.postMessage({ id, cancel: true } satisfies Request);
+          reject(signal!.reason);
+        };
+        pending.set(id, {
+          resolve: (value) => {
+            signal?.removeEventListener('abort', abandon);
+            resolve(value);
+          },
+          reject: (error) => {
+            signal?.removeEventListener('abort', abandon);
+            reject(error);
+          },
+        });
+        signal?.addEventListener('abort', abandon, { once: true });
+        if (pending.size === 1) port.ref();
+        port.postMessage({ id, task, arg } satisfies Request);
+      }),
+    params,
+  );
 }
 
 function hasher(run: Run, params: HashParams): PasswordHasher {
   const current: HashParams = { memoryKiB: params.memoryKiB, timeCost: params.timeCost, parallelism: params.parallelism };
   // A full queue is the client's answer at once: 503 with Retry-After, before any hashing work.
-  const refuseWhenBusy = (error: unknown): never => { throw error instanceof CryptoBusyError ? apiError('over_capacity') : error; };
+  const refuseWhenBusy = (error: unknown): never => {
+    throw error instanceof CryptoBusyError ? apiError('over_capacity') : error;
+  };
   return {
     hash: (password, signal) => run('hashPassword', { ...current, password }, signal).catch(refuseWhenBusy) as Promise<string>,
-    verify: (hash, password, signal) => run('verifyPassword', { ...current, hash, password }, signal).catch(refuseWhenBusy) as Promise<VerifyResult>,
+    verify: (hash, password, signal) =>
+      run('verifyPassword', { ...current, hash, password }, signal).catch(refuseWhenBusy) as Promise<VerifyResult>,
   };
 }

@@ -35,7 +35,9 @@ export function newOtp(length: number): string {
  * identifier: lowercase email, or phone digits without '+'.
  */
 export function otpHash(identifier: string, otp: string): string {
-  return createHash('sha224').update(identifier + otp).digest('hex');
+  return createHash('sha224')
+    .update(identifier + otp)
+    .digest('hex');
 }
 
 /** Lowercase hex SHA-256, for keeping refresh tokens and link hashes at rest. */
@@ -89,7 +91,8 @@ function isWellFormedV2RefreshToken(token: string): boolean {
   const bytes = Buffer.from(token, 'base64url');
   if (bytes.length < 1 + 16 + 1 + 16 + 4 || bytes[0] !== 0x00) return false;
   let offset = 17;
-  for (let shift = 0; ; shift += 7) { // uvarint: at most 10 bytes for a 64-bit counter
+  for (let shift = 0; ; shift += 7) {
+    // uvarint: at most 10 bytes for a 64-bit counter
     if (offset >= bytes.length || shift > 63) return false;
     if ((bytes[offset++] & 0x80) === 0) break;
   }

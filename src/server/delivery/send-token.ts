@@ -3,7 +3,7 @@
 // send rolls back the token and anything else the request wrote. The send is bounded by SEND_TIMEOUT, so
 // the transaction is never held open across network I/O for longer (docs/architecture.md#mail-and-sms-inside-the-transaction).
 import { apiError } from '../errors.js';
-import { buildConfirmationUrl, linkPathFor, type LinkKind, type MailKind } from './mail/mailer.js';
+import { buildConfirmationUrl, linkPathFor, type MailKind } from './mail/mailer.js';
 import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
 import { issueOneTimeToken } from '../verify/one-time-codes.js';
 import { spendPermit } from './sending-tx.js';
@@ -23,19 +23,46 @@ export interface EmailTokenRequest {
   newEmail?: string;
 }
 
-export async function sendEmailToken(ctx: AppContext, q: Queryable, user: UserRow, r: EmailTokenRequest): Promise<{ otp: string; linkToken: string }> {
+export async function sendEmailToken(
+  ctx: AppContext,
+  q: Queryable,
+  user: UserRow,
+  r: EmailTokenRequest,
+): Promise<{ otp: string; linkToken: string }> {
   spendPermit(ctx, q, 'email');
-  const issued = await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.mailer.otpLength, pkce: r.pkce });
-  const linkKind = r.kind === 'reauthentication' ? null : r.kind as LinkKind;
-  const confirmationUrl = linkKind ? buildConfirmationUrl({
-    externalUrl: ctx.config.api.externalUrl, path: linkPathFor(ctx.config.mailer.urlPaths, linkKind),
-    tokenHash: issued.linkToken, type: linkKind, redirectTo: r.redirectTo,
-  }) : '';
+  const issued = await issueOneTimeToken(q, {
+    userId: user.id,
+    type: r.tokenType,
+    address: r.to,
+    length: ctx.config.mailer.otpLength,
+    pkce: r.pkce,
+  });
+  const linkKind = r.kind === 'reauthentication' ? null : r.kind;
+  const confirmationUrl = linkKind
+    ? buildConfirmationUrl({
+        externalUrl: ctx.config.api.externalUrl,
+        path: linkPathFor(ctx.config.mailer.urlPaths, linkKind),
+        tokenHash: issued.linkToken,
+        type: linkKind,
+        redirectTo: r.redirectTo,
+      })
+    : '';
   try {
-    await bounded(ctx, ctx.mailer.send(r.kind, r.to, {
-      SiteURL: ctx.config.siteUrl, Email: user.email ?? r.to, ConfirmationURL: confirmationUrl, Token: issued.otp,
-      TokenHash: issued.linkToken, RedirectTo: r.redirectTo, Data: user.raw_user_meta_data, NewEmail: r.newEmail, SendingTo: r.to,
-    }), () => new Error('no answer from the mail server within SEND_TIMEOUT'));
+    await bounded(
+      ctx,
+      ctx.mailer.send(r.kind, r.to, {
+        SiteURL: ctx.config.siteUrl,
+        Email: user.email ?? r.to,
+        ConfirmationURL: confirmationUrl,
+        Token: issued.otp,
+        TokenHash: issued.linkToken,
+        RedirectTo: r.redirectTo,
+        Data: user.raw_user_meta_data,
+        NewEmail: r.newEmail,
+        SendingTo: r.to,
+      }),
+      () => new Error('no answer from the mail server within SEND_TIMEOUT'),
+    );
   } catch (err) {
     ctx.log.error({ err, kind: r.kind }, 'sending mail failed');
     throw apiError('email_send_failed', `Error sending ${describe(r.kind)} email`);
@@ -43,7 +70,12 @@ export async function sendEmailToken(ctx: AppContext, q: Queryable, user: UserRo
   return issued;
 }
 
-export interface SmsTokenRequest { tokenType: OneTimeTokenType; to: string; channel: SmsChannel; purpose: 'confirmation' | 'phone_change' | 'reauthentication' }
+export interface SmsTokenRequest {
+  tokenType: OneTimeTokenType;
+  to: string;
+  channel: SmsChannel;
+  purpose: 'confirmation' | 'phone_change' | 'reauthentication';
+}
 
 /** Sends an SMS code; resolves the gateway's message id ('test-otp' for SMS_TEST_OTP numbers). */
 export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow, r: SmsTokenRequest): Promise<{ messageId: string }> {
@@ -57,8 +89,12 @@ export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow,
   const { otp } = await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength });
   try {
     const gateway = ctx.sms.gateway;
-    return await bounded(ctx, ctx.sms.send(r.to, renderSmsTemplate(ctx.config.sms.template, otp), r.channel, otp),
-      () => new SmsSendError(gateway as SmsGatewayName, `${gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`));
+    return await bounded(
+      ctx,
+      ctx.sms.send(r.to, renderSmsTemplate(ctx.config.sms.template, otp), r.channel, otp),
+      () =>
+        new SmsSendError(gateway as SmsGatewayName, `${gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`),
+    );
   } catch (err) {
     if (err instanceof SmsChannelError) throw apiError('sms_channel_invalid');
     if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error sending ${r.purpose} OTP to provider: ${err.message}`);
@@ -73,11 +109,20 @@ export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow,
  */
 function bounded<T>(ctx: AppContext, send: Promise<T>, timeout: () => Error): Promise<T> {
   let timer: NodeJS.Timeout;
-  const expired = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(timeout()), ctx.config.api.sendTimeoutSeconds * 1000); });
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeout()), ctx.config.api.sendTimeoutSeconds * 1000);
+  });
   send.catch(() => undefined); // its own failure after the timeout has nobody left to tell
   return Promise.race([send, expired]).finally(() => clearTimeout(timer));
 }
 
 function describe(kind: MailKind): string {
-  return { invite: 'invite', confirmation: 'confirmation', recovery: 'recovery', magicLink: 'magic link', emailChange: 'email change', reauthentication: 'reauthentication' }[kind];
+  return {
+    invite: 'invite',
+    confirmation: 'confirmation',
+    recovery: 'recovery',
+    magicLink: 'magic link',
+    emailChange: 'email change',
+    reauthentication: 'reauthentication',
+  }[kind];
 }

@@ -10,13 +10,21 @@ import { tx, type Queryable } from '../../db/pool.js';
 import { takeSendPermit, type Channel } from '../limits/sends.js';
 import type { AppContext } from '../context.js';
 
-interface Permits { held: Record<Channel, number>; spent: Record<Channel, number> }
+interface Permits {
+  held: Record<Channel, number>;
+  spent: Record<Channel, number>;
+}
 
 /** Permits of the transaction running on a client; only sendingTx sets them, send-token.ts spends them. */
 const permitsOf = new WeakMap<pg.PoolClient, Permits>();
 
 class PermitNeeded extends Error {
-  constructor(readonly channel: Channel, readonly total: number) { super(`${total} ${channel} send permit(s) needed`); }
+  constructor(
+    readonly channel: Channel,
+    readonly total: number,
+  ) {
+    super(`${total} ${channel} send permit(s) needed`);
+  }
 }
 
 /** Three attempts cover the largest need (two mails of a secure email change) with one to spare. */
@@ -26,10 +34,18 @@ export async function sendingTx<T>(ctx: AppContext, signal: AbortSignal | undefi
   const held: Record<Channel, number> = { email: 0, sms: 0 };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await tx(ctx.db, async (c) => {
-        permitsOf.set(c, { held: { ...held }, spent: { email: 0, sms: 0 } });
-        try { return await fn(c); } finally { permitsOf.delete(c); }
-      }, signal);
+      return await tx(
+        ctx.db,
+        async (c) => {
+          permitsOf.set(c, { held: { ...held }, spent: { email: 0, sms: 0 } });
+          try {
+            return await fn(c);
+          } finally {
+            permitsOf.delete(c);
+          }
+        },
+        signal,
+      );
     } catch (err) {
       if (!(err instanceof PermitNeeded) || attempt === MAX_ATTEMPTS) throw err;
       // No connection is held here: the transaction above has ended.

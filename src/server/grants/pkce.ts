@@ -20,25 +20,34 @@ export const pkce: Grant<ReturnType<typeof schema>> = {
     const authCode = body.auth_code ?? '';
     const verifier = body.code_verifier ?? '';
     if (!authCode || !verifier) throw apiError('pkce_grant_incomplete');
-    const response = await tx(ctx.db, async (c) => {
-      const flow = await lockFlowStateByAuthCode(c, authCode);
-      if (!flow) throw apiError('flow_state_not_found');
-      if (isFlowExpired(flow, ctx.config.external.flowStateExpirySeconds)) {
-        throw apiError('flow_state_expired');
-      }
-      if (!flow.code_challenge || !flow.code_challenge_method || !verifierMatches(flow.code_challenge, flow.code_challenge_method, verifier)) {
-        throw apiError('bad_code_verifier');
-      }
-      const user = flow.user_id ? await lockUserById(c, flow.user_id) : null;
-      if (!user) throw apiError('flow_state_not_found');
-      if (isBanned(user)) throw apiError('user_banned_at_sign_in');
-      await deleteFlowState(c, flow.id);
-      const session = await issueSession(ctx, c, user, flow.authentication_method, req,
-        { audit: { actor: actorOf(user), action: 'login', traits: { provider: flow.provider_type || 'email' } } });
-      if (flow.provider_access_token) session.provider_token = flow.provider_access_token;
-      if (flow.provider_refresh_token) session.provider_refresh_token = flow.provider_refresh_token;
-      return session;
-    }, req.signal);
+    const response = await tx(
+      ctx.db,
+      async (c) => {
+        const flow = await lockFlowStateByAuthCode(c, authCode);
+        if (!flow) throw apiError('flow_state_not_found');
+        if (isFlowExpired(flow, ctx.config.external.flowStateExpirySeconds)) {
+          throw apiError('flow_state_expired');
+        }
+        if (
+          !flow.code_challenge ||
+          !flow.code_challenge_method ||
+          !verifierMatches(flow.code_challenge, flow.code_challenge_method, verifier)
+        ) {
+          throw apiError('bad_code_verifier');
+        }
+        const user = flow.user_id ? await lockUserById(c, flow.user_id) : null;
+        if (!user) throw apiError('flow_state_not_found');
+        if (isBanned(user)) throw apiError('user_banned_at_sign_in');
+        await deleteFlowState(c, flow.id);
+        const session = await issueSession(ctx, c, user, flow.authentication_method, req, {
+          audit: { actor: actorOf(user), action: 'login', traits: { provider: flow.provider_type || 'email' } },
+        });
+        if (flow.provider_access_token) session.provider_token = flow.provider_access_token;
+        if (flow.provider_refresh_token) session.provider_refresh_token = flow.provider_refresh_token;
+        return session;
+      },
+      req.signal,
+    );
     return { body: response };
   },
 };
@@ -48,6 +57,6 @@ export const pkce: Grant<ReturnType<typeof schema>> = {
  * counts from the moment the link was followed (the mail may sit unread for a while).
  */
 function isFlowExpired(flow: FlowStateRow, lifetimeSeconds: number, now = Date.now()): boolean {
-  const start = flow.authentication_method === 'magiclink' ? flow.auth_code_issued_at ?? flow.created_at : flow.created_at;
+  const start = flow.authentication_method === 'magiclink' ? (flow.auth_code_issued_at ?? flow.created_at) : flow.created_at;
   return start.getTime() + lifetimeSeconds * 1000 < now;
 }

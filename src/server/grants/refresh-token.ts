@@ -9,7 +9,14 @@
 // and answers the active token, which is the winner's child (test/refresh.test.ts pins this).
 import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { findPresentedToken, readTokenState, revokeDescendants, rotateRefreshToken, type PresentedToken, type TokenState } from '../../db/refresh-tokens.js';
+import {
+  findPresentedToken,
+  readTokenState,
+  revokeDescendants,
+  rotateRefreshToken,
+  type PresentedToken,
+  type TokenState,
+} from '../../db/refresh-tokens.js';
 import { lockAndRotate } from '../../db/refresh-rotation.js';
 import { lockSessionUser } from '../../db/sessions.js';
 import { findUserById, type UserRow } from '../../db/users.js';
@@ -49,8 +56,9 @@ export const refreshToken: Grant<ReturnType<typeof schema>> = {
     // losers of a concurrent refresh, a client that lost the response): the answer is the committed
     // child, so no lock is needed. A reuse detection racing with this read could revoke
     // that child a moment later; the client then sees exactly what it would have seen a moment later.
-    const decision = await rotateAtOnce(ctx, found, child, client)
-      ?? (found.revoked && answersWithChild(ctx, found, found.id, child)
+    const decision =
+      (await rotateAtOnce(ctx, found, child, client)) ??
+      (found.revoked && answersWithChild(ctx, found, found.id, child)
         ? await existingChild(ctx, found.user_id, found.session_id, child)
         : await decideLocked(ctx, found, child, client));
     if (decision instanceof ApiError) throw decision;
@@ -69,14 +77,24 @@ export const refreshToken: Grant<ReturnType<typeof schema>> = {
  */
 async function rotateAtOnce(ctx: AppContext, found: PresentedToken, child: string, client: Client): Promise<Decision | null> {
   if (found.revoked) return null;
-  const rotated = await lockAndRotate(ctx.db, { parentId: found.id, sessionId: found.session_id, childHash: sha256Hex(child), client,
-    audit: rotationAudit(ownerOf(found)), now: new Date() });
+  const rotated = await lockAndRotate(ctx.db, {
+    parentId: found.id,
+    sessionId: found.session_id,
+    childHash: sha256Hex(child),
+    client,
+    audit: rotationAudit(ownerOf(found)),
+    now: new Date(),
+  });
   return rotated && { user: rotated.user, sessionId: found.session_id, token: child, reads: rotated };
 }
 
 /** The user a presented token belongs to, as far as the rotation's audit rows name it. */
-export const ownerOf = (found: PresentedToken): ActingUser =>
-  ({ id: found.user_id, email: found.email, phone: found.phone, raw_user_meta_data: found.raw_user_meta_data });
+export const ownerOf = (found: PresentedToken): ActingUser => ({
+  id: found.user_id,
+  email: found.email,
+  phone: found.phone,
+  raw_user_meta_data: found.raw_user_meta_data,
+});
 
 /**
  * Every case but the usual one, in a transaction: lock the session, rotate if the token still looks
@@ -88,7 +106,7 @@ function decideLocked(ctx: AppContext, found: PresentedToken, child: string, cli
     if (!user) return notFound(); // the session was logged out meanwhile
     if (isBanned(user)) return banned();
     // Optimistic: the token looked active, and the rotation writes (and audits) only if it still is.
-    if (!found.revoked && await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(user))) {
+    if (!found.revoked && (await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(user)))) {
       return { user, sessionId: found.session_id, token: child };
     }
     // Revoked, possibly by the previous lock holder. A separate statement after the lock: its fresh
@@ -102,8 +120,10 @@ function decideLocked(ctx: AppContext, found: PresentedToken, child: string, cli
 }
 
 /** The rotation's audit rows, written by the rotation statement itself: token_revoked, token_refreshed. */
-export const rotationAudit = (user: ActingUser): AuditPayload[] =>
-  [auditPayload(actorOf(user), 'token_revoked'), auditPayload(actorOf(user), 'token_refreshed')];
+export const rotationAudit = (user: ActingUser): AuditPayload[] => [
+  auditPayload(actorOf(user), 'token_revoked'),
+  auditPayload(actorOf(user), 'token_refreshed'),
+];
 
 async function existingChild(ctx: AppContext, userId: string, sessionId: string, child: string): Promise<Decision> {
   const user = await findUserById(ctx.db, userId);
@@ -132,7 +152,12 @@ function answersWithChild(ctx: AppContext, state: TokenState, tokenId: string, c
  * descended from it is revoked — committed, then refused; with rotation disabled it is only refused
  * (docs/tokens-and-sessions.md#reuse-detection transitions table).
  */
-async function refuseReuse(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], tokenId: string, sessionId: string): Promise<ApiError> {
+async function refuseReuse(
+  ctx: AppContext,
+  c: Parameters<Parameters<typeof tx>[1]>[0],
+  tokenId: string,
+  sessionId: string,
+): Promise<ApiError> {
   if (ctx.config.security.refreshTokenRotationEnabled) {
     const revoked = await revokeDescendants(c, tokenId, sessionId);
     ctx.log.warn({ sessionId, revoked }, 'refresh token reuse detected: descendants revoked');

@@ -5,7 +5,11 @@ import { renderError } from './render-error.js';
 import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
 import type { ApiResponse } from './types.js';
 
-export interface Answer { status: number; headers: Record<string, string>; body: string }
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
 export function serialise(response: ApiResponse, cors: Readonly<Record<string, string>>): Answer {
   const status = response.status ?? 200;
@@ -16,7 +20,12 @@ export function serialise(response: ApiResponse, cors: Readonly<Record<string, s
   return { status, headers, body: JSON.stringify(response.body) };
 }
 
-export function errorAnswer(err: unknown, apiVersion: string | undefined, requestId: string, cors: Readonly<Record<string, string>>): Answer {
+export function errorAnswer(
+  err: unknown,
+  apiVersion: string | undefined,
+  requestId: string,
+  cors: Readonly<Record<string, string>>,
+): Answer {
   const rendered = renderError(err, apiVersion, requestId);
   return { status: rendered.status, headers: { ...cors, ...rendered.headers, 'Content-Type': 'application/json' }, body: rendered.body };
 }
@@ -57,8 +66,12 @@ export function assertNoNulInQuery(query: string): void {
  */
 export class Deadline {
   private controller: AbortController | undefined;
-  get signal(): AbortSignal { return (this.controller ??= new AbortController()).signal; }
-  expire(reason: Error): void { this.controller?.abort(reason); }
+  get signal(): AbortSignal {
+    return (this.controller ??= new AbortController()).signal;
+  }
+  expire(reason: Error): void {
+    this.controller?.abort(reason);
+  }
 }
 
 /** API_MAX_REQUEST_DURATION: the answer is a 504 when the handler takes longer, and `deadline` expires. */

@@ -1,8 +1,19 @@
 // CORS as the original's rs/cors setup (docs/api.md#cors): every origin allowed with credentials, so the
 // request Origin is echoed; preflights are answered here and never reach a handler.
 const ALLOWED_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
-const ALLOWED_HEADERS = new Set(['accept', 'authorization', 'content-type', 'x-client-ip', 'x-client-info',
-  'x-jwt-aud', 'x-use-cookie', 'x-supabase-api-version', 'origin', 'apikey', 'x-requested-with']);
+const ALLOWED_HEADERS = new Set([
+  'accept',
+  'authorization',
+  'content-type',
+  'x-client-ip',
+  'x-client-info',
+  'x-jwt-aud',
+  'x-use-cookie',
+  'x-supabase-api-version',
+  'origin',
+  'apikey',
+  'x-requested-with',
+]);
 const EXPOSED = 'X-Total-Count, Link, X-Supabase-Api-Version, Retry-After';
 
 // Shared by every request without an Origin (server-to-server callers, most of a load): never mutated,
@@ -26,7 +37,10 @@ export function preflight(method: string, headers: Record<string, string>): { st
   const requested = headers['access-control-request-method'];
   if (method !== 'OPTIONS' || !origin || !requested) return null;
   const vary = { Vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers' };
-  const wantHeaders = (headers['access-control-request-headers'] ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  const wantHeaders = (headers['access-control-request-headers'] ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
   if (!ALLOWED_METHODS.has(requested.toUpperCase()) || !wantHeaders.every((h) => ALLOWED_HEADERS.has(h))) {
     return { status: 204, headers: vary };
   }

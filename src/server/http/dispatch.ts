@@ -16,7 +16,8 @@ export function compileRoute(route: Route): Run {
 
 function guarded(route: Route): Run {
   switch (route.guard) {
-    case 'none': return route.handler as Run;
+    case 'none':
+      return route.handler as Run;
     case 'user': {
       const handler = route.handler;
       return async (req, ctx) => handler(req, ctx, await authenticate(req, ctx));

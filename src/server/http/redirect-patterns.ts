@@ -27,8 +27,8 @@ export function compileAllowPattern(entry: string): UrlMatcher {
   const port = portGlob === DEFAULT_PORTS[scheme] ? '' : portGlob;
   const matchPort = port.includes('*') ? picomatch(port) : (p: string) => p === port;
   const matchPath = pathGlob === '' ? (p: string) => p === '' || p === '/' : picomatch(pathGlob, { dot: true });
-  return (url) => matchScheme(url.protocol.slice(0, -1)) && matchHost(labelsAsSegments(url.hostname))
-    && matchPort(url.port) && matchPath(url.pathname);
+  return (url) =>
+    matchScheme(url.protocol.slice(0, -1)) && matchHost(labelsAsSegments(url.hostname)) && matchPort(url.port) && matchPath(url.pathname);
 }
 
 // Host labels become path segments, so picomatch's `*` (one segment) and `**` (any) apply per label.
@@ -36,5 +36,8 @@ const labelsAsSegments = (host: string) => host.split('.').join('/');
 
 // Internationalised labels compare in their ASCII (punycode) form, as the WHATWG parser stores hostnames.
 function asciiHost(host: string): string {
-  return host.split('.').map((label) => (label.includes('*') || label === '' ? label : domainToASCII(label) || label)).join('.');
+  return host
+    .split('.')
+    .map((label) => (label.includes('*') || label === '' ? label : domainToASCII(label) || label))
+    .join('.');
 }

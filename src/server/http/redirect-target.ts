@@ -11,6 +11,7 @@ import { compileAllowPattern } from './redirect-patterns.js';
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 const HOSTNAME = /^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$/;
 // Characters browsers strip, fold or treat as `/` before a URL parser sees them: never part of a target.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
 const REFUSED_CHARACTERS = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f\u3000\ufeff\\]/;
 
 /** The normalised href of an acceptable redirect target, or null when it must not be used. */
@@ -22,20 +23,24 @@ export function createRedirectCheck(config: Pick<Config, 'siteUrl' | 'uriAllowLi
   return (target) => {
     if (!target || REFUSED_CHARACTERS.test(target)) return null;
     let url: URL;
-    try { url = new URL(target); } catch { return null; }
+    try {
+      url = new URL(target);
+    } catch {
+      return null;
+    }
     if (url.username || url.password || !acceptableHost(url)) return null;
-    if (url.href === site.href) return config.siteUrl;   // the site itself, as the operator wrote it
-    const sameSite = url.protocol === site.protocol && url.hostname === site.hostname
-      && (url.port === site.port || LOOPBACK.has(url.hostname));
+    if (url.href === site.href) return config.siteUrl; // the site itself, as the operator wrote it
+    const sameSite =
+      url.protocol === site.protocol && url.hostname === site.hostname && (url.port === site.port || LOOPBACK.has(url.hostname));
     return sameSite || allowed.some((matches) => matches(url)) ? url.href : null;
   };
 }
 
 function acceptableHost(url: URL): boolean {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return true;   // app schemes (myapp://) are matched by the allow list
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return true; // app schemes (myapp://) are matched by the allow list
   const host = url.hostname;
   if (LOOPBACK.has(host)) return true;
-  if (/^\d+$/.test(host) || /^[\d.]+$/.test(host) || host.startsWith('[')) return false;   // integer and IP literal hosts
+  if (/^\d+$/.test(host) || /^[\d.]+$/.test(host) || host.startsWith('[')) return false; // integer and IP literal hosts
   return HOSTNAME.test(host);
 }
 

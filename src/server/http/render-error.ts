@@ -4,7 +4,11 @@
 import { ApiError, apiError } from '../errors.js';
 import { databaseFault, type DatabaseFault } from '../../db/faults.js';
 
-export interface RenderedError { status: number; headers: Record<string, string>; body: string }
+export interface RenderedError {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
 const API_VERSION_2024 = '2024-01-01';
 

@@ -5,9 +5,16 @@ import type { AppContext } from '../context.js';
 import type { Route } from './types.js';
 
 export interface Completed {
-  requestId: string; method: string; path: string; query: string; ip: string;
-  route: Route | undefined; params: Record<string, string>;
-  status: number; errorCode: string | undefined; aborted: boolean;
+  requestId: string;
+  method: string;
+  path: string;
+  query: string;
+  ip: string;
+  route: Route | undefined;
+  params: Record<string, string>;
+  status: number;
+  errorCode: string | undefined;
+  aborted: boolean;
   /** performance.now() at arrival */
   started: number;
 }
@@ -15,10 +22,28 @@ export interface Completed {
 export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void {
   const seconds = (performance.now() - r.started) / 1000;
   ctx.metrics.observe(r.method, r.route?.path ?? 'unmatched', r.status, seconds);
-  if (r.route && ctx.tracing.enabled) ctx.tracing.record({ method: r.method, route: r.route.path, params: r.params, status: r.status, start: performance.timeOrigin + r.started, end: Date.now() });
+  if (r.route && ctx.tracing.enabled)
+    ctx.tracing.record({
+      method: r.method,
+      route: r.route.path,
+      params: r.params,
+      status: r.status,
+      start: performance.timeOrigin + r.started,
+      end: Date.now(),
+    });
   if (r.route?.quiet) return;
-  const line = { request_id: r.requestId, method: r.method, path: r.path, query: r.query ? maskQuery(r.query) : undefined,
-    route: r.route?.path, remote_addr: r.ip, status: r.status, duration_ms: Math.round(seconds * 100_000) / 100,
-    error_code: r.errorCode, aborted: r.aborted || undefined };
-  if (r.status >= 500) log.error(line, 'request completed'); else log.info(line, 'request completed');
+  const line = {
+    request_id: r.requestId,
+    method: r.method,
+    path: r.path,
+    query: r.query ? maskQuery(r.query) : undefined,
+    route: r.route?.path,
+    remote_addr: r.ip,
+    status: r.status,
+    duration_ms: Math.round(seconds * 100_000) / 100,
+    error_code: r.errorCode,
+    aborted: r.aborted || undefined,
+  };
+  if (r.status >= 500) log.error(line, 'request completed');
+  else log.info(line, 'request completed');
 }

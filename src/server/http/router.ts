@@ -9,10 +9,16 @@ export type Match =
   | { kind: 'method_not_allowed'; allowed: string[] }
   | { kind: 'not_found' };
 
-interface Endpoint { route: Route; run: Run }
-interface Pattern { segments: string[]; byMethod: Map<string, Endpoint> }
+interface Endpoint {
+  route: Route;
+  run: Run;
+}
+interface Pattern {
+  segments: string[];
+  byMethod: Map<string, Endpoint>;
+}
 
-const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 export class Router {
   /** Static paths: the match for each method, built once and shared by every request (never mutated). */
@@ -30,7 +36,7 @@ export class Router {
       }
       const segments = route.path.split('/');
       let pattern = this.patterns.find((p) => p.segments.join('/') === route.path);
-      if (!pattern) this.patterns.push(pattern = { segments, byMethod: new Map() });
+      if (!pattern) this.patterns.push((pattern = { segments, byMethod: new Map() }));
       pattern.byMethod.set(route.method, { route, run });
     }
   }
@@ -39,8 +45,10 @@ export class Router {
     const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const exact = this.exact.get(trimmed);
     if (exact) {
-      return exact.get(method) ?? (method === 'HEAD' ? exact.get('GET') : undefined)
-        ?? { kind: 'method_not_allowed', allowed: [...exact.keys()] };
+      return (
+        exact.get(method) ??
+        (method === 'HEAD' ? exact.get('GET') : undefined) ?? { kind: 'method_not_allowed', allowed: [...exact.keys()] }
+      );
     }
     const parts = trimmed.split('/');
     for (const pattern of this.patterns) {
@@ -63,7 +71,11 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
     const want = pattern[i];
     if (want.startsWith('{')) {
       if (!parts[i]) return null;
-      try { params[want.slice(1, -1)] = decodeURIComponent(parts[i]); } catch { return null; }
+      try {
+        params[want.slice(1, -1)] = decodeURIComponent(parts[i]);
+      } catch {
+        return null;
+      }
     } else if (want !== parts[i]) return null;
   }
   return params;

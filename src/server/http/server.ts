@@ -18,14 +18,23 @@ import type { AppContext } from '../context.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const NO_BODY = Buffer.alloc(0);
-const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 interface Snapshot {
-  method: string; path: string; query: string; headers: Record<string, string>; ip: string; requestId: string;
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  ip: string;
+  requestId: string;
 }
 
 /** What the request turned out to be, filled in as it is dispatched. */
-interface Progress { route: Route | undefined; params: Record<string, string>; aborted: boolean }
+interface Progress {
+  route: Route | undefined;
+  params: Record<string, string>;
+  aborted: boolean;
+}
 
 export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
@@ -50,19 +59,32 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       return complete(snap, progress, answer, started);
     }
     inFlight++;
-    answer.then((a) => {
-      if (!progress.aborted) write(res, a, draining);
-      complete(snap, progress, a, started);
-    }).catch((err) => log.error({ err, request_id: snap.requestId }, 'response could not be written')).finally(() => {
-      inFlight--;
-      if (inFlight === 0 && idle) idle();
-    });
+    answer
+      .then((a) => {
+        if (!progress.aborted) write(res, a, draining);
+        complete(snap, progress, a, started);
+      })
+      .catch((err) => log.error({ err, request_id: snap.requestId }, 'response could not be written'))
+      .finally(() => {
+        inFlight--;
+        if (inFlight === 0 && idle) idle();
+      });
   });
 
   function complete(snap: Snapshot, progress: Progress, answer: Answer, started: number): void {
-    recordRequest(ctx, log, { requestId: snap.requestId, method: snap.method, path: snap.path, query: snap.query, ip: snap.ip,
-      route: progress.route, params: progress.params, status: answer.status, errorCode: answer.headers['x-sb-error-code'],
-      aborted: progress.aborted, started });
+    recordRequest(ctx, log, {
+      requestId: snap.requestId,
+      method: snap.method,
+      path: snap.path,
+      query: snap.query,
+      ip: snap.ip,
+      route: progress.route,
+      params: progress.params,
+      status: answer.status,
+      errorCode: answer.headers['x-sb-error-code'],
+      aborted: progress.aborted,
+      started,
+    });
   }
 
   function dispatch(res: uWS.HttpResponse, snap: Snapshot, progress: Progress): Answer | Promise<Answer> {
@@ -102,13 +124,14 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
     withTimeout(Promise.resolve(run(request, ctx)), timeoutMs(), deadline);
 
   return {
-    listen: (host, port) => new Promise((resolve, reject) => {
-      app.listen(host, port, (socket) => {
-        if (!socket) return reject(new Error(`could not listen on ${host}:${port}`));
-        listenSocket = socket;
-        resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket));
-      });
-    }),
+    listen: (host, port) =>
+      new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) return reject(new Error(`could not listen on ${host}:${port}`));
+          listenSocket = socket;
+          resolve(uWS.us_socket_local_port(socket));
+        });
+      }),
     drain: async (timeoutMs) => {
       draining = true;
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
@@ -116,7 +139,10 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, timeoutMs);
-          idle = () => { clearTimeout(timer); resolve(); };
+          idle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
         });
       }
       // Closes idle keep-alive connections too; without this the thread lingers until uWS's idle timeout.
@@ -127,7 +153,9 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
 
 function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: string): Snapshot {
   const headers: Record<string, string> = {};
-  req.forEach((key, value) => { headers[key] = value; });
+  req.forEach((key, value) => {
+    headers[key] = value;
+  });
   const inherited = requestIdHeader ? headers[requestIdHeader.toLowerCase()] : undefined;
   return {
     method: req.getMethod().toUpperCase(),
@@ -141,7 +169,9 @@ function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: 
 
 /** Every response answered after the uWS callback returned needs this, or uWS aborts the process. */
 function watchAbort(res: uWS.HttpResponse, progress: Progress): void {
-  res.onAborted(() => { progress.aborted = true; });
+  res.onAborted(() => {
+    progress.aborted = true;
+  });
 }
 
 function toApiRequest(snap: Snapshot, route: Route, params: Record<string, string>, rawBody: Buffer, deadline: Deadline): ApiRequest {
@@ -150,16 +180,27 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
   let query: URLSearchParams | undefined;
   const check: BodyCheck<JsonObject> | undefined = route.body;
   return {
-    method: snap.method, path: snap.path, route: route.path, params, headers: snap.headers, ip: snap.ip, requestId: snap.requestId, rawBody,
-    get query() { return query ??= new URLSearchParams(snap.query); },
-    get signal() { return deadline.signal; },
+    method: snap.method,
+    path: snap.path,
+    route: route.path,
+    params,
+    headers: snap.headers,
+    ip: snap.ip,
+    requestId: snap.requestId,
+    rawBody,
+    get query() {
+      return (query ??= new URLSearchParams(snap.query));
+    },
+    get signal() {
+      return deadline.signal;
+    },
     json() {
-      return parsed ??= parseJsonObject(rawBody);
+      return (parsed ??= parseJsonObject(rawBody));
     },
     // The route's schema is checked where the handler first reads the body, so its errors keep their
     // place among the handler's own checks (after the guard, after a 404 for an unknown user).
     body() {
-      return checked ??= check ? check(this.json()) : this.json();
+      return (checked ??= check ? check(this.json()) : this.json());
     },
   };
 }
@@ -176,9 +217,15 @@ function readBody(res: uWS.HttpResponse, headers: Record<string, string>, progre
     res.onData((chunk, isLast) => {
       if (done) return;
       size += chunk.byteLength;
-      if (size > MAX_BODY_BYTES) { done = true; return reject(tooLarge()); }
-      chunks.push(Buffer.from(chunk.slice(0)));   // uWS reuses the chunk's memory after this callback
-      if (isLast) { done = true; resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)); }
+      if (size > MAX_BODY_BYTES) {
+        done = true;
+        return reject(tooLarge());
+      }
+      chunks.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this callback
+      if (isLast) {
+        done = true;
+        resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      }
     });
     if (progress.aborted) reject(new Error('aborted'));
   });

@@ -9,12 +9,12 @@ import type { ClientBucket } from '../limits/per-client.js';
 export type JsonObject = Record<string, unknown>;
 
 export interface ApiRequest<B = JsonObject> {
-  method: string;                       // upper case
-  path: string;                         // without the query string
-  route: string;                        // the parametrised route, e.g. /admin/users/{user_id}
+  method: string; // upper case
+  path: string; // without the query string
+  route: string; // the parametrised route, e.g. /admin/users/{user_id}
   params: Record<string, string>;
   query: URLSearchParams;
-  headers: Record<string, string>;      // lower-case names
+  headers: Record<string, string>; // lower-case names
   ip: string;
   requestId: string;
   rawBody: Buffer;
@@ -27,7 +27,7 @@ export interface ApiRequest<B = JsonObject> {
 }
 
 export interface ApiResponse {
-  status?: number;                      // default 200
+  status?: number; // default 200
   headers?: Record<string, string>;
   /** serialised as JSON unless it is a string; undefined → no body */
   body?: unknown;
@@ -57,21 +57,21 @@ export type BodyCheck<B> = (body: JsonObject) => B;
 
 interface RouteFields {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
-  path: string;                         // /admin/users/{user_id}
+  path: string; // /admin/users/{user_id}
   /** the per-client bucket taken before anything else (limits/per-client.ts) */
   limit?: ClientBucket;
   /** the captcha check (auth/captcha-guard.ts): true, or a predicate naming the requests exempt from it */
   captcha?: true | ((req: ApiRequest) => boolean);
   /** the body schema, checked when the handler first reads req.body() */
-  body?: BodyCheck<any>;  // eslint-disable-line @typescript-eslint/no-explicit-any -- the handler's B, checked in its module
+  body?: BodyCheck<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the handler's B, checked in its module
   /** excluded from the per-request log line (the original does not log /health) */
   quiet?: boolean;
 }
 
 /** One line of the route table. `guard` is required: a route nobody decided on does not compile. */
 export type Route =
-  | RouteFields & { guard: 'none'; handler: Handler<any> }  // eslint-disable-line @typescript-eslint/no-explicit-any
-  | { [G in keyof Principals]: RouteFields & { guard: G; handler: GuardedHandler<Principals[G], any> } }[keyof Principals];  // eslint-disable-line @typescript-eslint/no-explicit-any
+  | (RouteFields & { guard: 'none'; handler: Handler<any> }) // eslint-disable-line @typescript-eslint/no-explicit-any
+  | { [G in keyof Principals]: RouteFields & { guard: G; handler: GuardedHandler<Principals[G], any> } }[keyof Principals]; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A route made runnable by the dispatcher: limit, captcha, guard and schema around the handler. */
 export type Run = (req: ApiRequest, ctx: AppContext) => Reply;

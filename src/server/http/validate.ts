@@ -42,7 +42,10 @@ function describe(error: ErrorObject | undefined): string {
  * which their tests pin (test/token-password.test.ts).
  */
 export function grantSchema<const N extends string>(...names: N[]): BodyCheck<{ [K in N]?: string }> {
-  const validate = ajv.compile<{ [K in N]?: string }>({ type: 'object', properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])) });
+  const validate = ajv.compile<{ [K in N]?: string }>({
+    type: 'object',
+    properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])),
+  });
   return (body) => {
     if (!validate(body)) {
       const error = validate.errors?.[0];

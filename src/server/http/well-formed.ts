@@ -4,7 +4,9 @@
 
 // Node 20 has String.prototype.toWellFormed (ES2024); the project's lib setting (ES2022) does not type it.
 declare global {
-  interface String { toWellFormed(): string }
+  interface String {
+    toWellFormed(): string;
+  }
 }
 
 // Raw UTF-8 cannot carry a surrogate (Buffer decoding already turns such bytes into U+FFFD), so only the

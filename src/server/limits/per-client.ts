@@ -13,10 +13,15 @@ const BURST = 30;
 /** Requests per refill period for a bucket, and that period in seconds. */
 function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod: number; periodSeconds: number } {
   switch (bucket) {
-    case 'token': return { perPeriod: limits.tokenRefresh, periodSeconds: 300 };
-    case 'verify': return { perPeriod: limits.verify, periodSeconds: 300 };
-    case 'otp': case 'signup': return { perPeriod: limits.otp, periodSeconds: 300 };
-    case 'anonymous': return { perPeriod: limits.anonymousUsers, periodSeconds: 3600 };
+    case 'token':
+      return { perPeriod: limits.tokenRefresh, periodSeconds: 300 };
+    case 'verify':
+      return { perPeriod: limits.verify, periodSeconds: 300 };
+    case 'otp':
+    case 'signup':
+      return { perPeriod: limits.otp, periodSeconds: 300 };
+    case 'anonymous':
+      return { perPeriod: limits.anonymousUsers, periodSeconds: 3600 };
   }
 }
 
@@ -28,7 +33,7 @@ export function limited(bucket: ClientBucket, handler: Run): Run {
     if (key) {
       const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
       const burst = bucket === 'anonymous' ? perPeriod : BURST;
-      const allowed = perPeriod > 0 && await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod);
+      const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));
       // A denied bucket holds less than one token: one more arrives within a token's period.
       if (!allowed) throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
     }

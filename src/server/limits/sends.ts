@@ -17,8 +17,10 @@ export function assertSendInterval(channel: Channel, lastSentAt: Date | null, mi
   if (!lastSentAt) return;
   const remainingMs = lastSentAt.getTime() + minSeconds * 1000 - now;
   if (remainingMs > 0) {
-    throw apiError(INTERVAL[channel], `For security purposes, you can only request this after ${Math.ceil(remainingMs / 1000)} seconds.`)
-      .retryAfter(remainingMs / 1000);
+    throw apiError(
+      INTERVAL[channel],
+      `For security purposes, you can only request this after ${Math.ceil(remainingMs / 1000)} seconds.`,
+    ).retryAfter(remainingMs / 1000);
   }
 }
 
@@ -35,5 +37,5 @@ async function take(pool: pg.Pool, key: string, limit: SendLimit): Promise<boole
 export async function takeSendPermit(ctx: AppContext, pool: pg.Pool, channel: Channel): Promise<void> {
   if (channel === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm) return;
   const limit = channel === 'email' ? ctx.config.rateLimit.emailSent : ctx.config.rateLimit.smsSent;
-  if (!await take(pool, `${channel}_sent`, limit)) throw apiError(EXCEEDED[channel]);
+  if (!(await take(pool, `${channel}_sent`, limit))) throw apiError(EXCEEDED[channel]);
 }

@@ -5,7 +5,12 @@ import type { Config } from '../config/types.js';
 import { SECRET_HEADERS, SECRET_KEYS } from './secret-keys.js';
 
 const LEVELS: Record<Config['log']['level'], pino.Level> = {
-  panic: 'fatal', fatal: 'fatal', error: 'error', warn: 'warn', info: 'info', debug: 'debug',
+  panic: 'fatal',
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  info: 'info',
+  debug: 'debug',
 };
 
 // Credentials never reach a log line: request lines carry no body and a masked query (secret-keys.ts);
@@ -13,7 +18,9 @@ const LEVELS: Record<Config['log']['level'], pino.Level> = {
 // one. Explicit paths only: pino's wildcard redaction costs a measurable share of a cheap request
 // (bench: settings).
 const REDACT = [
-  ...SECRET_KEYS, ...SECRET_KEYS.map((k) => `body.${k}`), 'body.gotrue_meta_security.captcha_token',
+  ...SECRET_KEYS,
+  ...SECRET_KEYS.map((k) => `body.${k}`),
+  'body.gotrue_meta_security.captcha_token',
   ...SECRET_HEADERS.map((h) => `headers["${h}"]`),
 ];
 
@@ -26,9 +33,16 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
   // every FLUSH_INTERVAL_MS, so a quiet service's lines (its start-up among them) still show up promptly,
   // and at exit.
   const destination = pino.destination({ dest: config.file || 1, append: true, mkdir: !!config.file, sync: true, minLength: 4096 });
-  const logger = pino({ level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
+  const logger = pino(
+    { level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } },
+    destination,
+  );
   const flush = () => {
-    try { logger.flush(); } catch { /* the destination was closed at exit: nothing is left to write */ }
+    try {
+      logger.flush();
+    } catch {
+      /* the destination was closed at exit: nothing is left to write */
+    }
   };
   setInterval(flush, FLUSH_INTERVAL_MS).unref();
   // And when the process (or this thread) ends, so the last lines — a stop's own — are not lost; the

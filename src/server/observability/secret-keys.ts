@@ -3,9 +3,26 @@
 
 /** Parameter names whose values are secrets, wherever they appear (query or body). */
 export const SECRET_KEYS: readonly string[] = [
-  'password', 'new_password', 'current_password', 'apikey', 'code', 'code_verifier', 'auth_code', 'token', 'token_hash',
-  'refresh_token', 'access_token', 'id_token', 'provider_token', 'provider_refresh_token', 'captcha_token', 'nonce',
-  'otp', 'secret', 'client_secret', 'password_hash',
+  'password',
+  'new_password',
+  'current_password',
+  'apikey',
+  'code',
+  'code_verifier',
+  'auth_code',
+  'token',
+  'token_hash',
+  'refresh_token',
+  'access_token',
+  'id_token',
+  'provider_token',
+  'provider_refresh_token',
+  'captcha_token',
+  'nonce',
+  'otp',
+  'secret',
+  'client_secret',
+  'password_hash',
 ];
 
 /** Request headers that carry credentials. */
@@ -22,13 +39,20 @@ export function isSecretKey(name: string): boolean {
 
 /** A query string with the value of every secret parameter replaced, the rest left as sent. */
 export function maskQuery(query: string): string {
-  return query.split('&').map((part) => {
-    const eq = part.indexOf('=');
-    const rawKey = eq === -1 ? part : part.slice(0, eq);
-    return isSecretKey(decodeKey(rawKey)) ? `${rawKey}=[redacted]` : part;
-  }).join('&');
+  return query
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      const rawKey = eq === -1 ? part : part.slice(0, eq);
+      return isSecretKey(decodeKey(rawKey)) ? `${rawKey}=[redacted]` : part;
+    })
+    .join('&');
 }
 
 function decodeKey(raw: string): string {
-  try { return decodeURIComponent(raw.replace(/\+/g, ' ')); } catch { return raw; }
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
 }

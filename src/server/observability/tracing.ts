@@ -8,9 +8,13 @@ import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
 
 export interface RequestTrace {
-  method: string; route: string; params: Record<string, string>; status: number;
+  method: string;
+  route: string;
+  params: Record<string, string>;
+  status: number;
   /** epoch milliseconds */
-  start: number; end: number;
+  start: number;
+  end: number;
 }
 
 export interface Tracing {
@@ -25,12 +29,17 @@ const NO_TRACING: Tracing = { enabled: false, record() {}, shutdown: async () =>
 export async function createTracing(config: Pick<Config, 'tracing' | 'otelResourceAttributes'>): Promise<Tracing> {
   if (!config.tracing.enabled) return NO_TRACING;
   const [{ SpanKind }, { BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
-    import('@opentelemetry/api'), import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources')]);
+    import('@opentelemetry/api'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+  ]);
   const url = config.tracing.otlpTracesEndpoint || `${config.tracing.otlpEndpoint.replace(/\/+$/, '')}/v1/traces`;
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
-      'service.name': config.tracing.serviceName, 'auth.version': VERSION, ...parseAttributes(config.otelResourceAttributes),
+      'service.name': config.tracing.serviceName,
+      'auth.version': VERSION,
+      ...parseAttributes(config.otelResourceAttributes),
     }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });

@@ -12,7 +12,11 @@ import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { Config } from '../config/types.js';
 import type { AppContext } from '../context.js';
 
-export interface LinkMail { kind: 'magicLink' | 'recovery'; redirectTo: string; pkce: PkceParams | null }
+export interface LinkMail {
+  kind: 'magicLink' | 'recovery';
+  redirectTo: string;
+  pkce: PkceParams | null;
+}
 
 /** The flow_state authentication_method of each mail, which GET /verify and the pkce grant read back. */
 export const FLOW_METHOD = { magicLink: 'magiclink', recovery: 'recovery' } as const;
@@ -31,11 +35,21 @@ export async function sendLinkMail(ctx: AppContext, userId: string, mail: LinkMa
     const user = (await lockUserById(c, userId))!;
     assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
     if (mail.pkce) {
-      await insertFlowState(c, { userId: user.id, codeChallenge: mail.pkce.codeChallenge, method: mail.pkce.method,
-        authenticationMethod: FLOW_METHOD[mail.kind] });
+      await insertFlowState(c, {
+        userId: user.id,
+        codeChallenge: mail.pkce.codeChallenge,
+        method: mail.pkce.method,
+        authenticationMethod: FLOW_METHOD[mail.kind],
+      });
     }
     await writeAudit(c, actorOf(user), 'user_recovery_requested');
-    await sendEmailToken(ctx, c, user, { kind: mail.kind, tokenType: 'recovery_token', to: user.email!, redirectTo: mail.redirectTo, pkce: !!mail.pkce });
+    await sendEmailToken(ctx, c, user, {
+      kind: mail.kind,
+      tokenType: 'recovery_token',
+      to: user.email!,
+      redirectTo: mail.redirectTo,
+      pkce: !!mail.pkce,
+    });
     await updateUser(c, user.id, { recovery_sent_at: new Date() });
   });
 }

@@ -25,6 +25,12 @@ export const adminAuditLog: GuardedHandler<Admin> = async (req, ctx) => {
   const { entries, total } = await listAuditEntries(ctx.db, { ...page, fields, value });
   return {
     headers: paginationHeaders(req, page, total),
-    body: entries.map((e) => ({ instance_id: NO_INSTANCE, id: e.id, payload: e.payload, created_at: e.created_at.toISOString(), ip_address: e.ip_address })),
+    body: entries.map((e) => ({
+      instance_id: NO_INSTANCE,
+      id: e.id,
+      payload: e.payload,
+      created_at: e.created_at.toISOString(),
+      ip_address: e.ip_address,
+    })),
   };
 };

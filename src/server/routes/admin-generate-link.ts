@@ -18,7 +18,14 @@ import type { AppContext } from '../context.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 
 // email is read as sent: anything but a non-empty string is the original's "An email address is required".
-const FIELDS = { type: 'string', email: 'unknown', redirect_to: 'string', password: 'string', new_email: 'string', data: 'object' } as const;
+const FIELDS = {
+  type: 'string',
+  email: 'unknown',
+  redirect_to: 'string',
+  password: 'string',
+  new_email: 'string',
+  data: 'object',
+} as const;
 export const generateLinkBody = bodySchema(FIELDS);
 
 export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, ctx, admin) => {
@@ -33,15 +40,35 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
   const type = requested === 'magiclink' && !existing ? 'signup' : requested;
   const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, body.password ?? '') : null;
   const input = { email, newEmail: body.new_email ?? '', data: body.data ?? {}, aud, passwordHash };
-  const response = await tx(ctx.db, async (c) => {
-    const plan = await LINK_PLANS.get(type)!(ctx, c, existing, input);
-    const issued = await issueOneTimeToken(c, { userId: plan.user.id, type: plan.tokenType, address: plan.address, length: ctx.config.mailer.otpLength });
-    await auditLink(c, admin.actor, plan, type);
-    const actionLink = buildConfirmationUrl({ externalUrl: ctx.config.api.externalUrl, path: linkPathFor(ctx.config.mailer.urlPaths, plan.kind),
-      tokenHash: issued.linkToken, type: plan.kind, redirectTo });
-    return { ...userJson(plan.user, await findIdentitiesByUser(c, plan.user.id)),
-      action_link: actionLink, email_otp: issued.otp, hashed_token: issued.linkToken, verification_type: type, redirect_to: redirectTo };
-  }, req.signal);
+  const response = await tx(
+    ctx.db,
+    async (c) => {
+      const plan = await LINK_PLANS.get(type)!(ctx, c, existing, input);
+      const issued = await issueOneTimeToken(c, {
+        userId: plan.user.id,
+        type: plan.tokenType,
+        address: plan.address,
+        length: ctx.config.mailer.otpLength,
+      });
+      await auditLink(c, admin.actor, plan, type);
+      const actionLink = buildConfirmationUrl({
+        externalUrl: ctx.config.api.externalUrl,
+        path: linkPathFor(ctx.config.mailer.urlPaths, plan.kind),
+        tokenHash: issued.linkToken,
+        type: plan.kind,
+        redirectTo,
+      });
+      return {
+        ...userJson(plan.user, await findIdentitiesByUser(c, plan.user.id)),
+        action_link: actionLink,
+        email_otp: issued.otp,
+        hashed_token: issued.linkToken,
+        verification_type: type,
+        redirect_to: redirectTo,
+      };
+    },
+    req.signal,
+  );
   return { body: response };
 };
 

@@ -16,16 +16,22 @@ import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserP
 import type { AppContext } from '../context.js';
 import type { GuardedHandler } from '../http/types.js';
 
-interface NewAdminUser { id?: string; aud: string; email?: string; phone?: string; passwordHash?: string }
+interface NewAdminUser {
+  id?: string;
+  aud: string;
+  email?: string;
+  phone?: string;
+  passwordHash?: string;
+}
 
 export const adminCreateUser: GuardedHandler<Admin, AdminUserBody> = async (req, ctx, admin) => {
   const params = readAdminUserParams(req.body());
   const aud = params.aud ?? adminAudience(req, ctx);
   if (!params.email && !params.phone) throw apiError('admin_user_no_address');
   const email = params.email ? normaliseEmail(params.email) : undefined;
-  if (email && await isEmailTaken(ctx.db, email)) throw apiError('email_exists');
+  if (email && (await isEmailTaken(ctx.db, email))) throw apiError('email_exists');
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
-  if (phone && await isPhoneTaken(ctx.db, phone)) throw apiError('phone_exists_admin');
+  if (phone && (await isPhoneTaken(ctx.db, phone))) throw apiError('phone_exists_admin');
   const id = checkedId(req.params.user_id ?? params.id);
   const passwordHash = await storedPassword(ctx, params, false);
   const user = await tx(ctx.db, (c) => create(ctx, c, admin, params, { id, aud, email, phone, passwordHash }), req.signal);
@@ -42,8 +48,13 @@ function checkedId(id: string | undefined): string | undefined {
 async function create(ctx: AppContext, c: Queryable, admin: Admin, params: AdminUserParams, u: NewAdminUser) {
   const providers: AddressProvider[] = [...(u.email ? ['email' as const] : []), ...(u.phone ? ['phone' as const] : [])];
   const inserted = await insertUser(c, {
-    id: u.id, aud: u.aud, role: params.role ?? ctx.config.jwt.defaultGroupName, email: u.email ?? null, phone: u.phone ?? null,
-    encrypted_password: u.passwordHash ?? null, raw_user_meta_data: params.userMetadata ?? {},
+    id: u.id,
+    aud: u.aud,
+    role: params.role ?? ctx.config.jwt.defaultGroupName,
+    email: u.email ?? null,
+    phone: u.phone ?? null,
+    encrypted_password: u.passwordHash ?? null,
+    raw_user_meta_data: params.userMetadata ?? {},
     // The original names the providers first, then merges the admin's app_metadata over them.
     raw_app_meta_data: mergeMetadata({ provider: providers[0], providers }, params.appMetadata ?? {}),
     banned_until: params.bannedUntil ?? null,
@@ -51,18 +62,28 @@ async function create(ctx: AppContext, c: Queryable, admin: Admin, params: Admin
   if (!inserted) throw await conflictOf(c, u);
   for (const provider of providers) {
     const address = provider === 'email' ? u.email! : u.phone!;
-    await insertIdentity(c, { userId: inserted.id, provider, providerId: inserted.id, data: identityData(provider, inserted.id, address, false) });
+    await insertIdentity(c, {
+      userId: inserted.id,
+      provider,
+      providerId: inserted.id,
+      data: identityData(provider, inserted.id, address, false),
+    });
   }
   let user: UserRow = inserted;
   if (params.emailConfirm && u.email) user = await confirmAddress(c, user, 'email');
   if (params.phoneConfirm && u.phone) user = await confirmAddress(c, user, 'phone');
-  await writeAudit(c, admin.actor, 'user_signedup', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '', provider: providers[0] });
+  await writeAudit(c, admin.actor, 'user_signedup', {
+    user_id: user.id,
+    user_email: user.email ?? '',
+    user_phone: user.phone ?? '',
+    provider: providers[0],
+  });
   return userJson(user, await findIdentitiesByUser(c, user.id));
 }
 
 // The insert found its email, phone or id taken: a concurrent request won, or the path's id exists.
 async function conflictOf(c: Queryable, u: NewAdminUser): Promise<ApiError> {
-  if (u.id && await findUserById(c, u.id)) return apiError('user_id_exists');
-  if (u.email && await isEmailTaken(c, u.email)) return apiError('email_exists');
+  if (u.id && (await findUserById(c, u.id))) return apiError('user_id_exists');
+  if (u.email && (await isEmailTaken(c, u.email))) return apiError('email_exists');
   return apiError('phone_exists_admin');
 }

@@ -15,10 +15,14 @@ export const deleteUserBody = bodySchema(FIELDS);
 export const adminDeleteUser: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, ctx, admin) => {
   const user = await loadUser(ctx.db, req);
   const soft = req.body().should_soft_delete ?? false;
-  await tx(ctx.db, async (c) => {
-    await writeAudit(c, admin.actor, 'user_deleted', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
-    if (!soft) return hardDeleteUser(c, user.id);
-    if (!user.deleted_at) await softDeleteUser(c, user);
-  }, req.signal);
+  await tx(
+    ctx.db,
+    async (c) => {
+      await writeAudit(c, admin.actor, 'user_deleted', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
+      if (!soft) return hardDeleteUser(c, user.id);
+      if (!user.deleted_at) await softDeleteUser(c, user);
+    },
+    req.signal,
+  );
   return { body: {} };
 };

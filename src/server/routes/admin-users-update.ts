@@ -21,22 +21,26 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
   const params = readAdminUserParams(req.body());
   const email = params.email ? normaliseEmail(params.email) : undefined;
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
-  if (email && await isEmailTaken(ctx.db, email, found.id)) throw apiError('email_exists');
-  if (phone && await isPhoneTaken(ctx.db, phone, found.id)) throw apiError('phone_exists_admin');
+  if (email && (await isEmailTaken(ctx.db, email, found.id))) throw apiError('email_exists');
+  if (phone && (await isPhoneTaken(ctx.db, phone, found.id))) throw apiError('phone_exists_admin');
   const passwordHash = await storedPassword(ctx, params, true);
-  const body = await tx(ctx.db, async (c) => {
-    const locked = (await lockUserById(c, found.id))!;
-    if (email) await setAddress(c, locked, 'email', email, params.emailConfirm);
-    if (phone) await setAddress(c, locked, 'phone', phone, params.phoneConfirm);
-    // A changed address makes links already sent to the old one untrustworthy.
-    if (email || phone) await deleteOneTimeTokens(c, locked.id);
-    let user = await updateUser(c, locked.id, changes(locked, params, email, phone, passwordHash));
-    // Confirming after the address is set, so a user given a first address gets it confirmed too.
-    if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
-    if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
-    await writeAudit(c, admin.actor, 'user_modified', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
-    return userJson(user, await findIdentitiesByUser(c, user.id));
-  }, req.signal);
+  const body = await tx(
+    ctx.db,
+    async (c) => {
+      const locked = (await lockUserById(c, found.id))!;
+      if (email) await setAddress(c, locked, 'email', email, params.emailConfirm);
+      if (phone) await setAddress(c, locked, 'phone', phone, params.phoneConfirm);
+      // A changed address makes links already sent to the old one untrustworthy.
+      if (email || phone) await deleteOneTimeTokens(c, locked.id);
+      let user = await updateUser(c, locked.id, changes(locked, params, email, phone, passwordHash));
+      // Confirming after the address is set, so a user given a first address gets it confirmed too.
+      if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
+      if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
+      await writeAudit(c, admin.actor, 'user_modified', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
+      return userJson(user, await findIdentitiesByUser(c, user.id));
+    },
+    req.signal,
+  );
   return { body };
 };
 

@@ -10,10 +10,22 @@ import type { AppContext } from '../context.js';
 
 export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: Record<string, unknown>): Promise<ApiResponse> {
   if (!ctx.config.external.anonymousUsersEnabled) throw apiError('anonymous_provider_disabled');
-  return tx(ctx.db, async (c) => {
-    const user = (await insertUser(c, { aud: requestAudience(req, ctx), role: ctx.config.jwt.defaultGroupName,
-      raw_app_meta_data: {}, raw_user_meta_data: data, is_anonymous: true }))!;
-    return { body: await issueSession(ctx, c, user, 'anonymous', req,
-      { audit: { actor: { id: user.id, username: '' }, action: 'user_signedup', traits: { provider: 'anonymous' } } }) };
-  }, req.signal);
+  return tx(
+    ctx.db,
+    async (c) => {
+      const user = (await insertUser(c, {
+        aud: requestAudience(req, ctx),
+        role: ctx.config.jwt.defaultGroupName,
+        raw_app_meta_data: {},
+        raw_user_meta_data: data,
+        is_anonymous: true,
+      }))!;
+      return {
+        body: await issueSession(ctx, c, user, 'anonymous', req, {
+          audit: { actor: { id: user.id, username: '' }, action: 'user_signedup', traits: { provider: 'anonymous' } },
+        }),
+      };
+    },
+    req.signal,
+  );
 }

@@ -29,9 +29,20 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
   const user = await sendingTx(ctx, req.signal, async (c) => {
     const existing = await findUserByEmail(c, email, aud);
     if (existing?.email_confirmed_at) throw apiError('email_exists');
-    const invited = existing ?? (await createUser(c, { provider: 'email', address: email, aud, role: ctx.config.jwt.defaultGroupName,
-      passwordHash: null, data, confirmed: false }))?.user;
-    if (!invited) throw apiError('email_exists');   // a concurrent sign-up took the address
+    const invited =
+      existing ??
+      (
+        await createUser(c, {
+          provider: 'email',
+          address: email,
+          aud,
+          role: ctx.config.jwt.defaultGroupName,
+          passwordHash: null,
+          data,
+          confirmed: false,
+        })
+      )?.user;
+    if (!invited) throw apiError('email_exists'); // a concurrent sign-up took the address
     await writeAudit(c, admin.actor, 'user_invited', { user_id: invited.id, user_email: email });
     await sendEmailToken(ctx, c, invited, { kind: 'invite', tokenType: 'confirmation_token', to: email, redirectTo });
     const now = new Date();

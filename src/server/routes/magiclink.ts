@@ -18,7 +18,7 @@ export const magiclinkBody = bodySchema(FIELDS);
 type MagicLinkBody = BodyOf<typeof FIELDS>;
 
 export const magiclink: Handler<MagicLinkBody> = async (req, ctx) => {
-  assertMagicLinksEnabled(ctx);   // before the body is read, as the original checks the provider first
+  assertMagicLinksEnabled(ctx); // before the body is read, as the original checks the provider first
   await sendMagicLink(req, ctx, req.body());
   return { body: {} };
 };

@@ -31,7 +31,7 @@ export const otp: Handler<OtpBody> = async (req, ctx) => {
   }
   readPkceParams(body);
   if (!email && !phone) throw apiError('otp_no_address');
-  if (!await mayProceed(req, ctx, body, email, phone)) throw apiError('otp_disabled');
+  if (!(await mayProceed(req, ctx, body, email, phone))) throw apiError('otp_disabled');
   if (email) {
     await sendMagicLink(req, ctx, body);
     return { body: {} };
@@ -43,7 +43,9 @@ export const otp: Handler<OtpBody> = async (req, ctx) => {
 async function mayProceed(req: ApiRequest, ctx: AppContext, body: OtpBody, email: string, phone: string): Promise<boolean> {
   if (body.create_user ?? true) return true;
   const aud = requestAudience(req, ctx);
-  const user = email ? await findUserByEmail(ctx.db, normaliseEmail(email), aud) : await findUserByPhone(ctx.db, normalisePhone(phone), aud);
+  const user = email
+    ? await findUserByEmail(ctx.db, normaliseEmail(email), aud)
+    : await findUserByPhone(ctx.db, normalisePhone(phone), aud);
   return user !== null;
 }
 
@@ -64,7 +66,14 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
   const { messageId } = await sendingTx(ctx, req.signal, async (c) => {
     const current = (await lockUserById(c, userId))!;
     await writeAudit(c, actorOf(current), 'user_recovery_requested');
-    return sendConfirmation(ctx, c, current, { provider: 'phone', address: phone, channel, redirectTo: '', pkce: null, checkInterval: true });
+    return sendConfirmation(ctx, c, current, {
+      provider: 'phone',
+      address: phone,
+      channel,
+      redirectTo: '',
+      pkce: null,
+      checkInterval: true,
+    });
   });
   return { body: messageId ? { message_id: messageId } : {} };
 }

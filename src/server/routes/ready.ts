@@ -26,7 +26,9 @@ export const ready: Handler = async (_req, ctx) => {
     }),
   ]);
   const checks = { database, crypto };
-  const failing = Object.entries(checks).filter(([, outcome]) => outcome !== 'ok').map(([name]) => name);
+  const failing = Object.entries(checks)
+    .filter(([, outcome]) => outcome !== 'ok')
+    .map(([name]) => name);
   if (failing.length > 0) throw apiError('not_ready', `Not ready: ${failing.join(' and ')} unavailable`, { checks });
   return { body: { status: 'ready', checks } };
 };
@@ -34,9 +36,14 @@ export const ready: Handler = async (_req, ctx) => {
 function check(ctx: AppContext, name: string, probe: () => Promise<void>): Promise<Outcome> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve('timeout'), CHECK_TIMEOUT_MS);
-    probe().then(() => resolve('ok'), (err) => {
-      ctx.log.warn({ err, check: name }, 'readiness check failed');
-      resolve('failed');
-    }).finally(() => clearTimeout(timer));
+    probe()
+      .then(
+        () => resolve('ok'),
+        (err) => {
+          ctx.log.warn({ err, check: name }, 'readiness check failed');
+          resolve('failed');
+        },
+      )
+      .finally(() => clearTimeout(timer));
   });
 }

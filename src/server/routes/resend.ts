@@ -22,7 +22,13 @@ type ResendType = 'signup' | 'sms' | 'email_change' | 'phone_change';
 const TYPES = new Set<string>(['signup', 'sms', 'email_change', 'phone_change']);
 const isResendType = (type: string): type is ResendType => TYPES.has(type);
 
-interface Resend { type: ResendType; address: string; byEmail: boolean; pkce: PkceParams | null; redirectTo: string }
+interface Resend {
+  type: ResendType;
+  address: string;
+  byEmail: boolean;
+  pkce: PkceParams | null;
+  redirectTo: string;
+}
 
 const FIELDS = { type: 'string', email: 'string', phone: 'string', ...PKCE_FIELDS } as const;
 export const resendBody = bodySchema(FIELDS);
@@ -32,11 +38,14 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
   const r = readResend(req.body(), ctx, redirectTarget(req, ctx));
   const aud = requestAudience(req, ctx);
   const body = await sendingTx(ctx, req.signal, async (c) => {
-    const found = r.type === 'signup' ? await findUserByEmail(c, r.address, aud)
-      : r.type === 'sms' ? await findUserByPhone(c, r.address, aud)
-      : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);
+    const found =
+      r.type === 'signup'
+        ? await findUserByEmail(c, r.address, aud)
+        : r.type === 'sms'
+          ? await findUserByPhone(c, r.address, aud)
+          : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);
     // Locked so that concurrent resends pass the frequency check one at a time.
-    const user = found && await lockUserById(c, found.id);
+    const user = found && (await lockUserById(c, found.id));
     return user ? send(ctx, c, user, r) : {};
   });
   return { body };
@@ -53,21 +62,34 @@ function readResend(body: ResendBody, ctx: AppContext, redirectTo: string): Rese
   if (!email && !phone) throw apiError('resend_no_address');
   if (email && !ctx.config.external.emailEnabled) throw apiError('email_logins_disabled');
   if (phone && !ctx.config.external.phoneEnabled) throw apiError('phone_logins_disabled');
-  return { type, address: email ? normaliseEmail(email) : normalisePhone(phone), byEmail: !!email,
-    pkce: readPkceParams(body), redirectTo };
+  return { type, address: email ? normaliseEmail(email) : normalisePhone(phone), byEmail: !!email, pkce: readPkceParams(body), redirectTo };
 }
 
 async function send(ctx: AppContext, c: Queryable, user: UserRow, r: Resend): Promise<Record<string, string>> {
   switch (r.type) {
     case 'signup': {
       if (user.email_confirmed_at) return {};
-      await sendConfirmation(ctx, c, user, { provider: 'email', address: r.address, channel: 'sms', redirectTo: r.redirectTo, pkce: r.pkce, checkInterval: true });
+      await sendConfirmation(ctx, c, user, {
+        provider: 'email',
+        address: r.address,
+        channel: 'sms',
+        redirectTo: r.redirectTo,
+        pkce: r.pkce,
+        checkInterval: true,
+      });
       await writeAudit(c, actorOf(user), 'user_confirmation_requested');
       return {};
     }
     case 'sms': {
       if (user.phone_confirmed_at) return {};
-      const { messageId } = await sendConfirmation(ctx, c, user, { provider: 'phone', address: r.address, channel: 'sms', redirectTo: r.redirectTo, pkce: null, checkInterval: true });
+      const { messageId } = await sendConfirmation(ctx, c, user, {
+        provider: 'phone',
+        address: r.address,
+        channel: 'sms',
+        redirectTo: r.redirectTo,
+        pkce: null,
+        checkInterval: true,
+      });
       return messageId ? { message_id: messageId } : {};
     }
     case 'email_change': {

@@ -29,7 +29,10 @@ const cache = new WeakMap<Config, ApiResponse>();
 export const settings: Handler = (_req, ctx) => {
   let response = cache.get(ctx.config);
   if (!response) {
-    response = Object.freeze({ body: JSON.stringify(settingsBody(ctx.config)), headers: Object.freeze({ 'Content-Type': 'application/json' }) });
+    response = Object.freeze({
+      body: JSON.stringify(settingsBody(ctx.config)),
+      headers: Object.freeze({ 'Content-Type': 'application/json' }),
+    });
     cache.set(ctx.config, response);
   }
   return response;

@@ -44,7 +44,14 @@ function readInput(req: ApiRequest, ctx: AppContext, body: SignupBody, email: st
   if (provider === 'email' && !ctx.config.external.emailEnabled) throw apiError('email_signups_disabled');
   if (provider === 'phone' && !ctx.config.external.phoneEnabled) throw apiError('phone_signups_disabled');
   const address = provider === 'email' ? normaliseEmail(email) : normalisePhone(phone);
-  return { provider, address, password, data: body.data ?? {}, channel, aud: requestAudience(req, ctx),
-    redirectTo: redirectTarget(req, ctx), pkce };
+  return {
+    provider,
+    address,
+    password,
+    data: body.data ?? {},
+    channel,
+    aud: requestAudience(req, ctx),
+    redirectTo: redirectTarget(req, ctx),
+    pkce,
+  };
 }
-

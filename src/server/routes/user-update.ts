@@ -26,13 +26,27 @@ import type { AppContext } from '../context.js';
 import type { GuardedHandler } from '../http/types.js';
 
 interface UserUpdate {
-  email: string | null; phone: string | null; password: string | null; nonce: string;
-  data: Record<string, unknown> | null; appMetadata: Record<string, unknown> | null;
-  channel: 'sms' | 'whatsapp'; pkce: PkceParams | null; redirectTo: string;
+  email: string | null;
+  phone: string | null;
+  password: string | null;
+  nonce: string;
+  data: Record<string, unknown> | null;
+  appMetadata: Record<string, unknown> | null;
+  channel: 'sms' | 'whatsapp';
+  pkce: PkceParams | null;
+  redirectTo: string;
 }
 
-const FIELDS = { email: 'string', phone: 'string', password: 'string', app_metadata: 'object', nonce: 'string', data: 'object',
-  ...CHANNEL_FIELD, ...PKCE_FIELDS } as const;
+const FIELDS = {
+  email: 'string',
+  phone: 'string',
+  password: 'string',
+  app_metadata: 'object',
+  nonce: 'string',
+  data: 'object',
+  ...CHANNEL_FIELD,
+  ...PKCE_FIELDS,
+} as const;
 export const putUserBody = bodySchema(FIELDS);
 type UserUpdateBody = BodyOf<typeof FIELDS>;
 
@@ -47,14 +61,15 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     let current = await lockUserById(c, user.id);
     if (!current) return apiError('user_not_found');
     if (passwordHash) {
-      if (needsNonce(ctx, user) && !await spendNonce(ctx, c, user, update.nonce)) return nonceInvalid();
+      if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
       current = await changePassword(c, current, passwordHash, session.id);
     }
     current = await mergeMetadata(c, current, update);
     if (update.email) current = await changeEmail(ctx, c, current, update);
-    if (update.phone) current = ctx.config.sms.autoconfirm
-      ? await adoptAddress(c, current, 'phone', update.phone)
-      : (await sendPhoneChange(ctx, c, current, update.phone, update.channel)).user;
+    if (update.phone)
+      current = ctx.config.sms.autoconfirm
+        ? await adoptAddress(c, current, 'phone', update.phone)
+        : (await sendPhoneChange(ctx, c, current, update.phone, update.channel)).user;
     await writeAudit(c, actorOf(current), 'user_modified');
     return current;
   });
@@ -78,9 +93,13 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
   return {
     email: email && email !== user.email ? email : null,
     phone: phone && phone !== user.phone ? phone : null,
-    password, nonce: body.nonce ?? '',
-    data: body.data ?? null, appMetadata,
-    channel: parseChannel(body), pkce: readPkceParams(body), redirectTo,
+    password,
+    nonce: body.nonce ?? '',
+    data: body.data ?? null,
+    appMetadata,
+    channel: parseChannel(body),
+    pkce: readPkceParams(body),
+    redirectTo,
   };
 }
 
@@ -105,7 +124,8 @@ async function mergeMetadata(c: Queryable, user: UserRow, update: UserUpdate): P
 function merged(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   const out = { ...base };
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete out[key]; else out[key] = value;
+    if (value === null) delete out[key];
+    else out[key] = value;
   }
   return out;
 }

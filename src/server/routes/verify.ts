@@ -12,7 +12,15 @@ import { assertStrongPassword, isPasswordTooLong } from '../users/password-polic
 import type { Handler } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
-const FIELDS = { type: 'string', token: 'string', token_hash: 'string', email: 'string', phone: 'string', redirect_to: 'string', password: 'string' } as const;
+const FIELDS = {
+  type: 'string',
+  token: 'string',
+  token_hash: 'string',
+  email: 'string',
+  phone: 'string',
+  redirect_to: 'string',
+  password: 'string',
+} as const;
 export const verifyBody = bodySchema(FIELDS);
 
 export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {

@@ -7,7 +7,6 @@ import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../d
 import type { Queryable } from '../../db/pool.js';
 import { identityData, type AddressProvider } from './create.js';
 
-
 /** 422 when another live user of the audience already has this address. */
 export async function assertAddressFree(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<void> {
   const holder = provider === 'email' ? await findUserByEmail(q, address, user.aud) : await findUserByPhone(q, address, user.aud);
@@ -18,9 +17,16 @@ export async function adoptAddress(q: Queryable, user: UserRow, provider: Addres
   await assertAddressFree(q, user, provider, address);
   const now = new Date();
   // As the original: a confirmed user keeps its email confirmation time; a new phone is confirmed now.
-  const fields: UserWrite = provider === 'email'
-    ? { email: address, email_confirmed_at: user.email_confirmed_at ?? now, email_change: null, email_change_sent_at: null, email_change_confirm_status: 0 }
-    : { phone: address, phone_confirmed_at: now, phone_change: null, phone_change_sent_at: null };
+  const fields: UserWrite =
+    provider === 'email'
+      ? {
+          email: address,
+          email_confirmed_at: user.email_confirmed_at ?? now,
+          email_change: null,
+          email_change_sent_at: null,
+          email_change_confirm_status: 0,
+        }
+      : { phone: address, phone_confirmed_at: now, phone_change: null, phone_change_sent_at: null };
   const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
   const identities = await findIdentitiesByUser(q, user.id);
   if (identities.some((i) => i.provider === provider)) {
@@ -30,7 +36,11 @@ export async function adoptAddress(q: Queryable, user: UserRow, provider: Addres
   }
   const app = user.raw_app_meta_data ?? {};
   const providers = Array.isArray(app.providers) ? (app.providers as string[]) : [];
-  fields.raw_app_meta_data = { ...app, provider: app.provider ?? provider, providers: providers.includes(provider) ? providers : [...providers, provider] };
+  fields.raw_app_meta_data = {
+    ...app,
+    provider: app.provider ?? provider,
+    providers: providers.includes(provider) ? providers : [...providers, provider],
+  };
   if (user.is_anonymous) fields.is_anonymous = false;
   const meta = user.raw_user_meta_data ?? {};
   if (provider in meta || user.is_anonymous) fields.raw_user_meta_data = { ...meta, [provider]: address, [flag]: true };

@@ -15,22 +15,47 @@ import type { AppContext } from '../context.js';
 export const SIGNUP_FLOW_METHOD = 'email/signup';
 
 export interface ConfirmationSend {
-  provider: AddressProvider; address: string; channel: SmsChannel; redirectTo: string; pkce: PkceParams | null;
+  provider: AddressProvider;
+  address: string;
+  channel: SmsChannel;
+  redirectTo: string;
+  pkce: PkceParams | null;
   /** false for a user created by this very request, who cannot have been sent anything yet */
   checkInterval: boolean;
 }
 
-export async function sendConfirmation(ctx: AppContext, c: Queryable, user: UserRow, s: ConfirmationSend): Promise<{ user: UserRow; messageId?: string }> {
+export async function sendConfirmation(
+  ctx: AppContext,
+  c: Queryable,
+  user: UserRow,
+  s: ConfirmationSend,
+): Promise<{ user: UserRow; messageId?: string }> {
   let messageId: string | undefined;
   if (s.provider === 'email') {
     if (s.checkInterval) assertSendInterval('email', user.confirmation_sent_at, ctx.config.smtp.maxFrequencySeconds);
     if (s.pkce) {
-      await insertFlowState(c, { userId: user.id, codeChallenge: s.pkce.codeChallenge, method: s.pkce.method, authenticationMethod: SIGNUP_FLOW_METHOD });
+      await insertFlowState(c, {
+        userId: user.id,
+        codeChallenge: s.pkce.codeChallenge,
+        method: s.pkce.method,
+        authenticationMethod: SIGNUP_FLOW_METHOD,
+      });
     }
-    await sendEmailToken(ctx, c, user, { kind: 'confirmation', tokenType: 'confirmation_token', to: s.address, redirectTo: s.redirectTo, pkce: !!s.pkce });
+    await sendEmailToken(ctx, c, user, {
+      kind: 'confirmation',
+      tokenType: 'confirmation_token',
+      to: s.address,
+      redirectTo: s.redirectTo,
+      pkce: !!s.pkce,
+    });
   } else {
     if (s.checkInterval) assertSendInterval('sms', user.confirmation_sent_at, ctx.config.sms.maxFrequencySeconds);
-    ({ messageId } = await sendSmsToken(ctx, c, user, { tokenType: 'confirmation_token', to: s.address, channel: s.channel, purpose: 'confirmation' }));
+    ({ messageId } = await sendSmsToken(ctx, c, user, {
+      tokenType: 'confirmation_token',
+      to: s.address,
+      channel: s.channel,
+      purpose: 'confirmation',
+    }));
   }
   return { user: await updateUser(c, user.id, { confirmation_sent_at: new Date() }), messageId };
 }

@@ -8,8 +8,15 @@ import type { Queryable } from '../../db/pool.js';
 export type AddressProvider = 'email' | 'phone';
 
 export interface NewUser {
-  provider: AddressProvider; address: string; aud: string; role: string; passwordHash: string | null;
-  data: Record<string, unknown>; confirmed: boolean; invitedAt?: Date; id?: string;
+  provider: AddressProvider;
+  address: string;
+  aud: string;
+  role: string;
+  passwordHash: string | null;
+  data: Record<string, unknown>;
+  confirmed: boolean;
+  invitedAt?: Date;
+  id?: string;
 }
 
 export function identityData(provider: AddressProvider, id: string, address: string, verified: boolean): Record<string, unknown> {
@@ -22,16 +29,33 @@ export function identityData(provider: AddressProvider, id: string, address: str
 export function newUserRow(u: NewUser, now = new Date()): UserRow {
   const id = u.id ?? randomUUID();
   return {
-    id, aud: u.aud, role: u.role, email: u.provider === 'email' ? u.address : null, phone: u.provider === 'phone' ? u.address : null,
+    id,
+    aud: u.aud,
+    role: u.role,
+    email: u.provider === 'email' ? u.address : null,
+    phone: u.provider === 'phone' ? u.address : null,
     encrypted_password: u.passwordHash,
     email_confirmed_at: u.confirmed && u.provider === 'email' ? now : null,
     phone_confirmed_at: u.confirmed && u.provider === 'phone' ? now : null,
-    confirmed_at: u.confirmed ? now : null, invited_at: u.invitedAt ?? null, confirmation_sent_at: null, recovery_sent_at: null,
-    email_change: null, email_change_sent_at: null, email_change_confirm_status: 0, phone_change: null, phone_change_sent_at: null,
-    reauthentication_sent_at: null, last_sign_in_at: null,
+    confirmed_at: u.confirmed ? now : null,
+    invited_at: u.invitedAt ?? null,
+    confirmation_sent_at: null,
+    recovery_sent_at: null,
+    email_change: null,
+    email_change_sent_at: null,
+    email_change_confirm_status: 0,
+    phone_change: null,
+    phone_change_sent_at: null,
+    reauthentication_sent_at: null,
+    last_sign_in_at: null,
     raw_app_meta_data: { provider: u.provider, providers: [u.provider] },
     raw_user_meta_data: { ...identityData(u.provider, id, u.address, u.confirmed), ...u.data },
-    banned_until: null, deleted_at: null, is_anonymous: false, is_sso_user: false, created_at: now, updated_at: now,
+    banned_until: null,
+    deleted_at: null,
+    is_anonymous: false,
+    is_sso_user: false,
+    created_at: now,
+    updated_at: now,
   };
 }
 
@@ -41,8 +65,12 @@ export async function createUser(q: Queryable, u: NewUser): Promise<{ user: User
   const { confirmed_at: _c, created_at: _a, updated_at: _b, ...fields } = row;
   const user = await insertUser(q, fields);
   if (!user) return null;
-  const identity = await insertIdentity(q, { userId: user.id, provider: u.provider, providerId: user.id,
-    data: identityData(u.provider, user.id, u.address, u.confirmed) });
+  const identity = await insertIdentity(q, {
+    userId: user.id,
+    provider: u.provider,
+    providerId: user.id,
+    data: identityData(u.provider, user.id, u.address, u.confirmed),
+  });
   return { user, identity };
 }
 
@@ -51,7 +79,9 @@ export async function confirmAddress(q: Queryable, user: UserRow, provider: Addr
   const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
   await mergeIdentityData(q, user.id, provider, { [flag]: true });
   return updateUser(q, user.id, {
-    ...(provider === 'email' ? { email_confirmed_at: user.email_confirmed_at ?? new Date() } : { phone_confirmed_at: user.phone_confirmed_at ?? new Date() }),
+    ...(provider === 'email'
+      ? { email_confirmed_at: user.email_confirmed_at ?? new Date() }
+      : { phone_confirmed_at: user.phone_confirmed_at ?? new Date() }),
     raw_user_meta_data: { ...user.raw_user_meta_data, [flag]: true },
   });
 }

@@ -10,7 +10,11 @@ import { requirePermits } from '../delivery/sending-tx.js';
 import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { AppContext } from '../context.js';
 
-export interface EmailChangeRequest { newEmail: string; redirectTo: string; pkce: PkceParams | null }
+export interface EmailChangeRequest {
+  newEmail: string;
+  redirectTo: string;
+  pkce: PkceParams | null;
+}
 
 /** Both addresses need to confirm only when the user has a current address to confirm from. */
 export const isSecureChange = (ctx: AppContext, user: UserRow) =>
@@ -19,7 +23,12 @@ export const isSecureChange = (ctx: AppContext, user: UserRow) =>
 export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserRow, r: EmailChangeRequest): Promise<UserRow> {
   assertSendInterval('email', user.email_change_sent_at, ctx.config.smtp.maxFrequencySeconds);
   if (r.pkce) {
-    await insertFlowState(q, { userId: user.id, codeChallenge: r.pkce.codeChallenge, method: r.pkce.method, authenticationMethod: 'email_change' });
+    await insertFlowState(q, {
+      userId: user.id,
+      codeChallenge: r.pkce.codeChallenge,
+      method: r.pkce.method,
+      authenticationMethod: 'email_change',
+    });
   }
   requirePermits(ctx, q, 'email', isSecureChange(ctx, user) ? 2 : 1);
   const common = { kind: 'emailChange' as const, redirectTo: r.redirectTo, pkce: !!r.pkce, newEmail: r.newEmail };
@@ -31,6 +40,12 @@ export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserR
 }
 
 /** Resends the pending change's mails (POST /resend type=email_change), fresh tokens, same addresses. */
-export async function resendEmailChange(ctx: AppContext, q: Queryable, user: UserRow, redirectTo: string, pkce: PkceParams | null): Promise<UserRow> {
+export async function resendEmailChange(
+  ctx: AppContext,
+  q: Queryable,
+  user: UserRow,
+  redirectTo: string,
+  pkce: PkceParams | null,
+): Promise<UserRow> {
   return sendEmailChange(ctx, q, user, { newEmail: user.email_change!, redirectTo, pkce });
 }

@@ -12,7 +12,10 @@ export const PASSWORD_MAX_LENGTH = 72;
 
 export type PasswordPolicy = Pick<Config['password'], 'minLength' | 'requiredCharacters'>;
 
-export interface WeakPassword { message: string; reasons: string[] }
+export interface WeakPassword {
+  message: string;
+  reasons: string[];
+}
 
 /** UTF-8 length: the original measures passwords with Go's len(), which counts bytes. */
 export function passwordLength(password: string): number {

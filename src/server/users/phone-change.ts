@@ -6,7 +6,13 @@ import { sendSmsToken } from '../delivery/send-token.js';
 import { assertSendInterval } from '../limits/sends.js';
 import type { AppContext } from '../context.js';
 
-export async function sendPhoneChange(ctx: AppContext, q: Queryable, user: UserRow, phone: string, channel: 'sms' | 'whatsapp'): Promise<{ user: UserRow; messageId: string }> {
+export async function sendPhoneChange(
+  ctx: AppContext,
+  q: Queryable,
+  user: UserRow,
+  phone: string,
+  channel: 'sms' | 'whatsapp',
+): Promise<{ user: UserRow; messageId: string }> {
   assertSendInterval('sms', user.phone_change_sent_at, ctx.config.sms.maxFrequencySeconds);
   const { messageId } = await sendSmsToken(ctx, q, user, { tokenType: 'phone_change_token', to: phone, channel, purpose: 'phone_change' });
   return { user: await updateUser(q, user.id, { phone_change: phone, phone_change_sent_at: new Date() }), messageId };

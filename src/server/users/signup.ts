@@ -19,15 +19,23 @@ import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
 export interface SignupInput {
-  provider: AddressProvider; address: string; password: string; data: Record<string, unknown>;
-  channel: 'sms' | 'whatsapp'; aud: string; redirectTo: string;
+  provider: AddressProvider;
+  address: string;
+  password: string;
+  data: Record<string, unknown>;
+  channel: 'sms' | 'whatsapp';
+  aud: string;
+  redirectTo: string;
   /** PKCE parameters: the confirmation link carries a pkce_ token and GET /verify answers ?code= */
   pkce: PkceParams | null;
 }
 
 export interface PasswordlessSignup {
-  provider: AddressProvider; address: string; data: Record<string, unknown>;
-  channel?: 'sms' | 'whatsapp'; pkce?: PkceParams | null;
+  provider: AddressProvider;
+  address: string;
+  data: Record<string, unknown>;
+  channel?: 'sms' | 'whatsapp';
+  pkce?: PkceParams | null;
 }
 
 /**
@@ -38,18 +46,40 @@ export interface PasswordlessSignup {
  */
 export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s: PasswordlessSignup): Promise<void> {
   if (ctx.config.disableSignup) throw apiError('signup_disabled');
-  const input: SignupInput = { provider: s.provider, address: s.address, password: '', data: s.data, channel: s.channel ?? 'sms',
-    aud: requestAudience(req, ctx), redirectTo: redirectTarget(req, ctx), pkce: s.pkce ?? null };
+  const input: SignupInput = {
+    provider: s.provider,
+    address: s.address,
+    password: '',
+    data: s.data,
+    channel: s.channel ?? 'sms',
+    aud: requestAudience(req, ctx),
+    redirectTo: redirectTarget(req, ctx),
+    pkce: s.pkce ?? null,
+  };
   await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, null));
 }
 
-export async function signUp(ctx: AppContext, c: Queryable, req: ApiRequest, input: SignupInput, passwordHash: string | null): Promise<ApiResponse> {
+export async function signUp(
+  ctx: AppContext,
+  c: Queryable,
+  req: ApiRequest,
+  input: SignupInput,
+  passwordHash: string | null,
+): Promise<ApiResponse> {
   const autoconfirm = input.provider === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm;
-  const find = () => input.provider === 'email' ? findUserByEmail(c, input.address, input.aud) : findUserByPhone(c, input.address, input.aud);
+  const find = () =>
+    input.provider === 'email' ? findUserByEmail(c, input.address, input.aud) : findUserByPhone(c, input.address, input.aud);
   let user = await find();
   if (!user) {
-    const created = await createUser(c, { provider: input.provider, address: input.address, aud: input.aud,
-      role: ctx.config.jwt.defaultGroupName, passwordHash, data: input.data, confirmed: false });
+    const created = await createUser(c, {
+      provider: input.provider,
+      address: input.address,
+      aud: input.aud,
+      role: ctx.config.jwt.defaultGroupName,
+      passwordHash,
+      data: input.data,
+      confirmed: false,
+    });
     // A concurrent signup of the same address won the insert: answer as that request did, without a second send.
     if (!created) {
       const winner = (await find())!;
@@ -77,8 +107,15 @@ async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, 
 }
 
 function fakeUser(ctx: AppContext, input: SignupInput): Record<string, unknown> {
-  const row = newUserRow({ provider: input.provider, address: input.address, aud: input.aud, role: ctx.config.jwt.defaultGroupName,
-    passwordHash: null, data: input.data, confirmed: false });
+  const row = newUserRow({
+    provider: input.provider,
+    address: input.address,
+    aud: input.aud,
+    role: ctx.config.jwt.defaultGroupName,
+    passwordHash: null,
+    data: input.data,
+    confirmed: false,
+  });
   row.confirmation_sent_at = row.created_at;
   // identities: [] as the original answers: auth-js's documentation tells apps to read it as "already registered".
   return userJson(row, []);

@@ -4,15 +4,28 @@ import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';
 
 export interface IdentityJson {
-  identity_id: string; id: string; user_id: string; identity_data?: Record<string, unknown>; provider: string;
-  last_sign_in_at?: string; created_at: string; updated_at: string; email?: string;
+  identity_id: string;
+  id: string;
+  user_id: string;
+  identity_data?: Record<string, unknown>;
+  provider: string;
+  last_sign_in_at?: string;
+  created_at: string;
+  updated_at: string;
+  email?: string;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : undefined);
 
 export function identityJson(row: IdentityRow): IdentityJson {
-  const out: IdentityJson = { identity_id: row.id, id: row.provider_id, user_id: row.user_id, provider: row.provider,
-    created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+  const out: IdentityJson = {
+    identity_id: row.id,
+    id: row.provider_id,
+    user_id: row.user_id,
+    provider: row.provider,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
   if (row.identity_data && Object.keys(row.identity_data).length) out.identity_data = row.identity_data;
   if (row.last_sign_in_at) out.last_sign_in_at = row.last_sign_in_at.toISOString();
   if (row.email) out.email = row.email;

@@ -18,7 +18,7 @@ export const applyEmailChange: VerifyType['apply'] = async (_ctx, q, user, token
   // A token without a pending change (cancelled meanwhile) proves nothing.
   if (!user.email_change) throw apiError('link_expired');
   const other = OTHER_HALF[tokenType];
-  if (other && await hasOneTimeToken(q, user.id, other)) {
+  if (other && (await hasOneTimeToken(q, user.id, other))) {
     await deleteOneTimeTokens(q, user.id, [tokenType]);
     return { user: await updateUser(q, user.id, { email_change_confirm_status: 1 }), message: SECURE_CHANGE_FIRST_HALF };
   }

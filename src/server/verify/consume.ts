@@ -18,8 +18,8 @@ import type { ApiRequest } from '../http/types.js';
 
 export type Proof = { linkToken: string } | { address: string; code: string };
 
-export type Verified = { kind: 'session'; session: TokenResponse } | { kind: 'message'; message: string }
-  | { kind: 'code'; authCode: string };
+export type Verified =
+  { kind: 'session'; session: TokenResponse } | { kind: 'message'; message: string } | { kind: 'code'; authCode: string };
 
 export interface ConsumeOptions {
   /** finish a PKCE flow of this authentication method: record and return its auth code, no session */
@@ -31,39 +31,50 @@ export interface ConsumeOptions {
 const linkInvalid = () => apiError('link_expired');
 const codeInvalid = () => apiError('otp_expired');
 
-export async function consumeToken(ctx: AppContext, req: ApiRequest, type: VerifyType, proof: Proof, options: ConsumeOptions = {}): Promise<Verified> {
-  const outcome = await tx(ctx.db, async (c): Promise<Verified | ApiError> => {
-    const byLink = 'linkToken' in proof;
-    const maxAttempts = ctx.config.security.otpMaxAttempts;
-    const gatewayCheck = type.channel === 'sms' ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
-    const row: OneTimeTokenRow | null = byLink ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
-      : gatewayCheck && !ctx.config.sms.testOtp[proof.address]
-        ? await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts)
-        : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
-    const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
-    if (!row || isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
-    const user = await lockUserById(c, row.user_id);
-    if (!user) return byLink ? linkInvalid() : codeInvalid();
-    if (isBanned(user)) return apiError('user_banned');
-    // Looked up before anything changes: without its flow, a PKCE link must leave the token unspent.
-    const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;
-    if (options.flowMethod && !flow) return apiError('flow_state_not_found_at_verify');
-    const applied = await type.apply(ctx, c, user, row.token_type);
-    if (applied.message) return { kind: 'message', message: applied.message };
-    if (options.passwordHash && !applied.user.encrypted_password) {
-      applied.user = await updateUser(c, user.id, { encrypted_password: options.passwordHash });
-    }
-    await deleteOneTimeTokens(c, user.id);
-    // docs/users-and-audit.md#audit-log: an invited user's first confirmation is invite_accepted, anyone else's a sign-up.
-    const action = user.confirmed_at ? 'login' : user.invited_at ? 'invite_accepted' : 'user_signedup';
-    const audit = { actor: actorOf(applied.user), action, traits: { provider: type.channel === 'email' ? 'email' : 'phone' } } as const;
-    if (flow) {
-      await writeAudit(c, audit.actor, audit.action, audit.traits);
-      await markAuthCodeIssued(c, flow.id);
-      return { kind: 'code', authCode: flow.auth_code! };
-    }
-    return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }) };
-  }, req.signal);
+export async function consumeToken(
+  ctx: AppContext,
+  req: ApiRequest,
+  type: VerifyType,
+  proof: Proof,
+  options: ConsumeOptions = {},
+): Promise<Verified> {
+  const outcome = await tx(
+    ctx.db,
+    async (c): Promise<Verified | ApiError> => {
+      const byLink = 'linkToken' in proof;
+      const maxAttempts = ctx.config.security.otpMaxAttempts;
+      const gatewayCheck = type.channel === 'sms' ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
+      const row: OneTimeTokenRow | null = byLink
+        ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
+        : gatewayCheck && !ctx.config.sms.testOtp[proof.address]
+          ? await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts)
+          : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
+      const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
+      if (!row || isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
+      const user = await lockUserById(c, row.user_id);
+      if (!user) return byLink ? linkInvalid() : codeInvalid();
+      if (isBanned(user)) return apiError('user_banned');
+      // Looked up before anything changes: without its flow, a PKCE link must leave the token unspent.
+      const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;
+      if (options.flowMethod && !flow) return apiError('flow_state_not_found_at_verify');
+      const applied = await type.apply(ctx, c, user, row.token_type);
+      if (applied.message) return { kind: 'message', message: applied.message };
+      if (options.passwordHash && !applied.user.encrypted_password) {
+        applied.user = await updateUser(c, user.id, { encrypted_password: options.passwordHash });
+      }
+      await deleteOneTimeTokens(c, user.id);
+      // docs/users-and-audit.md#audit-log: an invited user's first confirmation is invite_accepted, anyone else's a sign-up.
+      const action = user.confirmed_at ? 'login' : user.invited_at ? 'invite_accepted' : 'user_signedup';
+      const audit = { actor: actorOf(applied.user), action, traits: { provider: type.channel === 'email' ? 'email' : 'phone' } } as const;
+      if (flow) {
+        await writeAudit(c, audit.actor, audit.action, audit.traits);
+        await markAuthCodeIssued(c, flow.id);
+        return { kind: 'code', authCode: flow.auth_code! };
+      }
+      return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }) };
+    },
+    req.signal,
+  );
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
 }

@@ -4,7 +4,10 @@ import { createHash } from 'node:crypto';
 import { apiError } from '../errors.js';
 import { safeEqual } from '../crypto/tokens.js';
 
-export interface PkceParams { codeChallenge: string; method: 's256' | 'plain' }
+export interface PkceParams {
+  codeChallenge: string;
+  method: 's256' | 'plain';
+}
 
 /** The PKCE fields of a route's body schema: read as sent, checked by readPkceParams (non-strings are ignored). */
 export const PKCE_FIELDS = { code_challenge: 'unknown', code_challenge_method: 'unknown' } as const;

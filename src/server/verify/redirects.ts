@@ -5,7 +5,13 @@ import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';
 import type { Verified } from './consume.js';
 
-const ERROR_NAMES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' };
+const ERROR_NAMES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized_client',
+  403: 'access_denied',
+  500: 'server_error',
+  503: 'temporarily_unavailable',
+};
 
 const encode = (params: Record<string, string>) =>
   new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
@@ -29,11 +35,18 @@ function withFragment(target: string, params: Record<string, string>): ApiRespon
 }
 
 export function redirectWithSession(target: string, type: string, verified: Verified, pkce = false): ApiResponse {
-  if (verified.kind === 'message') return withFragment(pkce ? withQuery(target, { message: verified.message }) : target, { message: verified.message });
+  if (verified.kind === 'message')
+    return withFragment(pkce ? withQuery(target, { message: verified.message }) : target, { message: verified.message });
   if (verified.kind === 'code') return { status: 303, headers: { Location: withQuery(target, { code: verified.authCode }) } };
   const s = verified.session;
-  return withFragment(target, { access_token: s.access_token, expires_at: String(s.expires_at), expires_in: String(s.expires_in),
-    refresh_token: s.refresh_token, token_type: 'bearer', type });
+  return withFragment(target, {
+    access_token: s.access_token,
+    expires_at: String(s.expires_at),
+    expires_in: String(s.expires_in),
+    refresh_token: s.refresh_token,
+    token_type: 'bearer',
+    type,
+  });
 }
 
 export function redirectWithError(target: string, err: ApiError, pkce = false): ApiResponse {

@@ -33,8 +33,25 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
   ['recovery', { tokenTypes: ['recovery_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
   // The email OTP: the code of a confirmation, magic link or recovery mail.
   ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', link: false, amr: 'otp', apply: confirmEmail }],
-  ['sms', { tokenTypes: ['confirmation_token'], channel: 'sms', link: false, amr: 'otp',
-    apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }) }],
-  ['email_change', { tokenTypes: ['email_change_token_new', 'email_change_token_current'], channel: 'email', link: true, amr: 'otp', apply: applyEmailChange }],
+  [
+    'sms',
+    {
+      tokenTypes: ['confirmation_token'],
+      channel: 'sms',
+      link: false,
+      amr: 'otp',
+      apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }),
+    },
+  ],
+  [
+    'email_change',
+    {
+      tokenTypes: ['email_change_token_new', 'email_change_token_current'],
+      channel: 'email',
+      link: true,
+      amr: 'otp',
+      apply: applyEmailChange,
+    },
+  ],
   ['phone_change', { tokenTypes: ['phone_change_token'], channel: 'sms', link: false, amr: 'otp', apply: applyPhoneChange }],
 ]);

@@ -10,15 +10,18 @@ const linkMail = (heading: string, sentence: string, linkText: string): string =
   `<h2>${heading}</h2>\n\n<p>${sentence}</p>\n<p><a href="{{ .ConfirmationURL }}">${linkText}</a></p>\n${CODE}\n`;
 
 export const DEFAULT_TEMPLATES: Readonly<MailTemplateSet<string>> = Object.freeze({
-  invite: linkMail('You have been invited',
-    'You have been invited to create an account on {{ .SiteURL }}. Follow this link to accept:', 'Accept the invite'),
-  confirmation: linkMail('Confirm your signup',
-    'Follow this link to confirm your email address:', 'Confirm your mail'),
-  recovery: linkMail('Reset password',
-    'Follow this link to choose a new password:', 'Reset password'),
-  magicLink: linkMail('Magic Link',
-    'Follow this link to sign in:', 'Log In'),
-  emailChange: linkMail('Confirm email address change',
-    'Follow this link to confirm changing your email address from {{ .Email }} to {{ .NewEmail }}:', 'Change email address'),
+  invite: linkMail(
+    'You have been invited',
+    'You have been invited to create an account on {{ .SiteURL }}. Follow this link to accept:',
+    'Accept the invite',
+  ),
+  confirmation: linkMail('Confirm your signup', 'Follow this link to confirm your email address:', 'Confirm your mail'),
+  recovery: linkMail('Reset password', 'Follow this link to choose a new password:', 'Reset password'),
+  magicLink: linkMail('Magic Link', 'Follow this link to sign in:', 'Log In'),
+  emailChange: linkMail(
+    'Confirm email address change',
+    'Follow this link to confirm changing your email address from {{ .Email }} to {{ .NewEmail }}:',
+    'Change email address',
+  ),
   reauthentication: '<h2>Confirm reauthentication</h2>\n\n<p>Enter the code: {{ .Token }}</p>\n',
 });

@@ -22,7 +22,10 @@ export function renderGoTemplate(template: string, lookup: FieldLookup, escape: 
     // Go's trim markers need whitespace next to the dash: `{{- x}}`, `{{x -}}`.
     const trimLeft = /^-\s/.test(inner);
     const trimRight = /\s-$/.test(inner);
-    if (trimLeft) { text = text.trimEnd(); inner = inner.slice(1); }
+    if (trimLeft) {
+      text = text.trimEnd();
+      inner = inner.slice(1);
+    }
     if (trimRight) inner = inner.slice(0, -1);
     parts.push(text, escape(fieldText(inner.trim(), lookup)));
     trimNextLeft = trimRight;
@@ -58,5 +61,10 @@ export function escapeHtml(text: string): string {
 }
 
 const HTML_ENTITIES: Record<string, string> = {
-  '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;', '\0': '\uFFFD',
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&#34;',
+  "'": '&#39;',
+  '\0': '\uFFFD',
 };

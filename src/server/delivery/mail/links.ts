@@ -8,7 +8,11 @@ export type LinkKind = 'invite' | 'confirmation' | 'recovery' | 'magicLink' | 'e
 
 /** The `type` query value of each link, as GET /verify expects it. Frozen wire names. */
 export const VERIFICATION_TYPES: Readonly<Record<LinkKind, string>> = Object.freeze({
-  invite: 'invite', confirmation: 'signup', recovery: 'recovery', magicLink: 'magiclink', emailChange: 'email_change',
+  invite: 'invite',
+  confirmation: 'signup',
+  recovery: 'recovery',
+  magicLink: 'magiclink',
+  emailChange: 'email_change',
 });
 
 /** The configured URL path of a link. Magic links use the RECOVERY path, as in the original. */
@@ -33,8 +37,8 @@ export function buildConfirmationUrl({ externalUrl, path, tokenHash, type, redir
   const url = new URL(path || '/verify', externalUrl);
   url.search = '';
   url.hash = '';
-  const query = `token=${goQueryEscape(tokenHash)}&type=${goQueryEscape(VERIFICATION_TYPES[type])}` +
-    `&redirect_to=${encodeRedirectTo(redirectTo)}`;
+  const query =
+    `token=${goQueryEscape(tokenHash)}&type=${goQueryEscape(VERIFICATION_TYPES[type])}` + `&redirect_to=${encodeRedirectTo(redirectTo)}`;
   return `${url.href}?${query}`;
 }
 

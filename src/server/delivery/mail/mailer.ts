@@ -46,7 +46,9 @@ export class MailSendError extends Error {
 export type MailerConfig = Pick<Config, 'smtp' | 'mailer' | 'siteUrl' | 'development' | 'api'>;
 
 export function createMailer(config: MailerConfig, log: Logger): Mailer {
-  const delivery: Delivery = config.smtp.host ? smtpDelivery(config.smtp, config.api.sendTimeoutSeconds * 1000) : logDelivery(config.development, log);
+  const delivery: Delivery = config.smtp.host
+    ? smtpDelivery(config.smtp, config.api.sendTimeoutSeconds * 1000)
+    : logDelivery(config.development, log);
   const templates = new TemplateCache({ siteUrl: config.siteUrl, log });
 
   async function compose(kind: MailKind, to: string, vars: MailVars): Promise<ComposedMail> {
@@ -56,7 +58,7 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
     const base = { kind, to, subject, link: vars.ConfirmationURL, code: vars.Token };
     if (!delivery.needsBody) return { ...base, html: '', text: '' };
     const location = config.mailer.templates[kind];
-    const template = (location && await templates.get(location)) || DEFAULT_TEMPLATES[kind];
+    const template = (location && (await templates.get(location))) || DEFAULT_TEMPLATES[kind];
     const html = renderGoTemplate(template, lookup, escapeHtml);
     return { ...base, html, text: htmlToText(html) };
   }

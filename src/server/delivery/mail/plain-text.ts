@@ -8,8 +8,9 @@ export function htmlToText(html: string): string {
   return decodeEntities(
     html
       .replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, '')
-      .replace(/<a\b[^>]*?\bhref\s*=\s*(["'])(.*?)\1[^>]*>([\s\S]*?)<\/a\s*>/gi,
-        (_, _q: string, href: string, label: string) => linkText(stripTags(label).trim(), href))
+      .replace(/<a\b[^>]*?\bhref\s*=\s*(["'])(.*?)\1[^>]*>([\s\S]*?)<\/a\s*>/gi, (_, _q: string, href: string, label: string) =>
+        linkText(stripTags(label).trim(), href),
+      )
       .replace(/<br\s*\/?>/gi, '\n')
       .replace(/<\/(p|div|h[1-6]|li|tr|table|ul|ol)\s*>/gi, '\n\n')
       .replace(/<[^>]*>/g, ''),

@@ -11,7 +11,11 @@ export const TEMPLATE_MAX_AGE_MS = 10 * 60 * 1000;
 export const TEMPLATE_RETRY_AFTER_MS = 10 * 1000;
 export const TEMPLATE_FETCH_TIMEOUT_MS = 10 * 1000;
 
-interface Entry { body: string | null; freshUntil: number; loading: Promise<void> | null }
+interface Entry {
+  body: string | null;
+  freshUntil: number;
+  loading: Promise<void> | null;
+}
 
 export interface TemplateCacheOptions {
   siteUrl: string;
@@ -32,7 +36,7 @@ export class TemplateCache {
   async get(location: string): Promise<string | null> {
     const url = resolveTemplateUrl(location, this.options.siteUrl);
     let entry = this.entries.get(url);
-    if (!entry) this.entries.set(url, entry = { body: null, freshUntil: 0, loading: null });
+    if (!entry) this.entries.set(url, (entry = { body: null, freshUntil: 0, loading: null }));
     if (this.now() < entry.freshUntil) return entry.body;
     entry.loading ??= this.reload(url, entry);
     if (entry.body === null) await entry.loading;
@@ -41,7 +45,7 @@ export class TemplateCache {
 
   /** Resolves once no load is in flight (shutdown, and tests that look at a background reload). */
   async idle(): Promise<void> {
-    await Promise.all([...this.entries.values()].map((entry) => entry.loading));
+    await Promise.all([...this.entries.values()].flatMap((entry) => (entry.loading ? [entry.loading] : [])));
   }
 
   private async reload(url: string, entry: Entry): Promise<void> {
@@ -50,8 +54,11 @@ export class TemplateCache {
       entry.freshUntil = this.now() + TEMPLATE_MAX_AGE_MS;
     } catch (err) {
       entry.freshUntil = this.now() + TEMPLATE_RETRY_AFTER_MS;
-      this.options.log.warn({ url, err: (err as Error).message, keptPreviousCopy: entry.body !== null },
-        'mail template could not be fetched; using the %s', entry.body === null ? 'built-in default' : 'previous copy');
+      this.options.log.warn(
+        { url, err: (err as Error).message, keptPreviousCopy: entry.body !== null },
+        'mail template could not be fetched; using the %s',
+        entry.body === null ? 'built-in default' : 'previous copy',
+      );
     } finally {
       entry.loading = null;
     }

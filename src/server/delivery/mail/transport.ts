@@ -55,21 +55,27 @@ export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery 
 
 export function logDelivery(development: boolean, log: Logger): Delivery {
   if (development) {
-    log.warn('DEVELOPMENT SETUP: no SMTP_HOST, so outgoing mail is NOT sent; each mail (recipient, subject, link, code) is written to this log instead');
+    log.warn(
+      'DEVELOPMENT SETUP: no SMTP_HOST, so outgoing mail is NOT sent; each mail (recipient, subject, link, code) is written to this log instead',
+    );
   } else {
     log.warn('no SMTP_HOST: outgoing mail is DROPPED (recipient and subject are logged); set AUTH_SMTP_HOST to send mail');
   }
   return {
     needsBody: false,
-    async deliver(mail) {
+    deliver(mail) {
       const messageId = `<${randomUUID()}@portcullis.invalid>`;
       if (development) {
-        log.info({ mail: { kind: mail.kind, to: mail.to, subject: mail.subject, link: mail.link, code: mail.code }, messageId },
-          'mail not sent (development, no SMTP_HOST): %s to %s', mail.kind, mail.to);
+        log.info(
+          { mail: { kind: mail.kind, to: mail.to, subject: mail.subject, link: mail.link, code: mail.code }, messageId },
+          'mail not sent (development, no SMTP_HOST): %s to %s',
+          mail.kind,
+          mail.to,
+        );
       } else {
         log.info({ mail: { kind: mail.kind, to: mail.to, subject: mail.subject }, messageId }, 'mail dropped (no SMTP_HOST)');
       }
-      return { messageId };
+      return Promise.resolve({ messageId });
     },
     close: () => undefined,
   };

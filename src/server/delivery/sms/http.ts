@@ -12,7 +12,10 @@ export interface GatewayAnswer {
 }
 
 export async function postForm(
-  gateway: SmsGatewayName, url: string, fields: Record<string, string>, headers: Record<string, string> = {},
+  gateway: SmsGatewayName,
+  url: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
 ): Promise<GatewayAnswer> {
   try {
     const response = await fetch(url, {
@@ -30,7 +33,11 @@ export async function postForm(
 }
 
 function parseJson(text: string): unknown {
-  try { return JSON.parse(text); } catch { return undefined; }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `https://host/` + `/path` without doubling the slash (base URLs come from configuration). */
@@ -45,6 +52,13 @@ export function basicAuth(user: string, password: string): Record<string, string
 /** A field of a JSON object answer, or undefined (answers are untrusted input). */
 export function field(json: unknown, name: string): unknown {
   return json !== null && typeof json === 'object' ? (json as Record<string, unknown>)[name] : undefined;
+}
+
+/** A field as text for an error message: scalars as they are, anything else as JSON, `fallback` when absent. */
+export function fieldText(json: unknown, name: string, fallback: string): string {
+  const value = field(json, name);
+  if (value === undefined || value === null) return fallback;
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
 export function unexpectedAnswer(gateway: SmsGatewayName, answer: GatewayAnswer): SmsSendError {

@@ -9,10 +9,10 @@ export function logSmsSender(log: Logger): SmsSender {
   return {
     gateway: 'log',
     channels: ['sms', 'whatsapp'],
-    async send(to, body, channel, otp) {
+    send(to, body, channel, otp) {
       const messageId = `log-${randomUUID()}`;
       log.info({ sms: { to, channel, body, code: otp }, messageId }, 'SMS not sent (development, no SMS_PROVIDER): %s to +%s', channel, to);
-      return { messageId };
+      return Promise.resolve({ messageId });
     },
   };
 }

@@ -1,7 +1,7 @@
 // MessageBird (docs/sms.md#messagebird): POST /messages with `Authorization: AccessKey <key>`. Answers 201 with
 // the message (`id`); errors are `{errors: [{code, description, parameter}]}` with a 4xx status.
 import type { Config } from '../../config/types.js';
-import { field, joinUrl, postForm, unexpectedAnswer } from './http.js';
+import { field, fieldText, joinUrl, postForm, unexpectedAnswer } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
 export function messagebirdSender(config: Config['sms']['messagebird']): SmsSender {
@@ -17,7 +17,7 @@ export function messagebirdSender(config: Config['sms']['messagebird']): SmsSend
       if (answer.status < 200 || answer.status > 299) {
         const errors = field(answer.json, 'errors');
         if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('messagebird', answer);
-        const text = errors.map((e) => `${String(field(e, 'description') ?? 'unknown error')} (code ${String(field(e, 'code') ?? '?')})`).join('; ');
+        const text = errors.map((e) => `${fieldText(e, 'description', 'unknown error')} (code ${fieldText(e, 'code', '?')})`).join('; ');
         throw new SmsSendError('messagebird', text, answer.status);
       }
       const id = field(answer.json, 'id');

@@ -21,7 +21,12 @@ export interface SmsSender {
 /** The gateway refused or could not be reached. Callers answer 422 sms_send_failed with this message. */
 export class SmsSendError extends Error {
   override readonly name = 'SmsSendError';
-  constructor(readonly gateway: SmsGatewayName, message: string, readonly httpStatus?: number, options?: ErrorOptions) {
+  constructor(
+    readonly gateway: SmsGatewayName,
+    message: string,
+    readonly httpStatus?: number,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
   }
 }

@@ -2,7 +2,7 @@
 // HTTP 200 even when it refuses, so success is `status: "success"`, failures carry
 // `{status: "failure", errors: [{code, message}]}`; the message id is `messages[0].id`.
 import type { Config } from '../../config/types.js';
-import { field, joinUrl, postForm, unexpectedAnswer } from './http.js';
+import { field, fieldText, joinUrl, postForm, unexpectedAnswer } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
 export function textlocalSender(config: Config['sms']['textlocal']): SmsSender {
@@ -17,7 +17,7 @@ export function textlocalSender(config: Config['sms']['textlocal']): SmsSender {
       if (field(answer.json, 'status') !== 'success') {
         const errors = field(answer.json, 'errors');
         if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('textlocal', answer);
-        const text = errors.map((e) => `${String(field(e, 'message') ?? 'unknown error')} (code ${String(field(e, 'code') ?? '?')})`).join('; ');
+        const text = errors.map((e) => `${fieldText(e, 'message', 'unknown error')} (code ${fieldText(e, 'code', '?')})`).join('; ');
         throw new SmsSendError('textlocal', text, answer.status);
       }
       const messages = field(answer.json, 'messages');

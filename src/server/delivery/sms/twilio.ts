@@ -2,7 +2,7 @@
 // with HTTP Basic (AccountSid, AuthToken). Answers 201 with the message resource, whose `sid` is the
 // message id; a created message can already be `failed`/`undelivered`, which is a failure too.
 import type { Config } from '../../config/types.js';
-import { basicAuth, field, joinUrl, postForm, unexpectedAnswer, type GatewayAnswer } from './http.js';
+import { basicAuth, field, fieldText, joinUrl, postForm, unexpectedAnswer, type GatewayAnswer } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
 export function twilioSender(config: Config['sms']['twilio']): SmsSender {
@@ -13,17 +13,22 @@ export function twilioSender(config: Config['sms']['twilio']): SmsSender {
     channels: ['sms', 'whatsapp'],
     async send(to, body, channel, otp) {
       requireChannel(sender, channel);
-      const fields = channel === 'whatsapp'
-        ? whatsappFields(config, to, body, otp)
-        : { To: `+${to}`, Channel: channel, From: config.messageServiceSid, Body: body };
+      const fields =
+        channel === 'whatsapp'
+          ? whatsappFields(config, to, body, otp)
+          : { To: `+${to}`, Channel: channel, From: config.messageServiceSid, Body: body };
       const answer = await postForm('twilio', url, fields, auth);
       if (answer.status !== 200 && answer.status !== 201) throw twilioError('twilio', answer);
       const sid = field(answer.json, 'sid');
       if (typeof sid !== 'string') throw unexpectedAnswer('twilio', answer);
       const status = field(answer.json, 'status');
       if (status === 'failed' || status === 'undelivered') {
-        const reason = field(answer.json, 'error_message') ?? 'no reason given';
-        throw new SmsSendError('twilio', `twilio message ${sid} ${status}: ${reason} (error ${field(answer.json, 'error_code') ?? 'unknown'})`, answer.status);
+        const reason = fieldText(answer.json, 'error_message', 'no reason given');
+        throw new SmsSendError(
+          'twilio',
+          `twilio message ${sid} ${status}: ${reason} (error ${fieldText(answer.json, 'error_code', 'unknown')})`,
+          answer.status,
+        );
       }
       return { messageId: sid };
     },
@@ -49,6 +54,6 @@ function whatsappFields(config: Config['sms']['twilio'], to: string, body: strin
 export function twilioError(gateway: 'twilio' | 'twilio_verify', answer: GatewayAnswer): SmsSendError {
   const message = field(answer.json, 'message');
   if (typeof message !== 'string') return unexpectedAnswer(gateway, answer);
-  const code = field(answer.json, 'code');
-  return new SmsSendError(gateway, code === undefined ? message : `${message} (error ${String(code)})`, answer.status);
+  const code = field(answer.json, 'code') === undefined ? null : fieldText(answer.json, 'code', '');
+  return new SmsSendError(gateway, code === null ? message : `${message} (error ${code})`, answer.status);
 }

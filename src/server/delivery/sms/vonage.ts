@@ -2,7 +2,7 @@
 // fields. Vonage answers HTTP 200 even when it refuses: each `messages[i].status` is "0" on success,
 // otherwise `error-text` says why. Text outside ASCII must be flagged `type=unicode` or it is mangled.
 import type { Config } from '../../config/types.js';
-import { field, joinUrl, postForm, unexpectedAnswer } from './http.js';
+import { field, fieldText, joinUrl, postForm, unexpectedAnswer } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
 export function vonageSender(config: Config['sms']['vonage']): SmsSender {
@@ -13,14 +13,17 @@ export function vonageSender(config: Config['sms']['vonage']): SmsSender {
     async send(to, body, channel) {
       requireChannel(sender, channel);
       const fields: Record<string, string> = { from: config.from, to, text: body, api_key: config.apiKey, api_secret: config.apiSecret };
-      if (!/^[\x00-\x7f]*$/.test(body)) fields.type = 'unicode';
+      if ([...body].some((ch) => ch.charCodeAt(0) > 0x7f)) fields.type = 'unicode';
       const answer = await postForm('vonage', url, fields);
       const messages = field(answer.json, 'messages');
       const first: unknown = Array.isArray(messages) ? messages[0] : undefined;
       if (first === undefined) throw unexpectedAnswer('vonage', answer);
       if (field(first, 'status') !== '0') {
-        const reason = field(first, 'error-text') ?? 'no reason given';
-        throw new SmsSendError('vonage', `${String(reason)} (status ${String(field(first, 'status'))})`, answer.status);
+        throw new SmsSendError(
+          'vonage',
+          `${fieldText(first, 'error-text', 'no reason given')} (status ${fieldText(first, 'status', '')})`,
+          answer.status,
+        );
       }
       const id = field(first, 'message-id');
       if (typeof id !== 'string') throw unexpectedAnswer('vonage', answer);
