@@ -12,6 +12,7 @@ import { createSmsSender } from './delivery/sms/index.js';
 import { createRedirectCheck } from './http/redirect-target.js';
 import { requestMetricsFor } from './observability/metrics.js';
 import { createTracing } from './observability/tracing.js';
+import { createSendTiming } from './delivery/send-timing.js';
 
 export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
   const db = createPool({
@@ -36,6 +37,7 @@ export async function createAppContext(config: Config, resources: AppResources, 
     sms: createSmsSender(config.sms, log, { development: config.development }),
     redirect: createRedirectCheck(config),
     metrics: requestMetricsFor(config.metrics),
+    sendTiming: createSendTiming(),
     tracing: await createTracing(config),
   };
 }

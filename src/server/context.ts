@@ -12,6 +12,7 @@ import type { SmsSender } from './delivery/sms/index.js';
 import type { RedirectCheck } from './http/redirect-target.js';
 import type { RequestMetrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
+import type { SendTiming } from './delivery/send-timing.js';
 
 export interface AppContext {
   config: Config;
@@ -27,6 +28,8 @@ export interface AppContext {
   redirect: RedirectCheck;
   metrics: RequestMetrics;
   tracing: Tracing;
+  /** how long sends take lately, so that requests with nothing to send answer as late */
+  sendTiming: SendTiming;
 }
 
 export interface AppResources {

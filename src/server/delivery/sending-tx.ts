@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { tx, type Queryable } from '../../db/pool.js';
 import { takeSendPermit, type Channel } from '../limits/sends.js';
 import type { AppContext } from '../context.js';
+import type { SendTimingKey } from './send-timing.js';
 
 interface Permits {
   held: Record<Channel, number>;
@@ -30,14 +31,25 @@ class PermitNeeded extends Error {
 /** Three attempts cover the largest need (two mails of a secure email change) with one to spare. */
 const MAX_ATTEMPTS = 4;
 
-export async function sendingTx<T>(ctx: AppContext, signal: AbortSignal | undefined, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * With `timing`, a transaction that committed without sending anything answers only once it has taken as
+ * long as this kind of request takes when it sends (send-timing.ts), so the answer's timing does not tell
+ * a known address from an unknown one.
+ */
+export async function sendingTx<T>(
+  ctx: AppContext,
+  signal: AbortSignal | undefined,
+  fn: (c: pg.PoolClient) => Promise<T>,
+  timing?: SendTimingKey,
+): Promise<T> {
   const held: Record<Channel, number> = { email: 0, sms: 0 };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await tx(
+      const permits: Permits = { held: { ...held }, spent: { email: 0, sms: 0 } };
+      const result = await tx(
         ctx.db,
         async (c) => {
-          permitsOf.set(c, { held: { ...held }, spent: { email: 0, sms: 0 } });
+          permitsOf.set(c, permits);
           try {
             return await fn(c);
           } finally {
@@ -46,6 +58,9 @@ export async function sendingTx<T>(ctx: AppContext, signal: AbortSignal | undefi
         },
         signal,
       );
+      if (timing && permits.spent.email + permits.spent.sms > 0) ctx.sendTiming.sent(timing);
+      else if (timing) await ctx.sendTiming.nothingSent(timing, signal);
+      return result;
     } catch (err) {
       if (!(err instanceof PermitNeeded) || attempt === MAX_ATTEMPTS) throw err;
       // No connection is held here: the transaction above has ended.

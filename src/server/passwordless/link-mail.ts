@@ -11,6 +11,7 @@ import { actorOf } from '../users/actor.js';
 import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { Config } from '../config/types.js';
 import type { AppContext } from '../context.js';
+import type { SendTimingKey } from '../delivery/send-timing.js';
 
 export interface LinkMail {
   kind: 'magicLink' | 'recovery';
@@ -30,37 +31,49 @@ export const FLOW_METHOD = { magicLink: 'magiclink', recovery: 'recovery' } as c
 export const linkMailInterval = (config: Config) => Math.max(60, config.smtp.maxFrequencySeconds);
 
 /** Sends the mail in one transaction: a failed send leaves no token, flow or timestamp behind. */
-export async function sendLinkMail(ctx: AppContext, userId: string, mail: LinkMail, signal?: AbortSignal): Promise<void> {
-  await sendingTx(ctx, signal, async (c) => {
-    const user = (await lockUserById(c, userId))!;
-    assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
-    if (mail.pkce) {
-      await insertFlowState(c, {
-        userId: user.id,
-        codeChallenge: mail.pkce.codeChallenge,
-        method: mail.pkce.method,
-        authenticationMethod: FLOW_METHOD[mail.kind],
+export async function sendLinkMail(
+  ctx: AppContext,
+  userId: string,
+  mail: LinkMail,
+  signal?: AbortSignal,
+  timing?: SendTimingKey,
+): Promise<void> {
+  await sendingTx(
+    ctx,
+    signal,
+    async (c) => {
+      const user = (await lockUserById(c, userId))!;
+      assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
+      if (mail.pkce) {
+        await insertFlowState(c, {
+          userId: user.id,
+          codeChallenge: mail.pkce.codeChallenge,
+          method: mail.pkce.method,
+          authenticationMethod: FLOW_METHOD[mail.kind],
+        });
+      }
+      await writeAudit(c, actorOf(user), 'user_recovery_requested');
+      await sendEmailToken(ctx, c, user, {
+        kind: mail.kind,
+        tokenType: 'recovery_token',
+        to: user.email!,
+        redirectTo: mail.redirectTo,
+        pkce: !!mail.pkce,
       });
-    }
-    await writeAudit(c, actorOf(user), 'user_recovery_requested');
-    await sendEmailToken(ctx, c, user, {
-      kind: mail.kind,
-      tokenType: 'recovery_token',
-      to: user.email!,
-      redirectTo: mail.redirectTo,
-      pkce: !!mail.pkce,
-    });
-    await updateUser(c, user.id, { recovery_sent_at: new Date() });
-  });
+      await updateUser(c, user.id, { recovery_sent_at: new Date() });
+    },
+    timing,
+  );
 }
 
 /**
  * What /recover does for an address with no account, so the answer does not reveal which addresses
  * exist (docs/architecture.md#same-work-and-same-answer-for-unknown-accounts): the same lookup has already been made, and here the same global send slot is
  * taken (an exhausted RATE_LIMIT_EMAIL_SENT answers 429 for known and unknown addresses alike) and the
- * same code and hash are computed. Only the SMTP exchange itself is skipped.
+ * same code and hash are computed. The SMTP exchange is skipped, and its usual duration waited out instead.
  */
-export async function pretendLinkMail(ctx: AppContext, address: string): Promise<void> {
+export async function pretendLinkMail(ctx: AppContext, address: string, timing: SendTimingKey, signal?: AbortSignal): Promise<void> {
   await takeSendPermit(ctx, ctx.db, 'email');
   otpHash(address, newOtp(ctx.config.mailer.otpLength));
+  await ctx.sendTiming.nothingSent(timing, signal);
 }

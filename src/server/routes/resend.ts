@@ -35,19 +35,25 @@ export const resendBody = bodySchema(FIELDS);
 type ResendBody = BodyOf<typeof FIELDS>;
 
 export const resend: Handler<ResendBody> = async (req, ctx) => {
+  const timing = { kind: `resend:${req.body().type ?? ''}`, startedAt: performance.now() };
   const r = readResend(req.body(), ctx, redirectTarget(req, ctx));
   const aud = requestAudience(req, ctx);
-  const body = await sendingTx(ctx, req.signal, async (c) => {
-    const found =
-      r.type === 'signup'
-        ? await findUserByEmail(c, r.address, aud)
-        : r.type === 'sms'
-          ? await findUserByPhone(c, r.address, aud)
-          : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);
-    // Locked so that concurrent resends pass the frequency check one at a time.
-    const user = found && (await lockUserById(c, found.id));
-    return user ? send(ctx, c, user, r) : {};
-  });
+  const body = await sendingTx(
+    ctx,
+    req.signal,
+    async (c) => {
+      const found =
+        r.type === 'signup'
+          ? await findUserByEmail(c, r.address, aud)
+          : r.type === 'sms'
+            ? await findUserByPhone(c, r.address, aud)
+            : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);
+      // Locked so that concurrent resends pass the frequency check one at a time.
+      const user = found && (await lockUserById(c, found.id));
+      return user ? send(ctx, c, user, r) : {};
+    },
+    timing,
+  );
   return { body };
 };
 

@@ -20,6 +20,7 @@ export const signupBody = bodySchema(FIELDS);
 type SignupBody = BodyOf<typeof FIELDS>;
 
 export const signup: Handler<SignupBody> = async (req, ctx) => {
+  const timing = { kind: 'signup', startedAt: performance.now() };
   const body = req.body();
   const email = body.email ?? '';
   const phone = body.phone ?? '';
@@ -28,7 +29,7 @@ export const signup: Handler<SignupBody> = async (req, ctx) => {
   const input = readInput(req, ctx, body, email, phone);
   // Hash before looking anything up: a new, a pending and an existing address cost the same work.
   const passwordHash = await ctx.hasher.hash(input.password, req.signal);
-  return sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, passwordHash));
+  return sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, passwordHash), timing);
 };
 
 function readInput(req: ApiRequest, ctx: AppContext, body: SignupBody, email: string, phone: string): SignupInput {
