@@ -122,3 +122,47 @@ t.test('`npm run bench -- <scenario>` runs only those, with a progress line, and
   t.ok(measured.jwt.signs > 0 && measured.jwt.verifies > 0, 'HS256 signs and verifies inline');
   t.ok(measured.noopRoundTripMs > 0, "the pool's own round trip");
 });
+
+t.test('`npm run bench -- parity` prints the medians of known and unknown addresses per endpoint', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-parity-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const run = await runBench(
+    {
+      BENCH_DURATION: '0.5',
+      BENCH_DATABASE_URL: database.url,
+      BENCH_RESULTS_DIR: dir,
+      AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
+      AUTH_PASSWORD_HASH_TIME_COST: '1',
+      AUTH_HTTP_WORKERS: '1',
+      AUTH_CRYPTO_WORKERS: '2',
+    },
+    ['parity'],
+  );
+  t.equal(run.code, 0, run.output);
+  const { measured } = JSON.parse(readFileSync(path.join(dir, readdirSync(dir)[0]), 'utf8')).scenarios.parity;
+  const variants = Object.fromEntries(Object.entries(measured).map(([endpoint, m]: [string, any]) => [endpoint, Object.keys(m.medians)]));
+  t.strictSame(variants, {
+    'password grant': ['known', 'unknown', 'banned'],
+    recover: ['known', 'unknown'],
+    magiclink: ['known', 'unknown'],
+    otp: ['known', 'unknown'],
+    signup: ['new', 'existing'],
+    'resend signup': ['pending', 'unknown'],
+  });
+  for (const [endpoint, m] of Object.entries<any>(measured)) {
+    t.ok(
+      Object.values(m.medians).every((ms) => (ms as number) > 0),
+      `${endpoint}: a median per variant`,
+    );
+    // Each variant took the path it is named for: the answers are the ones a real client would get.
+    const expected = endpoint === 'password grant' ? 400 : 200;
+    t.strictSame(
+      Object.keys(m.statuses).sort(),
+      Object.keys(m.medians)
+        .map((v) => `${v} ${expected}`)
+        .sort(),
+      `${endpoint}: every answer ${expected}`,
+    );
+    t.match(run.output, new RegExp(`parity +${endpoint} +medians: `), `${endpoint}: its line`);
+  }
+});

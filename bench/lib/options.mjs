@@ -3,8 +3,9 @@
 import os from 'node:os';
 
 export const SCENARIOS = ['token-password', 'token-refresh', 'user', 'settings', 'signup', 'mixed', 'overload'];
-/** Not in the default run: uv-threadpool restarts the service per threadpool size; crypto-choices needs none. */
-export const EXTRA_SCENARIOS = ['uv-threadpool', 'crypto-choices'];
+/** Not in the default run: uv-threadpool restarts the service per threadpool size; crypto-choices needs none;
+ * parity runs its own service with a mail server. */
+export const EXTRA_SCENARIOS = ['uv-threadpool', 'crypto-choices', 'parity'];
 
 export function readOptions(argv = process.argv.slice(2), env = process.env) {
   const wanted = argv.filter((a) => !a.startsWith('-'));

@@ -43,7 +43,7 @@ export function printTable(results) {
   console.log('\n| scenario | req/s | p50 ms | p99 ms | limit | ratio | target |');
   console.log('|---|---:|---:|---:|---|---:|---|');
   for (const [name, r] of Object.entries(results.scenarios)) {
-    if (r.runs || r.measured) continue; // uv-threadpool and crypto-choices print their own lines
+    if (r.runs || r.measured) continue; // uv-threadpool, crypto-choices and parity print their own lines
     if (r.skipped || r.error) {
       console.log(`| ${name} | — | — | — | ${r.skipped ? 'skipped' : 'failed'}: ${r.skipped ?? r.error} | — | — |`);
       continue;

@@ -9,6 +9,7 @@ import { printTable, scenarioLine, writeResults } from './report.mjs';
 import { SCENARIO_MODULES } from '../scenarios/index.mjs';
 import { uvThreadpool } from '../scenarios/uv-threadpool.mjs';
 import { cryptoChoices } from '../scenarios/crypto-choices.mjs';
+import { parity } from '../scenarios/parity.mjs';
 
 /** Runs the chosen scenarios, prints the table, writes the JSON; resolves false when a scenario failed. */
 export async function runAll(options) {
@@ -22,6 +23,7 @@ export async function runAll(options) {
   if (main.length > 0) await runScenarios(options, main, results);
   if (options.scenarios.includes('uv-threadpool')) results.scenarios['uv-threadpool'] = await uvThreadpool(options);
   if (options.scenarios.includes('crypto-choices')) results.scenarios['crypto-choices'] = await cryptoChoices(options);
+  if (options.scenarios.includes('parity')) results.scenarios.parity = await parity(options);
   printTable(results);
   console.log(`\nresults: ${writeResults(options.resultsDir, results)}`);
   return !Object.values(results.scenarios).some((r) => r.error);

@@ -15,7 +15,7 @@ const CHILD = new URL('./serve-child.mjs', import.meta.url);
 /** What service.ts gives each HTTP thread when DB_MAX_POOL_SIZE is 0. */
 const DEFAULT_CONNECTIONS_PER_THREAD = 10;
 
-export async function startBenchService(options, { uvThreadpool = options.uvThreadpool } = {}) {
+export async function startBenchService(options, { uvThreadpool = options.uvThreadpool, env: extraEnv = {} } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-'));
   // As root, the embedded PostgreSQL runs as the postgres user, who must be able to pass through here.
   chmodSync(dir, 0o711);
@@ -28,6 +28,7 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
     AUTH_LOG_LEVEL: options.logLevel,
     AUTH_LOG_FILE: path.join(dir, 'service.log'),
     AUTH_DATA_DIR: path.join(dir, 'data'),
+    ...extraEnv,
   };
   if (uvThreadpool) env.UV_THREADPOOL_SIZE = String(uvThreadpool);
   else delete env.UV_THREADPOOL_SIZE;
