@@ -2,8 +2,6 @@
 import type { Logger } from 'pino';
 import type { AppContext, AppResources } from './context.js';
 import type { Config } from './config/types.js';
-import { Router } from './http/router.js';
-import { ROUTES } from './routes.js';
 import { createPool } from '../db/pool.js';
 import { connectCryptoPool } from './crypto/pool.js';
 import { createJwtService } from './auth/jwt.js';
@@ -30,7 +28,6 @@ export async function createAppContext(config: Config, resources: AppResources, 
     config,
     log,
     db,
-    router: new Router(ROUTES),
     hasher: connectCryptoPool(resources.cryptoPort, config.password.hash),
     jwt: createJwtService(config.jwt),
     mailer: createMailer(config, log),

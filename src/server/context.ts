@@ -4,7 +4,6 @@ import type { MessagePort } from 'node:worker_threads';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config/types.js';
-import type { Router } from './http/router.js';
 import type { PasswordHasher } from './crypto/pool.js';
 import type { JwtService } from './auth/jwt.js';
 import type { Mailer } from './delivery/mail/mailer.js';
@@ -16,7 +15,6 @@ import type { SendTiming } from './delivery/send-timing.js';
 
 export interface AppContext {
   config: Config;
-  router: Router;
   log: Logger;
   db: pg.Pool;
   hasher: PasswordHasher;

@@ -5,6 +5,8 @@ import type { Config } from '../server/config/types.js';
 import { createLogger } from '../server/observability/log.js';
 import { createAppContext, closeAppContext } from '../server/build-context.js';
 import type { AppResources } from '../server/context.js';
+import { Router } from '../server/http/router.js';
+import { ROUTES } from '../server/routes.js';
 import { createHttpServer } from '../server/http/server.js';
 
 export interface HttpWorkerData extends AppResources {
@@ -23,7 +25,8 @@ const data = workerData as HttpWorkerData;
 const port = parentPort!;
 const log = createLogger(data.config.log, { thread: data.index });
 const ctx = await createAppContext(data.config, data, log);
-const server = createHttpServer(ctx.router, ctx, log);
+// The route table is the thread's, not the context's: handlers never need it, and the context stays a leaf.
+const server = createHttpServer(new Router(ROUTES), ctx, log);
 const send = (message: FromWorker) => port.postMessage(message);
 
 let closing: Promise<void> | null = null;

@@ -5,15 +5,11 @@ import { apiError } from '../errors.js';
 import { bearerClaims } from './bearer.js';
 import { findSession } from '../../db/sessions.js';
 import { UUID } from '../admin/load-user.js';
-import type { AuditActor } from '../../db/audit-log.js';
-import type { VerifiedClaims } from './jwt.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
+import type { Admin } from './principal.js';
 
-export interface Admin {
-  claims: VerifiedClaims;
-  actor: AuditActor;
-}
+export type { Admin } from './principal.js';
 
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 

@@ -2,24 +2,18 @@
 // each with its status, code and message, because clients branch on them.
 import { apiError } from '../errors.js';
 import { findUserSession, findUserSessionIdentities, type UserSession } from '../../db/user-session.js';
-import type { UserRow } from '../../db/users.js';
-import type { SessionRow } from '../../db/sessions.js';
-import type { IdentityRow } from '../../db/identities.js';
 import { JwtError, type VerifiedClaims } from './jwt.js';
 import { isBanned } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
+import type { Authenticated, AuthenticatedWithIdentities } from './principal.js';
+
+export type { Authenticated, AuthenticatedWithIdentities } from './principal.js';
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The session is only its id: no caller needs more (logout and user-update pass it on). */
-export interface Authenticated {
-  claims: VerifiedClaims;
-  user: UserRow;
-  session: Pick<SessionRow, 'id'>;
-}
-
 /** The verified claims of the request's bearer token (401 no_authorization / 403 bad_jwt). */
 export async function bearerClaims(req: ApiRequest, ctx: AppContext): Promise<VerifiedClaims> {
   const match = BEARER.exec(req.headers.authorization ?? '');
@@ -37,8 +31,6 @@ export async function authenticate(req: ApiRequest, ctx: AppContext): Promise<Au
   const { claims, userId, sessionId } = await subjectOf(req, ctx);
   return checked(claims, sessionId, await findUserSession(ctx.db, userId, sessionId));
 }
-
-export type AuthenticatedWithIdentities = Authenticated & { identities: IdentityRow[] };
 
 /** authenticate() and the user's identities, still in one round trip (GET /user). */
 export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<AuthenticatedWithIdentities> {

@@ -4,8 +4,6 @@
 // parsed, normalised href is handed on; anything else falls back to SITE_URL silently, as the original
 // does, so a hostile link can never send tokens elsewhere (docs/redirects.md).
 import type { Config } from '../config/types.js';
-import type { AppContext } from '../context.js';
-import type { ApiRequest } from './types.js';
 import { compileAllowPattern } from './redirect-patterns.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -50,5 +48,7 @@ export function requestedRedirect(headers: Record<string, string>, query: URLSea
 }
 
 /** The validated redirect target of a request (SITE_URL when none is given or it is not allowed). */
-export const redirectTarget = (req: ApiRequest, ctx: Pick<AppContext, 'redirect' | 'config'>): string =>
-  ctx.redirect(requestedRedirect(req.headers, req.query)) ?? ctx.config.siteUrl;
+export const redirectTarget = (
+  req: { headers: Record<string, string>; query: URLSearchParams },
+  ctx: { redirect: RedirectCheck; config: Pick<Config, 'siteUrl'> },
+): string => ctx.redirect(requestedRedirect(req.headers, req.query)) ?? ctx.config.siteUrl;

@@ -2,9 +2,7 @@
 // (never uWS objects) and return a plain response; server.ts does the rest. A route (routes.ts) says who
 // may call it; the dispatcher (dispatch.ts) enforces that and hands the handler its principal.
 import type { AppContext } from '../context.js';
-import type { Authenticated, AuthenticatedWithIdentities } from '../auth/bearer.js';
-import type { Admin } from '../auth/admin.js';
-import type { ClientBucket } from '../limits/per-client.js';
+import type { Admin, Authenticated, AuthenticatedWithIdentities, ClientBucket } from '../auth/principal.js';
 
 export type JsonObject = Record<string, unknown>;
 

@@ -6,7 +6,9 @@ import { takeFromBucket } from '../../db/rate-limits.js';
 import type { Config } from '../config/types.js';
 import type { Run } from '../http/types.js';
 
-export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous';
+import type { ClientBucket } from '../auth/principal.js';
+
+export type { ClientBucket };
 
 const BURST = 30;
 

@@ -3,9 +3,13 @@
 // instead of a session; the second (or the only one) makes the new address the user's.
 import { apiError } from '../errors.js';
 import { deleteOneTimeTokens, hasOneTimeToken, type OneTimeTokenType } from '../../db/one-time-tokens.js';
-import { updateUser } from '../../db/users.js';
+import { updateUser, type UserRow } from '../../db/users.js';
+import type { Queryable } from '../../db/pool.js';
 import { adoptAddress } from '../users/change-address.js';
-import type { VerifyType } from './types.js';
+import type { AppContext } from '../context.js';
+
+/** The shape of Apply (types.ts), written out so that this module does not import its user. */
+type Apply = (ctx: AppContext, q: Queryable, user: UserRow, tokenType: OneTimeTokenType) => Promise<{ user: UserRow; message?: string }>;
 
 export const SECURE_CHANGE_FIRST_HALF = 'Confirmation link accepted. Please proceed to confirm link sent to the other email';
 
@@ -14,7 +18,7 @@ const OTHER_HALF: Partial<Record<OneTimeTokenType, OneTimeTokenType>> = {
   email_change_token_current: 'email_change_token_new',
 };
 
-export const applyEmailChange: VerifyType['apply'] = async (_ctx, q, user, tokenType) => {
+export const applyEmailChange: Apply = async (_ctx, q, user, tokenType) => {
   // A token without a pending change (cancelled meanwhile) proves nothing.
   if (!user.email_change) throw apiError('link_expired');
   const other = OTHER_HALF[tokenType];
@@ -25,7 +29,7 @@ export const applyEmailChange: VerifyType['apply'] = async (_ctx, q, user, token
   return { user: await adoptAddress(q, user, 'email', user.email_change) };
 };
 
-export const applyPhoneChange: VerifyType['apply'] = async (_ctx, q, user) => {
+export const applyPhoneChange: Apply = async (_ctx, q, user) => {
   if (!user.phone_change) throw apiError('otp_expired');
   return { user: await adoptAddress(q, user, 'phone', user.phone_change) };
 };

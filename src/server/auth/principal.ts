@@ -1,0 +1,26 @@
+// Who is calling: what the dispatcher hands a guarded handler once its guard has passed. Types only, so
+// the HTTP layer's types can name them without importing the checks that produce them.
+import type { AuditActor } from '../../db/audit-log.js';
+import type { IdentityRow } from '../../db/identities.js';
+import type { SessionRow } from '../../db/sessions.js';
+import type { UserRow } from '../../db/users.js';
+import type { VerifiedClaims } from './jwt.js';
+
+/** A user with a live session (guard 'user'). */
+export interface Authenticated {
+  claims: VerifiedClaims;
+  user: UserRow;
+  session: Pick<SessionRow, 'id'>;
+}
+
+/** The same, with the user's identities read in the same statement (guard 'user+identities'). */
+export type AuthenticatedWithIdentities = Authenticated & { identities: IdentityRow[] };
+
+/** A bearer whose role is an admin role (guard 'admin'), audited as a pseudo-user named after the role. */
+export interface Admin {
+  claims: VerifiedClaims;
+  actor: AuditActor;
+}
+
+/** The per-client rate-limit buckets (limits/per-client.ts). */
+export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous';
