@@ -11,7 +11,12 @@ import type { AppContext } from '../context.js';
  * random 64-character one: neither can be signed in with, and ours costs no hash).
  * `strength`: updates go through the password policy; creation does not, as in the original.
  */
-export async function storedPassword(ctx: AppContext, p: AdminUserParams, strength: boolean): Promise<string | undefined> {
+export async function storedPassword(
+  ctx: AppContext,
+  p: AdminUserParams,
+  strength: boolean,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
   if (p.password !== undefined && p.passwordHash !== undefined) {
     throw apiError('admin_password_and_hash');
   }
@@ -24,5 +29,5 @@ export async function storedPassword(ctx: AppContext, p: AdminUserParams, streng
   if (p.password === undefined || (p.password === '' && !strength)) return undefined;
   if (isPasswordTooLong(p.password)) throw apiError('password_too_long');
   if (strength) assertStrongPassword(p.password, ctx.config.password);
-  return ctx.hasher.hash(p.password);
+  return ctx.hasher.hash(p.password, signal);
 }

@@ -38,7 +38,7 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
   const existing = await findUserByEmail(ctx.db, email, aud);
   // A magic link for an unknown address signs the user up instead, without a password (docs/api.md#post-admingenerate_link).
   const type = requested === 'magiclink' && !existing ? 'signup' : requested;
-  const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, body.password ?? '') : null;
+  const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, body.password ?? '', req.signal) : null;
   const input = { email, newEmail: body.new_email ?? '', data: body.data ?? {}, aud, passwordHash };
   const response = await tx(
     ctx.db,
@@ -79,9 +79,9 @@ function redirectOf(req: ApiRequest, ctx: AppContext, fromBody: string): string 
 }
 
 // A signup link for a new user needs a password, checked as POST /signup checks it.
-async function signupPasswordHash(ctx: AppContext, password: string): Promise<string> {
+async function signupPasswordHash(ctx: AppContext, password: string, signal: AbortSignal): Promise<string> {
   if (!password) throw apiError('password_required');
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
   assertStrongPassword(password, ctx.config.password);
-  return ctx.hasher.hash(password);
+  return ctx.hasher.hash(password, signal);
 }

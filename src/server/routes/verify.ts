@@ -45,7 +45,7 @@ export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
     if (tokenHash) throw apiError('verify_type_invalid');
     throw apiError('otp_expired');
   }
-  const passwordHash = await passwordToSet(ctx, typeName, body.password ?? '');
+  const passwordHash = await passwordToSet(ctx, typeName, body.password ?? '', req.signal);
   const verified = await consumeToken(ctx, req, type, proof, { passwordHash });
   if (verified.kind === 'message') return { body: { msg: verified.message, code: '200' } };
   if (verified.kind === 'code') throw new TypeError('POST /verify never finishes a flow with an auth code');
@@ -84,11 +84,11 @@ function flowMethodOf(typeName: string): string {
  * of a user who has none (an invited user); it is checked like a sign-up password before the token is
  * touched. Without one, such a user stays password-less, as auth-js's verifyOtp never sends one.
  */
-async function passwordToSet(ctx: AppContext, typeName: string, password: string): Promise<string | undefined> {
+async function passwordToSet(ctx: AppContext, typeName: string, password: string, signal: AbortSignal): Promise<string | undefined> {
   if (!password || (typeName !== 'signup' && typeName !== 'invite')) return undefined;
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
   assertStrongPassword(password, ctx.config.password);
-  return ctx.hasher.hash(password);
+  return ctx.hasher.hash(password, signal);
 }
 
 function validEmail(email: string): string {

@@ -17,12 +17,18 @@ export function needsNonce(ctx: AppContext, user: UserRow): boolean {
   return ctx.config.security.updatePasswordRequireReauthentication && reauthenticationChannel(user) !== null;
 }
 
-export async function checkNewPassword(ctx: AppContext, user: UserRow, password: string, nonce: string): Promise<string> {
+export async function checkNewPassword(
+  ctx: AppContext,
+  user: UserRow,
+  password: string,
+  nonce: string,
+  signal?: AbortSignal,
+): Promise<string> {
   if (needsNonce(ctx, user) && !nonce) throw apiError('reauthentication_needed');
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
   assertStrongPassword(password, ctx.config.password);
-  if (user.encrypted_password && (await ctx.hasher.verify(user.encrypted_password, password)).ok) {
+  if (user.encrypted_password && (await ctx.hasher.verify(user.encrypted_password, password, signal)).ok) {
     throw apiError('same_password');
   }
-  return ctx.hasher.hash(password);
+  return ctx.hasher.hash(password, signal);
 }
