@@ -67,6 +67,8 @@ const jwtConfig = {
   aud: 'authenticated',
   issuer: '',
   keyId: '',
+  keys: [],
+  validMethods: [],
   adminGroupName: 'admin',
   defaultGroupName: 'authenticated',
   adminRoles: [],
