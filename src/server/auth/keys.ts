@@ -134,7 +134,7 @@ function publicHalf(publicKey: KeyObject, kid: string, alg: string): Record<stri
 export const GENERATABLE = ['ES256', 'RS256', 'EdDSA', 'HS256'] as const;
 
 /** A new private JWK for `portcullis keys generate`, signing, with a random kid. */
-export function generateJwk(alg: string): JsonWebKey & { kid: string } {
+export function generateJwk(alg: string): JsonWebKey & { kid: string; alg: string } {
   const kid = randomUUID();
   const meta = { kid, alg, use: 'sig', key_ops: ['sign', 'verify'] };
   if (alg === 'HS256') return { kty: 'oct', k: randomBytes(32).toString('base64url'), ...meta };
