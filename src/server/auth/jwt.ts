@@ -25,6 +25,14 @@ export interface AccessTokenClaims {
   is_anonymous: boolean;
 }
 
+/** An anon or service_role key (`portcullis token`): a role and a lifetime, no user. */
+export interface ApiKeyClaims {
+  iss?: string;
+  role: string;
+  iat: number;
+  exp: number;
+}
+
 export interface AmrEntry {
   method: string;
   timestamp: number;
@@ -42,7 +50,7 @@ export interface JwtService {
   readonly algorithm: string;
   /** the public JWKs of the asymmetric keys, for /.well-known/jwks.json */
   readonly publicKeys: ReadonlyArray<Record<string, unknown>>;
-  sign(claims: AccessTokenClaims): Promise<string>;
+  sign(claims: AccessTokenClaims | ApiKeyClaims): Promise<string>;
   /** Throws JwtError whose message is the original's 403 bad_jwt message. */
   verify(token: string): Promise<VerifiedClaims>;
 }
