@@ -129,6 +129,17 @@ t.test('rotation: [new signer, old verify-only] accepts what the old key signed 
   t.match(await rejection(service([next]).verify(oldToken)), /signing method RS256 is invalid/);
 });
 
+t.test('JWT_VALID_METHODS refuses a configured key whose algorithm it leaves out', async (t) => {
+  const old = generateJwk('RS256');
+  const oldToken = await service([old]).sign(claims);
+  const next = generateJwk('ES256');
+  t.equal((await service([next, verifyOnly(old)], ['ES256', 'RS256']).verify(oldToken)).sub, claims.sub);
+  t.equal(
+    await rejection(service([next, verifyOnly(old)], ['ES256']).verify(oldToken)),
+    'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method RS256 is invalid',
+  );
+});
+
 t.test('the public keys are the public members only, never oct', async (t) => {
   const ec = generateJwk('ES256');
   const jwt = service([ec, verifyOnly(generateJwk('HS256'))]);

@@ -68,7 +68,6 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
   // against it with HS256, as the original does (docs/tokens-and-sessions.md#signing-and-keys).
   const secret: KeyObject = createSecretKey(Buffer.from(jwt.secret, 'utf8'));
   const keys = jwt.keys.length ? buildKeySet(jwt.keys) : [];
-  const byKid = new Map(keys.map((k) => [k.kid, k]));
   const signer = keys.find((k) => k.signs);
   const algorithm = signer?.alg ?? 'HS256';
   const signKey = signer?.signKey ?? secret;
@@ -79,6 +78,7 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
   const valid = (alg: string) => jwt.validMethods.length === 0 || jwt.validMethods.includes(alg);
   const pinned = (alg: string) => (valid(alg) ? [alg] : []);
   const secretAlgorithms = pinned('HS256');
+  const byKid = new Map(keys.map((k) => [k.kid, { key: k.verifyKey, algorithms: pinned(k.alg) }]));
 
   return {
     algorithm,
@@ -86,11 +86,9 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
     sign: (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(signKey),
     async verify(token) {
       try {
-        const key = byKid.get(kidOf(token) ?? '');
+        const { key, algorithms } = byKid.get(kidOf(token) ?? '') ?? { key: secret, algorithms: secretAlgorithms };
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
-        const { payload } = key
-          ? await jwtVerify(token, key.verifyKey, { algorithms: pinned(key.alg), requiredClaims: ['exp'] })
-          : await jwtVerify(token, secret, { algorithms: secretAlgorithms, requiredClaims: ['exp'] });
+        const { payload } = await jwtVerify(token, key, { algorithms, requiredClaims: ['exp'] });
         return payload as VerifiedClaims;
       } catch (error) {
         throw new JwtError(describe(error, token));
