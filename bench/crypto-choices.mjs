@@ -1,7 +1,7 @@
 // Measures the numbers behind DESIGN §2/§4's crypto choices, against dist/ (run `npx tsc -p .` first):
 //   1. argon2id verifies/s at the default parameters: the task function called directly in this thread
 //      (argon2 on libuv's pool) vs through the piscina crypto pool, on 1 and 2 threads;
-//   2. HS256 sign and verify/s with jose 5 inline (our jwt.ts);
+//   2. HS256 sign and verify/s with jose 5 inline (our jwt.ts), and the same for each JWT_KEYS algorithm;
 //   3. the cost of one no-op piscina round trip, and of our facade (local, and over a MessagePort as an
 //      HTTP thread uses it) with a trivial argon2 hash (m=8 KiB, t=1: a few µs of hashing).
 // Usage: node bench/crypto-choices.mjs [seconds per argon2 scenario, default 3]
@@ -10,6 +10,7 @@ import { Piscina } from 'piscina';
 import { verifyPassword, hashPassword } from '../dist/workers/crypto.js';
 import { connectCryptoPool, createCryptoPool } from '../dist/server/crypto/pool.js';
 import { buildAccessTokenClaims, createJwtService } from '../dist/server/auth/jwt.js';
+import { generateJwk } from '../dist/server/auth/keys.js';
 
 const seconds = Number(process.argv[2] ?? 3);
 const params = { memoryKiB: 19456, timeCost: 2, parallelism: 1 };
@@ -67,6 +68,8 @@ const jwtConfig = {
   aud: 'authenticated',
   issuer: '',
   keyId: '',
+  keys: [],
+  validMethods: [],
   adminGroupName: 'admin',
   defaultGroupName: 'authenticated',
   adminRoles: [],
@@ -96,6 +99,18 @@ results.jwt = { signs, verifies };
 console.log(
   `HS256 inline (jose 5, KeyObject): ${fmt(signs)} signs/s (${fmt(1e6 / signs)} µs), ${fmt(verifies)} verifies/s (${fmt(1e6 / verifies)} µs)`,
 );
+// Asymmetric keys (JWT_KEYS): signing is on the refresh grant's path, so ES256/EdDSA must stay cheap inline.
+results.jwtKeys = {};
+for (const alg of ['ES256', 'EdDSA', 'RS256']) {
+  const keyed = createJwtService({ ...jwtConfig, keys: [generateJwk(alg)] });
+  const keyedToken = await keyed.sign(claims);
+  const keyedSigns = await rate(() => keyed.sign(claims), { ms: 1000 });
+  const keyedVerifies = await rate(() => keyed.verify(keyedToken), { ms: 1000 });
+  results.jwtKeys[alg] = { signs: keyedSigns, verifies: keyedVerifies };
+  console.log(
+    `${alg} inline (jose 5, KeyObject): ${fmt(keyedSigns)} signs/s (${fmt(1e6 / keyedSigns)} µs), ${fmt(keyedVerifies)} verifies/s (${fmt(1e6 / keyedVerifies)} µs)`,
+  );
+}
 
 const noop = new Piscina({
   filename: new URL('./noop-task.mjs', import.meta.url).href,

@@ -120,6 +120,8 @@ t.test('`npm run bench -- <scenario>` runs only those, with a progress line, and
     t.ok(measured[threads].direct.mean > 0 && measured[threads].pooled.mean > 0, `${threads}: argon2id direct and through the pool`);
   }
   t.ok(measured.jwt.signs > 0 && measured.jwt.verifies > 0, 'HS256 signs and verifies inline');
+  for (const alg of ['ES256', 'EdDSA', 'RS256'])
+    t.ok(measured.jwtKeys[alg].signs > 0 && measured.jwtKeys[alg].verifies > 0, `${alg} signs and verifies inline`);
   t.ok(measured.noopRoundTripMs > 0, "the pool's own round trip");
 });
 

@@ -12,6 +12,8 @@ const jwtConfig = {
   aud: 'authenticated',
   issuer: '',
   keyId: '',
+  keys: [],
+  validMethods: [] as string[],
   adminGroupName: 'admin',
   defaultGroupName: 'authenticated',
   adminRoles: ['service_role', 'supabase_admin'],

@@ -1,19 +1,21 @@
-// The `portcullis` command: serve (default), migrate, version.
+// The `portcullis` command: serve (default), migrate, version, keys generate, token.
 import { loadConfig, ConfigError, type Config } from './config/load.js';
 import { createLogger } from './observability/log.js';
 import { startService } from './service.js';
 import { migrate } from '../db/migrate.js';
 import { startEmbeddedPostgres } from '../db/embedded/server.js';
 import { VERSION } from './version.js';
+import { keysCommand, tokenCommand } from './cli-keys.js';
 
-const USAGE = 'usage: portcullis [serve | migrate | version]';
+const USAGE = 'usage: portcullis [serve | migrate | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y]]';
 
-async function main(command = 'serve'): Promise<number> {
+async function main(command = 'serve', args: string[] = []): Promise<number> {
   if (command === 'version') {
     console.log(VERSION);
     return 0;
   }
-  if (command !== 'serve' && command !== 'migrate') {
+  if (command === 'keys') return keysCommand(args);
+  if (command !== 'serve' && command !== 'migrate' && command !== 'token') {
     console.error(USAGE);
     return 2;
   }
@@ -25,6 +27,7 @@ async function main(command = 'serve'): Promise<number> {
     console.error(`portcullis: ${err.message}`);
     return 1;
   }
+  if (command === 'token') return tokenCommand(config, args);
   const log = createLogger(config.log);
   if (command === 'migrate') return runMigrate(config, log);
 
@@ -51,7 +54,7 @@ async function runMigrate(config: Config, log: ReturnType<typeof createLogger>):
   }
 }
 
-main(process.argv[2]).then(
+main(process.argv[2], process.argv.slice(3)).then(
   (code) => {
     process.exitCode = code;
   },

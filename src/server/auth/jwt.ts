@@ -1,10 +1,11 @@
-// Access tokens: signing and verification with jose 5 on a node:crypto KeyObject. jose's API is async
-// but with a KeyObject the HMAC is computed synchronously inside it, so the promise costs only a
+// Access tokens: signing and verification with jose 5 on node:crypto KeyObjects (JWT_SECRET, JWT_KEYS).
+// jose's API is async but with a KeyObject the signature is computed synchronously inside it, so the promise costs only a
 // microtask, far less than a crypto-pool round trip (bench/README.md, crypto-choices). So JWTs are
 // signed and verified inline on the HTTP thread.
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config/types.js';
+import { buildKeySet } from './keys.js';
 
 /** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
 export interface AccessTokenClaims {
@@ -24,6 +25,14 @@ export interface AccessTokenClaims {
   is_anonymous: boolean;
 }
 
+/** An anon or service_role key (`portcullis token`): a role and a lifetime, no user. */
+export interface ApiKeyClaims {
+  iss?: string;
+  role: string;
+  iat: number;
+  exp: number;
+}
+
 export interface AmrEntry {
   method: string;
   timestamp: number;
@@ -39,7 +48,9 @@ export type VerifiedClaims = Partial<AccessTokenClaims> & JWTPayload & { exp: nu
 export interface JwtService {
   /** The algorithm new tokens are signed with; verification accepts only the configured ones. */
   readonly algorithm: string;
-  sign(claims: AccessTokenClaims): Promise<string>;
+  /** the public JWKs of the asymmetric keys, for /.well-known/jwks.json */
+  readonly publicKeys: ReadonlyArray<Record<string, unknown>>;
+  sign(claims: AccessTokenClaims | ApiKeyClaims): Promise<string>;
   /** Throws JwtError whose message is the original's 403 bad_jwt message. */
   verify(token: string): Promise<VerifiedClaims>;
 }
@@ -53,18 +64,29 @@ export class JwtError extends Error {
 
 export function createJwtService(jwt: Config['jwt']): JwtService {
   if (!jwt.secret) throw new TypeError('createJwtService: jwt.secret is empty');
-  // HS256 with JWT_SECRET is today's only key (docs/tokens-and-sessions.md#signing-and-keys); asymmetric JWT_KEYS would add entries
-  // here, and verification would pick the key by kid. Nothing below assumes HMAC.
-  const algorithm = 'HS256';
-  const key: KeyObject = createSecretKey(Buffer.from(jwt.secret, 'utf8'));
-  const header = { alg: algorithm, ...(jwt.keyId ? { kid: jwt.keyId } : {}), typ: 'JWT' };
-  const algorithms = [algorithm];
+  // JWT_SECRET is always a key: tokens without a kid (or with JWT_KEY_ID, or an unknown kid) are checked
+  // against it with HS256, as the original does (docs/tokens-and-sessions.md#signing-and-keys).
+  const secret: KeyObject = createSecretKey(Buffer.from(jwt.secret, 'utf8'));
+  const keys = jwt.keys.length ? buildKeySet(jwt.keys) : [];
+  const signer = keys.find((k) => k.signs);
+  const algorithm = signer?.alg ?? 'HS256';
+  const signKey = signer?.signKey ?? secret;
+  const header = signer
+    ? { alg: signer.alg, kid: signer.kid, typ: 'JWT' }
+    : { alg: 'HS256', ...(jwt.keyId ? { kid: jwt.keyId } : {}), typ: 'JWT' };
+  // JWT_VALID_METHODS narrows what verification accepts; each key still accepts only its own algorithm.
+  const valid = (alg: string) => jwt.validMethods.length === 0 || jwt.validMethods.includes(alg);
+  const pinned = (alg: string) => (valid(alg) ? [alg] : []);
+  const secretAlgorithms = pinned('HS256');
+  const byKid = new Map(keys.map((k) => [k.kid, { key: k.verifyKey, algorithms: pinned(k.alg) }]));
 
   return {
     algorithm,
-    sign: (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(key),
+    publicKeys: keys.flatMap((k) => (k.publicJwk ? [k.publicJwk] : [])),
+    sign: (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(signKey),
     async verify(token) {
       try {
+        const { key, algorithms } = byKid.get(kidOf(token) ?? '') ?? { key: secret, algorithms: secretAlgorithms };
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
         const { payload } = await jwtVerify(token, key, { algorithms, requiredClaims: ['exp'] });
         return payload as VerifiedClaims;
@@ -73,6 +95,16 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
       }
     },
   };
+}
+
+/** The token's kid, or undefined (a malformed header is left for jwtVerify to report). */
+function kidOf(token: string): string | undefined {
+  try {
+    const { kid } = decodeProtectedHeader(token);
+    return typeof kid === 'string' ? kid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface TokenUser {

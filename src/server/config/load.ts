@@ -10,6 +10,7 @@ import { Ajv } from 'ajv';
 import { SETTINGS, SMS_REQUIRED, type Setting } from './settings.js';
 import { OAUTH_PROVIDERS, type Config, type SendLimit } from './types.js';
 import { parseSeconds } from './duration.js';
+import { KeySetError, SUPPORTED_ALGORITHMS, buildKeySet, parseKeySet } from '../auth/keys.js';
 
 export type { Config } from './types.js';
 
@@ -94,6 +95,8 @@ function convert(setting: Setting, text: string): unknown {
       return parseSendLimit(raw);
     case 'map':
       return parseMap(raw);
+    case 'jwkSet':
+      return parseJwkSet(raw);
   }
 }
 
@@ -104,6 +107,15 @@ function parseSendLimit(raw: string): SendLimit | Error {
   const seconds = parseSeconds(period);
   if (seconds === null || seconds <= 0) return new Error(`"${raw}" has an invalid period "${period}"`);
   return { max: Number(count), periodSeconds: seconds, bucket: true };
+}
+
+function parseJwkSet(raw: string): unknown {
+  try {
+    return parseKeySet(raw);
+  } catch (err) {
+    if (err instanceof KeySetError) return err;
+    throw err;
+  }
 }
 
 function parseMap(raw: string): Record<string, string> | Error {
@@ -163,7 +175,18 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
+  problems.push(...validMethodProblems(flat, given));
   return problems;
+}
+
+/** Tokens this service signs must pass its own verification: JWT_VALID_METHODS must include the signer's alg. */
+function validMethodProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const methods = flat.JWT_VALID_METHODS as string[];
+  if (!Array.isArray(methods) || methods.length === 0 || !methods.every((m) => SUPPORTED_ALGORITHMS.includes(m))) return [];
+  const keys = Array.isArray(flat.JWT_KEYS) ? (flat.JWT_KEYS as Array<{ alg?: string; kid?: string; key_ops?: string[] }>) : [];
+  const signer = keys.find((k) => k.key_ops?.includes('sign'));
+  const alg = signer ? (buildKeySet(keys).find((k) => k.signs)?.alg ?? '') : 'HS256';
+  return methods.includes(alg) ? [] : [`${given.get('JWT_VALID_METHODS')}: must include ${alg}, the algorithm new tokens are signed with`];
 }
 
 function applyDevelopmentDefaults(flat: Record<string, unknown>, development: boolean): void {

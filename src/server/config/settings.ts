@@ -1,8 +1,9 @@
 // The table of every setting: its environment name (without AUTH_), where it lands in Config, how its
 // text is read, its default, and the JSON-schema constraints ajv checks after conversion.
 import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS } from './types.js';
+import { SUPPORTED_ALGORITHMS } from '../auth/keys.js';
 
-export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'sendLimit' | 'map';
+export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'sendLimit' | 'map' | 'jwkSet';
 
 export interface Setting {
   name: string; // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
@@ -96,6 +97,9 @@ export const SETTINGS: Setting[] = [
   s('JWT_AUD', 'jwt.aud', 'string', 'authenticated'),
   s('JWT_ISSUER', 'jwt.issuer', 'string', ''),
   s('JWT_KEY_ID', 'jwt.keyId', 'string', ''),
+  // Private JWKs checked and parsed here, so bad key material stops start-up (src/server/auth/keys.ts).
+  s('JWT_KEYS', 'jwt.keys', 'jwkSet', []),
+  s('JWT_VALID_METHODS', 'jwt.validMethods', 'list', [], { type: 'array', items: { enum: SUPPORTED_ALGORITHMS } }),
   s('JWT_ADMIN_GROUP_NAME', 'jwt.adminGroupName', 'string', 'admin'),
   s('JWT_DEFAULT_GROUP_NAME', 'jwt.defaultGroupName', 'string', 'authenticated'),
   s('JWT_ADMIN_ROLES', 'jwt.adminRoles', 'list', ['service_role', 'supabase_admin']),

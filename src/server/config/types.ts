@@ -1,5 +1,6 @@
 // The typed, frozen configuration every part of the service receives. Built once by config.ts.
 // Durations are whole seconds; lists are arrays; absent optional strings are ''.
+import type { JsonWebKey } from 'node:crypto';
 
 export const OAUTH_PROVIDERS = [
   'apple',
@@ -108,6 +109,10 @@ export interface Config {
     aud: string;
     issuer: string;
     keyId: string;
+    /** JWT_KEYS: private JWKs, checked at load (src/server/auth/keys.ts); empty: HS256 with the secret only */
+    keys: JsonWebKey[];
+    /** JWT_VALID_METHODS: the algorithms verification accepts; empty: those of the configured keys */
+    validMethods: string[];
     adminGroupName: string;
     defaultGroupName: string;
     adminRoles: string[];

@@ -1,11 +1,17 @@
-// GET /.well-known/jwks.json (docs/api.md#get-well-knownjwksjson): the public keys that verify access tokens. Tokens are
-// signed with the symmetric JWT_SECRET today, and a symmetric key is never published, so the set is
-// empty; clients such as auth-js then verify through GET /user.
+// GET /.well-known/jwks.json (docs/api.md#get-well-knownjwksjson): the public halves of the JWT_KEYS that
+// verify access tokens. Symmetric keys (JWT_SECRET, `oct` keys) are never published, so with none
+// configured the set is empty and clients such as auth-js verify through GET /user.
 import type { Handler } from '../http/types.js';
 
-const BODY = JSON.stringify({ keys: [] });
+const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=600' };
+/** The body, serialised once per JWT service (the keys are fixed for the process's life). */
+const bodies = new WeakMap<object, string>();
 
-export const jwks: Handler = () => ({
-  body: BODY,
-  headers: { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=600' },
-});
+export const jwks: Handler = (_req, ctx) => {
+  let body = bodies.get(ctx.jwt);
+  if (body === undefined) {
+    body = JSON.stringify({ keys: ctx.jwt.publicKeys });
+    bodies.set(ctx.jwt, body);
+  }
+  return { body, headers: HEADERS };
+};

@@ -1,0 +1,151 @@
+// JWT_KEYS (docs/tokens-and-sessions.md#signing-and-keys): private JWKs turned into node:crypto KeyObjects,
+// each with the one algorithm it signs and verifies with, pinned by the key and never by a token header.
+import {
+  createPrivateKey,
+  createPublicKey,
+  createSecretKey,
+  generateKeyPairSync,
+  randomBytes,
+  randomUUID,
+  sign,
+  verify,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
+
+/** Algorithms a key may carry, by key type (and curve): the first is taken when the JWK has no `alg`. */
+const ALGORITHMS: Record<string, string[]> = {
+  RSA: ['RS256', 'RS384', 'RS512'],
+  'EC:P-256': ['ES256'],
+  'EC:P-384': ['ES384'],
+  'EC:P-521': ['ES512'],
+  'OKP:Ed25519': ['EdDSA'],
+  oct: ['HS256', 'HS384', 'HS512'],
+};
+export const SUPPORTED_ALGORITHMS = [...new Set(Object.values(ALGORITHMS).flat())];
+
+/** The public members of each asymmetric key type: all that /.well-known/jwks.json may show. */
+const PUBLIC_MEMBERS: Record<string, string[]> = { RSA: ['n', 'e'], EC: ['crv', 'x', 'y'], OKP: ['crv', 'x'] };
+
+export interface SigningKey {
+  kid: string;
+  alg: string;
+  /** whether this key signs new tokens (exactly one does) */
+  signs: boolean;
+  /** the private (or secret) key */
+  signKey: KeyObject;
+  /** the public key, or the secret for `oct` */
+  verifyKey: KeyObject;
+  /** the public JWK to publish, null for a symmetric key */
+  publicJwk: Record<string, unknown> | null;
+}
+
+export class KeySetError extends Error {}
+
+/** Parses and checks JWT_KEYS text into JWKs (throws KeySetError naming the key at fault). */
+export function parseKeySet(text: string): JsonWebKey[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new KeySetError('is not JSON (a JSON array of private JWKs)');
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) throw new KeySetError('must be a non-empty JSON array of private JWKs');
+  const jwks = parsed as JsonWebKey[];
+  buildKeySet(jwks);
+  return jwks;
+}
+
+/** The KeyObjects of a key set, built once per JWT service; throws KeySetError naming the key at fault. */
+export function buildKeySet(jwks: readonly JsonWebKey[]): SigningKey[] {
+  const keys = jwks.map((jwk, index) => buildKey(jwk, index));
+  const kids = new Set<string>();
+  for (const key of keys) {
+    if (kids.has(key.kid)) throw new KeySetError(`key "${key.kid}": kid is used by more than one key`);
+    kids.add(key.kid);
+  }
+  const signers = keys.filter((k) => k.signs);
+  if (signers.length !== 1) {
+    throw new KeySetError(
+      `exactly one key must have "sign" in key_ops (found ${signers.length}${signers.length ? `: ${signers.map((k) => k.kid).join(', ')}` : ''})`,
+    );
+  }
+  return keys;
+}
+
+function buildKey(jwk: JsonWebKey, index: number): SigningKey {
+  if (!jwk || typeof jwk !== 'object' || Array.isArray(jwk)) throw new KeySetError(`key #${index + 1}: is not a JWK object`);
+  const name = typeof jwk.kid === 'string' && jwk.kid ? `key "${jwk.kid}"` : `key #${index + 1}`;
+  const fail = (why: string): never => {
+    throw new KeySetError(`${name}: ${why}`);
+  };
+  const kid: string = typeof jwk.kid === 'string' && jwk.kid ? jwk.kid : fail('has no kid');
+  const rawOps: unknown = jwk.key_ops;
+  const ops: string[] =
+    Array.isArray(rawOps) && rawOps.every((op) => typeof op === 'string')
+      ? rawOps
+      : fail('has no key_ops array (["sign","verify"] or ["verify"])');
+  if (!ops.includes('verify')) fail('key_ops must include "verify"');
+  const type = jwk.kty === 'EC' || jwk.kty === 'OKP' ? `${jwk.kty}:${String(jwk.crv)}` : String(jwk.kty);
+  const allowed = ALGORITHMS[type] ?? fail(`unsupported key type ${type} (RSA, EC P-256/P-384/P-521, OKP Ed25519, oct)`);
+  const alg: string = typeof jwk.alg === 'string' ? jwk.alg : jwk.alg === undefined ? allowed[0] : fail('alg is not a string');
+  if (!allowed.includes(alg)) fail(`alg ${alg} does not fit a ${type} key (${allowed.join(', ')})`);
+  const material = (): { signKey: KeyObject; verifyKey: KeyObject } => {
+    try {
+      if (jwk.kty === 'oct') {
+        if (typeof jwk.k !== 'string' || !jwk.k) throw new Error('no "k"');
+        const secret = createSecretKey(Buffer.from(jwk.k, 'base64url'));
+        if (secret.symmetricKeySize! < 32) throw new Error('an HMAC key needs at least 32 bytes');
+        return { signKey: secret, verifyKey: secret };
+      }
+      const privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
+      // The private part must match the JWK's own public members, or others would verify with a key we never sign with.
+      const publicKey = createPublicKey({ key: publicMembers(jwk), format: 'jwk' });
+      const probe = Buffer.from('portcullis key check');
+      const digest = jwk.kty === 'OKP' ? null : 'sha256';
+      if (!verify(digest, probe, publicKey, sign(digest, probe, privateKey)))
+        throw new Error('the private part does not match the public members');
+      return { signKey: privateKey, verifyKey: publicKey };
+    } catch (err) {
+      return fail(`invalid key material (a private JWK is needed): ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  const { signKey, verifyKey } = material();
+  if (verifyKey.asymmetricKeyType === 'rsa' && (verifyKey.asymmetricKeyDetails?.modulusLength ?? 0) < 2048)
+    fail('an RSA key needs at least 2048 bits');
+  const publicJwk = jwk.kty === 'oct' ? null : publicHalf(verifyKey, kid, alg);
+  return { kid, alg, signs: ops.includes('sign'), signKey, verifyKey, publicJwk };
+}
+
+function publicMembers(jwk: JsonWebKey): JsonWebKey {
+  const out: Record<string, unknown> = { kty: jwk.kty };
+  for (const member of PUBLIC_MEMBERS[String(jwk.kty)] ?? []) out[member] = jwk[member];
+  return out;
+}
+
+/** Only the public members, whatever the configured JWK carried besides (docs/api.md#get-well-knownjwksjson). */
+function publicHalf(publicKey: KeyObject, kid: string, alg: string): Record<string, unknown> {
+  const exported = publicKey.export({ format: 'jwk' }) as Record<string, unknown>;
+  const out: Record<string, unknown> = { kty: exported.kty };
+  for (const member of PUBLIC_MEMBERS[String(exported.kty)]) out[member] = exported[member];
+  return { ...out, kid, alg, use: 'sig', key_ops: ['verify'] };
+}
+
+export const GENERATABLE = ['ES256', 'RS256', 'EdDSA', 'HS256'] as const;
+
+/** A new private JWK for `portcullis keys generate`, signing, with a random kid. */
+export function generateJwk(alg: string): JsonWebKey & { kid: string; alg: string } {
+  const kid = randomUUID();
+  const meta = { kid, alg, use: 'sig', key_ops: ['sign', 'verify'] };
+  if (alg === 'HS256') return { kty: 'oct', k: randomBytes(32).toString('base64url'), ...meta };
+  const pair =
+    alg === 'ES256'
+      ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      : alg === 'RS256'
+        ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+        : alg === 'EdDSA'
+          ? generateKeyPairSync('ed25519')
+          : null;
+  if (!pair) throw new KeySetError(`cannot generate ${alg} (one of ${GENERATABLE.join(', ')})`);
+  return { ...pair.privateKey.export({ format: 'jwk' }), ...meta };
+}
