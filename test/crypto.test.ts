@@ -137,6 +137,21 @@ t.test('a full queue refuses at once with a 503 and Retry-After; the admitted ha
   t.match(small.stats(), { completed: 3, refused: 1, dropped: 0, running: 0, queued: 0 });
 });
 
+t.test('the pool sums how long hashes waited and ran (the metrics read these totals)', async (t) => {
+  const one = createCryptoPool({ threads: 1, params });
+  t.teardown(() => one.close());
+  const local = one.local();
+  t.match(one.stats(), { waitedMs: 0, ranMs: 0 });
+  await local.hash('first'); // a free thread: runs at once, waits nothing
+  const alone = one.stats();
+  t.equal(alone.waitedMs, 0, 'a hash that started at once waited nothing');
+  t.ok(alone.ranMs > 0);
+  await Promise.all([local.hash('second'), local.hash('third')]); // the third waits for the second
+  const queued = one.stats();
+  t.ok(queued.waitedMs > 0, 'a queued hash adds its wait');
+  t.ok(queued.ranMs > alone.ranMs);
+});
+
 t.test('a hash whose request gave up while it waited is dropped, not run', async (t) => {
   const one = createCryptoPool({ threads: 1, params });
   t.teardown(() => one.close());

@@ -33,7 +33,7 @@ export async function createAppContext(config: Config, resources: AppResources, 
     mailer: createMailer(config, log),
     sms: createSmsSender(config.sms, log, { development: config.development }),
     redirect: createRedirectCheck(config),
-    metrics: requestMetricsFor(config.metrics),
+    metrics: requestMetricsFor(config.metrics, db, resources.index),
     sendTiming: createSendTiming(),
     tracing: await createTracing(config),
   };

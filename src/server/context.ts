@@ -34,4 +34,6 @@ export interface AppResources {
   databaseUrl: string;
   poolSize: number;
   cryptoPort: MessagePort;
+  /** This HTTP thread's number, the `thread` label of its database pool metrics. */
+  index?: number;
 }

@@ -142,7 +142,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     );
   let exporter: MetricsExporter | null = null;
   if (config.metrics.enabled && config.metrics.exporter === 'prometheus')
-    exporter = await startMetricsExporter(config.metrics, collectThreads, log);
+    exporter = await startMetricsExporter(config.metrics, collectThreads, log, () => owned.crypto.stats());
   else if (config.metrics.enabled) log.warn('METRICS_EXPORTER=opentelemetry is not available in this build; use prometheus');
 
   return {

@@ -35,6 +35,9 @@ export interface CryptoQueueStats {
   dropped: number;
   /** the moving average of one task's duration, ms */
   taskMs: number;
+  /** the time every started task waited for a thread, and ran, summed since start (ms): for metrics */
+  waitedMs: number;
+  ranMs: number;
 }
 
 interface Waiting {
@@ -52,7 +55,7 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
   const waiting: Waiting[] = [];
   let running = 0;
   let taskMs = initialTaskMs;
-  const counts = { completed: 0, refused: 0, dropped: 0 };
+  const counts = { completed: 0, refused: 0, dropped: 0, waitedMs: 0, ranMs: 0 };
   const bound = () => (maxQueue > 0 ? maxQueue : Math.max(threads, Math.floor((threads * QUEUE_BUDGET_MS) / taskMs)));
 
   const next = () => {
@@ -66,15 +69,19 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
         settle = { resolve, reject };
       });
       let state: 'waiting' | 'running' | 'done' = 'waiting';
+      let queuedAt: number | undefined; // set only for a task that waits: one that starts at once waited 0
       const entry: Waiting = {
         start() {
           state = 'running';
           running++;
           const began = performance.now();
+          if (queuedAt !== undefined) counts.waitedMs += began - queuedAt;
           task()
             .then(settle.resolve, settle.reject)
             .finally(() => {
-              taskMs += AVERAGE_WEIGHT * (performance.now() - began - taskMs);
+              const ran = performance.now() - began;
+              counts.ranMs += ran;
+              taskMs += AVERAGE_WEIGHT * (ran - taskMs);
               running--;
               counts.completed++;
               state = 'done';
@@ -91,8 +98,10 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
         },
       };
       if (running < threads) entry.start();
-      else if (waiting.length < bound()) waiting.push(entry);
-      else {
+      else if (waiting.length < bound()) {
+        queuedAt = performance.now();
+        waiting.push(entry);
+      } else {
         counts.refused++;
         state = 'done';
         settle.reject(new CryptoBusyError('crypto pool: queue full'));

@@ -36,7 +36,9 @@ const banned = () => apiError('refresh_token_user_banned');
 
 type Client = { userAgent: string; ip: string };
 /** The answer decided: `reads` are the token response's AMR and identities when the rotation returned them. */
-type Decision = { user: UserRow; sessionId: string; token: string; reads?: ResponseReads } | ApiError;
+type Decision = { user: UserRow; sessionId: string; token: string; reads?: ResponseReads; outcome: RefreshOutcome } | ApiError;
+/** How a refresh was answered (auth_token_refreshes_total): a new child, or the existing child of the previous token. */
+type RefreshOutcome = 'rotated' | 'reused_parent';
 
 const schema = grantSchema('refresh_token');
 
@@ -62,6 +64,7 @@ export const refreshToken: Grant<ReturnType<typeof schema>> = {
         ? await existingChild(ctx, found.user_id, found.session_id, child)
         : await decideLocked(ctx, found, child, client));
     if (decision instanceof ApiError) throw decision;
+    ctx.metrics.refresh(decision.outcome);
     return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token, decision.reads) };
   },
 };
@@ -85,7 +88,7 @@ async function rotateAtOnce(ctx: AppContext, found: PresentedToken, child: strin
     audit: rotationAudit(ownerOf(found)),
     now: new Date(),
   });
-  return rotated && { user: rotated.user, sessionId: found.session_id, token: child, reads: rotated };
+  return rotated && { user: rotated.user, sessionId: found.session_id, token: child, reads: rotated, outcome: 'rotated' };
 }
 
 /** The user a presented token belongs to, as far as the rotation's audit rows name it. */
@@ -107,14 +110,14 @@ function decideLocked(ctx: AppContext, found: PresentedToken, child: string, cli
     if (isBanned(user)) return banned();
     // Optimistic: the token looked active, and the rotation writes (and audits) only if it still is.
     if (!found.revoked && (await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(user)))) {
-      return { user, sessionId: found.session_id, token: child };
+      return { user, sessionId: found.session_id, token: child, outcome: 'rotated' };
     }
     // Revoked, possibly by the previous lock holder. A separate statement after the lock: its fresh
     // snapshot sees what that holder committed (under READ COMMITTED the locking statement itself
     // would not refresh the other rows of its query).
     const state = await readTokenState(c, found.id, found.session_id);
     if (!state) return notFound();
-    if (answersWithChild(ctx, state, found.id, child)) return { user, sessionId: found.session_id, token: child };
+    if (answersWithChild(ctx, state, found.id, child)) return { user, sessionId: found.session_id, token: child, outcome: 'reused_parent' };
     return refuseReuse(ctx, c, found.id, found.session_id);
   });
 }
@@ -127,7 +130,7 @@ export const rotationAudit = (user: ActingUser): AuditPayload[] => [
 
 async function existingChild(ctx: AppContext, userId: string, sessionId: string, child: string): Promise<Decision> {
   const user = await findUserById(ctx.db, userId);
-  return user ? { user, sessionId, token: child } : notFound();
+  return user ? { user, sessionId, token: child, outcome: 'reused_parent' } : notFound();
 }
 
 /**

@@ -37,7 +37,10 @@ export function limited(bucket: ClientBucket, handler: Run): Run {
       const burst = bucket === 'anonymous' ? perPeriod : BURST;
       const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));
       // A denied bucket holds less than one token: one more arrives within a token's period.
-      if (!allowed) throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
+      if (!allowed) {
+        ctx.metrics.rateLimited(bucket);
+        throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
+      }
     }
     return handler(req, ctx);
   };

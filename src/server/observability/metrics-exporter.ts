@@ -1,9 +1,19 @@
 // The Prometheus exporter (METRICS_EXPORTER=prometheus): serves the aggregated metrics of every HTTP
-// thread, plus the supervisor's own process metrics, on OTEL_EXPORTER_PROMETHEUS_HOST:PORT at path /.
+// thread, plus the supervisor's own (process, crypto pool), on OTEL_EXPORTER_PROMETHEUS_HOST:PORT at
+// `/` (the original's path) and `/metrics` (what a scrape config expects by default).
 import http from 'node:http';
-import { AggregatorRegistry, Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import {
+  AggregatorRegistry,
+  Counter,
+  Gauge,
+  Registry,
+  collectDefaultMetrics,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from 'prom-client';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
+import type { CryptoQueueStats } from '../crypto/admission.js';
 import { VERSION } from '../version.js';
 
 /** One registry's metrics as prom-client serialises them to JSON (what each HTTP thread sends). */
@@ -14,26 +24,31 @@ export interface MetricsExporter {
   close(): Promise<void>;
 }
 
+const PATHS: ReadonlySet<string> = new Set(['/', '/metrics']);
+
 export async function startMetricsExporter(
   config: Config['metrics'],
   collectThreads: () => Promise<MetricsJson[]>,
   log: Logger,
+  cryptoStats?: () => CryptoQueueStats,
 ): Promise<MetricsExporter> {
   const own = new Registry();
   collectDefaultMetrics({ register: own });
+  // The original's names, kept for its dashboards: both are gauges and valid as they are.
   new Gauge({ name: 'gotrue_running', help: 'Whether the service is running', registers: [own] }).set(1);
   new Gauge({ name: 'auth_version_info', help: 'The build version', labelNames: ['auth_version'], registers: [own] }).set(
     { auth_version: VERSION },
     1,
   );
+  if (cryptoStats) registerCryptoPoolMetrics(own, cryptoStats);
 
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '/').split('?')[0] !== '/') {
+    if (req.method !== 'GET' || !PATHS.has((req.url ?? '/').split('?')[0])) {
       res.writeHead(404).end();
       return;
     }
     Promise.all([collectThreads(), own.getMetricsAsJSON()])
-      .then(([threads, mine]) => AggregatorRegistry.aggregate([...threads, mine as MetricsJson]).metrics())
+      .then(([threads, mine]) => AggregatorRegistry.aggregate([...threads, mine as MetricsJson].map(withGaugeNamesFixed)).metrics())
       .then((text) => {
         res.writeHead(200, { 'Content-Type': own.contentType }).end(text);
       })
@@ -56,4 +71,48 @@ export async function startMetricsExporter(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * prom-client's default metrics name three gauges `nodejs_active_*_total`, which promtool rejects (only a
+ * counter may end in _total): served without the suffix. Nobody's dashboard depends on the original
+ * names here, the original being a Go service.
+ */
+function withGaugeNamesFixed(metrics: MetricsJson): MetricsJson {
+  // prom-client types `type` as a numeric enum, but its JSON holds the type's name ('gauge').
+  return metrics.map((m) =>
+    (m.type as unknown as string) === 'gauge' && m.name.endsWith('_total') ? { ...m, name: m.name.slice(0, -'_total'.length) } : m,
+  );
+}
+
+/** The crypto pool's admission queue (crypto/admission.ts), read when scraped: nothing is paid per hash. */
+function registerCryptoPoolMetrics(registry: Registry, stats: () => CryptoQueueStats): void {
+  const gauge = (name: string, help: string, read: (s: CryptoQueueStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(stats()));
+      },
+    });
+  // A counter read from a running total: reset, then set to the total (prom-client counters only add).
+  const counter = (name: string, help: string, read: (s: CryptoQueueStats) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read(stats()));
+      },
+    });
+  gauge('auth_crypto_pool_running_tasks', 'Password hashes running on the crypto pool', (s) => s.running);
+  gauge('auth_crypto_pool_queued_tasks', 'Password hashes waiting for a crypto thread', (s) => s.queued);
+  gauge('auth_crypto_pool_queue_limit_tasks', 'How many hashes may wait before more are refused', (s) => s.bound);
+  counter('auth_crypto_pool_completed_tasks_total', 'Password hashes run to completion', (s) => s.completed);
+  counter('auth_crypto_pool_refused_tasks_total', 'Password hashes refused because the queue was full', (s) => s.refused);
+  counter('auth_crypto_pool_dropped_tasks_total', 'Queued hashes dropped because their request gave up', (s) => s.dropped);
+  counter('auth_crypto_pool_wait_seconds_total', 'Time hashes spent waiting for a crypto thread', (s) => s.waitedMs / 1000);
+  counter('auth_crypto_pool_run_seconds_total', 'Time hashes spent running', (s) => s.ranMs / 1000);
 }

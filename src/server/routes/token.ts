@@ -1,11 +1,30 @@
 // POST /token?grant_type=...: picks the grant module by the query's grant_type and checks its body schema.
-import { apiError } from '../errors.js';
+// Each grant's outcome is counted here, in one place (observability/metrics.ts; free when metrics are off).
+import { ApiError, apiError } from '../errors.js';
 import { GRANTS } from '../grants/index.js';
+import type { AppContext } from '../context.js';
 import type { Handler } from '../http/types.js';
+
+/** The grants that start a session; refresh_token continues one and is counted on its own. */
+const SIGN_INS: ReadonlySet<string> = new Set(['password', 'pkce', 'web3']);
 
 export const token: Handler = async (req, ctx) => {
   const grantType = req.query.get('grant_type');
   const grant = grantType ? GRANTS.get(grantType) : undefined;
   if (!grant) throw apiError('unsupported_grant_type');
-  return grant.handle(req, ctx, grant.schema(req.json()));
+  try {
+    const response = await grant.handle(req, ctx, grant.schema(req.json()));
+    if (SIGN_INS.has(grant.grantType)) ctx.metrics.signIn(grant.grantType, 'success');
+    return response;
+  } catch (err) {
+    countRefusal(ctx, grant.grantType, err);
+    throw err;
+  }
 };
+
+function countRefusal(ctx: AppContext, grantType: string, err: unknown): void {
+  const code = err instanceof ApiError ? err.errorCode : 'unexpected_failure';
+  if (SIGN_INS.has(grantType)) ctx.metrics.signIn(grantType, code);
+  // The refresh grant refuses a reuse (an older token presented again) with refresh_token_already_used only.
+  else if (grantType === 'refresh_token') ctx.metrics.refresh(code === 'refresh_token_already_used' ? 'reuse_detected' : code);
+}
