@@ -1,9 +1,10 @@
 // Access-token claims are an interface (REFERENCE §3); verification failures carry the original's
 // 403 bad_jwt message text (REFERENCE §1.5).
 import t from 'tap';
+import { rejection } from './helpers/jwt.js';
 import { createSecretKey } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { JwtError, buildAccessTokenClaims, createJwtService, type AccessTokenClaims } from '../dist/server/auth/jwt.js';
+import { buildAccessTokenClaims, createJwtService, type AccessTokenClaims } from '../dist/server/auth/jwt.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-characters!';
 const jwtConfig = {
@@ -45,16 +46,6 @@ const claims = (overrides: Partial<AccessTokenClaims> = {}): AccessTokenClaims =
 });
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const decode = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString());
-
-async function rejection(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof JwtError) return error.message;
-    throw error;
-  }
-  throw new Error('expected a JwtError');
-}
 
 t.test('claims are built in the original order, with iat/exp from JWT_EXP and AMR newest first', async (t) => {
   const built = claims();

@@ -2,9 +2,10 @@
 // another algorithm or a key not configured is refused, rotation keeps old tokens valid, and bad key
 // material stops start-up with a config error naming the key.
 import t from 'tap';
+import { rejection } from './helpers/jwt.js';
 import { createPrivateKey, createSecretKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader } from 'jose';
-import { JwtError, createJwtService } from '../dist/server/auth/jwt.js';
+import { createJwtService } from '../dist/server/auth/jwt.js';
 import { generateJwk } from '../dist/server/auth/keys.js';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
 
@@ -37,16 +38,6 @@ const claims = {
   is_anonymous: false,
 };
 const verifyOnly = (jwk: JsonWebKey): JsonWebKey => ({ ...jwk, key_ops: ['verify'] });
-
-async function rejection(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof JwtError) return error.message;
-    throw error;
-  }
-  throw new Error('expected a JwtError');
-}
 
 for (const alg of ['RS256', 'ES256', 'EdDSA', 'HS256']) {
   t.test(`${alg}: the signing key signs with its kid and alg, and verifies`, async (t) => {

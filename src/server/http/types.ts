@@ -46,8 +46,6 @@ export interface Principals {
   admin: Admin;
 }
 
-export type Guard = 'none' | keyof Principals;
-
 export type GuardedHandler<P, B = JsonObject> = (req: ApiRequest<B>, ctx: AppContext, principal: P) => Reply;
 
 /** A body check made by validate.ts: returns the body typed, or throws the route's 400. */
