@@ -26,7 +26,9 @@ const EXTERNAL_OFF = Object.fromEntries(
     'spotify',
     'twitch',
     'twitter',
+    'vercel_marketplace',
     'workos',
+    'x',
     'zoom',
   ].map((name) => [name, false]),
 );

@@ -109,6 +109,7 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_ANONYMOUS_USERS_ENABLED', 'external.anonymousUsersEnabled', 'bool', false),
   s('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED', 'external.magicLinkEnabled', 'bool', true),
   s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300, { minimum: 300 }),
+  s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { exclusiveMinimum: 0 }),
   ...OAUTH_PROVIDERS.flatMap((p) => {
     const env = `EXTERNAL_${p.toUpperCase()}`;
     const at = `external.providers.${p}`;
@@ -118,6 +119,9 @@ export const SETTINGS: Setting[] = [
       s(`${env}_SECRET`, `${at}.secret`, 'string', ''),
       s(`${env}_REDIRECT_URI`, `${at}.redirectUri`, 'string', ''),
       s(`${env}_URL`, `${at}.url`, 'string', ''),
+      s(`${env}_API_URL`, `${at}.apiUrl`, 'string', ''),
+      s(`${env}_EMAIL_OPTIONAL`, `${at}.emailOptional`, 'bool', false),
+      s(`${env}_SKIP_NONCE_CHECK`, `${at}.skipNonceCheck`, 'bool', false),
     ];
   }),
 

@@ -24,7 +24,9 @@ export const OAUTH_PROVIDERS = [
   'spotify',
   'twitch',
   'twitter',
+  'vercel_marketplace',
   'workos',
+  'x',
   'zoom',
 ] as const;
 export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
@@ -44,10 +46,18 @@ export interface SendLimit {
 
 export interface OAuthProviderConfig {
   enabled: boolean;
+  /** EXTERNAL_X_CLIENT_ID as given: a comma list; the first id runs the flow, every id is an accepted id_token audience */
   clientId: string;
   secret: string;
   redirectUri: string;
+  /** replaces the provider's default https://<host> base (gitlab host, keycloak realm, azure tenant, or a test server) */
   url: string;
+  /** replaces the base of the provider's user API where it lives on another host (github api, kakao kapi...) */
+  apiUrl: string;
+  /** sign in even when the provider reports no email */
+  emailOptional: boolean;
+  /** id_token grant: do not require the nonce claim to match */
+  skipNonceCheck: boolean;
 }
 
 export interface MailTemplateSet<T> {
@@ -123,6 +133,8 @@ export interface Config {
     anonymousUsersEnabled: boolean;
     magicLinkEnabled: boolean;
     flowStateExpirySeconds: number;
+    /** outbound calls to providers (token, user API, discovery, JWKS) give up after this many seconds */
+    httpTimeoutSeconds: number;
     providers: Record<OAuthProviderName, OAuthProviderConfig>;
   };
   rateLimit: {
