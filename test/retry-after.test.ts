@@ -66,3 +66,24 @@ t.test('the renderer adds Retry-After to any 429 or 503, in both API versions, a
   t.equal(renderError(new ApiError(503, 'unexpected_failure', 'busy').retryAfter(0.2), undefined, 'r1').headers['Retry-After'], '1');
   t.equal(renderError(new ApiError(400, 'validation_failed', 'no'), undefined, 'r1').headers['Retry-After'], undefined);
 });
+
+t.test('anonymous sign-ins take from their own hourly bucket, not the sign-up one', async (t) => {
+  const anonymous = await startMailStack({
+    AUTH_RATE_LIMIT_HEADER: 'X-Real-IP',
+    AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+    AUTH_RATE_LIMIT_ANONYMOUS_USERS: '2',
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+  });
+  t.teardown(() => anonymous.stop());
+  const headers = { 'X-Real-IP': '203.0.113.9' };
+  const statuses: number[] = [];
+  for (let i = 0; i < 3; i++) statuses.push((await anonymous.api.request('POST', '/signup', { headers, body: {} })).status);
+  t.strictSame(statuses, [200, 200, 429], 'the third anonymous sign-in in the hour is refused');
+  const refused = await anonymous.api.request('POST', '/signup', { headers, body: {} });
+  t.equal(refused.headers.get('retry-after'), '1800', 'one token per 30 minutes at 2 per hour');
+  const withAddress = await anonymous.api.request('POST', '/signup', {
+    headers,
+    body: { email: uniqueEmail(), password: 'Passw0rd-123' },
+  });
+  t.equal(withAddress.status, 200, 'a sign-up with an address is counted in its own bucket');
+});

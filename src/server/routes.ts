@@ -8,7 +8,7 @@ import { health } from './routes/health.js';
 import { ready } from './routes/ready.js';
 import { settings } from './routes/settings.js';
 import { jwks } from './routes/jwks.js';
-import { signup, signupBody } from './routes/signup.js';
+import { signup, signupBody, signupBucket } from './routes/signup.js';
 import { token } from './routes/token.js';
 import { verifyBody, verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
@@ -35,7 +35,7 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/ready', guard: 'none', handler: ready, quiet: true },
   { method: 'GET', path: '/settings', guard: 'none', handler: settings },
   { method: 'GET', path: '/.well-known/jwks.json', guard: 'none', handler: jwks },
-  { method: 'POST', path: '/signup', guard: 'none', limit: 'signup', captcha: true, body: signupBody, handler: signup },
+  { method: 'POST', path: '/signup', guard: 'none', limit: signupBucket, captcha: true, body: signupBody, handler: signup },
   { method: 'POST', path: '/token', guard: 'none', limit: 'token', captcha: uncheckedGrant, handler: token }, // body: the grant's schema (grants/)
   { method: 'GET', path: '/verify', guard: 'none', limit: 'verify', handler: verifyGet },
   { method: 'POST', path: '/verify', guard: 'none', limit: 'verify', body: verifyBody, handler: verifyPost },

@@ -54,8 +54,8 @@ export type BodyCheck<B> = (body: JsonObject) => B;
 interface RouteFields {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
   path: string; // /admin/users/{user_id}
-  /** the per-client bucket taken before anything else (limits/per-client.ts) */
-  limit?: ClientBucket;
+  /** the per-client bucket taken before anything else (limits/per-client.ts); a function when the request decides it */
+  limit?: ClientBucket | ((req: ApiRequest) => ClientBucket);
   /** the captcha check (auth/captcha-guard.ts): true, or a predicate naming the requests exempt from it */
   captcha?: true | ((req: ApiRequest) => boolean);
   /** the body schema, checked when the handler first reads req.body() */

@@ -4,7 +4,7 @@
 import { apiError } from '../errors.js';
 import { takeFromBucket } from '../../db/rate-limits.js';
 import type { Config } from '../config/types.js';
-import type { Run } from '../http/types.js';
+import type { ApiRequest, Run } from '../http/types.js';
 
 import type { ClientBucket } from '../auth/principal.js';
 
@@ -28,11 +28,12 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
 }
 
 /** Wraps a route (http/dispatch.ts) so that each client key may call it at the bucket's rate. */
-export function limited(bucket: ClientBucket, handler: Run): Run {
+export function limited(bucketOf: ClientBucket | ((req: ApiRequest) => ClientBucket), handler: Run): Run {
   return async (req, ctx) => {
     const header = ctx.config.rateLimit.header;
     const key = header ? req.headers[header.toLowerCase()]?.split(',')[0]?.trim() : undefined;
     if (key) {
+      const bucket = typeof bucketOf === 'function' ? bucketOf(req) : bucketOf;
       const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
       const burst = bucket === 'anonymous' ? perPeriod : BURST;
       const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));

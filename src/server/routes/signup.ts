@@ -13,11 +13,21 @@ import { CHANNEL_FIELD, parseChannel } from '../delivery/sms/channel-field.js';
 import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import type { Handler, ApiRequest } from '../http/types.js';
+import type { ClientBucket } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 
 const FIELDS = { email: 'string', phone: 'string', password: 'string', ...CHANNEL_FIELD, ...PKCE_FIELDS, data: 'object' } as const;
 export const signupBody = bodySchema(FIELDS);
 type SignupBody = BodyOf<typeof FIELDS>;
+
+/**
+ * The per-client bucket of a sign-up: one without an address is anonymous and takes from
+ * RATE_LIMIT_ANONYMOUS_USERS (per hour), any other from the sign-up bucket, as in the original.
+ */
+export function signupBucket(req: ApiRequest): ClientBucket {
+  const { email, phone } = req.json();
+  return email || phone ? 'signup' : 'anonymous';
+}
 
 export const signup: Handler<SignupBody> = async (req, ctx) => {
   const timing = { kind: 'signup', startedAt: performance.now() };
