@@ -38,6 +38,14 @@ t.test('MAILER_AUTOCONFIRM: an unknown address is signed up confirmed and gets a
   t.equal(linkOf(mail).type, 'magiclink');
   const {
     rows: [user],
-  } = await stack.api.db.query('select email_confirmed_at from users where email = $1', ['auto@example.com']);
+  } = await stack.api.db.query('select id, email_confirmed_at from users where email = $1', ['auto@example.com']);
   t.ok(user.email_confirmed_at);
+  const sessions = await stack.api.db.query('select count(*)::int as n from sessions where user_id = $1', [user.id]);
+  t.equal(sessions.rows[0].n, 0, 'no session that nobody receives: the link is what signs the user in');
+  const audit = await stack.api.db.query(
+    `select count(*)::int as n from audit_log_entries where payload->>'action' = 'user_signedup'
+    and payload->>'actor_id' = $1`,
+    [user.id],
+  );
+  t.equal(audit.rows[0].n, 1, 'the sign-up is still audited');
 });

@@ -28,6 +28,11 @@ export interface SignupInput {
   redirectTo: string;
   /** PKCE parameters: the confirmation link carries a pkce_ token and GET /verify answers ?code= */
   pkce: PkceParams | null;
+  /**
+   * /otp and /magiclink: the caller answers {} and sends a link or code, so an autoconfirmed sign-up must
+   * not start a session that nobody would ever receive (it would only sit in the sessions table).
+   */
+  withoutSession?: boolean;
 }
 
 export interface PasswordlessSignup {
@@ -55,6 +60,7 @@ export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s:
     aud: requestAudience(req, ctx),
     redirectTo: redirectTarget(req, ctx),
     pkce: s.pkce ?? null,
+    withoutSession: true,
   };
   await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, null));
 }
@@ -87,8 +93,11 @@ export async function signUp(
     }
     user = created.user;
     const audit = { actor: actorOf(user), action: 'user_signedup', traits: { provider: input.provider } } as const;
-    if (autoconfirm) return { body: await issueSession(ctx, c, await confirmAddress(c, user, input.provider), 'password', req, { audit }) };
+    if (autoconfirm && !input.withoutSession) {
+      return { body: await issueSession(ctx, c, await confirmAddress(c, user, input.provider), 'password', req, { audit }) };
+    }
     await writeAudit(c, audit.actor, audit.action, audit.traits);
+    if (autoconfirm) return { body: userJson(await confirmAddress(c, user, input.provider), []) };
     return { body: await confirmationAnswer(ctx, c, user, input, false) };
   }
   if (isAddressConfirmed(user, input.provider)) {
