@@ -51,7 +51,11 @@ t.test('discord: Basic credentials on the token call, /users/@me, verified as Di
   const rt = testRuntime(providerConfig({ url: `${fake.url}/` }));
 
   t.equal(await discord.authorizationEndpoint(testRuntime(providerConfig())), 'https://discord.com/api/oauth2/authorize');
-  t.equal(await discord.authorizationEndpoint(rt), `${fake.url}/api/oauth2/authorize`, 'EXTERNAL_DISCORD_URL replaces the host, slash trimmed');
+  t.equal(
+    await discord.authorizationEndpoint(rt),
+    `${fake.url}/api/oauth2/authorize`,
+    'EXTERNAL_DISCORD_URL replaces the host, slash trimmed',
+  );
   t.strictSame(discord.defaultScopes, ['email', 'identify']);
   t.equal(discord.pkceToProvider, false);
 
@@ -77,7 +81,11 @@ t.test('discord: Basic credentials on the token call, /users/@me, verified as Di
 
   user = { ...user, verified: false, avatar: null, discriminator: '0', global_name: null };
   const second = await discord.fetchProfile(rt, tokens, noForm);
-  t.strictSame(second.emails, [{ email: 'nelly@discord.example', verified: false, primary: true }], 'an unverified Discord address stays unverified');
+  t.strictSame(
+    second.emails,
+    [{ email: 'nelly@discord.example', verified: false, primary: true }],
+    'an unverified Discord address stays unverified',
+  );
   t.equal(second.claims.picture, 'https://cdn.discordapp.com/embed/avatars/0.png', 'no avatar hash: the default avatar');
   t.equal(second.claims.name, 'nelly#0');
 
@@ -86,10 +94,14 @@ t.test('discord: Basic credentials on the token call, /users/@me, verified as Di
 
 t.test('facebook: body credentials, Graph /me with appsecret_proof, the address counts as verified', async (t) => {
   const checkGraph = (req: FakeRequest) => {
-    if (req.query.get('fields') !== 'email,first_name,last_name,name,picture') return { status: 400, json: { error: { message: 'fields' } } };
+    if (req.query.get('fields') !== 'email,first_name,last_name,name,picture')
+      return { status: 400, json: { error: { message: 'fields' } } };
     const proof = createHmac('sha256', CLIENT_SECRET).update('fb-access').digest('hex');
     if (req.query.get('appsecret_proof') !== proof)
-      return { status: 400, json: { error: { message: 'Invalid appsecret_proof provided in the API argument', type: 'GraphMethodException', code: 100 } } };
+      return {
+        status: 400,
+        json: { error: { message: 'Invalid appsecret_proof provided in the API argument', type: 'GraphMethodException', code: 100 } },
+      };
     return null;
   };
   const fake = await startProviderFake({
@@ -166,7 +178,12 @@ t.test('kakao: kauth and kapi on separate hosts (URL and API_URL), verified only
   });
   const api = await startProviderFake({
     'GET /v2/user/me': (req) =>
-      userEndpoint('kk-access', { id: 123456789, connected_at: '2022-04-11T01:45:28Z', properties: { nickname: '홍길동' }, kakao_account: account })(req),
+      userEndpoint('kk-access', {
+        id: 123456789,
+        connected_at: '2022-04-11T01:45:28Z',
+        properties: { nickname: '홍길동' },
+        kakao_account: account,
+      })(req),
   });
   t.teardown(() => Promise.all([auth.close(), api.close()]));
   const rt = testRuntime(providerConfig({ url: auth.url, apiUrl: api.url }));
@@ -196,7 +213,11 @@ t.test('kakao: kauth and kapi on separate hosts (URL and API_URL), verified only
 
   account = { ...account, is_email_valid: false };
   const invalid = await kakao.fetchProfile(rt, tokens, noForm);
-  t.strictSame(invalid.emails, [{ email: 'sample@kakao.example', verified: false, primary: true }], 'verified but no longer valid: not verified');
+  t.strictSame(
+    invalid.emails,
+    [{ email: 'sample@kakao.example', verified: false, primary: true }],
+    'verified but no longer valid: not verified',
+  );
 });
 
 t.test('snapchat: Basic credentials, the GraphQL me query on kit.snapchat.com, fixed issuer', async (t) => {
@@ -314,7 +335,9 @@ t.test('twitch: body credentials, Helix /users with the Client-Id header', async
     },
   ];
   const needsClientId = (req: FakeRequest) =>
-    req.headers['client-id'] === CLIENT_ID ? null : { status: 401, json: { error: 'Unauthorized', status: 401, message: 'Client-Id header required' } };
+    req.headers['client-id'] === CLIENT_ID
+      ? null
+      : { status: 401, json: { error: 'Unauthorized', status: 401, message: 'Client-Id header required' } };
   const fake = await startProviderFake({
     'POST /oauth2/token': tokenEndpoint(
       { code: 'tw-code', credentials: 'body' },

@@ -39,8 +39,8 @@ export interface ProviderFake {
   /** every request received, in order */
   requests: FakeRequest[];
   /** the received requests for one `METHOD /path` */
-  received(route: string): FakeRequest[];
-  close(): Promise<void>;
+  received: (route: string) => FakeRequest[];
+  close: () => Promise<void>;
 }
 
 /**
@@ -184,10 +184,12 @@ export function checkCodeGrant(req: FakeRequest, rules: CodeGrantRules): FakeAns
   }
   const basic = basicCredentials(req.headers);
   if (rules.credentials === 'basic') {
-    if (!basic || basic.id !== CLIENT_ID || basic.secret !== CLIENT_SECRET) return oauthError(401, 'invalid_client', 'bad Basic credentials');
+    if (!basic || basic.id !== CLIENT_ID || basic.secret !== CLIENT_SECRET)
+      return oauthError(401, 'invalid_client', 'bad Basic credentials');
     if ('client_secret' in fields) return oauthError(400, 'invalid_request', 'client_secret must not be in the body');
   } else {
-    if (fields.client_id !== CLIENT_ID || fields.client_secret !== CLIENT_SECRET) return oauthError(401, 'invalid_client', 'bad client credentials');
+    if (fields.client_id !== CLIENT_ID || fields.client_secret !== CLIENT_SECRET)
+      return oauthError(401, 'invalid_client', 'bad client credentials');
     if (req.headers.authorization) return oauthError(400, 'invalid_request', 'credentials given twice');
   }
   if (fields.grant_type !== 'authorization_code') return oauthError(400, 'unsupported_grant_type', String(fields.grant_type));
