@@ -27,6 +27,8 @@ export interface FakeAnswer {
   /** a raw body, sent with `contentType` (default text/html) */
   text?: string;
   contentType?: string;
+  /** extra response headers (a redirect's Location) */
+  headers?: Record<string, string>;
   /** 'headers': never answer at all; 'body': send the headers and part of a body, then stall */
   stall?: 'headers' | 'body';
 }
@@ -101,11 +103,15 @@ function send(res: http.ServerResponse, answer: FakeAnswer): void {
   const body = answer.json !== undefined ? JSON.stringify(answer.json) : (answer.text ?? '');
   const contentType = answer.json !== undefined ? 'application/json; charset=utf-8' : (answer.contentType ?? 'text/html; charset=utf-8');
   if (answer.stall === 'body') {
-    res.writeHead(answer.status ?? 200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) + 100 });
+    res.writeHead(answer.status ?? 200, {
+      ...answer.headers,
+      'content-type': contentType,
+      'content-length': Buffer.byteLength(body) + 100,
+    });
     res.write(body); // 100 bytes short of what was announced: the body never completes
     return;
   }
-  res.writeHead(answer.status ?? 200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  res.writeHead(answer.status ?? 200, { ...answer.headers, 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
