@@ -97,7 +97,9 @@ t.test('a wrong code is refused and changes nothing', async (t) => {
   const s = await signUp(api);
   const factor = await enrollTotp(api, s.access_token);
   const c = await challenge(api, s.access_token, factor.id);
-  const wrong = String((Number(totpCode(factor.totp.secret)) + 500000) % 1000000).padStart(6, '0');
+  // A code no nearby time step has, so the refusal never depends on the clock.
+  const near = [-60_000, -30_000, 0, 30_000, 60_000].map((d) => totpCode(factor.totp.secret, Date.now() + d));
+  const wrong = ['000000', '111111', '222222', '333333', '444444', '555555'].find((c) => !near.includes(c))!;
   const v = await verify(api, s.access_token, factor.id, c.body.id, wrong);
   t.same(errorOf(v), { status: 422, error_code: 'mfa_verification_failed', msg: 'Invalid TOTP code entered' });
   const { rows } = await api.db.query('select f.status, c.verified_at from mfa_factors f join mfa_challenges c on c.factor_id = f.id where f.id = $1', [factor.id]);
