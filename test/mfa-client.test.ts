@@ -134,7 +134,10 @@ t.test('admin.mfa.listFactors and deleteFactor', async (t) => {
 t.test('admin renames a factor with PUT', async (t) => {
   const { client, userId } = await signedInClient();
   const factor = (await client.mfa.enroll({ factorType: 'totp', friendlyName: 'old' })).data!;
-  const res = await api.request('PUT', `/admin/users/${userId}/factors/${factor.id}`, { token: await adminToken(), body: { friendly_name: 'new' } });
+  const res = await api.request('PUT', `/admin/users/${userId}/factors/${factor.id}`, {
+    token: await adminToken(),
+    body: { friendly_name: 'new' },
+  });
   t.equal(res.status, 200);
   t.match(res.body, { id: factor.id, friendly_name: 'new', factor_type: 'totp' });
   const user = await admin.getUserById(userId);
@@ -212,7 +215,10 @@ t.test('official: getAuthenticatorAssuranceLevel(jwt): aal1 without verified fac
   const factor = (await client.mfa.enroll({ factorType: 'totp' })).data!;
   await client.mfa.challengeAndVerify({ factorId: factor.id, code: totpCode(factor.totp.secret) });
   const aal1 = authClient(api.url);
-  const { data: signedIn } = await aal1.signInWithPassword({ email: (await admin.getUserById(userId)).data.user!.email!, password: PASSWORD });
+  const { data: signedIn } = await aal1.signInWithPassword({
+    email: (await admin.getUserById(userId)).data.user!.email!,
+    password: PASSWORD,
+  });
   ({ data, error } = await client.mfa.getAuthenticatorAssuranceLevel(signedIn.session!.access_token));
   t.equal(error, null);
   t.equal(data!.currentLevel, 'aal1');
@@ -225,7 +231,13 @@ t.test('official: getAuthenticatorAssuranceLevel with an invalid or foreign JWT 
   t.not(invalid.error, null);
   t.match(invalid.error!.message, /Invalid JWT/);
   t.equal(invalid.data, null);
-  const stranger = await new SignJWT({ sub: '00000000-0000-4000-8000-000000000001', aud: 'authenticated', aal: 'aal1', amr: [], session_id: '00000000-0000-4000-8000-000000000002' })
+  const stranger = await new SignJWT({
+    sub: '00000000-0000-4000-8000-000000000001',
+    aud: 'authenticated',
+    aal: 'aal1',
+    amr: [],
+    session_id: '00000000-0000-4000-8000-000000000002',
+  })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt()
     .setExpirationTime('1h')
@@ -244,7 +256,11 @@ t.test('official: MFA calls without a session fail', async (t) => {
   const challenged = await client.mfa.challenge({ factorId: 'test-factor-id' });
   t.ok(challenged.error);
   t.equal((challenged.data as any)?.id, undefined);
-  const verified = await client.mfa.verify({ factorId: 'test-factor-id', challengeId: 'f7850041-ba10-4eb3-851c-8ceb7ff8463d', code: '123456' });
+  const verified = await client.mfa.verify({
+    factorId: 'test-factor-id',
+    challengeId: 'f7850041-ba10-4eb3-851c-8ceb7ff8463d',
+    code: '123456',
+  });
   t.ok(verified.error);
   t.equal((verified.data as any)?.access_token, undefined);
   const unenrolled = await client.mfa.unenroll({ factorId: 'test-factor-id' });

@@ -9,7 +9,11 @@ import { signUp } from './helpers/accounts.js';
 import { challenge, enrollTotp, totpCode, verifiedTotp, verify } from './helpers/mfa.js';
 
 const key = () => randomBytes(32).toString('base64url');
-const boxWith = (current: { id: string; key: string } | null, old: Record<string, string> = {}, jwtSecret = 'a-jwt-secret-of-some-length') =>
+const boxWith = (
+  current: { id: string; key: string } | null,
+  old: Record<string, string> = {},
+  jwtSecret = 'a-jwt-secret-of-some-length',
+) =>
   secretBox({
     jwt: { secret: jwtSecret } as any,
     security: {
@@ -27,7 +31,7 @@ function openBySpec(envelope: string, rowId: string, keyB64url: string): string 
   return Buffer.concat([d.update(data.subarray(0, data.length - 16)), d.final()]).toString();
 }
 
-t.test('the envelope is the original\'s: key id, aes-gcm-hkdf, 12-byte nonce, bound to its row', async (t) => {
+t.test("the envelope is the original's: key id, aes-gcm-hkdf, 12-byte nonce, bound to its row", async (t) => {
   const k1 = key();
   const box = boxWith({ id: 'k1', key: k1 });
   const row = randomUUID();
@@ -67,7 +71,9 @@ t.test('after enrolment and verification no secret or code is in clear in any ta
   const { factor, session } = await verifiedTotp(api, s.access_token, 'app');
   const pending = await enrollTotp(api, session.access_token, 'pending');
   const secrets = [factor.totp.secret, pending.totp.secret];
-  const tables = await api.db.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = current_schema()');
+  const tables = await api.db.query<{ table_name: string }>(
+    'select table_name from information_schema.tables where table_schema = current_schema()',
+  );
   t.ok(tables.rows.some((r) => r.table_name === 'mfa_factors'));
   let dump = '';
   for (const { table_name } of tables.rows) {
@@ -82,7 +88,10 @@ t.test('after enrolment and verification no secret or code is in clear in any ta
   const { rows } = await api.db.query('select secret from mfa_factors where id = $1', [factor.id]);
   t.equal(JSON.parse(rows[0].secret).alg, 'aes-gcm-hkdf');
   await api.stop();
-  const log = api.logs().map((l) => JSON.stringify(l)).join('\n');
+  const log = api
+    .logs()
+    .map((l) => JSON.stringify(l))
+    .join('\n');
   t.ok(log.length > 0, 'the log was read');
   for (const secret of secrets) t.notOk(log.includes(secret), 'no secret in the log');
 });

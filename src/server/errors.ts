@@ -171,7 +171,11 @@ export const ERRORS = {
   mfa_challenge_not_found: e(422, 'mfa_factor_not_found', 'MFA factor with the provided challenge ID not found'),
   mfa_factor_type: e(400, 'validation_failed', 'factor_type needs to be totp, phone, or webauthn'),
   mfa_factor_name_conflict: e(422, 'mfa_factor_name_conflict', 'A factor with this friendly name for this user already exists'),
-  too_many_enrolled_mfa_factors: e(422, 'too_many_enrolled_mfa_factors', 'Maximum number of verified factors reached, unenroll to continue'),
+  too_many_enrolled_mfa_factors: e(
+    422,
+    'too_many_enrolled_mfa_factors',
+    'Maximum number of verified factors reached, unenroll to continue',
+  ),
   mfa_verified_factor_exists: e(
     422,
     'mfa_verified_factor_exists',

@@ -12,7 +12,9 @@ export const enrollBody = bodySchema({ factor_type: 'unknown', friendly_name: 's
 export const challengeBody = bodySchema({ channel: 'unknown', webauthn: 'unknown' });
 export const verifyFactorBody = bodySchema({ challenge_id: 'string', code: 'string', webauthn: 'unknown' });
 
-export const postFactors: GuardedHandler<Authenticated> = async (req, ctx, principal) => ({ body: await enrollFactor(req, ctx, principal) });
+export const postFactors: GuardedHandler<Authenticated> = async (req, ctx, principal) => ({
+  body: await enrollFactor(req, ctx, principal),
+});
 export const postChallenge: GuardedHandler<Authenticated> = async (req, ctx, principal) => ({
   body: await challengeFactor(req, ctx, principal),
 });
