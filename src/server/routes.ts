@@ -29,7 +29,16 @@ import { putUser, putUserBody } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
 import { resend, resendBody } from './routes/resend.js';
 import { sso } from './routes/sso.js';
-import { challengeBody, deleteFactor, enrollBody, postChallenge, postFactors, postVerify, verifyFactorBody } from './routes/mfa.js';
+import {
+  challengeBody,
+  deleteFactor,
+  enrollBody,
+  noFields,
+  postChallenge,
+  postFactors,
+  postVerify,
+  verifyFactorBody,
+} from './routes/mfa.js';
 import { adminDeleteFactor, adminFactorBody, adminListFactors, adminUpdateFactor } from './routes/admin-factors.js';
 
 export const ROUTES: Route[] = [
@@ -63,8 +72,8 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/factors', guard: 'user', body: enrollBody, handler: postFactors },
   { method: 'POST', path: '/factors/{factor_id}/challenge', guard: 'user', limit: 'mfa', body: challengeBody, handler: postChallenge },
   { method: 'POST', path: '/factors/{factor_id}/verify', guard: 'user', limit: 'mfa', body: verifyFactorBody, handler: postVerify },
-  { method: 'DELETE', path: '/factors/{factor_id}', guard: 'user', handler: deleteFactor },
+  { method: 'DELETE', path: '/factors/{factor_id}', guard: 'user', body: noFields, handler: deleteFactor },
   { method: 'GET', path: '/admin/users/{user_id}/factors', guard: 'admin', handler: adminListFactors },
   { method: 'PUT', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', body: adminFactorBody, handler: adminUpdateFactor },
-  { method: 'DELETE', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', handler: adminDeleteFactor },
+  { method: 'DELETE', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', body: noFields, handler: adminDeleteFactor },
 ];
