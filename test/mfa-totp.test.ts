@@ -295,3 +295,29 @@ t.test('switched off: MFA_TOTP_ENROLL_ENABLED and MFA_TOTP_VERIFY_ENABLED', asyn
   const e = await offEnroll.request('POST', '/factors', { token: u.access_token, body: { factor_type: 'totp' } });
   t.same(errorOf(e), { status: 422, error_code: 'mfa_totp_enroll_not_enabled', msg: 'MFA enroll is disabled for TOTP' });
 });
+
+t.test('challenge and verify share the per-client mfa bucket (MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY)', async (t) => {
+  const limited = await startTestService({
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_RATE_LIMIT_HEADER: 'X-Client',
+    AUTH_MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: '0',
+  });
+  t.teardown(() => limited.stop());
+  const s = await signUp(limited);
+  const headers = { 'x-client': '203.0.113.7' };
+  const enrolled = await limited.request('POST', '/factors', { token: s.access_token, headers, body: { factor_type: 'totp' } });
+  t.equal(enrolled.status, 200, 'enrolment is not in the bucket');
+  for (const path of [`/factors/${enrolled.body.id}/challenge`, `/factors/${enrolled.body.id}/verify`]) {
+    const res = await limited.request('POST', path, {
+      token: s.access_token,
+      headers,
+      body: { challenge_id: enrolled.body.id, code: '123456' },
+    });
+    t.same(errorOf(res), { status: 429, error_code: 'over_request_rate_limit', msg: 'Request rate limit reached' }, path);
+  }
+  t.equal(
+    (await limited.request('POST', `/factors/${enrolled.body.id}/challenge`, { token: s.access_token, body: {} })).status,
+    200,
+    'no key, no limit',
+  );
+});
