@@ -140,6 +140,13 @@ t.test('admin renames a factor with PUT', async (t) => {
   });
   t.equal(res.status, 200);
   t.match(res.body, { id: factor.id, friendly_name: 'new', factor_type: 'totp' });
+  await client.mfa.enroll({ factorType: 'totp', friendlyName: 'taken' });
+  const conflict = await api.request('PUT', `/admin/users/${userId}/factors/${factor.id}`, {
+    token: await adminToken(),
+    body: { friendly_name: 'taken' },
+  });
+  t.equal(conflict.status, 422);
+  t.equal(conflict.body.error_code, 'mfa_factor_name_conflict');
   const user = await admin.getUserById(userId);
   t.equal((user.data.user as any).factors[0].friendly_name, 'new', 'the admin user JSON lists factors too');
 });
