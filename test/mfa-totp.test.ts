@@ -321,3 +321,26 @@ t.test('challenge and verify share the per-client mfa bucket (MFA_RATE_LIMIT_CHA
     'no key, no limit',
   );
 });
+
+t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token, 'bodies');
+  const cases: Array<[string, string, unknown, number, string]> = [
+    ['POST', '/factors', { factor_type: 7 }, 400, 'factor_type needs to be totp, phone, or webauthn'],
+    ['POST', '/factors', { factor_type: 'totp', friendly_name: 5 }, 400, 'friendly_name must be a string'],
+    ['POST', '/factors', { factor_type: 'totp', issuer: {} }, 400, 'issuer must be a string'],
+    ['POST', `/factors/${factor.id}/verify`, { challenge_id: 'nope', code: '123456' }, 400, 'challenge_id must be an UUID'],
+    ['POST', `/factors/${factor.id}/verify`, { challenge_id: factor.id, code: 123456 }, 400, 'code must be a string'],
+    ['POST', `/factors/${factor.id}/verify`, { code: '123456' }, 422, 'MFA factor with the provided challenge ID not found'],
+  ];
+  for (const [method, path, body, status, msg] of cases) {
+    const res = await api.request(method, path, { token: s.access_token, body });
+    t.same([res.status, res.body?.msg], [status, msg], `${JSON.stringify(body)}`);
+  }
+  const notObject = await api.request('POST', '/factors', {
+    token: s.access_token,
+    raw: '[1]',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.equal(notObject.status, 400);
+});
