@@ -15,7 +15,13 @@ export type AuditAction =
   | 'user_reauthenticate_requested'
   | 'user_confirmation_requested'
   | 'user_repeated_signup'
-  | 'user_updated_password';
+  | 'user_updated_password'
+  | 'factor_in_progress'
+  | 'factor_unenrolled'
+  | 'challenge_created'
+  | 'verification_attempted'
+  | 'factor_deleted'
+  | 'factor_updated';
 
 const LOG_TYPE: Record<AuditAction, string> = {
   login: 'account',
@@ -32,6 +38,12 @@ const LOG_TYPE: Record<AuditAction, string> = {
   user_confirmation_requested: 'user',
   user_repeated_signup: 'user',
   user_updated_password: 'user',
+  factor_in_progress: 'factor',
+  factor_unenrolled: 'factor',
+  challenge_created: 'factor',
+  verification_attempted: 'factor',
+  factor_deleted: 'factor',
+  factor_updated: 'factor',
 };
 
 export interface AuditActor {
