@@ -243,3 +243,29 @@ t.test('DB_CLEANUP_ENABLED=false: no cleanup runs, so nothing is removed', async
     'no cleanup was started',
   );
 });
+
+t.test('cleanup settings out of range stop start-up with the setting named', async (t) => {
+  for (const [name, value] of [
+    ['AUTH_DB_CLEANUP_INTERVAL', '0'],
+    ['AUTH_DB_CLEANUP_INTERVAL', '25h'],
+    ['AUTH_DB_CLEANUP_BATCH_SIZE', '0'],
+    ['AUTH_DB_CLEANUP_GRACE', '-1h'],
+    ['AUTH_DB_CLEANUP_AUDIT_LOG_RETENTION', 'forever'],
+  ]) {
+    t.match(
+      problemsOf(() => cleanupOn('postgres://127.0.0.1:1/none', { [name]: value })),
+      [new RegExp(`^${name}: `)],
+      `${name}=${value}`,
+    );
+  }
+});
+
+/** The configuration problems a call throws (ConfigError.problems), [] when it does not throw. */
+function problemsOf(load: () => unknown): string[] {
+  try {
+    load();
+    return [];
+  } catch (err) {
+    return (err as { problems?: string[] }).problems ?? [String(err)];
+  }
+}

@@ -142,3 +142,37 @@ t.test('with no limits set nothing ends: an old, idle session and an older one b
   t.equal((await refresh(unlimited, s.refresh_token)).status, 200);
   t.equal((await refresh(unlimited, newer.refresh_token)).status, 200);
 });
+
+t.test('a negative or malformed limit stops start-up with the setting named', async (t) => {
+  const { loadConfig } = await import('../dist/server/config/load.js');
+  const base = {
+    DATABASE_URL: 'postgres://127.0.0.1:1/none',
+    AUTH_DB_DRIVER: 'postgres',
+    AUTH_JWT_SECRET: 'x'.repeat(32),
+    AUTH_SITE_URL: 'http://localhost:3000',
+    AUTH_API_EXTERNAL_URL: 'http://localhost:9999',
+  };
+  for (const [name, value] of [
+    ['AUTH_SESSIONS_TIMEBOX', '-1h'],
+    ['AUTH_SESSIONS_INACTIVITY_TIMEOUT', 'soon'],
+    ['AUTH_SESSIONS_SINGLE_PER_USER', 'maybe'],
+  ]) {
+    t.match(
+      problemsOf(() => loadConfig({ envFile: null, env: { ...base, [name]: value } })),
+      [new RegExp(`^${name}: `)],
+      `${name}=${value}`,
+    );
+  }
+  const config = loadConfig({ envFile: null, env: { ...base, AUTH_SESSIONS_TAGS: ' web , mobile ', AUTH_SESSIONS_TIMEBOX: '90' } });
+  t.strictSame(config.sessions, { timeboxSeconds: 90, inactivityTimeoutSeconds: 0, singlePerUser: false, tags: ['web', 'mobile'] });
+});
+
+/** The configuration problems a call throws (ConfigError.problems), [] when it does not throw. */
+function problemsOf(load: () => unknown): string[] {
+  try {
+    load();
+    return [];
+  } catch (err) {
+    return (err as { problems?: string[] }).problems ?? [String(err)];
+  }
+}

@@ -74,7 +74,7 @@ export const SETTINGS: Setting[] = [
   s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['DB_NAMESPACE']),
   // The background cleanup of rows that can no longer be used (docs/tokens-and-sessions.md#cleanup).
   s('DB_CLEANUP_ENABLED', 'db.cleanup.enabled', 'bool', true),
-  s('DB_CLEANUP_INTERVAL', 'db.cleanup.intervalSeconds', 'duration', 60, { exclusiveMinimum: 0 }),
+  s('DB_CLEANUP_INTERVAL', 'db.cleanup.intervalSeconds', 'duration', 60, { exclusiveMinimum: 0, maximum: 86400 }),
   s('DB_CLEANUP_BATCH_SIZE', 'db.cleanup.batchSize', 'int', 100, { minimum: 1, maximum: 10000 }),
   s('DB_CLEANUP_GRACE', 'db.cleanup.graceSeconds', 'duration', 86400, { minimum: 0 }),
   s('DB_CLEANUP_AUDIT_LOG_RETENTION', 'db.cleanup.auditLogRetentionSeconds', 'duration', 0, { minimum: 0 }),
