@@ -23,6 +23,8 @@ export interface PoolOptions {
   statementTimeoutMs?: number;
   /** the server ends a session left idle inside a transaction (idle_in_transaction_session_timeout); 0 = no limit */
   idleInTransactionTimeoutMs?: number;
+  /** the server gives up waiting for a lock (lock_timeout); unset = the server's default */
+  lockTimeoutMs?: number;
   /** callers allowed to queue for a connection when all are taken; beyond it connect() fails at once */
   maxWaiting?: number;
   /** a connection failed (server restart, network), idle or checked out; pg drops it from the pool */
@@ -37,6 +39,7 @@ export function createPool(options: PoolOptions): pg.Pool {
   const settings = [
     `-c statement_timeout=${Math.round(options.statementTimeoutMs ?? 0)}`,
     `-c idle_in_transaction_session_timeout=${Math.round(options.idleInTransactionTimeoutMs ?? 0)}`,
+    ...(options.lockTimeoutMs === undefined ? [] : [`-c lock_timeout=${Math.round(options.lockTimeoutMs)}`]),
   ];
   const pool = new pg.Pool({
     ...withSessionSettings(options.url, settings, options.namespace),

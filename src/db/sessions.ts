@@ -8,6 +8,24 @@ export interface AmrRow {
   timestamp: number;
 }
 
+/**
+ * The session limits as statement parameters (src/server/sessions/policy.ts builds them from the
+ * settings): a null duration is no limit.
+ */
+export interface SessionPolicy {
+  timeboxSeconds: number | null;
+  inactivitySeconds: number | null;
+  singlePerUser: boolean;
+  tags: string[];
+}
+
+/**
+ * Why a session has ended (sql/00005_session_policy_and_cleanup.sql decides): past its time box or
+ * not_after ('expired'), not refreshed within the inactivity timeout ('inactive'), or replaced by a
+ * newer sign-in of its user ('newer_login').
+ */
+export type SessionEnd = 'expired' | 'inactive' | 'newer_login';
+
 export interface SessionRow {
   id: string;
   user_id: string;
@@ -24,6 +42,19 @@ export interface SessionRow {
 
 export async function findSession(q: Queryable, id: string): Promise<SessionRow | null> {
   const { rows } = await q.query<SessionRow>({ name: 'sessions_by_id', text: 'select * from sessions where id = $1', values: [id] });
+  return rows[0] ?? null;
+}
+
+/**
+ * Whether the session exists and, under a policy, why the time limits have ended it (the admin bearer
+ * check: the original applies the time limits there, not SESSIONS_SINGLE_PER_USER).
+ */
+export async function findSessionEnded(q: Queryable, id: string, policy: SessionPolicy): Promise<{ ended: SessionEnd | null } | null> {
+  const { rows } = await q.query<{ ended: SessionEnd | null }>({
+    name: 'sessions_ended_by_id',
+    text: `select session_ended(not_after, created_at, coalesce(refreshed_at, created_at), $2, $3) as ended from sessions where id = $1`,
+    values: [id, policy.timeboxSeconds, policy.inactivitySeconds],
+  });
   return rows[0] ?? null;
 }
 

@@ -4,16 +4,31 @@
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
-import type { SessionRow } from './sessions.js';
+import type { SessionEnd, SessionPolicy, SessionRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
 export interface UserSession {
   user: UserRow;
   /** the session with the claims' session_id, null when there is none (any user's, as findSession found it) */
   session: Pick<SessionRow, 'id'> | null;
+  /** read only under a session policy: why the session has ended, null while it lives (or when there is none) */
+  sessionEnded?: SessionEnd | null;
 }
 
-type Row = UserRow & { found_session_id: string | null; found_identities?: IdentityJsonRow[]; found_factors?: FactorJsonRow[] };
+type Row = UserRow & {
+  found_session_id: string | null;
+  found_session_ended?: SessionEnd | null;
+  found_identities?: IdentityJsonRow[];
+  found_factors?: FactorJsonRow[];
+};
+
+/**
+ * Under a session policy the session is read by a join instead, with why it has ended as the
+ * database decides it (sql/00005_session_policy_and_cleanup.sql): last active at its last refresh, or
+ * its creation, the original's measure outside the refresh grant. Without a policy the statements
+ * below stay exactly as they were, so the limits cost nothing when they are off.
+ */
+const POLICY_VALUES = (p: SessionPolicy) => [p.timeboxSeconds, p.inactivitySeconds, p.singlePerUser, p.tags];
 
 /**
  * The user and the session; null when there is no such user (the session is then not reported).
@@ -21,7 +36,26 @@ type Row = UserRow & { found_session_id: string | null; found_identities?: Ident
  * (user_not_found is answered first) and no session can match. The session is not required to be the
  * user's own: findSession never required it either.
  */
-export async function findUserSession(q: Queryable, userId: string, sessionId: string | null): Promise<UserSession | null> {
+export async function findUserSession(
+  q: Queryable,
+  userId: string,
+  sessionId: string | null,
+  policy?: SessionPolicy | null,
+): Promise<UserSession | null> {
+  if (policy) {
+    const { rows } = await q.query<Row>({
+      name: 'user_session_policy',
+      text: `select u.*, s.id as found_session_id,
+                    coalesce(session_ended(s.not_after, s.created_at, coalesce(s.refreshed_at, s.created_at), $3, $4),
+                             case when s.id is not null and $5::boolean
+                                       and newer_session_exists(s.user_id, s.id, coalesce(s.refreshed_at, s.created_at), s.tag, $3, $4, $6::text[])
+                                  then 'newer_login' end) as found_session_ended
+             from users u left join sessions s on s.id = $2
+             where u.id = $1`,
+      values: [userId, sessionId, ...POLICY_VALUES(policy)],
+    });
+    return rows[0] ? split(rows[0]) : null;
+  }
   const { rows } = await q.query<Row>({
     name: 'user_session',
     text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id
@@ -41,20 +75,42 @@ export async function findUserSessionIdentities(
   q: Queryable,
   userId: string,
   sessionId: string | null,
+  policy?: SessionPolicy | null,
 ): Promise<(UserSession & { identities: IdentityRow[]; factors: FactorRow[] }) | null> {
-  const { rows } = await q.query<Row>({
-    name: 'user_session_identities',
-    text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id,
-                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-                                                              'last_sign_in_at', i.last_sign_in_at::text,
-                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-                                            order by i.created_at), '[]')
-                   from identities i where i.user_id = u.id) as found_identities,
-                  ${factorsJsonSql('u.id')} as found_factors
-           from users u where u.id = $1`,
-    values: [userId, sessionId],
-  });
+  const { rows } = await q.query<Row>(
+    policy
+      ? {
+          name: 'user_session_identities_policy',
+          text: `select u.*, s.id as found_session_id,
+                        coalesce(session_ended(s.not_after, s.created_at, coalesce(s.refreshed_at, s.created_at), $3, $4),
+                                 case when s.id is not null and $5::boolean
+                                           and newer_session_exists(s.user_id, s.id, coalesce(s.refreshed_at, s.created_at), s.tag, $3, $4, $6::text[])
+                                      then 'newer_login' end) as found_session_ended,
+                        (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+                                                                    'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
+                                                                    'last_sign_in_at', i.last_sign_in_at::text,
+                                                                    'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
+                                                  order by i.created_at), '[]')
+                         from identities i where i.user_id = u.id) as found_identities,
+                        ${factorsJsonSql('u.id')} as found_factors
+                 from users u left join sessions s on s.id = $2
+                 where u.id = $1`,
+          values: [userId, sessionId, ...POLICY_VALUES(policy)],
+        }
+      : {
+          name: 'user_session_identities',
+          text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id,
+                        (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+                                                                    'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
+                                                                    'last_sign_in_at', i.last_sign_in_at::text,
+                                                                    'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
+                                                  order by i.created_at), '[]')
+                         from identities i where i.user_id = u.id) as found_identities,
+                        ${factorsJsonSql('u.id')} as found_factors
+                 from users u where u.id = $1`,
+          values: [userId, sessionId],
+        },
+  );
   if (!rows[0]) return null;
   const { found_identities: identities = [], found_factors: factors, ...row } = rows[0];
   return { ...split(row), identities: identityRows(identities), factors: factorRows(factors) };
@@ -62,6 +118,8 @@ export async function findUserSessionIdentities(
 
 /** The user row as findUserById returns it (only the users columns) and the session. */
 function split(row: Row): UserSession {
-  const { found_session_id: id, ...user } = row;
-  return { user, session: id === null ? null : { id } };
+  const { found_session_id: id, found_session_ended: ended, ...user } = row;
+  const found: UserSession = { user, session: id === null ? null : { id } };
+  if (ended !== undefined) found.sessionEnded = ended;
+  return found;
 }

@@ -63,6 +63,11 @@ export const ERRORS = {
   refresh_token_not_found: e(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found'),
   refresh_token_already_used: e(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used'),
   refresh_token_user_banned: e(400, 'user_banned', 'Invalid Refresh Token: User Banned'),
+  // The session limits at the refresh grant, one message per reason as the original words them
+  // (docs/tokens-and-sessions.md#session-limits).
+  refresh_session_expired: e(400, 'session_expired', 'Invalid Refresh Token: Session Expired'),
+  refresh_session_inactive: e(400, 'session_expired', 'Invalid Refresh Token: Session Expired (Inactivity)'),
+  refresh_session_newer_login: e(400, 'session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)'),
   pkce_grant_incomplete: e(400, 'validation_failed', 'invalid request: both auth code and code verifier should be non-empty'),
   flow_state_not_found: e(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found'),
   flow_state_expired: e(422, 'flow_state_expired', 'invalid flow state, flow state has expired'),

@@ -9,6 +9,7 @@ import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded/ser
 import { createCryptoPool, type CryptoPoolHost } from './crypto/pool.js';
 import { startMetricsExporter, type MetricsExporter, type MetricsJson } from './observability/metrics-exporter.js';
 import { poolBudget } from './pool-budget.js';
+import { startCleanup, type Cleanup } from './cleanup/loop.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
@@ -24,6 +25,8 @@ export interface Service {
   readonly threads: number;
   /** how many crashed HTTP threads have been replaced */
   readonly restarts: number;
+  /** the background cleanup (src/server/cleanup/), null when DB_CLEANUP_ENABLED is false */
+  readonly cleanup: Cleanup | null;
   /** Fault injection for tests: makes HTTP thread `index` fail with an uncaught error. */
   failThread(index: number): void;
   /** Resolves when a crashed thread has been replaced and is listening again. */
@@ -140,9 +143,17 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
           }),
       ),
     );
+  // The one place the cleanup starts; stop() ends it before anything it needs.
+  const cleanup = config.db.cleanup.enabled ? startCleanup(config, databaseUrl, log) : null;
   let exporter: MetricsExporter | null = null;
   if (config.metrics.enabled && config.metrics.exporter === 'prometheus')
-    exporter = await startMetricsExporter(config.metrics, collectThreads, log, () => owned.crypto.stats());
+    exporter = await startMetricsExporter(
+      config.metrics,
+      collectThreads,
+      log,
+      () => owned.crypto.stats(),
+      cleanup ? () => cleanup.totals() : undefined,
+    );
   else if (config.metrics.enabled) log.warn('METRICS_EXPORTER=opentelemetry is not available in this build; use prometheus');
 
   return {
@@ -155,10 +166,12 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     get restarts() {
       return restarts;
     },
+    cleanup,
     failThread: (index) => threads[index]?.postMessage({ type: 'fail' } satisfies ToWorker),
     nextRestart: () => new Promise((resolve) => restartWaiters.push(resolve)),
     async stop(timeoutMs = 10_000) {
       stopping = true;
+      await cleanup?.stop();
       await exporter?.close();
       await Promise.all(
         threads.map(

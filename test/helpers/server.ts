@@ -71,6 +71,9 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       AUTH_LOG_FILE: logFile,
       AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
       AUTH_PASSWORD_HASH_TIME_COST: '1',
+      // The background cleanup deletes by age; a test that ages rows on purpose must not race it.
+      // test/cleanup.test.ts turns it on.
+      AUTH_DB_CLEANUP_ENABLED: 'false',
       ...env,
     },
   });

@@ -4,6 +4,7 @@ import { apiError } from '../errors.js';
 import { findUserSession, findUserSessionIdentities, type UserSession } from '../../db/user-session.js';
 import { JwtError, type VerifiedClaims } from './jwt.js';
 import { isBanned } from '../users/user-json.js';
+import { sessionPolicy } from '../sessions/policy.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import type { Authenticated, AuthenticatedWithIdentities } from './principal.js';
@@ -29,13 +30,13 @@ export async function bearerClaims(req: ApiRequest, ctx: AppContext): Promise<Ve
 /** The bearer's user and session, checked: one round trip to the database (src/db/user-session.ts). */
 export async function authenticate(req: ApiRequest, ctx: AppContext): Promise<Authenticated> {
   const { claims, userId, sessionId } = await subjectOf(req, ctx);
-  return checked(claims, sessionId, await findUserSession(ctx.db, userId, sessionId));
+  return checked(claims, sessionId, await findUserSession(ctx.db, userId, sessionId, sessionPolicy(ctx.config)));
 }
 
 /** authenticate() and the user's identities, still in one round trip (GET /user). */
 export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<AuthenticatedWithIdentities> {
   const { claims, userId, sessionId } = await subjectOf(req, ctx);
-  const found = await findUserSessionIdentities(ctx.db, userId, sessionId);
+  const found = await findUserSessionIdentities(ctx.db, userId, sessionId, sessionPolicy(ctx.config));
   const authenticated = checked(claims, sessionId, found);
   return { ...authenticated, identities: found!.identities, factors: found!.factors }; // checked() threw if found was null
 }
@@ -70,6 +71,9 @@ function checked(claims: VerifiedClaims, sessionId: string | null, found: UserSe
   if (sessionId === null) throw apiError('bad_jwt_session_id');
   if (!found.session) throw apiError('session_not_found');
   if (isBanned(found.user)) throw apiError('user_banned');
+  // A session the limits have ended is refused at once, not only at its next refresh
+  // (docs/tokens-and-sessions.md#session-limits): the answer the original gives an admin bearer.
+  if (found.sessionEnded) throw apiError('session_expired');
   return { claims, user: found.user, session: found.session };
 }
 

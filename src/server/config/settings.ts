@@ -72,6 +72,12 @@ export const SETTINGS: Setting[] = [
   s('DB_IDLE_IN_TRANSACTION_TIMEOUT', 'db.idleInTransactionTimeoutSeconds', 'duration', 10, { minimum: 0 }),
   s('DB_POOL_WAITERS_PER_CONNECTION', 'db.poolWaitersPerConnection', 'int', 100, { minimum: 0 }),
   s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['DB_NAMESPACE']),
+  // The background cleanup of rows that can no longer be used (docs/tokens-and-sessions.md#cleanup).
+  s('DB_CLEANUP_ENABLED', 'db.cleanup.enabled', 'bool', true),
+  s('DB_CLEANUP_INTERVAL', 'db.cleanup.intervalSeconds', 'duration', 60, { exclusiveMinimum: 0, maximum: 86400 }),
+  s('DB_CLEANUP_BATCH_SIZE', 'db.cleanup.batchSize', 'int', 100, { minimum: 1, maximum: 10000 }),
+  s('DB_CLEANUP_GRACE', 'db.cleanup.graceSeconds', 'duration', 86400, { minimum: 0 }),
+  s('DB_CLEANUP_AUDIT_LOG_RETENTION', 'db.cleanup.auditLogRetentionSeconds', 'duration', 0, { minimum: 0 }),
 
   s('LOG_LEVEL', 'log.level', 'string', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),
   s('LOG_FILE', 'log.file', 'string', ''),
@@ -140,6 +146,12 @@ export const SETTINGS: Setting[] = [
   s('PASSWORD_HASH_PARALLELISM', 'password.hash.parallelism', 'int', 1, { minimum: 1, maximum: 16 }),
   // 0: what the crypto threads finish within half a second at the hash time measured (src/server/crypto/admission.ts)
   s('PASSWORD_HASH_MAX_QUEUE', 'password.hash.maxQueue', 'int', 0, { minimum: 0, maximum: 100000 }),
+
+  // Session limits (docs/tokens-and-sessions.md#session-limits); 0 turns a limit off.
+  s('SESSIONS_TIMEBOX', 'sessions.timeboxSeconds', 'duration', 0, { minimum: 0 }),
+  s('SESSIONS_INACTIVITY_TIMEOUT', 'sessions.inactivityTimeoutSeconds', 'duration', 0, { minimum: 0 }),
+  s('SESSIONS_SINGLE_PER_USER', 'sessions.singlePerUser', 'bool', false),
+  s('SESSIONS_TAGS', 'sessions.tags', 'list', []),
 
   s('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', 'security.refreshTokenRotationEnabled', 'bool', true),
   s('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', 'security.refreshTokenReuseIntervalSeconds', 'duration', 0, { minimum: 0 }),

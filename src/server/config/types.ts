@@ -100,6 +100,8 @@ export interface Config {
     idleInTransactionTimeoutSeconds: number;
     /** callers that may queue for a connection, per connection of the pool; more are refused with 503 */
     poolWaitersPerConnection: number;
+    /** the background cleanup (src/server/cleanup/); durations in seconds, 0 retention = keep audit rows forever */
+    cleanup: { enabled: boolean; intervalSeconds: number; batchSize: number; graceSeconds: number; auditLogRetentionSeconds: number };
   };
   log: { level: LogLevel; file: string };
   tracing: {
@@ -156,6 +158,8 @@ export interface Config {
     /** maxQueue: hashes allowed to wait for a crypto thread; beyond it 503 (0 = measured, crypto/admission.ts) */
     hash: { memoryKiB: number; timeCost: number; parallelism: number; maxQueue: number };
   };
+  /** session limits, checked by the refresh grant and every bearer check; 0 = no limit */
+  sessions: { timeboxSeconds: number; inactivityTimeoutSeconds: number; singlePerUser: boolean; tags: string[] };
   security: {
     refreshTokenRotationEnabled: boolean;
     refreshTokenReuseIntervalSeconds: number;

@@ -1,5 +1,5 @@
 // grant_type=refresh_token (docs/tokens-and-sessions.md#refresh-rotation transitions table): rotation with reuse detection.
-// Steps: pre-validate → find the token with its session's state → an active token: lock the session and
+// Steps: pre-validate → find the token with its session's state → the session limits → an active token: lock the session and
 // rotate in one statement (the usual path, two round trips in all) → an already-rotated token: answer it
 // without locking → anything else (and an active token that could not be rotated after all): in a
 // transaction, lock the session, rotate if the token is still active, else decide on the state read under
@@ -26,6 +26,7 @@ import { isBanned } from '../users/user-json.js';
 import { tokenResponse, type ResponseReads } from '../sessions/issue.js';
 import { childRefreshToken } from '../sessions/child-token.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
+import { sessionPolicy } from '../sessions/policy.js';
 import { grantSchema } from '../http/validate.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
@@ -33,6 +34,15 @@ import type { Grant } from './grant.js';
 const notFound = () => apiError('refresh_token_not_found');
 const alreadyUsed = () => apiError('refresh_token_already_used');
 const banned = () => apiError('refresh_token_user_banned');
+/**
+ * The session limits, checked on the read before any lock as the original checks them; nothing is
+ * written, the session stays until the cleanup removes it (docs/tokens-and-sessions.md#session-limits).
+ */
+const SESSION_ENDED = {
+  expired: 'refresh_session_expired',
+  inactive: 'refresh_session_inactive',
+  newer_login: 'refresh_session_newer_login',
+} as const;
 
 type Client = { userAgent: string; ip: string };
 /** The answer decided: `reads` are the token response's AMR and identities when the rotation returned them. */
@@ -48,9 +58,10 @@ export const refreshToken: Grant<ReturnType<typeof schema>> = {
   async handle(req, ctx, body) {
     const presented = body.refresh_token ?? '';
     if (!isPlausibleRefreshToken(presented)) throw apiError('refresh_token_not_valid');
-    const found = await findPresentedToken(ctx.db, sha256Hex(presented));
+    const found = await findPresentedToken(ctx.db, sha256Hex(presented), sessionPolicy(ctx.config));
     if (!found) throw notFound();
     if (isBanned(found)) throw banned();
+    if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
     const child = childRefreshToken(ctx.config.jwt.secret, presented);
     const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
 
