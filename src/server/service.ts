@@ -5,9 +5,11 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { withJwtSecret, type Config } from './config/load.js';
 import { migrate } from '../db/migrate.js';
+import { checkConnectionSchema } from '../db/session-check.js';
 import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded/server.js';
 import { createCryptoPool, type CryptoPoolHost } from './crypto/pool.js';
-import { startMetricsExporter, type MetricsExporter, type MetricsJson } from './observability/metrics-exporter.js';
+import { createMetricsSource, startMetricsExporter, type MetricsExporter, type MetricsJson } from './observability/metrics-exporter.js';
+import { startOtlpMetrics, type OtlpMetrics } from './observability/otlp-metrics.js';
 import { poolBudget } from './pool-budget.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 
@@ -43,8 +45,11 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
   }
   let crypto: CryptoPoolHost | null = null;
   try {
-    const { applied } = await migrate(databaseUrl, config.db.namespace, (msg) => log.info(msg));
+    // Through a transaction pooler, migrations go to PostgreSQL itself (DB_MIGRATIONS_DATABASE_URL).
+    const migrationsUrl = embedded ? databaseUrl : config.db.migrationsUrl || databaseUrl;
+    const { applied } = await migrate(migrationsUrl, config.db.namespace, (msg) => log.info(msg));
     log.info({ applied, namespace: config.db.namespace }, 'database migrated');
+    await checkConnectionSchema(databaseUrl, config.db.namespace, config.db.preparedStatements);
     crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash });
     if (config.workers.uvThreadpool < config.workers.crypto) {
       // argon2 runs on libuv's threadpool: a smaller pool caps concurrent hashes below the crypto threads.
@@ -141,9 +146,12 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
       ),
     );
   let exporter: MetricsExporter | null = null;
-  if (config.metrics.enabled && config.metrics.exporter === 'prometheus')
-    exporter = await startMetricsExporter(config.metrics, collectThreads, log, () => owned.crypto.stats());
-  else if (config.metrics.enabled) log.warn('METRICS_EXPORTER=opentelemetry is not available in this build; use prometheus');
+  let pushing: OtlpMetrics | null = null;
+  if (config.metrics.enabled) {
+    const source = createMetricsSource(collectThreads, () => owned.crypto.stats());
+    if (config.metrics.exporter === 'prometheus') exporter = await startMetricsExporter(config.metrics, source, log);
+    else pushing = await startOtlpMetrics(config, source, log);
+  }
 
   return {
     config,
@@ -160,6 +168,8 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     async stop(timeoutMs = 10_000) {
       stopping = true;
       await exporter?.close();
+      // Before the threads go: the last push still reads their counters.
+      await pushing?.close();
       await Promise.all(
         threads.map(
           (worker) =>

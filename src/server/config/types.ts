@@ -73,6 +73,10 @@ export interface Config {
   /** true when no DATABASE_URL was given: embedded Postgres, generated secret, mail/SMS to the log. */
   development: boolean;
   dataDir: string;
+  /** PORTCULLIS_CONTAINER, set by the Dockerfile */
+  container: boolean;
+  /** PORTCULLIS_DEVELOPMENT: run the development setup even in a container */
+  developmentSetup: boolean;
   siteUrl: string;
   uriAllowList: string[];
   disableSignup: boolean;
@@ -100,6 +104,10 @@ export interface Config {
     idleInTransactionTimeoutSeconds: number;
     /** callers that may queue for a connection, per connection of the pool; more are refused with 503 */
     poolWaitersPerConnection: number;
+    /** false: no named prepared statements (PgBouncer in transaction mode before max_prepared_statements) */
+    preparedStatements: boolean;
+    /** where migrations run; empty: url */
+    migrationsUrl: string;
   };
   log: { level: LogLevel; file: string };
   tracing: {
@@ -110,7 +118,16 @@ export interface Config {
     otlpTracesEndpoint: string;
     serviceName: string;
   };
-  metrics: { enabled: boolean; exporter: 'opentelemetry' | 'prometheus'; prometheusHost: string; prometheusPort: number };
+  metrics: {
+    enabled: boolean;
+    exporter: 'opentelemetry' | 'prometheus';
+    prometheusHost: string;
+    prometheusPort: number;
+    /** OTLP/HTTP metrics URL; empty: <OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics */
+    otlpMetricsEndpoint: string;
+    /** OTEL_METRIC_EXPORT_INTERVAL: milliseconds between two pushes */
+    exportIntervalMs: number;
+  };
   otelResourceAttributes: string;
   debug: boolean;
   jwt: {
