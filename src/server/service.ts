@@ -11,6 +11,8 @@ import { createCryptoPool, type CryptoPoolHost } from './crypto/pool.js';
 import { createMetricsSource, startMetricsExporter, type MetricsExporter, type MetricsJson } from './observability/metrics-exporter.js';
 import { startOtlpMetrics, type OtlpMetrics } from './observability/otlp-metrics.js';
 import { poolBudget } from './pool-budget.js';
+import { logDeprecatedSettings } from './deprecations.js';
+import { prettyLogsWanted } from './observability/log.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
@@ -37,6 +39,7 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
   let config = initial;
   let databaseUrl = config.db.url;
   let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
+  logDeprecatedSettings(config, log);
   if (config.development) {
     warnDevelopment(log, config);
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (msg) => log.debug(msg) });
@@ -81,6 +84,8 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     );
   }
   const port = config.api.port || (await freePort(config.api.host));
+  // Decided here: a worker thread's stdout is never a terminal itself.
+  const prettyLogs = prettyLogsWanted(config, process.stdout.isTTY === true);
   const threads: Worker[] = [];
   let stopping = false;
   let restarts = 0;
@@ -89,7 +94,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   const spawn = (index: number): Promise<void> =>
     new Promise((resolve, reject) => {
       const cryptoPort = owned.crypto.connect();
-      const data: HttpWorkerData = { config, databaseUrl, poolSize: budget.connections[index], port, index, cryptoPort };
+      const data: HttpWorkerData = { config, databaseUrl, poolSize: budget.connections[index], port, index, cryptoPort, prettyLogs };
       const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort] });
       threads[index] = worker;
       let listening = false;
@@ -197,13 +202,10 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** One line for the log; the readable banner is printed by the command once the service is up (development-banner.ts). */
 function warnDevelopment(log: Logger, config: Config): void {
   log.warn(
-    [
-      '*** DEVELOPMENT SETUP ***',
-      `No DATABASE_URL: starting an embedded PostgreSQL in ${config.dataDir} with a generated JWT secret.`,
-      'Outgoing mail and SMS are written to this log unless SMTP_HOST / SMS_PROVIDER are set.',
-      'Set DATABASE_URL, JWT_SECRET, SITE_URL and API_EXTERNAL_URL for production.',
-    ].join('\n'),
+    { dataDir: config.dataDir },
+    'DEVELOPMENT SETUP: no DATABASE_URL, so an embedded PostgreSQL and a generated JWT secret; mail and SMS go to this log unless SMTP_HOST / SMS_PROVIDER are set',
   );
 }

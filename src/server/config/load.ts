@@ -65,7 +65,9 @@ export function loadConfig({ env = process.env, envFile = '.env', only }: LoadOp
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  return deepFreeze(assemble(flat, development));
+  const config = assemble(flat, development);
+  config.sources = Object.fromEntries(given);
+  return deepFreeze(config);
 }
 
 /** Returns a new frozen Config with the JWT secret generated for the embedded development setup. */
@@ -217,7 +219,7 @@ function applyDevelopmentDefaults(flat: Record<string, unknown>, development: bo
 }
 
 function assemble(flat: Record<string, unknown>, development: boolean): Config {
-  const root: Record<string, unknown> = { development };
+  const root: Record<string, unknown> = { development, sources: {} };
   for (const setting of SETTINGS) {
     const keys = setting.path.split('.');
     let node = root;

@@ -72,6 +72,8 @@ export interface MailTemplateSet<T> {
 export interface Config {
   /** true when no DATABASE_URL was given: embedded Postgres, generated secret, mail/SMS to the log. */
   development: boolean;
+  /** each setting given, by name (JWT_EXP), with the variable it was read from (GOTRUE_JWT_EXP, `PORT (.env)`) */
+  sources: Record<string, string>;
   dataDir: string;
   /** PORTCULLIS_CONTAINER, set by the Dockerfile */
   container: boolean;
