@@ -91,15 +91,19 @@ t.test("each checkout's wait for a database connection is observed", async (t) =
 
 const PROMTOOL = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => existsSync(p));
 
-t.test('promtool check metrics accepts a live scrape after traffic', { skip: PROMTOOL ? false : 'promtool is not installed (.ci/run installs Debian\'s prometheus package)' }, async (t) => {
-  const text = await scrape();
-  t.strictSame(namingProblems(text), []);
-  const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
-    const child = execFile(PROMTOOL!, ['check', 'metrics'], (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
-    );
-    child.stdin!.end(text);
-  });
-  t.equal(output.trim(), '', 'no warning');
-  t.equal(code, 0, 'promtool exits 0');
-});
+t.test(
+  'promtool check metrics accepts a live scrape after traffic',
+  { skip: PROMTOOL ? false : "promtool is not installed (.ci/run installs Debian's prometheus package)" },
+  async (t) => {
+    const text = await scrape();
+    t.strictSame(namingProblems(text), []);
+    const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
+      const child = execFile(PROMTOOL!, ['check', 'metrics'], (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
+      );
+      child.stdin!.end(text);
+    });
+    t.equal(output.trim(), '', 'no warning');
+    t.equal(code, 0, 'promtool exits 0');
+  },
+);

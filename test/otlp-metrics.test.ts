@@ -50,7 +50,9 @@ t.test('the same metrics reach an OTLP/HTTP receiver, counters as cumulative sum
   await signIn(api, session.user.email);
   await api.request('GET', '/settings');
   const signedIn = (m: Metric[]) =>
-    m.some((x) => x.name === 'auth_sign_ins' && x.sum.dataPoints.some((p: any) => attrs(p.attributes).outcome === 'success' && value(p) >= 1));
+    m.some(
+      (x) => x.name === 'auth_sign_ins' && x.sum.dataPoints.some((p: any) => attrs(p.attributes).outcome === 'success' && value(p) >= 1),
+    );
   const found = await exportWhere(signedIn, from);
   t.equal(found.path, '/v1/metrics');
   t.match(found.type, /^application\/json/);
@@ -64,9 +66,9 @@ t.test('the same metrics reach an OTLP/HTTP receiver, counters as cumulative sum
   t.equal(value(ups), 1, 'the sign-up, counted on whichever thread took it');
   t.ok(metrics.get('http_status_codes'), "the original's request counter");
   t.ok(metrics.get('gotrue_running')?.gauge, 'a gauge stays a gauge');
-  const duration = metrics.get('http_server_duration_seconds')!.histogram.dataPoints.find(
-    (p: any) => attrs(p.attributes).http_route === '/settings',
-  );
+  const duration = metrics
+    .get('http_server_duration_seconds')!
+    .histogram.dataPoints.find((p: any) => attrs(p.attributes).http_route === '/settings');
   t.equal(Number(duration.count), 1);
   t.equal(duration.bucketCounts.length, duration.explicitBounds.length + 1, 'a histogram with its buckets');
   t.equal(

@@ -56,7 +56,7 @@ t.test('serve from an empty directory, twice', async (t) => {
   // The banner: plain lines for a person, not a JSON log line with \n escapes in it.
   t.match(first.output, /^\*\*\* Portcullis \d+\.\d+\.\d+: DEVELOPMENT SETUP \(not for production\) \*\*\*$/m);
   t.match(first.output, new RegExp(`^  API URL +http://localhost:${port}$`, 'm'));
-  t.match(first.output, /^  environment read +PORT$/m, 'names the variables it read, and only those');
+  t.match(first.output, /^ {2}environment read +PORT$/m, 'names the variables it read, and only those');
   t.notMatch(first.output, /\\n/, 'no escaped newline anywhere');
   const key = (role: string) => new RegExp(`^  ${role} key +(\\S+)$`, 'm').exec(first.output)?.[1] ?? '';
   for (const role of ['anon', 'service_role']) {

@@ -64,7 +64,7 @@ t.test('the statements and crypto-pool calls a request waited on are its child s
   t.ok(signup, 'the request span');
   const children = spans.filter((s: any) => s.parentSpanId === signup.spanId);
   t.equal(new Set(children.map((c: any) => c.traceId)).size, 1);
-  t.equal(children[0].traceId, signup.traceId, 'in the request span\'s trace');
+  t.equal(children[0].traceId, signup.traceId, "in the request span's trace");
   const names = children.map((c: any) => c.name);
   t.ok(names.includes('crypto hashPassword'), `the hash: ${names.join(', ')}`);
   t.ok(names.includes('db begin') && names.includes('db commit'), 'the transaction');

@@ -8,17 +8,15 @@ import pg from 'pg';
 /** Called as a statement starts, with a short name for it; returns what to call when it ends. */
 export type StatementTracer = (statement: string) => ((error?: Error) => void) | undefined;
 
-type Query = (...args: unknown[]) => unknown;
-
 export function clientClass(options: { named: boolean; trace?: StatementTracer }): typeof pg.Client {
   const { named, trace } = options;
   if (named && !trace) return pg.Client;
   return class extends pg.Client {
     override query(...args: unknown[]): never {
       if (!named) args[0] = unnamed(args[0]);
-      const query = super.query as unknown as Query;
+      const query = (...rest: unknown[]) => super.query.apply(this, rest as never) as unknown;
       const end = trace?.(statementName(args[0]));
-      if (!end) return query.apply(this, args) as never;
+      if (!end) return query(...args) as never;
       const last = args.length - 1;
       const callback = args[last];
       if (typeof callback === 'function') {
@@ -26,18 +24,22 @@ export function clientClass(options: { named: boolean; trace?: StatementTracer }
           end(err ?? undefined);
           (callback as (e: unknown, r: unknown) => void)(err, result);
         };
-        return query.apply(this, args) as never;
+        return query(...args) as never;
       }
-      const result = query.apply(this, args);
-      if (result instanceof Promise) result.then(() => end(), (err: Error) => end(err));
+      const result = query(...args);
+      if (result instanceof Promise)
+        result.then(
+          () => end(),
+          (err: Error) => end(err),
+        );
       else end();
       return result as never;
     }
-  } as unknown as typeof pg.Client;
+  };
 }
 
 function unnamed(query: unknown): unknown {
-  if (query && Object.getPrototypeOf(query) === Object.prototype && 'name' in (query as object)) {
+  if (typeof query === 'object' && query !== null && Object.getPrototypeOf(query) === Object.prototype && Object.hasOwn(query, 'name')) {
     const copy: Record<string, unknown> = { ...(query as Record<string, unknown>) };
     delete copy.name;
     return copy;

@@ -22,7 +22,9 @@ export async function appliedSchemaVersion(url: string, namespace: string, timeo
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
   await client.connect();
   try {
-    const { rows: found } = await client.query<{ table: string | null }>(`select to_regclass($1)::text as table`, [`"${namespace}".migrations`]);
+    const { rows: found } = await client.query<{ table: string | null }>(`select to_regclass($1)::text as table`, [
+      `"${namespace}".migrations`,
+    ]);
     if (!found[0]?.table) return 0;
     const { rows } = await client.query<{ version: number | null }>(`select max(migration_id) as version from "${namespace}".migrations`);
     return Number(rows[0]?.version ?? 0);

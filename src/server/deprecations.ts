@@ -18,7 +18,8 @@ export interface Deprecation {
 }
 
 const given = (name: string) => (config: Config) => name in config.sources;
-const enabled = (provider: keyof Config['external']['providers']) => (config: Config) => config.external.providers[provider]?.enabled === true;
+const enabled = (provider: keyof Config['external']['providers']) => (config: Config) =>
+  config.external.providers[provider]?.enabled === true;
 
 export const DEPRECATIONS: readonly Deprecation[] = [
   {

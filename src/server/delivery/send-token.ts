@@ -92,14 +92,13 @@ export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow,
   try {
     const gateway = ctx.sms.gateway;
     let timedOut = false;
-    const sent = await bounded(
-      ctx,
-      ctx.sms.send(r.to, renderSmsTemplate(ctx.config.sms.template, otp), r.channel, otp),
-      () => {
-        timedOut = true;
-        return new SmsSendError(gateway as SmsGatewayName, `${gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`);
-      },
-    ).catch((err: unknown) => {
+    const sent = await bounded(ctx, ctx.sms.send(r.to, renderSmsTemplate(ctx.config.sms.template, otp), r.channel, otp), () => {
+      timedOut = true;
+      return new SmsSendError(
+        gateway as SmsGatewayName,
+        `${gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`,
+      );
+    }).catch((err: unknown) => {
       ctx.metrics.sent('sms', timedOut ? 'timeout' : 'failed');
       throw err;
     });

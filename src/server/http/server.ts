@@ -56,7 +56,9 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
     const started = performance.now();
     const snap = snapshot(res, req, ctx.config.api.requestIdHeader);
     const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false, spans: undefined };
-    const answer = ctx.tracing.enabled ? withRequestSpans((progress.spans = []), () => dispatch(res, snap, progress)) : dispatch(res, snap, progress);
+    const answer = ctx.tracing.enabled
+      ? withRequestSpans((progress.spans = []), () => dispatch(res, snap, progress))
+      : dispatch(res, snap, progress);
     if (!(answer instanceof Promise)) {
       write(res, answer, draining);
       return complete(snap, progress, answer, started);

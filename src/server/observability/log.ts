@@ -37,7 +37,10 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
   if (options.pretty) {
     // Synchronous, as the JSON destination below: a line is on the terminal before the next statement runs.
     const stream = pretty({ colorize: true, sync: true, destination: 1, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' });
-    return pino({ level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } }, stream);
+    return pino(
+      { level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } },
+      stream,
+    );
   }
   // Buffered: one write(2) per ~4 KiB of lines (~16 request lines) instead of one per request. Written
   // synchronously from the calling thread: the asynchronous mode handed every 4 KiB to libuv's threadpool

@@ -132,7 +132,12 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
     }),
   );
   const mailErrors = labelled(
-    new Counter({ name: 'global_auth_email_send_errors_total', help: 'Number of email send errors', labelNames: ['type'], registers: [registry] }),
+    new Counter({
+      name: 'global_auth_email_send_errors_total',
+      help: 'Number of email send errors',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
   );
   // Not per thread: the supervisor sums the threads' buckets into one histogram.
   const acquire = new Histogram({

@@ -44,7 +44,7 @@ export async function startOtlpMetrics(
   const producer = {
     async collect() {
       const registry = await source();
-      const metrics = convert(sdk, ValueType.DOUBLE, (await registry.getMetricsAsJSON()) as MetricsJson, started, hrTime(Date.now()));
+      const metrics = convert(sdk, ValueType.DOUBLE, await registry.getMetricsAsJSON(), started, hrTime(Date.now()));
       return { resourceMetrics: { resource, scopeMetrics: [{ scope: { name: 'portcullis', version: VERSION }, metrics }] }, errors: [] };
     },
   };
@@ -53,7 +53,7 @@ export async function startOtlpMetrics(
   const reporting: typeof exporter = Object.assign(Object.create(exporter) as typeof exporter, {
     export: (metrics: Parameters<typeof exporter.export>[0], done: Parameters<typeof exporter.export>[1]) =>
       exporter.export(metrics, (result) => {
-        const ok = result.code === 0; // ExportResultCode.SUCCESS
+        const ok = (result.code as number) === 0; // ExportResultCode.SUCCESS
         if (!ok && !failing) log.warn({ err: result.error, url }, 'metrics export failed; retrying at the next interval');
         if (ok && failing) log.info({ url }, 'metrics export recovered');
         failing = !ok;

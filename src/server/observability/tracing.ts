@@ -87,7 +87,7 @@ function reportingFailures(inner: SpanExporter, url: string, log?: Logger): Span
   return {
     export(spans: ReadableSpan[], done) {
       inner.export(spans, (result) => {
-        const ok = result.code === 0; // ExportResultCode.SUCCESS
+        const ok = (result.code as number) === 0; // ExportResultCode.SUCCESS
         if (!ok && !failing) log?.warn({ err: result.error, url }, 'trace export failed; spans are dropped until the collector answers');
         if (ok && failing) log?.info({ url }, 'trace export recovered');
         failing = !ok;
