@@ -2,7 +2,7 @@
 // name their hot statements (`{ name, text, values }`) so PostgreSQL parses and plans them once per
 // connection; through a PgBouncer in transaction mode that cannot track prepared statements, the next
 // transaction may run on another server connection where the name is unknown, so there the name is
-// dropped and each statement is parsed anew (docs/settings.md#db_prepared_statements).
+// dropped and each statement is parsed anew (docs/settings.md#database).
 import pg from 'pg';
 
 /** Called as a statement starts, with a short name for it; returns what to call when it ends. */

@@ -12,7 +12,7 @@ export async function checkConnectionSchema(url: string, namespace: string, prep
     if (schema !== namespace)
       throw new Error(
         `the database connections' schema is ${schema ?? '(none)'}, not ${namespace}: behind a connection pooler that drops ` +
-          `startup options, set it on the role: ALTER ROLE <role> SET search_path = ${namespace} (docs/production.md#pgbouncer)`,
+          `startup options, set it on the role: ALTER ROLE <role> SET search_path = ${namespace} (README.md, PgBouncer)`,
       );
   } finally {
     await pool.end();

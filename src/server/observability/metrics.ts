@@ -1,7 +1,7 @@
 // Request and outcome metrics of one HTTP thread (prom-client). Each thread keeps its own registry; the
 // supervisor collects them as JSON and aggregates them for the exporter (metrics-exporter.ts), so one
 // scrape sees the whole process. Names follow Prometheus' rules (counters end in _total, units in the
-// name), which `promtool check metrics` enforces; docs/architecture.md#observability lists them.
+// name), which `promtool check metrics` enforces; docs/observability.md#metrics lists them.
 import { Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
 /** What the database pool gauges read, at scrape time: a pg Pool has these three counts. */
