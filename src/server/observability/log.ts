@@ -1,7 +1,7 @@
 // pino, configured once from Config.log. Secrets never reach a log line: the redact list covers the
 // places a request's credentials could be copied into a log object.
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
 import type { Config } from '../config/types.js';
 import { SECRET_HEADERS, SECRET_KEYS } from './secret-keys.js';
 
@@ -36,6 +36,8 @@ export function prettyLogsWanted(config: Pick<Config, 'development' | 'log'>, st
 export function createLogger(config: Config['log'], bindings: Record<string, unknown> = {}, options: { pretty?: boolean } = {}): Logger {
   if (options.pretty) {
     // Synchronous, as the JSON destination below: a line is on the terminal before the next statement runs.
+    // Loaded only here: production threads never pay for pino-pretty's import.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
     const stream = pretty({ colorize: true, sync: true, destination: 1, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' });
     return pino(
       { level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } },
