@@ -106,6 +106,7 @@ t.test('sign-in, refresh and rate-limit outcomes move as they happen', async (t)
   t.equal(moved(after, 'auth_sign_ins_total', { method: 'password', outcome: 'invalid_credentials' }), 1);
   t.equal(moved(after, 'auth_sign_ins_total', { method: 'password', outcome: banned.body.error_code }), 1, banned.body.error_code);
   t.equal(moved(after, 'auth_rate_limit_refusals_total', { bucket: 'token' }), 1);
+  t.equal(moved(after, 'auth_sign_ins_total', { method: 'password', outcome: 'over_request_rate_limit' }), 1, 'a sign-in outcome too');
   t.equal(moved(after, 'auth_token_refreshes_total', { outcome: 'rotated' }), 2);
   t.equal(moved(after, 'auth_token_refreshes_total', { outcome: 'reused_parent' }), 1);
   t.equal(moved(after, 'auth_token_refreshes_total', { outcome: 'reuse_detected' }), 1);

@@ -4,6 +4,9 @@
 // name), which `promtool check metrics` enforces; docs/observability.md#metrics lists them.
 import { Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
+/** The grants counted as sign-ins (auth_sign_ins_total); refresh_token continues a session and is counted on its own. */
+export const SIGN_IN_GRANTS: ReadonlySet<string> = new Set(['password', 'pkce', 'web3']);
+
 /** What the database pool gauges read, at scrape time: a pg Pool has these three counts. */
 export interface PoolCounts {
   readonly totalCount: number;
