@@ -8,7 +8,9 @@ COPY src ./src
 RUN npm run build
 
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production
+# PORTCULLIS_CONTAINER: without DATABASE_URL the service refuses to start instead of quietly running the
+# development setup (data lost with the container); PORTCULLIS_DEVELOPMENT=true asks for it explicitly.
+ENV NODE_ENV=production PORTCULLIS_CONTAINER=true
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -17,8 +19,13 @@ COPY bin ./bin
 COPY sql ./sql
 RUN useradd --system --uid 10001 --home /app portcullis && mkdir -p /app/.data && chown portcullis /app/.data
 USER portcullis
-EXPOSE 8081
+# The development setup's embedded database and generated secret (DATA_DIR): kept across container restarts.
+VOLUME ["/app/.data"]
+# The API (API_PORT / PORT) and the Prometheus exporter (OTEL_EXPORTER_PROMETHEUS_PORT), at their defaults.
+EXPOSE 8081 9100
+# The port is read by the service's own configuration loader (docs/settings.md#names-sources-and-precedence):
+# AUTH_API_PORT, then PORT, then GOTRUE_API_PORT, then 8081.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||process.env.AUTH_API_PORT||8081)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD ["node", "bin/healthcheck.js"]
 ENTRYPOINT ["node", "bin/portcullis.js"]
 CMD ["serve"]

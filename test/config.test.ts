@@ -175,7 +175,8 @@ t.test('the CLI stops with one message naming every bad variable and exit code 1
 t.test('version command', async (t) => {
   const run = spawnSync(process.execPath, [path.resolve('bin/portcullis.js'), 'version'], { encoding: 'utf8' });
   t.equal(run.status, 0);
-  t.match(run.stdout.trim(), /^\d+\.\d+\.\d+$/);
+  t.match(run.stdout.split('\n')[0], /^\d+\.\d+\.\d+$/, 'the bare version on the first line');
+  t.match(run.stdout, /^schema \d+ \(sql\/\d{5}_\w+\.sql\)$/m, 'and the schema version it knows');
 });
 
 t.test('the database timeouts: defaults, seconds or Go durations, and their bounds', async (t) => {

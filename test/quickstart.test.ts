@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { jwtVerify } from 'jose';
 import { freePort } from './helpers/server.js';
 
 const BIN = path.resolve('bin/portcullis.js');
@@ -51,6 +52,17 @@ t.test('serve from an empty directory, twice', async (t) => {
   t.ok(readdirSync(path.join(dir, '.data')).includes('pg'), 'the database lives in ./.data');
   const secret = readFileSync(path.join(dir, '.data', 'jwt-secret'), 'utf8');
   t.ok(secret.length >= 32, 'a JWT secret was generated and kept');
+
+  // The banner: plain lines for a person, not a JSON log line with \n escapes in it.
+  t.match(first.output, /^\*\*\* Portcullis \d+\.\d+\.\d+: DEVELOPMENT SETUP \(not for production\) \*\*\*$/m);
+  t.match(first.output, new RegExp(`^  API URL +http://localhost:${port}$`, 'm'));
+  t.match(first.output, /^ {2}environment read +PORT$/m, 'names the variables it read, and only those');
+  t.notMatch(first.output, /\\n/, 'no escaped newline anywhere');
+  const key = (role: string) => new RegExp(`^  ${role} key +(\\S+)$`, 'm').exec(first.output)?.[1] ?? '';
+  for (const role of ['anon', 'service_role']) {
+    const { payload } = await jwtVerify(key(role), new TextEncoder().encode(secret.trim()));
+    t.equal(payload.role, role, `the ${role} key is signed with the generated secret`);
+  }
 
   const second = await serveOnce(dir, port);
   t.equal(second.health?.status, 200, 'starts again on the same data directory');

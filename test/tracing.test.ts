@@ -46,3 +46,63 @@ t.test('one span per request, exported on shutdown at the latest', async (t) => 
   );
   t.equal(Number(byRoute['/token']['http.status_code']), 400);
 });
+
+t.test('the statements and crypto-pool calls a request waited on are its child spans', async (t) => {
+  received.length = 0;
+  const api = await startTestService({
+    AUTH_TRACING_ENABLED: 'true',
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+  });
+  const res = await api.request('POST', '/signup', { body: { email: 'traced@example.com', password: 'secret99' } });
+  t.equal(res.status, 200);
+  await api.stop();
+
+  const spans = received.flatMap((r) => r.body.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((s: any) => s.spans)));
+  const attrs = (list: any[]) => Object.fromEntries(list.map((a: any) => [a.key, Object.values(a.value)[0]]));
+  const signup = spans.find((s: any) => s.name === 'api' && attrs(s.attributes)['http.route'] === '/signup');
+  t.ok(signup, 'the request span');
+  const children = spans.filter((s: any) => s.parentSpanId === signup.spanId);
+  t.equal(new Set(children.map((c: any) => c.traceId)).size, 1);
+  t.equal(children[0].traceId, signup.traceId, "in the request span's trace");
+  const names = children.map((c: any) => c.name);
+  t.ok(names.includes('crypto hashPassword'), `the hash: ${names.join(', ')}`);
+  t.ok(names.includes('db begin') && names.includes('db commit'), 'the transaction');
+  t.ok(names.filter((n: string) => n.startsWith('db ')).length >= 4, 'its statements');
+  const statement = children.find((c: any) => c.name.startsWith('db ') && c.name !== 'db begin');
+  t.match(attrs(statement.attributes), { 'db.system': 'postgresql' });
+  for (const c of children) {
+    t.ok(BigInt(c.startTimeUnixNano) >= BigInt(signup.startTimeUnixNano), `${c.name} starts within the request`);
+    t.ok(BigInt(c.endTimeUnixNano) <= BigInt(signup.endTimeUnixNano), `${c.name} ends within the request`);
+  }
+  t.notOk(JSON.stringify(children).includes('traced@example.com'), 'no statement values in the spans');
+});
+
+t.test('a collector that is down: logged once, and the stop is bounded', async (t) => {
+  // A port nothing listens on: every export is refused.
+  const closed = http.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  // The SDK's own variable (read by the SDK, not by Portcullis): a batch every 50 ms, so that several
+  // exports fail while the requests go on, and the log must still say it once.
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
+  const api = await startTestService({ AUTH_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
+  delete process.env.OTEL_BSP_SCHEDULE_DELAY;
+  for (let i = 0; i < 8; i++) {
+    await api.request('GET', '/settings');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  const started = performance.now();
+  let timer: NodeJS.Timeout;
+  const stopped = await Promise.race([
+    api.stop().then(() => 'stopped'),
+    new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still stopping after 5 s'), 5000))),
+  ]);
+  clearTimeout(timer!);
+  t.equal(stopped, 'stopped', "the stop does not wait out the exporter's retries");
+  t.comment(`stopped in ${Math.round(performance.now() - started)} ms`);
+  const failures = api.logs().filter((l) => l.msg?.startsWith('trace export failed'));
+  t.equal(failures.length, 1, 'logged once');
+  t.equal(failures[0].level, 40, 'as a warning');
+});

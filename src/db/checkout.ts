@@ -4,13 +4,26 @@
 // when the connection drops (a server restart, an idle-in-transaction timeout): with no listener, that
 // is an uncaught exception that takes the whole HTTP thread down. The statement in flight, or the next
 // one, fails with the cause, so the request gets its 503 and the listener only reports.
+// It also times each wait for a connection (the acquire-time histogram), and, when statements are traced,
+// hands the caller's async context on to the callback: pg-pool calls a queued caller back from whichever
+// request released a connection, and the statement spans must land under the waiting request's span.
+import { AsyncResource } from 'node:async_hooks';
 import type pg from 'pg';
 import { PoolQueueFullError } from './faults.js';
 
 type Done = (release?: Error | boolean) => void;
 type Callback = (err: Error | undefined, client: pg.PoolClient | undefined, done: Done) => void;
 
-export function guardCheckouts(pool: pg.Pool, maxWaiting: number, onError: (err: Error) => void): void {
+export interface CheckoutHooks {
+  onError: (err: Error) => void;
+  /** seconds a checkout waited for its connection (successful checkouts only) */
+  onAcquired?: (seconds: number) => void;
+  /** keep the caller's async context across the wait (statement tracing needs it; it costs a resource per checkout) */
+  keepContext?: boolean;
+}
+
+export function guardCheckouts(pool: pg.Pool, maxWaiting: number, hooks: CheckoutHooks): void {
+  const { onError, onAcquired, keepContext } = hooks;
   const acquire = pool.connect.bind(pool) as unknown as (cb: Callback) => void;
   const max = pool.options.max ?? 10;
   const connect = (cb?: Callback): Promise<pg.PoolClient> | void => {
@@ -25,10 +38,13 @@ export function guardCheckouts(pool: pg.Pool, maxWaiting: number, onError: (err:
       process.nextTick(() => cb(refused, undefined, () => {}));
       return;
     }
-    acquire((err, client) => {
+    const started = onAcquired ? performance.now() : 0;
+    const acquired: Callback = (err, client) => {
       if (err || !client) return cb(err, undefined, () => {});
+      onAcquired?.((performance.now() - started) / 1000);
       cb(undefined, client, watch(client, onError));
-    });
+    };
+    acquire(keepContext ? AsyncResource.bind(acquired) : acquired);
   };
   pool.connect = connect as typeof pool.connect;
 }

@@ -7,6 +7,7 @@
 import pg from 'pg';
 import { assertNamespace } from './namespace.js';
 import { guardCheckouts } from './checkout.js';
+import { clientClass, type StatementTracer } from './client.js';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 
@@ -29,6 +30,15 @@ export interface PoolOptions {
   maxWaiting?: number;
   /** a connection failed (server restart, network), idle or checked out; pg drops it from the pool */
   onConnectionError?: (err: Error) => void;
+  /** seconds each checkout waited for a connection (metrics) */
+  onAcquired?: (seconds: number) => void;
+  /** called as each statement starts; the function it returns, when the statement ends (tracing) */
+  traceStatement?: StatementTracer;
+  /**
+   * false: every statement is sent unnamed, for a PgBouncer in transaction mode that cannot keep named
+   * prepared statements (before 1.21, or max_prepared_statements = 0). Default true.
+   */
+  preparedStatements?: boolean;
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
@@ -48,12 +58,17 @@ export function createPool(options: PoolOptions): pg.Pool {
     connectionTimeoutMillis: Math.round(options.acquireTimeoutMs ?? 0),
     // A peer that vanished without closing (a partition, a dead host) is noticed by the kernel's probes.
     keepAlive: true,
+    Client: clientClass({ named: options.preparedStatements ?? true, trace: options.traceStatement }),
   });
   const onError = (err: Error) => options.onConnectionError?.(err);
   // Without a listener, an idle client's error would be thrown as an uncaught exception and kill the
   // thread; the pool has already discarded that client, so reporting it is all that is left to do.
   pool.on('error', onError);
-  guardCheckouts(pool, options.maxWaiting ?? Infinity, onError);
+  guardCheckouts(pool, options.maxWaiting ?? Infinity, {
+    onError,
+    onAcquired: options.onAcquired,
+    keepContext: !!options.traceStatement,
+  });
   return pool;
 }
 

@@ -8,11 +8,13 @@ import { createJwtService } from './auth/jwt.js';
 import { createMailer } from './delivery/mail/mailer.js';
 import { createSmsSender } from './delivery/sms/index.js';
 import { createRedirectCheck } from './http/redirect-target.js';
-import { requestMetricsFor } from './observability/metrics.js';
+import { NO_REQUEST_METRICS, requestMetricsFor, type RequestMetrics } from './observability/metrics.js';
+import { startChildSpan } from './observability/request-spans.js';
 import { createTracing } from './observability/tracing.js';
 import { createSendTiming } from './delivery/send-timing.js';
 
 export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
+  let metrics: RequestMetrics = NO_REQUEST_METRICS;
   const db = createPool({
     url: resources.databaseUrl,
     max: resources.poolSize,
@@ -23,7 +25,11 @@ export async function createAppContext(config: Config, resources: AppResources, 
     idleInTransactionTimeoutMs: config.db.idleInTransactionTimeoutSeconds * 1000,
     maxWaiting: resources.poolSize * config.db.poolWaitersPerConnection,
     onConnectionError: (err) => log.warn({ err }, 'database connection failed'),
+    onAcquired: config.metrics.enabled ? (seconds) => metrics.dbAcquired(seconds) : undefined,
+    traceStatement: config.tracing.enabled ? (statement) => startChildSpan(`db ${statement}`, DB_ATTRIBUTES(statement)) : undefined,
+    preparedStatements: config.db.preparedStatements,
   });
+  metrics = requestMetricsFor(config.metrics, db, resources.index);
   return {
     config,
     log,
@@ -33,11 +39,14 @@ export async function createAppContext(config: Config, resources: AppResources, 
     mailer: createMailer(config, log),
     sms: createSmsSender(config.sms, log, { development: config.development }),
     redirect: createRedirectCheck(config),
-    metrics: requestMetricsFor(config.metrics, db, resources.index),
+    metrics,
     sendTiming: createSendTiming(),
-    tracing: await createTracing(config),
+    tracing: await createTracing(config, log),
   };
 }
+
+/** OpenTelemetry's database attributes: the system and the statement's name, never its text or values. */
+const DB_ATTRIBUTES = (statement: string) => ({ 'db.system': 'postgresql', 'db.operation': statement });
 
 export async function closeAppContext(ctx: AppContext): Promise<void> {
   await Promise.all([ctx.db.end(), ctx.mailer.close(), ctx.tracing.shutdown()]);

@@ -6,14 +6,14 @@ import { migrate } from '../db/migrate.js';
 import { startEmbeddedPostgres } from '../db/embedded/server.js';
 import { VERSION } from './version.js';
 import { keysCommand, tokenCommand } from './cli-keys.js';
+import { appliedSchemaVersion, knownSchemaVersion } from '../db/schema-version.js';
+import { developmentBanner } from './development-banner.js';
+import { prettyLogsWanted } from './observability/log.js';
 
 const USAGE = 'usage: portcullis [serve | migrate | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y]]';
 
 async function main(command = 'serve', args: string[] = []): Promise<number> {
-  if (command === 'version') {
-    console.log(VERSION);
-    return 0;
-  }
+  if (command === 'version') return versionCommand();
   if (command === 'keys') return keysCommand(args);
   if (command !== 'serve' && command !== 'migrate' && command !== 'token') {
     console.error(USAGE);
@@ -21,14 +21,15 @@ async function main(command = 'serve', args: string[] = []): Promise<number> {
   }
   let config: Config;
   try {
-    config = loadConfig();
+    // A migration job needs the database settings only, not SITE_URL or JWT_SECRET.
+    config = loadConfig(command === 'migrate' ? { only: 'database' } : {});
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(`portcullis: ${err.message}`);
     return 1;
   }
   if (command === 'token') return tokenCommand(config, args);
-  const log = createLogger(config.log);
+  const log = createLogger(config.log, {}, { pretty: prettyLogsWanted(config, process.stdout.isTTY === true) });
   if (command === 'migrate') return runMigrate(config, log);
 
   // Signals are caught from the start: one arriving while the threads are still starting stops the
@@ -37,6 +38,7 @@ async function main(command = 'serve', args: string[] = []): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM')).once('SIGINT', () => resolve('SIGINT'));
   });
   const service = await startService(config, log);
+  if (service.config.development) process.stderr.write(await developmentBanner(service.config));
   const signal = await stopRequested;
   log.info({ signal }, 'draining');
   await service.stop().catch((err) => log.error({ err }, 'unclean stop'));
@@ -46,12 +48,37 @@ async function main(command = 'serve', args: string[] = []): Promise<number> {
 async function runMigrate(config: Config, log: ReturnType<typeof createLogger>): Promise<number> {
   const embedded = config.development ? await startEmbeddedPostgres({ dataDir: config.dataDir, log: (m) => log.debug(m) }) : null;
   try {
-    const { applied } = await migrate(embedded?.url ?? config.db.url, config.db.namespace, (m) => log.info(m));
+    const url = embedded?.url ?? (config.db.migrationsUrl || config.db.url);
+    const { applied } = await migrate(url, config.db.namespace, (m) => log.info(m));
     log.info({ applied, namespace: config.db.namespace }, 'migrations complete');
     return 0;
   } finally {
     await embedded?.stop();
   }
+}
+
+/**
+ * The build's version and the schema version it knows (its highest migration); with DATABASE_URL, also
+ * the one applied in the database. The first line is the bare version, for scripts.
+ */
+async function versionCommand(): Promise<number> {
+  const known = knownSchemaVersion();
+  console.log(VERSION);
+  console.log(`schema ${known.version} (sql/${known.file})`);
+  let config: Config | null = null;
+  try {
+    config = loadConfig({ only: 'database' });
+  } catch {
+    /* no usable database settings: the applied version is not asked for */
+  }
+  if (config && !config.development) {
+    const url = config.db.migrationsUrl || config.db.url;
+    await appliedSchemaVersion(url, config.db.namespace).then(
+      (applied) => console.log(`database schema ${applied} (namespace ${config.db.namespace})`),
+      (err: Error) => console.log(`database schema unknown: ${err.message}`),
+    );
+  }
+  return 0;
 }
 
 main(process.argv[2], process.argv.slice(3)).then(

@@ -5,11 +5,15 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { withJwtSecret, type Config } from './config/load.js';
 import { migrate } from '../db/migrate.js';
+import { checkConnectionSchema } from '../db/session-check.js';
 import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded/server.js';
 import { createCryptoPool, type CryptoPoolHost } from './crypto/pool.js';
-import { startMetricsExporter, type MetricsExporter, type MetricsJson } from './observability/metrics-exporter.js';
+import { createMetricsSource, startMetricsExporter, type MetricsExporter, type MetricsJson } from './observability/metrics-exporter.js';
+import { startOtlpMetrics, type OtlpMetrics } from './observability/otlp-metrics.js';
 import { poolBudget } from './pool-budget.js';
 import { startCleanup, type Cleanup } from './cleanup/loop.js';
+import { logDeprecatedSettings } from './deprecations.js';
+import { prettyLogsWanted } from './observability/log.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
@@ -38,6 +42,7 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
   let config = initial;
   let databaseUrl = config.db.url;
   let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
+  logDeprecatedSettings(config, log);
   if (config.development) {
     warnDevelopment(log, config);
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (msg) => log.debug(msg) });
@@ -46,8 +51,11 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
   }
   let crypto: CryptoPoolHost | null = null;
   try {
-    const { applied } = await migrate(databaseUrl, config.db.namespace, (msg) => log.info(msg));
+    // Through a transaction pooler, migrations go to PostgreSQL itself (DB_MIGRATIONS_DATABASE_URL).
+    const migrationsUrl = embedded ? databaseUrl : config.db.migrationsUrl || databaseUrl;
+    const { applied } = await migrate(migrationsUrl, config.db.namespace, (msg) => log.info(msg));
     log.info({ applied, namespace: config.db.namespace }, 'database migrated');
+    await checkConnectionSchema(databaseUrl, config.db.namespace, config.db.preparedStatements);
     crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash });
     if (config.workers.uvThreadpool < config.workers.crypto) {
       // argon2 runs on libuv's threadpool: a smaller pool caps concurrent hashes below the crypto threads.
@@ -79,6 +87,8 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     );
   }
   const port = config.api.port || (await freePort(config.api.host));
+  // Decided here: a worker thread's stdout is never a terminal itself.
+  const prettyLogs = prettyLogsWanted(config, process.stdout.isTTY === true);
   const threads: Worker[] = [];
   let stopping = false;
   let restarts = 0;
@@ -87,7 +97,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   const spawn = (index: number): Promise<void> =>
     new Promise((resolve, reject) => {
       const cryptoPort = owned.crypto.connect();
-      const data: HttpWorkerData = { config, databaseUrl, poolSize: budget.connections[index], port, index, cryptoPort };
+      const data: HttpWorkerData = { config, databaseUrl, poolSize: budget.connections[index], port, index, cryptoPort, prettyLogs };
       const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort] });
       threads[index] = worker;
       let listening = false;
@@ -146,15 +156,16 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   // The one place the cleanup starts; stop() ends it before anything it needs.
   const cleanup = config.db.cleanup.enabled ? startCleanup(config, databaseUrl, log) : null;
   let exporter: MetricsExporter | null = null;
-  if (config.metrics.enabled && config.metrics.exporter === 'prometheus')
-    exporter = await startMetricsExporter(
-      config.metrics,
+  let pushing: OtlpMetrics | null = null;
+  if (config.metrics.enabled) {
+    const source = createMetricsSource(
       collectThreads,
-      log,
       () => owned.crypto.stats(),
       cleanup ? () => cleanup.totals() : undefined,
     );
-  else if (config.metrics.enabled) log.warn('METRICS_EXPORTER=opentelemetry is not available in this build; use prometheus');
+    if (config.metrics.exporter === 'prometheus') exporter = await startMetricsExporter(config.metrics, source, log);
+    else pushing = await startOtlpMetrics(config, source, log);
+  }
 
   return {
     config,
@@ -173,6 +184,8 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
       stopping = true;
       await cleanup?.stop();
       await exporter?.close();
+      // Before the threads go: the last push still reads their counters.
+      await pushing?.close();
       await Promise.all(
         threads.map(
           (worker) =>
@@ -200,13 +213,10 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** One line for the log; the readable banner is printed by the command once the service is up (development-banner.ts). */
 function warnDevelopment(log: Logger, config: Config): void {
   log.warn(
-    [
-      '*** DEVELOPMENT SETUP ***',
-      `No DATABASE_URL: starting an embedded PostgreSQL in ${config.dataDir} with a generated JWT secret.`,
-      'Outgoing mail and SMS are written to this log unless SMTP_HOST / SMS_PROVIDER are set.',
-      'Set DATABASE_URL, JWT_SECRET, SITE_URL and API_EXTERNAL_URL for production.',
-    ].join('\n'),
+    { dataDir: config.dataDir },
+    'DEVELOPMENT SETUP: no DATABASE_URL, so an embedded PostgreSQL and a generated JWT secret; mail and SMS go to this log unless SMTP_HOST / SMS_PROVIDER are set',
   );
 }

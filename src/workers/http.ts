@@ -13,6 +13,8 @@ export interface HttpWorkerData extends AppResources {
   config: Config;
   port: number;
   index: number;
+  /** pino-pretty lines (development on a terminal), as the supervisor decided */
+  prettyLogs?: boolean;
 }
 export type ToWorker = { type: 'drain'; timeoutMs: number } | { type: 'fail' } | { type: 'metrics'; id: number };
 export type FromWorker =
@@ -23,7 +25,7 @@ export type FromWorker =
 
 const data = workerData as HttpWorkerData;
 const port = parentPort!;
-const log = createLogger(data.config.log, { thread: data.index });
+const log = createLogger(data.config.log, { thread: data.index }, { pretty: data.prettyLogs });
 const ctx = await createAppContext(data.config, data, log);
 // The route table is the thread's, not the context's: handlers never need it, and the context stays a leaf.
 const server = createHttpServer(new Router(ROUTES), ctx, log);

@@ -25,17 +25,26 @@ type Env = Record<string, string | undefined>;
 export interface LoadOptions {
   env?: Env;
   envFile?: string | null;
+  /**
+   * 'database': only the settings `portcullis migrate` uses (DATABASE_URL, DB_*, logs, the development
+   * setup's data directory) are read and checked; the rest keep their defaults, so a migration job needs
+   * no SITE_URL or JWT_SECRET.
+   */
+  only?: 'database';
 }
 
+/** The settings `portcullis migrate` reads (LoadOptions.only). */
+const DATABASE_SETTINGS = (name: string) => /^(DB_|LOG_)/.test(name) || ['DATA_DIR', 'CONTAINER', 'DEVELOPMENT_SETUP'].includes(name);
+
 /** Reads the configuration from `.env` (if present) and the environment. Throws ConfigError. */
-export function loadConfig({ env = process.env, envFile = '.env' }: LoadOptions = {}): Config {
+export function loadConfig({ env = process.env, envFile = '.env', only }: LoadOptions = {}): Config {
   const file = envFile && fs.existsSync(envFile) ? dotenv.parse(fs.readFileSync(envFile)) : {};
   const problems: string[] = [];
   const flat: Record<string, unknown> = {};
   const given = new Map<string, string>(); // setting name → the variable it came from
 
   for (const setting of SETTINGS) {
-    const found = lookup(setting, env, file);
+    const found = only && !DATABASE_SETTINGS(setting.name) ? undefined : lookup(setting, env, file);
     if (found === undefined) {
       flat[setting.name] = setting.default;
       continue;
@@ -47,11 +56,18 @@ export function loadConfig({ env = process.env, envFile = '.env' }: LoadOptions 
   }
   problems.push(...validateSchema(flat, given));
   const development = !flat.DB_DATABASE_URL;
-  problems.push(...crossFieldProblems(flat, given, development));
+  if (development && flat.CONTAINER && !flat.DEVELOPMENT_SETUP)
+    problems.push(
+      'DATABASE_URL: is required in a container; to run the development setup there (embedded PostgreSQL, generated secret, ' +
+        'mail to the log, data in DATA_DIR) set PORTCULLIS_DEVELOPMENT=true',
+    );
+  if (!only) problems.push(...crossFieldProblems(flat, given, development));
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  return deepFreeze(assemble(flat, development));
+  const config = assemble(flat, development);
+  config.sources = Object.fromEntries(given);
+  return deepFreeze(config);
 }
 
 /** Returns a new frozen Config with the JWT secret generated for the embedded development setup. */
@@ -221,7 +237,7 @@ function applyDevelopmentDefaults(flat: Record<string, unknown>, development: bo
 }
 
 function assemble(flat: Record<string, unknown>, development: boolean): Config {
-  const root: Record<string, unknown> = { development };
+  const root: Record<string, unknown> = { development, sources: {} };
   for (const setting of SETTINGS) {
     const keys = setting.path.split('.');
     let node = root;

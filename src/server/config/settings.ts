@@ -46,6 +46,9 @@ const defaultSubjects: Record<string, string> = {
 
 export const SETTINGS: Setting[] = [
   s('DATA_DIR', 'dataDir', 'string', './.data'),
+  // Set by the Dockerfile: in a container, no DATABASE_URL is a mistake unless DEVELOPMENT_SETUP asks for it.
+  s('CONTAINER', 'container', 'bool', false, undefined, ['PORTCULLIS_CONTAINER']),
+  s('DEVELOPMENT_SETUP', 'developmentSetup', 'bool', false, undefined, ['PORTCULLIS_DEVELOPMENT']),
   s('SITE_URL', 'siteUrl', 'string', '', httpUrl),
   s('URI_ALLOW_LIST', 'uriAllowList', 'list', []),
   s('DISABLE_SIGNUP', 'disableSignup', 'bool', false),
@@ -71,6 +74,10 @@ export const SETTINGS: Setting[] = [
   s('DB_STATEMENT_TIMEOUT', 'db.statementTimeoutSeconds', 'duration', 5, { minimum: 0 }),
   s('DB_IDLE_IN_TRANSACTION_TIMEOUT', 'db.idleInTransactionTimeoutSeconds', 'duration', 10, { minimum: 0 }),
   s('DB_POOL_WAITERS_PER_CONNECTION', 'db.poolWaitersPerConnection', 'int', 100, { minimum: 0 }),
+  // false: statements go unnamed, for a PgBouncer in transaction mode without max_prepared_statements.
+  s('DB_PREPARED_STATEMENTS', 'db.preparedStatements', 'bool', true),
+  // Migrations need one session (an advisory lock, search_path): PostgreSQL itself, not a transaction pooler.
+  s('DB_MIGRATIONS_DATABASE_URL', 'db.migrationsUrl', 'string', '', { pattern: '^(postgres|postgresql)://' }),
   s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['DB_NAMESPACE']),
   // The background cleanup of rows that can no longer be used (docs/tokens-and-sessions.md#cleanup).
   s('DB_CLEANUP_ENABLED', 'db.cleanup.enabled', 'bool', true),
@@ -93,6 +100,10 @@ export const SETTINGS: Setting[] = [
   s('OTEL_SERVICE_NAME', 'tracing.serviceName', 'string', 'gotrue', undefined, ['OTEL_SERVICE_NAME']),
   s('METRICS_ENABLED', 'metrics.enabled', 'bool', false),
   s('METRICS_EXPORTER', 'metrics.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry', 'prometheus'] }),
+  s('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'metrics.otlpMetricsEndpoint', 'string', '', { pattern: '^https?://' }, [
+    'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
+  ]),
+  s('OTEL_METRIC_EXPORT_INTERVAL', 'metrics.exportIntervalMs', 'int', 60000, { minimum: 100 }, ['OTEL_METRIC_EXPORT_INTERVAL']),
   s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, ['OTEL_EXPORTER_PROMETHEUS_HOST']),
   s('OTEL_EXPORTER_PROMETHEUS_PORT', 'metrics.prometheusPort', 'int', 9100, port, ['OTEL_EXPORTER_PROMETHEUS_PORT']),
   s('OTEL_RESOURCE_ATTRIBUTES', 'otelResourceAttributes', 'string', '', undefined, ['OTEL_RESOURCE_ATTRIBUTES']),

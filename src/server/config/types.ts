@@ -72,7 +72,13 @@ export interface MailTemplateSet<T> {
 export interface Config {
   /** true when no DATABASE_URL was given: embedded Postgres, generated secret, mail/SMS to the log. */
   development: boolean;
+  /** each setting given, by name (JWT_EXP), with the variable it was read from (GOTRUE_JWT_EXP, `PORT (.env)`) */
+  sources: Record<string, string>;
   dataDir: string;
+  /** PORTCULLIS_CONTAINER, set by the Dockerfile */
+  container: boolean;
+  /** PORTCULLIS_DEVELOPMENT: run the development setup even in a container */
+  developmentSetup: boolean;
   siteUrl: string;
   uriAllowList: string[];
   disableSignup: boolean;
@@ -102,6 +108,10 @@ export interface Config {
     poolWaitersPerConnection: number;
     /** the background cleanup (src/server/cleanup/); durations in seconds, 0 retention = keep audit rows forever */
     cleanup: { enabled: boolean; intervalSeconds: number; batchSize: number; graceSeconds: number; auditLogRetentionSeconds: number };
+    /** false: no named prepared statements (PgBouncer in transaction mode before max_prepared_statements) */
+    preparedStatements: boolean;
+    /** where migrations run; empty: url */
+    migrationsUrl: string;
   };
   log: { level: LogLevel; file: string };
   tracing: {
@@ -112,7 +122,16 @@ export interface Config {
     otlpTracesEndpoint: string;
     serviceName: string;
   };
-  metrics: { enabled: boolean; exporter: 'opentelemetry' | 'prometheus'; prometheusHost: string; prometheusPort: number };
+  metrics: {
+    enabled: boolean;
+    exporter: 'opentelemetry' | 'prometheus';
+    prometheusHost: string;
+    prometheusPort: number;
+    /** OTLP/HTTP metrics URL; empty: <OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics */
+    otlpMetricsEndpoint: string;
+    /** OTEL_METRIC_EXPORT_INTERVAL: milliseconds between two pushes */
+    exportIntervalMs: number;
+  };
   otelResourceAttributes: string;
   debug: boolean;
   jwt: {

@@ -17,6 +17,7 @@ import type { Config } from '../config/types.js';
 import { apiError } from '../errors.js';
 import { createCryptoQueue, expectedTaskMs, CryptoBusyError, CryptoCancelledError, type CryptoQueueStats } from './admission.js';
 import type { HashParams, VerifyResult } from '../../workers/crypto.js';
+import { startChildSpan } from '../observability/request-spans.js';
 
 export interface PasswordHasher {
   /** A new argon2id PHC string with the configured parameters. `signal`: drop it if it is still queued. */
@@ -142,34 +143,43 @@ export function connectCryptoPool(port: MessagePort, params: HashParams): Passwo
   // awaiting a verify must not exit before the answer arrives.
   port.unref();
 
-  return hasher(
-    (task, arg, signal) =>
-      new Promise((resolve, reject) => {
-        if (closed) return reject(new Error('crypto pool: port closed'));
-        if (signal?.aborted) return reject(signal.reason);
-        const id = nextId++;
-        // A request past its deadline stops waiting at once and asks the host to drop the task if it is queued.
-        const abandon = () => {
-          if (!settle(id)) return;
-          port.postMessage({ id, cancel: true } satisfies Request);
-          reject(signal!.reason);
-        };
-        pending.set(id, {
-          resolve: (value) => {
-            signal?.removeEventListener('abort', abandon);
-            resolve(value);
-          },
-          reject: (error) => {
-            signal?.removeEventListener('abort', abandon);
-            reject(error);
-          },
-        });
-        signal?.addEventListener('abort', abandon, { once: true });
-        if (pending.size === 1) port.ref();
-        port.postMessage({ id, task, arg } satisfies Request);
-      }),
-    params,
-  );
+  const remote: Run = (task, arg, signal) =>
+    new Promise((resolve, reject) => {
+      if (closed) return reject(new Error('crypto pool: port closed'));
+      if (signal?.aborted) return reject(signal.reason);
+      const id = nextId++;
+      // A request past its deadline stops waiting at once and asks the host to drop the task if it is queued.
+      const abandon = () => {
+        if (!settle(id)) return;
+        port.postMessage({ id, cancel: true } satisfies Request);
+        reject(signal!.reason);
+      };
+      pending.set(id, {
+        resolve: (value) => {
+          signal?.removeEventListener('abort', abandon);
+          resolve(value);
+        },
+        reject: (error) => {
+          signal?.removeEventListener('abort', abandon);
+          reject(error);
+        },
+      });
+      signal?.addEventListener('abort', abandon, { once: true });
+      if (pending.size === 1) port.ref();
+      port.postMessage({ id, task, arg } satisfies Request);
+    });
+  // The wait for a crypto thread and the hash itself, as one child span of the request when tracing is on.
+  const traced: Run = (task, arg, signal) => {
+    const end = startChildSpan(`crypto ${task}`, { 'crypto.task': task });
+    const result = remote(task, arg, signal);
+    if (end)
+      result.then(
+        () => end(),
+        (err: Error) => end(err),
+      );
+    return result;
+  };
+  return hasher(traced, params);
 }
 
 function hasher(run: Run, params: HashParams): PasswordHasher {

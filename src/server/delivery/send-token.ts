@@ -61,9 +61,11 @@ export async function sendEmailToken(
         NewEmail: r.newEmail,
         SendingTo: r.to,
       }),
-      () => new Error('no answer from the mail server within SEND_TIMEOUT'),
+      () => new SendTimeoutError('no answer from the mail server within SEND_TIMEOUT'),
     );
+    ctx.metrics.sent('email', 'sent', ACTION_TYPE[r.kind]);
   } catch (err) {
+    ctx.metrics.sent('email', err instanceof SendTimeoutError ? 'timeout' : 'failed', ACTION_TYPE[r.kind]);
     ctx.log.error({ err, kind: r.kind }, 'sending mail failed');
     throw apiError('email_send_failed', `Error sending ${describe(r.kind)} email`);
   }
@@ -89,12 +91,19 @@ export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow,
   const { otp } = await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength });
   try {
     const gateway = ctx.sms.gateway;
-    return await bounded(
-      ctx,
-      ctx.sms.send(r.to, renderSmsTemplate(ctx.config.sms.template, otp), r.channel, otp),
-      () =>
-        new SmsSendError(gateway as SmsGatewayName, `${gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`),
-    );
+    let timedOut = false;
+    const sent = await bounded(ctx, ctx.sms.send(r.to, renderSmsTemplate(ctx.config.sms.template, otp), r.channel, otp), () => {
+      timedOut = true;
+      return new SmsSendError(
+        gateway as SmsGatewayName,
+        `${gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`,
+      );
+    }).catch((err: unknown) => {
+      ctx.metrics.sent('sms', timedOut ? 'timeout' : 'failed');
+      throw err;
+    });
+    ctx.metrics.sent('sms', 'sent');
+    return sent;
   } catch (err) {
     if (err instanceof SmsChannelError) throw apiError('sms_channel_invalid');
     if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error sending ${r.purpose} OTP to provider: ${err.message}`);
@@ -115,6 +124,18 @@ export function bounded<T>(ctx: AppContext, send: Promise<T>, timeout: () => Err
   send.catch(() => undefined); // its own failure after the timeout has nobody left to tell
   return Promise.race([send, expired]).finally(() => clearTimeout(timer));
 }
+
+class SendTimeoutError extends Error {}
+
+/** The original's name for each mail, the `type` of its mail counters (observability/metrics.ts). */
+const ACTION_TYPE: Record<MailKind, string> = {
+  invite: 'invite',
+  confirmation: 'signup',
+  recovery: 'recovery',
+  magicLink: 'magiclink',
+  emailChange: 'email_change',
+  reauthentication: 'reauthentication',
+};
 
 function describe(kind: MailKind): string {
   return {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { maskQuery } from '../observability/secret-keys.js';
 import type { AppContext } from '../context.js';
 import type { Route } from './types.js';
+import type { ChildSpan } from '../observability/request-spans.js';
 
 export interface Completed {
   requestId: string;
@@ -15,6 +16,7 @@ export interface Completed {
   status: number;
   errorCode: string | undefined;
   aborted: boolean;
+  spans?: ChildSpan[];
   /** performance.now() at arrival */
   started: number;
 }
@@ -29,7 +31,8 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
       params: r.params,
       status: r.status,
       start: performance.timeOrigin + r.started,
-      end: Date.now(),
+      end: performance.timeOrigin + performance.now(),
+      children: r.spans,
     });
   if (r.route?.quiet) return;
   const line = {

@@ -11,6 +11,7 @@ import { ApiError, apiError } from '../errors.js';
 import { corsHeaders, preflight } from './cors.js';
 import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './answer.js';
 import { recordRequest } from './request-record.js';
+import { withRequestSpans, type ChildSpan } from '../observability/request-spans.js';
 import type { Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import type { AppContext } from '../context.js';
@@ -34,6 +35,8 @@ interface Progress {
   route: Route | undefined;
   params: Record<string, string>;
   aborted: boolean;
+  /** the statements and crypto calls it waited on, when tracing is on (observability/request-spans.ts) */
+  spans: ChildSpan[] | undefined;
 }
 
 export interface HttpServer {
@@ -52,8 +55,10 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   app.any('/*', (res, req) => {
     const started = performance.now();
     const snap = snapshot(res, req, ctx.config.api.requestIdHeader);
-    const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false };
-    const answer = dispatch(res, snap, progress);
+    const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false, spans: undefined };
+    const answer = ctx.tracing.enabled
+      ? withRequestSpans((progress.spans = []), () => dispatch(res, snap, progress))
+      : dispatch(res, snap, progress);
     if (!(answer instanceof Promise)) {
       write(res, answer, draining);
       return complete(snap, progress, answer, started);
@@ -83,6 +88,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       status: answer.status,
       errorCode: answer.headers['x-sb-error-code'],
       aborted: progress.aborted,
+      spans: progress.spans,
       started,
     });
   }

@@ -5,6 +5,7 @@ import { apiError } from '../errors.js';
 import { takeFromBucket } from '../../db/rate-limits.js';
 import type { Config } from '../config/types.js';
 import type { ApiRequest, Run } from '../http/types.js';
+import { SIGN_IN_GRANTS } from '../observability/metrics.js';
 
 import type { ClientBucket } from '../auth/principal.js';
 
@@ -42,6 +43,9 @@ export function limited(bucketOf: ClientBucket | ((req: ApiRequest) => ClientBuc
       // A denied bucket holds less than one token: one more arrives within a token's period.
       if (!allowed) {
         ctx.metrics.rateLimited(bucket);
+        // A sign-in refused here never reaches its grant: it is one of the sign-in outcomes too.
+        const grant = bucket === 'token' ? req.query.get('grant_type') : null;
+        if (grant && SIGN_IN_GRANTS.has(grant)) ctx.metrics.signIn(grant, 'over_request_rate_limit');
         throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
       }
     }

@@ -1,6 +1,7 @@
 // pino, configured once from Config.log. Secrets never reach a log line: the redact list covers the
 // places a request's credentials could be copied into a log object.
 import { pino, type Logger } from 'pino';
+import { createRequire } from 'node:module';
 import type { Config } from '../config/types.js';
 import { SECRET_HEADERS, SECRET_KEYS } from './secret-keys.js';
 
@@ -24,7 +25,25 @@ const REDACT = [
   ...SECRET_HEADERS.map((h) => `headers["${h}"]`),
 ];
 
-export function createLogger(config: Config['log'], bindings: Record<string, unknown> = {}): Logger {
+/**
+ * Pretty (pino-pretty) lines only where a person reads them: the development setup, on a terminal, with
+ * no LOG_FILE. Everywhere else the JSON lines stay, for whatever collects them.
+ */
+export function prettyLogsWanted(config: Pick<Config, 'development' | 'log'>, stdoutIsTty: boolean): boolean {
+  return config.development && stdoutIsTty && !config.log.file;
+}
+
+export function createLogger(config: Config['log'], bindings: Record<string, unknown> = {}, options: { pretty?: boolean } = {}): Logger {
+  if (options.pretty) {
+    // Synchronous, as the JSON destination below: a line is on the terminal before the next statement runs.
+    // Loaded only here: production threads never pay for pino-pretty's import.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+    const stream = pretty({ colorize: true, sync: true, destination: 1, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' });
+    return pino(
+      { level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } },
+      stream,
+    );
+  }
   // Buffered: one write(2) per ~4 KiB of lines (~16 request lines) instead of one per request. Written
   // synchronously from the calling thread: the asynchronous mode handed every 4 KiB to libuv's threadpool
   // (which the argon2 hashes also run on) and back through the event loop, and cost the HTTP thread more

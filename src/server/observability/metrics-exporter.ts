@@ -24,15 +24,17 @@ export interface MetricsExporter {
   close(): Promise<void>;
 }
 
+/** Every metric of the process in one registry, gathered afresh on each call: what both exporters read. */
+export type MetricsSource = () => Promise<Registry>;
+
 const PATHS: ReadonlySet<string> = new Set(['/', '/metrics']);
 
-export async function startMetricsExporter(
-  config: Config['metrics'],
+/** The supervisor's own metrics (process, crypto pool, cleanup) plus every HTTP thread's, aggregated per call. */
+export function createMetricsSource(
   collectThreads: () => Promise<MetricsJson[]>,
-  log: Logger,
   cryptoStats?: () => CryptoQueueStats,
   cleanupTotals?: () => Partial<Record<string, number>>,
-): Promise<MetricsExporter> {
+): MetricsSource {
   const own = new Registry();
   collectDefaultMetrics({ register: own });
   // The original's names, kept for its dashboards: both are gauges and valid as they are.
@@ -43,16 +45,22 @@ export async function startMetricsExporter(
   );
   if (cryptoStats) registerCryptoPoolMetrics(own, cryptoStats);
   if (cleanupTotals) registerCleanupMetrics(own, cleanupTotals);
+  return () =>
+    Promise.all([collectThreads(), own.getMetricsAsJSON()]).then(([threads, mine]) =>
+      AggregatorRegistry.aggregate([...threads, mine as MetricsJson].map(withGaugeNamesFixed)),
+    );
+}
 
+export async function startMetricsExporter(config: Config['metrics'], source: MetricsSource, log: Logger): Promise<MetricsExporter> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || !PATHS.has((req.url ?? '/').split('?')[0])) {
       res.writeHead(404).end();
       return;
     }
-    Promise.all([collectThreads(), own.getMetricsAsJSON()])
-      .then(([threads, mine]) => AggregatorRegistry.aggregate([...threads, mine as MetricsJson].map(withGaugeNamesFixed)).metrics())
-      .then((text) => {
-        res.writeHead(200, { 'Content-Type': own.contentType }).end(text);
+    source()
+      .then(async (registry) => ({ text: await registry.metrics(), type: registry.contentType }))
+      .then(({ text, type }) => {
+        res.writeHead(200, { 'Content-Type': type }).end(text);
       })
       .catch((err) => {
         log.error({ err }, 'metrics collection failed');

@@ -1,8 +1,11 @@
 // Request and outcome metrics of one HTTP thread (prom-client). Each thread keeps its own registry; the
 // supervisor collects them as JSON and aggregates them for the exporter (metrics-exporter.ts), so one
 // scrape sees the whole process. Names follow Prometheus' rules (counters end in _total, units in the
-// name), which `promtool check metrics` enforces; docs/architecture.md#observability lists them.
+// name), which `promtool check metrics` enforces; docs/observability.md#metrics lists them.
 import { Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+
+/** The grants counted as sign-ins (auth_sign_ins_total); refresh_token continues a session and is counted on its own. */
+export const SIGN_IN_GRANTS: ReadonlySet<string> = new Set(['password', 'pkce', 'web3']);
 
 /** What the database pool gauges read, at scrape time: a pg Pool has these three counts. */
 export interface PoolCounts {
@@ -19,6 +22,15 @@ export interface RequestMetrics {
   refresh(outcome: string): void;
   /** A request refused by a per-client limit (limits/per-client.ts), by bucket. */
   rateLimited(bucket: string): void;
+  /** A sign-up's outcome (POST /signup): method email, phone or anonymous; `success` or the error_code. */
+  signUp(method: string, outcome: string): void;
+  /**
+   * A mail or SMS send's outcome: channel email or sms; outcome sent, failed or timeout. `type`: a mail's
+   * action type as the original names it (signup, recovery…), for its two counters.
+   */
+  sent(channel: string, outcome: string, type?: string): void;
+  /** How long a checkout waited for a database connection (queued or connecting), in seconds. */
+  dbAcquired(seconds: number): void;
   snapshot(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
@@ -32,12 +44,18 @@ export const NO_REQUEST_METRICS: RequestMetrics = {
   signIn() {},
   refresh() {},
   rateLimited() {},
+  signUp() {},
+  sent() {},
+  dbAcquired() {},
   snapshot: () => Promise.resolve([]),
 };
 
-/** The request metrics for this configuration: counted when the Prometheus exporter is on, else none. */
-export function requestMetricsFor(config: { enabled: boolean; exporter: string }, db?: PoolCounts, thread = 0): RequestMetrics {
-  return config.enabled && config.exporter === 'prometheus' ? createRequestMetrics(db, thread) : NO_REQUEST_METRICS;
+/**
+ * The request metrics for this configuration: counted when metrics are on, whichever exporter reads them
+ * (both read the same registry: metrics-exporter.ts serves it, otlp-metrics.ts pushes it), else none.
+ */
+export function requestMetricsFor(config: { enabled: boolean }, db?: PoolCounts, thread = 0): RequestMetrics {
+  return config.enabled ? createRequestMetrics(db, thread) : NO_REQUEST_METRICS;
 }
 
 /** A counter with one label whose children are cached: resolving a label set costs more than counting. */
@@ -91,6 +109,46 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
       registers: [registry],
     }),
   );
+  const signUps = labelled(
+    new Counter({
+      name: 'auth_sign_ups_total',
+      help: 'Sign-ups by method (email, phone, anonymous) and outcome (success or the error_code)',
+      labelNames: ['method', 'outcome'],
+      registers: [registry],
+    }),
+  );
+  const sends = labelled(
+    new Counter({
+      name: 'auth_deliveries_total',
+      help: 'Mail and SMS sends by channel (email, sms) and outcome (sent, failed, timeout)',
+      labelNames: ['channel', 'outcome'],
+      registers: [registry],
+    }),
+  );
+  // The original's two mail counters, kept under its names for its dashboards: every attempt, and failures.
+  const mailOperations = labelled(
+    new Counter({
+      name: 'global_auth_email_send_operations_total',
+      help: 'Number of email send operations',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+  );
+  const mailErrors = labelled(
+    new Counter({
+      name: 'global_auth_email_send_errors_total',
+      help: 'Number of email send errors',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+  );
+  // Not per thread: the supervisor sums the threads' buckets into one histogram.
+  const acquire = new Histogram({
+    name: 'auth_db_pool_acquire_seconds',
+    help: 'Time a query or transaction waited for a database connection',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
   if (db) {
     // Read when scraped (the supervisor asks each thread for its snapshot): nothing is paid per query.
     const labels = { thread: String(thread) };
@@ -124,6 +182,14 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
     signIn: (method, outcome) => signIns({ method, outcome }, `${method} ${outcome}`),
     refresh: (outcome) => refreshes({ outcome }, outcome),
     rateLimited: (bucket) => refusals({ bucket }, bucket),
+    signUp: (method, outcome) => signUps({ method, outcome }, `${method} ${outcome}`),
+    sent(channel, outcome, type) {
+      sends({ channel, outcome }, `${channel} ${outcome}`);
+      if (type === undefined) return;
+      mailOperations({ type }, type);
+      if (outcome !== 'sent') mailErrors({ type }, type);
+    },
+    dbAcquired: (seconds) => acquire.observe(seconds),
     snapshot: () => registry.getMetricsAsJSON(),
   };
 }

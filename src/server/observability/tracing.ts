@@ -1,11 +1,19 @@
 // OpenTelemetry tracing (TRACING_ENABLED): one span per request, named `api` as the original's, with the
 // parametrised route in http.route, the method in http.method and each route parameter in
-// http.route.params.<key> (the spec's name; docs/architecture.md#observability). Spans are exported over OTLP/HTTP in batches
-// from each HTTP thread; the resource carries auth.version and OTEL_RESOURCE_ATTRIBUTES.
+// http.route.params.<key> (the spec's name; docs/observability.md#tracing). Under it, one child span per
+// database statement (`db <statement>`) and per crypto-pool call (`crypto <task>`) the request waited on
+// (request-spans.ts). Spans are exported over OTLP/HTTP in batches from each HTTP thread; the resource
+// carries auth.version and OTEL_RESOURCE_ATTRIBUTES.
+// A collector that is down must not cost the service: each export gives up after EXPORT_TIMEOUT_MS
+// (retries included: the SDK retries within that deadline only), the first failure is logged once (and a
+// recovery once), and shutdown waits at most SHUTDOWN_TIMEOUT_MS for the last batch.
 // The SDK is imported only when tracing is on: it costs ~0.1 s of start-up in every HTTP thread.
 import type { Tracer } from '@opentelemetry/api';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
+import type { ChildSpan } from './request-spans.js';
 
 export interface RequestTrace {
   method: string;
@@ -15,6 +23,8 @@ export interface RequestTrace {
   /** epoch milliseconds */
   start: number;
   end: number;
+  /** what the request waited on, exported as child spans */
+  children?: ChildSpan[];
 }
 
 export interface Tracing {
@@ -26,37 +36,77 @@ export interface Tracing {
 
 const NO_TRACING: Tracing = { enabled: false, record() {}, shutdown: async () => {} };
 
-export async function createTracing(config: Pick<Config, 'tracing' | 'otelResourceAttributes'>): Promise<Tracing> {
+/** One export's whole budget, retries included: a collector answers in milliseconds when it is up. */
+const EXPORT_TIMEOUT_MS = 1000;
+/** The most a stop waits for the last spans to leave. */
+const SHUTDOWN_TIMEOUT_MS = 1000;
+
+export async function createTracing(config: Pick<Config, 'tracing' | 'otelResourceAttributes'>, log?: Logger): Promise<Tracing> {
   if (!config.tracing.enabled) return NO_TRACING;
-  const [{ SpanKind }, { BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+  const [api, { BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
   ]);
   const url = config.tracing.otlpTracesEndpoint || `${config.tracing.otlpEndpoint.replace(/\/+$/, '')}/v1/traces`;
+  const exporter = reportingFailures(new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }), url, log);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
       'service.name': config.tracing.serviceName,
       'auth.version': VERSION,
       ...parseAttributes(config.otelResourceAttributes),
     }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
+    spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
   });
   const tracer: Tracer = provider.getTracer('portcullis', VERSION);
   return {
     enabled: true,
-    record({ method, route, params, status, start, end }) {
+    record({ method, route, params, status, start, end, children }) {
       const attributes: Record<string, string | number> = { 'http.method': method, 'http.route': route, 'http.status_code': status };
       for (const [key, value] of Object.entries(params)) attributes[`http.route.params.${key}`] = value;
-      tracer.startSpan('api', { kind: SpanKind.SERVER, startTime: start, attributes }).end(end);
+      const span = tracer.startSpan('api', { kind: api.SpanKind.SERVER, startTime: start, attributes });
+      if (children?.length) {
+        const parent = api.trace.setSpan(api.context.active(), span);
+        for (const child of children) {
+          const kind = child.name.startsWith('db ') ? api.SpanKind.CLIENT : api.SpanKind.INTERNAL;
+          const c = tracer.startSpan(child.name, { kind, startTime: child.start, attributes: child.attributes }, parent);
+          if (child.failed) c.setStatus({ code: api.SpanStatusCode.ERROR });
+          c.end(child.end);
+        }
+      }
+      span.end(end);
     },
-    shutdown: () => provider.shutdown(),
+    shutdown: () => withinMs(provider.shutdown(), SHUTDOWN_TIMEOUT_MS),
   };
 }
 
+/** The exporter, logging its first failure and its first success after failures: never once per batch. */
+function reportingFailures(inner: SpanExporter, url: string, log?: Logger): SpanExporter {
+  let failing = false;
+  return {
+    export(spans: ReadableSpan[], done) {
+      inner.export(spans, (result) => {
+        const ok = (result.code as number) === 0; // ExportResultCode.SUCCESS
+        if (!ok && !failing) log?.warn({ err: result.error, url }, 'trace export failed; spans are dropped until the collector answers');
+        if (ok && failing) log?.info({ url }, 'trace export recovered');
+        failing = !ok;
+        done(result);
+      });
+    },
+    shutdown: () => inner.shutdown(),
+    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
+  };
+}
+
+function withinMs(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([work.catch(() => undefined), late]).finally(() => clearTimeout(timer));
+}
+
 /** OTEL_RESOURCE_ATTRIBUTES: comma-separated key=value pairs, values percent-encoded. */
-function parseAttributes(text: string): Record<string, string> {
+export function parseAttributes(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const pair of text.split(',')) {
     const at = pair.indexOf('=');

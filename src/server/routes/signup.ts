@@ -1,6 +1,6 @@
 // POST /signup (docs/api.md#post-signup): the checks in the original's order, then the sign-up itself
 // (users/signup.ts) in one transaction. The body's types are checked first, as the original decodes it.
-import { apiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { assertStrongPassword, isPasswordTooLong } from '../users/password-policy.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
@@ -29,7 +29,31 @@ export function signupBucket(req: ApiRequest): ClientBucket {
   return email || phone ? 'signup' : 'anonymous';
 }
 
+/** Each sign-up's outcome is counted by method (observability/metrics.ts; free when metrics are off). */
 export const signup: Handler<SignupBody> = async (req, ctx) => {
+  try {
+    const response = await signupUncounted(req, ctx);
+    ctx.metrics.signUp(signUpMethod(req), 'success');
+    return response;
+  } catch (err) {
+    ctx.metrics.signUp(signUpMethod(req), err instanceof ApiError ? err.errorCode : 'unexpected_failure');
+    throw err;
+  }
+};
+
+/** email, phone or anonymous, as the body asks; `invalid` when the body is not a JSON object. */
+function signUpMethod(req: ApiRequest): string {
+  try {
+    const body = req.json();
+    if (typeof body.email === 'string' && body.email) return 'email';
+    if (typeof body.phone === 'string' && body.phone) return 'phone';
+    return 'anonymous';
+  } catch {
+    return 'invalid';
+  }
+}
+
+const signupUncounted: Handler<SignupBody> = async (req, ctx) => {
   const timing = { kind: 'signup', startedAt: performance.now() };
   const body = req.body();
   const email = body.email ?? '';

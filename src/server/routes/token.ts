@@ -4,9 +4,9 @@ import { ApiError, apiError } from '../errors.js';
 import { GRANTS } from '../grants/index.js';
 import type { AppContext } from '../context.js';
 import type { Handler } from '../http/types.js';
+import { SIGN_IN_GRANTS } from '../observability/metrics.js';
 
-/** The grants that start a session; refresh_token continues one and is counted on its own. */
-const SIGN_INS: ReadonlySet<string> = new Set(['password', 'pkce', 'web3']);
+const SIGN_INS = SIGN_IN_GRANTS;
 
 export const token: Handler = async (req, ctx) => {
   const grantType = req.query.get('grant_type');

@@ -1,0 +1,148 @@
+// The OpenTelemetry metrics exporter (METRICS_EXPORTER=opentelemetry): the same metrics the Prometheus
+// exporter serves, pushed every OTEL_METRIC_EXPORT_INTERVAL ms over OTLP/HTTP (JSON) with the official
+// SDK (@opentelemetry/sdk-metrics' periodic reader, @opentelemetry/exporter-metrics-otlp-http). The
+// metrics live in prom-client registries (one per HTTP thread, aggregated by the supervisor), so they are
+// handed to the SDK as a MetricProducer that converts each collection: counters become cumulative
+// monotonic sums (named without `_total`, which Prometheus-bound collectors add back), gauges stay
+// gauges, histograms keep their buckets. Nothing is counted twice and nothing costs a request more.
+// A collector that is down is logged once (and its recovery once); a stop waits at most about a second.
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import { VERSION } from '../version.js';
+import { parseAttributes } from './tracing.js';
+import type { MetricsJson, MetricsSource } from './metrics-exporter.js';
+
+export interface OtlpMetrics {
+  close(): Promise<void>;
+}
+
+type Sdk = typeof import('@opentelemetry/sdk-metrics');
+type MetricData = import('@opentelemetry/sdk-metrics').MetricData;
+type HrTime = [number, number];
+
+const EXPORT_TIMEOUT_MS = 1000;
+const SHUTDOWN_TIMEOUT_MS = 1500;
+
+export async function startOtlpMetrics(
+  config: Pick<Config, 'metrics' | 'tracing' | 'otelResourceAttributes'>,
+  source: MetricsSource,
+  log: Logger,
+): Promise<OtlpMetrics> {
+  const [sdk, { OTLPMetricExporter }, { resourceFromAttributes }, { ValueType }] = await Promise.all([
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/exporter-metrics-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/api'),
+  ]);
+  const url = config.metrics.otlpMetricsEndpoint || `${config.tracing.otlpEndpoint.replace(/\/+$/, '')}/v1/metrics`;
+  const resource = resourceFromAttributes({
+    'service.name': config.tracing.serviceName,
+    'auth.version': VERSION,
+    ...parseAttributes(config.otelResourceAttributes),
+  });
+  const started = hrTime(Date.now());
+  const producer = {
+    async collect() {
+      const registry = await source();
+      const metrics = convert(sdk, ValueType.DOUBLE, await registry.getMetricsAsJSON(), started, hrTime(Date.now()));
+      return { resourceMetrics: { resource, scopeMetrics: [{ scope: { name: 'portcullis', version: VERSION }, metrics }] }, errors: [] };
+    },
+  };
+  const exporter = new OTLPMetricExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS });
+  let failing = false;
+  const reporting: typeof exporter = Object.assign(Object.create(exporter) as typeof exporter, {
+    export: (metrics: Parameters<typeof exporter.export>[0], done: Parameters<typeof exporter.export>[1]) =>
+      exporter.export(metrics, (result) => {
+        const ok = (result.code as number) === 0; // ExportResultCode.SUCCESS
+        if (!ok && !failing) log.warn({ err: result.error, url }, 'metrics export failed; retrying at the next interval');
+        if (ok && failing) log.info({ url }, 'metrics export recovered');
+        failing = !ok;
+        done(result);
+      }),
+  });
+  const reader = new sdk.PeriodicExportingMetricReader({
+    exporter: reporting,
+    exportIntervalMillis: config.metrics.exportIntervalMs,
+    exportTimeoutMillis: Math.min(config.metrics.exportIntervalMs, EXPORT_TIMEOUT_MS * 2),
+    metricProducers: [producer],
+  });
+  const provider = new sdk.MeterProvider({ resource, readers: [reader] });
+  log.info({ url, intervalMs: config.metrics.exportIntervalMs }, 'OTLP metrics exporter started');
+  return {
+    // The last values are pushed on the way out, bounded like every other wait of a stop.
+    close: () => withinMs(provider.shutdown(), SHUTDOWN_TIMEOUT_MS),
+  };
+}
+
+function convert(sdk: Sdk, valueType: number, families: MetricsJson, startTime: HrTime, endTime: HrTime): MetricData[] {
+  const out: MetricData[] = [];
+  const cumulative = sdk.AggregationTemporality.CUMULATIVE;
+  for (const family of families) {
+    const type = family.type as unknown as string; // prom-client's JSON holds the type's name
+    const descriptor = { name: family.name, description: family.help, unit: '', valueType };
+    const point = (attributes: Record<string, string | number>, value: number) => ({ startTime, endTime, attributes, value });
+    if (type === 'counter') {
+      out.push({
+        descriptor: { ...descriptor, name: family.name.replace(/_total$/, '') },
+        aggregationTemporality: cumulative,
+        dataPointType: sdk.DataPointType.SUM,
+        isMonotonic: true,
+        dataPoints: family.values.map((v) => point(v.labels as Record<string, string>, v.value)),
+      });
+    } else if (type === 'gauge') {
+      out.push({
+        descriptor,
+        aggregationTemporality: cumulative,
+        dataPointType: sdk.DataPointType.GAUGE,
+        dataPoints: family.values.map((v) => point(v.labels as Record<string, string>, v.value)),
+      });
+    } else if (type === 'histogram') {
+      out.push({
+        descriptor,
+        aggregationTemporality: cumulative,
+        dataPointType: sdk.DataPointType.HISTOGRAM,
+        dataPoints: histogramPoints(family).map(({ attributes, value }) => ({ startTime, endTime, attributes, value })),
+      });
+    }
+  }
+  return out;
+}
+
+/** prom-client's histogram samples (cumulative `_bucket`s by `le`, `_sum`, `_count`) as OTel histograms. */
+function histogramPoints(family: MetricsJson[number]) {
+  const series = new Map<string, { attributes: Record<string, string>; le: Map<number, number>; sum: number; count: number }>();
+  for (const v of family.values) {
+    const { le, ...rest } = v.labels as Record<string, string | number>;
+    const attributes = rest as Record<string, string>;
+    const key = JSON.stringify(Object.entries(attributes).sort());
+    let s = series.get(key);
+    if (!s) series.set(key, (s = { attributes, le: new Map(), sum: 0, count: 0 }));
+    const name = (v as { metricName?: string }).metricName ?? '';
+    if (name.endsWith('_bucket')) s.le.set(le === '+Inf' ? Infinity : Number(le), v.value);
+    else if (name.endsWith('_sum')) s.sum = v.value;
+    else if (name.endsWith('_count')) s.count = v.value;
+  }
+  return [...series.values()].map((s) => {
+    const bounds = [...s.le.keys()].sort((a, b) => a - b);
+    const boundaries = bounds.filter((b) => Number.isFinite(b));
+    let below = 0;
+    const counts = boundaries.map((b) => {
+      const cumulative = s.le.get(b)!;
+      const inBucket = cumulative - below;
+      below = cumulative;
+      return inBucket;
+    });
+    counts.push(s.count - below);
+    return { attributes: s.attributes, value: { buckets: { boundaries, counts }, sum: s.sum, count: s.count } };
+  });
+}
+
+function hrTime(ms: number): HrTime {
+  return [Math.floor(ms / 1000), (ms % 1000) * 1e6];
+}
+
+function withinMs(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([work.catch(() => undefined), late]).finally(() => clearTimeout(timer));
+}
