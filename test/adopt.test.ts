@@ -3,6 +3,8 @@
 // the first start, after which the original's users, sessions, refresh tokens and mailed links work,
 // and the application's foreign key, trigger and row-level-security policy keep working.
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { migrate } from '../dist/db/migrate.js';
 import { createTestDatabase } from './helpers/db.js';
 import { startTestService } from './helpers/server.js';
@@ -176,6 +178,36 @@ t.test('a dry run reports adoption and the pending migrations, and changes nothi
   t.ok(lines.includes('[dry run] users: dropped column confirmation_token'));
   t.ok(lines.includes(`[dry run] would apply migration ${result.pending.at(-1)}`));
   t.strictSame(await snapshot(original.url, 'auth'), before);
+});
+
+t.test('`portcullis migrate --dry-run` prints the plan on stdout and changes nothing', async (t) => {
+  const original = await createOriginalDatabase();
+  t.teardown(() => original.drop());
+  const before = await snapshot(original.url, 'auth');
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(AUTH_|GOTRUE_)/.test(name)));
+  const res = spawnSync(process.execPath, [fileURLToPath(new URL('../bin/portcullis.js', import.meta.url)), 'migrate', '--dry-run'], {
+    env: {
+      ...env,
+      DATABASE_URL: original.url,
+      AUTH_DB_DRIVER: 'postgres',
+      AUTH_JWT_SECRET: 'x'.repeat(32),
+      AUTH_SITE_URL: 'http://localhost:3000',
+      AUTH_API_EXTERNAL_URL: 'http://localhost:9999',
+      AUTH_LOG_LEVEL: 'error',
+    },
+    encoding: 'utf8',
+  });
+  t.equal(res.status, 0, res.stderr);
+  const out = res.stdout.split('\n');
+  t.match(out[0], /^\[dry run\] adopting the original's schema in "auth" \(10 of its migrations recorded, last 20251111201300\)$/);
+  t.ok(out.includes('[dry run] refresh tokens hashed and copied: 2 rows'));
+  t.ok(out.includes('[dry run] would apply migration 00006_auth_functions.sql'));
+  t.strictSame(await snapshot(original.url, 'auth'), before);
+  const bad = spawnSync(process.execPath, [fileURLToPath(new URL('../bin/portcullis.js', import.meta.url)), 'migrate', '--dry'], {
+    env,
+    encoding: 'utf8',
+  });
+  t.equal(bad.status, 2, 'an unknown flag is refused, not ignored');
 });
 
 t.test('a fresh database gets auth.uid(), role(), email() and jwt() reading both PostgREST forms', async (t) => {
