@@ -51,7 +51,7 @@ export async function* fromGotrueDatabase(
   try {
     let last = after ?? '00000000-0000-0000-0000-000000000000';
     for (;;) {
-      const { rows } = await client.query(
+      const { rows } = await client.query<{ record: { id: string } & Record<string, unknown> }>(
         `select to_jsonb(u) - 'instance_id' || jsonb_build_object('identities', coalesce(
                   (select jsonb_agg(to_jsonb(i)) from ${namespace}.identities i where i.user_id = u.id), '[]')) as record
          from ${namespace}.users u where u.id > $1 order by u.id limit $2`,
