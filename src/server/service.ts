@@ -41,6 +41,8 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
     databaseUrl = embedded.url;
     config = withJwtSecret(config, loadOrCreateJwtSecret(config.dataDir));
   }
+  // Once, from the supervisor: ignored AUTH_/GOTRUE_ variables and incomplete SMS credentials (config/load.ts).
+  for (const warning of config.warnings) log.warn(warning);
   let crypto: CryptoPoolHost | null = null;
   try {
     const { applied } = await migrate(databaseUrl, config.db.namespace, (msg) => log.info(msg));
