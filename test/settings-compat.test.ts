@@ -76,8 +76,9 @@ t.test('an SMS gateway with empty credentials starts with a warning and fails on
 });
 
 t.test('an explicit SMTP_MAX_FREQUENCY governs magic links and recovery mails, also below 60 s', async (t) => {
-  const { api, smtp, stop } = await startMailStack({ AUTH_SMTP_MAX_FREQUENCY: '10', AUTH_MAILER_AUTOCONFIRM: 'true' });
-  t.teardown(stop);
+  const stack = await startMailStack({ AUTH_SMTP_MAX_FREQUENCY: '10', AUTH_MAILER_AUTOCONFIRM: 'true' });
+  t.teardown(() => stack.stop());
+  const { api, smtp } = stack;
   await api.request('POST', '/signup', { body: { email: 'ivy@example.com', password: 'ivy-password' } });
   t.equal((await api.request('POST', '/magiclink', { body: { email: 'ivy@example.com' } })).status, 200);
   await smtp.waitForMail('ivy@example.com');
