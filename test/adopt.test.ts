@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { migrate } from '../dist/db/migrate.js';
 import { createTestDatabase } from './helpers/db.js';
 import { startTestService } from './helpers/server.js';
-import { ALICE, BOB, createOriginalDatabase, describeTables, sha224, snapshot, withClient } from './helpers/gotrue-db.js';
+import { ALICE, BOB, DANA, createOriginalDatabase, describeTables, sha224, snapshot, withClient } from './helpers/gotrue-db.js';
 
 const OUR_TABLES = [
   'users',
@@ -51,7 +51,7 @@ t.test('adopted in place: the same schema as a fresh install, the original users
   const { rows: users } = await original.query(
     'select id, email, phone, encrypted_password, confirmed_at is not null as confirmed from auth.users order by id',
   );
-  t.equal(users.length, 2);
+  t.equal(users.length, 3);
   t.match(users[0], { id: ALICE.id, email: ALICE.email, confirmed: true });
   t.match(users[1], { id: BOB.id, email: null, phone: BOB.phone, encrypted_password: null, confirmed: true }, "'' became NULL");
   const tables = (await original.query(`select tablename from pg_tables where schemaname = 'auth' order by 1`)).rows.map(
@@ -123,6 +123,14 @@ t.test('adopted in place: the same schema as a fresh install, the original users
     t.match(again.headers.get('location'), /error_code=otp_expired/);
   });
 
+  await t.test('the confirmation code mailed before the move (kept only in the users column) confirms the sign-up', async (t) => {
+    const res = await api.request('POST', '/verify', { body: { type: 'signup', email: DANA.email, token: DANA.confirmationCode } });
+    t.equal(res.status, 200, res.text);
+    t.equal(res.body.user.id, DANA.id);
+    t.ok(res.body.user.email_confirmed_at);
+    t.ok(res.body.access_token);
+  });
+
   await t.test("the application's foreign key and trigger fire on a new sign-up", async (t) => {
     const res = await api.request('POST', '/signup', { body: { email: 'carol@example.com', password: 'carol-password' } });
     t.equal(res.status, 200, res.text);
@@ -130,7 +138,7 @@ t.test('adopted in place: the same schema as a fresh install, the original users
     const { rows } = await original.query('select email from public.profiles where id = $1', [id]);
     t.strictSame(rows, [{ email: 'carol@example.com' }]);
     const profiles = await original.query('select count(*)::int as n from public.profiles');
-    t.equal(profiles.rows[0].n, 3, 'no extra profile rows from adoption itself');
+    t.equal(profiles.rows[0].n, 4, 'no extra profile rows from adoption itself');
   });
 
   await t.test('the policy sees the user through the settings PostgREST makes', async (t) => {

@@ -22,6 +22,8 @@ export const ALICE = {
   recoveryCode: '246810',
 };
 export const BOB = { id: '33333333-3333-4333-8333-333333333333', phone: '15550001111' };
+/** signed up, not confirmed yet; her pending token lives only in users.confirmation_token, as before 2024 */
+export const DANA = { id: '44444444-4444-4444-8444-444444444444', email: 'dana@example.com', confirmationCode: '135790' };
 
 export const sha224 = (text: string) => createHash('sha224').update(text).digest('hex');
 
@@ -69,6 +71,13 @@ export async function createOriginalDatabase(extra?: (c: pg.Client) => Promise<u
        values ('00000000-0000-0000-0000-000000000000', $1, 'authenticated', 'authenticated', '', $2, '', now(), '', '', '',
                '{"provider":"phone","providers":["phone"]}', '{}', now(), now())`,
       [BOB.id, BOB.phone],
+    );
+    await c.query(
+      `insert into auth.users (instance_id, id, aud, role, email, encrypted_password, confirmation_token, confirmation_sent_at,
+                               recovery_token, email_change, raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
+       values ('00000000-0000-0000-0000-000000000000', $1, 'authenticated', 'authenticated', $2, $3, $4, now() - interval '2 minutes',
+               '', '', '{"provider":"email","providers":["email"]}', '{}', now(), now())`,
+      [DANA.id, DANA.email, bcrypt.hashSync('dana-password', 4), sha224(DANA.email + DANA.confirmationCode)],
     );
     await c.query(
       `insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
