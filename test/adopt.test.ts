@@ -159,6 +159,16 @@ t.test('adopted in place: the same schema as a fresh install, the original users
   });
 });
 
+t.test("a view in the application's schema on auth.users survives: the column type it uses is kept", async (t) => {
+  const original = await createOriginalDatabase((c) => c.query('create view public.user_emails as select id, email from auth.users'));
+  t.teardown(() => original.drop());
+  const lines: string[] = [];
+  await migrate(original.url, 'auth', (line: string) => lines.push(line));
+  t.ok(lines.includes('users: kept email as character varying(255) (not text): used by public.user_emails'), lines.join('\n'));
+  const { rows } = await original.query('select email from public.user_emails where id = $1', [ALICE.id]);
+  t.strictSame(rows, [{ email: ALICE.email }]);
+});
+
 t.test('a failure half way leaves the original schema untouched', async (t) => {
   // The original compares emails case-sensitively; ours does not, so these two cannot both be adopted.
   const original = await createOriginalDatabase((c) =>
