@@ -126,7 +126,7 @@ t.test('each kind of bad value is reported with the variable that carried it', a
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: 'lots' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "lots" is not a limit (N per hour, or N/duration like 10/1m)'],
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: '5/never' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "5/never" has an invalid period "never"'],
     [{ AUTH_SMS_TEST_OTP: '123' }, 'AUTH_SMS_TEST_OTP: "123" is not a key:value pair'],
-    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: "loud" must be one of panic, fatal, error, warn, info, debug'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: "loud" must be one of panic, fatal, error, warn, info, debug, trace'],
     [
       { GOTRUE_SMS_PROVIDER: 'carrier-pigeon' },
       'GOTRUE_SMS_PROVIDER: "carrier-pigeon" must be one of (empty), twilio, twilio_verify, messagebird, textlocal, vonage',
@@ -138,8 +138,8 @@ t.test('each kind of bad value is reported with the variable that carried it', a
     [{ AUTH_SMTP_HOST: 'mail.example' }, 'AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],
     [{ AUTH_SECURITY_CAPTCHA_ENABLED: 'true' }, 'AUTH_SECURITY_CAPTCHA_SECRET: is required when SECURITY_CAPTCHA_ENABLED is true'],
     [
-      { AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'vonage', AUTH_SMS_VONAGE_API_KEY: 'k', AUTH_SMS_VONAGE_FROM: 'me' },
-      'AUTH_SMS_VONAGE_API_SECRET: is required when SMS_PROVIDER is vonage',
+      { AUTH_SMS_TEST_OTP_VALID_UNTIL: 'tomorrow' },
+      'AUTH_SMS_TEST_OTP_VALID_UNTIL: "tomorrow" is not a time (use RFC 3339, like 2030-01-01T00:00:00Z)',
     ],
   ];
   for (const [env, expected] of cases) t.same(problemsOf(env), [expected], expected);

@@ -53,14 +53,14 @@ async function migrationsIn(schema: string): Promise<number[]> {
 
 t.test('a fresh database gets every table inside the namespace and none in public', async (t) => {
   const logged: string[] = [];
-  t.same(await migrate(db.url, 'auth', (m) => logged.push(m)), { applied: MIGRATION_FILES });
+  t.match(await migrate(db.url, 'auth', (m) => logged.push(m)), { applied: MIGRATION_FILES });
   t.same(await tablesIn('auth'), TABLES);
   t.same(await tablesIn('public'), []);
   t.equal(logged.length, MIGRATION_FILES);
 });
 
 t.test('a second run applies nothing', async (t) => {
-  t.same(await migrate(db.url, 'auth'), { applied: 0 });
+  t.match(await migrate(db.url, 'auth'), { applied: 0 });
   t.same(
     await migrationsIn('auth'),
     Array.from({ length: MIGRATION_FILES }, (_, i) => i + 1),
@@ -77,8 +77,8 @@ t.test('two concurrent runs on one namespace serialise: all files applied exactl
 });
 
 t.test('two namespaces in one database are independent, bookkeeping included', async (t) => {
-  t.same(await migrate(db.url, 'tenant_a'), { applied: MIGRATION_FILES });
-  t.same(await migrate(db.url, 'tenant_b'), { applied: MIGRATION_FILES });
+  t.match(await migrate(db.url, 'tenant_a'), { applied: MIGRATION_FILES });
+  t.match(await migrate(db.url, 'tenant_b'), { applied: MIGRATION_FILES });
   t.same(await tablesIn('tenant_a'), TABLES);
   t.same(await tablesIn('tenant_b'), TABLES);
   await query(`insert into tenant_a.users (id, email) values (gen_random_uuid(), 'a@example.com')`);
@@ -93,7 +93,7 @@ t.test('two namespaces in one database are independent, bookkeeping included', a
 
 t.test('an existing schema is used as it is', async (t) => {
   await query(`create schema premade`);
-  t.same(await migrate(db.url, 'premade'), { applied: MIGRATION_FILES });
+  t.match(await migrate(db.url, 'premade'), { applied: MIGRATION_FILES });
   t.same(await tablesIn('premade'), TABLES);
 });
 

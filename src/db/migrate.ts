@@ -4,17 +4,38 @@
 //   * one connection (max 1, never recycled) holds a session advisory lock for the whole run, so a second
 //     caller waits, then finds nothing pending and applies 0 (test/migrate.test.ts "concurrent");
 //   * that connection's search_path is the namespace, so `migrations`, shift's `'migrations'::regclass`
-//     probe and every unqualified table in sql/ resolve inside it (test "two namespaces").
+//     probe and every unqualified table in sql/ resolve inside it (test "two namespaces");
+//   * a namespace the original service migrated is adopted first (adopt.ts, docs/adopting-gotrue.md);
+//   * a dry run reports what adoption and the pending files would do, and changes nothing.
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import shift from 'postgres-shift';
 import { assertNamespace } from './namespace.js';
+import { adoptOriginalSchema, inspectNamespace } from './adopt.js';
 
 // dist/db/migrate.js (and src/db/migrate.ts) → <repo>/sql
 const SQL_DIR = fileURLToPath(new URL('../../sql', import.meta.url));
 
-export async function migrate(databaseUrl: string, namespace: string, log?: (msg: string) => void): Promise<{ applied: number }> {
+export interface MigrateResult {
+  applied: number;
+  /** true when the original's schema was adopted (or, in a dry run, would be) */
+  adopted: boolean;
+  /** the files still to apply; in a real run, empty afterwards */
+  pending: string[];
+}
+
+/** Thrown inside the rehearsal transaction of a dry run so that it rolls back. */
+class Rehearsal extends Error {}
+
+export async function migrate(
+  databaseUrl: string,
+  namespace: string,
+  log?: (msg: string) => void,
+  options: { dryRun?: boolean } = {},
+): Promise<MigrateResult> {
   assertNamespace(namespace);
   const sql = postgres(databaseUrl, {
     max: 1,
@@ -34,6 +55,32 @@ export async function migrate(databaseUrl: string, namespace: string, log?: (msg
     }
     await sql`select pg_advisory_lock(${lockKey}::bigint)`;
     try {
+      const files = migrationFiles();
+      const state = await inspectNamespace(sql, namespace);
+      if (state.kind === 'unknown') {
+        throw new Error(`"${namespace}" holds a users table that is neither ours nor the original's; choose another DB_NAMESPACE`);
+      }
+      const adopted = state.kind === 'original';
+      if (adopted) {
+        // A dry run rehearses the real statements and rolls back: what it prints is what a start would do,
+        // including a failure (a view that blocks a change, a duplicate email) before anything changes.
+        const prefix = options.dryRun ? '[dry run] ' : '';
+        await sql
+          .begin(async (tx) => {
+            await adoptOriginalSchema(tx, namespace, files[0], (line) => log?.(prefix + line));
+            if (options.dryRun) throw new Rehearsal();
+          })
+          .catch((err) => {
+            if (!(err instanceof Rehearsal)) throw err;
+          });
+      }
+      if (options.dryRun) {
+        const done = state.kind === 'ours' ? await lastApplied(sql) : adopted ? files[0].id : 0;
+        const pending = files.filter((f) => f.id > done).map((f) => f.file);
+        for (const file of pending) log?.(`[dry run] would apply migration ${file}`);
+        if (pending.length === 0) log?.('[dry run] no migration pending');
+        return { applied: 0, adopted, pending };
+      }
       // Look first: CREATE SCHEMA checks the database-level CREATE privilege even when the schema exists,
       // and a least-privilege role may be given a schema it could not create.
       const [found] = await sql`select 1 as found from pg_namespace where nspname = ${namespace}`;
@@ -47,7 +94,7 @@ export async function migrate(databaseUrl: string, namespace: string, log?: (msg
           applied += 1;
         },
       });
-      return { applied };
+      return { applied, adopted, pending: [] };
     } finally {
       // If the connection broke, the server already dropped the lock; keep the original error.
       await sql`select pg_advisory_unlock(${lockKey}::bigint)`.catch(() => undefined);
@@ -55,6 +102,32 @@ export async function migrate(databaseUrl: string, namespace: string, log?: (msg
   } finally {
     await sql.end();
   }
+}
+
+interface MigrationFile {
+  file: string;
+  path: string;
+  id: number;
+  /** as postgres-shift records it in migrations.name */
+  name: string;
+}
+
+/** The files postgres-shift would apply, in order, described the way it describes them. */
+function migrationFiles(): MigrationFile[] {
+  return readdirSync(SQL_DIR)
+    .filter((f) => /^[0-9]{5}_/.test(f))
+    .sort()
+    .map((file) => ({
+      file,
+      path: path.join(SQL_DIR, file),
+      id: Number.parseInt(file.slice(0, 5), 10),
+      name: file.slice(6).replace(/-/g, ' '),
+    }));
+}
+
+async function lastApplied(sql: postgres.Sql): Promise<number> {
+  const [row] = await sql`select max(migration_id) as id from migrations`;
+  return Number(row?.id ?? 0);
 }
 
 /** A 64-bit lock id per namespace, so migrations of different namespaces never wait on each other. */

@@ -1,4 +1,4 @@
-// The `portcullis` command: serve (default), migrate, version, keys generate, token.
+// The `portcullis` command: serve (default), migrate [--dry-run], import, version, keys generate, token.
 import { loadConfig, ConfigError, type Config } from './config/load.js';
 import { createLogger } from './observability/log.js';
 import { startService } from './service.js';
@@ -9,13 +9,15 @@ import { keysCommand, tokenCommand } from './cli-keys.js';
 import { appliedSchemaVersion, knownSchemaVersion } from '../db/schema-version.js';
 import { developmentBanner } from './development-banner.js';
 import { prettyLogsWanted } from './observability/log.js';
+import { importCommand } from './cli-import.js';
 
-const USAGE = 'usage: portcullis [serve | migrate | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y]]';
+const USAGE =
+  'usage: portcullis [serve | migrate [--dry-run] | import (--file users.jsonl | --from-database URL) | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y]]';
 
 async function main(command = 'serve', args: string[] = []): Promise<number> {
   if (command === 'version') return versionCommand();
   if (command === 'keys') return keysCommand(args);
-  if (command !== 'serve' && command !== 'migrate' && command !== 'token') {
+  if (!['serve', 'migrate', 'token', 'import'].includes(command) || (command === 'migrate' && !migrateArgsValid(args))) {
     console.error(USAGE);
     return 2;
   }
@@ -30,7 +32,8 @@ async function main(command = 'serve', args: string[] = []): Promise<number> {
   }
   if (command === 'token') return tokenCommand(config, args);
   const log = createLogger(config.log, {}, { pretty: prettyLogsWanted(config, process.stdout.isTTY === true) });
-  if (command === 'migrate') return runMigrate(config, log);
+  if (command === 'migrate') return runMigrate(config, log, args.includes('--dry-run'));
+  if (command === 'import') return importCommand(config, log, args);
 
   // Signals are caught from the start: one arriving while the threads are still starting stops the
   // service as soon as it is up, instead of killing the process and orphaning the embedded database.
@@ -45,12 +48,19 @@ async function main(command = 'serve', args: string[] = []): Promise<number> {
   return 0;
 }
 
-async function runMigrate(config: Config, log: ReturnType<typeof createLogger>): Promise<number> {
+const migrateArgsValid = (args: string[]) => args.every((a) => a === '--dry-run');
+
+/** Applies pending migrations (adopting the original's schema first if found); --dry-run prints the plan to stdout instead. */
+async function runMigrate(config: Config, log: ReturnType<typeof createLogger>, dryRun: boolean): Promise<number> {
   const embedded = config.development ? await startEmbeddedPostgres({ dataDir: config.dataDir, log: (m) => log.debug(m) }) : null;
   try {
-    const url = embedded?.url ?? (config.db.migrationsUrl || config.db.url);
-    const { applied } = await migrate(url, config.db.namespace, (m) => log.info(m));
-    log.info({ applied, namespace: config.db.namespace }, 'migrations complete');
+    const { applied, adopted } = await migrate(
+      embedded?.url ?? (config.db.migrationsUrl || config.db.url),
+      config.db.namespace,
+      dryRun ? (m) => console.log(m) : (m) => log.info(m),
+      { dryRun },
+    );
+    if (!dryRun) log.info({ applied, adopted, namespace: config.db.namespace }, 'migrations complete');
     return 0;
   } finally {
     await embedded?.stop();

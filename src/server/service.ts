@@ -49,6 +49,8 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
     databaseUrl = embedded.url;
     config = withJwtSecret(config, loadOrCreateJwtSecret(config.dataDir));
   }
+  // Once, from the supervisor: ignored AUTH_/GOTRUE_ variables and incomplete SMS credentials (config/load.ts).
+  for (const warning of config.warnings) log.warn(warning);
   let crypto: CryptoPoolHost | null = null;
   try {
     // Through a transaction pooler, migrations go to PostgreSQL itself (DB_MIGRATIONS_DATABASE_URL).

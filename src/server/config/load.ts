@@ -65,7 +65,10 @@ export function loadConfig({ env = process.env, envFile = '.env', only }: LoadOp
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  const config = assemble(flat, development);
+  const warnings = [...smsCredentialWarnings(flat)];
+  const ignored = ignoredVariables(env, file);
+  if (ignored.length > 0) warnings.push(`ignoring settings Portcullis does not know or support: ${ignored.join(', ')}`);
+  const config = assemble(flat, development, warnings);
   config.sources = Object.fromEntries(given);
   return deepFreeze(config);
 }
@@ -73,6 +76,31 @@ export function loadConfig({ env = process.env, envFile = '.env', only }: LoadOp
 /** Returns a new frozen Config with the JWT secret generated for the embedded development setup. */
 export function withJwtSecret(config: Config, secret: string): Config {
   return deepFreeze({ ...structuredClone(config), jwt: { ...config.jwt, secret } });
+}
+
+const KNOWN = new Set(SETTINGS.flatMap((s) => [`AUTH_${s.name}`, `GOTRUE_${s.name}`]));
+
+/**
+ * Every AUTH_/GOTRUE_ variable of the environment or .env that no setting reads: a typo, or a setting of
+ * the original Portcullis does not have (docs/settings.md#ignored-settings). Named at start, never silently dropped.
+ */
+function ignoredVariables(env: Env, file: Env): string[] {
+  const names = new Set([...Object.keys(env), ...Object.keys(file)].filter((n) => /^(AUTH|GOTRUE)_/.test(n) && !KNOWN.has(n)));
+  return [...names].sort();
+}
+
+/**
+ * As the original: a gateway named with empty credentials does not stop the service; phone sign-ins
+ * fail when a code is sent (docs/sms.md#gateways), and the start-up log says why in advance.
+ */
+function smsCredentialWarnings(flat: Record<string, unknown>): string[] {
+  const gateway = flat.SMS_PROVIDER as string;
+  const missing = gateway ? (SMS_REQUIRED[gateway] ?? []).filter((name) => !flat[name]) : [];
+  flat.SMS_MISSING_CREDENTIALS = missing.map((name) => `AUTH_${name}`);
+  if (missing.length === 0) return [];
+  return [
+    `SMS_PROVIDER is ${gateway} but ${missing.map((n) => `AUTH_${n}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty: sending SMS will fail`,
+  ];
 }
 
 function lookup(setting: Setting, env: Env, file: Env): { value: string; from: string } | undefined {
@@ -92,6 +120,10 @@ function convert(setting: Setting, text: string): unknown {
   switch (setting.kind) {
     case 'string':
       return raw;
+    case 'logLevel': {
+      const level = raw.toLowerCase();
+      return level === 'warning' ? 'warn' : level;
+    }
     case 'bool':
       if (/^(true|1|yes|on|t)$/i.test(raw)) return true;
       if (/^(false|0|no|off|f)$/i.test(raw)) return false;
@@ -184,9 +216,9 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
     for (const part of ['CLIENT_ID', 'SECRET', 'REDIRECT_URI']) require(`${env}_${part}`, `when ${env}_ENABLED is true`);
     if (provider === 'keycloak') require(`${env}_URL`, 'when keycloak is enabled (the realm URL)');
   }
-  const gateway = flat.SMS_PROVIDER as string;
-  if (gateway && flat.EXTERNAL_PHONE_ENABLED) {
-    for (const name of SMS_REQUIRED[gateway] ?? []) require(name, `when SMS_PROVIDER is ${gateway}`);
+  const validUntil = flat.SMS_TEST_OTP_VALID_UNTIL as string;
+  if (validUntil && Number.isNaN(Date.parse(validUntil))) {
+    problems.push(`${given.get('SMS_TEST_OTP_VALID_UNTIL')}: "${validUntil}" is not a time (use RFC 3339, like 2030-01-01T00:00:00Z)`);
   }
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
@@ -236,8 +268,8 @@ function applyDevelopmentDefaults(flat: Record<string, unknown>, development: bo
   flat.API_EXTERNAL_URL ||= `http://localhost:${port}`;
 }
 
-function assemble(flat: Record<string, unknown>, development: boolean): Config {
-  const root: Record<string, unknown> = { development, sources: {} };
+function assemble(flat: Record<string, unknown>, development: boolean, warnings: string[]): Config {
+  const root: Record<string, unknown> = { development, sources: {}, warnings };
   for (const setting of SETTINGS) {
     const keys = setting.path.split('.');
     let node = root;
@@ -248,6 +280,7 @@ function assemble(flat: Record<string, unknown>, development: boolean): Config {
   config.password.requiredCharacters = splitCharacterSets(flat.PASSWORD_REQUIRED_CHARACTERS as string);
   config.password.minLength = Math.max(6, config.password.minLength);
   config.smtp.senderName ||= config.smtp.adminEmail;
+  config.sms.missingCredentials = flat.SMS_MISSING_CREDENTIALS as string[];
   config.api.externalUrl = config.api.externalUrl.replace(/\/+$/, '');
   return config;
 }

@@ -3,7 +3,7 @@
 import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS } from './types.js';
 import { SUPPORTED_ALGORITHMS } from '../auth/keys.js';
 
-export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'sendLimit' | 'map' | 'jwkSet';
+export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'sendLimit' | 'map' | 'jwkSet' | 'logLevel';
 
 export interface Setting {
   name: string; // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
@@ -86,7 +86,8 @@ export const SETTINGS: Setting[] = [
   s('DB_CLEANUP_GRACE', 'db.cleanup.graceSeconds', 'duration', 86400, { minimum: 0 }),
   s('DB_CLEANUP_AUDIT_LOG_RETENTION', 'db.cleanup.auditLogRetentionSeconds', 'duration', 0, { minimum: 0 }),
 
-  s('LOG_LEVEL', 'log.level', 'string', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),
+  // The original's names in any case too: WARNING, Debug, trace (docs/settings.md#logs-traces-and-metrics).
+  s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),
   s('LOG_FILE', 'log.file', 'string', ''),
   s('TRACING_ENABLED', 'tracing.enabled', 'bool', false),
   s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry'] }),
@@ -225,6 +226,7 @@ export const SETTINGS: Setting[] = [
   s('SMS_OTP_LENGTH', 'sms.otpLength', 'int', 6, { minimum: 6, maximum: 10 }),
   s('SMS_TEMPLATE', 'sms.template', 'string', 'Your code is {{ .Code }}'),
   s('SMS_TEST_OTP', 'sms.testOtp', 'map', {}),
+  s('SMS_TEST_OTP_VALID_UNTIL', 'sms.testOtpValidUntil', 'string', ''),
   s('SMS_TWILIO_ACCOUNT_SID', 'sms.twilio.accountSid', 'string', ''),
   s('SMS_TWILIO_AUTH_TOKEN', 'sms.twilio.authToken', 'string', ''),
   s('SMS_TWILIO_MESSAGE_SERVICE_SID', 'sms.twilio.messageServiceSid', 'string', ''),

@@ -34,7 +34,7 @@ export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
 export const SMS_GATEWAYS = ['twilio', 'twilio_verify', 'messagebird', 'textlocal', 'vonage'] as const;
 export type SmsGatewayName = (typeof SMS_GATEWAYS)[number];
 
-export const LOG_LEVELS = ['panic', 'fatal', 'error', 'warn', 'info', 'debug'] as const;
+export const LOG_LEVELS = ['panic', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** A send limit: `N` per hour (fixed window) or `N/duration` (token bucket: burst N, one per period). */
@@ -74,6 +74,8 @@ export interface Config {
   development: boolean;
   /** each setting given, by name (JWT_EXP), with the variable it was read from (GOTRUE_JWT_EXP, `PORT (.env)`) */
   sources: Record<string, string>;
+  /** start-up warnings found while loading (ignored variables, incomplete SMS credentials); logged once by the supervisor */
+  warnings: string[];
   dataDir: string;
   /** PORTCULLIS_CONTAINER, set by the Dockerfile */
   container: boolean;
@@ -217,6 +219,10 @@ export interface Config {
     template: string;
     /** phone (digits, no +) → fixed OTP that bypasses the gateway */
     testOtp: Record<string, string>;
+    /** ISO time after which testOtp is no longer used ('' = forever; docs/settings.md#sms) */
+    testOtpValidUntil: string;
+    /** the gateway's credential settings left empty: the service starts, and sending fails (docs/sms.md#gateways) */
+    missingCredentials: string[];
     twilio: { accountSid: string; authToken: string; messageServiceSid: string; contentSid: string; apiBaseUrl: string };
     twilioVerify: { accountSid: string; authToken: string; messageServiceSid: string; apiBaseUrl: string };
     messagebird: { accessKey: string; originator: string; apiBaseUrl: string };

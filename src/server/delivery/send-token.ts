@@ -12,6 +12,7 @@ import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import type { SmsGatewayName } from '../config/types.js';
+import { testOtpFor } from './sms/test-otp.js';
 
 export interface EmailTokenRequest {
   kind: MailKind;
@@ -81,7 +82,7 @@ export interface SmsTokenRequest {
 
 /** Sends an SMS code; resolves the gateway's message id ('test-otp' for SMS_TEST_OTP numbers). */
 export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow, r: SmsTokenRequest): Promise<{ messageId: string }> {
-  const testOtp = ctx.config.sms.testOtp[r.to];
+  const testOtp = testOtpFor(ctx.config.sms, r.to);
   if (testOtp) {
     await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength, otp: testOtp });
     return { messageId: 'test-otp' };

@@ -12,6 +12,7 @@ const LEVELS: Record<Config['log']['level'], pino.Level> = {
   warn: 'warn',
   info: 'info',
   debug: 'debug',
+  trace: 'trace',
 };
 
 // Credentials never reach a log line: request lines carry no body and a masked query (secret-keys.ts);

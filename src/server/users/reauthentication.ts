@@ -6,6 +6,7 @@ import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import { findTokenByCode, findTokenCheckedByGateway, isExpired } from '../verify/one-time-codes.js';
 import type { AppContext } from '../context.js';
+import { testOtpFor } from '../delivery/sms/test-otp.js';
 
 export const nonceInvalid = () => apiError('reauthentication_not_valid');
 
@@ -26,7 +27,8 @@ export async function spendNonce(ctx: AppContext, q: Queryable, user: UserRow, n
   const code = nonce.trim();
   const maxAttempts = ctx.config.security.otpMaxAttempts;
   // A gateway that makes and checks its own codes (Twilio Verify) is asked, as /verify does for SMS.
-  const gatewayCheck = target.channel === 'sms' && !ctx.config.sms.testOtp[target.address] ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
+  const gatewayCheck =
+    target.channel === 'sms' && !testOtpFor(ctx.config.sms, target.address) ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
   const row = gatewayCheck
     ? await findTokenCheckedByGateway(q, gatewayCheck, target.address, code, ['reauthentication_token'], maxAttempts)
     : await findTokenByCode(q, target.address, code, ['reauthentication_token'], maxAttempts);

@@ -15,6 +15,7 @@ import { actorOf } from '../users/actor.js';
 import type { VerifyType } from './types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
+import { testOtpFor } from '../delivery/sms/test-otp.js';
 
 export type Proof = { linkToken: string } | { address: string; code: string };
 
@@ -46,7 +47,7 @@ export async function consumeToken(
       const gatewayCheck = type.channel === 'sms' ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
       const row: OneTimeTokenRow | null = byLink
         ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
-        : gatewayCheck && !ctx.config.sms.testOtp[proof.address]
+        : gatewayCheck && !testOtpFor(ctx.config.sms, proof.address)
           ? await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts)
           : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
       const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;

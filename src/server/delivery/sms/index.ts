@@ -5,7 +5,7 @@ import type { Config, SmsGatewayName } from '../../config/types.js';
 import { renderGoTemplate } from '../mail/go-template.js';
 import { logSmsSender } from './log-sender.js';
 import { messagebirdSender } from './messagebird.js';
-import type { SmsSender } from './sender.js';
+import { SmsSendError, type SmsSender } from './sender.js';
 import { textlocalSender } from './textlocal.js';
 import { twilioSender } from './twilio.js';
 import { twilioVerifySender } from './twilio-verify.js';
@@ -27,8 +27,18 @@ const GATEWAYS: Record<SmsGatewayName, (sms: Config['sms']) => SmsSender> = {
  * (phone sign-ins cannot send codes; callers answer accordingly).
  */
 export function createSmsSender(sms: Config['sms'], log: Logger, options: { development?: boolean } = {}): SmsSender | null {
+  if (sms.provider && sms.missingCredentials.length > 0) return unconfiguredSender(sms.provider, sms.missingCredentials);
   if (sms.provider) return GATEWAYS[sms.provider](sms);
   return options.development ? logSmsSender(log) : null;
+}
+
+/** A gateway named with empty credentials: every send fails (422 sms_send_failed) without calling it. */
+function unconfiguredSender(gateway: SmsGatewayName, missing: string[]): SmsSender {
+  return {
+    gateway,
+    channels: ['sms', 'whatsapp'],
+    send: () => Promise.reject(new SmsSendError(gateway, `${gateway} is not configured: ${missing.join(', ')} empty`)),
+  };
 }
 
 /** SMS_TEMPLATE is a Go text/template with one variable, `.Code` (default "Your code is {{ .Code }}"). */

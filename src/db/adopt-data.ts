@@ -1,0 +1,156 @@
+// The row conversions of adoption (docs/adopting-gotrue.md#what-adoption-does): from the original's
+// tables, renamed aside as gotrue_<name>, into ours. Each returns the number of rows written.
+// Columns that older versions of the original lack are replaced by what the original assumed then, so
+// any version since 2022 converts; `col` picks a column when present, else the fallback.
+import { columnsOf, hasColumn, type Tx } from './adopt-catalog.js';
+
+const SHA256_HEX = (expr: string) => `encode(sha256(convert_to(${expr}, 'UTF8')), 'hex')`;
+
+async function picker(sql: Tx, schema: string, table: string): Promise<(name: string, fallback?: string) => string> {
+  const columns = await columnsOf(sql, schema, table);
+  return (name, fallback = 'null') => (hasColumn(columns, name) ? `o.${name}` : fallback);
+}
+
+async function run(sql: Tx, text: string): Promise<number> {
+  const result = await sql.unsafe(text);
+  return result.count ?? 0;
+}
+
+export async function copyIdentities(sql: Tx, schema: string): Promise<number> {
+  const col = await picker(sql, schema, 'gotrue_identities');
+  // Before late 2023 the original's identities.id WAS the provider's subject (text); provider_id came later.
+  const [id, providerId] = col('provider_id') === 'null' ? ['gen_random_uuid()', 'o.id'] : ['o.id', 'o.provider_id'];
+  return run(
+    sql,
+    `insert into identities (id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
+     select ${id}, ${providerId}, o.user_id, coalesce(o.identity_data, '{}'), o.provider, o.last_sign_in_at,
+            coalesce(o.created_at, now()), coalesce(o.updated_at, o.created_at, now())
+     from gotrue_identities o`,
+  );
+}
+
+export async function copySessions(sql: Tx, schema: string): Promise<number> {
+  const col = await picker(sql, schema, 'gotrue_sessions');
+  // refreshed_at is `timestamp without time zone` in the original, written in UTC.
+  const refreshed = col('refreshed_at') === 'null' ? 'null' : `o.refreshed_at at time zone 'UTC'`;
+  return run(
+    sql,
+    `insert into sessions (id, user_id, created_at, updated_at, refreshed_at, factor_id, aal, not_after, user_agent, ip, tag)
+     select o.id, o.user_id, coalesce(o.created_at, now()), coalesce(o.updated_at, o.created_at, now()), ${refreshed},
+            ${col('factor_id')}, coalesce(${col('aal')}::text, 'aal1'), ${col('not_after')}, ${col('user_agent')},
+            host(${col('ip')}::inet), ${col('tag')}
+     from gotrue_sessions o`,
+  );
+}
+
+export async function copyAmrClaims(sql: Tx, schema: string): Promise<number> {
+  const col = await picker(sql, schema, 'gotrue_mfa_amr_claims');
+  return run(
+    sql,
+    `insert into mfa_amr_claims (id, session_id, authentication_method, created_at, updated_at)
+     select coalesce(${col('id')}, gen_random_uuid()), o.session_id, o.authentication_method,
+            coalesce(o.created_at, now()), coalesce(o.updated_at, o.created_at, now())
+     from gotrue_mfa_amr_claims o join sessions s on s.id = o.session_id`,
+  );
+}
+
+/**
+ * The original keeps refresh tokens in clear; ours keeps their SHA-256 hex, which is what the refresh
+ * grant computes from the token a client presents, so every token held by a client keeps working. Row
+ * ids are kept, so the parent (a token string there) becomes the parent row's id. Tokens without a
+ * session cannot be refreshed by the original either (session_not_found) and are left out.
+ */
+export async function copyRefreshTokens(sql: Tx): Promise<number> {
+  const count = await run(
+    sql,
+    `insert into refresh_tokens (id, token_hash, user_id, session_id, parent_id, revoked, created_at, updated_at)
+     select o.id, ${SHA256_HEX('o.token')}, s.user_id, o.session_id, p.id, coalesce(o.revoked, false),
+            coalesce(o.created_at, now()), coalesce(o.updated_at, o.created_at, now())
+     from gotrue_refresh_tokens o join sessions s on s.id = o.session_id
+     left join gotrue_refresh_tokens p on p.token = o.parent and p.session_id = o.session_id
+     where o.token is not null and o.token <> ''`,
+  );
+  await sql.unsafe(
+    `select setval(pg_get_serial_sequence('refresh_tokens', 'id'), coalesce((select max(id) from refresh_tokens), 0) + 1, false)`,
+  );
+  return count;
+}
+
+/**
+ * Pending one-time tokens. The original stores the link token itself (SHA-224 hex of address + code,
+ * 'pkce_'-prefixed for PKCE flows) in users.<type> and in one_time_tokens.token_hash; ours stores the
+ * SHA-256 hex of that link token, which is exactly what GET/POST /verify compute from a link or from
+ * address + code (src/server/verify/one-time-codes.ts), so mails already sent keep working. Ours
+ * measures expiry from created_at, the original from users.<type>_sent_at: created_at takes that value.
+ */
+const TOKEN_SOURCES = [
+  { type: 'confirmation_token', sentAt: 'confirmation_sent_at', address: `coalesce(nullif(lower(u.email), ''), nullif(u.phone, ''))` },
+  { type: 'recovery_token', sentAt: 'recovery_sent_at', address: `coalesce(nullif(lower(u.email), ''), nullif(u.phone, ''))` },
+  { type: 'email_change_token_new', sentAt: 'email_change_sent_at', address: `nullif(lower(u.email_change), '')` },
+  { type: 'email_change_token_current', sentAt: 'email_change_sent_at', address: `nullif(lower(u.email), '')` },
+  { type: 'phone_change_token', sentAt: 'phone_change_sent_at', address: `nullif(u.phone_change, '')` },
+  {
+    type: 'reauthentication_token',
+    sentAt: 'reauthentication_sent_at',
+    address: `coalesce(nullif(lower(u.email), ''), nullif(u.phone, ''))`,
+  },
+] as const;
+
+export async function copyOneTimeTokens(sql: Tx, schema: string, fromTable: boolean): Promise<number> {
+  const users = await columnsOf(sql, schema, 'users');
+  let count = 0;
+  if (fromTable) {
+    const sentAt = TOKEN_SOURCES.filter((s) => hasColumn(users, s.sentAt))
+      .map((s) => `when '${s.type}' then u.${s.sentAt}`)
+      .join(' ');
+    count += await run(
+      sql,
+      `insert into one_time_tokens (user_id, token_type, token_hash, relates_to, created_at, updated_at)
+       select o.user_id, o.token_type::text, ${SHA256_HEX('o.token_hash')}, o.relates_to,
+              coalesce(case o.token_type::text ${sentAt} end, o.created_at at time zone 'UTC'), now()
+       from gotrue_one_time_tokens o join users u on u.id = o.user_id
+       where o.token_type::text in (${TOKEN_SOURCES.map((s) => `'${s.type}'`).join(', ')})
+       on conflict (user_id, token_type) do nothing`,
+    );
+  }
+  // Versions before one_time_tokens (2024) kept tokens only in the users columns; later ones write both.
+  for (const s of TOKEN_SOURCES) {
+    if (!hasColumn(users, s.type)) continue;
+    const sentAt = hasColumn(users, s.sentAt) ? `u.${s.sentAt}` : 'null';
+    count += await run(
+      sql,
+      `insert into one_time_tokens (user_id, token_type, token_hash, relates_to, created_at, updated_at)
+       select u.id, '${s.type}', ${SHA256_HEX(`u.${s.type}`)}, ${s.address}, coalesce(${sentAt}, now()), now()
+       from users u where u.${s.type} is not null and btrim(u.${s.type}) <> '' and ${s.address} is not null
+       on conflict (user_id, token_type) do nothing`,
+    );
+  }
+  return count;
+}
+
+/** PKCE and OAuth flow state; flows of deleted users and half-specified challenges are dropped. */
+export async function copyFlowState(sql: Tx, schema: string): Promise<number> {
+  const col = await picker(sql, schema, 'gotrue_flow_state');
+  const challenge = `nullif(o.code_challenge, '')`;
+  return run(
+    sql,
+    `insert into flow_state (id, user_id, auth_code, code_challenge_method, code_challenge, provider_type, provider_access_token,
+                             provider_refresh_token, authentication_method, auth_code_issued_at, referrer, created_at, updated_at)
+     select o.id, o.user_id, nullif(o.auth_code, ''), case when ${challenge} is null then null else o.code_challenge_method::text end,
+            ${challenge}, coalesce(o.provider_type, ''), o.provider_access_token, o.provider_refresh_token,
+            coalesce(${col('authentication_method')}, ''), ${col('auth_code_issued_at')}, ${col('referrer')},
+            coalesce(o.created_at, now()), coalesce(o.updated_at, o.created_at, now())
+     from gotrue_flow_state o
+     where o.user_id is null or exists (select 1 from users u where u.id = o.user_id)`,
+  );
+}
+
+export async function copyAuditLog(sql: Tx, schema: string): Promise<number> {
+  const col = await picker(sql, schema, 'gotrue_audit_log_entries');
+  return run(
+    sql,
+    `insert into audit_log_entries (id, payload, ip_address, created_at)
+     select o.id, coalesce(o.payload::jsonb, '{}'), coalesce(${col('ip_address')}, ''), coalesce(o.created_at, now())
+     from gotrue_audit_log_entries o`,
+  );
+}

@@ -1,0 +1,106 @@
+// Moving over with the original's environment unchanged (docs/settings.md#ignored-settings): every
+// AUTH_/GOTRUE_ variable no setting reads is named in one start-up warning; LOG_LEVEL takes the
+// original's names in any case; a gateway with empty credentials starts and fails when sending; an
+// explicit SMTP_MAX_FREQUENCY governs magic links and recovery; SMS_TEST_OTP_VALID_UNTIL ends test codes.
+import t from 'tap';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../dist/server/config/load.js';
+import { startTestService } from './helpers/server.js';
+import { startMailStack } from './helpers/passwordless.js';
+
+const load = (env: Record<string, string>, envFile: string | null = null) => loadConfig({ env, envFile });
+
+t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environment and .env, sorted', async (t) => {
+  const envFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'compat-')), '.env');
+  writeFileSync(
+    envFile,
+    'GOTRUE_HOOK_CUSTOM_ACCESS_TOKEN_URI=pg-functions://postgres/public/hook\nGOTRUE_SITE_URL=http://localhost:3000\n',
+  );
+  const config = load(
+    {
+      GOTRUE_MFA_TOTP_ENROLL_ENABLED: 'true',
+      GOTRUE_JWT_AUD: 'authenticated',
+      AUTH_SITE_URI: 'http://typo.example',
+      GOTRUE_EXTERNAL_GITHUB_ENABLED: 'false',
+      AUTH_JWT_EXP: '3600',
+      GOTRUE_DB_MIGRATIONS_PATH: '/usr/local/etc/auth/migrations',
+      API_EXTERNAL_URL: 'http://localhost:9999',
+    },
+    envFile,
+  );
+  t.strictSame(config.warnings, [
+    'ignoring settings Portcullis does not know or support: AUTH_SITE_URI, GOTRUE_DB_MIGRATIONS_PATH, GOTRUE_HOOK_CUSTOM_ACCESS_TOKEN_URI, GOTRUE_MFA_TOTP_ENROLL_ENABLED',
+  ]);
+  t.strictSame(load({ GOTRUE_SITE_URL: 'http://localhost:3000' }).warnings, [], 'none when every variable is read');
+});
+
+t.test('the service logs that warning once at start', async (t) => {
+  const api = await startTestService({ GOTRUE_MFA_ENABLED: 'true', AUTH_HOOK_SEND_SMS_URI: 'https://hooks.example/sms' });
+  t.teardown(() => api.stop());
+  const warnings = api.logs().filter((l) => l.level === 40 && String(l.msg).startsWith('ignoring settings'));
+  t.strictSame(
+    warnings.map((l) => l.msg),
+    ['ignoring settings Portcullis does not know or support: AUTH_HOOK_SEND_SMS_URI, GOTRUE_MFA_ENABLED'],
+  );
+});
+
+t.test("LOG_LEVEL takes the original's level names in any case", async (t) => {
+  for (const [given, level] of [
+    ['warning', 'warn'],
+    ['WARN', 'warn'],
+    ['DEBUG', 'debug'],
+    ['trace', 'trace'],
+    ['Info', 'info'],
+    ['PANIC', 'panic'],
+  ]) {
+    t.equal(load({ LOG_LEVEL: given }).log.level, level, given);
+  }
+  t.throws(() => load({ LOG_LEVEL: 'chatty' }), /LOG_LEVEL: "chatty" must be one of/);
+});
+
+t.test('an SMS gateway with empty credentials starts with a warning and fails only when sending', async (t) => {
+  const env = { AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_PROVIDER: 'twilio', AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123' };
+  t.strictSame(load(env).warnings, [
+    'SMS_PROVIDER is twilio but AUTH_SMS_TWILIO_AUTH_TOKEN, AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID are empty: sending SMS will fail',
+  ]);
+  const api = await startTestService(env);
+  t.teardown(() => api.stop());
+  const res = await api.request('POST', '/otp', { body: { phone: '+15550001234' } });
+  t.equal(res.status, 422);
+  t.equal(res.body.error_code, 'sms_send_failed');
+  t.match(res.body.msg, /twilio is not configured: AUTH_SMS_TWILIO_AUTH_TOKEN, AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID empty/);
+  const { rows } = await api.db.query('select count(*)::int as n from users');
+  t.equal(rows[0].n, 0, 'the failed send left no user behind');
+});
+
+t.test('an explicit SMTP_MAX_FREQUENCY governs magic links and recovery mails, also below 60 s', async (t) => {
+  const stack = await startMailStack({ AUTH_SMTP_MAX_FREQUENCY: '10', AUTH_MAILER_AUTOCONFIRM: 'true' });
+  t.teardown(() => stack.stop());
+  const { api, smtp } = stack;
+  await api.request('POST', '/signup', { body: { email: 'ivy@example.com', password: 'ivy-password' } });
+  t.equal((await api.request('POST', '/magiclink', { body: { email: 'ivy@example.com' } })).status, 200);
+  await smtp.waitForMail('ivy@example.com');
+  const soon = await api.request('POST', '/recover', { body: { email: 'ivy@example.com' } });
+  t.equal(soon.status, 429, 'within the 10 s');
+  t.match(soon.body.msg, /after (9|10) seconds/);
+  // 30 s later: past SMTP_MAX_FREQUENCY though within the 60 s the default floor used to impose.
+  await api.db.query("update users set recovery_sent_at = now() - interval '30 seconds' where email = 'ivy@example.com'");
+  t.equal((await api.request('POST', '/recover', { body: { email: 'ivy@example.com' } })).status, 200);
+});
+
+t.test('SMS_TEST_OTP applies until SMS_TEST_OTP_VALID_UNTIL, then the number needs a real gateway', async (t) => {
+  const base = { AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_TEST_OTP: '15550001234:123456' };
+  const valid = await startTestService({ ...base, AUTH_SMS_TEST_OTP_VALID_UNTIL: '2999-01-01T00:00:00Z' });
+  t.teardown(() => valid.stop());
+  t.equal((await valid.request('POST', '/otp', { body: { phone: '+15550001234' } })).status, 200);
+  const verified = await valid.request('POST', '/verify', { body: { type: 'sms', phone: '+15550001234', token: '123456' } });
+  t.equal(verified.status, 200, 'the fixed code signs in');
+
+  const expired = await startTestService({ ...base, AUTH_SMS_TEST_OTP_VALID_UNTIL: '2000-01-01T00:00:00Z' });
+  t.teardown(() => expired.stop());
+  const res = await expired.request('POST', '/otp', { body: { phone: '+15550001234' } });
+  t.equal(res.status, 400);
+  t.equal(res.body.error_code, 'phone_provider_disabled', 'no gateway and the test code has expired');
+});
