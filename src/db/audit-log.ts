@@ -15,7 +15,10 @@ export type AuditAction =
   | 'user_reauthenticate_requested'
   | 'user_confirmation_requested'
   | 'user_repeated_signup'
-  | 'user_updated_password';
+  | 'user_updated_password'
+  | 'passkey_created'
+  | 'passkey_updated'
+  | 'passkey_deleted';
 
 const LOG_TYPE: Record<AuditAction, string> = {
   login: 'account',
@@ -32,6 +35,9 @@ const LOG_TYPE: Record<AuditAction, string> = {
   user_confirmation_requested: 'user',
   user_repeated_signup: 'user',
   user_updated_password: 'user',
+  passkey_created: 'user',
+  passkey_updated: 'user',
+  passkey_deleted: 'user',
 };
 
 export interface AuditActor {

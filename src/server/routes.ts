@@ -29,6 +29,12 @@ import { putUser, putUserBody } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
 import { resend, resendBody } from './routes/resend.js';
 import { sso } from './routes/sso.js';
+import { passkeysEnabled } from './passkeys/feature.js';
+import { challengeAnswerBody } from './passkeys/challenge-answer.js';
+import { passkeyRegistrationOptions, passkeyRegistrationVerify } from './routes/passkeys-registration.js';
+import { passkeyAuthenticationOptions, passkeyAuthenticationVerify } from './routes/passkeys-authentication.js';
+import { deletePasskey, listPasskeys, renamePasskey, renamePasskeyBody } from './routes/passkeys-manage.js';
+import { adminDeletePasskey, adminListPasskeys } from './routes/admin-passkeys.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
@@ -57,4 +63,43 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/admin/audit', guard: 'admin', handler: adminAuditLog },
   { method: 'POST', path: '/invite', guard: 'admin', body: inviteBody, handler: invite },
   { method: 'POST', path: '/sso', guard: 'none', handler: sso },
+  // passkeys (docs/passkeys.md): every /passkeys route is switched by PASSKEY_ENABLED
+  {
+    method: 'POST',
+    path: '/passkeys/authentication/options',
+    feature: passkeysEnabled,
+    guard: 'none',
+    limit: 'passkey',
+    captcha: true,
+    handler: passkeyAuthenticationOptions,
+  },
+  {
+    method: 'POST',
+    path: '/passkeys/authentication/verify',
+    feature: passkeysEnabled,
+    guard: 'none',
+    body: challengeAnswerBody,
+    handler: passkeyAuthenticationVerify,
+  },
+  { method: 'POST', path: '/passkeys/registration/options', feature: passkeysEnabled, guard: 'user', handler: passkeyRegistrationOptions },
+  {
+    method: 'POST',
+    path: '/passkeys/registration/verify',
+    feature: passkeysEnabled,
+    guard: 'user',
+    body: challengeAnswerBody,
+    handler: passkeyRegistrationVerify,
+  },
+  { method: 'GET', path: '/passkeys', feature: passkeysEnabled, guard: 'user', handler: listPasskeys },
+  {
+    method: 'PATCH',
+    path: '/passkeys/{passkey_id}',
+    feature: passkeysEnabled,
+    guard: 'user',
+    body: renamePasskeyBody,
+    handler: renamePasskey,
+  },
+  { method: 'DELETE', path: '/passkeys/{passkey_id}', feature: passkeysEnabled, guard: 'user', handler: deletePasskey },
+  { method: 'GET', path: '/admin/users/{user_id}/passkeys', guard: 'admin', handler: adminListPasskeys },
+  { method: 'DELETE', path: '/admin/users/{user_id}/passkeys/{passkey_id}', guard: 'admin', handler: adminDeletePasskey },
 ];

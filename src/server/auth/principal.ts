@@ -23,4 +23,4 @@ export interface Admin {
 }
 
 /** The per-client rate-limit buckets (limits/per-client.ts). */
-export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous';
+export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous' | 'passkey';

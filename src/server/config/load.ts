@@ -172,6 +172,12 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
   if (gateway && flat.EXTERNAL_PHONE_ENABLED) {
     for (const name of SMS_REQUIRED[gateway] ?? []) require(name, `when SMS_PROVIDER is ${gateway}`);
   }
+  // The original only warns and then fails every ceremony; a passkey service without a relying party cannot work.
+  if (flat.PASSKEY_ENABLED) {
+    for (const name of ['WEBAUTHN_RP_ID', 'WEBAUTHN_RP_DISPLAY_NAME', 'WEBAUTHN_RP_ORIGINS'])
+      if (!flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0))
+        problems.push(`AUTH_${name}: is required when PASSKEY_ENABLED is true`);
+  }
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');

@@ -146,6 +146,8 @@ export interface Config {
     verify: number;
     otp: number;
     anonymousUsers: number;
+    /** POST /passkeys/authentication/options, per 5 minutes */
+    passkey: number;
   };
   password: {
     minLength: number;
@@ -162,6 +164,9 @@ export interface Config {
     otpMaxAttempts: number;
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret: string; timeoutSeconds: number; verifyUrl: string };
   };
+  /** the WebAuthn relying party (docs/passkeys.md#settings); origins are full origins, e.g. https://app.example.com */
+  webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpirySeconds: number };
+  passkey: { enabled: boolean; maxPerUser: number };
   smtp: {
     host: string;
     port: number;
