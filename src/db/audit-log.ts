@@ -16,6 +16,12 @@ export type AuditAction =
   | 'user_confirmation_requested'
   | 'user_repeated_signup'
   | 'user_updated_password'
+  | 'factor_in_progress'
+  | 'factor_unenrolled'
+  | 'challenge_created'
+  | 'verification_attempted'
+  | 'factor_deleted'
+  | 'factor_updated'
   | 'passkey_created'
   | 'passkey_updated'
   | 'passkey_deleted';
@@ -35,6 +41,12 @@ const LOG_TYPE: Record<AuditAction, string> = {
   user_confirmation_requested: 'user',
   user_repeated_signup: 'user',
   user_updated_password: 'user',
+  factor_in_progress: 'factor',
+  factor_unenrolled: 'factor',
+  challenge_created: 'factor',
+  verification_attempted: 'factor',
+  factor_deleted: 'factor',
+  factor_updated: 'factor',
   passkey_created: 'user',
   passkey_updated: 'user',
   passkey_deleted: 'user',

@@ -5,6 +5,7 @@ import type { UserRow } from './users.js';
 import type { AuditPayload } from './audit-log.js';
 import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import type { AmrRow } from './sessions.js';
+import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
 export interface LockAndRotate {
   parentId: string;
@@ -22,6 +23,7 @@ export interface Rotated {
   user: UserRow;
   amr: AmrRow[];
   identities: IdentityRow[];
+  factors: FactorRow[];
 }
 
 /**
@@ -38,7 +40,9 @@ export interface Rotated {
  * read under the lock in a transaction of its own.
  */
 export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rotated | null> {
-  const { rows } = await q.query<UserRow & { refresh_rotated: boolean; refresh_amr: AmrRow[]; refresh_identities: IdentityJsonRow[] }>({
+  const { rows } = await q.query<
+    UserRow & { refresh_rotated: boolean; refresh_amr: AmrRow[]; refresh_identities: IdentityJsonRow[]; refresh_factors: FactorJsonRow[] }
+  >({
     name: 'refresh_tokens_lock_rotate',
     // `locked` first: `parent` revokes only while the locked user is not banned. The rest writes what
     // rotateRefreshToken (refresh-tokens.ts) writes; keep the two in step. AMR newest first, identities
@@ -64,11 +68,12 @@ export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rot
                                                               'last_sign_in_at', i.last_sign_in_at::text,
                                                               'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
                                             order by i.created_at), '[]')
-                   from identities i where i.user_id = l.id) as refresh_identities
+                   from identities i where i.user_id = l.id) as refresh_identities,
+                  ${factorsJsonSql('l.id')} as refresh_factors
            from locked l`,
     values: [r.parentId, r.childHash, r.client.userAgent, r.client.ip, JSON.stringify(r.audit), r.sessionId, r.now],
   });
   if (!rows[0]?.refresh_rotated) return null;
-  const { refresh_rotated: _, refresh_amr: amr, refresh_identities: identities, ...user } = rows[0];
-  return { user, amr, identities: identityRows(identities) };
+  const { refresh_rotated: _, refresh_amr: amr, refresh_identities: identities, refresh_factors: factors, ...user } = rows[0];
+  return { user, amr, identities: identityRows(identities), factors: factorRows(factors) };
 }

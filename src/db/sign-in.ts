@@ -5,6 +5,7 @@ import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import type { AmrRow } from './sessions.js';
+import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
 export interface SignInWrite {
   userId: string;
@@ -28,6 +29,7 @@ export interface SignIn {
   sessionId: string;
   amr: AmrRow[];
   identities: IdentityRow[];
+  factors: FactorRow[];
 }
 
 /**
@@ -38,7 +40,9 @@ export interface SignIn {
  * Identities come back as json with text timestamps, parsed by identityRows (identities.ts).
  */
 export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
-  const { rows } = await q.query<UserRow & { sign_in_session_id: string; sign_in_amr: AmrRow[]; sign_in_identities: IdentityJsonRow[] }>({
+  const { rows } = await q.query<
+    UserRow & { sign_in_session_id: string; sign_in_amr: AmrRow[]; sign_in_identities: IdentityJsonRow[]; sign_in_factors: FactorJsonRow[] }
+  >({
     name: 'sign_in',
     text: `with session as (
              insert into sessions (user_id, aal, user_agent, ip) values ($1::uuid, 'aal1', $2::text, $3::text) returning id),
@@ -62,22 +66,23 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
                                                               'last_sign_in_at', i.last_sign_in_at::text,
                                                               'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
                                             order by i.created_at), '[]')
-                   from identities i where i.user_id = $1::uuid) as sign_in_identities
+                   from identities i where i.user_id = $1::uuid) as sign_in_identities,
+                  ${factorsJsonSql('$1::uuid')} as sign_in_factors
            from signed_in u`,
     values: [s.userId, s.userAgent, s.ip, s.refreshTokenHash, s.method, s.signedInAt, s.passwordHash ?? null, s.audit ?? null],
   });
   if (!rows[0]) throw new Error(`sign-in: no user ${s.userId} to sign in`);
-  const { sign_in_session_id: sessionId, sign_in_amr: amr, sign_in_identities: identities, ...user } = rows[0];
-  return { user, sessionId, amr, identities: identityRows(identities) };
+  const { sign_in_session_id: sessionId, sign_in_amr: amr, sign_in_identities: identities, sign_in_factors: factors, ...user } = rows[0];
+  return { user, sessionId, amr, identities: identityRows(identities), factors: factorRows(factors) };
 }
 
-/** The token response's reads for an existing session (the refresh grant): its AMR, newest first, and the user's identities. */
+/** The token response's reads for an existing session (the refresh grant): its AMR, newest first, the user's identities and factors. */
 export async function findAmrAndIdentities(
   q: Queryable,
   sessionId: string,
   userId: string,
-): Promise<{ amr: AmrRow[]; identities: IdentityRow[] }> {
-  const { rows } = await q.query<{ amr: AmrRow[]; identities: IdentityJsonRow[] }>({
+): Promise<{ amr: AmrRow[]; identities: IdentityRow[]; factors: FactorRow[] }> {
+  const { rows } = await q.query<{ amr: AmrRow[]; identities: IdentityJsonRow[]; factors: FactorJsonRow[] }>({
     name: 'amr_and_identities',
     text: `select (select coalesce(json_agg(json_build_object('method', authentication_method,
                                                              'timestamp', extract(epoch from updated_at)::bigint::int)
@@ -88,8 +93,9 @@ export async function findAmrAndIdentities(
                                                               'last_sign_in_at', i.last_sign_in_at::text,
                                                               'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
                                             order by i.created_at), '[]')
-                   from identities i where i.user_id = $2::uuid) as identities`,
+                   from identities i where i.user_id = $2::uuid) as identities,
+                  ${factorsJsonSql('$2::uuid')} as factors`,
     values: [sessionId, userId],
   });
-  return { amr: rows[0].amr, identities: identityRows(rows[0].identities) };
+  return { amr: rows[0].amr, identities: identityRows(rows[0].identities), factors: factorRows(rows[0].factors) };
 }

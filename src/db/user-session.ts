@@ -5,6 +5,7 @@ import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import type { SessionRow } from './sessions.js';
+import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
 export interface UserSession {
   user: UserRow;
@@ -12,7 +13,7 @@ export interface UserSession {
   session: Pick<SessionRow, 'id'> | null;
 }
 
-type Row = UserRow & { found_session_id: string | null; found_identities?: IdentityJsonRow[] };
+type Row = UserRow & { found_session_id: string | null; found_identities?: IdentityJsonRow[]; found_factors?: FactorJsonRow[] };
 
 /**
  * The user and the session; null when there is no such user (the session is then not reported).
@@ -40,7 +41,7 @@ export async function findUserSessionIdentities(
   q: Queryable,
   userId: string,
   sessionId: string | null,
-): Promise<(UserSession & { identities: IdentityRow[] }) | null> {
+): Promise<(UserSession & { identities: IdentityRow[]; factors: FactorRow[] }) | null> {
   const { rows } = await q.query<Row>({
     name: 'user_session_identities',
     text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id,
@@ -49,13 +50,14 @@ export async function findUserSessionIdentities(
                                                               'last_sign_in_at', i.last_sign_in_at::text,
                                                               'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
                                             order by i.created_at), '[]')
-                   from identities i where i.user_id = u.id) as found_identities
+                   from identities i where i.user_id = u.id) as found_identities,
+                  ${factorsJsonSql('u.id')} as found_factors
            from users u where u.id = $1`,
     values: [userId, sessionId],
   });
   if (!rows[0]) return null;
-  const { found_identities: identities = [], ...row } = rows[0];
-  return { ...split(row), identities: identityRows(identities) };
+  const { found_identities: identities = [], found_factors: factors, ...row } = rows[0];
+  return { ...split(row), identities: identityRows(identities), factors: factorRows(factors) };
 }
 
 /** The user row as findUserById returns it (only the users columns) and the session. */

@@ -29,6 +29,8 @@ import { putUser, putUserBody } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
 import { resend, resendBody } from './routes/resend.js';
 import { sso } from './routes/sso.js';
+import { challengeBody, deleteFactor, enrollBody, postChallenge, postFactors, postVerify, verifyFactorBody } from './routes/mfa.js';
+import { adminDeleteFactor, adminFactorBody, adminListFactors, adminUpdateFactor } from './routes/admin-factors.js';
 import { passkeysEnabled } from './passkeys/feature.js';
 import { challengeAnswerBody } from './passkeys/challenge-answer.js';
 import { passkeyRegistrationOptions, passkeyRegistrationVerify } from './routes/passkeys-registration.js';
@@ -63,6 +65,14 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/admin/audit', guard: 'admin', handler: adminAuditLog },
   { method: 'POST', path: '/invite', guard: 'admin', body: inviteBody, handler: invite },
   { method: 'POST', path: '/sso', guard: 'none', handler: sso },
+  // multi-factor authentication (docs/mfa.md)
+  { method: 'POST', path: '/factors', guard: 'user', body: enrollBody, handler: postFactors },
+  { method: 'POST', path: '/factors/{factor_id}/challenge', guard: 'user', limit: 'mfa', body: challengeBody, handler: postChallenge },
+  { method: 'POST', path: '/factors/{factor_id}/verify', guard: 'user', limit: 'mfa', body: verifyFactorBody, handler: postVerify },
+  { method: 'DELETE', path: '/factors/{factor_id}', guard: 'user', handler: deleteFactor },
+  { method: 'GET', path: '/admin/users/{user_id}/factors', guard: 'admin', handler: adminListFactors },
+  { method: 'PUT', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', body: adminFactorBody, handler: adminUpdateFactor },
+  { method: 'DELETE', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', handler: adminDeleteFactor },
   // passkeys (docs/passkeys.md): every /passkeys route is switched by PASSKEY_ENABLED
   {
     method: 'POST',

@@ -37,7 +37,7 @@ export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContex
   const { claims, userId, sessionId } = await subjectOf(req, ctx);
   const found = await findUserSessionIdentities(ctx.db, userId, sessionId);
   const authenticated = checked(claims, sessionId, found);
-  return { ...authenticated, identities: found!.identities }; // checked() threw if found was null
+  return { ...authenticated, identities: found!.identities, factors: found!.factors }; // checked() threw if found was null
 }
 
 /**

@@ -4,6 +4,7 @@ import type { AuditActor } from '../../db/audit-log.js';
 import type { IdentityRow } from '../../db/identities.js';
 import type { SessionRow } from '../../db/sessions.js';
 import type { UserRow } from '../../db/users.js';
+import type { FactorRow } from '../../db/mfa-factors.js';
 import type { VerifiedClaims } from './jwt.js';
 
 /** A user with a live session (guard 'user'). */
@@ -13,8 +14,8 @@ export interface Authenticated {
   session: Pick<SessionRow, 'id'>;
 }
 
-/** The same, with the user's identities read in the same statement (guard 'user+identities'). */
-export type AuthenticatedWithIdentities = Authenticated & { identities: IdentityRow[] };
+/** The same, with the user's identities and MFA factors read in the same statement (guard 'user+identities'). */
+export type AuthenticatedWithIdentities = Authenticated & { identities: IdentityRow[]; factors: FactorRow[] };
 
 /** A bearer whose role is an admin role (guard 'admin'), audited as a pseudo-user named after the role. */
 export interface Admin {
@@ -23,4 +24,4 @@ export interface Admin {
 }
 
 /** The per-client rate-limit buckets (limits/per-client.ts). */
-export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous' | 'passkey';
+export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous' | 'mfa' | 'passkey';

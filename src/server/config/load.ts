@@ -182,6 +182,24 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
   problems.push(...validMethodProblems(flat, given));
+  problems.push(...dbEncryptionProblems(flat));
+  return problems;
+}
+
+/** The key that encrypts secrets at rest needs an id, and every key must be 256 bits (docs/mfa.md#secrets-at-rest). */
+function dbEncryptionProblems(flat: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID)
+    problems.push('AUTH_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: is required when SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY is set');
+  if (flat.SECURITY_DB_ENCRYPTION_ENCRYPT && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY)
+    problems.push('AUTH_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: is required when SECURITY_DB_ENCRYPTION_ENCRYPT is true');
+  const keys = flat.SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS;
+  if (keys && typeof keys === 'object' && !(keys instanceof Error)) {
+    for (const [id, key] of Object.entries(keys as Record<string, string>)) {
+      if (Buffer.from(key, 'base64url').length !== 32 || !/^[A-Za-z0-9_-]+$/.test(key))
+        problems.push(`AUTH_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: key "${id}" must be 256 bits in base64url`);
+    }
+  }
   return problems;
 }
 

@@ -183,6 +183,27 @@ export const SETTINGS: Setting[] = [
     s(`MAILER_TEMPLATES_${env}`, `mailer.templates.${key}`, 'string', ''),
   ]),
 
+  // Multi-factor authentication (docs/mfa.md#settings). Names and defaults are the original's.
+  s('MFA_TOTP_ENROLL_ENABLED', 'mfa.totp.enrollEnabled', 'bool', true),
+  s('MFA_TOTP_VERIFY_ENABLED', 'mfa.totp.verifyEnabled', 'bool', true),
+  s('MFA_PHONE_ENROLL_ENABLED', 'mfa.phone.enrollEnabled', 'bool', false),
+  s('MFA_PHONE_VERIFY_ENABLED', 'mfa.phone.verifyEnabled', 'bool', false),
+  s('MFA_PHONE_OTP_LENGTH', 'mfa.phone.otpLength', 'int', 6, { minimum: 6, maximum: 10 }),
+  s('MFA_PHONE_TEMPLATE', 'mfa.phone.template', 'string', 'Your code is {{ .Code }}'),
+  s('MFA_PHONE_MAX_FREQUENCY', 'mfa.phone.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
+  s('MFA_WEB_AUTHN_ENROLL_ENABLED', 'mfa.webauthn.enrollEnabled', 'bool', false),
+  s('MFA_WEB_AUTHN_VERIFY_ENABLED', 'mfa.webauthn.verifyEnabled', 'bool', false),
+  s('MFA_MAX_ENROLLED_FACTORS', 'mfa.maxEnrolledFactors', 'int', 10, { minimum: 0 }),
+  s('MFA_MAX_VERIFIED_FACTORS', 'mfa.maxVerifiedFactors', 'int', 10, { minimum: 0 }),
+  s('MFA_CHALLENGE_EXPIRY_DURATION', 'mfa.challengeExpirySeconds', 'duration', 300, positive),
+  s('MFA_FACTOR_EXPIRY_DURATION', 'mfa.factorExpirySeconds', 'duration', 300, positive),
+  s('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', 'rateLimit.mfaChallengeAndVerify', 'int', 15, { minimum: 0 }),
+  // Encryption of secrets at rest (TOTP secrets, phone factor codes): docs/mfa.md#secrets-at-rest.
+  s('SECURITY_DB_ENCRYPTION_ENCRYPT', 'security.dbEncryption.encrypt', 'bool', false),
+  s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID', 'security.dbEncryption.encryptionKeyId', 'string', ''),
+  s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY', 'security.dbEncryption.encryptionKey', 'string', '', { pattern: '^([A-Za-z0-9_-]{43})?$' }),
+  s('SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS', 'security.dbEncryption.decryptionKeys', 'map', {}),
+
   s('SMS_PROVIDER', 'sms.provider', 'string', '', { enum: ['', ...SMS_GATEWAYS] }),
   s('SMS_AUTOCONFIRM', 'sms.autoconfirm', 'bool', false),
   s('SMS_MAX_FREQUENCY', 'sms.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),

@@ -146,6 +146,8 @@ export interface Config {
     verify: number;
     otp: number;
     anonymousUsers: number;
+    /** MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: challenge and verify requests per minute per client */
+    mfaChallengeAndVerify: number;
     /** POST /passkeys/authentication/options, per 5 minutes */
     passkey: number;
   };
@@ -163,6 +165,8 @@ export interface Config {
     /** how many wrong codes a one-time token survives before it is invalidated */
     otpMaxAttempts: number;
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret: string; timeoutSeconds: number; verifyUrl: string };
+    /** keys for secrets at rest (docs/mfa.md#secrets-at-rest): base64url 256-bit keys by id */
+    dbEncryption: { encrypt: boolean; encryptionKeyId: string; encryptionKey: string; decryptionKeys: Record<string, string> };
   };
   /** the WebAuthn relying party (docs/passkeys.md#settings); origins are full origins, e.g. https://app.example.com */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpirySeconds: number };
@@ -201,4 +205,22 @@ export interface Config {
     textlocal: { apiKey: string; sender: string; apiBaseUrl: string };
     vonage: { apiKey: string; apiSecret: string; from: string; apiBaseUrl: string };
   };
+  mfa: MfaConfig;
+}
+
+/** A factor type's switches (docs/mfa.md#settings). */
+export interface FactorTypeSwitches {
+  enrollEnabled: boolean;
+  verifyEnabled: boolean;
+}
+
+export interface MfaConfig {
+  totp: FactorTypeSwitches;
+  phone: FactorTypeSwitches & { otpLength: number; template: string; maxFrequencySeconds: number };
+  webauthn: FactorTypeSwitches;
+  maxEnrolledFactors: number;
+  maxVerifiedFactors: number;
+  challengeExpirySeconds: number;
+  /** unverified factors without challenges older than this are deleted at the next enrolment */
+  factorExpirySeconds: number;
 }

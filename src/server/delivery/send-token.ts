@@ -107,7 +107,7 @@ export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow,
  * request answers the send's error. A send that still completes later carries a token that was never
  * committed, so its link or code does nothing.
  */
-function bounded<T>(ctx: AppContext, send: Promise<T>, timeout: () => Error): Promise<T> {
+export function bounded<T>(ctx: AppContext, send: Promise<T>, timeout: () => Error): Promise<T> {
   let timer: NodeJS.Timeout;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(timeout()), ctx.config.api.sendTimeoutSeconds * 1000);

@@ -7,6 +7,7 @@ import { sendingTx } from '../delivery/sending-tx.js';
 import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
+import { assuranceOf } from '../../db/mfa-factors.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import type { Authenticated } from '../auth/bearer.js';
@@ -53,6 +54,7 @@ type UserUpdateBody = BodyOf<typeof FIELDS>;
 export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req, ctx, { user, session }) => {
   const body = req.body();
   const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
+  await requireAal2ForSensitiveChange(ctx, user.id, session.id, update);
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, req.signal);
@@ -101,6 +103,13 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
     pkce: readPkceParams(body),
     redirectTo,
   };
+}
+
+/** With a verified MFA factor, a new password, email or phone needs an aal2 session (docs/mfa.md#assurance-levels). */
+async function requireAal2ForSensitiveChange(ctx: AppContext, userId: string, sessionId: string, update: UserUpdate): Promise<void> {
+  if (!update.password && !update.email && !update.phone) return;
+  const { aal, hasVerifiedFactor } = await assuranceOf(ctx.db, userId, sessionId);
+  if (hasVerifiedFactor && aal !== 'aal2' && aal !== 'aal3') throw apiError('insufficient_aal_user_update');
 }
 
 /** A new password ends every other session and voids pending one-time tokens (docs/api.md#put-user). */

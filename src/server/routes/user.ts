@@ -4,6 +4,6 @@ import type { AuthenticatedWithIdentities } from '../auth/bearer.js';
 import { userJson } from '../users/user-json.js';
 import type { GuardedHandler } from '../http/types.js';
 
-export const getUser: GuardedHandler<AuthenticatedWithIdentities> = (_req, _ctx, { user, identities }) => ({
-  body: userJson(user, identities),
+export const getUser: GuardedHandler<AuthenticatedWithIdentities> = (_req, _ctx, { user, identities, factors }) => ({
+  body: userJson(user, identities, factors),
 });

@@ -3,6 +3,7 @@
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';
+import type { FactorRow } from '../../db/mfa-factors.js';
 import type { AmrRow, SessionRow } from '../../db/sessions.js';
 import { findAmrAndIdentities, signIn } from '../../db/sign-in.js';
 import { auditPayload, type AuditAction, type AuditActor } from '../../db/audit-log.js';
@@ -55,6 +56,8 @@ export async function signAccessToken(
 export interface ResponseReads {
   amr: AmrRow[];
   identities: IdentityRow[];
+  /** the user's MFA factors, listed in the response's user as the original does */
+  factors: FactorRow[];
 }
 
 /**
@@ -69,8 +72,8 @@ export async function tokenResponse(
   refreshToken: string,
   reads?: ResponseReads,
 ): Promise<TokenResponse> {
-  const { amr, identities } = reads ?? (await findAmrAndIdentities(q, session.id, user.id));
-  return answer(ctx, user, session, amr, identities, refreshToken);
+  const { amr, identities, factors } = reads ?? (await findAmrAndIdentities(q, session.id, user.id));
+  return answer(ctx, user, session, amr, identities, factors, refreshToken);
 }
 
 async function answer(
@@ -79,6 +82,7 @@ async function answer(
   session: Pick<SessionRow, 'id'>,
   amr: AmrRow[],
   identities: IdentityRow[],
+  factors: FactorRow[],
   refreshToken: string,
 ): Promise<TokenResponse> {
   const { token, exp } = await signAccessToken(ctx, user, session, amr);
@@ -88,7 +92,7 @@ async function answer(
     expires_in: ctx.config.jwt.exp,
     expires_at: exp,
     refresh_token: refreshToken,
-    user: userJson(user, identities),
+    user: userJson(user, identities, factors),
   };
 }
 
@@ -123,5 +127,5 @@ export async function issueSession(
     passwordHash,
     audit: audit ? auditPayload(audit.actor, audit.action, audit.traits) : null,
   });
-  return answer(ctx, signedIn.user, { id: signedIn.sessionId }, signedIn.amr, signedIn.identities, refreshToken);
+  return answer(ctx, signedIn.user, { id: signedIn.sessionId }, signedIn.amr, signedIn.identities, signedIn.factors, refreshToken);
 }

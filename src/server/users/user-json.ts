@@ -2,6 +2,8 @@
 // appear only when set, secrets (password hash, tokens) never leave the database layer.
 import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';
+import type { FactorRow } from '../../db/mfa-factors.js';
+import { factorJson } from '../mfa/factor-json.js';
 
 export interface IdentityJson {
   identity_id: string;
@@ -32,8 +34,11 @@ export function identityJson(row: IdentityRow): IdentityJson {
   return out;
 }
 
-/** `identities` null means "not loaded" (the admin list), as the original renders it. */
-export function userJson(user: UserRow, identities: IdentityRow[] | null): Record<string, unknown> {
+/**
+ * `identities` null means "not loaded" (the admin list), as the original renders it. `factors` (the user's
+ * MFA factors) appear only when there are any, as the original's omitempty does.
+ */
+export function userJson(user: UserRow, identities: IdentityRow[] | null, factors?: FactorRow[]): Record<string, unknown> {
   const optional: Record<string, unknown> = {
     email_confirmed_at: iso(user.email_confirmed_at),
     phone_confirmed_at: iso(user.phone_confirmed_at),
@@ -55,6 +60,7 @@ export function userJson(user: UserRow, identities: IdentityRow[] | null): Recor
   json.app_metadata = user.raw_app_meta_data ?? {};
   json.user_metadata = user.raw_user_meta_data ?? {};
   json.identities = identities ? identities.map(identityJson) : null;
+  if (factors?.length) json.factors = factors.map(factorJson);
   json.created_at = user.created_at.toISOString();
   json.updated_at = user.updated_at.toISOString();
   json.is_anonymous = user.is_anonymous;

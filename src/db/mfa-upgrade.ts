@@ -1,0 +1,43 @@
+// The session upgrade after a verified challenge (docs/mfa.md#what-verifying-does), in one statement of
+// the caller's transaction: the method joins the session's AMR, the session becomes aal2 and remembers
+// the factor, its refresh token is swapped for a new one (so a token issued at aal1 cannot carry on as
+// the upgraded session), the user's other sessions below aal2 end, and the user's other unverified
+// factors of the same type go.
+import type { Queryable } from './pool.js';
+import type { AuditPayload } from './audit-log.js';
+
+export interface Upgrade {
+  userId: string;
+  sessionId: string;
+  factorId: string;
+  factorType: string;
+  amrMethod: string;
+  /** SHA-256 hex of the session's new refresh token */
+  refreshTokenHash: string;
+  audit: AuditPayload;
+  ip: string;
+}
+
+/** False when the session is gone (nothing is written then: the caller rolls back). */
+export async function upgradeSession(q: Queryable, u: Upgrade): Promise<boolean> {
+  const { rows } = await q.query<{ upgraded: boolean }>(
+    `with upgraded as (update sessions set aal = 'aal2', factor_id = $3, updated_at = now()
+                       where id = $2 and user_id = $1 returning id),
+          claim as (insert into mfa_amr_claims (session_id, authentication_method)
+                    select id, $5 from upgraded
+                    on conflict (session_id, authentication_method) do update set updated_at = now()),
+          parent as (update refresh_tokens set revoked = true, updated_at = now()
+                     where session_id = (select id from upgraded) and not revoked returning id),
+          child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
+                    select $6, $1, id, (select max(id) from parent) from upgraded),
+          others as (delete from sessions where user_id = $1 and id <> $2 and aal < 'aal2' and exists (select 1 from upgraded)),
+          unverified as (delete from mfa_factors where user_id = $1 and factor_type = $4 and status = 'unverified' and id <> $3
+                           and exists (select 1 from upgraded)),
+          verified as (update mfa_factors set status = 'verified', updated_at = now()
+                       where id = $3 and status <> 'verified' and exists (select 1 from upgraded)),
+          audited as (insert into audit_log_entries (payload, ip_address) select $7::jsonb, $8 from upgraded)
+     select exists (select 1 from upgraded) as upgraded`,
+    [u.userId, u.sessionId, u.factorId, u.factorType, u.amrMethod, u.refreshTokenHash, u.audit, u.ip],
+  );
+  return rows[0].upgraded;
+}

@@ -1,0 +1,33 @@
+// POST /factors/{factor_id}/challenge (docs/mfa.md#post-factorsfactor_idchallenge): the type's verify
+// switch, then one sending transaction on the locked factor: the type's work (a phone code sent), the
+// challenge row bound to the caller's address, the factor's last_challenged_at, the audit entry. A failed
+// send rolls all of it back.
+import { randomUUID } from 'node:crypto';
+import { apiError } from '../errors.js';
+import { insertChallenge } from '../../db/mfa-challenges.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { sendingTx } from '../delivery/sending-tx.js';
+import { actorOf } from '../users/actor.js';
+import { ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
+import type { Authenticated } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest, JsonObject } from '../http/types.js';
+
+export async function challengeFactor(req: ApiRequest, ctx: AppContext, principal: Authenticated): Promise<JsonObject> {
+  requireNotAnonymous(principal);
+  const { user } = principal;
+  const found = await ownedFactor(ctx.db, req, user.id);
+  const type = typeOf(found, 'verify');
+  if (!type.switches(ctx).verifyEnabled) throw apiError(type.disabled.verify);
+  const body = req.body();
+  return sendingTx(ctx, req.signal, async (c) => {
+    // Locked, so two challenges of one factor pass its send interval one at a time.
+    const factor = await ownedFactor(c, req, user.id, true);
+    const challengeId = randomUUID();
+    const plan = await type.challenge({ ctx, req, user, factor, challengeId, body, q: c });
+    const challenge = await insertChallenge(c, { id: challengeId, factorId: factor.id, ip: req.ip, ...plan.columns });
+    await writeAudit(c, actorOf(user), 'challenge_created', { factor_id: factor.id, factor_status: factor.status }, req.ip);
+    const expiresAt = Math.floor(challenge.created_at.getTime() / 1000) + ctx.config.mfa.challengeExpirySeconds;
+    return { id: challengeId, type: type.name, expires_at: expiresAt, ...plan.answer };
+  });
+}

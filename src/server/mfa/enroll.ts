@@ -1,0 +1,52 @@
+// POST /factors (docs/mfa.md#post-factors): the type's switch and body checks, then one transaction on
+// the user's locked factors: stale unverified factors deleted, the type's own pre-checks (phone), the
+// common checks in the original's order (name, counts, aal) and the new unverified factor.
+import { randomUUID } from 'node:crypto';
+import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { assuranceOf, insertFactor, lockFactorsForEnrolment, type FactorRow } from '../../db/mfa-factors.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { actorOf } from '../users/actor.js';
+import { FACTOR_TYPES, KNOWN_FACTOR_TYPES } from './factor-types/index.js';
+import { requireNotAnonymous } from './factor-access.js';
+import type { Authenticated } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest, JsonObject } from '../http/types.js';
+import type { MfaConfig } from '../config/types.js';
+
+export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: Authenticated): Promise<JsonObject> {
+  requireNotAnonymous(principal);
+  const { user, session } = principal;
+  const body = req.body();
+  const typeName = body.factor_type;
+  if (!KNOWN_FACTOR_TYPES.includes(typeName as (typeof KNOWN_FACTOR_TYPES)[number])) throw apiError('mfa_factor_type');
+  const type = FACTOR_TYPES.get(typeName as string);
+  if (!type) throw apiError('mfa_webauthn_enroll_not_enabled');
+  if (!type.switches(ctx).enrollEnabled) throw apiError(type.disabled.enroll);
+  const friendlyName = typeof body.friendly_name === 'string' ? body.friendly_name : '';
+  const factorId = randomUUID();
+  const plan = await type.enroll({ ctx, req, user, factorId, friendlyName, body });
+  await tx(
+    ctx.db,
+    async (c) => {
+      let factors = await lockFactorsForEnrolment(c, user.id, ctx.config.mfa.factorExpirySeconds);
+      if (plan.beforeChecks) factors = await plan.beforeChecks(c, factors);
+      const { aal } = await assuranceOf(c, user.id, session.id);
+      checkEnrolment(factors, friendlyName, ctx.config.mfa, aal);
+      await insertFactor(c, { id: factorId, userId: user.id, friendlyName, factorType: type.name, ...plan.columns });
+      await writeAudit(c, actorOf(user), 'factor_in_progress', { factor_id: factorId, factor_type: type.name }, req.ip);
+    },
+    req.signal,
+  );
+  return { id: factorId, type: type.name, friendly_name: friendlyName, ...plan.answer };
+}
+
+/** The original's validateFactors: a name taken (an empty name too), too many factors, or aal1 with a verified factor. */
+function checkEnrolment(factors: FactorRow[], friendlyName: string, mfa: MfaConfig, aal: string): void {
+  if (factors.some((f) => (f.friendly_name ?? '') === friendlyName)) {
+    throw apiError('mfa_factor_name_conflict', `A factor with the friendly name "${friendlyName}" for this user already exists`);
+  }
+  const verified = factors.filter((f) => f.status === 'verified').length;
+  if (factors.length >= mfa.maxEnrolledFactors || verified >= mfa.maxVerifiedFactors) throw apiError('too_many_enrolled_mfa_factors');
+  if (verified > 0 && aal !== 'aal2' && aal !== 'aal3') throw apiError('insufficient_aal_enroll');
+}

@@ -1,0 +1,33 @@
+// Loading the factor a /factors/{factor_id} request names, with the original's refusals: an anonymous
+// user may not use MFA; the id must be a UUID of one of the caller's own factors.
+import { apiError } from '../errors.js';
+import { findOwnedFactor, type FactorRow } from '../../db/mfa-factors.js';
+import { FACTOR_TYPES, type FactorType } from './factor-types/index.js';
+import type { Authenticated } from '../auth/principal.js';
+import type { Queryable } from '../../db/pool.js';
+import type { ApiRequest } from '../http/types.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID.test(s);
+
+/** 403 for anonymous users, as the original's requireNotAnonymous on every /factors route. */
+export function requireNotAnonymous(principal: Authenticated): void {
+  if (principal.claims.is_anonymous === true || principal.user.is_anonymous) throw apiError('mfa_anonymous');
+}
+
+/** The caller's factor named by the path (locked when `lock`), or the original's 404s. */
+export async function ownedFactor(q: Queryable, req: ApiRequest, userId: string, lock = false): Promise<FactorRow> {
+  const id = req.params.factor_id;
+  if (!isUuid(id)) throw apiError('mfa_factor_id');
+  const factor = await findOwnedFactor(q, userId, id, lock);
+  if (!factor) throw apiError('mfa_factor_not_found');
+  return factor;
+}
+
+/** The module of a factor's type; a stored type without one (webauthn before its module lands) answers as disabled. */
+export function typeOf(factor: Pick<FactorRow, 'factor_type'>, step: 'enroll' | 'verify'): FactorType {
+  const type = FACTOR_TYPES.get(factor.factor_type);
+  if (!type) throw apiError(factor.factor_type === 'webauthn' ? `mfa_webauthn_${step}_not_enabled` : 'mfa_factor_type');
+  return type;
+}

@@ -1,0 +1,89 @@
+// Phone factors: a code by SMS or WhatsApp at each challenge, through the configured gateway and within
+// the global SMS send limit and the factor's MFA_PHONE_MAX_FREQUENCY. The code is kept sealed on the
+// challenge row (../encryption.ts) and compared in constant time; with twilio_verify the gateway makes
+// and checks the code itself, as the original.
+import { apiError } from '../../errors.js';
+import { deleteFactors } from '../../../db/mfa-factors.js';
+import { parsePhone } from '../../users/addresses.js';
+import { parseChannel } from '../../delivery/sms/channel-field.js';
+import { renderSmsTemplate, SmsChannelError, SmsSendError } from '../../delivery/sms/index.js';
+import { bounded } from '../../delivery/send-token.js';
+import { spendPermit } from '../../delivery/sending-tx.js';
+import { assertSendInterval } from '../../limits/sends.js';
+import { newOtp, safeEqual } from '../../crypto/tokens.js';
+import { secretBox } from '../encryption.js';
+import type { SmsGatewayName } from '../../config/types.js';
+import type { FactorType } from './factor-type.js';
+
+export const phone: FactorType = {
+  name: 'phone',
+  amrMethod: 'mfa/phone',
+  disabled: { enroll: 'mfa_phone_enroll_not_enabled', verify: 'mfa_phone_verify_not_enabled' },
+  failed: 'mfa_phone_verification_failed',
+  needsCode: true,
+  switches: (ctx) => ctx.config.mfa.phone,
+
+  async enroll({ body }) {
+    const given = typeof body.phone === 'string' ? body.phone : '';
+    if (!given) throw apiError('mfa_phone_required');
+    const number = parsePhone(given);
+    if (!number) throw apiError('phone_invalid');
+    return {
+      columns: { phone: number },
+      answer: { phone: given },
+      async beforeChecks(q, factors) {
+        const same = factors.filter((f) => f.phone === number);
+        if (same.some((f) => f.status === 'verified')) throw apiError('mfa_verified_factor_exists');
+        await deleteFactors(
+          q,
+          same.map((f) => f.id),
+        );
+        return factors.filter((f) => f.phone !== number);
+      },
+    };
+  },
+
+  async challenge({ ctx, factor, challengeId, body, q }) {
+    const channel = parseChannel(body);
+    const sms = ctx.sms;
+    if (!sms) throw apiError('phone_provider_unsupported');
+    if (!sms.channels.includes(channel)) throw apiError('sms_channel_invalid');
+    assertSendInterval('sms', factor.last_challenged_at, ctx.config.mfa.phone.maxFrequencySeconds);
+    const to = factor.phone ?? '';
+    // twilio_verify makes its own code and checks it at verify; the others send ours.
+    const code = newOtp(ctx.config.mfa.phone.otpLength);
+    spendPermit(ctx, q, 'sms');
+    try {
+      await bounded(
+        ctx,
+        sms.send(to, renderSmsTemplate(ctx.config.mfa.phone.template, code), channel, code),
+        () => new SmsSendError(sms.gateway as SmsGatewayName, `${sms.gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`),
+      );
+    } catch (err) {
+      if (err instanceof SmsChannelError) throw apiError('sms_channel_invalid');
+      if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error sending MFA OTP to provider: ${err.message}`);
+      throw err;
+    }
+    return { columns: { otpCode: sms.verifyOtp ? null : secretBox(ctx.config).seal(challengeId, code) } };
+  },
+
+  async verify({ ctx, factor, challenge, body }) {
+    const code = String(body.code ?? '');
+    if (ctx.sms?.verifyOtp && challenge.otp_code === null) {
+      const check = ctx.sms.verifyOtp(factor.phone ?? '', code);
+      const timeout = () => new SmsSendError('twilio_verify', `twilio_verify request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`);
+      let approved: boolean;
+      try {
+        approved = await bounded(ctx, check, timeout);
+      } catch (err) {
+        if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error verifying MFA OTP with provider: ${err.message}`);
+        throw err;
+      }
+      if (!approved) throw apiError('otp_expired');
+      return {};
+    }
+    const sent = challenge.otp_code ? secretBox(ctx.config).open(challenge.id, challenge.otp_code).value : '';
+    if (!sent || !safeEqual(sent, code)) throw apiError('mfa_phone_verification_failed');
+    return {};
+  },
+};

@@ -1,0 +1,68 @@
+// TOTP factors (RFC 6238): SHA-1, 6 digits, 30-second steps, one step of clock skew either way, as the
+// original and every authenticator app. The secret is sealed at rest (../encryption.ts); a code is
+// accepted once: its time step is recorded and that step, or an older one, is refused afterwards.
+import { Secret, TOTP } from 'otpauth';
+import QRCode from 'qrcode';
+import { apiError } from '../../errors.js';
+import { spendTotpStep, updateFactor } from '../../../db/mfa-factors.js';
+import { secretBox } from '../encryption.js';
+import type { FactorType } from './factor-type.js';
+
+const PERIOD = 30;
+const DIGITS = 6;
+const WINDOW = 1;
+
+function totpFor(secret: Secret | string, issuer: string, label: string): TOTP {
+  return new TOTP({
+    issuer,
+    label,
+    algorithm: 'SHA1',
+    digits: DIGITS,
+    period: PERIOD,
+    secret: typeof secret === 'string' ? Secret.fromBase32(secret) : secret,
+  });
+}
+
+export const totp: FactorType = {
+  name: 'totp',
+  amrMethod: 'totp',
+  disabled: { enroll: 'mfa_totp_enroll_not_enabled', verify: 'mfa_totp_verify_not_enabled' },
+  failed: 'mfa_totp_verification_failed',
+  needsCode: true,
+  switches: (ctx) => ctx.config.mfa.totp,
+
+  async enroll({ ctx, user, factorId, body }) {
+    // The issuer defaults to SITE_URL's host; the account is the user's email (the original's choice).
+    const issuer = typeof body.issuer === 'string' && body.issuer ? body.issuer : new URL(ctx.config.siteUrl).host;
+    const secret = new Secret({ size: 20 });
+    const uri = totpFor(secret, issuer, user.email ?? '').toString();
+    const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 });
+    return {
+      columns: { secret: secretBox(ctx.config).seal(factorId, secret.base32) },
+      // The raw SVG, as the original sends it: the client makes it a data: URI (data:image/svg+xml;utf-8,…).
+      answer: { totp: { qr_code: svg.trim(), secret: secret.base32, uri } },
+    };
+  },
+
+  async challenge() {
+    return { columns: {} };
+  },
+
+  async verify({ ctx, factor, body }) {
+    const code = String(body.code ?? '');
+    const box = secretBox(ctx.config);
+    const { value, stale } = box.open(factor.id, factor.secret ?? '');
+    const now = Date.now();
+    const delta = /^\d{6}$/.test(code) ? totpFor(value, '', '').validate({ token: code, timestamp: now, window: WINDOW }) : null;
+    if (delta === null) throw apiError('mfa_totp_verification_failed');
+    const step = Math.floor(now / 1000 / PERIOD) + delta;
+    return {
+      async commit(q) {
+        if (!(await spendTotpStep(q, factor.id, step))) return false;
+        // Sealed by a retired key (or stored in clear by an older setup): sealed again with the current one.
+        if (stale) await updateFactor(q, factor.id, { secret: box.seal(factor.id, value) });
+        return true;
+      },
+    };
+  },
+};

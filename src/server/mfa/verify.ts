@@ -1,0 +1,65 @@
+// POST /factors/{factor_id}/verify (docs/mfa.md#post-factorsfactor_idverify): the challenge checked in
+// the original's order (unknown, already used or from another address, expired), the type's verdict
+// (outside any transaction: it may ask a gateway), then one transaction that spends the challenge and
+// upgrades the session (src/db/mfa-upgrade.ts); the answer is a token response for the upgraded session.
+import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { deleteChallenge, findChallenge, markChallengeVerified } from '../../db/mfa-challenges.js';
+import { upgradeSession } from '../../db/mfa-upgrade.js';
+import { auditPayload } from '../../db/audit-log.js';
+import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
+import { tokenResponse, type TokenResponse } from '../sessions/issue.js';
+import { actorOf } from '../users/actor.js';
+import { isUuid, ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
+import type { Authenticated } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
+
+export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: Authenticated): Promise<TokenResponse> {
+  requireNotAnonymous(principal);
+  const { user, session } = principal;
+  const factor = await ownedFactor(ctx.db, req, user.id);
+  const body = req.body();
+  const type = typeOf(factor, 'verify');
+  if (type.needsCode && !body.code) throw apiError('mfa_code_required');
+  if (!type.switches(ctx).verifyEnabled) throw apiError(type.disabled.verify);
+  const challengeId = body.challenge_id;
+  if (challengeId !== undefined && challengeId !== null && challengeId !== '' && !isUuid(challengeId)) throw apiError('mfa_challenge_id');
+  const challenge = isUuid(challengeId) ? await findChallenge(ctx.db, factor.id, challengeId) : null;
+  if (!challenge) throw apiError('mfa_challenge_not_found');
+  if (challenge.verified_at || challenge.ip_address !== req.ip) throw apiError('mfa_ip_address_mismatch');
+  if (challenge.created_at.getTime() + ctx.config.mfa.challengeExpirySeconds * 1000 < Date.now()) {
+    await deleteChallenge(ctx.db, challenge.id);
+    throw apiError(
+      'mfa_challenge_expired',
+      `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`,
+    );
+  }
+  const outcome = await type.verify({ ctx, req, user, factor, challenge, body });
+  const refreshToken = newRefreshToken();
+  await tx(
+    ctx.db,
+    async (c) => {
+      // A concurrent verification of the same challenge got there first: as for a used challenge.
+      if (!(await markChallengeVerified(c, challenge.id))) throw apiError('mfa_ip_address_mismatch');
+      if (outcome.commit && !(await outcome.commit(c))) throw apiError(type.failed);
+      const upgraded = await upgradeSession(c, {
+        userId: user.id,
+        sessionId: session.id,
+        factorId: factor.id,
+        factorType: type.name,
+        amrMethod: type.amrMethod,
+        refreshTokenHash: sha256Hex(refreshToken),
+        audit: auditPayload(actorOf(user), 'verification_attempted', {
+          factor_id: factor.id,
+          challenge_id: challenge.id,
+          factor_type: type.name,
+        }),
+        ip: req.ip,
+      });
+      if (!upgraded) throw apiError('session_not_found');
+    },
+    req.signal,
+  );
+  return tokenResponse(ctx, ctx.db, user, session, refreshToken);
+}

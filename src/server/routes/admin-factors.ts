@@ -1,0 +1,59 @@
+// The admin's view of a user's MFA factors (docs/mfa.md#admin): list, rename or renumber, delete.
+import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { findFactorsByUser, findOwnedFactor, updateFactor, type FactorRow } from '../../db/mfa-factors.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { loadUser } from '../admin/load-user.js';
+import { factorJson } from '../mfa/factor-json.js';
+import { isUuid } from '../mfa/factor-access.js';
+import { removeFactor } from '../mfa/unenroll.js';
+import { parsePhone } from '../users/addresses.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
+import type { Queryable } from '../../db/pool.js';
+import type { Admin } from '../auth/admin.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
+
+const FIELDS = { friendly_name: 'string', phone: 'string' } as const;
+export const adminFactorBody = bodySchema(FIELDS);
+
+async function loadFactor(q: Queryable, req: ApiRequest, userId: string): Promise<FactorRow> {
+  const id = req.params.factor_id;
+  if (!isUuid(id)) throw apiError('mfa_factor_id');
+  const factor = await findOwnedFactor(q, userId, id);
+  if (!factor) throw apiError('mfa_factor_not_found');
+  return factor;
+}
+
+export const adminListFactors: GuardedHandler<Admin> = async (req, ctx) => {
+  const user = await loadUser(ctx.db, req);
+  return { body: (await findFactorsByUser(ctx.db, user.id)).map(factorJson) };
+};
+
+export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, ctx, admin) => {
+  const user = await loadUser(ctx.db, req);
+  const factor = await loadFactor(ctx.db, req, user.id);
+  const body = req.body();
+  const updated = await tx(
+    ctx.db,
+    async (c) => {
+      let row = factor;
+      if (body.friendly_name) row = await updateFactor(c, factor.id, { friendly_name: body.friendly_name });
+      if (body.phone && factor.factor_type === 'phone') {
+        const phone = parsePhone(body.phone);
+        if (!phone) throw apiError('phone_invalid');
+        row = await updateFactor(c, factor.id, { phone });
+      }
+      await writeAudit(c, admin.actor, 'factor_updated', { user_id: user.id, factor_id: factor.id, factor_type: factor.factor_type });
+      return row;
+    },
+    req.signal,
+  );
+  return { body: factorJson(updated) };
+};
+
+export const adminDeleteFactor: GuardedHandler<Admin> = async (req, ctx, admin) => {
+  const user = await loadUser(ctx.db, req);
+  const factor = await loadFactor(ctx.db, req, user.id);
+  await removeFactor(ctx, req, factor, admin.actor, 'factor_deleted', { user_id: user.id, factor_id: factor.id });
+  return { body: factorJson(factor) };
+};

@@ -1,0 +1,272 @@
+// TOTP factors over HTTP: enrolment, challenge, verification with codes an authenticator app would
+// compute, the session raised to aal2, and every refusal of the original in its place.
+import t from 'tap';
+import { URI } from 'otpauth';
+import { startTestService, type TestService } from './helpers/server.js';
+import { refresh, signIn, signUp, uniqueEmail } from './helpers/accounts.js';
+import { challenge, claimsOf, enrollTotp, totpCode, verifiedTotp, verify } from './helpers/mfa.js';
+
+let api: TestService;
+t.before(async () => {
+  api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_MFA_MAX_ENROLLED_FACTORS: '3', AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
+});
+t.teardown(() => api.stop());
+
+const errorOf = (res: { status: number; body: any }) => ({ status: res.status, error_code: res.body?.error_code, msg: res.body?.msg });
+
+t.test('enrolling answers the secret, an otpauth URI for SITE_URL and the email, and a QR code as SVG', async (t) => {
+  const email = uniqueEmail();
+  const s = await signUp(api, email);
+  const res = await api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'phone app' } });
+  t.equal(res.status, 200);
+  t.same(Object.keys(res.body).sort(), ['friendly_name', 'id', 'totp', 'type']);
+  t.equal(res.body.type, 'totp');
+  t.equal(res.body.friendly_name, 'phone app');
+  t.match(res.body.totp.secret, /^[A-Z2-7]{32}$/);
+  t.match(res.body.totp.qr_code, /^<svg[\s\S]*<\/svg>$/);
+  const otp = URI.parse(res.body.totp.uri);
+  t.equal(otp.issuer, 'localhost:3000', 'issuer: SITE_URL host');
+  // The label is "<issuer>:<account>" with each part escaped (otpauth's parser splits it at the escaped ':').
+  t.ok(res.body.totp.uri.startsWith(`otpauth://totp/localhost%3A3000:${encodeURIComponent(email)}?`), 'label: issuer and email');
+  t.equal(otp.secret.base32, res.body.totp.secret);
+  t.equal((otp as any).period, 30);
+  t.equal(otp.digits, 6);
+  const user = await api.request('GET', '/user', { token: s.access_token });
+  t.equal(user.body.factors.length, 1);
+  t.match(user.body.factors[0], { id: res.body.id, factor_type: 'totp', status: 'unverified', friendly_name: 'phone app', last_challenged_at: null });
+  t.notOk('secret' in user.body.factors[0]);
+  const issuer = await api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', issuer: 'Acme', friendly_name: 'b' } });
+  t.equal(URI.parse(issuer.body.totp.uri).issuer, 'Acme');
+});
+
+t.test('a user without factors has no factors key', async (t) => {
+  const s = await signUp(api);
+  t.notOk('factors' in s.user);
+  t.notOk('factors' in (await api.request('GET', '/user', { token: s.access_token })).body);
+});
+
+t.test('challenge then verify with the current code raises the session to aal2 with totp in amr', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token);
+  const before = Math.floor(Date.now() / 1000);
+  const c = await challenge(api, s.access_token, factor.id);
+  t.equal(c.status, 200);
+  t.same(Object.keys(c.body).sort(), ['expires_at', 'id', 'type']);
+  t.equal(c.body.type, 'totp');
+  t.ok(c.body.expires_at >= before + 299 && c.body.expires_at <= before + 302, 'expires 300 s after creation');
+  t.equal(claimsOf(s.access_token).aal, 'aal1');
+  const v = await verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret));
+  t.equal(v.status, 200);
+  const claims = claimsOf(v.body.access_token);
+  t.equal(claims.aal, 'aal2');
+  t.equal(claims.session_id, claimsOf(s.access_token).session_id, 'the same session, upgraded');
+  t.same(
+    claims.amr.map((a: any) => a.method),
+    ['totp', 'password'],
+  );
+  t.not(v.body.refresh_token, s.refresh_token, 'a new refresh token');
+  t.equal(v.body.user.factors[0].status, 'verified');
+  const { rows } = await api.db.query('select aal, factor_id from sessions where id = $1', [claims.session_id]);
+  t.same(rows[0], { aal: 'aal2', factor_id: factor.id });
+  // The refresh grant keeps the level.
+  const r = await refresh(api, v.body.refresh_token);
+  t.equal(r.status, 200);
+  t.equal(claimsOf(r.body.access_token).aal, 'aal2');
+  t.equal(r.body.user.factors[0].status, 'verified', 'token responses list the factors');
+  // The refresh token issued at aal1 is revoked by the upgrade.
+  const old = await refresh(api, s.refresh_token);
+  t.not(old.status, 200);
+});
+
+t.test('verifying ends the user\'s other aal1 sessions and removes other unverified TOTP factors', async (t) => {
+  const email = uniqueEmail();
+  const s = await signUp(api, email);
+  const other = await signIn(api, email);
+  const stale = await enrollTotp(api, s.access_token, 'never verified');
+  const factor = await enrollTotp(api, s.access_token, 'used');
+  const c = await challenge(api, s.access_token, factor.id);
+  const v = await verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret));
+  t.equal(v.status, 200);
+  t.equal((await refresh(api, other.refresh_token)).status, 400, 'the other session is gone');
+  const ids = (await api.request('GET', '/user', { token: v.body.access_token })).body.factors.map((f: any) => f.id);
+  t.same(ids, [factor.id]);
+  t.notOk(ids.includes(stale.id));
+});
+
+t.test('a wrong code is refused and changes nothing', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token);
+  const c = await challenge(api, s.access_token, factor.id);
+  const wrong = String((Number(totpCode(factor.totp.secret)) + 500000) % 1000000).padStart(6, '0');
+  const v = await verify(api, s.access_token, factor.id, c.body.id, wrong);
+  t.same(errorOf(v), { status: 422, error_code: 'mfa_verification_failed', msg: 'Invalid TOTP code entered' });
+  const { rows } = await api.db.query('select f.status, c.verified_at from mfa_factors f join mfa_challenges c on c.factor_id = f.id where f.id = $1', [factor.id]);
+  t.same(rows, [{ status: 'unverified', verified_at: null }]);
+  // The challenge is still good for the right code.
+  t.equal((await verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret))).status, 200);
+});
+
+t.test('a code already accepted is refused on a new challenge; a used challenge is refused', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token);
+  const code = totpCode(factor.totp.secret);
+  const c1 = await challenge(api, s.access_token, factor.id);
+  const v1 = await verify(api, s.access_token, factor.id, c1.body.id, code);
+  t.equal(v1.status, 200);
+  const token = v1.body.access_token;
+  const again = await verify(api, token, factor.id, c1.body.id, code);
+  t.same(errorOf(again), { status: 422, error_code: 'mfa_ip_address_mismatch', msg: 'Challenge and verify IP addresses mismatch.' });
+  const c2 = await challenge(api, token, factor.id);
+  const replay = await verify(api, token, factor.id, c2.body.id, code);
+  t.same(errorOf(replay), { status: 422, error_code: 'mfa_verification_failed', msg: 'Invalid TOTP code entered' });
+  const previous = await verify(api, token, factor.id, c2.body.id, totpCode(factor.totp.secret, Date.now() - 30_000));
+  t.equal(previous.status, 422, 'an older step than the one used is refused too');
+});
+
+t.test('challenges: expired, unknown, or of another factor', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token, 'x');
+  const c = await challenge(api, s.access_token, factor.id);
+  await api.db.query("update mfa_challenges set created_at = now() - interval '301 seconds' where id = $1", [c.body.id]);
+  const expired = await verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret));
+  t.same(errorOf(expired), {
+    status: 422,
+    error_code: 'mfa_challenge_expired',
+    msg: `MFA challenge ${c.body.id} has expired, verify against another challenge or create a new challenge.`,
+  });
+  t.equal((await api.db.query('select 1 from mfa_challenges where id = $1', [c.body.id])).rowCount, 0, 'the expired challenge is deleted');
+  const unknown = await verify(api, s.access_token, factor.id, '6f0c0e7a-1111-4222-8333-944455556666', totpCode(factor.totp.secret));
+  t.same(errorOf(unknown), { status: 422, error_code: 'mfa_factor_not_found', msg: 'MFA factor with the provided challenge ID not found' });
+  const other = await enrollTotp(api, s.access_token, 'y');
+  const otherChallenge = await challenge(api, s.access_token, other.id);
+  const crossed = await verify(api, s.access_token, factor.id, otherChallenge.body.id, totpCode(factor.totp.secret));
+  t.equal(crossed.body.error_code, 'mfa_factor_not_found');
+  const empty = await verify(api, s.access_token, factor.id, otherChallenge.body.id, '');
+  t.same(errorOf(empty), { status: 400, error_code: 'validation_failed', msg: 'Code needs to be non-empty' });
+});
+
+t.test('factor ids: malformed, unknown, or another user\'s', async (t) => {
+  const s = await signUp(api);
+  const stranger = await signUp(api);
+  const theirs = await enrollTotp(api, stranger.access_token);
+  const malformed = await challenge(api, s.access_token, 'not-a-uuid');
+  t.same(errorOf(malformed), { status: 404, error_code: 'validation_failed', msg: 'factor_id must be an UUID' });
+  for (const [method, path] of [
+    ['POST', `/factors/${theirs.id}/challenge`],
+    ['POST', `/factors/${theirs.id}/verify`],
+    ['DELETE', `/factors/${theirs.id}`],
+  ]) {
+    const res = await api.request(method, path, { token: s.access_token, body: { challenge_id: theirs.id, code: '123456' } });
+    t.same(errorOf(res), { status: 404, error_code: 'mfa_factor_not_found', msg: 'Factor not found' }, `${method} ${path}`);
+  }
+  t.equal((await api.request('POST', '/factors', { body: { factor_type: 'totp' } })).body.error_code, 'no_authorization');
+});
+
+t.test('enrolment refusals: type, disabled types, names, limits, aal', async (t) => {
+  const s = await signUp(api);
+  const bad = await api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'sms' } });
+  t.same(errorOf(bad), { status: 400, error_code: 'validation_failed', msg: 'factor_type needs to be totp, phone, or webauthn' });
+  const phone = await api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'phone', phone: '+15551234567' } });
+  t.same(errorOf(phone), { status: 422, error_code: 'mfa_phone_enroll_not_enabled', msg: 'MFA enroll is disabled for Phone' });
+  const webauthn = await api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'webauthn' } });
+  t.same(errorOf(webauthn), { status: 422, error_code: 'mfa_webauthn_enroll_not_enabled', msg: 'MFA enroll is disabled for WebAuthn' });
+  await enrollTotp(api, s.access_token, 'one');
+  const dup = await api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'one' } });
+  t.same(errorOf(dup), {
+    status: 422,
+    error_code: 'mfa_factor_name_conflict',
+    msg: 'A factor with the friendly name "one" for this user already exists',
+  });
+  await enrollTotp(api, s.access_token, 'two');
+  await enrollTotp(api, s.access_token, 'three');
+  const fourth = await api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'four' } });
+  t.same(errorOf(fourth), {
+    status: 422,
+    error_code: 'too_many_enrolled_mfa_factors',
+    msg: 'Maximum number of verified factors reached, unenroll to continue',
+  });
+  t.equal((await api.db.query('select count(*)::int as n from mfa_factors where user_id = $1', [s.user.id])).rows[0].n, 3, 'nothing written');
+});
+
+t.test('with a verified factor, an aal1 session may not enrol, unenrol it, or change the password', async (t) => {
+  const email = uniqueEmail();
+  const s = await signUp(api, email);
+  const { factor, session } = await verifiedTotp(api, s.access_token, 'main');
+  const aal1 = await signIn(api, email);
+  t.equal(claimsOf(aal1.access_token).aal, 'aal1');
+  t.equal((aal1.user as any).factors.length, 1, 'the sign-in answer lists the verified factor');
+  const enrol = await api.request('POST', '/factors', { token: aal1.access_token, body: { factor_type: 'totp', friendly_name: 'second' } });
+  t.same(errorOf(enrol), { status: 403, error_code: 'insufficient_aal', msg: 'AAL2 required to enroll a new factor' });
+  const unenrol = await api.request('DELETE', `/factors/${factor.id}`, { token: aal1.access_token });
+  t.same(errorOf(unenrol), { status: 422, error_code: 'insufficient_aal', msg: 'AAL2 required to unenroll verified factor' });
+  const password = await api.request('PUT', '/user', { token: aal1.access_token, body: { password: 'Another-password-2' } });
+  t.same(errorOf(password), {
+    status: 401,
+    error_code: 'insufficient_aal',
+    msg: 'AAL2 session is required to update email or password when MFA is enabled.',
+  });
+  const email2 = await api.request('PUT', '/user', { token: aal1.access_token, body: { email: uniqueEmail() } });
+  t.equal(email2.body.error_code, 'insufficient_aal');
+  const metadata = await api.request('PUT', '/user', { token: aal1.access_token, body: { data: { a: 1 } } });
+  t.equal(metadata.status, 200, 'metadata needs no aal2');
+  // From the aal2 session all of it is allowed.
+  t.equal((await api.request('POST', '/factors', { token: session.access_token, body: { factor_type: 'totp', friendly_name: 'second' } })).status, 200);
+  t.equal((await api.request('PUT', '/user', { token: session.access_token, body: { password: 'Another-password-2' } })).status, 200);
+});
+
+t.test('unenrolling at aal2 removes the factor and returns the session to aal1', async (t) => {
+  const s = await signUp(api);
+  const { factor, session } = await verifiedTotp(api, s.access_token);
+  const res = await api.request('DELETE', `/factors/${factor.id}`, { token: session.access_token });
+  t.equal(res.status, 200);
+  t.same(res.body, { id: factor.id });
+  const r = await refresh(api, session.refresh_token);
+  t.equal(r.status, 200);
+  t.equal(claimsOf(r.body.access_token).aal, 'aal1');
+  t.same(
+    claimsOf(r.body.access_token).amr.map((a: any) => a.method),
+    ['password'],
+  );
+  t.notOk('factors' in r.body.user);
+  const { rows } = await api.db.query('select aal, factor_id from sessions where id = $1', [claimsOf(session.access_token).session_id]);
+  t.same(rows[0], { aal: 'aal1', factor_id: null });
+  // An unverified factor may be removed from an aal1 session.
+  const fresh = await signUp(api);
+  const unverified = await enrollTotp(api, fresh.access_token);
+  t.equal((await api.request('DELETE', `/factors/${unverified.id}`, { token: fresh.access_token })).status, 200);
+});
+
+t.test('stale unverified factors without challenges are deleted at the next enrolment', async (t) => {
+  const s = await signUp(api);
+  const stale = await enrollTotp(api, s.access_token, 'stale');
+  const challenged = await enrollTotp(api, s.access_token, 'challenged');
+  await challenge(api, s.access_token, challenged.id);
+  await api.db.query("update mfa_factors set created_at = now() - interval '10 minutes' where id = any($1)", [[stale.id, challenged.id]]);
+  await enrollTotp(api, s.access_token, 'new');
+  const ids = (await api.db.query('select id from mfa_factors where user_id = $1', [s.user.id])).rows.map((r) => r.id);
+  t.notOk(ids.includes(stale.id), 'the stale factor is gone');
+  t.ok(ids.includes(challenged.id), 'a challenged factor stays');
+});
+
+t.test('anonymous users may not use MFA', async (t) => {
+  const anon = await api.request('POST', '/signup', { body: {} });
+  t.equal(anon.status, 200);
+  const res = await api.request('POST', '/factors', { token: anon.body.access_token, body: { factor_type: 'totp' } });
+  t.same(errorOf(res), { status: 403, error_code: 'no_authorization', msg: 'Anonymous user not allowed to perform these actions' });
+});
+
+t.test('switched off: MFA_TOTP_ENROLL_ENABLED and MFA_TOTP_VERIFY_ENABLED', async (t) => {
+  const off = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_MFA_TOTP_VERIFY_ENABLED: 'false' });
+  t.teardown(() => off.stop());
+  const s = await signUp(off);
+  const factor = await enrollTotp(off, s.access_token);
+  const c = await challenge(off, s.access_token, factor.id);
+  t.same(errorOf(c), { status: 422, error_code: 'mfa_totp_verify_not_enabled', msg: 'MFA verification is disabled for TOTP' });
+  const v = await verify(off, s.access_token, factor.id, factor.id, '123456');
+  t.equal(v.body.error_code, 'mfa_totp_verify_not_enabled');
+  const offEnroll = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_MFA_TOTP_ENROLL_ENABLED: 'false' });
+  t.teardown(() => offEnroll.stop());
+  const u = await signUp(offEnroll);
+  const e = await offEnroll.request('POST', '/factors', { token: u.access_token, body: { factor_type: 'totp' } });
+  t.same(errorOf(e), { status: 422, error_code: 'mfa_totp_enroll_not_enabled', msg: 'MFA enroll is disabled for TOTP' });
+});
