@@ -220,6 +220,11 @@ export const ERRORS = {
   webauthn_credential_exists: e(422, 'webauthn_credential_exists', 'This credential is already registered'),
   passkey_email_not_confirmed: e(403, 'email_not_confirmed', 'Email not confirmed'),
   passkey_phone_not_confirmed: e(403, 'phone_not_confirmed', 'Phone not confirmed'),
+  // the webauthn MFA factor type (docs/passkeys.md#webauthn-as-a-second-factor)
+  mfa_webauthn_params_required: e(400, 'validation_failed', 'WebAuthn config required'),
+  mfa_webauthn_type: e(400, 'validation_failed', 'WebAuthn type must be create or request'),
+  mfa_webauthn_response_required: e(400, 'validation_failed', 'credential_response required'),
+  mfa_webauthn_verification_failed: e(422, 'mfa_verification_failed', 'WebAuthn credential verification failed'),
 } satisfies Record<string, ErrorEntry>;
 
 export type ErrorName = keyof typeof ERRORS;

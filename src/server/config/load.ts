@@ -172,11 +172,12 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
   if (gateway && flat.EXTERNAL_PHONE_ENABLED) {
     for (const name of SMS_REQUIRED[gateway] ?? []) require(name, `when SMS_PROVIDER is ${gateway}`);
   }
-  // The original only warns and then fails every ceremony; a passkey service without a relying party cannot work.
-  if (flat.PASSKEY_ENABLED) {
+  // The original only warns and then fails every ceremony; WebAuthn without a relying party cannot work.
+  const webauthnUser = ['PASSKEY_ENABLED', 'MFA_WEB_AUTHN_ENROLL_ENABLED', 'MFA_WEB_AUTHN_VERIFY_ENABLED'].find((name) => flat[name]);
+  if (webauthnUser) {
     for (const name of ['WEBAUTHN_RP_ID', 'WEBAUTHN_RP_DISPLAY_NAME', 'WEBAUTHN_RP_ORIGINS'])
       if (!flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0))
-        problems.push(`AUTH_${name}: is required when PASSKEY_ENABLED is true`);
+        problems.push(`AUTH_${name}: is required when ${webauthnUser} is true`);
   }
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)

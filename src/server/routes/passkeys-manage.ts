@@ -10,6 +10,7 @@ import { bodySchema, type BodyOf } from '../http/validate.js';
 import { UUID } from '../admin/load-user.js';
 import { actorOf } from '../users/actor.js';
 import { passkeyJson } from '../passkeys/passkey-json.js';
+import { requireManagementAal } from '../passkeys/management-checks.js';
 import type { Queryable } from '../../db/pool.js';
 
 export const listPasskeys: GuardedHandler<Authenticated> = async (_req, ctx, { user }) => {
@@ -41,7 +42,9 @@ export const renamePasskey: GuardedHandler<Authenticated, BodyOf<typeof FIELDS>>
   return { body: passkeyJson(renamed) };
 };
 
-export const deletePasskey: GuardedHandler<Authenticated> = async (req, ctx, { user }) => {
+export const deletePasskey: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
+  await requireManagementAal(ctx.db, principal);
+  const { user } = principal;
   const id = passkeyIdParam(req);
   await tx(
     ctx.db,

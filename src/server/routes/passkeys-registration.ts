@@ -14,11 +14,12 @@ import { relyingParty } from '../webauthn/relying-party.js';
 import { registrationOptions, verifyRegistration } from '../webauthn/registration.js';
 import { takeChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-answer.js';
 import { createdPasskeyJson } from '../passkeys/passkey-json.js';
-import { refuseAnonymous, refuseSsoUser } from '../passkeys/management-checks.js';
+import { refuseAnonymous, refuseSsoUser, requireManagementAal } from '../passkeys/management-checks.js';
 
 export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (_req, ctx, principal) => {
   refuseAnonymous(principal);
   refuseSsoUser(principal);
+  await requireManagementAal(ctx.db, principal);
   const { user } = principal;
   const existing = await listCredentials(ctx.db, user.id);
   if (existing.length >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
@@ -38,6 +39,7 @@ export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (
 export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeAnswerBody> = async (req, ctx, principal) => {
   refuseAnonymous(principal);
   refuseSsoUser(principal);
+  await requireManagementAal(ctx.db, principal);
   const { user } = principal;
   const { challenge, credential } = await takeChallenge(ctx.db, req.body(), 'registration', user.id);
   const outcome = await verifyRegistration(relyingParty(ctx.config), challenge.session_data, credential);

@@ -21,6 +21,8 @@ export async function registrationOptions(
   rp: RelyingParty,
   user: RegistrationUser,
   exclude: Array<{ credentialId: Buffer; transports: string[] }>,
+  /** passkeys must be discoverable ('required'); a second factor need not be ('preferred') */
+  residentKey: 'required' | 'preferred' = 'required',
 ): Promise<{ options: PublicKeyCredentialCreationOptionsJSON; session: ChallengeSession }> {
   const options = await generateRegistrationOptions({
     rpName: rp.name,
@@ -32,7 +34,7 @@ export async function registrationOptions(
     attestationType: 'none',
     excludeCredentials: exclude.map((c) => ({ id: c.credentialId.toString('base64url'), transports: c.transports })),
     // Passkeys are discoverable credentials: sign-in starts without a user name, the authenticator finds them.
-    authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    authenticatorSelection: { residentKey, userVerification: 'preferred' },
     supportedAlgorithmIDs: ALGORITHMS,
   });
   return { options, session: { challenge: options.challenge, user_verification: 'preferred' } };
