@@ -8,6 +8,7 @@ import { memoryStorage } from './helpers/auth-client.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
 import { PASSKEY_ENV, RP_ID, newAuthenticator } from './helpers/passkeys.js';
+import { withBrowserWebAuthn } from './helpers/browser-webauthn.js';
 
 const api = await startTestService(PASSKEY_ENV);
 t.teardown(() => api.stop());
@@ -171,3 +172,29 @@ t.test('delete removes the passkey, and signing in with it fails', async (t) => 
   t.equal(data, null);
   t.equal((error as AuthApiError).code, 'webauthn_verification_failed');
 });
+
+t.test(
+  'the one-call flows, registerPasskey() and signInWithPasskey(), with navigator.credentials backed by the authenticator',
+  async (t) => {
+    const user = client();
+    const { data: signedUpAgain } = await user.signUp({ email: uniqueEmail('passkey-one-call'), password: 'Secret-password-1' });
+    const device = newAuthenticator();
+    const registered = await withBrowserWebAuthn(device, () => user.registerPasskey());
+    t.equal(registered.error, null);
+    t.match(registered.data!.id, UUID);
+
+    const signIn = client();
+    const events: string[] = [];
+    signIn.onAuthStateChange((event) => void events.push(event));
+    const signedIn = await withBrowserWebAuthn(device, () => signIn.signInWithPasskey());
+    t.equal(signedIn.error, null);
+    t.equal(signedIn.data!.user!.id, signedUpAgain.user!.id);
+    t.ok(events.includes('SIGNED_IN'));
+    t.equal((await signIn.getUser()).data.user?.id, signedUpAgain.user!.id);
+
+    // Without WebAuthn in the environment the client says so before calling the service.
+    const unsupported = await client().signInWithPasskey();
+    t.equal(unsupported.data, null);
+    t.match(unsupported.error?.message, /does not support WebAuthn/);
+  },
+);

@@ -8,6 +8,9 @@ import { startTestService } from './helpers/server.js';
 import { signIn, signUp } from './helpers/accounts.js';
 import { PASSKEY_ENV, newAuthenticator, register } from './helpers/passkeys.js';
 import type { SoftwareAuthenticator, Tamper } from './helpers/authenticator.js';
+import { withBrowserWebAuthn } from './helpers/browser-webauthn.js';
+import { authClient } from './helpers/auth-client.js';
+import { uniqueEmail } from './helpers/accounts.js';
 
 const api = await startTestService({
   ...PASSKEY_ENV,
@@ -167,4 +170,29 @@ t.test('with a verified factor, passkeys are managed from aal2 sessions only', a
   t.equal(deleteAtAal1.status, 403);
   t.equal((await api.request('GET', '/passkeys', { token: aal1.access_token })).status, 200, 'listing needs no aal2');
   t.equal((await api.request('DELETE', `/passkeys/${created.body.id}`, { token: aal2.access_token })).status, 204);
+});
+
+t.test('auth-js end to end: mfa.webauthn.register, then mfa.webauthn.authenticate on a later session', async (t) => {
+  const email = uniqueEmail('webauthn-mfa');
+  const device = newAuthenticator();
+  const first = authClient(api.url);
+  t.equal((await first.signUp({ email, password: 'Secret-password-1' })).error, null);
+  const registered = await withBrowserWebAuthn(device, () => first.mfa.webauthn.register({ friendlyName: 'laptop' }));
+  t.equal(registered.error, null);
+  t.equal(decodeJwt(registered.data!.access_token).aal, 'aal2');
+  const factors = await first.mfa.listFactors();
+  t.same(
+    factors.data!.webauthn.map((f) => [f.friendly_name, f.status]),
+    [['laptop', 'verified']],
+  );
+
+  const later = authClient(api.url);
+  t.equal((await later.signInWithPassword({ email, password: 'Secret-password-1' })).error, null);
+  const before = await later.mfa.getAuthenticatorAssuranceLevel();
+  t.same([before.data!.currentLevel, before.data!.nextLevel], ['aal1', 'aal2']);
+  const stepped = await withBrowserWebAuthn(device, () => later.mfa.webauthn.authenticate({ factorId: factors.data!.webauthn[0].id }));
+  t.equal(stepped.error, null);
+  const after = await later.mfa.getAuthenticatorAssuranceLevel();
+  t.equal(after.data!.currentLevel, 'aal2');
+  t.ok(after.data!.currentAuthenticationMethods.some((m) => (typeof m === 'string' ? m : m.method) === 'mfa/webauthn'));
 });
