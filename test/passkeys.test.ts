@@ -12,6 +12,9 @@ const api = await startTestService({
   ...PASSKEY_ENV,
   AUTH_PASSKEY_MAX_PASSKEYS_PER_USER: '2',
   AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  // one token per 5 minutes after the burst of 30: a client's 31st request is refused whatever the timing
+  AUTH_RATE_LIMIT_HEADER: 'X-Client-IP',
+  AUTH_RATE_LIMIT_PASSKEY: '1',
 });
 t.teardown(() => api.stop());
 const admin = await adminToken('service_role');
@@ -234,4 +237,16 @@ t.test('admin: list and delete a user’s passkeys', async (t) => {
 
 t.test('GET /settings says passkeys are enabled', async (t) => {
   t.equal((await api.request('GET', '/settings')).body.passkeys_enabled, true);
+});
+
+t.test('RATE_LIMIT_PASSKEY: a client may ask for 30 sign-in challenges in a burst, then 429', async (t) => {
+  const ask = (ip: string) => api.request('POST', '/passkeys/authentication/options', { headers: { 'X-Client-IP': ip }, body: {} });
+  for (let i = 0; i < 30; i++) t.equal((await ask('192.0.2.7')).status, 200);
+  const refused = await ask('192.0.2.7');
+  t.equal(refused.status, 429);
+  t.equal(refused.body.error_code, 'over_request_rate_limit');
+  t.ok(Number(refused.headers.get('retry-after')) > 0);
+  t.equal((await ask('192.0.2.8')).status, 200, 'another client has its own bucket');
+  const verify = await api.request('POST', '/passkeys/authentication/verify', { headers: { 'X-Client-IP': '192.0.2.7' }, body: {} });
+  t.equal(verify.status, 400, 'verify is not in the bucket');
 });
