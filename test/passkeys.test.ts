@@ -250,3 +250,14 @@ t.test('RATE_LIMIT_PASSKEY: a client may ask for 30 sign-in challenges in a burs
   const verify = await api.request('POST', '/passkeys/authentication/verify', { headers: { 'X-Client-IP': '192.0.2.7' }, body: {} });
   t.equal(verify.status, 400, 'verify is not in the bucket');
 });
+
+t.test('deleting a user deletes their passkeys, soft deletion too', async (t) => {
+  for (const soft of [false, true]) {
+    const session = await signUp(api);
+    t.equal((await register(api, session.access_token, newAuthenticator())).status, 200);
+    const deleted = await api.request('DELETE', `/admin/users/${session.user.id}`, { token: admin, body: { should_soft_delete: soft } });
+    t.equal(deleted.status, 200);
+    const left = await api.db.query('select count(*)::int as n from webauthn_credentials where user_id = $1', [session.user.id]);
+    t.equal(left.rows[0].n, 0, soft ? 'soft' : 'hard');
+  }
+});

@@ -53,6 +53,21 @@ t.test('a cloned authenticator is refused: its signature counter does not move p
   t.equal(await count('sessions', session.user.id), 3);
 });
 
+t.test('two assertions carrying one counter value, sent at once: exactly one signs in', async (t) => {
+  const { session, authenticator } = await userWithPasskey();
+  const twin = authenticator.clone();
+  const [a, b] = await Promise.all([authenticationOptions(api), authenticationOptions(api)]);
+  const first = authenticator.get(a.options); // counter 1
+  const second = twin.get(b.options); // counter 1 too
+  const answers = await Promise.all([
+    api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id: a.challenge_id, credential: first } }),
+    api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id: b.challenge_id, credential: second } }),
+  ]);
+  t.same(answers.map((r) => r.status).sort(), [200, 400]);
+  t.same(answers.find((r) => r.status === 400)!.body, VERIFICATION_FAILED);
+  t.equal(await count('sessions', session.user.id), 2, 'the sign-up session and one sign-in');
+});
+
 t.test('an authenticator that keeps no counter (always 0) may sign in again', async (t) => {
   const { authenticator } = await userWithPasskey(newAuthenticator({ counterStep: 0 }));
   t.equal((await signInWithPasskey(api, authenticator)).status, 200);
