@@ -8,7 +8,11 @@ import { challenge, claimsOf, enrollTotp, totpCode, verifiedTotp, verify } from 
 
 let api: TestService;
 t.before(async () => {
-  api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_MFA_MAX_ENROLLED_FACTORS: '3', AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
+  api = await startTestService({
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_MFA_MAX_ENROLLED_FACTORS: '3',
+    AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  });
 });
 t.teardown(() => api.stop());
 
@@ -33,9 +37,18 @@ t.test('enrolling answers the secret, an otpauth URI for SITE_URL and the email,
   t.equal(otp.digits, 6);
   const user = await api.request('GET', '/user', { token: s.access_token });
   t.equal(user.body.factors.length, 1);
-  t.match(user.body.factors[0], { id: res.body.id, factor_type: 'totp', status: 'unverified', friendly_name: 'phone app', last_challenged_at: null });
+  t.match(user.body.factors[0], {
+    id: res.body.id,
+    factor_type: 'totp',
+    status: 'unverified',
+    friendly_name: 'phone app',
+    last_challenged_at: null,
+  });
   t.notOk('secret' in user.body.factors[0]);
-  const issuer = await api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', issuer: 'Acme', friendly_name: 'b' } });
+  const issuer = await api.request('POST', '/factors', {
+    token: s.access_token,
+    body: { factor_type: 'totp', issuer: 'Acme', friendly_name: 'b' },
+  });
   t.equal(URI.parse(issuer.body.totp.uri).issuer, 'Acme');
 });
 
@@ -78,7 +91,7 @@ t.test('challenge then verify with the current code raises the session to aal2 w
   t.not(old.status, 200);
 });
 
-t.test('verifying ends the user\'s other aal1 sessions and removes other unverified TOTP factors', async (t) => {
+t.test("verifying ends the user's other aal1 sessions and removes other unverified TOTP factors", async (t) => {
   const email = uniqueEmail();
   const s = await signUp(api, email);
   const other = await signIn(api, email);
@@ -97,10 +110,15 @@ t.test('a wrong code is refused and changes nothing', async (t) => {
   const s = await signUp(api);
   const factor = await enrollTotp(api, s.access_token);
   const c = await challenge(api, s.access_token, factor.id);
-  const wrong = String((Number(totpCode(factor.totp.secret)) + 500000) % 1000000).padStart(6, '0');
+  // A code no nearby time step has, so the refusal never depends on the clock.
+  const near = [-60_000, -30_000, 0, 30_000, 60_000].map((d) => totpCode(factor.totp.secret, Date.now() + d));
+  const wrong = ['000000', '111111', '222222', '333333', '444444', '555555'].find((c) => !near.includes(c))!;
   const v = await verify(api, s.access_token, factor.id, c.body.id, wrong);
   t.same(errorOf(v), { status: 422, error_code: 'mfa_verification_failed', msg: 'Invalid TOTP code entered' });
-  const { rows } = await api.db.query('select f.status, c.verified_at from mfa_factors f join mfa_challenges c on c.factor_id = f.id where f.id = $1', [factor.id]);
+  const { rows } = await api.db.query(
+    'select f.status, c.verified_at from mfa_factors f join mfa_challenges c on c.factor_id = f.id where f.id = $1',
+    [factor.id],
+  );
   t.same(rows, [{ status: 'unverified', verified_at: null }]);
   // The challenge is still good for the right code.
   t.equal((await verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret))).status, 200);
@@ -145,7 +163,7 @@ t.test('challenges: expired, unknown, or of another factor', async (t) => {
   t.same(errorOf(empty), { status: 400, error_code: 'validation_failed', msg: 'Code needs to be non-empty' });
 });
 
-t.test('factor ids: malformed, unknown, or another user\'s', async (t) => {
+t.test("factor ids: malformed, unknown, or another user's", async (t) => {
   const s = await signUp(api);
   const stranger = await signUp(api);
   const theirs = await enrollTotp(api, stranger.access_token);
@@ -185,7 +203,11 @@ t.test('enrolment refusals: type, disabled types, names, limits, aal', async (t)
     error_code: 'too_many_enrolled_mfa_factors',
     msg: 'Maximum number of verified factors reached, unenroll to continue',
   });
-  t.equal((await api.db.query('select count(*)::int as n from mfa_factors where user_id = $1', [s.user.id])).rows[0].n, 3, 'nothing written');
+  t.equal(
+    (await api.db.query('select count(*)::int as n from mfa_factors where user_id = $1', [s.user.id])).rows[0].n,
+    3,
+    'nothing written',
+  );
 });
 
 t.test('with a verified factor, an aal1 session may not enrol, unenrol it, or change the password', async (t) => {
@@ -210,7 +232,10 @@ t.test('with a verified factor, an aal1 session may not enrol, unenrol it, or ch
   const metadata = await api.request('PUT', '/user', { token: aal1.access_token, body: { data: { a: 1 } } });
   t.equal(metadata.status, 200, 'metadata needs no aal2');
   // From the aal2 session all of it is allowed.
-  t.equal((await api.request('POST', '/factors', { token: session.access_token, body: { factor_type: 'totp', friendly_name: 'second' } })).status, 200);
+  t.equal(
+    (await api.request('POST', '/factors', { token: session.access_token, body: { factor_type: 'totp', friendly_name: 'second' } })).status,
+    200,
+  );
   t.equal((await api.request('PUT', '/user', { token: session.access_token, body: { password: 'Another-password-2' } })).status, 200);
 });
 
@@ -269,4 +294,53 @@ t.test('switched off: MFA_TOTP_ENROLL_ENABLED and MFA_TOTP_VERIFY_ENABLED', asyn
   const u = await signUp(offEnroll);
   const e = await offEnroll.request('POST', '/factors', { token: u.access_token, body: { factor_type: 'totp' } });
   t.same(errorOf(e), { status: 422, error_code: 'mfa_totp_enroll_not_enabled', msg: 'MFA enroll is disabled for TOTP' });
+});
+
+t.test('challenge and verify share the per-client mfa bucket (MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY)', async (t) => {
+  const limited = await startTestService({
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_RATE_LIMIT_HEADER: 'X-Client',
+    AUTH_MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: '0',
+  });
+  t.teardown(() => limited.stop());
+  const s = await signUp(limited);
+  const headers = { 'x-client': '203.0.113.7' };
+  const enrolled = await limited.request('POST', '/factors', { token: s.access_token, headers, body: { factor_type: 'totp' } });
+  t.equal(enrolled.status, 200, 'enrolment is not in the bucket');
+  for (const path of [`/factors/${enrolled.body.id}/challenge`, `/factors/${enrolled.body.id}/verify`]) {
+    const res = await limited.request('POST', path, {
+      token: s.access_token,
+      headers,
+      body: { challenge_id: enrolled.body.id, code: '123456' },
+    });
+    t.same(errorOf(res), { status: 429, error_code: 'over_request_rate_limit', msg: 'Request rate limit reached' }, path);
+  }
+  t.equal(
+    (await limited.request('POST', `/factors/${enrolled.body.id}/challenge`, { token: s.access_token, body: {} })).status,
+    200,
+    'no key, no limit',
+  );
+});
+
+t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token, 'bodies');
+  const cases: Array<[string, string, unknown, number, string]> = [
+    ['POST', '/factors', { factor_type: 7 }, 400, 'factor_type needs to be totp, phone, or webauthn'],
+    ['POST', '/factors', { factor_type: 'totp', friendly_name: 5 }, 400, 'friendly_name must be a string'],
+    ['POST', '/factors', { factor_type: 'totp', issuer: {} }, 400, 'issuer must be a string'],
+    ['POST', `/factors/${factor.id}/verify`, { challenge_id: 'nope', code: '123456' }, 400, 'challenge_id must be an UUID'],
+    ['POST', `/factors/${factor.id}/verify`, { challenge_id: factor.id, code: 123456 }, 400, 'code must be a string'],
+    ['POST', `/factors/${factor.id}/verify`, { code: '123456' }, 422, 'MFA factor with the provided challenge ID not found'],
+  ];
+  for (const [method, path, body, status, msg] of cases) {
+    const res = await api.request(method, path, { token: s.access_token, body });
+    t.same([res.status, res.body?.msg], [status, msg], `${JSON.stringify(body)}`);
+  }
+  const notObject = await api.request('POST', '/factors', {
+    token: s.access_token,
+    raw: '[1]',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.equal(notObject.status, 400);
 });

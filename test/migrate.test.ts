@@ -12,6 +12,8 @@ const TABLES = [
   'flow_state',
   'identities',
   'mfa_amr_claims',
+  'mfa_challenges',
+  'mfa_factors',
   'migrations',
   'one_time_tokens',
   'rate_limits',

@@ -63,7 +63,10 @@ export async function findFactorsByUser(q: Queryable, userId: string): Promise<F
 
 /** The user's factor `id` (null when it is not the user's), locked when `lock` until the transaction ends. */
 export async function findOwnedFactor(q: Queryable, userId: string, id: string, lock = false): Promise<FactorRow | null> {
-  const { rows } = await q.query<FactorRow>(`select * from mfa_factors where id = $1 and user_id = $2${lock ? ' for update' : ''}`, [id, userId]);
+  const { rows } = await q.query<FactorRow>(`select * from mfa_factors where id = $1 and user_id = $2${lock ? ' for update' : ''}`, [
+    id,
+    userId,
+  ]);
   return rows[0] ?? null;
 }
 

@@ -181,6 +181,7 @@ export const ERRORS = {
     'mfa_verified_factor_exists',
     'A verified phone factor already exists, unenroll the existing factor to continue',
   ),
+  mfa_phone_factor_exists: e(422, 'mfa_verified_factor_exists', 'A phone factor with this number already exists for this user'),
   mfa_phone_required: e(400, 'validation_failed', 'Phone number required to enroll Phone factor'),
   mfa_code_required: e(400, 'validation_failed', 'Code needs to be non-empty'),
   mfa_challenge_id: e(400, 'validation_failed', 'challenge_id must be an UUID'),

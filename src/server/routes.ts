@@ -29,10 +29,19 @@ import { putUser, putUserBody } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
 import { resend, resendBody } from './routes/resend.js';
 import { sso } from './routes/sso.js';
-import { challengeBody, deleteFactor, enrollBody, postChallenge, postFactors, postVerify, verifyFactorBody } from './routes/mfa.js';
+import {
+  challengeBody,
+  deleteFactor,
+  enrollBody,
+  noFields,
+  postChallenge,
+  postFactors,
+  postVerify,
+  verifyFactorBody,
+} from './routes/mfa.js';
 import { adminDeleteFactor, adminFactorBody, adminListFactors, adminUpdateFactor } from './routes/admin-factors.js';
 import { passkeysEnabled } from './passkeys/feature.js';
-import { challengeAnswerBody } from './passkeys/challenge-answer.js';
+import { challengeAnswerBody, noPasskeyFields } from './passkeys/challenge-answer.js';
 import { passkeyRegistrationOptions, passkeyRegistrationVerify } from './routes/passkeys-registration.js';
 import { passkeyAuthenticationOptions, passkeyAuthenticationVerify } from './routes/passkeys-authentication.js';
 import { deletePasskey, listPasskeys, renamePasskey, renamePasskeyBody } from './routes/passkeys-manage.js';
@@ -69,10 +78,10 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/factors', guard: 'user', body: enrollBody, handler: postFactors },
   { method: 'POST', path: '/factors/{factor_id}/challenge', guard: 'user', limit: 'mfa', body: challengeBody, handler: postChallenge },
   { method: 'POST', path: '/factors/{factor_id}/verify', guard: 'user', limit: 'mfa', body: verifyFactorBody, handler: postVerify },
-  { method: 'DELETE', path: '/factors/{factor_id}', guard: 'user', handler: deleteFactor },
+  { method: 'DELETE', path: '/factors/{factor_id}', guard: 'user', body: noFields, handler: deleteFactor },
   { method: 'GET', path: '/admin/users/{user_id}/factors', guard: 'admin', handler: adminListFactors },
   { method: 'PUT', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', body: adminFactorBody, handler: adminUpdateFactor },
-  { method: 'DELETE', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', handler: adminDeleteFactor },
+  { method: 'DELETE', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', body: noFields, handler: adminDeleteFactor },
   // passkeys (docs/passkeys.md): every /passkeys route is switched by PASSKEY_ENABLED
   {
     method: 'POST',
@@ -81,6 +90,7 @@ export const ROUTES: Route[] = [
     guard: 'none',
     limit: 'passkey',
     captcha: true,
+    body: noPasskeyFields,
     handler: passkeyAuthenticationOptions,
   },
   {
@@ -91,7 +101,14 @@ export const ROUTES: Route[] = [
     body: challengeAnswerBody,
     handler: passkeyAuthenticationVerify,
   },
-  { method: 'POST', path: '/passkeys/registration/options', feature: passkeysEnabled, guard: 'user', handler: passkeyRegistrationOptions },
+  {
+    method: 'POST',
+    path: '/passkeys/registration/options',
+    feature: passkeysEnabled,
+    guard: 'user',
+    body: noPasskeyFields,
+    handler: passkeyRegistrationOptions,
+  },
   {
     method: 'POST',
     path: '/passkeys/registration/verify',
@@ -109,7 +126,20 @@ export const ROUTES: Route[] = [
     body: renamePasskeyBody,
     handler: renamePasskey,
   },
-  { method: 'DELETE', path: '/passkeys/{passkey_id}', feature: passkeysEnabled, guard: 'user', handler: deletePasskey },
+  {
+    method: 'DELETE',
+    path: '/passkeys/{passkey_id}',
+    feature: passkeysEnabled,
+    guard: 'user',
+    body: noPasskeyFields,
+    handler: deletePasskey,
+  },
   { method: 'GET', path: '/admin/users/{user_id}/passkeys', guard: 'admin', handler: adminListPasskeys },
-  { method: 'DELETE', path: '/admin/users/{user_id}/passkeys/{passkey_id}', guard: 'admin', handler: adminDeletePasskey },
+  {
+    method: 'DELETE',
+    path: '/admin/users/{user_id}/passkeys/{passkey_id}',
+    guard: 'admin',
+    body: noPasskeyFields,
+    handler: adminDeletePasskey,
+  },
 ];

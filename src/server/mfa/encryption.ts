@@ -95,7 +95,8 @@ function parseEnvelope(stored: string): Envelope | null {
   if (!stored.startsWith('{')) return null;
   try {
     const e = JSON.parse(stored) as Partial<Envelope>;
-    if (e.alg !== ALG || typeof e.key_id !== 'string' || !e.key_id || typeof e.data !== 'string' || typeof e.nonce !== 'string') return null;
+    if (e.alg !== ALG || typeof e.key_id !== 'string' || !e.key_id || typeof e.data !== 'string' || typeof e.nonce !== 'string')
+      return null;
     if (Buffer.from(e.nonce, 'base64').length !== 12 || Buffer.from(e.data, 'base64').length <= 16) return null;
     return e as Envelope;
   } catch {

@@ -7,6 +7,9 @@ import { UUID } from '../admin/load-user.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import type { Queryable } from '../../db/pool.js';
 
+/** The options requests and deletions read no field (the captcha guard reads gotrue_meta_security itself). */
+export const noPasskeyFields = bodySchema({});
+
 const FIELDS = { challenge_id: 'string', credential: 'unknown' } as const;
 export const challengeAnswerBody = bodySchema(FIELDS);
 export type ChallengeAnswerBody = BodyOf<typeof FIELDS>;

@@ -37,10 +37,21 @@ export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
     ctx.db,
     async (c) => {
       let row = factor;
-      if (body.friendly_name) row = await updateFactor(c, factor.id, { friendly_name: body.friendly_name });
+      // The user's other factors, for the unique name and number (checked here rather than left to the indexes' 500).
+      const others = (await findFactorsByUser(c, user.id)).filter((f) => f.id !== factor.id);
+      if (body.friendly_name) {
+        if (others.some((f) => f.friendly_name === body.friendly_name)) {
+          throw apiError(
+            'mfa_factor_name_conflict',
+            `A factor with the friendly name "${body.friendly_name}" for this user already exists`,
+          );
+        }
+        row = await updateFactor(c, factor.id, { friendly_name: body.friendly_name });
+      }
       if (body.phone && factor.factor_type === 'phone') {
         const phone = parsePhone(body.phone);
         if (!phone) throw apiError('phone_invalid');
+        if (others.some((f) => f.phone === phone)) throw apiError('mfa_phone_factor_exists');
         row = await updateFactor(c, factor.id, { phone });
       }
       await writeAudit(c, admin.actor, 'factor_updated', { user_id: user.id, factor_id: factor.id, factor_type: factor.factor_type });

@@ -2,6 +2,7 @@
 // The list does not load identities: they render as null there, as in the original.
 import { listUsers } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
+import { findFactorsByUser } from '../../db/mfa-factors.js';
 import { userJson } from '../users/user-json.js';
 import { adminAudience, type Admin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
@@ -21,5 +22,6 @@ export const adminListUsers: GuardedHandler<Admin> = async (req, ctx) => {
 
 export const adminGetUser: GuardedHandler<Admin> = async (req, ctx) => {
   const user = await loadUser(ctx.db, req);
-  return { body: userJson(user, await findIdentitiesByUser(ctx.db, user.id)) };
+  const [identities, factors] = await Promise.all([findIdentitiesByUser(ctx.db, user.id), findFactorsByUser(ctx.db, user.id)]);
+  return { body: userJson(user, identities, factors) };
 };

@@ -10,9 +10,13 @@ import type { GuardedHandler } from '../http/types.js';
 // Fields are read by the flows with the original's checks; the schemas only pin their JSON types.
 export const enrollBody = bodySchema({ factor_type: 'unknown', friendly_name: 'string', issuer: 'string', phone: 'string' });
 export const challengeBody = bodySchema({ channel: 'unknown', webauthn: 'unknown' });
+/** DELETE routes take no fields; the schema still refuses a body that is not an object. */
+export const noFields = bodySchema({});
 export const verifyFactorBody = bodySchema({ challenge_id: 'string', code: 'string', webauthn: 'unknown' });
 
-export const postFactors: GuardedHandler<Authenticated> = async (req, ctx, principal) => ({ body: await enrollFactor(req, ctx, principal) });
+export const postFactors: GuardedHandler<Authenticated> = async (req, ctx, principal) => ({
+  body: await enrollFactor(req, ctx, principal),
+});
 export const postChallenge: GuardedHandler<Authenticated> = async (req, ctx, principal) => ({
   body: await challengeFactor(req, ctx, principal),
 });

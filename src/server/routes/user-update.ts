@@ -7,7 +7,7 @@ import { sendingTx } from '../delivery/sending-tx.js';
 import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
-import { assuranceOf } from '../../db/mfa-factors.js';
+import { assuranceOf, findFactorsByUser } from '../../db/mfa-factors.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import type { Authenticated } from '../auth/bearer.js';
@@ -76,7 +76,8 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     return current;
   });
   if (outcome instanceof ApiError) throw outcome;
-  return { body: userJson(outcome, await findIdentitiesByUser(ctx.db, outcome.id)) };
+  const [identities, factors] = await Promise.all([findIdentitiesByUser(ctx.db, outcome.id), findFactorsByUser(ctx.db, outcome.id)]);
+  return { body: userJson(outcome, identities, factors) };
 };
 
 function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redirectTo: string): UserUpdate {

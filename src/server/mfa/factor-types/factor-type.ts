@@ -86,8 +86,8 @@ export interface FactorType {
   readonly needsCode: boolean;
   switches(ctx: AppContext): FactorTypeSwitches;
   /** Validates the enrolment body and prepares the row; no database writes here. */
-  enroll(input: EnrollInput): Promise<EnrollPlan>;
-  challenge(input: ChallengeInput): Promise<ChallengePlan>;
+  enroll(input: EnrollInput): EnrollPlan | Promise<EnrollPlan>;
+  challenge(input: ChallengeInput): ChallengePlan | Promise<ChallengePlan>;
   /** Throws the type's `failed` error (or a more precise one) when the attempt fails; may do network I/O (no transaction is open). */
-  verify(input: VerifyInput): Promise<VerifyOutcome>;
+  verify(input: VerifyInput): VerifyOutcome | Promise<VerifyOutcome>;
 }

@@ -23,7 +23,7 @@ export const phone: FactorType = {
   needsCode: true,
   switches: (ctx) => ctx.config.mfa.phone,
 
-  async enroll({ body }) {
+  enroll({ body }) {
     const given = typeof body.phone === 'string' ? body.phone : '';
     if (!given) throw apiError('mfa_phone_required');
     const number = parsePhone(given);
@@ -57,7 +57,11 @@ export const phone: FactorType = {
       await bounded(
         ctx,
         sms.send(to, renderSmsTemplate(ctx.config.mfa.phone.template, code), channel, code),
-        () => new SmsSendError(sms.gateway as SmsGatewayName, `${sms.gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`),
+        () =>
+          new SmsSendError(
+            sms.gateway as SmsGatewayName,
+            `${sms.gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`,
+          ),
       );
     } catch (err) {
       if (err instanceof SmsChannelError) throw apiError('sms_channel_invalid');
@@ -68,10 +72,11 @@ export const phone: FactorType = {
   },
 
   async verify({ ctx, factor, challenge, body }) {
-    const code = String(body.code ?? '');
+    const code = typeof body.code === 'string' ? body.code : '';
     if (ctx.sms?.verifyOtp && challenge.otp_code === null) {
       const check = ctx.sms.verifyOtp(factor.phone ?? '', code);
-      const timeout = () => new SmsSendError('twilio_verify', `twilio_verify request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`);
+      const timeout = () =>
+        new SmsSendError('twilio_verify', `twilio_verify request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`);
       let approved: boolean;
       try {
         approved = await bounded(ctx, check, timeout);

@@ -44,12 +44,12 @@ export const totp: FactorType = {
     };
   },
 
-  async challenge() {
+  challenge() {
     return { columns: {} };
   },
 
-  async verify({ ctx, factor, body }) {
-    const code = String(body.code ?? '');
+  verify({ ctx, factor, body }) {
+    const code = typeof body.code === 'string' ? body.code : '';
     const box = secretBox(ctx.config);
     const { value, stale } = box.open(factor.id, factor.secret ?? '');
     const now = Date.now();
