@@ -261,3 +261,17 @@ t.test('deleting a user deletes their passkeys, soft deletion too', async (t) =>
     t.equal(left.rows[0].n, 0, soft ? 'soft' : 'hard');
   }
 });
+
+t.test('SSO users cannot register; a user whose email is no longer confirmed cannot sign in', async (t) => {
+  const sso = await signUp(api);
+  await api.db.query('update users set is_sso_user = true where id = $1', [sso.user.id]);
+  const refused = await api.request('POST', '/passkeys/registration/options', { token: sso.access_token, body: {} });
+  t.same(refused.body, { code: 422, error_code: 'validation_failed', msg: 'SSO users cannot register passkeys' });
+
+  const session = await signUp(api);
+  const authenticator = newAuthenticator();
+  t.equal((await register(api, session.access_token, authenticator)).status, 200);
+  await api.db.query('update users set email_confirmed_at = null where id = $1', [session.user.id]);
+  const res = await signInWithPasskey(api, authenticator);
+  t.same(res.body, { code: 403, error_code: 'email_not_confirmed', msg: 'Email not confirmed' });
+});
