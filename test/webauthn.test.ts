@@ -201,10 +201,25 @@ t.test('malformed verify bodies are clear 400s', async (t) => {
   t.same(res.body, VERIFICATION_FAILED);
 });
 
-t.test('PASSKEY_ENABLED needs the relying party', async (t) => {
+t.test('PASSKEY_ENABLED and the WebAuthn factor switches need the relying party', async (t) => {
   t.throws(
     () => loadConfig({ envFile: null, env: { AUTH_PASSKEY_ENABLED: 'true' } }),
     /AUTH_WEBAUTHN_RP_ID: is required when PASSKEY_ENABLED is true/,
+  );
+  t.throws(
+    () => loadConfig({ envFile: null, env: { AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true', AUTH_WEBAUTHN_RP_ID: 'example.com' } }),
+    /AUTH_WEBAUTHN_RP_ORIGINS: is required when MFA_WEB_AUTHN_VERIFY_ENABLED is true/,
+  );
+  t.doesNotThrow(() =>
+    loadConfig({
+      envFile: null,
+      env: {
+        AUTH_PASSKEY_ENABLED: 'true',
+        AUTH_WEBAUTHN_RP_ID: 'example.com',
+        AUTH_WEBAUTHN_RP_DISPLAY_NAME: 'Example',
+        AUTH_WEBAUTHN_RP_ORIGINS: 'https://example.com',
+      },
+    }),
   );
 });
 
