@@ -20,6 +20,8 @@ const TABLES = [
   'refresh_tokens',
   'sessions',
   'users',
+  'webauthn_challenges',
+  'webauthn_credentials',
 ];
 
 let db: TestDatabase;

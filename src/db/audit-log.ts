@@ -21,7 +21,10 @@ export type AuditAction =
   | 'challenge_created'
   | 'verification_attempted'
   | 'factor_deleted'
-  | 'factor_updated';
+  | 'factor_updated'
+  | 'passkey_created'
+  | 'passkey_updated'
+  | 'passkey_deleted';
 
 const LOG_TYPE: Record<AuditAction, string> = {
   login: 'account',
@@ -44,6 +47,9 @@ const LOG_TYPE: Record<AuditAction, string> = {
   verification_attempted: 'factor',
   factor_deleted: 'factor',
   factor_updated: 'factor',
+  passkey_created: 'user',
+  passkey_updated: 'user',
+  passkey_deleted: 'user',
 };
 
 export interface AuditActor {

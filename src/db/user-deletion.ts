@@ -38,6 +38,7 @@ export async function softDeleteUser(q: Queryable, user: UserRow): Promise<void>
     ]);
   }
   await q.query('delete from one_time_tokens where user_id = $1', [user.id]);
+  await q.query('delete from webauthn_credentials where user_id = $1', [user.id]);
   await q.query('delete from sessions where user_id = $1', [user.id]);
   await q.query('delete from refresh_tokens where user_id = $1', [user.id]);
 }

@@ -207,6 +207,30 @@ export const ERRORS = {
   mfa_phone_verify_not_enabled: e(422, 'mfa_phone_verify_not_enabled', 'MFA verification is disabled for Phone'),
   mfa_webauthn_enroll_not_enabled: e(422, 'mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn'),
   mfa_webauthn_verify_not_enabled: e(422, 'mfa_webauthn_verify_not_enabled', 'MFA verification is disabled for WebAuthn'),
+  // passkeys and WebAuthn ceremonies (docs/passkeys.md#errors), the original's codes and messages
+  passkey_disabled: e(404, 'passkey_disabled', 'Passkeys are disabled'),
+  passkey_anonymous: e(403, 'no_authorization', 'Anonymous user not allowed to perform these actions'),
+  passkey_sso_user: e(422, 'validation_failed', 'SSO users cannot register passkeys'),
+  passkey_insufficient_aal: e(403, 'insufficient_aal', 'AAL2 session is required to manage passkeys when MFA is enabled'),
+  too_many_passkeys: e(422, 'too_many_passkeys', 'Maximum number of passkeys reached'),
+  passkey_not_found: e(404, 'validation_failed', 'Passkey not found'),
+  passkey_name_required: e(400, 'validation_failed', 'friendly_name is required'),
+  passkey_name_too_long: e(400, 'validation_failed', 'friendly_name must be 120 characters or less'),
+  challenge_id_required: e(400, 'validation_failed', 'challenge_id is required'),
+  challenge_id_invalid: e(400, 'validation_failed', 'challenge_id must be a valid UUID'),
+  credential_required: e(400, 'validation_failed', 'credential is required'),
+  webauthn_challenge_not_found: e(400, 'webauthn_challenge_not_found', 'Challenge not found or already used'),
+  webauthn_challenge_expired: e(400, 'webauthn_challenge_expired', 'Challenge has expired'),
+  webauthn_response_invalid: e(400, 'webauthn_verification_failed', 'Invalid credential response'),
+  webauthn_verification_failed: e(400, 'webauthn_verification_failed', 'Credential verification failed'),
+  webauthn_credential_exists: e(422, 'webauthn_credential_exists', 'This credential is already registered'),
+  passkey_email_not_confirmed: e(403, 'email_not_confirmed', 'Email not confirmed'),
+  passkey_phone_not_confirmed: e(403, 'phone_not_confirmed', 'Phone not confirmed'),
+  // the webauthn MFA factor type (docs/passkeys.md#webauthn-as-a-second-factor)
+  mfa_webauthn_params_required: e(400, 'validation_failed', 'WebAuthn config required'),
+  mfa_webauthn_type: e(400, 'validation_failed', 'WebAuthn type must be create or request'),
+  mfa_webauthn_response_required: e(400, 'validation_failed', 'credential_response required'),
+  mfa_webauthn_verification_failed: e(422, 'mfa_verification_failed', 'WebAuthn credential verification failed'),
 } satisfies Record<string, ErrorEntry>;
 
 export type ErrorName = keyof typeof ERRORS;

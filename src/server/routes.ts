@@ -40,6 +40,12 @@ import {
   verifyFactorBody,
 } from './routes/mfa.js';
 import { adminDeleteFactor, adminFactorBody, adminListFactors, adminUpdateFactor } from './routes/admin-factors.js';
+import { passkeysEnabled } from './passkeys/feature.js';
+import { challengeAnswerBody, noPasskeyFields } from './passkeys/challenge-answer.js';
+import { passkeyRegistrationOptions, passkeyRegistrationVerify } from './routes/passkeys-registration.js';
+import { passkeyAuthenticationOptions, passkeyAuthenticationVerify } from './routes/passkeys-authentication.js';
+import { deletePasskey, listPasskeys, renamePasskey, renamePasskeyBody } from './routes/passkeys-manage.js';
+import { adminDeletePasskey, adminListPasskeys } from './routes/admin-passkeys.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
@@ -76,4 +82,64 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/admin/users/{user_id}/factors', guard: 'admin', handler: adminListFactors },
   { method: 'PUT', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', body: adminFactorBody, handler: adminUpdateFactor },
   { method: 'DELETE', path: '/admin/users/{user_id}/factors/{factor_id}', guard: 'admin', body: noFields, handler: adminDeleteFactor },
+  // passkeys (docs/passkeys.md): every /passkeys route is switched by PASSKEY_ENABLED
+  {
+    method: 'POST',
+    path: '/passkeys/authentication/options',
+    feature: passkeysEnabled,
+    guard: 'none',
+    limit: 'passkey',
+    captcha: true,
+    body: noPasskeyFields,
+    handler: passkeyAuthenticationOptions,
+  },
+  {
+    method: 'POST',
+    path: '/passkeys/authentication/verify',
+    feature: passkeysEnabled,
+    guard: 'none',
+    body: challengeAnswerBody,
+    handler: passkeyAuthenticationVerify,
+  },
+  {
+    method: 'POST',
+    path: '/passkeys/registration/options',
+    feature: passkeysEnabled,
+    guard: 'user',
+    body: noPasskeyFields,
+    handler: passkeyRegistrationOptions,
+  },
+  {
+    method: 'POST',
+    path: '/passkeys/registration/verify',
+    feature: passkeysEnabled,
+    guard: 'user',
+    body: challengeAnswerBody,
+    handler: passkeyRegistrationVerify,
+  },
+  { method: 'GET', path: '/passkeys', feature: passkeysEnabled, guard: 'user', handler: listPasskeys },
+  {
+    method: 'PATCH',
+    path: '/passkeys/{passkey_id}',
+    feature: passkeysEnabled,
+    guard: 'user',
+    body: renamePasskeyBody,
+    handler: renamePasskey,
+  },
+  {
+    method: 'DELETE',
+    path: '/passkeys/{passkey_id}',
+    feature: passkeysEnabled,
+    guard: 'user',
+    body: noPasskeyFields,
+    handler: deletePasskey,
+  },
+  { method: 'GET', path: '/admin/users/{user_id}/passkeys', guard: 'admin', handler: adminListPasskeys },
+  {
+    method: 'DELETE',
+    path: '/admin/users/{user_id}/passkeys/{passkey_id}',
+    guard: 'admin',
+    body: noPasskeyFields,
+    handler: adminDeletePasskey,
+  },
 ];

@@ -220,6 +220,13 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
   if (validUntil && Number.isNaN(Date.parse(validUntil))) {
     problems.push(`${given.get('SMS_TEST_OTP_VALID_UNTIL')}: "${validUntil}" is not a time (use RFC 3339, like 2030-01-01T00:00:00Z)`);
   }
+  // The original only warns and then fails every ceremony; WebAuthn without a relying party cannot work.
+  const webauthnUser = ['PASSKEY_ENABLED', 'MFA_WEB_AUTHN_ENROLL_ENABLED', 'MFA_WEB_AUTHN_VERIFY_ENABLED'].find((name) => flat[name]);
+  if (webauthnUser) {
+    for (const name of ['WEBAUTHN_RP_ID', 'WEBAUTHN_RP_DISPLAY_NAME', 'WEBAUTHN_RP_ORIGINS'])
+      if (!flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0))
+        problems.push(`AUTH_${name}: is required when ${webauthnUser} is true`);
+  }
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');

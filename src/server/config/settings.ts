@@ -150,6 +150,7 @@ export const SETTINGS: Setting[] = [
   s('RATE_LIMIT_VERIFY', 'rateLimit.verify', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_OTP', 'rateLimit.otp', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_ANONYMOUS_USERS', 'rateLimit.anonymousUsers', 'int', 30, { minimum: 0 }),
+  s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'int', 30, { minimum: 0 }),
 
   s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
@@ -174,6 +175,14 @@ export const SETTINGS: Setting[] = [
   s('SECURITY_CAPTCHA_SECRET', 'security.captcha.secret', 'string', ''),
   s('SECURITY_CAPTCHA_TIMEOUT', 'security.captcha.timeoutSeconds', 'duration', 10, positive),
   s('SECURITY_CAPTCHA_VERIFY_URL', 'security.captcha.verifyUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
+
+  // WebAuthn relying party, shared by passkeys and WebAuthn MFA factors (docs/passkeys.md#settings).
+  s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', { pattern: '^[^\\s/:]*$' }),
+  s('WEBAUTHN_RP_DISPLAY_NAME', 'webauthn.rpDisplayName', 'string', ''),
+  s('WEBAUTHN_RP_ORIGINS', 'webauthn.rpOrigins', 'list', [], { type: 'array', items: { pattern: '^\\S+$' } }),
+  s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300, positive),
+  s('PASSKEY_ENABLED', 'passkey.enabled', 'bool', false),
+  s('PASSKEY_MAX_PASSKEYS_PER_USER', 'passkey.maxPerUser', 'int', 10, positive),
 
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),

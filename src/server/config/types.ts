@@ -171,6 +171,8 @@ export interface Config {
     anonymousUsers: number;
     /** MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: challenge and verify requests per minute per client */
     mfaChallengeAndVerify: number;
+    /** POST /passkeys/authentication/options, per 5 minutes */
+    passkey: number;
   };
   password: {
     minLength: number;
@@ -191,6 +193,9 @@ export interface Config {
     /** keys for secrets at rest (docs/mfa.md#secrets-at-rest): base64url 256-bit keys by id */
     dbEncryption: { encrypt: boolean; encryptionKeyId: string; encryptionKey: string; decryptionKeys: Record<string, string> };
   };
+  /** the WebAuthn relying party (docs/passkeys.md#settings); origins are full origins, e.g. https://app.example.com */
+  webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpirySeconds: number };
+  passkey: { enabled: boolean; maxPerUser: number };
   smtp: {
     host: string;
     port: number;

@@ -1,5 +1,5 @@
-// Makes a route of the table runnable, once at start: the per-client limit, then the captcha, then the
-// guard, then the handler with the principal the guard found. That order is the one every endpoint
+// Makes a route of the table runnable, once at start: the feature switch, then the per-client limit, then the
+// captcha, then the guard, then the handler with the principal the guard found. That order is the one every endpoint
 // had when each handler did its own checks (a limited request is refused before its token is looked at).
 import { authenticate, authenticateWithIdentities } from '../auth/bearer.js';
 import { requireAdmin } from '../auth/admin.js';
@@ -11,7 +11,16 @@ export function compileRoute(route: Route): Run {
   let run = guarded(route);
   if (route.captcha) run = captchaChecked(run, route.captcha === true ? undefined : route.captcha);
   if (route.limit) run = limited(route.limit, run);
+  if (route.feature) run = gated(route.feature, run);
   return run;
+}
+
+/** A switched-off feature answers its own error before the limit, the captcha or the bearer is looked at. */
+function gated(feature: NonNullable<Route['feature']>, run: Run): Run {
+  return async (req, ctx) => {
+    feature(ctx);
+    return run(req, ctx);
+  };
 }
 
 function guarded(route: Route): Run {

@@ -62,6 +62,8 @@ interface RouteFields {
   body?: BodyCheck<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the handler's B, checked in its module
   /** excluded from the per-request log line (the original does not log /health) */
   quiet?: boolean;
+  /** a feature switch checked before anything else (the original's require…Enabled middleware): throws when off */
+  feature?: (ctx: AppContext) => void;
 }
 
 /** One line of the route table. `guard` is required: a route nobody decided on does not compile. */

@@ -27,6 +27,8 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
       return { perPeriod: limits.anonymousUsers, periodSeconds: 3600 };
     case 'mfa':
       return { perPeriod: limits.mfaChallengeAndVerify, periodSeconds: 60 };
+    case 'passkey':
+      return { perPeriod: limits.passkey, periodSeconds: 300 };
   }
 }
 

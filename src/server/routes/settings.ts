@@ -18,7 +18,7 @@ export function settingsBody(config: Config): Record<string, unknown> {
     sms_provider: config.sms.provider,
     saml_enabled: false,
     saml_private_key_next_configured: false,
-    passkeys_enabled: false,
+    passkeys_enabled: config.passkey.enabled,
   };
 }
 

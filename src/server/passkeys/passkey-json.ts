@@ -1,0 +1,19 @@
+// A passkey on the wire (GET /passkeys, the admin list, PATCH): id, friendly_name and last_used_at only when
+// set, in the original's field order. Never the credential id or the public key.
+import type { WebAuthnCredentialRow } from '../../db/webauthn-credentials.js';
+
+export function passkeyJson(row: WebAuthnCredentialRow): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: row.id };
+  if (row.friendly_name) out.friendly_name = row.friendly_name;
+  out.created_at = row.created_at.toISOString();
+  if (row.last_used_at) out.last_used_at = row.last_used_at.toISOString();
+  return out;
+}
+
+/** The answer of a registration: the new passkey without last_used_at. */
+export function createdPasskeyJson(row: WebAuthnCredentialRow): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: row.id };
+  if (row.friendly_name) out.friendly_name = row.friendly_name;
+  out.created_at = row.created_at.toISOString();
+  return out;
+}

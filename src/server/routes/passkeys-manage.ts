@@ -1,0 +1,72 @@
+// GET /passkeys, PATCH and DELETE /passkeys/{passkey_id} (docs/passkeys.md#managing-passkeys): a user's own
+// passkeys. An id that is malformed or not the caller's is the same 404.
+import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { deleteCredential, findCredentialOfUser, listCredentials, renameCredential } from '../../db/webauthn-credentials.js';
+import type { Authenticated } from '../auth/principal.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
+import { bodySchema, type BodyOf } from '../http/validate.js';
+import { UUID } from '../admin/load-user.js';
+import { actorOf } from '../users/actor.js';
+import { passkeyJson } from '../passkeys/passkey-json.js';
+import { requireManagementAal } from '../passkeys/management-checks.js';
+import type { Queryable } from '../../db/pool.js';
+
+export const listPasskeys: GuardedHandler<Authenticated> = async (_req, ctx, { user }) => {
+  const rows = await listCredentials(ctx.db, user.id);
+  return { body: rows.map(passkeyJson) };
+};
+
+const FIELDS = { friendly_name: 'string' } as const;
+export const renamePasskeyBody = bodySchema(FIELDS);
+
+/** The original counts bytes (Go's len), so 120 bytes of UTF-8. */
+const MAX_NAME_BYTES = 120;
+
+export const renamePasskey: GuardedHandler<Authenticated, BodyOf<typeof FIELDS>> = async (req, ctx, { user }) => {
+  const id = passkeyIdParam(req);
+  const name = req.body().friendly_name ?? '';
+  if (!name) throw apiError('passkey_name_required');
+  if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) throw apiError('passkey_name_too_long');
+  const renamed = await tx(
+    ctx.db,
+    async (c) => {
+      await ownPasskey(c, id, user.id);
+      const row = await renameCredential(c, id, name);
+      await writeAudit(c, actorOf(user), 'passkey_updated', { passkey_id: id }, req.ip);
+      return row;
+    },
+    req.signal,
+  );
+  return { body: passkeyJson(renamed) };
+};
+
+export const deletePasskey: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
+  await requireManagementAal(ctx.db, principal);
+  const { user } = principal;
+  const id = passkeyIdParam(req);
+  await tx(
+    ctx.db,
+    async (c) => {
+      await ownPasskey(c, id, user.id);
+      await deleteCredential(c, id);
+      await writeAudit(c, actorOf(user), 'passkey_deleted', { passkey_id: id }, req.ip);
+    },
+    req.signal,
+  );
+  return { status: 204 };
+};
+
+/** The {passkey_id} of the path, lower-cased; a malformed one is the 404 of an unknown one. */
+export function passkeyIdParam(req: ApiRequest): string {
+  const id = req.params.passkey_id ?? '';
+  if (!UUID.test(id)) throw apiError('passkey_not_found');
+  return id.toLowerCase();
+}
+
+export async function ownPasskey(q: Queryable, id: string, userId: string) {
+  const row = await findCredentialOfUser(q, id, userId);
+  if (!row) throw apiError('passkey_not_found');
+  return row;
+}

@@ -1,0 +1,64 @@
+// POST /passkeys/registration/options and /verify (docs/passkeys.md#registering-a-passkey): a signed-in user
+// adds a passkey. Options carry a fresh challenge kept server-side; verify checks the authenticator's
+// attestation against it, the relying party id and the allowed origins, then stores the credential.
+import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { lockUserById } from '../../db/users.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { insertChallenge } from '../../db/webauthn-challenges.js';
+import { countCredentials, insertCredential, listCredentials } from '../../db/webauthn-credentials.js';
+import type { Authenticated } from '../auth/principal.js';
+import type { GuardedHandler } from '../http/types.js';
+import { actorOf } from '../users/actor.js';
+import { relyingParty } from '../webauthn/relying-party.js';
+import { registrationOptions, verifyRegistration } from '../webauthn/registration.js';
+import { takeChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-answer.js';
+import { createdPasskeyJson } from '../passkeys/passkey-json.js';
+import { refuseAnonymous, refuseSsoUser, requireManagementAal } from '../passkeys/management-checks.js';
+
+export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (_req, ctx, principal) => {
+  refuseAnonymous(principal);
+  refuseSsoUser(principal);
+  await requireManagementAal(ctx.db, principal);
+  const { user } = principal;
+  const existing = await listCredentials(ctx.db, user.id);
+  if (existing.length >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
+  const rp = relyingParty(ctx.config);
+  const name = user.email || user.phone || '';
+  const metaName = user.raw_user_meta_data?.name;
+  const { options, session } = await registrationOptions(
+    rp,
+    { id: user.id, name, displayName: typeof metaName === 'string' && metaName ? metaName : name },
+    // The authenticator refuses to make a second credential for this user where one already lives.
+    existing.map((c) => ({ credentialId: c.credential_id, transports: c.transports })),
+  );
+  const challenge = await insertChallenge(ctx.db, { userId: user.id, type: 'registration', session, ttlSeconds: rp.challengeTtlSeconds });
+  return { body: { challenge_id: challenge.id, options, expires_at: Math.floor(challenge.expires_at.getTime() / 1000) } };
+};
+
+export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeAnswerBody> = async (req, ctx, principal) => {
+  refuseAnonymous(principal);
+  refuseSsoUser(principal);
+  await requireManagementAal(ctx.db, principal);
+  const { user } = principal;
+  const { challenge, credential } = await takeChallenge(ctx.db, req.body(), 'registration', user.id);
+  const outcome = await verifyRegistration(relyingParty(ctx.config), challenge.session_data, credential);
+  if (!outcome.ok) {
+    ctx.log.info({ request_id: req.requestId, reason: outcome.reason, detail: outcome.detail }, 'passkey registration refused');
+    throw apiError(outcome.reason === 'malformed' ? 'webauthn_response_invalid' : 'webauthn_verification_failed');
+  }
+  const created = await tx(
+    ctx.db,
+    async (c) => {
+      // The user's row lock serialises concurrent registrations, so the limit holds.
+      await lockUserById(c, user.id);
+      if ((await countCredentials(c, user.id)) >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
+      const row = await insertCredential(c, { userId: user.id, ...outcome.credential, friendlyName: 'Passkey' });
+      if (!row) throw apiError('webauthn_credential_exists');
+      await writeAudit(c, actorOf(user), 'passkey_created', { passkey_id: row.id }, req.ip);
+      return row;
+    },
+    req.signal,
+  );
+  return { body: createdPasskeyJson(created) };
+};

@@ -1,0 +1,90 @@
+// The registration ceremony (navigator.credentials.create) through @simplewebauthn/server: options with a
+// fresh challenge, and verification of the attestation the authenticator returned against that challenge,
+// the relying party id and the allowed origins.
+import {
+  generateRegistrationOptions,
+  verifyRegistrationResponse,
+  type PublicKeyCredentialCreationOptionsJSON,
+} from '@simplewebauthn/server';
+import type { ChallengeSession } from '../../db/webauthn-challenges.js';
+import { ALGORITHMS, type RelyingParty } from './relying-party.js';
+import { asRegistrationResponse } from './response-shape.js';
+
+export interface RegistrationUser {
+  /** the user handle: the user id's text, as the original (WebAuthnID = the UUID string's bytes) */
+  id: string;
+  name: string;
+  displayName: string;
+}
+
+export async function registrationOptions(
+  rp: RelyingParty,
+  user: RegistrationUser,
+  exclude: Array<{ credentialId: Buffer; transports: string[] }>,
+  /** passkeys must be discoverable ('required'); a second factor need not be ('preferred') */
+  residentKey: 'required' | 'preferred' = 'required',
+): Promise<{ options: PublicKeyCredentialCreationOptionsJSON; session: ChallengeSession }> {
+  const options = await generateRegistrationOptions({
+    rpName: rp.name,
+    rpID: rp.id,
+    userID: Buffer.from(user.id, 'utf8'),
+    userName: user.name,
+    userDisplayName: user.displayName,
+    timeout: rp.challengeTtlSeconds * 1000,
+    attestationType: 'none',
+    excludeCredentials: exclude.map((c) => ({ id: c.credentialId.toString('base64url'), transports: c.transports })),
+    // Passkeys are discoverable credentials: sign-in starts without a user name, the authenticator finds them.
+    authenticatorSelection: { residentKey, userVerification: 'preferred' },
+    supportedAlgorithmIDs: ALGORITHMS,
+  });
+  return { options, session: { challenge: options.challenge, user_verification: 'preferred' } };
+}
+
+export interface RegisteredCredential {
+  credentialId: Buffer;
+  publicKey: Buffer;
+  signCount: number;
+  transports: string[];
+  attestationType: string;
+  /** null when the authenticator does not say (all zeros) */
+  aaguid: string | null;
+  backupEligible: boolean;
+  backedUp: boolean;
+}
+
+export type RegistrationOutcome =
+  { ok: true; credential: RegisteredCredential } | { ok: false; reason: 'malformed' | 'rejected'; detail?: string };
+
+export async function verifyRegistration(rp: RelyingParty, session: ChallengeSession, raw: unknown): Promise<RegistrationOutcome> {
+  const response = asRegistrationResponse(raw);
+  if (!response) return { ok: false, reason: 'malformed' };
+  try {
+    const result = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: session.challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.id,
+      requireUserPresence: true,
+      requireUserVerification: session.user_verification === 'required',
+      supportedAlgorithmIDs: ALGORITHMS,
+    });
+    if (!result.verified) return { ok: false, reason: 'rejected' };
+    const info = result.registrationInfo;
+    return {
+      ok: true,
+      credential: {
+        credentialId: Buffer.from(info.credential.id, 'base64url'),
+        publicKey: Buffer.from(info.credential.publicKey),
+        signCount: info.credential.counter,
+        transports: response.response.transports ?? [],
+        attestationType: info.fmt,
+        aaguid: /^[0-]+$/.test(info.aaguid) ? null : info.aaguid,
+        backupEligible: info.credentialDeviceType === 'multiDevice',
+        backedUp: info.credentialBackedUp,
+      },
+    };
+  } catch (err) {
+    // The library throws on every failed check (challenge, origin, rp id hash, flags, signature, CBOR...).
+    return { ok: false, reason: 'rejected', detail: (err as Error).message };
+  }
+}

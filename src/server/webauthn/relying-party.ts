@@ -1,0 +1,28 @@
+// The WebAuthn relying party this service acts as, from WEBAUTHN_RP_* (docs/passkeys.md#settings). Shared by
+// passkeys and WebAuthn MFA factors, as in the original.
+import type { Config } from '../config/types.js';
+
+export interface RelyingParty {
+  /** the domain credentials are scoped to; authenticators sign its SHA-256 (rpIdHash) */
+  id: string;
+  name: string;
+  /** the origins a ceremony may run on (clientDataJSON.origin) */
+  origins: string[];
+  /** how long a challenge may be answered */
+  challengeTtlSeconds: number;
+}
+
+export function relyingParty(config: Config): RelyingParty {
+  return {
+    id: config.webauthn.rpId,
+    name: config.webauthn.rpDisplayName,
+    origins: [...config.webauthn.rpOrigins],
+    challengeTtlSeconds: config.webauthn.challengeExpirySeconds,
+  };
+}
+
+/**
+ * The public-key algorithms offered and accepted (COSE ids): ES256 first, as every platform authenticator
+ * supports it, then EdDSA and RS256 (Windows Hello).
+ */
+export const ALGORITHMS = [-7, -8, -257];

@@ -1,0 +1,164 @@
+// A software WebAuthn authenticator for tests: what navigator.credentials.create() and .get() would return
+// from a real authenticator, built from an ES256 key of node:crypto. Attestation objects (fmt "none") and
+// COSE keys are CBOR-encoded with the encoder @simplewebauthn/server exposes (its helpers' isoCBOR), so
+// the bytes are real CBOR and the signatures real ECDSA over authenticatorData ‖ SHA-256(clientDataJSON).
+import { createHash, createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { isoCBOR } from '@simplewebauthn/server/helpers';
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+
+const USER_PRESENT = 0x01;
+const USER_VERIFIED = 0x04;
+const ATTESTED_CREDENTIAL_DATA = 0x40;
+
+/** What a ceremony may be made to lie about, to test that the server refuses it. */
+export interface Tamper {
+  /** clientDataJSON.origin (default: the authenticator's origin) */
+  origin?: string;
+  /** the rp id whose SHA-256 goes into authenticatorData (default: the authenticator's rp id) */
+  rpId?: string;
+  /** clientDataJSON.challenge (default: the options' challenge) */
+  challenge?: string;
+  /** clientDataJSON.type */
+  type?: string;
+}
+
+interface Key {
+  credentialId: Buffer;
+  privateKey: KeyObject;
+  cosePublicKey: Uint8Array;
+}
+
+export class SoftwareAuthenticator {
+  readonly rpId: string;
+  readonly origin: string;
+  /** the signature counter this authenticator last used; get() adds counterStep before signing */
+  signCount = 0;
+  counterStep: number;
+  private readonly key: Key;
+  private userHandle: string | null = null;
+
+  constructor(options: { rpId: string; origin: string; counterStep?: number }, key?: Key) {
+    this.rpId = options.rpId;
+    this.origin = options.origin;
+    this.counterStep = options.counterStep ?? 1;
+    this.key = key ?? newKey();
+  }
+
+  get credentialId(): string {
+    return this.key.credentialId.toString('base64url');
+  }
+
+  /** Another authenticator holding the same private key and counter: what a cloned device would be. */
+  clone(): SoftwareAuthenticator {
+    const copy = new SoftwareAuthenticator({ rpId: this.rpId, origin: this.origin, counterStep: this.counterStep }, this.key);
+    copy.signCount = this.signCount;
+    copy.userHandle = this.userHandle;
+    return copy;
+  }
+
+  /** navigator.credentials.create(): a new discoverable credential for options.user, attestation "none". */
+  create(options: PublicKeyCredentialCreationOptionsJSON, tamper: Tamper = {}): RegistrationResponseJSON {
+    if ((options.excludeCredentials ?? []).some((c) => c.id === this.credentialId)) {
+      throw new Error('InvalidStateError: this authenticator already holds a credential for the user');
+    }
+    this.userHandle = options.user.id;
+    const idLength = Buffer.alloc(2);
+    idLength.writeUInt16BE(this.key.credentialId.length);
+    const authData = Buffer.concat([
+      this.rpIdHash(tamper.rpId),
+      Buffer.from([USER_PRESENT | USER_VERIFIED | ATTESTED_CREDENTIAL_DATA]),
+      counter(this.signCount),
+      Buffer.alloc(16), // AAGUID: none given, as with attestation "none"
+      idLength,
+      this.key.credentialId,
+      this.key.cosePublicKey,
+    ]);
+    const attestationObject = isoCBOR.encode(
+      new Map<string, Uint8Array | string | Map<string, string>>([
+        ['fmt', 'none'],
+        ['attStmt', new Map<string, string>()],
+        ['authData', new Uint8Array(authData)],
+      ]),
+    );
+    return {
+      id: this.credentialId,
+      rawId: this.credentialId,
+      type: 'public-key',
+      response: {
+        clientDataJSON: this.clientData('webauthn.create', options.challenge, tamper).toString('base64url'),
+        attestationObject: Buffer.from(attestationObject).toString('base64url'),
+        transports: ['internal'],
+      },
+      clientExtensionResults: {},
+      authenticatorAttachment: 'platform',
+    };
+  }
+
+  /** navigator.credentials.get(): an assertion over the options' challenge, the counter moved on by counterStep. */
+  get(options: PublicKeyCredentialRequestOptionsJSON, tamper: Tamper = {}): AuthenticationResponseJSON {
+    if (!this.userHandle) throw new Error('NotAllowedError: no credential on this authenticator (create() first)');
+    const allowed = options.allowCredentials ?? [];
+    if (allowed.length > 0 && !allowed.some((c) => c.id === this.credentialId)) throw new Error('NotAllowedError: credential not allowed');
+    this.signCount += this.counterStep;
+    const authData = Buffer.concat([this.rpIdHash(tamper.rpId), Buffer.from([USER_PRESENT | USER_VERIFIED]), counter(this.signCount)]);
+    const clientData = this.clientData('webauthn.get', options.challenge, tamper);
+    const signature = createSign('sha256')
+      .update(Buffer.concat([authData, createHash('sha256').update(clientData).digest()]))
+      .sign(this.key.privateKey);
+    return {
+      id: this.credentialId,
+      rawId: this.credentialId,
+      type: 'public-key',
+      response: {
+        clientDataJSON: clientData.toString('base64url'),
+        authenticatorData: authData.toString('base64url'),
+        signature: signature.toString('base64url'),
+        userHandle: this.userHandle,
+      },
+      clientExtensionResults: {},
+      authenticatorAttachment: 'platform',
+    };
+  }
+
+  private rpIdHash(rpId = this.rpId): Buffer {
+    return createHash('sha256').update(rpId, 'utf8').digest();
+  }
+
+  private clientData(type: string, challenge: string, tamper: Tamper): Buffer {
+    return Buffer.from(
+      JSON.stringify({
+        type: tamper.type ?? type,
+        challenge: tamper.challenge ?? challenge,
+        origin: tamper.origin ?? this.origin,
+        crossOrigin: false,
+      }),
+    );
+  }
+}
+
+function newKey(): Key {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = publicKey.export({ format: 'jwk' });
+  // COSE_Key of an EC2 P-256 key for ES256: kty 2, alg -7, crv 1, x, y.
+  const cosePublicKey = isoCBOR.encode(
+    new Map<number, number | Uint8Array>([
+      [1, 2],
+      [3, -7],
+      [-1, 1],
+      [-2, new Uint8Array(Buffer.from(jwk.x!, 'base64url'))],
+      [-3, new Uint8Array(Buffer.from(jwk.y!, 'base64url'))],
+    ]),
+  );
+  return { credentialId: randomBytes(32), privateKey, cosePublicKey };
+}
+
+function counter(value: number): Buffer {
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(value);
+  return out;
+}

@@ -1,0 +1,277 @@
+// Passkeys over HTTP (docs/passkeys.md): registering with the software authenticator's real attestation,
+// signing in with its real assertion (a session with amr "passkey"), listing, renaming and deleting, the
+// admin list and delete, and who may not register.
+import t from 'tap';
+import { decodeJwt } from 'jose';
+import { startTestService } from './helpers/server.js';
+import { signUp } from './helpers/accounts.js';
+import { adminToken } from './helpers/admin.js';
+import { PASSKEY_ENV, RP_ID, authenticationOptions, newAuthenticator, register, signInWithPasskey } from './helpers/passkeys.js';
+
+const api = await startTestService({
+  ...PASSKEY_ENV,
+  AUTH_PASSKEY_MAX_PASSKEYS_PER_USER: '2',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  // one token per 5 minutes after the burst of 30: a client's 31st request is refused whatever the timing
+  AUTH_RATE_LIMIT_HEADER: 'X-Client-IP',
+  AUTH_RATE_LIMIT_PASSKEY: '1',
+});
+t.teardown(() => api.stop());
+const admin = await adminToken('service_role');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+t.test('registration options: a challenge kept server-side, for a discoverable ES256 credential of this user', async (t) => {
+  const session = await signUp(api);
+  const res = await api.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  t.equal(res.status, 200);
+  t.match(res.body.challenge_id, UUID);
+  const now = Math.floor(Date.now() / 1000);
+  t.ok(res.body.expires_at > now && res.body.expires_at <= now + 301, 'expires in WEBAUTHN_CHALLENGE_EXPIRY_DURATION (300 s)');
+  const { options } = res.body;
+  t.same(options.rp, { name: 'Portcullis tests', id: RP_ID });
+  t.equal(Buffer.from(options.user.id, 'base64url').toString(), session.user.id, 'the user handle is the user id, as the original');
+  t.equal(options.user.name, session.user.email);
+  t.ok(options.pubKeyCredParams.some((p: any) => p.alg === -7 && p.type === 'public-key'));
+  t.equal(options.authenticatorSelection.residentKey, 'required');
+  t.equal(options.attestation, 'none');
+  const { rows } = await api.db.query('select user_id, challenge_type, session_data from webauthn_challenges where id = $1', [
+    res.body.challenge_id,
+  ]);
+  t.same(rows, [
+    {
+      user_id: session.user.id,
+      challenge_type: 'registration',
+      session_data: { challenge: options.challenge, user_verification: 'preferred' },
+    },
+  ]);
+});
+
+t.test('register a passkey, then sign in with it: a session like any other, amr "passkey"', async (t) => {
+  const session = await signUp(api);
+  const authenticator = newAuthenticator();
+  const created = await register(api, session.access_token, authenticator);
+  t.equal(created.status, 200, created.text);
+  t.match(created.body, { id: UUID, friendly_name: 'Passkey' });
+  t.same(Object.keys(created.body), ['id', 'friendly_name', 'created_at']);
+  const stored = await api.db.query('select user_id, credential_id, sign_count, attestation_type from webauthn_credentials where id = $1', [
+    created.body.id,
+  ]);
+  t.same(stored.rows, [
+    {
+      user_id: session.user.id,
+      credential_id: Buffer.from(authenticator.credentialId, 'base64url'),
+      sign_count: '0',
+      attestation_type: 'none',
+    },
+  ]);
+
+  const options = await authenticationOptions(api);
+  t.same(options.options.allowCredentials ?? [], [], 'discoverable sign-in names no credential');
+  t.equal(options.options.rpId, RP_ID);
+  const credential = authenticator.get(options.options);
+  const signedIn = await api.request('POST', '/passkeys/authentication/verify', {
+    body: { challenge_id: options.challenge_id, credential },
+  });
+  t.equal(signedIn.status, 200, signedIn.text);
+  t.equal(signedIn.body.token_type, 'bearer');
+  t.equal(signedIn.body.user.id, session.user.id);
+  t.ok(signedIn.body.refresh_token);
+  const claims = decodeJwt(signedIn.body.access_token);
+  t.equal(claims.aal, 'aal1');
+  t.same(
+    (claims.amr as any[]).map((a) => a.method),
+    ['passkey'],
+  );
+  const me = await api.request('GET', '/user', { token: signedIn.body.access_token });
+  t.equal(me.status, 200);
+  t.equal(me.body.id, session.user.id);
+
+  const after = await api.db.query('select sign_count, last_used_at from webauthn_credentials where id = $1', [created.body.id]);
+  t.equal(after.rows[0].sign_count, '1', 'the signature counter is stored');
+  t.ok(after.rows[0].last_used_at);
+  const audit = await api.db.query(
+    `select payload->>'action' as action, payload->'traits'->>'passkey_id' as passkey_id from audit_log_entries
+     where payload->>'actor_id' = $1 and payload->>'action' in ('passkey_created', 'login') order by created_at`,
+    [session.user.id],
+  );
+  t.same(audit.rows, [
+    { action: 'passkey_created', passkey_id: created.body.id },
+    { action: 'login', passkey_id: created.body.id },
+  ]);
+});
+
+t.test('list, rename and delete own passkeys', async (t) => {
+  const session = await signUp(api);
+  const token = session.access_token;
+  const authenticator = newAuthenticator();
+  const { body: first } = await register(api, token, authenticator);
+  const { body: second } = await register(api, token, newAuthenticator());
+
+  const listed = await api.request('GET', '/passkeys', { token });
+  t.equal(listed.status, 200);
+  t.same(
+    listed.body.map((p: any) => p.id),
+    [first.id, second.id],
+  );
+  t.same(Object.keys(listed.body[0]), ['id', 'friendly_name', 'created_at'], 'no last_used_at before a sign-in, no key material');
+
+  t.equal((await signInWithPasskey(api, authenticator)).status, 200);
+  const used = await api.request('GET', '/passkeys', { token });
+  t.type(used.body[0].last_used_at, 'string');
+
+  const renamed = await api.request('PATCH', `/passkeys/${first.id}`, { token, body: { friendly_name: 'Work laptop' } });
+  t.equal(renamed.status, 200);
+  t.equal(renamed.body.id, first.id);
+  t.equal(renamed.body.friendly_name, 'Work laptop');
+  t.equal((await api.request('GET', '/passkeys', { token })).body[0].friendly_name, 'Work laptop');
+
+  const empty = await api.request('PATCH', `/passkeys/${first.id}`, { token, body: { friendly_name: '' } });
+  t.same(empty.body, { code: 400, error_code: 'validation_failed', msg: 'friendly_name is required' });
+  const long = await api.request('PATCH', `/passkeys/${first.id}`, { token, body: { friendly_name: 'é'.repeat(61) } });
+  t.same(long.body, { code: 400, error_code: 'validation_failed', msg: 'friendly_name must be 120 characters or less' });
+  const unknown = await api.request('PATCH', `/passkeys/00000000-0000-0000-0000-000000000000`, { token, body: { friendly_name: 'x' } });
+  t.same(unknown.body, { code: 404, error_code: 'validation_failed', msg: 'Passkey not found' });
+  const malformed = await api.request('DELETE', `/passkeys/not-a-uuid`, { token });
+  t.same(malformed.body, { code: 404, error_code: 'validation_failed', msg: 'Passkey not found' });
+
+  const other = await signUp(api);
+  const foreign = await api.request('DELETE', `/passkeys/${first.id}`, { token: other.access_token });
+  t.equal(foreign.status, 404, "another user's passkey is not found");
+
+  const deleted = await api.request('DELETE', `/passkeys/${first.id}`, { token });
+  t.equal(deleted.status, 204);
+  t.equal(deleted.text, '');
+  t.same(
+    (await api.request('GET', '/passkeys', { token })).body.map((p: any) => p.id),
+    [second.id],
+  );
+  const refused = await signInWithPasskey(api, authenticator);
+  t.same(refused.body, { code: 400, error_code: 'webauthn_verification_failed', msg: 'Credential verification failed' });
+});
+
+t.test('PASSKEY_MAX_PASSKEYS_PER_USER, and an authenticator registered twice', async (t) => {
+  const { access_token: token } = await signUp(api);
+  const authenticator = newAuthenticator();
+  t.equal((await register(api, token, authenticator)).status, 200);
+  // A real authenticator refuses a user's excluded credential; one that ignored the list is refused here.
+  const options = await api.request('POST', '/passkeys/registration/options', { token, body: {} });
+  t.same(
+    options.body.options.excludeCredentials.map((c: any) => c.id),
+    [authenticator.credentialId],
+  );
+  const again = authenticator.create({ ...options.body.options, excludeCredentials: [] });
+  const duplicate = await api.request('POST', '/passkeys/registration/verify', {
+    token,
+    body: { challenge_id: options.body.challenge_id, credential: again },
+  });
+  t.same(duplicate.body, { code: 422, error_code: 'webauthn_credential_exists', msg: 'This credential is already registered' });
+
+  t.equal((await register(api, token, newAuthenticator())).status, 200);
+  const third = await api.request('POST', '/passkeys/registration/options', { token, body: {} });
+  t.same(third.body, { code: 422, error_code: 'too_many_passkeys', msg: 'Maximum number of passkeys reached' });
+});
+
+t.test('anonymous users cannot register passkeys; every passkey route needs a session but sign-in', async (t) => {
+  const anonymous = await api.request('POST', '/signup', { body: {} });
+  t.equal(anonymous.status, 200);
+  const res = await api.request('POST', '/passkeys/registration/options', { token: anonymous.body.access_token, body: {} });
+  t.same(res.body, { code: 403, error_code: 'no_authorization', msg: 'Anonymous user not allowed to perform these actions' });
+  for (const [method, path] of [
+    ['POST', '/passkeys/registration/options'],
+    ['POST', '/passkeys/registration/verify'],
+    ['GET', '/passkeys'],
+    ['PATCH', '/passkeys/00000000-0000-0000-0000-000000000000'],
+    ['DELETE', '/passkeys/00000000-0000-0000-0000-000000000000'],
+  ]) {
+    t.equal((await api.request(method, path, method === 'GET' ? {} : { body: {} })).status, 401, `${method} ${path}`);
+  }
+});
+
+t.test('a banned user cannot sign in with a passkey', async (t) => {
+  const session = await signUp(api);
+  const authenticator = newAuthenticator();
+  t.equal((await register(api, session.access_token, authenticator)).status, 200);
+  const ban = await api.request('PUT', `/admin/users/${session.user.id}`, { token: admin, body: { ban_duration: '24h' } });
+  t.equal(ban.status, 200);
+  const res = await signInWithPasskey(api, authenticator);
+  t.same(res.body, { code: 403, error_code: 'user_banned', msg: 'User is banned' });
+  const sessions = await api.db.query('select count(*)::int as n from sessions where user_id = $1', [session.user.id]);
+  t.equal(sessions.rows[0].n, 1, 'no session was created');
+});
+
+t.test('admin: list and delete a user’s passkeys', async (t) => {
+  const session = await signUp(api);
+  const keep = await register(api, session.access_token, newAuthenticator());
+  const drop = await register(api, session.access_token, newAuthenticator());
+
+  const listed = await api.request('GET', `/admin/users/${session.user.id}/passkeys`, { token: admin });
+  t.equal(listed.status, 200);
+  t.same(
+    listed.body.map((p: any) => p.id),
+    [keep.body.id, drop.body.id],
+  );
+  const deleted = await api.request('DELETE', `/admin/users/${session.user.id}/passkeys/${drop.body.id}`, { token: admin });
+  t.equal(deleted.status, 204);
+  t.same(
+    (await api.request('GET', `/admin/users/${session.user.id}/passkeys`, { token: admin })).body.map((p: any) => p.id),
+    [keep.body.id],
+  );
+  const audit = await api.db.query(
+    `select payload from audit_log_entries where payload->>'action' = 'passkey_deleted' and payload->'traits'->>'passkey_id' = $1`,
+    [drop.body.id],
+  );
+  t.match(audit.rows[0].payload, {
+    actor_id: '00000000-0000-0000-0000-000000000000',
+    actor_username: 'service_role',
+    traits: { user_id: session.user.id },
+  });
+
+  const again = await api.request('DELETE', `/admin/users/${session.user.id}/passkeys/${drop.body.id}`, { token: admin });
+  t.same(again.body, { code: 404, error_code: 'validation_failed', msg: 'Passkey not found' });
+  const unknownUser = await api.request('GET', `/admin/users/00000000-0000-0000-0000-000000000001/passkeys`, { token: admin });
+  t.equal(unknownUser.status, 404);
+  t.equal(unknownUser.body.error_code, 'user_not_found');
+  const notAdmin = await api.request('GET', `/admin/users/${session.user.id}/passkeys`, { token: session.access_token });
+  t.equal(notAdmin.status, 403);
+});
+
+t.test('GET /settings says passkeys are enabled', async (t) => {
+  t.equal((await api.request('GET', '/settings')).body.passkeys_enabled, true);
+});
+
+t.test('RATE_LIMIT_PASSKEY: a client may ask for 30 sign-in challenges in a burst, then 429', async (t) => {
+  const ask = (ip: string) => api.request('POST', '/passkeys/authentication/options', { headers: { 'X-Client-IP': ip }, body: {} });
+  for (let i = 0; i < 30; i++) t.equal((await ask('192.0.2.7')).status, 200);
+  const refused = await ask('192.0.2.7');
+  t.equal(refused.status, 429);
+  t.equal(refused.body.error_code, 'over_request_rate_limit');
+  t.ok(Number(refused.headers.get('retry-after')) > 0);
+  t.equal((await ask('192.0.2.8')).status, 200, 'another client has its own bucket');
+  const verify = await api.request('POST', '/passkeys/authentication/verify', { headers: { 'X-Client-IP': '192.0.2.7' }, body: {} });
+  t.equal(verify.status, 400, 'verify is not in the bucket');
+});
+
+t.test('deleting a user deletes their passkeys, soft deletion too', async (t) => {
+  for (const soft of [false, true]) {
+    const session = await signUp(api);
+    t.equal((await register(api, session.access_token, newAuthenticator())).status, 200);
+    const deleted = await api.request('DELETE', `/admin/users/${session.user.id}`, { token: admin, body: { should_soft_delete: soft } });
+    t.equal(deleted.status, 200);
+    const left = await api.db.query('select count(*)::int as n from webauthn_credentials where user_id = $1', [session.user.id]);
+    t.equal(left.rows[0].n, 0, soft ? 'soft' : 'hard');
+  }
+});
+
+t.test('SSO users cannot register; a user whose email is no longer confirmed cannot sign in', async (t) => {
+  const sso = await signUp(api);
+  await api.db.query('update users set is_sso_user = true where id = $1', [sso.user.id]);
+  const refused = await api.request('POST', '/passkeys/registration/options', { token: sso.access_token, body: {} });
+  t.same(refused.body, { code: 422, error_code: 'validation_failed', msg: 'SSO users cannot register passkeys' });
+
+  const session = await signUp(api);
+  const authenticator = newAuthenticator();
+  t.equal((await register(api, session.access_token, authenticator)).status, 200);
+  await api.db.query('update users set email_confirmed_at = null where id = $1', [session.user.id]);
+  const res = await signInWithPasskey(api, authenticator);
+  t.same(res.body, { code: 403, error_code: 'email_not_confirmed', msg: 'Email not confirmed' });
+});

@@ -1,0 +1,198 @@
+// WebAuthn as a second factor (docs/passkeys.md#webauthn-as-a-second-factor), through the MFA endpoints
+// with the software authenticator: enrol, "create" ceremony to verify the factor (aal2), "request"
+// ceremonies on later sessions; a replayed assertion, a cloned counter, a wrong origin and a wrong rp id
+// refused; and passkey management needing aal2 once a factor is verified.
+import t from 'tap';
+import { decodeJwt } from 'jose';
+import { startTestService } from './helpers/server.js';
+import { signIn, signUp } from './helpers/accounts.js';
+import { PASSKEY_ENV, newAuthenticator, register } from './helpers/passkeys.js';
+import type { SoftwareAuthenticator, Tamper } from './helpers/authenticator.js';
+import { withBrowserWebAuthn } from './helpers/browser-webauthn.js';
+import { authClient } from './helpers/auth-client.js';
+import { uniqueEmail } from './helpers/accounts.js';
+
+const api = await startTestService({
+  ...PASSKEY_ENV,
+  AUTH_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true',
+  AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true',
+});
+t.teardown(() => api.stop());
+
+const FAILED = { code: 422, error_code: 'mfa_verification_failed', msg: 'WebAuthn credential verification failed' };
+const methods = (token: string) => (decodeJwt(token).amr as Array<{ method: string }>).map((a) => a.method);
+
+async function challenge(token: string, factorId: string) {
+  const res = await api.request('POST', `/factors/${factorId}/challenge`, { token, body: {} });
+  if (res.status !== 200) throw new Error(`challenge: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+const verify = (token: string, factorId: string, challengeId: string, type: string, credential_response: unknown) =>
+  api.request('POST', `/factors/${factorId}/verify`, {
+    token,
+    body: { challenge_id: challengeId, webauthn: { type, credential_response } },
+  });
+
+/** A user with a verified webauthn factor on `authenticator`; returns the aal2 token response too. */
+async function userWithFactor(authenticator: SoftwareAuthenticator) {
+  const session = await signUp(api);
+  const enrolled = await api.request('POST', '/factors', {
+    token: session.access_token,
+    body: { factor_type: 'webauthn', friendly_name: 'key' },
+  });
+  if (enrolled.status !== 200) throw new Error(enrolled.text);
+  const created = await challenge(session.access_token, enrolled.body.id);
+  const verified = await verify(
+    session.access_token,
+    enrolled.body.id,
+    created.id,
+    'create',
+    authenticator.create(created.webauthn.credential_options.publicKey),
+  );
+  if (verified.status !== 200) throw new Error(verified.text);
+  return { session, factorId: enrolled.body.id as string, aal2: verified.body };
+}
+
+/** A fresh aal1 session of the user, and a "request" ceremony's assertion from `authenticator`. */
+async function assertOnNewSession(email: string, factorId: string, authenticator: SoftwareAuthenticator, tamper?: Tamper) {
+  const session = await signIn(api, email);
+  const requested = await challenge(session.access_token, factorId);
+  const assertion = authenticator.get(requested.webauthn.credential_options.publicKey, tamper);
+  return { session, requested, assertion };
+}
+
+t.test('enrol, verify with a new credential ("create"), then step up later sessions ("request")', async (t) => {
+  const session = await signUp(api);
+  const enrolled = await api.request('POST', '/factors', {
+    token: session.access_token,
+    body: { factor_type: 'webauthn', friendly_name: 'key' },
+  });
+  t.equal(enrolled.status, 200);
+  t.same(enrolled.body, { id: enrolled.body.id, type: 'webauthn', friendly_name: 'key' });
+
+  const created = await challenge(session.access_token, enrolled.body.id);
+  t.equal(created.type, 'webauthn');
+  t.equal(created.webauthn.type, 'create');
+  const publicKey = created.webauthn.credential_options.publicKey;
+  t.equal(publicKey.rp.id, 'localhost');
+  t.equal(Buffer.from(publicKey.user.id, 'base64url').toString(), session.user.id);
+  const authenticator = newAuthenticator();
+  const verified = await verify(session.access_token, enrolled.body.id, created.id, 'create', authenticator.create(publicKey));
+  t.equal(verified.status, 200, verified.text);
+  t.equal(decodeJwt(verified.body.access_token).aal, 'aal2');
+  t.ok(methods(verified.body.access_token).includes('mfa/webauthn'));
+  const factor = await api.db.query('select status, web_authn_credential from mfa_factors where id = $1', [enrolled.body.id]);
+  t.equal(factor.rows[0].status, 'verified');
+  t.equal(factor.rows[0].web_authn_credential.credential_id, authenticator.credentialId);
+
+  const { session: later, requested, assertion } = await assertOnNewSession(session.user.email, enrolled.body.id, authenticator);
+  t.equal(requested.webauthn.type, 'request');
+  t.same(
+    requested.webauthn.credential_options.publicKey.allowCredentials.map((c: any) => c.id),
+    [authenticator.credentialId],
+  );
+  t.equal(decodeJwt(later.access_token).aal, 'aal1');
+  const stepped = await verify(later.access_token, enrolled.body.id, requested.id, 'request', assertion);
+  t.equal(stepped.status, 200, stepped.text);
+  t.equal(decodeJwt(stepped.body.access_token).aal, 'aal2');
+  const counter = await api.db.query(`select web_authn_credential->>'sign_count' as n from mfa_factors where id = $1`, [enrolled.body.id]);
+  t.equal(counter.rows[0].n, '1');
+});
+
+t.test('a replayed assertion and a cloned authenticator are refused', async (t) => {
+  const authenticator = newAuthenticator();
+  const { session, factorId } = await userWithFactor(authenticator);
+  const clone = authenticator.clone();
+  const first = await assertOnNewSession(session.user.email, factorId, authenticator);
+  t.equal((await verify(first.session.access_token, factorId, first.requested.id, 'request', first.assertion)).status, 200);
+  const replay = await verify(first.session.access_token, factorId, first.requested.id, 'request', first.assertion);
+  t.equal(replay.status, 422);
+  t.equal(replay.body.error_code, 'mfa_ip_address_mismatch', 'the challenge is spent');
+  // The same assertion on a fresh challenge: it signed the old one.
+  const fresh = await challenge(first.session.access_token, factorId);
+  t.same((await verify(first.session.access_token, factorId, fresh.id, 'request', first.assertion)).body, FAILED);
+
+  const cloned = await assertOnNewSession(session.user.email, factorId, clone); // counter 1 again
+  t.same((await verify(cloned.session.access_token, factorId, cloned.requested.id, 'request', cloned.assertion)).body, FAILED);
+  t.equal(decodeJwt(cloned.session.access_token).aal, 'aal1');
+});
+
+t.test('a wrong origin or rp id is refused', async (t) => {
+  const authenticator = newAuthenticator();
+  const { session, factorId } = await userWithFactor(authenticator);
+  const origin = await assertOnNewSession(session.user.email, factorId, authenticator, { origin: 'https://evil.example.com' });
+  t.same((await verify(origin.session.access_token, factorId, origin.requested.id, 'request', origin.assertion)).body, FAILED);
+  const rp = await assertOnNewSession(session.user.email, factorId, authenticator, { rpId: 'example.com' });
+  t.same((await verify(rp.session.access_token, factorId, rp.requested.id, 'request', rp.assertion)).body, FAILED);
+
+  const fresh = await signUp(api);
+  const enrolled = await api.request('POST', '/factors', { token: fresh.access_token, body: { factor_type: 'webauthn' } });
+  const created = await challenge(fresh.access_token, enrolled.body.id);
+  const lying = newAuthenticator().create(created.webauthn.credential_options.publicKey, { origin: 'https://evil.example.com' });
+  t.same((await verify(fresh.access_token, enrolled.body.id, created.id, 'create', lying)).body, FAILED);
+  const status = await api.db.query('select status from mfa_factors where id = $1', [enrolled.body.id]);
+  t.equal(status.rows[0].status, 'unverified');
+});
+
+t.test('verify bodies without the webauthn fields are 400s; a ceremony of the other type is refused', async (t) => {
+  const session = await signUp(api);
+  const enrolled = await api.request('POST', '/factors', { token: session.access_token, body: { factor_type: 'webauthn' } });
+  const created = await challenge(session.access_token, enrolled.body.id);
+  const post = (body: unknown) => api.request('POST', `/factors/${enrolled.body.id}/verify`, { token: session.access_token, body });
+  t.same((await post({ challenge_id: created.id })).body, { code: 400, error_code: 'validation_failed', msg: 'WebAuthn config required' });
+  t.same((await post({ challenge_id: created.id, webauthn: { type: 'other' } })).body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'WebAuthn type must be create or request',
+  });
+  t.same((await post({ challenge_id: created.id, webauthn: { type: 'create' } })).body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'credential_response required',
+  });
+  t.same((await post({ challenge_id: created.id, webauthn: { type: 'request', credential_response: {} } })).body, FAILED);
+});
+
+t.test('with a verified factor, passkeys are managed from aal2 sessions only', async (t) => {
+  const authenticator = newAuthenticator();
+  const { session, aal2 } = await userWithFactor(authenticator);
+  const aal1 = await signIn(api, session.user.email);
+  const refused = await api.request('POST', '/passkeys/registration/options', { token: aal1.access_token, body: {} });
+  t.same(refused.body, {
+    code: 403,
+    error_code: 'insufficient_aal',
+    msg: 'AAL2 session is required to manage passkeys when MFA is enabled',
+  });
+  const created = await register(api, aal2.access_token, newAuthenticator());
+  t.equal(created.status, 200, created.text);
+  const deleteAtAal1 = await api.request('DELETE', `/passkeys/${created.body.id}`, { token: aal1.access_token });
+  t.equal(deleteAtAal1.status, 403);
+  t.equal((await api.request('GET', '/passkeys', { token: aal1.access_token })).status, 200, 'listing needs no aal2');
+  t.equal((await api.request('DELETE', `/passkeys/${created.body.id}`, { token: aal2.access_token })).status, 204);
+});
+
+t.test('auth-js end to end: mfa.webauthn.register, then mfa.webauthn.authenticate on a later session', async (t) => {
+  const email = uniqueEmail('webauthn-mfa');
+  const device = newAuthenticator();
+  const first = authClient(api.url);
+  t.equal((await first.signUp({ email, password: 'Secret-password-1' })).error, null);
+  const registered = await withBrowserWebAuthn(device, () => first.mfa.webauthn.register({ friendlyName: 'laptop' }));
+  t.equal(registered.error, null);
+  t.equal(decodeJwt(registered.data!.access_token).aal, 'aal2');
+  const factors = await first.mfa.listFactors();
+  t.same(
+    factors.data!.webauthn.map((f) => [f.friendly_name, f.status]),
+    [['laptop', 'verified']],
+  );
+
+  const later = authClient(api.url);
+  t.equal((await later.signInWithPassword({ email, password: 'Secret-password-1' })).error, null);
+  const before = await later.mfa.getAuthenticatorAssuranceLevel();
+  t.same([before.data!.currentLevel, before.data!.nextLevel], ['aal1', 'aal2']);
+  const stepped = await withBrowserWebAuthn(device, () => later.mfa.webauthn.authenticate({ factorId: factors.data!.webauthn[0].id }));
+  t.equal(stepped.error, null);
+  const after = await later.mfa.getAuthenticatorAssuranceLevel();
+  t.equal(after.data!.currentLevel, 'aal2');
+  t.ok(after.data!.currentAuthenticationMethods.some((m) => (typeof m === 'string' ? m : m.method) === 'mfa/webauthn'));
+});

@@ -1,0 +1,242 @@
+// What the WebAuthn ceremonies refuse (docs/passkeys.md#what-a-ceremony-checks), each with the software
+// authenticator's real objects made to lie about one thing: a replayed assertion, a cloned authenticator's
+// counter, a wrong origin, a wrong relying party id, a challenge expired, used, of another kind or of
+// another user, and malformed input. Nothing refused leaves a credential or a session behind.
+import t from 'tap';
+import { loadConfig } from '../dist/server/config/load.js';
+import { startTestService } from './helpers/server.js';
+import { signUp } from './helpers/accounts.js';
+import { PASSKEY_ENV, authenticationOptions, newAuthenticator, register, signInWithPasskey } from './helpers/passkeys.js';
+
+const api = await startTestService(PASSKEY_ENV);
+t.teardown(() => api.stop());
+
+const VERIFICATION_FAILED = { code: 400, error_code: 'webauthn_verification_failed', msg: 'Credential verification failed' };
+const NOT_FOUND = { code: 400, error_code: 'webauthn_challenge_not_found', msg: 'Challenge not found or already used' };
+const EXPIRED = { code: 400, error_code: 'webauthn_challenge_expired', msg: 'Challenge has expired' };
+
+const count = async (table: string, userId: string) =>
+  (await api.db.query(`select count(*)::int as n from ${table} where user_id = $1`, [userId])).rows[0].n as number;
+
+/** A user with one registered passkey on `authenticator`. */
+async function userWithPasskey(authenticator = newAuthenticator()) {
+  const session = await signUp(api);
+  const res = await register(api, session.access_token, authenticator);
+  if (res.status !== 200) throw new Error(res.text);
+  return { session, authenticator, passkeyId: res.body.id as string };
+}
+
+t.test('a replayed assertion is refused: its challenge is used up', async (t) => {
+  const { session, authenticator } = await userWithPasskey();
+  const { challenge_id, options } = await authenticationOptions(api);
+  const credential = authenticator.get(options);
+  const first = await api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id, credential } });
+  t.equal(first.status, 200);
+  const replay = await api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id, credential } });
+  t.same(replay.body, NOT_FOUND);
+  // The same assertion against a fresh challenge: it signed the old one.
+  const fresh = await authenticationOptions(api);
+  const onFresh = await api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id: fresh.challenge_id, credential } });
+  t.same(onFresh.body, VERIFICATION_FAILED);
+  t.equal(await count('sessions', session.user.id), 2, 'the sign-up session and the one sign-in');
+});
+
+t.test('a cloned authenticator is refused: its signature counter does not move past the stored one', async (t) => {
+  const { session, authenticator, passkeyId } = await userWithPasskey();
+  const clone = authenticator.clone();
+  t.equal((await signInWithPasskey(api, authenticator)).status, 200, 'counter 1');
+  t.equal((await signInWithPasskey(api, authenticator)).status, 200, 'counter 2');
+  const cloned = await signInWithPasskey(api, clone); // counter 1 again
+  t.same(cloned.body, VERIFICATION_FAILED);
+  const stored = await api.db.query('select sign_count from webauthn_credentials where id = $1', [passkeyId]);
+  t.equal(stored.rows[0].sign_count, '2', 'the refused assertion did not move the counter');
+  t.equal(await count('sessions', session.user.id), 3);
+});
+
+t.test('two assertions carrying one counter value, sent at once: exactly one signs in', async (t) => {
+  const { session, authenticator } = await userWithPasskey();
+  const twin = authenticator.clone();
+  const [a, b] = await Promise.all([authenticationOptions(api), authenticationOptions(api)]);
+  const first = authenticator.get(a.options); // counter 1
+  const second = twin.get(b.options); // counter 1 too
+  const answers = await Promise.all([
+    api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id: a.challenge_id, credential: first } }),
+    api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id: b.challenge_id, credential: second } }),
+  ]);
+  t.same(answers.map((r) => r.status).sort(), [200, 400]);
+  t.same(answers.find((r) => r.status === 400)!.body, VERIFICATION_FAILED);
+  t.equal(await count('sessions', session.user.id), 2, 'the sign-up session and one sign-in');
+});
+
+t.test('an authenticator that keeps no counter (always 0) may sign in again', async (t) => {
+  const { authenticator } = await userWithPasskey(newAuthenticator({ counterStep: 0 }));
+  t.equal((await signInWithPasskey(api, authenticator)).status, 200);
+  t.equal((await signInWithPasskey(api, authenticator)).status, 200);
+});
+
+t.test('a wrong origin is refused, at registration and at sign-in', async (t) => {
+  const session = await signUp(api);
+  const authenticator = newAuthenticator();
+  const refused = await register(api, session.access_token, authenticator, { origin: 'https://evil.example.com' });
+  t.same(refused.body, VERIFICATION_FAILED);
+  t.equal(await count('webauthn_credentials', session.user.id), 0);
+
+  const { authenticator: registered, session: owner } = await userWithPasskey();
+  const signIn = await signInWithPasskey(api, registered, { origin: 'http://localhost:5174' });
+  t.same(signIn.body, VERIFICATION_FAILED);
+  t.equal(await count('sessions', owner.user.id), 1, 'only the sign-up session');
+  // Every configured origin is accepted.
+  t.equal((await signInWithPasskey(api, registered, { origin: 'https://app.example.com' })).status, 200);
+});
+
+t.test('a wrong relying party id is refused, at registration and at sign-in', async (t) => {
+  const session = await signUp(api);
+  const refused = await register(api, session.access_token, newAuthenticator(), { rpId: 'example.com' });
+  t.same(refused.body, VERIFICATION_FAILED);
+  t.equal(await count('webauthn_credentials', session.user.id), 0);
+
+  const { authenticator, session: owner } = await userWithPasskey();
+  const signIn = await signInWithPasskey(api, authenticator, { rpId: 'evil.localhost' });
+  t.same(signIn.body, VERIFICATION_FAILED);
+  t.equal(await count('sessions', owner.user.id), 1);
+});
+
+t.test('a ceremony of the wrong type, or over another challenge, is refused', async (t) => {
+  const { authenticator } = await userWithPasskey();
+  t.same((await signInWithPasskey(api, authenticator, { type: 'webauthn.create' })).body, VERIFICATION_FAILED);
+  t.same((await signInWithPasskey(api, authenticator, { challenge: 'c29tZXRoaW5nIGVsc2U' })).body, VERIFICATION_FAILED);
+});
+
+t.test('an expired challenge is refused, then gone', async (t) => {
+  const { authenticator, session } = await userWithPasskey();
+  const { challenge_id, options } = await authenticationOptions(api);
+  await api.db.query(`update webauthn_challenges set expires_at = now() - interval '1 second' where id = $1`, [challenge_id]);
+  const credential = authenticator.get(options);
+  t.same((await api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id, credential } })).body, EXPIRED);
+  t.same((await api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id, credential } })).body, NOT_FOUND);
+
+  const registration = await api.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  await api.db.query(`update webauthn_challenges set expires_at = now() - interval '1 second' where id = $1`, [
+    registration.body.challenge_id,
+  ]);
+  const attestation = newAuthenticator().create(registration.body.options);
+  const late = await api.request('POST', '/passkeys/registration/verify', {
+    token: session.access_token,
+    body: { challenge_id: registration.body.challenge_id, credential: attestation },
+  });
+  t.same(late.body, EXPIRED);
+  t.equal(await count('webauthn_credentials', session.user.id), 1);
+});
+
+t.test("a registration challenge is the asking user's, and only for registration", async (t) => {
+  const owner = await signUp(api);
+  const other = await signUp(api);
+  const options = await api.request('POST', '/passkeys/registration/options', { token: owner.access_token, body: {} });
+  const credential = newAuthenticator().create(options.body.options);
+  const stolen = await api.request('POST', '/passkeys/registration/verify', {
+    token: other.access_token,
+    body: { challenge_id: options.body.challenge_id, credential },
+  });
+  t.same(stolen.body, NOT_FOUND);
+  const asSignIn = await api.request('POST', '/passkeys/authentication/verify', {
+    body: { challenge_id: options.body.challenge_id, credential },
+  });
+  t.same(asSignIn.body, NOT_FOUND);
+  const signInChallenge = await authenticationOptions(api);
+  const asRegistration = await api.request('POST', '/passkeys/registration/verify', {
+    token: owner.access_token,
+    body: { challenge_id: signInChallenge.challenge_id, credential },
+  });
+  t.same(asRegistration.body, NOT_FOUND);
+  t.equal(await count('webauthn_credentials', owner.user.id), 0);
+  t.equal(await count('webauthn_credentials', other.user.id), 0);
+});
+
+t.test('an unknown challenge, and an assertion of an authenticator never registered, are refused', async (t) => {
+  const { session } = await userWithPasskey();
+  const stranger = newAuthenticator();
+  // Bound to the real user handle without being registered.
+  const options = await api.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  stranger.create(options.body.options);
+  const unknown = await api.request('POST', '/passkeys/registration/verify', {
+    token: session.access_token,
+    body: { challenge_id: '00000000-0000-0000-0000-000000000000', credential: stranger.create(options.body.options) },
+  });
+  t.same(unknown.body, NOT_FOUND);
+  t.same((await signInWithPasskey(api, stranger)).body, VERIFICATION_FAILED);
+});
+
+t.test('malformed verify bodies are clear 400s', async (t) => {
+  const { challenge_id } = await authenticationOptions(api);
+  const verify = (body: unknown) => api.request('POST', '/passkeys/authentication/verify', { body });
+  t.same((await verify({ credential: {} })).body, { code: 400, error_code: 'validation_failed', msg: 'challenge_id is required' });
+  t.same((await verify({ challenge_id })).body, { code: 400, error_code: 'validation_failed', msg: 'credential is required' });
+  t.same((await verify({ challenge_id: 'nope', credential: {} })).body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'challenge_id must be a valid UUID',
+  });
+  t.same((await verify({ challenge_id: 7, credential: {} })).body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'challenge_id must be a string',
+  });
+  const invalid = { code: 400, error_code: 'webauthn_verification_failed', msg: 'Invalid credential response' };
+  t.same((await verify({ challenge_id, credential: { id: 'x' } })).body, invalid);
+  const garbage = {
+    id: 'AAAA',
+    rawId: 'AAAA',
+    type: 'public-key',
+    response: { clientDataJSON: 'AAAA', authenticatorData: 'AAAA', signature: 'AAAA', userHandle: 'AAAA' },
+  };
+  const second = await authenticationOptions(api);
+  t.same((await verify({ challenge_id: second.challenge_id, credential: garbage })).body, VERIFICATION_FAILED);
+  const session = await signUp(api);
+  const reg = await api.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  const badCbor = { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA', attestationObject: '_____w' } };
+  const res = await api.request('POST', '/passkeys/registration/verify', {
+    token: session.access_token,
+    body: { challenge_id: reg.body.challenge_id, credential: badCbor },
+  });
+  t.same(res.body, VERIFICATION_FAILED);
+});
+
+t.test('PASSKEY_ENABLED and the WebAuthn factor switches need the relying party', async (t) => {
+  t.throws(
+    () => loadConfig({ envFile: null, env: { AUTH_PASSKEY_ENABLED: 'true' } }),
+    /AUTH_WEBAUTHN_RP_ID: is required when PASSKEY_ENABLED is true/,
+  );
+  t.throws(
+    () => loadConfig({ envFile: null, env: { AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true', AUTH_WEBAUTHN_RP_ID: 'example.com' } }),
+    /AUTH_WEBAUTHN_RP_ORIGINS: is required when MFA_WEB_AUTHN_VERIFY_ENABLED is true/,
+  );
+  t.doesNotThrow(() =>
+    loadConfig({
+      envFile: null,
+      env: {
+        AUTH_PASSKEY_ENABLED: 'true',
+        AUTH_WEBAUTHN_RP_ID: 'example.com',
+        AUTH_WEBAUTHN_RP_DISPLAY_NAME: 'Example',
+        AUTH_WEBAUTHN_RP_ORIGINS: 'https://example.com',
+      },
+    }),
+  );
+});
+
+t.test('with PASSKEY_ENABLED off every /passkeys route answers 404 passkey_disabled, before any other check', async (t) => {
+  const off = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+  t.teardown(() => off.stop());
+  const disabled = { code: 404, error_code: 'passkey_disabled', msg: 'Passkeys are disabled' };
+  for (const [method, path] of [
+    ['POST', '/passkeys/authentication/options'],
+    ['POST', '/passkeys/authentication/verify'],
+    ['POST', '/passkeys/registration/options'],
+    ['POST', '/passkeys/registration/verify'],
+    ['GET', '/passkeys'],
+    ['PATCH', '/passkeys/00000000-0000-0000-0000-000000000000'],
+    ['DELETE', '/passkeys/00000000-0000-0000-0000-000000000000'],
+  ]) {
+    t.same((await off.request(method, path, method === 'GET' ? {} : { body: {} })).body, disabled, `${method} ${path}`);
+  }
+  t.equal((await off.request('GET', '/settings')).body.passkeys_enabled, false);
+});
