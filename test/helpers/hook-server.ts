@@ -43,7 +43,7 @@ export const newHookSecret = () => `v1,whsec_${randomBytes(32).toString('base64'
 
 export async function startHookServer(options: { secret?: string } = {}): Promise<HookServer> {
   const secret = options.secret ?? newHookSecret();
-  const verifier = new Webhook(secret.slice('v1,'.length));
+  const verify = verifyWith(new Webhook(secret.slice('v1,'.length)));
   const handlers = new Map<string, HookHandler>();
   const queued = new Map<string, Array<HookReply | HookHandler>>();
   const calls: HookCall[] = [];
@@ -52,29 +52,22 @@ export async function startHookServer(options: { secret?: string } = {}): Promis
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const path = req.url ?? '/';
-      let payload: any = null;
-      let verified = false;
-      try {
-        payload = verifier.verify(body, req.headers as Record<string, string>);
-        verified = true;
-      } catch {
-        payload = null;
-      }
-      const call: HookCall = { path, headers: req.headers, payload, verified };
-      calls.push(call);
-      if (!verified) return send(res, { status: 401, body: { error: 'bad signature' } });
-      const next = queued.get(path)?.shift() ?? handlers.get(path) ?? { status: 204 };
-      const reply = typeof next === 'function' ? await next(payload, call) : next;
-      if (reply.stall) {
-        stalled.add(res);
-        return;
-      }
-      send(res, reply);
-    });
+    req.on('end', () => void answer(req, res, Buffer.concat(chunks).toString('utf8')));
   });
+  const answer = async (req: http.IncomingMessage, res: http.ServerResponse, body: string) => {
+    const path = req.url ?? '/';
+    const { ok: verified, payload } = verify(body, req.headers);
+    const call: HookCall = { path, headers: req.headers, payload, verified };
+    calls.push(call);
+    if (!verified) return send(res, { status: 401, body: { error: 'bad signature' } });
+    const next = queued.get(path)?.shift() ?? handlers.get(path) ?? { status: 204 };
+    const reply = typeof next === 'function' ? await next(payload, call) : next;
+    if (reply.stall) {
+      stalled.add(res);
+      return;
+    }
+    send(res, reply);
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -90,6 +83,16 @@ export async function startHookServer(options: { secret?: string } = {}): Promis
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+function verifyWith(verifier: Webhook) {
+  return (body: string, headers: http.IncomingHttpHeaders): { ok: boolean; payload: any } => {
+    try {
+      return { ok: true, payload: verifier.verify(body, headers as Record<string, string>) };
+    } catch {
+      return { ok: false, payload: null };
+    }
   };
 }
 
