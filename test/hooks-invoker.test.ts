@@ -168,6 +168,11 @@ t.test('hook settings: names as the original’s, checked at start-up', async (t
     'AUTH_HOOK_SEND_EMAIL_SECRETS: 1 secret(s) not of the form v1,whsec_<base64> (separate several with |)',
   ]);
   t.same(problemsOf({ AUTH_HOOK_SEND_EMAIL_URI: 'http://localhost:9999/mail', AUTH_HOOK_SEND_EMAIL_SECRETS: secret }), []);
+  const httpHook = { AUTH_HOOK_SEND_EMAIL_ENABLED: 'true', AUTH_HOOK_SEND_EMAIL_URI: 'https://hooks.example.com/mail' };
+  t.same(problemsOf({ ...httpHook, AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: '3s' }), [
+    "AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: must be longer than an HTTP hook's 5 s (or 0)",
+  ]);
+  t.same(problemsOf({ ...httpHook, AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: '0' }), []);
 });
 
 t.test('JWT_SECRET is not required when JWT_KEYS is set', async (t) => {

@@ -10,6 +10,7 @@ import { Ajv } from 'ajv';
 import { SETTINGS, SMS_REQUIRED, hookEnvName, type Setting } from './settings.js';
 import { HOOK_NAMES, OAUTH_PROVIDERS, type Config, type SendLimit } from './types.js';
 import { hookTargetProblems } from '../hooks/targets.js';
+import { HTTP_HOOK_TIMEOUT_MS } from '../hooks/http-transport.js';
 import { parseSeconds } from './duration.js';
 import { KeySetError, SUPPORTED_ALGORITHMS, buildKeySet, parseKeySet } from '../auth/keys.js';
 
@@ -201,12 +202,21 @@ function validMethodProblems(flat: Record<string, unknown>, given: Map<string, s
 
 /** Each enabled hook needs a URI; any URI must be one the transports can call, with well-formed secrets. */
 function hookProblems(flat: Record<string, unknown>): string[] {
-  return HOOK_NAMES.flatMap((hook) => {
+  const problems = HOOK_NAMES.flatMap((hook) => {
     const env = `HOOK_${hookEnvName(hook)}`;
     const uri = flat[`${env}_URI`] as string;
     if (flat[`${env}_ENABLED`] && !uri) return [`AUTH_${env}_URI: is required when ${env}_ENABLED is true`];
     return hookTargetProblems(uri, flat[`${env}_SECRETS`] as string[]).map((p) => `AUTH_${env}_${p}`);
   });
+  // An HTTP hook may hold its request's transaction for its whole budget (docs/architecture.md#mail-and-sms-inside-the-transaction).
+  const idle = flat.DB_IDLE_IN_TRANSACTION_TIMEOUT as number;
+  const httpHook = HOOK_NAMES.some(
+    (h) => flat[`HOOK_${hookEnvName(h)}_ENABLED`] && /^https?:/.test(String(flat[`HOOK_${hookEnvName(h)}_URI`])),
+  );
+  if (httpHook && idle > 0 && idle * 1000 <= HTTP_HOOK_TIMEOUT_MS) {
+    problems.push(`AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: must be longer than an HTTP hook's ${HTTP_HOOK_TIMEOUT_MS / 1000} s (or 0)`);
+  }
+  return problems;
 }
 
 function applyDevelopmentDefaults(flat: Record<string, unknown>, development: boolean): void {
