@@ -29,6 +29,7 @@ const api = await startTestService({
   AUTH_SMTP_PORT: String(smtp.port),
   AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
   AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
   AUTH_SMS_PROVIDER: 'twilio',
   AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
   AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
@@ -146,6 +147,36 @@ t.test('before-user-created: a refusal is the client’s error, and no user row 
   const rows = await api.db.query('select 1 from users where email = $1', [email]);
   t.equal(rows.rowCount, 0);
   t.equal(hooks.callsTo('/send-email').filter((c) => c.payload.user.email === email).length, 0, 'nothing was sent either');
+});
+
+t.test('before-user-created: anonymous sign-in, invites and generated sign-up links ask it too', async (t) => {
+  const refuse = () => hooks.once('/before-user-created', { body: { error: { http_code: 422, message: 'Not now' } } });
+  const anonymousBefore = Number((await api.db.query('select count(*) from users where is_anonymous')).rows[0].count);
+  refuse();
+  const anonymous = await api.request('POST', '/signup', { body: {} });
+  t.same([anonymous.status, anonymous.body.msg], [422, 'Not now']);
+  t.equal(Number((await api.db.query('select count(*) from users where is_anonymous')).rows[0].count), anonymousBefore);
+  const admitted = await api.request('POST', '/signup', { body: {} });
+  t.equal(admitted.status, 200);
+  t.match(lastCall('/before-user-created').payload.user, { id: admitted.body.user.id, is_anonymous: true });
+
+  const invited = uniqueEmail('invited');
+  refuse();
+  const invite = await api.request('POST', '/invite', { token: await adminToken(), body: { email: invited } });
+  t.same([invite.status, invite.body.msg], [422, 'Not now']);
+  const linked = uniqueEmail('linked');
+  refuse();
+  const link = await api.request('POST', '/admin/generate_link', {
+    token: await adminToken(),
+    body: { type: 'signup', email: linked, password: PASSWORD },
+  });
+  t.same([link.status, link.body.msg], [422, 'Not now']);
+  t.equal((await api.db.query('select 1 from users where email = any($1)', [[invited, linked]])).rowCount, 0);
+
+  const accepted = await api.request('POST', '/invite', { token: await adminToken(), body: { email: invited } });
+  t.equal(accepted.status, 200);
+  t.equal(lastCall('/send-email').payload.email_data.email_action_type, 'invite');
+  t.equal(smtp.mails.length, 0);
 });
 
 t.test('send email replaces SMTP: the hook gets the token, the link works, no mail reaches the SMTP server', async (t) => {
