@@ -3,7 +3,8 @@
 // including the GOTRUE_HOOK_ names operators moving over already have.
 import t from 'tap';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
-import { mfaVerificationAttempt } from '../dist/server/hooks/mfa-verification-attempt.js';
+import { enforceMfaVerificationAttempt, mfaVerificationAttempt } from '../dist/server/hooks/mfa-verification-attempt.js';
+import { insertSessionRows } from './helpers/db.js';
 import { ApiError } from '../dist/server/errors.js';
 import { freePort } from './helpers/server.js';
 import { useMigratedDatabase } from './helpers/db.js';
@@ -84,6 +85,22 @@ t.test('MFA verification attempt over HTTP: the original’s payload, continue a
   });
   t.same(await mfaVerificationAttempt(ctx, attempt, {}), { reject: true, message: 'Further MFA verification attempts will be rejected.' });
   t.same(await mfaVerificationAttempt(ctx, attempt, {}), { reject: true, message: 'Too many tries' });
+});
+
+t.test('enforceMfaVerificationAttempt: a rejection ends every session of the user and is 403', async (t) => {
+  const ctx = contextFor(`${hooks.url}/mfa`);
+  const { rows } = await database.pool.query(
+    `insert into users (aud, role, email) values ('authenticated', 'authenticated', 'mfa@example.com') returning id`,
+  );
+  const userId = rows[0].id;
+  await insertSessionRows(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
+  await insertSessionRows(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
+  hooks.once('/mfa', { body: { decision: 'continue' } }, { body: { decision: 'reject', message: 'Locked' } });
+  await enforceMfaVerificationAttempt(ctx, { ...attempt, userId }, {});
+  const count = async () => Number((await database.pool.query('select count(*) from sessions where user_id = $1', [userId])).rows[0].count);
+  t.equal(await count(), 2, 'continue leaves the sessions');
+  t.same(await failure(enforceMfaVerificationAttempt(ctx, { ...attempt, userId }, {})), [403, 'mfa_verification_rejected', 'Locked']);
+  t.equal(await count(), 0);
 });
 
 t.test('MFA verification attempt off: null, nothing called', async (t) => {

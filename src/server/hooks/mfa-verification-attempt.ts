@@ -1,9 +1,12 @@
 // The MFA verification attempt hook (docs/hooks.md#mfa-verification-attempt), for the MFA verify endpoint to
 // call after checking a factor's code and before acting on it. The payload is the original's:
 //   { metadata, user_id, factor_id, factor_type: "totp" | "phone" | "webauthn", valid }
-// and the answer { decision: "continue" | "reject", message }. On "reject" the caller ends all the user's
-// sessions and throws apiError('mfa_verification_rejected', decision.message) — 403, as the original.
+// and the answer { decision: "continue" | "reject", message }. On "reject" all the user's sessions end and
+// the attempt is 403 mfa_verification_rejected with the hook's message, as the original:
+// enforceMfaVerificationAttempt does all of it; mfaVerificationAttempt only asks.
+import { deleteSessions } from '../../db/sessions.js';
 import type { AppContext } from '../context.js';
+import { apiError } from '../errors.js';
 import { isObject } from './errors.js';
 import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
 
@@ -40,4 +43,20 @@ export async function mfaVerificationAttempt(
     reject: answer.decision === 'reject',
     message: typeof answer.message === 'string' && answer.message ? answer.message : DEFAULT_MFA_REJECTION,
   };
+}
+
+/**
+ * The whole of the original's handling, for the MFA verify endpoint: ask the hook; on "reject" end every
+ * session of the user and throw 403 mfa_verification_rejected with the hook's message. Resolves when the
+ * hook is off or lets the attempt continue. Call it holding no connection.
+ */
+export async function enforceMfaVerificationAttempt(
+  ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
+  attempt: MfaAttempt,
+  req: HookRequest,
+): Promise<void> {
+  const decision = await mfaVerificationAttempt(ctx, attempt, req);
+  if (!decision?.reject) return;
+  await deleteSessions(ctx.db, attempt.userId, 'all');
+  throw apiError('mfa_verification_rejected', decision.message);
 }
