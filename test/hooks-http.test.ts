@@ -15,7 +15,8 @@ const smtp = await startSmtpServer();
 const sms = await startSmsGatewayFake();
 const hook = (name: string, path: string) => ({
   [`AUTH_HOOK_${name}_ENABLED`]: 'true',
-  [`AUTH_HOOK_${name}_URI`]: `${hooks.url}${path}`,
+  // A key in the query, as some endpoints take one: it must not reach the log.
+  [`AUTH_HOOK_${name}_URI`]: `${hooks.url}${path}?key=hook-query-key`,
   // Two secrets, as during a rotation: the endpoint knows only the second.
   [`AUTH_HOOK_${name}_SECRETS`]: `${newHookSecret()}|${hooks.secret}`,
 });
@@ -327,4 +328,13 @@ t.test('answers the original refuses: oversize, not JSON, an unexpected status',
   t.same([teapot.status, teapot.body.msg], [500, 'Unexpected status code returned from hook: 418']);
   hooks.once('/password-verification-attempt', { status: 204 });
   t.equal((await signIn(user.email)).status, 200, '204 No Content is a continue');
+});
+
+// Last: the log is complete once the service has stopped.
+t.test('each call is logged with its endpoint, outcome and duration, never the URI’s query', async (t) => {
+  await api.stop();
+  const logged = api.logs().filter((l) => l.action === 'run_hook');
+  t.ok(logged.some((l) => l.success === true && l.hook === `${hooks.url}/custom-access-token` && Number.isInteger(l.duration_ms)));
+  t.ok(logged.some((l) => l.success === false && l.hook === `${hooks.url}/password-verification-attempt`));
+  t.notMatch(JSON.stringify(api.logs()), /hook-query-key/);
 });

@@ -55,7 +55,7 @@ export async function startHookServer(options: { secret?: string } = {}): Promis
     req.on('end', () => void answer(req, res, Buffer.concat(chunks).toString('utf8')));
   });
   const answer = async (req: http.IncomingMessage, res: http.ServerResponse, body: string) => {
-    const path = req.url ?? '/';
+    const path = (req.url ?? '/').split('?')[0];
     const { ok: verified, payload } = verify(body, req.headers);
     const call: HookCall = { path, headers: req.headers, payload, verified };
     calls.push(call);

@@ -48,9 +48,10 @@ export async function invokeHook(
     ...payload,
   });
   const started = performance.now();
+  const where = loggable(settings.uri);
   const log = (success: boolean, err?: unknown) =>
     ctx.log[success ? 'info' : 'warn'](
-      { action: 'run_hook', hook: settings.uri, success, duration_ms: Math.round(performance.now() - started), ...(err ? { err } : {}) },
+      { action: 'run_hook', hook: where, success, duration_ms: Math.round(performance.now() - started), ...(err ? { err } : {}) },
       success ? 'Hook ran successfully' : 'Hook errored out',
     );
   try {
@@ -64,7 +65,7 @@ export async function invokeHook(
             uri: settings.uri,
             payload: body,
             signal: req.signal,
-            onFailure: (err) => ctx.log.warn({ err, hook: settings.uri }, 'hook function failed'),
+            onFailure: (err) => ctx.log.warn({ err, hook: where }, 'hook function failed'),
           });
     log(true);
     return output;
@@ -72,4 +73,10 @@ export async function invokeHook(
     log(false, err instanceof ApiError ? { code: err.errorCode, message: err.message } : err);
     throw err;
   }
+}
+
+/** The URI without credentials or query (an endpoint may carry a key there), for the log. */
+function loggable(uri: string): string {
+  const u = new URL(uri);
+  return u.protocol === 'pg-functions:' ? uri : `${u.origin}${u.pathname}`;
 }
