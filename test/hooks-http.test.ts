@@ -26,6 +26,7 @@ const api = await startTestService({
   ...hook('SEND_EMAIL', '/send-email'),
   ...hook('SEND_SMS', '/send-sms'),
   ...hook('PASSWORD_VERIFICATION_ATTEMPT', '/password-verification-attempt'),
+  ...hook('AFTER_USER_CREATED', '/after-user-created'),
   AUTH_SMTP_HOST: '127.0.0.1',
   AUTH_SMTP_PORT: String(smtp.port),
   AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
@@ -178,6 +179,27 @@ t.test('before-user-created: anonymous sign-in, invites and generated sign-up li
   t.equal(accepted.status, 200);
   t.equal(lastCall('/send-email').payload.email_data.email_action_type, 'invite');
   t.equal(smtp.mails.length, 0);
+});
+
+t.test('after-user-created: told of the committed user; its error is the answer, the user stays', async (t) => {
+  const email = uniqueEmail('after');
+  const res = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+  t.equal(res.status, 200);
+  const calls = hooks.callsTo('/after-user-created').filter((c) => c.payload.user.email === email);
+  t.equal(calls.length, 1);
+  t.equal(calls[0].payload.metadata.name, 'after-user-created');
+  t.match(calls[0].payload.user, { id: res.body.id, email, identities: [{ provider: 'email' }] });
+
+  const refusedEmail = uniqueEmail('after-refused');
+  hooks.once('/after-user-created', { body: { error: { http_code: 409, message: 'CRM unavailable' } } });
+  const refused = await api.request('POST', '/signup', { body: { email: refusedEmail, password: PASSWORD } });
+  t.same([refused.status, refused.body.error_code, refused.body.msg], [409, 'unknown', 'CRM unavailable']);
+  t.equal((await api.db.query('select 1 from users where email = $1', [refusedEmail])).rowCount, 1, 'as the original: created, then told');
+
+  const before = hooks.callsTo('/after-user-created').length;
+  hooks.once('/before-user-created', { body: { error: { http_code: 403, message: 'No' } } });
+  t.equal((await api.request('POST', '/signup', { body: { email: uniqueEmail('never'), password: PASSWORD } })).status, 403);
+  t.equal(hooks.callsTo('/after-user-created').length, before, 'a user never created is never announced');
 });
 
 t.test('send email replaces SMTP: the hook gets the token, the link works, no mail reaches the SMTP server', async (t) => {

@@ -7,6 +7,7 @@ import { writeAudit, type AuditAction, type AuditActor } from '../../db/audit-lo
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import { createUserAfterHook } from '../hooks/before-user-created.js';
+import type { HookRequest } from '../hooks/invoke.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { mergeMetadata } from './user-params.js';
 import type { LinkKind } from '../delivery/mail/mailer.js';
@@ -19,6 +20,8 @@ export interface LinkInput {
   aud: string;
   /** the argon2 hash of the signup password, computed before the transaction */
   passwordHash: string | null;
+  /** the request, for the user-created hooks */
+  req: HookRequest;
 }
 
 export interface LinkPlan {
@@ -46,7 +49,7 @@ async function newUser(ctx: AppContext, c: Queryable, input: LinkInput, invited:
       confirmed: false,
       invitedAt: invited ? new Date() : undefined,
     },
-    {},
+    input.req,
   );
   if (!created) throw apiError('email_exists'); // a concurrent sign-up took the address
   return created.user;

@@ -208,6 +208,7 @@ export const HOOK_NAMES = [
   'sendSms',
   'passwordVerificationAttempt',
   'mfaVerificationAttempt',
+  'afterUserCreated',
 ] as const;
 export type HookName = (typeof HOOK_NAMES)[number];
 

@@ -7,6 +7,7 @@ import type { AppContext } from '../context.js';
 import { userJson } from '../users/user-json.js';
 import { createUser, newUserRow, type NewUser } from '../users/create.js';
 import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
+import { noteUserCreated } from './after-user-created.js';
 
 /** Resolves when the hook is off or lets the sign-up go ahead; throws its refusal otherwise. */
 export async function beforeUserCreated(
@@ -28,5 +29,7 @@ export async function createUserAfterHook(
 ): Promise<Awaited<ReturnType<typeof createUser>>> {
   const withId = { ...u, id: u.id ?? randomUUID() };
   await beforeUserCreated(ctx, newUserRow(withId), req, q);
-  return createUser(q, withId);
+  const result = await createUser(q, withId);
+  if (result) noteUserCreated(ctx, req, result.user);
+  return result;
 }

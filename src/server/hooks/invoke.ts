@@ -18,6 +18,7 @@ export const WIRE_NAMES: Record<HookName, string> = {
   sendSms: 'send-sms',
   passwordVerificationAttempt: 'password-verification',
   mfaVerificationAttempt: 'mfa-verification',
+  afterUserCreated: 'after-user-created',
 };
 
 /** What a hook call may know of its request: the client's address for metadata, the deadline. */

@@ -6,6 +6,7 @@ import { tx } from '../../db/pool.js';
 import { insertUser } from '../../db/users.js';
 import { issueSession } from '../sessions/issue.js';
 import { beforeUserCreated } from '../hooks/before-user-created.js';
+import { noteUserCreated } from '../hooks/after-user-created.js';
 import type { UserRow } from '../../db/users.js';
 import { requestAudience } from '../auth/bearer.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
@@ -27,6 +28,7 @@ export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: 
       // docs/hooks.md#before-user-created: the hook sees the user before the insert, as for any sign-up.
       await beforeUserCreated(ctx, anonymousRow(fields), req, c);
       const user = (await insertUser(c, fields))!;
+      noteUserCreated(ctx, req, user);
       return {
         body: await issueSession(ctx, c, user, 'anonymous', req, {
           audit: { actor: { id: user.id, username: '' }, action: 'user_signedup', traits: { provider: 'anonymous' } },
