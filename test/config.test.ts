@@ -109,7 +109,7 @@ t.test('production requires the required settings, and names every one', async (
   t.same(problemsOf({ DATABASE_URL: 'postgres://u@db/x' }), [
     'AUTH_SITE_URL: is required when DATABASE_URL is set',
     'AUTH_API_EXTERNAL_URL: is required when DATABASE_URL is set',
-    'AUTH_JWT_SECRET: is required when DATABASE_URL is set',
+    'AUTH_JWT_SECRET: is required when DATABASE_URL is set and JWT_KEYS is not',
     'AUTH_DB_DRIVER: is required when DATABASE_URL is set (must be postgres)',
   ]);
   t.equal(load(PROD).development, false);

@@ -2,7 +2,20 @@
 // reads its settings (AUTH_*) itself; the ones the bench needs to know (pool sizes) come back from it.
 import os from 'node:os';
 
-export const SCENARIOS = ['token-password', 'token-refresh', 'user', 'settings', 'signup', 'mixed', 'overload'];
+export const SCENARIOS = [
+  'token-password',
+  'token-refresh',
+  'user',
+  'settings',
+  'signup',
+  'mixed',
+  'overload',
+  // each on a service of its own (scenarios/variants.mjs)
+  'token-refresh-es256',
+  'user-es256',
+  'token-refresh-hook-http',
+  'token-refresh-hook-pg',
+];
 /** Not in the default run: uv-threadpool restarts the service per threadpool size; crypto-choices needs none;
  * parity runs its own service with a mail server. */
 export const EXTRA_SCENARIOS = ['uv-threadpool', 'crypto-choices', 'parity'];

@@ -31,12 +31,20 @@ export async function signIn(service, count, users, { parallel = 8, offset = 0 }
   const worker = async () => {
     while (next < count) {
       const i = next++;
-      const res = await fetch(`${service.url}/token?grant_type=password`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: userEmail((offset + i) % users), password: PASSWORD }),
-      });
-      const body = await res.json();
+      let res;
+      let body;
+      // A freshly started service's hashing queue may refuse a burst (503 over_capacity, README "Faults and
+      // readiness") on a busy machine: seeding waits as its Retry-After says, a few times.
+      for (let attempt = 1; ; attempt++) {
+        res = await fetch(`${service.url}/token?grant_type=password`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: userEmail((offset + i) % users), password: PASSWORD }),
+        });
+        body = await res.json();
+        if (res.status !== 503 || attempt === 10) break;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2, Number(res.headers.get('retry-after')) || 1) * 1000));
+      }
       if (res.status !== 200) throw new Error(`seeding sessions: password grant answered ${res.status} ${JSON.stringify(body)}`);
       sessions[i] = body;
     }

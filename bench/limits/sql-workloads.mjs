@@ -16,6 +16,31 @@ import { sha256Hex } from '../../dist/server/crypto/tokens.js';
 
 const newToken = () => randomBytes(9).toString('base64url');
 
+/**
+ * The refresh workload followed by the custom access token hook call the service makes on that grant,
+ * through the service's own transport (dist/server/hooks/): `fixture.hook` is {kind: 'pg', qualifiedName,
+ * uri} or {kind: 'http', url, secrets}; the payload is one of the size the service sends.
+ */
+function refreshWithHook() {
+  return {
+    async prepare(pool, fixture, loop) {
+      const rotate = await WORKLOADS.refresh.prepare(pool, fixture, loop);
+      const { callPgHook } = await import('../../dist/server/hooks/pg-transport.js');
+      const { callHttpHook } = await import('../../dist/server/hooks/http-transport.js');
+      const { hook } = fixture;
+      const payload = JSON.stringify(fixture.hookPayload);
+      const call =
+        hook.kind === 'pg'
+          ? () => callPgHook({ pool, qualifiedName: hook.qualifiedName, uri: hook.uri, payload })
+          : () => callHttpHook({ url: hook.url, secrets: hook.secrets, payload });
+      return async () => {
+        await rotate();
+        await call();
+      };
+    },
+  };
+}
+
 export const WORKLOADS = {
   /** GET /user: one statement reads the user, the session and the user's identities. */
   user: {
@@ -99,4 +124,6 @@ export const WORKLOADS = {
       };
     },
   },
+  /** token-refresh-hook-pg / token-refresh-hook-http: the refresh statements, then the hook call. */
+  'refresh-hook': refreshWithHook(),
 };

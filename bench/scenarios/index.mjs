@@ -6,7 +6,20 @@ import settings from './settings.mjs';
 import signup from './signup.mjs';
 import mixed from './mixed.mjs';
 import overload from './overload.mjs';
+import { tokenRefreshEs256, userEs256, tokenRefreshHookHttp, tokenRefreshHookPg } from './variants.mjs';
 
 export const SCENARIO_MODULES = Object.fromEntries(
-  [tokenPassword, tokenRefresh, user, settings, signup, mixed, overload].map((s) => [s.name, s]),
+  [
+    tokenPassword,
+    tokenRefresh,
+    user,
+    settings,
+    signup,
+    mixed,
+    overload,
+    tokenRefreshEs256,
+    userEs256,
+    tokenRefreshHookHttp,
+    tokenRefreshHookPg,
+  ].map((s) => [s.name, s]),
 );

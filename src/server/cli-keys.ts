@@ -31,7 +31,7 @@ export async function tokenCommand(config: Config, args: string[]): Promise<numb
     return 2;
   }
   // The development setup keeps its generated secret in DATA_DIR, as `serve` reads it.
-  const secret = config.jwt.secret || loadOrCreateJwtSecret(config.dataDir);
+  const secret = config.jwt.secret || (config.jwt.keys.length ? '' : loadOrCreateJwtSecret(config.dataDir));
   const jwt = createJwtService({ ...config.jwt, secret });
   const iat = Math.floor(Date.now() / 1000);
   console.log(await jwt.sign({ ...(config.jwt.issuer ? { iss: config.jwt.issuer } : {}), role, iat, exp: iat + lifetime }));

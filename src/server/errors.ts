@@ -231,6 +231,16 @@ export const ERRORS = {
   mfa_webauthn_type: e(400, 'validation_failed', 'WebAuthn type must be create or request'),
   mfa_webauthn_response_required: e(400, 'validation_failed', 'credential_response required'),
   mfa_webauthn_verification_failed: e(422, 'mfa_verification_failed', 'WebAuthn credential verification failed'),
+  // auth hooks (docs/hooks.md#errors): the original's codes, statuses and messages
+  hook_timeout: e(422, 'hook_timeout', 'Failed to reach hook within maximum time of 5.000000 seconds'),
+  hook_timeout_after_retry: e(422, 'hook_timeout_after_retry', 'Failed to reach hook after maximum retries'),
+  hook_payload_over_size_limit: e(422, 'hook_payload_over_size_limit', 'Payload size exceeded size limit of 204800 bytes'),
+  hook_payload_invalid_content_type: e(400, 'hook_payload_invalid_content_type', 'Invalid Content-Type: Missing Content-Type header'),
+  hook_failed: e(500, 'unexpected_failure', 'Error running hook'),
+  // a hook's own {"error": {"http_code", "message"}} with a status other than 500 (hooks/errors.ts)
+  hook_error: e(400, 'unknown', 'Hook error'),
+  password_verification_rejected: e(400, 'invalid_credentials', 'Further password verification attempts will be rejected.'),
+  mfa_verification_rejected: e(403, 'mfa_verification_rejected', 'Further MFA verification attempts will be rejected.'),
 } satisfies Record<string, ErrorEntry>;
 
 export type ErrorName = keyof typeof ERRORS;

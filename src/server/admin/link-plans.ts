@@ -6,7 +6,8 @@ import { isEmailTaken, updateUser, type UserRow } from '../../db/users.js';
 import { writeAudit, type AuditAction, type AuditActor } from '../../db/audit-log.js';
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
-import { createUser } from '../users/create.js';
+import { createUserAfterHook } from '../hooks/before-user-created.js';
+import type { HookRequest } from '../hooks/invoke.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { mergeMetadata } from './user-params.js';
 import type { LinkKind } from '../delivery/mail/mailer.js';
@@ -19,6 +20,8 @@ export interface LinkInput {
   aud: string;
   /** the argon2 hash of the signup password, computed before the transaction */
   passwordHash: string | null;
+  /** the request, for the user-created hooks */
+  req: HookRequest;
 }
 
 export interface LinkPlan {
@@ -32,16 +35,22 @@ export interface LinkPlan {
 type Planner = (ctx: AppContext, c: Queryable, user: UserRow | null, input: LinkInput) => Promise<LinkPlan>;
 
 async function newUser(ctx: AppContext, c: Queryable, input: LinkInput, invited: boolean): Promise<UserRow> {
-  const created = await createUser(c, {
-    provider: 'email',
-    address: input.email,
-    aud: input.aud,
-    role: ctx.config.jwt.defaultGroupName,
-    passwordHash: input.passwordHash,
-    data: input.data,
-    confirmed: false,
-    invitedAt: invited ? new Date() : undefined,
-  });
+  // The original runs the before-user-created hook here too (docs/hooks.md#before-user-created).
+  const created = await createUserAfterHook(
+    ctx,
+    c,
+    {
+      provider: 'email',
+      address: input.email,
+      aud: input.aud,
+      role: ctx.config.jwt.defaultGroupName,
+      passwordHash: input.passwordHash,
+      data: input.data,
+      confirmed: false,
+      invitedAt: invited ? new Date() : undefined,
+    },
+    input.req,
+  );
   if (!created) throw apiError('email_exists'); // a concurrent sign-up took the address
   return created.user;
 }

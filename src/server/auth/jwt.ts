@@ -63,14 +63,16 @@ export class JwtError extends Error {
 }
 
 export function createJwtService(jwt: Config['jwt']): JwtService {
-  if (!jwt.secret) throw new TypeError('createJwtService: jwt.secret is empty');
-  // JWT_SECRET is always a key: tokens without a kid (or with JWT_KEY_ID, or an unknown kid) are checked
-  // against it with HS256, as the original does (docs/tokens-and-sessions.md#signing-and-keys).
-  const secret: KeyObject = createSecretKey(Buffer.from(jwt.secret, 'utf8'));
+  if (!jwt.secret && !jwt.keys.length) throw new TypeError('createJwtService: neither jwt.secret nor jwt.keys is set');
+  // JWT_SECRET, when set, is always a key: tokens without a kid (or with JWT_KEY_ID, or an unknown kid) are
+  // checked against it with HS256, as the original does (docs/tokens-and-sessions.md#signing-and-keys).
+  // With JWT_KEYS and no JWT_SECRET such tokens are refused.
+  const secret: KeyObject | null = jwt.secret ? createSecretKey(Buffer.from(jwt.secret, 'utf8')) : null;
   const keys = jwt.keys.length ? buildKeySet(jwt.keys) : [];
   const signer = keys.find((k) => k.signs);
   const algorithm = signer?.alg ?? 'HS256';
   const signKey = signer?.signKey ?? secret;
+  if (!signKey) throw new TypeError('createJwtService: no key in jwt.keys signs and jwt.secret is empty');
   const header = signer
     ? { alg: signer.alg, kid: signer.kid, typ: 'JWT' }
     : { alg: 'HS256', ...(jwt.keyId ? { kid: jwt.keyId } : {}), typ: 'JWT' };
@@ -86,11 +88,14 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
     sign: (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(signKey),
     async verify(token) {
       try {
-        const { key, algorithms } = byKid.get(kidOf(token) ?? '') ?? { key: secret, algorithms: secretAlgorithms };
+        const found = byKid.get(kidOf(token) ?? '') ?? (secret && { key: secret, algorithms: secretAlgorithms });
+        if (!found) throw new JwtError('token signature is invalid: key is invalid');
+        const { key, algorithms } = found;
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
         const { payload } = await jwtVerify(token, key, { algorithms, requiredClaims: ['exp'] });
         return payload as VerifiedClaims;
       } catch (error) {
+        if (error instanceof JwtError) throw error;
         throw new JwtError(describe(error, token));
       }
     },

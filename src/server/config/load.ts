@@ -7,8 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import dotenv from 'dotenv';
 import { Ajv } from 'ajv';
-import { SETTINGS, SMS_REQUIRED, type Setting } from './settings.js';
-import { OAUTH_PROVIDERS, type Config, type SendLimit } from './types.js';
+import { SETTINGS, SMS_REQUIRED, hookEnvName, type Setting } from './settings.js';
+import { HOOK_NAMES, OAUTH_PROVIDERS, type Config, type SendLimit } from './types.js';
+import { hookTargetProblems } from '../hooks/targets.js';
+import { HTTP_HOOK_TIMEOUT_MS } from '../hooks/http-transport.js';
 import { parseSeconds } from './duration.js';
 import { KeySetError, SUPPORTED_ALGORITHMS, buildKeySet, parseKeySet } from '../auth/keys.js';
 
@@ -139,6 +141,11 @@ function convert(setting: Setting, text: string): unknown {
         .split(',')
         .map((x) => x.trim())
         .filter(Boolean);
+    case 'pipeList':
+      return raw
+        .split('|')
+        .map((x) => x.trim())
+        .filter(Boolean);
     case 'sendLimit':
       return parseSendLimit(raw);
     case 'map':
@@ -206,7 +213,10 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
     if (!flat[name]) problems.push(`AUTH_${name}: is required ${why}`);
   };
   if (!development) {
-    for (const name of ['SITE_URL', 'API_EXTERNAL_URL', 'JWT_SECRET']) require(name, 'when DATABASE_URL is set');
+    for (const name of ['SITE_URL', 'API_EXTERNAL_URL']) require(name, 'when DATABASE_URL is set');
+    // With JWT_KEYS the keys sign and verify; JWT_SECRET then only verifies kid-less tokens, if set.
+    const keys = flat.JWT_KEYS;
+    if (!Array.isArray(keys) || keys.length === 0) require('JWT_SECRET', 'when DATABASE_URL is set and JWT_KEYS is not');
     if (!given.has('DB_DRIVER')) problems.push('AUTH_DB_DRIVER: is required when DATABASE_URL is set (must be postgres)');
   }
   if (flat.SMTP_HOST) require('SMTP_ADMIN_EMAIL', 'when SMTP_HOST is set (it is the From address)');
@@ -231,6 +241,7 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
   problems.push(...validMethodProblems(flat, given));
+  problems.push(...hookProblems(flat));
   problems.push(...dbEncryptionProblems(flat));
   return problems;
 }
@@ -260,6 +271,25 @@ function validMethodProblems(flat: Record<string, unknown>, given: Map<string, s
   const signer = keys.find((k) => k.key_ops?.includes('sign'));
   const alg = signer ? (buildKeySet(keys).find((k) => k.signs)?.alg ?? '') : 'HS256';
   return methods.includes(alg) ? [] : [`${given.get('JWT_VALID_METHODS')}: must include ${alg}, the algorithm new tokens are signed with`];
+}
+
+/** Each enabled hook needs a URI; any URI must be one the transports can call, with well-formed secrets. */
+function hookProblems(flat: Record<string, unknown>): string[] {
+  const problems = HOOK_NAMES.flatMap((hook) => {
+    const env = `HOOK_${hookEnvName(hook)}`;
+    const uri = flat[`${env}_URI`] as string;
+    if (flat[`${env}_ENABLED`] && !uri) return [`AUTH_${env}_URI: is required when ${env}_ENABLED is true`];
+    return hookTargetProblems(uri, flat[`${env}_SECRETS`] as string[]).map((p) => `AUTH_${env}_${p}`);
+  });
+  // An HTTP hook may hold its request's transaction for its whole budget (docs/architecture.md#mail-and-sms-inside-the-transaction).
+  const idle = flat.DB_IDLE_IN_TRANSACTION_TIMEOUT as number;
+  const httpHook = HOOK_NAMES.some(
+    (h) => flat[`HOOK_${hookEnvName(h)}_ENABLED`] && /^https?:/.test(String(flat[`HOOK_${hookEnvName(h)}_URI`])),
+  );
+  if (httpHook && idle > 0 && idle * 1000 <= HTTP_HOOK_TIMEOUT_MS) {
+    problems.push(`AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: must be longer than an HTTP hook's ${HTTP_HOOK_TIMEOUT_MS / 1000} s (or 0)`);
+  }
+  return problems;
 }
 
 function applyDevelopmentDefaults(flat: Record<string, unknown>, development: boolean): void {

@@ -1,9 +1,9 @@
 // The table of every setting: its environment name (without AUTH_), where it lands in Config, how its
 // text is read, its default, and the JSON-schema constraints ajv checks after conversion.
-import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS } from './types.js';
+import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS, HOOK_NAMES } from './types.js';
 import { SUPPORTED_ALGORITHMS } from '../auth/keys.js';
 
-export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'sendLimit' | 'map' | 'jwkSet' | 'logLevel';
+export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'jwkSet' | 'logLevel';
 
 export interface Setting {
   name: string; // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
@@ -255,7 +255,22 @@ export const SETTINGS: Setting[] = [
   s('SMS_VONAGE_API_SECRET', 'sms.vonage.apiSecret', 'string', ''),
   s('SMS_VONAGE_FROM', 'sms.vonage.from', 'string', ''),
   s('SMS_VONAGE_API_BASE_URL', 'sms.vonage.apiBaseUrl', 'string', 'https://rest.nexmo.com', httpUrl),
+
+  // The auth hooks (docs/hooks.md); URI and secrets are checked across fields in load.ts (src/server/hooks/targets.ts).
+  ...HOOK_NAMES.flatMap((hook) => {
+    const env = `HOOK_${hookEnvName(hook)}`;
+    return [
+      s(`${env}_ENABLED`, `hooks.${hook}.enabled`, 'bool', false),
+      s(`${env}_URI`, `hooks.${hook}.uri`, 'string', ''),
+      s(`${env}_SECRETS`, `hooks.${hook}.secrets`, 'pipeList', []),
+    ];
+  }),
 ];
+
+/** customAccessToken → CUSTOM_ACCESS_TOKEN, the original's environment spelling. */
+export function hookEnvName(hook: string): string {
+  return hook.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+}
 
 /** Gateway credentials that must be set when SMS_PROVIDER names that gateway. */
 export const SMS_REQUIRED: Record<string, string[]> = {

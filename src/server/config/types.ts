@@ -235,6 +235,28 @@ export interface Config {
     vonage: { apiKey: string; apiSecret: string; from: string; apiBaseUrl: string };
   };
   mfa: MfaConfig;
+  /** HOOK_<NAME>_*: the auth hooks (docs/hooks.md) */
+  hooks: Record<HookName, HookSettings>;
+}
+
+/** The hooks by their config key; HOOK_<NAME> in the environment is the key in upper snake case. */
+export const HOOK_NAMES = [
+  'customAccessToken',
+  'beforeUserCreated',
+  'sendEmail',
+  'sendSms',
+  'passwordVerificationAttempt',
+  'mfaVerificationAttempt',
+  'afterUserCreated',
+] as const;
+export type HookName = (typeof HOOK_NAMES)[number];
+
+export interface HookSettings {
+  enabled: boolean;
+  /** https://…, http://localhost…, or pg-functions://postgres/<schema>/<function> */
+  uri: string;
+  /** Standard Webhooks signing secrets `v1,whsec_<base64>` (HOOK_<NAME>_SECRETS, separated by |) */
+  secrets: string[];
 }
 
 /** A factor type's switches (docs/mfa.md#settings). */

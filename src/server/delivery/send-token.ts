@@ -5,7 +5,7 @@
 import { apiError } from '../errors.js';
 import { buildConfirmationUrl, linkPathFor, type MailKind } from './mail/mailer.js';
 import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
-import { issueOneTimeToken } from '../verify/one-time-codes.js';
+import { issueOneTimeToken, type IssuedToken } from '../verify/one-time-codes.js';
 import { spendPermit } from './sending-tx.js';
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
@@ -13,6 +13,9 @@ import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import type { SmsGatewayName } from '../config/types.js';
 import { testOtpFor } from './sms/test-otp.js';
+import type { HookRequest } from '../hooks/invoke.js';
+import { emailData, sendEmailHook } from '../hooks/send-email.js';
+import { sendSmsHook } from '../hooks/send-sms.js';
 
 export interface EmailTokenRequest {
   kind: MailKind;
@@ -24,20 +27,35 @@ export interface EmailTokenRequest {
   newEmail?: string;
 }
 
-export async function sendEmailToken(
-  ctx: AppContext,
-  q: Queryable,
-  user: UserRow,
-  r: EmailTokenRequest,
-): Promise<{ otp: string; linkToken: string }> {
+/** Issues the token a mail will carry, its send counted against the global limit. */
+export async function issueEmailToken(ctx: AppContext, q: Queryable, user: UserRow, r: EmailTokenRequest): Promise<IssuedToken> {
   spendPermit(ctx, q, 'email');
-  const issued = await issueOneTimeToken(q, {
+  return issueOneTimeToken(q, {
     userId: user.id,
     type: r.tokenType,
     address: r.to,
     length: ctx.config.mailer.otpLength,
     pkce: r.pkce,
   });
+}
+
+/**
+ * With the send email hook on, the hook gets the token instead of the SMTP server (docs/hooks.md#send-email);
+ * its errors are the request's, as the original.
+ */
+export async function sendEmailToken(
+  ctx: AppContext,
+  q: Queryable,
+  user: UserRow,
+  r: EmailTokenRequest,
+  req: HookRequest = {},
+): Promise<{ otp: string; linkToken: string }> {
+  const issued = await issueEmailToken(ctx, q, user, r);
+  if (ctx.config.hooks.sendEmail.enabled) {
+    const data = emailData(ctx, r.kind, { token: issued.otp, token_hash: issued.linkToken, redirect_to: r.redirectTo });
+    await sendEmailHook(ctx, user, data, req, q);
+    return issued;
+  }
   const linkKind = r.kind === 'reauthentication' ? null : r.kind;
   const confirmationUrl = linkKind
     ? buildConfirmationUrl({
@@ -81,15 +99,27 @@ export interface SmsTokenRequest {
 }
 
 /** Sends an SMS code; resolves the gateway's message id ('test-otp' for SMS_TEST_OTP numbers). */
-export async function sendSmsToken(ctx: AppContext, q: Queryable, user: UserRow, r: SmsTokenRequest): Promise<{ messageId: string }> {
+export async function sendSmsToken(
+  ctx: AppContext,
+  q: Queryable,
+  user: UserRow,
+  r: SmsTokenRequest,
+  req: HookRequest = {},
+): Promise<{ messageId: string }> {
   const testOtp = testOtpFor(ctx.config.sms, r.to);
   if (testOtp) {
     await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength, otp: testOtp });
     return { messageId: 'test-otp' };
   }
-  if (!ctx.sms) throw apiError('phone_provider_unsupported');
+  // docs/hooks.md#send-sms: the hook replaces the gateway, so none need be configured.
+  const hooked = ctx.config.hooks.sendSms.enabled;
+  if (!ctx.sms && !hooked) throw apiError('phone_provider_unsupported');
   spendPermit(ctx, q, 'sms');
   const { otp } = await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength });
+  if (hooked || !ctx.sms) {
+    await sendSmsHook(ctx, user, { otp, phone: r.to }, req, q);
+    return { messageId: '' };
+  }
   try {
     const gateway = ctx.sms.gateway;
     let timedOut = false;

@@ -7,6 +7,8 @@ import { parsePhone } from '../users/addresses.js';
 import { isBanned } from '../users/user-json.js';
 import { checkPasswordStrength } from '../users/password-policy.js';
 import { issueSession } from '../sessions/issue.js';
+import { deleteSessions } from '../../db/sessions.js';
+import { passwordVerificationAttempt } from '../hooks/password-verification-attempt.js';
 import { requestAudience } from '../auth/bearer.js';
 import { grantSchema } from '../http/validate.js';
 import { actorOf } from '../users/actor.js';
@@ -30,6 +32,12 @@ export const password: Grant<ReturnType<typeof schema>> = {
     const phone = phoneText ? parsePhone(phoneText) : null;
     const user = email ? await findUserByEmail(ctx.db, email.toLowerCase(), aud) : phone ? await findUserByPhone(ctx.db, phone, aud) : null;
     const verdict = await ctx.hasher.verify(user?.encrypted_password ?? null, password, req.signal);
+    // docs/hooks.md#password-verification-attempt: told of every checked password of an existing user, as the original.
+    const decision = user ? await passwordVerificationAttempt(ctx, { userId: user.id, valid: verdict.ok }, req) : null;
+    if (user && decision?.reject) {
+      if (decision.logoutUser) await deleteSessions(ctx.db, user.id, 'all');
+      throw apiError('password_verification_rejected', decision.message);
+    }
     if (!user || !verdict.ok) throw apiError('invalid_credentials');
     if (isBanned(user)) throw apiError('user_banned_at_sign_in');
     if (email && !user.email_confirmed_at) throw apiError('email_not_confirmed');

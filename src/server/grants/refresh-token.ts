@@ -24,7 +24,7 @@ import { auditPayload, type AuditPayload } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
 import { isBanned } from '../users/user-json.js';
 import { tokenResponse, type ResponseReads } from '../sessions/issue.js';
-import { childRefreshToken } from '../sessions/child-token.js';
+import { childRefreshToken, childSecretOf } from '../sessions/child-token.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { sessionPolicy } from '../sessions/policy.js';
 import { grantSchema } from '../http/validate.js';
@@ -62,7 +62,7 @@ export const refreshToken: Grant<ReturnType<typeof schema>> = {
     if (!found) throw notFound();
     if (isBanned(found)) throw banned();
     if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
-    const child = childRefreshToken(ctx.config.jwt.secret, presented);
+    const child = childRefreshToken(childSecretOf(ctx.config.jwt), presented);
     const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
 
     // An active token is rotated by one statement (rotateAtOnce), the usual path. Already rotated (the
@@ -76,7 +76,7 @@ export const refreshToken: Grant<ReturnType<typeof schema>> = {
         : await decideLocked(ctx, found, child, client));
     if (decision instanceof ApiError) throw decision;
     ctx.metrics.refresh(decision.outcome);
-    return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token, decision.reads) };
+    return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token, decision.reads, req) };
   },
 };
 

@@ -6,9 +6,11 @@ import { requireAdmin } from '../auth/admin.js';
 import { limited } from '../limits/per-client.js';
 import { captchaChecked } from '../auth/captcha-guard.js';
 import type { Route, Run } from './types.js';
+import { withAfterUserCreated } from '../hooks/after-user-created.js';
 
 export function compileRoute(route: Route): Run {
-  let run = guarded(route);
+  // Innermost: the after-user-created hook runs once the handler (and its transaction) is done.
+  let run = withAfterUserCreated(guarded(route));
   if (route.captcha) run = captchaChecked(run, route.captcha === true ? undefined : route.captcha);
   if (route.limit) run = limited(route.limit, run);
   if (route.feature) run = gated(route.feature, run);

@@ -2,7 +2,8 @@
 // the original's order (unknown, already used or from another address, expired), the type's verdict
 // (outside any transaction: it may ask a gateway), then one transaction that spends the challenge and
 // upgrades the session (src/db/mfa-upgrade.ts); the answer is a token response for the upgraded session.
-import { apiError } from '../errors.js';
+import { ApiError, ERRORS, apiError } from '../errors.js';
+import { enforceMfaVerificationAttempt } from '../hooks/mfa-verification-attempt.js';
 import { tx } from '../../db/pool.js';
 import { deleteChallenge, findChallenge, markChallengeVerified } from '../../db/mfa-challenges.js';
 import { upgradeSession } from '../../db/mfa-upgrade.js';
@@ -11,6 +12,7 @@ import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
 import { tokenResponse, type TokenResponse } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { isUuid, ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
+import type { FactorType } from './factor-types/index.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
@@ -35,7 +37,7 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
       `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge.`,
     );
   }
-  const outcome = await type.verify({ ctx, req, user, factor, challenge, body });
+  const outcome = await verdictAfterHook(ctx, req, type, { ctx, req, user, factor, challenge, body });
   const refreshToken = newRefreshToken();
   await tx(
     ctx.db,
@@ -61,5 +63,31 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
     },
     req.signal,
   );
-  return tokenResponse(ctx, ctx.db, user, session, refreshToken);
+  return tokenResponse(ctx, ctx.db, user, session, refreshToken, undefined, req, type.amrMethod);
+}
+
+/**
+ * The type's verdict, shown to the MFA verification attempt hook before it is acted on, as the original:
+ * the hook sees wrong codes too (valid: false), and a "reject" ends every session of the user.
+ */
+async function verdictAfterHook(
+  ctx: AppContext,
+  req: ApiRequest,
+  type: FactorType,
+  input: Parameters<FactorType['verify']>[0],
+): Promise<Awaited<ReturnType<FactorType['verify']>>> {
+  try {
+    const outcome = await type.verify(input);
+    await enforceMfaVerificationAttempt(ctx, { userId: input.user.id, factorId: input.factor.id, factorType: type.name, valid: true }, req);
+    return outcome;
+  } catch (error) {
+    if (error instanceof ApiError && error.message === ERRORS[type.failed].msg && error.errorCode === ERRORS[type.failed].code) {
+      await enforceMfaVerificationAttempt(
+        ctx,
+        { userId: input.user.id, factorId: input.factor.id, factorType: type.name, valid: false },
+        req,
+      );
+    }
+    throw error;
+  }
 }

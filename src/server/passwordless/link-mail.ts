@@ -52,13 +52,19 @@ export async function sendLinkMail(
         });
       }
       await writeAudit(c, actorOf(user), 'user_recovery_requested');
-      await sendEmailToken(ctx, c, user, {
-        kind: mail.kind,
-        tokenType: 'recovery_token',
-        to: user.email!,
-        redirectTo: mail.redirectTo,
-        pkce: !!mail.pkce,
-      });
+      await sendEmailToken(
+        ctx,
+        c,
+        user,
+        {
+          kind: mail.kind,
+          tokenType: 'recovery_token',
+          to: user.email!,
+          redirectTo: mail.redirectTo,
+          pkce: !!mail.pkce,
+        },
+        { signal },
+      );
       await updateUser(c, user.id, { recovery_sent_at: new Date() });
     },
     timing,

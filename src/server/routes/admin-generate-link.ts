@@ -39,7 +39,7 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
   // A magic link for an unknown address signs the user up instead, without a password (docs/api.md#post-admingenerate_link).
   const type = requested === 'magiclink' && !existing ? 'signup' : requested;
   const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, body.password ?? '', req.signal) : null;
-  const input = { email, newEmail: body.new_email ?? '', data: body.data ?? {}, aud, passwordHash };
+  const input = { email, newEmail: body.new_email ?? '', data: body.data ?? {}, aud, passwordHash, req };
   const response = await tx(
     ctx.db,
     async (c) => {

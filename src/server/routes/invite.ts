@@ -9,7 +9,7 @@ import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
-import { createUser } from '../users/create.js';
+import { createUserAfterHook } from '../hooks/before-user-created.js';
 import { userJson } from '../users/user-json.js';
 import { sendEmailToken } from '../delivery/send-token.js';
 import { redirectTarget } from '../http/redirect-target.js';
@@ -32,19 +32,16 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
     const invited =
       existing ??
       (
-        await createUser(c, {
-          provider: 'email',
-          address: email,
-          aud,
-          role: ctx.config.jwt.defaultGroupName,
-          passwordHash: null,
-          data,
-          confirmed: false,
-        })
+        await createUserAfterHook(
+          ctx,
+          c,
+          { provider: 'email', address: email, aud, role: ctx.config.jwt.defaultGroupName, passwordHash: null, data, confirmed: false },
+          req,
+        )
       )?.user;
     if (!invited) throw apiError('email_exists'); // a concurrent sign-up took the address
     await writeAudit(c, admin.actor, 'user_invited', { user_id: invited.id, user_email: email });
-    await sendEmailToken(ctx, c, invited, { kind: 'invite', tokenType: 'confirmation_token', to: email, redirectTo });
+    await sendEmailToken(ctx, c, invited, { kind: 'invite', tokenType: 'confirmation_token', to: email, redirectTo }, req);
     const now = new Date();
     const sent = await updateUser(c, invited.id, { invited_at: now, confirmation_sent_at: now });
     return userJson(sent, await findIdentitiesByUser(c, sent.id));

@@ -73,6 +73,7 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
       redirectTo: '',
       pkce: null,
       checkInterval: true,
+      req,
     });
   });
   return { body: messageId ? { message_id: messageId } : {} };

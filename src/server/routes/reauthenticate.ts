@@ -22,20 +22,32 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
     let answer: Record<string, string> = {};
     if (target.channel === 'email') {
       assertSendInterval('email', locked.reauthentication_sent_at, ctx.config.smtp.maxFrequencySeconds);
-      await sendEmailToken(ctx, c, locked, {
-        kind: 'reauthentication',
-        tokenType: 'reauthentication_token',
-        to: target.address,
-        redirectTo: ctx.config.siteUrl,
-      });
+      await sendEmailToken(
+        ctx,
+        c,
+        locked,
+        {
+          kind: 'reauthentication',
+          tokenType: 'reauthentication_token',
+          to: target.address,
+          redirectTo: ctx.config.siteUrl,
+        },
+        req,
+      );
     } else {
       assertSendInterval('sms', locked.reauthentication_sent_at, ctx.config.sms.maxFrequencySeconds);
-      const { messageId } = await sendSmsToken(ctx, c, locked, {
-        tokenType: 'reauthentication_token',
-        to: target.address,
-        channel: 'sms',
-        purpose: 'reauthentication',
-      });
+      const { messageId } = await sendSmsToken(
+        ctx,
+        c,
+        locked,
+        {
+          tokenType: 'reauthentication_token',
+          to: target.address,
+          channel: 'sms',
+          purpose: 'reauthentication',
+        },
+        req,
+      );
       if (messageId) answer = { message_id: messageId };
     }
     await updateUser(c, user.id, { reauthentication_sent_at: new Date() });

@@ -24,7 +24,7 @@ import { redirectTarget } from '../http/redirect-target.js';
 import { CHANNEL_FIELD, parseChannel } from '../delivery/sms/channel-field.js';
 import { actorOf } from '../users/actor.js';
 import type { AppContext } from '../context.js';
-import type { GuardedHandler } from '../http/types.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
 
 interface UserUpdate {
   email: string | null;
@@ -67,7 +67,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
       current = await changePassword(c, current, passwordHash, session.id);
     }
     current = await mergeMetadata(c, current, update);
-    if (update.email) current = await changeEmail(ctx, c, current, update);
+    if (update.email) current = await changeEmail(ctx, c, current, update, req);
     if (update.phone)
       current = ctx.config.sms.autoconfirm
         ? await adoptAddress(c, current, 'phone', update.phone)
@@ -141,7 +141,7 @@ function merged(base: Record<string, unknown>, patch: Record<string, unknown>): 
 }
 
 /** An anonymous user with MAILER_AUTOCONFIRM takes the address at once; everyone else confirms by mail. */
-async function changeEmail(ctx: AppContext, c: Queryable, user: UserRow, update: UserUpdate): Promise<UserRow> {
+async function changeEmail(ctx: AppContext, c: Queryable, user: UserRow, update: UserUpdate, req: ApiRequest): Promise<UserRow> {
   if (user.is_anonymous && ctx.config.mailer.autoconfirm) return adoptAddress(c, user, 'email', update.email!);
-  return sendEmailChange(ctx, c, user, { newEmail: update.email!, redirectTo: update.redirectTo, pkce: update.pkce });
+  return sendEmailChange(ctx, c, user, { newEmail: update.email!, redirectTo: update.redirectTo, pkce: update.pkce, req });
 }

@@ -37,3 +37,15 @@ export function childRefreshToken(jwtSecret: string, parentToken: string): strin
   }
   return out;
 }
+
+/**
+ * The secret children are derived from: JWT_SECRET, or with JWT_KEYS and no JWT_SECRET the private parts
+ * of the configured keys (docs/tokens-and-sessions.md#refresh-token-formats). Changing the keys then changes every
+ * child, so a client re-presenting its previous token across that restart is refused as a reuse; set
+ * JWT_SECRET alongside JWT_KEYS to avoid even that.
+ */
+export function childSecretOf(jwt: { secret: string; keys: ReadonlyArray<JsonWebKey> }): string {
+  if (jwt.secret) return jwt.secret;
+  const privateParts = jwt.keys.map((k) => [(k as { kid?: string }).kid ?? '', k.k ?? '', k.d ?? '']);
+  return JSON.stringify(privateParts);
+}

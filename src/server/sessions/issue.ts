@@ -1,17 +1,20 @@
 // Issuing sessions and the token response every grant returns. A new sign-in creates a session, its
 // first refresh token (stored hashed), the AMR entry of the method used, and an access token.
-import type { Queryable } from '../../db/pool.js';
+// With the custom access token hook on, the hook shapes the claims before signing (docs/hooks.md#custom-access-token).
+import { tx, type Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';
 import type { FactorRow } from '../../db/mfa-factors.js';
 import type { AmrRow, SessionRow } from '../../db/sessions.js';
 import { findAmrAndIdentities, signIn } from '../../db/sign-in.js';
 import { auditPayload, type AuditAction, type AuditActor } from '../../db/audit-log.js';
-import { buildAccessTokenClaims } from '../auth/jwt.js';
+import { buildAccessTokenClaims, type AccessTokenClaims } from '../auth/jwt.js';
 import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
 import { userJson } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
+import type { HookRequest } from '../hooks/invoke.js';
+import { customizeAccessToken } from '../hooks/custom-access-token.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -25,12 +28,21 @@ export interface TokenResponse {
 
 const AAL2_METHODS = new Set(['totp', 'mfa/phone', 'mfa/webauthn']);
 
+/** How the token came to be: the hook's authentication_method, the request, and the caller's transaction client if any. */
+export interface Issuing {
+  method: string;
+  req: HookRequest;
+  /** the caller's transaction client, which a Postgres function hook then runs on (hooks/pg-transport.ts) */
+  q?: Queryable;
+}
+
 /** Signs an access token for a session from its recorded AMR. */
 export async function signAccessToken(
   ctx: AppContext,
   user: UserRow,
   session: Pick<SessionRow, 'id'>,
   amr: Array<{ method: string; timestamp: number }>,
+  issuing: Issuing,
 ): Promise<{ token: string; exp: number }> {
   const claims = buildAccessTokenClaims({
     user: {
@@ -49,7 +61,10 @@ export async function signAccessToken(
     now: Date.now() / 1000,
     jwt: ctx.config.jwt,
   });
-  return { token: await ctx.jwt.sign(claims), exp: claims.exp };
+  if (!ctx.config.hooks.customAccessToken.enabled) return { token: await ctx.jwt.sign(claims), exp: claims.exp };
+  const shaped = await customizeAccessToken(ctx, { claims, authenticationMethod: issuing.method }, issuing.req, issuing.q);
+  // The schema check guarantees an integer exp; expires_at answers the one signed.
+  return { token: await ctx.jwt.sign(shaped as unknown as AccessTokenClaims), exp: shaped.exp as number };
 }
 
 /** What a token response reads besides the user: the session's AMR and the user's identities. */
@@ -63,6 +78,8 @@ export interface ResponseReads {
 /**
  * The token response for an existing session (the refresh grant): its AMR and the identities in one read,
  * or none when the caller's own statement already returned them (`reads`: the refresh grant's rotation).
+ * A custom access token hook failing here leaves the rotation committed, which is harmless: the same
+ * refresh token presented again is answered with the same child (grants/refresh-token.ts).
  */
 export async function tokenResponse(
   ctx: AppContext,
@@ -70,10 +87,13 @@ export async function tokenResponse(
   user: UserRow,
   session: Pick<SessionRow, 'id'>,
   refreshToken: string,
-  reads?: ResponseReads,
+  reads: ResponseReads | undefined,
+  req: HookRequest,
+  /** what the custom access token hook is told (authentication_method): the refresh grant's, or an MFA factor's */
+  method = 'token_refresh',
 ): Promise<TokenResponse> {
   const { amr, identities, factors } = reads ?? (await findAmrAndIdentities(q, session.id, user.id));
-  return answer(ctx, user, session, amr, identities, factors, refreshToken);
+  return answer(ctx, user, session, amr, identities, factors, refreshToken, { method, req });
 }
 
 async function answer(
@@ -84,8 +104,9 @@ async function answer(
   identities: IdentityRow[],
   factors: FactorRow[],
   refreshToken: string,
+  issuing: Issuing,
 ): Promise<TokenResponse> {
-  const { token, exp } = await signAccessToken(ctx, user, session, amr);
+  const { token, exp } = await signAccessToken(ctx, user, session, amr, issuing);
   return {
     access_token: token,
     token_type: 'bearer',
@@ -115,6 +136,11 @@ export async function issueSession(
   req: ApiRequest,
   options: SignInOptions = {},
 ): Promise<TokenResponse> {
+  // A hook that fails after a sign-in committed on its own would leave a session nobody holds: with the
+  // custom access token hook on, the sign-in and the hook share one transaction.
+  if (ctx.config.hooks.customAccessToken.enabled && !('release' in q)) {
+    return tx(ctx.db, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
+  }
   const refreshToken = newRefreshToken();
   const { audit, passwordHash } = options;
   const signedIn = await signIn(q, {
@@ -127,5 +153,9 @@ export async function issueSession(
     passwordHash,
     audit: audit ? auditPayload(audit.actor, audit.action, audit.traits) : null,
   });
-  return answer(ctx, signedIn.user, { id: signedIn.sessionId }, signedIn.amr, signedIn.identities, signedIn.factors, refreshToken);
+  return answer(ctx, signedIn.user, { id: signedIn.sessionId }, signedIn.amr, signedIn.identities, signedIn.factors, refreshToken, {
+    method,
+    req,
+    q,
+  });
 }

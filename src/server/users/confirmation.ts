@@ -10,6 +10,7 @@ import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { SmsChannel } from '../delivery/sms/index.js';
 import type { AddressProvider } from './create.js';
 import type { AppContext } from '../context.js';
+import type { HookRequest } from '../hooks/invoke.js';
 
 /** The flow_state authentication_method of email sign-ups (docs/tokens-and-sessions.md#pkce-flow-state). */
 export const SIGNUP_FLOW_METHOD = 'email/signup';
@@ -22,6 +23,8 @@ export interface ConfirmationSend {
   pkce: PkceParams | null;
   /** false for a user created by this very request, who cannot have been sent anything yet */
   checkInterval: boolean;
+  /** the request, for a send hook's metadata and deadline */
+  req?: HookRequest;
 }
 
 export async function sendConfirmation(
@@ -41,21 +44,33 @@ export async function sendConfirmation(
         authenticationMethod: SIGNUP_FLOW_METHOD,
       });
     }
-    await sendEmailToken(ctx, c, user, {
-      kind: 'confirmation',
-      tokenType: 'confirmation_token',
-      to: s.address,
-      redirectTo: s.redirectTo,
-      pkce: !!s.pkce,
-    });
+    await sendEmailToken(
+      ctx,
+      c,
+      user,
+      {
+        kind: 'confirmation',
+        tokenType: 'confirmation_token',
+        to: s.address,
+        redirectTo: s.redirectTo,
+        pkce: !!s.pkce,
+      },
+      s.req,
+    );
   } else {
     if (s.checkInterval) assertSendInterval('sms', user.confirmation_sent_at, ctx.config.sms.maxFrequencySeconds);
-    ({ messageId } = await sendSmsToken(ctx, c, user, {
-      tokenType: 'confirmation_token',
-      to: s.address,
-      channel: s.channel,
-      purpose: 'confirmation',
-    }));
+    ({ messageId } = await sendSmsToken(
+      ctx,
+      c,
+      user,
+      {
+        tokenType: 'confirmation_token',
+        to: s.address,
+        channel: s.channel,
+        purpose: 'confirmation',
+      },
+      s.req,
+    ));
   }
   return { user: await updateUser(c, user.id, { confirmation_sent_at: new Date() }), messageId };
 }

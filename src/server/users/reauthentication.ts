@@ -28,7 +28,9 @@ export async function spendNonce(ctx: AppContext, q: Queryable, user: UserRow, n
   const maxAttempts = ctx.config.security.otpMaxAttempts;
   // A gateway that makes and checks its own codes (Twilio Verify) is asked, as /verify does for SMS.
   const gatewayCheck =
-    target.channel === 'sms' && !testOtpFor(ctx.config.sms, target.address) ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
+    target.channel === 'sms' && !testOtpFor(ctx.config.sms, target.address) && !ctx.config.hooks.sendSms.enabled
+      ? ctx.sms?.verifyOtp?.bind(ctx.sms)
+      : undefined;
   const row = gatewayCheck
     ? await findTokenCheckedByGateway(q, gatewayCheck, target.address, code, ['reauthentication_token'], maxAttempts)
     : await findTokenByCode(q, target.address, code, ['reauthentication_token'], maxAttempts);

@@ -7,7 +7,8 @@ import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { confirmAddress, createUser, isAddressConfirmed, newUserRow, type AddressProvider } from './create.js';
+import { confirmAddress, isAddressConfirmed, newUserRow, type AddressProvider } from './create.js';
+import { createUserAfterHook } from '../hooks/before-user-created.js';
 import { sendConfirmation } from './confirmation.js';
 import { userJson } from './user-json.js';
 import { actorOf } from './actor.js';
@@ -77,15 +78,21 @@ export async function signUp(
     input.provider === 'email' ? findUserByEmail(c, input.address, input.aud) : findUserByPhone(c, input.address, input.aud);
   let user = await find();
   if (!user) {
-    const created = await createUser(c, {
-      provider: input.provider,
-      address: input.address,
-      aud: input.aud,
-      role: ctx.config.jwt.defaultGroupName,
-      passwordHash,
-      data: input.data,
-      confirmed: false,
-    });
+    // The before-user-created hook runs before the insert: its refusal leaves nothing (docs/hooks.md#before-user-created).
+    const created = await createUserAfterHook(
+      ctx,
+      c,
+      {
+        provider: input.provider,
+        address: input.address,
+        aud: input.aud,
+        role: ctx.config.jwt.defaultGroupName,
+        passwordHash,
+        data: input.data,
+        confirmed: false,
+      },
+      req,
+    );
     // A concurrent signup of the same address won the insert: answer as that request did, without a second send.
     if (!created) {
       const winner = (await find())!;
@@ -98,7 +105,7 @@ export async function signUp(
     }
     await writeAudit(c, audit.actor, audit.action, audit.traits);
     if (autoconfirm) return { body: userJson(await confirmAddress(c, user, input.provider), []) };
-    return { body: await confirmationAnswer(ctx, c, user, input, false) };
+    return { body: await confirmationAnswer(ctx, c, user, input, false, req) };
   }
   if (isAddressConfirmed(user, input.provider)) {
     await writeAudit(c, actorOf(user), 'user_repeated_signup', { provider: input.provider });
@@ -107,11 +114,11 @@ export async function signUp(
     if (ctx.config.mailer.autoconfirm || ctx.config.sms.autoconfirm) throw apiError('user_already_exists');
     return { body: fakeUser(ctx, input) };
   }
-  return { body: await confirmationAnswer(ctx, c, user, input, true) };
+  return { body: await confirmationAnswer(ctx, c, user, input, true, req) };
 }
 
-async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, input: SignupInput, resend: boolean) {
-  const sent = await sendConfirmation(ctx, c, user, { ...input, checkInterval: resend });
+async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, input: SignupInput, resend: boolean, req: ApiRequest) {
+  const sent = await sendConfirmation(ctx, c, user, { ...input, checkInterval: resend, req });
   return userJson(sent.user, await findIdentitiesByUser(c, user.id));
 }
 

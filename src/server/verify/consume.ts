@@ -44,7 +44,8 @@ export async function consumeToken(
     async (c): Promise<Verified | ApiError> => {
       const byLink = 'linkToken' in proof;
       const maxAttempts = ctx.config.security.otpMaxAttempts;
-      const gatewayCheck = type.channel === 'sms' ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
+      // A send-SMS hook sent our own code, so the gateway has nothing to check (docs/hooks.md#send-sms).
+      const gatewayCheck = type.channel === 'sms' && !ctx.config.hooks.sendSms.enabled ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
       const row: OneTimeTokenRow | null = byLink
         ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
         : gatewayCheck && !testOtpFor(ctx.config.sms, proof.address)

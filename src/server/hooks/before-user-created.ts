@@ -1,0 +1,35 @@
+// The before-user-created hook (docs/hooks.md#before-user-created): the user about to be inserted goes out
+// before anything is written, so a hook that refuses (its {"error": …}, or any failure) leaves no row.
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../db/pool.js';
+import type { UserRow } from '../../db/users.js';
+import type { AppContext } from '../context.js';
+import { userJson } from '../users/user-json.js';
+import { createUser, newUserRow, type NewUser } from '../users/create.js';
+import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
+import { noteUserCreated } from './after-user-created.js';
+
+/** Resolves when the hook is off or lets the sign-up go ahead; throws its refusal otherwise. */
+export async function beforeUserCreated(
+  ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
+  user: UserRow,
+  req: HookRequest,
+  q?: Queryable,
+): Promise<void> {
+  if (!hookEnabled(ctx, 'beforeUserCreated')) return;
+  await invokeHook(ctx, 'beforeUserCreated', { user: userJson(user, []) }, req, q);
+}
+
+/** createUser (users/create.ts) after the hook let it go ahead; the same id in the payload and the row. */
+export async function createUserAfterHook(
+  ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
+  q: Queryable,
+  u: NewUser,
+  req: HookRequest,
+): Promise<Awaited<ReturnType<typeof createUser>>> {
+  const withId = { ...u, id: u.id ?? randomUUID() };
+  await beforeUserCreated(ctx, newUserRow(withId), req, q);
+  const result = await createUser(q, withId);
+  if (result) noteUserCreated(ctx, req, result.user);
+  return result;
+}

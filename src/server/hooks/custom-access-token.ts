@@ -1,0 +1,66 @@
+// The custom access token hook (docs/hooks.md#custom-access-token): the claims about to be signed go out, the
+// claims to sign come back. The original's minimum schema still holds afterwards: the required claims
+// stay, with their types, or the grant fails with the original's 500 and nothing is signed.
+import { Ajv } from 'ajv';
+import type { Queryable } from '../../db/pool.js';
+import type { AccessTokenClaims } from '../auth/jwt.js';
+import type { AppContext } from '../context.js';
+import { apiError } from '../errors.js';
+import { isObject } from './errors.js';
+import { invokeHook, type HookRequest } from './invoke.js';
+
+/** The original's MinimumViableTokenSchema (internal/tokens/service.go). */
+const MINIMUM_CLAIMS_SCHEMA = {
+  type: 'object',
+  properties: {
+    aud: { type: ['string', 'array'] },
+    exp: { type: 'integer' },
+    jti: { type: 'string' },
+    iat: { type: 'integer' },
+    iss: { type: 'string' },
+    nbf: { type: 'integer' },
+    sub: { type: 'string' },
+    email: { type: 'string' },
+    phone: { type: 'string' },
+    app_metadata: { type: 'object', additionalProperties: true },
+    user_metadata: { type: 'object', additionalProperties: true },
+    role: { type: 'string' },
+    aal: { type: 'string' },
+    amr: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'object' }] } },
+    session_id: { type: 'string' },
+    client_id: { type: 'string' },
+  },
+  required: ['aud', 'exp', 'iat', 'sub', 'email', 'phone', 'role', 'aal', 'session_id', 'is_anonymous'],
+};
+
+const checkClaims = new Ajv({ allErrors: true, strict: false }).compile(MINIMUM_CLAIMS_SCHEMA);
+
+export interface CustomAccessTokenInput {
+  claims: AccessTokenClaims;
+  /** the sign-in method (password, otp, magiclink, anonymous, pkce, token_refresh, …) */
+  authenticationMethod: string;
+}
+
+/** The claims the hook returns, checked; throws the hook's error or the original's 500. */
+export async function customizeAccessToken(
+  ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
+  input: CustomAccessTokenInput,
+  req: HookRequest,
+  q?: Queryable,
+): Promise<Record<string, unknown>> {
+  const output = await invokeHook(
+    ctx,
+    'customAccessToken',
+    { user_id: input.claims.sub, claims: input.claims, authentication_method: input.authenticationMethod },
+    req,
+    q,
+  );
+  if (!isObject(output) || !('claims' in output)) throw apiError('hook_failed', 'output claims field is missing');
+  const claims = output.claims;
+  if (!isObject(claims)) throw apiError('hook_failed', 'Error unmarshaling JSON output.');
+  if (!checkClaims(claims)) {
+    const problems = (checkClaims.errors ?? []).map((e) => `- ${e.instancePath.replace(/^\//, '') || '(root)'}: ${e.message}`);
+    throw apiError('hook_failed', `output claims do not conform to the expected schema: \n${problems.join('\n')}\n`);
+  }
+  return claims;
+}

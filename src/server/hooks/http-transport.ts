@@ -1,0 +1,164 @@
+// Calling an HTTP(S) hook (docs/hooks.md#http-endpoints): a POST of the JSON payload signed with Standard Webhooks
+// (the standardwebhooks package; one signature per secret, so a receiver can rotate), the original's limits
+// and answers. One deadline covers every attempt, so the wait is bounded however the endpoint behaves.
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { apiError } from '../errors.js';
+import { hookErrorOf } from './errors.js';
+
+/** The original's values (internal/hooks/hookshttp): 5 s for the whole call, 3 attempts, 2 s between, 200 KiB answers. */
+export const HTTP_HOOK_TIMEOUT_MS = 5000;
+export const HTTP_HOOK_ATTEMPTS = 3;
+export const HTTP_HOOK_BACKOFF_MS = 2000;
+export const HTTP_HOOK_RESPONSE_LIMIT = 200 * 1024;
+
+export interface HttpHookCall {
+  url: string;
+  secrets: string[];
+  payload: string;
+  /** the request's own deadline (API_MAX_REQUEST_DURATION), on top of the hook's */
+  signal?: AbortSignal;
+}
+
+class Timeout extends Error {}
+
+/** The hook's JSON answer, or null for 204 No Content; throws the original's ApiErrors. */
+export async function callHttpHook(call: HttpHookCall): Promise<unknown> {
+  const deadline = AbortSignal.timeout(HTTP_HOOK_TIMEOUT_MS);
+  const signal = call.signal ? AbortSignal.any([deadline, call.signal]) : deadline;
+  try {
+    return await attempts(call, signal);
+  } catch (err) {
+    if (err instanceof Timeout || (signal.aborted && isAbort(err))) throw apiError('hook_timeout');
+    throw err;
+  }
+}
+
+async function attempts(call: HttpHookCall, signal: AbortSignal): Promise<unknown> {
+  for (let attempt = 1; attempt <= HTTP_HOOK_ATTEMPTS; attempt++) {
+    let response: Response;
+    try {
+      response = await fetch(call.url, { method: 'POST', headers: signedHeaders(call), body: call.payload, redirect: 'manual', signal });
+    } catch (err) {
+      if (signal.aborted) throw new Timeout();
+      // Unreachable (refused, reset, DNS): try again after a pause, as the original.
+      if (attempt === HTTP_HOOK_ATTEMPTS) throw apiError('hook_timeout_after_retry');
+      void err;
+      await pause(HTTP_HOOK_BACKOFF_MS, signal);
+      continue;
+    }
+    switch (response.status) {
+      case 204:
+        await response.body?.cancel();
+        return null;
+      case 200:
+      case 202:
+        return readAnswer(response, signal);
+      case 429:
+      case 503: {
+        const retryAfter = response.headers.get('retry-after');
+        await response.body?.cancel();
+        // Only an endpoint that says when to come back is tried again; the wait is capped by the backoff.
+        if (!retryAfter) throw apiError('hook_failed', 'Service currently unavailable due to hook');
+        if (attempt < HTTP_HOOK_ATTEMPTS) await pause(retryAfterMs(retryAfter), signal);
+        continue;
+      }
+      case 400:
+        await response.body?.cancel();
+        throw apiError('hook_failed', 'Invalid payload sent to hook');
+      case 401:
+        await response.body?.cancel();
+        throw apiError('hook_failed', 'Hook requires authorization token');
+      default:
+        await response.body?.cancel();
+        throw apiError('hook_failed', `Unexpected status code returned from hook: ${response.status}`);
+    }
+  }
+  throw apiError('hook_failed', 'Service currently unavailable due to hook');
+}
+
+function signedHeaders(call: HttpHookCall): Record<string, string> {
+  const id = randomUUID();
+  const now = new Date();
+  // The original signs with each v1 secret and lists the signatures comma-and-space separated.
+  const signatures = call.secrets.map((secret) => new Webhook(secret.slice('v1,'.length)).sign(id, now, call.payload));
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'webhook-signature': signatures.join(', '),
+  };
+}
+
+async function readAnswer(response: Response, signal: AbortSignal): Promise<unknown> {
+  const contentType = response.headers.get('content-type');
+  const mediaType = contentType?.split(';')[0].trim().toLowerCase();
+  if (!contentType) {
+    await response.body?.cancel();
+    throw apiError('hook_payload_invalid_content_type');
+  }
+  if (mediaType !== 'application/json') {
+    await response.body?.cancel();
+    throw apiError('hook_payload_invalid_content_type', `Invalid JSON response. Received content-type: ${contentType}`);
+  }
+  const body = await readLimited(response, signal);
+  if (body.length === 0) return null;
+  let output: unknown;
+  try {
+    output = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw apiError('hook_failed', 'Error unmarshaling JSON output.');
+  }
+  const hookError = hookErrorOf(output);
+  if (hookError) throw hookError;
+  return output;
+}
+
+/** The body, or hook_payload_over_size_limit as soon as it passes the limit (the rest is never read). */
+async function readLimited(response: Response, signal: AbortSignal): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = response.body?.getReader();
+  if (!reader) return Buffer.alloc(0);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > HTTP_HOOK_RESPONSE_LIMIT) {
+        await reader.cancel();
+        throw apiError('hook_payload_over_size_limit');
+      }
+      chunks.push(Buffer.from(value));
+    }
+  } catch (err) {
+    if (signal.aborted && isAbort(err)) throw new Timeout();
+    throw err;
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Retry-After in seconds or as an HTTP date, capped at the backoff so one answer cannot stall the call. */
+function retryAfterMs(header: string): number {
+  const seconds = /^\d+$/.test(header.trim()) ? Number(header.trim()) * 1000 : Date.parse(header) - Date.now();
+  return Number.isFinite(seconds) ? Math.min(Math.max(0, seconds), HTTP_HOOK_BACKOFF_MS) : HTTP_HOOK_BACKOFF_MS;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Timeout());
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(new Timeout());
+    };
+    signal.addEventListener('abort', stop, { once: true });
+  });
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
+}

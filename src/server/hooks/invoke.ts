@@ -1,0 +1,83 @@
+// Running one hook: the payload gets the original's metadata, goes to the configured transport, and the
+// outcome is logged with its duration. Each hook module (custom-access-token.ts, …) builds its payload and
+// reads its answer; this file knows nothing of what a hook means (docs/hooks.md).
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../db/pool.js';
+import type { HookName } from '../config/types.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { callHttpHook } from './http-transport.js';
+import { callPgHook } from './pg-transport.js';
+import { hookTarget } from './targets.js';
+
+/** The original's hook names, sent in metadata.name (internal/hooks/v0hooks). */
+export const WIRE_NAMES: Record<HookName, string> = {
+  customAccessToken: 'customize-access-token',
+  beforeUserCreated: 'before-user-created',
+  sendEmail: 'send-email',
+  sendSms: 'send-sms',
+  passwordVerificationAttempt: 'password-verification',
+  mfaVerificationAttempt: 'mfa-verification',
+  afterUserCreated: 'after-user-created',
+};
+
+/** What a hook call may know of its request: the client's address for metadata, the deadline. */
+export interface HookRequest {
+  ip?: string;
+  signal?: AbortSignal;
+}
+
+export function hookEnabled(ctx: Pick<AppContext, 'config'>, hook: HookName): boolean {
+  return ctx.config.hooks[hook].enabled;
+}
+
+/**
+ * Calls `hook` with `payload` (plus metadata) and resolves its JSON answer (null when it answered nothing).
+ * `q`: the request's transaction client when it holds one, so a Postgres function runs on it (pg-transport.ts).
+ */
+export async function invokeHook(
+  ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
+  hook: HookName,
+  payload: Record<string, unknown>,
+  req: HookRequest,
+  q?: Queryable,
+): Promise<unknown> {
+  const settings = ctx.config.hooks[hook];
+  const target = hookTarget(settings.uri, settings.secrets);
+  const body = JSON.stringify({
+    metadata: { uuid: randomUUID(), time: new Date().toISOString(), name: WIRE_NAMES[hook], ...(req.ip ? { ip_address: req.ip } : {}) },
+    ...payload,
+  });
+  const started = performance.now();
+  const where = loggable(settings.uri);
+  const log = (success: boolean, err?: unknown) =>
+    ctx.log[success ? 'info' : 'warn'](
+      { action: 'run_hook', hook: where, success, duration_ms: Math.round(performance.now() - started), ...(err ? { err } : {}) },
+      success ? 'Hook ran successfully' : 'Hook errored out',
+    );
+  try {
+    const output =
+      target.kind === 'http'
+        ? await callHttpHook({ url: target.url, secrets: target.secrets, payload: body, signal: req.signal })
+        : await callPgHook({
+            pool: ctx.db,
+            q,
+            qualifiedName: target.qualifiedName,
+            uri: settings.uri,
+            payload: body,
+            signal: req.signal,
+            onFailure: (err) => ctx.log.warn({ err, hook: where }, 'hook function failed'),
+          });
+    log(true);
+    return output;
+  } catch (err) {
+    log(false, err instanceof ApiError ? { code: err.errorCode, message: err.message } : err);
+    throw err;
+  }
+}
+
+/** The URI without credentials or query (an endpoint may carry a key there), for the log. */
+function loggable(uri: string): string {
+  const u = new URL(uri);
+  return u.protocol === 'pg-functions:' ? uri : `${u.origin}${u.pathname}`;
+}

@@ -1,0 +1,55 @@
+// Calling a Postgres function hook (docs/hooks.md#postgres-functions): `select <schema>.<function>($1::jsonb)`
+// under a 2 s statement timeout, as the original. Inside a request's transaction the call runs on that
+// transaction's own client (as the original passes its tx), so the request never waits for a second
+// connection while holding one (the pool wedge of issue 11); otherwise it takes one pooled connection for
+// a transaction of its own, so the SET LOCAL ends with it.
+import type pg from 'pg';
+import { tx, type Queryable } from '../../db/pool.js';
+import { databaseFault } from '../../db/faults.js';
+import { apiError } from '../errors.js';
+import { hookErrorOf } from './errors.js';
+
+/** The original's statement timeout for a hook function (internal/hooks/hookspgfunc). */
+export const PG_HOOK_TIMEOUT_MS = 2000;
+
+export interface PgHookCall {
+  pool: pg.Pool;
+  /** the request's transaction client when the caller holds one; the pool (or nothing) otherwise */
+  q?: Queryable;
+  /** `schema.function`, both checked identifiers (targets.ts) */
+  qualifiedName: string;
+  uri: string;
+  payload: string;
+  signal?: AbortSignal;
+  /** told why the function failed, for the log (the client gets only the original's message) */
+  onFailure?: (err: unknown) => void;
+}
+
+export async function callPgHook(call: PgHookCall): Promise<unknown> {
+  const run = async (c: pg.PoolClient) => {
+    await c.query(`set local statement_timeout to ${PG_HOOK_TIMEOUT_MS}`);
+    const { rows } = await c.query<{ output: unknown }>(`select ${call.qualifiedName}($1::jsonb) as output`, [call.payload]);
+    await c.query('set local statement_timeout to default');
+    return rows[0]?.output ?? null;
+  };
+  let output: unknown;
+  try {
+    output = isClient(call.q) ? await run(call.q) : await tx(call.pool, run, call.signal);
+  } catch (err) {
+    // A lost or saturated database stays a 503; the function's own failure (an exception, the timeout,
+    // a missing function) is the original's 500.
+    // The hook's own statement timeout looks like DB_STATEMENT_TIMEOUT's (a 503) but is the function's fault.
+    const timedOut = (err as { code?: unknown }).code === '57014';
+    if (!timedOut && databaseFault(err)) throw err;
+    if (call.signal?.aborted) throw err;
+    call.onFailure?.(err);
+    throw apiError('hook_failed', `Error running hook URI: ${call.uri}`);
+  }
+  const hookError = hookErrorOf(output);
+  if (hookError) throw hookError;
+  return output;
+}
+
+function isClient(q: Queryable | undefined): q is pg.PoolClient {
+  return q !== undefined && 'release' in q;
+}

@@ -1,0 +1,66 @@
+// The send email hook (docs/hooks.md#send-email): when enabled it replaces SMTP. The hook gets the user and
+// the token data the mail would have carried, and sends (or not) as it sees fit; its failure fails the
+// request and rolls back the token, as a failed SMTP send does.
+import type { Queryable } from '../../db/pool.js';
+import type { UserRow } from '../../db/users.js';
+import type { AppContext } from '../context.js';
+import type { MailKind } from '../delivery/mail/mailer.js';
+import { userJson } from '../users/user-json.js';
+import { invokeHook, type HookRequest } from './invoke.js';
+
+/** email_action_type as the original names each mail. */
+export const EMAIL_ACTION_TYPES: Record<MailKind, string> = {
+  confirmation: 'signup',
+  invite: 'invite',
+  magicLink: 'magiclink',
+  recovery: 'recovery',
+  emailChange: 'email_change',
+  reauthentication: 'reauthentication',
+};
+
+/** The original's mailer.EmailData. */
+export interface EmailData {
+  token: string;
+  token_hash: string;
+  redirect_to: string;
+  email_action_type: string;
+  site_url: string;
+  token_new: string;
+  token_hash_new: string;
+  old_email: string;
+  old_phone: string;
+  provider: string;
+  factor_type: string;
+}
+
+export function emailData(
+  ctx: Pick<AppContext, 'config'>,
+  kind: MailKind,
+  fields: Partial<Pick<EmailData, 'token' | 'token_hash' | 'redirect_to' | 'token_new' | 'token_hash_new'>>,
+): EmailData {
+  return {
+    token: '',
+    token_hash: '',
+    redirect_to: '',
+    email_action_type: EMAIL_ACTION_TYPES[kind],
+    // The original sends its API_EXTERNAL_URL here, the base of the /verify links.
+    site_url: ctx.config.api.externalUrl,
+    token_new: '',
+    token_hash_new: '',
+    old_email: '',
+    old_phone: '',
+    provider: '',
+    factor_type: '',
+    ...fields,
+  };
+}
+
+export async function sendEmailHook(
+  ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
+  user: UserRow,
+  data: EmailData,
+  req: HookRequest,
+  q?: Queryable,
+): Promise<void> {
+  await invokeHook(ctx, 'sendEmail', { user: userJson(user, null), email_data: data }, req, q);
+}

@@ -1,0 +1,17 @@
+// The send SMS hook (docs/hooks.md#send-sms): when enabled it replaces the SMS gateway. The hook gets the user
+// and the code (with the phone it goes to); its failure fails the request and rolls back the code.
+import type { Queryable } from '../../db/pool.js';
+import type { UserRow } from '../../db/users.js';
+import type { AppContext } from '../context.js';
+import { userJson } from '../users/user-json.js';
+import { invokeHook, type HookRequest } from './invoke.js';
+
+export async function sendSmsHook(
+  ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
+  user: UserRow,
+  sms: { otp: string; phone: string },
+  req: HookRequest,
+  q?: Queryable,
+): Promise<void> {
+  await invokeHook(ctx, 'sendSms', { user: userJson(user, null), sms: { otp: sms.otp, phone: sms.phone } }, req, q);
+}

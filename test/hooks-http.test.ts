@@ -1,0 +1,362 @@
+// Every auth hook the service calls, over HTTP to a real endpoint that verifies the Standard Webhooks
+// signature with the standardwebhooks package (docs/hooks.md): payloads as the original's, answers
+// acted on, the send hooks replacing SMTP and the SMS gateway, and the transport's limits and errors.
+import t from 'tap';
+import { decodeJwt } from 'jose';
+import { startTestService } from './helpers/server.js';
+import { startSmtpServer } from './helpers/smtp.js';
+import { startSmsGatewayFake } from './helpers/sms.js';
+import { newHookSecret, startHookServer } from './helpers/hook-server.js';
+import { adminToken } from './helpers/admin.js';
+import { uniqueEmail } from './helpers/accounts.js';
+
+const hooks = await startHookServer();
+const smtp = await startSmtpServer();
+const sms = await startSmsGatewayFake();
+const hook = (name: string, path: string) => ({
+  [`AUTH_HOOK_${name}_ENABLED`]: 'true',
+  // A key in the query, as some endpoints take one: it must not reach the log.
+  [`AUTH_HOOK_${name}_URI`]: `${hooks.url}${path}?key=hook-query-key`,
+  // Two secrets, as during a rotation: the endpoint knows only the second.
+  [`AUTH_HOOK_${name}_SECRETS`]: `${newHookSecret()}|${hooks.secret}`,
+});
+const api = await startTestService({
+  ...hook('CUSTOM_ACCESS_TOKEN', '/custom-access-token'),
+  ...hook('BEFORE_USER_CREATED', '/before-user-created'),
+  ...hook('SEND_EMAIL', '/send-email'),
+  ...hook('SEND_SMS', '/send-sms'),
+  ...hook('PASSWORD_VERIFICATION_ATTEMPT', '/password-verification-attempt'),
+  ...hook('AFTER_USER_CREATED', '/after-user-created'),
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  AUTH_SMS_PROVIDER: 'twilio',
+  AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
+  AUTH_SMS_TWILIO_AUTH_TOKEN: 'tok',
+  AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+});
+t.teardown(async () => {
+  await api.stop();
+  await hooks.close();
+  await smtp.close();
+  await sms.close();
+});
+
+// What a well-behaved endpoint answers, unless a test scripts otherwise.
+hooks.on('/custom-access-token', (p) => ({ body: { claims: { ...p.claims, tenant: 'acme' } } }));
+hooks.on('/before-user-created', () => ({ body: {} }));
+hooks.on('/send-email', () => ({ body: {} }));
+hooks.on('/send-sms', () => ({ body: {} }));
+hooks.on('/password-verification-attempt', () => ({ body: { decision: 'continue' } }));
+
+const PASSWORD = 'Secret-password-1';
+async function confirmedUser(email = uniqueEmail('hooks')): Promise<{ id: string; email: string }> {
+  const res = await api.request('POST', '/admin/users', {
+    token: await adminToken(),
+    body: { email, password: PASSWORD, email_confirm: true },
+  });
+  if (res.status !== 200) throw new Error(`admin create failed: ${res.status} ${res.text}`);
+  return { id: res.body.id, email };
+}
+const signIn = (email: string, password = PASSWORD) => api.request('POST', '/token?grant_type=password', { body: { email, password } });
+const lastCall = (path: string) => hooks.callsTo(path).at(-1)!;
+const sessionsOf = async (userId: string) =>
+  Number((await api.db.query('select count(*) from sessions where user_id = $1', [userId])).rows[0].count);
+
+t.test('every call is signed once per secret, and the endpoint verifies it with the standardwebhooks package', async (t) => {
+  const user = await confirmedUser();
+  t.equal((await signIn(user.email)).status, 200);
+  const calls = hooks.calls.slice(-2);
+  t.same(
+    calls.map((c) => c.verified),
+    [true, true],
+  );
+  t.equal(String(calls[0].headers['webhook-signature']).split(', ').length, 2, 'one signature per configured secret');
+  t.equal(calls[0].headers['content-type'], 'application/json');
+  t.match(calls[0].headers['webhook-id'], /^[0-9a-f-]{36}$/);
+});
+
+t.test('custom access token: the claims the hook returns are signed; the payload is the original’s', async (t) => {
+  const user = await confirmedUser();
+  const res = await signIn(user.email);
+  t.equal(res.status, 200);
+  const claims = decodeJwt(res.body.access_token);
+  t.equal(claims.tenant, 'acme');
+  t.equal(res.body.expires_at, claims.exp);
+  const { payload } = lastCall('/custom-access-token');
+  t.same(Object.keys(payload).sort(), ['authentication_method', 'claims', 'metadata', 'user_id']);
+  t.equal(payload.metadata.name, 'customize-access-token');
+  t.equal(payload.metadata.ip_address, '127.0.0.1');
+  t.match(payload.metadata.uuid, /^[0-9a-f-]{36}$/);
+  t.equal(payload.user_id, user.id);
+  t.equal(payload.authentication_method, 'password');
+  t.match(payload.claims, {
+    sub: user.id,
+    email: user.email,
+    role: 'authenticated',
+    aal: 'aal1',
+    is_anonymous: false,
+    aud: 'authenticated',
+  });
+
+  const refreshed = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: res.body.refresh_token } });
+  t.equal(refreshed.status, 200);
+  t.equal(decodeJwt(refreshed.body.access_token).tenant, 'acme');
+  t.equal(lastCall('/custom-access-token').payload.authentication_method, 'token_refresh');
+});
+
+t.test('custom access token: a required claim removed or retyped is refused, and the sign-in leaves no session', async (t) => {
+  const user = await confirmedUser();
+  hooks.once('/custom-access-token', (p) => {
+    const { session_id: _gone, ...claims } = p.claims;
+    return { body: { claims } };
+  });
+  const removed = await signIn(user.email);
+  t.equal(removed.status, 500);
+  t.equal(removed.body.error_code, 'unexpected_failure');
+  t.match(removed.body.msg, /^output claims do not conform to the expected schema: \n- .*session_id/);
+  hooks.once('/custom-access-token', (p) => ({ body: { claims: { ...p.claims, exp: String(p.claims.exp) } } }));
+  const retyped = await signIn(user.email);
+  t.equal(retyped.status, 500);
+  t.match(retyped.body.msg, /exp.*integer/);
+  hooks.once('/custom-access-token', () => ({ body: { other: true } }));
+  const missing = await signIn(user.email);
+  t.same([missing.status, missing.body.msg], [500, 'output claims field is missing']);
+  t.equal(await sessionsOf(user.id), 0, 'no session was left behind');
+});
+
+t.test('before-user-created: the payload is the user about to be created, whose id it then gets', async (t) => {
+  const email = uniqueEmail('before');
+  const res = await api.request('POST', '/signup', { body: { email, password: PASSWORD, data: { plan: 'pro' } } });
+  t.equal(res.status, 200);
+  const { payload } = lastCall('/before-user-created');
+  t.equal(payload.metadata.name, 'before-user-created');
+  t.match(payload.user, { id: res.body.id, email, aud: 'authenticated', role: 'authenticated', user_metadata: { plan: 'pro' } });
+  t.match(payload.user.app_metadata, { provider: 'email', providers: ['email'] });
+});
+
+t.test('before-user-created: a refusal is the client’s error, and no user row is written', async (t) => {
+  const email = uniqueEmail('refused');
+  hooks.once('/before-user-created', { body: { error: { http_code: 403, message: 'Sign-ups from this domain are closed' } } });
+  const res = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+  t.same([res.status, res.body.error_code, res.body.msg], [403, 'unknown', 'Sign-ups from this domain are closed']);
+  hooks.once('/before-user-created', { body: { error: { message: 'No code given' } } });
+  const defaulted = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+  t.same([defaulted.status, defaulted.body.error_code, defaulted.body.msg], [500, 'unexpected_failure', 'No code given']);
+  const rows = await api.db.query('select 1 from users where email = $1', [email]);
+  t.equal(rows.rowCount, 0);
+  t.equal(hooks.callsTo('/send-email').filter((c) => c.payload.user.email === email).length, 0, 'nothing was sent either');
+});
+
+t.test('before-user-created: anonymous sign-in, invites and generated sign-up links ask it too', async (t) => {
+  const refuse = () => hooks.once('/before-user-created', { body: { error: { http_code: 422, message: 'Not now' } } });
+  const anonymousBefore = Number((await api.db.query('select count(*) from users where is_anonymous')).rows[0].count);
+  refuse();
+  const anonymous = await api.request('POST', '/signup', { body: {} });
+  t.same([anonymous.status, anonymous.body.msg], [422, 'Not now']);
+  t.equal(Number((await api.db.query('select count(*) from users where is_anonymous')).rows[0].count), anonymousBefore);
+  const admitted = await api.request('POST', '/signup', { body: {} });
+  t.equal(admitted.status, 200);
+  t.match(lastCall('/before-user-created').payload.user, { id: admitted.body.user.id, is_anonymous: true });
+
+  const invited = uniqueEmail('invited');
+  refuse();
+  const invite = await api.request('POST', '/invite', { token: await adminToken(), body: { email: invited } });
+  t.same([invite.status, invite.body.msg], [422, 'Not now']);
+  const linked = uniqueEmail('linked');
+  refuse();
+  const link = await api.request('POST', '/admin/generate_link', {
+    token: await adminToken(),
+    body: { type: 'signup', email: linked, password: PASSWORD },
+  });
+  t.same([link.status, link.body.msg], [422, 'Not now']);
+  t.equal((await api.db.query('select 1 from users where email = any($1)', [[invited, linked]])).rowCount, 0);
+
+  const accepted = await api.request('POST', '/invite', { token: await adminToken(), body: { email: invited } });
+  t.equal(accepted.status, 200);
+  t.equal(lastCall('/send-email').payload.email_data.email_action_type, 'invite');
+  t.equal(smtp.mails.length, 0);
+});
+
+t.test('after-user-created: told of the committed user; its error is the answer, the user stays', async (t) => {
+  const email = uniqueEmail('after');
+  const res = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+  t.equal(res.status, 200);
+  const calls = hooks.callsTo('/after-user-created').filter((c) => c.payload.user.email === email);
+  t.equal(calls.length, 1);
+  t.equal(calls[0].payload.metadata.name, 'after-user-created');
+  t.match(calls[0].payload.user, { id: res.body.id, email, identities: [{ provider: 'email' }] });
+
+  const refusedEmail = uniqueEmail('after-refused');
+  hooks.once('/after-user-created', { body: { error: { http_code: 409, message: 'CRM unavailable' } } });
+  const refused = await api.request('POST', '/signup', { body: { email: refusedEmail, password: PASSWORD } });
+  t.same([refused.status, refused.body.error_code, refused.body.msg], [409, 'unknown', 'CRM unavailable']);
+  t.equal((await api.db.query('select 1 from users where email = $1', [refusedEmail])).rowCount, 1, 'as the original: created, then told');
+
+  const before = hooks.callsTo('/after-user-created').length;
+  hooks.once('/before-user-created', { body: { error: { http_code: 403, message: 'No' } } });
+  t.equal((await api.request('POST', '/signup', { body: { email: uniqueEmail('never'), password: PASSWORD } })).status, 403);
+  t.equal(hooks.callsTo('/after-user-created').length, before, 'a user never created is never announced');
+});
+
+t.test('send email replaces SMTP: the hook gets the token, the link works, no mail reaches the SMTP server', async (t) => {
+  const email = uniqueEmail('mail');
+  const signup = await api.request('POST', '/signup', { body: { email, password: PASSWORD }, headers: {} });
+  t.equal(signup.status, 200);
+  const { payload } = lastCall('/send-email');
+  t.equal(payload.metadata.name, 'send-email');
+  t.equal(payload.user.email, email);
+  t.same(Object.keys(payload.email_data).sort(), [
+    'email_action_type',
+    'factor_type',
+    'old_email',
+    'old_phone',
+    'provider',
+    'redirect_to',
+    'site_url',
+    'token',
+    'token_hash',
+    'token_hash_new',
+    'token_new',
+  ]);
+  t.match(payload.email_data, { email_action_type: 'signup', site_url: api.url, redirect_to: 'http://localhost:3000', token_new: '' });
+  t.match(payload.email_data.token, /^\d{6}$/);
+  const verified = await api.request('POST', '/verify', { body: { type: 'signup', token_hash: payload.email_data.token_hash } });
+  t.equal(verified.status, 200);
+  t.equal(verified.body.user.email, email);
+  t.equal(smtp.mails.length, 0, 'the SMTP server received nothing');
+});
+
+t.test('send email: a secure email change is one hook call with both tokens, paired as the original pairs them', async (t) => {
+  const user = await confirmedUser();
+  const session = (await signIn(user.email)).body;
+  const newEmail = uniqueEmail('changed');
+  const res = await api.request('PUT', '/user', { token: session.access_token, body: { email: newEmail } });
+  t.equal(res.status, 200);
+  const calls = hooks.callsTo('/send-email').filter((c) => c.payload.user.id === user.id);
+  t.equal(calls.length, 1);
+  const data = calls[0].payload.email_data;
+  t.equal(data.email_action_type, 'email_change');
+  // token and token_hash_new confirm the current address; token_new and token_hash the new one.
+  const current = await api.request('POST', '/verify', { body: { type: 'email_change', email: user.email, token: data.token } });
+  t.equal(current.status, 200);
+  t.match(current.body.msg ?? '', /Confirmation link accepted/);
+  const fresh = await api.request('POST', '/verify', { body: { type: 'email_change', token_hash: data.token_hash } });
+  t.equal(fresh.status, 200);
+  t.equal(fresh.body.user.email, newEmail);
+  t.equal(smtp.mails.length, 0);
+});
+
+t.test('send email: the hook’s error is the request’s, and the token it would have carried is rolled back', async (t) => {
+  const email = uniqueEmail('mailfail');
+  hooks.once('/send-email', { body: { error: { http_code: 429, message: 'Mail quota reached' } } });
+  const res = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+  t.same([res.status, res.body.error_code, res.body.msg], [429, 'unknown', 'Mail quota reached']);
+  t.equal((await api.db.query('select 1 from users where email = $1', [email])).rowCount, 0);
+});
+
+t.test('send SMS replaces the gateway: the hook gets the code, which verifies; the gateway gets nothing', async (t) => {
+  const phone = '15550001111';
+  const res = await api.request('POST', '/otp', { body: { phone } });
+  t.equal(res.status, 200);
+  const { payload } = lastCall('/send-sms');
+  t.equal(payload.metadata.name, 'send-sms');
+  t.equal(payload.user.phone, phone);
+  t.match(payload.sms, { otp: /^\d{6}$/, phone });
+  const verified = await api.request('POST', '/verify', { body: { type: 'sms', phone, token: payload.sms.otp } });
+  t.equal(verified.status, 200);
+  t.equal(verified.body.user.phone, phone);
+  t.equal(sms.messages.length, 0, 'the gateway received nothing');
+});
+
+t.test('password verification attempt: told of right and wrong passwords; reject with logout ends every session', async (t) => {
+  const user = await confirmedUser();
+  const first = await signIn(user.email);
+  t.equal(first.status, 200);
+  t.match(lastCall('/password-verification-attempt').payload, {
+    user_id: user.id,
+    valid: true,
+    metadata: { name: 'password-verification' },
+  });
+
+  hooks.once('/password-verification-attempt', { body: { decision: 'reject', message: 'Account locked', should_logout_user: true } });
+  const refused = await signIn(user.email, 'wrong-password');
+  t.same([refused.status, refused.body.error_code, refused.body.msg], [400, 'invalid_credentials', 'Account locked']);
+  t.equal(lastCall('/password-verification-attempt').payload.valid, false);
+  t.equal(await sessionsOf(user.id), 0, 'should_logout_user ended the existing session');
+  const stale = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: first.body.refresh_token } });
+  t.equal(stale.status, 400);
+
+  hooks.once('/password-verification-attempt', { body: { decision: 'reject' } });
+  const defaulted = await signIn(user.email);
+  t.same([defaulted.status, defaulted.body.msg], [400, 'Further password verification attempts will be rejected.']);
+  const wrong = await signIn(user.email, 'wrong-password');
+  t.same([wrong.status, wrong.body.msg], [400, 'Invalid login credentials'], 'continue leaves the usual answer');
+});
+
+t.test('an endpoint that does not answer: 422 hook_timeout, nothing signed in', async (t) => {
+  const user = await confirmedUser();
+  hooks.once('/custom-access-token', { stall: true });
+  const res = await signIn(user.email);
+  t.same(
+    [res.status, res.body.error_code, res.body.msg],
+    [422, 'hook_timeout', 'Failed to reach hook within maximum time of 5.000000 seconds'],
+  );
+  t.equal(await sessionsOf(user.id), 0);
+});
+
+t.test('429 and 503 with Retry-After are tried again; without it the call fails', async (t) => {
+  const user = await confirmedUser();
+  const before = hooks.callsTo('/password-verification-attempt').length;
+  hooks.once(
+    '/password-verification-attempt',
+    { status: 429, headers: { 'retry-after': '1' } },
+    { status: 503, headers: { 'retry-after': '1' } },
+  );
+  const res = await signIn(user.email);
+  t.equal(res.status, 200);
+  t.equal(hooks.callsTo('/password-verification-attempt').length - before, 3, 'two refusals, then the answer');
+
+  hooks.once('/password-verification-attempt', { status: 503 });
+  const failed = await signIn(user.email);
+  t.same(
+    [failed.status, failed.body.error_code, failed.body.msg],
+    [500, 'unexpected_failure', 'Service currently unavailable due to hook'],
+  );
+});
+
+t.test('answers the original refuses: oversize, not JSON, an unexpected status', async (t) => {
+  const user = await confirmedUser();
+  hooks.once('/password-verification-attempt', { body: { decision: 'continue', padding: 'x'.repeat(200 * 1024) } });
+  const big = await signIn(user.email);
+  t.same(
+    [big.status, big.body.error_code, big.body.msg],
+    [422, 'hook_payload_over_size_limit', 'Payload size exceeded size limit of 204800 bytes'],
+  );
+  hooks.once('/password-verification-attempt', { status: 200, headers: { 'content-type': 'text/plain' }, body: 'continue' });
+  const text = await signIn(user.email);
+  t.same(
+    [text.status, text.body.error_code, text.body.msg],
+    [400, 'hook_payload_invalid_content_type', 'Invalid JSON response. Received content-type: text/plain'],
+  );
+  hooks.once('/password-verification-attempt', { status: 200, body: '{"decision":"continue"}' });
+  const untyped = await signIn(user.email);
+  t.same([untyped.status, untyped.body.error_code], [400, 'hook_payload_invalid_content_type']);
+  hooks.once('/password-verification-attempt', { status: 418, body: {} });
+  const teapot = await signIn(user.email);
+  t.same([teapot.status, teapot.body.msg], [500, 'Unexpected status code returned from hook: 418']);
+  hooks.once('/password-verification-attempt', { status: 204 });
+  t.equal((await signIn(user.email)).status, 200, '204 No Content is a continue');
+});
+
+// Last: the log is complete once the service has stopped.
+t.test('each call is logged with its endpoint, outcome and duration, never the URI’s query', async (t) => {
+  await api.stop();
+  const logged = api.logs().filter((l) => l.action === 'run_hook');
+  t.ok(logged.some((l) => l.success === true && l.hook === `${hooks.url}/custom-access-token` && Number.isInteger(l.duration_ms)));
+  t.ok(logged.some((l) => l.success === false && l.hook === `${hooks.url}/password-verification-attempt`));
+  t.notMatch(JSON.stringify(api.logs()), /hook-query-key/);
+});

@@ -1,0 +1,180 @@
+// Every auth hook the service calls, as a real Postgres function created by the test
+// (pg-functions://postgres/<schema>/<function>; docs/hooks.md#postgres-functions): payloads, answers, the
+// function's {"error": …} passed to the client, its statement timeout, and a failure leaving no writes.
+import t from 'tap';
+import { decodeJwt } from 'jose';
+import { startTestService } from './helpers/server.js';
+import { startSmtpServer } from './helpers/smtp.js';
+import { startSmsGatewayFake } from './helpers/sms.js';
+import { adminToken } from './helpers/admin.js';
+import { uniqueEmail } from './helpers/accounts.js';
+
+const smtp = await startSmtpServer();
+const sms = await startSmsGatewayFake();
+const hook = (name: string, fn: string) => ({
+  [`AUTH_HOOK_${name}_ENABLED`]: 'true',
+  [`AUTH_HOOK_${name}_URI`]: `pg-functions://postgres/hooks_test/${fn}`,
+});
+const api = await startTestService({
+  ...hook('CUSTOM_ACCESS_TOKEN', 'custom_access_token'),
+  ...hook('BEFORE_USER_CREATED', 'before_user_created'),
+  ...hook('SEND_EMAIL', 'send_email'),
+  ...hook('SEND_SMS', 'send_sms'),
+  ...hook('PASSWORD_VERIFICATION_ATTEMPT', 'password_verification_attempt'),
+  AUTH_SMTP_HOST: '127.0.0.1',
+  AUTH_SMTP_PORT: String(smtp.port),
+  AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
+  AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+  AUTH_SMS_PROVIDER: 'twilio',
+  AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
+  AUTH_SMS_TWILIO_AUTH_TOKEN: 'tok',
+  AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+});
+t.teardown(async () => {
+  await api.stop();
+  await smtp.close();
+  await sms.close();
+});
+
+// Each function records its event, so the test reads the payload the service sent.
+await api.db.query(`
+  create schema hooks_test;
+  create table hooks_test.events (id bigserial primary key, hook text not null, event jsonb not null);
+  create function hooks_test.record(hook text, event jsonb) returns void language sql as
+    $$ insert into hooks_test.events (hook, event) values (hook, event) $$;
+
+  create function hooks_test.custom_access_token(event jsonb) returns jsonb language plpgsql as $$
+  declare claims jsonb := event->'claims';
+  begin
+    perform hooks_test.record('custom_access_token', event);
+    if claims->>'email' like 'slow-%' then perform pg_sleep(3); end if;
+    if claims->>'email' like 'drop-%' then return jsonb_build_object('claims', claims - 'role'); end if;
+    if claims->>'email' like 'deny-%' then
+      return jsonb_build_object('error', jsonb_build_object('http_code', 403, 'message', 'No tokens for you'));
+    end if;
+    return jsonb_build_object('claims', claims || jsonb_build_object('tenant', 'pg'));
+  end $$;
+
+  create function hooks_test.before_user_created(event jsonb) returns jsonb language plpgsql as $$
+  begin
+    perform hooks_test.record('before_user_created', event);
+    if event->'user'->>'email' like '%@blocked.example' then
+      return jsonb_build_object('error', jsonb_build_object('http_code', 400, 'message', 'Blocked domain'));
+    end if;
+    return '{}'::jsonb;
+  end $$;
+
+  create function hooks_test.send_email(event jsonb) returns jsonb language plpgsql as $$
+  begin perform hooks_test.record('send_email', event); return '{}'::jsonb; end $$;
+
+  create function hooks_test.send_sms(event jsonb) returns jsonb language plpgsql as $$
+  begin perform hooks_test.record('send_sms', event); return '{}'::jsonb; end $$;
+
+  create function hooks_test.password_verification_attempt(event jsonb) returns jsonb language plpgsql as $$
+  begin
+    perform hooks_test.record('password_verification_attempt', event);
+    if (event->>'valid')::boolean then return jsonb_build_object('decision', 'continue'); end if;
+    return jsonb_build_object('decision', 'reject', 'message', 'Locked by policy', 'should_logout_user', true);
+  end $$;
+`);
+
+const PASSWORD = 'Secret-password-1';
+async function confirmedUser(email = uniqueEmail('pg')): Promise<{ id: string; email: string }> {
+  const res = await api.request('POST', '/admin/users', {
+    token: await adminToken(),
+    body: { email, password: PASSWORD, email_confirm: true },
+  });
+  if (res.status !== 200) throw new Error(`admin create failed: ${res.status} ${res.text}`);
+  return { id: res.body.id, email };
+}
+const signIn = (email: string, password = PASSWORD) => api.request('POST', '/token?grant_type=password', { body: { email, password } });
+const lastEvent = async (hook: string): Promise<any> =>
+  (await api.db.query('select event from hooks_test.events where hook = $1 order by id desc limit 1', [hook])).rows[0]?.event;
+const sessionsOf = async (userId: string) =>
+  Number((await api.db.query('select count(*) from sessions where user_id = $1', [userId])).rows[0].count);
+
+t.test('custom access token: the function’s claims are signed, on sign-in and on refresh', async (t) => {
+  const user = await confirmedUser();
+  const res = await signIn(user.email);
+  t.equal(res.status, 200);
+  t.equal(decodeJwt(res.body.access_token).tenant, 'pg');
+  const event = await lastEvent('custom_access_token');
+  t.match(event, { user_id: user.id, authentication_method: 'password', metadata: { name: 'customize-access-token' } });
+  t.match(event.claims, { sub: user.id, email: user.email, role: 'authenticated', aal: 'aal1' });
+  const refreshed = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: res.body.refresh_token } });
+  t.equal(refreshed.status, 200);
+  t.equal(decodeJwt(refreshed.body.access_token).tenant, 'pg');
+  t.equal((await lastEvent('custom_access_token')).authentication_method, 'token_refresh');
+});
+
+t.test('custom access token: a removed required claim, the function’s error, its timeout: refused, no session left', async (t) => {
+  const dropped = await confirmedUser(uniqueEmail('drop'));
+  const res = await signIn(dropped.email);
+  t.same([res.status, res.body.error_code], [500, 'unexpected_failure']);
+  t.match(res.body.msg, /role/);
+  t.equal(await sessionsOf(dropped.id), 0);
+
+  const denied = await confirmedUser(uniqueEmail('deny'));
+  const refused = await signIn(denied.email);
+  t.same([refused.status, refused.body.error_code, refused.body.msg], [403, 'unknown', 'No tokens for you']);
+  t.equal(await sessionsOf(denied.id), 0);
+
+  const slow = await confirmedUser(uniqueEmail('slow'));
+  const late = await signIn(slow.email);
+  t.same(
+    [late.status, late.body.error_code, late.body.msg],
+    [500, 'unexpected_failure', 'Error running hook URI: pg-functions://postgres/hooks_test/custom_access_token'],
+  );
+  t.equal(await sessionsOf(slow.id), 0, 'the 2 s statement timeout ended the call and the sign-in rolled back');
+});
+
+t.test('before-user-created: the function sees the user; its refusal leaves no user row', async (t) => {
+  const email = uniqueEmail('created');
+  const ok = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+  t.equal(ok.status, 200);
+  t.match(await lastEvent('before_user_created'), { user: { id: ok.body.id, email }, metadata: { name: 'before-user-created' } });
+
+  const blocked = `someone-${process.pid}@blocked.example`;
+  const res = await api.request('POST', '/signup', { body: { email: blocked, password: PASSWORD } });
+  t.same([res.status, res.body.error_code, res.body.msg], [400, 'unknown', 'Blocked domain']);
+  t.equal((await api.db.query('select 1 from users where email = $1', [blocked])).rowCount, 0);
+  t.equal((await api.db.query('select 1 from identities where email = $1', [blocked])).rowCount, 0);
+});
+
+t.test('send email: the function gets the token instead of the SMTP server', async (t) => {
+  const email = uniqueEmail('pgmail');
+  t.equal((await api.request('POST', '/signup', { body: { email, password: PASSWORD } })).status, 200);
+  const event = await lastEvent('send_email');
+  t.match(event, { user: { email }, email_data: { email_action_type: 'signup', token: /^\d{6}$/ }, metadata: { name: 'send-email' } });
+  const verified = await api.request('POST', '/verify', { body: { type: 'signup', email, token: event.email_data.token } });
+  t.equal(verified.status, 200);
+  t.equal(smtp.mails.length, 0);
+});
+
+t.test('send SMS: the function gets the code instead of the gateway', async (t) => {
+  const phone = '15550002222';
+  t.equal((await api.request('POST', '/otp', { body: { phone } })).status, 200);
+  const event = await lastEvent('send_sms');
+  t.match(event, { user: { phone }, sms: { otp: /^\d{6}$/, phone }, metadata: { name: 'send-sms' } });
+  const verified = await api.request('POST', '/verify', { body: { type: 'sms', phone, token: event.sms.otp } });
+  t.equal(verified.status, 200);
+  t.equal(sms.messages.length, 0);
+});
+
+t.test('password verification attempt: the function rejects a wrong password and logs the user out', async (t) => {
+  const user = await confirmedUser();
+  t.equal((await signIn(user.email)).status, 200);
+  t.match(await lastEvent('password_verification_attempt'), { user_id: user.id, valid: true });
+  const res = await signIn(user.email, 'wrong-password');
+  t.same([res.status, res.body.error_code, res.body.msg], [400, 'invalid_credentials', 'Locked by policy']);
+  t.equal(await sessionsOf(user.id), 0);
+});
+
+t.test('a function that does not exist is the original’s 500, naming the URI', async (t) => {
+  await api.db.query('alter function hooks_test.password_verification_attempt(jsonb) rename to gone');
+  t.teardown(() => api.db.query('alter function hooks_test.gone(jsonb) rename to password_verification_attempt'));
+  const user = await confirmedUser();
+  const res = await signIn(user.email);
+  t.same([res.status, res.body.msg], [500, 'Error running hook URI: pg-functions://postgres/hooks_test/password_verification_attempt']);
+});
