@@ -160,11 +160,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   let exporter: MetricsExporter | null = null;
   let pushing: OtlpMetrics | null = null;
   if (config.metrics.enabled) {
-    const source = createMetricsSource(
-      collectThreads,
-      () => owned.crypto.stats(),
-      cleanup ? () => cleanup.totals() : undefined,
-    );
+    const source = createMetricsSource(collectThreads, () => owned.crypto.stats(), cleanup ? () => cleanup.totals() : undefined);
     if (config.metrics.exporter === 'prometheus') exporter = await startMetricsExporter(config.metrics, source, log);
     else pushing = await startOtlpMetrics(config, source, log);
   }
