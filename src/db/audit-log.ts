@@ -15,7 +15,9 @@ export type AuditAction =
   | 'user_reauthenticate_requested'
   | 'user_confirmation_requested'
   | 'user_repeated_signup'
-  | 'user_updated_password';
+  | 'user_updated_password'
+  | 'identity_linked'
+  | 'identity_unlinked';
 
 const LOG_TYPE: Record<AuditAction, string> = {
   login: 'account',
@@ -32,6 +34,8 @@ const LOG_TYPE: Record<AuditAction, string> = {
   user_confirmation_requested: 'user',
   user_repeated_signup: 'user',
   user_updated_password: 'user',
+  identity_linked: 'account',
+  identity_unlinked: 'account',
 };
 
 export interface AuditActor {

@@ -29,6 +29,8 @@ import { putUser, putUserBody } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
 import { resend, resendBody } from './routes/resend.js';
 import { sso } from './routes/sso.js';
+import { authorize, callback } from './routes/oauth.js';
+import { linkIdentityAuthorize, unlinkIdentity } from './routes/identities.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
@@ -57,4 +59,9 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/admin/audit', guard: 'admin', handler: adminAuditLog },
   { method: 'POST', path: '/invite', guard: 'admin', body: inviteBody, handler: invite },
   { method: 'POST', path: '/sso', guard: 'none', handler: sso },
+  { method: 'GET', path: '/authorize', guard: 'none', handler: authorize },
+  { method: 'GET', path: '/callback', guard: 'none', handler: callback },
+  { method: 'POST', path: '/callback', guard: 'none', handler: callback }, // Apple's form_post
+  { method: 'GET', path: '/user/identities/authorize', guard: 'user', handler: linkIdentityAuthorize },
+  { method: 'DELETE', path: '/user/identities/{identity_id}', guard: 'user', handler: unlinkIdentity },
 ];

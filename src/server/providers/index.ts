@@ -1,0 +1,56 @@
+// The provider registry: provider name → module (one file per provider, src/server/providers/<name>.ts),
+// and the runtime each module runs with, built once per HTTP thread and configuration.
+import type { Config, OAuthProviderName } from '../config/types.js';
+import type { ExternalProvider, ProviderRuntime } from './types.js';
+import { createProviderRuntime, ProviderCaches } from './runtime.js';
+import { useCaches, type OidcProvider } from './oidc.js';
+import { apple } from './apple.js';
+import { azure } from './azure.js';
+import { github } from './github.js';
+import { google } from './google.js';
+import { keycloak } from './keycloak.js';
+import { linkedinOidc } from './linkedin_oidc.js';
+import { vercelMarketplace } from './vercel_marketplace.js';
+
+/** OpenID Connect providers: they also take part in the id_token grant. */
+export const OIDC_PROVIDERS: Partial<Record<OAuthProviderName, OidcProvider>> = {
+  apple,
+  azure,
+  google,
+  keycloak,
+  linkedin_oidc: linkedinOidc,
+  vercel_marketplace: vercelMarketplace,
+};
+
+export const PROVIDERS: Partial<Record<OAuthProviderName, ExternalProvider>> = {
+  ...OIDC_PROVIDERS,
+  github,
+};
+
+const runtimes = new WeakMap<Config, Map<OAuthProviderName, ProviderRuntime>>();
+
+/** The runtime of `name` under this configuration; its caches live as long as the configuration. */
+export function runtimeFor(config: Config, name: OAuthProviderName): ProviderRuntime {
+  let byName = runtimes.get(config);
+  if (!byName) {
+    byName = new Map();
+    runtimes.set(config, byName);
+  }
+  let rt = byName.get(name);
+  if (!rt) {
+    rt = createProviderRuntime(config.external.providers[name], cachesOf(config), config.external.httpTimeoutSeconds);
+    byName.set(name, rt);
+  }
+  return rt;
+}
+
+const caches = new WeakMap<Config, ProviderCaches>();
+function cachesOf(config: Config): ProviderCaches {
+  let c = caches.get(config);
+  if (!c) {
+    c = new ProviderCaches(config.external.httpTimeoutSeconds);
+    caches.set(config, c);
+    useCaches(c);
+  }
+  return c;
+}
