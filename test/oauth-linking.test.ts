@@ -6,6 +6,7 @@ import { startTestService } from './helpers/server.js';
 import { startGithubFake, type GithubUser } from './helpers/github.js';
 import { REDIRECT_URI } from './helpers/oidc-provider.js';
 import { adminToken } from './helpers/admin.js';
+import { confirmedUser } from './helpers/users.js';
 import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
 
 const gh = await startGithubFake();
@@ -194,4 +195,13 @@ t.test('redirect_to outside SITE_URL and the allow list falls back to SITE_URL',
   const { location } = await callback(api, await gh.approve(url.href));
   t.equal(location.origin, 'http://localhost:3000');
   t.ok(fragmentOf(location).access_token);
+});
+
+t.test('manual linking is off by default: 404 manual_linking_disabled on both identity routes', async (t) => {
+  const { access_token: token } = await confirmedUser(api);
+  const link = await api.request('GET', '/user/identities/authorize?provider=github', { token });
+  t.equal(link.status, 404);
+  t.same(link.body, { code: 404, error_code: 'manual_linking_disabled', msg: 'Manual linking is disabled' });
+  const unlink = await api.request('DELETE', '/user/identities/6f1c2a44-1b1e-4f0e-9a51-3f9a6d1f0c11', { token });
+  t.same(unlink.body, { code: 404, error_code: 'manual_linking_disabled', msg: 'Manual linking is disabled' });
 });
