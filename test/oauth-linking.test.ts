@@ -119,6 +119,30 @@ t.test('an invited user who signs in with the invited address accepts the invite
   t.equal(audit.rowCount, 1);
 });
 
+t.test(
+  'invite_token: the invite link token accepts the invite with the provider, even for an address the provider did not verify',
+  async (t) => {
+    const admin = await adminToken();
+    const link = await api.request('POST', '/admin/generate_link', {
+      token: admin,
+      body: { type: 'invite', email: 'linked-invite@example.com' },
+    });
+    t.equal(link.status, 200, link.text);
+    const unknown = await api.request('GET', '/authorize?provider=github&invite_token=not-an-invite');
+    t.same(unknown.body, { code: 404, error_code: 'user_not_found', msg: 'Invite user not found' });
+
+    const stranger = githubUser('someone-else@example.com', true);
+    const mismatch = await signInWithGithub(stranger, `&invite_token=${link.body.hashed_token}`);
+    t.equal(queryOf(mismatch.location).error_description, 'Invited email does not match emails from external provider');
+
+    const { location } = await signInWithGithub(githubUser('linked-invite@example.com', false), `&invite_token=${link.body.hashed_token}`);
+    const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+    t.equal(me.body.id, link.body.id, location.href);
+    t.ok(me.body.email_confirmed_at);
+    t.same(await identitiesOf(link.body.id), ['email', 'github']);
+  },
+);
+
 t.test('a banned user: user_banned as access_denied in the redirect', async (t) => {
   const person = githubUser('banned@example.com', true);
   const first = fragmentOf((await signInWithGithub(person)).location);

@@ -9,6 +9,7 @@ import { startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
 import { authorizeUrl, callback, fragmentOf, providerEnv } from './helpers/oauth.js';
 
 const google = await startOidcProvider({ clientId: 'g-web' });
+const appleIdp = await startOidcProvider({ clientId: 'apple-client' });
 const keycloak = await startOidcProvider({
   clientId: 'kc-client',
   issuerPath: '/realms/acme',
@@ -27,11 +28,12 @@ const azure = await startOidcProvider({
 const api = await startTestService({
   ...providerEnv('google', { clientId: 'g-web, g-ios', secret: google.clientSecret, redirectUri: REDIRECT_URI, url: google.issuer }),
   ...providerEnv('keycloak', { clientId: 'kc-client', secret: keycloak.clientSecret, redirectUri: REDIRECT_URI, url: keycloak.issuer }),
+  ...providerEnv('apple', { clientId: 'apple-client', secret: appleIdp.clientSecret, redirectUri: REDIRECT_URI, url: appleIdp.issuer }),
   ...providerEnv('azure', { clientId: 'az-client', secret: azure.clientSecret, redirectUri: REDIRECT_URI, url: azure.base }),
 });
 t.teardown(async () => {
   await api.stop();
-  await Promise.all([google.stop(), keycloak.stop(), azure.stop()]);
+  await Promise.all([google.stop(), appleIdp.stop(), keycloak.stop(), azure.stop()]);
 });
 
 const nonce = 'raw-nonce-0123456789';
@@ -57,6 +59,21 @@ t.test('azure: the tenant base v2.0 endpoints, the id_token of issuer <base>/v2.
   const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.body.email, 'ari@example.com');
   t.equal(me.body.identities[0].identity_data.iss, `${azure.base}/v2.0`);
+});
+
+t.test('apple: response_mode=form_post, the callback POSTed as a form with the name in the `user` field', async (t) => {
+  appleIdp.accounts.set('ap-1', { sub: 'ap-1', email: 'abe@privaterelay.example.com', email_verified: true });
+  const url = await authorizeUrl(api, 'provider=apple&scopes=openid');
+  t.equal(url.searchParams.get('response_mode'), 'form_post');
+  t.equal(url.searchParams.get('scope'), 'email name openid');
+  const form = await appleIdp.signIn(url.href, 'ap-1');
+  t.ok(form.get('code') && form.get('state'), 'the provider posted code and state');
+  form.set('user', JSON.stringify({ name: { firstName: 'Abe', lastName: 'Apple' }, email: 'abe@privaterelay.example.com' }));
+  const { status, location } = await callback(api, form, 'POST');
+  t.equal(status, 302);
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'abe@privaterelay.example.com');
+  t.equal(me.body.user_metadata.full_name, 'Abe Apple');
 });
 
 t.test('id_token grant: a valid token with the hashed nonce signs in, creating the user', async (t) => {
@@ -148,6 +165,6 @@ t.test('id_token grant: unknown and disabled providers', async (t) => {
   const token = await google.signIdToken({ sub: 'x' });
   const custom = await grant({ provider: 'myoidc', id_token: token });
   t.same(custom.body, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "myoidc" not allowed' });
-  const apple = await grant({ provider: 'apple', id_token: token });
-  t.same(apple.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "apple") is not enabled' });
+  const linkedin = await grant({ provider: 'linkedin_oidc', id_token: token });
+  t.same(linkedin.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "linkedin_oidc") is not enabled' });
 });

@@ -163,6 +163,7 @@ export const ERRORS = {
   ),
   provider_email_needs_verification: e(422, 'provider_email_needs_verification', 'Unverified email with provider'),
   invite_not_found: e(404, 'user_not_found', 'Invite user not found'),
+  invite_email_mismatch: e(400, 'validation_failed', 'Invited email does not match emails from external provider'),
   // the id_token grant (its own refusals are OAuth-style bodies, grants/id-token.ts)
   provider_disabled: e(400, 'provider_disabled', 'Provider is not enabled'),
   custom_oidc_not_allowed: e(400, 'validation_failed', 'Custom OIDC provider not allowed'),

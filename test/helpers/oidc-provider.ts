@@ -71,7 +71,7 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
       },
     ],
     jwks: { keys: [jwk] },
-    scopes: ['openid', 'email', 'profile', 'offline_access'],
+    scopes: ['openid', 'email', 'profile', 'offline_access', 'name'],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'picture', 'preferred_username'] },
     // Scope claims in the id_token too, as Google and Azure put them there.
     conformIdTokenClaims: false,

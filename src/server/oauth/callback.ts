@@ -79,6 +79,7 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
         provider: name,
         profile,
         linkingTargetId: flow.linking_target_id,
+        inviteToken: flow.invite_token,
         emailOptional: flow.email_optional,
         aud: ctx.config.jwt.aud,
       });

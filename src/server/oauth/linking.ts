@@ -19,6 +19,8 @@ import {
   refreshIdentity,
 } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
+import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
+import { findTokenByLink } from '../verify/one-time-codes.js';
 import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
 import type { ExternalProfile } from '../providers/types.js';
@@ -29,6 +31,8 @@ export interface LinkRequest {
   profile: ExternalProfile;
   /** the signed-in user who started GET /user/identities/authorize */
   linkingTargetId: string | null;
+  /** the invite link's token passed to /authorize: the invitee accepts the invite with this provider */
+  inviteToken?: string | null;
   emailOptional: boolean;
   aud: string;
 }
@@ -47,7 +51,10 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, r: LinkR
 
   let user: UserRow;
   let created = false;
-  if (r.linkingTargetId) {
+  if (r.inviteToken) {
+    if (existing) throw apiError('identity_already_exists');
+    user = await acceptInvite(c, r, r.inviteToken);
+  } else if (r.linkingTargetId) {
     if (existing) throw apiError(existing.user_id === r.linkingTargetId ? 'identity_already_exists' : 'identity_linked_to_another_user');
     const target = await lockUserById(c, r.linkingTargetId);
     if (!target) throw apiError('admin_user_not_found');
@@ -137,6 +144,28 @@ async function confirmThroughProvider(c: pg.PoolClient, user: UserRow, provider:
   });
   if (invited) await writeAudit(c, actorOf(confirmed), 'invite_accepted', { provider });
   return confirmed;
+}
+
+/**
+ * The invite link's token proves the invitee reads the invited mailbox, so the provider's address need only
+ * equal it (verified or not): the identity is added, the email confirmed, the token spent.
+ */
+async function acceptInvite(c: pg.PoolClient, r: LinkRequest, inviteToken: string): Promise<UserRow> {
+  const token = await findTokenByLink(c, inviteToken, ['confirmation_token']);
+  const invited = token ? await lockUserById(c, token.user_id) : null;
+  if (!invited?.invited_at || !invited.email) throw apiError('invite_not_found');
+  const email = invited.email.toLowerCase();
+  if (!r.profile.emails.some((e) => e.email.toLowerCase() === email)) throw apiError('invite_email_mismatch');
+  await insertIdentity(c, { userId: invited.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
+  await mergeIdentityData(c, invited.id, 'email', { email_verified: true });
+  await deleteOneTimeTokens(c, invited.id, ['confirmation_token']);
+  const accepted = await updateUser(c, invited.id, {
+    email_confirmed_at: invited.email_confirmed_at ?? new Date(),
+    raw_app_meta_data: withProvider(invited.raw_app_meta_data, r.provider),
+    raw_user_meta_data: { ...invited.raw_user_meta_data, ...r.profile.claims },
+  });
+  await writeAudit(c, actorOf(accepted), 'invite_accepted', { provider: r.provider });
+  return accepted;
 }
 
 function withProvider(meta: Record<string, unknown>, provider: string): Record<string, unknown> {

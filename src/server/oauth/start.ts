@@ -6,6 +6,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { insertOAuthFlowState, setOAuth1Secret } from '../../db/flow-state.js';
 import { apiError } from '../errors.js';
 import { readPkceParams } from '../verify/pkce-challenge.js';
+import { findTokenByLink } from '../verify/one-time-codes.js';
+import { findUserById } from '../../db/users.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { clientIds } from '../providers/configured.js';
 import { ProviderError } from '../providers/outbound.js';
@@ -31,6 +33,13 @@ const RESERVED = new Set([
   'scope',
 ]);
 
+/** An invite_token must name a pending invite (404 user_not_found, as the original). */
+async function assertInvite(ctx: AppContext, inviteToken: string): Promise<void> {
+  const token = await findTokenByLink(ctx.db, inviteToken, ['confirmation_token']);
+  const user = token ? await findUserById(ctx.db, token.user_id) : null;
+  if (!user?.invited_at) throw apiError('invite_not_found');
+}
+
 /** The provider URL the browser is sent to. */
 export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetId: string | null): Promise<string> {
   const query = req.query;
@@ -39,13 +48,15 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
     code_challenge: query.get('code_challenge') ?? '',
     code_challenge_method: query.get('code_challenge_method') ?? '',
   });
+  const inviteToken = query.get('invite_token') || null;
+  if (inviteToken) await assertInvite(ctx, inviteToken);
   const providerVerifier = module.protocol === 'oauth2' && module.pkceToProvider ? randomBytes(48).toString('base64url') : null;
   const flow = await insertOAuthFlowState(ctx.db, {
     provider: name,
     referrer: redirectTarget(req, ctx),
     codeChallenge: pkce?.codeChallenge ?? null,
     method: pkce?.method ?? null,
-    inviteToken: query.get('invite_token') || null,
+    inviteToken,
     linkingTargetId,
     emailOptional: rt.config.emailOptional,
     providerCodeVerifier: providerVerifier,
