@@ -13,6 +13,9 @@ const gh = await startGithubFake();
 const api = await startTestService({
   ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
   AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
+  // enabled without credentials: a warning at start, then treated as disabled
+  AUTH_EXTERNAL_AZURE_ENABLED: 'true',
+  AUTH_EXTERNAL_AZURE_SECRET: 'azure-secret',
 });
 t.teardown(async () => {
   await api.stop();
@@ -43,6 +46,17 @@ const userByEmail = async (email: string) =>
   (await api.db.query('select id, encrypted_password, email_confirmed_at from users where email = $1', [email])).rows[0];
 const identitiesOf = async (userId: string) =>
   (await api.db.query('select provider from identities where user_id = $1 order by provider', [userId])).rows.map((r) => r.provider);
+
+t.test('an enabled provider missing credentials: named in one start-up warning, false in /settings, refused by /authorize', async (t) => {
+  const warnings = api.logs().filter((l) => l.level === 40 && String(l.msg).includes('not fully configured'));
+  t.equal(warnings.length, 1);
+  t.same(warnings[0].providers, ['azure: missing OAuth client ID']);
+  const settings = await api.request('GET', '/settings');
+  t.equal(settings.body.external.azure, false);
+  t.equal(settings.body.external.github, true);
+  const res = await api.request('GET', '/authorize?provider=azure');
+  t.same(res.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: missing OAuth client ID' });
+});
 
 t.test('a verified GitHub address equal to a confirmed account links to it', async (t) => {
   const signup = await api.request('POST', '/signup', { body: { email: 'lena@example.com', password: 'Secret-password-1' } });

@@ -2,8 +2,8 @@
 // and the runtime each module runs with, built once per HTTP thread and configuration.
 import type { Config, OAuthProviderName } from '../config/types.js';
 import type { ExternalProvider, ProviderRuntime } from './types.js';
-import { createProviderRuntime, ProviderCaches } from './runtime.js';
-import { useCaches, type OidcProvider } from './oidc.js';
+import { createProviderRuntime } from './runtime.js';
+import type { OidcProvider } from './oidc.js';
 import { apple } from './apple.js';
 import { azure } from './azure.js';
 import { github } from './github.js';
@@ -29,7 +29,7 @@ export const PROVIDERS: Partial<Record<OAuthProviderName, ExternalProvider>> = {
 
 const runtimes = new WeakMap<Config, Map<OAuthProviderName, ProviderRuntime>>();
 
-/** The runtime of `name` under this configuration; its caches live as long as the configuration. */
+/** The runtime of `name` under this configuration, made once. */
 export function runtimeFor(config: Config, name: OAuthProviderName): ProviderRuntime {
   let byName = runtimes.get(config);
   if (!byName) {
@@ -38,19 +38,8 @@ export function runtimeFor(config: Config, name: OAuthProviderName): ProviderRun
   }
   let rt = byName.get(name);
   if (!rt) {
-    rt = createProviderRuntime(config.external.providers[name], cachesOf(config), config.external.httpTimeoutSeconds);
+    rt = createProviderRuntime(config.external.providers[name], config.external.httpTimeoutSeconds);
     byName.set(name, rt);
   }
   return rt;
-}
-
-const caches = new WeakMap<Config, ProviderCaches>();
-function cachesOf(config: Config): ProviderCaches {
-  let c = caches.get(config);
-  if (!c) {
-    c = new ProviderCaches(config.external.httpTimeoutSeconds);
-    caches.set(config, c);
-    useCaches(c);
-  }
-  return c;
 }

@@ -7,7 +7,7 @@ import type { OAuthProviderName } from '../config/types.js';
 import { exchangeAuthorizationCode, fetchJson } from './code-exchange.js';
 import { clientIds } from './configured.js';
 import { ProviderError } from './outbound.js';
-import type { ProviderCaches } from './runtime.js';
+import { discover } from './runtime.js';
 
 /** Where an OIDC provider's endpoints are: found by discovery, or fixed paths under a base. */
 export interface OidcEndpoints {
@@ -43,16 +43,9 @@ export interface OidcProvider extends OAuth2Provider {
   profile(claims: Record<string, unknown>, form?: URLSearchParams): ExternalProfile;
 }
 
-/** Set once per thread by the registry: discovery documents are cached there. */
-let caches: ProviderCaches | null = null;
-export function useCaches(c: ProviderCaches): void {
-  caches = c;
-}
-
 /** Endpoints of an issuer that publishes a discovery document. */
 export async function discoveredEndpoints(rt: ProviderRuntime, issuer: string): Promise<OidcEndpoints> {
-  if (!caches) throw new Error('oidc: provider caches not set');
-  const doc = await caches.discover(rt.fetch, issuer);
+  const doc = await discover(rt.fetch, issuer);
   return {
     issuer: doc.issuer,
     authorization: doc.authorization_endpoint,

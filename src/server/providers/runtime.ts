@@ -1,6 +1,6 @@
 // The ProviderRuntime every provider module receives (types.ts): its settings, outbound HTTP bounded by
 // INTERNAL_HTTP_TIMEOUT, and id_token verification against the issuer's published keys. Key sets and
-// discovery documents are cached per HTTP thread (jose refreshes a key set when an unknown kid appears;
+// discovery documents are cached per HTTP thread (jose refetches a key set when an unknown kid appears;
 // discovery documents are kept an hour, as the original does).
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import type { OAuthProviderConfig } from '../config/types.js';
@@ -26,63 +26,59 @@ export interface DiscoveryDocument {
   [key: string]: unknown;
 }
 
-/** Caches shared by every provider of one HTTP thread. */
-export class ProviderCaches {
-  private readonly discovery = new Map<string, { at: number; doc: Promise<DiscoveryDocument> }>();
-  private readonly keySets = new Map<string, JWTVerifyGetKey>();
+// Per HTTP thread (each thread has its own module instances): discovery documents by issuer, key sets by JWKS URL.
+const discoveries = new Map<string, { at: number; doc: Promise<DiscoveryDocument> }>();
+const keySets = new Map<string, JWTVerifyGetKey>();
 
-  constructor(private readonly timeoutSeconds: number) {}
-
-  discover(fetch: ProviderFetch, issuer: string): Promise<DiscoveryDocument> {
-    const key = issuer.replace(/\/+$/, '');
-    const cached = this.discovery.get(key);
-    if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.doc;
-    const doc = (async () => {
-      const body = await jsonObject(await fetch(`${key}/.well-known/openid-configuration`, { headers: { Accept: 'application/json' } }));
-      for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
-        if (typeof body[field] !== 'string') throw new ProviderError(`${key}: discovery document lacks ${field}`);
-      }
-      return body as DiscoveryDocument;
-    })();
-    this.discovery.set(key, { at: Date.now(), doc });
-    doc.catch(() => this.discovery.delete(key)); // a failed lookup is retried by the next request
-    return doc;
-  }
-
-  keySet(jwksUri: string): JWTVerifyGetKey {
-    let set = this.keySets.get(jwksUri);
-    if (!set) {
-      set = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: this.timeoutSeconds * 1000, cooldownDuration: 30_000 });
-      this.keySets.set(jwksUri, set);
+/** The issuer's OIDC discovery document, cached an hour; a failed lookup is retried by the next request. */
+export function discover(fetch: ProviderFetch, issuer: string): Promise<DiscoveryDocument> {
+  const key = issuer.replace(/\/+$/, '');
+  const cached = discoveries.get(key);
+  if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.doc;
+  const doc = (async () => {
+    const body = await jsonObject(await fetch(`${key}/.well-known/openid-configuration`, { headers: { Accept: 'application/json' } }));
+    for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
+      if (typeof body[field] !== 'string') throw new ProviderError(`${key}: discovery document lacks ${field}`);
     }
-    return set;
-  }
+    return body as DiscoveryDocument;
+  })();
+  discoveries.set(key, { at: Date.now(), doc });
+  doc.catch(() => discoveries.delete(key));
+  return doc;
 }
 
-export function createProviderRuntime(config: OAuthProviderConfig, caches: ProviderCaches, timeoutSeconds: number): ProviderRuntime {
+/** jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid. */
+function keySet(jwksUri: string, timeoutSeconds: number): JWTVerifyGetKey {
+  let set = keySets.get(jwksUri);
+  if (!set) {
+    set = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: timeoutSeconds * 1000, cooldownDuration: 30_000 });
+    keySets.set(jwksUri, set);
+  }
+  return set;
+}
+
+export function createProviderRuntime(config: OAuthProviderConfig, timeoutSeconds: number): ProviderRuntime {
   const fetch = boundedFetch(timeoutSeconds);
   return {
     config,
     fetch,
-    async verifyIdToken(token, expect) {
-      return verifyIdToken(caches, fetch, token, expect);
-    },
+    verifyIdToken: (token, expect) => verifyIdToken(fetch, timeoutSeconds, token, expect),
   };
 }
 
 async function verifyIdToken(
-  caches: ProviderCaches,
   fetch: ProviderFetch,
+  timeoutSeconds: number,
   token: string,
   expect: IdTokenExpectation,
 ): Promise<Record<string, unknown>> {
   const issuers = Array.isArray(expect.issuer) ? expect.issuer : [expect.issuer];
-  const jwksUri = expect.jwksUri ?? (await caches.discover(fetch, issuers[0])).jwks_uri;
+  const jwksUri = expect.jwksUri ?? (await discover(fetch, issuers[0])).jwks_uri;
   let payload: Record<string, unknown>;
   try {
     // No `algorithms` list: jose takes the algorithm from the matching JWK (its `alg`, or the key type),
     // so a token can only verify with the algorithm its issuer's key is for; `none` and HS* never match.
-    ({ payload } = await jwtVerify(token, caches.keySet(jwksUri), { issuer: issuers, audience: expect.audience }));
+    ({ payload } = await jwtVerify(token, keySet(jwksUri, timeoutSeconds), { issuer: issuers, audience: expect.audience }));
   } catch (err) {
     throw new IdTokenError(describe(err));
   }

@@ -8,6 +8,7 @@ import { isEmailTaken, lockUserById, updateUser } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { actorOf } from '../users/actor.js';
 import { startFlow } from '../oauth/start.js';
+import { requestAudience } from '../auth/bearer.js';
 import { providerUrl } from './oauth.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
@@ -21,7 +22,7 @@ function requireManualLinking(ctx: AppContext): void {
 
 /** The token was issued for this request's audience (X-JWT-AUD), as the original checks here. */
 function requireAudience(req: ApiRequest, ctx: AppContext, principal: Authenticated): void {
-  const requested = req.headers['x-jwt-aud'] || ctx.config.jwt.aud;
+  const requested = requestAudience(req, ctx);
   const aud = principal.claims.aud;
   const first = Array.isArray(aud) ? aud[0] : aud;
   if (first !== requested) throw apiError('unexpected_audience');
