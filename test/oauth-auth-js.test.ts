@@ -148,6 +148,26 @@ t.test('linkIdentity with an id_token', async (t) => {
   t.same(data.user?.identities?.map((i) => i.provider).sort(), ['email', 'google']);
 });
 
+t.test('unlinking the identity the email came from: the next address becomes the email, unless another user holds it', async (t) => {
+  const auth = authClient(api.url);
+  const { data } = await auth.signUp({ email: 'mover@example.com', password: 'Secret-password-1' });
+  const userId = data.user!.id;
+  await api.db.query(
+    `insert into identities (provider_id, user_id, identity_data, provider) values ('gh-mover', $1, '{"email": "mover-gh@example.com", "email_verified": true}', 'github')`,
+    [userId],
+  );
+  const emailIdentity = (await auth.getUserIdentities()).data!.identities.find((i) => i.provider === 'email')!;
+  const holder = await api.request('POST', '/signup', { body: { email: 'mover-gh@example.com', password: 'Secret-password-1' } });
+  const conflict = await auth.unlinkIdentity(emailIdentity);
+  t.equal(conflict.error?.code, 'email_conflict_identity_not_deletable');
+  await api.db.query('delete from users where id = $1', [holder.body.user?.id ?? holder.body.id]);
+  const moved = await auth.unlinkIdentity(emailIdentity);
+  t.equal(moved.error, null);
+  const row = (await api.db.query('select email, raw_app_meta_data from users where id = $1', [userId])).rows[0];
+  t.equal(row.email, 'mover-gh@example.com');
+  t.same(row.raw_app_meta_data.providers, ['github']);
+});
+
 t.test('DELETE /user/identities/{id}: an id that is not a UUID, an identity of someone else', async (t) => {
   const auth = authClient(api.url);
   const { data } = await auth.signUp({ email: 'deleter@example.com', password: 'Secret-password-1' });

@@ -144,6 +144,17 @@ t.test('a state works once: a PKCE flow replayed before its exchange is flow_sta
   });
 });
 
+t.test('two callbacks racing with one state: exactly one signs in', async (t) => {
+  gh.approveAs = 101;
+  const params = await gh.approve((await authorizeUrl(api, 'provider=github')).href);
+  const results = await Promise.all([callback(api, params), callback(api, params)]);
+  const signedIn = results.filter((r) => fragmentOf(r.location).access_token);
+  const refused = results.filter((r) => r.location.searchParams.get('error_code'));
+  t.equal(signedIn.length, 1);
+  t.equal(refused.length, 1);
+  t.match(refused[0].location.searchParams.get('error_code'), /^(flow_state_already_used|bad_oauth_state)$/);
+});
+
 t.test('PKCE: the callback answers ?code=, and the pkce grant answers the session with provider_token', async (t) => {
   gh.approveAs = 101;
   const verifier = randomBytes(32).toString('base64url');

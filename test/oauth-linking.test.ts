@@ -16,6 +16,7 @@ const api = await startTestService({
   // enabled without credentials: a warning at start, then treated as disabled
   AUTH_EXTERNAL_AZURE_ENABLED: 'true',
   AUTH_EXTERNAL_AZURE_SECRET: 'azure-secret',
+  AUTH_INTERNAL_HTTP_TIMEOUT: '1',
 });
 t.teardown(async () => {
   await api.stop();
@@ -224,6 +225,22 @@ t.test('a callback without code, and a code GitHub refuses, land in the redirect
     error_code: 'unexpected_failure',
     error_description: 'Unable to exchange external code: wxyz',
   });
+});
+
+t.test('a provider that never answers: the outbound timeout ends the wait with server_error in the redirect', async (t) => {
+  const person = githubUser('slow@example.com', true);
+  gh.approveAs = person.id;
+  const url = await authorizeUrl(api, 'provider=github&redirect_to=https://app.example.test/done');
+  const params = await gh.approve(url.href);
+  gh.hangTokenEndpoint = true;
+  t.teardown(() => {
+    gh.hangTokenEndpoint = false;
+  });
+  const { status, location } = await callback(api, params);
+  t.equal(status, 302);
+  t.equal(queryOf(location).error, 'server_error');
+  t.match(queryOf(location).error_description, /^Unable to exchange external code: /);
+  t.equal((await api.db.query(`select 1 from users where email = 'slow@example.com'`)).rowCount, 0);
 });
 
 t.test('redirect_to outside SITE_URL and the allow list falls back to SITE_URL', async (t) => {

@@ -23,6 +23,8 @@ export interface GithubFake {
   approveAs: number;
   /** every token request's form, for assertions */
   tokenRequests: URLSearchParams[];
+  /** the token endpoint never answers (an outage): the service's outbound timeout must end the wait */
+  hangTokenEndpoint: boolean;
   /** Plays the browser: opens the authorize URL and returns the parameters GitHub sends back. */
   approve(authorizeUrl: string): Promise<URLSearchParams>;
   stop(): Promise<void>;
@@ -37,6 +39,7 @@ export async function startGithubFake(): Promise<GithubFake> {
     users: new Map(),
     approveAs: 0,
     tokenRequests: [],
+    hangTokenEndpoint: false,
   };
   const json = (res: http.ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
@@ -61,6 +64,7 @@ export async function startGithubFake(): Promise<GithubFake> {
     if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
       const form = new URLSearchParams(Buffer.concat(chunks).toString());
       fake.tokenRequests.push(form);
+      if (fake.hangTokenEndpoint) return; // no answer; the connection closes when the server stops
       const userId = codes.get(form.get('code') ?? '');
       if (form.get('client_id') !== fake.clientId || form.get('client_secret') !== fake.clientSecret) {
         return json(res, 200, {
@@ -95,6 +99,10 @@ export async function startGithubFake(): Promise<GithubFake> {
       if (res.status !== 302 || !location) throw new Error(`GitHub fake answered ${res.status}`);
       return new URL(location).searchParams;
     },
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   });
 }
