@@ -102,6 +102,9 @@ t.test('email_verified=false never links: the new account gets no email, the own
   t.not(me.body.id, signup.body.id, 'a different account');
   t.equal(me.body.email, '');
   t.same(await identitiesOf(signup.body.id), ['email'], "the owner's identities are unchanged");
+  const { location: verified } = await signInWithGithub(githubUser('owner@example.com', true));
+  const owner = await api.request('GET', '/user', { token: fragmentOf(verified).access_token });
+  t.equal(owner.body.id, signup.body.id, 'a verified address later links to the owner, the unverified identity elsewhere does not count');
 });
 
 t.test('an unverified address nobody holds: provider_email_needs_verification in the redirect, nothing written', async (t) => {

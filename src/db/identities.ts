@@ -77,9 +77,15 @@ export async function lockIdentity(q: Queryable, provider: string, providerId: s
   return rows[0] ?? null;
 }
 
-/** Identities whose email is one of `emails` (lower-case), with their users' ids. */
-export async function findIdentitiesByEmails(q: Queryable, emails: string[]): Promise<IdentityRow[]> {
-  const { rows } = await q.query<IdentityRow>('select * from identities where email = any($1::text[])', [emails]);
+/**
+ * Identities whose email is one of `emails` (lower-case) and was verified by their provider: an address a
+ * provider reported unverified proves nothing, so it must neither attract nor block a link.
+ */
+export async function findVerifiedIdentitiesByEmails(q: Queryable, emails: string[]): Promise<IdentityRow[]> {
+  const { rows } = await q.query<IdentityRow>(
+    `select * from identities where email = any($1::text[]) and coalesce((identity_data ->> 'email_verified')::boolean, false)`,
+    [emails],
+  );
   return rows;
 }
 

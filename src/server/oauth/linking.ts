@@ -12,7 +12,7 @@ import { apiError } from '../errors.js';
 import { findUserByEmail, insertUser, lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import {
   deleteUnverifiedIdentities,
-  findIdentitiesByEmails,
+  findVerifiedIdentitiesByEmails,
   insertIdentity,
   lockIdentity,
   mergeIdentityData,
@@ -84,7 +84,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, r: LinkR
 
 /** The one user who holds one of these addresses (identities in the default linking domain, or users by email). */
 async function accountWithEmail(c: pg.PoolClient, emails: string[], aud: string): Promise<UserRow | null> {
-  const ids = new Set((await findIdentitiesByEmails(c, emails)).map((i) => i.user_id));
+  const ids = new Set((await findVerifiedIdentitiesByEmails(c, emails)).map((i) => i.user_id));
   for (const email of emails) {
     const byEmail = await findUserByEmail(c, email, aud);
     if (byEmail) ids.add(byEmail.id);
