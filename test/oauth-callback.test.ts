@@ -186,4 +186,9 @@ t.test('google (OIDC by discovery): the id_token is verified against the JWKS an
     id: 'g-1',
     identity_data: { iss: oidc.issuer, sub: 'g-1', email_verified: true, full_name: 'Gina G' },
   });
+
+  const again = await authorizeUrl(api, 'provider=google');
+  t.ok(fragmentOf((await callback(api, await oidc.signIn(again.href, 'g-1'))).location).access_token);
+  t.equal(oidc.hits.get('/.well-known/openid-configuration'), 1, 'the discovery document is cached');
+  t.equal(oidc.hits.get('/jwks'), 1, 'so is the key set');
 });

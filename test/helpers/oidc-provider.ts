@@ -35,6 +35,8 @@ export interface OidcServer {
   clientId: string;
   clientSecret: string;
   accounts: Map<string, Account>;
+  /** requests served, by path (how often the service fetched discovery or keys) */
+  hits: Map<string, number>;
   /** Follows `authorizeUrl` as a browser would, signing in as `sub`; the parameters sent to the redirect URI. */
   signIn(authorizeUrl: string, sub: string): Promise<URLSearchParams>;
   /** An id_token signed with the provider's own published key (for the id_token grant). */
@@ -58,6 +60,7 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
   const kid = 'test-key-1';
   const jwk = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
   const accounts = new Map<string, Account>();
+  const hits = new Map<string, number>();
 
   const provider = new Provider(issuer, {
     clients: [
@@ -85,7 +88,11 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
   });
   provider.proxy = false;
   const callback = provider.callback();
-  handler = (req, res) => callback(req, res);
+  handler = (req, res) => {
+    const path = new URL(req.url ?? '/', base).pathname;
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    callback(req, res);
+  };
 
   return {
     base,
@@ -93,6 +100,7 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     clientId,
     clientSecret,
     accounts,
+    hits,
     signIn: (authorizeUrl, sub) => driveSignIn(authorizeUrl, sub),
     signIdToken: (claims, o = {}) =>
       signWith(privateKey, kid, claims, { issuer: o.issuer ?? issuer, audience: o.audience ?? clientId, expiresIn: o.expiresIn ?? '5m' }),
