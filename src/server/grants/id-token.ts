@@ -12,13 +12,12 @@ import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { bodySchema } from '../http/validate.js';
 import { authenticate, requestAudience } from '../auth/bearer.js';
-import { OIDC_PROVIDERS, runtimeFor } from '../providers/index.js';
+import { idTokenProvider, runtimeFor } from '../providers/index.js';
 import { isProviderUsable } from '../providers/configured.js';
 import { IdTokenError } from '../providers/runtime.js';
 import { ProviderError } from '../providers/outbound.js';
 import { signInExternal } from '../oauth/linking.js';
-import type { OidcProvider } from '../providers/oidc.js';
-import type { OAuthProviderName } from '../config/types.js';
+import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
 import type { ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
@@ -62,7 +61,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   const token = body.id_token ?? '';
   if (!token) throw new OAuthRefusal('invalid request', 'id_token required');
   const name = await providerOf(ctx, body.provider ?? '', body.client_id ?? '', body.issuer ?? '');
-  const provider = OIDC_PROVIDERS[name]!;
+  const provider = idTokenProvider(name)!;
   const rt = runtimeFor(ctx.config, name);
   // A signed-in user linking this identity (auth-js linkIdentity with an id_token) is checked before any outbound call.
   const linking = body.link_identity === true ? await authenticate(req, ctx) : null;
@@ -106,13 +105,16 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
 async function providerOf(ctx: AppContext, provider: string, clientId: string, issuer: string): Promise<OAuthProviderName> {
   if (!provider && (!clientId || !issuer)) throw new OAuthRefusal('invalid request', 'provider or client_id and issuer required');
   if (provider) {
-    if (!(provider in OIDC_PROVIDERS)) throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${provider}" not allowed`);
     const name = provider as OAuthProviderName;
+    if (!(OAUTH_PROVIDERS as readonly string[]).includes(provider) || !idTokenProvider(name)) {
+      throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${provider}" not allowed`);
+    }
     if (!isProviderUsable(ctx.config, name)) throw apiError('provider_disabled', `Provider (issuer "${issuer || name}") is not enabled`);
     return name;
   }
-  for (const [name, module] of Object.entries(OIDC_PROVIDERS) as Array<[OAuthProviderName, OidcProvider]>) {
-    if (!isProviderUsable(ctx.config, name)) continue;
+  for (const name of OAUTH_PROVIDERS) {
+    const module = idTokenProvider(name);
+    if (!module || !isProviderUsable(ctx.config, name)) continue;
     const known = (await module.endpoints(runtimeFor(ctx.config, name)).catch(() => null))?.issuer;
     if (known && (Array.isArray(known) ? known : [known]).includes(issuer)) return name;
   }

@@ -27,6 +27,20 @@ export const PROVIDERS: Partial<Record<OAuthProviderName, ExternalProvider>> = {
   github,
 };
 
+/** What the id_token grant needs of a module: to verify a token of its provider and map its claims. */
+export type IdTokenProvider = Pick<OidcProvider, 'endpoints' | 'verify' | 'profile'>;
+
+/**
+ * The providers whose id_tokens the grant accepts: every OIDC module, and any other module that offers
+ * `endpoints`, `verify` and `profile` the same way (facebook's limited login, kakao).
+ */
+export function idTokenProvider(name: OAuthProviderName): IdTokenProvider | undefined {
+  const module = PROVIDERS[name] as Partial<IdTokenProvider> | undefined;
+  return module && typeof module.verify === 'function' && typeof module.profile === 'function' && typeof module.endpoints === 'function'
+    ? (module as IdTokenProvider)
+    : undefined;
+}
+
 const runtimes = new WeakMap<Config, Map<OAuthProviderName, ProviderRuntime>>();
 
 /** The runtime of `name` under this configuration, made once. */
