@@ -16,6 +16,7 @@ const api = await startTestService({
   ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
   ...providerEnv('google', { clientId: google.clientId, secret: google.clientSecret, redirectUri: REDIRECT_URI, url: google.issuer }),
   AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
+  AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
   AUTH_MAILER_AUTOCONFIRM: 'true',
   AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
 });
@@ -126,6 +127,22 @@ t.test('linkIdentity, getUserIdentities, unlinkIdentity', async (t) => {
   const last = await auth.unlinkIdentity(after.data!.identities[0]);
   t.equal(last.error?.code, 'single_identity_not_deletable');
   t.equal(last.error?.status, 422);
+});
+
+t.test('an anonymous user who links a provider becomes a permanent user with its verified address', async (t) => {
+  const auth = authClient(api.url);
+  const anon = await auth.signInAnonymously();
+  t.equal(anon.error, null);
+  t.equal(anon.data.user?.is_anonymous, true);
+  google.accounts.set('gs-anon', { sub: 'gs-anon', email: 'was-anon@example.com', email_verified: true });
+  const { data } = await auth.linkIdentity({ provider: 'google', options: { skipBrowserRedirect: true } });
+  const { location } = await callback(api, await google.signIn(data.url!, 'gs-anon'));
+  const f = fragmentOf(location);
+  t.ok(f.access_token, location.href);
+  const me = await api.request('GET', '/user', { token: f.access_token });
+  t.equal(me.body.id, anon.data.user?.id, 'the same user');
+  t.equal(me.body.is_anonymous, false);
+  t.equal(me.body.email, 'was-anon@example.com');
 });
 
 t.test('linkIdentity of an identity that belongs to another user: identity_already_exists in the redirect', async (t) => {

@@ -59,6 +59,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, r: LinkR
     const target = await lockUserById(c, r.linkingTargetId);
     if (!target) throw apiError('admin_user_not_found');
     user = await addIdentity(c, target, r);
+    if (user.is_anonymous) user = await convertAnonymous(c, user, r, trusted);
   } else if (existing) {
     await refreshIdentity(c, existing.id, profile.claims);
     const owner = await lockUserById(c, existing.user_id);
@@ -80,6 +81,20 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, r: LinkR
   if (isBanned(user)) throw apiError('user_banned');
   if (user.email && !user.email_confirmed_at) user = await confirmThroughProvider(c, user, provider, trusted);
   return { user, created };
+}
+
+/**
+ * An anonymous user who links a provider becomes a permanent one, with the provider's primary address as
+ * email when the provider verified it and nobody else holds it.
+ */
+async function convertAnonymous(c: pg.PoolClient, user: UserRow, r: LinkRequest, trusted: string[]): Promise<UserRow> {
+  const primary = r.profile.emails[0]?.email.toLowerCase();
+  const email = primary && trusted.includes(primary) && !(await findUserByEmail(c, primary, r.aud)) ? primary : null;
+  return updateUser(c, user.id, {
+    is_anonymous: false,
+    ...(email ? { email, email_confirmed_at: new Date() } : {}),
+    raw_user_meta_data: { ...user.raw_user_meta_data, ...r.profile.claims },
+  });
 }
 
 /** The one user who holds one of these addresses (identities in the default linking domain, or users by email). */
