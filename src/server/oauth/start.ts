@@ -51,6 +51,8 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
   const inviteToken = query.get('invite_token') || null;
   if (inviteToken) await assertInvite(ctx, inviteToken);
   const providerVerifier = module.protocol === 'oauth2' && module.pkceToProvider ? randomBytes(48).toString('base64url') : null;
+  // Looked up before the flow is stored (OIDC discovery may be a network call): an unreachable provider leaves no row.
+  const endpoint = module.protocol === 'oauth2' ? await module.authorizationEndpoint(rt) : '';
   const flow = await insertOAuthFlowState(ctx.db, {
     provider: name,
     referrer: redirectTarget(req, ctx),
@@ -76,7 +78,7 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
     return step.authorizeUrl;
   }
 
-  const url = new URL(await module.authorizationEndpoint(rt));
+  const url = new URL(endpoint);
   for (const [key, value] of query) {
     if (RESERVED.has(key)) continue;
     url.searchParams.set(key === 'workos_provider' ? 'provider' : key, value);
