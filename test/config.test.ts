@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { loadConfig, ConfigError, splitCharacterSets } from '../dist/server/config/load.js';
+import { misconfiguredProviders } from '../dist/server/providers/configured.js';
+import { settingsBody } from '../dist/server/routes/settings.js';
 
 const PROD = {
   DATABASE_URL: 'postgres://u@db/x',
@@ -144,15 +146,16 @@ t.test('each kind of bad value is reported with the variable that carried it', a
   ];
   for (const [env, expected] of cases) t.same(problemsOf(env), [expected], expected);
 
-  t.same(
-    problemsOf({ AUTH_EXTERNAL_KEYCLOAK_ENABLED: 'true', AUTH_EXTERNAL_KEYCLOAK_CLIENT_ID: 'id' }),
-    [
-      'AUTH_EXTERNAL_KEYCLOAK_SECRET: is required when EXTERNAL_KEYCLOAK_ENABLED is true',
-      'AUTH_EXTERNAL_KEYCLOAK_REDIRECT_URI: is required when EXTERNAL_KEYCLOAK_ENABLED is true',
-      'AUTH_EXTERNAL_KEYCLOAK_URL: is required when keycloak is enabled (the realm URL)',
-    ],
-    'an enabled provider needs its credentials',
-  );
+  // An enabled provider without its credentials starts: it is named in a warning and treated as disabled.
+  const keycloak = { AUTH_EXTERNAL_KEYCLOAK_ENABLED: 'true', AUTH_EXTERNAL_KEYCLOAK_CLIENT_ID: 'id' };
+  t.same(problemsOf(keycloak), [], 'an enabled provider without credentials does not stop start-up');
+  t.same(misconfiguredProviders(load(keycloak)), ['keycloak: missing OAuth secret'], 'it is named for the start-up warning');
+  t.equal((settingsBody(load(keycloak)).external as Record<string, boolean>).keycloak, false, '/settings shows it disabled');
+  const complete = { ...keycloak, AUTH_EXTERNAL_KEYCLOAK_SECRET: 's', AUTH_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'https://a.test/callback' };
+  t.same(misconfiguredProviders(load(complete)), ['keycloak: missing realm URL (EXTERNAL_KEYCLOAK_URL)']);
+  const usable = load({ ...complete, AUTH_EXTERNAL_KEYCLOAK_URL: 'https://kc.test/realms/r' });
+  t.same(misconfiguredProviders(usable), []);
+  t.equal((settingsBody(usable).external as Record<string, boolean>).keycloak, true);
   t.equal(problemsOf({ AUTH_JWT_EXP: 'x', AUTH_DISABLE_SIGNUP: 'y', PORT: 'z' }).length, 3, 'all problems at once');
 });
 

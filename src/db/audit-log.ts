@@ -24,7 +24,9 @@ export type AuditAction =
   | 'factor_updated'
   | 'passkey_created'
   | 'passkey_updated'
-  | 'passkey_deleted';
+  | 'passkey_deleted'
+  | 'identity_linked'
+  | 'identity_unlinked';
 
 const LOG_TYPE: Record<AuditAction, string> = {
   login: 'account',
@@ -50,6 +52,8 @@ const LOG_TYPE: Record<AuditAction, string> = {
   passkey_created: 'user',
   passkey_updated: 'user',
   passkey_deleted: 'user',
+  identity_linked: 'account',
+  identity_unlinked: 'account',
 };
 
 export interface AuditActor {

@@ -58,3 +58,74 @@ export async function lockFlowStateByAuthCode(q: Queryable, authCode: string): P
 export async function deleteFlowState(q: Queryable, id: string): Promise<void> {
   await q.query('delete from flow_state where id = $1', [id]);
 }
+
+/** The OAuth columns of a flow (sql/00002_oauth_flow_state.sql). */
+export interface OAuthFlowStateRow extends FlowStateRow {
+  invite_token: string | null;
+  linking_target_id: string | null;
+  email_optional: boolean;
+  provider_code_verifier: string | null;
+  oauth1_token_secret: string | null;
+  callback_at: Date | null;
+}
+
+/** GET /authorize: the flow whose id becomes `state`. No auth code until the callback finishes a PKCE flow. */
+export async function insertOAuthFlowState(
+  q: Queryable,
+  f: {
+    provider: string;
+    referrer: string;
+    codeChallenge: string | null;
+    method: 's256' | 'plain' | null;
+    inviteToken: string | null;
+    linkingTargetId: string | null;
+    emailOptional: boolean;
+    providerCodeVerifier: string | null;
+  },
+): Promise<OAuthFlowStateRow> {
+  const { rows } = await q.query<OAuthFlowStateRow>(
+    `insert into flow_state (code_challenge_method, code_challenge, provider_type, authentication_method, referrer,
+                             invite_token, linking_target_id, email_optional, provider_code_verifier)
+     values ($1, $2, $3, 'oauth', $4, $5, $6, $7, $8) returning *`,
+    [f.method, f.codeChallenge, f.provider, f.referrer, f.inviteToken, f.linkingTargetId, f.emailOptional, f.providerCodeVerifier],
+  );
+  return rows[0];
+}
+
+/** Twitter: the request token's secret, kept until the callback signs the access-token request with it. */
+export async function setOAuth1Secret(q: Queryable, id: string, secret: string): Promise<void> {
+  await q.query('update flow_state set oauth1_token_secret = $2, updated_at = now() where id = $1', [id, secret]);
+}
+
+export type ClaimedFlow = { kind: 'claimed'; flow: OAuthFlowStateRow } | { kind: 'missing' } | { kind: 'used' };
+
+/**
+ * The callback claims its flow in one statement before any outbound call: of two callbacks with one
+ * state only the first gets the row (the second's update re-checks callback_at after the first commits),
+ * so a state is single use without a transaction held across I/O.
+ */
+export async function claimOAuthFlowState(q: Queryable, id: string): Promise<ClaimedFlow> {
+  const { rows } = await q.query<OAuthFlowStateRow>(
+    `update flow_state set callback_at = now(), updated_at = now()
+     where id = $1 and authentication_method = 'oauth' and callback_at is null returning *`,
+    [id],
+  );
+  if (rows[0]) return { kind: 'claimed', flow: rows[0] };
+  const seen = await q.query("select 1 from flow_state where id = $1 and authentication_method = 'oauth'", [id]);
+  return seen.rowCount ? { kind: 'used' } : { kind: 'missing' };
+}
+
+/** A PKCE flow finished at the callback: the user, the provider's tokens and the code the client exchanges. */
+export async function finishOAuthFlowState(
+  q: Queryable,
+  id: string,
+  f: { userId: string; providerAccessToken: string; providerRefreshToken: string },
+): Promise<string> {
+  const { rows } = await q.query<{ auth_code: string }>(
+    `update flow_state set user_id = $2, provider_access_token = $3, provider_refresh_token = $4,
+            auth_code = gen_random_uuid()::text, auth_code_issued_at = now(), updated_at = now()
+     where id = $1 returning auth_code`,
+    [id, f.userId, f.providerAccessToken || null, f.providerRefreshToken || null],
+  );
+  return rows[0].auth_code;
+}

@@ -67,3 +67,47 @@ export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
     updated_at: parseTimestamptz(r.updated_at),
   }));
 }
+
+/** The identity of (provider, subject), locked: a concurrent callback for the same person waits. */
+export async function lockIdentity(q: Queryable, provider: string, providerId: string): Promise<IdentityRow | null> {
+  const { rows } = await q.query<IdentityRow>('select * from identities where provider = $1 and provider_id = $2 for update', [
+    provider,
+    providerId,
+  ]);
+  return rows[0] ?? null;
+}
+
+/**
+ * Identities whose email is one of `emails` (lower-case) and was verified by their provider: an address a
+ * provider reported unverified proves nothing, so it must neither attract nor block a link.
+ */
+export async function findVerifiedIdentitiesByEmails(q: Queryable, emails: string[]): Promise<IdentityRow[]> {
+  const { rows } = await q.query<IdentityRow>(
+    `select * from identities where email = any($1::text[]) and coalesce((identity_data ->> 'email_verified')::boolean, false)`,
+    [emails],
+  );
+  return rows;
+}
+
+/** Replaces identity_data and stamps the sign-in (a returning user's fresh profile). */
+export async function refreshIdentity(q: Queryable, id: string, data: Record<string, unknown>): Promise<IdentityRow> {
+  const { rows } = await q.query<IdentityRow>(
+    'update identities set identity_data = $2, last_sign_in_at = now(), updated_at = now() where id = $1 returning *',
+    [id, data],
+  );
+  return rows[0];
+}
+
+export async function deleteIdentity(q: Queryable, id: string): Promise<void> {
+  await q.query('delete from identities where id = $1', [id]);
+}
+
+/** Removes the user's identities other than `keepProvider` whose address was never verified (takeover defence). */
+export async function deleteUnverifiedIdentities(q: Queryable, userId: string, keepProvider: string): Promise<void> {
+  await q.query(
+    `delete from identities where user_id = $1 and provider <> $2
+       and coalesce((identity_data ->> 'email_verified')::boolean, false) = false
+       and coalesce((identity_data ->> 'phone_verified')::boolean, false) = false`,
+    [userId, keepProvider],
+  );
+}

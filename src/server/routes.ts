@@ -46,6 +46,8 @@ import { passkeyRegistrationOptions, passkeyRegistrationVerify } from './routes/
 import { passkeyAuthenticationOptions, passkeyAuthenticationVerify } from './routes/passkeys-authentication.js';
 import { deletePasskey, listPasskeys, renamePasskey, renamePasskeyBody } from './routes/passkeys-manage.js';
 import { adminDeletePasskey, adminListPasskeys } from './routes/admin-passkeys.js';
+import { authorize, callback } from './routes/oauth.js';
+import { linkIdentityAuthorize, unlinkIdentity } from './routes/identities.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
@@ -142,4 +144,9 @@ export const ROUTES: Route[] = [
     body: noPasskeyFields,
     handler: adminDeletePasskey,
   },
+  { method: 'GET', path: '/authorize', guard: 'none', handler: authorize },
+  { method: 'GET', path: '/callback', guard: 'none', handler: callback },
+  { method: 'POST', path: '/callback', guard: 'none', handler: callback }, // Apple's form_post
+  { method: 'GET', path: '/user/identities/authorize', guard: 'user', handler: linkIdentityAuthorize },
+  { method: 'DELETE', path: '/user/identities/{identity_id}', guard: 'user', handler: unlinkIdentity },
 ];

@@ -1,5 +1,6 @@
 // The supervisor: prepares the database (embedded when no DATABASE_URL), migrates, spawns the HTTP
 // threads on one port, replaces a thread that crashes, and drains everything on stop.
+import { misconfiguredProviders } from './providers/configured.js';
 import net from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -51,6 +52,10 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
   }
   // Once, from the supervisor: ignored AUTH_/GOTRUE_ variables and incomplete SMS credentials (config/load.ts).
   for (const warning of config.warnings) log.warn(warning);
+  const unusable = misconfiguredProviders(config);
+  if (unusable.length > 0) {
+    log.warn({ providers: unusable }, `OAuth providers enabled but not fully configured, treated as disabled: ${unusable.join('; ')}`);
+  }
   let crypto: CryptoPoolHost | null = null;
   try {
     // Through a transaction pooler, migrations go to PostgreSQL itself (DB_MIGRATIONS_DATABASE_URL).

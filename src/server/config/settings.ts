@@ -169,6 +169,7 @@ export const SETTINGS: Setting[] = [
   s('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', 'security.refreshTokenRotationEnabled', 'bool', true),
   s('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', 'security.refreshTokenReuseIntervalSeconds', 'duration', 0, { minimum: 0 }),
   s('SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION', 'security.updatePasswordRequireReauthentication', 'bool', false),
+  s('SECURITY_MANUAL_LINKING_ENABLED', 'security.manualLinkingEnabled', 'bool', false),
   s('SECURITY_OTP_MAX_ATTEMPTS', 'security.otpMaxAttempts', 'int', 5, { minimum: 1, maximum: 100 }),
   s('SECURITY_CAPTCHA_ENABLED', 'security.captcha.enabled', 'bool', false),
   s('SECURITY_CAPTCHA_PROVIDER', 'security.captcha.provider', 'string', 'hcaptcha', { enum: ['hcaptcha', 'turnstile'] }),

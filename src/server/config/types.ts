@@ -187,6 +187,8 @@ export interface Config {
     refreshTokenRotationEnabled: boolean;
     refreshTokenReuseIntervalSeconds: number;
     updatePasswordRequireReauthentication: boolean;
+    /** GET /user/identities/authorize and DELETE /user/identities/{id} (docs/oauth.md#manual-linking) */
+    manualLinkingEnabled: boolean;
     /** how many wrong codes a one-time token survives before it is invalidated */
     otpMaxAttempts: number;
     captcha: { enabled: boolean; provider: 'hcaptcha' | 'turnstile'; secret: string; timeoutSeconds: number; verifyUrl: string };

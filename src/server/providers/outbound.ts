@@ -44,3 +44,15 @@ export async function jsonObject(response: Response): Promise<Record<string, unk
   }
   return body as Record<string, unknown>;
 }
+
+/** Reads a JSON array answer (GitHub's /user/emails); anything else is a ProviderError. */
+export async function jsonArray(response: Response): Promise<unknown[]> {
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch {
+    throw new ProviderError(`${new URL(response.url).host} answered something other than JSON`);
+  }
+  if (!Array.isArray(body)) throw new ProviderError(`${new URL(response.url).host} answered JSON that is not a list`);
+  return body as unknown[];
+}

@@ -1,12 +1,14 @@
 // GET /settings — the spec's keys (external, disable_signup, autoconfirm) plus the original's
 // (mailer_autoconfirm, phone_autoconfirm, sms_provider, saml_enabled, ...): docs/api.md#get-settings.
+// A provider shows true only when enabled and fully configured (providers/configured.ts).
 // The answer depends only on the configuration, so it is serialised once.
 import { OAUTH_PROVIDERS, type Config } from '../config/types.js';
 import type { ApiResponse, Handler } from '../http/types.js';
+import { isProviderUsable } from '../providers/configured.js';
 
 export function settingsBody(config: Config): Record<string, unknown> {
   const external: Record<string, boolean> = { anonymous_users: config.external.anonymousUsersEnabled };
-  for (const name of OAUTH_PROVIDERS) external[name] = config.external.providers[name].enabled;
+  for (const name of OAUTH_PROVIDERS) external[name] = isProviderUsable(config, name);
   external.email = config.external.emailEnabled;
   external.phone = config.external.phoneEnabled;
   return {

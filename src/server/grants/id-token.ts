@@ -1,0 +1,155 @@
+// grant_type=id_token (docs/oauth.md#the-id_token-grant): a client that signed the person in with the provider
+// itself (Sign in with Apple/Google on a device, auth-js signInWithIdToken) hands over the id_token. It is
+// verified against the issuer's JWKS (signature, iss, aud = one of EXTERNAL_X_CLIENT_ID, exp), its nonce
+// against the client's raw nonce (the token carries its SHA-256 hex; the raw value is accepted too, as the
+// original does), its at_hash against the access token when one is given; then the same account rules
+// as the callback. The token's own refusals are OAuth-style bodies {error, error_description}, always 400.
+import { createHash } from 'node:crypto';
+import { decodeProtectedHeader } from 'jose';
+import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { issueSession } from '../sessions/issue.js';
+import { actorOf } from '../users/actor.js';
+import { bodySchema } from '../http/validate.js';
+import { authenticate, requestAudience } from '../auth/bearer.js';
+import { idTokenProvider, runtimeFor } from '../providers/index.js';
+import { isProviderUsable } from '../providers/configured.js';
+import { IdTokenError } from '../providers/runtime.js';
+import { ProviderError } from '../providers/outbound.js';
+import { signInExternal } from '../oauth/linking.js';
+import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
+import type { ApiResponse } from '../http/types.js';
+import type { AppContext } from '../context.js';
+import type { Grant } from './grant.js';
+
+const schema = bodySchema({
+  id_token: 'string',
+  access_token: 'string',
+  nonce: 'string',
+  provider: 'string',
+  client_id: 'string',
+  issuer: 'string',
+  link_identity: 'unknown',
+});
+
+/** An OAuth-style refusal (REFERENCE §1.1): `error` is the original's, "invalid request" with a space. */
+class OAuthRefusal extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+const refusal = (e: OAuthRefusal): ApiResponse => ({ status: 400, body: { error: e.error, error_description: e.description } });
+
+export const idToken: Grant<ReturnType<typeof schema>> = {
+  grantType: 'id_token',
+  schema,
+  async handle(req, ctx, body) {
+    try {
+      return await grant(req, ctx, body);
+    } catch (err) {
+      if (err instanceof OAuthRefusal) return refusal(err);
+      throw err;
+    }
+  },
+};
+
+async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body: ReturnType<typeof schema>): Promise<ApiResponse> {
+  const token = body.id_token ?? '';
+  if (!token) throw new OAuthRefusal('invalid request', 'id_token required');
+  const name = await providerOf(ctx, body.provider ?? '', body.client_id ?? '', body.issuer ?? '');
+  const provider = idTokenProvider(name)!;
+  const rt = runtimeFor(ctx.config, name);
+  // A signed-in user linking this identity (auth-js linkIdentity with an id_token) is checked before any outbound call.
+  const linking = body.link_identity === true ? await authenticate(req, ctx) : null;
+
+  let claims: Record<string, unknown>;
+  try {
+    claims = await provider.verify(rt, token);
+  } catch (err) {
+    if (err instanceof IdTokenError || err instanceof ProviderError) {
+      ctx.log.info({ provider: name, cause: err.message }, 'id_token refused');
+      if (err.message === 'unacceptable audience')
+        throw new OAuthRefusal('invalid request', `Unacceptable audience in id_token: ${audienceOf(token)}`);
+      throw new OAuthRefusal('invalid request', 'Bad ID token');
+    }
+    throw err;
+  }
+  checkNonce(body.nonce ?? '', claims.nonce, rt.config.skipNonceCheck);
+  if (body.access_token && typeof claims.at_hash === 'string') checkAtHash(token, body.access_token, claims.at_hash);
+
+  const profile = provider.profile(claims);
+  const response = await tx(
+    ctx.db,
+    async (c) => {
+      const { user, created } = await signInExternal(ctx, c, {
+        provider: name,
+        profile,
+        linkingTargetId: linking?.user.id ?? null,
+        emailOptional: rt.config.emailOptional,
+        aud: requestAudience(req, ctx),
+      });
+      return issueSession(ctx, c, user, 'oauth', req, {
+        audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
+      });
+    },
+    req.signal,
+  );
+  return { body: response };
+}
+
+/** The provider the token is for: named, or found by the issuer among the enabled OIDC providers. */
+async function providerOf(ctx: AppContext, provider: string, clientId: string, issuer: string): Promise<OAuthProviderName> {
+  if (!provider && (!clientId || !issuer)) throw new OAuthRefusal('invalid request', 'provider or client_id and issuer required');
+  if (provider) {
+    const name = provider as OAuthProviderName;
+    if (!(OAUTH_PROVIDERS as readonly string[]).includes(provider) || !idTokenProvider(name)) {
+      throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${provider}" not allowed`);
+    }
+    if (!isProviderUsable(ctx.config, name)) throw apiError('provider_disabled', `Provider (issuer "${issuer || name}") is not enabled`);
+    return name;
+  }
+  for (const name of OAUTH_PROVIDERS) {
+    const module = idTokenProvider(name);
+    if (!module || !isProviderUsable(ctx.config, name)) continue;
+    const known = (await module.endpoints(runtimeFor(ctx.config, name)).catch(() => null))?.issuer;
+    if (known && (Array.isArray(known) ? known : [known]).includes(issuer)) return name;
+  }
+  throw apiError('provider_disabled', `Provider (issuer "${issuer}") is not enabled`);
+}
+
+/** The original's rule: both present and matching (hashed or raw), or both absent unless SKIP_NONCE_CHECK. */
+function checkNonce(given: string, inToken: unknown, skip: boolean): void {
+  const tokenNonce = typeof inToken === 'string' ? inToken : '';
+  if (given && tokenNonce) {
+    const hash = createHash('sha256').update(given).digest('hex');
+    if (hash !== tokenNonce && given !== tokenNonce) throw new OAuthRefusal('invalid nonce', 'Nonces mismatch');
+    return;
+  }
+  if (!skip && (given || tokenNonce)) {
+    throw new OAuthRefusal('invalid request', 'Passed nonce and nonce in id_token should either both exist or not.');
+  }
+}
+
+/** OIDC Core §3.2.2.9: the left half of the access token's hash, with the hash of the token's algorithm. */
+function checkAtHash(idToken: string, accessToken: string, atHash: string): void {
+  const alg = decodeProtectedHeader(idToken).alg ?? '';
+  const bits = /(\d{3})$/.exec(alg)?.[1];
+  const hashName = bits === '384' ? 'sha384' : bits === '512' ? 'sha512' : 'sha256';
+  const digest = createHash(hashName).update(accessToken).digest();
+  if (digest.subarray(0, digest.length / 2).toString('base64url') !== atHash) {
+    throw new OAuthRefusal('invalid request', 'Invalid access_token: at_hash does not match');
+  }
+}
+
+function audienceOf(token: string): string {
+  try {
+    const aud = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { aud?: unknown };
+    return JSON.stringify(Array.isArray(aud.aud) ? aud.aud : [aud.aud]);
+  } catch {
+    return '[]';
+  }
+}

@@ -1,0 +1,114 @@
+// GET|POST /callback (docs/oauth.md#the-flow): the provider sends the browser back with `code` and `state`
+// (Apple posts them as a form; Twitter sends oauth_token and oauth_verifier). The state is claimed first,
+// so it works once; then the code is exchanged and the profile read, with no transaction open; then one
+// short transaction decides the account (oauth/linking.ts) and issues the session, or the code of a PKCE
+// flow. Every failure becomes a redirect carrying the error.
+import { ApiError, apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { claimOAuthFlowState, deleteFlowState, finishOAuthFlowState, type OAuthFlowStateRow } from '../../db/flow-state.js';
+import { issueSession } from '../sessions/issue.js';
+import { actorOf } from '../users/actor.js';
+import { ProviderError } from '../providers/outbound.js';
+import { IdTokenError } from '../providers/runtime.js';
+import type { ExternalProfile, ProviderTokens } from '../providers/types.js';
+import { usableProvider } from './provider-lookup.js';
+import { signInExternal } from './linking.js';
+import { codeRedirect, flowError, providerError, sessionRedirect, stateError } from './redirects.js';
+import type { ApiRequest, ApiResponse } from '../http/types.js';
+import type { AppContext } from '../context.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The callback's parameters: the query, with a posted form's fields taking precedence. */
+export function callbackParams(req: ApiRequest): URLSearchParams {
+  const params = new URLSearchParams(req.query);
+  const type = req.headers['content-type'] ?? '';
+  if (req.method === 'POST' && type.startsWith('application/x-www-form-urlencoded')) {
+    for (const [key, value] of new URLSearchParams(req.rawBody.toString('utf8'))) params.set(key, value);
+  }
+  return params;
+}
+
+export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
+  const params = callbackParams(req);
+  const state = params.get('state') ?? '';
+  const siteUrl = ctx.config.siteUrl;
+  if (!state) return stateError(siteUrl, apiError('oauth_state_missing'));
+  if (!UUID.test(state)) return stateError(siteUrl, apiError('oauth_state_invalid'));
+  const claimed = await claimOAuthFlowState(ctx.db, state.toLowerCase());
+  if (claimed.kind === 'missing') return stateError(siteUrl, apiError('oauth_state_not_found'));
+  if (claimed.kind === 'used') return stateError(siteUrl, apiError('flow_state_already_used'));
+  const flow = claimed.flow;
+  if (flow.created_at.getTime() + ctx.config.external.flowStateExpirySeconds * 1000 < Date.now()) {
+    return stateError(siteUrl, apiError('oauth_state_expired'));
+  }
+  const target = flow.referrer || siteUrl;
+  const providerErr = params.get('error');
+  if (providerErr) return providerError(target, providerErr, params.get('error_description') ?? '');
+  try {
+    return await finish(req, ctx, flow, params, target);
+  } catch (err) {
+    if (err instanceof ApiError) return flowError(target, err);
+    ctx.log.error({ err, requestId: req.requestId }, 'OAuth callback failed');
+    return flowError(target, apiError('unexpected_failure'));
+  }
+}
+
+async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow, params: URLSearchParams, target: string) {
+  const { name, module, rt } = usableProvider(ctx, flow.provider_type, 'oauth_provider_not_supported');
+  let tokens: ProviderTokens;
+  let profile: ExternalProfile;
+  if (module.protocol === 'oauth1') {
+    const token = params.get('oauth_token') ?? '';
+    const verifier = params.get('oauth_verifier') ?? '';
+    if (!token || !verifier) throw apiError('oauth_code_missing');
+    const got = await outbound(ctx, () => module.accessToken(rt, token, flow.oauth1_token_secret ?? '', verifier), 'exchange', token);
+    tokens = got;
+    profile = await outbound(ctx, () => module.fetchProfile(rt, got), 'profile');
+  } else {
+    const code = params.get('code') ?? '';
+    if (!code) throw apiError('oauth_code_missing');
+    tokens = await outbound(ctx, () => module.exchangeCode(rt, code, flow.provider_code_verifier ?? undefined), 'exchange', code);
+    profile = await outbound(ctx, () => module.fetchProfile(rt, tokens, params), 'profile');
+  }
+
+  return tx(
+    ctx.db,
+    async (c) => {
+      const { user, created } = await signInExternal(ctx, c, {
+        provider: name,
+        profile,
+        linkingTargetId: flow.linking_target_id,
+        inviteToken: flow.invite_token,
+        emailOptional: flow.email_optional,
+        aud: ctx.config.jwt.aud,
+      });
+      if (flow.code_challenge) {
+        const authCode = await finishOAuthFlowState(c, flow.id, {
+          userId: user.id,
+          providerAccessToken: tokens.accessToken,
+          providerRefreshToken: tokens.refreshToken,
+        });
+        return codeRedirect(target, authCode);
+      }
+      await deleteFlowState(c, flow.id);
+      const session = await issueSession(ctx, c, user, 'oauth', req, {
+        audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
+      });
+      return sessionRedirect(target, name, session, tokens.accessToken, tokens.refreshToken);
+    },
+    req.signal,
+  );
+}
+
+/** A provider call; its failures become the original's 500s, logged with their cause. */
+async function outbound<T>(ctx: AppContext, call: () => Promise<T>, step: 'exchange' | 'profile', code = ''): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof ProviderError) && !(err instanceof IdTokenError)) throw err;
+    ctx.log.warn({ step, cause: err.message }, 'OAuth provider call failed');
+    if (step === 'exchange') throw apiError('oauth_exchange_failed', `Unable to exchange external code: ${code.slice(0, 4)}`);
+    throw apiError('oauth_profile_failed', `Error getting user profile from external provider: ${err.message}`);
+  }
+}

@@ -1,0 +1,194 @@
+// Who an external profile signs in as (REFERENCE §9.4, docs/oauth.md#linking), decided and written in one
+// short transaction after every outbound call is done:
+//   the (provider, subject) identity exists      → that user (identity data and user_metadata refreshed)
+//   a flow started by a signed-in user (linking) → the identity is added to that user
+//   a verified provider email matches one user   → the identity is linked to that user
+//   otherwise                                    → a new user (unless DISABLE_SIGNUP)
+// Only addresses the provider verified link accounts (all of them with MAILER_AUTOCONFIRM). A user whose
+// email is still unconfirmed loses its password, phone and unverified identities before the provider's
+// verified address confirms it: whoever pre-registered someone else's address keeps no way in.
+import type pg from 'pg';
+import { apiError } from '../errors.js';
+import { findUserByEmail, insertUser, lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import {
+  deleteUnverifiedIdentities,
+  findVerifiedIdentitiesByEmails,
+  insertIdentity,
+  lockIdentity,
+  mergeIdentityData,
+  refreshIdentity,
+} from '../../db/identities.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
+import { findTokenByLink } from '../verify/one-time-codes.js';
+import { actorOf } from '../users/actor.js';
+import { isBanned } from '../users/user-json.js';
+import type { ExternalProfile } from '../providers/types.js';
+import type { AppContext } from '../context.js';
+
+export interface LinkRequest {
+  provider: string;
+  profile: ExternalProfile;
+  /** the signed-in user who started GET /user/identities/authorize */
+  linkingTargetId: string | null;
+  /** the invite link's token passed to /authorize: the invitee accepts the invite with this provider */
+  inviteToken?: string | null;
+  emailOptional: boolean;
+  aud: string;
+}
+
+export interface Linked {
+  user: UserRow;
+  /** a new account: the sign-in is audited as user_signedup */
+  created: boolean;
+}
+
+export async function signInExternal(ctx: AppContext, c: pg.PoolClient, r: LinkRequest): Promise<Linked> {
+  const { provider, profile } = r;
+  const autoconfirm = ctx.config.mailer.autoconfirm;
+  const trusted = profile.emails.filter((e) => e.verified || autoconfirm).map((e) => e.email.toLowerCase());
+  const existing = await lockIdentity(c, provider, profile.subject);
+
+  let user: UserRow;
+  let created = false;
+  if (r.inviteToken) {
+    if (existing) throw apiError('identity_already_exists');
+    user = await acceptInvite(c, r, r.inviteToken);
+  } else if (r.linkingTargetId) {
+    if (existing) throw apiError(existing.user_id === r.linkingTargetId ? 'identity_already_exists' : 'identity_linked_to_another_user');
+    const target = await lockUserById(c, r.linkingTargetId);
+    if (!target) throw apiError('admin_user_not_found');
+    user = await addIdentity(c, target, r);
+    if (user.is_anonymous) user = await convertAnonymous(c, user, r, trusted);
+  } else if (existing) {
+    await refreshIdentity(c, existing.id, profile.claims);
+    const owner = await lockUserById(c, existing.user_id);
+    if (!owner) throw apiError('admin_user_not_found');
+    user = await updateUser(c, owner.id, {
+      raw_user_meta_data: { ...owner.raw_user_meta_data, ...profile.claims },
+      raw_app_meta_data: withProvider(owner.raw_app_meta_data, provider),
+    });
+  } else {
+    const match = trusted.length > 0 ? await accountWithEmail(c, trusted, r.aud) : null;
+    if (match) {
+      user = await addIdentity(c, match, r);
+    } else {
+      user = await createAccount(ctx, c, r);
+      created = true;
+    }
+  }
+
+  if (isBanned(user)) throw apiError('user_banned');
+  if (user.email && !user.email_confirmed_at) user = await confirmThroughProvider(c, user, provider, trusted);
+  return { user, created };
+}
+
+/**
+ * An anonymous user who links a provider becomes a permanent one, with the provider's primary address as
+ * email when the provider verified it and nobody else holds it.
+ */
+async function convertAnonymous(c: pg.PoolClient, user: UserRow, r: LinkRequest, trusted: string[]): Promise<UserRow> {
+  const primary = r.profile.emails[0]?.email.toLowerCase();
+  const email = primary && trusted.includes(primary) && !(await findUserByEmail(c, primary, r.aud)) ? primary : null;
+  return updateUser(c, user.id, {
+    is_anonymous: false,
+    ...(email ? { email, email_confirmed_at: new Date() } : {}),
+    raw_user_meta_data: { ...user.raw_user_meta_data, ...r.profile.claims },
+  });
+}
+
+/** The one user who holds one of these addresses (identities in the default linking domain, or users by email). */
+async function accountWithEmail(c: pg.PoolClient, emails: string[], aud: string): Promise<UserRow | null> {
+  const ids = new Set((await findVerifiedIdentitiesByEmails(c, emails)).map((i) => i.user_id));
+  for (const email of emails) {
+    const byEmail = await findUserByEmail(c, email, aud);
+    if (byEmail) ids.add(byEmail.id);
+  }
+  if (ids.size > 1) throw apiError('oauth_multiple_accounts');
+  const [id] = ids;
+  return id ? lockUserById(c, id) : null;
+}
+
+async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest): Promise<UserRow> {
+  await insertIdentity(c, { userId: user.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
+  await writeAudit(c, actorOf(user), 'identity_linked', { provider: r.provider });
+  return updateUser(c, user.id, { raw_app_meta_data: withProvider(user.raw_app_meta_data, r.provider) });
+}
+
+async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest): Promise<UserRow> {
+  if (ctx.config.disableSignup) throw apiError('signup_disabled');
+  const primary = r.profile.emails[0];
+  if (!primary && !r.emailOptional) throw apiError('oauth_email_missing');
+  // An address another account already holds stays with it: the new account gets none (REFERENCE §9.4).
+  const email = primary && !(await findUserByEmail(c, primary.email, r.aud)) ? primary.email.toLowerCase() : null;
+  const confirmed = !!email && (primary.verified || ctx.config.mailer.autoconfirm);
+  const user = await insertUser(c, {
+    aud: r.aud,
+    role: ctx.config.jwt.defaultGroupName,
+    email,
+    email_confirmed_at: confirmed ? new Date() : null,
+    raw_app_meta_data: { provider: r.provider, providers: [r.provider] },
+    raw_user_meta_data: { ...r.profile.claims },
+  });
+  if (!user) throw apiError('oauth_multiple_accounts'); // a concurrent sign-up took the address between the check and the insert
+  await insertIdentity(c, { userId: user.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
+  return user;
+}
+
+/**
+ * The user's email is unconfirmed. A verified provider address equal to it confirms it — after removing
+ * what an unconfirmed sign-up may have planted (password, phone, unverified identities); an invited user's
+ * email identity is kept and marked verified, since the invite came from an admin. Otherwise the sign-in
+ * is refused and the transaction leaves everything as it was.
+ */
+async function confirmThroughProvider(c: pg.PoolClient, user: UserRow, provider: string, trusted: string[]): Promise<UserRow> {
+  if (!trusted.includes((user.email ?? '').toLowerCase())) {
+    throw apiError(
+      'provider_email_needs_verification',
+      `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
+    );
+  }
+  const invited = !!user.invited_at;
+  if (invited) await mergeIdentityData(c, user.id, 'email', { email_verified: true });
+  else await deleteUnverifiedIdentities(c, user.id, provider);
+  const confirmed = await updateUser(c, user.id, {
+    email_confirmed_at: new Date(),
+    ...(invited ? {} : { encrypted_password: null }),
+    ...(user.phone_confirmed_at ? {} : { phone: null }),
+    raw_app_meta_data: invited ? user.raw_app_meta_data : onlyProviders(user.raw_app_meta_data, provider),
+  });
+  if (invited) await writeAudit(c, actorOf(confirmed), 'invite_accepted', { provider });
+  return confirmed;
+}
+
+/**
+ * The invite link's token proves the invitee reads the invited mailbox, so the provider's address need only
+ * equal it (verified or not): the identity is added, the email confirmed, the token spent.
+ */
+async function acceptInvite(c: pg.PoolClient, r: LinkRequest, inviteToken: string): Promise<UserRow> {
+  const token = await findTokenByLink(c, inviteToken, ['confirmation_token']);
+  const invited = token ? await lockUserById(c, token.user_id) : null;
+  if (!invited?.invited_at || !invited.email) throw apiError('invite_not_found');
+  const email = invited.email.toLowerCase();
+  if (!r.profile.emails.some((e) => e.email.toLowerCase() === email)) throw apiError('invite_email_mismatch');
+  await insertIdentity(c, { userId: invited.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
+  await mergeIdentityData(c, invited.id, 'email', { email_verified: true });
+  await deleteOneTimeTokens(c, invited.id, ['confirmation_token']);
+  const accepted = await updateUser(c, invited.id, {
+    email_confirmed_at: invited.email_confirmed_at ?? new Date(),
+    raw_app_meta_data: withProvider(invited.raw_app_meta_data, r.provider),
+    raw_user_meta_data: { ...invited.raw_user_meta_data, ...r.profile.claims },
+  });
+  await writeAudit(c, actorOf(accepted), 'invite_accepted', { provider: r.provider });
+  return accepted;
+}
+
+function withProvider(meta: Record<string, unknown>, provider: string): Record<string, unknown> {
+  const providers = Array.isArray(meta.providers) ? (meta.providers as string[]) : [];
+  return { ...meta, provider: meta.provider ?? provider, providers: providers.includes(provider) ? providers : [...providers, provider] };
+}
+
+/** app_metadata after the unverified identities are gone: this provider is the account's provider. */
+function onlyProviders(meta: Record<string, unknown>, provider: string): Record<string, unknown> {
+  return { ...meta, provider, providers: [provider] };
+}

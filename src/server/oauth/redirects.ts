@@ -1,0 +1,76 @@
+// The answers of GET|POST /callback (REFERENCE §9.5, docs/oauth.md#errors): always a redirect, never a
+// JSON page. Keys are sorted as the original's url.Values encoding sorts them.
+import type { ApiError } from '../errors.js';
+import type { ApiResponse } from '../http/types.js';
+import type { TokenResponse } from '../sessions/issue.js';
+
+const ERROR_NAMES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized_client',
+  403: 'access_denied',
+  500: 'server_error',
+  503: 'temporarily_unavailable',
+};
+// Refusals of the person rather than of the request: the original names them access_denied.
+const ACCESS_DENIED = new Set(['signup_disabled', 'user_banned', 'provider_email_needs_verification']);
+
+const encode = (params: Record<string, string>) =>
+  new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
+
+/** `target` with `params` in its query (existing parameters kept) and, when given, `fragment` as its fragment. */
+function withParams(target: string, params: Record<string, string>, fragment?: Record<string, string>): string {
+  const url = new URL(target);
+  const merged = Object.fromEntries(url.searchParams);
+  url.search = encode({ ...merged, ...params });
+  url.hash = fragment ? encode(fragment) : '';
+  return url.href;
+}
+
+const errorName = (err: ApiError) => (ACCESS_DENIED.has(err.errorCode) ? 'access_denied' : (ERROR_NAMES[err.status] ?? 'server_error'));
+
+/** A bad or missing `state`: 303 to SITE_URL, the error in the query only (the flow's redirect_to is unknown). */
+export function stateError(siteUrl: string, err: ApiError): ApiResponse {
+  const params = { error: errorName(err), error_code: err.errorCode, error_description: err.message };
+  return { status: 303, headers: { Location: withParams(siteUrl, params) } };
+}
+
+/** Any other failure: 302 to the flow's target, the error in the query and the fragment. */
+export function flowError(target: string, err: ApiError): ApiResponse {
+  const params = { error: errorName(err), error_code: err.errorCode, error_description: err.message };
+  return { status: 302, headers: { Location: withParams(target, params, params) } };
+}
+
+/** The provider itself refused (?error=...): passed on as it came, without an error_code. */
+export function providerError(target: string, error: string, description: string): ApiResponse {
+  const params: Record<string, string> = { error, error_description: description };
+  return { status: 302, headers: { Location: withParams(target, params, { ...params, sb: '' }) } };
+}
+
+/** Implicit flow: the session in the fragment, with the provider's tokens. */
+export function sessionRedirect(
+  target: string,
+  provider: string,
+  s: TokenResponse,
+  providerToken: string,
+  providerRefreshToken: string,
+): ApiResponse {
+  const fragment: Record<string, string> = {
+    access_token: s.access_token,
+    expires_at: String(s.expires_at),
+    expires_in: String(s.expires_in),
+    provider, // the spec lists it in the fragment (SPEC "GET /callback"); clients ignore it
+    provider_token: providerToken,
+    refresh_token: s.refresh_token,
+    sb: '',
+    token_type: 'bearer',
+  };
+  if (providerRefreshToken) fragment.provider_refresh_token = providerRefreshToken;
+  const url = new URL(target);
+  url.hash = encode(fragment);
+  return { status: 302, headers: { Location: url.href } };
+}
+
+/** PKCE flow: the code the client exchanges at POST /token?grant_type=pkce. */
+export function codeRedirect(target: string, authCode: string): ApiResponse {
+  return { status: 302, headers: { Location: withParams(target, { code: authCode }) } };
+}

@@ -1,0 +1,104 @@
+// The start of an OAuth sign-in (GET /authorize) or of linking a provider to a signed-in user
+// (GET /user/identities/authorize): a flow_state row whose id is the `state`, then the provider's
+// authorization URL (docs/oauth.md#the-flow). The row holds the validated redirect_to, the client's PKCE
+// challenge, the linking target and, for X, the verifier of the PKCE pair sent to the provider.
+import { createHash, randomBytes } from 'node:crypto';
+import { insertOAuthFlowState, setOAuth1Secret } from '../../db/flow-state.js';
+import { apiError } from '../errors.js';
+import { readPkceParams } from '../verify/pkce-challenge.js';
+import { findTokenByLink } from '../verify/one-time-codes.js';
+import { findUserById } from '../../db/users.js';
+import { redirectTarget } from '../http/redirect-target.js';
+import { clientIds } from '../providers/configured.js';
+import { ProviderError } from '../providers/outbound.js';
+import { usableProvider } from './provider-lookup.js';
+import { noteDeprecatedEndpoint } from '../deprecations.js';
+import type { ApiRequest } from '../http/types.js';
+import type { AppContext } from '../context.js';
+
+// Never forwarded from /authorize's query to the provider: the flow sets them (REFERENCE §2.11).
+const RESERVED = new Set([
+  'provider',
+  'scopes',
+  'redirect_to',
+  'invite_token',
+  'skip_http_redirect',
+  'client_id',
+  'client_secret',
+  'redirect_uri',
+  'response_type',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'code_verifier',
+  'scope',
+]);
+
+/** An invite_token must name a pending invite (404 user_not_found, as the original). */
+async function assertInvite(ctx: AppContext, inviteToken: string): Promise<void> {
+  const token = await findTokenByLink(ctx.db, inviteToken, ['confirmation_token']);
+  const user = token ? await findUserById(ctx.db, token.user_id) : null;
+  if (!user?.invited_at) throw apiError('invite_not_found');
+}
+
+/** The provider URL the browser is sent to. */
+export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetId: string | null): Promise<string> {
+  const query = req.query;
+  const { name, module, rt } = usableProvider(ctx, query.get('provider') ?? '');
+  if (name === 'slack' || name === 'linkedin') noteDeprecatedEndpoint(`GET /authorize?provider=${name}`, ctx.log);
+  const pkce = readPkceParams({
+    code_challenge: query.get('code_challenge') ?? '',
+    code_challenge_method: query.get('code_challenge_method') ?? '',
+  });
+  const inviteToken = query.get('invite_token') || null;
+  if (inviteToken) await assertInvite(ctx, inviteToken);
+  const providerVerifier = module.protocol === 'oauth2' && module.pkceToProvider ? randomBytes(48).toString('base64url') : null;
+  // Looked up before the flow is stored (OIDC discovery may be a network call): an unreachable provider leaves no row.
+  const endpoint = module.protocol === 'oauth2' ? await module.authorizationEndpoint(rt) : '';
+  const flow = await insertOAuthFlowState(ctx.db, {
+    provider: name,
+    referrer: redirectTarget(req, ctx),
+    codeChallenge: pkce?.codeChallenge ?? null,
+    method: pkce?.method ?? null,
+    inviteToken,
+    linkingTargetId,
+    emailOptional: rt.config.emailOptional,
+    providerCodeVerifier: providerVerifier,
+  });
+
+  if (module.protocol === 'oauth1') {
+    const callback = new URL(rt.config.redirectUri);
+    callback.searchParams.set('state', flow.id);
+    let step: Awaited<ReturnType<typeof module.requestToken>>;
+    try {
+      step = await module.requestToken(rt, callback.href);
+    } catch (err) {
+      if (err instanceof ProviderError) throw apiError('oauth_profile_failed', `Error getting request token: ${err.message}`);
+      throw err;
+    }
+    await setOAuth1Secret(ctx.db, flow.id, step.secret);
+    return step.authorizeUrl;
+  }
+
+  const url = new URL(endpoint);
+  for (const [key, value] of query) {
+    if (RESERVED.has(key)) continue;
+    url.searchParams.set(key === 'workos_provider' ? 'provider' : key, value);
+  }
+  const extra = (query.get('scopes') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const scopes = [...new Set([...module.defaultScopes, ...extra])];
+  url.searchParams.set('client_id', clientIds(rt.config)[0]);
+  url.searchParams.set('redirect_uri', rt.config.redirectUri);
+  url.searchParams.set('response_type', 'code');
+  if (scopes.length) url.searchParams.set('scope', scopes.join(module.scopeSeparator));
+  url.searchParams.set('state', flow.id);
+  if (providerVerifier) {
+    url.searchParams.set('code_challenge', createHash('sha256').update(providerVerifier).digest('base64url'));
+    url.searchParams.set('code_challenge_method', 'S256');
+  }
+  for (const [key, value] of Object.entries(module.authorizationParams?.(rt, query) ?? {})) url.searchParams.set(key, value);
+  return url.href;
+}

@@ -1,0 +1,15 @@
+// Google: OpenID Connect by discovery of https://accounts.google.com (REFERENCE §9.2). The original ignores
+// EXTERNAL_GOOGLE_URL; here it replaces the issuer, so a test can stand in a local OIDC provider.
+import { discoveredEndpoints, oidcProvider } from './oidc.js';
+
+const ISSUER = 'https://accounts.google.com';
+
+export const google = oidcProvider({
+  name: 'google',
+  defaultScopes: ['openid', 'email', 'profile'],
+  async endpoints(rt) {
+    const found = await discoveredEndpoints(rt, rt.config.url || ISSUER);
+    // Google's id_tokens name their issuer with or without the scheme.
+    return rt.config.url ? found : { ...found, issuer: [ISSUER, 'accounts.google.com'] };
+  },
+});

@@ -1,0 +1,172 @@
+// The one OpenID Connect implementation the OIDC-family modules share (google, apple, azure, keycloak,
+// linkedin_oidc, vercel_marketplace): endpoints from the issuer's discovery document (cached an hour) or
+// fixed paths, the id_token verified against the issuer's JWKS, the profile read from its claims (and the
+// userinfo endpoint when the id_token carries no email), normalised the way the original stores identity_data.
+import type { ExternalEmail, ExternalProfile, OAuth2Provider, ProviderRuntime } from './types.js';
+import type { OAuthProviderName } from '../config/types.js';
+import { exchangeAuthorizationCode, fetchJson } from './code-exchange.js';
+import { clientIds } from './configured.js';
+import { ProviderError } from './outbound.js';
+import { discover } from './runtime.js';
+
+/** Where an OIDC provider's endpoints are: found by discovery, or fixed paths under a base. */
+export interface OidcEndpoints {
+  issuer: string | string[];
+  authorization: string;
+  token: string;
+  jwksUri: string;
+  userinfo?: string;
+}
+
+export interface OidcDefinition {
+  name: OAuthProviderName;
+  defaultScopes: readonly string[];
+  /** The endpoints for this configuration (discovery or fixed). */
+  endpoints(rt: ProviderRuntime): Promise<OidcEndpoints>;
+  authorizationParams?: OAuth2Provider['authorizationParams'];
+  /** Extra profile fields from the callback's own parameters (apple's `user`). */
+  fromForm?(form: URLSearchParams): Record<string, unknown>;
+  /** The profile is complete only with userinfo (keycloak puts nothing but `sub` in its id_tokens by default). */
+  alwaysUserinfo?: boolean;
+  /** The issuers a given id_token may name, where they depend on the token (azure's tenants). */
+  issuersOf?(rt: ProviderRuntime, idToken: string): string[];
+  /** Provider-specific claim fixes before the profile is built (azure's xms_edov). */
+  normalise?(claims: Record<string, unknown>): Record<string, unknown>;
+}
+
+/** An OIDC module: an OAuth2Provider that can also check an id_token handed to the id_token grant. */
+export interface OidcProvider extends OAuth2Provider {
+  endpoints(rt: ProviderRuntime): Promise<OidcEndpoints>;
+  /** Verifies an id_token of this provider (signature by the issuer's keys, iss, aud = a client id, exp, nonce). */
+  verify(rt: ProviderRuntime, idToken: string, nonceHash?: string): Promise<Record<string, unknown>>;
+  /** The profile of verified claims (plus the callback's form fields). */
+  profile(claims: Record<string, unknown>, form?: URLSearchParams): ExternalProfile;
+}
+
+/** Endpoints of an issuer that publishes a discovery document. */
+export async function discoveredEndpoints(rt: ProviderRuntime, issuer: string): Promise<OidcEndpoints> {
+  const doc = await discover(rt.fetch, issuer);
+  return {
+    issuer: doc.issuer,
+    authorization: doc.authorization_endpoint,
+    token: doc.token_endpoint,
+    jwksUri: doc.jwks_uri,
+    userinfo: doc.userinfo_endpoint,
+  };
+}
+
+export function oidcProvider(def: OidcDefinition): OidcProvider {
+  const verify = async (rt: ProviderRuntime, idToken: string, nonceHash?: string) => {
+    const endpoints = await def.endpoints(rt);
+    const issuer = def.issuersOf ? def.issuersOf(rt, idToken) : endpoints.issuer;
+    return rt.verifyIdToken(idToken, { issuer, audience: clientIds(rt.config), jwksUri: endpoints.jwksUri, nonceHash });
+  };
+  const profile = (claims: Record<string, unknown>, form?: URLSearchParams) => {
+    const fixed = def.normalise ? def.normalise(claims) : claims;
+    return profileFromClaims({ ...fixed, ...(form && def.fromForm?.(form)) });
+  };
+  return {
+    protocol: 'oauth2',
+    name: def.name,
+    defaultScopes: def.defaultScopes,
+    scopeSeparator: ' ',
+    pkceToProvider: false,
+    endpoints: (rt) => def.endpoints(rt),
+    verify,
+    profile,
+    async authorizationEndpoint(rt) {
+      return (await def.endpoints(rt)).authorization;
+    },
+    authorizationParams: def.authorizationParams,
+    async exchangeCode(rt, code, codeVerifier) {
+      return exchangeAuthorizationCode(rt, (await def.endpoints(rt)).token, code, codeVerifier);
+    },
+    async fetchProfile(rt, tokens, form) {
+      const endpoints = await def.endpoints(rt);
+      let claims: Record<string, unknown> = {};
+      if (tokens.idToken) claims = await verify(rt, tokens.idToken);
+      else if (!endpoints.userinfo) throw new ProviderError(`${def.name} answered without an id_token`);
+      if (endpoints.userinfo && (def.alwaysUserinfo || !tokens.idToken || typeof claims.email !== 'string')) {
+        const info = await fetchJson(rt, endpoints.userinfo, tokens.accessToken);
+        if (claims.sub !== undefined && info.sub !== claims.sub) throw new ProviderError(`${def.name}: userinfo is about another subject`);
+        claims = { ...claims, ...withoutUndefined(info) };
+      }
+      return profile(claims, form);
+    },
+  };
+}
+
+const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+const STANDARD = [
+  'iss',
+  'sub',
+  'aud',
+  'iat',
+  'exp',
+  'nbf',
+  'auth_time',
+  'nonce',
+  'at_hash',
+  'c_hash',
+  'azp',
+  'sid',
+  'jti',
+  'name',
+  'given_name',
+  'family_name',
+  'middle_name',
+  'nickname',
+  'preferred_username',
+  'profile',
+  'picture',
+  'website',
+  'email',
+  'email_verified',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'phone_number',
+  'phone_number_verified',
+  'address',
+  'updated_at',
+];
+
+/** Truthy for true and "true" (Apple and some others send the string). */
+export const truthy = (v: unknown) => v === true || v === 'true';
+
+/** identity_data from OIDC claims, with the original's key names; the rest under custom_claims. */
+export function profileFromClaims(claims: Record<string, unknown>): ExternalProfile {
+  const sub = typeof claims.sub === 'string' || typeof claims.sub === 'number' ? String(claims.sub) : '';
+  if (!sub) throw new ProviderError('the provider named no subject');
+  const str = (k: string) => {
+    const v = claims[k];
+    return typeof v === 'string' && v ? v : undefined;
+  };
+  const name = str('name') ?? ([str('given_name'), str('family_name')].filter(Boolean).join(' ') || undefined);
+  const email = str('email');
+  const emailVerified = truthy(claims.email_verified);
+  const custom = Object.fromEntries(Object.entries(claims).filter(([k]) => !STANDARD.includes(k)));
+  const data: Record<string, unknown> = {
+    iss: str('iss'),
+    sub,
+    provider_id: sub,
+    name,
+    full_name: name,
+    given_name: str('given_name'),
+    family_name: str('family_name'),
+    nickname: str('nickname'),
+    preferred_username: str('preferred_username'),
+    user_name: str('preferred_username'),
+    picture: str('picture'),
+    avatar_url: str('picture'),
+    email,
+    email_verified: email ? emailVerified : undefined,
+    phone: str('phone_number'),
+    phone_verified: str('phone_number') ? truthy(claims.phone_number_verified) : undefined,
+    custom_claims: Object.keys(custom).length ? custom : undefined,
+  };
+  const emails: ExternalEmail[] = email ? [{ email, verified: emailVerified, primary: true }] : [];
+  return { subject: sub, emails, claims: withoutUndefined(data) };
+}

@@ -1,0 +1,78 @@
+// Manual identity linking (docs/oauth.md#manual-linking), only with SECURITY_MANUAL_LINKING_ENABLED:
+// GET /user/identities/authorize starts an OAuth flow whose callback adds the identity to the signed-in
+// user; DELETE /user/identities/{identity_id} removes one of the user's identities.
+import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { deleteIdentity, findIdentitiesByUser } from '../../db/identities.js';
+import { isEmailTaken, lockUserById, updateUser } from '../../db/users.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { actorOf } from '../users/actor.js';
+import { startFlow } from '../oauth/start.js';
+import { requestAudience } from '../auth/bearer.js';
+import { providerUrl } from './oauth.js';
+import type { Authenticated } from '../auth/principal.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
+import type { AppContext } from '../context.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function requireManualLinking(ctx: AppContext): void {
+  if (!ctx.config.security.manualLinkingEnabled) throw apiError('manual_linking_disabled');
+}
+
+/** The token was issued for this request's audience (X-JWT-AUD), as the original checks here. */
+function requireAudience(req: ApiRequest, ctx: AppContext, principal: Authenticated): void {
+  const requested = requestAudience(req, ctx);
+  const aud = principal.claims.aud;
+  const first = Array.isArray(aud) ? aud[0] : aud;
+  if (first !== requested) throw apiError('unexpected_audience');
+}
+
+/** Answers {url} always: auth-js's linkIdentity reads it and sends the browser there. */
+export const linkIdentityAuthorize: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
+  requireManualLinking(ctx);
+  requireAudience(req, ctx, principal);
+  const url = await providerUrl(() => startFlow(req, ctx, principal.user.id));
+  return { body: { url } };
+};
+
+export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
+  requireManualLinking(ctx);
+  const identityId = req.params.identity_id ?? '';
+  if (!UUID.test(identityId)) throw apiError('identity_id_format');
+  requireAudience(req, ctx, principal);
+  await tx(
+    ctx.db,
+    async (c) => {
+      const user = await lockUserById(c, principal.user.id);
+      if (!user) throw apiError('admin_user_not_found');
+      const identities = await findIdentitiesByUser(c, user.id);
+      if (identities.length <= 1) throw apiError('single_identity_not_deletable');
+      const doomed = identities.find((i) => i.id === identityId.toLowerCase());
+      if (!doomed) throw apiError('identity_not_found');
+      const rest = identities.filter((i) => i.id !== doomed.id);
+      // The user's email goes with the identity it came from, unless another identity still carries it; then the
+      // first remaining identity's address becomes the email, if no one else holds it.
+      let email = user.email;
+      if (email && doomed.email === email.toLowerCase() && !rest.some((i) => i.email === email!.toLowerCase())) {
+        const next = rest.find((i) => i.email)?.email ?? null;
+        if (next && (await isEmailTaken(c, next, user.id))) throw apiError('email_conflict_identity_not_deletable');
+        email = next;
+      }
+      await deleteIdentity(c, doomed.id);
+      const providers = [...new Set(rest.map((i) => i.provider))];
+      const meta = user.raw_app_meta_data;
+      await updateUser(c, user.id, {
+        email,
+        raw_app_meta_data: { ...meta, provider: providers.includes(meta.provider as string) ? meta.provider : providers[0], providers },
+      });
+      await writeAudit(c, actorOf(user), 'identity_unlinked', {
+        identity_id: doomed.id,
+        provider: doomed.provider,
+        provider_id: doomed.provider_id,
+      });
+    },
+    req.signal,
+  );
+  return { body: {} };
+};

@@ -1,0 +1,26 @@
+// GET /authorize and GET|POST /callback (docs/api.md#get-authorize, docs/oauth.md#the-flow).
+import { ApiError } from '../errors.js';
+import { ProviderError } from '../providers/outbound.js';
+import { apiError } from '../errors.js';
+import { startFlow } from '../oauth/start.js';
+import { handleCallback } from '../oauth/callback.js';
+import type { Handler } from '../http/types.js';
+
+/** 302 to the provider, or {url} with skip_http_redirect=true (how auth-js's skipBrowserRedirect gets it). */
+export const authorize: Handler = async (req, ctx) => {
+  const url = await providerUrl(() => startFlow(req, ctx, null));
+  if (req.query.get('skip_http_redirect') === 'true') return { body: { url } };
+  return { status: 302, headers: { Location: url } };
+};
+
+export const callback: Handler = (req, ctx) => handleCallback(req, ctx);
+
+/** A provider that cannot be reached to build its URL (discovery, Twitter's request token) is a 500 naming it. */
+export async function providerUrl(start: () => Promise<string>): Promise<string> {
+  try {
+    return await start();
+  } catch (err) {
+    if (err instanceof ApiError || !(err instanceof ProviderError)) throw err;
+    throw apiError('oauth_profile_failed', `Error reaching the external provider: ${err.message}`);
+  }
+}

@@ -1,0 +1,265 @@
+// Who an OAuth sign-in becomes (REFERENCE §9.4) and how every failure reaches the app (REFERENCE §9.5), with
+// GitHub played by a local server speaking its wire format: linking by verified email only, the takeover of a
+// pre-registered unconfirmed account refused, invites accepted, bans and bad states in the redirect.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { startGithubFake, type GithubUser } from './helpers/github.js';
+import { REDIRECT_URI } from './helpers/oidc-provider.js';
+import { adminToken } from './helpers/admin.js';
+import { confirmedUser } from './helpers/users.js';
+import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
+
+const gh = await startGithubFake();
+const api = await startTestService({
+  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
+  // enabled without credentials: a warning at start, then treated as disabled
+  AUTH_EXTERNAL_AZURE_ENABLED: 'true',
+  AUTH_EXTERNAL_AZURE_SECRET: 'azure-secret',
+  AUTH_INTERNAL_HTTP_TIMEOUT: '1',
+});
+t.teardown(async () => {
+  await api.stop();
+  await gh.stop();
+});
+
+let nextId = 1000;
+function githubUser(email: string, verified: boolean): GithubUser {
+  const user: GithubUser = {
+    id: ++nextId,
+    login: `user${nextId}`,
+    name: `User ${nextId}`,
+    avatar_url: `https://avatars.example.test/${nextId}`,
+    emails: [{ email, primary: true, verified, visibility: 'public' }],
+  };
+  gh.users.set(user.id, user);
+  return user;
+}
+
+/** The whole round trip as a browser makes it: /authorize, GitHub's consent, /callback. */
+async function signInWithGithub(user: GithubUser, query = '') {
+  gh.approveAs = user.id;
+  const url = await authorizeUrl(api, `provider=github&redirect_to=https://app.example.test/done${query}`);
+  return callback(api, await gh.approve(url.href));
+}
+
+const userByEmail = async (email: string) =>
+  (await api.db.query('select id, encrypted_password, email_confirmed_at from users where email = $1', [email])).rows[0];
+const identitiesOf = async (userId: string) =>
+  (await api.db.query('select provider from identities where user_id = $1 order by provider', [userId])).rows.map((r) => r.provider);
+
+t.test('an enabled provider missing credentials: named in one start-up warning, false in /settings, refused by /authorize', async (t) => {
+  const warnings = api.logs().filter((l) => l.level === 40 && String(l.msg).includes('not fully configured'));
+  t.equal(warnings.length, 1);
+  t.same(warnings[0].providers, ['azure: missing OAuth client ID']);
+  const settings = await api.request('GET', '/settings');
+  t.equal(settings.body.external.azure, false);
+  t.equal(settings.body.external.github, true);
+  const res = await api.request('GET', '/authorize?provider=azure');
+  t.same(res.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: missing OAuth client ID' });
+});
+
+t.test('a verified GitHub address equal to a confirmed account links to it', async (t) => {
+  const signup = await api.request('POST', '/signup', { body: { email: 'lena@example.com', password: 'Secret-password-1' } });
+  await api.db.query('update users set email_confirmed_at = now() where id = $1', [signup.body.id]);
+  const { location } = await signInWithGithub(githubUser('lena@example.com', true));
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.id, signup.body.id, 'the same account');
+  t.same(await identitiesOf(signup.body.id), ['email', 'github']);
+  t.same(me.body.app_metadata.providers, ['email', 'github']);
+  const login = await api.request('POST', '/token?grant_type=password', {
+    body: { email: 'lena@example.com', password: 'Secret-password-1' },
+  });
+  t.equal(login.status, 200, 'the owner keeps the password of a confirmed account');
+});
+
+t.test(
+  'takeover refused: a pre-registered unconfirmed account loses its password and identities before the provider confirms it',
+  async (t) => {
+    const attacker = await api.request('POST', '/signup', { body: { email: 'victim@example.com', password: 'Attackers-password-1' } });
+    t.equal(attacker.status, 200);
+    const { location } = await signInWithGithub(githubUser('victim@example.com', true));
+    const session = fragmentOf(location);
+    t.ok(session.access_token, location.href);
+    const row = await userByEmail('victim@example.com');
+    t.equal(row.id, attacker.body.id, 'the address stays with its one account');
+    t.equal(row.encrypted_password, null, "the attacker's password is gone");
+    t.ok(row.email_confirmed_at, 'confirmed by the verified provider address');
+    t.same(await identitiesOf(row.id), ['github'], 'the unverified email identity is gone');
+    const login = await api.request('POST', '/token?grant_type=password', {
+      body: { email: 'victim@example.com', password: 'Attackers-password-1' },
+    });
+    t.equal(login.status, 400);
+    t.equal(login.body.error_code, 'invalid_credentials');
+  },
+);
+
+t.test('email_verified=false never links: the new account gets no email, the owner is untouched', async (t) => {
+  const signup = await api.request('POST', '/signup', { body: { email: 'owner@example.com', password: 'Secret-password-1' } });
+  await api.db.query('update users set email_confirmed_at = now() where id = $1', [signup.body.id]);
+  const { location } = await signInWithGithub(githubUser('owner@example.com', false));
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.not(me.body.id, signup.body.id, 'a different account');
+  t.equal(me.body.email, '');
+  t.same(await identitiesOf(signup.body.id), ['email'], "the owner's identities are unchanged");
+  const { location: verified } = await signInWithGithub(githubUser('owner@example.com', true));
+  const owner = await api.request('GET', '/user', { token: fragmentOf(verified).access_token });
+  t.equal(owner.body.id, signup.body.id, 'a verified address later links to the owner, the unverified identity elsewhere does not count');
+});
+
+t.test('an unverified address nobody holds: provider_email_needs_verification in the redirect, nothing written', async (t) => {
+  const before = (await api.db.query('select count(*)::int as n from users')).rows[0].n;
+  const { status, location } = await signInWithGithub(githubUser('fresh-unverified@example.com', false));
+  t.equal(status, 302);
+  t.equal(location.origin + location.pathname, 'https://app.example.test/done');
+  const expected = {
+    error: 'access_denied',
+    error_code: 'provider_email_needs_verification',
+    error_description: 'Unverified email with github. Verify the email with github in order to sign in',
+  };
+  t.same(queryOf(location), expected, 'in the query');
+  t.same(fragmentOf(location), expected, 'and in the fragment');
+  t.equal((await api.db.query('select count(*)::int as n from users')).rows[0].n, before);
+});
+
+t.test('an invited user who signs in with the invited address accepts the invite', async (t) => {
+  const invited = await api.request('POST', '/invite', { token: await adminToken(), body: { email: 'guest@example.com' } });
+  t.equal(invited.status, 200, invited.text);
+  const { location } = await signInWithGithub(githubUser('guest@example.com', true));
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.id, invited.body.id);
+  t.ok(me.body.email_confirmed_at);
+  t.same(await identitiesOf(invited.body.id), ['email', 'github']);
+  const audit = await api.db.query(
+    `select 1 from audit_log_entries where payload->>'action' = 'invite_accepted' and payload->>'actor_id' = $1`,
+    [invited.body.id],
+  );
+  t.equal(audit.rowCount, 1);
+});
+
+t.test(
+  'invite_token: the invite link token accepts the invite with the provider, even for an address the provider did not verify',
+  async (t) => {
+    const admin = await adminToken();
+    const link = await api.request('POST', '/admin/generate_link', {
+      token: admin,
+      body: { type: 'invite', email: 'linked-invite@example.com' },
+    });
+    t.equal(link.status, 200, link.text);
+    const unknown = await api.request('GET', '/authorize?provider=github&invite_token=not-an-invite');
+    t.same(unknown.body, { code: 404, error_code: 'user_not_found', msg: 'Invite user not found' });
+
+    const stranger = githubUser('someone-else@example.com', true);
+    const mismatch = await signInWithGithub(stranger, `&invite_token=${link.body.hashed_token}`);
+    t.equal(queryOf(mismatch.location).error_description, 'Invited email does not match emails from external provider');
+
+    const { location } = await signInWithGithub(githubUser('linked-invite@example.com', false), `&invite_token=${link.body.hashed_token}`);
+    const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+    t.equal(me.body.id, link.body.id, location.href);
+    t.ok(me.body.email_confirmed_at);
+    t.same(await identitiesOf(link.body.id), ['email', 'github']);
+  },
+);
+
+t.test('a banned user: user_banned as access_denied in the redirect', async (t) => {
+  const person = githubUser('banned@example.com', true);
+  const first = fragmentOf((await signInWithGithub(person)).location);
+  t.ok(first.access_token);
+  await api.db.query(`update users set banned_until = now() + interval '1 day' where email = 'banned@example.com'`);
+  const { location } = await signInWithGithub(person);
+  t.same(queryOf(location), { error: 'access_denied', error_code: 'user_banned', error_description: 'User is banned' });
+});
+
+t.test('the provider refused (?error=): passed on without error_code', async (t) => {
+  const url = await authorizeUrl(api, 'provider=github&redirect_to=https://app.example.test/done');
+  const params = new URLSearchParams({
+    state: url.searchParams.get('state')!,
+    error: 'access_denied',
+    error_description: 'The user has denied your application access.',
+  });
+  const { status, location } = await callback(api, params);
+  t.equal(status, 302);
+  t.same(queryOf(location), { error: 'access_denied', error_description: 'The user has denied your application access.' });
+  t.same(fragmentOf(location), { error: 'access_denied', error_description: 'The user has denied your application access.', sb: '' });
+});
+
+t.test('bad states: missing, not a UUID, unknown, expired — 303 to SITE_URL with the error in the query', async (t) => {
+  const cases: Array<[string, Record<string, string>]> = [
+    ['code=abc', { error: 'invalid_request', error_code: 'bad_oauth_callback', error_description: 'OAuth state parameter missing' }],
+    [
+      'code=abc&state=eyJhbGciOiJIUzI1NiJ9.e30.tampered',
+      { error: 'invalid_request', error_code: 'bad_oauth_state', error_description: 'OAuth state parameter is invalid' },
+    ],
+    [
+      'code=abc&state=6f1c2a44-1b1e-4f0e-9a51-3f9a6d1f0c11',
+      { error: 'invalid_request', error_code: 'bad_oauth_state', error_description: 'OAuth state not found or expired' },
+    ],
+  ];
+  for (const [query, expected] of cases) {
+    const { status, location } = await callback(api, new URLSearchParams(query));
+    t.equal(status, 303, query);
+    t.equal(location.origin + location.pathname, 'http://localhost:3000/');
+    t.same(queryOf(location), expected, query);
+  }
+  const url = await authorizeUrl(api, 'provider=github');
+  const state = url.searchParams.get('state')!;
+  await api.db.query(`update flow_state set created_at = now() - interval '301 seconds' where id = $1`, [state]);
+  const expired = await callback(api, new URLSearchParams({ state, code: 'abc' }));
+  t.same(queryOf(expired.location), {
+    error: 'invalid_request',
+    error_code: 'bad_oauth_state',
+    error_description: 'OAuth state has expired',
+  });
+});
+
+t.test('a callback without code, and a code GitHub refuses, land in the redirect too', async (t) => {
+  const noCode = await authorizeUrl(api, 'provider=github&redirect_to=https://app.example.test/done');
+  const missing = await callback(api, new URLSearchParams({ state: noCode.searchParams.get('state')! }));
+  t.equal(missing.status, 302);
+  t.same(queryOf(missing.location), {
+    error: 'invalid_request',
+    error_code: 'bad_oauth_callback',
+    error_description: 'OAuth callback with missing authorization code missing',
+  });
+  const badCode = await authorizeUrl(api, 'provider=github&redirect_to=https://app.example.test/done');
+  const refused = await callback(api, new URLSearchParams({ state: badCode.searchParams.get('state')!, code: 'wxyz-not-a-code' }));
+  t.same(queryOf(refused.location), {
+    error: 'server_error',
+    error_code: 'unexpected_failure',
+    error_description: 'Unable to exchange external code: wxyz',
+  });
+});
+
+t.test('a provider that never answers: the outbound timeout ends the wait with server_error in the redirect', async (t) => {
+  const person = githubUser('slow@example.com', true);
+  gh.approveAs = person.id;
+  const url = await authorizeUrl(api, 'provider=github&redirect_to=https://app.example.test/done');
+  const params = await gh.approve(url.href);
+  gh.hangTokenEndpoint = true;
+  t.teardown(() => {
+    gh.hangTokenEndpoint = false;
+  });
+  const { status, location } = await callback(api, params);
+  t.equal(status, 302);
+  t.equal(queryOf(location).error, 'server_error');
+  t.match(queryOf(location).error_description, /^Unable to exchange external code: /);
+  t.equal((await api.db.query(`select 1 from users where email = 'slow@example.com'`)).rowCount, 0);
+});
+
+t.test('redirect_to outside SITE_URL and the allow list falls back to SITE_URL', async (t) => {
+  const person = githubUser('redirect@example.com', true);
+  gh.approveAs = person.id;
+  const url = await authorizeUrl(api, 'provider=github&redirect_to=https://evil.example.com/steal');
+  const { location } = await callback(api, await gh.approve(url.href));
+  t.equal(location.origin, 'http://localhost:3000');
+  t.ok(fragmentOf(location).access_token);
+});
+
+t.test('manual linking is off by default: 404 manual_linking_disabled on both identity routes', async (t) => {
+  const { access_token: token } = await confirmedUser(api);
+  const link = await api.request('GET', '/user/identities/authorize?provider=github', { token });
+  t.equal(link.status, 404);
+  t.same(link.body, { code: 404, error_code: 'manual_linking_disabled', msg: 'Manual linking is disabled' });
+  const unlink = await api.request('DELETE', '/user/identities/6f1c2a44-1b1e-4f0e-9a51-3f9a6d1f0c11', { token });
+  t.same(unlink.body, { code: 404, error_code: 'manual_linking_disabled', msg: 'Manual linking is disabled' });
+});

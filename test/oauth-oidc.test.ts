@@ -1,0 +1,170 @@
+// The OpenID Connect family against real oidc-provider instances: keycloak (realm URL, userinfo) and azure
+// (tenant base, v2.0 paths) through /authorize and /callback, and POST /token?grant_type=id_token with every
+// check the original makes (signature by the issuer's JWKS, iss, aud among the client ids, exp, nonce, at_hash).
+import t from 'tap';
+import { createHash } from 'node:crypto';
+import { generateKeyPair, SignJWT } from 'jose';
+import { startTestService } from './helpers/server.js';
+import { startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
+import { authorizeUrl, callback, fragmentOf, providerEnv } from './helpers/oauth.js';
+
+const google = await startOidcProvider({ clientId: 'g-web' });
+const appleIdp = await startOidcProvider({ clientId: 'apple-client' });
+const keycloak = await startOidcProvider({
+  clientId: 'kc-client',
+  issuerPath: '/realms/acme',
+  routes: {
+    authorization: '/realms/acme/protocol/openid-connect/auth',
+    token: '/realms/acme/protocol/openid-connect/token',
+    userinfo: '/realms/acme/protocol/openid-connect/userinfo',
+    jwks: '/realms/acme/protocol/openid-connect/certs',
+  },
+});
+const azure = await startOidcProvider({
+  clientId: 'az-client',
+  issuerPath: '/v2.0',
+  routes: { authorization: '/oauth2/v2.0/authorize', token: '/oauth2/v2.0/token', jwks: '/discovery/v2.0/keys' },
+});
+const api = await startTestService({
+  ...providerEnv('google', { clientId: 'g-web, g-ios', secret: google.clientSecret, redirectUri: REDIRECT_URI, url: google.issuer }),
+  ...providerEnv('keycloak', { clientId: 'kc-client', secret: keycloak.clientSecret, redirectUri: REDIRECT_URI, url: keycloak.issuer }),
+  ...providerEnv('apple', { clientId: 'apple-client', secret: appleIdp.clientSecret, redirectUri: REDIRECT_URI, url: appleIdp.issuer }),
+  ...providerEnv('azure', { clientId: 'az-client', secret: azure.clientSecret, redirectUri: REDIRECT_URI, url: azure.base }),
+});
+t.teardown(async () => {
+  await api.stop();
+  await Promise.all([google.stop(), appleIdp.stop(), keycloak.stop(), azure.stop()]);
+});
+
+const nonce = 'raw-nonce-0123456789';
+const nonceHash = createHash('sha256').update(nonce).digest('hex');
+const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
+
+t.test('keycloak: the realm endpoints, the profile from userinfo, a session in the fragment', async (t) => {
+  keycloak.accounts.set('kc-1', { sub: 'kc-1', email: 'kim@example.com', email_verified: true, name: 'Kim K', preferred_username: 'kim' });
+  const url = await authorizeUrl(api, 'provider=keycloak');
+  t.equal(url.origin + url.pathname, `${keycloak.issuer}/protocol/openid-connect/auth`);
+  t.equal(url.searchParams.get('scope'), 'openid profile email');
+  const { location } = await callback(api, await keycloak.signIn(url.href, 'kc-1'));
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'kim@example.com');
+  t.match(me.body.identities[0], { provider: 'keycloak', id: 'kc-1', identity_data: { preferred_username: 'kim', email_verified: true } });
+});
+
+t.test('azure: the tenant base v2.0 endpoints, the id_token of issuer <base>/v2.0', async (t) => {
+  azure.accounts.set('az-1', { sub: 'az-1', email: 'ari@example.com', email_verified: true, name: 'Ari A' });
+  const url = await authorizeUrl(api, 'provider=azure');
+  t.equal(url.origin + url.pathname, `${azure.base}/oauth2/v2.0/authorize`);
+  const { location } = await callback(api, await azure.signIn(url.href, 'az-1'));
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'ari@example.com');
+  t.equal(me.body.identities[0].identity_data.iss, `${azure.base}/v2.0`);
+});
+
+t.test('apple: response_mode=form_post, the callback POSTed as a form with the name in the `user` field', async (t) => {
+  appleIdp.accounts.set('ap-1', { sub: 'ap-1', email: 'abe@privaterelay.example.com', email_verified: true });
+  const url = await authorizeUrl(api, 'provider=apple&scopes=openid');
+  t.equal(url.searchParams.get('response_mode'), 'form_post');
+  t.equal(url.searchParams.get('scope'), 'email name openid');
+  const form = await appleIdp.signIn(url.href, 'ap-1');
+  t.ok(form.get('code') && form.get('state'), 'the provider posted code and state');
+  form.set('user', JSON.stringify({ name: { firstName: 'Abe', lastName: 'Apple' }, email: 'abe@privaterelay.example.com' }));
+  const { status, location } = await callback(api, form, 'POST');
+  t.equal(status, 302);
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'abe@privaterelay.example.com');
+  t.equal(me.body.user_metadata.full_name, 'Abe Apple');
+});
+
+t.test('id_token grant: a valid token with the hashed nonce signs in, creating the user', async (t) => {
+  const token = await google.signIdToken({ sub: 'gid-1', email: 'gid@example.com', email_verified: true, nonce: nonceHash, name: 'Gid' });
+  const res = await grant({ provider: 'google', id_token: token, nonce });
+  t.equal(res.status, 200, res.text);
+  t.ok(res.body.access_token && res.body.refresh_token);
+  t.equal(res.body.user.email, 'gid@example.com');
+  t.ok(res.body.user.email_confirmed_at);
+  t.match(res.body.user.identities, [{ provider: 'google', id: 'gid-1' }]);
+  const again = await grant({ provider: 'google', id_token: token, nonce });
+  t.equal(again.body.user.id, res.body.user.id, 'the same identity signs in the same user');
+});
+
+t.test('id_token grant: every id of the comma list is an accepted audience; issuer + client_id find the provider', async (t) => {
+  const token = await google.signIdToken({ sub: 'gid-2', email: 'gid2@example.com', email_verified: true }, { audience: 'g-ios' });
+  const res = await grant({ client_id: 'g-ios', issuer: google.issuer, id_token: token });
+  t.equal(res.status, 200, res.text);
+  t.match(res.body.user.identities, [{ provider: 'google', id: 'gid-2' }]);
+});
+
+t.test('id_token grant: keycloak and azure tokens', async (t) => {
+  const kc = await keycloak.signIdToken({ sub: 'kc-9', email: 'kc9@example.com', email_verified: true });
+  t.equal((await grant({ provider: 'keycloak', id_token: kc })).status, 200);
+  const az = await azure.signIdToken({ sub: 'az-9', email: 'az9@example.com', email_verified: true });
+  t.equal((await grant({ provider: 'azure', id_token: az })).status, 200);
+});
+
+t.test('id_token grant refusals are OAuth-style 400s and create nothing', async (t) => {
+  const before = (await api.db.query('select count(*)::int as n from users')).rows[0].n;
+  const claims = { sub: 'bad-1', email: 'bad@example.com', email_verified: true };
+  const bad = { error: 'invalid request', error_description: 'Bad ID token' };
+  const wrongIssuer = await google.signIdToken(claims, { issuer: 'https://evil.example.test' });
+  t.same((await grant({ provider: 'google', id_token: wrongIssuer })).body, bad, 'wrong issuer');
+  const expired = await google.signIdToken(claims, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
+  t.same((await grant({ provider: 'google', id_token: expired })).body, bad, 'expired');
+  const { privateKey } = await generateKeyPair('RS256');
+  const forged = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid: 'test-key-1' })
+    .setIssuer(google.issuer)
+    .setAudience('g-web')
+    .setExpirationTime('5m')
+    .sign(privateKey);
+  t.same((await grant({ provider: 'google', id_token: forged })).body, bad, 'signed with a key the issuer never published');
+  const hs = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256', kid: 'test-key-1' })
+    .setIssuer(google.issuer)
+    .setAudience('g-web')
+    .setExpirationTime('5m')
+    .sign(new TextEncoder().encode(google.clientSecret));
+  t.same((await grant({ provider: 'google', id_token: hs })).body, bad, 'an HS256 token against an RSA key');
+
+  const wrongAud = await google.signIdToken(claims, { audience: 'someone-else' });
+  const aud = await grant({ provider: 'google', id_token: wrongAud });
+  t.equal(aud.status, 400);
+  t.same(aud.body, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: ["someone-else"]' });
+
+  const withNonce = await google.signIdToken({ ...claims, nonce: nonceHash });
+  t.same((await grant({ provider: 'google', id_token: withNonce, nonce: 'another-nonce' })).body, {
+    error: 'invalid nonce',
+    error_description: 'Nonces mismatch',
+  });
+  t.same((await grant({ provider: 'google', id_token: withNonce })).body, {
+    error: 'invalid request',
+    error_description: 'Passed nonce and nonce in id_token should either both exist or not.',
+  });
+  const atHash = await google.signIdToken({ ...claims, at_hash: 'AAAAAAAAAAAAAAAAAAAAAA' });
+  t.same((await grant({ provider: 'google', id_token: atHash, access_token: 'ya29.token' })).body, {
+    error: 'invalid request',
+    error_description: 'Invalid access_token: at_hash does not match',
+  });
+  t.same((await grant({ provider: 'google' })).body, { error: 'invalid request', error_description: 'id_token required' });
+  t.same((await grant({ id_token: withNonce })).body, {
+    error: 'invalid request',
+    error_description: 'provider or client_id and issuer required',
+  });
+  t.equal((await api.db.query('select count(*)::int as n from users')).rows[0].n, before, 'no user was created');
+});
+
+t.test('id_token grant: a matching at_hash passes', async (t) => {
+  const accessToken = 'ya29.a-real-looking-access-token';
+  const digest = createHash('sha256').update(accessToken).digest();
+  const atHash = digest.subarray(0, 16).toString('base64url');
+  const token = await google.signIdToken({ sub: 'gid-at', email: 'at@example.com', email_verified: true, at_hash: atHash });
+  t.equal((await grant({ provider: 'google', id_token: token, access_token: accessToken })).status, 200);
+});
+
+t.test('id_token grant: unknown and disabled providers', async (t) => {
+  const token = await google.signIdToken({ sub: 'x' });
+  const custom = await grant({ provider: 'myoidc', id_token: token });
+  t.same(custom.body, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "myoidc" not allowed' });
+  const linkedin = await grant({ provider: 'linkedin_oidc', id_token: token });
+  t.same(linkedin.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "linkedin_oidc") is not enabled' });
+});
