@@ -194,6 +194,12 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
           (worker) =>
             new Promise<void>((resolve) => {
               worker.once('exit', () => resolve());
+              // A drained thread has closed its server and flushed its log; what may still hold its loop
+              // open is a library timer (the trace exporter's retry back-off to a collector that is down),
+              // which must not stretch a shutdown (docs/observability.md#tracing).
+              worker.on('message', (message: FromWorker) => {
+                if (message.type === 'drained') setTimeout(() => void worker.terminate(), DRAINED_THREAD_GRACE_MS).unref();
+              });
               worker.postMessage({ type: 'drain', timeoutMs } satisfies ToWorker);
             }),
         ),
@@ -204,6 +210,9 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     },
   };
 }
+
+/** How long a drained HTTP thread may take to end on its own before it is terminated. */
+const DRAINED_THREAD_GRACE_MS = 200;
 
 function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
