@@ -164,7 +164,7 @@ async function moveOurTables(tx: Tx, schema: string, scratch: string): Promise<v
 }
 
 /** Grants and the row-level-security switch of the original's table carry over to ours. */
-async function copyAccess(tx: Tx, schema: string, from: string, to: string): Promise<void> {
+export async function copyAccess(tx: Tx, schema: string, from: string, to: string): Promise<void> {
   const grants = await tx<{ grantee: string; privilege: string; grantable: boolean }[]>`
     select case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end as grantee,
            a.privilege_type as privilege, a.is_grantable as grantable
@@ -177,7 +177,7 @@ async function copyAccess(tx: Tx, schema: string, from: string, to: string): Pro
 }
 
 /** Drops the renamed enum types no remaining column or function uses (those of converted tables). */
-async function dropUnusedTypes(tx: Tx, schema: string): Promise<void> {
+export async function dropUnusedTypes(tx: Tx, schema: string): Promise<void> {
   const unused = await tx<{ typname: string }[]>`
     select t.typname from pg_type t join pg_namespace n on n.oid = t.typnamespace
     where n.nspname = ${schema} and t.typtype = 'e' and t.typname like 'gotrue\\_%'
