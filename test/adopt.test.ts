@@ -292,6 +292,32 @@ t.test('a failure in the last step, moving MFA rows after the migrations ran, st
   t.strictSame(rows, [{ secret: MFA.totpSecret }], 'the original MFA rows are where they were');
 });
 
+t.test('a database adopted by an earlier version, MFA tables still aside, has them moved at the next start', async (t) => {
+  const original = await createOriginalDatabase();
+  t.teardown(() => original.drop());
+  await migrate(original.url, 'auth', undefined, { sealSecret });
+  // What such a version left: the original's factors renamed aside (an older shape, without the webauthn columns).
+  const factorId = '12121212-1212-4212-8212-121212121212';
+  await original.query(`create table auth.gotrue_mfa_factors (id uuid primary key, user_id uuid not null, friendly_name text,
+                          factor_type text not null, status text not null, created_at timestamptz not null, updated_at timestamptz not null,
+                          secret text, phone text)`);
+  await original.query(
+    `insert into auth.gotrue_mfa_factors values ($1, $2, 'app', 'totp', 'verified', now(), now(), 'GEZDGNBVGY3TQOJQ', null)`,
+    [factorId, BOB.id],
+  );
+  const lines: string[] = [];
+  const again = await migrate(original.url, 'auth', (line: string) => lines.push(line), { sealSecret });
+  t.equal(again.applied, 0);
+  t.ok(lines.includes('MFA factors copied: 1 rows'), lines.join('\n'));
+  const { rows } = await original.query('select user_id, secret from auth.mfa_factors where id = $1', [factorId]);
+  t.equal(rows[0].user_id, BOB.id);
+  t.equal(box().open(factorId, rows[0].secret).value, 'GEZDGNBVGY3TQOJQ', 'sealed');
+  t.notOk((await original.query(`select to_regclass('auth.gotrue_mfa_factors') as r`)).rows[0].r, 'the source is dropped');
+  const third: string[] = [];
+  await migrate(original.url, 'auth', (line: string) => third.push(line), { sealSecret });
+  t.strictSame(third, [], 'and the start after that has nothing to do');
+});
+
 t.test('without a key to seal them, clear TOTP secrets stop the adoption and nothing changes', async (t) => {
   const original = await createOriginalDatabase();
   t.teardown(() => original.drop());
