@@ -6,9 +6,22 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { migrate } from '../dist/db/migrate.js';
+import { secretBox } from '../dist/server/mfa/encryption.js';
 import { createTestDatabase } from './helpers/db.js';
-import { startTestService } from './helpers/server.js';
-import { ALICE, BOB, DANA, createOriginalDatabase, describeTables, sha224, snapshot, withClient } from './helpers/gotrue-db.js';
+import { JWT_SECRET, startTestService } from './helpers/server.js';
+import { totpCode } from './helpers/mfa.js';
+import {
+  ALICE,
+  BOB,
+  DANA,
+  MFA,
+  ORIGINAL_KEY,
+  createOriginalDatabase,
+  describeTables,
+  sha224,
+  snapshot,
+  withClient,
+} from './helpers/gotrue-db.js';
 
 const OUR_TABLES = [
   'users',
@@ -21,6 +34,13 @@ const OUR_TABLES = [
   'audit_log_entries',
   'rate_limits',
 ];
+/** The keys the test service runs with (JWT_SECRET, no SECURITY_DB_ENCRYPTION key), plus the original's key to open what it sealed. */
+const box = (decryptionKeys: Record<string, string> = {}) =>
+  secretBox({
+    jwt: { secret: JWT_SECRET },
+    security: { dbEncryption: { encrypt: false, encryptionKeyId: '', encryptionKey: '', decryptionKeys } },
+  } as any);
+const sealSecret = (rowId: string, stored: string) => box().sealIfClear(rowId, stored);
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
 
 t.test('adopted in place: the same schema as a fresh install, the original users and tokens working', async (t) => {
@@ -32,12 +52,18 @@ t.test('adopted in place: the same schema as a fresh install, the original users
   );
   t.teardown(() => original.drop());
   const lines: string[] = [];
-  const result = await migrate(original.url, 'auth', (line: string) => lines.push(line));
+  const result = await migrate(original.url, 'auth', (line: string) => lines.push(line), { sealSecret });
   t.equal(result.adopted, true);
-  t.ok(
-    lines.some((l) => l === 'refresh tokens hashed and copied: 2 rows'),
-    lines.join('\n'),
-  );
+  for (const line of [
+    'refresh tokens hashed and copied: 3 rows',
+    'MFA factors copied: 4 rows',
+    'TOTP secrets sealed: 1 rows',
+    'MFA challenges copied: 1 rows',
+    'phone challenge codes sealed: 1 rows',
+    'passkeys copied: 1 rows',
+  ]) {
+    t.ok(lines.includes(line), line);
+  }
 
   const fresh = await createTestDatabase();
   t.teardown(() => fresh.drop());
@@ -57,18 +83,13 @@ t.test('adopted in place: the same schema as a fresh install, the original users
   const tables = (await original.query(`select tablename from pg_tables where schemaname = 'auth' order by 1`)).rows.map(
     (r) => r.tablename,
   );
-  for (const kept of [
-    'gotrue_schema_migrations',
-    'gotrue_instances',
-    'gotrue_mfa_factors',
-    'gotrue_mfa_challenges',
-    'gotrue_sso_providers',
-    'gotrue_saml_relay_states',
-  ]) {
+  for (const kept of ['gotrue_schema_migrations', 'gotrue_instances', 'gotrue_sso_providers', 'gotrue_saml_relay_states']) {
     t.ok(tables.includes(kept), `${kept} kept aside`);
   }
   t.notOk(tables.includes('gotrue_refresh_tokens'), 'no refresh token left in clear');
-  t.equal((await original.query('select count(*)::int as n from auth.gotrue_mfa_factors')).rows[0].n, 1);
+  for (const moved of ['gotrue_mfa_factors', 'gotrue_mfa_challenges', 'gotrue_webauthn_credentials', 'gotrue_webauthn_challenges']) {
+    t.notOk(tables.includes(moved), `${moved} moved into ours and dropped`);
+  }
   t.equal(
     (await original.query(`select count(*)::int as n from auth.refresh_tokens where token_hash = $1`, [ALICE.activeToken])).rows[0].n,
     0,
@@ -79,9 +100,44 @@ t.test('adopted in place: the same schema as a fresh install, the original users
 
   await t.test('a second start is a no-op', async (t) => {
     const before = (await original.query('select migration_id, created_at from auth.migrations order by 1')).rows;
-    const again = await migrate(original.url, 'auth');
+    const factors = (await original.query('select id, secret from auth.mfa_factors order by id')).rows;
+    const again = await migrate(original.url, 'auth', undefined, { sealSecret });
     t.strictSame(again, { applied: 0, adopted: false, pending: [] });
     t.strictSame((await original.query('select migration_id, created_at from auth.migrations order by 1')).rows, before);
+    t.strictSame((await original.query('select id, secret from auth.mfa_factors order by id')).rows, factors, 'secrets not sealed twice');
+  });
+
+  await t.test('MFA: a dump holds no TOTP secret or phone code in clear; what the original sealed is kept', async (t) => {
+    const dump = spawnSync('pg_dump', ['--data-only', '--schema=auth', original.url], { encoding: 'utf8' });
+    t.equal(dump.status, 0, dump.stderr);
+    t.ok(dump.stdout.includes(MFA.totpFactorId), 'the dump has the factor');
+    t.notOk(dump.stdout.includes(MFA.totpSecret), 'but not its secret in clear');
+    const { rows } = await original.query('select id, secret from auth.mfa_factors where secret is not null order by id');
+    const secret = (id: string) => rows.find((r) => r.id === id)!.secret;
+    t.equal(box().open(MFA.totpFactorId, secret(MFA.totpFactorId)).value, MFA.totpSecret, 'sealed with our key, for its row');
+    t.equal(JSON.parse(secret(MFA.sealedFactorId)).key_id, ORIGINAL_KEY.id, "the original's envelope kept as it was");
+    t.equal(box({ [ORIGINAL_KEY.id]: ORIGINAL_KEY.key }).open(MFA.sealedFactorId, secret(MFA.sealedFactorId)).value, MFA.sealedSecret);
+    const [challenge] = (await original.query('select otp_code, ip_address from auth.mfa_challenges')).rows;
+    t.equal(box().open(MFA.phoneChallengeId, challenge.otp_code).value, MFA.phoneCode, 'the phone code in flight, sealed');
+    t.equal(challenge.ip_address, '203.0.113.9');
+  });
+
+  await t.test("MFA: the webauthn factor's credential is in our shape; the passkey is kept", async (t) => {
+    const [factor] = (await original.query('select web_authn_credential as c from auth.mfa_factors where id = $1', [MFA.webauthnFactorId]))
+      .rows;
+    t.strictSame(factor.c, {
+      credential_id: MFA.credentialId.toString('base64url'),
+      public_key: MFA.publicKey.toString('base64url'),
+      sign_count: 7,
+      transports: ['usb'],
+      attestation_type: 'none',
+      backup_eligible: false,
+      backed_up: false,
+    });
+    const { rows } = await original.query('select user_id, credential_id, sign_count, friendly_name from auth.webauthn_credentials');
+    t.strictSame(rows, [
+      { user_id: ALICE.id, credential_id: Buffer.from('alice-passkey-credential'), sign_count: '3', friendly_name: 'laptop' },
+    ]);
   });
 
   await t.test('the refresh token the client holds refreshes, in its session, with its amr', async (t) => {
@@ -157,13 +213,43 @@ t.test('adopted in place: the same schema as a fresh install, the original users
       t.strictSame(rows, [{ body: "alice's note" }], setting);
     }
   });
+
+  await t.test('MFA: the aal2 session refreshes at aal2; a password sign-in reaches aal2 with the TOTP factor', async (t) => {
+    const refreshed = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: MFA.aal2Token } });
+    t.equal(refreshed.status, 200, refreshed.text);
+    t.equal(claimsOf(refreshed.body.access_token).aal, 'aal2');
+    t.equal(claimsOf(refreshed.body.access_token).session_id, MFA.aal2SessionId);
+
+    const signIn = await api.request('POST', '/token?grant_type=password', { body: { email: ALICE.email, password: ALICE.password } });
+    t.equal(signIn.status, 200, signIn.text);
+    t.equal(claimsOf(signIn.body.access_token).aal, 'aal1');
+    const token = signIn.body.access_token;
+    const c = await api.request('POST', `/factors/${MFA.totpFactorId}/challenge`, { token, body: {} });
+    t.equal(c.status, 200, c.text);
+    const wrong = await api.request('POST', `/factors/${MFA.totpFactorId}/verify`, {
+      token,
+      body: { challenge_id: c.body.id, code: '000000' },
+    });
+    t.equal(wrong.status, 422, 'a wrong code is refused');
+    const c2 = await api.request('POST', `/factors/${MFA.totpFactorId}/challenge`, { token, body: {} });
+    const v = await api.request('POST', `/factors/${MFA.totpFactorId}/verify`, {
+      token,
+      body: { challenge_id: c2.body.id, code: totpCode(MFA.totpSecret) },
+    });
+    t.equal(v.status, 200, v.text);
+    const claims = claimsOf(v.body.access_token);
+    t.equal(claims.aal, 'aal2');
+    t.ok(claims.amr.some((a: { method: string }) => a.method === 'totp'));
+    const old = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: ALICE.activeToken } });
+    t.equal(old.status, 400, "as with the original, reaching aal2 ends the user's aal1 sessions");
+  });
 });
 
 t.test("a view in the application's schema on auth.users survives: the column type it uses is kept", async (t) => {
   const original = await createOriginalDatabase((c) => c.query('create view public.user_emails as select id, email from auth.users'));
   t.teardown(() => original.drop());
   const lines: string[] = [];
-  await migrate(original.url, 'auth', (line: string) => lines.push(line));
+  await migrate(original.url, 'auth', (line: string) => lines.push(line), { sealSecret });
   t.ok(lines.includes('users: kept email as character varying(255) (not text): used by public.user_emails'), lines.join('\n'));
   const { rows } = await original.query('select email from public.user_emails where id = $1', [ALICE.id]);
   t.strictSame(rows, [{ email: ALICE.email }]);
@@ -178,10 +264,66 @@ t.test('a failure half way leaves the original schema untouched', async (t) => {
   );
   t.teardown(() => original.drop());
   const before = await snapshot(original.url, 'auth');
-  await t.rejects(migrate(original.url, 'auth'), /users_email_key|duplicate/);
+  await t.rejects(migrate(original.url, 'auth', undefined, { sealSecret }), /users_email_key|duplicate/);
   t.strictSame(await snapshot(original.url, 'auth'), before);
   const { rows } = await original.query(`select count(*)::int as n from auth.refresh_tokens where token = $1`, [ALICE.activeToken]);
   t.equal(rows[0].n, 1);
+});
+
+t.test('a failure in the last step, moving MFA rows after the migrations ran, still leaves the original schema untouched', async (t) => {
+  // A webauthn credential whose counter is not a number cannot be converted.
+  const original = await createOriginalDatabase((c) =>
+    c.query(
+      `insert into auth.mfa_factors (id, user_id, factor_type, status, created_at, updated_at, web_authn_credential)
+       values (gen_random_uuid(), $1, 'webauthn', 'verified', now(), now(), '{"id":"AAAA","authenticator":{"signCount":"many"}}')`,
+      [BOB.id],
+    ),
+  );
+  t.teardown(() => original.drop());
+  const before = await snapshot(original.url, 'auth');
+  const lines: string[] = [];
+  await t.rejects(
+    migrate(original.url, 'auth', (line: string) => lines.push(line), { sealSecret }),
+    /invalid input syntax for type bigint/,
+  );
+  t.ok(lines.includes('applying migration 6 auth_functions.sql'), 'the failure came after every migration was applied');
+  t.strictSame(await snapshot(original.url, 'auth'), before);
+  const { rows } = await original.query('select secret from auth.mfa_factors where id = $1', [MFA.totpFactorId]);
+  t.strictSame(rows, [{ secret: MFA.totpSecret }], 'the original MFA rows are where they were');
+});
+
+t.test('a database adopted by an earlier version, MFA tables still aside, has them moved at the next start', async (t) => {
+  const original = await createOriginalDatabase();
+  t.teardown(() => original.drop());
+  await migrate(original.url, 'auth', undefined, { sealSecret });
+  // What such a version left: the original's factors renamed aside (an older shape, without the webauthn columns).
+  const factorId = '12121212-1212-4212-8212-121212121212';
+  await original.query(`create table auth.gotrue_mfa_factors (id uuid primary key, user_id uuid not null, friendly_name text,
+                          factor_type text not null, status text not null, created_at timestamptz not null, updated_at timestamptz not null,
+                          secret text, phone text)`);
+  await original.query(
+    `insert into auth.gotrue_mfa_factors values ($1, $2, 'app', 'totp', 'verified', now(), now(), 'GEZDGNBVGY3TQOJQ', null)`,
+    [factorId, BOB.id],
+  );
+  const lines: string[] = [];
+  const again = await migrate(original.url, 'auth', (line: string) => lines.push(line), { sealSecret });
+  t.equal(again.applied, 0);
+  t.ok(lines.includes('MFA factors copied: 1 rows'), lines.join('\n'));
+  const { rows } = await original.query('select user_id, secret from auth.mfa_factors where id = $1', [factorId]);
+  t.equal(rows[0].user_id, BOB.id);
+  t.equal(box().open(factorId, rows[0].secret).value, 'GEZDGNBVGY3TQOJQ', 'sealed');
+  t.notOk((await original.query(`select to_regclass('auth.gotrue_mfa_factors') as r`)).rows[0].r, 'the source is dropped');
+  const third: string[] = [];
+  await migrate(original.url, 'auth', (line: string) => third.push(line), { sealSecret });
+  t.strictSame(third, [], 'and the start after that has nothing to do');
+});
+
+t.test('without a key to seal them, clear TOTP secrets stop the adoption and nothing changes', async (t) => {
+  const original = await createOriginalDatabase();
+  t.teardown(() => original.drop());
+  const before = await snapshot(original.url, 'auth');
+  await t.rejects(migrate(original.url, 'auth'), /mfa_factors\.secret holds values in clear/);
+  t.strictSame(await snapshot(original.url, 'auth'), before);
 });
 
 t.test('a dry run reports adoption and the pending migrations, and changes nothing', async (t) => {
@@ -189,12 +331,13 @@ t.test('a dry run reports adoption and the pending migrations, and changes nothi
   t.teardown(() => original.drop());
   const before = await snapshot(original.url, 'auth');
   const lines: string[] = [];
-  const result = await migrate(original.url, 'auth', (line: string) => lines.push(line), { dryRun: true });
+  const result = await migrate(original.url, 'auth', (line: string) => lines.push(line), { dryRun: true, sealSecret });
   t.equal(result.adopted, true);
   t.ok(result.pending.length > 0);
-  t.ok(lines.includes('[dry run] refresh tokens hashed and copied: 2 rows'), lines.join('\n'));
+  t.ok(lines.includes('[dry run] refresh tokens hashed and copied: 3 rows'), lines.join('\n'));
   t.ok(lines.includes('[dry run] users: dropped column confirmation_token'));
   t.ok(lines.includes(`[dry run] would apply migration ${result.pending.at(-1)}`));
+  t.ok(lines.includes('[dry run] MFA factors copied: 4 rows'), 'the move of MFA rows is rehearsed too');
   t.strictSame(await snapshot(original.url, 'auth'), before);
 });
 
@@ -218,7 +361,7 @@ t.test('`portcullis migrate --dry-run` prints the plan on stdout and changes not
   t.equal(res.status, 0, res.stderr);
   const out = res.stdout.split('\n');
   t.match(out[0], /^\[dry run\] adopting the original's schema in "auth" \(10 of its migrations recorded, last 20251111201300\)$/);
-  t.ok(out.includes('[dry run] refresh tokens hashed and copied: 2 rows'));
+  t.ok(out.includes('[dry run] refresh tokens hashed and copied: 3 rows'));
   t.ok(out.includes('[dry run] would apply migration 00006_auth_functions.sql'));
   t.strictSame(await snapshot(original.url, 'auth'), before);
   const bad = spawnSync(process.execPath, [fileURLToPath(new URL('../bin/portcullis.js', import.meta.url)), 'migrate', '--dry'], {

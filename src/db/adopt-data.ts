@@ -2,17 +2,18 @@
 // tables, renamed aside as gotrue_<name>, into ours. Each returns the number of rows written.
 // Columns that older versions of the original lack are replaced by what the original assumed then, so
 // any version since 2022 converts; `col` picks a column when present, else the fallback.
+import type postgres from 'postgres';
 import { columnsOf, hasColumn, type Tx } from './adopt-catalog.js';
 
 const SHA256_HEX = (expr: string) => `encode(sha256(convert_to(${expr}, 'UTF8')), 'hex')`;
 
-async function picker(sql: Tx, schema: string, table: string): Promise<(name: string, fallback?: string) => string> {
+export async function picker(sql: Tx, schema: string, table: string): Promise<(name: string, fallback?: string) => string> {
   const columns = await columnsOf(sql, schema, table);
   return (name, fallback = 'null') => (hasColumn(columns, name) ? `o.${name}` : fallback);
 }
 
-async function run(sql: Tx, text: string): Promise<number> {
-  const result = await sql.unsafe(text);
+export async function runCount(sql: Tx, text: string, params: postgres.ParameterOrJSON<never>[] = []): Promise<number> {
+  const result = await sql.unsafe(text, params);
   return result.count ?? 0;
 }
 
@@ -20,7 +21,7 @@ export async function copyIdentities(sql: Tx, schema: string): Promise<number> {
   const col = await picker(sql, schema, 'gotrue_identities');
   // Before late 2023 the original's identities.id WAS the provider's subject (text); provider_id came later.
   const [id, providerId] = col('provider_id') === 'null' ? ['gen_random_uuid()', 'o.id'] : ['o.id', 'o.provider_id'];
-  return run(
+  return runCount(
     sql,
     `insert into identities (id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
      select ${id}, ${providerId}, o.user_id, coalesce(o.identity_data, '{}'), o.provider, o.last_sign_in_at,
@@ -33,7 +34,7 @@ export async function copySessions(sql: Tx, schema: string): Promise<number> {
   const col = await picker(sql, schema, 'gotrue_sessions');
   // refreshed_at is `timestamp without time zone` in the original, written in UTC.
   const refreshed = col('refreshed_at') === 'null' ? 'null' : `o.refreshed_at at time zone 'UTC'`;
-  return run(
+  return runCount(
     sql,
     `insert into sessions (id, user_id, created_at, updated_at, refreshed_at, factor_id, aal, not_after, user_agent, ip, tag)
      select o.id, o.user_id, coalesce(o.created_at, now()), coalesce(o.updated_at, o.created_at, now()), ${refreshed},
@@ -45,7 +46,7 @@ export async function copySessions(sql: Tx, schema: string): Promise<number> {
 
 export async function copyAmrClaims(sql: Tx, schema: string): Promise<number> {
   const col = await picker(sql, schema, 'gotrue_mfa_amr_claims');
-  return run(
+  return runCount(
     sql,
     `insert into mfa_amr_claims (id, session_id, authentication_method, created_at, updated_at)
      select coalesce(${col('id')}, gen_random_uuid()), o.session_id, o.authentication_method,
@@ -61,7 +62,7 @@ export async function copyAmrClaims(sql: Tx, schema: string): Promise<number> {
  * session cannot be refreshed by the original either (session_not_found) and are left out.
  */
 export async function copyRefreshTokens(sql: Tx): Promise<number> {
-  const count = await run(
+  const count = await runCount(
     sql,
     `insert into refresh_tokens (id, token_hash, user_id, session_id, parent_id, revoked, created_at, updated_at)
      select o.id, ${SHA256_HEX('o.token')}, s.user_id, o.session_id, p.id, coalesce(o.revoked, false),
@@ -103,7 +104,7 @@ export async function copyOneTimeTokens(sql: Tx, schema: string, fromTable: bool
     const sentAt = TOKEN_SOURCES.filter((s) => hasColumn(users, s.sentAt))
       .map((s) => `when '${s.type}' then u.${s.sentAt}`)
       .join(' ');
-    count += await run(
+    count += await runCount(
       sql,
       `insert into one_time_tokens (user_id, token_type, token_hash, relates_to, created_at, updated_at)
        select o.user_id, o.token_type::text, ${SHA256_HEX('o.token_hash')}, o.relates_to,
@@ -117,7 +118,7 @@ export async function copyOneTimeTokens(sql: Tx, schema: string, fromTable: bool
   for (const s of TOKEN_SOURCES) {
     if (!hasColumn(users, s.type)) continue;
     const sentAt = hasColumn(users, s.sentAt) ? `u.${s.sentAt}` : 'null';
-    count += await run(
+    count += await runCount(
       sql,
       `insert into one_time_tokens (user_id, token_type, token_hash, relates_to, created_at, updated_at)
        select u.id, '${s.type}', ${SHA256_HEX(`u.${s.type}`)}, ${s.address}, coalesce(${sentAt}, now()), now()
@@ -132,7 +133,7 @@ export async function copyOneTimeTokens(sql: Tx, schema: string, fromTable: bool
 export async function copyFlowState(sql: Tx, schema: string): Promise<number> {
   const col = await picker(sql, schema, 'gotrue_flow_state');
   const challenge = `nullif(o.code_challenge, '')`;
-  return run(
+  return runCount(
     sql,
     `insert into flow_state (id, user_id, auth_code, code_challenge_method, code_challenge, provider_type, provider_access_token,
                              provider_refresh_token, authentication_method, auth_code_issued_at, referrer, created_at, updated_at)
@@ -147,7 +148,7 @@ export async function copyFlowState(sql: Tx, schema: string): Promise<number> {
 
 export async function copyAuditLog(sql: Tx, schema: string): Promise<number> {
   const col = await picker(sql, schema, 'gotrue_audit_log_entries');
-  return run(
+  return runCount(
     sql,
     `insert into audit_log_entries (id, payload, ip_address, created_at)
      select o.id, coalesce(o.payload::jsonb, '{}'), coalesce(${col('ip_address')}, ''), coalesce(o.created_at, now())

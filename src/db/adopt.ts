@@ -5,7 +5,8 @@
 // How: sql/00001 is applied to a scratch schema; its tables other than users move into the namespace
 // (replacing the original's, renamed aside as gotrue_<name> and dropped once their rows are copied);
 // users is ALTERed in place to match the scratch users; the scratch schema is dropped. Tables of the
-// original we have no counterpart for yet stay, renamed gotrue_<name>, for later migrations to take.
+// original we have no counterpart for yet stay, renamed gotrue_<name>: the MFA and passkey ones for
+// adopt-mfa.ts to move once migrations 00003/00004 created ours, the others for later migrations to take.
 import { readFileSync } from 'node:fs';
 import type postgres from 'postgres';
 import { ident, outsideDependents, qualified, tablesIn, columnsOf, type Tx } from './adopt-catalog.js';
@@ -23,7 +24,7 @@ import {
 /** The original's tables whose rows we convert into ours; each is dropped afterwards. */
 const CONVERTED = ['identities', 'sessions', 'mfa_amr_claims', 'refresh_tokens', 'one_time_tokens', 'flow_state', 'audit_log_entries'];
 
-/** The original's tables we have no counterpart for (yet): kept, renamed gotrue_<name>. */
+/** The original's tables without a counterpart in 00001: kept, renamed gotrue_<name> (mfa_*, webauthn_*: see adopt-mfa.ts). */
 const ASIDE = [
   'schema_migrations',
   'instances',
@@ -164,7 +165,7 @@ async function moveOurTables(tx: Tx, schema: string, scratch: string): Promise<v
 }
 
 /** Grants and the row-level-security switch of the original's table carry over to ours. */
-async function copyAccess(tx: Tx, schema: string, from: string, to: string): Promise<void> {
+export async function copyAccess(tx: Tx, schema: string, from: string, to: string): Promise<void> {
   const grants = await tx<{ grantee: string; privilege: string; grantable: boolean }[]>`
     select case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end as grantee,
            a.privilege_type as privilege, a.is_grantable as grantable
@@ -177,7 +178,7 @@ async function copyAccess(tx: Tx, schema: string, from: string, to: string): Pro
 }
 
 /** Drops the renamed enum types no remaining column or function uses (those of converted tables). */
-async function dropUnusedTypes(tx: Tx, schema: string): Promise<void> {
+export async function dropUnusedTypes(tx: Tx, schema: string): Promise<void> {
   const unused = await tx<{ typname: string }[]>`
     select t.typname from pg_type t join pg_namespace n on n.oid = t.typnamespace
     where n.nspname = ${schema} and t.typtype = 'e' and t.typname like 'gotrue\\_%'

@@ -5,7 +5,9 @@
 //     caller waits, then finds nothing pending and applies 0 (test/migrate.test.ts "concurrent");
 //   * that connection's search_path is the namespace, so `migrations`, shift's `'migrations'::regclass`
 //     probe and every unqualified table in sql/ resolve inside it (test "two namespaces");
-//   * a namespace the original service migrated is adopted first (adopt.ts, docs/adopting-gotrue.md);
+//   * a namespace the original service migrated is adopted first (adopt.ts, docs/adopting-gotrue.md), in one
+//     transaction with the pending files and the move of its MFA rows (adopt-mfa.ts), which needs
+//     `sealSecret` to seal TOTP secrets the original kept in clear;
 //   * a dry run reports what adoption and the pending files would do, and changes nothing.
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
@@ -15,6 +17,7 @@ import postgres from 'postgres';
 import shift from 'postgres-shift';
 import { assertNamespace } from './namespace.js';
 import { adoptOriginalSchema, inspectNamespace } from './adopt.js';
+import { hasOriginalMfa, takeOverOriginalMfa, type SecretSealer } from './adopt-mfa.js';
 
 // dist/db/migrate.js (and src/db/migrate.ts) → <repo>/sql
 const SQL_DIR = fileURLToPath(new URL('../../sql', import.meta.url));
@@ -34,7 +37,7 @@ export async function migrate(
   databaseUrl: string,
   namespace: string,
   log?: (msg: string) => void,
-  options: { dryRun?: boolean } = {},
+  options: { dryRun?: boolean; sealSecret?: SecretSealer } = {},
 ): Promise<MigrateResult> {
   assertNamespace(namespace);
   const sql = postgres(databaseUrl, {
@@ -61,39 +64,47 @@ export async function migrate(
         throw new Error(`"${namespace}" holds a users table that is neither ours nor the original's; choose another DB_NAMESPACE`);
       }
       const adopted = state.kind === 'original';
+      const prefix = options.dryRun ? '[dry run] ' : '';
+      const note = (line: string) => log?.(prefix + line);
       if (adopted) {
-        // A dry run rehearses the real statements and rolls back: what it prints is what a start would do,
+        // Adoption, every pending migration and the move of the original's MFA rows into the tables those
+        // migrations create run in ONE transaction: a failure at any step leaves the original schema as it
+        // was. A dry run rehearses exactly that and rolls back, so what it prints is what a start would do,
         // including a failure (a view that blocks a change, a duplicate email) before anything changes.
-        const prefix = options.dryRun ? '[dry run] ' : '';
+        let applied = 0;
         await sql
           .begin(async (tx) => {
-            await adoptOriginalSchema(tx, namespace, files[0], (line) => log?.(prefix + line));
+            await adoptOriginalSchema(tx, namespace, files[0], note);
+            applied = await applyPending(withinTransaction(tx), (m) =>
+              note(options.dryRun ? `would apply migration ${path.basename(m.path)}` : `applying migration ${m.migration_id} ${m.name}`),
+            );
+            await takeOverOriginalMfa(tx, namespace, options.sealSecret, note);
             if (options.dryRun) throw new Rehearsal();
           })
           .catch((err) => {
             if (!(err instanceof Rehearsal)) throw err;
           });
+        if (options.dryRun) return { applied: 0, adopted, pending: files.filter((f) => f.id > files[0].id).map((f) => f.file) };
+        return { applied, adopted, pending: [] };
       }
       if (options.dryRun) {
-        const done = state.kind === 'ours' ? await lastApplied(sql) : adopted ? files[0].id : 0;
+        const done = state.kind === 'ours' ? await lastApplied(sql) : 0;
         const pending = files.filter((f) => f.id > done).map((f) => f.file);
-        for (const file of pending) log?.(`[dry run] would apply migration ${file}`);
-        if (pending.length === 0) log?.('[dry run] no migration pending');
+        for (const file of pending) note(`would apply migration ${file}`);
+        if (pending.length === 0) note('no migration pending');
+        if (await hasOriginalMfa(sql, namespace))
+          note("would move the original's MFA factors and passkeys (gotrue_mfa_*, gotrue_webauthn_*) into ours");
         return { applied: 0, adopted, pending };
       }
       // Look first: CREATE SCHEMA checks the database-level CREATE privilege even when the schema exists,
       // and a least-privilege role may be given a schema it could not create.
       const [found] = await sql`select 1 as found from pg_namespace where nspname = ${namespace}`;
       if (!found) await sql.unsafe(`create schema "${namespace}"`);
-      let applied = 0;
-      await shift({
-        sql,
-        path: SQL_DIR,
-        before: (m) => log?.(`applying migration ${m.migration_id} ${m.name}`),
-        after: () => {
-          applied += 1;
-        },
-      });
+      const applied = await applyPending(sql, (m) => log?.(`applying migration ${m.migration_id} ${m.name}`));
+      // A database adopted by a version that kept the original's MFA tables aside: they move now.
+      if (await hasOriginalMfa(sql, namespace)) {
+        await sql.begin((tx) => takeOverOriginalMfa(tx, namespace, options.sealSecret, note));
+      }
       return { applied, adopted, pending: [] };
     } finally {
       // If the connection broke, the server already dropped the lock; keep the original error.
@@ -102,6 +113,33 @@ export async function migrate(
   } finally {
     await sql.end();
   }
+}
+
+/** Runs postgres-shift on `sql`; `announce` hears of each file before it is applied. Returns how many were. */
+async function applyPending(
+  sql: postgres.Sql,
+  announce: (m: { path: string; migration_id: number; name: string }) => void,
+): Promise<number> {
+  let applied = 0;
+  await shift({
+    sql,
+    path: SQL_DIR,
+    before: announce,
+    after: () => {
+      applied += 1;
+    },
+  });
+  return applied;
+}
+
+/**
+ * postgres-shift on an open transaction: it runs its files inside `sql.begin`, which here becomes a plain
+ * call on the transaction, so the files commit (or roll back) with whatever else the transaction holds.
+ * Shift uses nothing but tagged queries and `begin` on what it is given (node_modules/postgres-shift).
+ */
+function withinTransaction(tx: postgres.TransactionSql): postgres.Sql {
+  const run = (strings: TemplateStringsArray, ...values: never[]) => tx(strings, ...values);
+  return Object.assign(run, { begin: (fn: (t: postgres.TransactionSql) => unknown) => fn(tx) }) as unknown as postgres.Sql;
 }
 
 interface MigrationFile {

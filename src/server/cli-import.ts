@@ -11,6 +11,7 @@ import { startEmbeddedPostgres } from '../db/embedded/server.js';
 import { RecordError, toImportedUser, type ImportedUser } from './import/records.js';
 import { fromGotrueDatabase, fromJsonLines, type SourceRecord } from './import/sources.js';
 import type { Config } from './config/types.js';
+import { secretBox } from './mfa/encryption.js';
 
 export const IMPORT_USAGE =
   'usage: portcullis import (--file users.jsonl | --from-database postgres://... [--from-namespace auth] [--after <user id>]) [--batch 500]';
@@ -24,7 +25,9 @@ export async function importCommand(config: Config, log: Logger, args: string[])
   const embedded = config.development ? await startEmbeddedPostgres({ dataDir: config.dataDir, log: (m) => log.debug(m) }) : null;
   const url = embedded?.url ?? config.db.url;
   try {
-    await migrate(url, config.db.namespace, (m) => log.info(m));
+    await migrate(url, config.db.namespace, (m) => log.info(m), {
+      sealSecret: (rowId, stored) => secretBox(config).sealIfClear(rowId, stored),
+    });
     const pool = createPool({ url, max: 1, namespace: config.db.namespace, applicationName: 'portcullis_import' });
     try {
       const source = options.file

@@ -10,6 +10,7 @@ import { appliedSchemaVersion, knownSchemaVersion } from '../db/schema-version.j
 import { developmentBanner } from './development-banner.js';
 import { prettyLogsWanted } from './observability/log.js';
 import { importCommand } from './cli-import.js';
+import { secretBox } from './mfa/encryption.js';
 
 const USAGE =
   'usage: portcullis [serve | migrate [--dry-run] | import (--file users.jsonl | --from-database URL) | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y]]';
@@ -58,7 +59,7 @@ async function runMigrate(config: Config, log: ReturnType<typeof createLogger>, 
       embedded?.url ?? (config.db.migrationsUrl || config.db.url),
       config.db.namespace,
       dryRun ? (m) => console.log(m) : (m) => log.info(m),
-      { dryRun },
+      { dryRun, sealSecret: (rowId, stored) => secretBox(config).sealIfClear(rowId, stored) },
     );
     if (!dryRun) log.info({ applied, adopted, namespace: config.db.namespace }, 'migrations complete');
     return 0;

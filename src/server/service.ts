@@ -16,6 +16,7 @@ import { startCleanup, type Cleanup } from './cleanup/loop.js';
 import { logDeprecatedSettings } from './deprecations.js';
 import { prettyLogsWanted } from './observability/log.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
+import { secretBox } from './mfa/encryption.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
 
@@ -60,7 +61,9 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
   try {
     // Through a transaction pooler, migrations go to PostgreSQL itself (DB_MIGRATIONS_DATABASE_URL).
     const migrationsUrl = embedded ? databaseUrl : config.db.migrationsUrl || databaseUrl;
-    const { applied } = await migrate(migrationsUrl, config.db.namespace, (msg) => log.info(msg));
+    const { applied } = await migrate(migrationsUrl, config.db.namespace, (msg) => log.info(msg), {
+      sealSecret: (rowId, stored) => secretBox(config).sealIfClear(rowId, stored),
+    });
     log.info({ applied, namespace: config.db.namespace }, 'database migrated');
     await checkConnectionSchema(databaseUrl, config.db.namespace, config.db.preparedStatements);
     crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash });

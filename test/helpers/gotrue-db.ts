@@ -1,7 +1,7 @@
 // A database as the original service leaves it (test/fixtures/gotrue-schema.sql) plus what applications
 // build on it: a profiles table with a foreign key to auth.users filled by a trigger on auth.users, and
 // a notes table whose row-level-security policy calls auth.uid(). Used by the adoption tests.
-import { createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import bcrypt from 'bcryptjs';
 import pg from 'pg';
@@ -24,6 +24,102 @@ export const ALICE = {
 export const BOB = { id: '33333333-3333-4333-8333-333333333333', phone: '15550001111' };
 /** signed up, not confirmed yet; her pending token lives only in users.confirmation_token, as before 2024 */
 export const DANA = { id: '44444444-4444-4444-8444-444444444444', email: 'dana@example.com', confirmationCode: '135790' };
+
+/**
+ * The original's MFA rows: Alice's verified TOTP factor with its secret in clear (the original without
+ * SECURITY_DB_ENCRYPTION), an aal2 session she reached with it, a webauthn factor in go-webauthn's JSON
+ * and a passkey; Bob's phone factor with a challenge in flight; Dana's unverified TOTP factor whose
+ * secret the original sealed with its SECURITY_DB_ENCRYPTION key (ORIGINAL_KEY).
+ */
+export const MFA = {
+  totpFactorId: '55555555-5555-4555-8555-555555555555',
+  totpSecret: 'JBSWY3DPEHPK3PXP',
+  aal2SessionId: '66666666-6666-4666-8666-666666666666',
+  aal2Token: 'ccccccccccc3',
+  webauthnFactorId: '77777777-7777-4777-8777-777777777777',
+  credentialId: Buffer.from('alice-security-key-credential'),
+  publicKey: Buffer.from('a5010203262001215820', 'hex'),
+  passkeyId: '88888888-8888-4888-8888-888888888888',
+  phoneFactorId: '99999999-9999-4999-8999-999999999999',
+  phoneChallengeId: 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa',
+  phoneCode: '424242',
+  sealedFactorId: 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb',
+  sealedSecret: 'KRSXG5CTMVRXEZLU',
+};
+export const ORIGINAL_KEY = { id: 'gotrue-key-1', key: randomBytes(32).toString('base64url') };
+
+/** A value sealed as the original's SECURITY_DB_ENCRYPTION does: AES-256-GCM under HKDF-SHA256(key, info = row id). */
+export function sealLikeOriginal(rowId: string, value: string, key = ORIGINAL_KEY): string {
+  const rowKey = Buffer.from(hkdfSync('sha256', Buffer.from(key.key, 'base64url'), Buffer.alloc(0), Buffer.from(rowId), 32));
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', rowKey, nonce);
+  const data = Buffer.concat([cipher.update(value, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  return JSON.stringify({ key_id: key.id, alg: 'aes-gcm-hkdf', data: data.toString('base64'), nonce: nonce.toString('base64') });
+}
+
+async function insertOriginalMfa(c: pg.Client): Promise<void> {
+  await c.query(
+    `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret, phone,
+                                   web_authn_credential, web_authn_aaguid) values
+     ($1, $2, 'phone app', 'totp', 'verified', now() - interval '3 days', now() - interval '3 days', $3, null, null, null),
+     ($4, $2, 'security key', 'webauthn', 'verified', now() - interval '2 days', now() - interval '2 days', null, null, $5, null),
+     ($6, $7, '', 'phone', 'verified', now() - interval '2 days', now() - interval '2 days', null, $8, null, null),
+     ($9, $10, '', 'totp', 'unverified', now(), now(), $11, null, null, null)`,
+    [
+      MFA.totpFactorId,
+      ALICE.id,
+      MFA.totpSecret,
+      MFA.webauthnFactorId,
+      {
+        id: MFA.credentialId.toString('base64'),
+        publicKey: MFA.publicKey.toString('base64'),
+        attestationType: 'none',
+        transport: ['usb'],
+        flags: { userPresent: true, userVerified: true, backupEligible: false, backupState: false },
+        authenticator: { AAGUID: Buffer.alloc(16).toString('base64'), signCount: 7, cloneWarning: false, attachment: 'cross-platform' },
+      },
+      MFA.phoneFactorId,
+      BOB.id,
+      BOB.phone,
+      MFA.sealedFactorId,
+      DANA.id,
+      sealLikeOriginal(MFA.sealedFactorId, MFA.sealedSecret),
+    ],
+  );
+  await c.query(
+    `insert into auth.mfa_challenges (id, factor_id, created_at, ip_address, otp_code, web_authn_session_data) values
+     ($1, $2, now() - interval '1 minute', '203.0.113.9', $3, null),
+     (gen_random_uuid(), $4, now() - interval '1 minute', '203.0.113.9', null, '{"challenge":"abc","user_id":"x"}')`,
+    [MFA.phoneChallengeId, MFA.phoneFactorId, MFA.phoneCode, MFA.webauthnFactorId],
+  );
+  await c.query(
+    `insert into auth.webauthn_credentials (id, user_id, credential_id, public_key, attestation_type, sign_count, transports, friendly_name)
+     values ($1, $2, $3, $4, 'none', 3, '["internal"]', 'laptop')`,
+    [MFA.passkeyId, ALICE.id, Buffer.from('alice-passkey-credential'), MFA.publicKey],
+  );
+  await c.query(
+    `insert into auth.webauthn_challenges (user_id, challenge_type, session_data, expires_at)
+     values ($1, 'authentication', '{"challenge":"xyz"}', now() + interval '5 minutes')`,
+    [ALICE.id],
+  );
+  // The session Alice raised to aal2 with her TOTP factor, and the refresh token her client holds for it.
+  await c.query(
+    `insert into auth.sessions (id, user_id, created_at, updated_at, factor_id, aal, refreshed_at, user_agent, ip)
+     values ($1, $2, now() - interval '1 hour', now(), $3, 'aal2', now() at time zone 'UTC', 'phone', '203.0.113.9')`,
+    [MFA.aal2SessionId, ALICE.id, MFA.totpFactorId],
+  );
+  await c.query(
+    `insert into auth.mfa_amr_claims (id, session_id, created_at, updated_at, authentication_method) values
+     (gen_random_uuid(), $1, now() - interval '1 hour', now() - interval '1 hour', 'password'),
+     (gen_random_uuid(), $1, now() - interval '59 minutes', now() - interval '59 minutes', 'totp')`,
+    [MFA.aal2SessionId],
+  );
+  await c.query(
+    `insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, parent, session_id)
+     values ('00000000-0000-0000-0000-000000000000', $1, $2, false, now() - interval '1 hour', now() - interval '1 hour', null, $3)`,
+    [MFA.aal2Token, ALICE.id, MFA.aal2SessionId],
+  );
+}
 
 export const sha224 = (text: string) => createHash('sha224').update(text).digest('hex');
 
@@ -102,11 +198,7 @@ export async function createOriginalDatabase(extra?: (c: pg.Client) => Promise<u
     );
     await c.query(`insert into auth.audit_log_entries (instance_id, id, payload, created_at, ip_address)
                    values ('00000000-0000-0000-0000-000000000000', gen_random_uuid(), '{"action":"login"}', now(), '203.0.113.9')`);
-    await c.query(
-      `insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
-       values (gen_random_uuid(), $1, 'phone app', 'totp', 'verified', now(), now(), 'JBSWY3DPEHPK3PXP')`,
-      [ALICE.id],
-    );
+    await insertOriginalMfa(c);
     await c.query(`insert into public.notes (owner, body) values ($1, 'alice''s note'), ($2, 'bob''s note')`, [ALICE.id, BOB.id]);
     await extra?.(c);
   });

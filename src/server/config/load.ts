@@ -35,8 +35,13 @@ export interface LoadOptions {
   only?: 'database';
 }
 
-/** The settings `portcullis migrate` reads (LoadOptions.only). */
-const DATABASE_SETTINGS = (name: string) => /^(DB_|LOG_)/.test(name) || ['DATA_DIR', 'CONTAINER', 'DEVELOPMENT_SETUP'].includes(name);
+/**
+ * The settings `portcullis migrate` reads (LoadOptions.only). The keys of secrets at rest are read when
+ * given, not required: adopting the original's database seals the TOTP secrets it kept in clear
+ * (docs/adopting-gotrue.md#mfa-factors-and-passkeys).
+ */
+const DATABASE_SETTINGS = (name: string) =>
+  /^(DB_|LOG_|SECURITY_DB_ENCRYPTION_)/.test(name) || ['DATA_DIR', 'CONTAINER', 'DEVELOPMENT_SETUP', 'JWT_SECRET'].includes(name);
 
 /** Reads the configuration from `.env` (if present) and the environment. Throws ConfigError. */
 export function loadConfig({ env = process.env, envFile = '.env', only }: LoadOptions = {}): Config {

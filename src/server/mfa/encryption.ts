@@ -33,6 +33,8 @@ export interface SecretBox {
   seal(rowId: string, value: string): string;
   /** the value of an envelope (or of a value stored in clear by an older setup); throws when no key opens it */
   open(rowId: string, stored: string): Opened;
+  /** `stored` sealed for `rowId` when it is in clear; an envelope (any key's) unchanged. For moving rows in. */
+  sealIfClear(rowId: string, stored: string): string;
 }
 
 const boxes = new WeakMap<object, SecretBox>();
@@ -58,7 +60,7 @@ function buildBox(config: Pick<Config, 'security' | 'jwt'>): SecretBox {
     keys.set(encryptionKeyId, Buffer.from(encryptionKey, 'base64url'));
   }
   const current = keys.get(currentId);
-  return {
+  const box: SecretBox = {
     seal(rowId, value) {
       if (!current) throw new Error('no key to encrypt secrets at rest: set SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY or JWT_SECRET');
       const nonce = randomBytes(12);
@@ -78,7 +80,11 @@ function buildBox(config: Pick<Config, 'security' | 'jwt'>): SecretBox {
       const value = Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
       return { value, stale: envelope.key_id !== currentId };
     },
+    sealIfClear(rowId, stored) {
+      return parseEnvelope(stored) ? stored : box.seal(rowId, stored);
+    },
   };
+  return box;
 }
 
 function rowKey(key: Buffer, rowId: string): Buffer {
