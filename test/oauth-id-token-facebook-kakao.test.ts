@@ -51,8 +51,18 @@ async function startIssuer(jwksPath: string, kid: string): Promise<Issuer> {
 const facebook = await startIssuer('/.well-known/oauth/openid/jwks/', 'fb-key-1');
 const kakao = await startIssuer('/.well-known/jwks.json', 'kakao-key-1');
 const api = await startTestService({
-  ...providerEnv('facebook', { clientId: 'fb-app-id', secret: 'fb-secret', redirectUri: 'https://auth.example.test/callback', url: facebook.url }),
-  ...providerEnv('kakao', { clientId: 'kakao-app-key,kakao-native-key', secret: 'kakao-secret', redirectUri: 'https://auth.example.test/callback', url: kakao.url }),
+  ...providerEnv('facebook', {
+    clientId: 'fb-app-id',
+    secret: 'fb-secret',
+    redirectUri: 'https://auth.example.test/callback',
+    url: facebook.url,
+  }),
+  ...providerEnv('kakao', {
+    clientId: 'kakao-app-key,kakao-native-key',
+    secret: 'kakao-secret',
+    redirectUri: 'https://auth.example.test/callback',
+    url: kakao.url,
+  }),
 });
 t.teardown(async () => {
   await api.stop();
@@ -77,7 +87,13 @@ t.test('facebook limited login: a token signed by the key at the JWKS path signs
     {
       provider: 'facebook',
       id: '10229384756',
-      identity_data: { iss: facebook.url, sub: '10229384756', name: 'Limited Login', email: 'limited@facebook.example', email_verified: true },
+      identity_data: {
+        iss: facebook.url,
+        sub: '10229384756',
+        name: 'Limited Login',
+        email: 'limited@facebook.example',
+        email_verified: true,
+      },
     },
   ]);
   t.equal(facebook.jwksHits(), 1);
@@ -90,7 +106,10 @@ t.test('facebook limited login: a token signed by the key at the JWKS path signs
 t.test('facebook: wrong audience, wrong issuer, expired, or signed by another key: refused', async (t) => {
   const wrongAud = await grant({ provider: 'facebook', id_token: await facebook.sign({ sub: '1' }, { audience: 'another-app' }) });
   t.same(wrongAud.body, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: ["another-app"]' });
-  const wrongIss = await grant({ provider: 'facebook', id_token: await facebook.sign({ sub: '1' }, { issuer: 'https://www.facebook.com' }) });
+  const wrongIss = await grant({
+    provider: 'facebook',
+    id_token: await facebook.sign({ sub: '1' }, { issuer: 'https://www.facebook.com' }),
+  });
   t.same(wrongIss.body, { error: 'invalid request', error_description: 'Bad ID token' }, 'the configured base is the issuer');
   const expired = await grant({ provider: 'facebook', id_token: await facebook.sign({ sub: '1' }, { expiresIn: '-1m' }) });
   t.same(expired.body, { error: 'invalid request', error_description: 'Bad ID token' });

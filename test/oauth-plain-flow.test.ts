@@ -136,15 +136,21 @@ const twitterCallbacks = new Map<string, string>(); // request token → the oau
 const twitterRequestTokens = new Map<string, string>(); // request token → its secret
 const twitterAccessTokens = new Map<string, string>();
 const seenNonces = new Set<string>();
-let twitter: ProviderFake;
 const refuse = (reason: string): FakeAnswer => {
   twitterRefusals.push(reason);
   return { status: 401, json: { errors: [{ code: 32, message: 'Could not authenticate you.' }] } };
 };
 const signed = (req: FakeRequest, tokenSecret: string) =>
-  oauth1Problem(req, { consumerKey: CLIENT_ID, consumerSecret: CLIENT_SECRET, tokenSecret, baseUrl: `${twitter.url}${req.path}`, seenNonces });
+  oauth1Problem(req, {
+    consumerKey: CLIENT_ID,
+    consumerSecret: CLIENT_SECRET,
+    tokenSecret,
+    baseUrl: `${twitter.url}${req.path}`,
+    seenNonces,
+  });
 const formAnswer = (pairs: Record<string, string>): FakeAnswer => ({ text: new URLSearchParams(pairs).toString() });
-twitter = await startProviderFake({
+// the closures above read `twitter` only when a request arrives, after it is assigned
+const twitter: ProviderFake = await startProviderFake({
   'POST /oauth/request_token': (req) => {
     const problem = signed(req, '');
     if (problem) return refuse(problem);

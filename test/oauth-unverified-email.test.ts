@@ -83,7 +83,11 @@ t.test('unverified address: the account is kept, the confirmation mail sent, 422
   t.equal(link.searchParams.get('redirect_to'), 'https://app.example.test/done', 'back to where the flow was going');
 
   const again = await signIn(api, person);
-  t.equal(again.location.searchParams.get('error_code'), 'over_email_send_rate_limit', 'a second try inside SMTP_MAX_FREQUENCY mails nothing');
+  t.equal(
+    again.location.searchParams.get('error_code'),
+    'over_email_send_rate_limit',
+    'a second try inside SMTP_MAX_FREQUENCY mails nothing',
+  );
   t.equal(smtp.mails.filter((m) => m.to === 'unverified-new@example.com').length, 1);
 
   const verified = await api.request('GET', link.pathname + link.search);
