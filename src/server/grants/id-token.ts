@@ -18,6 +18,7 @@ import { IdTokenError } from '../providers/runtime.js';
 import { ProviderError } from '../providers/outbound.js';
 import { signInExternal } from '../oauth/linking.js';
 import { mailUnverified } from '../oauth/unverified.js';
+import { redirectTarget } from '../http/redirect-target.js';
 import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
 import type { ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
@@ -92,7 +93,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
       aud: requestAudience(req, ctx),
     });
     if (needsConfirmation) {
-      const refusal = await mailUnverified(ctx, c, user, name, ctx.config.siteUrl, req);
+      const refusal = await mailUnverified(ctx, c, user, name, redirectTarget(req, ctx), req);
       if (refusal) return refusal;
     }
     return issueSession(ctx, c, user, 'oauth', req, {
