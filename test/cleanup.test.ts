@@ -116,8 +116,28 @@ async function seed(q: pg.Pool) {
         [user, hex(), method, created, issued],
       )
     ).rows[0].id as string;
-  const staleFlows = [await flow('1 hour 6 minutes', null), await flow('2 hours', '1 hour 10 minutes', 'magiclink')];
-  const liveFlows = [await flow('1 hour 4 minutes', null), await flow('2 hours', '10 minutes', 'magiclink')];
+  // An OAuth flow between /authorize and /callback has no user and no auth code yet (sql/00002); one whose
+  // callback finished a PKCE flow has both, from auth_code_issued_at on.
+  const oauthFlow = async (created: string, issued: string | null) =>
+    (
+      await q.query(
+        `insert into flow_state (user_id, auth_code, provider_type, authentication_method, created_at, auth_code_issued_at)
+         values ($1, $2, 'github', 'oauth', now() - $3::interval, now() - $4::interval) returning id`,
+        [issued ? user : null, issued ? hex() : null, created, issued],
+      )
+    ).rows[0].id as string;
+  const staleFlows = [
+    await flow('1 hour 6 minutes', null),
+    await flow('2 hours', '1 hour 10 minutes', 'magiclink'),
+    await oauthFlow('1 hour 6 minutes', null),
+    await oauthFlow('2 hours', '1 hour 10 minutes'),
+  ];
+  const liveFlows = [
+    await flow('1 hour 4 minutes', null),
+    await flow('2 hours', '10 minutes', 'magiclink'),
+    await oauthFlow('1 hour 4 minutes', null),
+    await oauthFlow('2 hours', '10 minutes'),
+  ];
 
   const oneTime = async (type: string, created: string) =>
     (
@@ -159,7 +179,7 @@ t.test('two instances at once remove exactly the stale rows, each once, and noth
   const removed = (table: string) => ((first as any)[table] ?? 0) + ((second as any)[table] ?? 0);
   t.equal(removed('refresh_tokens'), 60, 'every stale revoked token removed once (60 rows, in batches of 7)');
   t.equal(removed('sessions'), 4);
-  t.equal(removed('flow_state'), 2);
+  t.equal(removed('flow_state'), 4, 'PKCE and OAuth flows alike, with or without an auth code');
   t.equal(removed('one_time_tokens'), 1);
   t.equal(removed('audit_log_entries'), 30);
 
@@ -189,7 +209,7 @@ t.test('without an audit retention or session limits, audit entries and sessions
   });
   t.teardown(() => cleanup.stop());
   const removed = await cleanup.runOnce();
-  t.strictSame(removed, { refresh_tokens: 60, sessions: 1, flow_state: 2, one_time_tokens: 1 }, 'only the session past not_after goes');
+  t.strictSame(removed, { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1 }, 'only the session past not_after goes');
   t.equal((await ids(pool, 'audit_log_entries')).size, rows.stale.audit.length + rows.live.audit.length);
   t.equal((await ids(pool, 'sessions')).size, rows.live.sessions.length + rows.stale.sessions.length - 1);
 });

@@ -107,19 +107,21 @@ t.test('email_verified=false never links: the new account gets no email, the own
   t.equal(owner.body.id, signup.body.id, 'a verified address later links to the owner, the unverified identity elsewhere does not count');
 });
 
-t.test('an unverified address nobody holds: provider_email_needs_verification in the redirect, nothing written', async (t) => {
-  const before = (await api.db.query('select count(*)::int as n from users')).rows[0].n;
+t.test('an unverified address nobody holds: provider_email_needs_verification in the redirect, the account kept unconfirmed', async (t) => {
   const { status, location } = await signInWithGithub(githubUser('fresh-unverified@example.com', false));
   t.equal(status, 302);
   t.equal(location.origin + location.pathname, 'https://app.example.test/done');
   const expected = {
     error: 'access_denied',
     error_code: 'provider_email_needs_verification',
-    error_description: 'Unverified email with github. Verify the email with github in order to sign in',
+    error_description: 'Unverified email with github. A confirmation email has been sent to your github email',
   };
   t.same(queryOf(location), expected, 'in the query');
   t.same(fragmentOf(location), expected, 'and in the fragment');
-  t.equal((await api.db.query('select count(*)::int as n from users')).rows[0].n, before);
+  const kept = await userByEmail('fresh-unverified@example.com');
+  t.ok(kept, 'the account stays, as the original commits it with the error (test/oauth-unverified-email.test.ts reads the mail)');
+  t.equal(kept.email_confirmed_at, null);
+  t.same(await identitiesOf(kept.id), ['github']);
 });
 
 t.test('an invited user who signs in with the invited address accepts the invite', async (t) => {

@@ -168,3 +168,20 @@ t.test('id_token grant: unknown and disabled providers', async (t) => {
   const linkedin = await grant({ provider: 'linkedin_oidc', id_token: token });
   t.same(linkedin.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "linkedin_oidc") is not enabled' });
 });
+
+t.test('id_token grant: an address the provider did not verify keeps the new account and answers 422 after mailing', async (t) => {
+  const token = await google.signIdToken({ sub: 'gid-unverified', email: 'gid-unverified@example.com', email_verified: false });
+  const res = await grant({ provider: 'google', id_token: token });
+  t.equal(res.status, 422);
+  t.same(res.body, {
+    code: 422,
+    error_code: 'provider_email_needs_verification',
+    msg: 'Unverified email with google. A confirmation email has been sent to your google email',
+  });
+  const { rows } = await api.db.query('select email_confirmed_at, confirmation_sent_at from users where email = $1', [
+    'gid-unverified@example.com',
+  ]);
+  t.equal(rows.length, 1, 'the account is committed with the refusal');
+  t.equal(rows[0].email_confirmed_at, null);
+  t.ok(rows[0].confirmation_sent_at, 'the confirmation went out');
+});

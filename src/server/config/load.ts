@@ -238,6 +238,8 @@ function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, st
       if (!flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0))
         problems.push(`AUTH_${name}: is required when ${webauthnUser} is true`);
   }
+  if (flat.MAILER_AUTOCONFIRM && flat.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS)
+    problems.push('AUTH_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: cannot be true together with MAILER_AUTOCONFIRM');
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');

@@ -128,6 +128,8 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED', 'external.magicLinkEnabled', 'bool', true),
   s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300, { minimum: 300 }),
   s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { exclusiveMinimum: 0 }),
+  // Where every OAuth callback ends, whatever redirect_to the flow carried (docs/oauth.md#the-flow).
+  s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', httpUrl),
   ...OAUTH_PROVIDERS.flatMap((p) => {
     const env = `EXTERNAL_${p.toUpperCase()}`;
     const at = `external.providers.${p}`;
@@ -196,6 +198,7 @@ export const SETTINGS: Setting[] = [
   s('SMTP_MAX_FREQUENCY', 'smtp.maxFrequencySeconds', 'duration', 900, { minimum: 0 }),
 
   s('MAILER_AUTOCONFIRM', 'mailer.autoconfirm', 'bool', false),
+  s('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'mailer.allowUnverifiedEmailSignIns', 'bool', false),
   s('MAILER_SECURE_EMAIL_CHANGE_ENABLED', 'mailer.secureEmailChangeEnabled', 'bool', true),
   s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, positive),
   s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6, { minimum: 6, maximum: 10 }),

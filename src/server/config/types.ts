@@ -158,6 +158,8 @@ export interface Config {
     flowStateExpirySeconds: number;
     /** outbound calls to providers (token, user API, discovery, JWKS) give up after this many seconds */
     httpTimeoutSeconds: number;
+    /** EXTERNAL_REDIRECT_URL: when set, every OAuth callback redirects here instead of the flow's redirect_to */
+    redirectUrl: string;
     providers: Record<OAuthProviderName, OAuthProviderConfig>;
   };
   rateLimit: {
@@ -209,6 +211,8 @@ export interface Config {
   };
   mailer: {
     autoconfirm: boolean;
+    /** an OAuth sign-in whose provider did not verify the address still gets a session (the confirmation mail is sent) */
+    allowUnverifiedEmailSignIns: boolean;
     secureEmailChangeEnabled: boolean;
     otpExpSeconds: number;
     otpLength: number;

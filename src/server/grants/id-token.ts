@@ -6,8 +6,8 @@
 // as the callback. The token's own refusals are OAuth-style bodies {error, error_description}, always 400.
 import { createHash } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
-import { apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
+import { ApiError, apiError } from '../errors.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { bodySchema } from '../http/validate.js';
@@ -17,6 +17,8 @@ import { isProviderUsable } from '../providers/configured.js';
 import { IdTokenError } from '../providers/runtime.js';
 import { ProviderError } from '../providers/outbound.js';
 import { signInExternal } from '../oauth/linking.js';
+import { mailUnverified } from '../oauth/unverified.js';
+import { redirectTarget } from '../http/redirect-target.js';
 import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
 import type { ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
@@ -82,22 +84,24 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   if (body.access_token && typeof claims.at_hash === 'string') checkAtHash(token, body.access_token, claims.at_hash);
 
   const profile = provider.profile(claims);
-  const response = await tx(
-    ctx.db,
-    async (c) => {
-      const { user, created } = await signInExternal(ctx, c, {
-        provider: name,
-        profile,
-        linkingTargetId: linking?.user.id ?? null,
-        emailOptional: rt.config.emailOptional,
-        aud: requestAudience(req, ctx),
-      });
-      return issueSession(ctx, c, user, 'oauth', req, {
-        audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
-      });
-    },
-    req.signal,
-  );
+  const response = await sendingTx(ctx, req.signal, async (c) => {
+    const { user, created, needsConfirmation } = await signInExternal(ctx, c, {
+      provider: name,
+      profile,
+      linkingTargetId: linking?.user.id ?? null,
+      emailOptional: rt.config.emailOptional,
+      aud: requestAudience(req, ctx),
+    });
+    if (needsConfirmation) {
+      const refusal = await mailUnverified(ctx, c, user, name, redirectTarget(req, ctx), req);
+      if (refusal) return refusal;
+    }
+    return issueSession(ctx, c, user, 'oauth', req, {
+      audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
+    });
+  });
+  // An unverified address: the user and the confirmation mail are committed, then the 422 is answered.
+  if (response instanceof ApiError) throw response;
   return { body: response };
 }
 

@@ -2,9 +2,10 @@
 // (Apple posts them as a form; Twitter sends oauth_token and oauth_verifier). The state is claimed first,
 // so it works once; then the code is exchanged and the profile read, with no transaction open; then one
 // short transaction decides the account (oauth/linking.ts) and issues the session, or the code of a PKCE
-// flow. Every failure becomes a redirect carrying the error.
+// flow, or sends the confirmation mail of an unverified address (oauth/unverified.ts). Every failure becomes
+// a redirect carrying the error, to EXTERNAL_REDIRECT_URL when set (REFERENCE §9.5).
 import { ApiError, apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { claimOAuthFlowState, deleteFlowState, finishOAuthFlowState, type OAuthFlowStateRow } from '../../db/flow-state.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
@@ -13,6 +14,7 @@ import { IdTokenError } from '../providers/runtime.js';
 import type { ExternalProfile, ProviderTokens } from '../providers/types.js';
 import { usableProvider } from './provider-lookup.js';
 import { signInExternal } from './linking.js';
+import { mailUnverified } from './unverified.js';
 import { codeRedirect, flowError, providerError, sessionRedirect, stateError } from './redirects.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
@@ -32,7 +34,8 @@ export function callbackParams(req: ApiRequest): URLSearchParams {
 export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
   const params = callbackParams(req);
   const state = params.get('state') ?? '';
-  const siteUrl = ctx.config.siteUrl;
+  // Bad state names no flow: its errors go to EXTERNAL_REDIRECT_URL, else SITE_URL.
+  const siteUrl = ctx.config.external.redirectUrl || ctx.config.siteUrl;
   if (!state) return stateError(siteUrl, apiError('oauth_state_missing'));
   if (!UUID.test(state)) return stateError(siteUrl, apiError('oauth_state_invalid'));
   const claimed = await claimOAuthFlowState(ctx.db, state.toLowerCase());
@@ -42,7 +45,7 @@ export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<
   if (flow.created_at.getTime() + ctx.config.external.flowStateExpirySeconds * 1000 < Date.now()) {
     return stateError(siteUrl, apiError('oauth_state_expired'));
   }
-  const target = flow.referrer || siteUrl;
+  const target = ctx.config.external.redirectUrl || flow.referrer || ctx.config.siteUrl;
   const providerErr = params.get('error');
   if (providerErr) return providerError(target, providerErr, params.get('error_description') ?? '');
   try {
@@ -72,33 +75,38 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
     profile = await outbound(ctx, () => module.fetchProfile(rt, tokens, params), 'profile');
   }
 
-  return tx(
-    ctx.db,
-    async (c) => {
-      const { user, created } = await signInExternal(ctx, c, {
-        provider: name,
-        profile,
-        linkingTargetId: flow.linking_target_id,
-        inviteToken: flow.invite_token,
-        emailOptional: flow.email_optional,
-        aud: ctx.config.jwt.aud,
-      });
-      if (flow.code_challenge) {
-        const authCode = await finishOAuthFlowState(c, flow.id, {
-          userId: user.id,
-          providerAccessToken: tokens.accessToken,
-          providerRefreshToken: tokens.refreshToken,
-        });
-        return codeRedirect(target, authCode);
+  const outcome = await sendingTx(ctx, req.signal, async (c): Promise<ApiResponse | ApiError> => {
+    const { user, created, needsConfirmation } = await signInExternal(ctx, c, {
+      provider: name,
+      profile,
+      linkingTargetId: flow.linking_target_id,
+      inviteToken: flow.invite_token,
+      emailOptional: flow.email_optional,
+      aud: ctx.config.jwt.aud,
+    });
+    if (needsConfirmation) {
+      const refusal = await mailUnverified(ctx, c, user, name, target, req);
+      if (refusal) {
+        await deleteFlowState(c, flow.id);
+        return refusal;
       }
-      await deleteFlowState(c, flow.id);
-      const session = await issueSession(ctx, c, user, 'oauth', req, {
-        audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
+    }
+    if (flow.code_challenge) {
+      const authCode = await finishOAuthFlowState(c, flow.id, {
+        userId: user.id,
+        providerAccessToken: tokens.accessToken,
+        providerRefreshToken: tokens.refreshToken,
       });
-      return sessionRedirect(target, name, session, tokens.accessToken, tokens.refreshToken);
-    },
-    req.signal,
-  );
+      return codeRedirect(target, authCode);
+    }
+    await deleteFlowState(c, flow.id);
+    const session = await issueSession(ctx, c, user, 'oauth', req, {
+      audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
+    });
+    return sessionRedirect(target, name, session, tokens.accessToken, tokens.refreshToken);
+  });
+  // The refusal of an unverified address is answered after its transaction committed the user and the mail.
+  return outcome instanceof ApiError ? flowError(target, outcome) : outcome;
 }
 
 /** A provider call; its failures become the original's 500s, logged with their cause. */

@@ -6,7 +6,9 @@
 //   otherwise                                    → a new user (unless DISABLE_SIGNUP)
 // Only addresses the provider verified link accounts (all of them with MAILER_AUTOCONFIRM). A user whose
 // email is still unconfirmed loses its password, phone and unverified identities before the provider's
-// verified address confirms it: whoever pre-registered someone else's address keeps no way in.
+// verified address confirms it: whoever pre-registered someone else's address keeps no way in. One whose
+// address the provider did not verify is kept unconfirmed and marked for the confirmation mail
+// (oauth/unverified.ts).
 import type pg from 'pg';
 import { apiError } from '../errors.js';
 import { findUserByEmail, insertUser, lockUserById, updateUser, type UserRow } from '../../db/users.js';
@@ -41,9 +43,12 @@ export interface Linked {
   user: UserRow;
   /** a new account: the sign-in is audited as user_signedup */
   created: boolean;
+  /** the user's email is unconfirmed and the provider did not verify it: the confirmation mail is due (oauth/unverified.ts) */
+  needsConfirmation: boolean;
 }
 
-export async function signInExternal(ctx: AppContext, c: pg.PoolClient, r: LinkRequest): Promise<Linked> {
+export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request: LinkRequest): Promise<Linked> {
+  const r: LinkRequest = { ...request, profile: withPrimaryEmail(request.profile) };
   const { provider, profile } = r;
   const autoconfirm = ctx.config.mailer.autoconfirm;
   const trusted = profile.emails.filter((e) => e.verified || autoconfirm).map((e) => e.email.toLowerCase());
@@ -79,8 +84,23 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, r: LinkR
   }
 
   if (isBanned(user)) throw apiError('user_banned');
-  if (user.email && !user.email_confirmed_at) user = await confirmThroughProvider(c, user, provider, trusted);
-  return { user, created };
+  if (user.email && !user.email_confirmed_at) {
+    if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true };
+    user = await confirmThroughProvider(c, user, provider);
+  }
+  return { user, created, needsConfirmation: false };
+}
+
+/**
+ * identity_data names the address the account goes by, as the original fills it in for every provider:
+ * the primary address (else the last one reported) and whether the provider verified it. Without it an
+ * identity of a provider whose module reports addresses apart from its claims (discord, gitlab, …) would
+ * have no `email`, and a later sign-in could not find the account through it.
+ */
+function withPrimaryEmail(profile: ExternalProfile): ExternalProfile {
+  const chosen = profile.emails.find((e) => e.primary) ?? profile.emails.at(-1);
+  if (!chosen) return profile;
+  return { ...profile, claims: { ...profile.claims, email: chosen.email, email_verified: chosen.verified } };
 }
 
 /**
@@ -136,18 +156,11 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest):
 }
 
 /**
- * The user's email is unconfirmed. A verified provider address equal to it confirms it — after removing
- * what an unconfirmed sign-up may have planted (password, phone, unverified identities); an invited user's
- * email identity is kept and marked verified, since the invite came from an admin. Otherwise the sign-in
- * is refused and the transaction leaves everything as it was.
+ * The user's email is unconfirmed and the provider verified that very address: it is confirmed — after
+ * removing what an unconfirmed sign-up may have planted (password, phone, unverified identities); an
+ * invited user's email identity is kept and marked verified, since the invite came from an admin.
  */
-async function confirmThroughProvider(c: pg.PoolClient, user: UserRow, provider: string, trusted: string[]): Promise<UserRow> {
-  if (!trusted.includes((user.email ?? '').toLowerCase())) {
-    throw apiError(
-      'provider_email_needs_verification',
-      `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
-    );
-  }
+async function confirmThroughProvider(c: pg.PoolClient, user: UserRow, provider: string): Promise<UserRow> {
   const invited = !!user.invited_at;
   if (invited) await mergeIdentityData(c, user.id, 'email', { email_verified: true });
   else await deleteUnverifiedIdentities(c, user.id, provider);

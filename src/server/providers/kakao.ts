@@ -1,6 +1,8 @@
-// Kakao Login through its REST API (the id_token grant for Kakao is the OIDC side, not this module). The
-// address counts as verified only when Kakao reports it both verified and still valid.
+// Kakao Login through its REST API; the address counts as verified only when Kakao reports it both
+// verified and still valid. The id_token grant takes Kakao's OIDC id_tokens (issuer https://kauth.kakao.com,
+// keys at its /.well-known/jwks.json), whose address the original trusts as verified.
 import { apiBaseUrl, baseUrl } from './base-url.js';
+import { idTokenSide, type IdTokenSide } from './id-token-side.js';
 import { claims, flag, idText, requireSubject, text } from './json-fields.js';
 import { exchangeAuthorizationCode } from './token-exchange.js';
 import type { OAuth2Provider, ProviderRuntime } from './types.js';
@@ -9,7 +11,34 @@ import { getUserJson } from './user-api.js';
 const auth = (rt: ProviderRuntime) => baseUrl(rt.config.url, 'kauth.kakao.com');
 const api = (rt: ProviderRuntime) => apiBaseUrl(rt.config, 'kapi.kakao.com');
 
-export const kakao: OAuth2Provider = {
+const oidc = idTokenSide({
+  endpoints: (rt) => ({
+    issuer: auth(rt),
+    authorization: `${auth(rt)}/oauth/authorize`,
+    token: `${auth(rt)}/oauth/token`,
+    jwksUri: `${auth(rt)}/.well-known/jwks.json`,
+  }),
+  profile(token) {
+    const subject = requireSubject(text(token, 'sub'), 'kakao');
+    const email = text(token, 'email');
+    const nickname = text(token, 'nickname');
+    return {
+      subject,
+      emails: email ? [{ email, verified: true, primary: true }] : [],
+      claims: claims({
+        iss: text(token, 'iss'),
+        sub: subject,
+        name: nickname,
+        preferred_username: nickname,
+        picture: text(token, 'picture'),
+        provider_id: subject,
+      }),
+    };
+  },
+});
+
+export const kakao: OAuth2Provider & IdTokenSide = {
+  ...oidc,
   protocol: 'oauth2',
   name: 'kakao',
   defaultScopes: ['account_email', 'profile_image', 'profile_nickname'],
