@@ -70,3 +70,21 @@ t.test('the fast path is taken for the usual token and refuses the rest', async 
     t.equal(fast(cases[name]), null, name);
   }
 });
+
+t.test('signing with JWT_SECRET makes the bytes jose makes', async (t) => {
+  const { SignJWT } = await import('jose');
+  const full = {
+    ...claims,
+    email: 'ünïcode@example.com',
+    app_metadata: { provider: 'email' },
+    amr: [{ method: 'password', timestamp: now }],
+  };
+  for (const header of [
+    { alg: 'HS256', typ: 'JWT' },
+    { alg: 'HS256', kid: 'key-1', typ: 'JWT' },
+  ]) {
+    const ours = (await import('../dist/server/auth/hs256.js')).signHs256(header, full, key);
+    t.equal(ours, await new SignJWT({ ...full }).setProtectedHeader(header).sign(key));
+  }
+  t.same(await jwt.verify(await jwt.sign(full)), full, 'the service signs what it verifies');
+});

@@ -6,7 +6,7 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config/types.js';
 import { buildKeySet } from './keys.js';
-import { parseHeader, verifyHs256 } from './hs256.js';
+import { parseHeader, signHs256, verifyHs256 } from './hs256.js';
 
 /** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
 export interface AccessTokenClaims {
@@ -88,7 +88,10 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
   return {
     algorithm,
     publicKeys: keys.flatMap((k) => (k.publicJwk ? [k.publicJwk] : [])),
-    sign: (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(signKey),
+    // JWT_SECRET signing: the same bytes jose makes (hs256.ts), without its layers.
+    sign: signer
+      ? (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(signKey)
+      : (claims) => Promise.resolve(signHs256(header, claims, signKey)),
     async verify(token) {
       try {
         const dot = token.indexOf('.');
