@@ -26,8 +26,11 @@ export function benchContext(options, service) {
      * object with perSec or reqPerSec. The limit is the mean of its samples; the load's slices are merged.
      * The CPU each side used is accounted too (lib/cpu.mjs): µs per request of the load, per operation
      * of the limit, on the result as `cpu: { load, limit }`.
+     * `handler` (optional, limits/handler.mjs: { measure, pid }) is a second limit measured in the same
+     * rounds, inside the first: [limit ½, handler ½, load 1, handler ½, limit ½]; its rate is `handler`
+     * and its CPU per request `cpu.handler`, where "service" is the handler's own process.
      */
-    async bracket(measure, runLoad) {
+    async bracket(measure, runLoad, handler = null) {
       const rounds = Math.max(1, Math.round(options.duration / 2.5));
       const slice = { ...options, duration: options.duration / rounds };
       const half = { ...options, duration: slice.duration / 2 };
@@ -35,9 +38,13 @@ export function benchContext(options, service) {
       const loads = [];
       const limitCpu = cpuAccount(service.pid);
       const loadCpu = cpuAccount(service.pid);
+      const handlerCpu = handler && cpuAccount(handler.pid);
+      const handled = [];
       for (let i = 0; i < rounds; i++) {
         samples.push(await limitCpu.measure(() => measure(half)));
+        if (handler) handled.push(await handlerCpu.measure(() => handler.measure(half)));
         loads.push(await loadCpu.measure(() => runLoad(slice)));
+        if (handler) handled.push(await handlerCpu.measure(() => handler.measure(half)));
         samples.push(await limitCpu.measure(() => measure(half)));
       }
       const rate = (x) => (typeof x === 'number' ? x : (x.perSec ?? x.reqPerSec));
@@ -45,13 +52,29 @@ export function benchContext(options, service) {
       const result = mergeLoads(loads);
       const limitOps = rates.reduce((sum, r) => sum + r * half.duration, 0);
       result.cpu = { load: loadCpu.perOp(result.requests), limit: limitCpu.perOp(limitOps) };
-      return { result, limit: round(rates.reduce((a, b) => a + b, 0) / rates.length), samples, rates };
+      const mean = (xs) => round(xs.reduce((a, b) => a + b, 0) / xs.length);
+      const out = { result, limit: mean(rates), samples, rates };
+      if (handler) {
+        const merged = mergeLoads(handled);
+        result.cpu.handler = handlerCpu.perOp(merged.requests);
+        out.handler = { perSec: merged.reqPerSec, non2xx: merged.non2xx, statuses: merged.statuses };
+      }
+      return out;
     },
     /** A scenario's row: its load result, the limit in the same unit, the ratio and whether it meets the target. */
-    compare(result, { limit, limitKind, target = null, guide = null, limitDetail }) {
+    compare(result, { limit, limitKind, target = null, guide = null, limitDetail, handler = null, handlerTarget = null }) {
       const ratio = limit > 0 ? round(result.reqPerSec / limit, 3) : 0;
       return {
         ...result,
+        ...(handler && {
+          handler: {
+            ...handler,
+            ratio: handler.perSec > 0 ? round(result.reqPerSec / handler.perSec, 3) : 0,
+            // CPU per request, the service's over the minimal handler's: the number least moved by load
+            cpuRatio: result.cpu?.load && result.cpu.handler ? round(result.cpu.load.serviceUs / result.cpu.handler.serviceUs, 2) : null,
+            target: handlerTarget,
+          },
+        }),
         limit,
         limitKind,
         limitDetail,

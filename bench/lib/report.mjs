@@ -25,7 +25,7 @@ export function scenarioLine(name, r) {
   const bad = r.non2xx ? `; ${r.non2xx} non-2xx ${JSON.stringify(r.statuses ?? '')}` : '';
   return (
     `  ${name.padEnd(15)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  ` +
-    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${cpuLine(r.cpu)}`
+    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${handlerLine(r.handler)}${cpuLine(r.cpu)}`
   );
 }
 
@@ -35,7 +35,19 @@ function cpuLine(cpu) {
   const parts = (c) =>
     `service ${c.serviceUs}, database ${c.databaseUs}, bench ${c.benchUs}, other ${c.otherUs} (machine ${Math.round(c.machineBusy * 100)}% busy)`;
   const limit = cpu.limit ? `; limit, per op: ${parts(cpu.limit)}` : '';
-  return `\n  ${''.padEnd(15)} µs of CPU: load, per request: ${parts(cpu.load)}${limit}`;
+  const handler = cpu.handler ? `\n  ${''.padEnd(15)} µs of CPU: minimal handler, per request: ${parts(cpu.handler)}` : '';
+  return `\n  ${''.padEnd(15)} µs of CPU: load, per request: ${parts(cpu.load)}${limit}${handler}`;
+}
+
+/** The second limit of user and token-refresh: a minimal uWS handler doing the same work (limits/handler.mjs). */
+function handlerLine(h) {
+  if (!h) return '';
+  const bad = h.non2xx ? `; ${h.non2xx} non-2xx ${JSON.stringify(h.statuses)}` : '';
+  const target = h.target === null ? '' : ` (target ≥ ${h.target}${h.ratio >= h.target ? ' ok' : ' MISSED'})`;
+  return (
+    `\n  ${''.padEnd(15)} minimal handler ${fmt(h.perSec)} req/s: ratio ${h.ratio}${target}; ` +
+    `service CPU per request ${h.cpuRatio ?? '?'}× the handler's${bad}`
+  );
 }
 
 export function printTable(results) {
@@ -52,6 +64,12 @@ export function printTable(results) {
     console.log(
       `| ${name} | ${fmt(r.reqPerSec)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.limit)} ${r.limitKind} | ${r.ratio} | ${target} |`,
     );
+    if (r.handler) {
+      const ht = r.handler.target === null ? '—' : `≥ ${r.handler.target} ${r.handler.ratio >= r.handler.target ? 'ok' : 'missed'}`;
+      console.log(
+        `| ${name} (handler) | | | | ${fmt(r.handler.perSec)} minimal uWS handler req/s, same work and threads | ${r.handler.ratio} | ${ht} |`,
+      );
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 import { loadConfig } from '../../dist/server/config/load.js';
 import { createLogger } from '../../dist/server/observability/log.js';
 import { startService } from '../../dist/server/service.js';
+import { loadOrCreateJwtSecret } from '../../dist/db/embedded/server.js';
 
 const config = loadConfig({ envFile: null });
 const log = createLogger(config.log);
@@ -19,6 +20,8 @@ process.send({
   hash: config.password.hash,
   aud: config.jwt.aud,
   role: config.jwt.defaultGroupName,
+  // for the minimal-handler limit (bench/limits/handler-thread.mjs), which verifies and signs as the service does
+  jwtSecret: config.jwt.secret || (config.development ? loadOrCreateJwtSecret(config.dataDir) : ''),
 });
 process.on('message', (message) => {
   if (message?.type !== 'stop') return;

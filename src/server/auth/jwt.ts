@@ -6,6 +6,7 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config/types.js';
 import { buildKeySet } from './keys.js';
+import { parseHeader, signHs256, verifyHs256 } from './hs256.js';
 
 /** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
 export interface AccessTokenClaims {
@@ -81,16 +82,27 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
   const pinned = (alg: string) => (valid(alg) ? [alg] : []);
   const secretAlgorithms = pinned('HS256');
   const byKid = new Map(keys.map((k) => [k.kid, { key: k.verifyKey, algorithms: pinned(k.alg) }]));
+  /** keys checked by the HS256 fast path (hs256.ts): secret keys that accept exactly HS256 */
+  const hmacOnly = (key: KeyObject, algorithms: string[]) => key.type === 'secret' && algorithms.length === 1 && algorithms[0] === 'HS256';
 
   return {
     algorithm,
     publicKeys: keys.flatMap((k) => (k.publicJwk ? [k.publicJwk] : [])),
-    sign: (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(signKey),
+    // JWT_SECRET signing: the same bytes jose makes (hs256.ts), without its layers.
+    sign: signer
+      ? (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(signKey)
+      : (claims) => Promise.resolve(signHs256(header, claims, signKey)),
     async verify(token) {
       try {
-        const found = byKid.get(kidOf(token) ?? '') ?? (secret && { key: secret, algorithms: secretAlgorithms });
+        const dot = token.indexOf('.');
+        const header = dot > 0 ? parseHeader(token.slice(0, dot)) : null;
+        // A canonical header gives the kid directly; anything else goes through jose's decoding, as before.
+        const kid = header ? (typeof header.kid === 'string' ? header.kid : undefined) : kidOf(token);
+        const found = byKid.get(kid ?? '') ?? (secret && { key: secret, algorithms: secretAlgorithms });
         if (!found) throw new JwtError('token signature is invalid: key is invalid');
         const { key, algorithms } = found;
+        const fast = header && hmacOnly(key, algorithms) ? verifyHs256(token, header, key) : null;
+        if (fast) return fast as VerifiedClaims;
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
         const { payload } = await jwtVerify(token, key, { algorithms, requiredClaims: ['exp'] });
         return payload as VerifiedClaims;
