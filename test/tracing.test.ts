@@ -3,7 +3,9 @@
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { startTestService } from './helpers/server.js';
+import { createTracing } from '../dist/server/observability/tracing.js';
 
 const received: any[] = [];
 const collector = http.createServer((req, res) => {
@@ -105,4 +107,31 @@ t.test('a collector that is down: logged once, and the stop is bounded', async (
   const failures = api.logs().filter((l) => l.msg?.startsWith('trace export failed'));
   t.equal(failures.length, 1, 'logged once');
   t.equal(failures[0].level, 40, 'as a warning');
+});
+
+t.test('a collector that is down is logged once per process, however many HTTP threads export', async (t) => {
+  const closed = http.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const config = {
+    tracing: { enabled: true, serviceName: 'auth', otlpEndpoint: `http://127.0.0.1:${port}`, otlpTracesEndpoint: '' },
+    otelResourceAttributes: '',
+  } as Parameters<typeof createTracing>[0];
+  // Two threads' tracings exporting to the dead collector, with the flag the supervisor shares between them.
+  const failuresWith = async (shared: boolean) => {
+    const lines: any[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const threads = [
+      await createTracing(config, log, shared ? flag : new Int32Array(1)),
+      await createTracing(config, log, shared ? flag : new Int32Array(1)),
+    ];
+    for (const tracing of threads)
+      tracing.record({ method: 'GET', route: '/settings', params: {}, status: 200, start: Date.now(), end: Date.now() });
+    await Promise.all(threads.map((tracing) => tracing.shutdown()));
+    return lines.filter((l) => String(l.msg).startsWith('trace export failed')).length;
+  };
+  t.equal(await failuresWith(true), 1, 'the shared flag: one line for the process');
+  t.equal(await failuresWith(false), 2, 'without it each thread would say it (the reason the flag exists)');
 });

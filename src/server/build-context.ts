@@ -41,7 +41,7 @@ export async function createAppContext(config: Config, resources: AppResources, 
     redirect: createRedirectCheck(config),
     metrics,
     sendTiming: createSendTiming(),
-    tracing: await createTracing(config, log),
+    tracing: await createTracing(config, log, resources.traceExportFailing),
   };
 }
 

@@ -36,4 +36,9 @@ export interface AppResources {
   cryptoPort: MessagePort;
   /** This HTTP thread's number, the `thread` label of its database pool metrics. */
   index?: number;
+  /**
+   * One Int32 shared by every HTTP thread (SharedArrayBuffer): 1 while trace exports fail. Each thread
+   * flips it atomically, so a collector that is down is logged once per process, not once per thread.
+   */
+  traceExportFailing?: Int32Array;
 }

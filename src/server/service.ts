@@ -102,12 +102,22 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   const threads: Worker[] = [];
   let stopping = false;
   let restarts = 0;
+  const traceExportFailing = new Int32Array(new SharedArrayBuffer(4));
   let restartWaiters: Array<() => void> = [];
 
   const spawn = (index: number): Promise<void> =>
     new Promise((resolve, reject) => {
       const cryptoPort = owned.crypto.connect();
-      const data: HttpWorkerData = { config, databaseUrl, poolSize: budget.connections[index], port, index, cryptoPort, prettyLogs };
+      const data: HttpWorkerData = {
+        config,
+        databaseUrl,
+        poolSize: budget.connections[index],
+        port,
+        index,
+        cryptoPort,
+        prettyLogs,
+        traceExportFailing,
+      };
       const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort] });
       threads[index] = worker;
       let listening = false;

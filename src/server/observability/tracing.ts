@@ -41,7 +41,11 @@ const EXPORT_TIMEOUT_MS = 1000;
 /** The most a stop waits for the last spans to leave. */
 const SHUTDOWN_TIMEOUT_MS = 1000;
 
-export async function createTracing(config: Pick<Config, 'tracing' | 'otelResourceAttributes'>, log?: Logger): Promise<Tracing> {
+export async function createTracing(
+  config: Pick<Config, 'tracing' | 'otelResourceAttributes'>,
+  log?: Logger,
+  failing: Int32Array = new Int32Array(1),
+): Promise<Tracing> {
   if (!config.tracing.enabled) return NO_TRACING;
   const [api, { BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
     import('@opentelemetry/api'),
@@ -50,7 +54,7 @@ export async function createTracing(config: Pick<Config, 'tracing' | 'otelResour
     import('@opentelemetry/resources'),
   ]);
   const url = config.tracing.otlpTracesEndpoint || `${config.tracing.otlpEndpoint.replace(/\/+$/, '')}/v1/traces`;
-  const exporter = reportingFailures(new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }), url, log);
+  const exporter = reportingFailures(new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }), url, failing, log);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
       'service.name': config.tracing.serviceName,
@@ -81,16 +85,19 @@ export async function createTracing(config: Pick<Config, 'tracing' | 'otelResour
   };
 }
 
-/** The exporter, logging its first failure and its first success after failures: never once per batch. */
-function reportingFailures(inner: SpanExporter, url: string, log?: Logger): SpanExporter {
-  let failing = false;
+/**
+ * The exporter, logging the first failure and the first success after failures: never once per batch, and
+ * once per process, since `failing` is shared by every HTTP thread and only the thread whose atomic flip
+ * changes it logs.
+ */
+function reportingFailures(inner: SpanExporter, url: string, failing: Int32Array, log?: Logger): SpanExporter {
   return {
     export(spans: ReadableSpan[], done) {
       inner.export(spans, (result) => {
         const ok = (result.code as number) === 0; // ExportResultCode.SUCCESS
-        if (!ok && !failing) log?.warn({ err: result.error, url }, 'trace export failed; spans are dropped until the collector answers');
-        if (ok && failing) log?.info({ url }, 'trace export recovered');
-        failing = !ok;
+        if (!ok && Atomics.compareExchange(failing, 0, 0, 1) === 0)
+          log?.warn({ err: result.error, url }, 'trace export failed; spans are dropped until the collector answers');
+        if (ok && Atomics.compareExchange(failing, 0, 1, 0) === 1) log?.info({ url }, 'trace export recovered');
         done(result);
       });
     },
