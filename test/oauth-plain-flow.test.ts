@@ -5,7 +5,6 @@
 // verifier against the challenge the flow sent, WorkOS receives the forwarded `provider`, GitLab lives at
 // EXTERNAL_GITLAB_URL.
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
 import { startTestService } from './helpers/server.js';
 import { authorizeUrl, callback, fragmentOf, providerEnv } from './helpers/oauth.js';
 import {
@@ -13,15 +12,13 @@ import {
   CLIENT_SECRET,
   REDIRECT_URI,
   checkCodeGrant,
-  oauth1Problem,
-  oauthHeaderParams,
   startProviderFake,
   tokenEndpoint,
   userEndpoint,
   type FakeAnswer,
   type FakeRequest,
-  type ProviderFake,
 } from './helpers/provider-fakes.js';
+import { startTwitterFake } from './helpers/twitter-fake.js';
 
 /**
  * The provider's consent page, the user approving at once: checks what every provider checks of the
@@ -130,78 +127,8 @@ const x = await startProviderFake({
 });
 
 // --- twitter: OAuth 1.0a, every request's HMAC-SHA1 signature verified with the secrets the fake issued
-const VERIFIER = 'verifier-from-consent';
-const twitterRefusals: string[] = [];
-const twitterCallbacks = new Map<string, string>(); // request token → the oauth_callback it was bound to
-const twitterRequestTokens = new Map<string, string>(); // request token → its secret
-const twitterAccessTokens = new Map<string, string>();
-const seenNonces = new Set<string>();
-const refuse = (reason: string): FakeAnswer => {
-  twitterRefusals.push(reason);
-  return { status: 401, json: { errors: [{ code: 32, message: 'Could not authenticate you.' }] } };
-};
-const signed = (req: FakeRequest, tokenSecret: string) =>
-  oauth1Problem(req, {
-    consumerKey: CLIENT_ID,
-    consumerSecret: CLIENT_SECRET,
-    tokenSecret,
-    baseUrl: `${twitter.url}${req.path}`,
-    seenNonces,
-  });
-const formAnswer = (pairs: Record<string, string>): FakeAnswer => ({ text: new URLSearchParams(pairs).toString() });
-// the closures above read `twitter` only when a request arrives, after it is assigned
-const twitter: ProviderFake = await startProviderFake({
-  'POST /oauth/request_token': (req) => {
-    const problem = signed(req, '');
-    if (problem) return refuse(problem);
-    const callbackUrl = oauthHeaderParams(req.headers)?.get('oauth_callback') ?? '';
-    if (!callbackUrl.startsWith(`${REDIRECT_URI}?state=`)) return refuse(`oauth_callback ${callbackUrl}`);
-    const token = `rt-${randomBytes(6).toString('hex')}`;
-    const secret = `rts-${randomBytes(6).toString('hex')}`;
-    twitterRequestTokens.set(token, secret);
-    twitterCallbacks.set(token, callbackUrl);
-    return formAnswer({ oauth_token: token, oauth_token_secret: secret, oauth_callback_confirmed: 'true' });
-  },
-  // the consent page: back to the callback the request token was bound to, with the token and the verifier
-  'GET /oauth/authenticate': (req) => {
-    const token = req.query.get('oauth_token') ?? '';
-    const back = twitterCallbacks.get(token);
-    if (!back) return { status: 400, text: 'unknown request token' };
-    const url = new URL(back);
-    url.searchParams.set('oauth_token', token);
-    url.searchParams.set('oauth_verifier', VERIFIER);
-    return { status: 302, headers: { Location: url.href } };
-  },
-  'POST /oauth/access_token': (req) => {
-    const params = oauthHeaderParams(req.headers);
-    const token = params?.get('oauth_token') ?? '';
-    const secret = twitterRequestTokens.get(token);
-    if (secret === undefined) return refuse('unknown request token');
-    const problem = signed(req, secret);
-    if (problem) return refuse(problem);
-    if (params?.get('oauth_verifier') !== VERIFIER) return refuse('wrong oauth_verifier');
-    twitterRequestTokens.delete(token);
-    twitterAccessTokens.set('6253282-at', 'ats-secret');
-    return formAnswer({ oauth_token: '6253282-at', oauth_token_secret: 'ats-secret', user_id: '6253282', screen_name: 'TwitterAPI' });
-  },
-  'GET /1.1/account/verify_credentials.json': (req) => {
-    const token = oauthHeaderParams(req.headers)?.get('oauth_token') ?? '';
-    const secret = twitterAccessTokens.get(token);
-    if (secret === undefined) return refuse('unknown access token');
-    const problem = signed(req, secret);
-    if (problem) return refuse(problem);
-    return {
-      json: {
-        id: 6253282,
-        id_str: '6253282',
-        name: 'Twitter API',
-        screen_name: 'TwitterAPI',
-        profile_image_url_https: 'https://pbs.twimg.example/profile_images/942858479592554497/BbazLO9L_normal.jpg',
-        email: 'api@twitter.example',
-      },
-    };
-  },
-});
+const twitterFake = await startTwitterFake((callbackUrl) => callbackUrl.startsWith(`${REDIRECT_URI}?state=`));
+const twitter = twitterFake.fake;
 
 const credentials = { clientId: `${CLIENT_ID},other-client-id`, secret: CLIENT_SECRET, redirectUri: REDIRECT_URI };
 const api = await startTestService({
@@ -282,7 +209,7 @@ t.test('twitter: request token at /authorize, its secret kept in flow state, sig
   t.equal(url.origin + url.pathname, `${twitter.url}/oauth/authenticate`);
   const requestToken = url.searchParams.get('oauth_token')!;
   const stored = await api.db.query(`select oauth1_token_secret from flow_state where provider_type = 'twitter'`);
-  t.same(stored.rows, [{ oauth1_token_secret: twitterRequestTokens.get(requestToken) }], 'the secret waits in flow state');
+  t.same(stored.rows, [{ oauth1_token_secret: twitterFake.requestTokens.get(requestToken) }], 'the secret waits in flow state');
 
   const params = await approve(url);
   t.ok(params.get('state'), 'the state rides on the callback URL');
@@ -295,6 +222,6 @@ t.test('twitter: request token at /authorize, its secret kept in flow state, sig
   const me = (await api.request('GET', '/user', { token: f.access_token })).body;
   t.equal(me.email, 'api@twitter.example');
   t.match(me.identities, [{ provider: 'twitter', id: '6253282', identity_data: { user_name: 'TwitterAPI' } }]);
-  t.same(twitterRefusals, [], 'every signature verified');
+  t.same(twitterFake.refusals, [], 'every signature verified');
   t.equal((await api.db.query(`select count(*)::int as n from flow_state where provider_type = 'twitter'`)).rows[0].n, 0);
 });

@@ -8,9 +8,6 @@ import { ProviderError } from '../dist/server/providers/outbound.js';
 import { twitter } from '../dist/server/providers/twitter.js';
 import { x } from '../dist/server/providers/x.js';
 import {
-  CLIENT_ID,
-  CLIENT_SECRET,
-  oauth1Problem,
   oauthHeaderParams,
   providerConfig,
   s256,
@@ -18,98 +15,14 @@ import {
   testRuntime,
   tokenEndpoint,
   userEndpoint,
-  type FakeAnswer,
-  type FakeRequest,
-  type ProviderFake,
 } from './helpers/provider-fakes.js';
+import { startTwitterFake, TWITTER_VERIFIER } from './helpers/twitter-fake.js';
 
 const noForm = new URLSearchParams();
 const CALLBACK = 'https://auth.example.test/auth/v1/callback?state=flow-state-id';
-const VERIFIER = 'verifier-from-consent';
-
-interface TwitterFake {
-  fake: ProviderFake;
-  /** every refusal the fake made, with its reason */
-  refusals: string[];
-  /** what the callback confirmation says (Twitter sends `true` when it accepted oauth_callback) */
-  confirmCallback: boolean;
-}
-
-/** Twitter's three OAuth 1.0a endpoints and verify_credentials, each verifying the request's signature. */
-async function startTwitterFake(): Promise<TwitterFake> {
-  const requestTokens = new Map<string, string>(); // request token → its secret
-  const accessTokens = new Map<string, string>();
-  const seenNonces = new Set<string>();
-  const state: TwitterFake = { fake: undefined as unknown as ProviderFake, refusals: [], confirmCallback: true };
-  const refuse = (reason: string): FakeAnswer => {
-    state.refusals.push(reason);
-    return { status: 401, json: { errors: [{ code: 32, message: 'Could not authenticate you.' }] } };
-  };
-  const verify = (req: FakeRequest, tokenSecret: string) =>
-    oauth1Problem(req, {
-      consumerKey: CLIENT_ID,
-      consumerSecret: CLIENT_SECRET,
-      tokenSecret,
-      baseUrl: `${state.fake.url}${req.path}`,
-      seenNonces,
-    });
-  const form = (pairs: Record<string, string>): FakeAnswer => ({
-    text: new URLSearchParams(pairs).toString(),
-    contentType: 'text/html; charset=utf-8',
-  });
-
-  state.fake = await startProviderFake({
-    'POST /oauth/request_token': (req) => {
-      const problem = verify(req, '');
-      if (problem) return refuse(problem);
-      const callback = oauthHeaderParams(req.headers)?.get('oauth_callback');
-      if (callback !== CALLBACK) return refuse(`oauth_callback ${callback}`);
-      const token = `rt-${randomBytes(6).toString('hex')}`;
-      requestTokens.set(token, `rts-${randomBytes(6).toString('hex')}`);
-      return form({
-        oauth_token: token,
-        oauth_token_secret: requestTokens.get(token)!,
-        oauth_callback_confirmed: String(state.confirmCallback),
-      });
-    },
-    'POST /oauth/access_token': (req) => {
-      const params = oauthHeaderParams(req.headers);
-      const token = params?.get('oauth_token') ?? '';
-      const secret = requestTokens.get(token);
-      if (secret === undefined) return refuse('unknown request token');
-      const problem = verify(req, secret);
-      if (problem) return refuse(problem);
-      if (params?.get('oauth_verifier') !== VERIFIER) return refuse('wrong oauth_verifier');
-      requestTokens.delete(token);
-      accessTokens.set('6253282-at', 'ats-secret');
-      return form({ oauth_token: '6253282-at', oauth_token_secret: 'ats-secret', user_id: '6253282', screen_name: 'TwitterAPI' });
-    },
-    'GET /1.1/account/verify_credentials.json': (req) => {
-      const token = oauthHeaderParams(req.headers)?.get('oauth_token') ?? '';
-      const secret = accessTokens.get(token);
-      if (secret === undefined) return refuse('unknown access token');
-      const problem = verify(req, secret);
-      if (problem) return refuse(problem);
-      if (req.query.get('include_email') !== 'true') return refuse('include_email missing');
-      return {
-        json: {
-          id: 6253282,
-          id_str: '6253282',
-          name: 'Twitter API',
-          screen_name: 'TwitterAPI',
-          location: 'San Francisco, CA',
-          profile_image_url_https: 'https://pbs.twimg.example/profile_images/942858479592554497/BbazLO9L_normal.jpg',
-          email: 'api@twitter.example',
-          verified: true,
-        },
-      };
-    },
-  });
-  return state;
-}
 
 t.test('twitter: request token bound to the callback, access token for the verifier, signed profile call', async (t) => {
-  const twitterFake = await startTwitterFake();
+  const twitterFake = await startTwitterFake((callback) => callback === CALLBACK);
   const { fake } = twitterFake;
   t.teardown(fake.close);
   const rt = testRuntime(providerConfig({ url: fake.url }));
@@ -120,7 +33,7 @@ t.test('twitter: request token bound to the callback, access token for the verif
   t.equal(step1.authorizeUrl, `${fake.url}/oauth/authenticate?oauth_token=${step1.token}`);
   t.equal(oauthHeaderParams(fake.requests[0].headers)?.get('oauth_signature_method'), 'HMAC-SHA1');
 
-  const tokens = await twitter.accessToken(rt, step1.token, step1.secret, VERIFIER);
+  const tokens = await twitter.accessToken(rt, step1.token, step1.secret, TWITTER_VERIFIER);
   t.strictSame(tokens, {
     accessToken: '6253282-at',
     refreshToken: '',
@@ -151,7 +64,7 @@ t.test('twitter: request token bound to the callback, access token for the verif
 });
 
 t.test('twitter: a wrong consumer secret, a wrong verifier or an unconfirmed callback are refused', async (t) => {
-  const twitterFake = await startTwitterFake();
+  const twitterFake = await startTwitterFake((callback) => callback === CALLBACK);
   const { fake } = twitterFake;
   t.teardown(fake.close);
   const rt = testRuntime(providerConfig({ url: fake.url }));
@@ -161,7 +74,7 @@ t.test('twitter: a wrong consumer secret, a wrong verifier or an unconfirmed cal
 
   const step1 = await twitter.requestToken(rt, CALLBACK);
   await t.rejects(twitter.accessToken(rt, step1.token, step1.secret, 'guessed-verifier'), ProviderError);
-  await t.rejects(twitter.accessToken(rt, step1.token, 'wrong-token-secret', VERIFIER), ProviderError);
+  await t.rejects(twitter.accessToken(rt, step1.token, 'wrong-token-secret', TWITTER_VERIFIER), ProviderError);
   t.strictSame(twitterFake.refusals.slice(1), ['wrong oauth_verifier', 'signature does not match']);
 
   twitterFake.confirmCallback = false;
