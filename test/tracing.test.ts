@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { startTestService } from './helpers/server.js';
-import { createTracing } from '../dist/server/observability/tracing.js';
+import { reportingFailures } from '../dist/server/observability/tracing.js';
 
 const received: any[] = [];
 const collector = http.createServer((req, res) => {
@@ -110,28 +110,20 @@ t.test('a collector that is down: logged once, and the stop is bounded', async (
 });
 
 t.test('a collector that is down is logged once per process, however many HTTP threads export', async (t) => {
-  const closed = http.createServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  const port = (closed.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => closed.close(() => resolve()));
-  const config = {
-    tracing: { enabled: true, serviceName: 'auth', otlpEndpoint: `http://127.0.0.1:${port}`, otlpTracesEndpoint: '' },
-    otelResourceAttributes: '',
-  } as Parameters<typeof createTracing>[0];
-  // Two threads' tracings exporting to the dead collector, with the flag the supervisor shares between them.
-  const failuresWith = async (shared: boolean) => {
+  // Each HTTP thread wraps its exporter; here two wrappers stand for two threads, around an exporter whose
+  // every export fails at once, so the count depends on the shared flag alone, not on when exports finish.
+  const failingExporter = {
+    export: (_spans: unknown[], done: (result: { code: number; error?: Error }) => void) => done({ code: 1, error: new Error('refused') }),
+    shutdown: async () => {},
+  };
+  const failuresWith = (shared: boolean) => {
     const lines: any[] = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     const flag = new Int32Array(new SharedArrayBuffer(4));
-    const threads = [
-      await createTracing(config, log, shared ? flag : new Int32Array(1)),
-      await createTracing(config, log, shared ? flag : new Int32Array(1)),
-    ];
-    for (const tracing of threads)
-      tracing.record({ method: 'GET', route: '/settings', params: {}, status: 200, start: Date.now(), end: Date.now() });
-    await Promise.all(threads.map((tracing) => tracing.shutdown()));
+    const threads = [1, 2].map(() => reportingFailures(failingExporter as any, 'http://collector', shared ? flag : new Int32Array(1), log));
+    for (let batch = 0; batch < 3; batch++) for (const exporter of threads) exporter.export([], () => {});
     return lines.filter((l) => String(l.msg).startsWith('trace export failed')).length;
   };
-  t.equal(await failuresWith(true), 1, 'the shared flag: one line for the process');
-  t.equal(await failuresWith(false), 2, 'without it each thread would say it (the reason the flag exists)');
+  t.equal(failuresWith(true), 1, 'the shared flag: one line for the process');
+  t.equal(failuresWith(false), 2, 'without it each thread would say it (the reason the flag exists)');
 });

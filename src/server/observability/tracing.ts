@@ -90,7 +90,7 @@ export async function createTracing(
  * once per process, since `failing` is shared by every HTTP thread and only the thread whose atomic flip
  * changes it logs.
  */
-function reportingFailures(inner: SpanExporter, url: string, failing: Int32Array, log?: Logger): SpanExporter {
+export function reportingFailures(inner: SpanExporter, url: string, failing: Int32Array, log?: Logger): SpanExporter {
   return {
     export(spans: ReadableSpan[], done) {
       inner.export(spans, (result) => {
