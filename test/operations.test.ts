@@ -3,7 +3,7 @@
 // finding the port as the service does, pretty logs only on a terminal, and `npm start` not rebuilding
 // a current dist/.
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { stripVTControlCharacters } from 'node:util';
 import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -97,17 +97,21 @@ t.test("the image's health check finds the port as the service does", async (t) 
     AUTH_SITE_URL: 'http://localhost:3000',
     API_EXTERNAL_URL: 'http://localhost',
   };
+  // Not spawnSync: the service's HTTP guard runs on this (the supervisor's) thread and must stay free to answer.
   const check = (env: Record<string, string>) =>
-    spawnSync(process.execPath, [path.resolve('bin/healthcheck.js')], {
-      env: { PATH: process.env.PATH, ...production, ...env },
-      cwd: os.tmpdir(),
-    }).status;
+    new Promise<number | null>((resolve) =>
+      spawn(process.execPath, [path.resolve('bin/healthcheck.js')], {
+        env: { PATH: process.env.PATH, ...production, ...env },
+        cwd: os.tmpdir(),
+        stdio: 'ignore',
+      }).on('exit', resolve),
+    );
   const port = String(api.service.port);
   const elsewhere = String(await freePort());
-  t.equal(check({ GOTRUE_API_PORT: port }), 0, 'GOTRUE_API_PORT');
-  t.equal(check({ PORT: port, GOTRUE_API_PORT: elsewhere }), 0, 'PORT before GOTRUE_API_PORT');
-  t.equal(check({ AUTH_API_PORT: port, PORT: elsewhere }), 0, 'AUTH_API_PORT first');
-  t.equal(check({ GOTRUE_API_PORT: elsewhere }), 1, 'nothing listening there: unhealthy');
+  t.equal(await check({ GOTRUE_API_PORT: port }), 0, 'GOTRUE_API_PORT');
+  t.equal(await check({ PORT: port, GOTRUE_API_PORT: elsewhere }), 0, 'PORT before GOTRUE_API_PORT');
+  t.equal(await check({ AUTH_API_PORT: port, PORT: elsewhere }), 0, 'AUTH_API_PORT first');
+  t.equal(await check({ GOTRUE_API_PORT: elsewhere }), 1, 'nothing listening there: unhealthy');
 });
 
 t.test('pretty logs on a terminal in development only', async (t) => {

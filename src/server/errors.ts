@@ -22,6 +22,11 @@ export const ERRORS = {
   bad_json: e(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object'),
   bad_json_nul: e(400, 'bad_json', 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed'),
   query_nul: e(400, 'validation_failed', 'Query parameters cannot contain NUL characters'),
+  // ours: what the HTTP guard refuses before uWS sees it (docs/http-guard.md#what-the-guard-refuses)
+  http_malformed: e(400, 'bad_request', 'Malformed HTTP request'),
+  http_head_too_large: e(431, 'request_header_fields_too_large', 'Request header fields too large'),
+  http_head_timeout: e(408, 'request_timeout', 'The request head did not arrive in time'),
+  http_version_not_supported: e(505, 'http_version_not_supported', 'HTTP version not supported: use HTTP/1.1'),
   request_timeout: e(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.'),
   unexpected_failure: e(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information'),
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")

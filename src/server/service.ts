@@ -1,7 +1,11 @@
-// The supervisor: prepares the database (embedded when no DATABASE_URL), migrates, spawns the HTTP
-// threads on one port, replaces a thread that crashes, and drains everything on stop.
+// The supervisor: prepares the database (embedded when no DATABASE_URL), migrates, opens the public port
+// through the HTTP guard (src/server/guard/), spawns the HTTP threads behind it, replaces a thread that
+// crashes, and drains everything on stop.
 import { misconfiguredProviders } from './providers/configured.js';
 import net from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { withJwtSecret, type Config } from './config/load.js';
@@ -17,6 +21,8 @@ import { logDeprecatedSettings } from './deprecations.js';
 import { prettyLogsWanted } from './observability/log.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 import { secretBox } from './mfa/encryption.js';
+import { createGuard, type Guard } from './guard/guard.js';
+import type { ListenOn } from './http/server.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
 
@@ -96,7 +102,18 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
       'DB_MAX_POOL_SIZE is below AUTH_HTTP_WORKERS and each HTTP thread needs a connection: running fewer HTTP threads',
     );
   }
-  const port = config.api.port || (await freePort(config.api.host));
+  // With the guard the supervisor owns the public port and each thread gets a Unix socket in a directory
+  // only this user can enter; without it the threads share the port (SO_REUSEPORT).
+  // The guard starts accepting only once the threads listen, so that until the service can answer, a
+  // client is refused a connection (as without the guard) rather than handed a 503.
+  const guard = config.api.guard ? guardFor(config, log) : null;
+  const sharedPort = guard ? 0 : config.api.port || (await freePort(config.api.host));
+  const listenOn = (index: number): ListenOn => {
+    if (!guard) return { kind: 'tcp', host: config.api.host, port: sharedPort };
+    const socketPath = path.join(guard.socketDir, `http-${index}.sock`);
+    fs.rmSync(socketPath, { force: true }); // left by a thread that crashed
+    return { kind: 'unix', path: socketPath };
+  };
   // Decided here: a worker thread's stdout is never a terminal itself.
   const prettyLogs = prettyLogsWanted(config, process.stdout.isTTY === true);
   const threads: Worker[] = [];
@@ -108,11 +125,12 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   const spawn = (index: number): Promise<void> =>
     new Promise((resolve, reject) => {
       const cryptoPort = owned.crypto.connect();
+      const listen = listenOn(index);
       const data: HttpWorkerData = {
         config,
         databaseUrl,
         poolSize: budget.connections[index],
-        port,
+        listen,
         index,
         cryptoPort,
         prettyLogs,
@@ -124,6 +142,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'listening') {
           listening = true;
+          if (listen.kind === 'unix') guard?.setUpstream(index, listen.path);
           resolve();
         }
         if (message.type === 'crashed') log.error({ thread: index, reason: message.message }, 'HTTP thread crashed');
@@ -133,6 +152,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
         else log.error({ err, thread: index }, 'HTTP thread error');
       });
       worker.once('exit', (code) => {
+        guard?.setUpstream(index, null);
         if (!listening) return reject(new Error(`HTTP thread ${index} exited before listening (code ${code})`));
         if (stopping) return;
         log.warn({ thread: index, code }, 'HTTP thread ended unexpectedly; starting a replacement');
@@ -151,27 +171,58 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
 
   // The first thread binds, the rest join the same port. (Binding port 0 in two threads is not safe with
   // this uWS build, which is why a free port is chosen up front.)
-  await spawn(0);
-  await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawn(i + 1)));
+  const drainThreads = (timeoutMs: number) =>
+    Promise.all(
+      // threadId is -1 once a thread has ended: it has no exit left to wait for
+      threads
+        .filter((worker) => worker && worker.threadId !== -1)
+        .map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              worker.once('exit', () => resolve());
+              // A drained thread has closed its server and flushed its log; what may still hold its loop
+              // open is a library timer (the trace exporter's retry back-off to a collector that is down),
+              // which must not stretch a shutdown (docs/observability.md#tracing).
+              worker.on('message', (message: FromWorker) => {
+                if (message.type === 'drained') setTimeout(() => void worker.terminate(), DRAINED_THREAD_GRACE_MS).unref();
+              });
+              worker.postMessage({ type: 'drain', timeoutMs } satisfies ToWorker);
+            }),
+        ),
+    );
+  let port = sharedPort;
+  try {
+    await spawn(0);
+    await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawn(i + 1)));
+    if (guard) port = await guard.listen();
+  } catch (err) {
+    stopping = true;
+    await drainThreads(1000);
+    await guard?.close();
+    throw err;
+  }
   log.info({ port, threads: count, connectionsPerThread: budget.connections[0] }, 'listening');
 
   let nextMetricsId = 1;
   const collectThreads = () =>
     Promise.all(
-      threads.map(
-        (worker) =>
-          new Promise<MetricsJson>((resolve) => {
-            const id = nextMetricsId++;
-            const onMessage = (message: FromWorker) => {
-              if (message.type === 'metrics' && message.id === id) {
-                worker.off('message', onMessage);
-                resolve(message.metrics as MetricsJson);
-              }
-            };
-            worker.on('message', onMessage);
-            worker.postMessage({ type: 'metrics', id } satisfies ToWorker);
-          }),
-      ),
+      // threadId is -1 once a thread has ended: it has no exit left to wait for
+      threads
+        .filter((worker) => worker && worker.threadId !== -1)
+        .map(
+          (worker) =>
+            new Promise<MetricsJson>((resolve) => {
+              const id = nextMetricsId++;
+              const onMessage = (message: FromWorker) => {
+                if (message.type === 'metrics' && message.id === id) {
+                  worker.off('message', onMessage);
+                  resolve(message.metrics as MetricsJson);
+                }
+              };
+              worker.on('message', onMessage);
+              worker.postMessage({ type: 'metrics', id } satisfies ToWorker);
+            }),
+        ),
     );
   // The one place the cleanup starts; stop() ends it before anything it needs.
   const cleanup = config.db.cleanup.enabled ? startCleanup(config, databaseUrl, log) : null;
@@ -198,31 +249,43 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     nextRestart: () => new Promise((resolve) => restartWaiters.push(resolve)),
     async stop(timeoutMs = 10_000) {
       stopping = true;
+      // No new connections; the ones open are answered until their thread has drained.
+      await guard?.stopAccepting();
       await cleanup?.stop();
       await exporter?.close();
       // Before the threads go: the last push still reads their counters.
       await pushing?.close();
-      await Promise.all(
-        threads.map(
-          (worker) =>
-            new Promise<void>((resolve) => {
-              worker.once('exit', () => resolve());
-              // A drained thread has closed its server and flushed its log; what may still hold its loop
-              // open is a library timer (the trace exporter's retry back-off to a collector that is down),
-              // which must not stretch a shutdown (docs/observability.md#tracing).
-              worker.on('message', (message: FromWorker) => {
-                if (message.type === 'drained') setTimeout(() => void worker.terminate(), DRAINED_THREAD_GRACE_MS).unref();
-              });
-              worker.postMessage({ type: 'drain', timeoutMs } satisfies ToWorker);
-            }),
-        ),
-      );
+      await drainThreads(timeoutMs);
+      await guard?.close();
       await owned.crypto.close();
       await owned.embedded?.stop();
       log.info('stopped');
     },
   };
 }
+
+interface SupervisedGuard extends Guard {
+  readonly socketDir: string;
+  /** closes every connection and removes the socket directory */
+  close(): Promise<void>;
+}
+
+function guardFor(config: Config, log: Logger): SupervisedGuard {
+  const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'portcullis-'));
+  const guard = createGuard({ host: config.api.host, port: config.api.port, headTimeoutMs: HEAD_TIMEOUT_MS, log });
+  return {
+    ...guard,
+    socketDir,
+    close: async () => {
+      await guard.stopAccepting();
+      guard.destroy();
+      fs.rmSync(socketDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** uWS's own idle timeout: a head must be complete, and a silent connection speaks, within it. */
+const HEAD_TIMEOUT_MS = 10_000;
 
 /** How long a drained HTTP thread may take to end on its own before it is terminated. */
 const DRAINED_THREAD_GRACE_MS = 200;

@@ -1,4 +1,5 @@
-// HTTP thread entry: one uWS App on the shared port (SO_REUSEPORT spreads connections between threads)
+// HTTP thread entry: one uWS App, on a Unix socket of its own behind the HTTP guard (or on the shared
+// public port, SO_REUSEPORT spreading connections between threads, when the guard is off)
 // with its own pg pool. Talks to the supervisor with small messages: listening, drain/drained, fail.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../server/config/types.js';
@@ -7,11 +8,12 @@ import { createAppContext, closeAppContext } from '../server/build-context.js';
 import type { AppResources } from '../server/context.js';
 import { Router } from '../server/http/router.js';
 import { ROUTES } from '../server/routes.js';
-import { createHttpServer } from '../server/http/server.js';
+import { createHttpServer, type ListenOn } from '../server/http/server.js';
 
 export interface HttpWorkerData extends AppResources {
   config: Config;
-  port: number;
+  /** the public port, or this thread's Unix socket behind the HTTP guard */
+  listen: ListenOn;
   index: number;
   /** pino-pretty lines (development on a terminal), as the supervisor decided */
   prettyLogs?: boolean;
@@ -66,5 +68,5 @@ port.on('message', (message: ToWorker) => {
   if (message.type === 'metrics') void ctx.metrics.snapshot().then((metrics) => send({ type: 'metrics', id: message.id, metrics }));
 });
 
-const actual = await server.listen(data.config.api.host, data.port);
+const actual = await server.listen(data.listen);
 send({ type: 'listening', port: actual });

@@ -60,6 +60,8 @@ export const SETTINGS: Setting[] = [
   s('API_EXTERNAL_URL', 'api.externalUrl', 'string', '', httpUrl, ['API_EXTERNAL_URL']),
   s('REQUEST_ID_HEADER', 'api.requestIdHeader', 'string', '', undefined, ['REQUEST_ID_HEADER']),
   s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10, positive),
+  // false: uWS listens on the public port itself, with its parser's limits (docs/http-guard.md).
+  s('HTTP_GUARD', 'api.guard', 'bool', true),
 
   s('HTTP_WORKERS', 'workers.http', 'int', 0, { minimum: 0, maximum: 256 }),
   s('CRYPTO_WORKERS', 'workers.crypto', 'int', 0, { minimum: 0, maximum: 256 }),

@@ -92,6 +92,8 @@ export interface Config {
     externalUrl: string;
     requestIdHeader: string;
     maxRequestDurationSeconds: number;
+    /** the HTTP guard in front of uWS (src/server/guard/); false: uWS on the public port */
+    guard: boolean;
     /** SEND_TIMEOUT: a mail or SMS send that takes longer fails the request (its transaction rolls back) */
     sendTimeoutSeconds: number;
   };

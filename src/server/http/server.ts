@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uWS from '@trufflesuite/uws-js-unofficial';
+import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import { ApiError, apiError } from '../errors.js';
 import { corsHeaders, preflight } from './cors.js';
@@ -39,8 +40,12 @@ interface Progress {
   spans: ChildSpan[] | undefined;
 }
 
+/** Where a thread listens: the public port itself, or a Unix socket behind the HTTP guard (src/server/guard/). */
+export type ListenOn = { kind: 'tcp'; host: string; port: number } | { kind: 'unix'; path: string };
+
 export interface HttpServer {
-  listen(host: string, port: number): Promise<number>;
+  /** resolves with the TCP port, or 0 on a Unix socket */
+  listen(on: ListenOn): Promise<number>;
   /** Stop accepting, let in-flight requests finish (bounded), then close every connection. */
   drain(timeoutMs: number): Promise<void>;
 }
@@ -52,9 +57,12 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   let draining = false;
   let idle: (() => void) | null = null;
 
+  // Behind the guard every connection starts with a PROXY header naming the client; without it, a client
+  // could send one itself, so the proxied address is read only behind the guard.
+  const behindGuard = ctx.config.api.guard;
   app.any('/*', (res, req) => {
     const started = performance.now();
-    const snap = snapshot(res, req, ctx.config.api.requestIdHeader);
+    const snap = snapshot(res, req, ctx.config.api.requestIdHeader, behindGuard);
     const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false, spans: undefined };
     const answer = ctx.tracing.enabled
       ? withRequestSpans((progress.spans = []), () => dispatch(res, snap, progress))
@@ -130,13 +138,15 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
     withTimeout(Promise.resolve(run(request, ctx)), timeoutMs(), deadline);
 
   return {
-    listen: (host, port) =>
+    listen: (on) =>
       new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
-          if (!socket) return reject(new Error(`could not listen on ${host}:${port}`));
+        const listening = (socket: uWS.us_listen_socket | false) => {
+          if (!socket) return reject(new Error(`could not listen on ${on.kind === 'tcp' ? `${on.host}:${on.port}` : on.path}`));
           listenSocket = socket;
-          resolve(uWS.us_socket_local_port(socket));
-        });
+          resolve(on.kind === 'tcp' ? uWS.us_socket_local_port(socket) : 0);
+        };
+        if (on.kind === 'tcp') app.listen(on.host, on.port, listening);
+        else app.listen_unix(listening, on.path);
       }),
     drain: async (timeoutMs) => {
       draining = true;
@@ -157,7 +167,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   };
 }
 
-function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: string): Snapshot {
+function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: string, behindGuard: boolean): Snapshot {
   const headers: Record<string, string> = {};
   req.forEach((key, value) => {
     headers[key] = value;
@@ -168,9 +178,15 @@ function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: 
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,
-    ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    ip: clientAddress(Buffer.from(behindGuard ? res.getProxiedRemoteAddressAsText() : res.getRemoteAddressAsText()).toString()),
     requestId: inherited || randomUUID(),
   };
+}
+
+/** uWS writes IPv6 addresses in full (0000:…:0001); logs, audit rows and hooks get the usual short form (::1). */
+function clientAddress(text: string): string {
+  if (!text.includes(':') || !ipaddr.isValid(text)) return text;
+  return ipaddr.process(text).toString();
 }
 
 /** Every response answered after the uWS callback returned needs this, or uWS aborts the process. */

@@ -1,0 +1,240 @@
+// One client connection through the guard: request heads are collected whole, checked
+// (request-head.ts) and handed to an HTTP thread's uWS in one write, bodies follow unchanged, and the
+// answers flow back untouched while their framing is counted (response-framing.ts). A request the guard
+// refuses is answered by the guard itself, after every earlier request on the connection has had its
+// answer, and the connection then closes gracefully: the client reads the answer, never a reset.
+import type net from 'node:net';
+import { ChunkedBody } from './chunked-body.js';
+import { proxyHeader } from './proxy-header.js';
+import { readRequestHead, type Refusal } from './request-head.js';
+import { ResponseFraming } from './response-framing.js';
+import { refusalBytes, refusalError } from './refusals.js';
+import { apiError, type ApiError } from '../errors.js';
+
+export interface RelayOptions {
+  /** a head must be complete this long after its first byte (and a silent connection is closed after it) */
+  headTimeoutMs: number;
+  /** after a refusal, how long the client's remaining bytes are read and dropped before the socket closes */
+  lingerMs: number;
+  /** opens a connection to the next HTTP thread not in `tried`; null when none is left */
+  connectUpstream(tried: Set<string>): { socket: net.Socket; id: string } | null;
+  /** one log line per refusal: what was refused and why (never header values) */
+  refused(err: ApiError, client: net.Socket): void;
+}
+
+type Phase = 'head' | 'length' | 'chunked' | 'refusing' | 'closed';
+
+export function relay(client: net.Socket, options: RelayOptions): void {
+  new Relay(client, options);
+}
+
+class Relay {
+  private phase: Phase = 'head';
+  private input: Buffer | null = null;
+  private bodyLeft = 0;
+  private chunked: ChunkedBody | null = null;
+  /** the current request's head was handed on but not all of its body */
+  private partial = false;
+  private headStartedAt = 0;
+  private upstream: net.Socket | null = null;
+  private connected = false;
+  private waiting: Buffer[] = [];
+  private readonly tried = new Set<string>();
+  private readonly framing = new ResponseFraming();
+  private refusal: ApiError | null = null;
+  private clientPaused = false;
+  private upstreamPaused = false;
+
+  constructor(
+    private readonly client: net.Socket,
+    private readonly options: RelayOptions,
+  ) {
+    client.setNoDelay(true);
+    client.setTimeout(options.headTimeoutMs, () => this.clientIdle());
+    client.on('data', (chunk: Buffer) => this.fromClient(chunk));
+    client.on('error', () => this.close());
+    client.on('close', () => this.close());
+  }
+
+  private fromClient(chunk: Buffer): void {
+    if (this.phase === 'refusing' || this.phase === 'closed') return; // read and dropped while lingering
+    this.input = this.input ? Buffer.concat([this.input, chunk]) : chunk;
+    const upstream = this.connected ? this.upstream : null;
+    upstream?.cork();
+    try {
+      this.pump();
+    } finally {
+      upstream?.uncork();
+    }
+  }
+
+  /** Moves every whole piece of the input on: heads once checked, body bytes as they come. */
+  private pump(): void {
+    let buf = this.input!;
+    let at = 0;
+    while (at < buf.length) {
+      if (this.phase === 'head') {
+        const head = readRequestHead(buf, at);
+        if (head.kind === 'refused') return this.refuse(refusalError(head.refusal));
+        if (head.kind === 'incomplete') {
+          if (this.headStartedAt === 0) this.headStartedAt = Date.now();
+          else if (Date.now() - this.headStartedAt > this.options.headTimeoutMs) return this.refuse(apiError('http_head_timeout'));
+          break;
+        }
+        this.headStartedAt = 0;
+        this.handOn(head.value.head);
+        if (this.phase !== 'head') return; // no HTTP thread could take it: refused
+        this.framing.handedOn(head.value.method);
+        at = head.end;
+        const body = head.value.body;
+        if (body.kind === 'chunked') {
+          this.phase = 'chunked';
+          this.chunked = new ChunkedBody();
+          this.partial = true;
+        } else if (body.bytes > 0) {
+          this.phase = 'length';
+          this.bodyLeft = body.bytes;
+          this.partial = true;
+        }
+      } else if (this.phase === 'length') {
+        const take = Math.min(this.bodyLeft, buf.length - at);
+        this.handOn(buf.subarray(at, at + take));
+        at += take;
+        this.bodyLeft -= take;
+        if (this.bodyLeft === 0) this.bodyDone();
+      } else if (this.phase === 'chunked') {
+        const step = this.chunked!.feed(buf, at);
+        if (step.kind === 'broken') return this.refuse(refusalError({ kind: 'malformed', reason: step.reason } satisfies Refusal));
+        this.handOn(buf.subarray(at, at + step.consumed));
+        at += step.consumed;
+        if (step.kind === 'done') this.bodyDone();
+      } else return;
+    }
+    buf = buf.subarray(at);
+    this.input = buf.length > 0 ? buf : null;
+  }
+
+  private bodyDone(): void {
+    this.phase = 'head';
+    this.chunked = null;
+    this.partial = false;
+  }
+
+  private handOn(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    if (!this.connected) {
+      this.waiting.push(bytes);
+      if (!this.upstream) this.connect();
+      return;
+    }
+    if (!this.upstream!.write(bytes) && !this.clientPaused) {
+      this.clientPaused = true;
+      this.client.pause();
+      this.upstream!.once('drain', () => {
+        this.clientPaused = false;
+        this.client.resume();
+      });
+    }
+  }
+
+  private connect(): void {
+    const picked = this.options.connectUpstream(this.tried);
+    if (!picked) {
+      this.upstream = null;
+      return this.refuse(apiError('over_capacity'));
+    }
+    this.tried.add(picked.id);
+    const socket = picked.socket;
+    this.upstream = socket;
+    socket.once('connect', () => {
+      if (this.phase === 'closed') return void socket.destroy();
+      this.connected = true;
+      socket.cork();
+      socket.write(proxyHeader(this.client));
+      for (const bytes of this.waiting) socket.write(bytes);
+      socket.uncork();
+      this.waiting = [];
+    });
+    socket.on('data', (chunk: Buffer) => this.fromUpstream(chunk));
+    socket.on('error', () => {
+      // Before it connected (a thread being replaced): try the next one with the bytes still held here.
+      if (!this.connected && this.phase !== 'closed') {
+        socket.destroy();
+        return this.connect();
+      }
+    });
+    socket.on('close', () => {
+      if (this.connected && this.upstream === socket) this.upstreamClosed();
+    });
+  }
+
+  private fromUpstream(chunk: Buffer): void {
+    this.framing.read(chunk);
+    if (this.phase === 'closed') return;
+    if (!this.client.write(chunk) && !this.upstreamPaused) {
+      this.upstreamPaused = true;
+      this.upstream!.pause();
+      this.client.once('drain', () => {
+        this.upstreamPaused = false;
+        this.upstream?.resume();
+      });
+    }
+    if (this.refusal) this.answerRefusal();
+  }
+
+  private refuse(err: ApiError): void {
+    this.phase = 'refusing';
+    this.input = null;
+    this.refusal = err;
+    this.options.refused(err, this.client);
+    this.answerRefusal();
+  }
+
+  /** The refusal goes out once every request before it has been answered; uWS drops the rest. */
+  private answerRefusal(): void {
+    const earlier = this.framing.outstanding - (this.partial ? 1 : 0);
+    if (earlier > 0 && this.upstream) return; // connected or still connecting: their answers will come
+    const err = this.refusal!;
+    this.refusal = null;
+    this.upstream?.destroy();
+    this.upstream = null;
+    // A request refused half-way whose answer already came (the service answered before reading its body)
+    // needs no second answer.
+    const answeredAlready = this.partial && this.framing.outstanding === 0;
+    if (!answeredAlready && earlier <= 0) this.client.write(refusalBytes(err));
+    this.linger();
+  }
+
+  /** Half-closes and keeps reading for a moment, so the client is not reset before it reads the answer. */
+  private linger(): void {
+    this.client.end();
+    this.client.resume();
+    setTimeout(() => this.client.destroy(), this.options.lingerMs).unref();
+  }
+
+  private upstreamClosed(): void {
+    this.upstream = null;
+    this.connected = false;
+    if (this.phase === 'closed') return;
+    if (this.refusal) return this.answerRefusal();
+    if (this.phase === 'refusing') return;
+    // uWS closed (idle timeout, Connection: close, a drain): so does the client, once it has everything.
+    this.phase = 'refusing';
+    this.linger();
+  }
+
+  private clientIdle(): void {
+    if (this.phase !== 'head') return;
+    if (this.input) return this.refuse(apiError('http_head_timeout'));
+    // Silent between requests while nothing is being answered: an idle keep-alive connection.
+    if (this.framing.outstanding === 0) this.close();
+  }
+
+  private close(): void {
+    if (this.phase === 'closed') return;
+    this.phase = 'closed';
+    this.client.destroy();
+    this.upstream?.destroy();
+    this.upstream = null;
+  }
+}

@@ -1,0 +1,200 @@
+// Reads one HTTP/1.x request head as the guard receives it, decides whether the uWS build behind it can
+// parse it, and says how long the body is. Everything uWS 20.30 would drop without an answer is refused
+// here with a reason (docs/http-guard.md#what-the-guard-refuses); the rest is handed on, rewritten only
+// where uWS needs it.
+
+/** uWS 20.30 answers a head of 48 header fields and drops one of 49 (probed: docs/http-guard.md). */
+export const MAX_HEADER_FIELDS = 48;
+/** Heads up to this size are collected whole and handed to uWS in one write (cookies of 16 KiB and more). */
+export const MAX_HEAD_BYTES = 32 * 1024;
+
+/** Methods the service routes; any other method is 405 here (uWS closes the connection on most of them). */
+const ROUTED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+export type Refusal =
+  { kind: 'malformed'; reason: string } | { kind: 'method' } | { kind: 'version' } | { kind: 'too_large'; reason: string };
+
+export type BodyFraming = { kind: 'length'; bytes: number } | { kind: 'chunked' };
+
+export interface AcceptedHead {
+  method: string;
+  /** the bytes to hand on: the original head, or a rewrite without the fields uWS cannot parse */
+  head: Buffer;
+  body: BodyFraming;
+}
+
+export type HeadResult =
+  { kind: 'incomplete' } | { kind: 'refused'; refusal: Refusal } | { kind: 'accepted'; end: number; value: AcceptedHead };
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) ([^ ]+) HTTP\/(\d)\.(\d)$/;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** The header names uWS 20.30 parses; other valid names are dropped, as nginx drops them by default. */
+const UWS_NAME = /^[0-9A-Za-z-]+$/;
+const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
+// A field value may hold visible characters, spaces, tabs and obs-text; any other control character
+// (NUL above all) is refused, as Go's net/http refuses it.
+// eslint-disable-next-line no-control-regex
+const CONTROL_IN_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+const DIGITS = /^\d{1,15}$/;
+
+/**
+ * Looks for a whole head in `buf` from `start` (empty lines before a request are skipped, RFC 9112 2.2).
+ * `end` is where the body (or the next request) begins.
+ */
+export function readRequestHead(buf: Buffer, start: number): HeadResult {
+  let from = start;
+  while (buf.length >= from + 2 && buf[from] === 0x0d && buf[from + 1] === 0x0a) from += 2;
+  const at = buf.indexOf(HEAD_END, from);
+  if (at < 0) {
+    if (buf.length - from > MAX_HEAD_BYTES)
+      return refused({ kind: 'too_large', reason: `the request head is over ${MAX_HEAD_BYTES} bytes` });
+    return earlyRefusal(buf, from);
+  }
+  const end = at + 4;
+  if (end - from > MAX_HEAD_BYTES) return refused({ kind: 'too_large', reason: `the request head is over ${MAX_HEAD_BYTES} bytes` });
+  const lines = buf.toString('latin1', from, at).split('\r\n');
+  const line = requestLine(lines[0]);
+  if ('refusal' in line) return refused(line.refusal);
+  const fields = headerFields(lines);
+  if ('refusal' in fields) return refused(fields.refusal);
+  const count = fields.kept.length + fields.contentLength.length + fields.transferEncoding.length + (fields.host ? 0 : 1);
+  if (count > MAX_HEADER_FIELDS)
+    return refused({ kind: 'too_large', reason: `the request has ${count} header fields, over ${MAX_HEADER_FIELDS}` });
+  if (!fields.host && line.version === '1.1') return refused({ kind: 'malformed', reason: 'an HTTP/1.1 request needs a Host header' });
+  const body = bodyFraming(fields, line.version);
+  if ('refusal' in body) return refused(body.refusal);
+  const unchanged = fields.dropped === 0 && line.target === line.rawTarget && line.version === '1.1' && !body.normalised;
+  const head = unchanged ? buf.subarray(from, end) : rewrite(line, fields, body.framing);
+  return { kind: 'accepted', end, value: { method: line.method, head, body: body.framing } };
+}
+
+const refused = (refusal: Refusal): HeadResult => ({ kind: 'refused', refusal });
+
+/** A request line that is already wrong need not wait for the rest of its head (or for the head timeout). */
+function earlyRefusal(buf: Buffer, from: number): HeadResult {
+  const eol = buf.indexOf('\r\n', from);
+  if (eol < 0) return { kind: 'incomplete' };
+  const line = requestLine(buf.toString('latin1', from, eol));
+  return 'refusal' in line ? refused(line.refusal) : { kind: 'incomplete' };
+}
+
+interface RequestLine {
+  method: string;
+  rawTarget: string;
+  target: string;
+  version: '1.0' | '1.1';
+}
+
+function requestLine(text: string): RequestLine | { refusal: Refusal } {
+  if (text.includes('\n')) return { refusal: { kind: 'malformed', reason: 'lines must end with CRLF' } };
+  const m = REQUEST_LINE.exec(text);
+  if (!m) return { refusal: { kind: 'malformed', reason: 'the request line is not "METHOD target HTTP/1.1"' } };
+  const [, method, rawTarget, major, minor] = m;
+  if (major !== '1' || (minor !== '0' && minor !== '1')) return { refusal: { kind: 'version' } };
+  if (!ROUTED_METHODS.has(method)) return { refusal: { kind: 'method' } };
+  if (!VISIBLE_ASCII.test(rawTarget))
+    return { refusal: { kind: 'malformed', reason: 'the request target holds characters that must be percent-encoded' } };
+  const target = originForm(rawTarget);
+  if (target === null)
+    return { refusal: { kind: 'malformed', reason: 'the request target must be a path ("/...") or an absolute http(s) URL' } };
+  return { method, rawTarget, target, version: minor === '1' ? '1.1' : '1.0' };
+}
+
+/** "/path?query" as it is; an absolute-form target (RFC 9112 3.2.2) becomes its path and query. */
+function originForm(target: string): string | null {
+  if (target.startsWith('/')) return target;
+  if (!/^https?:\/\//i.test(target)) return null;
+  try {
+    const url = new URL(target);
+    return url.pathname + url.search;
+  } catch {
+    return null;
+  }
+}
+
+interface Fields {
+  kept: string[];
+  dropped: number;
+  host: boolean;
+  connection: string[];
+  contentLength: string[];
+  transferEncoding: string[];
+}
+
+function headerFields(lines: string[]): Fields | { refusal: Refusal } {
+  const fields: Fields = { kept: [], dropped: 0, host: false, connection: [], contentLength: [], transferEncoding: [] };
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.includes('\n') || line.includes('\r')) return { refusal: { kind: 'malformed', reason: 'lines must end with CRLF' } };
+    if (line[0] === ' ' || line[0] === '\t') return { refusal: { kind: 'malformed', reason: 'folded header lines are not accepted' } };
+    const colon = line.indexOf(':');
+    const name = colon < 0 ? '' : line.slice(0, colon);
+    if (!TOKEN.test(name)) return { refusal: { kind: 'malformed', reason: 'a header line has no valid field name' } };
+    const value = line.slice(colon + 1).trim();
+    if (CONTROL_IN_VALUE.test(value)) return { refusal: { kind: 'malformed', reason: `the ${name} header holds a control character` } };
+    if (!UWS_NAME.test(name)) {
+      fields.dropped++;
+      continue;
+    }
+    const lower = name.toLowerCase();
+    if (lower === 'host') fields.host = true;
+    else if (lower === 'connection') fields.connection.push(value.toLowerCase());
+    else if (lower === 'content-length') {
+      // Framing headers are written back once, normalised (rewrite below), when they were repeated.
+      fields.contentLength.push(value);
+      continue;
+    } else if (lower === 'transfer-encoding') {
+      fields.transferEncoding.push(value);
+      continue;
+    }
+    fields.kept.push(line);
+  }
+  return fields;
+}
+
+type Framing = { framing: BodyFraming; normalised: boolean };
+
+function bodyFraming(fields: Fields, version: string): Framing | { refusal: Refusal } {
+  if (fields.transferEncoding.length > 0) {
+    // Both framings at once is how requests are smuggled past proxies (RFC 9112 6.1): refused, not guessed.
+    if (fields.contentLength.length > 0) return { refusal: { kind: 'malformed', reason: 'Content-Length and Transfer-Encoding together' } };
+    const codings = fields.transferEncoding
+      .join(',')
+      .split(',')
+      .map((c) => c.trim().toLowerCase());
+    if (version !== '1.1' || codings.length !== 1 || codings[0] !== 'chunked')
+      return { refusal: { kind: 'malformed', reason: 'the only Transfer-Encoding accepted is "chunked" (HTTP/1.1)' } };
+    return { framing: { kind: 'chunked' }, normalised: false };
+  }
+  if (fields.contentLength.length === 0) return { framing: { kind: 'length', bytes: 0 }, normalised: false };
+  const values = new Set(
+    fields.contentLength
+      .join(',')
+      .split(',')
+      .map((v) => v.trim()),
+  );
+  const [only] = values;
+  if (values.size !== 1 || !DIGITS.test(only))
+    return { refusal: { kind: 'malformed', reason: 'Content-Length must be one decimal number' } };
+  return {
+    framing: { kind: 'length', bytes: Number(only) },
+    normalised: fields.contentLength.length > 1 || fields.contentLength[0] !== only,
+  };
+}
+
+function rewrite(line: RequestLine, fields: Fields, body: BodyFraming): Buffer {
+  // uWS 20.30 answers no HTTP/1.0 request at all: it gets the HTTP/1.1 equivalent, which closes the
+  // connection after the answer unless the client asked to keep it (RFC 9112 9.3). Answers carry a
+  // Content-Length, which a 1.0 client reads as it would a 1.0 answer.
+  const lines = [`${line.method} ${line.target} HTTP/1.1`, ...fields.kept];
+  if (line.version === '1.0') {
+    const keepAlive = fields.connection.some((value) => value.split(',').some((option) => option.trim() === 'keep-alive'));
+    if (!keepAlive && !fields.connection.some((value) => value.includes('close'))) lines.push('Connection: close');
+  }
+  if (body.kind === 'chunked') lines.push('Transfer-Encoding: chunked');
+  else if (fields.contentLength.length > 0) lines.push(`Content-Length: ${body.bytes}`);
+  // uWS 20.30 leaves a request without Host unanswered; HTTP/1.0 clients may omit it.
+  if (!fields.host) lines.push('Host: localhost');
+  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
+}

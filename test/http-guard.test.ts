@@ -1,0 +1,166 @@
+// The HTTP guard in front of uWS (src/server/guard/): every request in the hostile corpus gets a prompt,
+// well-formed answer — the service's own, or the guard's JSON refusal — instead of silence or a reset;
+// big heads split over many reads are answered; refusals keep pipelined answers in order; the service
+// still sees the client's address.
+import t from 'tap';
+import net from 'node:net';
+import { readFileSync } from 'node:fs';
+import { startTestService } from './helpers/server.js';
+
+interface HostileCase {
+  name: string;
+  parts: string[];
+  fill?: number;
+  split?: number;
+  status: number;
+  error_code?: string;
+}
+
+const corpus = JSON.parse(readFileSync(new URL('./fixtures/hostile-requests.json', import.meta.url), 'utf8')) as { cases: HostileCase[] };
+
+const api = await startTestService();
+t.teardown(() => api.stop());
+const port = Number(new URL(api.url).port);
+
+interface Exchange {
+  received: string;
+  /** what ended the exchange: null once `complete` said the answers are there */
+  error: string | null;
+}
+
+/** Writes `writes` one after another (a pause between them, so each is its own read), collecting the answers. */
+function exchange(writes: Buffer[], complete: (received: string) => boolean, pauseMs = 20): Promise<Exchange> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.setNoDelay(true);
+    let received = '';
+    let done = false;
+    const finish = (error: string | null) => {
+      if (done) return;
+      done = true;
+      socket.destroy();
+      resolve({ received, error });
+    };
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      if (complete(received)) finish(null);
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? err.message));
+    socket.on('close', () => finish(complete(received) ? null : 'closed before the answer was complete'));
+    socket.setTimeout(15_000, () => finish('no answer within 15 s'));
+    void (async () => {
+      for (const bytes of writes) {
+        if (done) return;
+        socket.write(bytes);
+        await new Promise((r) => setTimeout(r, pauseMs));
+      }
+    })();
+  });
+}
+
+const answers = (received: string) => received.split(/(?=HTTP\/1\.1 \d{3} )/).filter(Boolean);
+/** An answer is complete once its Content-Length bytes of body are there. */
+function completeAnswers(received: string): string[] {
+  return answers(received).filter((answer) => {
+    const end = answer.indexOf('\r\n\r\n');
+    const length = /\r\ncontent-length: *(\d+)/i.exec(answer.slice(0, end));
+    return end >= 0 && length !== null && answer.length - end - 4 >= Number(length[1]);
+  });
+}
+const statusOf = (answer: string) => Number(answer.slice(9, 12));
+const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+
+function bytesOf(c: HostileCase): Buffer[] {
+  const whole = Buffer.from(c.parts.join('').replace('@FILL@', 'a'.repeat(c.fill ?? 0)), 'latin1');
+  const pieces = c.split ?? 1;
+  const size = Math.ceil(whole.length / pieces);
+  return Array.from({ length: pieces }, (_, i) => whole.subarray(i * size, (i + 1) * size)).filter((b) => b.length > 0);
+}
+
+for (const c of corpus.cases) {
+  t.test(c.name, async (t) => {
+    const { received, error } = await exchange(bytesOf(c), (r) => completeAnswers(r).length >= 1);
+    t.equal(error, null, 'a complete answer arrived');
+    const [answer] = completeAnswers(received);
+    t.equal(statusOf(answer), c.status, answer?.split('\r\n')[0]);
+    if (c.error_code) {
+      t.equal(bodyOf(answer).error_code, c.error_code);
+      t.equal(bodyOf(answer).code, c.status);
+      t.match(answer, /\r\ncontent-type: application\/json\r\n/i);
+    }
+  });
+}
+
+t.test('a refused request is answered in order after the requests pipelined before it, then the connection closes', async (t) => {
+  const requests = [
+    'GET /health HTTP/1.1\r\nHost: x\r\n\r\n',
+    'GET /settings HTTP/1.1\r\nHost: x\r\n\r\n',
+    'QUERY /health HTTP/1.1\r\nHost: x\r\n\r\n',
+  ];
+  const { received, error } = await exchange([Buffer.from(requests.join(''))], (r) => completeAnswers(r).length >= 3);
+  t.equal(error, null);
+  const [health, settings, refused] = completeAnswers(received);
+  t.equal(statusOf(health), 200);
+  t.equal(statusOf(settings), 200);
+  t.ok(bodyOf(settings).external, 'the second answer is the settings');
+  t.equal(statusOf(refused), 405);
+  t.match(refused, /\r\nConnection: close\r\n/);
+});
+
+t.test('requests after a good one on the same connection are checked too', async (t) => {
+  const first = 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n';
+  const second = 'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n';
+  const { received, error } = await exchange([Buffer.from(first), Buffer.from(second, 'latin1')], (r) => completeAnswers(r).length >= 2);
+  t.equal(error, null);
+  const [ok, refused] = completeAnswers(received);
+  t.equal(statusOf(ok), 200);
+  t.equal(statusOf(refused), 400);
+  t.equal(bodyOf(refused).error_code, 'bad_request');
+});
+
+t.test('keep-alive: many requests on one connection, heads split at every byte boundary of a read', async (t) => {
+  const request = Buffer.from(`GET /health HTTP/1.1\r\nHost: x\r\nCookie: ${'k'.repeat(6000)}\r\n\r\n`);
+  const writes: Buffer[] = [];
+  for (const cut of [1, 100, 4095, 4096, 4097, 6000]) writes.push(request.subarray(0, cut), request.subarray(cut));
+  const { received, error } = await exchange(writes, (r) => completeAnswers(r).length >= 6, 5);
+  t.equal(error, null);
+  t.strictSame(completeAnswers(received).map(statusOf), [200, 200, 200, 200, 200, 200]);
+});
+
+t.test('a body sent in pieces after its head reaches the service whole', async (t) => {
+  const body = JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password-123' });
+  const head = `POST /token?grant_type=password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+  const writes = [Buffer.from(head), Buffer.from(body.slice(0, 10)), Buffer.from(body.slice(10))];
+  const { received, error } = await exchange(writes, (r) => completeAnswers(r).length >= 1);
+  t.equal(error, null);
+  const [answer] = completeAnswers(received);
+  t.equal(statusOf(answer), 400);
+  t.equal(bodyOf(answer).error_code, 'invalid_credentials');
+});
+
+t.test('a head that stops arriving is answered 408 when the head timeout ends', async (t) => {
+  const { received, error } = await exchange([Buffer.from('GET /health HTTP/1.1\r\nHost: x\r\n')], (r) => completeAnswers(r).length >= 1);
+  t.equal(error, null);
+  const [answer] = completeAnswers(received);
+  t.equal(statusOf(answer), 408);
+  t.equal(bodyOf(answer).error_code, 'request_timeout');
+});
+
+t.test('the service sees the client address through the guard', async (t) => {
+  const res = await api.request('GET', '/settings');
+  t.equal(res.status, 200);
+  const line = api.logs().find((l) => l.path === '/settings');
+  t.equal(line?.remote_addr, '127.0.0.1');
+});
+
+t.test('refusals are logged with their reason and never the header values', async (t) => {
+  const secret = 'sk-guard-secret-value';
+  const { error } = await exchange(
+    [Buffer.from(`GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\u0000\r\n\r\n`, 'latin1')],
+    (r) => completeAnswers(r).length >= 1,
+  );
+  t.equal(error, null);
+  const refusals = api.logs().filter((l) => l.msg === 'request refused by the HTTP guard');
+  t.ok(refusals.some((l) => l.status === 400 && /control character/.test(l.reason)));
+  t.notOk(JSON.stringify(api.logs()).includes(secret), 'the header value is not in the log');
+});
