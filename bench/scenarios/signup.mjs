@@ -51,7 +51,7 @@ export default {
     const hashBound = sum((s) => s.argon2idHashesPerSec) <= sum((s) => s.sql.perSec);
     const hashSamples = samples.map((s) => ({ perSec: s.argon2idHashesPerSec, cpuUsPerOp: s.argon2CpuUsPerOp }));
     return bench.compare(
-      { ...result, connections, ...(hashBound && { cpuCeiling: cpuCeiling(hashSamples, result.cpu?.load) }) },
+      { ...result, connections, ...(hashBound && { cpuCeiling: cpuCeiling(hashSamples, result) }) },
       {
         limit,
         limitDetail: {
