@@ -109,3 +109,20 @@ export function cpuAccount(servicePid) {
     },
   };
 }
+
+/**
+ * The ratio a load could reach against an argon2 limit if CPU alone decided: both sides run on the same
+ * cores (interleaved, so other tenants take the same share of both), the limit spends `limitUsPerOp` of
+ * CPU per call and the load spends service + database + bench (autocannon) per request. A ratio well
+ * below this ceiling is time lost waiting; one near it is the cores' other work (bench/README.md).
+ * `samples` are the limit's { perSec, cpuUsPerOp }, weighted by rate; `result` the load's merged row. None
+ * when the load had refusals (503 over_capacity): they cost next to nothing, so CPU per request means little.
+ */
+export function cpuCeiling(samples, result) {
+  const ops = samples.reduce((n, s) => n + s.perSec, 0);
+  const load = result.cpu?.load;
+  if (!load || !(ops > 0) || result.non2xx > 0) return null;
+  const limitUsPerOp = Math.round(samples.reduce((sum, s) => sum + s.cpuUsPerOp * s.perSec, 0) / ops);
+  const loadUsPerRequest = load.serviceUs + load.databaseUs + load.benchUs;
+  return { limitUsPerOp, loadUsPerRequest, ratio: Math.round((limitUsPerOp / loadUsPerRequest) * 1000) / 1000 };
+}

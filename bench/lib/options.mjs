@@ -17,8 +17,8 @@ export const SCENARIOS = [
   'token-refresh-hook-pg',
 ];
 /** Not in the default run: uv-threadpool restarts the service per threadpool size; crypto-choices needs none;
- * parity runs its own service with a mail server. */
-export const EXTRA_SCENARIOS = ['uv-threadpool', 'crypto-choices', 'parity'];
+ * parity runs its own service with a mail server; peer installs better-auth from the npm registry. */
+export const EXTRA_SCENARIOS = ['uv-threadpool', 'crypto-choices', 'parity', 'peer'];
 
 export function readOptions(argv = process.argv.slice(2), env = process.env) {
   const wanted = argv.filter((a) => !a.startsWith('-'));

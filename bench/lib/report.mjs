@@ -25,7 +25,7 @@ export function scenarioLine(name, r) {
   const bad = r.non2xx ? `; ${r.non2xx} non-2xx ${JSON.stringify(r.statuses ?? '')}` : '';
   return (
     `  ${name.padEnd(15)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  ` +
-    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${handlerLine(r.handler)}${cpuLine(r.cpu)}`
+    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${handlerLine(r.handler)}${cpuLine(r.cpu)}${ceilingLine(r.cpuCeiling)}`
   );
 }
 
@@ -37,6 +37,15 @@ function cpuLine(cpu) {
   const limit = cpu.limit ? `; limit, per op: ${parts(cpu.limit)}` : '';
   const handler = cpu.handler ? `\n  ${''.padEnd(15)} µs of CPU: minimal handler, per request: ${parts(cpu.handler)}` : '';
   return `\n  ${''.padEnd(15)} µs of CPU: load, per request: ${parts(cpu.load)}${limit}${handler}`;
+}
+
+/** token-password and signup: the ratio CPU alone would allow on these shared cores (lib/cpu.mjs cpuCeiling). */
+function ceilingLine(c) {
+  if (!c) return '';
+  return (
+    `\n  ${''.padEnd(15)} CPU-bound ceiling ${c.ratio}: argon2 direct ${c.limitUsPerOp} µs per call ÷ ` +
+    `${c.loadUsPerRequest} µs per request (service + database + bench)`
+  );
 }
 
 /** The second limit of user and token-refresh: a minimal uWS handler doing the same work (limits/handler.mjs). */

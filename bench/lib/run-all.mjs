@@ -10,6 +10,7 @@ import { SCENARIO_MODULES } from '../scenarios/index.mjs';
 import { uvThreadpool } from '../scenarios/uv-threadpool.mjs';
 import { cryptoChoices } from '../scenarios/crypto-choices.mjs';
 import { parity } from '../scenarios/parity.mjs';
+import { peer } from '../scenarios/peer.mjs';
 
 /** Runs the chosen scenarios, prints the table, writes the JSON; resolves false when a scenario failed. */
 export async function runAll(options) {
@@ -24,6 +25,7 @@ export async function runAll(options) {
   if (options.scenarios.includes('uv-threadpool')) results.scenarios['uv-threadpool'] = await uvThreadpool(options);
   if (options.scenarios.includes('crypto-choices')) results.scenarios['crypto-choices'] = await cryptoChoices(options);
   if (options.scenarios.includes('parity')) results.scenarios.parity = await parity(options);
+  if (options.scenarios.includes('peer')) results.scenarios.peer = await peer(options).catch((err) => ({ error: err.message }));
   printTable(results);
   console.log(`\nresults: ${writeResults(options.resultsDir, results)}`);
   return !Object.values(results.scenarios).some((r) => r.error);

@@ -4,6 +4,11 @@ import { progressFor, round } from '../lib/load.mjs';
 
 /** mode 'verify' (password grant) or 'hash' (sign-up); threads = the service's AUTH_CRYPTO_WORKERS. */
 export async function argon2Limit(service, options, mode = 'verify') {
+  return (await argon2LimitDetail(service, options, mode)).perSec;
+}
+
+/** As argon2Limit, with the CPU the child used per call (µs, all its threads): { perSec, cpuUsPerOp }. */
+export async function argon2LimitDetail(service, options, mode = 'verify') {
   const env = { ...process.env };
   if (/^\d+$/.test(String(service.uvThreadpool))) env.UV_THREADPOOL_SIZE = String(service.uvThreadpool);
   else delete env.UV_THREADPOOL_SIZE;
@@ -15,7 +20,7 @@ export async function argon2Limit(service, options, mode = 'verify') {
       child.once('exit', (code) => reject(new Error(`argon2 limit process exited (code ${code})`)));
       child.send({ mode, params: service.hash, threads: service.workers.crypto, seconds: options.duration });
     });
-    return round(result.perSec);
+    return { perSec: round(result.perSec), cpuUsPerOp: Math.round(result.cpuUsPerOp) };
   } finally {
     stop();
   }

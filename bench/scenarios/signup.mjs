@@ -1,7 +1,8 @@
 // Sign-ups with autoconfirm (each answers a session), a new address per request. Two ceilings apply and
 // the lower one binds: argon2id hashes/s direct on the crypto threads, and the sign-up transaction's
 // statements through pg with the service's pools.
-import { argon2Limit } from '../limits/argon2.mjs';
+import { argon2LimitDetail } from '../limits/argon2.mjs';
+import { cpuCeiling } from '../lib/cpu.mjs';
 import { openSqlLimit } from '../limits/sql.mjs';
 import { hashPassword } from '../../dist/workers/crypto.js';
 import { PASSWORD } from '../lib/seed.mjs';
@@ -22,9 +23,9 @@ export default {
     };
     const statements = await openSqlLimit(service, options, { kind: 'signup', concurrency: connections, fixture });
     const both = async (o) => {
-      const hashes = await argon2Limit(service, o, 'hash');
+      const hashes = await argon2LimitDetail(service, o, 'hash');
       const sql = await statements.measure(o);
-      return { perSec: Math.min(hashes, sql.perSec), argon2idHashesPerSec: hashes, sql };
+      return { perSec: Math.min(hashes.perSec, sql.perSec), argon2idHashesPerSec: hashes.perSec, argon2CpuUsPerOp: hashes.cpuUsPerOp, sql };
     };
     const { result, limit, samples, rates } = await bench
       .bracket(both, (o) =>
@@ -48,8 +49,9 @@ export default {
       .finally(statements.close);
     const sum = (pick) => samples.reduce((total, s) => total + pick(s), 0);
     const hashBound = sum((s) => s.argon2idHashesPerSec) <= sum((s) => s.sql.perSec);
+    const hashSamples = samples.map((s) => ({ perSec: s.argon2idHashesPerSec, cpuUsPerOp: s.argon2CpuUsPerOp }));
     return bench.compare(
-      { ...result, connections },
+      { ...result, connections, ...(hashBound && { cpuCeiling: cpuCeiling(hashSamples, result) }) },
       {
         limit,
         limitDetail: {

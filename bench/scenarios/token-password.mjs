@@ -1,6 +1,7 @@
 // Password sign-ins, a different seeded user each request, against argon2id verifies/s with the same
 // parameters and thread count called directly: argon2 is the ceiling, everything else should be noise.
-import { argon2Limit } from '../limits/argon2.mjs';
+import { argon2LimitDetail } from '../limits/argon2.mjs';
+import { cpuCeiling } from '../lib/cpu.mjs';
 import { PASSWORD, userEmail } from '../lib/seed.mjs';
 import { JSON_HEADERS } from '../lib/context.mjs';
 
@@ -12,8 +13,8 @@ export default {
     let n = 0;
     // Enough requests in flight to keep every crypto thread busy while answers travel back.
     const connections = 4 * service.workers.crypto;
-    const { result, limit, rates } = await bench.bracket(
-      (o) => argon2Limit(service, o, 'verify'),
+    const { result, limit, rates, samples } = await bench.bracket(
+      (o) => argon2LimitDetail(service, o, 'verify'),
       (o) =>
         bench.load({
           duration: o.duration,
@@ -30,7 +31,7 @@ export default {
         }),
     );
     return bench.compare(
-      { ...result, connections },
+      { ...result, connections, cpuCeiling: cpuCeiling(samples, result) },
       { limit, limitDetail: { samples: rates }, limitKind: 'argon2id verifies/s, direct, same threads', target: 0.9, guide: 55 },
     );
   },

@@ -23,6 +23,16 @@ export interface VerifyResult {
   needsRehash: boolean;
 }
 
+/**
+ * Whether a task occupies the thread that runs it for the whole hash: only a bcrypt verify (bcryptjs is
+ * pure JS). Every other task (any hash; a verify against argon2, Firebase scrypt, a missing or an
+ * unreadable hash, which costs a dummy argon2id) only waits for libuv's threadpool, where argon2's native
+ * worker and node:crypto's scrypt run, so it may be started from any event loop without blocking it.
+ */
+export function blocksItsThread(task: string, arg: { hash?: string | null }): boolean {
+  return task === 'verifyPassword' && typeof arg.hash === 'string' && parseStoredHash(arg.hash)?.kind === 'bcrypt';
+}
+
 const SALT_BYTES = 16;
 const HASH_BYTES = 32;
 

@@ -8,6 +8,11 @@
 // HTTP threads keep answering refresh grants and /health. The hashes themselves still run on libuv's
 // pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), so the launcher must size it above N.
 // The detour costs under 1 % of a verify (bench/README.md, crypto-choices).
+// A task that only waits for libuv's pool (every argon2 hash or verify, Firebase scrypt: workers/crypto.ts
+// blocksItsThread) is started from the supervisor's event loop itself, as admission lets it through: a
+// piscina thread would only relay it to libuv and back, two more thread wakeups and messages per login on
+// a machine whose cores the hashes already fill (bench/README.md, "Where time goes"). Only a bcrypt verify,
+// which is pure JS and holds its thread for the whole check, goes to a piscina thread.
 // piscina 5.3.2 with one thread and a full queue was seen to leave a task waiting for seconds; with two or
 // more the queue was fair, hence the config's minimum default of 2. Admission (the bound, dropping the
 // hashes of requests that gave up) is src/server/crypto/admission.ts.
@@ -16,7 +21,7 @@ import { Piscina } from 'piscina';
 import type { Config } from '../config/types.js';
 import { apiError } from '../errors.js';
 import { createCryptoQueue, expectedTaskMs, CryptoBusyError, CryptoCancelledError, type CryptoQueueStats } from './admission.js';
-import type { HashParams, VerifyResult } from '../../workers/crypto.js';
+import { blocksItsThread, hashPassword, verifyPassword, type HashParams, type VerifyResult } from '../../workers/crypto.js';
 import { startChildSpan } from '../observability/request-spans.js';
 
 export interface PasswordHasher {
@@ -38,6 +43,8 @@ export interface CryptoPoolHost {
 
 type TaskName = 'hashPassword' | 'verifyPassword';
 const TASKS: ReadonlySet<string> = new Set<TaskName>(['hashPassword', 'verifyPassword']);
+/** The same task functions piscina runs, for the tasks started on this thread's event loop. */
+const INLINE: Record<TaskName, (arg: never) => Promise<unknown>> = { hashPassword, verifyPassword };
 
 type Request = { id: number; task: TaskName; arg: unknown } | { id: number; cancel: true };
 type Refusal = 'busy' | 'cancelled';
@@ -57,7 +64,11 @@ export function createCryptoPool({ threads, params }: { threads: number; params:
   // Piscina's own queue stays empty: this one admits at most `threads` tasks to it at a time.
   const queue = createCryptoQueue(threads, params.maxQueue ?? 0, expectedTaskMs(params));
   const ports = new Set<MessagePort>();
-  const submit = (task: TaskName, arg: unknown) => queue.submit(() => pool.run(arg, { name: task }) as Promise<unknown>);
+  const start = (task: TaskName, arg: unknown): Promise<unknown> =>
+    blocksItsThread(task, arg as { hash?: string | null })
+      ? (pool.run(arg, { name: task }) as Promise<unknown>)
+      : Promise.resolve().then(() => INLINE[task](arg as never));
+  const submit = (task: TaskName, arg: unknown) => queue.submit(() => start(task, arg));
 
   const serve = (port: MessagePort, waiting: Map<number, () => void>, request: Request) => {
     const { id } = request;
