@@ -5,13 +5,17 @@
 // Unlike the SQL limit it pays for HTTP, the JWT and the JSON, so the service's ratio to it is what the
 // service's own layers (router, checks, request log, row parsing, allocations) cost.
 import { fork } from 'node:child_process';
+import { resolve as resolvePath } from 'node:path';
 import { freePort } from '../lib/service.mjs';
 import { load } from '../lib/load.mjs';
 
 /** `path` is what the load asks for; `perConnection(i)` its requests, as for the scenario's load. */
 export async function openMinimalHandler(service, { path, connections, perConnection }) {
   const port = await freePort();
-  const child = fork(new URL('./handler-process.mjs', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF: the handler's threads are profiled too (in handler/ under it), to compare with the service's.
+  const prof = process.env.BENCH_CPU_PROF;
+  const execArgv = prof ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(prof, 'handler')}`] : [];
+  const child = fork(new URL('./handler-process.mjs', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   child.send({
     threads: service.workers.http,
     workerData: {

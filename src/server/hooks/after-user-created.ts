@@ -6,7 +6,7 @@ import type { UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { findUserById } from '../../db/users.js';
 import type { AppContext } from '../context.js';
-import type { Run } from '../http/types.js';
+import type { ApiResponse, Run } from '../http/types.js';
 import { userJson } from '../users/user-json.js';
 import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
 
@@ -20,16 +20,24 @@ export function noteUserCreated(ctx: Pick<AppContext, 'config'>, req: HookReques
 
 /** `run`, then the hook for each user it created that exists now (a rolled-back attempt's does not). */
 export function withAfterUserCreated(run: Run): Run {
-  return async (req, ctx) => {
-    const reply = await run(req, ctx);
-    const ids = created.get(req);
-    if (!ids) return reply;
-    created.delete(req);
-    for (const id of new Set(ids)) {
-      const user = await findUserById(ctx.db, id);
-      if (!user) continue;
-      await invokeHook(ctx, 'afterUserCreated', { user: userJson(user, await findIdentitiesByUser(ctx.db, id)) }, req);
-    }
-    return reply;
+  // Not an async wrapper: a request that created nobody (nearly all) pays no extra promise for it.
+  return (req, ctx) => {
+    const reply = run(req, ctx);
+    return reply instanceof Promise ? reply.then((r) => afterRun(r, req, ctx)) : afterRun(reply, req, ctx);
   };
+}
+
+function afterRun(reply: ApiResponse, req: HookRequest, ctx: AppContext): ApiResponse | Promise<ApiResponse> {
+  const ids = created.get(req);
+  if (!ids) return reply;
+  created.delete(req);
+  return tellHook(ids, req, ctx).then(() => reply);
+}
+
+async function tellHook(ids: string[], req: HookRequest, ctx: AppContext): Promise<void> {
+  for (const id of new Set(ids)) {
+    const user = await findUserById(ctx.db, id);
+    if (!user) continue;
+    await invokeHook(ctx, 'afterUserCreated', { user: userJson(user, await findIdentitiesByUser(ctx.db, id)) }, req);
+  }
 }

@@ -4,6 +4,7 @@ import { apiError } from '../errors.js';
 import { renderError } from './render-error.js';
 import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
 import type { ApiResponse } from './types.js';
+import { requestDeadlines, type DeadlineClock } from './deadline-clock.js';
 
 export interface Answer {
   status: number;
@@ -74,15 +75,26 @@ export class Deadline {
   }
 }
 
-/** API_MAX_REQUEST_DURATION: the answer is a 504 when the handler takes longer, and `deadline` expires. */
-export function withTimeout<T>(work: Promise<T>, ms: number, deadline?: Deadline): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+/**
+ * API_MAX_REQUEST_DURATION: the answer is a 504 when the handler takes longer, and `deadline` expires. The
+ * deadline is kept by the thread's shared clock (deadline-clock.ts), not a timer per request.
+ */
+export function withTimeout<T>(work: Promise<T>, ms: number, deadline?: Deadline, clock: DeadlineClock = requestDeadlines): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const expiry = clock.add(ms, () => {
       const err = apiError('request_timeout');
       deadline?.expire(err);
       reject(err);
-    }, ms);
+    });
+    work.then(
+      (value) => {
+        clock.cancel(expiry);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clock.cancel(expiry);
+        reject(err);
+      },
+    );
   });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -72,16 +72,19 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       return complete(snap, progress, answer, started);
     }
     inFlight++;
-    answer
-      .then((a) => {
+    // One reaction, not a then/catch/finally chain: two promises and two microtasks fewer per request.
+    const settled = (a: Answer | undefined, err?: unknown) => {
+      try {
+        if (a === undefined) throw err;
         if (!progress.aborted) write(res, a, draining);
         complete(snap, progress, a, started);
-      })
-      .catch((err) => log.error({ err, request_id: snap.requestId }, 'response could not be written'))
-      .finally(() => {
-        inFlight--;
-        if (inFlight === 0 && idle) idle();
-      });
+      } catch (err) {
+        log.error({ err, request_id: snap.requestId }, 'response could not be written');
+      }
+      inFlight--;
+      if (inFlight === 0 && idle) idle();
+    };
+    answer.then(settled, (err: unknown) => settled(undefined, err));
   });
 
   function complete(snap: Snapshot, progress: Progress, answer: Answer, started: number): void {

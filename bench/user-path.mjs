@@ -1,0 +1,163 @@
+// The CPU of GET /user's own JavaScript, without uWS or PostgreSQL, against dist/ (run `npm run build`
+// first): the route as the router compiled it (guard, HS256 verify, the statement's result handling with
+// a canned row as pg hands it over, userJson), withTimeout, serialise with JSON.stringify and the request
+// record (metrics off, the pino line written to /dev/null); and, for comparison, the same row through
+// the minimal handler's JavaScript (bench/limits/handler-thread.mjs: node:crypto verify, its userJson,
+// JSON.stringify). 32 requests in flight, each waiting a setImmediate for its "statement". The difference
+// between the two is what the service's layers cost beyond the handler's, apart from uWS and pg, which
+// both pay alike; it moves far less with the machine's load than the HTTP bench (bench/README.md).
+// Usage: node bench/user-path.mjs [service|handler] [dist root, default this checkout]
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+
+const mode = process.argv[2] ?? 'service';
+const root = process.argv[3] ?? fileURLToPath(new URL('..', import.meta.url));
+const load = (path) => import(`${root}/dist/${path}`);
+const { loadConfig } = await load('server/config/load.js');
+const { Router } = await load('server/http/router.js');
+const { ROUTES } = await load('server/routes.js');
+const { createJwtService } = await load('server/auth/jwt.js');
+const { NO_REQUEST_METRICS } = await load('server/observability/metrics.js');
+const { createLogger } = await load('server/observability/log.js');
+const { serialise, withTimeout, Deadline } = await load('server/http/answer.js');
+const { recordRequest } = await load('server/http/request-record.js');
+const { corsHeaders } = await load('server/http/cors.js');
+
+const secret = 'x'.repeat(64);
+const env = {
+  AUTH_DB_DRIVER: 'postgres',
+  DATABASE_URL: 'postgres://bench@127.0.0.1/bench',
+  AUTH_JWT_SECRET: secret,
+  AUTH_SITE_URL: 'http://localhost:3000',
+  AUTH_API_EXTERNAL_URL: 'http://127.0.0.1:1',
+  AUTH_LOG_FILE: '/dev/null',
+};
+const config = loadConfig({ env, envFile: '/nonexistent' });
+const log = createLogger(config.log);
+const jwt = createJwtService(config.jwt);
+const userId = '6f1c1a52-8a3e-4a43-9a5e-1f2b3c4d5e6f';
+const sessionId = '7a1c1a52-8a3e-4a43-9a5e-1f2b3c4d5e6f';
+const now = Math.floor(Date.now() / 1000);
+const token = await jwt.sign({
+  sub: userId,
+  aud: 'authenticated',
+  exp: now + 3600,
+  iat: now,
+  email: 'a@example.com',
+  phone: '',
+  app_metadata: { provider: 'email', providers: ['email'] },
+  user_metadata: {},
+  role: 'authenticated',
+  aal: 'aal1',
+  amr: [{ method: 'password', timestamp: now }],
+  session_id: sessionId,
+  is_anonymous: false,
+});
+const headers = { host: '127.0.0.1:1234', authorization: `Bearer ${token}`, connection: 'keep-alive' };
+
+/** A row as pg hands the statement's result over (users.* with Dates, the session id, the json columns). */
+const date = () => new Date(Date.now() - 1000);
+// prettier-ignore
+const row = () => ({
+  instance_id: null, id: userId, aud: 'authenticated', role: 'authenticated', email: 'a@example.com',
+  encrypted_password: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', email_confirmed_at: date(), invited_at: null,
+  confirmation_token: '', confirmation_sent_at: null, recovery_token: '', recovery_sent_at: null,
+  email_change_token_new: '', email_change: '', email_change_sent_at: null, last_sign_in_at: date(),
+  raw_app_meta_data: { provider: 'email', providers: ['email'] }, raw_user_meta_data: {}, is_super_admin: null,
+  created_at: date(), updated_at: date(), phone: null, phone_confirmed_at: null, phone_change: '',
+  phone_change_token: '', phone_change_sent_at: null, confirmed_at: date(), email_change_token_current: '',
+  email_change_confirm_status: 0, banned_until: null, reauthentication_token: '', reauthentication_sent_at: null,
+  is_sso_user: false, deleted_at: null, is_anonymous: false,
+  found_session_id: sessionId,
+  found_identities: [
+    {
+      id: '8a1c1a52-8a3e-4a43-9a5e-1f2b3c4d5e6f', provider_id: userId, user_id: userId,
+      identity_data: { sub: userId, email: 'a@example.com', email_verified: false, phone_verified: false },
+      provider: 'email', email: 'a@example.com', last_sign_in_at: '2026-11-22 10:00:00.123456+00',
+      created_at: '2026-11-22 10:00:00.123456+00', updated_at: '2026-11-22 10:00:00.123456+00',
+    },
+  ],
+  found_factors: [],
+});
+const db = { query: () => new Promise((resolve) => setImmediate(() => resolve({ rows: [row()] }))) };
+const ctx = { config, log, db, jwt, metrics: NO_REQUEST_METRICS, tracing: { enabled: false } };
+const router = new Router(ROUTES);
+
+/** What server.ts does for GET /user between the snapshot and the write. */
+function service() {
+  const started = performance.now();
+  const match = router.match('GET', '/user');
+  const deadline = new Deadline();
+  const cors = corsHeaders(headers.origin);
+  const requestId = randomUUID();
+  // prettier-ignore
+  const req = {
+    method: 'GET', path: '/user', route: match.route.path, params: match.params, headers, ip: '127.0.0.1', requestId,
+    rawBody: Buffer.alloc(0), query: new URLSearchParams(''), get signal() { return deadline.signal; },
+    json: () => ({}), body: () => ({}),
+  };
+  return withTimeout(Promise.resolve(match.run(req, ctx)), 10_000, deadline)
+    .then((response) => serialise(response, cors))
+    .then((a) => {
+      if (a.status !== 200) throw new Error(`answered ${a.status}: ${a.body}`);
+      // prettier-ignore
+      recordRequest(ctx, log, {
+        requestId, method: 'GET', path: '/user', query: '', ip: '127.0.0.1', route: match.route, params: match.params,
+        status: a.status, errorCode: undefined, aborted: false, spans: undefined, started,
+      });
+    });
+}
+
+// The minimal handler's JavaScript, as in bench/limits/handler-thread.mjs.
+const hmacKey = Buffer.from(secret, 'utf8');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+function verify(t) {
+  const dot = t.lastIndexOf('.');
+  const first = t.indexOf('.');
+  const expected = createHmac('sha256', hmacKey).update(t.slice(0, dot)).digest();
+  const given = Buffer.from(t.slice(dot + 1), 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const header = JSON.parse(Buffer.from(t.slice(0, first), 'base64url').toString());
+  if (header.alg !== 'HS256') return null;
+  const claims = JSON.parse(Buffer.from(t.slice(first + 1, dot), 'base64url').toString());
+  return typeof claims.exp === 'number' && claims.exp > Date.now() / 1000 ? claims : null;
+}
+const iso = (d) => (d ? d.toISOString() : undefined);
+// prettier-ignore
+const handlerJson = (u, identities, factors) => ({
+  id: u.id, aud: u.aud, role: u.role, email: u.email ?? '', phone: u.phone ?? '',
+  email_confirmed_at: iso(u.email_confirmed_at), confirmed_at: iso(u.confirmed_at), last_sign_in_at: iso(u.last_sign_in_at),
+  app_metadata: u.raw_app_meta_data ?? {}, user_metadata: u.raw_user_meta_data ?? {},
+  identities: identities.map((i) => ({
+    identity_id: i.id, id: i.provider_id, user_id: i.user_id, identity_data: i.identity_data, provider: i.provider,
+    last_sign_in_at: i.last_sign_in_at, created_at: i.created_at, updated_at: i.updated_at, email: i.email ?? undefined,
+  })),
+  ...(factors.length ? { factors } : {}),
+  created_at: u.created_at.toISOString(), updated_at: u.updated_at.toISOString(), is_anonymous: u.is_anonymous,
+});
+function handler() {
+  const auth = headers.authorization;
+  const claims = auth.startsWith('Bearer ') ? verify(auth.slice(7)) : null;
+  if (!claims || !UUID.test(claims.sub) || !UUID.test(claims.session_id)) throw new Error('refused');
+  return db.query({ values: [claims.sub, claims.session_id] }).then(({ rows: [r] }) => {
+    if (!r || !r.found_session_id || (r.banned_until && r.banned_until > new Date())) throw new Error('refused');
+    return JSON.stringify(handlerJson(r, r.found_identities, r.found_factors));
+  });
+}
+
+const one = mode === 'handler' ? handler : service;
+async function run(n, inFlight) {
+  let done = 0;
+  const before = process.cpuUsage();
+  await new Promise((resolve, reject) => {
+    const next = () => one().then(() => (++done === n ? resolve() : done + inFlight <= n && next()), reject);
+    for (let i = 0; i < inFlight; i++) next();
+  });
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / n;
+}
+await run(20_000, 32); // warm-up
+const runs = [];
+for (let i = 0; i < 5; i++) runs.push(await run(40_000, 32));
+console.log(`${mode}: µs of CPU per request, 5 runs: ${runs.map((r) => r.toFixed(1)).join(' ')}; best ${Math.min(...runs).toFixed(1)}`);
+process.exit(0);
