@@ -164,3 +164,18 @@ t.test('refusals are logged with their reason and never the header values', asyn
   t.ok(refusals.some((l) => l.status === 400 && /control character/.test(l.reason)));
   t.notOk(JSON.stringify(api.logs()).includes(secret), 'the header value is not in the log');
 });
+
+t.test('HEAD is answered without a body (uWS alone writes one), so the answers after it stay in step', async (t) => {
+  const requests =
+    'HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\nQUERY /health HTTP/1.1\r\nHost: x\r\n\r\n';
+  const { received, error } = await exchange([Buffer.from(requests)], (r) => r.includes('method_not_allowed'));
+  t.equal(error, null, 'the refusal after HEAD and GET arrived');
+  const [head, get, refused] = answers(received);
+  t.match(head, /^HTTP\/1\.1 200 /);
+  const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1]);
+  t.ok(length > 0, 'HEAD reports the length the GET has');
+  t.ok(head.endsWith('\r\n\r\n'), 'and carries no body');
+  t.match(get, /^HTTP\/1\.1 200 /);
+  t.equal(Buffer.byteLength(get.slice(get.indexOf('\r\n\r\n') + 4)), length, 'the GET body has that length');
+  t.equal(statusOf(refused), 405);
+});

@@ -68,7 +68,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       ? withRequestSpans((progress.spans = []), () => dispatch(res, snap, progress))
       : dispatch(res, snap, progress);
     if (!(answer instanceof Promise)) {
-      write(res, answer, draining);
+      write(res, answer, draining, snap.method === 'HEAD');
       return complete(snap, progress, answer, started);
     }
     inFlight++;
@@ -76,7 +76,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
     const settled = (a: Answer | undefined, err?: unknown) => {
       try {
         if (a === undefined) throw err;
-        if (!progress.aborted) write(res, a, draining);
+        if (!progress.aborted) write(res, a, draining, snap.method === 'HEAD');
         complete(snap, progress, a, started);
       } catch (err) {
         log.error({ err, request_id: snap.requestId }, 'response could not be written');
@@ -259,11 +259,17 @@ function readBody(res: uWS.HttpResponse, headers: Record<string, string>, progre
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`;
 const STATUS_LINES = new Map(Object.keys(STATUS_CODES).map((code) => [Number(code), statusLine(Number(code))]));
 
-function write(res: uWS.HttpResponse, answer: Answer, closeConnection: boolean): void {
+function write(res: uWS.HttpResponse, answer: Answer, closeConnection: boolean, head: boolean): void {
   res.cork(() => {
     res.writeStatus(STATUS_LINES.get(answer.status) ?? statusLine(answer.status));
     for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
     if (answer.status === 204 || answer.status === 304) res.endWithoutBody(0, closeConnection);
-    else res.end(answer.body, closeConnection);
+    else if (head) {
+      // uWS 20.30 writes the body after a HEAD too, and endWithoutBody with any argument leaves the answer
+      // open (uWS then aborts the process): the length the GET would have is written by hand and the
+      // answer ends with no body (RFC 9110 9.3.2). A draining server closes the connection itself.
+      res.writeHeader('Content-Length', String(Buffer.byteLength(answer.body)));
+      res.endWithoutBody();
+    } else res.end(answer.body, closeConnection);
   });
 }
