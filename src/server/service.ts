@@ -3,9 +3,6 @@
 // crashes, and drains everything on stop.
 import { misconfiguredProviders } from './providers/configured.js';
 import net from 'node:net';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { withJwtSecret, type Config } from './config/load.js';
@@ -21,7 +18,7 @@ import { logDeprecatedSettings } from './deprecations.js';
 import { prettyLogsWanted } from './observability/log.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
 import { secretBox } from './mfa/encryption.js';
-import { createGuard, type Guard } from './guard/guard.js';
+import { superviseGuard } from './guard/supervised.js';
 import type { ListenOn } from './http/server.js';
 
 const WORKER_FILE = new URL('../workers/http.js', import.meta.url);
@@ -106,13 +103,11 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
   // only this user can enter; without it the threads share the port (SO_REUSEPORT).
   // The guard starts accepting only once the threads listen, so that until the service can answer, a
   // client is refused a connection (as without the guard) rather than handed a 503.
-  const guard = config.api.guard ? guardFor(config, log) : null;
+  const guard = config.api.guard ? superviseGuard(config, log) : null;
   const sharedPort = guard ? 0 : config.api.port || (await freePort(config.api.host));
   const listenOn = (index: number): ListenOn => {
     if (!guard) return { kind: 'tcp', host: config.api.host, port: sharedPort };
-    const socketPath = path.join(guard.socketDir, `http-${index}.sock`);
-    fs.rmSync(socketPath, { force: true }); // left by a thread that crashed
-    return { kind: 'unix', path: socketPath };
+    return { kind: 'unix', path: guard.socketFor(index) };
   };
   // Decided here: a worker thread's stdout is never a terminal itself.
   const prettyLogs = prettyLogsWanted(config, process.stdout.isTTY === true);
@@ -263,29 +258,6 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     },
   };
 }
-
-interface SupervisedGuard extends Guard {
-  readonly socketDir: string;
-  /** closes every connection and removes the socket directory */
-  close(): Promise<void>;
-}
-
-function guardFor(config: Config, log: Logger): SupervisedGuard {
-  const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'portcullis-'));
-  const guard = createGuard({ host: config.api.host, port: config.api.port, headTimeoutMs: HEAD_TIMEOUT_MS, log });
-  return {
-    ...guard,
-    socketDir,
-    close: async () => {
-      await guard.stopAccepting();
-      guard.destroy();
-      fs.rmSync(socketDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** uWS's own idle timeout: a head must be complete, and a silent connection speaks, within it. */
-const HEAD_TIMEOUT_MS = 10_000;
 
 /** How long a drained HTTP thread may take to end on its own before it is terminated. */
 const DRAINED_THREAD_GRACE_MS = 200;

@@ -1,0 +1,37 @@
+// The guard as the supervisor runs it: the guard itself plus the private directory of the HTTP threads'
+// Unix sockets, created with it and removed when it closes.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import { createGuard, type Guard } from './guard.js';
+
+/** uWS's own idle timeout: a head must be complete, and a silent connection speaks, within it. */
+const HEAD_TIMEOUT_MS = 10_000;
+
+export interface SupervisedGuard extends Guard {
+  /** the Unix socket path for HTTP thread `index`, cleared of what a crashed thread left there */
+  socketFor(index: number): string;
+  /** closes every connection and removes the socket directory */
+  close(): Promise<void>;
+}
+
+export function superviseGuard(config: Config, log: Logger): SupervisedGuard {
+  // mkdtemp creates the directory 0700: only the service's user can reach the threads behind the guard.
+  const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'portcullis-'));
+  const guard = createGuard({ host: config.api.host, port: config.api.port, headTimeoutMs: HEAD_TIMEOUT_MS, log });
+  return {
+    ...guard,
+    socketFor(index) {
+      const socketPath = path.join(socketDir, `http-${index}.sock`);
+      fs.rmSync(socketPath, { force: true });
+      return socketPath;
+    },
+    close: async () => {
+      await guard.stopAccepting();
+      guard.destroy();
+      fs.rmSync(socketDir, { recursive: true, force: true });
+    },
+  };
+}
