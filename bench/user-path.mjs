@@ -7,8 +7,9 @@
 // between the two is what the service's layers cost beyond the handler's, apart from uWS and pg, which
 // both pay alike; it moves far less with the machine's load than the HTTP bench (bench/README.md).
 // Usage: node bench/user-path.mjs [service|handler] [dist root, default this checkout]
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { hs256, userJson, UUID } from './limits/handler-work.mjs';
 
 const mode = process.argv[2] ?? 'service';
 const root = process.argv[3] ?? fileURLToPath(new URL('..', import.meta.url));
@@ -108,40 +109,15 @@ function service() {
     });
 }
 
-// The minimal handler's JavaScript, as in bench/limits/handler-thread.mjs.
-const hmacKey = Buffer.from(secret, 'utf8');
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-function verify(t) {
-  const dot = t.lastIndexOf('.');
-  const first = t.indexOf('.');
-  const expected = createHmac('sha256', hmacKey).update(t.slice(0, dot)).digest();
-  const given = Buffer.from(t.slice(dot + 1), 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  const header = JSON.parse(Buffer.from(t.slice(0, first), 'base64url').toString());
-  if (header.alg !== 'HS256') return null;
-  const claims = JSON.parse(Buffer.from(t.slice(first + 1, dot), 'base64url').toString());
-  return typeof claims.exp === 'number' && claims.exp > Date.now() / 1000 ? claims : null;
-}
-const iso = (d) => (d ? d.toISOString() : undefined);
-// prettier-ignore
-const handlerJson = (u, identities, factors) => ({
-  id: u.id, aud: u.aud, role: u.role, email: u.email ?? '', phone: u.phone ?? '',
-  email_confirmed_at: iso(u.email_confirmed_at), confirmed_at: iso(u.confirmed_at), last_sign_in_at: iso(u.last_sign_in_at),
-  app_metadata: u.raw_app_meta_data ?? {}, user_metadata: u.raw_user_meta_data ?? {},
-  identities: identities.map((i) => ({
-    identity_id: i.id, id: i.provider_id, user_id: i.user_id, identity_data: i.identity_data, provider: i.provider,
-    last_sign_in_at: i.last_sign_in_at, created_at: i.created_at, updated_at: i.updated_at, email: i.email ?? undefined,
-  })),
-  ...(factors.length ? { factors } : {}),
-  created_at: u.created_at.toISOString(), updated_at: u.updated_at.toISOString(), is_anonymous: u.is_anonymous,
-});
+// The minimal handler's JavaScript: the same module bench/limits/handler-thread.mjs runs.
+const { verify } = hs256(secret);
 function handler() {
   const auth = headers.authorization;
   const claims = auth.startsWith('Bearer ') ? verify(auth.slice(7)) : null;
   if (!claims || !UUID.test(claims.sub) || !UUID.test(claims.session_id)) throw new Error('refused');
   return db.query({ values: [claims.sub, claims.session_id] }).then(({ rows: [r] }) => {
     if (!r || !r.found_session_id || (r.banned_until && r.banned_until > new Date())) throw new Error('refused');
-    return JSON.stringify(handlerJson(r, r.found_identities, r.found_factors));
+    return JSON.stringify(userJson(r, r.found_identities, r.found_factors));
   });
 }
 

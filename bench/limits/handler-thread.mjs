@@ -5,8 +5,9 @@
 // user JSON. POST /token (refresh) hashes the presented token, runs the grant's two usual-path statements
 // (dist/db), derives the child token as the service does, signs an HS256 access token with node:crypto and writes the token response.
 import { parentPort, workerData } from 'node:worker_threads';
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import uWS from '@trufflesuite/uws-js-unofficial';
+import { hs256, userJson, UUID } from './handler-work.mjs';
 import { createPool } from '../../dist/db/pool.js';
 import { findUserSessionIdentities } from '../../dist/db/user-session.js';
 import { findPresentedToken } from '../../dist/db/refresh-tokens.js';
@@ -15,60 +16,7 @@ import { childRefreshToken } from '../../dist/server/sessions/child-token.js';
 
 const { port, databaseUrl, namespace, poolSize, secret } = workerData;
 const pool = createPool({ url: databaseUrl, max: poolSize, namespace, applicationName: 'portcullis-bench-handler' });
-const hmacKey = Buffer.from(secret, 'utf8');
-const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The claims of a valid HS256 token whose exp is in the future, else null: the checks a bearer needs. */
-function verify(token) {
-  const dot = token.lastIndexOf('.');
-  const first = token.indexOf('.');
-  if (first < 0 || dot === first) return null;
-  const expected = createHmac('sha256', hmacKey).update(token.slice(0, dot)).digest();
-  const given = Buffer.from(token.slice(dot + 1), 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  const header = JSON.parse(Buffer.from(token.slice(0, first), 'base64url').toString());
-  if (header.alg !== 'HS256') return null;
-  const claims = JSON.parse(Buffer.from(token.slice(first + 1, dot), 'base64url').toString());
-  return typeof claims.exp === 'number' && claims.exp > Date.now() / 1000 ? claims : null;
-}
-
-function sign(claims) {
-  const input = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-  return `${input}.${createHmac('sha256', hmacKey).update(input).digest('base64url')}`;
-}
-
-const iso = (d) => (d ? d.toISOString() : undefined);
-/** The user JSON's fields, built directly from the row (the same keys the service writes). */
-function userJson(u, identities, factors) {
-  return {
-    id: u.id,
-    aud: u.aud,
-    role: u.role,
-    email: u.email ?? '',
-    phone: u.phone ?? '',
-    email_confirmed_at: iso(u.email_confirmed_at),
-    confirmed_at: iso(u.confirmed_at),
-    last_sign_in_at: iso(u.last_sign_in_at),
-    app_metadata: u.raw_app_meta_data ?? {},
-    user_metadata: u.raw_user_meta_data ?? {},
-    identities: identities.map((i) => ({
-      identity_id: i.id,
-      id: i.provider_id,
-      user_id: i.user_id,
-      identity_data: i.identity_data,
-      provider: i.provider,
-      last_sign_in_at: i.last_sign_in_at,
-      created_at: i.created_at,
-      updated_at: i.updated_at,
-      email: i.email ?? undefined,
-    })),
-    ...(factors.length ? { factors } : {}),
-    created_at: u.created_at.toISOString(),
-    updated_at: u.updated_at.toISOString(),
-    is_anonymous: u.is_anonymous,
-  };
-}
+const { verify, sign } = hs256(secret);
 
 /** The statement GET /user runs, as dist/db/user-session.js sends it (no session policy in the bench). */
 let userStatement;
