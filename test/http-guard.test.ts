@@ -3,9 +3,9 @@
 // big heads split over many reads are answered; refusals keep pipelined answers in order; the service
 // still sees the client's address.
 import t from 'tap';
-import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { startTestService } from './helpers/server.js';
+import { answers, bodyText, completeAnswers, exchange as rawExchange, statusOf } from './helpers/raw-http.js';
 
 interface HostileCase {
   name: string;
@@ -22,53 +22,9 @@ const api = await startTestService();
 t.teardown(() => api.stop());
 const port = Number(new URL(api.url).port);
 
-interface Exchange {
-  received: string;
-  /** what ended the exchange: null once `complete` said the answers are there */
-  error: string | null;
-}
-
-/** Writes `writes` one after another (a pause between them, so each is its own read), collecting the answers. */
-function exchange(writes: Buffer[], complete: (received: string) => boolean, pauseMs = 20): Promise<Exchange> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.setNoDelay(true);
-    let received = '';
-    let done = false;
-    const finish = (error: string | null) => {
-      if (done) return;
-      done = true;
-      socket.destroy();
-      resolve({ received, error });
-    };
-    socket.on('data', (chunk) => {
-      received += chunk.toString('latin1');
-      if (complete(received)) finish(null);
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? err.message));
-    socket.on('close', () => finish(complete(received) ? null : 'closed before the answer was complete'));
-    socket.setTimeout(15_000, () => finish('no answer within 15 s'));
-    void (async () => {
-      for (const bytes of writes) {
-        if (done) return;
-        socket.write(bytes);
-        await new Promise((r) => setTimeout(r, pauseMs));
-      }
-    })();
-  });
-}
-
-const answers = (received: string) => received.split(/(?=HTTP\/1\.1 \d{3} )/).filter(Boolean);
-/** An answer is complete once its Content-Length bytes of body are there. */
-function completeAnswers(received: string): string[] {
-  return answers(received).filter((answer) => {
-    const end = answer.indexOf('\r\n\r\n');
-    const length = /\r\ncontent-length: *(\d+)/i.exec(answer.slice(0, end));
-    return end >= 0 && length !== null && answer.length - end - 4 >= Number(length[1]);
-  });
-}
-const statusOf = (answer: string) => Number(answer.slice(9, 12));
-const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+const exchange = (writes: Buffer[], complete: (received: string) => boolean, pauseMs = 20) =>
+  rawExchange(port, writes, complete, { pauseMs });
+const bodyOf = (answer: string) => JSON.parse(bodyText(answer));
 
 function bytesOf(c: HostileCase): Buffer[] {
   const whole = Buffer.from(c.parts.join('').replace('@FILL@', 'a'.repeat(c.fill ?? 0)), 'latin1');

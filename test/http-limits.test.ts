@@ -1,35 +1,15 @@
 // Oversized bodies at the socket level: a client that sends a body over 1 MiB in one go (no Expect:
 // 100-continue, declared or chunked) reads the whole 413 JSON answer, and the connection stays usable.
 import t from 'tap';
-import net from 'node:net';
 import { startTestService } from './helpers/server.js';
+import { answers, bodyText, exchange as rawExchange } from './helpers/raw-http.js';
 
 const api = await startTestService();
 t.teardown(() => api.stop());
 const port = Number(new URL(api.url).port);
 
-/** Sends `bytes` on one connection and collects what comes back until `complete` says it is all there. */
-function exchange(bytes: Buffer, complete: (received: string) => boolean): Promise<{ received: string; error: string | null }> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let received = '';
-    const finish = (error: string | null) => {
-      socket.destroy();
-      resolve({ received, error });
-    };
-    socket.on('data', (chunk) => {
-      received += chunk.toString('latin1');
-      if (complete(received)) finish(null);
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? err.message));
-    socket.on('close', () => finish('closed before the answer was complete'));
-    socket.setTimeout(20_000, () => finish('timeout'));
-    socket.write(bytes);
-  });
-}
-
-const answers = (received: string) => received.split(/(?=HTTP\/1\.1 )/).filter(Boolean);
-const bodyOf = (answer: string) => answer.slice(answer.indexOf('\r\n\r\n') + 4);
+const exchange = (bytes: Buffer, complete: (received: string) => boolean) => rawExchange(port, [bytes], complete, { timeoutMs: 20_000 });
+const bodyOf = bodyText;
 
 t.test('a 1.5 MiB body sent whole: the client reads the 413 JSON, then the connection answers again', async (t) => {
   const body = Buffer.alloc(1.5 * 1024 * 1024, 'x');
