@@ -106,3 +106,18 @@ t.test('withTimeout: the deadline first gives the 504 and aborts the Deadline si
   t.equal(clock.size, 0);
   await late; // its late result is ignored (the promise has settled)
 });
+
+t.test('a Deadline expires once; a signal asked for after that is born aborted with the first reason', async (t) => {
+  const early = new Deadline();
+  const signal = early.signal;
+  early.expire(new Error('first'));
+  early.expire(new Error('second'));
+  t.equal(signal.aborted, true);
+  t.equal((signal.reason as Error).message, 'first', 'the first reason stays');
+
+  const late = new Deadline();
+  late.expire(new Error('gone'));
+  t.equal(late.signal.aborted, true, 'asked for after the expiry: already aborted');
+  t.equal((late.signal.reason as Error).message, 'gone');
+  t.equal(new Deadline().signal.aborted, false, 'a live deadline is not aborted');
+});

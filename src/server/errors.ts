@@ -28,6 +28,8 @@ export const ERRORS = {
   http_head_timeout: e(408, 'request_timeout', 'The request head did not arrive in time'),
   http_version_not_supported: e(505, 'http_version_not_supported', 'HTTP version not supported: use HTTP/1.1'),
   request_timeout: e(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.'),
+  // ours: never written (the connection is gone); it names the request in the log and stops its work
+  client_closed_request: e(499, 'client_closed_request', 'The client closed the connection before the answer'),
   unexpected_failure: e(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information'),
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
   database_unavailable: e(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.', 5),

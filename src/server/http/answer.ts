@@ -61,18 +61,28 @@ export function assertNoNulInQuery(query: string): void {
 }
 
 /**
- * A request's deadline as an AbortSignal, made only when a handler asks for it (most never do). When the
- * deadline passes, the signal aborts with the 504 itself, so the work behind the answer stops too: its
- * transaction rolls back (db/pool.ts tx) and its queued hash is dropped (crypto/admission.ts).
+ * A request's deadline as an AbortSignal, made only when a handler asks for it (most never do). It expires
+ * when the deadline passes (with the 504 itself) or when the client goes away before its answer (with
+ * client_closed_request), so the work behind the answer stops too: its transaction rolls back (db/pool.ts
+ * tx) and its queued hash is dropped (crypto/admission.ts). A signal asked for after that is born aborted.
  */
 export class Deadline {
   private controller: AbortController | undefined;
+  private reason: Error | undefined;
   get signal(): AbortSignal {
-    return (this.controller ??= new AbortController()).signal;
+    return (this.controller ??= abortController(this.reason)).signal;
   }
   expire(reason: Error): void {
+    if (this.reason) return;
+    this.reason = reason;
     this.controller?.abort(reason);
   }
+}
+
+function abortController(reason: Error | undefined): AbortController {
+  const controller = new AbortController();
+  if (reason) controller.abort(reason);
+  return controller;
 }
 
 /**

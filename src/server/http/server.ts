@@ -122,14 +122,14 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       const { run, route } = match;
       const deadline = new Deadline();
       if (BODY_METHODS.has(snap.method)) {
-        watchAbort(res, progress);
+        watchAbort(res, progress, deadline);
         return readBody(res, snap.headers, progress)
           .then((raw) => runTimed(run, toApiRequest(snap, route, match.params, raw, deadline), deadline))
           .then((response) => serialise(response, cors), fail);
       }
       const result = run(toApiRequest(snap, route, match.params, NO_BODY, deadline), ctx);
       if (!(result instanceof Promise)) return serialise(result, cors);
-      watchAbort(res, progress);
+      watchAbort(res, progress, deadline);
       return withTimeout(result, timeoutMs(), deadline).then((response) => serialise(response, cors), fail);
     } catch (err) {
       return fail(err);
@@ -192,10 +192,16 @@ function clientAddress(text: string): string {
   return ipaddr.process(text).toString();
 }
 
-/** Every response answered after the uWS callback returned needs this, or uWS aborts the process. */
-function watchAbort(res: uWS.HttpResponse, progress: Progress): void {
+/**
+ * Every response answered after the uWS callback returned needs this, or uWS aborts the process. A client
+ * that goes away also ends the request's deadline, as Go's request context is cancelled: nobody waits
+ * for the answer, so its queued hash, its transaction and its hook call stop (bench/README.md: a flood's
+ * abandoned logins were still hashed until the 504 deadline).
+ */
+function watchAbort(res: uWS.HttpResponse, progress: Progress, deadline: Deadline): void {
   res.onAborted(() => {
     progress.aborted = true;
+    deadline.expire(apiError('client_closed_request'));
   });
 }
 
