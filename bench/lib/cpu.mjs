@@ -18,9 +18,18 @@ function clockTickMicros() {
 }
 
 /** utime + stime of a whole process (every thread), in microseconds; 0 once it is gone. */
-function processMicros(pid) {
+const processMicros = (pid) => statMicros(`/proc/${pid}/stat`);
+
+/**
+ * utime + stime of a process's main thread alone. In the service that is the supervisor: the HTTP guard's
+ * relay (every request and answer crosses it), the crypto queue's admission and the argon2 calls it
+ * starts; its HTTP and crypto threads, libuv's pool and V8's helpers are the rest of the process.
+ */
+const mainThreadMicros = (pid) => statMicros(`/proc/${pid}/task/${pid}/stat`);
+
+function statMicros(path) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     // Fields after the parenthesised command name, which may itself contain spaces: utime is the 14th
     // field of the line and stime the 15th, so the 12th and 13th after the name.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -67,7 +76,13 @@ function machineMicros() {
 
 function snapshot(servicePid) {
   const bench = process.cpuUsage();
-  return { service: processMicros(servicePid), database: databaseMicros(), bench: bench.user + bench.system, machine: machineMicros() };
+  return {
+    service: processMicros(servicePid),
+    serviceMain: mainThreadMicros(servicePid),
+    database: databaseMicros(),
+    bench: bench.user + bench.system,
+    machine: machineMicros(),
+  };
 }
 
 /**
@@ -77,7 +92,7 @@ function snapshot(servicePid) {
  */
 export function cpuAccount(servicePid) {
   if (CLOCK_TICK_US === null || !servicePid) return { measure: (fn) => fn(), perOp: () => null };
-  const sum = { service: 0, database: 0, bench: 0, busy: 0, total: 0 };
+  const sum = { service: 0, serviceMain: 0, database: 0, bench: 0, busy: 0, total: 0 };
   return {
     async measure(fn) {
       let before;
@@ -89,6 +104,7 @@ export function cpuAccount(servicePid) {
       const value = await fn();
       const after = snapshot(servicePid);
       sum.service += after.service - before.service;
+      sum.serviceMain += after.serviceMain - before.serviceMain;
       sum.bench += after.bench - before.bench;
       sum.database += databaseDelta(before.database, after.database);
       sum.busy += after.machine.busy - before.machine.busy;
@@ -101,6 +117,7 @@ export function cpuAccount(servicePid) {
       const other = Math.max(0, sum.busy - sum.service - sum.database - sum.bench);
       return {
         serviceUs: us(sum.service),
+        serviceMainThreadUs: us(sum.serviceMain),
         databaseUs: us(sum.database),
         benchUs: us(sum.bench),
         otherUs: us(other),

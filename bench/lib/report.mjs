@@ -29,11 +29,15 @@ export function scenarioLine(name, r) {
   );
 }
 
-/** CPU µs per request of the load and per operation of the limit, by process (lib/cpu.mjs). */
+/**
+ * CPU µs per request of the load and per operation of the limit, by process (lib/cpu.mjs); the service's
+ * main thread (the supervisor: the HTTP guard's relay, the crypto admission) also on its own.
+ */
 function cpuLine(cpu) {
   if (!cpu?.load) return '';
+  const main = (c) => (c.serviceMainThreadUs > 0 ? ` (main thread ${c.serviceMainThreadUs})` : '');
   const parts = (c) =>
-    `service ${c.serviceUs}, database ${c.databaseUs}, bench ${c.benchUs}, other ${c.otherUs} (machine ${Math.round(c.machineBusy * 100)}% busy)`;
+    `service ${c.serviceUs}${main(c)}, database ${c.databaseUs}, bench ${c.benchUs}, other ${c.otherUs} (machine ${Math.round(c.machineBusy * 100)}% busy)`;
   const limit = cpu.limit ? `; limit, per op: ${parts(cpu.limit)}` : '';
   const handler = cpu.handler ? `\n  ${''.padEnd(15)} µs of CPU: minimal handler, per request: ${parts(cpu.handler)}` : '';
   return `\n  ${''.padEnd(15)} µs of CPU: load, per request: ${parts(cpu.load)}${limit}${handler}`;
