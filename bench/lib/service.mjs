@@ -46,6 +46,8 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
   }
   // BENCH_CPU_PROF=<dir>: V8 CPU profiles of the service, one file per thread, to see where time goes.
   const execArgv = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  // BENCH_NODE_ARGS: more Node/V8 flags for the service (--trace-deopt, --perf-basic-prof …), space-separated.
+  execArgv.push(...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
   const child = fork(CHILD, { env, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const info = await new Promise((resolve, reject) => {
     child.once('message', resolve);
