@@ -62,18 +62,40 @@ export function benchContext(options, service) {
       return out;
     },
     /** A scenario's row: its load result, the limit in the same unit, the ratio and whether it meets the target. */
-    compare(result, { limit, limitKind, target = null, guide = null, limitDetail, handler = null, handlerTarget = null }) {
+    compare(
+      result,
+      {
+        limit,
+        limitKind,
+        target = null,
+        guide = null,
+        limitDetail,
+        handler = null,
+        handlerTarget = null,
+        handlerCpuTarget = null,
+        databaseCpuTarget = null,
+      },
+    ) {
       const ratio = limit > 0 ? round(result.reqPerSec / limit, 3) : 0;
+      // CPU per request, the service's over the minimal handler's: the number least moved by load
+      const cpuRatio = result.cpu?.load && result.cpu.handler ? round(result.cpu.load.serviceUs / result.cpu.handler.serviceUs, 2) : null;
+      // PostgreSQL's CPU per request under the service over its CPU per operation of the SQL limit
+      const dbRatio =
+        result.cpu?.load && result.cpu.limit?.databaseUs > 0 ? round(result.cpu.load.databaseUs / result.cpu.limit.databaseUs, 2) : null;
       return {
         ...result,
         ...(handler && {
           handler: {
             ...handler,
             ratio: handler.perSec > 0 ? round(result.reqPerSec / handler.perSec, 3) : 0,
-            // CPU per request, the service's over the minimal handler's: the number least moved by load
-            cpuRatio: result.cpu?.load && result.cpu.handler ? round(result.cpu.load.serviceUs / result.cpu.handler.serviceUs, 2) : null,
+            cpuRatio,
             target: handlerTarget,
+            cpuTarget: handlerCpuTarget,
+            meetsCpuTarget: handlerCpuTarget === null || cpuRatio === null ? null : cpuRatio <= handlerCpuTarget,
           },
+        }),
+        ...(databaseCpuTarget !== null && {
+          databaseCpu: { ratio: dbRatio, target: databaseCpuTarget, meetsTarget: dbRatio === null ? null : dbRatio <= databaseCpuTarget },
         }),
         limit,
         limitKind,

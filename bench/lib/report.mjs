@@ -25,7 +25,8 @@ export function scenarioLine(name, r) {
   const bad = r.non2xx ? `; ${r.non2xx} non-2xx ${JSON.stringify(r.statuses ?? '')}` : '';
   return (
     `  ${name.padEnd(15)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${fmt(r.p50)} ms  p99 ${fmt(r.p99)} ms  ` +
-    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${handlerLine(r.handler)}${cpuLine(r.cpu)}${ceilingLine(r.cpuCeiling)}`
+    `limit ${fmt(r.limit)} (${r.limitKind})  ratio ${r.ratio} (${target})${extra}${bad}${handlerLine(r.handler)}` +
+    `${databaseLine(r.databaseCpu)}${cpuLine(r.cpu)}${ceilingLine(r.cpuCeiling)}`
   );
 }
 
@@ -57,11 +58,20 @@ function handlerLine(h) {
   if (!h) return '';
   const bad = h.non2xx ? `; ${h.non2xx} non-2xx ${JSON.stringify(h.statuses)}` : '';
   const target = h.target === null ? '' : ` (target ≥ ${h.target}${h.ratio >= h.target ? ' ok' : ' MISSED'})`;
+  const cpuTarget = h.cpuTarget == null ? '' : ` (target ≤ ${h.cpuTarget}${verdict(h.meetsCpuTarget)})`;
   return (
     `\n  ${''.padEnd(15)} minimal handler ${fmt(h.perSec)} req/s: ratio ${h.ratio}${target}; ` +
-    `service CPU per request ${h.cpuRatio ?? '?'}× the handler's${bad}`
+    `service CPU per request ${h.cpuRatio ?? '?'}× the handler's${cpuTarget}${bad}`
   );
 }
+
+/** token-refresh: PostgreSQL's CPU per grant against its CPU per run of the grant's statements alone. */
+function databaseLine(d) {
+  if (!d) return '';
+  return `\n  ${''.padEnd(15)} database CPU per request ${d.ratio ?? '?'}× the SQL limit's per operation (target ≤ ${d.target}${verdict(d.meetsTarget)})`;
+}
+
+const verdict = (meets) => (meets === null || meets === undefined ? ' ?' : meets ? ' ok' : ' MISSED');
 
 export function printTable(results) {
   if (!Object.values(results.scenarios).some((r) => !r.runs && !r.measured)) return;
@@ -82,6 +92,14 @@ export function printTable(results) {
       console.log(
         `| ${name} (handler) | | | | ${fmt(r.handler.perSec)} minimal uWS handler req/s, same work and threads | ${r.handler.ratio} | ${ht} |`,
       );
+      if (r.handler.cpuTarget != null) {
+        const ct = `≤ ${r.handler.cpuTarget} ${r.handler.meetsCpuTarget ? 'ok' : 'missed'}`;
+        console.log(`| ${name} (CPU) | | | | service CPU per request × the minimal handler's | ${r.handler.cpuRatio ?? '?'} | ${ct} |`);
+      }
+    }
+    if (r.databaseCpu) {
+      const dt = `≤ ${r.databaseCpu.target} ${r.databaseCpu.meetsTarget ? 'ok' : 'missed'}`;
+      console.log(`| ${name} (database CPU) | | | | database CPU per request × the SQL limit's | ${r.databaseCpu.ratio ?? '?'} | ${dt} |`);
     }
   }
 }

@@ -15,7 +15,7 @@ export default {
       .finally(bare.close);
     return bench.compare(
       { ...result, connections },
-      { limit, limitDetail: { samples: rates }, limitKind: 'bare uWS handler req/s, same threads', target: 0.8 },
+      { limit, limitDetail: { samples: rates }, limitKind: 'bare uWS handler req/s, same threads', target: 0.9 },
     );
   },
 };

@@ -60,6 +60,8 @@ export default {
           sqlPerSec: samples.map((s) => s.sql.perSec),
         },
         limitKind: hashBound ? 'argon2id hashes/s, direct, same threads' : 'the sign-up statements/s through pg, same pools',
+        // issue 19: a sign-up is one argon2id hash plus a few statements, so ≥ 0.95 of the hashes alone
+        target: hashBound ? 0.95 : null,
       },
     );
   },

@@ -36,6 +36,7 @@ export async function runUser(bench, { title = 'user' } = {}) {
       guide: 4500,
       handler: handled,
       handlerTarget: 0.75,
+      handlerCpuTarget: 1.3,
     },
   );
 }
