@@ -1,13 +1,39 @@
-// The HTTP guard's byte-level pieces on their own: where a chunked body ends however it is cut into
-// reads, how answers are counted (interim 100s, HEAD, 204, chunked answers), and the PROXY v2 header's
-// bytes for IPv4, IPv6 and an IPv4 client on a dual-stack socket. Then the guard switched off: uWS on the
-// public port, and a PROXY header sent by a client is not believed.
+// The HTTP guard's byte-level pieces on their own: which bytes a request head may hold, where a chunked
+// body ends however it is cut into reads, how answers are counted (interim 100s, HEAD, 204, chunked
+// answers), and the PROXY v2 header's bytes for IPv4, IPv6 and an IPv4 client on a dual-stack socket.
+// Then the guard switched off: uWS on the public port, and a PROXY header sent by a client is not believed.
 import t from 'tap';
 import net from 'node:net';
 import { ChunkedBody } from '../dist/server/guard/chunked-body.js';
 import { ResponseFraming } from '../dist/server/guard/response-framing.js';
 import { proxyHeader } from '../dist/server/guard/proxy-header.js';
+import { readRequestHead } from '../dist/server/guard/request-head.js';
 import { startTestService } from './helpers/server.js';
+
+// Each head ends with the CRLF CRLF that the guard looks for; the reason is what the refusal's msg says.
+const HEAD_BYTES: Array<[string, string, string | null]> = [
+  ['tab, space and obs-text in a value', 'GET / HTTP/1.1\r\nHost: a\r\nX-A: b\tc d \xe9\xff\r\n\r\n', null],
+  ['a lone LF ending a field', 'GET / HTTP/1.1\r\nHost: a\nX-A: b\r\n\r\n', 'lines must end with CRLF'],
+  ['a lone CR inside a value', 'GET / HTTP/1.1\r\nHost: a\r\nX-A: b\rc\r\n\r\n', 'lines must end with CRLF'],
+  ['a lone CR just before the final CRLF CRLF', 'GET / HTTP/1.1\r\nHost: a\r\nX-A: b\r\r\n\r\n', 'lines must end with CRLF'],
+  ['CR CR LF', 'GET / HTTP/1.1\r\nHost: a\r\r\nX-A: b\r\n\r\n', 'lines must end with CRLF'],
+  ['NUL in a value', 'GET / HTTP/1.1\r\nHost: a\r\nX-A: b\x00c\r\n\r\n', 'a header value holds a control character'],
+  ['DEL in a value', 'GET / HTTP/1.1\r\nHost: a\r\nX-A: b\x7f\r\n\r\n', 'a header value holds a control character'],
+  ['US (0x1f) in a value', 'GET / HTTP/1.1\r\nHost: a\r\nX-A: \x1f\r\n\r\n', 'a header value holds a control character'],
+  [
+    'a control character before a lone LF: the LF is named',
+    'GET / HTTP/1.1\r\nX-A: \x01\r\nHost: a\nX-B: c\r\n\r\n',
+    'lines must end with CRLF',
+  ],
+];
+
+t.test('a request head may hold tabs, spaces and obs-text, CR and LF only as a pair, no other control byte', async (t) => {
+  for (const [name, head, reason] of HEAD_BYTES) {
+    const result = readRequestHead(Buffer.from(head, 'latin1'), 0);
+    if (reason === null) t.equal(result.kind, 'accepted', name);
+    else t.same(result, { kind: 'refused', refusal: { kind: 'malformed', reason } }, name);
+  }
+});
 
 const BODY = Buffer.from('5\r\nhello\r\n3;ext=1\r\nabc\r\n0\r\nTrailer: x\r\n\r\n');
 
