@@ -12,7 +12,7 @@ import { migrate } from '../dist/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
 import { refresh, signUp } from './helpers/accounts.js';
-import { total } from './helpers/exposition.js';
+import { scrapeMetrics, total } from './helpers/exposition.js';
 
 const quiet = pino({ level: 'silent' });
 
@@ -241,7 +241,7 @@ t.test('a service runs the cleanup on its own timer, counts it in the metrics, a
   t.strictSame((await api.db.query('select count(*)::int as n from refresh_tokens where revoked')).rows, [{ n: 0 }]);
   t.equal((await refresh(api, third.body.refresh_token)).status, 200, 'the live session refreshes on');
 
-  const scrape = await (await fetch(`http://127.0.0.1:${api.service.metricsPort}/metrics`)).text();
+  const scrape = await scrapeMetrics(api.service.metricsPort);
   t.ok(total(scrape, 'gotrue_cleanup_affected_rows_total', { table: 'refresh_tokens' }) >= 2, 'the metric counts them');
   await api.stop();
   t.ok(

@@ -5,6 +5,7 @@
 import net from 'node:net';
 import t from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
+import { scrapeMetrics, total } from './helpers/exposition.js';
 
 const REQUESTS = 12;
 const CRYPTO_THREADS = 2;
@@ -22,8 +23,8 @@ const api = await startTestService({
 t.teardown(() => api.stop());
 
 async function cryptoStats(api: TestService): Promise<Record<string, number>> {
-  const scrape = await (await fetch(`http://127.0.0.1:${api.service.metricsPort}/metrics`)).text();
-  const read = (name: string) => Number(new RegExp(`^auth_crypto_pool_${name} (\\S+)$`, 'm').exec(scrape)?.[1] ?? NaN);
+  const scrape = await scrapeMetrics(api.service.metricsPort);
+  const read = (name: string) => total(scrape, `auth_crypto_pool_${name}`);
   return {
     running: read('running_tasks'),
     queued: read('queued_tasks'),

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
-import { namingProblems, total } from './helpers/exposition.js';
+import { namingProblems, scrapeMetrics, total } from './helpers/exposition.js';
 
 const smtp = await startSmtpServer();
 const sms = await startSmsGatewayFake();
@@ -37,11 +37,7 @@ t.teardown(async () => {
   await sms.close();
 });
 
-const scrape = async () => {
-  const res = await fetch(`http://127.0.0.1:${api.service.metricsPort}/metrics`);
-  if (res.status !== 200) throw new Error(`scrape: ${res.status}`);
-  return res.text();
-};
+const scrape = () => scrapeMetrics(api.service.metricsPort);
 const signup = (body: unknown) => api.request('POST', '/signup', { body });
 
 t.test('sign-ups by method and outcome, sends by channel and outcome', async (t) => {

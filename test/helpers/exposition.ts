@@ -1,4 +1,13 @@
-// Reads a Prometheus text exposition for tests: its samples, and the naming rules promtool enforces.
+// Reads a Prometheus text exposition for tests: a service's scrape, its samples, and the naming rules
+// promtool enforces.
+
+/** The service's metrics as Prometheus scrapes them (METRICS_EXPORTER=prometheus). */
+export async function scrapeMetrics(metricsPort: number | null): Promise<string> {
+  if (metricsPort === null) throw new Error('the service has no metrics port (METRICS_ENABLED)');
+  const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  if (res.status !== 200) throw new Error(`scrape: ${res.status}`);
+  return res.text();
+}
 
 export interface Sample {
   name: string;
