@@ -77,6 +77,7 @@ export function benchContext(options, service) {
       },
     ) {
       const ratio = limit > 0 ? round(result.reqPerSec / limit, 3) : 0;
+      const handlerRatio = handler?.perSec > 0 ? round(result.reqPerSec / handler.perSec, 3) : 0;
       // CPU per request, the service's over the minimal handler's: the number least moved by load
       const cpuRatio = result.cpu?.load && result.cpu.handler ? round(result.cpu.load.serviceUs / result.cpu.handler.serviceUs, 2) : null;
       // PostgreSQL's CPU per request under the service over its CPU per operation of the SQL limit
@@ -87,9 +88,10 @@ export function benchContext(options, service) {
         ...(handler && {
           handler: {
             ...handler,
-            ratio: handler.perSec > 0 ? round(result.reqPerSec / handler.perSec, 3) : 0,
+            ratio: handlerRatio,
             cpuRatio,
             target: handlerTarget,
+            meetsTarget: handlerTarget === null ? null : handlerRatio >= handlerTarget,
             cpuTarget: handlerCpuTarget,
             meetsCpuTarget: handlerCpuTarget === null || cpuRatio === null ? null : cpuRatio <= handlerCpuTarget,
           },
