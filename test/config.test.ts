@@ -4,7 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { loadConfig, ConfigError, splitCharacterSets } from '../dist/server/config/load.js';
+import { loadConfig, ConfigError } from '../dist/server/config/load.js';
+import { splitCharacterSets } from '../dist/server/config/convert.js';
 import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
 

@@ -1,6 +1,6 @@
 // Strength messages and reasons are the original's wire text (REFERENCE §6).
 import t from 'tap';
-import { splitCharacterSets } from '../dist/server/config/load.js';
+import { splitCharacterSets } from '../dist/server/config/convert.js';
 import { PASSWORD_MAX_LENGTH, checkPasswordStrength, isPasswordTooLong } from '../dist/server/users/password-policy.js';
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';

@@ -262,7 +262,7 @@ export const SETTINGS: Setting[] = [
   s('SMS_VONAGE_FROM', 'sms.vonage.from', 'string', ''),
   s('SMS_VONAGE_API_BASE_URL', 'sms.vonage.apiBaseUrl', 'string', 'https://rest.nexmo.com', httpUrl),
 
-  // The auth hooks (docs/hooks.md); URI and secrets are checked across fields in load.ts (src/server/hooks/targets.ts).
+  // The auth hooks (docs/hooks.md); URI and secrets are checked across fields in cross-field.ts (src/server/hooks/targets.ts).
   ...HOOK_NAMES.flatMap((hook) => {
     const env = `HOOK_${hookEnvName(hook)}`;
     return [

@@ -1,0 +1,92 @@
+// A setting's text, as the environment or .env gives it, turned into its typed value; an Error names what
+// is wrong with it (config/load.ts prefixes the variable it came from).
+import type { Setting } from './settings.js';
+import type { SendLimit } from './types.js';
+import { parseSeconds } from './duration.js';
+import { KeySetError, parseKeySet } from '../auth/keys.js';
+
+export function convert(setting: Setting, text: string): unknown {
+  const raw = text.trim();
+  switch (setting.kind) {
+    case 'string':
+      return raw;
+    case 'logLevel': {
+      const level = raw.toLowerCase();
+      return level === 'warning' ? 'warn' : level;
+    }
+    case 'bool':
+      if (/^(true|1|yes|on|t)$/i.test(raw)) return true;
+      if (/^(false|0|no|off|f)$/i.test(raw)) return false;
+      return new Error(`"${raw}" is not a boolean (use true or false)`);
+    case 'int':
+      return /^-?\d+$/.test(raw) ? Number(raw) : new Error(`"${raw}" is not a whole number`);
+    case 'duration': {
+      const seconds = parseSeconds(raw);
+      return seconds === null ? new Error(`"${raw}" is not a duration (seconds like 900, or 15m, 1h30m)`) : seconds;
+    }
+    case 'list':
+      return raw
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    case 'pipeList':
+      return raw
+        .split('|')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    case 'sendLimit':
+      return parseSendLimit(raw);
+    case 'map':
+      return parseMap(raw);
+    case 'jwkSet':
+      return parseJwkSet(raw);
+  }
+}
+
+function parseSendLimit(raw: string): SendLimit | Error {
+  const [count, period] = raw.split('/');
+  if (!/^\d+$/.test(count)) return new Error(`"${raw}" is not a limit (N per hour, or N/duration like 10/1m)`);
+  if (period === undefined) return { max: Number(count), periodSeconds: 3600, bucket: false };
+  const seconds = parseSeconds(period);
+  if (seconds === null || seconds <= 0) return new Error(`"${raw}" has an invalid period "${period}"`);
+  return { max: Number(count), periodSeconds: seconds, bucket: true };
+}
+
+function parseJwkSet(raw: string): unknown {
+  try {
+    return parseKeySet(raw);
+  } catch (err) {
+    if (err instanceof KeySetError) return err;
+    throw err;
+  }
+}
+
+function parseMap(raw: string): Record<string, string> | Error {
+  const out: Record<string, string> = {};
+  for (const pair of raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
+    const [key, value] = pair.split(':').map((x) => x.trim());
+    if (!key || !value) return new Error(`"${pair}" is not a key:value pair`);
+    out[key.replace(/^\+/, '')] = value;
+  }
+  return out;
+}
+
+/** Sets separated by ':'; a set ending in '\' continues with a literal ':' (docs/passwords.md#strength-rules). */
+export function splitCharacterSets(raw: string): string[] {
+  const sets: string[] = [];
+  let current = '';
+  for (const part of raw.split(':')) {
+    if (part.endsWith('\\')) {
+      current += part.slice(0, -1) + ':';
+      continue;
+    }
+    current += part;
+    if (current) sets.push(current);
+    current = '';
+  }
+  if (current) sets.push(current);
+  return sets;
+}
