@@ -105,6 +105,31 @@ t.test('the results file has numbers for every scenario and no error responses',
   t.ok(mixed.phases.alone[mixed.probe].requests > 0 && mixed.phases.flood.password.requests > 0, 'both phases ran');
 });
 
+t.test("issue 19's targets are judged, and every CPU line shows the service's main thread on its own", async (t) => {
+  const [file] = readdirSync(resultsDir).filter((f) => f.endsWith('.json'));
+  const { scenarios } = JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8'));
+  t.equal(scenarios.settings.target, 0.9, 'settings: 0.9 of bare uWS');
+  t.equal(scenarios['token-password'].target, 0.95, 'password grant: 0.95 of argon2id');
+  const user = scenarios.user.handler;
+  t.match(user, { target: 0.75, cpuTarget: 1.3 }, "GET /user: 0.75 of the minimal handler's req/s, 1.3x its CPU");
+  t.ok(user.cpuRatio > 0 && typeof user.meetsCpuTarget === 'boolean', `GET /user's CPU ratio is judged (${user.cpuRatio})`);
+  t.equal(user.meetsCpuTarget, user.cpuRatio <= 1.3);
+  const refresh = scenarios['token-refresh'];
+  if (!refresh.skipped) {
+    t.equal(refresh.databaseCpu.target, 1.5, "refresh: the database's CPU per grant within 1.5x the statements'");
+    t.ok(refresh.databaseCpu.ratio > 0, `the database CPU ratio is measured (${refresh.databaseCpu.ratio})`);
+    t.equal(refresh.databaseCpu.meetsTarget, refresh.databaseCpu.ratio <= 1.5);
+  }
+  for (const name of ['user', 'settings', 'token-password']) {
+    const load = scenarios[name].cpu.load;
+    t.ok(
+      load.serviceMainThreadUs > 0 && load.serviceMainThreadUs < load.serviceUs,
+      `${name}: the main thread's CPU (${load.serviceMainThreadUs} µs) is a part of the service's (${load.serviceUs} µs)`,
+    );
+  }
+  t.match(run.output, /^\| user \(CPU\) \|.*\| ≤ 1\.3 (ok|missed) \|$/m, 'the table has a row for the CPU target');
+});
+
 t.test('`npm run bench -- <scenario>` runs only those, with a progress line, and measures the crypto pool', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-some-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
