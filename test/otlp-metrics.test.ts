@@ -49,11 +49,19 @@ t.test('the same metrics reach an OTLP/HTTP receiver, counters as cumulative sum
   const session = await signUp(api);
   await signIn(api, session.user.email);
   await api.request('GET', '/settings');
+  // An export collected between the sign-in and the GET /settings has the one and not the other: wait for
+  // one collected after both.
   const signedIn = (m: Metric[]) =>
     m.some(
       (x) => x.name === 'auth_sign_ins' && x.sum.dataPoints.some((p: any) => attrs(p.attributes).outcome === 'success' && value(p) >= 1),
     );
-  const found = await exportWhere(signedIn, from);
+  const settingsTimed = (m: Metric[]) =>
+    m.some(
+      (x) =>
+        x.name === 'http_server_duration_seconds' &&
+        x.histogram.dataPoints.some((p: any) => attrs(p.attributes).http_route === '/settings'),
+    );
+  const found = await exportWhere((m) => signedIn(m) && settingsTimed(m), from);
   t.equal(found.path, '/v1/metrics');
   t.match(found.type, /^application\/json/);
   const resource = attrs(found.body.resourceMetrics[0].resource.attributes);
