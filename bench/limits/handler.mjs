@@ -15,6 +15,8 @@ export async function openMinimalHandler(service, { path, connections, perConnec
   // BENCH_CPU_PROF: the handler's threads are profiled too (in handler/ under it), to compare with the service's.
   const prof = process.env.BENCH_CPU_PROF;
   const execArgv = prof ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(prof, 'handler')}`] : [];
+  // BENCH_NODE_ARGS too, so that a flag being judged (a GC setting) or a profiler's symbols apply to both sides.
+  execArgv.push(...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
   const child = fork(new URL('./handler-process.mjs', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   child.send({
     threads: service.workers.http,
