@@ -130,6 +130,18 @@ t.test("issue 19's targets are judged, and every CPU line shows the service's ma
   t.match(run.output, /^\| user \(CPU\) \|.*\| ≤ 1\.3 (ok|missed) \|$/m, 'the table has a row for the CPU target');
 });
 
+t.test('the service is warmed up on each scenario\'s own requests before it is measured, as the limits are', async (t) => {
+  const [file] = readdirSync(resultsDir).filter((f) => f.endsWith('.json'));
+  const { scenarios } = JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8'));
+  for (const name of ['settings', 'user', 'token-refresh', 'token-password', 'signup']) {
+    const r = scenarios[name];
+    if (r.skipped) continue;
+    t.ok(r.warmup?.seconds > 0 && r.warmup.seconds <= 1, `${name}: a warm-up of ${r.warmup?.seconds} s`);
+    t.ok(r.warmup.requests > 0, `${name}: ${r.warmup.requests} requests answered in the warm-up, not counted`);
+    t.equal(r.warmup.non2xx, 0, `${name}: the warm-up's answers were all 2xx`);
+  }
+});
+
 t.test('`npm run bench -- <scenario>` runs only those, with a progress line, and measures the crypto pool', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-some-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

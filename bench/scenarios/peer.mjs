@@ -135,6 +135,11 @@ async function interleave(options, servicePid, peerPid, { portcullis, peer }) {
   const theirs = [];
   const ourCpu = cpuAccount(servicePid);
   const theirCpu = cpuAccount(peerPid);
+  // Both sides answer the same requests for a moment first, discarded: neither is measured while its JIT
+  // compiles the endpoint (as bench.bracket warms the service and its limits).
+  const warmup = Math.min(1, slice / 2);
+  await portcullis(warmup);
+  await peer(warmup);
   for (let i = 0; i < rounds; i++) {
     theirs.push(await theirCpu.measure(() => peer(slice / 2)));
     ours.push(await ourCpu.measure(() => portcullis(slice)));
