@@ -130,7 +130,7 @@ t.test("issue 19's targets are judged, and every CPU line shows the service's ma
   t.match(run.output, /^\| user \(CPU\) \|.*\| ≤ 1\.3 (ok|missed) \|$/m, 'the table has a row for the CPU target');
 });
 
-t.test('the service is warmed up on each scenario\'s own requests before it is measured, as the limits are', async (t) => {
+t.test("the service is warmed up on each scenario's own requests before it is measured, as the limits are", async (t) => {
   const [file] = readdirSync(resultsDir).filter((f) => f.endsWith('.json'));
   const { scenarios } = JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8'));
   for (const name of ['settings', 'user', 'token-refresh', 'token-password', 'signup']) {
