@@ -44,7 +44,7 @@ export function benchContext(options, service) {
       // limits and the minimal handler are warmed up before they are measured, so the service is too, on
       // the scenario's own requests (discarded). Without it a 3 s run measured V8 compiling the endpoint.
       const warmupSeconds = Math.min(1, slice.duration / 2);
-      const warmup = await runLoad({ ...options, duration: warmupSeconds, progress: false });
+      const warmup = await runLoad({ ...slice, duration: warmupSeconds });
       for (let i = 0; i < rounds; i++) {
         samples.push(await limitCpu.measure(() => measure(half)));
         if (handler) handled.push(await handlerCpu.measure(() => handler.measure(half)));
