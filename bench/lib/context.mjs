@@ -1,6 +1,6 @@
 // What every scenario gets: the running service, the options, and small helpers to load an endpoint,
 // make sessions and compare a result with its limit.
-import { load, mergeLoads, round } from './load.mjs';
+import { load, mergeLoads, round, warmupSeconds } from './load.mjs';
 import { signIn } from './seed.mjs';
 import { cpuAccount } from './cpu.mjs';
 
@@ -43,8 +43,8 @@ export function benchContext(options, service) {
       // The endpoint's code in the service is as cold as a fresh thread's until it has run a moment: the
       // limits and the minimal handler are warmed up before they are measured, so the service is too, on
       // the scenario's own requests (discarded). Without it a 3 s run measured V8 compiling the endpoint.
-      const warmupSeconds = Math.min(1, slice.duration / 2);
-      const warmup = await runLoad({ ...slice, duration: warmupSeconds });
+      const warmupDuration = warmupSeconds(slice.duration);
+      const warmup = await runLoad({ ...slice, duration: warmupDuration });
       for (let i = 0; i < rounds; i++) {
         samples.push(await limitCpu.measure(() => measure(half)));
         if (handler) handled.push(await handlerCpu.measure(() => handler.measure(half)));
@@ -55,7 +55,7 @@ export function benchContext(options, service) {
       const rate = (x) => (typeof x === 'number' ? x : (x.perSec ?? x.reqPerSec));
       const rates = samples.map(rate);
       const result = mergeLoads(loads);
-      result.warmup = { seconds: warmupSeconds, requests: warmup.requests, non2xx: warmup.non2xx };
+      result.warmup = { seconds: warmupDuration, requests: warmup.requests, non2xx: warmup.non2xx };
       const limitOps = rates.reduce((sum, r) => sum + r * half.duration, 0);
       result.cpu = { load: loadCpu.perOp(result.requests), limit: limitCpu.perOp(limitOps) };
       const mean = (xs) => round(xs.reduce((a, b) => a + b, 0) / xs.length);

@@ -72,6 +72,12 @@ export function percentile(sorted, q) {
 
 export const round = (x, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/**
+ * How long a side runs the measured requests, discarded, before it is measured (the service, its SQL
+ * limit, the peer): long enough for V8 to compile the endpoint, at most a second and half a slice.
+ */
+export const warmupSeconds = (sliceSeconds) => Math.min(1, sliceSeconds / 2);
+
 /** On a terminal, a line rewritten twice a second: elapsed time, requests, rate, non-2xx so far. */
 export function showProgress(title, duration, latencies, statuses, enabled) {
   if (!enabled) return () => {};

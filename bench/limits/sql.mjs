@@ -2,7 +2,7 @@
 // service has HTTP threads, each with the service's per-thread pool size, with as many callers in flight
 // as the scenario has connections.
 import { Worker } from 'node:worker_threads';
-import { percentile, progressFor, round } from '../lib/load.mjs';
+import { percentile, progressFor, round, warmupSeconds } from '../lib/load.mjs';
 
 /**
  * Starts the limit's threads and warms them up (a fresh thread runs cold, unoptimised code for its first
@@ -49,7 +49,7 @@ export async function openSqlLimit(service, options, { kind, concurrency, fixtur
     const elapsed = Math.max(...results.map((r) => r.elapsed));
     return { perSec: round(latencies.length / elapsed), p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
   };
-  await measure({ duration: Math.min(1, options.duration / 2), progress: options.progress }); // warm-up, discarded
+  await measure({ duration: warmupSeconds(options.duration), progress: options.progress }); // warm-up, discarded
   return {
     measure,
     close: () =>

@@ -6,7 +6,7 @@
 import { startBenchService } from '../lib/service.mjs';
 import { benchContext, JSON_HEADERS } from '../lib/context.mjs';
 import { PASSWORD, seedUsers, userEmail } from '../lib/seed.mjs';
-import { load, mergeLoads, round } from '../lib/load.mjs';
+import { load, mergeLoads, round, warmupSeconds } from '../lib/load.mjs';
 import { cpuAccount } from '../lib/cpu.mjs';
 import { peerSessions, startPeer, PEER_PACKAGES } from '../lib/peer.mjs';
 
@@ -137,7 +137,7 @@ async function interleave(options, servicePid, peerPid, { portcullis, peer }) {
   const theirCpu = cpuAccount(peerPid);
   // Both sides answer the same requests for a moment first, discarded: neither is measured while its JIT
   // compiles the endpoint (as bench.bracket warms the service and its limits).
-  const warmup = Math.min(1, slice / 2);
+  const warmup = warmupSeconds(slice);
   await portcullis(warmup);
   await peer(warmup);
   for (let i = 0; i < rounds; i++) {
