@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config/load.js';
 import type { CryptoPoolHost } from './crypto/pool.js';
 import type { MetricsJson } from './observability/metrics-exporter.js';
+import { prettyLogsWanted } from './observability/log.js';
 import type { SupervisedGuard } from './guard/supervised.js';
 import type { ListenOn } from './http/server.js';
 import type { HttpWorkerData, FromWorker, ToWorker } from '../workers/http.js';
@@ -21,11 +22,10 @@ export interface HttpThreadsOptions {
   /** each thread's pool size, by index (pool-budget.ts) */
   connections: number[];
   crypto: CryptoPoolHost;
-  /** told which threads can take connections; null when the threads share the public port */
+  /** each thread listens on its Unix socket behind the guard, and the guard is told which can take connections */
   guard: SupervisedGuard | null;
-  listenOn: (index: number) => ListenOn;
-  /** a worker thread's stdout is never a terminal itself, so the supervisor decides */
-  prettyLogs: boolean;
+  /** without the guard: the public port every thread listens on (SO_REUSEPORT) */
+  sharedPort: number;
   log: Logger;
 }
 
@@ -47,7 +47,9 @@ export interface HttpThreads {
 }
 
 export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
-  const { config, databaseUrl, connections, crypto, guard, listenOn, prettyLogs, log } = options;
+  const { config, databaseUrl, connections, crypto, guard, sharedPort, log } = options;
+  // Decided here, in the supervisor: a worker thread's stdout is never a terminal itself.
+  const prettyLogs = prettyLogsWanted(config, process.stdout.isTTY === true);
   const threads: Worker[] = [];
   let stopping = false;
   let restarts = 0;
@@ -57,6 +59,8 @@ export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
   // thread logs the failure and the recovery (observability/tracing.ts).
   const traceExportFailing = new Int32Array(new SharedArrayBuffer(4));
 
+  const listenOn = (index: number): ListenOn =>
+    guard ? { kind: 'unix', path: guard.socketFor(index) } : { kind: 'tcp', host: config.api.host, port: sharedPort };
   // threadId is -1 once a thread has ended: it has no exit left to wait for and no message to answer.
   const live = () => threads.filter((worker) => worker && worker.threadId !== -1);
 

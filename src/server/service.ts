@@ -14,7 +14,6 @@ import { startOtlpMetrics, type OtlpMetrics } from './observability/otlp-metrics
 import { poolBudget } from './pool-budget.js';
 import { startCleanup, type Cleanup } from './cleanup/loop.js';
 import { logDeprecatedSettings } from './deprecations.js';
-import { prettyLogsWanted } from './observability/log.js';
 import { secretBox } from './mfa/encryption.js';
 import { superviseGuard } from './guard/supervised.js';
 import { createHttpThreads } from './http-threads.js';
@@ -109,9 +108,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     connections: budget.connections,
     crypto: owned.crypto,
     guard,
-    listenOn: (index) =>
-      guard ? { kind: 'unix', path: guard.socketFor(index) } : { kind: 'tcp', host: config.api.host, port: sharedPort },
-    prettyLogs: prettyLogsWanted(config, process.stdout.isTTY === true),
+    sharedPort,
     log,
   });
   let port = sharedPort;
