@@ -1,12 +1,9 @@
 // The authentication ceremony (navigator.credentials.get) through @simplewebauthn/server: options with a
 // fresh challenge, and verification of an assertion against that challenge, the relying party, the
 // credential's stored public key and its signature counter.
-import {
-  generateAuthenticationOptions,
-  verifyAuthenticationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-} from '@simplewebauthn/server';
+// The library is imported on first use, not with the route table: loading it was a quarter of an HTTP
+// thread's start-up, and only the WebAuthn and passkey routes need it (docs/architecture.md#threads).
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import type { ChallengeSession } from '../../db/webauthn-challenges.js';
 import type { RelyingParty } from './relying-party.js';
 
@@ -15,6 +12,7 @@ export async function authenticationOptions(
   rp: RelyingParty,
   allow: Array<{ credentialId: Buffer; transports: string[] }> = [],
 ): Promise<{ options: PublicKeyCredentialRequestOptionsJSON; session: ChallengeSession }> {
+  const { generateAuthenticationOptions } = await import('@simplewebauthn/server');
   const options = await generateAuthenticationOptions({
     rpID: rp.id,
     allowCredentials: allow.map((c) => ({ id: c.credentialId.toString('base64url'), transports: c.transports })),
@@ -43,6 +41,8 @@ export async function verifyAssertion(
   response: AuthenticationResponseJSON,
   stored: StoredCredential,
 ): Promise<AssertionOutcome> {
+  // Outside the try: a library that cannot load is the service's fault (a 500), not a refused assertion.
+  const { verifyAuthenticationResponse } = await import('@simplewebauthn/server');
   try {
     const result = await verifyAuthenticationResponse({
       response,

@@ -1,11 +1,8 @@
 // The registration ceremony (navigator.credentials.create) through @simplewebauthn/server: options with a
 // fresh challenge, and verification of the attestation the authenticator returned against that challenge,
 // the relying party id and the allowed origins.
-import {
-  generateRegistrationOptions,
-  verifyRegistrationResponse,
-  type PublicKeyCredentialCreationOptionsJSON,
-} from '@simplewebauthn/server';
+// The library is imported on first use, not with the route table (as in authentication.ts).
+import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
 import type { ChallengeSession } from '../../db/webauthn-challenges.js';
 import { ALGORITHMS, type RelyingParty } from './relying-party.js';
 import { asRegistrationResponse } from './response-shape.js';
@@ -24,6 +21,7 @@ export async function registrationOptions(
   /** passkeys must be discoverable ('required'); a second factor need not be ('preferred') */
   residentKey: 'required' | 'preferred' = 'required',
 ): Promise<{ options: PublicKeyCredentialCreationOptionsJSON; session: ChallengeSession }> {
+  const { generateRegistrationOptions } = await import('@simplewebauthn/server');
   const options = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -58,6 +56,8 @@ export type RegistrationOutcome =
 export async function verifyRegistration(rp: RelyingParty, session: ChallengeSession, raw: unknown): Promise<RegistrationOutcome> {
   const response = asRegistrationResponse(raw);
   if (!response) return { ok: false, reason: 'malformed' };
+  // Outside the try, as in verifyAssertion: a library that cannot load is not a rejected attestation.
+  const { verifyRegistrationResponse } = await import('@simplewebauthn/server');
   try {
     const result = await verifyRegistrationResponse({
       response,

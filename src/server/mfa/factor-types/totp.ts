@@ -2,7 +2,6 @@
 // original and every authenticator app. The secret is sealed at rest (../encryption.ts); a code is
 // accepted once: its time step is recorded and that step, or an older one, is refused afterwards.
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 import { apiError } from '../../errors.js';
 import { spendTotpStep, updateFactor } from '../../../db/mfa-factors.js';
 import { secretBox } from '../encryption.js';
@@ -36,6 +35,8 @@ export const totp: FactorType = {
     const issuer = typeof body.issuer === 'string' && body.issuer ? body.issuer : new URL(ctx.config.siteUrl).host;
     const secret = new Secret({ size: 20 });
     const uri = totpFor(secret, issuer, user.email ?? '').toString();
+    // Imported on the first enrolment, not with the route table (docs/architecture.md#threads).
+    const { default: QRCode } = await import('qrcode');
     const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 });
     return {
       columns: { secret: secretBox(ctx.config).seal(factorId, secret.base32) },
