@@ -27,6 +27,8 @@ export interface HttpThreadsOptions {
   /** without the guard: the public port every thread listens on (SO_REUSEPORT) */
   sharedPort: number;
   log: Logger;
+  /** Node's options for each thread; left out, the process's own (service.ts, StartOptions) */
+  execArgv?: string[];
 }
 
 export interface HttpThreads {
@@ -47,7 +49,7 @@ export interface HttpThreads {
 }
 
 export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
-  const { config, databaseUrl, connections, crypto, guard, sharedPort, log } = options;
+  const { config, databaseUrl, connections, crypto, guard, sharedPort, log, execArgv } = options;
   // Decided here, in the supervisor: a worker thread's stdout is never a terminal itself.
   const prettyLogs = prettyLogsWanted(config, process.stdout.isTTY === true);
   const threads: Worker[] = [];
@@ -78,7 +80,7 @@ export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
         prettyLogs,
         traceExportFailing,
       };
-      const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort] });
+      const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [cryptoPort], execArgv });
       threads[index] = worker;
       let listening = false;
       worker.on('message', (message: FromWorker) => {

@@ -38,7 +38,20 @@ export interface Service {
   stop(timeoutMs?: number): Promise<void>;
 }
 
-export async function startService(initial: Config, log: Logger): Promise<Service> {
+export interface StartOptions {
+  /**
+   * Node's options for the service's threads (HTTP and crypto). Left out, they inherit the process's own,
+   * as Node does: a `--import` that instruments the process reaches the threads that serve requests. A
+   * host that runs the service inside a process whose loaders only it needs (a test runner's TypeScript,
+   * mock and process-tracking hooks) passes what the threads need instead, usually nothing: every one of
+   * those hooks would otherwise load again in each thread, and sit in front of every module it imports.
+   * A thread given its own options still reads NODE_OPTIONS from the environment (Node does), so a
+   * preload set there reaches it either way.
+   */
+  threadExecArgv?: string[];
+}
+
+export async function startService(initial: Config, log: Logger, options: StartOptions = {}): Promise<Service> {
   let config = initial;
   let databaseUrl = config.db.url;
   let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
@@ -64,7 +77,7 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
     });
     log.info({ applied, namespace: config.db.namespace }, 'database migrated');
     await checkConnectionSchema(databaseUrl, config.db.namespace, config.db.preparedStatements);
-    crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash });
+    crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash, execArgv: options.threadExecArgv });
     if (config.workers.uvThreadpool < config.workers.crypto) {
       // argon2 runs on libuv's threadpool: a smaller pool caps concurrent hashes below the crypto threads.
       log.warn(
@@ -72,7 +85,7 @@ export async function startService(initial: Config, log: Logger): Promise<Servic
         'UV_THREADPOOL_SIZE is below AUTH_CRYPTO_WORKERS; set UV_THREADPOOL_SIZE >= AUTH_CRYPTO_WORKERS in the environment',
       );
     }
-    return await spawnThreads(config, databaseUrl, { crypto, embedded }, log);
+    return await spawnThreads(config, databaseUrl, { crypto, embedded }, log, options.threadExecArgv);
   } catch (err) {
     await crypto?.close();
     await embedded?.stop();
@@ -85,7 +98,13 @@ interface Owned {
   embedded: { stop(): Promise<void> } | null;
 }
 
-async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, log: Logger): Promise<Service> {
+async function spawnThreads(
+  config: Config,
+  databaseUrl: string,
+  owned: Owned,
+  log: Logger,
+  execArgv: string[] | undefined,
+): Promise<Service> {
   const budget = poolBudget(config.workers.http, config.db.maxPoolSize);
   const count = budget.threads;
   if (count < config.workers.http) {
@@ -110,6 +129,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
     guard,
     sharedPort,
     log,
+    execArgv,
   });
   let port = sharedPort;
   try {

@@ -78,7 +78,12 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     },
   });
   const log = pino({ level: 'info' }, pino.destination({ dest: logFile, append: true, sync: true }));
-  const service = await startService(config, log);
+  // The threads run compiled JavaScript, as in production: the test runner's TypeScript, mock and
+  // process-tracking hooks would otherwise load again in each of them, and sit in front of every import.
+  // A thread given its own options reads NODE_OPTIONS from its environment again, and the runner puts
+  // one of its hooks there, so that goes too (nothing here uses the runner's tracking of child processes).
+  delete process.env.NODE_OPTIONS;
+  const service = await startService(config, log, { threadExecArgv: [] });
   const db = new pg.Pool({ connectionString: database.url, max: 2, options: `-c search_path=${config.db.namespace}` });
   const url = `http://127.0.0.1:${service.port}`;
   let stopped: Promise<void> | null = null;

@@ -53,13 +53,21 @@ type Run = (task: TaskName, arg: unknown, signal?: AbortSignal) => Promise<unkno
 
 export type CryptoPoolParams = Config['password']['hash'] | (HashParams & { maxQueue?: number });
 
-export function createCryptoPool({ threads, params }: { threads: number; params: CryptoPoolParams }): CryptoPoolHost {
+export interface CryptoPoolOptions {
+  threads: number;
+  params: CryptoPoolParams;
+  /** Node's options for each thread; left out, the process's own (service.ts, StartOptions) */
+  execArgv?: string[];
+}
+
+export function createCryptoPool({ threads, params, execArgv }: CryptoPoolOptions): CryptoPoolHost {
   if (!Number.isInteger(threads) || threads < 1) throw new TypeError(`createCryptoPool: threads must be >= 1, got ${threads}`);
   const pool = new Piscina({
     filename: new URL('../../workers/crypto.js', import.meta.url).href,
     minThreads: threads,
     maxThreads: threads,
     concurrentTasksPerWorker: 1,
+    execArgv,
   });
   // Piscina's own queue stays empty: this one admits at most `threads` tasks to it at a time.
   const queue = createCryptoQueue(threads, params.maxQueue ?? 0, expectedTaskMs(params));
