@@ -5,7 +5,7 @@ import net from 'node:net';
 import http from 'node:http';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort, JWT_SECRET, startTestService } from './helpers/server.js';
+import { freePort, startTestService, testServiceEnv } from './helpers/server.js';
 import { createTestDatabase } from './helpers/db.js';
 
 t.test('bodies over 1 MiB are refused with 413; invalid JSON is 400 bad_json', async (t) => {
@@ -65,20 +65,7 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
   t.teardown(() => database.drop());
   const port = await freePort();
   const child = spawn(process.execPath, [path.resolve('bin/portcullis.js'), 'serve'], {
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: database.url,
-      AUTH_DB_DRIVER: 'postgres',
-      AUTH_JWT_SECRET: JWT_SECRET,
-      AUTH_SITE_URL: 'http://localhost:3000',
-      AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
-      AUTH_API_HOST: '127.0.0.1',
-      AUTH_API_PORT: String(port),
-      AUTH_HTTP_WORKERS: '1',
-      AUTH_CRYPTO_WORKERS: '2',
-      AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
-      LOG_LEVEL: 'info',
-    },
+    env: { PATH: process.env.PATH, ...testServiceEnv(database.url, port), LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from './helpers/db.js';
-import { freePort, JWT_SECRET } from './helpers/server.js';
+import { freePort, testServiceEnv } from './helpers/server.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -43,22 +43,7 @@ async function run(options: object): Promise<{ reply: { status: number; session:
   const database = await createTestDatabase();
   try {
     const notes = path.join(dir, 'threads');
-    const port = await freePort();
-    const env = {
-      DATABASE_URL: database.url,
-      AUTH_DB_DRIVER: 'postgres',
-      AUTH_JWT_SECRET: JWT_SECRET,
-      AUTH_SITE_URL: 'http://localhost:3000',
-      AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
-      AUTH_API_HOST: '127.0.0.1',
-      AUTH_API_PORT: String(port),
-      AUTH_HTTP_WORKERS: '1',
-      AUTH_CRYPTO_WORKERS: '1',
-      AUTH_MAILER_AUTOCONFIRM: 'true',
-      AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
-      AUTH_PASSWORD_HASH_TIME_COST: '1',
-      AUTH_DB_CLEANUP_ENABLED: 'false',
-    };
+    const env = { ...testServiceEnv(database.url, await freePort()), AUTH_MAILER_AUTOCONFIRM: 'true' };
     const script = path.join(dir, 'start.mjs');
     writeFileSync(script, child);
     const args = [`--import=data:text/javascript,${encodeURIComponent(preload)}`, script, JSON.stringify(options)];

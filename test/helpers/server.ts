@@ -50,6 +50,26 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The settings a test service starts with (the service's own names), before a test's own. */
+export function testServiceEnv(databaseUrl: string, port: number): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    AUTH_DB_DRIVER: 'postgres',
+    AUTH_JWT_SECRET: JWT_SECRET,
+    AUTH_SITE_URL: 'http://localhost:3000',
+    AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
+    AUTH_API_HOST: '127.0.0.1',
+    AUTH_API_PORT: String(port),
+    AUTH_HTTP_WORKERS: '1',
+    AUTH_CRYPTO_WORKERS: '2',
+    AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
+    AUTH_PASSWORD_HASH_TIME_COST: '1',
+    // The background cleanup deletes by age; a test that ages rows on purpose must not race it.
+    // test/cleanup.test.ts turns it on.
+    AUTH_DB_CLEANUP_ENABLED: 'false',
+  };
+}
+
 /** Starts the service on a fresh database, or on `env.DATABASE_URL` when given (then left in place). */
 export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
   const database = env.DATABASE_URL ? { url: env.DATABASE_URL, drop: async () => {} } : await createTestDatabase();
@@ -57,25 +77,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'portcullis-log-')), 'service.log');
   const config = loadConfig({
     envFile: null,
-    env: {
-      DATABASE_URL: database.url,
-      AUTH_DB_DRIVER: 'postgres',
-      AUTH_JWT_SECRET: JWT_SECRET,
-      AUTH_SITE_URL: 'http://localhost:3000',
-      AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
-      AUTH_API_HOST: '127.0.0.1',
-      AUTH_API_PORT: String(port),
-      AUTH_HTTP_WORKERS: '1',
-      AUTH_CRYPTO_WORKERS: '2',
-      AUTH_LOG_LEVEL: 'info',
-      AUTH_LOG_FILE: logFile,
-      AUTH_PASSWORD_HASH_MEMORY_KIB: '1024',
-      AUTH_PASSWORD_HASH_TIME_COST: '1',
-      // The background cleanup deletes by age; a test that ages rows on purpose must not race it.
-      // test/cleanup.test.ts turns it on.
-      AUTH_DB_CLEANUP_ENABLED: 'false',
-      ...env,
-    },
+    env: { ...testServiceEnv(database.url, port), AUTH_LOG_LEVEL: 'info', AUTH_LOG_FILE: logFile, ...env },
   });
   const log = pino({ level: 'info' }, pino.destination({ dest: logFile, append: true, sync: true }));
   // The threads run compiled JavaScript, as in production: the test runner's TypeScript, mock and
