@@ -68,6 +68,26 @@ t.test('autoconfirm returns a session; a duplicate is 400 "User already register
       { status: 400, body: { code: 400, error_code: 'user_already_exists', msg: 'User already registered' } },
     );
   }
+  // The same answer for an address held in another audience (X-JWT-AUD), whose user this one cannot see.
+  for (const body of [
+    { email: 'auto@example.com', password: 'secret99' },
+    { phone: '15551234567', password: 'secret99' },
+  ]) {
+    const dup = await api.request('POST', '/signup', { body, headers: { 'X-JWT-AUD': 'another-audience' } });
+    t.strictSame(
+      { status: dup.status, body: dup.body },
+      { status: 400, body: { code: 400, error_code: 'user_already_exists', msg: 'User already registered' } },
+    );
+  }
+  for (const [path, body] of [
+    ['/otp', { email: 'auto@example.com' }],
+    ['/magiclink', { email: 'auto@example.com' }],
+    ['/otp', { phone: '15551234567' }],
+  ] as const) {
+    const res = await api.request('POST', path, { body, headers: { 'X-JWT-AUD': 'another-audience' } });
+    t.strictSame({ status: res.status, body: res.body }, { status: 200, body: {} }, `${path}: nothing to send in that audience`);
+  }
+  t.equal(smtp.mails.length, sent, 'no mail');
   const settings = await api.request('GET', '/settings');
   t.match(settings.body, { autoconfirm: true, mailer_autoconfirm: true, phone_autoconfirm: true });
 });

@@ -204,6 +204,50 @@ t.test('simultaneous signups of one address create one user and never a 500', as
   t.equal(mails.length, 1, 'one confirmation mail');
 });
 
+t.test("an address held in another audience (X-JWT-AUD): a duplicate's answers, never a 500, nothing sent or written", async (t) => {
+  // The unique indexes on email and phone span audiences, while users are looked up within one: the insert
+  // finds the address taken by a user the request's audience cannot see.
+  const real = await signup({ email: 'other-aud@example.com', password: 'secret99' });
+  t.equal(real.status, 200);
+  await smtp.waitForMail('other-aud@example.com');
+  const headers = { 'X-JWT-AUD': 'another-audience' };
+  const mails = smtp.mails.length;
+  const users = await api.db.query('select count(*) from users');
+  const audit = await api.db.query('select count(*) from audit_log_entries');
+  for (const body of [
+    { email: 'other-aud@example.com', password: 'secret99' },
+    { email: 'OTHER-AUD@example.com', password: 'secret99' },
+  ]) {
+    const res = await api.request('POST', '/signup', { body, headers });
+    t.equal(res.status, 200, 'a fabricated user, as for a confirmed duplicate');
+    t.not(res.body.id, real.body.id);
+    t.equal(res.body.aud, 'another-audience');
+    t.strictSame(res.body.identities, []);
+  }
+  for (const path of ['/otp', '/magiclink']) {
+    const res = await api.request('POST', path, { body: { email: 'other-aud@example.com' }, headers });
+    t.strictSame({ status: res.status, body: res.body }, { status: 200, body: {} }, `${path}: the usual answer`);
+  }
+  t.equal(smtp.mails.length, mails, 'no mail');
+  t.same((await api.db.query('select count(*) from users')).rows, users.rows, 'no user');
+  t.same(
+    (await api.db.query('select count(*) from audit_log_entries')).rows,
+    audit.rows,
+    'no audit entry naming a user the audience cannot see',
+  );
+
+  await signup({ phone: '15557650000', password: 'secret99' });
+  await sms.waitForMessage('+15557650000');
+  const messages = sms.messages.length;
+  const phone = await api.request('POST', '/signup', { body: { phone: '15557650000', password: 'secret99' }, headers });
+  t.equal(phone.status, 200);
+  t.strictSame(phone.body.identities, []);
+  const otp = await api.request('POST', '/otp', { body: { phone: '15557650000' }, headers });
+  t.strictSame({ status: otp.status, body: otp.body }, { status: 200, body: {} });
+  t.equal(sms.messages.length, messages, 'no SMS');
+  t.equal(Number((await api.db.query("select count(*) from users where phone = '15557650000'")).rows[0].count), 1);
+});
+
 t.test('a mail that cannot be sent fails the request and leaves no user behind', async (t) => {
   smtp.failNext(554, 'mailbox unavailable');
   const res = await signup({ email: 'bounce@example.com', password: 'secret99' });

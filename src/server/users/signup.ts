@@ -93,10 +93,14 @@ export async function signUp(
       },
       req,
     );
-    // A concurrent signup of the same address won the insert: answer as that request did, without a second send.
     if (!created) {
-      const winner = (await find())!;
-      return { body: userJson(winner, await findIdentitiesByUser(c, winner.id)) };
+      // A concurrent signup of the same address won the insert: answer as that request did, without a second send.
+      const winner = await find();
+      if (winner) return { body: userJson(winner, await findIdentitiesByUser(c, winner.id)) };
+      // Nobody in this audience has it: a user of another audience (X-JWT-AUD) does, since the unique indexes
+      // on email and phone span audiences. Answered as a confirmed duplicate, minus the audit entry, which
+      // would name a user the request cannot see; /otp and /magiclink then find no user and send nothing.
+      return input.withoutSession ? { body: {} } : confirmedDuplicate(ctx, input);
     }
     user = created.user;
     const audit = { actor: actorOf(user), action: 'user_signedup', traits: { provider: input.provider } } as const;
@@ -109,12 +113,18 @@ export async function signUp(
   }
   if (isAddressConfirmed(user, input.provider)) {
     await writeAudit(c, actorOf(user), 'user_repeated_signup', { provider: input.provider });
-    // 400 "User already registered" when autoconfirm is on (docs/api.md#post-signup); otherwise a fabricated
-    // user of a real answer's shape with no identities, as the original (test/signup.test.ts).
-    if (ctx.config.mailer.autoconfirm || ctx.config.sms.autoconfirm) throw apiError('user_already_exists');
-    return { body: fakeUser(ctx, input) };
+    return confirmedDuplicate(ctx, input);
   }
   return { body: await confirmationAnswer(ctx, c, user, input, true, req) };
+}
+
+/**
+ * 400 "User already registered" when autoconfirm is on (docs/api.md#post-signup); otherwise a fabricated
+ * user of a real answer's shape with no identities, as the original (test/signup.test.ts).
+ */
+function confirmedDuplicate(ctx: AppContext, input: SignupInput): ApiResponse {
+  if (ctx.config.mailer.autoconfirm || ctx.config.sms.autoconfirm) throw apiError('user_already_exists');
+  return { body: fakeUser(ctx, input) };
 }
 
 async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, input: SignupInput, resend: boolean, req: ApiRequest) {
