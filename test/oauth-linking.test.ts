@@ -107,6 +107,24 @@ t.test('email_verified=false never links: the new account gets no email, the own
   t.equal(owner.body.id, signup.body.id, 'a verified address later links to the owner, the unverified identity elsewhere does not count');
 });
 
+t.test('an address held in another audience stays with its owner: the new account gets no email, not a 500', async (t) => {
+  // Users are linked within the default audience, but the unique index on email spans them all.
+  const other = await api.request('POST', '/signup', {
+    body: { email: 'elsewhere@example.com', password: 'Secret-password-1' },
+    headers: { 'X-JWT-AUD': 'another-audience' },
+  });
+  t.equal(other.status, 200);
+  const { location } = await signInWithGithub(githubUser('elsewhere@example.com', true));
+  const session = fragmentOf(location);
+  t.ok(session.access_token, location.href);
+  const me = await api.request('GET', '/user', { token: session.access_token });
+  t.not(me.body.id, other.body.id, 'a new account');
+  t.equal(me.body.email, '', 'without the address');
+  t.same(await identitiesOf(me.body.id), ['github']);
+  const owner = await api.db.query('select aud, email from users where id = $1', [other.body.id]);
+  t.same(owner.rows, [{ aud: 'another-audience', email: 'elsewhere@example.com' }], 'the owner keeps it');
+});
+
 t.test('an unverified address nobody holds: provider_email_needs_verification in the redirect, the account kept unconfirmed', async (t) => {
   const { status, location } = await signInWithGithub(githubUser('fresh-unverified@example.com', false));
   t.equal(status, 302);

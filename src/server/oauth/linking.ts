@@ -11,7 +11,7 @@
 // (oauth/unverified.ts).
 import type pg from 'pg';
 import { apiError } from '../errors.js';
-import { findUserByEmail, insertUser, lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import { findUserByEmail, insertUser, isEmailTaken, lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import {
   deleteUnverifiedIdentities,
   findVerifiedIdentitiesByEmails,
@@ -109,7 +109,7 @@ function withPrimaryEmail(profile: ExternalProfile): ExternalProfile {
  */
 async function convertAnonymous(c: pg.PoolClient, user: UserRow, r: LinkRequest, trusted: string[]): Promise<UserRow> {
   const primary = r.profile.emails[0]?.email.toLowerCase();
-  const email = primary && trusted.includes(primary) && !(await findUserByEmail(c, primary, r.aud)) ? primary : null;
+  const email = primary && trusted.includes(primary) && !(await isEmailTaken(c, primary)) ? primary : null;
   return updateUser(c, user.id, {
     is_anonymous: false,
     ...(email ? { email, email_confirmed_at: new Date() } : {}),
@@ -139,8 +139,10 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest):
   if (ctx.config.disableSignup) throw apiError('signup_disabled');
   const primary = r.profile.emails[0];
   if (!primary && !r.emailOptional) throw apiError('oauth_email_missing');
-  // An address another account already holds stays with it: the new account gets none (REFERENCE §9.4).
-  const email = primary && !(await findUserByEmail(c, primary.email, r.aud)) ? primary.email.toLowerCase() : null;
+  // An address another account already holds stays with it: the new account gets none (REFERENCE §9.4). Held
+  // in any audience, as the unique index on email counts it: a user of another one (a sign-up with X-JWT-AUD)
+  // is not found by the linking above, and the insert would fail on the index.
+  const email = primary && !(await isEmailTaken(c, primary.email)) ? primary.email.toLowerCase() : null;
   const confirmed = !!email && (primary.verified || ctx.config.mailer.autoconfirm);
   const user = await insertUser(c, {
     aud: r.aud,
