@@ -4,6 +4,7 @@ import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { adminToken, fragmentOf } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const smtp = await startSmtpServer();
 const api = await startTestService({
@@ -86,6 +87,19 @@ t.test('re-inviting a pending address reuses the user and replaces the link; red
   const fresh = await follow(secondMail.link!);
   t.ok(fresh.headers.get('location')!.startsWith(`${SITE}/onboard#`));
   t.equal(fragmentOf(fresh.headers.get('location')).type, 'invite');
+});
+
+t.test('re-inviting while the invite link is being followed: one after the other, never a deadlock (500)', async (t) => {
+  const first = await invite({ email: 'racing@example.com' });
+  const mail = await smtp.waitForMail('racing@example.com');
+  // The link's verification waits for the user's row (held here) first, the second invite behind it: it then
+  // finds the address confirmed.
+  const [followed, res] = await inOrderBehindUserLock(api.db, first.body.id, [
+    () => follow(mail.link!),
+    () => invite({ email: 'racing@example.com' }),
+  ]);
+  t.equal(fragmentOf(followed.headers.get('location')).type, 'invite');
+  t.strictSame([res.status, res.body.error_code], [422, 'email_exists']);
 });
 
 t.test('a refused delivery leaves nothing behind', async (t) => {

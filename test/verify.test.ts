@@ -3,6 +3,8 @@
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { fragmentOf, insertUser, plantToken } from './helpers/passwordless.js';
+import { adminToken } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const api = await startTestService({
   AUTH_EXTERNAL_PHONE_ENABLED: 'true',
@@ -236,4 +238,40 @@ t.test('POST signup with password: an existing password is not replaced', async 
   t.equal((await post({ type: 'signup', token: code, email, password: 'other-password' })).status, 200);
   const login = await api.request('POST', '/token?grant_type=password', { body: { email, password: 'original-password' } });
   t.equal(login.status, 200);
+});
+
+t.test('verifications of one user at once: one after the other, never a deadlock (500)', async (t) => {
+  // Two links of one user: the second finds its token spent by the first, as it would afterwards.
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email });
+  const confirmation = await plantToken(api.db, id, 'confirmation_token', email);
+  const recovery = await plantToken(api.db, id, 'recovery_token', email);
+  const [signup, recover] = await inOrderBehindUserLock(api.db, id, [
+    () => post({ type: 'signup', token_hash: confirmation.linkToken }),
+    () => post({ type: 'recovery', token_hash: recovery.linkToken }),
+  ]);
+  t.equal(signup.status, 200);
+  t.strictSame(recover.body, LINK_403);
+  // An admin's new address (which voids the user's tokens) queued ahead of a verification of the old one.
+  const other = nextEmail();
+  const changed = await insertUser(api.db, { email: other });
+  const pending = await plantToken(api.db, changed, 'confirmation_token', other);
+  const [update, verify] = await inOrderBehindUserLock(api.db, changed, [
+    async () => api.request('PUT', `/admin/users/${changed}`, { token: await adminToken(), body: { email: nextEmail() } }),
+    () => post({ type: 'signup', token_hash: pending.linkToken }),
+  ]);
+  t.equal(update.status, 200);
+  t.strictSame(verify.body, LINK_403);
+  // A repeated sign-up (which replaces the confirmation token) queued behind the verification of that token:
+  // it then finds the address confirmed, and answers as for any confirmed address.
+  const repeated = nextEmail();
+  const pendingUser = await insertUser(api.db, { email: repeated });
+  const confirming = await plantToken(api.db, pendingUser, 'confirmation_token', repeated);
+  const [confirmed, again] = await inOrderBehindUserLock(api.db, pendingUser, [
+    () => post({ type: 'signup', token_hash: confirming.linkToken }),
+    () => api.request('POST', '/signup', { body: { email: repeated, password: 'secret99' } }),
+  ]);
+  t.equal(confirmed.status, 200);
+  t.equal(again.status, 200);
+  t.strictSame(again.body.identities, [], 'the answer of a confirmed address');
 });

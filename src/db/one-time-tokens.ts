@@ -34,10 +34,13 @@ export async function putOneTimeToken(
   });
 }
 
+// The lookups below lock nothing: a token is locked (lockOneTimeToken) only once its user is, the order every
+// other writer of one_time_tokens takes (user row, then token), so two requests for one user cannot deadlock.
+
 export async function findOneTimeTokenByHash(q: Queryable, tokenHash: string, types: OneTimeTokenType[]): Promise<OneTimeTokenRow | null> {
   const { rows } = await q.query<OneTimeTokenRow>({
     name: 'ott_by_hash',
-    text: 'select * from one_time_tokens where token_hash = $1 and token_type = any($2) for update',
+    text: 'select * from one_time_tokens where token_hash = $1 and token_type = any($2)',
     values: [tokenHash, types],
   });
   return rows[0] ?? null;
@@ -47,10 +50,22 @@ export async function findOneTimeTokenByHash(q: Queryable, tokenHash: string, ty
 export async function findOneTimeTokensByAddress(q: Queryable, relatesTo: string, types: OneTimeTokenType[]): Promise<OneTimeTokenRow[]> {
   const { rows } = await q.query<OneTimeTokenRow>({
     name: 'ott_by_address',
-    text: 'select * from one_time_tokens where relates_to = $1 and token_type = any($2) order by created_at desc for update',
+    text: 'select * from one_time_tokens where relates_to = $1 and token_type = any($2) order by created_at desc',
     values: [relatesTo, types],
   });
   return rows;
+}
+
+/**
+ * Locks a token found by a lookup above, once its user is locked: null when it was spent, voided or replaced
+ * (a new token of its type reuses the row with another hash) in the meantime.
+ */
+export async function lockOneTimeToken(q: Queryable, row: OneTimeTokenRow): Promise<OneTimeTokenRow | null> {
+  const { rows } = await q.query<OneTimeTokenRow>('select * from one_time_tokens where id = $1 and token_hash = $2 for update', [
+    row.id,
+    row.token_hash,
+  ]);
+  return rows[0] ?? null;
 }
 
 /** Counts a wrong code; deletes the token once `max` wrong codes have been tried. */

@@ -21,7 +21,7 @@ import {
   refreshIdentity,
 } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
+import { deleteOneTimeTokens, lockOneTimeToken } from '../../db/one-time-tokens.js';
 import { findTokenByLink } from '../verify/one-time-codes.js';
 import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
@@ -183,7 +183,8 @@ async function confirmThroughProvider(c: pg.PoolClient, user: UserRow, provider:
 async function acceptInvite(c: pg.PoolClient, r: LinkRequest, inviteToken: string): Promise<UserRow> {
   const token = await findTokenByLink(c, inviteToken, ['confirmation_token']);
   const invited = token ? await lockUserById(c, token.user_id) : null;
-  if (!invited?.invited_at || !invited.email) throw apiError('invite_not_found');
+  // Locked after its user, as /verify does (db/one-time-tokens.ts): a concurrent acceptance spent it already.
+  if (!invited?.invited_at || !invited.email || !(await lockOneTimeToken(c, token!))) throw apiError('invite_not_found');
   const email = invited.email.toLowerCase();
   if (!r.profile.emails.some((e) => e.email.toLowerCase() === email)) throw apiError('invite_email_mismatch');
   await insertIdentity(c, { userId: invited.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });

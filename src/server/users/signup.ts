@@ -4,7 +4,7 @@
 import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { findUserByEmail, findUserByPhone, type UserRow } from '../../db/users.js';
+import { findUserByEmail, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { confirmAddress, isAddressConfirmed, newUserRow, type AddressProvider } from './create.js';
@@ -111,6 +111,9 @@ export async function signUp(
     if (autoconfirm) return { body: userJson(await confirmAddress(c, user, input.provider), []) };
     return { body: await confirmationAnswer(ctx, c, user, input, false, req) };
   }
+  // Locked and re-read before its confirmation token is replaced: the order of /verify and every other writer of
+  // one-time tokens (user, then token: db/one-time-tokens.ts), and repeats pass the frequency check one at a time.
+  user = (await lockUserById(c, user.id)) ?? user;
   if (isAddressConfirmed(user, input.provider)) {
     await writeAudit(c, actorOf(user), 'user_repeated_signup', { provider: input.provider });
     return confirmedDuplicate(ctx, input);

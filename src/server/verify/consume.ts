@@ -5,7 +5,7 @@
 import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { lockUserById, updateUser } from '../../db/users.js';
-import { deleteOneTimeTokens, type OneTimeTokenRow } from '../../db/one-time-tokens.js';
+import { deleteOneTimeTokens, lockOneTimeToken, type OneTimeTokenRow } from '../../db/one-time-tokens.js';
 import { findLatestFlowState, markAuthCodeIssued } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from './one-time-codes.js';
@@ -53,8 +53,10 @@ export async function consumeToken(
           : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
       const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
       if (!row || isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
+      // The user first, then the token (lockOneTimeToken): a concurrent verification of another of the user's
+      // tokens, or a request that replaces or voids them, waits here instead of deadlocking with this one.
       const user = await lockUserById(c, row.user_id);
-      if (!user) return byLink ? linkInvalid() : codeInvalid();
+      if (!user || !(await lockOneTimeToken(c, row))) return byLink ? linkInvalid() : codeInvalid();
       if (isBanned(user)) return apiError('user_banned');
       // Looked up before anything changes: without its flow, a PKCE link must leave the token unspent.
       const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;

@@ -1,0 +1,61 @@
+// Concurrency tests put requests in a chosen order without guessing at timing: the test holds a user's row
+// lock, starts each request once the ones before it wait on a lock (as PostgreSQL reports them in
+// pg_stat_activity), then lets them all go, and PostgreSQL grants the lock in that order.
+import type pg from 'pg';
+import type { Reply } from './server.js';
+
+export interface HeldUserLock {
+  /** Resolves once `n` sessions of this database wait on a lock; throws if they never do. */
+  waiters(n: number): Promise<void>;
+  /** Commits the holding transaction: the waiters go on, in the order they queued. */
+  release(): Promise<void>;
+}
+
+/** Locks the user's row (`for update`, as the service's lockUserById does) in a transaction of its own. */
+export async function holdUserLock(db: pg.Pool, userId: string): Promise<HeldUserLock> {
+  const holder = await db.connect();
+  await holder.query('begin');
+  await holder.query('select 1 from users where id = $1 for update', [userId]);
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    try {
+      await holder.query('commit');
+    } finally {
+      holder.release();
+    }
+  };
+  return {
+    async waiters(n) {
+      for (let i = 0; i < 400; i++) {
+        const { rows } = await db.query(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        if (rows[0].n >= n) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await release();
+      throw new Error(`${n} requests never waited on the user's row lock`);
+    },
+    release,
+  };
+}
+
+/**
+ * Starts `requests` one after another behind the user's row lock, each once the ones before it wait on it,
+ * then lets them go: they take the row in this order. Resolves their replies, in the same order.
+ */
+export async function inOrderBehindUserLock(db: pg.Pool, userId: string, requests: Array<() => Promise<Reply>>): Promise<Reply[]> {
+  const lock = await holdUserLock(db, userId);
+  const replies: Promise<Reply>[] = [];
+  try {
+    for (const [i, send] of requests.entries()) {
+      replies.push(send());
+      await lock.waiters(i + 1);
+    }
+  } finally {
+    await lock.release();
+  }
+  return Promise.all(replies);
+}
