@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { adminToken, fragmentOf } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const smtp = await startSmtpServer();
 const api: TestService = await startTestService({
@@ -177,6 +178,24 @@ t.test('bad type and bad email are 400s; nothing was ever mailed', async (t) => 
   const email = await generate({ type: 'recovery', email: 'nope' });
   t.strictSame([email.status, email.body.error_code], [400, 'validation_failed']);
   t.equal(smtp.mails.length, 0, 'generate_link sends no mail');
+});
+
+t.test('a user deleted while the request waits for its row: 404 user_not_found, not a 500', async (t) => {
+  for (const soft of [false, true]) {
+    const email = `deleted-meanwhile-${soft}@example.com`;
+    const id = (await api.request('POST', '/admin/users', { token: admin, body: { email, email_confirm: true } })).body.id;
+    // The deletion waits for the row first; generate_link, past its lookup, behind it.
+    const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
+      () => api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: soft } }),
+      () => generate({ type: 'recovery', email }),
+    ]);
+    t.equal(deleted.status, 200);
+    t.strictSame(
+      [res.status, res.body],
+      [404, { code: 404, error_code: 'user_not_found', msg: 'User with this email not found' }],
+      soft ? 'soft-deleted' : 'deleted',
+    );
+  }
 });
 
 t.test('each generated link is audited under the admin', async (t) => {

@@ -5,6 +5,7 @@ import t from 'tap';
 import bcrypt from 'bcryptjs';
 import { startTestService } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
+import { holdUserLock, inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const api = await startTestService();
 t.teardown(() => api.stop());
@@ -244,6 +245,41 @@ t.test('PUT /admin/users/{user_id} changes only what the body names', async (t) 
   const missing = await api.request('PUT', `/admin/users/${crypto.randomUUID()}`, { token: admin, body: { role: 'x' } });
   t.equal(missing.status, 404);
   t.equal(missing.body.error_code, 'user_not_found');
+});
+
+t.test('PUT /admin/users/{user_id}: an address another request took meanwhile is the same 422, not a 500', async (t) => {
+  const slow = (await create({ email: 'slow-put@example.com' })).body.id;
+  const fast = (await create({ email: 'fast-put@example.com' })).body.id;
+  for (const [field, value, conflict] of [
+    [
+      'email',
+      'raced@example.com',
+      { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' },
+    ],
+    ['phone', '15551230000', { code: 422, error_code: 'phone_exists', msg: 'Phone number already registered by another user' }],
+  ] as const) {
+    // The first update passes the address check, then waits for its user's row (held here) while the
+    // second gives the address to another user; the first one's write then meets the unique index.
+    const lock = await holdUserLock(api.db, slow);
+    const first = api.request('PUT', `/admin/users/${slow}`, { token: admin, body: { [field]: value } });
+    await lock.waiters(1);
+    const second = await api.request('PUT', `/admin/users/${fast}`, { token: admin, body: { [field]: value } });
+    await lock.release();
+    t.equal(second.status, 200, `${field}: the second update`);
+    const res = await first;
+    t.strictSame([res.status, res.body], [422, conflict], `${field}: the first update`);
+  }
+});
+
+t.test('PUT /admin/users/{user_id} of a user a concurrent DELETE removed meanwhile: 404 user_not_found, not a 500', async (t) => {
+  const id = (await create({ email: 'deleted-meanwhile@example.com' })).body.id;
+  // The deletion waits for the row first, the update (past its lookup) behind it.
+  const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
+    () => api.request('DELETE', `/admin/users/${id}`, { token: admin }),
+    () => api.request('PUT', `/admin/users/${id}`, { token: admin, body: { user_metadata: { late: true } } }),
+  ]);
+  t.equal(deleted.status, 200);
+  t.strictSame([res.status, res.body], [404, { code: 404, error_code: 'user_not_found', msg: 'User not found' }]);
 });
 
 t.test('an anonymous user given a confirmed email by an admin becomes permanent', async (t) => {

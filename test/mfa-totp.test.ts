@@ -5,6 +5,8 @@ import { URI } from 'otpauth';
 import { startTestService, type TestService } from './helpers/server.js';
 import { refresh, signIn, signUp, uniqueEmail } from './helpers/accounts.js';
 import { challenge, claimsOf, enrollTotp, totpCode, verifiedTotp, verify } from './helpers/mfa.js';
+import { adminToken } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 
 let api: TestService;
 t.before(async () => {
@@ -271,6 +273,36 @@ t.test('stale unverified factors without challenges are deleted at the next enro
   const ids = (await api.db.query('select id from mfa_factors where user_id = $1', [s.user.id])).rows.map((r) => r.id);
   t.notOk(ids.includes(stale.id), 'the stale factor is gone');
   t.ok(ids.includes(challenged.id), 'a challenged factor stays');
+});
+
+t.test('a user deleted while the enrolment waits for its row: 403 user_not_found, not a 500', async (t) => {
+  const s = await signUp(api, uniqueEmail('deleted-at-enrol'));
+  const admin = await adminToken();
+  const [deleted, res] = await inOrderBehindUserLock(api.db, s.user.id, [
+    () => api.request('DELETE', `/admin/users/${s.user.id}`, { token: admin }),
+    () => api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'late' } }),
+  ]);
+  t.equal(deleted.status, 200);
+  t.strictSame(
+    [res.status, res.body],
+    [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],
+  );
+});
+
+t.test('a user deleted while a verification waits for its row: 403 user_not_found, and the deletion 200, never a deadlock', async (t) => {
+  const s = await signUp(api, uniqueEmail('deleted-at-verify'));
+  const factor = await enrollTotp(api, s.access_token);
+  const c = await challenge(api, s.access_token, factor.id);
+  const admin = await adminToken();
+  const [deleted, res] = await inOrderBehindUserLock(api.db, s.user.id, [
+    () => api.request('DELETE', `/admin/users/${s.user.id}`, { token: admin }),
+    () => verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret)),
+  ]);
+  t.equal(deleted.status, 200);
+  t.strictSame(
+    [res.status, res.body],
+    [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],
+  );
 });
 
 t.test('anonymous users may not use MFA', async (t) => {

@@ -2,6 +2,8 @@
 // gateway fake; create_user as the decisions table says.
 import t from 'tap';
 import { startMailStack, linkOf, codeOf } from './helpers/passwordless.js';
+import { adminToken } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const stack = await startMailStack({}, { sms: true });
 const { api, smtp } = stack;
@@ -66,6 +68,23 @@ t.test('phone: a confirmed user gets a code and the gateway message id', async (
   t.equal(again.body.error_code, 'over_sms_send_rate_limit');
   const verified = await api.request('POST', '/verify', { body: { type: 'sms', phone: '+15550002222', token: smsCode(message.body) } });
   t.equal(verified.status, 200);
+});
+
+t.test('phone: a user deleted while the request waits for its row: 200 {} and no SMS, not a 500', async (t) => {
+  const admin = await adminToken();
+  for (const soft of [false, true]) {
+    const phone = soft ? '15550009992' : '15550009991';
+    const created = await api.request('POST', '/admin/users', { token: admin, body: { phone, phone_confirm: true } });
+    const id = created.body.id;
+    // The deletion waits for the row first; /otp, past its lookup, behind it.
+    const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
+      () => api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: soft } }),
+      () => api.request('POST', '/otp', { body: { phone } }),
+    ]);
+    t.equal(deleted.status, 200);
+    t.strictSame([res.status, res.body], [200, {}], soft ? 'soft-deleted' : 'deleted');
+    t.equal(sms.messages.filter((m) => m.to.endsWith(phone)).length, 0, 'no SMS');
+  }
 });
 
 t.test("validation errors in the original's order", async (t) => {

@@ -5,6 +5,8 @@ import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
 import { signIn } from './helpers/accounts.js';
+import { adminToken } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 import { codeIn, confirmedUser, PASSWORD } from './helpers/users.js';
 
 const smtp = await startSmtpServer();
@@ -88,6 +90,25 @@ t.test('concurrent requests: exactly one nonce is sent, the others are refused',
   const replies = await Promise.all(Array.from({ length: 8 }, () => reauth(s.access_token)));
   t.strictSame(replies.map((r) => r.status).sort(), [200, 429, 429, 429, 429, 429, 429, 429]);
   t.equal(smtp.mails.filter((m) => m.to === s.user.email && m.html.includes('Confirm reauthentication')).length, 1);
+});
+
+t.test('a user deleted while the request waits for its row: 403 user_not_found and no nonce, not a 500', async (t) => {
+  for (const soft of [false, true]) {
+    const s = await confirmedUser(api);
+    const admin = await adminToken();
+    const mailed = smtp.mails.length;
+    const [deleted, res] = await inOrderBehindUserLock(api.db, s.user.id, [
+      () => api.request('DELETE', `/admin/users/${s.user.id}`, { token: admin, body: { should_soft_delete: soft } }),
+      () => reauth(s.access_token),
+    ]);
+    t.equal(deleted.status, 200);
+    t.strictSame(
+      [res.status, res.body],
+      [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],
+      soft ? 'soft-deleted' : 'deleted',
+    );
+    t.equal(smtp.mails.length, mailed, 'no mail');
+  }
 });
 
 t.test('an unconfirmed email is refused', async (t) => {

@@ -1,7 +1,9 @@
 // POST /recover (REFERENCE §2.6): a recovery mail whose link signs the user in with type=recovery, so the
 // app can show a password form; unknown addresses get the same 200 {}.
 import t from 'tap';
-import { startMailStack, linkOf, codeOf, fragmentOf } from './helpers/passwordless.js';
+import { startMailStack, linkOf, codeOf, fragmentOf, insertUser } from './helpers/passwordless.js';
+import { adminToken } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const stack = await startMailStack({ AUTH_RATE_LIMIT_EMAIL_SENT: '6' });
 const { api, smtp } = stack;
@@ -101,4 +103,20 @@ t.test('email provider off: 400 email_provider_disabled', async (t) => {
   const res = await off.request('POST', '/recover', { body: { email: 'rose@example.com' } });
   t.equal(res.status, 400);
   t.strictSame(res.body, { code: 400, error_code: 'email_provider_disabled', msg: 'Email logins are disabled' });
+});
+
+t.test('a user deleted while its recovery request waits for it: 200 {} and no mail, as for an unknown address', async (t) => {
+  const admin = await adminToken();
+  for (const soft of [false, true]) {
+    const email = `gone-${soft ? 'soft' : 'hard'}@example.com`;
+    const id = await insertUser(api.db, { email, confirmed: true });
+    // /recover finds the user, then waits for its row (held here) while an admin deletes the user.
+    const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
+      () => api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: soft } }),
+      () => api.request('POST', '/recover', { body: { email } }),
+    ]);
+    t.equal(deleted.status, 200);
+    t.strictSame([res.status, res.body], [200, {}], soft ? 'soft-deleted' : 'deleted');
+  }
+  t.equal(smtp.mails.filter((m) => m.to.startsWith('gone-') || !m.to.includes('@')).length, 0, 'no mail');
 });

@@ -4,6 +4,8 @@ import t from 'tap';
 import bcrypt from 'bcryptjs';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { JWT_SECRET, startTestService } from './helpers/server.js';
+import { adminToken } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_AUTOCONFIRM: 'true' });
 t.teardown(() => api.stop());
@@ -223,6 +225,19 @@ t.test('GET /user and its authentication errors', async (t) => {
   const banned = await api.request('GET', '/user', { token: session.access_token });
   t.strictSame(banned.body, { code: 403, error_code: 'user_banned', msg: 'User is banned' });
   await api.db.query('update users set banned_until = null where id = $1', [alice.user.id]);
+});
+
+t.test('a user deleted while its sign-in waits for its row: 400 invalid_credentials, not a 500', async (t) => {
+  const { id } = (await api.request('POST', '/signup', { body: { email: 'deleted-at-login@example.com', password: 'correct-horse' } })).body
+    .user;
+  const admin = await adminToken();
+  // The deletion waits for the row first; the sign-in, past its lookup and password check, behind it.
+  const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
+    () => api.request('DELETE', `/admin/users/${id}`, { token: admin }),
+    () => login({ email: 'deleted-at-login@example.com', password: 'correct-horse' }),
+  ]);
+  t.equal(deleted.status, 200);
+  t.strictSame([res.status, res.body], [400, { code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' }]);
 });
 
 t.test('the 2024-01-01 error shape for auth-js', async (t) => {

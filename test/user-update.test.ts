@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
 import { startMailStack } from './helpers/passwordless.js';
 import { signIn, uniqueEmail, refresh } from './helpers/accounts.js';
 import { codeIn, confirmedUser, PASSWORD, pathOf } from './helpers/users.js';
+import { adminToken } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const stack = await startMailStack(
   { AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000' },
@@ -157,6 +159,26 @@ t.test('an address another user holds is refused', async (t) => {
   const b = await confirmedUser(api);
   const res = await put(a.access_token, { email: b.user.email });
   t.strictSame(res.body, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' });
+});
+
+t.test('a user deleted while the update waits for its row: 403 user_not_found and no mail, not a 500', async (t) => {
+  for (const soft of [false, true]) {
+    const s = await confirmedUser(api);
+    const admin = await adminToken();
+    const newEmail = uniqueEmail('after-deletion');
+    const mailed = smtp.mails.length;
+    const [deleted, res] = await inOrderBehindUserLock(api.db, s.user.id, [
+      () => api.request('DELETE', `/admin/users/${s.user.id}`, { token: admin, body: { should_soft_delete: soft } }),
+      () => put(s.access_token, { email: newEmail }),
+    ]);
+    t.equal(deleted.status, 200);
+    t.strictSame(
+      [res.status, res.body],
+      [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],
+      soft ? 'soft-deleted' : 'deleted',
+    );
+    t.equal(smtp.mails.length, mailed, 'no mail');
+  }
 });
 
 t.test('email change frequency: a second request within the interval is refused', async (t) => {

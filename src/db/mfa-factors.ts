@@ -73,17 +73,17 @@ export async function findOwnedFactor(q: Queryable, userId: string, id: string, 
 /**
  * The user's factors (locked, so that concurrent enrolments of one user count each other) after deleting
  * every user's unverified factors that never had a challenge and are older than `expirySeconds`, as the
- * original does at each enrolment.
+ * original does at each enrolment. Null when the user is gone: deleted, or soft-deleted, by a concurrent request.
  */
-export async function lockFactorsForEnrolment(q: Queryable, userId: string, expirySeconds: number): Promise<FactorRow[]> {
+export async function lockFactorsForEnrolment(q: Queryable, userId: string, expirySeconds: number): Promise<FactorRow[] | null> {
   await q.query(
     `delete from mfa_factors f where f.status <> 'verified' and f.created_at < now() - make_interval(secs => $1)
        and not exists (select 1 from mfa_challenges c where c.factor_id = f.id)`,
     [expirySeconds],
   );
   // The user row is the lock: factors that do not exist yet cannot be locked.
-  await q.query('select 1 from users where id = $1 for update', [userId]);
-  return findFactorsByUser(q, userId);
+  const { rowCount } = await q.query('select 1 from users where id = $1 and deleted_at is null for update', [userId]);
+  return rowCount ? findFactorsByUser(q, userId) : null;
 }
 
 export interface NewFactor {

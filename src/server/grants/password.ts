@@ -49,6 +49,11 @@ export const password: Grant<ReturnType<typeof schema>> = {
     const response = await issueSession(ctx, ctx.db, user, 'password', req, {
       audit: { actor: actorOf(user), action: 'login', traits: { provider: email ? 'email' : 'phone' } },
       passwordHash: upgraded,
+    }).catch((err: unknown) => {
+      // A concurrent DELETE removed the user after the lookup: the session's foreign key refuses it, and the
+      // answer is that of an unknown user.
+      if ((err as { code?: string }).code === '23503') throw apiError('invalid_credentials');
+      throw err;
     });
     const weak = checkPasswordStrength(password, ctx.config.password);
     if (weak) response.weak_password = { message: weak.message, reasons: weak.reasons };

@@ -29,7 +29,10 @@ export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: 
   await tx(
     ctx.db,
     async (c) => {
-      let factors = await lockFactorsForEnrolment(c, user.id, ctx.config.mfa.factorExpirySeconds);
+      const locked = await lockFactorsForEnrolment(c, user.id, ctx.config.mfa.factorExpirySeconds);
+      // Deleted by a concurrent request since the bearer check: the factor's foreign key would refuse it.
+      if (!locked) throw apiError('user_not_found');
+      let factors = locked;
       if (plan.beforeChecks) factors = await plan.beforeChecks(c, factors);
       const { aal } = await assuranceOf(c, user.id, session.id);
       checkEnrolment(factors, friendlyName, ctx.config.mfa, aal);

@@ -5,6 +5,7 @@
 import { ApiError, ERRORS, apiError } from '../errors.js';
 import { enforceMfaVerificationAttempt } from '../hooks/mfa-verification-attempt.js';
 import { tx } from '../../db/pool.js';
+import { lockUserById } from '../../db/users.js';
 import { deleteChallenge, findChallenge, markChallengeVerified } from '../../db/mfa-challenges.js';
 import { upgradeSession } from '../../db/mfa-upgrade.js';
 import { auditPayload } from '../../db/audit-log.js';
@@ -42,6 +43,9 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   await tx(
     ctx.db,
     async (c) => {
+      // The user's row first, as a concurrent DELETE /admin/users takes it before cascading to the challenge,
+      // factor and session written below: in the other order the two deadlock. After it, the user is gone.
+      if (!(await lockUserById(c, user.id))) throw apiError('user_not_found');
       // A concurrent verification of the same challenge got there first: as for a used challenge.
       if (!(await markChallengeVerified(c, challenge.id))) throw apiError('mfa_ip_address_mismatch');
       if (outcome.commit && !(await outcome.commit(c))) throw apiError(type.failed);

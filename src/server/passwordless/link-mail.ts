@@ -41,7 +41,10 @@ export async function sendLinkMail(
     ctx,
     signal,
     async (c) => {
-      const user = (await lockUserById(c, userId))!;
+      const user = await lockUserById(c, userId);
+      // Deleted (or soft-deleted, its address obfuscated) by a concurrent request since the caller found it:
+      // nothing to send, and the answer is that of an unknown address.
+      if (!user || user.deleted_at) return;
       assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
       if (mail.pkce) {
         await insertFlowState(c, {

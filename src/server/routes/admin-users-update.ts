@@ -27,7 +27,9 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
   const body = await tx(
     ctx.db,
     async (c) => {
-      const locked = (await lockUserById(c, found.id))!;
+      const locked = await lockUserById(c, found.id);
+      // Deleted by a concurrent request since loadUser found it.
+      if (!locked) throw apiError('admin_user_not_found');
       if (email) await setAddress(c, locked, 'email', email, params.emailConfirm);
       if (phone) await setAddress(c, locked, 'phone', phone, params.phoneConfirm);
       // A changed address makes links already sent to the old one untrustworthy.
@@ -40,9 +42,21 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
       return userJson(user, await findIdentitiesByUser(c, user.id));
     },
     req.signal,
-  );
+  ).catch((err: unknown) => rethrowTakenAddress(ctx.db, err, found.id, email, phone));
   return { body };
 };
+
+/**
+ * A concurrent request gave the new email or phone to another user between the checks above and this write,
+ * and the unique index refused it: the same 422 as the check, not a database error.
+ */
+async function rethrowTakenAddress(q: Queryable, err: unknown, userId: string, email?: string, phone?: string): Promise<never> {
+  if ((err as { code?: string }).code === '23505') {
+    if (email && (await isEmailTaken(q, email, userId))) throw apiError('email_exists');
+    if (phone && (await isPhoneTaken(q, phone, userId))) throw apiError('phone_exists_admin');
+  }
+  throw err;
+}
 
 function changes(user: UserRow, p: AdminUserParams, email?: string, phone?: string, passwordHash?: string): UserWrite {
   const write: UserWrite = { role: p.role, email, phone, encrypted_password: passwordHash };

@@ -64,7 +64,10 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
   }
   const userId = user.id;
   const { messageId } = await sendingTx(ctx, req.signal, async (c) => {
-    const current = (await lockUserById(c, userId))!;
+    const current = await lockUserById(c, userId);
+    // Deleted (or soft-deleted) by a concurrent request since the lookup above: nothing to send, as for a
+    // number that has no account.
+    if (!current || current.deleted_at) return { messageId: undefined };
     await writeAudit(c, actorOf(current), 'user_recovery_requested');
     return sendConfirmation(ctx, c, current, {
       provider: 'phone',

@@ -18,7 +18,9 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
   if (target.channel === 'sms' && !user.phone_confirmed_at) throw apiError('reauthentication_phone_not_confirmed');
   const body = await sendingTx(ctx, req.signal, async (c) => {
     // Locked so that two concurrent requests cannot both pass the frequency check.
-    const locked = (await lockUserById(c, user.id)) ?? user;
+    const locked = await lockUserById(c, user.id);
+    // Deleted, or soft-deleted, by a concurrent request since the bearer check: no nonce for a user who is gone.
+    if (!locked || locked.deleted_at) throw apiError('user_not_found');
     let answer: Record<string, string> = {};
     if (target.channel === 'email') {
       assertSendInterval('email', locked.reauthentication_sent_at, ctx.config.smtp.maxFrequencySeconds);

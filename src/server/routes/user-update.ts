@@ -61,7 +61,8 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError> => {
     // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
     let current = await lockUserById(c, user.id);
-    if (!current) return apiError('user_not_found');
+    // Deleted, or soft-deleted (its addresses obfuscated), by a concurrent request since the bearer check.
+    if (!current || current.deleted_at) return apiError('user_not_found');
     if (passwordHash) {
       if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
       current = await changePassword(c, current, passwordHash, session.id);
