@@ -227,17 +227,22 @@ t.test('GET /user and its authentication errors', async (t) => {
   await api.db.query('update users set banned_until = null where id = $1', [alice.user.id]);
 });
 
-t.test('a user deleted while its sign-in waits for its row: 400 invalid_credentials, not a 500', async (t) => {
-  const { id } = (await api.request('POST', '/signup', { body: { email: 'deleted-at-login@example.com', password: 'correct-horse' } })).body
-    .user;
+t.test('a user deleted while its sign-in waits for its row: 400 invalid_credentials and no session, not a 500', async (t) => {
   const admin = await adminToken();
-  // The deletion waits for the row first; the sign-in, past its lookup and password check, behind it.
-  const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
-    () => api.request('DELETE', `/admin/users/${id}`, { token: admin }),
-    () => login({ email: 'deleted-at-login@example.com', password: 'correct-horse' }),
-  ]);
-  t.equal(deleted.status, 200);
-  t.strictSame([res.status, res.body], [400, { code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' }]);
+  for (const soft of [false, true]) {
+    const email = `deleted-at-login-${soft ? 'soft' : 'hard'}@example.com`;
+    const { id } = (await api.request('POST', '/signup', { body: { email, password: 'correct-horse' } })).body.user;
+    // The deletion waits for the row first; the sign-in, past its lookup and password check, behind it.
+    const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
+      () => api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: soft } }),
+      () => login({ email, password: 'correct-horse' }),
+    ]);
+    t.equal(deleted.status, 200);
+    const label = soft ? 'soft-deleted' : 'deleted';
+    t.strictSame([res.status, res.body], [400, { code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' }], label);
+    const sessions = await api.db.query('select count(*)::int as n from sessions where user_id = $1', [id]);
+    t.equal(sessions.rows[0].n, 0, `${label}: no session outlives the deletion`);
+  }
 });
 
 t.test('the 2024-01-01 error shape for auth-js', async (t) => {

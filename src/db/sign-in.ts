@@ -34,29 +34,31 @@ export interface SignIn {
 
 /**
  * Creates the session, its first refresh token and its AMR claim, sets last_sign_in_at (and the upgraded
- * hash, if any), writes the audit entry, and returns what the token response needs. The CTEs' writes are
+ * hash, if any), writes the audit entry, and returns what the token response needs. Null, and nothing
+ * written, when the user is gone or soft-deleted: every write hangs off the user's update, whose row lock
+ * orders it after a concurrent deletion (which re-checks deleted_at), so no session outlives one. The CTEs' writes are
  * invisible to the rest of the statement (one snapshot), so the user and the AMR come from their RETURNING
  * rows; identities are not written here, and earlier statements of a caller's transaction are visible.
  * Identities come back as json with text timestamps, parsed by identityRows (identities.ts).
  */
-export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
+export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | null> {
   const { rows } = await q.query<
     UserRow & { sign_in_session_id: string; sign_in_amr: AmrRow[]; sign_in_identities: IdentityJsonRow[]; sign_in_factors: FactorJsonRow[] }
   >({
     name: 'sign_in',
-    text: `with session as (
-             insert into sessions (user_id, aal, user_agent, ip) values ($1::uuid, 'aal1', $2::text, $3::text) returning id),
+    text: `with signed_in as (
+             update users set last_sign_in_at = $6::timestamptz, encrypted_password = coalesce($7::text, encrypted_password),
+                              updated_at = now()
+             where id = $1::uuid and deleted_at is null returning *),
+           session as (
+             insert into sessions (user_id, aal, user_agent, ip) select id, 'aal1', $2::text, $3::text from signed_in returning id),
            token as (
              insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session),
            amr as (
              insert into mfa_amr_claims (session_id, authentication_method) select id, $5::text from session
              returning authentication_method, updated_at),
            audit as (
-             insert into audit_log_entries (payload, ip_address) select $8::jsonb, '' where $8::jsonb is not null),
-           signed_in as (
-             update users set last_sign_in_at = $6::timestamptz, encrypted_password = coalesce($7::text, encrypted_password),
-                              updated_at = now()
-             where id = $1::uuid returning *)
+             insert into audit_log_entries (payload, ip_address) select $8::jsonb, '' from signed_in where $8::jsonb is not null)
            select u.*, (select id from session) as sign_in_session_id,
                   (select json_agg(json_build_object('method', authentication_method,
                                                      'timestamp', extract(epoch from updated_at)::bigint::int))
@@ -71,7 +73,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn> {
            from signed_in u`,
     values: [s.userId, s.userAgent, s.ip, s.refreshTokenHash, s.method, s.signedInAt, s.passwordHash ?? null, s.audit ?? null],
   });
-  if (!rows[0]) throw new Error(`sign-in: no user ${s.userId} to sign in`);
+  if (!rows[0]) return null;
   const { sign_in_session_id: sessionId, sign_in_amr: amr, sign_in_identities: identities, sign_in_factors: factors, ...user } = rows[0];
   return { user, sessionId, amr, identities: identityRows(identities), factors: factorRows(factors) };
 }

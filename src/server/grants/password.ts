@@ -1,7 +1,7 @@
 // grant_type=password: one lookup, one password verification whether or not the user exists or is banned
 // (same work, same answer), then the refusals after a correct password. The original checks the ban
 // first, which answers a banned account ~30 ms sooner than any other: an enumeration signal.
-import { apiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { findUserByEmail, findUserByPhone } from '../../db/users.js';
 import { parsePhone } from '../users/addresses.js';
 import { isBanned } from '../users/user-json.js';
@@ -50,9 +50,9 @@ export const password: Grant<ReturnType<typeof schema>> = {
       audit: { actor: actorOf(user), action: 'login', traits: { provider: email ? 'email' : 'phone' } },
       passwordHash: upgraded,
     }).catch((err: unknown) => {
-      // A concurrent DELETE removed the user after the lookup: the session's foreign key refuses it, and the
+      // A concurrent deletion (hard or soft) removed the user after the lookup: nothing was written, and the
       // answer is that of an unknown user.
-      if ((err as { code?: string }).code === '23503') throw apiError('invalid_credentials');
+      if (err instanceof ApiError && err.errorCode === 'user_not_found') throw apiError('invalid_credentials');
       throw err;
     });
     const weak = checkPasswordStrength(password, ctx.config.password);

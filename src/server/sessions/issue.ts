@@ -1,6 +1,7 @@
 // Issuing sessions and the token response every grant returns. A new sign-in creates a session, its
 // first refresh token (stored hashed), the AMR entry of the method used, and an access token.
 // With the custom access token hook on, the hook shapes the claims before signing (docs/hooks.md#custom-access-token).
+import { apiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';
@@ -153,6 +154,8 @@ export async function issueSession(
     passwordHash,
     audit: audit ? auditPayload(audit.actor, audit.action, audit.traits) : null,
   });
+  // Deleted, or soft-deleted, by a concurrent request since the caller found the user.
+  if (!signedIn) throw apiError('user_not_found');
   return answer(ctx, signedIn.user, { id: signedIn.sessionId }, signedIn.amr, signedIn.identities, signedIn.factors, refreshToken, {
     method,
     req,
