@@ -113,7 +113,11 @@ export async function signUp(
   }
   // Locked and re-read before its confirmation token is replaced: the order of /verify and every other writer of
   // one-time tokens (user, then token: db/one-time-tokens.ts), and repeats pass the frequency check one at a time.
-  user = (await lockUserById(c, user.id)) ?? user;
+  const locked = await lockUserById(c, user.id);
+  // Deleted, or soft-deleted, by a concurrent request while this one waited for the row: the address is free
+  // now, and the sign-up goes on as it would have after the deletion (the lock's wait ended with its commit).
+  if (!locked || locked.deleted_at) return signUp(ctx, c, req, input, passwordHash);
+  user = locked;
   if (isAddressConfirmed(user, input.provider)) {
     await writeAudit(c, actorOf(user), 'user_repeated_signup', { provider: input.provider });
     return confirmedDuplicate(ctx, input);
