@@ -6,6 +6,7 @@ import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 import { adminToken } from './helpers/admin.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 import { PASSKEY_ENV, RP_ID, authenticationOptions, newAuthenticator, register, signInWithPasskey } from './helpers/passkeys.js';
 
 const api = await startTestService({
@@ -259,6 +260,52 @@ t.test('deleting a user deletes their passkeys, soft deletion too', async (t) =>
     t.equal(deleted.status, 200);
     const left = await api.db.query('select count(*)::int as n from webauthn_credentials where user_id = $1', [session.user.id]);
     t.equal(left.rows[0].n, 0, soft ? 'soft' : 'hard');
+  }
+});
+
+t.test('a user deleted while a registration waits for its row: 403 user_not_found and no passkey, not a 500', async (t) => {
+  const gone = { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' };
+  for (const soft of [false, true]) {
+    const label = soft ? 'soft-deleted' : 'deleted';
+    const session = await signUp(api);
+    const token = session.access_token;
+    const started = await api.request('POST', '/passkeys/registration/options', { token, body: {} });
+    const credential = newAuthenticator().create(started.body.options);
+    const deletion = () => api.request('DELETE', `/admin/users/${session.user.id}`, { token: admin, body: { should_soft_delete: soft } });
+    // Options and verify each found the user at the bearer check, then wait for its row behind the deletion.
+    const [deleted, options, verified] = await inOrderBehindUserLock(api.db, session.user.id, [
+      deletion,
+      () => api.request('POST', '/passkeys/registration/options', { token, body: {} }),
+      () => api.request('POST', '/passkeys/registration/verify', { token, body: { challenge_id: started.body.challenge_id, credential } }),
+    ]);
+    t.equal(deleted.status, 200);
+    t.strictSame([options.status, options.body], [403, gone], `${label}: options`);
+    t.strictSame([verified.status, verified.body], [403, gone], `${label}: verify`);
+    const left = await api.db.query('select count(*)::int as n from webauthn_credentials where user_id = $1', [session.user.id]);
+    t.equal(left.rows[0].n, 0, `${label}: no passkey`);
+  }
+});
+
+t.test("a passkey sign-in beside its user's deletion: refused, not a deadlock 500", async (t) => {
+  for (const soft of [false, true]) {
+    const session = await signUp(api);
+    const authenticator = newAuthenticator();
+    t.equal((await register(api, session.access_token, authenticator)).status, 200);
+    const { challenge_id, options } = await authenticationOptions(api);
+    const credential = authenticator.get(options);
+    // The sign-in found the user and its passkey, then waits for the user's row behind the deletion.
+    const [deleted, res] = await inOrderBehindUserLock(api.db, session.user.id, [
+      () => api.request('DELETE', `/admin/users/${session.user.id}`, { token: admin, body: { should_soft_delete: soft } }),
+      () => api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id, credential } }),
+    ]);
+    t.equal(deleted.status, 200);
+    t.strictSame(
+      [res.status, res.body],
+      [400, { code: 400, error_code: 'webauthn_verification_failed', msg: 'Credential verification failed' }],
+      soft ? 'soft-deleted' : 'deleted',
+    );
+    const sessions = await api.db.query('select count(*)::int as n from sessions where user_id = $1', [session.user.id]);
+    t.equal(sessions.rows[0].n, 0, 'no session');
   }
 });
 

@@ -2,7 +2,7 @@
 // adds a passkey. Options carry a fresh challenge kept server-side; verify checks the authenticator's
 // attestation against it, the relying party id and the allowed origins, then stores the credential.
 import { apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
+import { tx, type Queryable } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { insertChallenge } from '../../db/webauthn-challenges.js';
@@ -16,7 +16,7 @@ import { takeChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-a
 import { createdPasskeyJson } from '../passkeys/passkey-json.js';
 import { refuseAnonymous, refuseSsoUser, requireManagementAal } from '../passkeys/management-checks.js';
 
-export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (_req, ctx, principal) => {
+export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
   refuseAnonymous(principal);
   refuseSsoUser(principal);
   await requireManagementAal(ctx.db, principal);
@@ -32,7 +32,14 @@ export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (
     // The authenticator refuses to make a second credential for this user where one already lives.
     existing.map((c) => ({ credentialId: c.credential_id, transports: c.transports })),
   );
-  const challenge = await insertChallenge(ctx.db, { userId: user.id, type: 'registration', session, ttlSeconds: rp.challengeTtlSeconds });
+  const challenge = await tx(
+    ctx.db,
+    async (c) => {
+      await lockLiveUser(c, user.id);
+      return insertChallenge(c, { userId: user.id, type: 'registration', session, ttlSeconds: rp.challengeTtlSeconds });
+    },
+    req.signal,
+  );
   return { body: { challenge_id: challenge.id, options, expires_at: Math.floor(challenge.expires_at.getTime() / 1000) } };
 };
 
@@ -51,7 +58,7 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
     ctx.db,
     async (c) => {
       // The user's row lock serialises concurrent registrations, so the limit holds.
-      await lockUserById(c, user.id);
+      await lockLiveUser(c, user.id);
       if ((await countCredentials(c, user.id)) >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
       const row = await insertCredential(c, { userId: user.id, ...outcome.credential, friendlyName: 'Passkey' });
       if (!row) throw apiError('webauthn_credential_exists');
@@ -62,3 +69,13 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
   );
   return { body: createdPasskeyJson(created) };
 };
+
+/**
+ * Locks the user's row before a write that refers to it. A user deleted since the bearer check would fail the
+ * write's foreign key (a 500), and one soft-deleted meanwhile would keep a passkey its deletion removed: both
+ * answer as a user who is gone.
+ */
+async function lockLiveUser(c: Queryable, userId: string): Promise<void> {
+  const locked = await lockUserById(c, userId);
+  if (!locked || locked.deleted_at) throw apiError('user_not_found');
+}
