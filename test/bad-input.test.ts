@@ -122,3 +122,40 @@ t.test('no 5xx, and errors are JSON with an error_code', async (t) => {
   t.same(failures, [], `${requests} requests`);
   t.equal((await api.request('GET', '/health')).status, 200, 'still healthy');
 });
+
+t.test('a body nested deeper than the original decodes (10,000 levels): 400 bad_json, not a stack overflow 500', async (t) => {
+  const nested = (levels: number, open = '{"a":', close = '}') => `${open.repeat(levels)}1${close.repeat(levels)}`;
+  const victim = (await api.request('POST', '/signup', { body: { email: 'deep-victim@example.com', password: 'secret99' } })).body;
+  const user = await api.request('POST', '/admin/users', { token: admin, body: { email: 'deep-admin@example.com' } });
+  const routes: Array<[string, string, string | undefined, (inner: string) => string]> = [
+    // Checked by the JSON reader for every body, not per field: here in a field the grant never reads.
+    ['POST', '/token?grant_type=password', undefined, (data) => `{"email":"deep-victim@example.com","password":"secret99","x":${data}}`],
+    ['POST', '/signup', undefined, (data) => `{"email":"deep-${crypto.randomUUID()}@example.com","password":"secret99","data":${data}}`],
+    ['POST', '/otp', undefined, (data) => `{"email":"deep-${crypto.randomUUID()}@example.com","data":${data}}`],
+    ['PUT', '/user', victim.access_token, (data) => `{"data":${data}}`],
+    ['POST', '/admin/users', admin, (data) => `{"email":"deep-${crypto.randomUUID()}@example.com","user_metadata":${data}}`],
+    ['PUT', `/admin/users/${user.body.id}`, admin, (data) => `{"app_metadata":${data}}`],
+  ];
+  const send = (method: string, path: string, token: string | undefined, raw: string) =>
+    api.request(method, path, { token, raw, headers: { 'content-type': 'application/json' } });
+  for (const [method, path, token, body] of routes) {
+    // The body is the first level: a field's value may hold 9,999 more.
+    const deepest = await send(method, path, token, body(nested(9_999)));
+    t.equal(deepest.status, 200, `${method} ${path}: 10,000 levels ${deepest.text.slice(0, 120)}`);
+    for (const [label, data, opener] of [
+      ['objects', nested(10_000), '{'],
+      ['arrays', `{"a":${nested(100_000, '[', ']')}}`, '['],
+    ] as const) {
+      const res = await send(method, path, token, body(data));
+      // Only a refusal is compared whole: an accepted body echoes the metadata, too deep for the comparison.
+      t.equal(res.status, 400, `${method} ${path}: ${label} ${res.text.slice(0, 120)}`);
+      if (res.status === 400) {
+        t.strictSame(res.body, {
+          code: 400,
+          error_code: 'bad_json',
+          msg: `Could not parse request body as JSON: invalid character '${opener}' exceeded max depth`,
+        });
+      }
+    }
+  }
+});

@@ -376,3 +376,35 @@ t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
   });
   t.equal(notObject.status, 400);
 });
+
+t.test('an issuer too long for the QR code and a friendly_name too long for its index: 400, not a 500', async (t) => {
+  const s = await signUp(api);
+  const enroll = (body: Record<string, unknown>) =>
+    api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', ...body } });
+  t.equal((await enroll({ issuer: 'i'.repeat(300), friendly_name: 'long issuer' })).status, 200, 'a 300-byte issuer fits');
+  for (const issuer of ['i'.repeat(1000), '€'.repeat(100)]) {
+    t.same(errorOf(await enroll({ issuer })), {
+      status: 400,
+      error_code: 'validation_failed',
+      msg: 'issuer is too long: the TOTP URI does not fit in a QR code',
+    });
+  }
+  // Random text, which the index cannot compress: 2,000 bytes fit, more are refused before the insert.
+  const random = (bytes: number) =>
+    crypto.getRandomValues(new Uint8Array(bytes / 2)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '');
+  const fits = await enroll({ friendly_name: random(2000) });
+  t.equal(fits.status, 200, 'a 2,000-byte name');
+  const tooLong = { status: 400, error_code: 'validation_failed', msg: 'friendly_name must be 2000 bytes or less' };
+  t.same(errorOf(await enroll({ friendly_name: random(4000) })), tooLong);
+  const admin = await adminToken();
+  const renamed = await api.request('PUT', `/admin/users/${s.user.id}/factors/${fits.body.id}`, {
+    token: admin,
+    body: { friendly_name: random(4000) },
+  });
+  t.same(errorOf(renamed), tooLong, 'the admin rename');
+  t.equal(
+    (await api.db.query('select count(*)::int as n from mfa_factors where user_id = $1', [s.user.id])).rows[0].n,
+    2,
+    'nothing else written',
+  );
+});

@@ -21,6 +21,8 @@ export const ERRORS = {
   request_entity_too_large: e(413, 'request_entity_too_large', 'Request body too large'),
   bad_json: e(400, 'bad_json', 'Could not parse request body as JSON: expected a JSON object'),
   bad_json_nul: e(400, 'bad_json', 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed'),
+  // a body nested deeper than the original's decoder reads (http/json-depth.ts); the message names the character
+  bad_json_depth: e(400, 'bad_json', "Could not parse request body as JSON: invalid character '{' exceeded max depth"),
   query_nul: e(400, 'validation_failed', 'Query parameters cannot contain NUL characters'),
   // ours: what the HTTP guard refuses before uWS sees it (docs/http-guard.md#what-the-guard-refuses)
   http_malformed: e(400, 'bad_request', 'Malformed HTTP request'),
@@ -228,6 +230,9 @@ export const ERRORS = {
   mfa_phone_factor_exists: e(422, 'mfa_verified_factor_exists', 'A phone factor with this number already exists for this user'),
   mfa_phone_required: e(400, 'validation_failed', 'Phone number required to enroll Phone factor'),
   mfa_code_required: e(400, 'validation_failed', 'Code needs to be non-empty'),
+  // ours: the original has no bound and fails with a 500 (docs/mfa.md#post-factors)
+  mfa_friendly_name_too_long: e(400, 'validation_failed', 'friendly_name must be 2000 bytes or less'),
+  mfa_totp_uri_too_long: e(400, 'validation_failed', 'issuer is too long: the TOTP URI does not fit in a QR code'),
   mfa_challenge_id: e(400, 'validation_failed', 'challenge_id must be an UUID'),
   insufficient_aal_enroll: e(403, 'insufficient_aal', 'AAL2 required to enroll a new factor'),
   insufficient_aal_unenroll: e(422, 'insufficient_aal', 'AAL2 required to unenroll verified factor'),

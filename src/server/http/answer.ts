@@ -3,6 +3,7 @@
 import { apiError } from '../errors.js';
 import { renderError } from './render-error.js';
 import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
+import { mayBeTooDeep, tooDeep } from './json-depth.js';
 import type { ApiResponse } from './types.js';
 import { requestDeadlines, type DeadlineClock } from './deadline-clock.js';
 
@@ -36,7 +37,7 @@ export function errorAnswer(
 const JSON_NUL = /\\u0000/i;
 const QUERY_NUL = /%00/;
 
-/** A JSON body that must be an object ({} when empty); anything else is 400 bad_json. */
+/** A JSON body that must be an object ({} when empty), nested at most MAX_JSON_DEPTH deep; anything else is 400 bad_json. */
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) return {};
   const latin1 = raw.toString('latin1');
@@ -52,6 +53,8 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw apiError('bad_json');
   }
+  const opener = mayBeTooDeep(raw.length) ? tooDeep(value) : null;
+  if (opener) throw apiError('bad_json_depth', `Could not parse request body as JSON: invalid character '${opener}' exceeded max depth`);
   return (mayHoldLoneSurrogates(latin1) ? wellFormed(value) : value) as Record<string, unknown>;
 }
 

@@ -24,6 +24,7 @@ export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: 
   if (!type) throw apiError('mfa_webauthn_enroll_not_enabled');
   if (!type.switches(ctx).enrollEnabled) throw apiError(type.disabled.enroll);
   const friendlyName = typeof body.friendly_name === 'string' ? body.friendly_name : '';
+  checkFriendlyNameLength(friendlyName);
   const factorId = randomUUID();
   const plan = await type.enroll({ ctx, req, user, factorId, friendlyName, body });
   await tx(
@@ -42,6 +43,14 @@ export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: 
     req.signal,
   );
   return { id: factorId, type: type.name, friendly_name: friendlyName, ...plan.answer };
+}
+
+/** Names up to this many UTF-8 bytes always fit the (friendly_name, user_id) unique index's entry (at most 2704 bytes). */
+const MAX_FRIENDLY_NAME_BYTES = 2000;
+
+/** A longer name could fail the unique index's insert as a 500; refused as input instead (POST /factors and the admin rename). */
+export function checkFriendlyNameLength(friendlyName: string): void {
+  if (Buffer.byteLength(friendlyName) > MAX_FRIENDLY_NAME_BYTES) throw apiError('mfa_friendly_name_too_long');
 }
 
 /** The original's validateFactors: a name taken (an empty name too), too many factors, or aal1 with a verified factor. */

@@ -6,6 +6,7 @@ import { writeAudit } from '../../db/audit-log.js';
 import { loadUser } from '../admin/load-user.js';
 import { factorJson } from '../mfa/factor-json.js';
 import { isUuid } from '../mfa/factor-access.js';
+import { checkFriendlyNameLength } from '../mfa/enroll.js';
 import { removeFactor } from '../mfa/unenroll.js';
 import { parsePhone } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
@@ -33,6 +34,7 @@ export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
   const user = await loadUser(ctx.db, req);
   const factor = await loadFactor(ctx.db, req, user.id);
   const body = req.body();
+  if (body.friendly_name) checkFriendlyNameLength(body.friendly_name);
   const updated = await tx(
     ctx.db,
     async (c) => {

@@ -37,7 +37,11 @@ export const totp: FactorType = {
     const uri = totpFor(secret, issuer, user.email ?? '').toString();
     // Imported on the first enrolment, not with the route table (docs/architecture.md#threads).
     const { default: QRCode } = await import('qrcode');
-    const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 });
+    // A QR code holds at most 1,273 bytes at level H and the URI carries the client's issuer (twice,
+    // percent-encoded): the library's refusal of a longer one is the client's input, not a 500.
+    const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 }).catch(() => {
+      throw apiError('mfa_totp_uri_too_long');
+    });
     return {
       columns: { secret: secretBox(ctx.config).seal(factorId, secret.base32) },
       // The raw SVG, as the original sends it: the client makes it a data: URI (data:image/svg+xml;utf-8,…).
