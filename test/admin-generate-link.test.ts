@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { adminToken, fragmentOf } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion } from './helpers/row-lock.js';
 
 const smtp = await startSmtpServer();
 const api: TestService = await startTestService({
@@ -185,11 +185,7 @@ t.test('a user deleted while the request waits for its row: 404 user_not_found, 
     const email = `deleted-meanwhile-${soft}@example.com`;
     const id = (await api.request('POST', '/admin/users', { token: admin, body: { email, email_confirm: true } })).body.id;
     // The deletion waits for the row first; generate_link, past its lookup, behind it.
-    const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
-      () => api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: soft } }),
-      () => generate({ type: 'recovery', email }),
-    ]);
-    t.equal(deleted.status, 200);
+    const res = await behindDeletion(api, id, soft, () => generate({ type: 'recovery', email }));
     t.strictSame(
       [res.status, res.body],
       [404, { code: 404, error_code: 'user_not_found', msg: 'User with this email not found' }],

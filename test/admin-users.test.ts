@@ -5,7 +5,7 @@ import t from 'tap';
 import bcrypt from 'bcryptjs';
 import { startTestService } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
-import { holdUserLock, inOrderBehindUserLock } from './helpers/row-lock.js';
+import { holdUserLock, behindDeletion } from './helpers/row-lock.js';
 
 const api = await startTestService();
 t.teardown(() => api.stop());
@@ -274,11 +274,9 @@ t.test('PUT /admin/users/{user_id}: an address another request took meanwhile is
 t.test('PUT /admin/users/{user_id} of a user a concurrent DELETE removed meanwhile: 404 user_not_found, not a 500', async (t) => {
   const id = (await create({ email: 'deleted-meanwhile@example.com' })).body.id;
   // The deletion waits for the row first, the update (past its lookup) behind it.
-  const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
-    () => api.request('DELETE', `/admin/users/${id}`, { token: admin }),
-    () => api.request('PUT', `/admin/users/${id}`, { token: admin, body: { user_metadata: { late: true } } }),
-  ]);
-  t.equal(deleted.status, 200);
+  const res = await behindDeletion(api, id, false, () =>
+    api.request('PUT', `/admin/users/${id}`, { token: admin, body: { user_metadata: { late: true } } }),
+  );
   t.strictSame([res.status, res.body], [404, { code: 404, error_code: 'user_not_found', msg: 'User not found' }]);
 });
 

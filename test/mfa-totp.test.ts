@@ -6,7 +6,7 @@ import { startTestService, type TestService } from './helpers/server.js';
 import { refresh, signIn, signUp, uniqueEmail } from './helpers/accounts.js';
 import { challenge, claimsOf, enrollTotp, totpCode, verifiedTotp, verify } from './helpers/mfa.js';
 import { adminToken } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion } from './helpers/row-lock.js';
 
 let api: TestService;
 t.before(async () => {
@@ -277,12 +277,9 @@ t.test('stale unverified factors without challenges are deleted at the next enro
 
 t.test('a user deleted while the enrolment waits for its row: 403 user_not_found, not a 500', async (t) => {
   const s = await signUp(api, uniqueEmail('deleted-at-enrol'));
-  const admin = await adminToken();
-  const [deleted, res] = await inOrderBehindUserLock(api.db, s.user.id, [
-    () => api.request('DELETE', `/admin/users/${s.user.id}`, { token: admin }),
-    () => api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'late' } }),
-  ]);
-  t.equal(deleted.status, 200);
+  const res = await behindDeletion(api, s.user.id, false, () =>
+    api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'late' } }),
+  );
   t.strictSame(
     [res.status, res.body],
     [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],
@@ -293,12 +290,9 @@ t.test('a user deleted while a verification waits for its row: 403 user_not_foun
   const s = await signUp(api, uniqueEmail('deleted-at-verify'));
   const factor = await enrollTotp(api, s.access_token);
   const c = await challenge(api, s.access_token, factor.id);
-  const admin = await adminToken();
-  const [deleted, res] = await inOrderBehindUserLock(api.db, s.user.id, [
-    () => api.request('DELETE', `/admin/users/${s.user.id}`, { token: admin }),
-    () => verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret)),
-  ]);
-  t.equal(deleted.status, 200);
+  const res = await behindDeletion(api, s.user.id, false, () =>
+    verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret)),
+  );
   t.strictSame(
     [res.status, res.body],
     [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],

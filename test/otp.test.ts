@@ -3,7 +3,7 @@
 import t from 'tap';
 import { startMailStack, linkOf, codeOf } from './helpers/passwordless.js';
 import { adminToken } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion } from './helpers/row-lock.js';
 
 const stack = await startMailStack({}, { sms: true });
 const { api, smtp } = stack;
@@ -77,11 +77,7 @@ t.test('phone: a user deleted while the request waits for its row: 200 {} and no
     const created = await api.request('POST', '/admin/users', { token: admin, body: { phone, phone_confirm: true } });
     const id = created.body.id;
     // The deletion waits for the row first; /otp, past its lookup, behind it.
-    const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
-      () => api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: soft } }),
-      () => api.request('POST', '/otp', { body: { phone } }),
-    ]);
-    t.equal(deleted.status, 200);
+    const res = await behindDeletion(api, id, soft, () => api.request('POST', '/otp', { body: { phone } }));
     t.strictSame([res.status, res.body], [200, {}], soft ? 'soft-deleted' : 'deleted');
     t.equal(sms.messages.filter((m) => m.to.endsWith(phone)).length, 0, 'no SMS');
   }

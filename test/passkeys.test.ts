@@ -6,7 +6,7 @@ import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 import { adminToken } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion, inOrderBehindUserLock } from './helpers/row-lock.js';
 import { PASSKEY_ENV, RP_ID, authenticationOptions, newAuthenticator, register, signInWithPasskey } from './helpers/passkeys.js';
 
 const api = await startTestService({
@@ -294,11 +294,9 @@ t.test("a passkey sign-in beside its user's deletion: refused, not a deadlock 50
     const { challenge_id, options } = await authenticationOptions(api);
     const credential = authenticator.get(options);
     // The sign-in found the user and its passkey, then waits for the user's row behind the deletion.
-    const [deleted, res] = await inOrderBehindUserLock(api.db, session.user.id, [
-      () => api.request('DELETE', `/admin/users/${session.user.id}`, { token: admin, body: { should_soft_delete: soft } }),
-      () => api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id, credential } }),
-    ]);
-    t.equal(deleted.status, 200);
+    const res = await behindDeletion(api, session.user.id, soft, () =>
+      api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id, credential } }),
+    );
     t.strictSame(
       [res.status, res.body],
       [400, { code: 400, error_code: 'webauthn_verification_failed', msg: 'Credential verification failed' }],

@@ -5,8 +5,7 @@ import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
 import { signIn } from './helpers/accounts.js';
-import { adminToken } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion } from './helpers/row-lock.js';
 import { codeIn, confirmedUser, PASSWORD } from './helpers/users.js';
 
 const smtp = await startSmtpServer();
@@ -95,13 +94,8 @@ t.test('concurrent requests: exactly one nonce is sent, the others are refused',
 t.test('a user deleted while the request waits for its row: 403 user_not_found and no nonce, not a 500', async (t) => {
   for (const soft of [false, true]) {
     const s = await confirmedUser(api);
-    const admin = await adminToken();
     const mailed = smtp.mails.length;
-    const [deleted, res] = await inOrderBehindUserLock(api.db, s.user.id, [
-      () => api.request('DELETE', `/admin/users/${s.user.id}`, { token: admin, body: { should_soft_delete: soft } }),
-      () => reauth(s.access_token),
-    ]);
-    t.equal(deleted.status, 200);
+    const res = await behindDeletion(api, s.user.id, soft, () => reauth(s.access_token));
     t.strictSame(
       [res.status, res.body],
       [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],

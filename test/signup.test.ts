@@ -4,8 +4,7 @@ import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
-import { adminToken } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion } from './helpers/row-lock.js';
 
 const smtp = await startSmtpServer();
 const sms = await startSmsGatewayFake();
@@ -251,17 +250,12 @@ t.test("an address held in another audience (X-JWT-AUD): a duplicate's answers, 
 });
 
 t.test('a repeated sign-up whose user is deleted meanwhile signs the address up anew, never a 500', async (t) => {
-  const admin = await adminToken();
   for (const soft of [false, true]) {
     const email = `deleted-at-resignup-${soft ? 'soft' : 'hard'}@example.com`;
     const first = await signup({ email, password: 'secret99' });
     await smtp.waitForMail(email);
     // The repeat finds the unconfirmed user, then waits for its row behind an admin's deletion.
-    const [deleted, again] = await inOrderBehindUserLock(api.db, first.body.id, [
-      () => api.request('DELETE', `/admin/users/${first.body.id}`, { token: admin, body: { should_soft_delete: soft } }),
-      () => signup({ email, password: 'secret99' }),
-    ]);
-    t.equal(deleted.status, 200);
+    const again = await behindDeletion(api, first.body.id, soft, () => signup({ email, password: 'secret99' }));
     const label = soft ? 'soft-deleted' : 'deleted';
     t.equal(again.status, 200, label);
     t.not(again.body.id, first.body.id, `${label}: a new user`);

@@ -4,8 +4,7 @@ import t from 'tap';
 import bcrypt from 'bcryptjs';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { JWT_SECRET, startTestService } from './helpers/server.js';
-import { adminToken } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion } from './helpers/row-lock.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_AUTOCONFIRM: 'true' });
 t.teardown(() => api.stop());
@@ -228,16 +227,11 @@ t.test('GET /user and its authentication errors', async (t) => {
 });
 
 t.test('a user deleted while its sign-in waits for its row: 400 invalid_credentials and no session, not a 500', async (t) => {
-  const admin = await adminToken();
   for (const soft of [false, true]) {
     const email = `deleted-at-login-${soft ? 'soft' : 'hard'}@example.com`;
     const { id } = (await api.request('POST', '/signup', { body: { email, password: 'correct-horse' } })).body.user;
     // The deletion waits for the row first; the sign-in, past its lookup and password check, behind it.
-    const [deleted, res] = await inOrderBehindUserLock(api.db, id, [
-      () => api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: soft } }),
-      () => login({ email, password: 'correct-horse' }),
-    ]);
-    t.equal(deleted.status, 200);
+    const res = await behindDeletion(api, id, soft, () => login({ email, password: 'correct-horse' }));
     const label = soft ? 'soft-deleted' : 'deleted';
     t.strictSame([res.status, res.body], [400, { code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' }], label);
     const sessions = await api.db.query('select count(*)::int as n from sessions where user_id = $1', [id]);

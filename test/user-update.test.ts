@@ -5,8 +5,7 @@ import { createHash } from 'node:crypto';
 import { startMailStack } from './helpers/passwordless.js';
 import { signIn, uniqueEmail, refresh } from './helpers/accounts.js';
 import { codeIn, confirmedUser, PASSWORD, pathOf } from './helpers/users.js';
-import { adminToken } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion } from './helpers/row-lock.js';
 
 const stack = await startMailStack(
   { AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true', AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_RATE_LIMIT_SMS_SENT: '1000' },
@@ -164,14 +163,9 @@ t.test('an address another user holds is refused', async (t) => {
 t.test('a user deleted while the update waits for its row: 403 user_not_found and no mail, not a 500', async (t) => {
   for (const soft of [false, true]) {
     const s = await confirmedUser(api);
-    const admin = await adminToken();
     const newEmail = uniqueEmail('after-deletion');
     const mailed = smtp.mails.length;
-    const [deleted, res] = await inOrderBehindUserLock(api.db, s.user.id, [
-      () => api.request('DELETE', `/admin/users/${s.user.id}`, { token: admin, body: { should_soft_delete: soft } }),
-      () => put(s.access_token, { email: newEmail }),
-    ]);
-    t.equal(deleted.status, 200);
+    const res = await behindDeletion(api, s.user.id, soft, () => put(s.access_token, { email: newEmail }));
     t.strictSame(
       [res.status, res.body],
       [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],

@@ -2,7 +2,8 @@
 // lock, starts each request once the ones before it wait on a lock (as PostgreSQL reports them in
 // pg_stat_activity), then lets them all go, and PostgreSQL grants the lock in that order.
 import type pg from 'pg';
-import type { Reply } from './server.js';
+import type { Reply, TestService } from './server.js';
+import { adminToken } from './admin.js';
 
 export interface HeldUserLock {
   /** Resolves once `n` sessions of this database wait on a lock; throws if they never do. */
@@ -58,4 +59,19 @@ export async function inOrderBehindUserLock(db: pg.Pool, userId: string, request
     await lock.release();
   }
   return Promise.all(replies);
+}
+
+/**
+ * `request` made while an admin deletes the user (`soft`: should_soft_delete): the deletion takes the user's row
+ * first, the request (past its own look-ups) waits behind it. Resolves the request's reply; the deletion must
+ * have succeeded.
+ */
+export async function behindDeletion(api: TestService, userId: string, soft: boolean, request: () => Promise<Reply>): Promise<Reply> {
+  const token = await adminToken();
+  const [deleted, reply] = await inOrderBehindUserLock(api.db, userId, [
+    () => api.request('DELETE', `/admin/users/${userId}`, { token, body: { should_soft_delete: soft } }),
+    request,
+  ]);
+  if (deleted.status !== 200) throw new Error(`the deletion answered ${deleted.status}: ${deleted.text}`);
+  return reply;
 }
