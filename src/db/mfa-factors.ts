@@ -1,6 +1,7 @@
 // mfa_factors: the factors users enrolled (docs/mfa.md). Rows are read whole; `secret` stays an envelope
 // here and is opened only by the factor type that needs it (src/server/mfa/encryption.ts).
 import type { Queryable } from './pool.js';
+import { lockLiveUserById } from './users.js';
 
 export type FactorStatus = 'unverified' | 'verified';
 
@@ -82,8 +83,7 @@ export async function lockFactorsForEnrolment(q: Queryable, userId: string, expi
     [expirySeconds],
   );
   // The user row is the lock: factors that do not exist yet cannot be locked.
-  const { rowCount } = await q.query('select 1 from users where id = $1 and deleted_at is null for update', [userId]);
-  return rowCount ? findFactorsByUser(q, userId) : null;
+  return (await lockLiveUserById(q, userId)) ? findFactorsByUser(q, userId) : null;
 }
 
 export interface NewFactor {

@@ -79,6 +79,15 @@ export async function lockUserById(q: Queryable, id: string): Promise<UserRow | 
   return rows[0] ?? null;
 }
 
+/**
+ * lockUserById for a request that found the user earlier: null when a concurrent request has deleted or
+ * soft-deleted it since. A lock that waited for the deletion re-checks deleted_at on the row it committed.
+ */
+export async function lockLiveUserById(q: Queryable, id: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>('select * from users where id = $1 and deleted_at is null for update', [id]);
+  return rows[0] ?? null;
+}
+
 export async function findUserByEmail(q: Queryable, email: string, aud: string): Promise<UserRow | null> {
   const { rows } = await q.query<UserRow>({
     name: 'users_by_email',

@@ -1,7 +1,7 @@
 // The mails that carry the user's recovery token: the magic link and the password recovery mail
 // (docs/one-time-codes-and-mail.md#send-intervals). Both share recovery_token and recovery_sent_at, so one interval covers both.
 import { sendingTx } from '../delivery/sending-tx.js';
-import { lockUserById, updateUser } from '../../db/users.js';
+import { lockLiveUserById, updateUser } from '../../db/users.js';
 import { insertFlowState } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { sendEmailToken } from '../delivery/send-token.js';
@@ -41,10 +41,10 @@ export async function sendLinkMail(
     ctx,
     signal,
     async (c) => {
-      const user = await lockUserById(c, userId);
+      const user = await lockLiveUserById(c, userId);
       // Deleted (or soft-deleted, its address obfuscated) by a concurrent request since the caller found it:
       // nothing to send, and the answer is that of an unknown address.
-      if (!user || user.deleted_at) return;
+      if (!user) return;
       assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
       if (mail.pkce) {
         await insertFlowState(c, {

@@ -3,7 +3,7 @@
 // (GET /verify) works exactly as the mailed link would.
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { findUserByEmail, lockUserById } from '../../db/users.js';
+import { findUserByEmail, lockLiveUserById } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
@@ -44,8 +44,8 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
     ctx.db,
     async (c) => {
       // Locked and re-read: a concurrent DELETE may have removed (or soft-deleted) the user since the lookup above.
-      const user = existing && (await lockUserById(c, existing.id));
-      if (existing && (!user || user.deleted_at)) throw apiError('admin_email_not_found');
+      const user = existing && (await lockLiveUserById(c, existing.id));
+      if (existing && !user) throw apiError('admin_email_not_found');
       const plan = await LINK_PLANS.get(type)!(ctx, c, user, input);
       const issued = await issueOneTimeToken(c, {
         userId: plan.user.id,

@@ -3,7 +3,7 @@
 // false with an unknown address is 422 otp_disabled.
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { findUserByEmail, findUserByPhone, lockUserById } from '../../db/users.js';
+import { findUserByEmail, findUserByPhone, lockLiveUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
@@ -64,10 +64,10 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
   }
   const userId = user.id;
   const { messageId } = await sendingTx(ctx, req.signal, async (c) => {
-    const current = await lockUserById(c, userId);
+    const current = await lockLiveUserById(c, userId);
     // Deleted (or soft-deleted) by a concurrent request since the lookup above: nothing to send, as for a
     // number that has no account.
-    if (!current || current.deleted_at) return { messageId: undefined };
+    if (!current) return { messageId: undefined };
     await writeAudit(c, actorOf(current), 'user_recovery_requested');
     return sendConfirmation(ctx, c, current, {
       provider: 'phone',

@@ -5,7 +5,7 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { findUserById, lockUserById } from '../../db/users.js';
+import { findUserById, lockLiveUserById } from '../../db/users.js';
 import { insertChallenge } from '../../db/webauthn-challenges.js';
 import { findCredentialByCredentialId, recordCredentialUse, type WebAuthnCredentialRow } from '../../db/webauthn-credentials.js';
 import type { Handler, ApiRequest } from '../http/types.js';
@@ -49,8 +49,7 @@ export const passkeyAuthenticationVerify: Handler<ChallengeAnswerBody> = async (
     async (c) => {
       // The user's row first, as a deletion takes it before its cascade reaches the passkey: the other way
       // round, a sign-in beside the user's deletion deadlocked (a 500). Gone meanwhile: as gone above.
-      const locked = await lockUserById(c, user.id);
-      if (!locked || locked.deleted_at) return refused(req, ctx, 'user gone');
+      if (!(await lockLiveUserById(c, user.id))) return refused(req, ctx, 'user gone');
       // Checked again in the update, so of two assertions with one counter value only one signs in.
       if (!(await recordCredentialUse(c, stored.id, stored.sign_count, outcome.newSignCount)))
         throw apiError('webauthn_verification_failed');

@@ -2,8 +2,8 @@
 // adds a passkey. Options carry a fresh challenge kept server-side; verify checks the authenticator's
 // attestation against it, the relying party id and the allowed origins, then stores the credential.
 import { apiError } from '../errors.js';
-import { tx, type Queryable } from '../../db/pool.js';
-import { lockUserById } from '../../db/users.js';
+import { tx } from '../../db/pool.js';
+import { lockLiveUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { insertChallenge } from '../../db/webauthn-challenges.js';
 import { countCredentials, insertCredential, listCredentials } from '../../db/webauthn-credentials.js';
@@ -35,7 +35,8 @@ export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (
   const challenge = await tx(
     ctx.db,
     async (c) => {
-      await lockLiveUser(c, user.id);
+      // A user deleted (or soft-deleted) since the bearer check would fail the challenge's foreign key: gone.
+      if (!(await lockLiveUserById(c, user.id))) throw apiError('user_not_found');
       return insertChallenge(c, { userId: user.id, type: 'registration', session, ttlSeconds: rp.challengeTtlSeconds });
     },
     req.signal,
@@ -57,8 +58,9 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
   const created = await tx(
     ctx.db,
     async (c) => {
-      // The user's row lock serialises concurrent registrations, so the limit holds.
-      await lockLiveUser(c, user.id);
+      // The user's row lock serialises concurrent registrations, so the limit holds. A user deleted meanwhile
+      // would fail the credential's foreign key, and one soft-deleted would keep a passkey its deletion removed.
+      if (!(await lockLiveUserById(c, user.id))) throw apiError('user_not_found');
       if ((await countCredentials(c, user.id)) >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
       const row = await insertCredential(c, { userId: user.id, ...outcome.credential, friendlyName: 'Passkey' });
       if (!row) throw apiError('webauthn_credential_exists');
@@ -69,13 +71,3 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
   );
   return { body: createdPasskeyJson(created) };
 };
-
-/**
- * Locks the user's row before a write that refers to it. A user deleted since the bearer check would fail the
- * write's foreign key (a 500), and one soft-deleted meanwhile would keep a passkey its deletion removed: both
- * answer as a user who is gone.
- */
-async function lockLiveUser(c: Queryable, userId: string): Promise<void> {
-  const locked = await lockUserById(c, userId);
-  if (!locked || locked.deleted_at) throw apiError('user_not_found');
-}

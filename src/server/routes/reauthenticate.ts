@@ -2,7 +2,7 @@
 // within that channel's per-user frequency limit; PUT /user spends it as `nonce`.
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { lockUserById, updateUser } from '../../db/users.js';
+import { lockLiveUserById, updateUser } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import type { Authenticated } from '../auth/bearer.js';
 import { sendEmailToken, sendSmsToken } from '../delivery/send-token.js';
@@ -18,9 +18,9 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
   if (target.channel === 'sms' && !user.phone_confirmed_at) throw apiError('reauthentication_phone_not_confirmed');
   const body = await sendingTx(ctx, req.signal, async (c) => {
     // Locked so that two concurrent requests cannot both pass the frequency check.
-    const locked = await lockUserById(c, user.id);
+    const locked = await lockLiveUserById(c, user.id);
     // Deleted, or soft-deleted, by a concurrent request since the bearer check: no nonce for a user who is gone.
-    if (!locked || locked.deleted_at) throw apiError('user_not_found');
+    if (!locked) throw apiError('user_not_found');
     let answer: Record<string, string> = {};
     if (target.channel === 'email') {
       assertSendInterval('email', locked.reauthentication_sent_at, ctx.config.smtp.maxFrequencySeconds);

@@ -4,7 +4,7 @@
 import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import { lockLiveUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { assuranceOf, findFactorsByUser } from '../../db/mfa-factors.js';
@@ -60,9 +60,9 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, req.signal);
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError> => {
     // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
-    let current = await lockUserById(c, user.id);
+    let current = await lockLiveUserById(c, user.id);
     // Deleted, or soft-deleted (its addresses obfuscated), by a concurrent request since the bearer check.
-    if (!current || current.deleted_at) return apiError('user_not_found');
+    if (!current) return apiError('user_not_found');
     if (passwordHash) {
       if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
       current = await changePassword(c, current, passwordHash, session.id);

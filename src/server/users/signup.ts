@@ -4,7 +4,7 @@
 import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { findUserByEmail, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
+import { findUserByEmail, findUserByPhone, lockLiveUserById, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { confirmAddress, isAddressConfirmed, newUserRow, type AddressProvider } from './create.js';
@@ -113,10 +113,10 @@ export async function signUp(
   }
   // Locked and re-read before its confirmation token is replaced: the order of /verify and every other writer of
   // one-time tokens (user, then token: db/one-time-tokens.ts), and repeats pass the frequency check one at a time.
-  const locked = await lockUserById(c, user.id);
+  const locked = await lockLiveUserById(c, user.id);
   // Deleted, or soft-deleted, by a concurrent request while this one waited for the row: the address is free
   // now, and the sign-up goes on as it would have after the deletion (the lock's wait ended with its commit).
-  if (!locked || locked.deleted_at) return signUp(ctx, c, req, input, passwordHash);
+  if (!locked) return signUp(ctx, c, req, input, passwordHash);
   user = locked;
   if (isAddressConfirmed(user, input.provider)) {
     await writeAudit(c, actorOf(user), 'user_repeated_signup', { provider: input.provider });
