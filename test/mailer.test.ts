@@ -116,7 +116,7 @@ t.test('the default email-change body names both addresses', async (t) => {
 t.test('a template served over HTTP is used, its variables filled and HTML-escaped', async (t) => {
   templates.set(
     '/confirm.html',
-    '<p>Hi {{ .Data.name }}, <a href="{{.ConfirmationURL}}">go</a> {{- /* a comment */ -}} {{ .Token }}{{ .Nope }}{{ if .X }}</p>',
+    '<p>Hi {{ .Data.name }}, <a href="{{.ConfirmationURL}}">go</a> {{- /* a comment */ -}} {{ .Token }}{{ .Nope }}{{ if .X }}x{{ end }}</p>',
   );
   const mailer = mailerFor(t, configWith({ AUTH_MAILER_TEMPLATES_CONFIRMATION: `${templates.baseUrl}/confirm.html` }));
   await mailer.send(
@@ -147,6 +147,13 @@ const unusable: Array<[string, () => Promise<string>]> = [
     },
   ],
   [
+    'that does not parse',
+    async () => {
+      templates.set('/broken.html', '<p>{{ if .Data.x }}unclosed</p>');
+      return `${templates.baseUrl}/broken.html`;
+    },
+  ],
+  [
     'over the size cap without Content-Length',
     async () => {
       templates.set('/big-chunked.html', { body: 'y'.repeat(1_000_001), chunked: true });
@@ -169,6 +176,15 @@ for (const [why, location] of unusable) {
     );
   });
 }
+
+t.test('a template that runs past the render limits falls back to the built-in body', async (t) => {
+  templates.set('/loop.html', '{{ range .Data.n }}{{ range $.Data.n }}{{ range $.Data.n }}.{{ end }}{{ end }}{{ end }}');
+  const { log, lines } = captureLog();
+  const mailer = mailerFor(t, configWith({ AUTH_MAILER_TEMPLATES_MAGIC_LINK: `${templates.baseUrl}/loop.html` }), log);
+  await mailer.send('magicLink', 'loop@example.com', vars({ Data: { n: Array.from({ length: 100 }, (_, i) => i) } }));
+  t.match((await smtp.waitForMail('loop@example.com')).html, '<h2>Magic Link</h2>');
+  t.ok(lines.some((l) => l.level === LEVEL.warn && /could not be rendered/.test(l.msg)));
+});
 
 t.test('the login from SMTP_USER and SMTP_PASS is used', async (t) => {
   await mailerFor(t, configWith({ AUTH_SMTP_USER: 'mailer', AUTH_SMTP_PASS: 's3cret' })).send('magicLink', 'auth@example.com', vars());

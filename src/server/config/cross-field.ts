@@ -6,6 +6,7 @@ import { HOOK_NAMES } from './types.js';
 import { hookTargetProblems } from '../hooks/targets.js';
 import { HTTP_HOOK_TIMEOUT_MS } from '../hooks/http-transport.js';
 import { SUPPORTED_ALGORITHMS, buildKeySet } from '../auth/keys.js';
+import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
 
 export function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
   const problems: string[] = [];
@@ -41,7 +42,23 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   problems.push(...validMethodProblems(flat, given));
   problems.push(...hookProblems(flat));
   problems.push(...dbEncryptionProblems(flat));
+  problems.push(...templateProblems(flat, given));
   return problems;
+}
+
+/** Mail subjects and the SMS text are templates: one that does not parse would fail every send. */
+function templateProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  return Object.keys(flat)
+    .filter((name) => name.startsWith('MAILER_SUBJECTS_') || name === 'SMS_TEMPLATE')
+    .flatMap((name) => {
+      try {
+        checkGoTemplate(typeof flat[name] === 'string' ? flat[name] : '');
+        return [];
+      } catch (err) {
+        if (!(err instanceof GoTemplateSyntaxError)) throw err;
+        return [`${given.get(name) ?? `AUTH_${name}`}: is not a valid template (${err.message})`];
+      }
+    });
 }
 
 /** The key that encrypts secrets at rest needs an id, and every key must be 256 bits (docs/mfa.md#secrets-at-rest). */

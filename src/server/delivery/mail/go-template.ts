@@ -1,46 +1,39 @@
-// A deliberately small subset of Go's text/template: operators already write templates for the
-// original service, so `{{ .Name }}`, `{{.Name}}`, `{{ .Data.key }}` and the trim markers `{{- ... -}}`
-// must keep working. Everything else inside `{{ }}` (if/range/pipelines/functions/comments) renders as
-// the empty string rather than failing the send: a half-supported template is better than no mail.
-// TODO(v2): `{{ if .X }}...{{ end }}` blocks, used by some Supabase sample templates; cost ~60 lines.
+// Go's template language for mail subjects, mail bodies and SMS_TEMPLATE, so that templates written for
+// the original service keep working (docs/one-time-codes-and-mail.md#template-language): fields, pipelines,
+// the predefined functions, if / else, with, range and variables. Parsing is in go-template-parse.ts,
+// running in go-template-exec.ts, the functions in go-template-functions.ts.
+import { executeGoTemplate, type FieldLookup } from './go-template-exec.js';
+import { parseGoTemplate, type TemplateNode } from './go-template-parse.js';
 
-/** Looks up a dotted field path, e.g. ['Data', 'first_name']; undefined when absent. */
-export type FieldLookup = (path: string[]) => unknown;
+export { GoTemplateLimitError, type FieldLookup } from './go-template-exec.js';
+export { GoTemplateSyntaxError } from './go-template-parse.js';
+export { escapeHtml } from './go-template-functions.js';
 
-const ACTION = /\{\{([\s\S]*?)\}\}/g;
-const FIELD = /^\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$/;
+/** Parsed templates by source: the same few templates render over and over. */
+const parsed = new Map<string, TemplateNode[]>();
+const PARSED_KEPT = 64;
 
-/** Renders `template`, passing each field's text through `escape` (identity for plain text). */
+/**
+ * Renders `template`, passing each printed value through `escape` (identity for plain text). Throws
+ * GoTemplateSyntaxError when the template does not parse and GoTemplateLimitError when it runs too long.
+ */
 export function renderGoTemplate(template: string, lookup: FieldLookup, escape: (text: string) => string = (t) => t): string {
-  const parts: string[] = [];
-  let last = 0;
-  let trimNextLeft = false;
-  for (const match of template.matchAll(ACTION)) {
-    let inner = match[1];
-    let text = template.slice(last, match.index);
-    if (trimNextLeft) text = text.trimStart();
-    // Go's trim markers need whitespace next to the dash: `{{- x}}`, `{{x -}}`.
-    const trimLeft = /^-\s/.test(inner);
-    const trimRight = /\s-$/.test(inner);
-    if (trimLeft) {
-      text = text.trimEnd();
-      inner = inner.slice(1);
-    }
-    if (trimRight) inner = inner.slice(0, -1);
-    parts.push(text, escape(fieldText(inner.trim(), lookup)));
-    trimNextLeft = trimRight;
-    last = match.index + match[0].length;
-  }
-  const tail = template.slice(last);
-  parts.push(trimNextLeft ? tail.trimStart() : tail);
-  return parts.join('');
+  return executeGoTemplate(parsedTemplate(template), lookup, escape);
 }
 
-function fieldText(action: string, lookup: FieldLookup): string {
-  const field = FIELD.exec(action);
-  if (!field) return '';
-  const value = lookup(field[1].split('.'));
-  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
+/** Throws GoTemplateSyntaxError when `template` does not parse; used to refuse it before it is needed. */
+export function checkGoTemplate(template: string): void {
+  parsedTemplate(template);
+}
+
+function parsedTemplate(template: string): TemplateNode[] {
+  let nodes = parsed.get(template);
+  if (nodes === undefined) {
+    nodes = parseGoTemplate(template);
+    if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value as string);
+    parsed.set(template, nodes);
+  }
+  return nodes;
 }
 
 /** A lookup over a plain object tree, walking own properties only. */
@@ -54,17 +47,3 @@ export function lookupIn(root: Record<string, unknown>): FieldLookup {
     return node;
   };
 }
-
-/** HTML escaping with the entities Go's html/template emits, so rendered bodies match the original's. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"'\0]/g, (c) => HTML_ENTITIES[c]);
-}
-
-const HTML_ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&#34;',
-  "'": '&#39;',
-  '\0': '\uFFFD',
-};

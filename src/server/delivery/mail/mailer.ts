@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/types.js';
 import { DEFAULT_TEMPLATES } from './defaults.js';
 import { logDelivery, smtpDelivery, type ComposedMail, type Delivery } from './transport.js';
-import { escapeHtml, lookupIn, renderGoTemplate } from './go-template.js';
+import { lookupIn, renderGoTemplate } from './go-template.js';
+import { renderMailBody } from './render-body.js';
 import { htmlToText } from './plain-text.js';
 import { TemplateCache } from './template-cache.js';
 
@@ -59,15 +60,14 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
     if (!delivery.needsBody) return { ...base, html: '', text: '' };
     const location = config.mailer.templates[kind];
     const template = (location && (await templates.get(location))) || DEFAULT_TEMPLATES[kind];
-    const html = renderGoTemplate(template, lookup, escapeHtml);
+    const html = renderMailBody(template, DEFAULT_TEMPLATES[kind], lookup, log);
     return { ...base, html, text: htmlToText(html) };
   }
 
   return {
     async send(kind, to, vars) {
-      const mail = await compose(kind, to, vars);
       try {
-        return await delivery.deliver(mail);
+        return await delivery.deliver(await compose(kind, to, vars));
       } catch (err) {
         throw new MailSendError(`sending the ${kind} mail failed: ${(err as Error).message}`, { cause: err });
       }

@@ -5,6 +5,7 @@
 // One difference, on purpose: a stale copy is served while its reload runs in the background, so a
 // slow template server never holds up the request that happens to hit the expiry.
 import type { Logger } from 'pino';
+import { checkGoTemplate } from './go-template.js';
 
 export const TEMPLATE_MAX_BYTES = 1_000_000;
 export const TEMPLATE_MAX_AGE_MS = 10 * 60 * 1000;
@@ -50,7 +51,10 @@ export class TemplateCache {
 
   private async reload(url: string, entry: Entry): Promise<void> {
     try {
-      entry.body = await fetchTemplate(url);
+      const body = await fetchTemplate(url);
+      // One that does not parse counts as not fetched, as in the original: the previous copy or the default stays.
+      checkGoTemplate(body);
+      entry.body = body;
       entry.freshUntil = this.now() + TEMPLATE_MAX_AGE_MS;
     } catch (err) {
       entry.freshUntil = this.now() + TEMPLATE_RETRY_AFTER_MS;
