@@ -3,10 +3,14 @@
 import { ApiError, apiError } from '../errors.js';
 import { GRANTS } from '../grants/index.js';
 import type { AppContext } from '../context.js';
-import type { Handler } from '../http/types.js';
+import type { ApiRequest, Handler } from '../http/types.js';
+import type { ClientBucket } from '../auth/principal.js';
 import { SIGN_IN_GRANTS } from '../observability/metrics.js';
 
 const SIGN_INS = SIGN_IN_GRANTS;
+
+/** The per-client limit of a /token request: the web3 grant has its own (RATE_LIMIT_WEB3), as in the original. */
+export const tokenBucket = (req: ApiRequest): ClientBucket => (req.query.get('grant_type') === 'web3' ? 'web3' : 'token');
 
 export const token: Handler = async (req, ctx) => {
   const grantType = req.query.get('grant_type');
