@@ -112,7 +112,12 @@ t.test('solana: plain and Ledger (off-chain envelope) signatures, base64 padded 
   t.equal(second.status, 200, second.text);
   t.equal(second.body.user.id, first.body.user.id);
 
-  const ledger = await web3(api, { chain: 'solana', message, signature: base64Url(account.signAsLedger(message, 'app.example.com')) });
+  const ledgerMessage = signInMessage('Solana', account.address, { nonce: 'ledger-nonce' });
+  const ledger = await web3(api, {
+    chain: 'solana',
+    message: ledgerMessage,
+    signature: base64Url(account.signAsLedger(ledgerMessage, 'app.example.com')),
+  });
   t.equal(ledger.status, 200, ledger.text);
   t.equal(ledger.body.user.id, first.body.user.id);
 });
@@ -356,6 +361,32 @@ t.test('refusals, both chains: the original status and body, never a 500', async
     if (expected !== undefined) t.strictSame(res.body, expected, what);
   }
   t.equal(Number((await api.db.query('select count(*) from users')).rows[0].count), users + 1, 'only the one valid sign-in created a user');
+});
+
+t.test('replay: a signed message signs in once, even when sent twice at the same moment', async (t) => {
+  const account = ethereumAccount();
+  const body = ethereumSignIn({}, account);
+  t.equal((await web3(api, body)).status, 200);
+  const again = await web3(api, body);
+  t.strictSame([again.status, again.body], [400, invalidGrant('Signed Ethereum message was already used')]);
+
+  const sol = solanaSignIn();
+  const racing = await Promise.all([web3(api, sol), web3(api, sol), web3(api, sol)]);
+  t.strictSame(racing.map((r) => r.status).sort(), [200, 400, 400], 'one of three concurrent uses signs in');
+  t.equal(
+    (
+      await api.db.query('select count(*) from sessions s join identities i using (user_id) where i.provider_id = $1', [
+        `web3:solana:${sol.message.split('\n')[1]}`,
+      ])
+    ).rows[0].count,
+    '1',
+  );
+
+  // A refused request does not spend the message: sent with a malformed signature, then properly signed.
+  const message = signInMessage('Ethereum', account.address, { nonce: 'fresh-nonce' });
+  const refused = await web3(api, { chain: 'ethereum', message, signature: '0x00' });
+  t.equal(refused.status, 400);
+  t.equal((await web3(api, { chain: 'ethereum', message, signature: account.sign(message) })).status, 200);
 });
 
 t.test('chains switched separately; both off is the original answer whatever the body', async (t) => {

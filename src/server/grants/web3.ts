@@ -4,7 +4,10 @@
 // (created on first sign-in, no email). Refusals follow the original: 422 web3_provider_disabled and
 // 400 web3_unsupported_chain / validation_failed as {code, error_code, msg}; a message that does not hold
 // up is an OAuth-style 400 invalid_grant.
+import { createHash } from 'node:crypto';
 import { apiError } from '../errors.js';
+import { claimWeb3Message } from '../../db/web3-message-uses.js';
+import { ZERO_TIME } from '../web3/timestamp.js';
 import { tx } from '../../db/pool.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
@@ -37,8 +40,9 @@ export const web3: Grant<JsonObject> = {
     try {
       const message = verifiedMessage(chain, params.message ?? '', params.signature ?? '');
       checkAudience(message, chain.title, ctx.redirect);
-      checkTimes(message, chain.title, chain.settings(ctx.config).maximumValiditySeconds, Date.now());
-      return { body: await signIn(req, ctx, chain, message) };
+      const { maximumValiditySeconds } = chain.settings(ctx.config);
+      checkTimes(message, chain.title, maximumValiditySeconds, Date.now());
+      return { body: await signIn(req, ctx, chain, message, usableUntil(message, maximumValiditySeconds)) };
     } catch (err) {
       if (err instanceof OAuthRefusal) return refusalResponse(err);
       throw err;
@@ -63,13 +67,19 @@ function verifiedMessage(chain: Chain, text: string, signature: string): SignInM
   return message;
 }
 
+/** Until when the message could pass the time checks: its Expiration Time or Issued At + the validity, the earlier. */
+function usableUntil(message: SignInMessage, maximumValiditySeconds: number): Date {
+  const end = message.issuedAt + maximumValiditySeconds * 1000;
+  return new Date(message.expirationTime !== null && message.expirationTime !== ZERO_TIME ? Math.min(end, message.expirationTime) : end);
+}
+
 /**
  * The address's user (a new one unless DISABLE_SIGNUP), a session with AMR web3, and one audit entry
  * naming the chain, network, address, domain and URI. identity_data and user_metadata carry what the
  * original stores: sub, custom_claims {address, chain, network, domain, statement}, email_verified and
  * phone_verified false.
  */
-async function signIn(req: ApiRequest, ctx: AppContext, chain: Chain, message: SignInMessage) {
+async function signIn(req: ApiRequest, ctx: AppContext, chain: Chain, message: SignInMessage, until: Date) {
   const subject = `web3:${chain.name}:${message.address}`;
   const customClaims = {
     address: message.address,
@@ -82,6 +92,10 @@ async function signIn(req: ApiRequest, ctx: AppContext, chain: Chain, message: S
   return tx(
     ctx.db,
     async (c) => {
+      // docs/web3.md#replay: a signed message signs in once (the original accepts it again while it is valid).
+      const hash = createHash('sha256').update(message.raw).digest();
+      if (!(await claimWeb3Message(c, hash, until)))
+        throw new OAuthRefusal('invalid_grant', `Signed ${chain.title} message was already used`);
       const { user } = await signInExternal(ctx, c, {
         provider: 'web3',
         profile: { subject, emails: [], claims },
