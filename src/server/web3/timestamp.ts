@@ -10,7 +10,7 @@ export function parseTimestamp(text: string): number | null {
   const m = RFC3339.exec(text);
   if (!m) return null;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const fraction = m[7] ? Number(`0.${m[7]}`) * 1000 : 0;
+  const fraction = m[7] ? Math.floor(Number(`0.${m[7]}`) * 1000) : 0; // milliseconds: finer digits are dropped
   const offset = m[8] ? (m[8] === '-' ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10])) : 0;
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return null;
   if (m[8] && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null;
