@@ -5,6 +5,7 @@ import t from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
 import { authClient } from './helpers/auth-client.js';
 import { startSiteverifyFake } from './helpers/captcha.js';
+import { total } from './helpers/exposition.js';
 import { base64Url, ethereumAccount, signInMessage, solanaAccount, type MessageFields } from './helpers/web3.js';
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
@@ -496,6 +497,24 @@ t.test('captcha: the web3 grant needs gotrue_meta_security.captcha_token', async
   });
   t.equal(error, null);
   t.equal(data.user?.identities?.[0]?.id, `web3:solana:${account.address}`);
+});
+
+t.test('metrics: a web3 sign-in counts as success, a refused message as invalid_grant', async (t) => {
+  const measured = await startTestService({
+    ...SETTINGS,
+    AUTH_METRICS_ENABLED: 'true',
+    AUTH_METRICS_EXPORTER: 'prometheus',
+    OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+    OTEL_EXPORTER_PROMETHEUS_PORT: '0',
+  });
+  t.teardown(() => measured.stop());
+  t.equal((await web3(measured, ethereumSignIn())).status, 200);
+  t.equal((await web3(measured, ethereumSignIn({ issuedAt: ago(20 * MINUTE) }))).status, 400);
+  t.equal((await web3(measured, { chain: 'none' })).status, 400);
+  const text = await (await fetch(`http://127.0.0.1:${measured.service.metricsPort}/`)).text();
+  t.equal(total(text, 'auth_sign_ins_total', { method: 'web3', outcome: 'success' }), 1);
+  t.equal(total(text, 'auth_sign_ins_total', { method: 'web3', outcome: 'invalid_grant' }), 1);
+  t.equal(total(text, 'auth_sign_ins_total', { method: 'web3', outcome: 'web3_unsupported_chain' }), 1);
 });
 
 t.test('auth-js signInWithWeb3: Ethereum (EIP-1193 wallet) and Solana (signMessage wallet)', async (t) => {
