@@ -364,6 +364,34 @@ t.test('refusals, both chains: the original status and body, never a 500', async
   t.equal(Number((await api.db.query('select count(*) from users')).rows[0].count), users + 1, 'only the one valid sign-in created a user');
 });
 
+t.test('mangled messages, signed as mangled: a 200 or a 400, never a 500', async (t) => {
+  const eth = ethereumAccount();
+  const sol = solanaAccount();
+  let seed = 20261124;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const pieces = ['\n', ':', ' ', '-', 'Z', '0', 'é', '\u0000', 'URI: ', 'Resources:', '- ', 'Issued At: ', '\r', '%', '[', '@'];
+  const counts = new Map<number, number>();
+  for (let i = 0; i < 160; i++) {
+    const chain = i % 2 === 0 ? 'Ethereum' : 'Solana';
+    let message = signInMessage(chain, chain === 'Ethereum' ? eth.address : sol.address, { nonce: `fuzz-${i}` });
+    for (let k = 0; k <= random(3); k++) {
+      const at = random(message.length);
+      message =
+        random(2) === 0
+          ? message.slice(0, at) + pieces[random(pieces.length)] + message.slice(at)
+          : message.slice(0, at) + message.slice(at + 1 + random(8));
+    }
+    const signature = chain === 'Ethereum' ? eth.sign(message) : base64Url(sol.sign(message));
+    const res = await web3(api, { chain: chain.toLowerCase(), message, signature });
+    counts.set(res.status, (counts.get(res.status) ?? 0) + 1);
+    if (res.status !== 200 && res.status !== 400) t.fail(`${JSON.stringify(message)}: ${res.status} ${res.text}`);
+  }
+  t.ok((counts.get(400) ?? 0) > 0, `statuses: ${JSON.stringify([...counts])}`);
+});
+
 t.test('replay: a signed message signs in once, even when sent twice at the same moment', async (t) => {
   const account = ethereumAccount();
   const body = ethereumSignIn({}, account);
@@ -546,6 +574,15 @@ t.test('auth-js signInWithWeb3: Ethereum (EIP-1193 wallet) and Solana (signMessa
   });
   t.equal(solana.error, null);
   t.equal(solana.data.user?.identities?.[0]?.id, `web3:solana:${sol.address}`);
+
+  const standard = solanaAccount();
+  const viaSignIn = await authClient(api.url).signInWithWeb3({
+    chain: 'solana',
+    wallet: standard.signInWallet as never,
+    options: { url: 'https://app.example.com/' },
+  });
+  t.equal(viaSignIn.error, null, 'a wallet that signs in with signIn() (wallet standard)');
+  t.equal(viaSignIn.data.user?.identities?.[0]?.id, `web3:solana:${standard.address}`);
 
   const elsewhere = await authClient(api.url).signInWithWeb3({
     chain: 'ethereum',

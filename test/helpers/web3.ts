@@ -47,6 +47,15 @@ export interface SolanaAccount {
   signAsLedger(message: string, domain: string): Uint8Array;
   /** what auth-js signInWithWeb3({chain: 'solana', wallet}) calls */
   wallet: { publicKey: { toBase58(): string }; signMessage(message: Uint8Array, encoding?: string): Promise<Uint8Array> };
+  /** a wallet-standard wallet that builds and signs the message itself (signIn), as Phantom does */
+  signInWallet: {
+    signIn(input: {
+      domain?: string;
+      uri?: string;
+      statement?: string;
+      issuedAt?: string;
+    }): Promise<{ signedMessage: Uint8Array; signature: Uint8Array }>;
+  };
 }
 
 export function solanaAccount(): SolanaAccount {
@@ -69,6 +78,18 @@ export function solanaAccount(): SolanaAccount {
     wallet: {
       publicKey: { toBase58: () => address },
       signMessage: async (message) => signBytes(message),
+    },
+    signInWallet: {
+      async signIn(input) {
+        const text = signInMessage('Solana', address, {
+          domain: input.domain,
+          uri: input.uri,
+          statement: input.statement ?? null,
+          issuedAt: input.issuedAt,
+        });
+        const signedMessage = new TextEncoder().encode(text);
+        return { signedMessage, signature: signBytes(signedMessage) };
+      },
     },
   };
 }
