@@ -149,6 +149,17 @@ async function seed(q: pg.Pool) {
   const staleOneTime = [await oneTime('recovery_token', '2 hours 2 minutes')];
   const liveOneTime = [await oneTime('confirmation_token', '1 hour 59 minutes')];
 
+  // A used Web3 message is kept until its validity ends (usable_until), then for the grace.
+  const web3Message = async (endedAgo: string) =>
+    (
+      await q.query(
+        `insert into web3_message_uses (message_hash, usable_until) values ($1, now() - $2::interval) returning encode(message_hash, 'hex') as id`,
+        [randomBytes(32), endedAgo],
+      )
+    ).rows[0].id as string;
+  const staleWeb3 = [await web3Message('1 hour 1 minute')];
+  const liveWeb3 = [await web3Message('59 minutes'), await web3Message('-5 minutes')];
+
   const audit = async (age: string, n: number) =>
     (
       await q.query(`insert into audit_log_entries (created_at) select now() - $1::interval from generate_series(1, $2) returning id`, [
@@ -160,8 +171,8 @@ async function seed(q: pg.Pool) {
   const liveAudit = await audit('6 days 23 hours', 3);
 
   return {
-    stale: { sessions: stale.sessions, tokens: staleTokens, flows: staleFlows, oneTime: staleOneTime, audit: staleAudit },
-    live: { sessions: live.sessions, tokens: liveTokens, flows: liveFlows, oneTime: liveOneTime, audit: liveAudit },
+    stale: { sessions: stale.sessions, tokens: staleTokens, flows: staleFlows, oneTime: staleOneTime, web3: staleWeb3, audit: staleAudit },
+    live: { sessions: live.sessions, tokens: liveTokens, flows: liveFlows, oneTime: liveOneTime, web3: liveWeb3, audit: liveAudit },
   };
 }
 
@@ -181,6 +192,7 @@ t.test('two instances at once remove exactly the stale rows, each once, and noth
   t.equal(removed('sessions'), 4);
   t.equal(removed('flow_state'), 4, 'PKCE and OAuth flows alike, with or without an auth code');
   t.equal(removed('one_time_tokens'), 1);
+  t.equal(removed('web3_message_uses'), 1, 'the used Web3 message whose validity ended longer ago than the grace');
   t.equal(removed('audit_log_entries'), 30);
 
   const sessions = await ids(pool, 'sessions');
@@ -194,6 +206,8 @@ t.test('two instances at once remove exactly the stale rows, each once, and noth
   );
   t.strictSame([...(await ids(pool, 'flow_state'))].sort(), [...rows.live.flows].sort());
   t.strictSame([...(await ids(pool, 'one_time_tokens'))].sort(), [...rows.live.oneTime].sort());
+  const web3Left = (await pool.query(`select encode(message_hash, 'hex') as id from web3_message_uses`)).rows.map((r) => r.id as string);
+  t.strictSame(web3Left.sort(), [...rows.live.web3].sort());
   t.strictSame([...(await ids(pool, 'audit_log_entries'))].sort(), [...rows.live.audit].sort());
 
   t.strictSame(await a.runOnce(), {}, 'a second pass finds nothing left');
@@ -209,7 +223,11 @@ t.test('without an audit retention or session limits, audit entries and sessions
   });
   t.teardown(() => cleanup.stop());
   const removed = await cleanup.runOnce();
-  t.strictSame(removed, { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1 }, 'only the session past not_after goes');
+  t.strictSame(
+    removed,
+    { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1, web3_message_uses: 1 },
+    'only the session past not_after goes',
+  );
   t.equal((await ids(pool, 'audit_log_entries')).size, rows.stale.audit.length + rows.live.audit.length);
   t.equal((await ids(pool, 'sessions')).size, rows.live.sessions.length + rows.stale.sessions.length - 1);
 });

@@ -54,7 +54,7 @@ t.test('POST /sso is 404 saml_provider_disabled', async (t) => {
   t.match(error, { status: 404, code: 'saml_provider_disabled', message: 'SAML 2.0 is disabled' });
 });
 
-t.test('grant_type=web3 is 422 web3_provider_disabled', async (t) => {
+t.test('grant_type=web3 is 422 web3_provider_disabled while both chains are off (the default; docs/web3.md)', async (t) => {
   const res = await api.request('POST', '/token?grant_type=web3', { body: { chain: 'ethereum', message: 'm', signature: '0x00' } });
   t.strictSame([res.status, res.body], [422, { code: 422, error_code: 'web3_provider_disabled', msg: 'Web3 provider is disabled' }]);
 });

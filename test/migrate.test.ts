@@ -20,6 +20,7 @@ const TABLES = [
   'refresh_tokens',
   'sessions',
   'users',
+  'web3_message_uses',
   'webauthn_challenges',
   'webauthn_credentials',
 ];

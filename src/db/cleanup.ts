@@ -74,6 +74,17 @@ export function deleteExpiredOneTimeTokens(q: Queryable, age: number, limit: num
   );
 }
 
+/** Used Web3 sign-in messages whose validity ended more than `grace` ago: they would be refused as expired anyway. */
+export function deleteSpentWeb3Messages(q: Queryable, grace: number, limit: number): Promise<number> {
+  return deleted(
+    q,
+    `delete from web3_message_uses where message_hash in (
+       select message_hash from web3_message_uses where usable_until < now() - make_interval(secs => $1)
+       limit $2 for update skip locked)`,
+    [grace, limit],
+  );
+}
+
 /** Audit log entries older than `age`. */
 export function deleteOldAuditEntries(q: Queryable, age: number, limit: number): Promise<number> {
   return deleted(

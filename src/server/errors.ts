@@ -81,7 +81,11 @@ export const ERRORS = {
   flow_state_not_found: e(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found'),
   flow_state_expired: e(422, 'flow_state_expired', 'invalid flow state, flow state has expired'),
   bad_code_verifier: e(400, 'bad_code_verifier', 'code challenge does not match previously saved code verifier'),
+  // grant_type=web3 (docs/web3.md#errors): both chains off, or the one named; a chain it does not know
   web3_provider_disabled: e(422, 'web3_provider_disabled', 'Web3 provider is disabled'),
+  web3_solana_disabled: e(422, 'web3_provider_disabled', 'Solana Web3 provider is disabled'),
+  web3_ethereum_disabled: e(422, 'web3_provider_disabled', 'Ethereum Web3 provider is disabled'),
+  web3_unsupported_chain: e(400, 'web3_unsupported_chain', 'Unsupported chain'),
   saml_provider_disabled: e(404, 'saml_provider_disabled', 'SAML 2.0 is disabled'),
   // providers switched off: the original answers 400 on some routes and 422 on others
   email_signups_disabled: e(400, 'email_provider_disabled', 'Email signups are disabled'),

@@ -9,7 +9,7 @@ import { ready } from './routes/ready.js';
 import { settings } from './routes/settings.js';
 import { jwks } from './routes/jwks.js';
 import { signup, signupBody, signupBucket } from './routes/signup.js';
-import { token } from './routes/token.js';
+import { token, tokenBucket } from './routes/token.js';
 import { verifyBody, verifyGet, verifyPost } from './routes/verify.js';
 import { getUser } from './routes/user.js';
 import { otp, otpBody } from './routes/otp.js';
@@ -55,7 +55,7 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/settings', guard: 'none', handler: settings },
   { method: 'GET', path: '/.well-known/jwks.json', guard: 'none', handler: jwks },
   { method: 'POST', path: '/signup', guard: 'none', limit: signupBucket, captcha: true, body: signupBody, handler: signup },
-  { method: 'POST', path: '/token', guard: 'none', limit: 'token', captcha: uncheckedGrant, handler: token }, // body: the grant's schema (grants/)
+  { method: 'POST', path: '/token', guard: 'none', limit: tokenBucket, captcha: uncheckedGrant, handler: token }, // body: the grant's schema (grants/)
   { method: 'GET', path: '/verify', guard: 'none', limit: 'verify', handler: verifyGet },
   { method: 'POST', path: '/verify', guard: 'none', limit: 'verify', body: verifyBody, handler: verifyPost },
   { method: 'GET', path: '/user', guard: 'user+identities', handler: getUser },

@@ -10,13 +10,14 @@ import {
   deleteRevokedRefreshTokens,
   deleteSessionsPastNotAfter,
   deleteSessionsPastPolicy,
+  deleteSpentWeb3Messages,
 } from '../../db/cleanup.js';
 import { sessionPolicy } from '../sessions/policy.js';
 import type { Config } from '../config/types.js';
 
 export interface CleanupTask {
   /** the table rows are removed from: the label of the log line and of the metric */
-  table: 'refresh_tokens' | 'sessions' | 'flow_state' | 'one_time_tokens' | 'audit_log_entries';
+  table: 'refresh_tokens' | 'sessions' | 'flow_state' | 'one_time_tokens' | 'web3_message_uses' | 'audit_log_entries';
   /** rows per statement */
   limit: number;
   run(q: Queryable, limit: number): Promise<number>;
@@ -35,6 +36,7 @@ export function cleanupTasks(config: Config): CleanupTask[] {
     { table: 'sessions', limit: sessionBatch, run: (q, n) => deleteSessionsPastNotAfter(q, grace, n) },
     { table: 'flow_state', limit: batchSize, run: (q, n) => deleteExpiredFlowStates(q, config.external.flowStateExpirySeconds + grace, n) },
     { table: 'one_time_tokens', limit: batchSize, run: (q, n) => deleteExpiredOneTimeTokens(q, otpLifetime + grace, n) },
+    { table: 'web3_message_uses', limit: batchSize, run: (q, n) => deleteSpentWeb3Messages(q, grace, n) },
   ];
   if (policy && (policy.timeboxSeconds || policy.inactivitySeconds)) {
     tasks.push({ table: 'sessions', limit: sessionBatch, run: (q, n) => deleteSessionsPastPolicy(q, policy, grace, n) });

@@ -129,6 +129,12 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_ANONYMOUS_USERS_ENABLED', 'external.anonymousUsersEnabled', 'bool', false),
   s('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED', 'external.magicLinkEnabled', 'bool', true),
   s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300, { minimum: 300 }),
+  // Web3 sign-in (docs/web3.md#settings): each chain on its own; a signed message is refused once its
+  // Issued At is further than the validity duration from now, either way.
+  s('EXTERNAL_WEB3_SOLANA_ENABLED', 'external.web3Solana.enabled', 'bool', false),
+  s('EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION', 'external.web3Solana.maximumValiditySeconds', 'duration', 600, positive),
+  s('EXTERNAL_WEB3_ETHEREUM_ENABLED', 'external.web3Ethereum.enabled', 'bool', false),
+  s('EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION', 'external.web3Ethereum.maximumValiditySeconds', 'duration', 600, positive),
   s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { exclusiveMinimum: 0 }),
   // Where every OAuth callback ends, whatever redirect_to the flow carried (docs/oauth.md#the-flow).
   s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', httpUrl),
@@ -155,6 +161,7 @@ export const SETTINGS: Setting[] = [
   s('RATE_LIMIT_OTP', 'rateLimit.otp', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_ANONYMOUS_USERS', 'rateLimit.anonymousUsers', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'int', 30, { minimum: 0 }),
+  s('RATE_LIMIT_WEB3', 'rateLimit.web3', 'int', 30, { minimum: 0 }),
 
   s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),

@@ -163,6 +163,9 @@ export interface Config {
     /** EXTERNAL_REDIRECT_URL: when set, every OAuth callback redirects here instead of the flow's redirect_to */
     redirectUrl: string;
     providers: Record<OAuthProviderName, OAuthProviderConfig>;
+    /** grant_type=web3 per chain (docs/web3.md#settings) */
+    web3Solana: Web3ChainConfig;
+    web3Ethereum: Web3ChainConfig;
   };
   rateLimit: {
     header: string;
@@ -177,6 +180,8 @@ export interface Config {
     mfaChallengeAndVerify: number;
     /** POST /passkeys/authentication/options, per 5 minutes */
     passkey: number;
+    /** POST /token?grant_type=web3, per 5 minutes */
+    web3: number;
   };
   password: {
     minLength: number;
@@ -282,4 +287,10 @@ export interface MfaConfig {
   challengeExpirySeconds: number;
   /** unverified factors without challenges older than this are deleted at the next enrolment */
   factorExpirySeconds: number;
+}
+
+/** One Web3 chain's sign-in: whether it is on, and how long a signed message stays usable after its Issued At. */
+export interface Web3ChainConfig {
+  enabled: boolean;
+  maximumValiditySeconds: number;
 }

@@ -23,6 +23,7 @@ import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
 import type { ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
+import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
 
 const schema = bodySchema({
   id_token: 'string',
@@ -34,18 +35,6 @@ const schema = bodySchema({
   link_identity: 'unknown',
 });
 
-/** An OAuth-style refusal (REFERENCE §1.1): `error` is the original's, "invalid request" with a space. */
-class OAuthRefusal extends Error {
-  constructor(
-    readonly error: string,
-    readonly description: string,
-  ) {
-    super(description);
-  }
-}
-
-const refusal = (e: OAuthRefusal): ApiResponse => ({ status: 400, body: { error: e.error, error_description: e.description } });
-
 export const idToken: Grant<ReturnType<typeof schema>> = {
   grantType: 'id_token',
   schema,
@@ -53,7 +42,7 @@ export const idToken: Grant<ReturnType<typeof schema>> = {
     try {
       return await grant(req, ctx, body);
     } catch (err) {
-      if (err instanceof OAuthRefusal) return refusal(err);
+      if (err instanceof OAuthRefusal) return refusalResponse(err);
       throw err;
     }
   },

@@ -29,6 +29,8 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
       return { perPeriod: limits.mfaChallengeAndVerify, periodSeconds: 60 };
     case 'passkey':
       return { perPeriod: limits.passkey, periodSeconds: 300 };
+    case 'web3':
+      return { perPeriod: limits.web3, periodSeconds: 300 };
   }
 }
 
@@ -46,7 +48,7 @@ export function limited(bucketOf: ClientBucket | ((req: ApiRequest) => ClientBuc
       if (!allowed) {
         ctx.metrics.rateLimited(bucket);
         // A sign-in refused here never reaches its grant: it is one of the sign-in outcomes too.
-        const grant = bucket === 'token' ? req.query.get('grant_type') : null;
+        const grant = bucket === 'token' || bucket === 'web3' ? req.query.get('grant_type') : null;
         if (grant && SIGN_IN_GRANTS.has(grant)) ctx.metrics.signIn(grant, 'over_request_rate_limit');
         throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
       }

@@ -3,10 +3,14 @@
 import { ApiError, apiError } from '../errors.js';
 import { GRANTS } from '../grants/index.js';
 import type { AppContext } from '../context.js';
-import type { Handler } from '../http/types.js';
+import type { ApiRequest, ApiResponse, Handler } from '../http/types.js';
+import type { ClientBucket } from '../auth/principal.js';
 import { SIGN_IN_GRANTS } from '../observability/metrics.js';
 
 const SIGN_INS = SIGN_IN_GRANTS;
+
+/** The per-client limit of a /token request: the web3 grant has its own (RATE_LIMIT_WEB3), as in the original. */
+export const tokenBucket = (req: ApiRequest): ClientBucket => (req.query.get('grant_type') === 'web3' ? 'web3' : 'token');
 
 export const token: Handler = async (req, ctx) => {
   const grantType = req.query.get('grant_type');
@@ -14,13 +18,20 @@ export const token: Handler = async (req, ctx) => {
   if (!grant) throw apiError('unsupported_grant_type');
   try {
     const response = await grant.handle(req, ctx, grant.schema(req.json()));
-    if (SIGN_INS.has(grant.grantType)) ctx.metrics.signIn(grant.grantType, 'success');
+    if (SIGN_INS.has(grant.grantType)) ctx.metrics.signIn(grant.grantType, outcomeOf(response));
     return response;
   } catch (err) {
     countRefusal(ctx, grant.grantType, err);
     throw err;
   }
 };
+
+/** A grant answers its OAuth-style refusals (grants/oauth-refusal.ts) rather than throwing them: their `error` is the outcome. */
+function outcomeOf(response: ApiResponse): string {
+  if ((response.status ?? 200) < 400) return 'success';
+  const error = (response.body as { error?: unknown } | undefined)?.error;
+  return typeof error === 'string' ? error : 'refused';
+}
 
 function countRefusal(ctx: AppContext, grantType: string, err: unknown): void {
   const code = err instanceof ApiError ? err.errorCode : 'unexpected_failure';
