@@ -1,6 +1,7 @@
 // The background cleanup (docs/tokens-and-sessions.md#cleanup): it removes exactly the rows that can no
 // longer be used, past their grace, and nothing live; two instances running it at once against one
-// database share the work without removing anything twice; turned off, it does not run at all.
+// database share the work without removing anything twice; turned off, it does not run at all. Anonymous
+// users go 30 days after sign-up, never one a request is holding, and as an admin's deletion removes them.
 // Ages are set in the database (now() - interval), never waited for.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +13,8 @@ import { migrate } from '../dist/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
 import { refresh, signUp } from './helpers/accounts.js';
+import { authClient } from './helpers/auth-client.js';
+import { deleteOldAnonymousUsers } from '../dist/db/cleanup.js';
 import { scrapeMetrics, total } from './helpers/exposition.js';
 
 const quiet = pino({ level: 'silent' });
@@ -281,6 +284,244 @@ t.test('DB_CLEANUP_ENABLED=false: no cleanup runs, so nothing is removed', async
     'no cleanup was started',
   );
 });
+
+/** The payload of the cleanup's audit entries, as the service writes it (src/server/cleanup/plan.ts). */
+const CLEANUP_ACTOR = { actor_id: '00000000-0000-0000-0000-000000000000', actor_username: 'portcullis_cleanup' };
+
+/**
+ * Anonymous users and MFA rows on both sides of the cleanup's lines: anonymous users 30 days after
+ * sign-up (each with a session, refresh token and AMR claim that must go with it), MFA challenges
+ * MFA_CHALLENGE_EXPIRY_DURATION (300 s) + grace (1 h) after they were issued, unverified factors once
+ * neither they nor their last challenge can be used, + grace.
+ */
+async function seedUsersAndChallenges(q: pg.Pool) {
+  const user = async (anonymous: boolean, created: string, email: string | null = null) => {
+    const id = (
+      await q.query(`insert into users (is_anonymous, email, created_at) values ($1, $2, now() - $3::interval) returning id`, [
+        anonymous,
+        email,
+        created,
+      ])
+    ).rows[0].id as string;
+    const session = (await q.query(`insert into sessions (user_id) values ($1) returning id`, [id])).rows[0].id as string;
+    await q.query(`insert into refresh_tokens (token_hash, user_id, session_id) values ($1, $2, $3)`, [hex(), id, session]);
+    await q.query(`insert into mfa_amr_claims (session_id, authentication_method) values ($1, 'anonymous')`, [session]);
+    return id;
+  };
+  const staleUsers: string[] = [];
+  for (let i = 0; i < 12; i++) staleUsers.push(await user(true, '30 days 1 minute'));
+  const liveUsers = [
+    await user(true, '29 days 23 hours'), // anonymous, younger than 30 days
+    await user(false, '400 days', `${hex()}@example.com`), // permanent, however old
+  ];
+
+  const owner = liveUsers[1];
+  const factor = async (status: string, created: string, challenged: string | null) =>
+    (
+      await q.query(
+        `insert into mfa_factors (user_id, factor_type, status, secret, created_at, last_challenged_at, friendly_name)
+         values ($1, 'totp', $2, 'x', now() - $3::interval, now() - $4::interval, $5) returning id`,
+        [owner, status, created, challenged, hex()],
+      )
+    ).rows[0].id as string;
+  const mfaChallenge = async (factorId: string, created: string, verified: boolean) =>
+    (
+      await q.query(
+        `insert into mfa_challenges (factor_id, ip_address, created_at, verified_at)
+         values ($1, '127.0.0.1', now() - $2::interval, case when $3 then now() - $2::interval end) returning id`,
+        [factorId, created, verified],
+      )
+    ).rows[0].id as string;
+  const verified = await factor('verified', '400 days', '2 days');
+  // Unverified factors: usable for MFA_FACTOR_EXPIRY_DURATION (300 s) after enrolment, and while a challenge of theirs is.
+  const staleFactors = [await factor('unverified', '2 days', '1 hour 6 minutes'), await factor('unverified', '1 hour 6 minutes', null)];
+  const liveFactors = [verified, await factor('unverified', '2 days', '1 minute'), await factor('unverified', '10 minutes', null)];
+  const staleChallenges = [
+    await mfaChallenge(verified, '1 hour 6 minutes', false),
+    await mfaChallenge(verified, '2 days', true),
+    await mfaChallenge(staleFactors[0], '1 hour 6 minutes', false),
+  ];
+  const liveChallenges = [
+    await mfaChallenge(verified, '1 hour 4 minutes', false),
+    await mfaChallenge(verified, '1 minute', true),
+    await mfaChallenge(liveFactors[1], '1 minute', false),
+  ];
+  return {
+    stale: { users: staleUsers, challenges: staleChallenges, factors: staleFactors },
+    live: { users: liveUsers, challenges: liveChallenges, factors: liveFactors },
+  };
+}
+
+t.test(
+  'anonymous users 30 days after sign-up go with everything they had, audited once each; old MFA challenges and factors go',
+  async (t) => {
+    const { db, pool } = await migratedDatabase(t);
+    const rows = await seedUsersAndChallenges(pool);
+    const env = { AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' };
+    const [a, b] = [cleanupOn(db.url, env), cleanupOn(db.url, env)];
+    t.teardown(async () => {
+      await a.stop();
+      await b.stop();
+    });
+    const [first, second] = await Promise.all([a.runOnce(), b.runOnce()]);
+    const removed = (table: string) => ((first as any)[table] ?? 0) + ((second as any)[table] ?? 0);
+    t.equal(removed('users'), 12, 'each stale anonymous user removed once (one per statement: a user is a tenth of a batch of 7)');
+    t.equal(removed('mfa_challenges'), 3, 'verified or not, a challenge past expiry + grace goes');
+    t.equal(removed('mfa_factors'), 2, 'an unverified factor goes once neither it nor its last challenge is usable');
+
+    t.strictSame(
+      [...(await ids(pool, 'users'))].sort(),
+      [...rows.live.users].sort(),
+      'the young anonymous user and the permanent one stay',
+    );
+    t.strictSame([...(await ids(pool, 'mfa_challenges'))].sort(), [...rows.live.challenges].sort());
+    t.strictSame(
+      [...(await ids(pool, 'mfa_factors'))].sort(),
+      [...rows.live.factors].sort(),
+      'verified factors, and unverified ones still usable, stay',
+    );
+    const { rows: left } = await pool.query(
+      `select (select count(*)::int from sessions where user_id = any($1::uuid[])) as sessions,
+            (select count(*)::int from refresh_tokens where user_id = any($1::uuid[])) as tokens,
+            (select count(*)::int from mfa_amr_claims) as claims`,
+      [rows.stale.users],
+    );
+    t.strictSame(
+      left,
+      [{ sessions: 0, tokens: 0, claims: rows.live.users.length }],
+      "the deleted users' sessions, tokens and AMR claims are gone",
+    );
+
+    const { rows: audit } = await pool.query(`select payload, ip_address from audit_log_entries order by payload->'traits'->>'user_id'`);
+    t.strictSame(
+      audit,
+      [...rows.stale.users].sort().map((id) => ({
+        payload: {
+          ...CLEANUP_ACTOR,
+          actor_via_sso: false,
+          action: 'user_deleted',
+          log_type: 'team',
+          traits: { user_id: id, user_email: '', user_phone: '' },
+        },
+        ip_address: '',
+      })),
+      'one user_deleted entry per deleted user, as DELETE /admin/users writes, under the cleanup',
+    );
+    t.strictSame(await a.runOnce(), {}, 'a second pass finds nothing left');
+  },
+);
+
+t.test('with anonymous sign-ins disabled (the default) anonymous users are kept, as in the original', async (t) => {
+  const { db, pool } = await migratedDatabase(t);
+  const rows = await seedUsersAndChallenges(pool);
+  const cleanup = cleanupOn(db.url);
+  t.teardown(() => cleanup.stop());
+  t.strictSame(await cleanup.runOnce(), { mfa_challenges: 3, mfa_factors: 2 });
+  t.equal((await ids(pool, 'users')).size, rows.stale.users.length + rows.live.users.length);
+});
+
+t.test('an anonymous user a request holds is skipped, and kept once the request made it permanent', async (t) => {
+  const { db, pool } = await migratedDatabase(t);
+  const rows = await seedUsersAndChallenges(pool);
+  const [held, another] = rows.stale.users;
+  const cleanup = cleanupOn(db.url, { AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true' });
+  t.teardown(() => cleanup.stop());
+
+  // A request converting `held` (as PUT /user and /verify do: the user's row locked first) is under way.
+  const request = await pool.connect();
+  await request.query('begin');
+  await request.query('select 1 from users where id = $1 for update', [held]);
+  await request.query(`update users set is_anonymous = false, email = $2 where id = $1`, [held, `${hex()}@example.com`]);
+  const during = await cleanup.runOnce();
+  t.equal(during.users, 11, 'every other stale anonymous user goes; the held one is skipped, not waited for');
+  await request.query('commit');
+  request.release();
+
+  t.strictSame(await cleanup.runOnce(), {}, 'made permanent meanwhile, it is not deleted at the next pass');
+  t.ok((await ids(pool, 'users')).has(held));
+
+  // A request that held the row and gave up (rolled back) leaves it anonymous: the next pass takes it.
+  const other = await pool.connect();
+  const late = (await pool.query(`insert into users (is_anonymous, created_at) values (true, now() - interval '31 days') returning id`))
+    .rows[0].id as string;
+  await other.query('begin');
+  await other.query('select 1 from users where id = $1 for update', [late]);
+  t.strictSame(await cleanup.runOnce(), {}, 'held: skipped');
+  await other.query('rollback');
+  other.release();
+  t.strictSame(await cleanup.runOnce(), { users: 1 }, 'released unchanged: deleted');
+  t.notOk((await ids(pool, 'users')).has(late));
+  t.notOk((await ids(pool, 'users')).has(another), 'the other stale users went in the first pass');
+});
+
+t.test('through the service: an anonymous session past 30 days ends, and a request behind the deletion finds no user', async (t) => {
+  const database = await createTestDatabase();
+  const api = await startTestService({
+    DATABASE_URL: database.url,
+    AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+    AUTH_DB_CLEANUP_ENABLED: 'true',
+    AUTH_DB_CLEANUP_INTERVAL: '1h',
+  });
+  const pool = new pg.Pool({ connectionString: database.url, max: 4, options: '-c search_path=auth' });
+  t.teardown(async () => {
+    await pool.end();
+    await api.stop();
+    await database.drop();
+  });
+
+  // The official client signs in anonymously; 31 days later the cleanup has removed the user.
+  const client = authClient(api.url);
+  const { data, error } = await client.signInAnonymously();
+  t.equal(error, null);
+  const userId = data.user!.id;
+  const kept = (await authClient(api.url).signInAnonymously()).data.session!;
+  await pool.query(`update users set created_at = now() - interval '31 days' where id = $1`, [userId]);
+  const removed = await api.service.cleanup!.runOnce();
+  t.equal(removed.users, 1, 'only the old anonymous user');
+  const refreshed = await client.refreshSession();
+  t.equal(refreshed.error?.message, 'Invalid Refresh Token: Refresh Token Not Found', 'its refresh token is gone with it');
+  const user = await api.request('GET', '/user', { token: data.session!.access_token });
+  t.equal(user.status, 403);
+  t.equal(user.body.error_code, 'user_not_found');
+  t.equal((await api.request('GET', '/user', { token: kept.access_token })).status, 200, 'a younger anonymous user is untouched');
+
+  // A request that reaches the user's row while the cleanup deletes it (the deletion waits on a session a
+  // refresh holds, then the request waits on the deleted row) answers as after an admin's deletion.
+  const session = (await client.signInAnonymously()).data.session!;
+  const victim = session.user.id;
+  await pool.query(`update users set created_at = now() - interval '31 days' where id = $1`, [victim]);
+  const refreshing = await pool.connect();
+  await refreshing.query('begin');
+  await refreshing.query('select 1 from sessions where user_id = $1 for update', [victim]);
+  const lock = lockWaits(pool);
+  const deletion = deleteOldAnonymousUsers(pool, 30 * 86400, 10, { action: 'user_deleted' });
+  await lock.waiters(1);
+  const update = api.request('PUT', '/user', { token: session.access_token, body: { data: { nickname: 'still here' } } });
+  await lock.waiters(2);
+  await refreshing.query('commit');
+  refreshing.release();
+  t.equal(await deletion, 1);
+  const reply = await update;
+  t.equal(reply.status, 403, reply.text);
+  t.equal(reply.body.error_code, 'user_not_found');
+  t.equal((await pool.query('select 1 from users where id = $1', [victim])).rowCount, 0, 'the update wrote nothing back');
+});
+
+/** Resolves once `n` sessions of the database wait on a lock (pg_stat_activity), as test/helpers/row-lock.ts does. */
+function lockWaits(pool: pg.Pool) {
+  return {
+    async waiters(n: number) {
+      for (let i = 0; i < 400; i++) {
+        const { rows } = await pool.query(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        if (rows[0].n >= n) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`${n} statements never waited on a lock`);
+    },
+  };
+}
 
 t.test('cleanup settings out of range stop start-up with the setting named', async (t) => {
   for (const [name, value] of [

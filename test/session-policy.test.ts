@@ -156,6 +156,7 @@ t.test('a negative or malformed limit stops start-up with the setting named', as
     ['AUTH_SESSIONS_TIMEBOX', '-1h'],
     ['AUTH_SESSIONS_INACTIVITY_TIMEOUT', 'soon'],
     ['AUTH_SESSIONS_SINGLE_PER_USER', 'maybe'],
+    ['AUTH_SESSIONS_ALLOW_LOW_AAL', '-5m'],
   ]) {
     t.match(
       problemsOf(() => loadConfig({ envFile: null, env: { ...base, [name]: value } })),
@@ -164,7 +165,13 @@ t.test('a negative or malformed limit stops start-up with the setting named', as
     );
   }
   const config = loadConfig({ envFile: null, env: { ...base, AUTH_SESSIONS_TAGS: ' web , mobile ', AUTH_SESSIONS_TIMEBOX: '90' } });
-  t.strictSame(config.sessions, { timeboxSeconds: 90, inactivityTimeoutSeconds: 0, singlePerUser: false, tags: ['web', 'mobile'] });
+  t.strictSame(config.sessions, {
+    timeboxSeconds: 90,
+    inactivityTimeoutSeconds: 0,
+    singlePerUser: false,
+    tags: ['web', 'mobile'],
+    allowLowAalSeconds: 0,
+  });
 });
 
 /** The configuration problems a call throws (ConfigError.problems), [] when it does not throw. */

@@ -5,6 +5,7 @@
 // seconds, compared with the database's clock.
 import type { Queryable } from './pool.js';
 import type { SessionPolicy } from './sessions.js';
+import type { AuditPayload } from './audit-log.js';
 
 const deleted = async (q: Queryable, text: string, values: unknown[]): Promise<number> => (await q.query(text, values)).rowCount ?? 0;
 
@@ -94,4 +95,57 @@ export function deleteOldAuditEntries(q: Queryable, age: number, limit: number):
        limit $2 for update skip locked)`,
     [age, limit],
   );
+}
+
+/** MFA challenges issued longer than `age` ago, verified or not (a challenge is answered once, within its expiry). */
+export function deleteOldMfaChallenges(q: Queryable, age: number, limit: number): Promise<number> {
+  return deleted(
+    q,
+    `delete from mfa_challenges where id in (
+       select id from mfa_challenges where created_at < now() - make_interval(secs => $1)
+       limit $2 for update skip locked)`,
+    [age, limit],
+  );
+}
+
+/**
+ * Factors never verified, once neither they nor their last challenge can be used any more: enrolled longer
+ * than `enrolledAge` ago and last challenged (or, never challenged, enrolled) longer than `challengedAge`
+ * ago. Their challenges go with them (on delete cascade). None of them can still be answered, so no
+ * verification of such a factor can be under way (one that tried would find its challenge expired).
+ */
+export function deleteStaleUnverifiedFactors(q: Queryable, enrolledAge: number, challengedAge: number, limit: number): Promise<number> {
+  return deleted(
+    q,
+    `delete from mfa_factors where id in (
+       select id from mfa_factors
+       where status = 'unverified' and created_at < now() - make_interval(secs => $1)
+         and coalesce(last_challenged_at, created_at) < now() - make_interval(secs => $2)
+       limit $3 for update skip locked)`,
+    [enrolledAge, challengedAge, limit],
+  );
+}
+
+/**
+ * Anonymous users who signed up longer than `age` ago, deleted as DELETE /admin/users deletes hard
+ * (user-deletion.ts): the row goes, its sessions, refresh tokens, identities, factors and the rest with
+ * it, and each deletion is audited `user_deleted` under `audit` (the payload without traits). A user whose
+ * row a request holds (signing in, becoming permanent) is skipped for a later pass; a request that comes
+ * after the lock finds the user gone, as after an admin's deletion. FOR UPDATE re-checks is_anonymous on
+ * the newest row version, so a user made permanent since the statement began is not deleted.
+ */
+export async function deleteOldAnonymousUsers(q: Queryable, age: number, limit: number, audit: AuditPayload): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `with doomed as (select id from users where is_anonymous and created_at < now() - make_interval(secs => $1)
+                     limit $2 for update skip locked),
+          gone as (delete from users where id in (select id from doomed) returning id, email, phone),
+          tokens as (delete from refresh_tokens where user_id in (select id from gone)),
+          audited as (insert into audit_log_entries (payload, ip_address)
+                      select $3::jsonb || jsonb_build_object('traits', jsonb_build_object(
+                               'user_id', id, 'user_email', coalesce(email, ''), 'user_phone', coalesce(phone, ''))), ''
+                      from gone)
+     select count(*)::int as n from gone`,
+    [age, limit, JSON.stringify(audit)],
+  );
+  return rows[0].n;
 }

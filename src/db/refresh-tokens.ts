@@ -2,7 +2,7 @@
 import type { Queryable } from './pool.js';
 import type { AuditPayload } from './audit-log.js';
 import type { UserRow } from './users.js';
-import type { SessionEnd, SessionPolicy } from './sessions.js';
+import { sessionEndedSql, type SessionEnd, type SessionPolicy } from './sessions.js';
 
 export interface RefreshTokenRow {
   id: string;
@@ -26,6 +26,8 @@ export interface PresentedToken extends TokenState, Pick<UserRow, 'banned_until'
   user_id: string;
   /** read only under a session policy: why the session has ended, null while it lives */
   session_ended?: SessionEnd | null;
+  /** read only under a session policy: when the session was created (the SESSIONS_ALLOW_LOW_AAL cap of the access token's exp) */
+  session_created_at?: Date;
 }
 
 export async function findPresentedToken(q: Queryable, tokenHash: string, policy?: SessionPolicy | null): Promise<PresentedToken | null> {
@@ -48,22 +50,23 @@ export async function findPresentedToken(q: Queryable, tokenHash: string, policy
  * `session_ended`, why the token's session has ended. The session counts as last active at its last
  * refresh, or, never refreshed, when the presented token was last touched (at the earliest its
  * creation), as the original measures inactivity at refresh. A newer sign-in counts only when the
- * time limits have not ended the session first, the original's order.
+ * time limits and SESSIONS_ALLOW_LOW_AAL have not ended the session first, the original's order.
  */
 async function findPresentedTokenUnderPolicy(q: Queryable, tokenHash: string, policy: SessionPolicy): Promise<PresentedToken | null> {
   const { rows } = await q.query<PresentedToken>({
     name: 'refresh_tokens_presented_policy',
     text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, u.email, u.phone, u.raw_user_meta_data, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
                   a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash,
-                  coalesce(session_ended(s.not_after, s.created_at, l.active_at, $2, $3),
-                           case when $4::boolean and newer_session_exists(s.user_id, s.id, l.active_at, s.tag, $2, $3, $5::text[])
-                                then 'newer_login' end) as session_ended
+                  coalesce(${sessionEndedSql({ timebox: 2, inactivity: 3, lowAal: 6 }, 'l.active_at', 's.user_id')},
+                           case when $4::boolean and newer_session_exists(s.user_id, s.id, l.active_at, s.tag, $2, $3, $5::text[], $6)
+                                then 'newer_login' end) as session_ended,
+                  s.created_at as session_created_at
            from refresh_tokens rt join users u on u.id = rt.user_id join sessions s on s.id = rt.session_id
            cross join lateral (select coalesce(s.refreshed_at, greatest(rt.updated_at, s.created_at)) as active_at) l
            left join lateral (select id, parent_id, token_hash from refresh_tokens
                               where session_id = rt.session_id and not revoked order by id desc limit 1) a on true
            where rt.token_hash = $1`,
-    values: [tokenHash, policy.timeboxSeconds, policy.inactivitySeconds, policy.singlePerUser, policy.tags],
+    values: [tokenHash, policy.timeboxSeconds, policy.inactivitySeconds, policy.singlePerUser, policy.tags, policy.lowAalSeconds],
   });
   return rows[0] ?? null;
 }

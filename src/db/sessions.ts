@@ -15,16 +15,31 @@ export interface AmrRow {
 export interface SessionPolicy {
   timeboxSeconds: number | null;
   inactivitySeconds: number | null;
+  /** SESSIONS_ALLOW_LOW_AAL: how long an aal1 session of a user with a verified MFA factor lives */
+  lowAalSeconds: number | null;
   singlePerUser: boolean;
   tags: string[];
 }
 
 /**
- * Why a session has ended (sql/00005_session_policy_and_cleanup.sql decides): past its time box or
- * not_after ('expired'), not refreshed within the inactivity timeout ('inactive'), or replaced by a
- * newer sign-in of its user ('newer_login').
+ * Why a session has ended (sql/00005_session_policy_and_cleanup.sql and sql/00007_session_low_aal.sql
+ * decide): past its time box or not_after ('expired'), not refreshed within the inactivity timeout
+ * ('inactive'), still aal1 past SESSIONS_ALLOW_LOW_AAL while its user has a verified MFA factor
+ * ('low_aal'), or replaced by a newer sign-in of its user ('newer_login'). The first that applies, in
+ * this order (the original's).
  */
-export type SessionEnd = 'expired' | 'inactive' | 'newer_login';
+export type SessionEnd = 'expired' | 'inactive' | 'low_aal' | 'newer_login';
+
+/**
+ * The SQL of a session's end by time, for statements that read the session as `s` and take the policy's
+ * durations as parameters `$timebox`, `$inactivity` and `$lowAal` (their numbers): session_ended, then
+ * session_low_aal, which is not called at all when SESSIONS_ALLOW_LOW_AAL is off. `lastActiveAt` is the
+ * SQL of the time the session was last active; `userId` that of the user whose factors count.
+ */
+export function sessionEndedSql(p: { timebox: number; inactivity: number; lowAal: number }, lastActiveAt: string, userId: string): string {
+  return `session_ended(s.not_after, s.created_at, ${lastActiveAt}, $${p.timebox}, $${p.inactivity}),
+          case when $${p.lowAal}::float8 is not null and session_low_aal(${userId}, s.aal, s.created_at, $${p.lowAal}) then 'low_aal' end`;
+}
 
 export interface SessionRow {
   id: string;
@@ -46,14 +61,15 @@ export async function findSession(q: Queryable, id: string): Promise<SessionRow 
 }
 
 /**
- * Whether the session exists and, under a policy, why the time limits have ended it (the admin bearer
- * check: the original applies the time limits there, not SESSIONS_SINGLE_PER_USER).
+ * Whether the session exists and, under a policy, why the time limits and SESSIONS_ALLOW_LOW_AAL have
+ * ended it (the admin bearer check: the original applies those there, not SESSIONS_SINGLE_PER_USER).
  */
 export async function findSessionEnded(q: Queryable, id: string, policy: SessionPolicy): Promise<{ ended: SessionEnd | null } | null> {
   const { rows } = await q.query<{ ended: SessionEnd | null }>({
     name: 'sessions_ended_by_id',
-    text: `select session_ended(not_after, created_at, coalesce(refreshed_at, created_at), $2, $3) as ended from sessions where id = $1`,
-    values: [id, policy.timeboxSeconds, policy.inactivitySeconds],
+    text: `select coalesce(${sessionEndedSql({ timebox: 2, inactivity: 3, lowAal: 4 }, 'coalesce(s.refreshed_at, s.created_at)', 's.user_id')}) as ended
+           from sessions s where s.id = $1`,
+    values: [id, policy.timeboxSeconds, policy.inactivitySeconds, policy.lowAalSeconds],
   });
   return rows[0] ?? null;
 }

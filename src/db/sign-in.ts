@@ -27,6 +27,8 @@ export interface SignIn {
   /** the user row after the sign-in (last_sign_in_at, updated_at) */
   user: UserRow;
   sessionId: string;
+  /** the new session's created_at, by the database's clock (SESSIONS_ALLOW_LOW_AAL counts from it) */
+  sessionCreatedAt: Date;
   amr: AmrRow[];
   identities: IdentityRow[];
   factors: FactorRow[];
@@ -43,7 +45,13 @@ export interface SignIn {
  */
 export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | null> {
   const { rows } = await q.query<
-    UserRow & { sign_in_session_id: string; sign_in_amr: AmrRow[]; sign_in_identities: IdentityJsonRow[]; sign_in_factors: FactorJsonRow[] }
+    UserRow & {
+      sign_in_session_id: string;
+      sign_in_session_created_at: Date;
+      sign_in_amr: AmrRow[];
+      sign_in_identities: IdentityJsonRow[];
+      sign_in_factors: FactorJsonRow[];
+    }
   >({
     name: 'sign_in',
     text: `with signed_in as (
@@ -51,7 +59,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
                               updated_at = now()
              where id = $1::uuid and deleted_at is null returning *),
            session as (
-             insert into sessions (user_id, aal, user_agent, ip) select id, 'aal1', $2::text, $3::text from signed_in returning id),
+             insert into sessions (user_id, aal, user_agent, ip) select id, 'aal1', $2::text, $3::text from signed_in returning id, created_at),
            token as (
              insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session),
            amr as (
@@ -59,7 +67,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
              returning authentication_method, updated_at),
            audit as (
              insert into audit_log_entries (payload, ip_address) select $8::jsonb, '' from signed_in where $8::jsonb is not null)
-           select u.*, (select id from session) as sign_in_session_id,
+           select u.*, (select id from session) as sign_in_session_id, (select created_at from session) as sign_in_session_created_at,
                   (select json_agg(json_build_object('method', authentication_method,
                                                      'timestamp', extract(epoch from updated_at)::bigint::int))
                    from amr) as sign_in_amr,
@@ -74,8 +82,15 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
     values: [s.userId, s.userAgent, s.ip, s.refreshTokenHash, s.method, s.signedInAt, s.passwordHash ?? null, s.audit ?? null],
   });
   if (!rows[0]) return null;
-  const { sign_in_session_id: sessionId, sign_in_amr: amr, sign_in_identities: identities, sign_in_factors: factors, ...user } = rows[0];
-  return { user, sessionId, amr, identities: identityRows(identities), factors: factorRows(factors) };
+  const {
+    sign_in_session_id: sessionId,
+    sign_in_session_created_at: sessionCreatedAt,
+    sign_in_amr: amr,
+    sign_in_identities: identities,
+    sign_in_factors: factors,
+    ...user
+  } = rows[0];
+  return { user, sessionId, sessionCreatedAt, amr, identities: identityRows(identities), factors: factorRows(factors) };
 }
 
 /** The token response's reads for an existing session (the refresh grant): its AMR, newest first, the user's identities and factors. */

@@ -4,7 +4,7 @@
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
-import type { SessionEnd, SessionPolicy, SessionRow } from './sessions.js';
+import { sessionEndedSql, type SessionEnd, type SessionPolicy, type SessionRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
 export interface UserSession {
@@ -24,11 +24,17 @@ type Row = UserRow & {
 
 /**
  * Under a session policy the session is read by a join instead, with why it has ended as the
- * database decides it (sql/00005_session_policy_and_cleanup.sql): last active at its last refresh, or
+ * database decides it (sql/00005_session_policy_and_cleanup.sql, 00007_session_low_aal.sql): last active at its last refresh, or
  * its creation, the original's measure outside the refresh grant. Without a policy the statements
  * below stay exactly as they were, so the limits cost nothing when they are off.
  */
-const POLICY_VALUES = (p: SessionPolicy) => [p.timeboxSeconds, p.inactivitySeconds, p.singlePerUser, p.tags];
+const POLICY_VALUES = (p: SessionPolicy) => [p.timeboxSeconds, p.inactivitySeconds, p.singlePerUser, p.tags, p.lowAalSeconds];
+
+/** Why the claims' session `s` has ended, for the claims' user `u` ($3..$7 are POLICY_VALUES). */
+const POLICY_ENDED_SQL = `coalesce(${sessionEndedSql({ timebox: 3, inactivity: 4, lowAal: 7 }, 'coalesce(s.refreshed_at, s.created_at)', 'u.id')},
+                                   case when s.id is not null and $5::boolean
+                                             and newer_session_exists(s.user_id, s.id, coalesce(s.refreshed_at, s.created_at), s.tag, $3, $4, $6::text[], $7)
+                                        then 'newer_login' end)`;
 
 /**
  * The user and the session; null when there is no such user (the session is then not reported).
@@ -46,10 +52,7 @@ export async function findUserSession(
     const { rows } = await q.query<Row>({
       name: 'user_session_policy',
       text: `select u.*, s.id as found_session_id,
-                    coalesce(session_ended(s.not_after, s.created_at, coalesce(s.refreshed_at, s.created_at), $3, $4),
-                             case when s.id is not null and $5::boolean
-                                       and newer_session_exists(s.user_id, s.id, coalesce(s.refreshed_at, s.created_at), s.tag, $3, $4, $6::text[])
-                                  then 'newer_login' end) as found_session_ended
+                    ${POLICY_ENDED_SQL} as found_session_ended
              from users u left join sessions s on s.id = $2
              where u.id = $1`,
       values: [userId, sessionId, ...POLICY_VALUES(policy)],
@@ -82,10 +85,7 @@ export async function findUserSessionIdentities(
       ? {
           name: 'user_session_identities_policy',
           text: `select u.*, s.id as found_session_id,
-                        coalesce(session_ended(s.not_after, s.created_at, coalesce(s.refreshed_at, s.created_at), $3, $4),
-                                 case when s.id is not null and $5::boolean
-                                           and newer_session_exists(s.user_id, s.id, coalesce(s.refreshed_at, s.created_at), s.tag, $3, $4, $6::text[])
-                                      then 'newer_login' end) as found_session_ended,
+                        ${POLICY_ENDED_SQL} as found_session_ended,
                         (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
                                                                     'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
                                                                     'last_sign_in_at', i.last_sign_in_at::text,

@@ -76,6 +76,7 @@ export const ERRORS = {
   // (docs/tokens-and-sessions.md#session-limits).
   refresh_session_expired: e(400, 'session_expired', 'Invalid Refresh Token: Session Expired'),
   refresh_session_inactive: e(400, 'session_expired', 'Invalid Refresh Token: Session Expired (Inactivity)'),
+  refresh_session_low_aal: e(400, 'session_expired', 'Invalid Refresh Token: Session Expired (Low AAL: User Needs MFA Verification)'),
   refresh_session_newer_login: e(400, 'session_expired', 'Invalid Refresh Token: Session Expired (Revoked by Newer Login)'),
   pkce_grant_incomplete: e(400, 'validation_failed', 'invalid request: both auth code and code verifier should be non-empty'),
   flow_state_not_found: e(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found'),

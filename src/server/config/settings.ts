@@ -176,6 +176,7 @@ export const SETTINGS: Setting[] = [
   s('SESSIONS_INACTIVITY_TIMEOUT', 'sessions.inactivityTimeoutSeconds', 'duration', 0, { minimum: 0 }),
   s('SESSIONS_SINGLE_PER_USER', 'sessions.singlePerUser', 'bool', false),
   s('SESSIONS_TAGS', 'sessions.tags', 'list', []),
+  s('SESSIONS_ALLOW_LOW_AAL', 'sessions.allowLowAalSeconds', 'duration', 0, { minimum: 0 }),
 
   s('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', 'security.refreshTokenRotationEnabled', 'bool', true),
   s('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', 'security.refreshTokenReuseIntervalSeconds', 'duration', 0, { minimum: 0 }),

@@ -190,8 +190,17 @@ export interface Config {
     /** maxQueue: hashes allowed to wait for a crypto thread; beyond it 503 (0 = measured, crypto/admission.ts) */
     hash: { memoryKiB: number; timeCost: number; parallelism: number; maxQueue: number };
   };
-  /** session limits, checked by the refresh grant and every bearer check; 0 = no limit */
-  sessions: { timeboxSeconds: number; inactivityTimeoutSeconds: number; singlePerUser: boolean; tags: string[] };
+  /**
+   * session limits, checked by the refresh grant and every bearer check; 0 = no limit. allowLowAalSeconds: how long
+   * an aal1 session of a user with a verified MFA factor lives (it also caps its access tokens' exp)
+   */
+  sessions: {
+    timeboxSeconds: number;
+    inactivityTimeoutSeconds: number;
+    singlePerUser: boolean;
+    tags: string[];
+    allowLowAalSeconds: number;
+  };
   security: {
     refreshTokenRotationEnabled: boolean;
     refreshTokenReuseIntervalSeconds: number;

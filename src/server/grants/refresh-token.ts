@@ -41,6 +41,7 @@ const banned = () => apiError('refresh_token_user_banned');
 const SESSION_ENDED = {
   expired: 'refresh_session_expired',
   inactive: 'refresh_session_inactive',
+  low_aal: 'refresh_session_low_aal',
   newer_login: 'refresh_session_newer_login',
 } as const;
 
@@ -76,7 +77,9 @@ export const refreshToken: Grant<ReturnType<typeof schema>> = {
         : await decideLocked(ctx, found, child, client));
     if (decision instanceof ApiError) throw decision;
     ctx.metrics.refresh(decision.outcome);
-    return { body: await tokenResponse(ctx, ctx.db, decision.user, { id: decision.sessionId }, decision.token, decision.reads, req) };
+    // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
+    const session = { id: decision.sessionId, created_at: found.session_created_at };
+    return { body: await tokenResponse(ctx, ctx.db, decision.user, session, decision.token, decision.reads, req) };
   },
 };
 

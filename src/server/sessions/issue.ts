@@ -37,14 +37,37 @@ export interface Issuing {
   q?: Queryable;
 }
 
-/** Signs an access token for a session from its recorded AMR. */
+/**
+ * The session as a token response needs it: its id, and when it was created if the access token may have
+ * to be capped by SESSIONS_ALLOW_LOW_AAL (a token below aal2: sign-ins and the refresh grant pass it;
+ * an MFA verification, always aal2, need not).
+ */
+export type IssuedSession = Pick<SessionRow, 'id'> & Partial<Pick<SessionRow, 'created_at'>>;
+
+/**
+ * SESSIONS_ALLOW_LOW_AAL (docs/tokens-and-sessions.md#session-limits): an aal1 token of a user who has a
+ * verified MFA factor expires no later than the session's creation + that duration, the time from which
+ * the refresh grant and the bearer checks refuse the session. Null when nothing caps the token. As in the
+ * original the token's aal is its AMR's, and the user's highest is aal2 with any verified factor.
+ */
+function lowAalExpiry(ctx: AppContext, session: IssuedSession, aal: string, factors: FactorRow[]): number | null {
+  const window = ctx.config.sessions.allowLowAalSeconds;
+  if (!window || aal !== 'aal1' || !session.created_at || !factors.some((f) => f.status === 'verified')) return null;
+  return Math.floor(session.created_at.getTime() / 1000 + window);
+}
+
+/**
+ * Signs an access token for a session from its recorded AMR. `latestExp` caps the token's exp (the
+ * hook, if any, sees the capped claims); `expiresIn` is then what is left of it, as the original answers.
+ */
 export async function signAccessToken(
   ctx: AppContext,
   user: UserRow,
   session: Pick<SessionRow, 'id'>,
   amr: Array<{ method: string; timestamp: number }>,
   issuing: Issuing,
-): Promise<{ token: string; exp: number }> {
+  latestExp: number | null = null,
+): Promise<{ token: string; exp: number; expiresIn: number }> {
   const claims = buildAccessTokenClaims({
     user: {
       id: user.id,
@@ -57,16 +80,21 @@ export async function signAccessToken(
       is_anonymous: user.is_anonymous,
     },
     sessionId: session.id,
-    aal: amr.some((a) => AAL2_METHODS.has(a.method)) ? 'aal2' : 'aal1',
+    aal: aalOf(amr),
     amr,
     now: Date.now() / 1000,
     jwt: ctx.config.jwt,
   });
-  if (!ctx.config.hooks.customAccessToken.enabled) return { token: await ctx.jwt.sign(claims), exp: claims.exp };
+  if (latestExp !== null && latestExp < claims.exp) claims.exp = latestExp;
+  const expiresIn = claims.exp - claims.iat;
+  if (!ctx.config.hooks.customAccessToken.enabled) return { token: await ctx.jwt.sign(claims), exp: claims.exp, expiresIn };
   const shaped = await customizeAccessToken(ctx, { claims, authenticationMethod: issuing.method }, issuing.req, issuing.q);
   // The schema check guarantees an integer exp; expires_at answers the one signed.
-  return { token: await ctx.jwt.sign(shaped as unknown as AccessTokenClaims), exp: shaped.exp as number };
+  return { token: await ctx.jwt.sign(shaped as unknown as AccessTokenClaims), exp: shaped.exp as number, expiresIn };
 }
+
+/** aal2 when the session's AMR holds a second factor (docs/mfa.md#assurance-levels). */
+const aalOf = (amr: Array<{ method: string }>): 'aal1' | 'aal2' => (amr.some((a) => AAL2_METHODS.has(a.method)) ? 'aal2' : 'aal1');
 
 /** What a token response reads besides the user: the session's AMR and the user's identities. */
 export interface ResponseReads {
@@ -86,7 +114,7 @@ export async function tokenResponse(
   ctx: AppContext,
   q: Queryable,
   user: UserRow,
-  session: Pick<SessionRow, 'id'>,
+  session: IssuedSession,
   refreshToken: string,
   reads: ResponseReads | undefined,
   req: HookRequest,
@@ -100,18 +128,19 @@ export async function tokenResponse(
 async function answer(
   ctx: AppContext,
   user: UserRow,
-  session: Pick<SessionRow, 'id'>,
+  session: IssuedSession,
   amr: AmrRow[],
   identities: IdentityRow[],
   factors: FactorRow[],
   refreshToken: string,
   issuing: Issuing,
 ): Promise<TokenResponse> {
-  const { token, exp } = await signAccessToken(ctx, user, session, amr, issuing);
+  const latestExp = lowAalExpiry(ctx, session, aalOf(amr), factors);
+  const { token, exp, expiresIn } = await signAccessToken(ctx, user, session, amr, issuing, latestExp);
   return {
     access_token: token,
     token_type: 'bearer',
-    expires_in: ctx.config.jwt.exp,
+    expires_in: expiresIn,
     expires_at: exp,
     refresh_token: refreshToken,
     user: userJson(user, identities, factors),
@@ -156,7 +185,8 @@ export async function issueSession(
   });
   // Deleted, or soft-deleted, by a concurrent request since the caller found the user.
   if (!signedIn) throw apiError('user_not_found');
-  return answer(ctx, signedIn.user, { id: signedIn.sessionId }, signedIn.amr, signedIn.identities, signedIn.factors, refreshToken, {
+  const session = { id: signedIn.sessionId, created_at: signedIn.sessionCreatedAt };
+  return answer(ctx, signedIn.user, session, signedIn.amr, signedIn.identities, signedIn.factors, refreshToken, {
     method,
     req,
     q,
