@@ -49,3 +49,12 @@ t.test('sets from the config loader: an escaped colon is a character of the set'
     reasons: ['characters'],
   });
 });
+
+t.test('a leaked password (HIBP) comes last, after every local rule', async (t) => {
+  const pwned = 'Password is known to be weak and easy to guess, please choose a different one.';
+  t.same(checkPasswordStrength('Secret1', { minLength: 6, requiredCharacters: [] }, true), { message: pwned, reasons: ['pwned'] });
+  t.same(checkPasswordStrength('abc', { minLength: 6, requiredCharacters: [DIGITS] }, true), {
+    message: `Password should be at least 6 characters. Password should contain at least one character of each: ${DIGITS}. ${pwned}`,
+    reasons: ['length', 'characters', 'pwned'],
+  });
+});

@@ -17,7 +17,7 @@ t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environ
   writeFileSync(envFile, 'GOTRUE_SAML_PRIVATE_KEY=MIIEvQ\nGOTRUE_SITE_URL=http://localhost:3000\n');
   const config = load(
     {
-      GOTRUE_PASSWORD_HIBP_ENABLED: 'true',
+      GOTRUE_SAML_RELAY_STATE_VALIDITY_PERIOD: '2m',
       GOTRUE_JWT_AUD: 'authenticated',
       AUTH_SITE_URI: 'http://typo.example',
       GOTRUE_EXTERNAL_GITHUB_ENABLED: 'false',
@@ -28,7 +28,7 @@ t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environ
     envFile,
   );
   t.strictSame(config.warnings, [
-    'ignoring settings Portcullis does not know or support: AUTH_SITE_URI, GOTRUE_DB_MIGRATIONS_PATH, GOTRUE_PASSWORD_HIBP_ENABLED, GOTRUE_SAML_PRIVATE_KEY',
+    'ignoring settings Portcullis does not know or support: AUTH_SITE_URI, GOTRUE_DB_MIGRATIONS_PATH, GOTRUE_SAML_PRIVATE_KEY, GOTRUE_SAML_RELAY_STATE_VALIDITY_PERIOD',
   ]);
   t.strictSame(load({ GOTRUE_SITE_URL: 'http://localhost:3000' }).warnings, [], 'none when every variable is read');
 });

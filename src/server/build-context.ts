@@ -12,6 +12,7 @@ import { NO_REQUEST_METRICS, requestMetricsFor, type RequestMetrics } from './ob
 import { startChildSpan } from './observability/request-spans.js';
 import { createTracing } from './observability/tracing.js';
 import { createSendTiming } from './delivery/send-timing.js';
+import { createPwnedPasswords } from './users/pwned-passwords.js';
 
 export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
   let metrics: RequestMetrics = NO_REQUEST_METRICS;
@@ -41,6 +42,7 @@ export async function createAppContext(config: Config, resources: AppResources, 
     redirect: createRedirectCheck(config),
     metrics,
     sendTiming: createSendTiming(),
+    pwned: config.password.hibp.enabled ? createPwnedPasswords(config.password.hibp) : null,
     tracing: await createTracing(config, log, resources.traceExportFailing),
   };
 }

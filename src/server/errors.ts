@@ -114,6 +114,9 @@ export const ERRORS = {
   password_required: e(400, 'validation_failed', 'Signup requires a valid password'),
   password_too_long: e(400, 'validation_failed', 'Password cannot be longer than 72 characters'),
   weak_password: e(422, 'weak_password', 'Password is too weak'),
+  // The original's code and message, but a 503 with Retry-After rather than its 500: the range API failed, not
+  // the request (docs/passwords.md#leaked-passwords). Only with PASSWORD_HIBP_FAIL_CLOSED.
+  pwned_check_unavailable: e(503, 'unexpected_failure', 'Unable to perform password strength check with HaveIBeenPwned.org.'),
   same_password: e(422, 'same_password', 'New password should be different from the old password.'),
   reauthentication_needed: e(400, 'reauthentication_needed', 'Password update requires reauthentication'),
   reauthentication_not_valid: e(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid'),

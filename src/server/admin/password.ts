@@ -5,17 +5,19 @@ import { assertStrongPassword, isPasswordTooLong } from '../users/password-polic
 import { parseStoredHash } from '../../workers/password-formats.js';
 import type { AdminUserParams } from './user-params.js';
 import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
 
 /**
  * undefined: leave the password alone. A user created without one gets no password (the original stores a
  * random 64-character one: neither can be signed in with, and ours costs no hash).
- * `strength`: updates go through the password policy; creation does not, as in the original.
+ * `strength`: updates go through the password policy (and the leaked-password check); creation does not, as in
+ * the original. Called before the request's transaction opens.
  */
 export async function storedPassword(
   ctx: AppContext,
   p: AdminUserParams,
   strength: boolean,
-  signal?: AbortSignal,
+  req: Pick<ApiRequest, 'signal' | 'requestId'>,
 ): Promise<string | undefined> {
   if (p.password !== undefined && p.passwordHash !== undefined) {
     throw apiError('admin_password_and_hash');
@@ -28,6 +30,6 @@ export async function storedPassword(
   // An empty password on create means "none"; on update it is a password that fails the policy.
   if (p.password === undefined || (p.password === '' && !strength)) return undefined;
   if (isPasswordTooLong(p.password)) throw apiError('password_too_long');
-  if (strength) assertStrongPassword(p.password, ctx.config.password);
-  return ctx.hasher.hash(p.password, signal);
+  if (strength) await assertStrongPassword(ctx, p.password, req.requestId);
+  return ctx.hasher.hash(p.password, req.signal);
 }

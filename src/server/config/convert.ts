@@ -20,6 +20,9 @@ export function convert(setting: Setting, text: string): unknown {
       return new Error(`"${raw}" is not a boolean (use true or false)`);
     case 'int':
       return /^-?\d+$/.test(raw) ? Number(raw) : new Error(`"${raw}" is not a whole number`);
+    case 'number':
+      // Go's ParseFloat forms that matter here: 0.0000099, 1e-5, .5
+      return /^-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(raw) ? Number(raw) : new Error(`"${raw}" is not a number`);
     case 'duration': {
       const seconds = parseSeconds(raw);
       return seconds === null ? new Error(`"${raw}" is not a duration (seconds like 900, or 15m, 1h30m)`) : seconds;

@@ -3,7 +3,7 @@
 import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS, HOOK_NAMES } from './types.js';
 import { SUPPORTED_ALGORITHMS } from '../auth/keys.js';
 
-export type Kind = 'string' | 'bool' | 'int' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'jwkSet' | 'logLevel';
+export type Kind = 'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'jwkSet' | 'logLevel';
 
 export interface Setting {
   name: string; // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
@@ -170,6 +170,19 @@ export const SETTINGS: Setting[] = [
   s('PASSWORD_HASH_PARALLELISM', 'password.hash.parallelism', 'int', 1, { minimum: 1, maximum: 16 }),
   // 0: what the crypto threads finish within half a second at the hash time measured (src/server/crypto/admission.ts)
   s('PASSWORD_HASH_MAX_QUEUE', 'password.hash.maxQueue', 'int', 0, { minimum: 0, maximum: 100000 }),
+  // Leaked-password checks against the Pwned Passwords range API (docs/passwords.md#leaked-passwords).
+  s('PASSWORD_HIBP_ENABLED', 'password.hibp.enabled', 'bool', false),
+  s('PASSWORD_HIBP_FAIL_CLOSED', 'password.hibp.failClosed', 'bool', false),
+  s('PASSWORD_HIBP_USER_AGENT', 'password.hibp.userAgent', 'string', 'https://github.com/supabase/gotrue', { pattern: '^[\\x20-\\x7e]+$' }),
+  // ours: a mirror of the range API (or a test's fake); /range/<prefix> is appended
+  s('PASSWORD_HIBP_URL', 'password.hibp.url', 'string', 'https://api.pwnedpasswords.com', httpUrl),
+  s('PASSWORD_HIBP_BLOOM_ENABLED', 'password.hibp.bloom.enabled', 'bool', false),
+  // The bounds keep a typo from taking gigabytes: at most about 54 MB per HTTP thread (10 million items at 1e-9).
+  s('PASSWORD_HIBP_BLOOM_ITEMS', 'password.hibp.bloom.items', 'int', 100000, { minimum: 1, maximum: 10000000 }),
+  s('PASSWORD_HIBP_BLOOM_FALSE_POSITIVES', 'password.hibp.bloom.falsePositives', 'number', 0.0000099, {
+    minimum: 0.000000001,
+    maximum: 0.5,
+  }),
 
   // Session limits (docs/tokens-and-sessions.md#session-limits); 0 turns a limit off.
   s('SESSIONS_TIMEBOX', 'sessions.timeboxSeconds', 'duration', 0, { minimum: 0 }),

@@ -189,6 +189,14 @@ export interface Config {
     requiredCharacters: string[];
     /** maxQueue: hashes allowed to wait for a crypto thread; beyond it 503 (0 = measured, crypto/admission.ts) */
     hash: { memoryKiB: number; timeCost: number; parallelism: number; maxQueue: number };
+    /** leaked-password checks (docs/passwords.md#leaked-passwords); url is the range API's base, without /range */
+    hibp: {
+      enabled: boolean;
+      failClosed: boolean;
+      userAgent: string;
+      url: string;
+      bloom: { enabled: boolean; items: number; falsePositives: number };
+    };
   };
   /**
    * session limits, checked by the refresh grant and every bearer check; 0 = no limit. allowLowAalSeconds: how long

@@ -5,7 +5,7 @@ import { ApiError, apiError } from '../errors.js';
 import { findUserByEmail, findUserByPhone } from '../../db/users.js';
 import { parsePhone } from '../users/addresses.js';
 import { isBanned } from '../users/user-json.js';
-import { checkPasswordStrength } from '../users/password-policy.js';
+import { signInWeakness } from '../users/password-policy.js';
 import { issueSession } from '../sessions/issue.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { passwordVerificationAttempt } from '../hooks/password-verification-attempt.js';
@@ -45,6 +45,9 @@ export const password: Grant<ReturnType<typeof schema>> = {
 
     // An imported (bcrypt) or older argon2 hash is upgraded to the current parameters on success.
     const upgraded = verdict.needsRehash ? await ctx.hasher.hash(password, req.signal) : undefined;
+    // Asked while the session is issued and awaited after it: the sign-in never holds a connection or a
+    // transaction waiting on the range API. It never rejects.
+    const weakness = signInWeakness(ctx, password, req.requestId);
     // One statement, no transaction: the upgraded hash, the audit entry and the session commit together.
     const response = await issueSession(ctx, ctx.db, user, 'password', req, {
       audit: { actor: actorOf(user), action: 'login', traits: { provider: email ? 'email' : 'phone' } },
@@ -55,7 +58,7 @@ export const password: Grant<ReturnType<typeof schema>> = {
       if (err instanceof ApiError && err.errorCode === 'user_not_found') throw apiError('invalid_credentials');
       throw err;
     });
-    const weak = checkPasswordStrength(password, ctx.config.password);
+    const weak = await weakness;
     if (weak) response.weak_password = { message: weak.message, reasons: weak.reasons };
     return { body: response };
   },

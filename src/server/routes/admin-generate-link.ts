@@ -38,7 +38,7 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
   const existing = await findUserByEmail(ctx.db, email, aud);
   // A magic link for an unknown address signs the user up instead, without a password (docs/api.md#post-admingenerate_link).
   const type = requested === 'magiclink' && !existing ? 'signup' : requested;
-  const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, body.password ?? '', req.signal) : null;
+  const passwordHash = requested === 'signup' && !existing ? await signupPasswordHash(ctx, body.password ?? '', req) : null;
   const input = { email, newEmail: body.new_email ?? '', data: body.data ?? {}, aud, passwordHash, req };
   const response = await tx(
     ctx.db,
@@ -82,9 +82,9 @@ function redirectOf(req: ApiRequest, ctx: AppContext, fromBody: string): string 
 }
 
 // A signup link for a new user needs a password, checked as POST /signup checks it.
-async function signupPasswordHash(ctx: AppContext, password: string, signal: AbortSignal): Promise<string> {
+async function signupPasswordHash(ctx: AppContext, password: string, req: ApiRequest): Promise<string> {
   if (!password) throw apiError('password_required');
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
-  assertStrongPassword(password, ctx.config.password);
-  return ctx.hasher.hash(password, signal);
+  await assertStrongPassword(ctx, password, req.requestId);
+  return ctx.hasher.hash(password, req.signal);
 }

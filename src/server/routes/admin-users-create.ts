@@ -33,7 +33,7 @@ export const adminCreateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
   if (phone && (await isPhoneTaken(ctx.db, phone))) throw apiError('phone_exists_admin');
   const id = checkedId(req.params.user_id ?? params.id);
-  const passwordHash = await storedPassword(ctx, params, false, req.signal);
+  const passwordHash = await storedPassword(ctx, params, false, req);
   const user = await tx(ctx.db, (c) => create(ctx, c, admin, params, { id, aud, email, phone, passwordHash }), req.signal);
   return { body: user };
 };

@@ -23,7 +23,7 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
   if (email && (await isEmailTaken(ctx.db, email, found.id))) throw apiError('email_exists');
   if (phone && (await isPhoneTaken(ctx.db, phone, found.id))) throw apiError('phone_exists_admin');
-  const passwordHash = await storedPassword(ctx, params, true, req.signal);
+  const passwordHash = await storedPassword(ctx, params, true, req);
   const body = await tx(
     ctx.db,
     async (c) => {

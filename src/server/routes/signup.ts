@@ -60,17 +60,18 @@ const signupUncounted: Handler<SignupBody> = async (req, ctx) => {
   const phone = body.phone ?? '';
   if (ctx.config.disableSignup) throw apiError('signup_disabled');
   if (!email && !phone) return signUpAnonymously(req, ctx, body.data ?? {});
-  const input = readInput(req, ctx, body, email, phone);
+  const input = await readInput(req, ctx, body, email, phone);
   // Hash before looking anything up: a new, a pending and an existing address cost the same work.
   const passwordHash = await ctx.hasher.hash(input.password, req.signal);
   return sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, passwordHash), timing);
 };
 
-function readInput(req: ApiRequest, ctx: AppContext, body: SignupBody, email: string, phone: string): SignupInput {
+// The leaked-password check's request happens here, before the hash and before the transaction opens.
+async function readInput(req: ApiRequest, ctx: AppContext, body: SignupBody, email: string, phone: string): Promise<SignupInput> {
   const password = body.password ?? '';
   if (!password) throw apiError('password_required');
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
-  assertStrongPassword(password, ctx.config.password);
+  await assertStrongPassword(ctx, password, req.requestId);
   if (email && phone) throw apiError('signup_email_and_phone');
   const channel = parseChannel(body);
   if (phone && body.code_challenge) throw apiError('signup_phone_pkce');

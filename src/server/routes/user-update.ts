@@ -57,7 +57,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   await requireAal2ForSensitiveChange(ctx, user.id, session.id, update);
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
-  const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, req.signal);
+  const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, req);
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError> => {
     // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
     let current = await lockLiveUserById(c, user.id);

@@ -9,7 +9,7 @@ import { redirectTarget } from '../http/redirect-target.js';
 import { SIGNUP_FLOW_METHOD } from '../users/confirmation.js';
 import { redirectWithError, redirectWithSession } from '../verify/redirects.js';
 import { assertStrongPassword, isPasswordTooLong } from '../users/password-policy.js';
-import type { Handler } from '../http/types.js';
+import type { ApiRequest, Handler } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
 const FIELDS = {
@@ -45,7 +45,7 @@ export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
     if (tokenHash) throw apiError('verify_type_invalid');
     throw apiError('otp_expired');
   }
-  const passwordHash = await passwordToSet(ctx, typeName, body.password ?? '', req.signal);
+  const passwordHash = await passwordToSet(ctx, typeName, body.password ?? '', req);
   const verified = await consumeToken(ctx, req, type, proof, { passwordHash });
   if (verified.kind === 'message') return { body: { msg: verified.message, code: '200' } };
   if (verified.kind === 'code') throw new TypeError('POST /verify never finishes a flow with an auth code');
@@ -84,11 +84,11 @@ function flowMethodOf(typeName: string): string {
  * of a user who has none (an invited user); it is checked like a sign-up password before the token is
  * touched. Without one, such a user stays password-less, as auth-js's verifyOtp never sends one.
  */
-async function passwordToSet(ctx: AppContext, typeName: string, password: string, signal: AbortSignal): Promise<string | undefined> {
+async function passwordToSet(ctx: AppContext, typeName: string, password: string, req: ApiRequest): Promise<string | undefined> {
   if (!password || (typeName !== 'signup' && typeName !== 'invite')) return undefined;
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
-  assertStrongPassword(password, ctx.config.password);
-  return ctx.hasher.hash(password, signal);
+  await assertStrongPassword(ctx, password, req.requestId);
+  return ctx.hasher.hash(password, req.signal);
 }
 
 function validEmail(email: string): string {

@@ -1,9 +1,11 @@
 // The checks of a password change in PUT /user (docs/api.md#put-user), before any write: reauthentication
-// required → a nonce must come with it; the policy; not the same password. Resolves the new hash.
+// required → a nonce must come with it; the policy; not the same password. Resolves the new hash. Runs before
+// the update's transaction opens: the policy may wait on the leaked-password check.
 import { apiError } from '../errors.js';
 import { assertStrongPassword, isPasswordTooLong } from './password-policy.js';
 import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
 import { reauthenticationChannel } from './reauthentication.js';
 
 /**
@@ -22,13 +24,13 @@ export async function checkNewPassword(
   user: UserRow,
   password: string,
   nonce: string,
-  signal?: AbortSignal,
+  req: Pick<ApiRequest, 'signal' | 'requestId'>,
 ): Promise<string> {
   if (needsNonce(ctx, user) && !nonce) throw apiError('reauthentication_needed');
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
-  assertStrongPassword(password, ctx.config.password);
-  if (user.encrypted_password && (await ctx.hasher.verify(user.encrypted_password, password, signal)).ok) {
+  await assertStrongPassword(ctx, password, req.requestId);
+  if (user.encrypted_password && (await ctx.hasher.verify(user.encrypted_password, password, req.signal)).ok) {
     throw apiError('same_password');
   }
-  return ctx.hasher.hash(password, signal);
+  return ctx.hasher.hash(password, req.signal);
 }
