@@ -3,7 +3,7 @@
 // (ConfirmationURL via buildConfirmationUrl) and turn a rejected send into a 500: a failed send is
 // never swallowed, because the user would wait for a mail that is not coming.
 import type { Logger } from 'pino';
-import type { Config } from '../../config/types.js';
+import type { Config, MailTemplateSet } from '../../config/types.js';
 import { DEFAULT_TEMPLATES } from './defaults.js';
 import { logDelivery, smtpDelivery, type ComposedMail, type Delivery } from './transport.js';
 import { escapeHtml, lookupIn, renderGoTemplate } from './go-template.js';
@@ -13,7 +13,10 @@ import { TemplateCache } from './template-cache.js';
 export { buildConfirmationUrl, linkPathFor, VERIFICATION_TYPES } from './links.js';
 export type { ConfirmationUrlParts, LinkKind } from './links.js';
 
+/** The mails that carry a one-time token. */
 export type MailKind = 'invite' | 'confirmation' | 'recovery' | 'magicLink' | 'emailChange' | 'reauthentication';
+/** Every kind of mail with its own subject and template: the token mails and the account-change notifications. */
+export type TemplateKind = keyof MailTemplateSet<string>;
 
 /** The variables templates may use; the names are the original service's (users' templates use them). */
 export interface MailVars {
@@ -31,11 +34,17 @@ export interface MailVars {
   NewEmail?: string;
   /** email change only: the address this copy goes to */
   SendingTo?: string;
+  /** notifications (delivery/notifications.ts): what the change replaced or added */
+  OldEmail?: string;
+  Phone?: string;
+  OldPhone?: string;
+  Provider?: string;
+  FactorType?: string;
 }
 
 export interface Mailer {
   /** Sends one mail; rejects with MailSendError when the SMTP server refuses it or cannot be reached. */
-  send(kind: MailKind, to: string, vars: MailVars): Promise<{ messageId: string }>;
+  send(kind: TemplateKind, to: string, vars: MailVars): Promise<{ messageId: string }>;
   close(): Promise<void>;
 }
 
@@ -51,8 +60,17 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
     : logDelivery(config.development, log);
   const templates = new TemplateCache({ siteUrl: config.siteUrl, log });
 
-  async function compose(kind: MailKind, to: string, vars: MailVars): Promise<ComposedMail> {
-    const lookup = lookupIn({ ...vars, NewEmail: vars.NewEmail ?? '', SendingTo: vars.SendingTo ?? to });
+  async function compose(kind: TemplateKind, to: string, vars: MailVars): Promise<ComposedMail> {
+    const lookup = lookupIn({
+      OldEmail: '',
+      Phone: '',
+      OldPhone: '',
+      Provider: '',
+      FactorType: '',
+      ...vars,
+      NewEmail: vars.NewEmail ?? '',
+      SendingTo: vars.SendingTo ?? to,
+    });
     // Subjects are plain text headers: filled in but not HTML-escaped (an '&' must stay an '&').
     const subject = renderGoTemplate(config.mailer.subjects[kind], lookup);
     const base = { kind, to, subject, link: vars.ConfirmationURL, code: vars.Token };
