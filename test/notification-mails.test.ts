@@ -162,6 +162,9 @@ t.test('a refused send: the password change stands and is answered 200', async (
     'the other sessions ended with it',
   );
   t.notOk(smtp.mails.some((m) => m.to === s.user.email && m.subject === SUBJECTS.password));
+  // The refusal went to the notification: the next mail is accepted.
+  t.equal((await api.request('POST', '/recover', { body: { email: s.user.email } })).status, 200);
+  await smtp.waitForMail((m) => m.to === s.user.email && /type=recovery/.test(m.link ?? ''));
 });
 
 t.test('a stalled mail server: 200 after SEND_TIMEOUT, the change committed and the user not held meanwhile', async (t) => {

@@ -1,7 +1,8 @@
 // Outgoing mail: picks the subject and the HTML template of a kind of mail, fills in its variables,
 // and hands it to SMTP (or to the log when no SMTP_HOST is configured). Callers build the variables
-// (ConfirmationURL via buildConfirmationUrl) and turn a rejected send into a 500: a failed send is
-// never swallowed, because the user would wait for a mail that is not coming.
+// (ConfirmationURL via buildConfirmationUrl). A mail carrying a token turns a rejected send into a 500
+// (send-token.ts): the user would wait for a mail that is not coming. An account-change notification's
+// failure is only logged (delivery/notifications.ts), as the original does.
 import type { Logger } from 'pino';
 import type { Config, MailTemplateSet } from '../../config/types.js';
 import { DEFAULT_TEMPLATES } from './defaults.js';
