@@ -6,7 +6,7 @@
 import t from 'tap';
 import { startMailStack, linkOf } from './helpers/passwordless.js';
 import { startGithubFake } from './helpers/github.js';
-import { REDIRECT_URI } from './helpers/oidc-provider.js';
+import { REDIRECT_URI, startOidcProvider } from './helpers/oidc-provider.js';
 import { callback, providerEnv } from './helpers/oauth.js';
 import { authClient } from './helpers/auth-client.js';
 import { signIn, uniqueEmail } from './helpers/accounts.js';
@@ -14,6 +14,7 @@ import { codeIn, confirmedUser, PASSWORD } from './helpers/users.js';
 import { verifiedTotp } from './helpers/mfa.js';
 import { startHookServer } from './helpers/hook-server.js';
 import { startTestService } from './helpers/server.js';
+import { startTemplateServer } from './helpers/template-server.js';
 import type { CapturedMail } from './helpers/smtp.js';
 
 const ALL_ON = Object.fromEntries(
@@ -38,10 +39,12 @@ const SUBJECTS = {
 };
 
 const gh = await startGithubFake();
+const google = await startOidcProvider();
 const stack = await startMailStack(
   {
     ...ALL_ON,
     ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+    ...providerEnv('google', { clientId: google.clientId, secret: google.clientSecret, redirectUri: REDIRECT_URI, url: google.issuer }),
     AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
     AUTH_RATE_LIMIT_EMAIL_SENT: '1000',
     AUTH_RATE_LIMIT_SMS_SENT: '1000',
@@ -54,6 +57,7 @@ const sms = stack.sms!;
 t.teardown(async () => {
   await stack.stop();
   await gh.stop();
+  await google.stop();
 });
 
 const notification = (to: string, subject: string) =>
@@ -137,6 +141,26 @@ t.test('identity linked (manual linking through GitHub) and unlinked', async (t)
   t.match(unlinked.text, 'github can no longer be used');
 });
 
+t.test(
+  'identity linked by id_token (auth-js linkIdentity); unlinking the identity the email came from tells the old address',
+  async (t) => {
+    const s = await confirmedUser(api);
+    const auth = authClient(api.url);
+    await auth.setSession({ access_token: s.access_token, refresh_token: s.refresh_token });
+    const token = await google.signIdToken({ sub: `gs-${s.user.id}`, email: 'google-side@example.com', email_verified: true });
+    const { error } = await auth.linkIdentity({ provider: 'google', token });
+    t.equal(error, null);
+    t.match((await notification(s.user.email, SUBJECTS.linked)).text, 'with google');
+
+    const emailIdentity = (await auth.getUserIdentities()).data!.identities.find((i) => i.provider === 'email')!;
+    t.equal((await auth.unlinkIdentity(emailIdentity)).error, null);
+    const row = (await api.db.query('select email from users where id = $1', [s.user.id])).rows[0];
+    t.equal(row.email, 'google-side@example.com', 'the email moved to the remaining identity');
+    const mail = await notification(s.user.email, SUBJECTS.unlinked);
+    t.match(mail.text, `email can no longer be used to sign in to your account ${s.user.email}`);
+  },
+);
+
 t.test('MFA factor enrolled (on its first verification only) and unenrolled', async (t) => {
   const s = await confirmedUser(api);
   const { factor, session } = await verifiedTotp(api, s.access_token);
@@ -203,6 +227,39 @@ t.test('off by default: a password change, an email change and an MFA factor sen
   );
 });
 
+t.test(
+  'own subjects and templates (MAILER_SUBJECTS_/MAILER_TEMPLATES_<X>_NOTIFICATION); a phone taken at once under SMS_AUTOCONFIRM',
+  async (t) => {
+    const templates = await startTemplateServer();
+    templates.set('/phone.html', '<p>{{ .Data.name }}: {{ .OldPhone }} &rarr; {{ .Phone }} on {{ .SiteURL }}</p>');
+    const own = await startMailStack(
+      {
+        AUTH_MAILER_NOTIFICATIONS_PHONE_CHANGED_ENABLED: 'true',
+        AUTH_MAILER_SUBJECTS_PHONE_CHANGED_NOTIFICATION: 'New number for {{ .Email }}',
+        AUTH_MAILER_TEMPLATES_PHONE_CHANGED_NOTIFICATION: `${templates.baseUrl}/phone.html`,
+        AUTH_SMS_AUTOCONFIRM: 'true',
+      },
+      { sms: true },
+    );
+    t.teardown(async () => {
+      await own.stop();
+      await templates.close();
+    });
+    const s = await confirmedUser(own.api);
+    await own.api.db.query(`update users set phone = '14155550180', phone_confirmed_at = now() where id = $1`, [s.user.id]);
+    const res = await own.api.request('PUT', '/user', {
+      token: s.access_token,
+      body: { phone: '+14155550181', data: { name: 'Ana <A>' } },
+    });
+    t.equal(res.status, 200, res.text);
+    t.equal(res.body.phone, '14155550181', 'taken at once');
+    const mail = await own.smtp.waitForMail((m) => m.to === s.user.email && m.subject.startsWith('New number'));
+    t.equal(mail.subject, `New number for ${s.user.email}`);
+    t.equal(mail.html.trim(), '<p>Ana &lt;A&gt;: 14155550180 &rarr; 14155550181 on http://localhost:3000</p>');
+    t.equal(own.sms!.messages.length, 0, 'no SMS: the number was confirmed by SMS_AUTOCONFIRM');
+  },
+);
+
 t.test('the send email hook gets the notifications with their email_action_type and fields', async (t) => {
   const hooks = await startHookServer();
   hooks.on('/send-email', () => ({ body: {} }));
@@ -233,8 +290,18 @@ t.test('the send email hook gets the notifications with their email_action_type 
   t.match(datas[1], { factor_type: 'totp', token: '', token_hash: '', old_email: '', old_phone: '', provider: '' });
   t.equal(datas[2].factor_type, 'totp');
 
+  // An email change (one token under MAILER_AUTOCONFIRM): the notification names the old address.
+  const moved = uniqueEmail('hooked-moved');
+  t.equal((await hooked.request('PUT', '/user', { token: s.access_token, body: { email: moved } })).status, 200);
+  const change = hooks.callsTo('/send-email').at(-1)!.payload.email_data;
+  t.equal(change.email_action_type, 'email_change');
+  const done = await hooked.request('POST', '/verify', { body: { type: 'email_change', token_hash: change.token_hash } });
+  t.equal(done.status, 200, done.text);
+  const changed = hooks.callsTo('/send-email').at(-1)!.payload;
+  t.match(changed, { user: { email: moved }, email_data: { email_action_type: 'email_changed_notification', old_email: email } });
+
   // A failing hook is logged, not answered: the change stands.
   hooks.once('/send-email', { status: 500, body: { error: { message: 'down' } } });
   t.equal((await hooked.request('PUT', '/user', { token: s.access_token, body: { password: 'Hooked-password-8' } })).status, 200);
-  await signIn(hooked, email, 'Hooked-password-8');
+  await signIn(hooked, moved, 'Hooked-password-8');
 });
