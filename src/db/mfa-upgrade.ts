@@ -18,9 +18,12 @@ export interface Upgrade {
   ip: string;
 }
 
-/** False when the session is gone (nothing is written then: the caller rolls back). */
-export async function upgradeSession(q: Queryable, u: Upgrade): Promise<boolean> {
-  const { rows } = await q.query<{ upgraded: boolean }>(
+/**
+ * `upgraded` false when the session is gone (nothing is written then: the caller rolls back);
+ * `factorVerified` when this verification turned the factor from unverified to verified (its enrolment).
+ */
+export async function upgradeSession(q: Queryable, u: Upgrade): Promise<{ upgraded: boolean; factorVerified: boolean }> {
+  const { rows } = await q.query<{ upgraded: boolean; factor_verified: boolean }>(
     `with upgraded as (update sessions set aal = 'aal2', factor_id = $3, updated_at = now()
                        where id = $2 and user_id = $1 returning id),
           claim as (insert into mfa_amr_claims (session_id, authentication_method)
@@ -34,10 +37,10 @@ export async function upgradeSession(q: Queryable, u: Upgrade): Promise<boolean>
           unverified as (delete from mfa_factors where user_id = $1 and factor_type = $4 and status = 'unverified' and id <> $3
                            and exists (select 1 from upgraded)),
           verified as (update mfa_factors set status = 'verified', updated_at = now()
-                       where id = $3 and status <> 'verified' and exists (select 1 from upgraded)),
+                       where id = $3 and status <> 'verified' and exists (select 1 from upgraded) returning id),
           audited as (insert into audit_log_entries (payload, ip_address) select $7::jsonb, $8 from upgraded)
-     select exists (select 1 from upgraded) as upgraded`,
+     select exists (select 1 from upgraded) as upgraded, exists (select 1 from verified) as factor_verified`,
     [u.userId, u.sessionId, u.factorId, u.factorType, u.amrMethod, u.refreshTokenHash, u.audit, u.ip],
   );
-  return rows[0].upgraded;
+  return { upgraded: rows[0].upgraded, factorVerified: rows[0].factor_verified };
 }

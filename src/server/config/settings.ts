@@ -34,6 +34,23 @@ const mailTypes = [
   ['MAGIC_LINK', 'magicLink'],
   ['EMAIL_CHANGE', 'emailChange'],
   ['REAUTHENTICATION', 'reauthentication'],
+  ['PASSWORD_CHANGED_NOTIFICATION', 'passwordChangedNotification'],
+  ['EMAIL_CHANGED_NOTIFICATION', 'emailChangedNotification'],
+  ['PHONE_CHANGED_NOTIFICATION', 'phoneChangedNotification'],
+  ['IDENTITY_LINKED_NOTIFICATION', 'identityLinkedNotification'],
+  ['IDENTITY_UNLINKED_NOTIFICATION', 'identityUnlinkedNotification'],
+  ['MFA_FACTOR_ENROLLED_NOTIFICATION', 'mfaFactorEnrolledNotification'],
+  ['MFA_FACTOR_UNENROLLED_NOTIFICATION', 'mfaFactorUnenrolledNotification'],
+] as const;
+// The original's names (MAILER_NOTIFICATIONS_<X>_ENABLED) for the switches of the notifications.
+const notificationTypes = [
+  ['PASSWORD_CHANGED', 'passwordChanged'],
+  ['EMAIL_CHANGED', 'emailChanged'],
+  ['PHONE_CHANGED', 'phoneChanged'],
+  ['IDENTITY_LINKED', 'identityLinked'],
+  ['IDENTITY_UNLINKED', 'identityUnlinked'],
+  ['MFA_FACTOR_ENROLLED', 'mfaFactorEnrolled'],
+  ['MFA_FACTOR_UNENROLLED', 'mfaFactorUnenrolled'],
 ] as const;
 const defaultSubjects: Record<string, string> = {
   invite: 'You have been invited',
@@ -42,6 +59,14 @@ const defaultSubjects: Record<string, string> = {
   magicLink: 'Your Magic Link',
   emailChange: 'Confirm Email Change',
   reauthentication: 'Confirm reauthentication',
+  // The notifications are newer than the subjects above: these are the original's, which operators' users know.
+  passwordChangedNotification: 'Your password was changed',
+  emailChangedNotification: 'Your email address was changed',
+  phoneChangedNotification: 'Your phone number was changed',
+  identityLinkedNotification: 'A new sign-in method was linked to your account',
+  identityUnlinkedNotification: 'A sign-in method was removed from your account',
+  mfaFactorEnrolledNotification: 'A new verification method was added to your account',
+  mfaFactorUnenrolledNotification: 'A verification method was removed from your account',
 };
 
 export const SETTINGS: Setting[] = [
@@ -233,6 +258,7 @@ export const SETTINGS: Setting[] = [
     s(`MAILER_SUBJECTS_${env}`, `mailer.subjects.${key}`, 'string', defaultSubjects[key]),
     s(`MAILER_TEMPLATES_${env}`, `mailer.templates.${key}`, 'string', ''),
   ]),
+  ...notificationTypes.map(([env, key]) => s(`MAILER_NOTIFICATIONS_${env}_ENABLED`, `mailer.notifications.${key}`, 'bool', false)),
 
   // Multi-factor authentication (docs/mfa.md#settings). Names and defaults are the original's.
   s('MFA_TOTP_ENROLL_ENABLED', 'mfa.totp.enrollEnabled', 'bool', true),

@@ -67,6 +67,25 @@ export interface MailTemplateSet<T> {
   magicLink: T;
   emailChange: T;
   reauthentication: T;
+  // The account-change notifications (docs/one-time-codes-and-mail.md#account-change-notifications)
+  passwordChangedNotification: T;
+  emailChangedNotification: T;
+  phoneChangedNotification: T;
+  identityLinkedNotification: T;
+  identityUnlinkedNotification: T;
+  mfaFactorEnrolledNotification: T;
+  mfaFactorUnenrolledNotification: T;
+}
+
+/** Which account-change notifications are sent (MAILER_NOTIFICATIONS_<X>_ENABLED, all off by default). */
+export interface NotificationSwitches {
+  passwordChanged: boolean;
+  emailChanged: boolean;
+  phoneChanged: boolean;
+  identityLinked: boolean;
+  identityUnlinked: boolean;
+  mfaFactorEnrolled: boolean;
+  mfaFactorUnenrolled: boolean;
 }
 
 export interface Config {
@@ -244,6 +263,7 @@ export interface Config {
     subjects: MailTemplateSet<string>;
     /** template URLs ('' = built-in default) */
     templates: MailTemplateSet<string>;
+    notifications: NotificationSwitches;
   };
   sms: {
     provider: SmsGatewayName | '';

@@ -17,6 +17,7 @@ import { isProviderUsable } from '../providers/configured.js';
 import { IdTokenError } from '../providers/runtime.js';
 import { ProviderError } from '../providers/outbound.js';
 import { signInExternal } from '../oauth/linking.js';
+import { notice, sendNotifications, type Notification } from '../delivery/notifications.js';
 import { mailUnverified } from '../oauth/unverified.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
@@ -73,8 +74,10 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   if (body.access_token && typeof claims.at_hash === 'string') checkAtHash(token, body.access_token, claims.at_hash);
 
   const profile = provider.profile(claims);
+  let notifications: Notification[] = [];
   const response = await sendingTx(ctx, req.signal, async (c) => {
-    const { user, created, needsConfirmation } = await signInExternal(ctx, c, {
+    notifications = [];
+    const { user, created, needsConfirmation, linked } = await signInExternal(ctx, c, {
       provider: name,
       profile,
       linkingTargetId: linking?.user.id ?? null,
@@ -85,12 +88,14 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
       const refusal = await mailUnverified(ctx, c, user, name, redirectTarget(req, ctx), req);
       if (refusal) return refusal;
     }
+    if (linked) notifications = notice(ctx, { kind: 'identityLinked', user, provider: name });
     return issueSession(ctx, c, user, 'oauth', req, {
       audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
     });
   });
   // An unverified address: the user and the confirmation mail are committed, then the 422 is answered.
   if (response instanceof ApiError) throw response;
+  await sendNotifications(ctx, req, notifications);
   return { body: response };
 }
 

@@ -1,21 +1,29 @@
 // The send email hook (docs/hooks.md#send-email): when enabled it replaces SMTP. The hook gets the user and
 // the token data the mail would have carried, and sends (or not) as it sees fit; its failure fails the
-// request and rolls back the token, as a failed SMTP send does.
+// request and rolls back the token, as a failed SMTP send does. An account-change notification reaches it
+// too, after the change committed; its failure is only logged (delivery/notifications.ts).
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
-import type { MailKind } from '../delivery/mail/mailer.js';
+import type { TemplateKind } from '../delivery/mail/mailer.js';
 import { userJson } from '../users/user-json.js';
 import { invokeHook, type HookRequest } from './invoke.js';
 
 /** email_action_type as the original names each mail. */
-export const EMAIL_ACTION_TYPES: Record<MailKind, string> = {
+export const EMAIL_ACTION_TYPES: Record<TemplateKind, string> = {
   confirmation: 'signup',
   invite: 'invite',
   magicLink: 'magiclink',
   recovery: 'recovery',
   emailChange: 'email_change',
   reauthentication: 'reauthentication',
+  passwordChangedNotification: 'password_changed_notification',
+  emailChangedNotification: 'email_changed_notification',
+  phoneChangedNotification: 'phone_changed_notification',
+  identityLinkedNotification: 'identity_linked_notification',
+  identityUnlinkedNotification: 'identity_unlinked_notification',
+  mfaFactorEnrolledNotification: 'mfa_factor_enrolled_notification',
+  mfaFactorUnenrolledNotification: 'mfa_factor_unenrolled_notification',
 };
 
 /** The original's mailer.EmailData. */
@@ -35,8 +43,8 @@ export interface EmailData {
 
 export function emailData(
   ctx: Pick<AppContext, 'config'>,
-  kind: MailKind,
-  fields: Partial<Pick<EmailData, 'token' | 'token_hash' | 'redirect_to' | 'token_new' | 'token_hash_new'>>,
+  kind: TemplateKind,
+  fields: Partial<Omit<EmailData, 'email_action_type' | 'site_url'>>,
 ): EmailData {
   return {
     token: '',

@@ -11,6 +11,7 @@ import { FACTOR_TYPES } from './factor-types/index.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
+import { notice, sendNotifications } from '../delivery/notifications.js';
 
 /** The AMR method of every type the original knows, also for types without a module here (their rows may exist). */
 const AMR_METHODS: Record<string, string> = { totp: 'totp', phone: 'mfa/phone', webauthn: 'mfa/webauthn' };
@@ -28,6 +29,8 @@ export async function unenrollFactor(req: ApiRequest, ctx: AppContext, principal
     factor_status: factor.status,
     session_id: session.id,
   });
+  // Any factor the user removes, verified or not, as the original (the admin's deletion tells no one).
+  await sendNotifications(ctx, req, notice(ctx, { kind: 'mfaFactorUnenrolled', user, factorType: factor.factor_type }));
   return { id: factor.id };
 }
 

@@ -17,6 +17,7 @@ import type { FactorType } from './factor-types/index.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
+import { notice, sendNotifications } from '../delivery/notifications.js';
 
 export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: Authenticated): Promise<TokenResponse> {
   requireNotAnonymous(principal);
@@ -40,7 +41,7 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   }
   const outcome = await verdictAfterHook(ctx, req, type, { ctx, req, user, factor, challenge, body });
   const refreshToken = newRefreshToken();
-  await tx(
+  const { factorVerified } = await tx(
     ctx.db,
     async (c) => {
       // The user's row first, as a concurrent DELETE /admin/users takes it before cascading to the challenge,
@@ -63,10 +64,13 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
         }),
         ip: req.ip,
       });
-      if (!upgraded) throw apiError('session_not_found');
+      if (!upgraded.upgraded) throw apiError('session_not_found');
+      return upgraded;
     },
     req.signal,
   );
+  // The first successful verification enrols the factor: its notification goes after the commit.
+  if (factorVerified) await sendNotifications(ctx, req, notice(ctx, { kind: 'mfaFactorEnrolled', user, factorType: type.name }));
   return tokenResponse(ctx, ctx.db, user, session, refreshToken, undefined, req, type.amrMethod);
 }
 

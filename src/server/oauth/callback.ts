@@ -14,6 +14,7 @@ import { IdTokenError } from '../providers/runtime.js';
 import type { ExternalProfile, ProviderTokens } from '../providers/types.js';
 import { usableProvider } from './provider-lookup.js';
 import { signInExternal } from './linking.js';
+import { notice, sendNotifications, type Notification } from '../delivery/notifications.js';
 import { mailUnverified } from './unverified.js';
 import { codeRedirect, flowError, providerError, sessionRedirect, stateError } from './redirects.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
@@ -75,8 +76,9 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
     profile = await outbound(ctx, () => module.fetchProfile(rt, tokens, params), 'profile');
   }
 
+  let notifications: Notification[] = [];
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<ApiResponse | ApiError> => {
-    const { user, created, needsConfirmation } = await signInExternal(ctx, c, {
+    const { user, created, needsConfirmation, linked } = await signInExternal(ctx, c, {
       provider: name,
       profile,
       linkingTargetId: flow.linking_target_id,
@@ -91,6 +93,7 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
         return refusal;
       }
     }
+    notifications = linked ? notice(ctx, { kind: 'identityLinked', user, provider: name }) : [];
     if (flow.code_challenge) {
       const authCode = await finishOAuthFlowState(c, flow.id, {
         userId: user.id,
@@ -106,7 +109,9 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
     return sessionRedirect(target, name, session, tokens.accessToken, tokens.refreshToken);
   });
   // The refusal of an unverified address is answered after its transaction committed the user and the mail.
-  return outcome instanceof ApiError ? flowError(target, outcome) : outcome;
+  if (outcome instanceof ApiError) return flowError(target, outcome);
+  await sendNotifications(ctx, req, notifications);
+  return outcome;
 }
 
 /** A provider call; its failures become the original's 500s, logged with their cause. */

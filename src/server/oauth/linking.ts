@@ -45,6 +45,8 @@ export interface Linked {
   created: boolean;
   /** the user's email is unconfirmed and the provider did not verify it: the confirmation mail is due (oauth/unverified.ts) */
   needsConfirmation: boolean;
+  /** a signed-in user linked this identity: its notification is due (delivery/notifications.ts) */
+  linked: boolean;
 }
 
 export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request: LinkRequest): Promise<Linked> {
@@ -56,6 +58,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
 
   let user: UserRow;
   let created = false;
+  let linked = false;
   if (r.inviteToken) {
     if (existing) throw apiError('identity_already_exists');
     user = await acceptInvite(c, r, r.inviteToken);
@@ -65,6 +68,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
     if (!target) throw apiError('admin_user_not_found');
     user = await addIdentity(c, target, r);
     if (user.is_anonymous) user = await convertAnonymous(c, user, r, trusted);
+    linked = true;
   } else if (existing) {
     await refreshIdentity(c, existing.id, profile.claims);
     const owner = await lockUserById(c, existing.user_id);
@@ -85,10 +89,10 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
 
   if (isBanned(user)) throw apiError('user_banned');
   if (user.email && !user.email_confirmed_at) {
-    if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true };
+    if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true, linked };
     user = await confirmThroughProvider(c, user, provider);
   }
-  return { user, created, needsConfirmation: false };
+  return { user, created, needsConfirmation: false, linked };
 }
 
 /**

@@ -13,6 +13,7 @@ import { providerUrl } from './oauth.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 import type { AppContext } from '../context.js';
+import { notice, sendNotifications } from '../delivery/notifications.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -41,7 +42,7 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
   const identityId = req.params.identity_id ?? '';
   if (!UUID.test(identityId)) throw apiError('identity_id_format');
   requireAudience(req, ctx, principal);
-  await tx(
+  const unlinked = await tx(
     ctx.db,
     async (c) => {
       const user = await lockUserById(c, principal.user.id);
@@ -62,7 +63,7 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
       await deleteIdentity(c, doomed.id);
       const providers = [...new Set(rest.map((i) => i.provider))];
       const meta = user.raw_app_meta_data;
-      await updateUser(c, user.id, {
+      const updated = await updateUser(c, user.id, {
         email,
         raw_app_meta_data: { ...meta, provider: providers.includes(meta.provider as string) ? meta.provider : providers[0], providers },
       });
@@ -71,8 +72,11 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
         provider: doomed.provider,
         provider_id: doomed.provider_id,
       });
+      // To the address the user had before: the unlinked identity may have taken it away (above).
+      return notice(ctx, { kind: 'identityUnlinked', user: updated, to: user.email ?? '', provider: doomed.provider });
     },
     req.signal,
   );
+  await sendNotifications(ctx, req, unlinked);
   return { body: {} };
 };

@@ -13,7 +13,8 @@ import { writeAudit } from '../../db/audit-log.js';
 import type { Authenticated } from '../auth/bearer.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
-import { adoptAddress, assertAddressFree } from '../users/change-address.js';
+import { adoptAddress, adoptAddressReporting, assertAddressFree } from '../users/change-address.js';
+import { addressChangeNotices, notice, sendNotifications, type Notification } from '../delivery/notifications.js';
 import { sendEmailChange } from '../users/email-change.js';
 import { sendPhoneChange } from '../users/phone-change.js';
 import { checkNewPassword, needsNonce } from '../users/password-change.js';
@@ -58,7 +59,10 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, req);
+  // Collected by the attempt that commits (sendingTx may run the function again) and sent after it.
+  let notifications: Notification[] = [];
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError> => {
+    notifications = [];
     // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
     let current = await lockLiveUserById(c, user.id);
     // Deleted, or soft-deleted (its addresses obfuscated), by a concurrent request since the bearer check.
@@ -66,17 +70,24 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     if (passwordHash) {
       if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
       current = await changePassword(c, current, passwordHash, session.id);
+      // To the address the user had when the password changed, as the original (an anonymous user has none).
+      notifications.push(...notice(ctx, { kind: 'passwordChanged', user: current }));
     }
     current = await mergeMetadata(c, current, update);
     if (update.email) current = await changeEmail(ctx, c, current, update, req);
-    if (update.phone)
-      current = ctx.config.sms.autoconfirm
-        ? await adoptAddress(c, current, 'phone', update.phone)
-        : (await sendPhoneChange(ctx, c, current, update.phone, update.channel)).user;
+    if (update.phone && ctx.config.sms.autoconfirm) {
+      const before = current;
+      const adopted = await adoptAddressReporting(c, current, 'phone', update.phone);
+      current = adopted.user;
+      notifications.push(...addressChangeNotices(ctx, before, current, 'phone', adopted.identityCreated));
+    } else if (update.phone) {
+      current = (await sendPhoneChange(ctx, c, current, update.phone, update.channel)).user;
+    }
     await writeAudit(c, actorOf(current), 'user_modified');
     return current;
   });
   if (outcome instanceof ApiError) throw outcome;
+  await sendNotifications(ctx, req, notifications);
   const [identities, factors] = await Promise.all([findIdentitiesByUser(ctx.db, outcome.id), findFactorsByUser(ctx.db, outcome.id)]);
   return { body: userJson(outcome, identities, factors) };
 };

@@ -14,6 +14,16 @@ export async function assertAddressFree(q: Queryable, user: UserRow, provider: A
 }
 
 export async function adoptAddress(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<UserRow> {
+  return (await adoptAddressReporting(q, user, provider, address)).user;
+}
+
+/** adoptAddress, also telling whether the user got their first identity of this provider (a linked sign-in method). */
+export async function adoptAddressReporting(
+  q: Queryable,
+  user: UserRow,
+  provider: AddressProvider,
+  address: string,
+): Promise<{ user: UserRow; identityCreated: boolean }> {
   await assertAddressFree(q, user, provider, address);
   const now = new Date();
   // As the original: a confirmed user keeps its email confirmation time; a new phone is confirmed now.
@@ -29,7 +39,8 @@ export async function adoptAddress(q: Queryable, user: UserRow, provider: Addres
       : { phone: address, phone_confirmed_at: now, phone_change: null, phone_change_sent_at: null };
   const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
   const identities = await findIdentitiesByUser(q, user.id);
-  if (identities.some((i) => i.provider === provider)) {
+  const identityCreated = !identities.some((i) => i.provider === provider);
+  if (!identityCreated) {
     await mergeIdentityData(q, user.id, provider, { [provider]: address, [flag]: true });
   } else {
     await insertIdentity(q, { userId: user.id, provider, providerId: user.id, data: identityData(provider, user.id, address, true) });
@@ -45,7 +56,7 @@ export async function adoptAddress(q: Queryable, user: UserRow, provider: Addres
   const meta = user.raw_user_meta_data ?? {};
   if (provider in meta || user.is_anonymous) fields.raw_user_meta_data = { ...meta, [provider]: address, [flag]: true };
   try {
-    return await updateUser(q, user.id, fields);
+    return { user: await updateUser(q, user.id, fields), identityCreated };
   } catch (err) {
     // Another user took the address between the check above and this write (unique index).
     if ((err as { code?: string }).code === '23505') throw apiError(provider === 'email' ? 'email_exists' : 'phone_exists');

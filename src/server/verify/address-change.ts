@@ -5,11 +5,18 @@ import { apiError } from '../errors.js';
 import { deleteOneTimeTokens, hasOneTimeToken, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { updateUser, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
-import { adoptAddress } from '../users/change-address.js';
+import { adoptAddressReporting } from '../users/change-address.js';
+import { addressChangeNotices } from '../delivery/notifications.js';
 import type { AppContext } from '../context.js';
+import type { Notification } from '../delivery/notifications.js';
 
 /** The shape of Apply (types.ts), written out so that this module does not import its user. */
-type Apply = (ctx: AppContext, q: Queryable, user: UserRow, tokenType: OneTimeTokenType) => Promise<{ user: UserRow; message?: string }>;
+type Apply = (
+  ctx: AppContext,
+  q: Queryable,
+  user: UserRow,
+  tokenType: OneTimeTokenType,
+) => Promise<{ user: UserRow; message?: string; notifications?: Notification[] }>;
 
 export const SECURE_CHANGE_FIRST_HALF = 'Confirmation link accepted. Please proceed to confirm link sent to the other email';
 
@@ -18,7 +25,7 @@ const OTHER_HALF: Partial<Record<OneTimeTokenType, OneTimeTokenType>> = {
   email_change_token_current: 'email_change_token_new',
 };
 
-export const applyEmailChange: Apply = async (_ctx, q, user, tokenType) => {
+export const applyEmailChange: Apply = async (ctx, q, user, tokenType) => {
   // A token without a pending change (cancelled meanwhile) proves nothing.
   if (!user.email_change) throw apiError('link_expired');
   const other = OTHER_HALF[tokenType];
@@ -26,10 +33,13 @@ export const applyEmailChange: Apply = async (_ctx, q, user, tokenType) => {
     await deleteOneTimeTokens(q, user.id, [tokenType]);
     return { user: await updateUser(q, user.id, { email_change_confirm_status: 1 }), message: SECURE_CHANGE_FIRST_HALF };
   }
-  return { user: await adoptAddress(q, user, 'email', user.email_change) };
+  const adopted = await adoptAddressReporting(q, user, 'email', user.email_change);
+  // To the old address: its owner learns that the account moved away from it.
+  return { user: adopted.user, notifications: addressChangeNotices(ctx, user, adopted.user, 'email', false) };
 };
 
-export const applyPhoneChange: Apply = async (_ctx, q, user) => {
+export const applyPhoneChange: Apply = async (ctx, q, user) => {
   if (!user.phone_change) throw apiError('otp_expired');
-  return { user: await adoptAddress(q, user, 'phone', user.phone_change) };
+  const adopted = await adoptAddressReporting(q, user, 'phone', user.phone_change);
+  return { user: adopted.user, notifications: addressChangeNotices(ctx, user, adopted.user, 'phone', adopted.identityCreated) };
 };

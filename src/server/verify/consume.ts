@@ -16,6 +16,7 @@ import type { VerifyType } from './types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { testOtpFor } from '../delivery/sms/test-otp.js';
+import { sendNotifications, type Notification } from '../delivery/notifications.js';
 
 export type Proof = { linkToken: string } | { address: string; code: string };
 
@@ -39,9 +40,11 @@ export async function consumeToken(
   proof: Proof,
   options: ConsumeOptions = {},
 ): Promise<Verified> {
+  let notifications: Notification[] = [];
   const outcome = await tx(
     ctx.db,
     async (c): Promise<Verified | ApiError> => {
+      notifications = [];
       const byLink = 'linkToken' in proof;
       const maxAttempts = ctx.config.security.otpMaxAttempts;
       // A send-SMS hook sent our own code, so the gateway has nothing to check (docs/hooks.md#send-sms).
@@ -62,6 +65,7 @@ export async function consumeToken(
       const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;
       if (options.flowMethod && !flow) return apiError('flow_state_not_found_at_verify');
       const applied = await type.apply(ctx, c, user, row.token_type);
+      notifications = applied.notifications ?? [];
       if (applied.message) return { kind: 'message', message: applied.message };
       if (options.passwordHash && !applied.user.encrypted_password) {
         applied.user = await updateUser(c, user.id, { encrypted_password: options.passwordHash });
@@ -80,5 +84,7 @@ export async function consumeToken(
     req.signal,
   );
   if (outcome instanceof ApiError) throw outcome;
+  // After the commit, never failing the verification (delivery/notifications.ts).
+  await sendNotifications(ctx, req, notifications);
   return outcome;
 }

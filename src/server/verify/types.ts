@@ -5,12 +5,15 @@ import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import { confirmAddress } from '../users/create.js';
 import type { AppContext } from '../context.js';
+import type { Notification } from '../delivery/notifications.js';
 import { applyEmailChange, applyPhoneChange } from './address-change.js';
 
 export interface VerifyOutcome {
   user: UserRow;
   /** a message instead of a session (first half of a secure email change) */
   message?: string;
+  /** account-change notifications due once the verification committed */
+  notifications?: Notification[];
 }
 
 export interface VerifyType {

@@ -1,9 +1,10 @@
 // Outgoing mail: picks the subject and the HTML template of a kind of mail, fills in its variables,
 // and hands it to SMTP (or to the log when no SMTP_HOST is configured). Callers build the variables
-// (ConfirmationURL via buildConfirmationUrl) and turn a rejected send into a 500: a failed send is
-// never swallowed, because the user would wait for a mail that is not coming.
+// (ConfirmationURL via buildConfirmationUrl). A mail carrying a token turns a rejected send into a 500
+// (send-token.ts): the user would wait for a mail that is not coming. An account-change notification's
+// failure is only logged (delivery/notifications.ts), as the original does.
 import type { Logger } from 'pino';
-import type { Config } from '../../config/types.js';
+import type { Config, MailTemplateSet } from '../../config/types.js';
 import { DEFAULT_TEMPLATES } from './defaults.js';
 import { logDelivery, smtpDelivery, type ComposedMail, type Delivery } from './transport.js';
 import { lookupIn, renderGoTemplate } from './go-template.js';
@@ -14,7 +15,10 @@ import { TemplateCache } from './template-cache.js';
 export { buildConfirmationUrl, linkPathFor, VERIFICATION_TYPES } from './links.js';
 export type { ConfirmationUrlParts, LinkKind } from './links.js';
 
+/** The mails that carry a one-time token. */
 export type MailKind = 'invite' | 'confirmation' | 'recovery' | 'magicLink' | 'emailChange' | 'reauthentication';
+/** Every kind of mail with its own subject and template: the token mails and the account-change notifications. */
+export type TemplateKind = keyof MailTemplateSet<string>;
 
 /** The variables templates may use; the names are the original service's (users' templates use them). */
 export interface MailVars {
@@ -32,11 +36,17 @@ export interface MailVars {
   NewEmail?: string;
   /** email change only: the address this copy goes to */
   SendingTo?: string;
+  /** notifications (delivery/notifications.ts): what the change replaced or added */
+  OldEmail?: string;
+  Phone?: string;
+  OldPhone?: string;
+  Provider?: string;
+  FactorType?: string;
 }
 
 export interface Mailer {
   /** Sends one mail; rejects with MailSendError when the SMTP server refuses it or cannot be reached. */
-  send(kind: MailKind, to: string, vars: MailVars): Promise<{ messageId: string }>;
+  send(kind: TemplateKind, to: string, vars: MailVars): Promise<{ messageId: string }>;
   close(): Promise<void>;
 }
 
@@ -52,8 +62,17 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
     : logDelivery(config.development, log);
   const templates = new TemplateCache({ siteUrl: config.siteUrl, log });
 
-  async function compose(kind: MailKind, to: string, vars: MailVars): Promise<ComposedMail> {
-    const lookup = lookupIn({ ...vars, NewEmail: vars.NewEmail ?? '', SendingTo: vars.SendingTo ?? to });
+  async function compose(kind: TemplateKind, to: string, vars: MailVars): Promise<ComposedMail> {
+    const lookup = lookupIn({
+      OldEmail: '',
+      Phone: '',
+      OldPhone: '',
+      Provider: '',
+      FactorType: '',
+      ...vars,
+      NewEmail: vars.NewEmail ?? '',
+      SendingTo: vars.SendingTo ?? to,
+    });
     // Subjects are plain text headers: filled in but not HTML-escaped (an '&' must stay an '&').
     const subject = renderGoTemplate(config.mailer.subjects[kind], lookup);
     const base = { kind, to, subject, link: vars.ConfirmationURL, code: vars.Token };
