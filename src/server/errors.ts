@@ -165,6 +165,7 @@ export const ERRORS = {
   link_expired: e(403, 'otp_expired', 'Email link is invalid or has expired'),
   flow_state_not_found_at_verify: e(400, 'flow_state_not_found', 'No associated flow state found. Flow State not found'),
   email_send_failed: e(500, 'unexpected_failure', 'Error sending email'),
+  email_address_not_authorized: e(400, 'email_address_not_authorized', 'Email address cannot be used as it is not authorized'),
   sms_send_failed: e(422, 'sms_send_failed', 'Error sending OTP to provider'),
   // external providers (docs/oauth.md#errors): /authorize answers JSON; /callback puts these in the redirect
   provider_unsupported: e(400, 'validation_failed', 'Unsupported provider'),

@@ -153,6 +153,7 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_PHONE_ENABLED', 'external.phoneEnabled', 'bool', false),
   s('EXTERNAL_ANONYMOUS_USERS_ENABLED', 'external.anonymousUsersEnabled', 'bool', false),
   s('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED', 'external.magicLinkEnabled', 'bool', true),
+  s('EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES', 'external.emailAuthorizedAddresses', 'list', []),
   s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300, { minimum: 300 }),
   // Web3 sign-in (docs/web3.md#settings): each chain on its own; a signed message is refused once its
   // Issued At is further than the validity duration from now, either way.

@@ -176,6 +176,8 @@ export interface Config {
     phoneEnabled: boolean;
     anonymousUsersEnabled: boolean;
     magicLinkEnabled: boolean;
+    /** EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES: when not empty, the only addresses mail goes to (delivery/authorized-addresses.ts) */
+    emailAuthorizedAddresses: string[];
     flowStateExpirySeconds: number;
     /** outbound calls to providers (token, user API, discovery, JWKS) give up after this many seconds */
     httpTimeoutSeconds: number;

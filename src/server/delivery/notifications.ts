@@ -7,6 +7,7 @@
 // (no row lock or pooled connection waits on SMTP), the answer waits for it at most SEND_TIMEOUT, and a
 // refusal, a timeout, a spent RATE_LIMIT_EMAIL_SENT or a failing send email hook is logged, never answered.
 import type { UserRow } from '../../db/users.js';
+import { isAuthorizedRecipient } from './authorized-addresses.js';
 import type { AppContext } from '../context.js';
 import type { NotificationSwitches } from '../config/types.js';
 import type { ApiRequest } from '../http/types.js';
@@ -87,6 +88,13 @@ async function sendNotification(ctx: AppContext, req: Pick<ApiRequest, 'headers'
   const to = recipientOf(n);
   let attempted = false;
   let timedOut = false;
+  if (!isAuthorizedRecipient(ctx, to)) {
+    ctx.log.warn(
+      { kind: type, userId: n.user.id },
+      'account-change notification not sent: its address is not in EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES',
+    );
+    return;
+  }
   try {
     // Counted like every mail (not with MAILER_AUTOCONFIRM), on the pool: no transaction is open here.
     await takeSendPermit(ctx, ctx.db, 'email');

@@ -7,6 +7,7 @@ import { buildConfirmationUrl, linkPathFor, type MailKind } from './mail/mailer.
 import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
 import { issueOneTimeToken, type IssuedToken } from '../verify/one-time-codes.js';
 import { spendPermit } from './sending-tx.js';
+import { assertAuthorizedRecipients } from './authorized-addresses.js';
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
@@ -29,6 +30,7 @@ export interface EmailTokenRequest {
 
 /** Issues the token a mail will carry, its send counted against the global limit. */
 export async function issueEmailToken(ctx: AppContext, q: Queryable, user: UserRow, r: EmailTokenRequest): Promise<IssuedToken> {
+  assertAuthorizedRecipients(ctx, [r.to]);
   spendPermit(ctx, q, 'email');
   return issueOneTimeToken(q, {
     userId: user.id,

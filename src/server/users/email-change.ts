@@ -5,6 +5,7 @@ import { updateUser, type UserRow } from '../../db/users.js';
 import { insertFlowState } from '../../db/flow-state.js';
 import type { Queryable } from '../../db/pool.js';
 import { issueEmailToken, sendEmailToken } from '../delivery/send-token.js';
+import { assertAuthorizedRecipients } from '../delivery/authorized-addresses.js';
 import { emailData, sendEmailHook } from '../hooks/send-email.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { assertSendInterval } from '../limits/sends.js';
@@ -26,6 +27,8 @@ export const isSecureChange = (ctx: AppContext, user: UserRow) =>
 
 export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserRow, r: EmailChangeRequest): Promise<UserRow> {
   assertSendInterval('email', user.email_change_sent_at, ctx.config.smtp.maxFrequencySeconds);
+  // Both addresses before either mail goes: the new one, and the current one a secure change also writes to.
+  assertAuthorizedRecipients(ctx, isSecureChange(ctx, user) ? [r.newEmail, user.email!] : [r.newEmail]);
   if (r.pkce) {
     await insertFlowState(q, {
       userId: user.id,
