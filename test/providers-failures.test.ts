@@ -62,6 +62,22 @@ t.test('a provider whose user API answers an object without the user id: refused
   await t.rejects(PLAIN_PROVIDERS.twitter.fetchProfile(rt, { ...tokens, tokenSecret: 's' }), ProviderError, 'twitter');
 });
 
+t.test('a provider answering 64 MiB: ProviderError once 1 MiB arrived, the rest never read', async (t) => {
+  // Valid JSON all the way (a string that goes on), so only the cap can stop it before the end.
+  const fake = await startProviderFake({
+    '*': () => ({ text: 'x'.repeat(64 * 1024), contentType: 'application/json', huge: 64 * 1024 * 1024 }),
+  });
+  t.teardown(fake.close);
+  const rt = testRuntime(providerConfig({ url: fake.url }), 30);
+  const tooLarge = { name: 'ProviderError', message: /answered more than 1048576 bytes/ };
+  for (const provider of oauth2) {
+    await t.rejects(provider.exchangeCode(rt, 'code', 'verifier'), tooLarge, `${provider.name} exchangeCode`);
+    if (provider.name !== 'workos')
+      await t.rejects(provider.fetchProfile(rt, tokens, new URLSearchParams()), tooLarge, `${provider.name} fetchProfile`);
+  }
+  await t.rejects(PLAIN_PROVIDERS.twitter.accessToken(rt, 'token', 'secret', 'verifier'), tooLarge, 'twitter accessToken');
+});
+
 t.test('nobody listening at the configured URL: ProviderError', async (t) => {
   const rt = testRuntime(providerConfig({ url: `http://127.0.0.1:${await unusedPort()}` }), TIMEOUT_SECONDS);
   for (const provider of oauth2) {

@@ -31,6 +31,8 @@ export interface FakeAnswer {
   headers?: Record<string, string>;
   /** 'headers': never answer at all; 'body': send the headers and part of a body, then stall */
   stall?: 'headers' | 'body';
+  /** this many bytes of `text` repeated, sent chunked with no length: an answer far larger than any real one */
+  huge?: number;
 }
 
 export type Route = (req: FakeRequest) => FakeAnswer | Promise<FakeAnswer>;
@@ -102,6 +104,11 @@ function send(res: http.ServerResponse, answer: FakeAnswer): void {
   if (answer.stall === 'headers') return; // the socket stays open until close(): a provider that never answers
   const body = answer.json !== undefined ? JSON.stringify(answer.json) : (answer.text ?? '');
   const contentType = answer.json !== undefined ? 'application/json; charset=utf-8' : (answer.contentType ?? 'text/html; charset=utf-8');
+  if (answer.huge !== undefined) {
+    res.writeHead(answer.status ?? 200, { ...answer.headers, 'content-type': contentType });
+    sendRepeated(res, Buffer.from(body), answer.huge);
+    return;
+  }
   if (answer.stall === 'body') {
     res.writeHead(answer.status ?? 200, {
       ...answer.headers,
@@ -113,6 +120,19 @@ function send(res: http.ServerResponse, answer: FakeAnswer): void {
   }
   res.writeHead(answer.status ?? 200, { ...answer.headers, 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** Writes `chunk` until `total` bytes went out, waiting for drain, and stops early once the client hung up. */
+function sendRepeated(res: http.ServerResponse, chunk: Buffer, total: number): void {
+  let sent = 0;
+  const more = (): void => {
+    while (sent < total && !res.destroyed) {
+      sent += chunk.length;
+      if (!res.write(chunk)) return void res.once('drain', more);
+    }
+    if (!res.destroyed) res.end();
+  };
+  more();
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -2,6 +2,10 @@
 // format — a form-encoded POST of secret, response and remoteip, answered by JSON
 // {success, "error-codes": [...]} — so one client serves both; only the default URL differs.
 import type { Config } from '../config/types.js';
+import { readCappedJson } from '../outbound-body.js';
+
+/** A siteverify answer is a few hundred bytes; anything past this is not read. */
+const CAPTCHA_ANSWER_MAX_BYTES = 64 * 1024;
 
 export type CaptchaConfig = Config['security']['captcha'];
 
@@ -31,7 +35,11 @@ export async function verifyCaptchaToken(config: CaptchaConfig, token: string, r
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     signal: AbortSignal.timeout(config.timeoutSeconds * 1000),
   });
-  const reply = (await res.json()) as { success?: unknown; 'error-codes'?: unknown };
+  const reply = (await readCappedJson(
+    res,
+    CAPTCHA_ANSWER_MAX_BYTES,
+    () => new Error(`captcha provider answered more than ${CAPTCHA_ANSWER_MAX_BYTES} bytes`),
+  )) as { success?: unknown; 'error-codes'?: unknown } | undefined;
   if (typeof reply !== 'object' || reply === null || typeof reply.success !== 'boolean') {
     throw new Error(`captcha provider answered ${res.status} without a success field`);
   }

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { apiError } from '../errors.js';
+import { readCapped } from '../outbound-body.js';
 import { hookErrorOf } from './errors.js';
 
 /** The original's values (internal/hooks/hookshttp): 5 s for the whole call, 3 attempts, 2 s between, 200 KiB answers. */
@@ -116,26 +117,12 @@ async function readAnswer(response: Response, signal: AbortSignal): Promise<unkn
 
 /** The body, or hook_payload_over_size_limit as soon as it passes the limit (the rest is never read). */
 async function readLimited(response: Response, signal: AbortSignal): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const reader = response.body?.getReader();
-  if (!reader) return Buffer.alloc(0);
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > HTTP_HOOK_RESPONSE_LIMIT) {
-        await reader.cancel();
-        throw apiError('hook_payload_over_size_limit');
-      }
-      chunks.push(Buffer.from(value));
-    }
+    return await readCapped(response, HTTP_HOOK_RESPONSE_LIMIT, () => apiError('hook_payload_over_size_limit'));
   } catch (err) {
     if (signal.aborted && isAbort(err)) throw new Timeout();
     throw err;
   }
-  return Buffer.concat(chunks);
 }
 
 /** Retry-After in seconds or as an HTTP date, capped at the backoff so one answer cannot stall the call. */

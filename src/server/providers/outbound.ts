@@ -1,6 +1,7 @@
 // Outbound HTTP to identity providers: every call is bounded by INTERNAL_HTTP_TIMEOUT and never follows a
 // redirect (a token or user endpoint that redirects is misconfigured, and following it could leak the
 // code or token elsewhere). Failures become ProviderError, which the flow maps to the original's errors.
+import { readCappedText } from '../outbound-body.js';
 import type { ProviderFetch } from './types.js';
 
 export class ProviderError extends Error {
@@ -31,28 +32,52 @@ export function boundedFetch(timeoutSeconds: number): ProviderFetch {
   };
 }
 
+/**
+ * The most a provider's answer (token, user, discovery, JWKS) may hold. Real ones are a few KiB; the cap
+ * keeps a broken or hostile provider from filling the thread's memory with one sign-in.
+ */
+export const PROVIDER_ANSWER_MAX_BYTES = 1024 * 1024;
+
+/** The answer's text, or a ProviderError once it passes PROVIDER_ANSWER_MAX_BYTES or stops mid-way. */
+export async function providerText(response: Response): Promise<string> {
+  try {
+    return await readCappedText(
+      response,
+      PROVIDER_ANSWER_MAX_BYTES,
+      () => new ProviderError(`${hostOf(response)} answered more than ${PROVIDER_ANSWER_MAX_BYTES} bytes`),
+    );
+  } catch (error) {
+    if (error instanceof ProviderError) throw error;
+    throw new ProviderError(`${hostOf(response)} did not finish its answer`);
+  }
+}
+
+async function providerJson(response: Response): Promise<unknown> {
+  const text = await providerText(response);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ProviderError(`${hostOf(response)} answered something other than JSON`);
+  }
+}
+
 /** Reads a JSON object answer; anything else is a ProviderError naming where it came from. */
 export async function jsonObject(response: Response): Promise<Record<string, unknown>> {
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch {
-    throw new ProviderError(`${new URL(response.url).host} answered something other than JSON`);
-  }
+  const body = await providerJson(response);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ProviderError(`${new URL(response.url).host} answered JSON that is not an object`);
+    throw new ProviderError(`${hostOf(response)} answered JSON that is not an object`);
   }
   return body as Record<string, unknown>;
 }
 
-/** Reads a JSON array answer (GitHub's /user/emails); anything else is a ProviderError. */
+/** Reads a JSON array answer (GitHub's /user/emails, GitLab's emails); anything else is a ProviderError. */
 export async function jsonArray(response: Response): Promise<unknown[]> {
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch {
-    throw new ProviderError(`${new URL(response.url).host} answered something other than JSON`);
-  }
-  if (!Array.isArray(body)) throw new ProviderError(`${new URL(response.url).host} answered JSON that is not a list`);
+  const body = await providerJson(response);
+  if (!Array.isArray(body)) throw new ProviderError(`${hostOf(response)} answered JSON that is not a list`);
   return body as unknown[];
+}
+
+/** Where an answer came from, for error messages (a Response built by hand has no URL). */
+function hostOf(response: Response): string {
+  return URL.canParse(response.url) ? new URL(response.url).host : 'the provider';
 }

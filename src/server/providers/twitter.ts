@@ -5,7 +5,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import OAuth from 'oauth-1.0a';
 import { apiBaseUrl, baseUrl, flowClientId } from './base-url.js';
 import { claims, requireSubject, text } from './json-fields.js';
-import { jsonObject, ProviderError } from './outbound.js';
+import { jsonObject, ProviderError, providerText } from './outbound.js';
 import type { OAuth1Provider, ProviderRuntime } from './types.js';
 
 const api = (rt: ProviderRuntime) => baseUrl(rt.config.url, 'api.twitter.com');
@@ -32,12 +32,7 @@ function authorization(rt: ProviderRuntime, method: string, url: string, token?:
 /** Token endpoints answer form-encoded pairs. */
 async function signedTokenCall(rt: ProviderRuntime, url: string, token: OAuth.Token | undefined, protocol: Record<string, string>) {
   const response = await rt.fetch(url, { method: 'POST', headers: { Authorization: authorization(rt, 'POST', url, token, protocol) } });
-  let body: string;
-  try {
-    body = await response.text();
-  } catch {
-    throw new ProviderError(`${new URL(url).host} did not finish its answer`);
-  }
+  const body = await providerText(response);
   const pairs = new URLSearchParams(body);
   const key = pairs.get('oauth_token') ?? '';
   const secret = pairs.get('oauth_token_secret') ?? '';

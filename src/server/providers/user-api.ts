@@ -1,6 +1,6 @@
 // Reading a provider's user API with the access token as a bearer credential (RFC 6750), through the
 // runtime's bounded fetch. Some APIs answer a JSON array (gitlab's emails), which jsonObject refuses.
-import { jsonObject, ProviderError } from './outbound.js';
+import { jsonArray, jsonObject } from './outbound.js';
 import type { ProviderRuntime } from './types.js';
 
 function bearer(accessToken: string, extra: Record<string, string>): Record<string, string> {
@@ -17,13 +17,5 @@ export async function getUserJson(
 }
 
 export async function getUserJsonArray(rt: ProviderRuntime, url: string, accessToken: string): Promise<unknown[]> {
-  const response = await rt.fetch(url, { headers: bearer(accessToken, {}) });
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch {
-    throw new ProviderError(`${new URL(url).host} answered something other than JSON`);
-  }
-  if (!Array.isArray(body)) throw new ProviderError(`${new URL(url).host} answered JSON that is not a list`);
-  return body as unknown[];
+  return jsonArray(await rt.fetch(url, { headers: bearer(accessToken, {}) }));
 }

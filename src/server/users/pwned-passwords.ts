@@ -4,6 +4,7 @@
 // its hash nor the prefix is ever logged.
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/types.js';
+import { readCapped } from '../outbound-body.js';
 import { PwnedCache } from './pwned-cache.js';
 
 export type HibpSettings = Config['password']['hibp'];
@@ -67,7 +68,9 @@ async function fetchRange(base: string, userAgent: string, prefix: string): Prom
       // The status only: the request's URL carries the prefix.
       throw new PwnedCheckFailed(`the range API answered ${res.status}`);
     }
-    text = await readCapped(res);
+    text = (
+      await readCapped(res, MAX_ANSWER_BYTES, () => new PwnedCheckFailed(`the range API answered more than ${MAX_ANSWER_BYTES} bytes`))
+    ).toString('latin1');
   } catch (err) {
     if (err instanceof PwnedCheckFailed) throw err;
     throw new PwnedCheckFailed(`the range API could not be asked: ${(err as Error).message}`, { cause: err });
@@ -78,16 +81,4 @@ async function fetchRange(base: string, userAgent: string, prefix: string): Prom
     if (match && !/^0+$/.test(match[2])) leaked.add(match[1]);
   }
   return leaked;
-}
-
-async function readCapped(res: Response): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body ?? []) {
-    size += chunk.byteLength;
-    // Leaving the loop by throwing cancels the body.
-    if (size > MAX_ANSWER_BYTES) throw new PwnedCheckFailed(`the range API answered more than ${MAX_ANSWER_BYTES} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('latin1');
 }

@@ -5,6 +5,7 @@
 // One difference, on purpose: a stale copy is served while its reload runs in the background, so a
 // slow template server never holds up the request that happens to hit the expiry.
 import type { Logger } from 'pino';
+import { readCapped } from '../../outbound-body.js';
 import { checkGoTemplate } from './go-template.js';
 
 export const TEMPLATE_MAX_BYTES = 1_000_000;
@@ -81,22 +82,7 @@ async function fetchTemplate(url: string): Promise<string> {
     await response.body?.cancel();
     throw new Error(`template server answered ${response.status}`);
   }
-  if (Number(response.headers.get('content-length') ?? 0) > TEMPLATE_MAX_BYTES) {
-    await response.body?.cancel();
-    throw new Error(`template is larger than ${TEMPLATE_MAX_BYTES} bytes`);
-  }
-  return new TextDecoder().decode(await readCapped(response));
-}
-
-// Content-Length may be absent (chunked) or lie, so the cap is also enforced while reading.
-async function readCapped(response: Response): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (!response.body) return new Uint8Array();
-  for await (const chunk of response.body) {
-    size += chunk.byteLength;
-    if (size > TEMPLATE_MAX_BYTES) throw new Error(`template is larger than ${TEMPLATE_MAX_BYTES} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  const body = await readCapped(response, TEMPLATE_MAX_BYTES, () => new Error(`template is larger than ${TEMPLATE_MAX_BYTES} bytes`));
+  // TextDecoder drops a leading byte-order mark, which an editor may have saved into the template.
+  return new TextDecoder().decode(body);
 }

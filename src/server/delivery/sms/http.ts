@@ -1,9 +1,12 @@
 // The one HTTP call every gateway makes: a form POST with a 10 s budget (docs/sms.md#gateways). Network
 // failures and timeouts become SmsSendError here, so gateway modules only interpret answers.
 import type { SmsGatewayName } from '../../config/types.js';
+import { readCappedJson } from '../../outbound-body.js';
 import { SmsSendError } from './sender.js';
 
 export const SMS_TIMEOUT_MS = 10_000;
+/** A gateway's answer is a small JSON object; anything past this is not read. */
+const SMS_ANSWER_MAX_BYTES = 64 * 1024;
 
 export interface GatewayAnswer {
   status: number;
@@ -24,19 +27,15 @@ export async function postForm(
       body: new URLSearchParams(fields).toString(),
       signal: AbortSignal.timeout(SMS_TIMEOUT_MS),
     });
-    const text = await response.text();
-    return { status: response.status, json: parseJson(text) };
+    const json = await readCappedJson(
+      response,
+      SMS_ANSWER_MAX_BYTES,
+      () => new Error(`the answer is larger than ${SMS_ANSWER_MAX_BYTES} bytes`),
+    );
+    return { status: response.status, json };
   } catch (err) {
     const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${SMS_TIMEOUT_MS / 1000} s` : (err as Error).message;
     throw new SmsSendError(gateway, `${gateway} request failed: ${reason}`, undefined, { cause: err });
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 
