@@ -83,6 +83,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
       linkingTargetId: linking?.user.id ?? null,
       emailOptional: rt.config.emailOptional,
       aud: requestAudience(req, ctx),
+      hookRequest: req,
     });
     if (needsConfirmation) {
       const refusal = await mailUnverified(ctx, c, user, name, redirectTarget(req, ctx), req);

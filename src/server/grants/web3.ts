@@ -102,6 +102,7 @@ async function signIn(req: ApiRequest, ctx: AppContext, chain: Chain, message: S
         linkingTargetId: null,
         emailOptional: true,
         aud: requestAudience(req, ctx),
+        hookRequest: req,
       });
       const traits = {
         provider: 'web3',

@@ -28,10 +28,19 @@ export function withAfterUserCreated(run: Run): Run {
 }
 
 function afterRun(reply: ApiResponse, req: HookRequest, ctx: AppContext): ApiResponse | Promise<ApiResponse> {
+  if (!created.has(req)) return reply;
+  return announceCreatedUsers(req, ctx).then(() => reply);
+}
+
+/**
+ * Calls the hook now for the users this request created so far (once committed), for a handler that must
+ * answer the hook's error in its own way: the OAuth callback redirects with it, as every error of its flow.
+ */
+export async function announceCreatedUsers(req: HookRequest, ctx: AppContext): Promise<void> {
   const ids = created.get(req);
-  if (!ids) return reply;
+  if (!ids) return;
   created.delete(req);
-  return tellHook(ids, req, ctx).then(() => reply);
+  await tellHook(ids, req, ctx);
 }
 
 async function tellHook(ids: string[], req: HookRequest, ctx: AppContext): Promise<void> {

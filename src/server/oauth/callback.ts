@@ -16,6 +16,7 @@ import { usableProvider } from './provider-lookup.js';
 import { signInExternal } from './linking.js';
 import { notice, sendNotifications, type Notification } from '../delivery/notifications.js';
 import { mailUnverified } from './unverified.js';
+import { announceCreatedUsers } from '../hooks/after-user-created.js';
 import { codeRedirect, flowError, providerError, sessionRedirect, stateError } from './redirects.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
@@ -85,6 +86,7 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
       inviteToken: flow.invite_token,
       emailOptional: flow.email_optional,
       aud: ctx.config.jwt.aud,
+      hookRequest: req,
     });
     if (needsConfirmation) {
       const refusal = await mailUnverified(ctx, c, user, name, target, req);
@@ -110,6 +112,8 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
   });
   // The refusal of an unverified address is answered after its transaction committed the user and the mail.
   if (outcome instanceof ApiError) return flowError(target, outcome);
+  // Here rather than after the handler: the hook's error is redirected like every error of the flow.
+  await announceCreatedUsers(req, ctx);
   await sendNotifications(ctx, req, notifications);
   return outcome;
 }

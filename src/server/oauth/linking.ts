@@ -9,6 +9,7 @@
 // verified address confirms it: whoever pre-registered someone else's address keeps no way in. One whose
 // address the provider did not verify is kept unconfirmed and marked for the confirmation mail
 // (oauth/unverified.ts).
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { apiError } from '../errors.js';
 import { findUserByEmail, insertUser, isEmailTaken, lockUserById, updateUser, type UserRow } from '../../db/users.js';
@@ -27,6 +28,10 @@ import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
 import type { ExternalProfile } from '../providers/types.js';
 import type { AppContext } from '../context.js';
+import { beforeUserCreated } from '../hooks/before-user-created.js';
+import { noteUserCreated } from '../hooks/after-user-created.js';
+import type { HookRequest } from '../hooks/invoke.js';
+import { blankUserRow } from '../users/create.js';
 
 export interface LinkRequest {
   provider: string;
@@ -37,6 +42,8 @@ export interface LinkRequest {
   inviteToken?: string | null;
   emailOptional: boolean;
   aud: string;
+  /** the request signing in: the user-created hooks are called for it (docs/hooks.md#before-user-created) */
+  hookRequest: HookRequest;
 }
 
 export interface Linked {
@@ -148,16 +155,21 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest):
   // is not found by the linking above, and the insert would fail on the index.
   const email = primary && !(await isEmailTaken(c, primary.email)) ? primary.email.toLowerCase() : null;
   const confirmed = !!email && (primary.verified || ctx.config.mailer.autoconfirm);
-  const user = await insertUser(c, {
+  const fields = {
+    id: randomUUID(),
     aud: r.aud,
     role: ctx.config.jwt.defaultGroupName,
     email,
     email_confirmed_at: confirmed ? new Date() : null,
     raw_app_meta_data: { provider: r.provider, providers: [r.provider] },
     raw_user_meta_data: { ...r.profile.claims },
-  });
+  };
+  // As for any sign-up, the hook sees the user before the insert, so its refusal leaves nothing.
+  await beforeUserCreated(ctx, { ...blankUserRow(fields.id), ...fields, confirmed_at: fields.email_confirmed_at }, r.hookRequest, c);
+  const user = await insertUser(c, fields);
   if (!user) throw apiError('oauth_multiple_accounts'); // a concurrent sign-up took the address between the check and the insert
   await insertIdentity(c, { userId: user.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
+  noteUserCreated(ctx, r.hookRequest, user);
   return user;
 }
 

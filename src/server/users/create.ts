@@ -29,7 +29,7 @@ export function identityData(provider: AddressProvider, id: string, address: str
 export function newUserRow(u: NewUser, now = new Date()): UserRow {
   const id = u.id ?? randomUUID();
   return {
-    id,
+    ...blankUserRow(id, now),
     aud: u.aud,
     role: u.role,
     email: u.provider === 'email' ? u.address : null,
@@ -39,6 +39,24 @@ export function newUserRow(u: NewUser, now = new Date()): UserRow {
     phone_confirmed_at: u.confirmed && u.provider === 'phone' ? now : null,
     confirmed_at: u.confirmed ? now : null,
     invited_at: u.invitedAt ?? null,
+    raw_app_meta_data: { provider: u.provider, providers: [u.provider] },
+    raw_user_meta_data: { ...identityData(u.provider, id, u.address, u.confirmed), ...u.data },
+  };
+}
+
+/** A user row with nothing set yet but its id and times, as the columns' defaults would leave it. */
+export function blankUserRow(id: string, now = new Date()): UserRow {
+  return {
+    id,
+    aud: '',
+    role: '',
+    email: null,
+    phone: null,
+    encrypted_password: null,
+    email_confirmed_at: null,
+    phone_confirmed_at: null,
+    confirmed_at: null,
+    invited_at: null,
     confirmation_sent_at: null,
     recovery_sent_at: null,
     email_change: null,
@@ -48,8 +66,8 @@ export function newUserRow(u: NewUser, now = new Date()): UserRow {
     phone_change_sent_at: null,
     reauthentication_sent_at: null,
     last_sign_in_at: null,
-    raw_app_meta_data: { provider: u.provider, providers: [u.provider] },
-    raw_user_meta_data: { ...identityData(u.provider, id, u.address, u.confirmed), ...u.data },
+    raw_app_meta_data: {},
+    raw_user_meta_data: {},
     banned_until: null,
     deleted_at: null,
     is_anonymous: false,
