@@ -11,6 +11,14 @@ import { authClient } from './helpers/auth-client.js';
 import { uniqueEmail } from './helpers/accounts.js';
 import { startFakeKms } from './helpers/kms-fake.js';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 const ACCESS_KEY_ID = 'AKIAPORTCULLISTEST01';
 const kms = await startFakeKms('eu-west-1');
@@ -126,10 +134,6 @@ t.test('KMS refusing (AccessDeniedException): 500 unexpected_failure, no session
   t.type(refused.body.error_id, 'string');
   t.equal(refused.headers.get('retry-after'), null, 'a refusal is not an outage');
   t.equal(await sessionsOf(id), before, 'the sign-in rolled back with the failed signature');
-  t.ok(
-    api.logs().some((l) => l.msg === 'request failed' && JSON.stringify(l.err).includes('AccessDeniedException')),
-    'the log names the cause',
-  );
   kms.mode = 'sign';
   const allowed = await passwordGrant(email);
   t.equal(allowed.status, 200);
@@ -183,6 +187,50 @@ t.test('KMS killed: the refresh grant answers 503; once KMS is back the same ref
   t.equal(back.status, 200, 'the refresh token the client still holds is answered');
   t.equal((await jwtVerify(back.body.access_token, jwks, { algorithms: ['RS256'] })).payload.sub, id);
   t.equal((await refreshGrant(back.body.refresh_token)).status, 200, 'and the chain goes on');
+});
+
+t.test('`portcullis token` signs an API key through KMS, exits, and the admin API takes the key', async (t) => {
+  const bin = fileURLToPath(new URL('../bin/portcullis.js', import.meta.url));
+  const cwd = mkdtempSync(path.join(os.tmpdir(), 'portcullis-kms-cli-'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(AUTH_|GOTRUE_|AWS_)/.test(name) && name !== 'DATABASE_URL'),
+  );
+  kms.requests.length = 0;
+  // Asynchronous on purpose: the fake KMS answers from this process's event loop.
+  const { stdout } = await execFileAsync(process.execPath, [bin, 'token', '--role', 'service_role'], {
+    cwd,
+    env: {
+      ...env,
+      AUTH_JWT_SECRET: JWT_SECRET,
+      AUTH_JWT_KEYS: JSON.stringify([kms.jwk]),
+      AWS_ENDPOINT_URL_KMS: kms.url,
+      AWS_ACCESS_KEY_ID: ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: 'fake-secret-access-key-for-the-test',
+    },
+  });
+  const key = stdout.trim();
+  t.strictSame(decodeProtectedHeader(key), header);
+  t.equal(kms.requests.length, 1, 'signed by KMS');
+  t.equal((await api.request('GET', '/admin/users', { token: key })).status, 200);
+});
+
+t.test('a KMS key that does not match its public JWK: 500, and no token signed by a key nobody can verify', async (t) => {
+  const other = await startFakeKms('us-east-1');
+  t.teardown(() => other.stop());
+  // KMS key `other` signs, but the JWK published for it is `kms`'s public key.
+  const mismatched = { ...other.jwk, n: kms.jwk.n, e: kms.jwk.e };
+  const service = await startTestService({
+    AUTH_JWT_KEYS: JSON.stringify([mismatched]),
+    AWS_ENDPOINT_URL_KMS: other.url,
+    AWS_ACCESS_KEY_ID: ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY: 'fake-secret-access-key-for-the-test',
+    AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  });
+  t.teardown(() => service.stop());
+  const res = await service.request('POST', '/signup', { body: {} });
+  t.strictSame(res.body, { code: 500, error_code: 'unexpected_failure', msg: 'error generating jwt token', error_id: res.body.error_id });
+  t.equal(other.requests.length, 1, 'KMS was asked');
+  t.equal((await service.db.query('select count(*)::int as n from users')).rows[0].n, 0, 'the anonymous sign-up rolled back');
 });
 
 t.test('malformed KMS entries and settings stop the configuration, naming the key', async (t) => {
@@ -242,4 +290,21 @@ t.test('malformed KMS entries and settings stop the configuration, naming the ke
     env: { AUTH_JWT_KEYS: JSON.stringify([good]), AWS_ENDPOINT_URL: 'http://localhost:4566', AUTH_JWT_SECRET: JWT_SECRET },
   });
   t.equal(loaded.jwt.kms.endpoint, 'http://localhost:4566', 'AWS_ENDPOINT_URL applies when AWS_ENDPOINT_URL_KMS is not set');
+});
+
+// Last: the log is complete only once the service has stopped (helpers/server.ts).
+t.test('the log names the cause of each failure, which the answers do not', async (t) => {
+  await api.stop();
+  const failures = api
+    .logs()
+    .filter((l) => l.msg === 'request failed')
+    .map((l) => JSON.stringify(l.err));
+  t.ok(
+    failures.some((f) => f.includes('AccessDeniedException') && f.includes('not authorized to perform: kms:Sign')),
+    'the refusal',
+  );
+  t.ok(
+    failures.some((f) => f.includes('AWS KMS did not answer within 1 s')),
+    'the stall',
+  );
 });
