@@ -12,7 +12,11 @@ const TEN_YEARS = 10 * 365 * 86_400;
 export async function developmentBanner(config: Config): Promise<string> {
   const jwt = createJwtService(config.jwt);
   const iat = Math.floor(Date.now() / 1000);
-  const key = (role: string) => jwt.sign({ ...(config.jwt.issuer ? { iss: config.jwt.issuer } : {}), role, iat, exp: iat + TEN_YEARS });
+  // An AWS KMS signing key may be out of reach: the banner says so rather than stopping the start.
+  const key = (role: string) =>
+    jwt
+      .sign({ ...(config.jwt.issuer ? { iss: config.jwt.issuer } : {}), role, iat, exp: iat + TEN_YEARS })
+      .catch((err: Error) => `(not signed: ${err.cause instanceof Error ? err.cause.message : err.message})`);
   const [anon, serviceRole] = await Promise.all([key('anon'), key('service_role')]);
   const read = Object.values(config.sources).sort();
   const mail = config.smtp.host ? `SMTP ${config.smtp.host}:${config.smtp.port}` : 'written to the log (no SMTP_HOST)';

@@ -117,6 +117,15 @@ export const ERRORS = {
   // The original's code and message, but a 503 with Retry-After rather than its 500: the range API failed, not
   // the request (docs/passwords.md#leaked-passwords). Only with PASSWORD_HIBP_FAIL_CLOSED.
   pwned_check_unavailable: e(503, 'unexpected_failure', 'Unable to perform password strength check with HaveIBeenPwned.org.'),
+  // An AWS KMS signing key (docs/tokens-and-sessions.md#aws-kms-signing-keys): the original's 500 and message when
+  // KMS refuses; a 503 with Retry-After, ours, when KMS cannot be reached, stalls, throttles or fails inside.
+  token_signing_failed: e(500, 'unexpected_failure', 'error generating jwt token'),
+  token_signing_unavailable: e(
+    503,
+    'unexpected_failure',
+    'error generating jwt token: the signing service is unavailable, please retry after a moment.',
+    5,
+  ),
   same_password: e(422, 'same_password', 'New password should be different from the old password.'),
   reauthentication_needed: e(400, 'reauthentication_needed', 'Password update requires reauthentication'),
   reauthentication_not_valid: e(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid'),

@@ -1,11 +1,13 @@
-// Access tokens: signing and verification with jose 5 on node:crypto KeyObjects (JWT_SECRET, JWT_KEYS).
+// Access tokens: signing and verification with jose 5 on node:crypto KeyObjects (JWT_SECRET, JWT_KEYS), or
+// signing through AWS KMS for a KMS key (kms-signer.ts), verified like any RSA key with its public half.
 // jose's API is async but with a KeyObject the signature is computed synchronously inside it, so the promise costs only a
 // microtask, far less than a crypto-pool round trip (bench/README.md, crypto-choices). So JWTs are
 // signed and verified inline on the HTTP thread.
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import { SignJWT, decodeProtectedHeader, errors, jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import type { Config } from '../config/types.js';
-import { buildKeySet } from './keys.js';
+import { buildKeySet, type SigningKey } from './keys.js';
+import { createKmsSigner } from './kms-signer.js';
 import { parseHeader, signHs256, verifyHs256 } from './hs256.js';
 
 /** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
@@ -51,6 +53,9 @@ export interface JwtService {
   readonly algorithm: string;
   /** the public JWKs of the asymmetric keys, for /.well-known/jwks.json */
   readonly publicKeys: ReadonlyArray<Record<string, unknown>>;
+  /** true when signing calls AWS KMS: a round trip that can fail, so sign-ins sign inside their transaction (sessions/issue.ts) */
+  readonly remoteSigning: boolean;
+  /** Throws an ApiError when a KMS key cannot sign (kms-signer.ts); local keys never fail. */
   sign(claims: AccessTokenClaims | ApiKeyClaims): Promise<string>;
   /** Throws JwtError whose message is the original's 403 bad_jwt message. */
   verify(token: string): Promise<VerifiedClaims>;
@@ -72,9 +77,8 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
   const keys = jwt.keys.length ? buildKeySet(jwt.keys) : [];
   const signer = keys.find((k) => k.signs);
   const algorithm = signer?.alg ?? 'HS256';
-  const signKey = signer?.signKey ?? secret;
-  if (!signKey) throw new TypeError('createJwtService: no key in jwt.keys signs and jwt.secret is empty');
-  const header = signer
+  if (!signer && !secret) throw new TypeError('createJwtService: no key in jwt.keys signs and jwt.secret is empty');
+  const header: JWTHeaderParameters = signer
     ? { alg: signer.alg, kid: signer.kid, typ: 'JWT' }
     : { alg: 'HS256', ...(jwt.keyId ? { kid: jwt.keyId } : {}), typ: 'JWT' };
   // JWT_VALID_METHODS narrows what verification accepts; each key still accepts only its own algorithm.
@@ -88,10 +92,8 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
   return {
     algorithm,
     publicKeys: keys.flatMap((k) => (k.publicJwk ? [k.publicJwk] : [])),
-    // JWT_SECRET signing: the same bytes jose makes (hs256.ts), without its layers.
-    sign: signer
-      ? (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(signKey)
-      : (claims) => Promise.resolve(signHs256(header, claims, signKey)),
+    remoteSigning: Boolean(signer?.kms),
+    sign: signerOf(signer, header, secret, jwt.kms),
     async verify(token) {
       try {
         const dot = token.indexOf('.');
@@ -112,6 +114,23 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
       }
     },
   };
+}
+
+/** The signing function, chosen once: KMS (kms-signer.ts), a local private key through jose, or JWT_SECRET. */
+function signerOf(
+  signer: SigningKey | undefined,
+  header: JWTHeaderParameters,
+  secret: KeyObject | null,
+  kms: Config['jwt']['kms'],
+): JwtService['sign'] {
+  if (signer?.kms) {
+    const signWithKms = createKmsSigner({ kms: signer.kms, verifyKey: signer.verifyKey }, kms);
+    return (claims) => signWithKms(header, claims);
+  }
+  const key = signer ? signer.signKey! : secret!;
+  // JWT_SECRET signing: the same bytes jose makes (hs256.ts), without its layers.
+  if (!signer) return (claims) => Promise.resolve(signHs256(header, claims, key));
+  return (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(key);
 }
 
 /** The token's kid, or undefined (a malformed header is left for jwtVerify to report). */

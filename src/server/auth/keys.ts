@@ -1,5 +1,6 @@
 // JWT_KEYS (docs/tokens-and-sessions.md#signing-and-keys): private JWKs turned into node:crypto KeyObjects,
 // each with the one algorithm it signs and verifies with, pinned by the key and never by a token header.
+// An RSA public JWK with "aws:kms:arn" is a key whose private part stays in AWS KMS (kms-key.ts).
 import {
   createPrivateKey,
   createPublicKey,
@@ -12,6 +13,7 @@ import {
   type JsonWebKey,
   type KeyObject,
 } from 'node:crypto';
+import { kmsKeyOf, type KmsKeyRef } from './kms-key.js';
 
 /** Algorithms a key may carry, by key type (and curve): the first is taken when the JWK has no `alg`. */
 const ALGORITHMS: Record<string, string[]> = {
@@ -32,8 +34,10 @@ export interface SigningKey {
   alg: string;
   /** whether this key signs new tokens (exactly one does) */
   signs: boolean;
-  /** the private (or secret) key */
-  signKey: KeyObject;
+  /** the private (or secret) key; null for a key whose private part is in AWS KMS */
+  signKey: KeyObject | null;
+  /** the AWS KMS key that signs for this key, null for a local key */
+  kms: KmsKeyRef | null;
   /** the public key, or the secret for `oct` */
   verifyKey: KeyObject;
   /** the public JWK to publish, null for a symmetric key */
@@ -85,13 +89,16 @@ function buildKey(jwk: JsonWebKey, index: number): SigningKey {
     Array.isArray(rawOps) && rawOps.every((op) => typeof op === 'string')
       ? rawOps
       : fail('has no key_ops array (["sign","verify"] or ["verify"])');
-  if (!ops.includes('verify')) fail('key_ops must include "verify"');
+  const kms = kmsRef(jwk, fail);
+  // The original's own form for a KMS key is key_ops ["sign"]: its public half verifies all the same.
+  if (!ops.includes('verify') && !(kms && ops.includes('sign'))) fail('key_ops must include "verify"');
   const type = jwk.kty === 'EC' || jwk.kty === 'OKP' ? `${jwk.kty}:${String(jwk.crv)}` : String(jwk.kty);
   const allowed = ALGORITHMS[type] ?? fail(`unsupported key type ${type} (RSA, EC P-256/P-384/P-521, OKP Ed25519, oct)`);
   const alg: string = typeof jwk.alg === 'string' ? jwk.alg : jwk.alg === undefined ? allowed[0] : fail('alg is not a string');
   if (!allowed.includes(alg)) fail(`alg ${alg} does not fit a ${type} key (${allowed.join(', ')})`);
-  const material = (): { signKey: KeyObject; verifyKey: KeyObject } => {
+  const material = (): { signKey: KeyObject | null; verifyKey: KeyObject } => {
     try {
+      if (kms) return { signKey: null, verifyKey: createPublicKey({ key: publicMembers(jwk), format: 'jwk' }) };
       if (jwk.kty === 'oct') {
         if (typeof jwk.k !== 'string' || !jwk.k) throw new Error('no "k"');
         const secret = createSecretKey(Buffer.from(jwk.k, 'base64url'));
@@ -107,14 +114,23 @@ function buildKey(jwk: JsonWebKey, index: number): SigningKey {
         throw new Error('the private part does not match the public members');
       return { signKey: privateKey, verifyKey: publicKey };
     } catch (err) {
-      return fail(`invalid key material (a private JWK is needed): ${err instanceof Error ? err.message : String(err)}`);
+      const needed = kms ? 'an RSA public JWK is needed' : 'a private JWK is needed';
+      return fail(`invalid key material (${needed}): ${err instanceof Error ? err.message : String(err)}`);
     }
   };
   const { signKey, verifyKey } = material();
   if (verifyKey.asymmetricKeyType === 'rsa' && (verifyKey.asymmetricKeyDetails?.modulusLength ?? 0) < 2048)
     fail('an RSA key needs at least 2048 bits');
   const publicJwk = jwk.kty === 'oct' ? null : publicHalf(verifyKey, kid, alg);
-  return { kid, alg, signs: ops.includes('sign'), signKey, verifyKey, publicJwk };
+  return { kid, alg, signs: ops.includes('sign'), signKey, verifyKey, publicJwk, kms };
+}
+
+function kmsRef(jwk: JsonWebKey, fail: (why: string) => never): KmsKeyRef | null {
+  try {
+    return kmsKeyOf(jwk);
+  } catch (err) {
+    return fail((err as Error).message);
+  }
 }
 
 function publicMembers(jwk: JsonWebKey): JsonWebKey {

@@ -6,6 +6,7 @@ import { HOOK_NAMES } from './types.js';
 import { hookTargetProblems } from '../hooks/targets.js';
 import { HTTP_HOOK_TIMEOUT_MS } from '../hooks/http-transport.js';
 import { SUPPORTED_ALGORITHMS, buildKeySet } from '../auth/keys.js';
+import { KMS_ARN_MEMBER } from '../auth/kms-key.js';
 import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
 
 export function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
@@ -40,6 +41,7 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
   problems.push(...validMethodProblems(flat, given));
+  problems.push(...kmsKeyProblems(flat));
   problems.push(...hookProblems(flat));
   problems.push(...dbEncryptionProblems(flat));
   problems.push(...templateProblems(flat, given));
@@ -86,6 +88,28 @@ function validMethodProblems(flat: Record<string, unknown>, given: Map<string, s
   const signer = keys.find((k) => k.key_ops?.includes('sign'));
   const alg = signer ? (buildKeySet(keys).find((k) => k.signs)?.alg ?? '') : 'HS256';
   return methods.includes(alg) ? [] : [`${given.get('JWT_VALID_METHODS')}: must include ${alg}, the algorithm new tokens are signed with`];
+}
+
+/**
+ * JWT_KEYS whose only private parts are in AWS KMS (docs/tokens-and-sessions.md#aws-kms-signing-keys): refresh-token
+ * children are derived from a local secret (sessions/child-token.ts), so JWT_SECRET is needed, as the original always
+ * requires it; and a signature must be able to fail before the request's own deadline answers 504 for it.
+ */
+function kmsKeyProblems(flat: Record<string, unknown>): string[] {
+  const keys = Array.isArray(flat.JWT_KEYS) ? (flat.JWT_KEYS as Array<Record<string, unknown>>) : [];
+  if (!keys.some((k) => KMS_ARN_MEMBER in k)) return [];
+  const problems: string[] = [];
+  if (!flat.JWT_SECRET && !keys.some((k) => typeof k.d === 'string' || typeof k.k === 'string'))
+    problems.push(
+      'AUTH_JWT_SECRET: is required when JWT_KEYS holds no private key (the AWS KMS key signs, refresh tokens are derived from it)',
+    );
+  if ((flat.JWT_KMS_TIMEOUT as number) >= (flat.API_MAX_REQUEST_DURATION as number))
+    problems.push('AUTH_JWT_KMS_TIMEOUT: must be shorter than API_MAX_REQUEST_DURATION');
+  // A sign-in holds its transaction while KMS signs (sessions/issue.ts).
+  const idle = flat.DB_IDLE_IN_TRANSACTION_TIMEOUT as number;
+  if (idle > 0 && idle <= (flat.JWT_KMS_TIMEOUT as number))
+    problems.push('AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: must be longer than JWT_KMS_TIMEOUT (or 0)');
+  return problems;
 }
 
 /** Each enabled hook needs a URI; any URI must be one the transports can call, with well-formed secrets. */

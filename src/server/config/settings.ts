@@ -144,6 +144,13 @@ export const SETTINGS: Setting[] = [
   s('JWT_KEY_ID', 'jwt.keyId', 'string', ''),
   // Private JWKs checked and parsed here, so bad key material stops start-up (src/server/auth/keys.ts).
   s('JWT_KEYS', 'jwt.keys', 'jwkSet', []),
+  // AWS KMS signing keys in JWT_KEYS (docs/tokens-and-sessions.md#aws-kms-signing-keys): the AWS SDK's own
+  // variables, read here and handed to the KMS client. Without an access key the SDK's default chain finds credentials.
+  s('AWS_ENDPOINT_URL_KMS', 'jwt.kms.endpoint', 'string', '', httpUrl, ['AWS_ENDPOINT_URL_KMS', 'AWS_ENDPOINT_URL']),
+  s('AWS_ACCESS_KEY_ID', 'jwt.kms.accessKeyId', 'string', '', undefined, ['AWS_ACCESS_KEY_ID']),
+  s('AWS_SECRET_ACCESS_KEY', 'jwt.kms.secretAccessKey', 'string', '', undefined, ['AWS_SECRET_ACCESS_KEY']),
+  s('AWS_SESSION_TOKEN', 'jwt.kms.sessionToken', 'string', '', undefined, ['AWS_SESSION_TOKEN']),
+  s('JWT_KMS_TIMEOUT', 'jwt.kms.timeoutSeconds', 'duration', 3, { exclusiveMinimum: 0, maximum: 60 }),
   s('JWT_VALID_METHODS', 'jwt.validMethods', 'list', [], { type: 'array', items: { enum: SUPPORTED_ALGORITHMS } }),
   s('JWT_ADMIN_GROUP_NAME', 'jwt.adminGroupName', 'string', 'admin'),
   s('JWT_DEFAULT_GROUP_NAME', 'jwt.defaultGroupName', 'string', 'authenticated'),

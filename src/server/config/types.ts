@@ -165,6 +165,17 @@ export interface Config {
     keyId: string;
     /** JWT_KEYS: private JWKs, checked at load (src/server/auth/keys.ts); empty: HS256 with the secret only */
     keys: JsonWebKey[];
+    /** How an AWS KMS signing key in JWT_KEYS is reached (src/server/auth/kms-signer.ts) */
+    kms: {
+      /** AWS_ENDPOINT_URL_KMS (or AWS_ENDPOINT_URL); empty: the SDK's endpoint for the key's region */
+      endpoint: string;
+      /** AWS_ACCESS_KEY_ID; empty: the SDK's default credential chain */
+      accessKeyId: string;
+      secretAccessKey: string;
+      sessionToken: string;
+      /** JWT_KMS_TIMEOUT: the most one signature may take, retries included */
+      timeoutSeconds: number;
+    };
     /** JWT_VALID_METHODS: the algorithms verification accepts; empty: those of the configured keys */
     validMethods: string[];
     adminGroupName: string;

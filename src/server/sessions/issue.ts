@@ -166,9 +166,10 @@ export async function issueSession(
   req: ApiRequest,
   options: SignInOptions = {},
 ): Promise<TokenResponse> {
-  // A hook that fails after a sign-in committed on its own would leave a session nobody holds: with the
-  // custom access token hook on, the sign-in and the hook share one transaction.
-  if (ctx.config.hooks.customAccessToken.enabled && !('release' in q)) {
+  // A hook or an AWS KMS signature that fails after a sign-in committed on its own would leave a session
+  // nobody holds: with the custom access token hook on, or a KMS signing key, the sign-in and the signing
+  // share one transaction, as the original signs inside its own (docs/tokens-and-sessions.md#aws-kms-signing-keys).
+  if ((ctx.config.hooks.customAccessToken.enabled || ctx.jwt.remoteSigning) && !('release' in q)) {
     return tx(ctx.db, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
   }
   const refreshToken = newRefreshToken();
