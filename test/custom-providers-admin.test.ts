@@ -274,4 +274,6 @@ t.test('CUSTOM_OAUTH_ENABLED=false: every route answers 404 feature_disabled', a
     const res = await call(disabled, method, path, method === 'POST' || method === 'PUT' ? {} : undefined);
     t.same(res.body, refusal('Custom OAuth providers are disabled', 'feature_disabled', 404), `${method} ${path}`);
   }
+  const signIn = await disabled.request('GET', '/authorize?provider=custom:acme-oidc');
+  t.same(signIn.body, refusal('Unsupported provider: custom OAuth providers are disabled'), 'and /authorize refuses custom: providers');
 });
