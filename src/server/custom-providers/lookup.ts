@@ -9,6 +9,7 @@ import type { CustomProviderName } from '../providers/types.js';
 import type { UsableProvider } from '../oauth/provider-lookup.js';
 import type { AppContext } from '../context.js';
 import { customModule, customRuntime } from './module.js';
+import { discoveryUrlOf, fetchDiscovery } from './discovery.js';
 
 export async function customProvider(ctx: AppContext, identifier: string, error: ErrorName): Promise<UsableProvider> {
   const refuse = (why: string) => apiError(error, `Unsupported provider: ${why}`);
@@ -22,6 +23,10 @@ export async function customProvider(ctx: AppContext, identifier: string, error:
   } catch (err) {
     ctx.log.error({ err, provider: identifier }, 'custom provider client secret does not open');
     throw refuse(`error decrypting client secret for provider ${identifier}`);
+  }
+  // Every row the admin API writes holds its discovery document; one without (written elsewhere) is discovered now.
+  if (row.provider_type === 'oidc' && !row.cached_discovery && row.issuer) {
+    row.cached_discovery = await fetchDiscovery(discoveryUrlOf(row.issuer, row.discovery_url), row.issuer);
   }
   return { name: identifier as CustomProviderName, module: customModule(row), rt: customRuntime(ctx.config, row, secret) };
 }
