@@ -2,10 +2,13 @@
 // endpoint) on an ephemeral port, for custom providers of type oauth2: no OIDC, no id_token. The
 // authorization endpoint approves at once as `approveAs` and redirects to the redirect URI; the token
 // endpoint checks the client's credentials, the code, the redirect URI and the PKCE verifier as a real
-// server does, and remembers what it was sent.
+// server does, and remembers what it was sent. With `issueIdToken` set it acts as a minimal OpenID
+// provider too: a discovery document (RS256 only), a JWKS holding an RS256 and an ES256 public key, and an
+// id_token in the token answer made by the test (so a test can hand the service a forged one).
 import http from 'node:http';
 import type net from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair, type KeyLike } from 'jose';
 
 export interface OAuth2Server {
   base: string;
@@ -17,6 +20,10 @@ export interface OAuth2Server {
   authorizations: URLSearchParams[];
   /** the form of every token request */
   tokenRequests: URLSearchParams[];
+  /** when set, the token answer carries the id_token it returns for the approved profile */
+  issueIdToken?: (profile: Record<string, unknown>) => Promise<string>;
+  /** the private halves of the published keys, by kid */
+  keys: { rs: KeyLike; es: KeyLike };
   stop(): Promise<void>;
 }
 
@@ -27,6 +34,14 @@ interface Grant {
 }
 
 export async function startOAuth2Server(): Promise<OAuth2Server> {
+  const rs = await generateKeyPair('RS256', { extractable: true });
+  const es = await generateKeyPair('ES256', { extractable: true });
+  const jwks = {
+    keys: [
+      { ...(await exportJWK(rs.publicKey)), kid: 'rs', alg: 'RS256', use: 'sig' },
+      { ...(await exportJWK(es.publicKey)), kid: 'es', alg: 'ES256', use: 'sig' },
+    ],
+  };
   const codes = new Map<string, Grant>();
   const tokens = new Map<string, Record<string, unknown>>();
   const state: OAuth2Server = {
@@ -36,6 +51,7 @@ export async function startOAuth2Server(): Promise<OAuth2Server> {
     approveAs: {},
     authorizations: [],
     tokenRequests: [],
+    keys: { rs: rs.privateKey, es: es.privateKey },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   const json = (res: http.ServerResponse, status: number, body: unknown) =>
@@ -74,8 +90,20 @@ export async function startOAuth2Server(): Promise<OAuth2Server> {
       }
       const accessToken = randomBytes(16).toString('hex');
       tokens.set(accessToken, grant.profile);
-      return json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 });
+      const idToken = state.issueIdToken ? { id_token: await state.issueIdToken(grant.profile) } : {};
+      return json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 3600, ...idToken });
     }
+    if (req.method === 'GET' && url.pathname === '/.well-known/openid-configuration') {
+      return json(res, 200, {
+        issuer: state.base,
+        authorization_endpoint: `${state.base}/oauth/authorize`,
+        token_endpoint: `${state.base}/oauth/token`,
+        userinfo_endpoint: `${state.base}/api/me`,
+        jwks_uri: `${state.base}/jwks`,
+        id_token_signing_alg_values_supported: ['RS256'],
+      });
+    }
+    if (req.method === 'GET' && url.pathname === '/jwks') return json(res, 200, jwks);
     if (req.method === 'GET' && url.pathname === '/api/me') {
       const profile = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
       return profile ? json(res, 200, profile) : json(res, 401, { error: 'invalid_token' });

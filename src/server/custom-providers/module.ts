@@ -54,6 +54,16 @@ function endpointsOf(row: CustomProviderRow): Endpoints {
   };
 }
 
+// Public-key signatures only: a token signed with `none` or an HMAC of the client secret never passes.
+const ASYMMETRIC = /^(RS|PS|ES)(256|384|512)$|^EdDSA$|^ES256K$/;
+
+/** The algorithms the discovery document says the issuer signs id_tokens with; RS256 when it names none (OIDC Discovery §3). */
+function signingAlgorithms(row: CustomProviderRow): string[] {
+  const listed = row.cached_discovery?.id_token_signing_alg_values_supported;
+  const usable = Array.isArray(listed) ? listed.filter((a): a is string => typeof a === 'string' && ASYMMETRIC.test(a)) : [];
+  return usable.length > 0 ? usable : ['RS256'];
+}
+
 export function customModule(row: CustomProviderRow): OAuth2Provider {
   const endpoints = endpointsOf(row);
   const oidc = row.provider_type === 'oidc';
@@ -82,6 +92,7 @@ export function customModule(row: CustomProviderRow): OAuth2Provider {
           issuer: row.issuer ?? '',
           audience: [row.client_id, ...row.acceptable_client_ids],
           jwksUri: need(endpoints.jwksUri, 'jwks_uri'),
+          algorithms: signingAlgorithms(row),
         });
         return customProfile(row, claims);
       }

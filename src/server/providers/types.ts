@@ -46,6 +46,8 @@ export interface IdTokenExpectation {
   jwksUri?: string;
   /** SHA-256 (hex) of the raw nonce the client holds; absent: no nonce check. */
   nonceHash?: string;
+  /** The only signature algorithms accepted (a custom provider's discovery document names them); absent: the key's own. */
+  algorithms?: string[];
 }
 
 /** Everything a provider module may use: its settings and the service's bounded outbound calls. */
