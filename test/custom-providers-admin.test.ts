@@ -277,3 +277,83 @@ t.test('CUSTOM_OAUTH_ENABLED=false: every route answers 404 feature_disabled', a
   const signIn = await disabled.request('GET', '/authorize?provider=custom:acme-oidc');
   t.same(signIn.body, refusal('Unsupported provider: custom OAuth providers are disabled'), 'and /authorize refuses custom: providers');
 });
+
+t.test('hostile values in every field, on create and update, and odd provider names at /authorize: 4xx JSON, never 5xx', async (t) => {
+  const fields = [
+    ...Object.keys(oidcBody()),
+    ...Object.keys(oauth2BodyOpen()),
+    'scopes',
+    'acceptable_client_ids',
+    'custom_claims_allowlist',
+    'pkce_enabled',
+    'attribute_mapping',
+    'authorization_params',
+    'enabled',
+    'email_optional',
+    'discovery_url',
+    'skip_nonce_check',
+    'jwks_uri',
+  ];
+  const values: unknown[] = [
+    null,
+    0,
+    -1,
+    1e308,
+    true,
+    [],
+    [1, 'a'],
+    ['', ' '],
+    {},
+    { a: { b: [null] } },
+    '',
+    ' ',
+    'x'.repeat(5000),
+    '\uFFFF\uD800',
+    '../../etc/passwd',
+    "' or 1=1 --",
+    'custom:',
+    'javascript:alert(1)',
+    'file:///etc/passwd',
+    'http://[::1',
+    'https://user:pw@',
+    'custom:a'.repeat(10),
+  ];
+  const failures: string[] = [];
+  const check = (what: string, res: { status: number; body: any; text: string }) => {
+    if (res.status >= 500 || (res.status >= 400 && typeof res.body?.error_code !== 'string'))
+      failures.push(`${what} → ${res.status} ${res.text.slice(0, 120)}`);
+  };
+  t.equal((await call(api, 'POST', '/admin/custom-providers', oauth2BodyOpen({ identifier: 'custom:target' }))).status, 201);
+  for (const field of new Set(fields)) {
+    for (const value of values) {
+      const base = field in oidcBody() ? oidcBody({ identifier: 'custom:hostile' }) : oauth2BodyOpen({ identifier: 'custom:hostile' });
+      check(
+        `POST ${field}=${JSON.stringify(value).slice(0, 40)}`,
+        await call(api, 'POST', '/admin/custom-providers', { ...base, [field]: value }),
+      );
+      await call(api, 'DELETE', '/admin/custom-providers/custom:hostile');
+      check(
+        `PUT ${field}=${JSON.stringify(value).slice(0, 40)}`,
+        await call(api, 'PUT', '/admin/custom-providers/custom:target', { [field]: value }),
+      );
+    }
+  }
+  for (const name of [
+    'custom:',
+    'custom:%00',
+    'custom:x%27%20or%201%3D1',
+    `custom:${'a'.repeat(5000)}`,
+    'CUSTOM:TARGET',
+    'custom:target%2F..%2F',
+    'custom:target',
+  ]) {
+    check(`/authorize?provider=${name.slice(0, 40)}`, await api.request('GET', `/authorize?provider=${name}`));
+    check(
+      `GET /admin/custom-providers/${name.slice(0, 40)}`,
+      await call(api, 'GET', `/admin/custom-providers/${encodeURIComponent(name)}`),
+    );
+  }
+  t.same(failures, []);
+  t.equal((await api.request('GET', '/health')).status, 200, 'still healthy');
+  await call(api, 'DELETE', '/admin/custom-providers/custom:target');
+});
