@@ -16,6 +16,12 @@ const odd = http.createServer((req, res) => {
   res.setHeader('content-type', 'application/json');
   if (req.url?.startsWith('/bare/')) return res.end(JSON.stringify({ issuer: `${base}/bare` }));
   if (req.url?.startsWith('/huge/')) return res.end(JSON.stringify({ issuer: `${base}/huge`, padding: 'x'.repeat(1_100_000) }));
+  if (req.url?.startsWith('/ftp/')) {
+    const at = (path: string) => `ftp://files.example.test/${path}`;
+    return res.end(
+      JSON.stringify({ issuer: `${base}/ftp`, authorization_endpoint: `${base}/auth`, token_endpoint: at('token'), jwks_uri: at('jwks') }),
+    );
+  }
   res.writeHead(404).end('{}');
 });
 await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
@@ -184,6 +190,8 @@ t.test("create: the original's checks and messages, in its order; nothing is sto
       oidcBody({ issuer: `${oddBase}/huge` }),
       `OIDC discovery from "${oddBase}/huge/.well-known/openid-configuration" failed: the document is larger than 1048576 bytes`,
     ],
+    // The endpoints a discovery document names are held to the URL rules too.
+    [oidcBody({ issuer: `${oddBase}/ftp` }), 'URL must use HTTPS'],
     [
       oidcBody({ issuer: 'http://127.0.0.1:1' }),
       'OIDC discovery from "http://127.0.0.1:1/.well-known/openid-configuration" failed: the host is unreachable',

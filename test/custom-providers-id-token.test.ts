@@ -116,3 +116,20 @@ t.test('acceptable_client_ids: an audience of another registered client id is ac
   const location = await signIn('multi-1', { audience: 'ios-client' });
   t.ok(fragmentOf(location).access_token, location.href);
 });
+
+t.test('without an id_token, the userinfo endpoint; an answer over 1 MiB is refused', async (t) => {
+  idp.issueIdToken = undefined;
+  idp.approveAs = { sub: 'info-1', email: 'info-1@example.com', email_verified: true };
+  const start = await api.request('GET', '/authorize?provider=custom:strict');
+  let approved = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+  let { location } = await callback(api, new URL(approved.headers.get('location')!).searchParams);
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'info-1@example.com');
+
+  idp.approveAs = { sub: 'info-2', email: 'info-2@example.com', padding: 'x'.repeat(1_100_000) };
+  const again = await api.request('GET', '/authorize?provider=custom:strict');
+  approved = await fetch(again.headers.get('location')!, { redirect: 'manual' });
+  ({ location } = await callback(api, new URL(approved.headers.get('location')!).searchParams));
+  t.match(queryOf(location), { error_code: 'unexpected_failure', error_description: /answered more than 1048576 bytes/ });
+  t.equal((await api.db.query('select count(*)::int as n from users where email = $1', ['info-2@example.com'])).rows[0].n, 0);
+});

@@ -16,14 +16,15 @@ import { callback, fragmentOf, queryOf } from './helpers/oauth.js';
 
 const idp = await startOidcProvider({ clientId: 'acme-client' });
 const plain = await startOAuth2Server();
-const api = await startTestService({
+const env = {
   AUTH_CUSTOM_OAUTH_ALLOW_PRIVATE_URLS: 'true',
   // The providers send the browser back to <this>/callback, the redirect URI registered with them.
   AUTH_CUSTOM_OAUTH_EXTERNAL_URL: REDIRECT_URI.replace(/\/callback$/, ''),
   AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
   AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
   AUTH_MAILER_AUTOCONFIRM: 'true',
-});
+};
+const api = await startTestService(env);
 const admin = new GoTrueAdminApi({ url: api.url, headers: { Authorization: `Bearer ${await adminToken()}` } });
 t.teardown(async () => {
   await api.stop();
@@ -220,6 +221,24 @@ t.test('disabling and deleting a provider take effect on the next request', asyn
     error_code: 'validation_failed',
     msg: 'Unsupported provider: custom provider custom:never-made not found',
   });
+});
+
+t.test('another instance on the same database sees a change made through this one at once', async (t) => {
+  const other = await startTestService({
+    ...env,
+    DATABASE_URL: (api.db as unknown as { options: { connectionString: string } }).options.connectionString,
+  });
+  t.teardown(() => other.stop());
+  t.equal((await other.request('GET', '/authorize?provider=custom:acme')).status, 302);
+  t.equal((await admin.customProviders.updateProvider('custom:acme', { enabled: false })).error, null);
+  const refused = await other.request('GET', '/authorize?provider=custom:acme');
+  t.same(refused.body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: 'Unsupported provider: custom provider custom:acme is disabled',
+  });
+  t.equal((await admin.customProviders.updateProvider('custom:acme', { enabled: true })).error, null);
+  t.equal((await other.request('GET', '/authorize?provider=custom:acme')).status, 302);
 });
 
 t.test('the id_token grant does not take custom providers, as the original', async (t) => {

@@ -47,7 +47,7 @@ export async function newProvider(body: ProviderBody, type: CustomProviderType, 
     jwks_uri: oidc ? null : body.jwks_uri || null,
     custom_claims_allowlist: stringList(body, 'custom_claims_allowlist') ?? [],
   };
-  if (oidc) await rediscover(fields);
+  if (oidc) await rediscover(fields, o);
   return fields;
 }
 
@@ -72,13 +72,18 @@ export async function changedProvider(row: CustomProviderRow, body: ProviderBody
   }
   if (p.provider_type === 'oidc') {
     p.skip_nonce_check = body.skip_nonce_check ?? p.skip_nonce_check;
-    if (body.issuer || body.discovery_url) await rediscover(p);
+    if (body.issuer || body.discovery_url) await rediscover(p, o);
   }
   if (body.client_secret) p.client_secret = o.box.seal(p.id, body.client_secret);
   return p;
 }
 
-async function rediscover(p: CustomProviderFields): Promise<void> {
-  p.cached_discovery = await fetchDiscovery(discoveryUrlOf(p.issuer!, p.discovery_url), p.issuer!);
+/** The discovery document, whose endpoints the service will call, held to the same URL rules as the operator's URLs. */
+async function rediscover(p: CustomProviderFields, o: BuildOptions): Promise<void> {
+  const doc = await fetchDiscovery(discoveryUrlOf(p.issuer!, p.discovery_url), p.issuer!);
+  for (const field of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri']) {
+    if (typeof doc[field] === 'string') await checkProviderUrl(doc[field], o.allowPrivateUrls);
+  }
+  p.cached_discovery = doc;
   p.discovery_cached_at = new Date();
 }
