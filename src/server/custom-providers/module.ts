@@ -8,7 +8,8 @@ import type { Config, OAuthProviderConfig } from '../config/types.js';
 import { createProviderRuntime } from '../providers/runtime.js';
 import { exchangeAuthorizationCode, fetchJson } from '../providers/code-exchange.js';
 import { ProviderError } from '../providers/outbound.js';
-import type { CustomProviderName, OAuth2Provider, ProviderFetch, ProviderRuntime } from '../providers/types.js';
+import type { CustomProviderName, OAuth2Provider, ProviderRuntime } from '../providers/types.js';
+import { cappedFetch } from './capped-fetch.js';
 import { customProfile } from './profile.js';
 import { withOpenid } from './params.js';
 
@@ -34,37 +35,6 @@ export function customRuntime(config: Config, row: CustomProviderRow, clientSecr
   };
   const rt = createProviderRuntime(settings, config.external.httpTimeoutSeconds);
   return { ...rt, fetch: cappedFetch(rt.fetch) };
-}
-
-/** A custom provider's token and userinfo answers are read up to 1 MiB: the operator's URL, not a known API. */
-const MAX_ANSWER_BYTES = 1 << 20;
-
-function cappedFetch(fetch: ProviderFetch): ProviderFetch {
-  return async (url, init) => {
-    const response = await fetch(url, init);
-    const reader = response.body?.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      let next: ReadableStreamReadResult<Uint8Array> | undefined;
-      try {
-        next = await reader?.read();
-      } catch (err) {
-        throw new ProviderError(`${new URL(url).host} broke off its answer`, undefined, { cause: err });
-      }
-      if (!next || next.done) break;
-      size += next.value.byteLength;
-      if (size > MAX_ANSWER_BYTES) {
-        await reader?.cancel();
-        throw new ProviderError(`${new URL(url).host} answered more than ${MAX_ANSWER_BYTES} bytes`);
-      }
-      chunks.push(next.value);
-    }
-    const capped = new Response(Buffer.concat(chunks), { status: response.status, headers: response.headers });
-    // jsonObject names the host from response.url in its errors.
-    Object.defineProperty(capped, 'url', { value: response.url });
-    return capped;
-  };
 }
 
 function endpointsOf(row: CustomProviderRow): Endpoints {
