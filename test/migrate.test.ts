@@ -9,6 +9,7 @@ const MIGRATION_FILES = readdirSync(fileURLToPath(new URL('../sql', import.meta.
 
 const TABLES = [
   'audit_log_entries',
+  'custom_oauth_providers',
   'flow_state',
   'identities',
   'mfa_amr_claims',

@@ -123,7 +123,13 @@ async function copyPasskeys(tx: Tx): Promise<number> {
  * value copied from `source` is sealed for its row. Values the original sealed are left as they are: they
  * open here with the same SECURITY_DB_ENCRYPTION keys (docs/mfa.md#secrets-at-rest).
  */
-async function sealClearValues(tx: Tx, table: string, column: string, source: string, seal: SecretSealer | undefined): Promise<number> {
+export async function sealClearValues(
+  tx: Tx,
+  table: string,
+  column: string,
+  source: string,
+  seal: SecretSealer | undefined,
+): Promise<number> {
   const rows = await tx.unsafe<{ id: string; value: string }[]>(
     `select t.id, t.${column} as value from ${ident(table)} t where t.${column} is not null
        and exists (select 1 from ${ident(source)} o where o.id = t.id)`,

@@ -6,8 +6,8 @@
 //   * that connection's search_path is the namespace, so `migrations`, shift's `'migrations'::regclass`
 //     probe and every unqualified table in sql/ resolve inside it (test "two namespaces");
 //   * a namespace the original service migrated is adopted first (adopt.ts, docs/adopting-gotrue.md), in one
-//     transaction with the pending files and the move of its MFA rows (adopt-mfa.ts), which needs
-//     `sealSecret` to seal TOTP secrets the original kept in clear;
+//     transaction with the pending files and the move of its MFA rows (adopt-mfa.ts) and custom OAuth
+//     providers (adopt-custom-providers.ts), which need `sealSecret` to seal secrets the original kept in clear;
 //   * a dry run reports what adoption and the pending files would do, and changes nothing.
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
@@ -18,6 +18,7 @@ import shift from 'postgres-shift';
 import { assertNamespace } from './namespace.js';
 import { adoptOriginalSchema, inspectNamespace } from './adopt.js';
 import { hasOriginalMfa, takeOverOriginalMfa, type SecretSealer } from './adopt-mfa.js';
+import { hasOriginalCustomProviders, takeOverOriginalCustomProviders } from './adopt-custom-providers.js';
 
 // dist/db/migrate.js (and src/db/migrate.ts) → <repo>/sql
 const SQL_DIR = fileURLToPath(new URL('../../sql', import.meta.url));
@@ -79,6 +80,7 @@ export async function migrate(
               note(options.dryRun ? `would apply migration ${path.basename(m.path)}` : `applying migration ${m.migration_id} ${m.name}`),
             );
             await takeOverOriginalMfa(tx, namespace, options.sealSecret, note);
+            await takeOverOriginalCustomProviders(tx, namespace, options.sealSecret, note);
             if (options.dryRun) throw new Rehearsal();
           })
           .catch((err) => {
@@ -94,6 +96,8 @@ export async function migrate(
         if (pending.length === 0) note('no migration pending');
         if (await hasOriginalMfa(sql, namespace))
           note("would move the original's MFA factors and passkeys (gotrue_mfa_*, gotrue_webauthn_*) into ours");
+        if (await hasOriginalCustomProviders(sql, namespace))
+          note("would move the original's custom OAuth providers (gotrue_custom_oauth_providers) into ours");
         return { applied: 0, adopted, pending };
       }
       // Look first: CREATE SCHEMA checks the database-level CREATE privilege even when the schema exists,
@@ -104,6 +108,10 @@ export async function migrate(
       // A database adopted by a version that kept the original's MFA tables aside: they move now.
       if (await hasOriginalMfa(sql, namespace)) {
         await sql.begin((tx) => takeOverOriginalMfa(tx, namespace, options.sealSecret, note));
+      }
+      // Likewise the original's custom OAuth providers, kept aside until 00011 made their table.
+      if (await hasOriginalCustomProviders(sql, namespace)) {
+        await sql.begin((tx) => takeOverOriginalCustomProviders(tx, namespace, options.sealSecret, note));
       }
       return { applied, adopted, pending: [] };
     } finally {

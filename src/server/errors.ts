@@ -199,6 +199,11 @@ export const ERRORS = {
   // the id_token grant (its own refusals are OAuth-style bodies, grants/id-token.ts)
   provider_disabled: e(400, 'provider_disabled', 'Provider is not enabled'),
   custom_oidc_not_allowed: e(400, 'validation_failed', 'Custom OIDC provider not allowed'),
+  // /admin/custom-providers (docs/custom-providers.md#errors); validation messages are given at the throwing site
+  custom_oauth_disabled: e(404, 'feature_disabled', 'Custom OAuth providers are disabled'),
+  custom_provider_not_found: e(404, 'custom_provider_not_found', 'Custom OAuth provider not found'),
+  custom_provider_exists: e(400, 'conflict', 'A custom OAuth provider with this identifier already exists'),
+  over_custom_provider_quota: e(400, 'over_custom_provider_quota', 'Maximum number of custom OAuth/OIDC providers reached'),
   // identities (manual linking, SECURITY_MANUAL_LINKING_ENABLED)
   manual_linking_disabled: e(404, 'manual_linking_disabled', 'Manual linking is disabled'),
   identity_already_exists: e(422, 'identity_already_exists', 'Identity is already linked'),

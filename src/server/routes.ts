@@ -46,6 +46,15 @@ import { passkeyRegistrationOptions, passkeyRegistrationVerify } from './routes/
 import { passkeyAuthenticationOptions, passkeyAuthenticationVerify } from './routes/passkeys-authentication.js';
 import { deletePasskey, listPasskeys, renamePasskey, renamePasskeyBody } from './routes/passkeys-manage.js';
 import { adminDeletePasskey, adminListPasskeys } from './routes/admin-passkeys.js';
+import {
+  createProvider,
+  deleteProvider,
+  getProvider,
+  listProviders,
+  providerBody,
+  updateProvider,
+} from './routes/admin-custom-providers.js';
+import { customOAuthEnabled } from './custom-providers/feature.js';
 import { authorize, callback } from './routes/oauth.js';
 import { linkIdentityAuthorize, unlinkIdentity } from './routes/identities.js';
 
@@ -74,6 +83,26 @@ export const ROUTES: Route[] = [
   { method: 'DELETE', path: '/admin/users/{user_id}', guard: 'admin', body: deleteUserBody, handler: adminDeleteUser },
   { method: 'POST', path: '/admin/generate_link', guard: 'admin', body: generateLinkBody, handler: adminGenerateLink },
   { method: 'GET', path: '/admin/audit', guard: 'admin', handler: adminAuditLog },
+  // custom OAuth/OIDC providers (docs/custom-providers.md#admin-api)
+  { method: 'GET', path: '/admin/custom-providers', guard: 'admin', feature: customOAuthEnabled, handler: listProviders },
+  {
+    method: 'POST',
+    path: '/admin/custom-providers',
+    guard: 'admin',
+    feature: customOAuthEnabled,
+    body: providerBody,
+    handler: createProvider,
+  },
+  { method: 'GET', path: '/admin/custom-providers/{identifier}', guard: 'admin', feature: customOAuthEnabled, handler: getProvider },
+  {
+    method: 'PUT',
+    path: '/admin/custom-providers/{identifier}',
+    guard: 'admin',
+    feature: customOAuthEnabled,
+    body: providerBody,
+    handler: updateProvider,
+  },
+  { method: 'DELETE', path: '/admin/custom-providers/{identifier}', guard: 'admin', feature: customOAuthEnabled, handler: deleteProvider },
   { method: 'POST', path: '/invite', guard: 'admin', body: inviteBody, handler: invite },
   { method: 'POST', path: '/sso', guard: 'none', handler: sso },
   // multi-factor authentication (docs/mfa.md)

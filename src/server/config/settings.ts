@@ -242,6 +242,11 @@ export const SETTINGS: Setting[] = [
   s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300, positive),
   s('PASSKEY_ENABLED', 'passkey.enabled', 'bool', false),
   s('PASSKEY_MAX_PASSKEYS_PER_USER', 'passkey.maxPerUser', 'int', 10, positive),
+  // Custom OAuth/OIDC providers (docs/custom-providers.md#settings); the last is Portcullis' own.
+  s('CUSTOM_OAUTH_ENABLED', 'customOAuth.enabled', 'bool', true),
+  s('CUSTOM_OAUTH_MAX_PROVIDERS', 'customOAuth.maxProviders', 'int', 0, { minimum: 0 }),
+  s('CUSTOM_OAUTH_EXTERNAL_URL', 'customOAuth.externalUrl', 'string', '', { pattern: '^(https?://[^\\s/]+.*)?$' }),
+  s('CUSTOM_OAUTH_ALLOW_PRIVATE_URLS', 'customOAuth.allowPrivateUrls', 'bool', false),
 
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),

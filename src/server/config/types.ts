@@ -256,6 +256,16 @@ export interface Config {
   /** the WebAuthn relying party (docs/passkeys.md#settings); origins are full origins, e.g. https://app.example.com */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpirySeconds: number };
   passkey: { enabled: boolean; maxPerUser: number };
+  /** providers added at run time through /admin/custom-providers (docs/custom-providers.md#settings) */
+  customOAuth: {
+    enabled: boolean;
+    /** 0 = no limit */
+    maxProviders: number;
+    /** the base whose /callback custom providers send the browser back to; empty = API_EXTERNAL_URL */
+    externalUrl: string;
+    /** ours: provider URLs may be plain http and name loopback or private addresses (tests, private networks) */
+    allowPrivateUrls: boolean;
+  };
   smtp: {
     host: string;
     port: number;

@@ -60,7 +60,7 @@ export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<
 }
 
 async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow, params: URLSearchParams, target: string) {
-  const { name, module, rt } = usableProvider(ctx, flow.provider_type, 'oauth_provider_not_supported');
+  const { name, module, rt } = await usableProvider(ctx, flow.provider_type, 'oauth_provider_not_supported');
   let tokens: ProviderTokens;
   let profile: ExternalProfile;
   if (module.protocol === 'oauth1') {

@@ -1,13 +1,15 @@
 // The module and runtime of a provider named in a request, or the original's "Unsupported provider: ..." refusal.
+// A `custom:<id>` name is looked up in custom_oauth_providers at every request (docs/custom-providers.md#signing-in).
 import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
 import { apiError, type ErrorName } from '../errors.js';
 import { PROVIDERS, runtimeFor } from '../providers/index.js';
 import { providerProblem } from '../providers/configured.js';
-import type { ExternalProvider, ProviderRuntime } from '../providers/types.js';
+import type { CustomProviderName, ExternalProvider, ProviderRuntime } from '../providers/types.js';
+import { customProvider } from '../custom-providers/lookup.js';
 import type { AppContext } from '../context.js';
 
 export interface UsableProvider {
-  name: OAuthProviderName;
+  name: OAuthProviderName | CustomProviderName;
   module: ExternalProvider;
   rt: ProviderRuntime;
 }
@@ -15,7 +17,8 @@ export interface UsableProvider {
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as readonly string[]).includes(name);
 
 /** `error` names the table entry to refuse with: /authorize answers validation_failed, /callback oauth_provider_not_supported. */
-export function usableProvider(ctx: AppContext, name: string, error: ErrorName = 'provider_unsupported'): UsableProvider {
+export async function usableProvider(ctx: AppContext, name: string, error: ErrorName = 'provider_unsupported'): Promise<UsableProvider> {
+  if (name.toLowerCase().startsWith('custom:')) return customProvider(ctx, name.toLowerCase(), error);
   const module = isProviderName(name) ? PROVIDERS[name] : undefined;
   if (!isProviderName(name) || !module) throw apiError(error, `Unsupported provider: Provider ${name} could not be found`);
   const problem = providerProblem(name, ctx.config.external.providers[name]);

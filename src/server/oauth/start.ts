@@ -44,7 +44,7 @@ async function assertInvite(ctx: AppContext, inviteToken: string): Promise<void>
 /** The provider URL the browser is sent to. */
 export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetId: string | null): Promise<string> {
   const query = req.query;
-  const { name, module, rt } = usableProvider(ctx, query.get('provider') ?? '');
+  const { name, module, rt } = await usableProvider(ctx, query.get('provider') ?? '');
   if (name === 'slack' || name === 'linkedin') noteDeprecatedEndpoint(`GET /authorize?provider=${name}`, ctx.log);
   const pkce = readPkceParams({
     code_challenge: query.get('code_challenge') ?? '',
@@ -89,7 +89,7 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const scopes = [...new Set([...module.defaultScopes, ...extra])];
+  const scopes = module.scopesFor ? module.scopesFor(query.get('scopes') ?? '') : [...new Set([...module.defaultScopes, ...extra])];
   url.searchParams.set('client_id', clientIds(rt.config)[0]);
   url.searchParams.set('redirect_uri', rt.config.redirectUri);
   url.searchParams.set('response_type', 'code');

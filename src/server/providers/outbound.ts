@@ -7,8 +7,8 @@ import type { ProviderFetch } from './types.js';
 export class ProviderError extends Error {
   /** The provider's HTTP status, when it answered at all. */
   readonly status: number | undefined;
-  constructor(message: string, status?: number) {
-    super(message);
+  constructor(message: string, status?: number, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'ProviderError';
     this.status = status;
   }

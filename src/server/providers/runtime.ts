@@ -78,7 +78,11 @@ async function verifyIdToken(
   try {
     // No `algorithms` list: jose takes the algorithm from the matching JWK (its `alg`, or the key type),
     // so a token can only verify with the algorithm its issuer's key is for; `none` and HS* never match.
-    ({ payload } = await jwtVerify(token, keySet(jwksUri, timeoutSeconds), { issuer: issuers, audience: expect.audience }));
+    ({ payload } = await jwtVerify(token, keySet(jwksUri, timeoutSeconds), {
+      issuer: issuers,
+      audience: expect.audience,
+      algorithms: expect.algorithms,
+    }));
   } catch (err) {
     throw new IdTokenError(describe(err));
   }
@@ -95,6 +99,7 @@ function describe(err: unknown): string {
     return `claim ${err.claim} is invalid`;
   }
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'signature verification failed';
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'signature algorithm not allowed';
   if (err instanceof joseErrors.JWKSNoMatchingKey) return 'no key of the issuer matches the token';
   if (err instanceof ProviderError) return err.message;
   if (err instanceof joseErrors.JOSEError) return err.message;

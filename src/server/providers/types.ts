@@ -46,6 +46,8 @@ export interface IdTokenExpectation {
   jwksUri?: string;
   /** SHA-256 (hex) of the raw nonce the client holds; absent: no nonce check. */
   nonceHash?: string;
+  /** The only signature algorithms accepted (a custom provider's discovery document names them); absent: the key's own. */
+  algorithms?: string[];
 }
 
 /** Everything a provider module may use: its settings and the service's bounded outbound calls. */
@@ -56,15 +58,20 @@ export interface ProviderRuntime {
   verifyIdToken(token: string, expect: IdTokenExpectation): Promise<Record<string, unknown>>;
 }
 
+/** A provider added at run time through /admin/custom-providers (docs/custom-providers.md). */
+export type CustomProviderName = `custom:${string}`;
+
 /** An OAuth 2.0 / OIDC authorization-code provider. */
 export interface OAuth2Provider {
   readonly protocol: 'oauth2';
-  readonly name: OAuthProviderName;
+  readonly name: OAuthProviderName | CustomProviderName;
   readonly defaultScopes: readonly string[];
   /** How the provider wants `scope` joined. */
   readonly scopeSeparator: ' ' | ',';
   /** The flow sends a PKCE challenge to the provider (X requires it); its verifier is kept in flow state. */
   readonly pkceToProvider: boolean;
+  /** The scopes to ask for given /authorize's `scopes`; without it, the default scopes plus the requested ones. */
+  scopesFor?(requested: string): string[];
   /** The authorization endpoint, honouring config.url (OIDC providers may look it up by discovery). */
   authorizationEndpoint(rt: ProviderRuntime): Promise<string>;
   /**

@@ -1,0 +1,88 @@
+// An OIDC provider's discovery document, fetched when an operator creates or re-points the provider
+// (docs/custom-providers.md#oidc-discovery): at most 10 s and 1 MiB, no redirect followed, its `issuer`
+// exactly the configured one, and the endpoints a sign-in needs present. The document is stored with the
+// row (cached_discovery), so a sign-in never waits on discovery.
+import { apiError } from '../errors.js';
+
+const TIMEOUT_MS = 10_000;
+const MAX_BYTES = 1 << 20;
+const REQUIRED = ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const;
+const KEPT = [
+  ...REQUIRED,
+  'userinfo_endpoint',
+  'scopes_supported',
+  'response_types_supported',
+  'grant_types_supported',
+  'subject_types_supported',
+  'id_token_signing_alg_values_supported',
+];
+
+/** `{issuer}/.well-known/openid-configuration`, unless the operator named another discovery URL. */
+export function discoveryUrlOf(issuer: string, discoveryUrl: string | null): string {
+  return discoveryUrl || `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+}
+
+export async function fetchDiscovery(url: string, expectedIssuer: string): Promise<Record<string, unknown>> {
+  let doc: Record<string, unknown>;
+  try {
+    doc = await read(url);
+  } catch (err) {
+    throw apiError('validation_failed', `OIDC discovery from "${url}" failed: ${(err as Error).message}`);
+  }
+  if (doc.issuer !== expectedIssuer) {
+    const got = typeof doc.issuer === 'string' ? doc.issuer : '';
+    throw apiError('validation_failed', `OIDC discovery from "${url}" failed: issuer mismatch, expected "${expectedIssuer}" got "${got}"`);
+  }
+  const missing = REQUIRED.filter((field) => typeof doc[field] !== 'string' || !doc[field]);
+  if (missing.length > 0) {
+    throw apiError('validation_failed', `OIDC discovery document is missing required fields: ${missing.join(', ')}`);
+  }
+  return Object.fromEntries(KEPT.filter((k) => doc[k] !== undefined).map((k) => [k, doc[k]]));
+}
+
+async function read(url: string): Promise<Record<string, unknown>> {
+  let response: Response;
+  try {
+    response = await fetch(url, { redirect: 'manual', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    throw new Error(timedOut ? `no answer within ${TIMEOUT_MS / 1000} s` : 'the host is unreachable', { cause: err });
+  }
+  if (response.status !== 200) {
+    await response.body?.cancel();
+    throw new Error(`the server answered ${response.status}`);
+  }
+  const text = await capped(response);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error('the answer is not JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('the answer is not a JSON object');
+  return body as Record<string, unknown>;
+}
+
+/** The body as text, refused once it passes MAX_BYTES (the stream is cancelled, not read to its end). */
+async function capped(response: Response): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BYTES) {
+        await reader.cancel();
+        throw new Error(`the document is larger than ${MAX_BYTES} bytes`);
+      }
+      chunks.push(Buffer.from(value));
+    }
+  } catch (err) {
+    if (err instanceof Error && err.message.startsWith('the document')) throw err;
+    throw new Error('the answer was cut off', { cause: err });
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

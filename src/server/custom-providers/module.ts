@@ -1,0 +1,109 @@
+// A custom provider's row made into the module and runtime the OAuth flow runs every provider with
+// (providers/types.ts), built per request from the row just read, so a change to the row holds at once
+// (docs/custom-providers.md#signing-in). OIDC endpoints come from the discovery document stored with the
+// row; OAuth2 endpoints are the row's own. Outbound calls use the runtime's bounded fetch, and id_tokens
+// are verified against the issuer's JWKS with the runtime's pinned checks.
+import type { CustomProviderRow } from '../../db/custom-oauth-providers.js';
+import type { Config, OAuthProviderConfig } from '../config/types.js';
+import { createProviderRuntime } from '../providers/runtime.js';
+import { exchangeAuthorizationCode, fetchJson } from '../providers/code-exchange.js';
+import { ProviderError } from '../providers/outbound.js';
+import type { CustomProviderName, OAuth2Provider, ProviderRuntime } from '../providers/types.js';
+import { cappedFetch } from './capped-fetch.js';
+import { customProfile } from './profile.js';
+import { withOpenid } from './params.js';
+
+interface Endpoints {
+  authorization: string;
+  token: string;
+  userinfo: string;
+  jwksUri: string;
+}
+
+/** The runtime: the row's credentials in the shape of a configured provider. `clientSecret` is opened already. */
+export function customRuntime(config: Config, row: CustomProviderRow, clientSecret: string): ProviderRuntime {
+  const base = config.customOAuth.externalUrl || config.api.externalUrl;
+  const settings: OAuthProviderConfig = {
+    enabled: true,
+    clientId: [row.client_id, ...row.acceptable_client_ids].join(','),
+    secret: clientSecret,
+    redirectUri: `${base.replace(/\/+$/, '')}/callback`,
+    url: '',
+    apiUrl: '',
+    emailOptional: row.email_optional,
+    skipNonceCheck: row.skip_nonce_check,
+  };
+  const rt = createProviderRuntime(settings, config.external.httpTimeoutSeconds);
+  return { ...rt, fetch: cappedFetch(rt.fetch) };
+}
+
+function endpointsOf(row: CustomProviderRow): Endpoints {
+  if (row.provider_type === 'oauth2') {
+    return {
+      authorization: row.authorization_url ?? '',
+      token: row.token_url ?? '',
+      userinfo: row.userinfo_url ?? '',
+      jwksUri: row.jwks_uri ?? '',
+    };
+  }
+  const doc = row.cached_discovery ?? {};
+  const text = (key: string) => (typeof doc[key] === 'string' ? doc[key] : '');
+  return {
+    authorization: text('authorization_endpoint'),
+    token: text('token_endpoint'),
+    userinfo: text('userinfo_endpoint'),
+    jwksUri: text('jwks_uri'),
+  };
+}
+
+// Public-key signatures only: a token signed with `none` or an HMAC of the client secret never passes.
+const ASYMMETRIC = /^(RS|PS|ES)(256|384|512)$|^EdDSA$|^ES256K$/;
+
+/** The algorithms the discovery document says the issuer signs id_tokens with; RS256 when it names none (OIDC Discovery §3). */
+function signingAlgorithms(row: CustomProviderRow): string[] {
+  const listed = row.cached_discovery?.id_token_signing_alg_values_supported;
+  const usable = Array.isArray(listed) ? listed.filter((a): a is string => typeof a === 'string' && ASYMMETRIC.test(a)) : [];
+  return usable.length > 0 ? usable : ['RS256'];
+}
+
+export function customModule(row: CustomProviderRow): OAuth2Provider {
+  const endpoints = endpointsOf(row);
+  const oidc = row.provider_type === 'oidc';
+  const need = (url: string, what: string) => {
+    if (!url) throw new ProviderError(`${row.identifier} has no ${what}`);
+    return url;
+  };
+  return {
+    protocol: 'oauth2',
+    name: row.identifier as CustomProviderName,
+    defaultScopes: row.scopes,
+    scopeSeparator: ' ',
+    pkceToProvider: row.pkce_enabled,
+    scopesFor(requested) {
+      const asked = requested.split(/[\s,]+/).filter(Boolean);
+      const scopes = asked.length > 0 ? asked : row.scopes;
+      return oidc ? withOpenid(scopes) : scopes;
+    },
+    authorizationEndpoint: () => Promise.resolve(need(endpoints.authorization, 'authorization endpoint')),
+    authorizationParams: () =>
+      Object.fromEntries(Object.entries(row.authorization_params).filter((e): e is [string, string] => typeof e[1] === 'string')),
+    exchangeCode: (rt, code, verifier) => exchangeAuthorizationCode(rt, need(endpoints.token, 'token endpoint'), code, verifier),
+    async fetchProfile(rt, tokens) {
+      if (oidc && tokens.idToken) {
+        const claims = await rt.verifyIdToken(tokens.idToken, {
+          issuer: row.issuer ?? '',
+          audience: [row.client_id, ...row.acceptable_client_ids],
+          jwksUri: need(endpoints.jwksUri, 'jwks_uri'),
+          algorithms: signingAlgorithms(row),
+        });
+        return customProfile(row, claims);
+      }
+      const info = await fetchJson(
+        rt,
+        need(endpoints.userinfo, oidc ? 'id_token or userinfo endpoint' : 'userinfo endpoint'),
+        tokens.accessToken,
+      );
+      return customProfile(row, info);
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// /admin/custom-providers (docs/custom-providers.md#admin-api): operators list, create, read, change and
+// delete the OAuth2/OIDC providers users sign in with as `custom:<id>`. Outbound checks (DNS, discovery)
+// run before the one statement that writes, so no transaction is held across the network.
+import { apiError } from '../errors.js';
+import {
+  countCustomProviders,
+  deleteCustomProvider,
+  findCustomProvider,
+  insertCustomProvider,
+  listCustomProviders,
+  updateCustomProvider,
+  type CustomProviderRow,
+} from '../../db/custom-oauth-providers.js';
+import { secretBox } from '../mfa/encryption.js';
+import { providerJson } from '../custom-providers/provider-json.js';
+import { changedProvider, newProvider, type BuildOptions } from '../custom-providers/build.js';
+import {
+  checkAttributeMapping,
+  checkAuthorizationParams,
+  checkClaimsAllowlist,
+  checkIdentifier,
+  checkLengths,
+  checkRequired,
+  stringList,
+  type ProviderBody,
+} from '../custom-providers/params.js';
+import type { Admin } from '../auth/principal.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
+import type { AppContext } from '../context.js';
+
+export { providerBody } from '../custom-providers/params.js';
+
+const isType = (t: string): t is 'oauth2' | 'oidc' => t === 'oauth2' || t === 'oidc';
+
+export const listProviders: GuardedHandler<Admin> = async (req, ctx) => {
+  const type = req.query.get('type') ?? '';
+  if (type && !isType(type)) throw apiError('validation_failed', "type must be either 'oauth2' or 'oidc'");
+  const rows = await listCustomProviders(ctx.db, isType(type) ? type : null);
+  return { body: { providers: rows.map(providerJson) } };
+};
+
+export const getProvider: GuardedHandler<Admin> = async (req, ctx) => {
+  return { body: providerJson(await load(req, ctx)) };
+};
+
+export const createProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
+  const body = req.body();
+  const type = body.provider_type ?? '';
+  if (!isType(type)) throw apiError('validation_failed', "provider_type must be either 'oauth2' or 'oidc'");
+  checkRequired(body, type);
+  checkLengths(body);
+  checkOptions(body);
+  const { maxProviders } = ctx.config.customOAuth;
+  if (maxProviders > 0 && (await countCustomProviders(ctx.db)) >= maxProviders) throw apiError('over_custom_provider_quota');
+  if (await findCustomProvider(ctx.db, body.identifier!)) throw apiError('custom_provider_exists');
+  const fields = await newProvider(body, type, buildOptions(ctx));
+  const row = await insertCustomProvider(ctx.db, fields);
+  if (!row) throw apiError('custom_provider_exists');
+  return { status: 201, body: providerJson(row) };
+};
+
+export const updateProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
+  const identifier = identifierParam(req);
+  const body = req.body();
+  checkOptions(body);
+  checkLengths(body);
+  const row = await load(req, ctx, identifier);
+  const changed = await changedProvider(row, body, buildOptions(ctx));
+  const saved = await updateCustomProvider(ctx.db, changed);
+  if (!saved) throw apiError('custom_provider_not_found');
+  return { body: providerJson(saved) };
+};
+
+export const deleteProvider: GuardedHandler<Admin> = async (req, ctx) => {
+  if (!(await deleteCustomProvider(ctx.db, identifierParam(req)))) throw apiError('custom_provider_not_found');
+  return { status: 204 };
+};
+
+function identifierParam(req: ApiRequest<unknown>): string {
+  const identifier = req.params.identifier ?? '';
+  checkIdentifier(identifier);
+  return identifier;
+}
+
+async function load(req: ApiRequest<unknown>, ctx: AppContext, identifier = identifierParam(req)): Promise<CustomProviderRow> {
+  const row = await findCustomProvider(ctx.db, identifier);
+  if (!row) throw apiError('custom_provider_not_found');
+  return row;
+}
+
+/** authorization_params, attribute_mapping and custom_claims_allowlist, when given, in the original's order. */
+function checkOptions(body: ProviderBody): void {
+  stringList(body, 'scopes');
+  stringList(body, 'acceptable_client_ids');
+  checkAuthorizationParams(body.authorization_params);
+  checkAttributeMapping(body.attribute_mapping);
+  checkClaimsAllowlist(stringList(body, 'custom_claims_allowlist'));
+}
+
+const buildOptions = (ctx: AppContext): BuildOptions => ({
+  allowPrivateUrls: ctx.config.customOAuth.allowPrivateUrls,
+  box: secretBox(ctx.config),
+});
