@@ -3,6 +3,7 @@
 // exactly the configured one, and the endpoints a sign-in needs present. The document is stored with the
 // row (cached_discovery), so a sign-in never waits on discovery.
 import { apiError } from '../errors.js';
+import { readCappedText } from '../outbound-body.js';
 
 const TIMEOUT_MS = 10_000;
 const MAX_BYTES = 1 << 20;
@@ -52,7 +53,13 @@ async function read(url: string): Promise<Record<string, unknown>> {
     await response.body?.cancel();
     throw new Error(`the server answered ${response.status}`);
   }
-  const text = await capped(response);
+  let text: string;
+  try {
+    text = await readCappedText(response, MAX_BYTES, () => new DocumentTooLarge(`the document is larger than ${MAX_BYTES} bytes`));
+  } catch (err) {
+    if (err instanceof DocumentTooLarge) throw err;
+    throw new Error('the answer was cut off', { cause: err });
+  }
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -63,26 +70,4 @@ async function read(url: string): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
-/** The body as text, refused once it passes MAX_BYTES (the stream is cancelled, not read to its end). */
-async function capped(response: Response): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_BYTES) {
-        await reader.cancel();
-        throw new Error(`the document is larger than ${MAX_BYTES} bytes`);
-      }
-      chunks.push(Buffer.from(value));
-    }
-  } catch (err) {
-    if (err instanceof Error && err.message.startsWith('the document')) throw err;
-    throw new Error('the answer was cut off', { cause: err });
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
+class DocumentTooLarge extends Error {}

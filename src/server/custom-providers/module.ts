@@ -9,7 +9,6 @@ import { createProviderRuntime } from '../providers/runtime.js';
 import { exchangeAuthorizationCode, fetchJson } from '../providers/code-exchange.js';
 import { ProviderError } from '../providers/outbound.js';
 import type { CustomProviderName, OAuth2Provider, ProviderRuntime } from '../providers/types.js';
-import { cappedFetch } from './capped-fetch.js';
 import { customProfile } from './profile.js';
 import { withOpenid } from './params.js';
 
@@ -33,8 +32,8 @@ export function customRuntime(config: Config, row: CustomProviderRow, clientSecr
     emailOptional: row.email_optional,
     skipNonceCheck: row.skip_nonce_check,
   };
-  const rt = createProviderRuntime(settings, config.external.httpTimeoutSeconds);
-  return { ...rt, fetch: cappedFetch(rt.fetch) };
+  // Its answers are capped like every provider's (providers/outbound.ts).
+  return createProviderRuntime(settings, config.external.httpTimeoutSeconds);
 }
 
 function endpointsOf(row: CustomProviderRow): Endpoints {
