@@ -188,6 +188,7 @@ export const SETTINGS: Setting[] = [
   s('RATE_LIMIT_ANONYMOUS_USERS', 'rateLimit.anonymousUsers', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_WEB3', 'rateLimit.web3', 'int', 30, { minimum: 0 }),
+  s('RATE_LIMIT_SSO', 'rateLimit.sso', 'number', 30, { minimum: 0 }),
 
   s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
@@ -235,6 +236,15 @@ export const SETTINGS: Setting[] = [
   s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300, positive),
   s('PASSKEY_ENABLED', 'passkey.enabled', 'bool', false),
   s('PASSKEY_MAX_PASSKEYS_PER_USER', 'passkey.maxPerUser', 'int', 10, positive),
+
+  // SAML 2.0 single sign-on (docs/sso-saml.md#settings); the keys are checked in cross-field.ts.
+  s('SAML_ENABLED', 'saml.enabled', 'bool', false),
+  s('SAML_PRIVATE_KEY', 'saml.privateKey', 'string', ''),
+  s('SAML_PRIVATE_KEY_NEXT', 'saml.privateKeyNext', 'string', ''),
+  s('SAML_ALLOW_ENCRYPTED_ASSERTIONS', 'saml.allowEncryptedAssertions', 'bool', false),
+  s('SAML_RELAY_STATE_VALIDITY_PERIOD', 'saml.relayStateValiditySeconds', 'duration', 120, { minimum: 0 }),
+  s('SAML_EXTERNAL_URL', 'saml.externalUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
+  s('SAML_RATE_LIMIT_ASSERTION', 'rateLimit.samlAssertion', 'number', 15, { minimum: 0 }),
 
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),

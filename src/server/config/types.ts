@@ -203,6 +203,9 @@ export interface Config {
     passkey: number;
     /** POST /token?grant_type=web3, per 5 minutes */
     web3: number;
+    /** POST /sso (RATE_LIMIT_SSO) and POST /sso/saml/acs (SAML_RATE_LIMIT_ASSERTION), per 5 minutes */
+    sso: number;
+    samlAssertion: number;
   };
   password: {
     minLength: number;
@@ -245,6 +248,15 @@ export interface Config {
   /** the WebAuthn relying party (docs/passkeys.md#settings); origins are full origins, e.g. https://app.example.com */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpirySeconds: number };
   passkey: { enabled: boolean; maxPerUser: number };
+  /** SAML single sign-on (docs/sso-saml.md#settings): keys are base64 DER PKCS#1 RSA keys, checked at start */
+  saml: {
+    enabled: boolean;
+    privateKey: string;
+    privateKeyNext: string;
+    allowEncryptedAssertions: boolean;
+    relayStateValiditySeconds: number;
+    externalUrl: string;
+  };
   smtp: {
     host: string;
     port: number;

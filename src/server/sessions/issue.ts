@@ -125,6 +125,13 @@ export async function tokenResponse(
   return answer(ctx, user, session, amr, identities, factors, refreshToken, { method, req });
 }
 
+/** An sso/saml claim names the SSO provider of the user's SSO identity, as the original's amr does (docs/sso-saml.md#sessions). */
+function withSsoProvider(amr: AmrRow[], identities: IdentityRow[]): Array<AmrRow & { provider?: string }> {
+  const sso = identities.find((i) => i.provider.startsWith('sso:'));
+  if (!sso) return amr;
+  return amr.map((a) => (a.method === 'sso/saml' ? { ...a, provider: sso.provider.slice('sso:'.length) } : a));
+}
+
 async function answer(
   ctx: AppContext,
   user: UserRow,
@@ -136,7 +143,7 @@ async function answer(
   issuing: Issuing,
 ): Promise<TokenResponse> {
   const latestExp = lowAalExpiry(ctx, session, aalOf(amr), factors);
-  const { token, exp, expiresIn } = await signAccessToken(ctx, user, session, amr, issuing, latestExp);
+  const { token, exp, expiresIn } = await signAccessToken(ctx, user, session, withSsoProvider(amr, identities), issuing, latestExp);
   return {
     access_token: token,
     token_type: 'bearer',
