@@ -58,3 +58,40 @@ create table saml_relay_states (
 create index saml_relay_states_sso_provider_id_idx on saml_relay_states (sso_provider_id);
 create index saml_relay_states_for_email_idx on saml_relay_states (for_email);
 create index saml_relay_states_created_at_idx on saml_relay_states (created_at desc);
+
+-- A database adopted from the original keeps its SSO tables aside as gotrue_<name> (src/db/adopt.ts); their
+-- rows move in here, ids kept, so the `sso:<provider id>` identities of its users still name their
+-- provider (docs/adopting-gotrue.md#sso-providers). Columns the original added later (disabled,
+-- name_id_format) are read when present. Relay states live minutes and are not kept. The sources are then
+-- dropped; an object outside the namespace that still depends on them stops the migration instead.
+do $$
+declare
+  has_disabled boolean := exists (select 1 from information_schema.columns
+    where table_schema = current_schema() and table_name = 'gotrue_sso_providers' and column_name = 'disabled');
+  has_format boolean := exists (select 1 from information_schema.columns
+    where table_schema = current_schema() and table_name = 'gotrue_saml_providers' and column_name = 'name_id_format');
+begin
+  if to_regclass('gotrue_sso_providers') is null then
+    return;
+  end if;
+  execute format(
+    'insert into sso_providers (id, resource_id, disabled, created_at, updated_at)
+     select id, nullif(resource_id, %L), %s, coalesce(created_at, now()), coalesce(updated_at, created_at, now())
+       from gotrue_sso_providers',
+    '', case when has_disabled then 'disabled' else 'null::boolean' end);
+  if to_regclass('gotrue_saml_providers') is not null then
+    execute format(
+      'insert into saml_providers (id, sso_provider_id, entity_id, metadata_xml, metadata_url, attribute_mapping, name_id_format,
+                                   created_at, updated_at)
+       select id, sso_provider_id, entity_id, metadata_xml, metadata_url, attribute_mapping, %s,
+              coalesce(created_at, now()), coalesce(updated_at, created_at, now())
+         from gotrue_saml_providers',
+      case when has_format then 'name_id_format' else 'null::text' end);
+  end if;
+  if to_regclass('gotrue_sso_domains') is not null then
+    insert into sso_domains (id, sso_provider_id, domain, created_at, updated_at)
+    select id, sso_provider_id, domain, coalesce(created_at, now()), coalesce(updated_at, created_at, now())
+      from gotrue_sso_domains;
+  end if;
+  drop table if exists gotrue_saml_relay_states, gotrue_sso_sessions, gotrue_sso_domains, gotrue_saml_providers, gotrue_sso_providers;
+end $$;
