@@ -6,6 +6,7 @@ import { generateKeyPairSync, createVerify, randomUUID } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
 import forge from 'node-forge';
 import { SignedXml } from 'xml-crypto';
+import xmlenc from 'xml-encryption';
 import { DOMParser } from '@xmldom/xmldom';
 
 export interface KeyPair {
@@ -144,7 +145,7 @@ export class TestIdp {
       `ID="_r${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${a.recipient ?? sp.acsUrl}"${irt}>` +
       `<saml:Issuer>${issuer}</saml:Issuer>` +
       '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>' +
-      `<saml:Assertion ID="_a${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${now.toISOString()}">` +
+      `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_a${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${now.toISOString()}">` +
       `<saml:Issuer>${issuer}</saml:Issuer>` +
       `<saml:Subject><saml:NameID Format="${a.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'}">${a.nameId ?? 'user-1'}</saml:NameID>` +
       `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">` +
@@ -182,6 +183,40 @@ export class TestIdp {
   response(sp: { entityId: string; acsUrl: string }, a: Assertion): string {
     return Buffer.from(this.sign(this.responseXml(sp, a))).toString('base64');
   }
+}
+
+/**
+ * A signed response whose Assertion is encrypted (xml-encryption: AES-256-CBC, the key wrapped with RSA-OAEP)
+ * to the SP certificate `spCertificatePem`, as an IdP does with the encryption key of the SP metadata.
+ */
+export async function encryptedResponse(
+  idp: TestIdp,
+  sp: { entityId: string; acsUrl: string },
+  a: Assertion,
+  spCertificatePem: string,
+): Promise<string> {
+  const signed = idp.sign(idp.responseXml(sp, a));
+  const assertion = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(signed)![0];
+  const encrypted = await new Promise<string>((resolve, reject) =>
+    xmlenc.encrypt(
+      assertion,
+      {
+        rsa_pub: spCertificatePem,
+        pem: spCertificatePem,
+        encryptionAlgorithm: 'http://www.w3.org/2001/04/xmlenc#aes256-cbc',
+        keyEncryptionAlgorithm: 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p',
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    ),
+  );
+  return Buffer.from(signed.replace(assertion, `<saml:EncryptedAssertion>${encrypted}</saml:EncryptedAssertion>`)).toString('base64');
+}
+
+/** The certificates of an SP metadata document, as PEM, in document order. */
+export function metadataCertificates(xml: string): string[] {
+  return [...xml.matchAll(/<X509Certificate>([^<]+)<\/X509Certificate>/g)].map(
+    (m) => `-----BEGIN CERTIFICATE-----\n${m[1].match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`,
+  );
 }
 
 /** The browser's post of the IdP's form to the ACS. */
