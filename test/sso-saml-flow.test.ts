@@ -342,3 +342,15 @@ t.test('POST /sso refusals', async (t) => {
   const idpInitiated = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { attributes: [EMAIL_ATTR] }) });
   t.strictSame(refusal(idpInitiated), refused('sso_provider_disabled', 'SSO Provider assigned for this domain is currently disabled'));
 });
+
+t.test("the assertion's SessionNotOnOrAfter ends the session", async (t) => {
+  const notAfter = new Date(Math.floor(Date.now() / 1000 + 8 * 3600) * 1000);
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], sessionNotOnOrAfter: notAfter }),
+  });
+  t.equal(acs.status, 302);
+  const accessToken = new URLSearchParams(acs.location!.hash.slice(1)).get('access_token')!;
+  const { session_id } = decodeJwt(accessToken) as { session_id: string };
+  const { rows } = await api.db.query('select not_after from sessions where id = $1', [session_id]);
+  t.equal(rows[0].not_after.getTime(), notAfter.getTime());
+});

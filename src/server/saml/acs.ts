@@ -92,6 +92,7 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
       }
       const session = await issueSession(ctx, c, user, 'sso/saml', req, {
         audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: providerName } },
+        notAfter: read.sessionNotAfter,
       });
       return tokenFragmentRedirect(target, session);
     },

@@ -159,6 +159,8 @@ export interface SignInOptions {
   audit?: { actor: AuditActor; action: AuditAction; traits?: Record<string, unknown> };
   /** a new password hash to store with the sign-in (the password grant's upgrade of an older hash) */
   passwordHash?: string;
+  /** the session's not_after (docs/sso-saml.md#sessions) */
+  notAfter?: Date | null;
 }
 
 /**
@@ -179,7 +181,7 @@ export async function issueSession(
     return tx(ctx.db, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
   }
   const refreshToken = newRefreshToken();
-  const { audit, passwordHash } = options;
+  const { audit, passwordHash, notAfter } = options;
   const signedIn = await signIn(q, {
     userId: user.id,
     method,
@@ -188,6 +190,7 @@ export async function issueSession(
     refreshTokenHash: sha256Hex(refreshToken),
     signedInAt: new Date(),
     passwordHash,
+    notAfter,
     audit: audit ? auditPayload(audit.actor, audit.action, audit.traits) : null,
   });
   // Deleted, or soft-deleted, by a concurrent request since the caller found the user.
