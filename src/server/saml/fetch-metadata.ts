@@ -2,7 +2,7 @@
 // size, no redirects followed. Every failure is a 400 saml_metadata_fetch_failed naming the URL: the
 // original's wording for a non-200 answer, ours for an unreachable host or an oversized document (where the
 // original answers 500 or reads without bound).
-import { apiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 
 /** A metadata document larger than this is refused (real IdP metadata is a few KiB; federations use aggregates we do not take). */
 export const METADATA_MAX_BYTES = 1024 * 1024;
@@ -29,17 +29,21 @@ export async function fetchSamlMetadata(url: string, timeoutSeconds: number): Pr
 async function readBounded(response: Response, url: string): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
+  if (!response.body) return '';
+  const reader = response.body.getReader();
   try {
-    for await (const chunk of response.body ?? []) {
-      size += chunk.byteLength;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
       if (size > METADATA_MAX_BYTES) {
-        await response.body?.cancel();
+        await reader.cancel();
         throw apiError('saml_metadata_fetch_failed', `SAML Metadata at URL '${url}' is larger than ${METADATA_MAX_BYTES} bytes`);
       }
-      chunks.push(Buffer.from(chunk));
+      chunks.push(Buffer.from(value));
     }
   } catch (err) {
-    if (err instanceof Error && 'errorCode' in err) throw err;
+    if (err instanceof ApiError) throw err;
     throw apiError('saml_metadata_fetch_failed', `Error fetching SAML Metadata from URL '${url}'`);
   }
   return Buffer.concat(chunks).toString('utf8');
