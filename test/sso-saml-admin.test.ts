@@ -150,6 +150,8 @@ t.test('admin CRUD of SSO providers', async (t) => {
       },
     ],
   );
+  const dupResource = await admin('POST', '/admin/sso/providers', { type: 'saml', metadata_xml: other.metadata(), resource_id: 'ACME' });
+  t.strictSame([dupResource.status, dupResource.body.error_code], [422, 'conflict'], 'resource_id is unique, ignoring case');
   t.equal((await admin('GET', '/admin/sso/providers')).body.items.length, 1, 'a refused create writes nothing');
 
   const mismatch = await admin('PUT', `/admin/sso/providers/${id}`, { metadata_xml: other.metadata() });

@@ -118,6 +118,8 @@ export const ERRORS = {
   sso_domain_already_exists: e(400, 'sso_domain_already_exists', 'SSO Domain is already assigned to an SSO identity provider'),
   saml_entity_id_mismatch: e(400, 'saml_entity_id_mismatch', 'SAML Metadata can be updated only if the EntityID matches for the provider'),
   sso_update_conflict: e(422, 'conflict', 'Updating SSO provider failed, likely due to a conflict. Try again?'),
+  // ours: the original answers a taken resource_id (or a create that lost a race) with a 500
+  sso_create_conflict: e(422, 'conflict', 'Creating SSO provider failed: its entity ID, a domain or its resource_id is already taken'),
   saml_relay_state_not_found: e(404, 'saml_relay_state_not_found', 'SAML RelayState does not exist, try logging in again?'),
   saml_relay_state_expired: e(422, 'saml_relay_state_expired', 'SAML RelayState has expired. Try logging in again?'),
   saml_relay_state_invalid: e(400, 'validation_failed', 'SAML RelayState is not a valid UUID or URL'),

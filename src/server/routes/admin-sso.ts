@@ -75,7 +75,7 @@ export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
       );
     },
     req.signal,
-  ).catch(conflict('saml_idp_already_exists'));
+  ).catch(conflict('sso_create_conflict'));
   return { status: 201, body: providerJson((await findSsoProviderById(ctx.db, id))!) };
 };
 
@@ -126,7 +126,7 @@ export const adminDeleteSsoProvider: GuardedHandler<Admin> = async (req, ctx) =>
 };
 
 /** A unique index that a concurrent request won (entity ID, domain, resource_id) is that request's conflict. */
-function conflict(name: 'saml_idp_already_exists' | 'sso_update_conflict') {
+function conflict(name: 'sso_create_conflict' | 'sso_update_conflict') {
   return (err: unknown): never => {
     if (!(err instanceof ApiError) && (err as { code?: string }).code === '23505') throw apiError(name);
     throw err;
