@@ -83,11 +83,18 @@ t.test('adopted in place: the same schema as a fresh install, the original users
   const tables = (await original.query(`select tablename from pg_tables where schemaname = 'auth' order by 1`)).rows.map(
     (r) => r.tablename,
   );
-  for (const kept of ['gotrue_schema_migrations', 'gotrue_instances', 'gotrue_sso_providers', 'gotrue_saml_relay_states']) {
+  for (const kept of ['gotrue_schema_migrations', 'gotrue_instances']) {
     t.ok(tables.includes(kept), `${kept} kept aside`);
   }
   t.notOk(tables.includes('gotrue_refresh_tokens'), 'no refresh token left in clear');
-  for (const moved of ['gotrue_mfa_factors', 'gotrue_mfa_challenges', 'gotrue_webauthn_credentials', 'gotrue_webauthn_challenges']) {
+  for (const moved of [
+    'gotrue_mfa_factors',
+    'gotrue_mfa_challenges',
+    'gotrue_webauthn_credentials',
+    'gotrue_webauthn_challenges',
+    'gotrue_sso_providers',
+    'gotrue_saml_relay_states',
+  ]) {
     t.notOk(tables.includes(moved), `${moved} moved into ours and dropped`);
   }
   t.equal(

@@ -6,9 +6,12 @@ import t from 'tap';
 import { ROUTES } from '../dist/server/routes.js';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
+import { spPrivateKey } from './helpers/saml-idp.js';
 
-// Passkeys on, so that their routes reach their guards (switched off, they answer 404 passkey_disabled first).
+// Passkeys and SAML on, so that their routes reach their guards (switched off, they answer 404 first).
 const api = await startTestService({
+  AUTH_SAML_ENABLED: 'true',
+  AUTH_SAML_PRIVATE_KEY: spPrivateKey(),
   AUTH_MAILER_AUTOCONFIRM: 'true',
   AUTH_PASSKEY_ENABLED: 'true',
   AUTH_WEBAUTHN_RP_ID: 'localhost',
@@ -36,11 +39,11 @@ t.test('every route declares one of the guards', async (t) => {
 });
 
 // Routes whose body nobody reads, /token, whose body schema is its grant's (src/server/grants/), and
-// POST /callback, whose body is a provider's form (application/x-www-form-urlencoded), not JSON.
+// POST /callback and POST /sso/saml/acs, whose body is a provider's form (application/x-www-form-urlencoded), not JSON.
 const WITHOUT_BODY_SCHEMA = [
   'POST /token',
   'POST /logout',
-  'POST /sso',
+  'POST /sso/saml/acs',
   'POST /callback',
   'DELETE /user/identities/{identity_id}',
   'DELETE /admin/custom-providers/{identifier}',

@@ -129,3 +129,16 @@ export async function finishOAuthFlowState(
   );
   return rows[0].auth_code;
 }
+
+/** POST /sso with a code_challenge: the flow the ACS finishes with a user and an auth code (docs/sso-saml.md#pkce). */
+export async function insertSsoFlowState(
+  q: Queryable,
+  f: { codeChallenge: string; method: 's256' | 'plain'; referrer: string },
+): Promise<string> {
+  const { rows } = await q.query<{ id: string }>(
+    `insert into flow_state (code_challenge_method, code_challenge, provider_type, authentication_method, referrer)
+     values ($1, $2, 'sso/saml', 'sso/saml', $3) returning id`,
+    [f.method, f.codeChallenge, f.referrer],
+  );
+  return rows[0].id;
+}

@@ -78,12 +78,23 @@ export async function lockIdentity(q: Queryable, provider: string, providerId: s
 }
 
 /**
- * Identities whose email is one of `emails` (lower-case) and was verified by their provider: an address a
+ * SSO providers are each their own linking domain (docs/sso-saml.md#users): identities of this provider
+ * with this address (another subject of the same IdP) are the only ones an SSO sign-in links to.
+ */
+export async function findProviderIdentitiesByEmail(q: Queryable, provider: string, email: string): Promise<IdentityRow[]> {
+  const { rows } = await q.query<IdentityRow>('select * from identities where provider = $1 and email = lower($2)', [provider, email]);
+  return rows;
+}
+
+/**
+ * Identities whose email is one of `emails` (lower-case) and was verified (SSO identities aside: their
+ * providers are linking domains of their own) by their provider: an address a
  * provider reported unverified proves nothing, so it must neither attract nor block a link.
  */
 export async function findVerifiedIdentitiesByEmails(q: Queryable, emails: string[]): Promise<IdentityRow[]> {
   const { rows } = await q.query<IdentityRow>(
-    `select * from identities where email = any($1::text[]) and coalesce((identity_data ->> 'email_verified')::boolean, false)`,
+    `select * from identities where email = any($1::text[]) and coalesce((identity_data ->> 'email_verified')::boolean, false)
+        and provider not like 'sso:%'`,
     [emails],
   );
   return rows;

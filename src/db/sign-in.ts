@@ -21,6 +21,8 @@ export interface SignInWrite {
   passwordHash?: string | null;
   /** one audit_log_entries payload (auditPayload() in audit-log.ts) written with the sign-in */
   audit?: Record<string, unknown> | null;
+  /** when the session ends whatever its refreshes (a SAML assertion's SessionNotOnOrAfter) */
+  notAfter?: Date | null;
 }
 
 export interface SignIn {
@@ -59,7 +61,8 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
                               updated_at = now()
              where id = $1::uuid and deleted_at is null returning *),
            session as (
-             insert into sessions (user_id, aal, user_agent, ip) select id, 'aal1', $2::text, $3::text from signed_in returning id, created_at),
+             insert into sessions (user_id, aal, user_agent, ip, not_after)
+             select id, 'aal1', $2::text, $3::text, $9::timestamptz from signed_in returning id, created_at),
            token as (
              insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session),
            amr as (
@@ -79,7 +82,17 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
                    from identities i where i.user_id = $1::uuid) as sign_in_identities,
                   ${factorsJsonSql('$1::uuid')} as sign_in_factors
            from signed_in u`,
-    values: [s.userId, s.userAgent, s.ip, s.refreshTokenHash, s.method, s.signedInAt, s.passwordHash ?? null, s.audit ?? null],
+    values: [
+      s.userId,
+      s.userAgent,
+      s.ip,
+      s.refreshTokenHash,
+      s.method,
+      s.signedInAt,
+      s.passwordHash ?? null,
+      s.audit ?? null,
+      s.notAfter ?? null,
+    ],
   });
   if (!rows[0]) return null;
   const {

@@ -28,7 +28,16 @@ import { logout } from './routes/logout.js';
 import { putUser, putUserBody } from './routes/user-update.js';
 import { reauthenticate } from './routes/reauthenticate.js';
 import { resend, resendBody } from './routes/resend.js';
-import { sso } from './routes/sso.js';
+import { sso, ssoBody, samlAcs, samlMetadata } from './routes/sso.js';
+import { samlEnabled } from './saml/feature.js';
+import { providerBody as ssoProviderBody } from './saml/provider-params.js';
+import {
+  adminCreateSsoProvider,
+  adminDeleteSsoProvider,
+  adminGetSsoProvider,
+  adminListSsoProviders,
+  adminUpdateSsoProvider,
+} from './routes/admin-sso.js';
 import {
   challengeBody,
   deleteFactor,
@@ -104,7 +113,36 @@ export const ROUTES: Route[] = [
   },
   { method: 'DELETE', path: '/admin/custom-providers/{identifier}', guard: 'admin', feature: customOAuthEnabled, handler: deleteProvider },
   { method: 'POST', path: '/invite', guard: 'admin', body: inviteBody, handler: invite },
-  { method: 'POST', path: '/sso', guard: 'none', handler: sso },
+  // SAML single sign-on (docs/sso-saml.md): every route is switched by SAML_ENABLED
+  { method: 'POST', path: '/sso', feature: samlEnabled, guard: 'none', limit: 'sso', captcha: true, body: ssoBody, handler: sso },
+  { method: 'GET', path: '/sso/saml/metadata', feature: samlEnabled, guard: 'none', handler: samlMetadata },
+  { method: 'POST', path: '/sso/saml/acs', feature: samlEnabled, guard: 'none', limit: 'saml_assertion', handler: samlAcs },
+  { method: 'GET', path: '/admin/sso/providers', feature: samlEnabled, guard: 'admin', handler: adminListSsoProviders },
+  {
+    method: 'POST',
+    path: '/admin/sso/providers',
+    feature: samlEnabled,
+    guard: 'admin',
+    body: ssoProviderBody,
+    handler: adminCreateSsoProvider,
+  },
+  { method: 'GET', path: '/admin/sso/providers/{idp_id}', feature: samlEnabled, guard: 'admin', handler: adminGetSsoProvider },
+  {
+    method: 'PUT',
+    path: '/admin/sso/providers/{idp_id}',
+    feature: samlEnabled,
+    guard: 'admin',
+    body: ssoProviderBody,
+    handler: adminUpdateSsoProvider,
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/sso/providers/{idp_id}',
+    feature: samlEnabled,
+    guard: 'admin',
+    body: noFields,
+    handler: adminDeleteSsoProvider,
+  },
   // multi-factor authentication (docs/mfa.md)
   { method: 'POST', path: '/factors', guard: 'user', body: enrollBody, handler: postFactors },
   { method: 'POST', path: '/factors/{factor_id}/challenge', guard: 'user', limit: 'mfa', body: challengeBody, handler: postChallenge },

@@ -8,6 +8,7 @@ import { HTTP_HOOK_TIMEOUT_MS } from '../hooks/http-transport.js';
 import { SUPPORTED_ALGORITHMS, buildKeySet } from '../auth/keys.js';
 import { KMS_ARN_MEMBER } from '../auth/kms-key.js';
 import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
+import { samlKeyProblem } from '../saml/keys.js';
 
 export function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
   const problems: string[] = [];
@@ -42,9 +43,24 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
   problems.push(...validMethodProblems(flat, given));
   problems.push(...kmsKeyProblems(flat));
+  problems.push(...samlProblems(flat));
   problems.push(...hookProblems(flat));
   problems.push(...dbEncryptionProblems(flat));
   problems.push(...templateProblems(flat, given));
+  return problems;
+}
+
+/** With SAML on, its keys must be usable RSA keys (the original refuses to start otherwise; docs/sso-saml.md#settings). */
+function samlProblems(flat: Record<string, unknown>): string[] {
+  if (!flat.SAML_ENABLED) return [];
+  const key = typeof flat.SAML_PRIVATE_KEY === 'string' ? flat.SAML_PRIVATE_KEY : '';
+  const next = typeof flat.SAML_PRIVATE_KEY_NEXT === 'string' ? flat.SAML_PRIVATE_KEY_NEXT : '';
+  const problems: string[] = [];
+  if (!key) problems.push('AUTH_SAML_PRIVATE_KEY: is required when SAML_ENABLED is true');
+  const current = key ? samlKeyProblem(key, '') : null;
+  if (current) problems.push(`AUTH_SAML_PRIVATE_KEY: ${current}`);
+  const upcoming = next ? samlKeyProblem(next, 'next ') : null;
+  if (upcoming) problems.push(`AUTH_SAML_PRIVATE_KEY_NEXT: ${upcoming}`);
   return problems;
 }
 

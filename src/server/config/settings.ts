@@ -195,6 +195,7 @@ export const SETTINGS: Setting[] = [
   s('RATE_LIMIT_ANONYMOUS_USERS', 'rateLimit.anonymousUsers', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_WEB3', 'rateLimit.web3', 'int', 30, { minimum: 0 }),
+  s('RATE_LIMIT_SSO', 'rateLimit.sso', 'number', 30, { minimum: 0 }),
 
   s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
@@ -247,6 +248,15 @@ export const SETTINGS: Setting[] = [
   s('CUSTOM_OAUTH_MAX_PROVIDERS', 'customOAuth.maxProviders', 'int', 0, { minimum: 0 }),
   s('CUSTOM_OAUTH_EXTERNAL_URL', 'customOAuth.externalUrl', 'string', '', { pattern: '^(https?://[^\\s/]+.*)?$' }),
   s('CUSTOM_OAUTH_ALLOW_PRIVATE_URLS', 'customOAuth.allowPrivateUrls', 'bool', false),
+
+  // SAML 2.0 single sign-on (docs/sso-saml.md#settings); the keys are checked in cross-field.ts.
+  s('SAML_ENABLED', 'saml.enabled', 'bool', false),
+  s('SAML_PRIVATE_KEY', 'saml.privateKey', 'string', ''),
+  s('SAML_PRIVATE_KEY_NEXT', 'saml.privateKeyNext', 'string', ''),
+  s('SAML_ALLOW_ENCRYPTED_ASSERTIONS', 'saml.allowEncryptedAssertions', 'bool', false),
+  s('SAML_RELAY_STATE_VALIDITY_PERIOD', 'saml.relayStateValiditySeconds', 'duration', 120, { minimum: 0 }),
+  s('SAML_EXTERNAL_URL', 'saml.externalUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
+  s('SAML_RATE_LIMIT_ASSERTION', 'rateLimit.samlAssertion', 'number', 15, { minimum: 0 }),
 
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),

@@ -214,6 +214,9 @@ export interface Config {
     passkey: number;
     /** POST /token?grant_type=web3, per 5 minutes */
     web3: number;
+    /** POST /sso (RATE_LIMIT_SSO) and POST /sso/saml/acs (SAML_RATE_LIMIT_ASSERTION), per 5 minutes */
+    sso: number;
+    samlAssertion: number;
   };
   password: {
     minLength: number;
@@ -265,6 +268,15 @@ export interface Config {
     externalUrl: string;
     /** ours: provider URLs may be plain http and name loopback or private addresses (tests, private networks) */
     allowPrivateUrls: boolean;
+  };
+  /** SAML single sign-on (docs/sso-saml.md#settings): keys are base64 DER PKCS#1 RSA keys, checked at start */
+  saml: {
+    enabled: boolean;
+    privateKey: string;
+    privateKeyNext: string;
+    allowEncryptedAssertions: boolean;
+    relayStateValiditySeconds: number;
+    externalUrl: string;
   };
   smtp: {
     host: string;

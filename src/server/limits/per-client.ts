@@ -31,6 +31,10 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
       return { perPeriod: limits.passkey, periodSeconds: 300 };
     case 'web3':
       return { perPeriod: limits.web3, periodSeconds: 300 };
+    case 'sso':
+      return { perPeriod: limits.sso, periodSeconds: 300 };
+    case 'saml_assertion':
+      return { perPeriod: limits.samlAssertion, periodSeconds: 300 };
   }
 }
 

@@ -18,8 +18,8 @@ export function settingsBody(config: Config): Record<string, unknown> {
     mailer_autoconfirm: config.mailer.autoconfirm,
     phone_autoconfirm: config.sms.autoconfirm,
     sms_provider: config.sms.provider,
-    saml_enabled: false,
-    saml_private_key_next_configured: false,
+    saml_enabled: config.saml.enabled,
+    saml_private_key_next_configured: config.saml.enabled && config.saml.privateKeyNext !== '',
     passkeys_enabled: config.passkey.enabled,
   };
 }

@@ -103,6 +103,13 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
   if (user.is_anonymous && password !== null && !emailText && !phoneText) {
     throw apiError('anonymous_password_only');
   }
+  // An SSO user's addresses and password belong to the IdP (docs/sso-saml.md#users).
+  if (
+    user.is_sso_user &&
+    (!!password || (emailText && emailText !== user.email) || (phoneText && phoneText !== user.phone) || !!body.nonce)
+  ) {
+    throw apiError('user_sso_managed');
+  }
   const email = emailText ? normaliseEmail(emailText) : null;
   const phone = phoneText ? normalisePhone(phoneText) : null;
   return {

@@ -125,6 +125,13 @@ export async function tokenResponse(
   return answer(ctx, user, session, amr, identities, factors, refreshToken, { method, req });
 }
 
+/** An sso/saml claim names the SSO provider of the user's SSO identity, as the original's amr does (docs/sso-saml.md#sessions). */
+function withSsoProvider(amr: AmrRow[], identities: IdentityRow[]): Array<AmrRow & { provider?: string }> {
+  const sso = identities.find((i) => i.provider.startsWith('sso:'));
+  if (!sso) return amr;
+  return amr.map((a) => (a.method === 'sso/saml' ? { ...a, provider: sso.provider.slice('sso:'.length) } : a));
+}
+
 async function answer(
   ctx: AppContext,
   user: UserRow,
@@ -136,7 +143,7 @@ async function answer(
   issuing: Issuing,
 ): Promise<TokenResponse> {
   const latestExp = lowAalExpiry(ctx, session, aalOf(amr), factors);
-  const { token, exp, expiresIn } = await signAccessToken(ctx, user, session, amr, issuing, latestExp);
+  const { token, exp, expiresIn } = await signAccessToken(ctx, user, session, withSsoProvider(amr, identities), issuing, latestExp);
   return {
     access_token: token,
     token_type: 'bearer',
@@ -152,6 +159,8 @@ export interface SignInOptions {
   audit?: { actor: AuditActor; action: AuditAction; traits?: Record<string, unknown> };
   /** a new password hash to store with the sign-in (the password grant's upgrade of an older hash) */
   passwordHash?: string;
+  /** the session's not_after (docs/sso-saml.md#sessions) */
+  notAfter?: Date | null;
 }
 
 /**
@@ -173,7 +182,7 @@ export async function issueSession(
     return tx(ctx.db, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
   }
   const refreshToken = newRefreshToken();
-  const { audit, passwordHash } = options;
+  const { audit, passwordHash, notAfter } = options;
   const signedIn = await signIn(q, {
     userId: user.id,
     method,
@@ -182,6 +191,7 @@ export async function issueSession(
     refreshTokenHash: sha256Hex(refreshToken),
     signedInAt: new Date(),
     passwordHash,
+    notAfter,
     audit: audit ? auditPayload(audit.actor, audit.action, audit.traits) : null,
   });
   // Deleted, or soft-deleted, by a concurrent request since the caller found the user.

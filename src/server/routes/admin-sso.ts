@@ -1,0 +1,134 @@
+// /admin/sso/providers[/{idp_id}] (docs/sso-saml.md#identity-providers): the SAML identity providers. {idp_id} is
+// the provider's UUID or resource_<resource_id>, as in the original.
+import { apiError, ApiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import {
+  deleteSsoProvider,
+  domainsTaken,
+  findSsoProviderByEntityId,
+  findSsoProviderById,
+  findSsoProviderByResourceId,
+  insertSsoProvider,
+  listSsoProviders,
+  replaceSsoDomains,
+  updateSsoProvider,
+  type SsoProviderRow,
+} from '../../db/sso-providers.js';
+import { bodyMetadata, checkProviderBody, readAttributeMapping, readDomains, type ProviderBody } from '../saml/provider-params.js';
+import { providerJson } from '../saml/provider-json.js';
+import type { Admin } from '../auth/admin.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
+import type { AppContext } from '../context.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function loadProvider(req: ApiRequest, ctx: AppContext): Promise<SsoProviderRow> {
+  const idp = req.params.idp_id ?? '';
+  let provider: SsoProviderRow | null = null;
+  if (idp.startsWith('resource_')) provider = await findSsoProviderByResourceId(ctx.db, idp.slice('resource_'.length));
+  else if (UUID.test(idp)) provider = await findSsoProviderById(ctx.db, idp.toLowerCase());
+  if (!provider) throw apiError('sso_admin_provider_not_found');
+  return provider;
+}
+
+export const adminListSsoProviders: GuardedHandler<Admin> = async (req, ctx) => {
+  const providers = await listSsoProviders(ctx.db, {
+    resourceId: req.query.get('resource_id') ?? undefined,
+    resourceIdPrefix: req.query.get('resource_id_prefix') ?? undefined,
+  });
+  // The list leaves metadata_xml out so that it stays small, as the original's does.
+  return { body: { items: providers.map((p) => providerJson(p, false)) } };
+};
+
+export const adminGetSsoProvider: GuardedHandler<Admin> = async (req, ctx) => ({ body: providerJson(await loadProvider(req, ctx)) });
+
+export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
+  const body = req.body();
+  checkProviderBody(body, false);
+  const metadata = (await bodyMetadata(ctx, body))!;
+  const domains = readDomains(body) ?? [];
+  const id = await tx(
+    ctx.db,
+    async (c) => {
+      if (await findSsoProviderByEntityId(c, metadata.parsed.entityId)) {
+        throw apiError('saml_idp_already_exists', `SAML Identity Provider with this EntityID (${metadata.parsed.entityId}) already exists`);
+      }
+      const [taken] = await domainsTaken(c, domains, null);
+      if (taken) {
+        throw apiError(
+          'sso_domain_already_exists',
+          `SSO Domain '${taken.domain}' is already assigned to an SSO identity provider (${taken.sso_provider_id})`,
+        );
+      }
+      return insertSsoProvider(
+        c,
+        {
+          resourceId: body.resource_id || null,
+          disabled: body.disabled ?? null,
+          entityId: metadata.parsed.entityId,
+          metadataXml: metadata.raw,
+          metadataUrl: body.metadata_url || null,
+          attributeMapping: readAttributeMapping(body) ?? {},
+          nameIdFormat: body.name_id_format || null,
+        },
+        domains,
+      );
+    },
+    req.signal,
+  ).catch(conflict('sso_create_conflict'));
+  return { status: 201, body: providerJson((await findSsoProviderById(ctx.db, id))!) };
+};
+
+export const adminUpdateSsoProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
+  const body = req.body();
+  checkProviderBody(body, true);
+  const provider = await loadProvider(req, ctx);
+  const metadata = await bodyMetadata(ctx, body);
+  if (metadata && metadata.parsed.entityId !== provider.entity_id) {
+    throw apiError(
+      'saml_entity_id_mismatch',
+      `SAML Metadata can be updated only if the EntityID matches for the provider; expected '${provider.entity_id}' but got '${metadata.parsed.entityId}'`,
+    );
+  }
+  const domains = readDomains(body);
+  const resourceId = body.resource_id === undefined || body.resource_id === null ? provider.resource_id : body.resource_id || null;
+  await tx(
+    ctx.db,
+    async (c) => {
+      const [taken] = domains ? await domainsTaken(c, domains, provider.id) : [];
+      if (taken) {
+        throw apiError(
+          'sso_domain_already_exists',
+          `SSO domain '${taken.domain}' already assigned to another provider (${taken.sso_provider_id})`,
+        );
+      }
+      await updateSsoProvider(c, provider.id, {
+        resourceId,
+        disabled: body.disabled ?? provider.disabled,
+        entityId: provider.entity_id,
+        metadataXml: metadata?.raw ?? provider.metadata_xml,
+        metadataUrl: body.metadata_url || provider.metadata_url,
+        attributeMapping: readAttributeMapping(body) ?? provider.attribute_mapping ?? {},
+        // The original sets name_id_format to what the body says, absent meaning none.
+        nameIdFormat: body.name_id_format || null,
+      });
+      if (domains) await replaceSsoDomains(c, provider.id, domains);
+    },
+    req.signal,
+  ).catch(conflict('sso_update_conflict'));
+  return { body: providerJson((await findSsoProviderById(ctx.db, provider.id))!) };
+};
+
+export const adminDeleteSsoProvider: GuardedHandler<Admin> = async (req, ctx) => {
+  const provider = await loadProvider(req, ctx);
+  await deleteSsoProvider(ctx.db, provider.id);
+  return { body: providerJson(provider) };
+};
+
+/** A unique index that a concurrent request won (entity ID, domain, resource_id) is that request's conflict. */
+function conflict(name: 'sso_create_conflict' | 'sso_update_conflict') {
+  return (err: unknown): never => {
+    if (!(err instanceof ApiError) && (err as { code?: string }).code === '23505') throw apiError(name);
+    throw err;
+  };
+}

@@ -1,0 +1,96 @@
+// POST /sso/saml/acs (docs/sso-saml.md#the-flow): the IdP's browser post of SAMLResponse and RelayState.
+// Its flow and provider are found first (saml/acs-flow.ts); the response is then verified (saml/verify-response.ts) with no transaction open; then one transaction finds or creates the
+// user and issues the session (or the PKCE code). Every refusal is a 303 to SITE_URL carrying the error,
+// as the original answers.
+import { ApiError, apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { finishOAuthFlowState } from '../../db/flow-state.js';
+import { callbackParams } from '../oauth/callback.js';
+import { stateError, codeRedirect } from '../oauth/redirects.js';
+import { issueSession } from '../sessions/issue.js';
+import { actorOf } from '../users/actor.js';
+import { identifyFlow } from './acs-flow.js';
+import { freshMetadata } from './metadata-refresh.js';
+import { verifyResponse, AssertionRejected } from './verify-response.js';
+import { readAssertion } from './assertion.js';
+import { samlKeys } from './keys.js';
+import { spUrls } from './sp.js';
+import { signInSsoUser, ssoClaims } from './sign-in-user.js';
+import { tokenFragmentRedirect } from './redirects.js';
+import { announceCreatedUsers } from '../hooks/after-user-created.js';
+import type { ApiRequest, ApiResponse } from '../http/types.js';
+import type { AppContext } from '../context.js';
+
+export async function handleAcs(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
+  try {
+    return await consume(req, ctx);
+  } catch (err) {
+    if (err instanceof ApiError) return stateError(ctx.config.siteUrl, err);
+    ctx.log.error({ err, requestId: req.requestId }, 'SAML ACS failed');
+    return stateError(ctx.config.siteUrl, apiError('unexpected_failure'));
+  }
+}
+
+async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
+  const params = callbackParams(req);
+  const samlResponse = params.get('SAMLResponse') ?? '';
+  const started = await identifyFlow(ctx, params, samlResponse);
+  const provider = started.provider;
+  const idp = await freshMetadata(ctx, provider);
+  const keys = samlKeys(ctx.config);
+  const verify = (key: typeof keys.current | null) =>
+    verifyResponse(samlResponse, {
+      idp,
+      sp: spUrls(ctx.config),
+      requestId: started.requestId,
+      decryptionKey: ctx.config.saml.allowEncryptedAssertions ? key : null,
+    });
+  let profile;
+  try {
+    profile = await verify(keys.current).catch((err: unknown) => {
+      // During a key rotation an IdP may still encrypt to the other key (docs/sso-saml.md#keys).
+      if (err instanceof AssertionRejected && ctx.config.saml.allowEncryptedAssertions && keys.next) return verify(keys.next);
+      throw err;
+    });
+  } catch (err) {
+    if (!(err instanceof AssertionRejected)) throw err;
+    ctx.log.info({ requestId: req.requestId, reason: err.message, sso_provider_id: provider.id }, 'SAML assertion refused');
+    throw apiError('saml_assertion_invalid');
+  }
+
+  const read = readAssertion(profile, provider.attribute_mapping);
+  if (!read.userId) throw apiError('saml_assertion_no_user_id');
+  if (!read.email) throw apiError('saml_assertion_no_email');
+  const providerName = `sso:${provider.id}`;
+  const claims = ssoClaims(provider.entity_id, read.userId, read.email, read.claims);
+  const target = ctx.redirect(started.redirectTo || undefined) ?? ctx.config.siteUrl;
+
+  const response = await tx(
+    ctx.db,
+    async (c) => {
+      const { user, created } = await signInSsoUser(ctx, c, req, {
+        provider: providerName,
+        subject: read.userId,
+        email: read.email,
+        claims,
+      });
+      if (started.flowStateId) {
+        const code = await finishOAuthFlowState(c, started.flowStateId, {
+          userId: user.id,
+          providerAccessToken: '',
+          providerRefreshToken: '',
+        });
+        return codeRedirect(target, code);
+      }
+      const session = await issueSession(ctx, c, user, 'sso/saml', req, {
+        audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: providerName } },
+        notAfter: read.sessionNotAfter,
+      });
+      return tokenFragmentRedirect(target, session);
+    },
+    req.signal,
+  );
+  // Here rather than after the handler: the hook's error is redirected like every error of the flow.
+  await announceCreatedUsers(req, ctx);
+  return response;
+}

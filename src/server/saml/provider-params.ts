@@ -1,0 +1,85 @@
+// The body of POST and PUT /admin/sso/providers (docs/sso-saml.md#identity-providers), checked in the original's
+// order: type, metadata source, metadata_url form, name_id_format; then the metadata itself is read.
+import { apiError } from '../errors.js';
+import { bodySchema } from '../http/validate.js';
+import { fetchSamlMetadata } from './fetch-metadata.js';
+import { parseIdpMetadata, type IdpMetadata } from './idp-metadata.js';
+import type { AttributeMapping } from '../../db/sso-providers.js';
+import type { AppContext } from '../context.js';
+
+export const providerBody = bodySchema({
+  type: 'string',
+  metadata_url: 'string',
+  metadata_xml: 'string',
+  domains: 'unknown',
+  attribute_mapping: 'object',
+  name_id_format: 'string',
+  resource_id: 'string',
+  disabled: 'boolean',
+});
+export type ProviderBody = ReturnType<typeof providerBody>;
+
+export const NAME_ID_FORMATS = [
+  'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+  'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+  'urn:oasis:names:tc:SAML:2.0:nameid-format:transient',
+  'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+];
+
+export function checkProviderBody(body: ProviderBody, forUpdate: boolean): void {
+  if (!forUpdate && body.type !== 'saml') throw apiError('sso_type_invalid');
+  if (body.metadata_url && body.metadata_xml) throw apiError('sso_metadata_both');
+  if (!forUpdate && !body.metadata_url && !body.metadata_xml) throw apiError('sso_metadata_missing');
+  if (body.metadata_url) {
+    let url: URL;
+    try {
+      url = new URL(body.metadata_url);
+    } catch {
+      throw apiError('sso_metadata_url_invalid');
+    }
+    if (url.protocol !== 'https:') throw apiError('sso_metadata_url_not_https');
+  }
+  if (body.name_id_format && !NAME_ID_FORMATS.includes(body.name_id_format)) {
+    throw apiError('sso_name_id_format_invalid', `name_id_format must be unspecified or one of ${NAME_ID_FORMATS.join(', ')}`);
+  }
+  readDomains(body);
+  readAttributeMapping(body);
+}
+
+/** domains: absent (null) leaves them as they are on update; an array of non-empty strings otherwise. */
+export function readDomains(body: ProviderBody): string[] | null {
+  const domains = body.domains;
+  if (domains === undefined || domains === null) return null;
+  if (!Array.isArray(domains) || !domains.every((d) => typeof d === 'string' && d.trim() !== '')) {
+    throw apiError('sso_field_invalid', 'domains must be an array of domain names');
+  }
+  return [...new Set(domains.map((d: string) => d.trim().toLowerCase()))];
+}
+
+/** attribute_mapping: {keys: {claim: {name?, names?, default?, array?}}}; null when absent. */
+export function readAttributeMapping(body: ProviderBody): AttributeMapping | null {
+  const mapping = body.attribute_mapping as AttributeMapping | null | undefined;
+  if (!mapping) return null;
+  const keys = mapping.keys;
+  if (keys === undefined || keys === null) return {};
+  if (typeof keys !== 'object' || Array.isArray(keys)) throw apiError('sso_field_invalid', 'attribute_mapping.keys must be an object');
+  for (const [claim, rule] of Object.entries(keys)) {
+    const ok =
+      rule !== null &&
+      typeof rule === 'object' &&
+      (rule.name === undefined || typeof rule.name === 'string') &&
+      (rule.names === undefined || (Array.isArray(rule.names) && rule.names.every((n) => typeof n === 'string'))) &&
+      (rule.array === undefined || typeof rule.array === 'boolean');
+    if (!ok) throw apiError('sso_field_invalid', `attribute_mapping.keys.${claim} must be {name, names, default, array}`);
+  }
+  return { keys };
+}
+
+/** The metadata of the body, fetched from metadata_url or taken from metadata_xml; null when neither is given. */
+export async function bodyMetadata(ctx: AppContext, body: ProviderBody): Promise<{ raw: string; parsed: IdpMetadata } | null> {
+  let raw: string;
+  if (body.metadata_xml) raw = body.metadata_xml;
+  else if (body.metadata_url) raw = await fetchSamlMetadata(body.metadata_url, ctx.config.external.httpTimeoutSeconds);
+  else return null;
+  return { raw, parsed: parseIdpMetadata(raw) };
+}

@@ -1,0 +1,17 @@
+// The ACS's answer to a finished implicit flow: 302 to the target with the session in the fragment, the
+// fields the original's redirect carries (clients read them with detectSessionInUrl).
+import type { ApiResponse } from '../http/types.js';
+import type { TokenResponse } from '../sessions/issue.js';
+
+export function tokenFragmentRedirect(target: string, s: TokenResponse): ApiResponse {
+  const fragment = new URLSearchParams({
+    access_token: s.access_token,
+    expires_at: String(s.expires_at),
+    expires_in: String(s.expires_in),
+    refresh_token: s.refresh_token,
+    token_type: 'bearer',
+  });
+  const url = new URL(target);
+  url.hash = fragment.toString();
+  return { status: 302, headers: { Location: url.href } };
+}

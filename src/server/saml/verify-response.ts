@@ -1,0 +1,58 @@
+// Verifying a posted SAMLResponse (docs/sso-saml.md#what-the-acs-checks) with node-saml, never by hand: the
+// signature (of the Response or of its one Assertion) against the IdP metadata's signing certificates,
+// one assertion only (node-saml refuses more, the usual wrapping vector), the Conditions' time window and
+// our audience, and InResponseTo: in an SP-initiated flow it must be the AuthnRequest ID kept in the relay
+// state; in an IdP-initiated one there must be none. Then the assertion's Issuer must be the provider.
+import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import type { IdpMetadata } from './idp-metadata.js';
+import type { SamlKey } from './keys.js';
+import type { SpUrls } from './sp.js';
+
+export class AssertionRejected extends Error {}
+
+export interface VerifyOptions {
+  idp: IdpMetadata;
+  sp: SpUrls;
+  /** the AuthnRequest ID of an SP-initiated flow; null for an IdP-initiated one */
+  requestId: string | null;
+  /** the key that decrypts an EncryptedAssertion (SAML_ALLOW_ENCRYPTED_ASSERTIONS), else null */
+  decryptionKey: SamlKey | null;
+}
+
+/** Clock skew tolerated between the IdP and us, as crewjam/saml (the original's library) allows. */
+const CLOCK_SKEW_MS = 180_000;
+
+export async function verifyResponse(samlResponse: string, o: VerifyOptions): Promise<Profile> {
+  const saml = new SAML({
+    idpCert: (done) => done(null, o.idp.signingCerts),
+    issuer: o.sp.entityId,
+    callbackUrl: o.sp.acsUrl,
+    audience: o.sp.entityId,
+    wantAuthnResponseSigned: false,
+    wantAssertionsSigned: false, // either signature suffices, as in the original; node-saml requires one of them
+    acceptedClockSkewMs: CLOCK_SKEW_MS,
+    validateInResponseTo: o.requestId ? ValidateInResponseTo.always : ValidateInResponseTo.ifPresent,
+    requestIdExpirationPeriodMs: 24 * 3600 * 1000, // the relay state's own validity period is checked before
+    cacheProvider: requestCache(o.requestId),
+    ...(o.decryptionKey ? { decryptionPvk: o.decryptionKey.privateKeyPem } : {}),
+  });
+  let profile: Profile | null;
+  try {
+    ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
+  } catch (err) {
+    throw new AssertionRejected(err instanceof Error ? err.message : 'invalid response');
+  }
+  if (!profile) throw new AssertionRejected('no assertion');
+  if (profile.issuer !== o.idp.entityId) throw new AssertionRejected(`assertion issued by ${profile.issuer}, not ${o.idp.entityId}`);
+  return profile;
+}
+
+/** The one request ID this response may answer; nothing is ever stored. */
+function requestCache(requestId: string | null): CacheProvider {
+  const issued = new Date().toISOString();
+  return {
+    saveAsync: () => Promise.resolve(null),
+    getAsync: (key) => Promise.resolve(requestId !== null && key === requestId ? issued : null),
+    removeAsync: () => Promise.resolve(null),
+  };
+}

@@ -1,0 +1,356 @@
+// SAML SSO end to end: the real @supabase/auth-js client starts the flow (signInWithSSO by domain and by
+// provider id, implicit and PKCE), a test IdP (its own key and certificate; responses signed by xml-crypto)
+// reads the AuthnRequest the browser brings it and answers, and its response is posted to the ACS as a
+// browser posts the IdP's form; then getUser(). Every refusal of the ACS is a 303 to SITE_URL carrying its
+// error_code, and no garbage SAMLResponse is ever a 500.
+import t from 'tap';
+import { decodeJwt } from 'jose';
+import { startTestService } from './helpers/server.js';
+import { adminToken } from './helpers/admin.js';
+import { authClient } from './helpers/auth-client.js';
+import { TestIdp, makeKeyPair, postToAcs, spPrivateKey, type Assertion } from './helpers/saml-idp.js';
+
+const api = await startTestService({
+  AUTH_SAML_ENABLED: 'true',
+  AUTH_SAML_PRIVATE_KEY: spPrivateKey(),
+  AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
+});
+t.teardown(() => api.stop());
+const token = await adminToken();
+const sp = { entityId: `${api.url}/sso/saml/metadata`, acsUrl: `${api.url}/sso/saml/acs` };
+const spCert = (() => {
+  return api.request('GET', '/sso/saml/metadata').then((r) => {
+    const b64 = /<X509Certificate>([^<]+)</.exec(r.text)![1];
+    return `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  });
+})();
+
+const idp = new TestIdp();
+const created = await api.request('POST', '/admin/sso/providers', {
+  token,
+  body: {
+    type: 'saml',
+    metadata_xml: idp.metadata(),
+    domains: ['acme.test'],
+    attribute_mapping: { keys: { full_name: { name: 'displayName' }, groups: { name: 'groups', array: true }, tier: { default: 'gold' } } },
+  },
+});
+const providerId: string = created.body.id;
+const EMAIL_ATTR = { name: 'email', values: ['ada@acme.test'] };
+
+/** POST /sso as auth-js sends it (skip_http_redirect), and what the IdP reads from the URL. */
+async function start(body: Record<string, unknown> = { domain: 'acme.test' }) {
+  const res = await api.request('POST', '/sso', { body: { skip_http_redirect: true, ...body } });
+  if (res.status !== 200) throw new Error(`POST /sso ${res.status} ${res.text}`);
+  return idp.readRequest(res.body.url, await spCert);
+}
+
+/** The refusal carried by a 303 to SITE_URL. */
+function refusal(r: { status: number; location: URL | null }) {
+  return {
+    status: r.status,
+    at: r.location ? `${r.location.origin}${r.location.pathname}` : null,
+    error_code: r.location?.searchParams.get('error_code'),
+    error_description: r.location?.searchParams.get('error_description'),
+  };
+}
+const refused = (error_code: string, error_description: string) => ({
+  status: 303,
+  at: 'http://localhost:3000/',
+  error_code,
+  error_description,
+});
+const INVALID = refused('validation_failed', 'SAML Assertion is not valid');
+
+t.test('signInWithSSO by domain, the IdP, the ACS, then getUser (implicit flow)', async (t) => {
+  const client = authClient(api.url);
+  const { data, error } = await client.signInWithSSO({ domain: 'acme.test', options: { redirectTo: 'https://app.example.test/welcome' } });
+  t.equal(error, null);
+  t.ok(data!.url.startsWith(`${idp.ssoUrl}?SAMLRequest=`), 'auth-js gets the IdP URL');
+  const request = idp.readRequest(data!.url, await spCert);
+  t.ok(request.signatureValid, 'the AuthnRequest is signed with the key of the SP metadata');
+  t.equal(request.issuer, sp.entityId);
+  t.equal(request.acsUrl, sp.acsUrl);
+  t.equal(request.nameIdFormat, 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent');
+
+  const response = idp.response(sp, {
+    inResponseTo: request.id,
+    nameId: 'ada-1',
+    attributes: [
+      EMAIL_ATTR,
+      { name: 'urn:oid:2.16.840.1.113730.3.1.241', friendlyName: 'displayName', values: ['Ada L'] },
+      { name: 'groups', values: ['eng', 'ops'] },
+    ],
+  });
+  const acs = await postToAcs(api.url, { SAMLResponse: response, RelayState: request.relayState });
+  t.equal(acs.status, 302);
+  t.equal(`${acs.location!.origin}${acs.location!.pathname}`, 'https://app.example.test/welcome');
+  const fragment = Object.fromEntries(new URLSearchParams(acs.location!.hash.slice(1)));
+  t.strictSame(Object.keys(fragment).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type']);
+
+  await client.setSession({ access_token: fragment.access_token, refresh_token: fragment.refresh_token });
+  const { data: got } = await client.getUser();
+  const user = got.user!;
+  t.equal(user.email, 'ada@acme.test');
+  t.ok(user.email_confirmed_at, 'the IdP vouches for the address');
+  t.equal(user.app_metadata.provider, `sso:${providerId}`);
+  t.match(user.user_metadata, {
+    full_name: 'Ada L',
+    custom_claims: { groups: ['eng', 'ops'], tier: 'gold' },
+    iss: idp.entityId,
+    sub: 'ada-1',
+  });
+  t.match(user.identities, [
+    { provider: `sso:${providerId}`, identity_data: { sub: 'ada-1', email: 'ada@acme.test', email_verified: true } },
+  ]);
+  const claims = decodeJwt(fragment.access_token) as { amr: Array<Record<string, unknown>> };
+  t.match(claims.amr, [{ method: 'sso/saml', provider: providerId }]);
+  const { rows } = await api.db.query('select is_sso_user from users where id = $1', [user.id]);
+  t.equal(rows[0].is_sso_user, true);
+  t.equal((await api.db.query('select 1 from saml_relay_states')).rowCount, 0, 'the relay state is spent');
+
+  const replay = await postToAcs(api.url, { SAMLResponse: response, RelayState: request.relayState });
+  t.strictSame(
+    refusal(replay),
+    refused('saml_relay_state_not_found', 'SAML RelayState does not exist, try logging in again?'),
+    'a replay is refused',
+  );
+
+  const update = await api.request('PUT', '/user', { token: fragment.access_token, body: { password: 'a-new-password-1' } });
+  t.strictSame(
+    [update.status, update.body],
+    [422, { code: 422, error_code: 'user_sso_managed', msg: 'Updating email, phone, password of a SSO account only possible via SSO' }],
+  );
+  const data2 = await api.request('PUT', '/user', { token: fragment.access_token, body: { data: { nick: 'ada' } } });
+  t.equal(data2.status, 200, 'metadata stays the user’s to change');
+});
+
+t.test('signInWithSSO by providerId with PKCE: the ACS answers a code, exchangeCodeForSession signs in', async (t) => {
+  const client = authClient(api.url, { flowType: 'pkce' });
+  const { data } = await client.signInWithSSO({ providerId, options: { redirectTo: 'https://app.example.test/pkce' } });
+  const request = idp.readRequest(data!.url, await spCert);
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { inResponseTo: request.id, nameId: 'ada-1', attributes: [EMAIL_ATTR] }),
+    RelayState: request.relayState,
+  });
+  t.equal(acs.status, 302);
+  t.equal(`${acs.location!.origin}${acs.location!.pathname}`, 'https://app.example.test/pkce');
+  t.equal(acs.location!.hash, '', 'no tokens in the URL');
+  const code = acs.location!.searchParams.get('code')!;
+  const { data: exchanged, error } = await client.exchangeCodeForSession(code);
+  t.equal(error, null);
+  t.equal(exchanged.user!.email, 'ada@acme.test');
+  const { data: got } = await client.getUser();
+  t.equal(got.user!.identities!.length, 1, 'the same IdP user is the same account');
+  t.match((decodeJwt(exchanged.session!.access_token) as { amr: unknown }).amr, [{ method: 'sso/saml', provider: providerId }]);
+});
+
+t.test('an SSO account stays apart from a password account with the same address', async (t) => {
+  const signup = await api.request('POST', '/signup', { body: { email: 'bob@acme.test', password: 'password-of-bob-1' } });
+  t.equal(signup.status, 200);
+  const request = await start();
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, {
+      inResponseTo: request.id,
+      nameId: 'bob-1',
+      attributes: [{ name: 'mail', values: ['bob@acme.test'] }],
+    }),
+    RelayState: request.relayState,
+  });
+  t.equal(acs.status, 302);
+  const { rows } = await api.db.query('select is_sso_user from users where email = $1 order by is_sso_user', ['bob@acme.test']);
+  t.strictSame(
+    rows.map((r) => r.is_sso_user),
+    [false, true],
+  );
+});
+
+t.test('IdP-initiated sign-in: no RelayState, or a URL one', async (t) => {
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR] }),
+    RelayState: 'https://app.example.test/from-idp',
+  });
+  t.equal(acs.status, 302);
+  t.equal(`${acs.location!.origin}${acs.location!.pathname}`, 'https://app.example.test/from-idp');
+  t.ok(new URLSearchParams(acs.location!.hash.slice(1)).get('access_token'));
+
+  const toSite = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR] }) });
+  t.equal(toSite.location!.origin, 'http://localhost:3000', 'no RelayState lands on SITE_URL');
+
+  const notAllowed = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR] }),
+    RelayState: 'https://evil.example.test/',
+  });
+  t.equal(notAllowed.location!.origin, 'http://localhost:3000', 'a target the allow list does not name becomes SITE_URL');
+
+  const answering = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { inResponseTo: 'id-unknown', attributes: [EMAIL_ATTR] }) });
+  t.strictSame(refusal(answering), INVALID, 'an unsolicited response may not claim to answer a request');
+
+  const stranger = new TestIdp();
+  const unknown = await postToAcs(api.url, { SAMLResponse: stranger.response(sp, { attributes: [EMAIL_ATTR] }) });
+  t.strictSame(refusal(unknown), refused('saml_idp_not_found', 'A SAML connection has not been established with this Identity Provider'));
+});
+
+t.test('the ACS refuses what it must not accept', async (t) => {
+  const base = (request: { id: string }): Assertion => ({ inResponseTo: request.id, nameId: 'ada-1', attributes: [EMAIL_ATTR] });
+  const post = async (build: (request: { id: string }) => string) => {
+    const request = await start();
+    return refusal(await postToAcs(api.url, { SAMLResponse: build(request), RelayState: request.relayState }));
+  };
+  const b64 = (xml: string) => Buffer.from(xml).toString('base64');
+
+  t.strictSame(await post((r) => b64(idp.responseXml(sp, base(r)))), INVALID, 'unsigned');
+  const mallory = makeKeyPair('Mallory');
+  t.strictSame(await post((r) => b64(idp.sign(idp.responseXml(sp, base(r)), 'Assertion', mallory))), INVALID, 'signed by another key');
+  t.strictSame(
+    await post((r) =>
+      idp.response(sp, { ...base(r), notBefore: new Date(Date.now() - 3600_000), notOnOrAfter: new Date(Date.now() - 600_000) }),
+    ),
+    INVALID,
+    'expired',
+  );
+  t.strictSame(await post((r) => idp.response(sp, { ...base(r), audience: 'https://other-sp.example.test' })), INVALID, 'another audience');
+  t.strictSame(await post(() => idp.response(sp, { ...base({ id: 'id-other' }) })), INVALID, 'answering another request');
+  t.strictSame(await post((r) => idp.response(sp, { ...base(r), issuer: 'https://other-idp.example.test' })), INVALID, 'another issuer');
+  t.strictSame(
+    await post((r) => {
+      // Signature wrapping: the genuinely signed assertion (for ada) is hidden in an Extensions element and
+      // a forged one for eve takes its place; the signature still verifies over the hidden one.
+      const signed = idp.sign(idp.responseXml(sp, base(r)));
+      const genuine = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(signed)![0];
+      const forged = genuine
+        .replace(/<ds:Signature[\s\S]*<\/ds:Signature>/, '')
+        .replace('ada-1', 'eve-1')
+        .replace('ada@acme.test', 'eve@acme.test')
+        .replace(/ID="_a[0-9a-f]+"/, 'ID="_forged"');
+      return b64(signed.replace(genuine, `<samlp:Extensions>${genuine}</samlp:Extensions>${forged}`));
+    }),
+    INVALID,
+    'a wrapped response',
+  );
+  t.strictSame(
+    await post((r) => {
+      const signed = idp.sign(idp.responseXml(sp, base(r)));
+      const genuine = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(signed)![0];
+      return b64(signed.replace(genuine, genuine + genuine.replace(/<ds:Signature[\s\S]*<\/ds:Signature>/, '').replace('ada-1', 'eve-1')));
+    }),
+    INVALID,
+    'a second, unsigned assertion',
+  );
+  t.strictSame(
+    await post((r) =>
+      idp.response(sp, { ...base(r), attributes: [], nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent' }),
+    ),
+    refused('saml_assertion_no_email', 'SAML Assertion does not contain an email address'),
+  );
+  t.strictSame(
+    await post((r) => idp.response(sp, { ...base(r), nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient' })),
+    refused(
+      'saml_assertion_no_user_id',
+      'SAML Assertion did not contain a persistent Subject Identifier attribute or Subject NameID uniquely identifying this user',
+    ),
+  );
+  const { rows } = await api.db.query("select count(*)::int as n from users where email like 'eve%'");
+  t.equal(rows[0].n, 0, 'no refused response made a user');
+});
+
+t.test('an expired relay state is refused (422) and spent', async (t) => {
+  const request = await start();
+  await api.db.query("update saml_relay_states set created_at = now() - interval '3 minutes'");
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { inResponseTo: request.id, attributes: [EMAIL_ATTR] }),
+    RelayState: request.relayState,
+  });
+  t.strictSame(refusal(acs), refused('saml_relay_state_expired', 'SAML RelayState has expired. Try logging in again?'));
+  t.equal((await api.db.query('select 1 from saml_relay_states')).rowCount, 0);
+});
+
+t.test('garbage posted to the ACS is a clear refusal, never a 500', async (t) => {
+  const cases: Array<[Record<string, string>, string, string]> = [
+    [{ SAMLResponse: 'not base64!!' }, 'validation_failed', 'SAMLResponse is not a valid Base64 string'],
+    [{ SAMLResponse: Buffer.from('just text').toString('base64') }, 'validation_failed', 'SAMLResponse is not a valid XML SAML assertion'],
+    [{ SAMLResponse: Buffer.from('<a><b></a>').toString('base64') }, 'validation_failed', 'SAMLResponse is not a valid XML SAML assertion'],
+    [
+      { SAMLResponse: Buffer.from('<!DOCTYPE x [<!ENTITY e "e">]><x>&e;</x>').toString('base64') },
+      'validation_failed',
+      'SAMLResponse is not a valid XML SAML assertion',
+    ],
+    [{}, 'validation_failed', 'SAMLResponse is missing'],
+    [{ SAMLart: 'AAQ', RelayState: '' }, 'validation_failed', 'SAML Artifact response can only be used with SP initiated flow'],
+    [{ SAMLResponse: 'x', RelayState: 'not a uuid or url' }, 'validation_failed', 'SAML RelayState is not a valid UUID or URL'],
+    [
+      { SAMLResponse: 'x', RelayState: '6b3d9c1e-0000-4000-8000-000000000000' },
+      'saml_relay_state_not_found',
+      'SAML RelayState does not exist, try logging in again?',
+    ],
+  ];
+  for (const [fields, code, description] of cases) {
+    const r = refusal(await postToAcs(api.url, fields));
+    t.strictSame(
+      r,
+      { status: 303, at: 'http://localhost:3000/', error_code: code, error_description: description },
+      JSON.stringify(fields),
+    );
+  }
+  for (const garbage of ['', '====', Buffer.from('\u0000\u0001\u0002').toString('base64'), Buffer.from('<Response/>').toString('base64')]) {
+    const request = await start();
+    const r = refusal(await postToAcs(api.url, { SAMLResponse: garbage, RelayState: request.relayState }));
+    t.equal(r.status, 303, `SP-initiated with ${JSON.stringify(garbage)}`);
+    t.not(r.error_code, 'unexpected_failure');
+  }
+  const bytes = await fetch(`${api.url}/sso/saml/acs`, {
+    method: 'POST',
+    redirect: 'manual',
+    body: new Uint8Array([0xff, 0xfe, 0x00, 0x01]),
+  });
+  t.equal(bytes.status, 303, 'a body that is not a form');
+});
+
+t.test('POST /sso refusals', async (t) => {
+  const v = (msg: string) => [400, { code: 400, error_code: 'validation_failed', msg }];
+  const cases: Array<[Record<string, unknown>, unknown[]]> = [
+    [{ domain: 'acme.test', provider_id: providerId }, v('Only one of provider_id or domain supported')],
+    [{}, v('A provider_id or domain needs to be provided')],
+    [
+      { domain: 'nobody.test' },
+      [404, { code: 404, error_code: 'sso_provider_not_found', msg: 'No SSO provider assigned for this domain' }],
+    ],
+    [
+      { provider_id: '6b3d9c1e-0000-4000-8000-000000000000' },
+      [404, { code: 404, error_code: 'sso_provider_not_found', msg: 'No such SSO provider' }],
+    ],
+    [
+      { domain: 'acme.test', code_challenge: 'short', code_challenge_method: 's256' },
+      [400, { code: 400, error_code: 'validation_failed' }],
+    ],
+  ];
+  for (const [body, expected] of cases) {
+    const res = await api.request('POST', '/sso', { body });
+    t.match([res.status, res.body], expected, JSON.stringify(body));
+  }
+  const redirect = await api.request('POST', '/sso', { body: { domain: 'acme.test' } });
+  t.equal(redirect.status, 303, 'without skip_http_redirect the browser is sent on');
+  t.ok(redirect.headers.get('location')!.startsWith(idp.ssoUrl));
+
+  await api.request('PUT', `/admin/sso/providers/${providerId}`, { token, body: { disabled: true } });
+  t.teardown(() => api.request('PUT', `/admin/sso/providers/${providerId}`, { token, body: { disabled: false } }));
+  const disabled = await api.request('POST', '/sso', { body: { domain: 'acme.test' } });
+  t.strictSame(
+    [disabled.status, disabled.body],
+    [404, { code: 404, error_code: 'sso_provider_disabled', msg: 'SSO Provider is currently disabled' }],
+  );
+  const idpInitiated = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { attributes: [EMAIL_ATTR] }) });
+  t.strictSame(refusal(idpInitiated), refused('sso_provider_disabled', 'SSO Provider assigned for this domain is currently disabled'));
+});
+
+t.test("the assertion's SessionNotOnOrAfter ends the session", async (t) => {
+  const notAfter = new Date(Math.floor(Date.now() / 1000 + 8 * 3600) * 1000);
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], sessionNotOnOrAfter: notAfter }),
+  });
+  t.equal(acs.status, 302);
+  const accessToken = new URLSearchParams(acs.location!.hash.slice(1)).get('access_token')!;
+  const { session_id } = decodeJwt(accessToken) as { session_id: string };
+  const { rows } = await api.db.query('select not_after from sessions where id = $1', [session_id]);
+  t.equal(rows[0].not_after.getTime(), notAfter.getTime());
+});
