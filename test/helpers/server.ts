@@ -87,6 +87,9 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   delete process.env.NODE_OPTIONS;
   const service = await startService(config, log, { threadExecArgv: [] });
   const db = new pg.Pool({ connectionString: database.url, max: 2, options: `-c search_path=${config.db.namespace}` });
+  // An idle connection ended by the server (the database dropped WITH (FORCE) at stop, a test that restarts
+  // PostgreSQL) is an 'error' on the pool; without a listener it would end the whole test process.
+  db.on('error', () => {});
   const url = `http://127.0.0.1:${service.port}`;
   let stopped: Promise<void> | null = null;
   return {
