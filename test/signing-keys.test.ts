@@ -19,6 +19,7 @@ const base = {
   adminGroupName: 'admin',
   defaultGroupName: 'authenticated',
   adminRoles: ['service_role'],
+  kms: { endpoint: '', accessKeyId: '', secretAccessKey: '', sessionToken: '', timeoutSeconds: 3 },
 };
 const service = (keys: JsonWebKey[], validMethods: string[] = []) => createJwtService({ ...base, keys, validMethods });
 const now = Math.floor(Date.now() / 1000);
