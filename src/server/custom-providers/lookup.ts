@@ -5,8 +5,7 @@
 import { findCustomProvider } from '../../db/custom-oauth-providers.js';
 import { apiError, type ErrorName } from '../errors.js';
 import { secretBox } from '../mfa/encryption.js';
-import type { CustomProviderName } from '../providers/types.js';
-import type { UsableProvider } from '../oauth/provider-lookup.js';
+import type { CustomProviderName, UsableProvider } from '../providers/types.js';
 import type { AppContext } from '../context.js';
 import { customModule, customRuntime } from './module.js';
 import { discoveryUrlOf, fetchDiscovery } from './discovery.js';

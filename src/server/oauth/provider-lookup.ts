@@ -4,15 +4,9 @@ import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
 import { apiError, type ErrorName } from '../errors.js';
 import { PROVIDERS, runtimeFor } from '../providers/index.js';
 import { providerProblem } from '../providers/configured.js';
-import type { CustomProviderName, ExternalProvider, ProviderRuntime } from '../providers/types.js';
+import type { UsableProvider } from '../providers/types.js';
 import { customProvider } from '../custom-providers/lookup.js';
 import type { AppContext } from '../context.js';
-
-export interface UsableProvider {
-  name: OAuthProviderName | CustomProviderName;
-  module: ExternalProvider;
-  rt: ProviderRuntime;
-}
 
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as readonly string[]).includes(name);
 

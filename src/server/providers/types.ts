@@ -98,3 +98,10 @@ export interface OAuth1Provider {
 }
 
 export type ExternalProvider = OAuth2Provider | OAuth1Provider;
+
+/** A provider named in a request, ready for the flow: built in, or custom (oauth/provider-lookup.ts). */
+export interface UsableProvider {
+  name: OAuthProviderName | CustomProviderName;
+  module: ExternalProvider;
+  rt: ProviderRuntime;
+}
