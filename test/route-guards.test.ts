@@ -7,10 +7,11 @@ import { ROUTES } from '../dist/server/routes.js';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 
-// Passkeys on, so that their routes reach their guards (switched off, they answer 404 passkey_disabled first).
+// Passkeys and the OAuth server on, so that their routes reach their guards (switched off, they answer 404 passkey_disabled first).
 const api = await startTestService({
   AUTH_MAILER_AUTOCONFIRM: 'true',
   AUTH_PASSKEY_ENABLED: 'true',
+  AUTH_OAUTH_SERVER_ENABLED: 'true',
   AUTH_WEBAUTHN_RP_ID: 'localhost',
   AUTH_WEBAUTHN_RP_DISPLAY_NAME: 'Portcullis',
   AUTH_WEBAUTHN_RP_ORIGINS: 'http://localhost:3000',

@@ -48,6 +48,18 @@ import { deletePasskey, listPasskeys, renamePasskey, renamePasskeyBody } from '.
 import { adminDeletePasskey, adminListPasskeys } from './routes/admin-passkeys.js';
 import { authorize, callback } from './routes/oauth.js';
 import { linkIdentityAuthorize, unlinkIdentity } from './routes/identities.js';
+import { oauthServerEnabled } from './oauth-server/feature.js';
+import { openidConfiguration } from './routes/oauth-server-metadata.js';
+import { registerOAuthClient } from './routes/oauth-register.js';
+import {
+  adminCreateOAuthClient,
+  adminDeleteOAuthClient,
+  adminGetOAuthClient,
+  adminListOAuthClients,
+  adminRegenerateOAuthClientSecret,
+  adminUpdateOAuthClient,
+} from './routes/admin-oauth-clients.js';
+import { readRegisterParams, readUpdateParams } from './oauth-server/client-params.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
@@ -149,4 +161,56 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/callback', guard: 'none', handler: callback }, // Apple's form_post
   { method: 'GET', path: '/user/identities/authorize', guard: 'user', handler: linkIdentityAuthorize },
   { method: 'DELETE', path: '/user/identities/{identity_id}', guard: 'user', handler: unlinkIdentity },
+  // the OAuth 2.1 authorization server (docs/oauth-server.md): every route but the OpenID document is switched by OAUTH_SERVER_ENABLED
+  { method: 'GET', path: '/.well-known/openid-configuration', guard: 'none', handler: openidConfiguration },
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-authorization-server',
+    feature: oauthServerEnabled,
+    guard: 'none',
+    handler: openidConfiguration,
+  },
+  { method: 'GET', path: '/admin/oauth/clients', feature: oauthServerEnabled, guard: 'admin', handler: adminListOAuthClients },
+  {
+    method: 'POST',
+    path: '/admin/oauth/clients',
+    feature: oauthServerEnabled,
+    guard: 'admin',
+    body: readRegisterParams,
+    handler: adminCreateOAuthClient,
+  },
+  { method: 'GET', path: '/admin/oauth/clients/{client_id}', feature: oauthServerEnabled, guard: 'admin', handler: adminGetOAuthClient },
+  {
+    method: 'PUT',
+    path: '/admin/oauth/clients/{client_id}',
+    feature: oauthServerEnabled,
+    guard: 'admin',
+    body: readUpdateParams,
+    handler: adminUpdateOAuthClient,
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/oauth/clients/{client_id}',
+    feature: oauthServerEnabled,
+    guard: 'admin',
+    body: noFields,
+    handler: adminDeleteOAuthClient,
+  },
+  {
+    method: 'POST',
+    path: '/admin/oauth/clients/{client_id}/regenerate_secret',
+    feature: oauthServerEnabled,
+    guard: 'admin',
+    body: noFields,
+    handler: adminRegenerateOAuthClientSecret,
+  },
+  {
+    method: 'POST',
+    path: '/oauth/clients/register',
+    feature: oauthServerEnabled,
+    guard: 'none',
+    limit: 'oauth_client_register',
+    body: readRegisterParams,
+    handler: registerOAuthClient,
+  },
 ];

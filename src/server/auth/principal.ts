@@ -24,4 +24,4 @@ export interface Admin {
 }
 
 /** The per-client rate-limit buckets (limits/per-client.ts). */
-export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous' | 'mfa' | 'passkey' | 'web3';
+export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous' | 'mfa' | 'passkey' | 'web3' | 'oauth_client_register';

@@ -188,6 +188,7 @@ export const SETTINGS: Setting[] = [
   s('RATE_LIMIT_ANONYMOUS_USERS', 'rateLimit.anonymousUsers', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_WEB3', 'rateLimit.web3', 'int', 30, { minimum: 0 }),
+  s('RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER', 'rateLimit.oauthClientRegister', 'int', 10, { minimum: 0 }),
 
   s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
@@ -235,6 +236,13 @@ export const SETTINGS: Setting[] = [
   s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300, positive),
   s('PASSKEY_ENABLED', 'passkey.enabled', 'bool', false),
   s('PASSKEY_MAX_PASSKEYS_PER_USER', 'passkey.maxPerUser', 'int', 10, positive),
+
+  // The OAuth 2.1 authorization server (docs/oauth-server.md#settings), the original's names and defaults.
+  s('OAUTH_SERVER_ENABLED', 'oauthServer.enabled', 'bool', false),
+  s('OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION', 'oauthServer.allowDynamicRegistration', 'bool', false),
+  s('OAUTH_SERVER_AUTHORIZATION_PATH', 'oauthServer.authorizationPath', 'string', ''),
+  s('OAUTH_SERVER_AUTHORIZATION_TTL', 'oauthServer.authorizationTtlSeconds', 'duration', 600, positive),
+  s('OAUTH_SERVER_DEFAULT_SCOPE', 'oauthServer.defaultScope', 'string', 'email'),
 
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),

@@ -203,6 +203,8 @@ export interface Config {
     passkey: number;
     /** POST /token?grant_type=web3, per 5 minutes */
     web3: number;
+    /** POST /oauth/clients/register (dynamic client registration), per 5 minutes */
+    oauthClientRegister: number;
   };
   password: {
     minLength: number;
@@ -245,6 +247,17 @@ export interface Config {
   /** the WebAuthn relying party (docs/passkeys.md#settings); origins are full origins, e.g. https://app.example.com */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpirySeconds: number };
   passkey: { enabled: boolean; maxPerUser: number };
+  /**
+   * the OAuth 2.1 authorization server (docs/oauth-server.md): authorizationPath is the consent page on
+   * SITE_URL that /oauth/authorize sends the user to; defaultScope what a request without scope asks for
+   */
+  oauthServer: {
+    enabled: boolean;
+    allowDynamicRegistration: boolean;
+    authorizationPath: string;
+    authorizationTtlSeconds: number;
+    defaultScope: string;
+  };
   smtp: {
     host: string;
     port: number;

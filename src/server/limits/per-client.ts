@@ -31,6 +31,8 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
       return { perPeriod: limits.passkey, periodSeconds: 300 };
     case 'web3':
       return { perPeriod: limits.web3, periodSeconds: 300 };
+    case 'oauth_client_register':
+      return { perPeriod: limits.oauthClientRegister, periodSeconds: 300 };
   }
 }
 
