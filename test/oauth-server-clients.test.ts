@@ -204,6 +204,11 @@ t.test('with OAUTH_SERVER_ENABLED off every OAuth server route is 404 feature_di
     ['GET', '/admin/oauth/clients', { token: admin }],
     ['POST', '/admin/oauth/clients', { token: admin, body: { redirect_uris: ['https://x.example/cb'] } }],
     ['POST', '/oauth/clients/register', { body: {} }],
+    ['GET', '/oauth/authorize?client_id=x&redirect_uri=y', {}],
+    ['POST', '/oauth/token', { body: { grant_type: 'authorization_code' } }],
+    ['GET', '/oauth/authorizations/abc', { token: admin }],
+    ['GET', '/oauth/userinfo', { token: admin }],
+    ['GET', '/user/oauth/grants', { token: admin }],
   ];
   for (const [method, path, options] of calls) {
     const res = await off.request(method, path, options);

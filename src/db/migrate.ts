@@ -18,6 +18,7 @@ import shift from 'postgres-shift';
 import { assertNamespace } from './namespace.js';
 import { adoptOriginalSchema, inspectNamespace } from './adopt.js';
 import { hasOriginalMfa, takeOverOriginalMfa, type SecretSealer } from './adopt-mfa.js';
+import { hasOriginalOAuthServer, takeOverOriginalOAuthServer } from './adopt-oauth-server.js';
 
 // dist/db/migrate.js (and src/db/migrate.ts) → <repo>/sql
 const SQL_DIR = fileURLToPath(new URL('../../sql', import.meta.url));
@@ -79,6 +80,7 @@ export async function migrate(
               note(options.dryRun ? `would apply migration ${path.basename(m.path)}` : `applying migration ${m.migration_id} ${m.name}`),
             );
             await takeOverOriginalMfa(tx, namespace, options.sealSecret, note);
+            await takeOverOriginalOAuthServer(tx, namespace, note);
             if (options.dryRun) throw new Rehearsal();
           })
           .catch((err) => {
@@ -104,6 +106,10 @@ export async function migrate(
       // A database adopted by a version that kept the original's MFA tables aside: they move now.
       if (await hasOriginalMfa(sql, namespace)) {
         await sql.begin((tx) => takeOverOriginalMfa(tx, namespace, options.sealSecret, note));
+      }
+      // Likewise the original's OAuth server clients and consents, once migration 00012 made our tables.
+      if (await hasOriginalOAuthServer(sql, namespace)) {
+        await sql.begin((tx) => takeOverOriginalOAuthServer(tx, namespace, note));
       }
       return { applied, adopted, pending: [] };
     } finally {

@@ -21,6 +21,9 @@ export interface SignInWrite {
   passwordHash?: string | null;
   /** one audit_log_entries payload (auditPayload() in audit-log.ts) written with the sign-in */
   audit?: Record<string, unknown> | null;
+  /** a session issued to an OAuth server client: the client and the scopes granted (docs/oauth-server.md) */
+  oauthClientId?: string | null;
+  scopes?: string | null;
 }
 
 export interface SignIn {
@@ -59,7 +62,8 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
                               updated_at = now()
              where id = $1::uuid and deleted_at is null returning *),
            session as (
-             insert into sessions (user_id, aal, user_agent, ip) select id, 'aal1', $2::text, $3::text from signed_in returning id, created_at),
+             insert into sessions (user_id, aal, user_agent, ip, oauth_client_id, scopes)
+             select id, 'aal1', $2::text, $3::text, $9::uuid, $10::text from signed_in returning id, created_at),
            token as (
              insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session),
            amr as (
@@ -79,7 +83,18 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
                    from identities i where i.user_id = $1::uuid) as sign_in_identities,
                   ${factorsJsonSql('$1::uuid')} as sign_in_factors
            from signed_in u`,
-    values: [s.userId, s.userAgent, s.ip, s.refreshTokenHash, s.method, s.signedInAt, s.passwordHash ?? null, s.audit ?? null],
+    values: [
+      s.userId,
+      s.userAgent,
+      s.ip,
+      s.refreshTokenHash,
+      s.method,
+      s.signedInAt,
+      s.passwordHash ?? null,
+      s.audit ?? null,
+      s.oauthClientId ?? null,
+      s.scopes ?? null,
+    ],
   });
   if (!rows[0]) return null;
   const {

@@ -60,6 +60,11 @@ import {
   adminUpdateOAuthClient,
 } from './routes/admin-oauth-clients.js';
 import { readRegisterParams, readUpdateParams } from './oauth-server/client-params.js';
+import { oauthAuthorize } from './routes/oauth-authorize.js';
+import { consentBody, getAuthorization, postConsent } from './routes/oauth-authorizations.js';
+import { oauthToken } from './routes/oauth-token.js';
+import { listGrants, revokeGrantOfClient } from './routes/oauth-grants.js';
+import { userinfo } from './routes/oauth-userinfo.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
@@ -212,5 +217,33 @@ export const ROUTES: Route[] = [
     limit: 'oauth_client_register',
     body: readRegisterParams,
     handler: registerOAuthClient,
+  },
+  { method: 'GET', path: '/oauth/authorize', feature: oauthServerEnabled, guard: 'none', handler: oauthAuthorize },
+  // a form (RFC 6749) or JSON body, read by the handler as the original reads both (oauth-server/token-params.ts)
+  { method: 'POST', path: '/oauth/token', feature: oauthServerEnabled, guard: 'none', handler: oauthToken },
+  {
+    method: 'GET',
+    path: '/oauth/authorizations/{authorization_id}',
+    feature: oauthServerEnabled,
+    guard: 'user',
+    handler: getAuthorization,
+  },
+  {
+    method: 'POST',
+    path: '/oauth/authorizations/{authorization_id}/consent',
+    feature: oauthServerEnabled,
+    guard: 'user',
+    body: consentBody,
+    handler: postConsent,
+  },
+  { method: 'GET', path: '/oauth/userinfo', feature: oauthServerEnabled, guard: 'user', handler: userinfo },
+  { method: 'GET', path: '/user/oauth/grants', feature: oauthServerEnabled, guard: 'user', handler: listGrants },
+  {
+    method: 'DELETE',
+    path: '/user/oauth/grants',
+    feature: oauthServerEnabled,
+    guard: 'user',
+    body: noFields,
+    handler: revokeGrantOfClient,
   },
 ];

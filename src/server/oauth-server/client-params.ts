@@ -116,8 +116,7 @@ export function checkRegistration(p: RegisterParams): { clientType: ClientType; 
       `client_type '${p.client_type}' is inconsistent with token_endpoint_auth_method '${method}' (expected client_type '${typeOfMethod(method)}')`,
     );
   }
-  const clientType: ClientType =
-    p.client_type !== '' ? (p.client_type) : method !== '' ? typeOfMethod(method) : 'confidential';
+  const clientType: ClientType = p.client_type !== '' ? p.client_type : method !== '' ? typeOfMethod(method) : 'confidential';
   const authMethod: AuthMethod = isAuthMethod(method) ? method : clientType === 'public' ? 'none' : 'client_secret_basic';
   return { clientType, authMethod };
 }
