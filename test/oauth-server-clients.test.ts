@@ -208,7 +208,6 @@ t.test('with OAUTH_SERVER_ENABLED off every OAuth server route is 404 feature_di
     ['POST', '/oauth/token', { body: { grant_type: 'authorization_code' } }],
     ['GET', '/oauth/authorizations/abc', { token: admin }],
     ['GET', '/oauth/userinfo', { token: admin }],
-    ['GET', '/user/oauth/grants', { token: admin }],
   ];
   for (const [method, path, options] of calls) {
     const res = await off.request(method, path, options);
@@ -219,4 +218,13 @@ t.test('with OAUTH_SERVER_ENABLED off every OAuth server route is 404 feature_di
     200,
     'the OpenID document answers regardless, as the original',
   );
+  // as the original, the admin and /user routes check the bearer before the switch
+  for (const path of ['/admin/oauth/clients', '/user/oauth/grants']) {
+    const res = await off.request('GET', path);
+    t.strictSame(
+      [res.status, res.body],
+      [401, { code: 401, error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' }],
+      path,
+    );
+  }
 });

@@ -48,7 +48,7 @@ import { deletePasskey, listPasskeys, renamePasskey, renamePasskeyBody } from '.
 import { adminDeletePasskey, adminListPasskeys } from './routes/admin-passkeys.js';
 import { authorize, callback } from './routes/oauth.js';
 import { linkIdentityAuthorize, unlinkIdentity } from './routes/identities.js';
-import { oauthServerEnabled } from './oauth-server/feature.js';
+import { afterGuard, oauthServerEnabled } from './oauth-server/feature.js';
 import { openidConfiguration } from './routes/oauth-server-metadata.js';
 import { registerOAuthClient } from './routes/oauth-register.js';
 import {
@@ -166,7 +166,8 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/callback', guard: 'none', handler: callback }, // Apple's form_post
   { method: 'GET', path: '/user/identities/authorize', guard: 'user', handler: linkIdentityAuthorize },
   { method: 'DELETE', path: '/user/identities/{identity_id}', guard: 'user', handler: unlinkIdentity },
-  // the OAuth 2.1 authorization server (docs/oauth-server.md): every route but the OpenID document is switched by OAUTH_SERVER_ENABLED
+  // the OAuth 2.1 authorization server (docs/oauth-server.md): every route but the OpenID document is switched by
+  // OAUTH_SERVER_ENABLED, the admin and /user ones after their guard (afterGuard), as the original orders them
   { method: 'GET', path: '/.well-known/openid-configuration', guard: 'none', handler: openidConfiguration },
   {
     method: 'GET',
@@ -175,39 +176,35 @@ export const ROUTES: Route[] = [
     guard: 'none',
     handler: openidConfiguration,
   },
-  { method: 'GET', path: '/admin/oauth/clients', feature: oauthServerEnabled, guard: 'admin', handler: adminListOAuthClients },
+  { method: 'GET', path: '/admin/oauth/clients', guard: 'admin', handler: afterGuard(adminListOAuthClients) },
   {
     method: 'POST',
     path: '/admin/oauth/clients',
-    feature: oauthServerEnabled,
     guard: 'admin',
     body: readRegisterParams,
-    handler: adminCreateOAuthClient,
+    handler: afterGuard(adminCreateOAuthClient),
   },
-  { method: 'GET', path: '/admin/oauth/clients/{client_id}', feature: oauthServerEnabled, guard: 'admin', handler: adminGetOAuthClient },
+  { method: 'GET', path: '/admin/oauth/clients/{client_id}', guard: 'admin', handler: afterGuard(adminGetOAuthClient) },
   {
     method: 'PUT',
     path: '/admin/oauth/clients/{client_id}',
-    feature: oauthServerEnabled,
     guard: 'admin',
     body: readUpdateParams,
-    handler: adminUpdateOAuthClient,
+    handler: afterGuard(adminUpdateOAuthClient),
   },
   {
     method: 'DELETE',
     path: '/admin/oauth/clients/{client_id}',
-    feature: oauthServerEnabled,
     guard: 'admin',
     body: noFields,
-    handler: adminDeleteOAuthClient,
+    handler: afterGuard(adminDeleteOAuthClient),
   },
   {
     method: 'POST',
     path: '/admin/oauth/clients/{client_id}/regenerate_secret',
-    feature: oauthServerEnabled,
     guard: 'admin',
     body: noFields,
-    handler: adminRegenerateOAuthClientSecret,
+    handler: afterGuard(adminRegenerateOAuthClientSecret),
   },
   {
     method: 'POST',
@@ -237,13 +234,6 @@ export const ROUTES: Route[] = [
     handler: postConsent,
   },
   { method: 'GET', path: '/oauth/userinfo', feature: oauthServerEnabled, guard: 'user', handler: userinfo },
-  { method: 'GET', path: '/user/oauth/grants', feature: oauthServerEnabled, guard: 'user', handler: listGrants },
-  {
-    method: 'DELETE',
-    path: '/user/oauth/grants',
-    feature: oauthServerEnabled,
-    guard: 'user',
-    body: noFields,
-    handler: revokeGrantOfClient,
-  },
+  { method: 'GET', path: '/user/oauth/grants', guard: 'user', handler: afterGuard(listGrants) },
+  { method: 'DELETE', path: '/user/oauth/grants', guard: 'user', body: noFields, handler: afterGuard(revokeGrantOfClient) },
 ];
