@@ -548,3 +548,27 @@ function problemsOf(load: () => unknown): string[] {
     return (err as { problems?: string[] }).problems ?? [String(err)];
   }
 }
+
+t.test('OAuth server authorization requests go once expired longer ago than the grace', async (t) => {
+  const { db, pool } = await migratedDatabase(t);
+  const [{ id: clientId }] = (
+    await pool.query(`insert into oauth_clients (id, registration_type, redirect_uris, grant_types, token_endpoint_auth_method)
+                      values (gen_random_uuid(), 'manual', 'https://app.example/cb', 'authorization_code', 'none') returning id`)
+  ).rows;
+  const request = async (expiredAgo: string, status: string) =>
+    (
+      await pool.query(
+        `insert into oauth_authorizations (authorization_id, client_id, redirect_uri, scope, status, created_at, expires_at)
+         values (gen_random_uuid()::text, $1, 'https://app.example/cb', 'email', $2, now() - $3::interval - interval '10 minutes', now() - $3::interval)
+         returning id::text`,
+        [clientId, status, expiredAgo],
+      )
+    ).rows[0].id as string;
+  await request('1 hour 1 minute', 'pending');
+  await request('2 hours', 'approved');
+  const live = [await request('59 minutes', 'denied'), await request('-5 minutes', 'pending')];
+  const cleanup = cleanupOn(db.url);
+  t.teardown(() => cleanup.stop());
+  t.strictSame(await cleanup.runOnce(), { oauth_authorizations: 2 });
+  t.strictSame([...(await ids(pool, 'oauth_authorizations'))].sort(), live.sort());
+});

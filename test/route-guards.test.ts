@@ -8,12 +8,13 @@ import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 import { spPrivateKey } from './helpers/saml-idp.js';
 
-// Passkeys and SAML on, so that their routes reach their guards (switched off, they answer 404 first).
+// Passkeys, SAML and the OAuth server on, so that their routes reach their guards (switched off, they answer 404 first).
 const api = await startTestService({
   AUTH_SAML_ENABLED: 'true',
   AUTH_SAML_PRIVATE_KEY: spPrivateKey(),
   AUTH_MAILER_AUTOCONFIRM: 'true',
   AUTH_PASSKEY_ENABLED: 'true',
+  AUTH_OAUTH_SERVER_ENABLED: 'true',
   AUTH_WEBAUTHN_RP_ID: 'localhost',
   AUTH_WEBAUTHN_RP_DISPLAY_NAME: 'Portcullis',
   AUTH_WEBAUTHN_RP_ORIGINS: 'http://localhost:3000',
@@ -39,7 +40,8 @@ t.test('every route declares one of the guards', async (t) => {
 });
 
 // Routes whose body nobody reads, /token, whose body schema is its grant's (src/server/grants/), and
-// POST /callback and POST /sso/saml/acs, whose body is a provider's form (application/x-www-form-urlencoded), not JSON.
+// POST /callback and POST /sso/saml/acs, whose body is a provider's form (application/x-www-form-urlencoded), not JSON, and
+// POST /oauth/token, a form or JSON body read as the original reads both.
 const WITHOUT_BODY_SCHEMA = [
   'POST /token',
   'POST /logout',
@@ -47,6 +49,7 @@ const WITHOUT_BODY_SCHEMA = [
   'POST /callback',
   'DELETE /user/identities/{identity_id}',
   'DELETE /admin/custom-providers/{identifier}',
+  'POST /oauth/token',
 ];
 
 t.test('every route that reads a body declares its schema in the table', async (t) => {

@@ -75,6 +75,20 @@ export function deleteExpiredOneTimeTokens(q: Queryable, age: number, limit: num
   );
 }
 
+/**
+ * OAuth server authorization requests expired more than `grace` ago, whatever their state: a pending one
+ * can no longer be approved, an approved one's code no longer exchanged (docs/oauth-server.md#authorization).
+ */
+export function deleteExpiredOAuthAuthorizations(q: Queryable, grace: number, limit: number): Promise<number> {
+  return deleted(
+    q,
+    `delete from oauth_authorizations where id in (
+       select id from oauth_authorizations where expires_at < now() - make_interval(secs => $1)
+       limit $2 for update skip locked)`,
+    [grace, limit],
+  );
+}
+
 /** Used Web3 sign-in messages whose validity ended more than `grace` ago: they would be refused as expired anyway. */
 export function deleteSpentWeb3Messages(q: Queryable, grace: number, limit: number): Promise<number> {
   return deleted(

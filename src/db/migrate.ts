@@ -19,6 +19,7 @@ import { assertNamespace } from './namespace.js';
 import { adoptOriginalSchema, inspectNamespace } from './adopt.js';
 import { hasOriginalMfa, takeOverOriginalMfa, type SecretSealer } from './adopt-mfa.js';
 import { hasOriginalCustomProviders, takeOverOriginalCustomProviders } from './adopt-custom-providers.js';
+import { hasOriginalOAuthServer, takeOverOriginalOAuthServer } from './adopt-oauth-server.js';
 
 // dist/db/migrate.js (and src/db/migrate.ts) → <repo>/sql
 const SQL_DIR = fileURLToPath(new URL('../../sql', import.meta.url));
@@ -81,6 +82,7 @@ export async function migrate(
             );
             await takeOverOriginalMfa(tx, namespace, options.sealSecret, note);
             await takeOverOriginalCustomProviders(tx, namespace, options.sealSecret, note);
+            await takeOverOriginalOAuthServer(tx, namespace, note);
             if (options.dryRun) throw new Rehearsal();
           })
           .catch((err) => {
@@ -112,6 +114,10 @@ export async function migrate(
       // Likewise the original's custom OAuth providers, kept aside until 00011 made their table.
       if (await hasOriginalCustomProviders(sql, namespace)) {
         await sql.begin((tx) => takeOverOriginalCustomProviders(tx, namespace, options.sealSecret, note));
+      }
+      // Likewise the original's OAuth server clients and consents, once migration 00012 made our tables.
+      if (await hasOriginalOAuthServer(sql, namespace)) {
+        await sql.begin((tx) => takeOverOriginalOAuthServer(tx, namespace, note));
       }
       return { applied, adopted, pending: [] };
     } finally {

@@ -23,6 +23,9 @@ export interface SignInWrite {
   audit?: Record<string, unknown> | null;
   /** when the session ends whatever its refreshes (a SAML assertion's SessionNotOnOrAfter) */
   notAfter?: Date | null;
+  /** a session issued to an OAuth server client: the client and the scopes granted (docs/oauth-server.md) */
+  oauthClientId?: string | null;
+  scopes?: string | null;
 }
 
 export interface SignIn {
@@ -61,8 +64,8 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
                               updated_at = now()
              where id = $1::uuid and deleted_at is null returning *),
            session as (
-             insert into sessions (user_id, aal, user_agent, ip, not_after)
-             select id, 'aal1', $2::text, $3::text, $9::timestamptz from signed_in returning id, created_at),
+             insert into sessions (user_id, aal, user_agent, ip, not_after, oauth_client_id, scopes)
+             select id, 'aal1', $2::text, $3::text, $9::timestamptz, $10::uuid, $11::text from signed_in returning id, created_at),
            token as (
              insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session),
            amr as (
@@ -92,6 +95,8 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
       s.passwordHash ?? null,
       s.audit ?? null,
       s.notAfter ?? null,
+      s.oauthClientId ?? null,
+      s.scopes ?? null,
     ],
   });
   if (!rows[0]) return null;

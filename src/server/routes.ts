@@ -66,6 +66,23 @@ import {
 import { customOAuthEnabled } from './custom-providers/feature.js';
 import { authorize, callback } from './routes/oauth.js';
 import { linkIdentityAuthorize, unlinkIdentity } from './routes/identities.js';
+import { afterGuard, oauthServerEnabled } from './oauth-server/feature.js';
+import { openidConfiguration } from './routes/oauth-server-metadata.js';
+import { registerOAuthClient } from './routes/oauth-register.js';
+import {
+  adminCreateOAuthClient,
+  adminDeleteOAuthClient,
+  adminGetOAuthClient,
+  adminListOAuthClients,
+  adminRegenerateOAuthClientSecret,
+  adminUpdateOAuthClient,
+} from './routes/admin-oauth-clients.js';
+import { readRegisterParams, readUpdateParams } from './oauth-server/client-params.js';
+import { oauthAuthorize } from './routes/oauth-authorize.js';
+import { consentBody, getAuthorization, postConsent } from './routes/oauth-authorizations.js';
+import { oauthToken } from './routes/oauth-token.js';
+import { listGrants, revokeGrantOfClient } from './routes/oauth-grants.js';
+import { userinfo } from './routes/oauth-userinfo.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
@@ -216,4 +233,74 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/callback', guard: 'none', handler: callback }, // Apple's form_post
   { method: 'GET', path: '/user/identities/authorize', guard: 'user', handler: linkIdentityAuthorize },
   { method: 'DELETE', path: '/user/identities/{identity_id}', guard: 'user', handler: unlinkIdentity },
+  // the OAuth 2.1 authorization server (docs/oauth-server.md): every route but the OpenID document is switched by
+  // OAUTH_SERVER_ENABLED, the admin and /user ones after their guard (afterGuard), as the original orders them
+  { method: 'GET', path: '/.well-known/openid-configuration', guard: 'none', handler: openidConfiguration },
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-authorization-server',
+    feature: oauthServerEnabled,
+    guard: 'none',
+    handler: openidConfiguration,
+  },
+  { method: 'GET', path: '/admin/oauth/clients', guard: 'admin', handler: afterGuard(adminListOAuthClients) },
+  {
+    method: 'POST',
+    path: '/admin/oauth/clients',
+    guard: 'admin',
+    body: readRegisterParams,
+    handler: afterGuard(adminCreateOAuthClient),
+  },
+  { method: 'GET', path: '/admin/oauth/clients/{client_id}', guard: 'admin', handler: afterGuard(adminGetOAuthClient) },
+  {
+    method: 'PUT',
+    path: '/admin/oauth/clients/{client_id}',
+    guard: 'admin',
+    body: readUpdateParams,
+    handler: afterGuard(adminUpdateOAuthClient),
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/oauth/clients/{client_id}',
+    guard: 'admin',
+    body: noFields,
+    handler: afterGuard(adminDeleteOAuthClient),
+  },
+  {
+    method: 'POST',
+    path: '/admin/oauth/clients/{client_id}/regenerate_secret',
+    guard: 'admin',
+    body: noFields,
+    handler: afterGuard(adminRegenerateOAuthClientSecret),
+  },
+  {
+    method: 'POST',
+    path: '/oauth/clients/register',
+    feature: oauthServerEnabled,
+    guard: 'none',
+    limit: 'oauth_client_register',
+    body: readRegisterParams,
+    handler: registerOAuthClient,
+  },
+  { method: 'GET', path: '/oauth/authorize', feature: oauthServerEnabled, guard: 'none', handler: oauthAuthorize },
+  // a form (RFC 6749) or JSON body, read by the handler as the original reads both (oauth-server/token-params.ts)
+  { method: 'POST', path: '/oauth/token', feature: oauthServerEnabled, guard: 'none', handler: oauthToken },
+  {
+    method: 'GET',
+    path: '/oauth/authorizations/{authorization_id}',
+    feature: oauthServerEnabled,
+    guard: 'user',
+    handler: getAuthorization,
+  },
+  {
+    method: 'POST',
+    path: '/oauth/authorizations/{authorization_id}/consent',
+    feature: oauthServerEnabled,
+    guard: 'user',
+    body: consentBody,
+    handler: postConsent,
+  },
+  { method: 'GET', path: '/oauth/userinfo', feature: oauthServerEnabled, guard: 'user', handler: userinfo },
+  { method: 'GET', path: '/user/oauth/grants', guard: 'user', handler: afterGuard(listGrants) },
+  { method: 'DELETE', path: '/user/oauth/grants', guard: 'user', body: noFields, handler: afterGuard(revokeGrantOfClient) },
 ];

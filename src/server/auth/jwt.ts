@@ -26,6 +26,29 @@ export interface AccessTokenClaims {
   amr: AmrEntry[];
   session_id: string;
   is_anonymous: boolean;
+  /** a token issued to an OAuth server client: the client and the scopes granted (docs/oauth-server.md#tokens) */
+  client_id?: string;
+  scope?: string;
+}
+
+/** An OpenID Connect ID token (docs/oauth-server.md#id-tokens), the original's members in its order. */
+export interface IdTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  exp: number;
+  iat: number;
+  nonce?: string;
+  auth_time: number;
+  email?: string;
+  email_verified: boolean;
+  phone_number?: string;
+  phone_number_verified: boolean;
+  name?: string;
+  picture?: string;
+  updated_at?: number;
+  preferred_username?: string;
+  client_id: string;
 }
 
 /** An anon or service_role key (`portcullis token`): a role and a lifetime, no user. */
@@ -56,7 +79,7 @@ export interface JwtService {
   /** true when signing calls AWS KMS: a round trip that can fail, so sign-ins sign inside their transaction (sessions/issue.ts) */
   readonly remoteSigning: boolean;
   /** Throws an ApiError when a KMS key cannot sign (kms-signer.ts); local keys never fail. */
-  sign(claims: AccessTokenClaims | ApiKeyClaims): Promise<string>;
+  sign(claims: AccessTokenClaims | ApiKeyClaims | IdTokenClaims): Promise<string>;
   /** Throws JwtError whose message is the original's 403 bad_jwt message. */
   verify(token: string): Promise<VerifiedClaims>;
 }

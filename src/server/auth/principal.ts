@@ -24,4 +24,5 @@ export interface Admin {
 }
 
 /** The per-client rate-limit buckets (limits/per-client.ts). */
-export type ClientBucket = 'token' | 'verify' | 'otp' | 'signup' | 'anonymous' | 'mfa' | 'passkey' | 'web3' | 'sso' | 'saml_assertion';
+export type ClientBucket =
+  'token' | 'verify' | 'otp' | 'signup' | 'anonymous' | 'mfa' | 'passkey' | 'web3' | 'sso' | 'saml_assertion' | 'oauth_client_register';

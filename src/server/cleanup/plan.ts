@@ -14,6 +14,7 @@ import {
   deleteSessionsPastNotAfter,
   deleteSessionsPastPolicy,
   deleteSpentWeb3Messages,
+  deleteExpiredOAuthAuthorizations,
 } from '../../db/cleanup.js';
 import { auditPayload } from '../../db/audit-log.js';
 import { sessionPolicy } from '../sessions/policy.js';
@@ -27,6 +28,7 @@ export interface CleanupTask {
     | 'flow_state'
     | 'one_time_tokens'
     | 'web3_message_uses'
+    | 'oauth_authorizations'
     | 'mfa_challenges'
     | 'mfa_factors'
     | 'users'
@@ -60,6 +62,7 @@ export function cleanupTasks(config: Config): CleanupTask[] {
     { table: 'flow_state', limit: batchSize, run: (q, n) => deleteExpiredFlowStates(q, config.external.flowStateExpirySeconds + grace, n) },
     { table: 'one_time_tokens', limit: batchSize, run: (q, n) => deleteExpiredOneTimeTokens(q, otpLifetime + grace, n) },
     { table: 'web3_message_uses', limit: batchSize, run: (q, n) => deleteSpentWeb3Messages(q, grace, n) },
+    { table: 'oauth_authorizations', limit: batchSize, run: (q, n) => deleteExpiredOAuthAuthorizations(q, grace, n) },
     { table: 'mfa_challenges', limit: batchSize, run: (q, n) => deleteOldMfaChallenges(q, challengeAge, n) },
     {
       table: 'mfa_factors',

@@ -196,6 +196,7 @@ export const SETTINGS: Setting[] = [
   s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_WEB3', 'rateLimit.web3', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_SSO', 'rateLimit.sso', 'number', 30, { minimum: 0 }),
+  s('RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER', 'rateLimit.oauthClientRegister', 'int', 10, { minimum: 0 }),
 
   s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
@@ -257,6 +258,13 @@ export const SETTINGS: Setting[] = [
   s('SAML_RELAY_STATE_VALIDITY_PERIOD', 'saml.relayStateValiditySeconds', 'duration', 120, { minimum: 0 }),
   s('SAML_EXTERNAL_URL', 'saml.externalUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
   s('SAML_RATE_LIMIT_ASSERTION', 'rateLimit.samlAssertion', 'number', 15, { minimum: 0 }),
+
+  // The OAuth 2.1 authorization server (docs/oauth-server.md#settings), the original's names and defaults.
+  s('OAUTH_SERVER_ENABLED', 'oauthServer.enabled', 'bool', false),
+  s('OAUTH_SERVER_ALLOW_DYNAMIC_REGISTRATION', 'oauthServer.allowDynamicRegistration', 'bool', false),
+  s('OAUTH_SERVER_AUTHORIZATION_PATH', 'oauthServer.authorizationPath', 'string', ''),
+  s('OAUTH_SERVER_AUTHORIZATION_TTL', 'oauthServer.authorizationTtlSeconds', 'duration', 600, positive),
+  s('OAUTH_SERVER_DEFAULT_SCOPE', 'oauthServer.defaultScope', 'string', 'email'),
 
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),

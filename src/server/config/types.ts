@@ -217,6 +217,8 @@ export interface Config {
     /** POST /sso (RATE_LIMIT_SSO) and POST /sso/saml/acs (SAML_RATE_LIMIT_ASSERTION), per 5 minutes */
     sso: number;
     samlAssertion: number;
+    /** POST /oauth/clients/register (dynamic client registration), per 5 minutes */
+    oauthClientRegister: number;
   };
   password: {
     minLength: number;
@@ -277,6 +279,17 @@ export interface Config {
     allowEncryptedAssertions: boolean;
     relayStateValiditySeconds: number;
     externalUrl: string;
+  };
+  /**
+   * the OAuth 2.1 authorization server (docs/oauth-server.md): authorizationPath is the consent page on
+   * SITE_URL that /oauth/authorize sends the user to; defaultScope what a request without scope asks for
+   */
+  oauthServer: {
+    enabled: boolean;
+    allowDynamicRegistration: boolean;
+    authorizationPath: string;
+    authorizationTtlSeconds: number;
+    defaultScope: string;
   };
   smtp: {
     host: string;

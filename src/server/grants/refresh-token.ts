@@ -23,13 +23,15 @@ import { findUserById, type UserRow } from '../../db/users.js';
 import { auditPayload, type AuditPayload } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
 import { isBanned } from '../users/user-json.js';
-import { tokenResponse, type ResponseReads } from '../sessions/issue.js';
+import { tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
 import { childRefreshToken, childSecretOf } from '../sessions/child-token.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { sessionPolicy } from '../sessions/policy.js';
 import { grantSchema } from '../http/validate.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
+import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
+import type { ApiRequest, ApiResponse } from '../http/types.js';
 
 const notFound = () => apiError('refresh_token_not_found');
 const alreadyUsed = () => apiError('refresh_token_already_used');
@@ -56,32 +58,41 @@ const schema = grantSchema('refresh_token');
 export const refreshToken: Grant<ReturnType<typeof schema>> = {
   grantType: 'refresh_token',
   schema,
-  async handle(req, ctx, body) {
-    const presented = body.refresh_token ?? '';
-    if (!isPlausibleRefreshToken(presented)) throw apiError('refresh_token_not_valid');
-    const found = await findPresentedToken(ctx.db, sha256Hex(presented), sessionPolicy(ctx.config));
-    if (!found) throw notFound();
-    if (isBanned(found)) throw banned();
-    if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
-    const child = childRefreshToken(childSecretOf(ctx.config.jwt), presented);
-    const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
-
-    // An active token is rotated by one statement (rotateAtOnce), the usual path. Already rotated (the
-    // losers of a concurrent refresh, a client that lost the response): the answer is the committed
-    // child, so no lock is needed. A reuse detection racing with this read could revoke
-    // that child a moment later; the client then sees exactly what it would have seen a moment later.
-    const decision =
-      (await rotateAtOnce(ctx, found, child, client)) ??
-      (found.revoked && answersWithChild(ctx, found, found.id, child)
-        ? await existingChild(ctx, found.user_id, found.session_id, child)
-        : await decideLocked(ctx, found, child, client));
-    if (decision instanceof ApiError) throw decision;
-    ctx.metrics.refresh(decision.outcome);
-    // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
-    const session = { id: decision.sessionId, created_at: found.session_created_at };
-    return { body: await tokenResponse(ctx, ctx.db, decision.user, session, decision.token, decision.reads, req) };
-  },
+  handle: (req, ctx, body) => refresh(req, ctx, body.refresh_token ?? ''),
 };
+
+/**
+ * The refresh of a presented token; `oauth`, the claims of a session issued to an OAuth server client,
+ * which POST /oauth/token passes once it has checked the client (src/server/oauth-server/refresh-grant.ts).
+ */
+export async function refresh(req: ApiRequest, ctx: AppContext, presented: string, oauth: OAuthClaims | null = null): Promise<ApiResponse> {
+  if (!isPlausibleRefreshToken(presented)) throw apiError('refresh_token_not_valid');
+  const found = await findPresentedToken(ctx.db, sha256Hex(presented), sessionPolicy(ctx.config));
+  if (!found) throw notFound();
+  if (isBanned(found)) throw banned();
+  if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
+  // a session issued to an OAuth server client is refreshed by that client at POST /oauth/token only, as the original
+  if (!oauth && found.oauth_client_id) {
+    return refusalResponse(new OAuthRefusal('invalid_client', 'Client authentication required for OAuth session'));
+  }
+  const child = childRefreshToken(childSecretOf(ctx.config.jwt), presented);
+  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
+
+  // An active token is rotated by one statement (rotateAtOnce), the usual path. Already rotated (the
+  // losers of a concurrent refresh, a client that lost the response): the answer is the committed
+  // child, so no lock is needed. A reuse detection racing with this read could revoke
+  // that child a moment later; the client then sees exactly what it would have seen a moment later.
+  const decision =
+    (await rotateAtOnce(ctx, found, child, client)) ??
+    (found.revoked && answersWithChild(ctx, found, found.id, child)
+      ? await existingChild(ctx, found.user_id, found.session_id, child)
+      : await decideLocked(ctx, found, child, client));
+  if (decision instanceof ApiError) throw decision;
+  ctx.metrics.refresh(decision.outcome);
+  // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
+  const session = { id: decision.sessionId, created_at: found.session_created_at };
+  return { body: await tokenResponse(ctx, ctx.db, decision.user, session, decision.token, decision.reads, req, undefined, oauth) };
+}
 
 /**
  * The usual path, an active token: lock, rotate and read the response's AMR and identities in one

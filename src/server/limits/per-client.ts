@@ -35,6 +35,8 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
       return { perPeriod: limits.sso, periodSeconds: 300 };
     case 'saml_assertion':
       return { perPeriod: limits.samlAssertion, periodSeconds: 300 };
+    case 'oauth_client_register':
+      return { perPeriod: limits.oauthClientRegister, periodSeconds: 300 };
   }
 }
 

@@ -67,6 +67,7 @@ export async function signAccessToken(
   amr: Array<{ method: string; timestamp: number }>,
   issuing: Issuing,
   latestExp: number | null = null,
+  oauth: OAuthClaims | null = null,
 ): Promise<{ token: string; exp: number; expiresIn: number }> {
   const claims = buildAccessTokenClaims({
     user: {
@@ -86,11 +87,21 @@ export async function signAccessToken(
     jwt: ctx.config.jwt,
   });
   if (latestExp !== null && latestExp < claims.exp) claims.exp = latestExp;
+  if (oauth) {
+    claims.client_id = oauth.client_id;
+    if (oauth.scope) claims.scope = oauth.scope;
+  }
   const expiresIn = claims.exp - claims.iat;
   if (!ctx.config.hooks.customAccessToken.enabled) return { token: await ctx.jwt.sign(claims), exp: claims.exp, expiresIn };
   const shaped = await customizeAccessToken(ctx, { claims, authenticationMethod: issuing.method }, issuing.req, issuing.q);
   // The schema check guarantees an integer exp; expires_at answers the one signed.
   return { token: await ctx.jwt.sign(shaped as unknown as AccessTokenClaims), exp: shaped.exp as number, expiresIn };
+}
+
+/** The claims of a token issued to an OAuth server client (docs/oauth-server.md#tokens). */
+export interface OAuthClaims {
+  client_id: string;
+  scope: string;
 }
 
 /** aal2 when the session's AMR holds a second factor (docs/mfa.md#assurance-levels). */
@@ -120,9 +131,10 @@ export async function tokenResponse(
   req: HookRequest,
   /** what the custom access token hook is told (authentication_method): the refresh grant's, or an MFA factor's */
   method = 'token_refresh',
+  oauth: OAuthClaims | null = null,
 ): Promise<TokenResponse> {
   const { amr, identities, factors } = reads ?? (await findAmrAndIdentities(q, session.id, user.id));
-  return answer(ctx, user, session, amr, identities, factors, refreshToken, { method, req });
+  return answer(ctx, user, session, amr, identities, factors, refreshToken, { method, req }, oauth);
 }
 
 /** An sso/saml claim names the SSO provider of the user's SSO identity, as the original's amr does (docs/sso-saml.md#sessions). */
@@ -141,9 +153,10 @@ async function answer(
   factors: FactorRow[],
   refreshToken: string,
   issuing: Issuing,
+  oauth: OAuthClaims | null = null,
 ): Promise<TokenResponse> {
   const latestExp = lowAalExpiry(ctx, session, aalOf(amr), factors);
-  const { token, exp, expiresIn } = await signAccessToken(ctx, user, session, withSsoProvider(amr, identities), issuing, latestExp);
+  const { token, exp, expiresIn } = await signAccessToken(ctx, user, session, withSsoProvider(amr, identities), issuing, latestExp, oauth);
   return {
     access_token: token,
     token_type: 'bearer',
@@ -161,6 +174,8 @@ export interface SignInOptions {
   passwordHash?: string;
   /** the session's not_after (docs/sso-saml.md#sessions) */
   notAfter?: Date | null;
+  /** a session issued to an OAuth server client through /oauth/token */
+  oauth?: OAuthClaims;
 }
 
 /**
@@ -182,7 +197,7 @@ export async function issueSession(
     return tx(ctx.db, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
   }
   const refreshToken = newRefreshToken();
-  const { audit, passwordHash, notAfter } = options;
+  const { audit, passwordHash, notAfter, oauth } = options;
   const signedIn = await signIn(q, {
     userId: user.id,
     method,
@@ -193,13 +208,21 @@ export async function issueSession(
     passwordHash,
     notAfter,
     audit: audit ? auditPayload(audit.actor, audit.action, audit.traits) : null,
+    oauthClientId: oauth?.client_id ?? null,
+    scopes: oauth?.scope ?? null,
   });
   // Deleted, or soft-deleted, by a concurrent request since the caller found the user.
   if (!signedIn) throw apiError('user_not_found');
   const session = { id: signedIn.sessionId, created_at: signedIn.sessionCreatedAt };
-  return answer(ctx, signedIn.user, session, signedIn.amr, signedIn.identities, signedIn.factors, refreshToken, {
-    method,
-    req,
-    q,
-  });
+  return answer(
+    ctx,
+    signedIn.user,
+    session,
+    signedIn.amr,
+    signedIn.identities,
+    signedIn.factors,
+    refreshToken,
+    { method, req, q },
+    oauth ?? null,
+  );
 }

@@ -1,0 +1,98 @@
+// The consent API's two steps on a pending authorization request (docs/oauth-server.md#consent): showing
+// it to the signed-in user (which claims it for them and, when they already consented to every scope,
+// approves it at once) and the user's decision. Each runs in one transaction under the request's row
+// lock, so two concurrent calls cannot both issue a code.
+import { ApiError, apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import {
+  approveAuthorization,
+  lockAuthorization,
+  setAuthorizationStatus,
+  setAuthorizationUser,
+  type AuthorizationRow,
+} from '../../db/oauth-authorizations.js';
+import { findActiveConsent, upsertConsent } from '../../db/oauth-consents.js';
+import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
+import { codeHash, newAuthorizationCode } from './authorization-code.js';
+import { errorRedirect, withQuery } from './redirects.js';
+import { hasAllScopes, parseScopes } from './scopes.js';
+
+const notFound = () => apiError('oauth_authorization_not_found');
+
+/** An expired request is marked expired (committed) and answered 404; the outcome carries that. */
+type Locked = { row: AuthorizationRow } | { expired: true };
+
+async function lockPending(c: Parameters<Parameters<typeof tx>[1]>[0], authorizationId: string): Promise<Locked> {
+  const row = await lockAuthorization(c, authorizationId);
+  if (!row) throw notFound();
+  if (row.expired && row.status === 'pending') {
+    await setAuthorizationStatus(c, row.id, 'expired');
+    return { expired: true };
+  }
+  if (row.expired) throw notFound();
+  return { row };
+}
+
+/** Approves under the lock: a new code, the consent stored; answers the redirect carrying the code. */
+async function approve(c: Parameters<Parameters<typeof tx>[1]>[0], row: AuthorizationRow, userId: string): Promise<string> {
+  const code = newAuthorizationCode();
+  await approveAuthorization(c, row.id, codeHash(code));
+  await upsertConsent(c, userId, row.client_id, parseScopes(row.scope).join(' '));
+  return withQuery(row.redirect_uri, { code, state: row.state });
+}
+
+/** GET: the pending request, now the caller's; or {redirect_url} when an earlier consent covers its scopes. */
+export async function showAuthorization(
+  ctx: AppContext,
+  req: ApiRequest<unknown>,
+  authorizationId: string,
+  userId: string,
+): Promise<{ row: AuthorizationRow; redirectUrl?: string }> {
+  const outcome = await tx(
+    ctx.db,
+    async (c) => {
+      const locked = await lockPending(c, authorizationId);
+      if ('expired' in locked) return locked;
+      const { row } = locked;
+      if (row.status !== 'pending') throw apiError('oauth_authorization_not_pending');
+      if (row.user_id === null) {
+        await setAuthorizationUser(c, row.id, userId);
+        const consent = await findActiveConsent(c, userId, row.client_id);
+        if (consent && hasAllScopes(parseScopes(consent.scopes), parseScopes(row.scope))) {
+          return { row, redirectUrl: await approve(c, row, userId) };
+        }
+      } else if (row.user_id !== userId) throw notFound();
+      return { row };
+    },
+    req.signal,
+  );
+  if ('expired' in outcome) throw notFound();
+  return outcome;
+}
+
+/** POST consent: approve (a code in the redirect) or deny (error=access_denied in the redirect). */
+export async function decide(
+  ctx: AppContext,
+  req: ApiRequest<unknown>,
+  authorizationId: string,
+  userId: string,
+  action: 'approve' | 'deny',
+): Promise<string> {
+  const outcome: string | ApiError = await tx(
+    ctx.db,
+    async (c) => {
+      const locked = await lockPending(c, authorizationId);
+      if ('expired' in locked) return notFound();
+      const { row } = locked;
+      if (row.status !== 'pending') throw apiError('oauth_authorization_no_longer_pending');
+      if (row.user_id !== userId) throw notFound();
+      if (action === 'approve') return approve(c, row, userId);
+      await setAuthorizationStatus(c, row.id, 'denied');
+      return errorRedirect(row.redirect_uri, 'access_denied', 'User denied the request', row.state);
+    },
+    req.signal,
+  );
+  if (outcome instanceof ApiError) throw outcome;
+  return outcome;
+}

@@ -1,0 +1,39 @@
+// GET and DELETE /user/oauth/grants (docs/oauth-server.md#grants): the apps the signed-in user has
+// authorized, and revoking one, which ends every session issued to that app for the user (their refresh
+// tokens with them) in the same statement. auth-js: supabase.auth.oauth.listGrants() / revokeGrant().
+import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
+import { listActiveGrants, revokeGrant } from '../../db/oauth-consents.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { UUID } from '../admin/load-user.js';
+import type { Authenticated } from '../auth/principal.js';
+import type { GuardedHandler } from '../http/types.js';
+import { actorOf } from '../users/actor.js';
+import { clientSummary } from '../oauth-server/client-json.js';
+import { parseScopes } from '../oauth-server/scopes.js';
+
+export const listGrants: GuardedHandler<Authenticated> = async (_req, ctx, { user }) => {
+  const grants = await listActiveGrants(ctx.db, user.id);
+  return {
+    body: grants.map((g) => ({
+      client: clientSummary({ id: g.client_id, client_name: g.client_name, client_uri: g.client_uri, logo_uri: g.logo_uri }),
+      scopes: parseScopes(g.scopes),
+      granted_at: g.granted_at.toISOString(),
+    })),
+  };
+};
+
+export const revokeGrantOfClient: GuardedHandler<Authenticated> = async (req, ctx, { user }) => {
+  const clientId = req.query.get('client_id') ?? '';
+  if (!clientId) throw apiError('oauth_grant_client_id_required');
+  if (!UUID.test(clientId)) throw apiError('oauth_client_id_format');
+  await tx(
+    ctx.db,
+    async (c) => {
+      if (!(await revokeGrant(c, user.id, clientId))) throw apiError('oauth_consent_not_found');
+      await writeAudit(c, actorOf(user), 'token_revoked', { oauth_client_id: clientId, action: 'revoke_oauth_grant' }, req.ip);
+    },
+    req.signal,
+  );
+  return { status: 204 };
+};
