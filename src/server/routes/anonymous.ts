@@ -7,7 +7,7 @@ import { insertUser } from '../../db/users.js';
 import { issueSession } from '../sessions/issue.js';
 import { beforeUserCreated } from '../hooks/before-user-created.js';
 import { noteUserCreated } from '../hooks/after-user-created.js';
-import type { UserRow } from '../../db/users.js';
+import { blankUserRow } from '../users/create.js';
 import { requestAudience } from '../auth/bearer.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
@@ -26,7 +26,7 @@ export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: 
         is_anonymous: true,
       };
       // docs/hooks.md#before-user-created: the hook sees the user before the insert, as for any sign-up.
-      await beforeUserCreated(ctx, anonymousRow(fields), req, c);
+      await beforeUserCreated(ctx, { ...blankUserRow(fields.id), ...fields }, req, c);
       const user = (await insertUser(c, fields))!;
       noteUserCreated(ctx, req, user);
       return {
@@ -37,35 +37,4 @@ export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: 
     },
     req.signal,
   );
-}
-
-/** The row the anonymous user will have, for the hook's payload. */
-function anonymousRow(fields: { id: string; aud: string; role: string; raw_user_meta_data: Record<string, unknown> }): UserRow {
-  const now = new Date();
-  return {
-    ...fields,
-    email: null,
-    phone: null,
-    encrypted_password: null,
-    email_confirmed_at: null,
-    phone_confirmed_at: null,
-    confirmed_at: null,
-    invited_at: null,
-    confirmation_sent_at: null,
-    recovery_sent_at: null,
-    email_change: null,
-    email_change_sent_at: null,
-    email_change_confirm_status: 0,
-    phone_change: null,
-    phone_change_sent_at: null,
-    reauthentication_sent_at: null,
-    last_sign_in_at: null,
-    raw_app_meta_data: {},
-    banned_until: null,
-    deleted_at: null,
-    is_anonymous: true,
-    is_sso_user: false,
-    created_at: now,
-    updated_at: now,
-  };
 }
