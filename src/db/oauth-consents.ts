@@ -53,18 +53,6 @@ export async function revokeGrant(q: Queryable, userId: string, clientId: string
   return rows[0].revoked > 0;
 }
 
-/** The OAuth client and scopes of the session a refresh token belongs to; null when no such token exists. */
-export async function findTokenSessionClient(
-  q: Queryable,
-  tokenHash: string,
-): Promise<{ oauth_client_id: string | null; scopes: string | null } | null> {
-  const { rows } = await q.query<{ oauth_client_id: string | null; scopes: string | null }>(
-    `select s.oauth_client_id, s.scopes from refresh_tokens rt join sessions s on s.id = rt.session_id where rt.token_hash = $1`,
-    [tokenHash],
-  );
-  return rows[0] ?? null;
-}
-
 /** The scopes of a session issued to an OAuth client; null for any other session (GET /oauth/userinfo). */
 export async function findSessionScopes(q: Queryable, sessionId: string): Promise<string | null> {
   const { rows } = await q.query<{ scopes: string | null }>(

@@ -30,6 +30,8 @@ export interface PresentedToken extends TokenState, Pick<UserRow, 'banned_until'
   session_created_at?: Date;
   /** the OAuth server client the session was issued to, if any: only POST /oauth/token refreshes it (docs/oauth-server.md#token-endpoint) */
   oauth_client_id: string | null;
+  /** that session's granted scopes, carried into the access tokens it is refreshed into */
+  scopes: string | null;
 }
 
 export async function findPresentedToken(q: Queryable, tokenHash: string, policy?: SessionPolicy | null): Promise<PresentedToken | null> {
@@ -37,9 +39,8 @@ export async function findPresentedToken(q: Queryable, tokenHash: string, policy
   const { rows } = await q.query<PresentedToken>({
     name: 'refresh_tokens_presented',
     text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, u.email, u.phone, u.raw_user_meta_data, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
-                  a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash,
-                  (select oauth_client_id from sessions where id = rt.session_id) as oauth_client_id
-           from refresh_tokens rt join users u on u.id = rt.user_id
+                  a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash, s.oauth_client_id, s.scopes
+           from refresh_tokens rt join users u on u.id = rt.user_id left join sessions s on s.id = rt.session_id
            left join lateral (select id, parent_id, token_hash from refresh_tokens
                               where session_id = rt.session_id and not revoked order by id desc limit 1) a on true
            where rt.token_hash = $1`,
@@ -63,7 +64,7 @@ async function findPresentedTokenUnderPolicy(q: Queryable, tokenHash: string, po
                   coalesce(${sessionEndedSql({ timebox: 2, inactivity: 3, lowAal: 6 }, 'l.active_at', 's.user_id')},
                            case when $4::boolean and newer_session_exists(s.user_id, s.id, l.active_at, s.tag, $2, $3, $5::text[], $6)
                                 then 'newer_login' end) as session_ended,
-                  s.created_at as session_created_at, s.oauth_client_id
+                  s.created_at as session_created_at, s.oauth_client_id, s.scopes
            from refresh_tokens rt join users u on u.id = rt.user_id join sessions s on s.id = rt.session_id
            cross join lateral (select coalesce(s.refreshed_at, greatest(rt.updated_at, s.created_at)) as active_at) l
            left join lateral (select id, parent_id, token_hash from refresh_tokens

@@ -62,19 +62,26 @@ export const refreshToken: Grant<ReturnType<typeof schema>> = {
 };
 
 /**
- * The refresh of a presented token; `oauth`, the claims of a session issued to an OAuth server client,
- * which POST /oauth/token passes once it has checked the client (src/server/oauth-server/refresh-grant.ts).
+ * The refresh of a presented token; `oauthClientId`, the OAuth server client that POST /oauth/token
+ * authenticated (src/server/oauth-server/refresh-grant.ts): only the session's own client may refresh a
+ * session issued to an app, and only at that endpoint, as the original.
  */
-export async function refresh(req: ApiRequest, ctx: AppContext, presented: string, oauth: OAuthClaims | null = null): Promise<ApiResponse> {
+export async function refresh(
+  req: ApiRequest,
+  ctx: AppContext,
+  presented: string,
+  oauthClientId: string | null = null,
+): Promise<ApiResponse> {
   if (!isPlausibleRefreshToken(presented)) throw apiError('refresh_token_not_valid');
   const found = await findPresentedToken(ctx.db, sha256Hex(presented), sessionPolicy(ctx.config));
   if (!found) throw notFound();
+  if (oauthClientId !== null) checkSessionClient(found.oauth_client_id, oauthClientId);
   if (isBanned(found)) throw banned();
   if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
-  // a session issued to an OAuth server client is refreshed by that client at POST /oauth/token only, as the original
-  if (!oauth && found.oauth_client_id) {
+  if (oauthClientId === null && found.oauth_client_id) {
     return refusalResponse(new OAuthRefusal('invalid_client', 'Client authentication required for OAuth session'));
   }
+  const oauth: OAuthClaims | null = oauthClientId === null ? null : { client_id: oauthClientId, scope: found.scopes ?? '' };
   const child = childRefreshToken(childSecretOf(ctx.config.jwt), presented);
   const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
 
@@ -92,6 +99,12 @@ export async function refresh(req: ApiRequest, ctx: AppContext, presented: strin
   // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
   const session = { id: decision.sessionId, created_at: found.session_created_at };
   return { body: await tokenResponse(ctx, ctx.db, decision.user, session, decision.token, decision.reads, req, undefined, oauth) };
+}
+
+/** POST /oauth/token: the presented token's session must have been issued to the authenticated client. */
+function checkSessionClient(sessionClientId: string | null, clientId: string): void {
+  if (!sessionClientId) throw new OAuthRefusal('invalid_client', 'Client authentication not allowed for non-OAuth session');
+  if (sessionClientId !== clientId) throw new OAuthRefusal('invalid_client', "Client does not match the session's OAuth client");
 }
 
 /**
