@@ -6,13 +6,27 @@ import type { IdTokenClaims } from '../auth/jwt.js';
 import type { AppContext } from '../context.js';
 import { issuerOf } from './issuer.js';
 
-const metaString = (user: UserRow, ...keys: string[]): string | undefined => {
+const metaString = (meta: Record<string, unknown> | null, ...keys: string[]): string | undefined => {
   for (const key of keys) {
-    const v = user.raw_user_meta_data?.[key];
+    const v = meta?.[key];
     if (typeof v === 'string' && v !== '') return v;
   }
   return undefined;
 };
+
+/** The `profile` scope's claims, in ID tokens and at /oauth/userinfo alike: those the user has. */
+export function profileClaims(user: UserRow): { name?: string; picture?: string; preferred_username?: string; updated_at: number } {
+  const meta = user.raw_user_meta_data;
+  const name = metaString(meta, 'name') ?? (user.email || undefined);
+  const picture = metaString(meta, 'picture', 'avatar_url');
+  const username = metaString(meta, 'preferred_username', 'username');
+  return {
+    ...(name ? { name } : {}),
+    ...(picture ? { picture } : {}),
+    ...(username ? { preferred_username: username } : {}),
+    updated_at: Math.floor(user.updated_at.getTime() / 1000),
+  };
+}
 
 export function idTokenClaims(ctx: AppContext, user: UserRow, clientId: string, scopes: string[], nonce: string | null): IdTokenClaims {
   const iat = Math.floor(Date.now() / 1000);
@@ -37,15 +51,7 @@ export function idTokenClaims(ctx: AppContext, user: UserRow, clientId: string, 
     if (user.phone) claims.phone_number = user.phone;
     claims.phone_number_verified = !!user.phone_confirmed_at;
   }
-  if (scopes.includes('profile')) {
-    const name = metaString(user, 'name') ?? (user.email || undefined);
-    if (name) claims.name = name;
-    const picture = metaString(user, 'picture', 'avatar_url');
-    if (picture) claims.picture = picture;
-    claims.updated_at = Math.floor(user.updated_at.getTime() / 1000);
-    const username = metaString(user, 'preferred_username', 'username');
-    if (username) claims.preferred_username = username;
-  }
+  if (scopes.includes('profile')) Object.assign(claims, profileClaims(user));
   return orderedLikeTheOriginal(claims);
 }
 

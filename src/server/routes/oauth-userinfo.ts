@@ -5,14 +5,7 @@ import { findSessionScopes } from '../../db/oauth-consents.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { GuardedHandler } from '../http/types.js';
 import { parseScopes } from '../oauth-server/scopes.js';
-
-const metaString = (meta: Record<string, unknown> | null, ...keys: string[]): string | undefined => {
-  for (const key of keys) {
-    const v = meta?.[key];
-    if (typeof v === 'string' && v !== '') return v;
-  }
-  return undefined;
-};
+import { profileClaims } from '../oauth-server/id-token.js';
 
 export const userinfo: GuardedHandler<Authenticated> = async (_req, ctx, { user, session }) => {
   const info: Record<string, unknown> = { sub: user.id };
@@ -22,15 +15,8 @@ export const userinfo: GuardedHandler<Authenticated> = async (_req, ctx, { user,
     if (user.email_confirmed_at) info.email_verified = true;
   }
   if (scopes.includes('profile')) {
-    const meta = user.raw_user_meta_data;
-    const name = metaString(meta, 'name') ?? (user.email || undefined);
-    if (name) info.name = name;
-    const picture = metaString(meta, 'picture', 'avatar_url');
-    if (picture) info.picture = picture;
-    const username = metaString(meta, 'preferred_username', 'username');
-    if (username) info.preferred_username = username;
-    info.updated_at = Math.floor(user.updated_at.getTime() / 1000);
-    if (meta) info.user_metadata = meta;
+    Object.assign(info, profileClaims(user));
+    if (user.raw_user_meta_data) info.user_metadata = user.raw_user_meta_data;
   }
   if (scopes.includes('phone')) {
     if (user.phone) info.phone = user.phone;
