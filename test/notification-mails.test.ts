@@ -139,6 +139,16 @@ t.test('identity linked (manual linking through GitHub) and unlinked', async (t)
   t.equal(unlink.status, 200, unlink.text);
   const unlinked = await notification(s.user.email, SUBJECTS.unlinked);
   t.match(unlinked.text, 'github can no longer be used');
+  const audit = await api.db.query(
+    `select payload->>'action' as action, payload->>'log_type' as log_type, payload->'traits'->>'identity_id' as identity_id, ip_address
+       from audit_log_entries where payload->>'actor_id' = $1 and payload->>'action' like 'identity_%' order by created_at`,
+    [s.user.id],
+  );
+  t.same(
+    audit.rows,
+    ['identity_linked', 'identity_unlinked'].map((action) => ({ action, log_type: 'user', identity_id: identity.id, ip_address: '127.0.0.1' })),
+    'the manual link and the unlink are audited with the identity and the address',
+  );
 });
 
 t.test(

@@ -71,6 +71,21 @@ t.test('a verified GitHub address equal to a confirmed account links to it', asy
     body: { email: 'lena@example.com', password: 'Secret-password-1' },
   });
   t.equal(login.status, 200, 'the owner keeps the password of a confirmed account');
+  const identity = (await api.db.query("select id, provider_id from identities where user_id = $1 and provider = 'github'", [signup.body.id])).rows[0];
+  const audit = await api.db.query(
+    "select payload, ip_address from audit_log_entries where payload->>'action' = 'identity_linked' and payload->>'actor_id' = $1",
+    [signup.body.id],
+  );
+  t.equal(audit.rowCount, 1, 'the automatic link is audited once');
+  t.equal(audit.rows[0].payload.log_type, 'user', "the original's log type for identity changes");
+  t.same(audit.rows[0].payload.traits, { identity_id: identity.id, provider: 'github', provider_id: identity.provider_id });
+  t.equal(audit.rows[0].ip_address, '127.0.0.1', 'with the address of the request that linked it');
+  await signInWithGithub(gh.users.get(Number(identity.provider_id))!);
+  const again = await api.db.query(
+    "select 1 from audit_log_entries where payload->>'action' = 'identity_linked' and payload->>'actor_id' = $1",
+    [signup.body.id],
+  );
+  t.equal(again.rowCount, 1, 'signing in again with the linked identity is not another link');
 });
 
 t.test(

@@ -52,8 +52,8 @@ const LOG_TYPE: Record<AuditAction, string> = {
   passkey_created: 'user',
   passkey_updated: 'user',
   passkey_deleted: 'user',
-  identity_linked: 'account',
-  identity_unlinked: 'account',
+  identity_linked: 'user',
+  identity_unlinked: 'user',
 };
 
 export interface AuditActor {

@@ -71,7 +71,7 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
         identity_id: doomed.id,
         provider: doomed.provider,
         provider_id: doomed.provider_id,
-      });
+      }, req.ip);
       // To the address the user had before: the unlinked identity may have taken it away (above).
       return notice(ctx, { kind: 'identityUnlinked', user: updated, to: user.email ?? '', provider: doomed.provider });
     },
