@@ -4,7 +4,8 @@
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { deleteIdentity, findIdentitiesByUser } from '../../db/identities.js';
-import { isEmailTaken, lockUserById, updateUser } from '../../db/users.js';
+import { lockUserById, updateUser } from '../../db/users.js';
+import { addressesAfterUnlink } from '../users/addresses-after-unlink.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { actorOf } from '../users/actor.js';
 import { startFlow } from '../oauth/start.js';
@@ -52,19 +53,12 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
       const doomed = identities.find((i) => i.id === identityId.toLowerCase());
       if (!doomed) throw apiError('identity_not_found');
       const rest = identities.filter((i) => i.id !== doomed.id);
-      // The user's email goes with the identity it came from, unless another identity still carries it; then the
-      // first remaining identity's address becomes the email, if no one else holds it.
-      let email = user.email;
-      if (email && doomed.email === email.toLowerCase() && !rest.some((i) => i.email === email!.toLowerCase())) {
-        const next = rest.find((i) => i.email)?.email ?? null;
-        if (next && (await isEmailTaken(c, next, user.id))) throw apiError('email_conflict_identity_not_deletable');
-        email = next;
-      }
       await deleteIdentity(c, doomed.id);
       const providers = [...new Set(rest.map((i) => i.provider))];
       const meta = user.raw_app_meta_data;
+      const addresses = await addressesAfterUnlink(c, user, doomed, rest, ctx.config.mailer.autoconfirm);
       const updated = await updateUser(c, user.id, {
-        email,
+        ...addresses,
         raw_app_meta_data: { ...meta, provider: providers.includes(meta.provider as string) ? meta.provider : providers[0], providers },
       });
       await writeAudit(c, actorOf(user), 'identity_unlinked', {
