@@ -242,6 +242,9 @@ export const ERRORS = {
     'Multiple accounts with the same email address in the same linking domain detected',
   ),
   provider_email_needs_verification: e(422, 'provider_email_needs_verification', 'Unverified email with provider'),
+  // Linking an identity to a signed-in user without an email (oauth/linking.ts linkToSignedInUser).
+  link_email_exists: e(400, 'email_exists', 'A user with this email address has already been registered'),
+  link_email_not_confirmed: e(422, 'email_not_confirmed', 'Unverified email with provider'),
   invite_not_found: e(404, 'user_not_found', 'Invite user not found'),
   invite_email_mismatch: e(400, 'validation_failed', 'Invited email does not match emails from external provider'),
   // the id_token grant (its own refusals are OAuth-style bodies, grants/id-token.ts)

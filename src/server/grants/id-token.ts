@@ -77,7 +77,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   let notifications: Notification[] = [];
   const response = await sendingTx(ctx, req.signal, async (c) => {
     notifications = [];
-    const { user, created, needsConfirmation, linked } = await signInExternal(ctx, c, {
+    const { user, created, needsConfirmation, linked, refusal: unverified } = await signInExternal(ctx, c, {
       provider: name,
       profile,
       linkingTargetId: linking?.user.id ?? null,
@@ -86,7 +86,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
       hookRequest: req,
     });
     if (needsConfirmation) {
-      const refusal = await mailUnverified(ctx, c, user, name, redirectTarget(req, ctx), req);
+      const refusal = await mailUnverified(ctx, c, user, name, redirectTarget(req, ctx), req, unverified);
       if (refusal) return refusal;
     }
     if (linked) notifications = notice(ctx, { kind: 'identityLinked', user, provider: name });

@@ -79,7 +79,7 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
 
   let notifications: Notification[] = [];
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<ApiResponse | ApiError> => {
-    const { user, created, needsConfirmation, linked } = await signInExternal(ctx, c, {
+    const { user, created, needsConfirmation, linked, refusal: unverified } = await signInExternal(ctx, c, {
       provider: name,
       profile,
       linkingTargetId: flow.linking_target_id,
@@ -89,7 +89,7 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
       hookRequest: req,
     });
     if (needsConfirmation) {
-      const refusal = await mailUnverified(ctx, c, user, name, target, req);
+      const refusal = await mailUnverified(ctx, c, user, name, target, req, unverified);
       if (refusal) {
         await deleteFlowState(c, flow.id);
         return refusal;

@@ -15,6 +15,7 @@ import { apiError } from '../errors.js';
 import { findUserByEmail, insertUser, isEmailTaken, lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import {
   deleteUnverifiedIdentities,
+  findIdentitiesByUser,
   findVerifiedIdentitiesByEmails,
   insertIdentity,
   lockIdentity,
@@ -32,6 +33,7 @@ import { beforeUserCreated } from '../hooks/before-user-created.js';
 import { noteUserCreated } from '../hooks/after-user-created.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { blankUserRow } from '../users/create.js';
+import { emailFromIdentities } from '../users/email-from-identities.js';
 
 export interface LinkRequest {
   provider: string;
@@ -54,6 +56,8 @@ export interface Linked {
   needsConfirmation: boolean;
   /** a signed-in user linked this identity: its notification is due (delivery/notifications.ts) */
   linked: boolean;
+  /** with needsConfirmation: the error the sign-in ends with after the mail (oauth/unverified.ts) */
+  refusal?: 'provider_email_needs_verification' | 'link_email_not_confirmed';
 }
 
 export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request: LinkRequest): Promise<Linked> {
@@ -65,7 +69,6 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
 
   let user: UserRow;
   let created = false;
-  let linked = false;
   if (r.inviteToken) {
     if (existing) throw apiError('identity_already_exists');
     user = await acceptInvite(c, r, r.inviteToken);
@@ -73,9 +76,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
     if (existing) throw apiError(existing.user_id === r.linkingTargetId ? 'identity_already_exists' : 'identity_linked_to_another_user');
     const target = await lockUserById(c, r.linkingTargetId);
     if (!target) throw apiError('admin_user_not_found');
-    user = await addIdentity(c, target, r);
-    if (user.is_anonymous) user = await convertAnonymous(c, user, r, trusted);
-    linked = true;
+    return linkToSignedInUser(ctx, c, await addIdentity(c, target, r), r);
   } else if (existing) {
     await refreshIdentity(c, existing.id, profile.claims);
     const owner = await lockUserById(c, existing.user_id);
@@ -96,10 +97,10 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
 
   if (isBanned(user)) throw apiError('user_banned');
   if (user.email && !user.email_confirmed_at) {
-    if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true, linked };
+    if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true, linked: false };
     user = await confirmThroughProvider(c, user, provider);
   }
-  return { user, created, needsConfirmation: false, linked };
+  return { user, created, needsConfirmation: false, linked: false };
 }
 
 /**
@@ -115,17 +116,35 @@ function withPrimaryEmail(profile: ExternalProfile): ExternalProfile {
 }
 
 /**
- * An anonymous user who links a provider becomes a permanent one, with the provider's primary address as
- * email when the provider verified it and nobody else holds it.
+ * The identity is added to the signed-in user. One without an email takes it from its identities as the
+ * original does (users/email-from-identities.ts; 400 email_exists when every address is held): confirmed
+ * when the linked provider verified its address, else mailed for confirmation and refused with 422
+ * email_not_confirmed after the commit. An anonymous user becomes a permanent one unless that refusal comes.
  */
-async function convertAnonymous(c: pg.PoolClient, user: UserRow, r: LinkRequest, trusted: string[]): Promise<UserRow> {
-  const primary = r.profile.emails[0]?.email.toLowerCase();
-  const email = primary && trusted.includes(primary) && !(await isEmailTaken(c, primary)) ? primary : null;
-  return updateUser(c, user.id, {
-    is_anonymous: false,
-    ...(email ? { email, email_confirmed_at: new Date() } : {}),
-    raw_user_meta_data: { ...user.raw_user_meta_data, ...r.profile.claims },
-  });
+async function linkToSignedInUser(ctx: AppContext, c: pg.PoolClient, linkedTo: UserRow, r: LinkRequest): Promise<Linked> {
+  let user = linkedTo;
+  if (isBanned(user)) throw apiError('user_banned');
+  const result = (u: UserRow, needsConfirmation = false): Linked =>
+    needsConfirmation
+      ? { user: u, created: false, needsConfirmation, linked: true, refusal: 'link_email_not_confirmed' }
+      : { user: u, created: false, needsConfirmation, linked: true };
+  if (user.email) return result(user);
+
+  const patch = await emailFromIdentities(c, user, await findIdentitiesByUser(c, user.id), ctx.config.mailer.autoconfirm);
+  if (!patch) throw apiError('link_email_exists');
+  const claims = user.is_anonymous ? { raw_user_meta_data: { ...user.raw_user_meta_data, ...r.profile.claims } } : {};
+  if (!patch.email) return result(user.is_anonymous ? await updateUser(c, user.id, { ...patch, ...claims, is_anonymous: false }) : user);
+
+  user = await updateUser(c, user.id, { ...patch, ...claims });
+  if (!r.profile.emails[0]?.verified) return result(user, true);
+  await deleteOneTimeTokens(c, user.id);
+  return result(
+    await updateUser(c, user.id, {
+      email_confirmed_at: new Date(),
+      is_anonymous: false,
+      raw_user_meta_data: { ...user.raw_user_meta_data, email_verified: true },
+    }),
+  );
 }
 
 /** The one user who holds one of these addresses (identities in the default linking domain, or users by email). */

@@ -19,6 +19,7 @@ export async function mailUnverified(
   provider: string,
   redirectTo: string,
   req: HookRequest,
+  refusal: 'provider_email_needs_verification' | 'link_email_not_confirmed' = 'provider_email_needs_verification',
 ): Promise<ApiError | null> {
   await sendConfirmation(ctx, c, user, {
     provider: 'email',
@@ -29,9 +30,10 @@ export async function mailUnverified(
     checkInterval: true,
     req,
   });
-  if (ctx.config.mailer.allowUnverifiedEmailSignIns) return null;
+  // A link by a signed-in user is refused whatever MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS says, as the original.
+  if (refusal === 'provider_email_needs_verification' && ctx.config.mailer.allowUnverifiedEmailSignIns) return null;
   return apiError(
-    'provider_email_needs_verification',
+    refusal,
     `Unverified email with ${provider}. A confirmation email has been sent to your ${provider} email`,
   );
 }

@@ -5,7 +5,7 @@ import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { deleteIdentity, findIdentitiesByUser } from '../../db/identities.js';
 import { lockUserById, updateUser } from '../../db/users.js';
-import { addressesAfterUnlink } from '../users/addresses-after-unlink.js';
+import { addressesAfterUnlink } from '../users/email-from-identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { actorOf } from '../users/actor.js';
 import { startFlow } from '../oauth/start.js';

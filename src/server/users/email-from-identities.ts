@@ -1,11 +1,10 @@
-// What a user's address becomes when one of its identities is unlinked (docs/oauth.md#manual-linking), as
-// the original decides it:
-//   a phone identity           → the phone and its confirmation go
-//   any other identity         → the email stays if a remaining identity still carries it; else the best
-//                                remaining identity's address (provider-verified first, then unverified,
-//                                then none; oldest first) that no other user holds becomes the email
+// The user's email chosen among its identities, as the original does when an identity is unlinked and when a
+// user without an email links one (docs/oauth.md#manual-linking):
+//   the email stays if an identity still carries it; else the best identity's address (provider-verified
+//   first, then unverified, then none; oldest first) that no other user holds becomes the email.
 // A replaced email takes every pending token and address change with it (they were sent for the old one),
 // and a promoted address that neither the provider verified nor MAILER_AUTOCONFIRM covers is unconfirmed.
+// Unlinking a phone identity takes the phone instead.
 import type pg from 'pg';
 import { apiError } from '../errors.js';
 import { isEmailTaken, type UserRow, type UserWrite } from '../../db/users.js';
@@ -21,17 +20,29 @@ export async function addressesAfterUnlink(
   autoconfirm: boolean,
 ): Promise<UserWrite> {
   if (doomed.provider === 'phone') return { phone: null, phone_confirmed_at: null };
+  const patch = await emailFromIdentities(c, user, rest, autoconfirm);
+  if (!patch) throw apiError('email_conflict_identity_not_deletable');
+  return patch;
+}
+
+/** The columns that give `user` the email its `identities` choose: none to write when it keeps its own, null when every candidate address is held by another user. */
+export async function emailFromIdentities(
+  c: pg.PoolClient,
+  user: UserRow,
+  identities: IdentityRow[],
+  autoconfirm: boolean,
+): Promise<UserWrite | null> {
   const email = user.email?.toLowerCase() ?? null;
-  if (rest.some((i) => (i.email ?? null) === email)) return {};
+  if (identities.some((i) => (i.email ?? null) === email)) return {};
 
   let promoted: IdentityRow | undefined;
-  for (const candidate of [...rest].sort(byPromotionOrder)) {
+  for (const candidate of [...identities].sort(byPromotionOrder)) {
     if (!candidate.email || !(await isEmailTaken(c, candidate.email, user.id))) {
       promoted = candidate;
       break;
     }
   }
-  if (!promoted) throw apiError('email_conflict_identity_not_deletable');
+  if (!promoted) return null;
 
   await deleteOneTimeTokens(c, user.id);
   const patch: UserWrite = {
