@@ -80,7 +80,11 @@ t.test('a taken address is skipped for the next one; when all are taken nothing 
   const emailIdentity = await emailIdentityOf(s.user.id);
 
   const refused = await unlink(s.access_token, emailIdentity);
-  t.same(refused.body, { code: 422, error_code: 'email_conflict_identity_not_deletable', msg: 'Unable to unlink identity due to email conflict' });
+  t.same(refused.body, {
+    code: 422,
+    error_code: 'email_conflict_identity_not_deletable',
+    msg: 'Unable to unlink identity due to email conflict',
+  });
   t.equal((await userRow(s.user.id)).email, 'skipper@example.com', 'the refusal leaves the user as it was');
   t.equal((await api.db.query('select 1 from identities where id = $1', [emailIdentity])).rowCount, 1, 'and the identity in place');
 

@@ -146,7 +146,12 @@ t.test('identity linked (manual linking through GitHub) and unlinked', async (t)
   );
   t.same(
     audit.rows,
-    ['identity_linked', 'identity_unlinked'].map((action) => ({ action, log_type: 'user', identity_id: identity.id, ip_address: '127.0.0.1' })),
+    ['identity_linked', 'identity_unlinked'].map((action) => ({
+      action,
+      log_type: 'user',
+      identity_id: identity.id,
+      ip_address: '127.0.0.1',
+    })),
     'the manual link and the unlink are audited with the identity and the address',
   );
 });

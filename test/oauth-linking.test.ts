@@ -71,7 +71,9 @@ t.test('a verified GitHub address equal to a confirmed account links to it', asy
     body: { email: 'lena@example.com', password: 'Secret-password-1' },
   });
   t.equal(login.status, 200, 'the owner keeps the password of a confirmed account');
-  const identity = (await api.db.query("select id, provider_id from identities where user_id = $1 and provider = 'github'", [signup.body.id])).rows[0];
+  const identity = (
+    await api.db.query("select id, provider_id from identities where user_id = $1 and provider = 'github'", [signup.body.id])
+  ).rows[0];
   const audit = await api.db.query(
     "select payload, ip_address from audit_log_entries where payload->>'action' = 'identity_linked' and payload->>'actor_id' = $1",
     [signup.body.id],

@@ -8,6 +8,7 @@ import type { CustomProviderFields, CustomProviderRow, CustomProviderType } from
 import type { SecretBox } from '../mfa/encryption.js';
 import { checkProviderUrl } from './url-check.js';
 import { discoveryUrlOf, fetchDiscovery } from './discovery.js';
+import { publicConnections } from './public-connections.js';
 import { stringList, withOpenid, type ProviderBody } from './params.js';
 
 export interface BuildOptions {
@@ -80,7 +81,11 @@ export async function changedProvider(row: CustomProviderRow, body: ProviderBody
 
 /** The discovery document, whose endpoints the service will call, held to the same URL rules as the operator's URLs. */
 async function rediscover(p: CustomProviderFields, o: BuildOptions): Promise<void> {
-  const doc = await fetchDiscovery(discoveryUrlOf(p.issuer!, p.discovery_url), p.issuer!);
+  const doc = await fetchDiscovery(
+    discoveryUrlOf(p.issuer!, p.discovery_url),
+    p.issuer!,
+    o.allowPrivateUrls ? undefined : publicConnections,
+  );
   for (const field of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri']) {
     if (typeof doc[field] === 'string') await checkProviderUrl(doc[field], o.allowPrivateUrls);
   }

@@ -4,6 +4,8 @@
 // row (cached_discovery), so a sign-in never waits on discovery.
 import { apiError } from '../errors.js';
 import { readCappedText } from '../outbound-body.js';
+import { addressRefusal } from '../providers/outbound.js';
+import type { RestrictedConnections } from '../providers/types.js';
 
 const TIMEOUT_MS = 10_000;
 const MAX_BYTES = 1 << 20;
@@ -23,10 +25,15 @@ export function discoveryUrlOf(issuer: string, discoveryUrl: string | null): str
   return discoveryUrl || `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 }
 
-export async function fetchDiscovery(url: string, expectedIssuer: string): Promise<Record<string, unknown>> {
+/** `restricted`: the connection may reach the addresses it allows only (custom-providers/public-connections.ts). */
+export async function fetchDiscovery(
+  url: string,
+  expectedIssuer: string,
+  restricted?: RestrictedConnections,
+): Promise<Record<string, unknown>> {
   let doc: Record<string, unknown>;
   try {
-    doc = await read(url);
+    doc = await read(url, restricted);
   } catch (err) {
     throw apiError('validation_failed', `OIDC discovery from "${url}" failed: ${(err as Error).message}`);
   }
@@ -41,13 +48,23 @@ export async function fetchDiscovery(url: string, expectedIssuer: string): Promi
   return Object.fromEntries(KEPT.filter((k) => doc[k] !== undefined).map((k) => [k, doc[k]]));
 }
 
-async function read(url: string): Promise<Record<string, unknown>> {
+async function read(url: string, restricted?: RestrictedConnections): Promise<Record<string, unknown>> {
+  const refused = restricted?.refusedLiteral(url);
+  if (refused) throw new Error(refused);
+  // `dispatcher` is Node's fetch's own option (undici), not in the DOM RequestInit type.
+  const connections = restricted ? ({ dispatcher: restricted.dispatcher } as RequestInit) : {};
   let response: Response;
   try {
-    response = await fetch(url, { redirect: 'manual', headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    response = await fetch(url, {
+      ...connections,
+      redirect: 'manual',
+      headers: { Accept: 'application/json' },
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
   } catch (err) {
     const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new Error(timedOut ? `no answer within ${TIMEOUT_MS / 1000} s` : 'the host is unreachable', { cause: err });
+    const refusal = addressRefusal(err);
+    throw new Error(timedOut ? `no answer within ${TIMEOUT_MS / 1000} s` : (refusal ?? 'the host is unreachable'), { cause: err });
   }
   if (response.status !== 200) {
     await response.body?.cancel();

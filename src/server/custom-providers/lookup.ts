@@ -9,6 +9,7 @@ import type { CustomProviderName, UsableProvider } from '../providers/types.js';
 import type { AppContext } from '../context.js';
 import { customModule, customRuntime } from './module.js';
 import { discoveryUrlOf, fetchDiscovery } from './discovery.js';
+import { customProviderConnections } from './public-connections.js';
 
 export async function customProvider(ctx: AppContext, identifier: string, error: ErrorName): Promise<UsableProvider> {
   const refuse = (why: string) => apiError(error, `Unsupported provider: ${why}`);
@@ -25,7 +26,11 @@ export async function customProvider(ctx: AppContext, identifier: string, error:
   }
   // Every row the admin API writes holds its discovery document; one without (written elsewhere) is discovered now.
   if (row.provider_type === 'oidc' && !row.cached_discovery && row.issuer) {
-    row.cached_discovery = await fetchDiscovery(discoveryUrlOf(row.issuer, row.discovery_url), row.issuer);
+    row.cached_discovery = await fetchDiscovery(
+      discoveryUrlOf(row.issuer, row.discovery_url),
+      row.issuer,
+      customProviderConnections(ctx.config),
+    );
   }
   return { name: identifier as CustomProviderName, module: customModule(row), rt: customRuntime(ctx.config, row, secret) };
 }

@@ -10,6 +10,7 @@ import { exchangeAuthorizationCode, fetchJson } from '../providers/code-exchange
 import { ProviderError } from '../providers/outbound.js';
 import type { CustomProviderName, OAuth2Provider, ProviderRuntime } from '../providers/types.js';
 import { customProfile } from './profile.js';
+import { customProviderConnections } from './public-connections.js';
 import { withOpenid } from './params.js';
 
 interface Endpoints {
@@ -32,8 +33,8 @@ export function customRuntime(config: Config, row: CustomProviderRow, clientSecr
     emailOptional: row.email_optional,
     skipNonceCheck: row.skip_nonce_check,
   };
-  // Its answers are capped like every provider's (providers/outbound.ts).
-  return createProviderRuntime(settings, config.external.httpTimeoutSeconds);
+  // Its answers are capped like every provider's (providers/outbound.ts), and it reaches public addresses only.
+  return createProviderRuntime(settings, config.external.httpTimeoutSeconds, customProviderConnections(config));
 }
 
 function endpointsOf(row: CustomProviderRow): Endpoints {

@@ -77,7 +77,13 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   let notifications: Notification[] = [];
   const response = await sendingTx(ctx, req.signal, async (c) => {
     notifications = [];
-    const { user, created, needsConfirmation, linked, refusal: unverified } = await signInExternal(ctx, c, {
+    const {
+      user,
+      created,
+      needsConfirmation,
+      linked,
+      refusal: unverified,
+    } = await signInExternal(ctx, c, {
       provider: name,
       profile,
       linkingTargetId: linking?.user.id ?? null,

@@ -79,7 +79,13 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
 
   let notifications: Notification[] = [];
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<ApiResponse | ApiError> => {
-    const { user, created, needsConfirmation, linked, refusal: unverified } = await signInExternal(ctx, c, {
+    const {
+      user,
+      created,
+      needsConfirmation,
+      linked,
+      refusal: unverified,
+    } = await signInExternal(ctx, c, {
       provider: name,
       profile,
       linkingTargetId: flow.linking_target_id,

@@ -160,7 +160,12 @@ async function accountWithEmail(c: pg.PoolClient, emails: string[], aud: string)
 }
 
 async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest): Promise<UserRow> {
-  const identity = await insertIdentity(c, { userId: user.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
+  const identity = await insertIdentity(c, {
+    userId: user.id,
+    provider: r.provider,
+    providerId: r.profile.subject,
+    data: r.profile.claims,
+  });
   const traits = { identity_id: identity.id, provider: identity.provider, provider_id: identity.provider_id };
   await writeAudit(c, actorOf(user), 'identity_linked', traits, r.hookRequest.ip);
   return updateUser(c, user.id, { raw_app_meta_data: withProvider(user.raw_app_meta_data, r.provider) });

@@ -32,8 +32,5 @@ export async function mailUnverified(
   });
   // A link by a signed-in user is refused whatever MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS says, as the original.
   if (refusal === 'provider_email_needs_verification' && ctx.config.mailer.allowUnverifiedEmailSignIns) return null;
-  return apiError(
-    refusal,
-    `Unverified email with ${provider}. A confirmation email has been sent to your ${provider} email`,
-  );
+  return apiError(refusal, `Unverified email with ${provider}. A confirmation email has been sent to your ${provider} email`);
 }

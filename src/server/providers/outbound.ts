@@ -2,7 +2,7 @@
 // redirect (a token or user endpoint that redirects is misconfigured, and following it could leak the
 // code or token elsewhere). Failures become ProviderError, which the flow maps to the original's errors.
 import { readCappedText } from '../outbound-body.js';
-import type { ProviderFetch } from './types.js';
+import type { ProviderFetch, RestrictedConnections } from './types.js';
 
 export class ProviderError extends Error {
   /** The provider's HTTP status, when it answered at all. */
@@ -14,15 +14,21 @@ export class ProviderError extends Error {
   }
 }
 
-export function boundedFetch(timeoutSeconds: number): ProviderFetch {
+/** `restricted`: connections only to the addresses it allows (custom providers); a refused one is a ProviderError. */
+export function boundedFetch(timeoutSeconds: number, restricted?: RestrictedConnections): ProviderFetch {
   return async (url, init) => {
     const where = new URL(url);
+    const refused = restricted?.refusedLiteral(where);
+    if (refused) throw new ProviderError(`${where.host}: ${refused}`);
+    // `dispatcher` is Node's fetch's own option (undici), not in the DOM RequestInit type.
+    const connections = restricted ? ({ dispatcher: restricted.dispatcher } as RequestInit) : {};
     let response: Response;
     try {
-      response = await fetch(where, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutSeconds * 1000) });
+      response = await fetch(where, { ...init, ...connections, redirect: 'manual', signal: AbortSignal.timeout(timeoutSeconds * 1000) });
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      throw new ProviderError(timedOut ? `${where.host} did not answer within ${timeoutSeconds} s` : `${where.host} unreachable`);
+      const why = addressRefusal(error);
+      throw new ProviderError(timedOut ? `${where.host} did not answer within ${timeoutSeconds} s` : (why ?? `${where.host} unreachable`));
     }
     if (!response.ok) {
       await response.body?.cancel();
@@ -30,6 +36,14 @@ export function boundedFetch(timeoutSeconds: number): ProviderFetch {
     }
     return response;
   };
+}
+
+/** The refusal of a restricted connection's resolver (public-connections.ts), found in fetch's error causes. */
+export function addressRefusal(error: unknown): string | null {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if ((e as NodeJS.ErrnoException).code === 'EADDRREFUSED') return e.message;
+  }
+  return null;
 }
 
 /**

@@ -5,7 +5,7 @@
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import type { OAuthProviderConfig } from '../config/types.js';
 import { boundedFetch, jsonObject, ProviderError } from './outbound.js';
-import type { IdTokenExpectation, ProviderFetch, ProviderRuntime } from './types.js';
+import type { IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
 
 const DISCOVERY_TTL_MS = 60 * 60 * 1000;
 
@@ -48,21 +48,33 @@ export function discover(fetch: ProviderFetch, issuer: string): Promise<Discover
 }
 
 /** jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid. */
-function keySet(jwksUri: string, timeoutSeconds: number): JWTVerifyGetKey {
-  let set = keySets.get(jwksUri);
+function keySet(jwksUri: string, timeoutSeconds: number, restricted?: RestrictedConnections): JWTVerifyGetKey {
+  const key = restricted ? `restricted ${jwksUri}` : jwksUri;
+  let set = keySets.get(key);
   if (!set) {
-    set = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: timeoutSeconds * 1000, cooldownDuration: 30_000 });
-    keySets.set(jwksUri, set);
+    const refused = restricted?.refusedLiteral(jwksUri);
+    if (refused) throw new ProviderError(`${new URL(jwksUri).host}: ${refused}`);
+    set = createRemoteJWKSet(new URL(jwksUri), {
+      timeoutDuration: timeoutSeconds * 1000,
+      cooldownDuration: 30_000,
+      ...(restricted && jwksUri.startsWith('https:') ? { agent: restricted.httpsAgent } : {}),
+    });
+    keySets.set(key, set);
   }
   return set;
 }
 
-export function createProviderRuntime(config: OAuthProviderConfig, timeoutSeconds: number): ProviderRuntime {
-  const fetch = boundedFetch(timeoutSeconds);
+/** `restricted`: the connections of a provider that may reach public addresses only (custom providers). */
+export function createProviderRuntime(
+  config: OAuthProviderConfig,
+  timeoutSeconds: number,
+  restricted?: RestrictedConnections,
+): ProviderRuntime {
+  const fetch = boundedFetch(timeoutSeconds, restricted);
   return {
     config,
     fetch,
-    verifyIdToken: (token, expect) => verifyIdToken(fetch, timeoutSeconds, token, expect),
+    verifyIdToken: (token, expect) => verifyIdToken(fetch, timeoutSeconds, token, expect, restricted),
   };
 }
 
@@ -71,6 +83,7 @@ async function verifyIdToken(
   timeoutSeconds: number,
   token: string,
   expect: IdTokenExpectation,
+  restricted?: RestrictedConnections,
 ): Promise<Record<string, unknown>> {
   const issuers = Array.isArray(expect.issuer) ? expect.issuer : [expect.issuer];
   const jwksUri = expect.jwksUri ?? (await discover(fetch, issuers[0])).jwks_uri;
@@ -78,7 +91,7 @@ async function verifyIdToken(
   try {
     // No `algorithms` list: jose takes the algorithm from the matching JWK (its `alg`, or the key type),
     // so a token can only verify with the algorithm its issuer's key is for; `none` and HS* never match.
-    ({ payload } = await jwtVerify(token, keySet(jwksUri, timeoutSeconds), {
+    ({ payload } = await jwtVerify(token, keySet(jwksUri, timeoutSeconds, restricted), {
       issuer: issuers,
       audience: expect.audience,
       algorithms: expect.algorithms,

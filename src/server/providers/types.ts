@@ -37,6 +37,17 @@ export interface ProviderTokens {
 /** Outbound HTTP bounded by INTERNAL_HTTP_TIMEOUT; throws ProviderError on failure, timeout or a non-2xx answer. */
 export type ProviderFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
+/**
+ * How a runtime's connections are made when they must reach public addresses only (custom providers,
+ * custom-providers/public-connections.ts): fetch's dispatcher, the agent jose's key sets fetch with, and the
+ * check of an IP-literal host, which no resolver sees.
+ */
+export interface RestrictedConnections {
+  readonly dispatcher: unknown;
+  readonly httpsAgent: unknown;
+  refusedLiteral(url: string | URL): string | null;
+}
+
 /** What the expected id_token must satisfy; the verifier pins the algorithm to the issuer's published key. */
 export interface IdTokenExpectation {
   issuer: string | string[];

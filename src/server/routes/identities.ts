@@ -61,11 +61,17 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
         ...addresses,
         raw_app_meta_data: { ...meta, provider: providers.includes(meta.provider as string) ? meta.provider : providers[0], providers },
       });
-      await writeAudit(c, actorOf(user), 'identity_unlinked', {
-        identity_id: doomed.id,
-        provider: doomed.provider,
-        provider_id: doomed.provider_id,
-      }, req.ip);
+      await writeAudit(
+        c,
+        actorOf(user),
+        'identity_unlinked',
+        {
+          identity_id: doomed.id,
+          provider: doomed.provider,
+          provider_id: doomed.provider_id,
+        },
+        req.ip,
+      );
       // To the address the user had before: the unlinked identity may have taken it away (above).
       return notice(ctx, { kind: 'identityUnlinked', user: updated, to: user.email ?? '', provider: doomed.provider });
     },
