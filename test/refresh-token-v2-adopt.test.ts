@@ -45,10 +45,15 @@ t.test("the original's v2 sessions keep refreshing after adoption, from the toke
     api.logs().some((l) => String(l.msg).includes('v2 refresh-token keys kept for migration 00013: 2 rows')),
     'the adoption says what it kept',
   );
-  const stored = await withClient(original.url, async (c) =>
-    (await c.query('select id, refresh_token_hmac_key as key, refresh_token_counter::int as counter from auth.sessions where id = any($1) order by id', [
-      [CLEAR.id, SEALED.id],
-    ])).rows,
+  const stored = await withClient(
+    original.url,
+    async (c) =>
+      (
+        await c.query(
+          'select id, refresh_token_hmac_key as key, refresh_token_counter::int as counter from auth.sessions where id = any($1) order by id',
+          [[CLEAR.id, SEALED.id]],
+        )
+      ).rows,
   );
   t.strictSame(
     stored.map((r) => r.counter),
@@ -57,7 +62,10 @@ t.test("the original's v2 sessions keep refreshing after adoption, from the toke
   );
   t.equal(stored[0].key, CLEAR.key.toString('base64url'), 'the key in clear, as it was');
   t.equal(JSON.parse(stored[1].key).key_id, ORIGINAL_KEY.id, "the original's envelope, as it was");
-  const tables = await withClient(original.url, async (c) => (await c.query(`select to_regclass('auth.gotrue_session_refresh_keys') as t`)).rows[0].t);
+  const tables = await withClient(
+    original.url,
+    async (c) => (await c.query(`select to_regclass('auth.gotrue_session_refresh_keys') as t`)).rows[0].t,
+  );
   t.equal(tables, null, 'the table kept aside is gone');
 
   for (const s of [CLEAR, SEALED]) {

@@ -53,12 +53,15 @@ t.test('a sign-in under version 2 answers a v2 token of its session at counter 0
   const s = await signUp(api);
   const sessionId = sessionOf(s.access_token);
   const token = decodeV2(s.refresh_token);
-  t.strictSame({ version: token.version, sessionId: token.sessionId, counter: token.counter, checksumOk: token.checksumOk }, {
-    version: 0,
-    sessionId,
-    counter: 0,
-    checksumOk: true,
-  });
+  t.strictSame(
+    { version: token.version, sessionId: token.sessionId, counter: token.counter, checksumOk: token.checksumOk },
+    {
+      version: 0,
+      sessionId,
+      counter: 0,
+      checksumOk: true,
+    },
+  );
   t.match(s.refresh_token, /^[A-Za-z0-9_-]{51}$/, 'base64url without padding: 38 bytes');
   t.equal(Number((await api.db.query('select count(*) from refresh_tokens where session_id = $1', [sessionId])).rows[0].count), 0);
   const row = await sessionRow(api, sessionId);
@@ -194,21 +197,24 @@ t.test('upgrade percentage 100 turns a 12-character session into v2 at its next 
   t.strictSame((await refresh(upgradeAll, s.refresh_token)).body, ALREADY_USED, 'an older 12-character token is a reuse');
 });
 
-t.test('keys sealed with SECURITY_DB_ENCRYPTION: sealed with the configured key; a key in clear is sealed at its next refresh', async (t) => {
-  const s = await signUp(sealed);
-  const sessionId = sessionOf(s.access_token);
-  t.match(JSON.parse((await sessionRow(sealed, sessionId)).key), { key_id: ENCRYPTION.id, alg: 'aes-gcm-hkdf' });
-  const res = await refresh(sealed, s.refresh_token);
-  t.equal(res.status, 200);
-  t.equal(decodeV2(res.body.refresh_token).counter, 1);
+t.test(
+  'keys sealed with SECURITY_DB_ENCRYPTION: sealed with the configured key; a key in clear is sealed at its next refresh',
+  async (t) => {
+    const s = await signUp(sealed);
+    const sessionId = sessionOf(s.access_token);
+    t.match(JSON.parse((await sessionRow(sealed, sessionId)).key), { key_id: ENCRYPTION.id, alg: 'aes-gcm-hkdf' });
+    const res = await refresh(sealed, s.refresh_token);
+    t.equal(res.status, 200);
+    t.equal(decodeV2(res.body.refresh_token).counter, 1);
 
-  const { sessionId: clearSession, key } = await knownKeySession(sealed);
-  const clear = await refresh(sealed, mintV2(clearSession, 0, key));
-  t.equal(clear.status, 200);
-  const stored = (await sessionRow(sealed, clearSession)).key;
-  t.match(JSON.parse(stored), { key_id: ENCRYPTION.id }, 'sealed now');
-  t.equal((await refresh(sealed, clear.body.refresh_token)).status, 200, 'and still the same key');
-});
+    const { sessionId: clearSession, key } = await knownKeySession(sealed);
+    const clear = await refresh(sealed, mintV2(clearSession, 0, key));
+    t.equal(clear.status, 200);
+    const stored = (await sessionRow(sealed, clearSession)).key;
+    t.match(JSON.parse(stored), { key_id: ENCRYPTION.id }, 'sealed now');
+    t.equal((await refresh(sealed, clear.body.refresh_token)).status, 200, 'and still the same key');
+  },
+);
 
 t.test('the settings are checked as the original checks them', async (t) => {
   const base = {
@@ -227,7 +233,10 @@ t.test('the settings are checked as the original checks them', async (t) => {
       throw err;
     }
   };
-  t.strictSame(problems({ GOTRUE_SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION: '2', GOTRUE_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '50' }), []);
+  t.strictSame(
+    problems({ GOTRUE_SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION: '2', GOTRUE_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '50' }),
+    [],
+  );
   t.match(problems({ AUTH_SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION: '3' }).join(), /SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION/);
   t.match(problems({ AUTH_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '101' }).join(), /SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE/);
   t.match(problems({ AUTH_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '-1' }).join(), /SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE/);

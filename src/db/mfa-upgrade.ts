@@ -49,5 +49,9 @@ export async function upgradeSession(
     [u.userId, u.sessionId, u.factorId, u.factorType, u.amrMethod, u.refreshTokenHash, u.audit, u.ip],
   );
   const { v2_key: key, v2_counter: counter } = rows[0];
-  return { upgraded: rows[0].upgraded, factorVerified: rows[0].factor_verified, v2: key !== null && counter !== null ? { key, counter } : null };
+  return {
+    upgraded: rows[0].upgraded,
+    factorVerified: rows[0].factor_verified,
+    v2: key !== null && counter !== null ? { key, counter } : null,
+  };
 }

@@ -22,7 +22,10 @@ export function decodeV2(token: string): DecodedV2 {
     counter += (b & 0x7f) * 2 ** shift;
     if ((b & 0x80) === 0) break;
   }
-  const checksum = createHash('sha256').update(bytes.subarray(0, bytes.length - 4)).digest().subarray(0, 4);
+  const checksum = createHash('sha256')
+    .update(bytes.subarray(0, bytes.length - 4))
+    .digest()
+    .subarray(0, 4);
   return {
     version: bytes[0],
     sessionId,

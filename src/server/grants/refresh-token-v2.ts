@@ -45,8 +45,7 @@ const notIssuedHere = () => apiError('refresh_token_not_issued_here');
 
 /** The answer decided: `reads` when the statement that advanced the counter returned them. */
 export type V2Decision =
-  | { user: UserRow; sessionId: string; token: string; reads?: ResponseReads; outcome: 'rotated' | 'reused_parent' }
-  | ApiError;
+  { user: UserRow; sessionId: string; token: string; reads?: ResponseReads; outcome: 'rotated' | 'reused_parent' } | ApiError;
 
 /** Whether a refresh of this 12-character session's active token turns it into a v2 session. */
 export function upgradesSession(config: Config, sessionId: string): boolean {
@@ -97,11 +96,23 @@ const ownerOf = (found: V2Session): ActingUser => ({
 });
 
 /** The usual path: the current token, advanced in one statement. Null when it did not advance (see advanceV2Counter). */
-async function advanceAtOnce(ctx: AppContext, token: ParsedV2Token, found: V2Session, signing: Signing, client: Client): Promise<V2Decision | null> {
+async function advanceAtOnce(
+  ctx: AppContext,
+  token: ParsedV2Token,
+  found: V2Session,
+  signing: Signing,
+  client: Client,
+): Promise<V2Decision | null> {
   return advance(ctx.db, token, signing, client, refreshedAudit(ownerOf(found)));
 }
 
-async function advance(q: Queryable, token: ParsedV2Token, signing: Signing, client: Client, audit: AuditPayload[]): Promise<V2Decision | null> {
+async function advance(
+  q: Queryable,
+  token: ParsedV2Token,
+  signing: Signing,
+  client: Client,
+  audit: AuditPayload[],
+): Promise<V2Decision | null> {
   const advanced = await advanceV2Counter(q, {
     sessionId: token.sessionId,
     counter: token.counter.toString(),
