@@ -44,6 +44,25 @@ export async function copySessions(sql: Tx, schema: string): Promise<number> {
   );
 }
 
+/**
+ * The original's v2 refresh tokens (SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION=2) live on the session row: its
+ * signing key and counter. Our columns for them come with migration 00013, after this copy, so the values
+ * wait in gotrue_session_refresh_keys, which 00013 empties into sessions and drops, in the same transaction.
+ * Keys go over as they are: sealed ones (SECURITY_DB_ENCRYPTION) open with the same keys here, keys in
+ * clear are sealed at their session's next refresh. Nothing to keep before the original had the columns.
+ */
+export async function keepRefreshTokenKeys(sql: Tx, schema: string): Promise<number> {
+  const col = await picker(sql, schema, 'gotrue_sessions');
+  if (col('refresh_token_hmac_key') === 'null' || col('refresh_token_counter') === 'null') return 0;
+  return runCount(
+    sql,
+    `create table gotrue_session_refresh_keys as
+     select o.id, o.refresh_token_hmac_key::text, o.refresh_token_counter::bigint
+     from gotrue_sessions o join sessions s on s.id = o.id
+     where o.refresh_token_hmac_key is not null and o.refresh_token_counter is not null`,
+  );
+}
+
 export async function copyAmrClaims(sql: Tx, schema: string): Promise<number> {
   const col = await picker(sql, schema, 'gotrue_mfa_amr_claims');
   return runCount(

@@ -19,6 +19,7 @@ import {
   copyOneTimeTokens,
   copyRefreshTokens,
   copySessions,
+  keepRefreshTokenKeys,
 } from './adopt-data.js';
 
 /** The original's tables whose rows we convert into ours; each is dropped afterwards. */
@@ -101,7 +102,10 @@ export async function adoptOriginalSchema(
 
   const report = (what: string, count: number) => note(`${what}: ${count} rows`);
   if (converted.includes('identities')) report('identities copied', await copyIdentities(tx, schema));
-  if (converted.includes('sessions')) report('sessions copied', await copySessions(tx, schema));
+  if (converted.includes('sessions')) {
+    report('sessions copied', await copySessions(tx, schema));
+    report('v2 refresh-token keys kept for migration 00013', await keepRefreshTokenKeys(tx, schema));
+  }
   if (converted.includes('mfa_amr_claims')) report('authentication methods (amr) copied', await copyAmrClaims(tx, schema));
   if (converted.includes('refresh_tokens')) report('refresh tokens hashed and copied', await copyRefreshTokens(tx));
   report('pending one-time tokens hashed and copied', await copyOneTimeTokens(tx, schema, converted.includes('one_time_tokens')));

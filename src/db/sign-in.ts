@@ -13,8 +13,10 @@ export interface SignInWrite {
   method: string;
   userAgent: string;
   ip: string;
-  /** SHA-256 hex of the session's first refresh token */
-  refreshTokenHash: string;
+  /** SHA-256 hex of the session's first refresh token; null for a v2 session, which has no token rows */
+  refreshTokenHash: string | null;
+  /** a v2 session (docs/tokens-and-sessions.md#v2-refresh-tokens): its id, chosen by the caller since its tokens name it, and its key as stored */
+  v2?: { sessionId: string; storedKey: string } | null;
   /** users.last_sign_in_at, the application's clock as updateUser was given it */
   signedInAt: Date;
   /** a new password hash stored with the sign-in (the password grant's upgrade of an older hash) */
@@ -64,10 +66,12 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
                               updated_at = now()
              where id = $1::uuid and deleted_at is null returning *),
            session as (
-             insert into sessions (user_id, aal, user_agent, ip, not_after, oauth_client_id, scopes)
-             select id, 'aal1', $2::text, $3::text, $9::timestamptz, $10::uuid, $11::text from signed_in returning id, created_at),
+             insert into sessions (id, user_id, aal, user_agent, ip, not_after, oauth_client_id, scopes, refresh_token_hmac_key, refresh_token_counter)
+             select coalesce($12::uuid, gen_random_uuid()), id, 'aal1', $2::text, $3::text, $9::timestamptz, $10::uuid, $11::text,
+                    $13::text, case when $13::text is not null then 0 end
+             from signed_in returning id, created_at),
            token as (
-             insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session),
+             insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session where $4::text is not null),
            amr as (
              insert into mfa_amr_claims (session_id, authentication_method) select id, $5::text from session
              returning authentication_method, updated_at),
@@ -97,6 +101,8 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
       s.notAfter ?? null,
       s.oauthClientId ?? null,
       s.scopes ?? null,
+      s.v2?.sessionId ?? null,
+      s.v2?.storedKey ?? null,
     ],
   });
   if (!rows[0]) return null;

@@ -71,6 +71,8 @@ export const ERRORS = {
   refresh_token_not_valid: e(400, 'validation_failed', 'Refresh token is not valid'),
   refresh_token_not_found: e(400, 'refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found'),
   refresh_token_already_used: e(400, 'refresh_token_already_used', 'Invalid Refresh Token: Already Used'),
+  // a v2 token whose counter is ahead of its session's: signed with the session's key, yet never issued
+  refresh_token_not_issued_here: e(400, 'validation_failed', 'Invalid Refresh Token: Not Issued By This Server'),
   refresh_token_user_banned: e(400, 'user_banned', 'Invalid Refresh Token: User Banned'),
   // The session limits at the refresh grant, one message per reason as the original words them
   // (docs/tokens-and-sessions.md#session-limits).

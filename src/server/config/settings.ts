@@ -228,6 +228,10 @@ export const SETTINGS: Setting[] = [
 
   s('SECURITY_REFRESH_TOKEN_ROTATION_ENABLED', 'security.refreshTokenRotationEnabled', 'bool', true),
   s('SECURITY_REFRESH_TOKEN_REUSE_INTERVAL', 'security.refreshTokenReuseIntervalSeconds', 'duration', 0, { minimum: 0 }),
+  // v2 refresh tokens (docs/tokens-and-sessions.md#v2-refresh-tokens): 0 and 1 both issue the 12-character format.
+  s('SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION', 'security.refreshTokenAlgorithmVersion', 'int', 0, { enum: [0, 1, 2] }),
+  s('SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE', 'security.refreshTokenUpgradePercentage', 'int', 0, { minimum: 0, maximum: 100 }),
+  s('SECURITY_REFRESH_TOKEN_ALLOW_REUSE', 'security.refreshTokenAllowReuse', 'bool', false),
   s('SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION', 'security.updatePasswordRequireReauthentication', 'bool', false),
   s('SECURITY_MANUAL_LINKING_ENABLED', 'security.manualLinkingEnabled', 'bool', false),
   s('SECURITY_OTP_MAX_ATTEMPTS', 'security.otpMaxAttempts', 'int', 5, { minimum: 1, maximum: 100 }),

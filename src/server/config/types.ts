@@ -249,6 +249,12 @@ export interface Config {
   security: {
     refreshTokenRotationEnabled: boolean;
     refreshTokenReuseIntervalSeconds: number;
+    /** 2: new sessions get v2 refresh tokens (docs/tokens-and-sessions.md#v2-refresh-tokens); 0 or 1: the 12-character format */
+    refreshTokenAlgorithmVersion: 0 | 1 | 2;
+    /** with version 2: the share of sessions (0..100) whose 12-character token turns into a v2 token at its next refresh */
+    refreshTokenUpgradePercentage: number;
+    /** v2 tokens only: an older token of a session is answered with the current one instead of ending the session */
+    refreshTokenAllowReuse: boolean;
     updatePasswordRequireReauthentication: boolean;
     /** GET /user/identities/authorize and DELETE /user/identities/{id} (docs/oauth.md#manual-linking) */
     manualLinkingEnabled: boolean;

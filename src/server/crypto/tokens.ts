@@ -3,6 +3,7 @@
 // (docs/differences.md decisions: "store hashes only"). Everything here is cheap: it runs inline on the HTTP
 // thread, never through the crypto pool, whose round trip costs more than the work (bench/README.md).
 import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+import { parseV2Token } from './refresh-token-v2.js';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const REFRESH_TOKEN_LENGTH = 12;
@@ -14,13 +15,13 @@ export function newRefreshToken(): string {
 
 /**
  * The original's pre-validation of the refresh grant (docs/tokens-and-sessions.md#refresh-token-formats): shorter than 12 → no; exactly 12 →
- * `^[a-z0-9]{12}$`; longer → must parse as a v2 token. False means 400 "Refresh token is not valid"
+ * `^[a-z0-9]{12}$`; longer → must parse as a v2 token (refresh-token-v2.ts). False means 400 "Refresh token is not valid"
  * before any database work.
  */
 export function isPlausibleRefreshToken(token: string): boolean {
   if (token.length < REFRESH_TOKEN_LENGTH) return false;
   if (token.length === REFRESH_TOKEN_LENGTH) return /^[a-z0-9]{12}$/.test(token);
-  return isWellFormedV2RefreshToken(token);
+  return parseV2Token(token) !== null;
 }
 
 /** A numeric one-time code: uniform in [0, 10^length), zero-padded (docs/one-time-codes-and-mail.md#codes-and-link-tokens). */
@@ -79,25 +80,4 @@ function base32(bytes: Uint8Array): string {
   }
   if (bits > 0) out += BASE32[(buffer << (5 - bits)) & 31];
   return out;
-}
-
-/**
- * v2 refresh token (docs/tokens-and-sessions.md#refresh-token-formats): base64url of 0x00 | session UUID (16) | uvarint counter |
- * HMAC prefix (16) | first 4 bytes of SHA-256 of everything before. Only the structure and the checksum
- * are checked here; the HMAC needs the session's key and is the grant's job.
- */
-function isWellFormedV2RefreshToken(token: string): boolean {
-  if (!/^[A-Za-z0-9_-]+$/.test(token)) return false;
-  const bytes = Buffer.from(token, 'base64url');
-  if (bytes.length < 1 + 16 + 1 + 16 + 4 || bytes[0] !== 0x00) return false;
-  let offset = 17;
-  for (let shift = 0; ; shift += 7) {
-    // uvarint: at most 10 bytes for a 64-bit counter
-    if (offset >= bytes.length || shift > 63) return false;
-    if ((bytes[offset++] & 0x80) === 0) break;
-  }
-  if (bytes.length !== offset + 16 + 4) return false;
-  const body = bytes.subarray(0, offset + 16);
-  const checksum = createHash('sha256').update(body).digest().subarray(0, 4);
-  return timingSafeEqual(checksum, bytes.subarray(offset + 16));
 }

@@ -31,23 +31,13 @@ import { grantSchema } from '../http/validate.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
+import { SESSION_ENDED, checkSessionClient, type Client } from './refresh-checks.js';
+import { refreshV2, upgradeToV2Locked, upgradesSession } from './refresh-token-v2.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 
 const notFound = () => apiError('refresh_token_not_found');
 const alreadyUsed = () => apiError('refresh_token_already_used');
 const banned = () => apiError('refresh_token_user_banned');
-/**
- * The session limits, checked on the read before any lock as the original checks them; nothing is
- * written, the session stays until the cleanup removes it (docs/tokens-and-sessions.md#session-limits).
- */
-const SESSION_ENDED = {
-  expired: 'refresh_session_expired',
-  inactive: 'refresh_session_inactive',
-  low_aal: 'refresh_session_low_aal',
-  newer_login: 'refresh_session_newer_login',
-} as const;
-
-type Client = { userAgent: string; ip: string };
 /** The answer decided: `reads` are the token response's AMR and identities when the rotation returned them. */
 type Decision = { user: UserRow; sessionId: string; token: string; reads?: ResponseReads; outcome: RefreshOutcome } | ApiError;
 /** How a refresh was answered (auth_token_refreshes_total): a new child, or the existing child of the previous token. */
@@ -73,6 +63,8 @@ export async function refresh(
   oauthClientId: string | null = null,
 ): Promise<ApiResponse> {
   if (!isPlausibleRefreshToken(presented)) throw apiError('refresh_token_not_valid');
+  // As the original tells them apart: exactly 12 characters is this format, anything longer a v2 token.
+  if (presented.length > 12) return refreshV2(req, ctx, presented, oauthClientId);
   const found = await findPresentedToken(ctx.db, sha256Hex(presented), sessionPolicy(ctx.config));
   if (!found) throw notFound();
   if (oauthClientId !== null) checkSessionClient(found.oauth_client_id, oauthClientId);
@@ -89,6 +81,16 @@ export async function refresh(
   // losers of a concurrent refresh, a client that lost the response): the answer is the committed
   // child, so no lock is needed. A reuse detection racing with this read could revoke
   // that child a moment later; the client then sees exactly what it would have seen a moment later.
+  // A session SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE moves to v2 does so at the refresh of its active
+  // token (or of the token that move revoked); a revoked token of a session still holding an active one
+  // is decided below as ever.
+  if (upgradesSession(ctx.config, found.session_id) && (!found.revoked || found.active_id === null)) {
+    const upgraded = await upgradeToV2Locked(ctx, found, client);
+    if (upgraded instanceof ApiError) throw upgraded;
+    ctx.metrics.refresh(upgraded.outcome);
+    const session = { id: upgraded.sessionId, created_at: found.session_created_at };
+    return { body: await tokenResponse(ctx, ctx.db, upgraded.user, session, upgraded.token, undefined, req, undefined, oauth) };
+  }
   const decision =
     (await rotateAtOnce(ctx, found, child, client)) ??
     (found.revoked && answersWithChild(ctx, found, found.id, child)
@@ -99,12 +101,6 @@ export async function refresh(
   // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
   const session = { id: decision.sessionId, created_at: found.session_created_at };
   return { body: await tokenResponse(ctx, ctx.db, decision.user, session, decision.token, decision.reads, req, undefined, oauth) };
-}
-
-/** POST /oauth/token: the presented token's session must have been issued to the authenticated client. */
-function checkSessionClient(sessionClientId: string | null, clientId: string): void {
-  if (!sessionClientId) throw new OAuthRefusal('invalid_client', 'Client authentication not allowed for non-OAuth session');
-  if (sessionClientId !== clientId) throw new OAuthRefusal('invalid_client', "Client does not match the session's OAuth client");
 }
 
 /**

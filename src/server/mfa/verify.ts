@@ -10,6 +10,8 @@ import { deleteChallenge, findChallenge, markChallengeVerified } from '../../db/
 import { upgradeSession } from '../../db/mfa-upgrade.js';
 import { auditPayload } from '../../db/audit-log.js';
 import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
+import { encodeV2Token } from '../crypto/refresh-token-v2.js';
+import { openSessionKey } from '../sessions/refresh-key.js';
 import { tokenResponse, type TokenResponse } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { isUuid, ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
@@ -41,7 +43,7 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   }
   const outcome = await verdictAfterHook(ctx, req, type, { ctx, req, user, factor, challenge, body });
   const refreshToken = newRefreshToken();
-  const { factorVerified } = await tx(
+  const { factorVerified, v2 } = await tx(
     ctx.db,
     async (c) => {
       // The user's row first, as a concurrent DELETE /admin/users takes it before cascading to the challenge,
@@ -71,7 +73,9 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   );
   // The first successful verification enrols the factor: its notification goes after the commit.
   if (factorVerified) await sendNotifications(ctx, req, notice(ctx, { kind: 'mfaFactorEnrolled', user, factorType: type.name }));
-  return tokenResponse(ctx, ctx.db, user, session, refreshToken, undefined, req, type.amrMethod);
+  // A v2 session's token is its counter signed with its key; the 12-character one above was not stored.
+  const issued = v2 ? encodeV2Token(session.id, BigInt(v2.counter), openSessionKey(ctx.config, session.id, v2.key).key) : refreshToken;
+  return tokenResponse(ctx, ctx.db, user, session, issued, undefined, req, type.amrMethod);
 }
 
 /**

@@ -10,7 +10,9 @@ import type { AmrRow, SessionRow } from '../../db/sessions.js';
 import { findAmrAndIdentities, signIn } from '../../db/sign-in.js';
 import { auditPayload, type AuditAction, type AuditActor } from '../../db/audit-log.js';
 import { buildAccessTokenClaims, type AccessTokenClaims } from '../auth/jwt.js';
-import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
+import { newRefreshToken, newUuid, sha256Hex } from '../crypto/tokens.js';
+import { encodeV2Token } from '../crypto/refresh-token-v2.js';
+import { newSessionKey } from './refresh-key.js';
 import { userJson } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
@@ -196,14 +198,18 @@ export async function issueSession(
   if ((ctx.config.hooks.customAccessToken.enabled || ctx.jwt.remoteSigning) && !('release' in q)) {
     return tx(ctx.db, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
   }
-  const refreshToken = newRefreshToken();
   const { audit, passwordHash, notAfter, oauth } = options;
+  // Under SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION=2 the session is a v2 one: no token row, its first
+  // token (counter 0) signed with a key of its own (docs/tokens-and-sessions.md#v2-refresh-tokens).
+  const v2 = ctx.config.security.refreshTokenAlgorithmVersion === 2 ? newV2Session(ctx) : null;
+  const refreshToken = v2 ? v2.token : newRefreshToken();
   const signedIn = await signIn(q, {
     userId: user.id,
     method,
     userAgent: req.headers['user-agent'] ?? '',
     ip: req.ip,
-    refreshTokenHash: sha256Hex(refreshToken),
+    refreshTokenHash: v2 ? null : sha256Hex(refreshToken),
+    v2,
     signedInAt: new Date(),
     passwordHash,
     notAfter,
@@ -225,4 +231,11 @@ export async function issueSession(
     { method, req, q },
     oauth ?? null,
   );
+}
+
+/** A v2 session's id, its key as stored, and its first token. */
+function newV2Session(ctx: AppContext): { sessionId: string; storedKey: string; token: string } {
+  const sessionId = newUuid();
+  const { key, stored } = newSessionKey(ctx.config, sessionId);
+  return { sessionId, storedKey: stored, token: encodeV2Token(sessionId, 0n, key) };
 }
