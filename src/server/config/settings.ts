@@ -3,7 +3,8 @@
 import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS, HOOK_NAMES } from './types.js';
 import { SUPPORTED_ALGORITHMS } from '../auth/keys.js';
 
-export type Kind = 'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'pairs' | 'jwkSet' | 'logLevel';
+export type Kind =
+  'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'pairs' | 'jwkSet' | 'logLevel';
 
 export interface Setting {
   name: string; // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
