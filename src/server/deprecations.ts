@@ -64,6 +64,13 @@ export const DEPRECATIONS: readonly Deprecation[] = [
     instead: 'the linkedin_oidc provider (EXTERNAL_LINKEDIN_OIDC_*): LinkedIn retired its legacy sign-in',
     inUse: enabled('linkedin'),
   },
+  {
+    name: 'EXPERIMENTAL_PROVIDERS_WITH_OWN_LINKING_DOMAIN',
+    kind: 'setting',
+    removedIn: '1.0.0',
+    instead: 'EXPERIMENTAL_PROVIDER_LINKING_DOMAINS with <provider>=<provider> for each provider; the original deprecates it too',
+    inUse: given('EXPERIMENTAL_PROVIDERS_WITH_OWN_LINKING_DOMAIN'),
+  },
   { name: 'GET /authorize?provider=slack', kind: 'endpoint', removedIn: '1.0.0', instead: 'provider=slack_oidc' },
   { name: 'GET /authorize?provider=linkedin', kind: 'endpoint', removedIn: '1.0.0', instead: 'provider=linkedin_oidc' },
 ];

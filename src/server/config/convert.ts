@@ -41,6 +41,8 @@ export function convert(setting: Setting, text: string): unknown {
       return parseSendLimit(raw);
     case 'map':
       return parseMap(raw);
+    case 'pairs':
+      return parsePairs(raw);
     case 'jwkSet':
       return parseJwkSet(raw);
   }
@@ -73,6 +75,26 @@ function parseMap(raw: string): Record<string, string> | Error {
     const [key, value] = pair.split(':').map((x) => x.trim());
     if (!key || !value) return new Error(`"${pair}" is not a key:value pair`);
     out[key.replace(/^\+/, '')] = value;
+  }
+  return out;
+}
+
+/**
+ * `key=value` pairs separated by ','. '=' rather than ':' because the keys may hold a colon themselves
+ * (custom providers are `custom:<id>`). As the original, every pair must have both halves: a stray comma
+ * is a mistake to report, not a blank to skip, since a misread map silently changes who links with whom.
+ */
+function parsePairs(raw: string): Record<string, string> | Error {
+  const out: Record<string, string> = {};
+  if (raw === '') return out;
+  for (const pair of raw.split(',')) {
+    if (pair.trim() === '') return new Error(`"${raw}" has an empty pair (a stray comma)`);
+    const at = pair.indexOf('=');
+    if (at < 0) return new Error(`"${pair.trim()}" is not a key=value pair`);
+    const key = pair.slice(0, at).trim();
+    const value = pair.slice(at + 1).trim();
+    if (!key || !value) return new Error(`"${pair.trim()}" is not a key=value pair: both must be non-empty`);
+    out[key] = value;
   }
   return out;
 }

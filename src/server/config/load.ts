@@ -168,6 +168,11 @@ function assemble(flat: Record<string, unknown>, development: boolean, warnings:
   config.smtp.senderName ||= config.smtp.adminEmail;
   config.sms.missingCredentials = flat.SMS_MISSING_CREDENTIALS as string[];
   config.api.externalUrl = config.api.externalUrl.replace(/\/+$/, '');
+  // The deprecated list, as the original keeps honouring it: each provider in a domain named after itself,
+  // unless the map places it explicitly.
+  const domains = { ...config.experimental.providerLinkingDomains };
+  for (const provider of config.experimental.providersWithOwnLinkingDomain) domains[provider] ??= provider;
+  config.experimental.providerLinkingDomains = domains;
   return config;
 }
 

@@ -3,7 +3,8 @@
 import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS, HOOK_NAMES } from './types.js';
 import { SUPPORTED_ALGORITHMS } from '../auth/keys.js';
 
-export type Kind = 'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'jwkSet' | 'logLevel';
+export type Kind =
+  'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'pairs' | 'jwkSet' | 'logLevel';
 
 export interface Setting {
   name: string; // e.g. JWT_EXP (read as AUTH_JWT_EXP, then GOTRUE_JWT_EXP)
@@ -234,6 +235,10 @@ export const SETTINGS: Setting[] = [
   s('SECURITY_REFRESH_TOKEN_ALLOW_REUSE', 'security.refreshTokenAllowReuse', 'bool', false),
   s('SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION', 'security.updatePasswordRequireReauthentication', 'bool', false),
   s('SECURITY_MANUAL_LINKING_ENABLED', 'security.manualLinkingEnabled', 'bool', false),
+  // Which providers link accounts by email with which (docs/oauth.md#linking-domains). The deprecated list is
+  // folded into the map when the configuration is assembled (config/load.ts), the map's own entries winning.
+  s('EXPERIMENTAL_PROVIDER_LINKING_DOMAINS', 'experimental.providerLinkingDomains', 'pairs', {}),
+  s('EXPERIMENTAL_PROVIDERS_WITH_OWN_LINKING_DOMAIN', 'experimental.providersWithOwnLinkingDomain', 'list', []),
   s('SECURITY_OTP_MAX_ATTEMPTS', 'security.otpMaxAttempts', 'int', 5, { minimum: 1, maximum: 100 }),
   s('SECURITY_CAPTCHA_ENABLED', 'security.captcha.enabled', 'bool', false),
   s('SECURITY_CAPTCHA_PROVIDER', 'security.captcha.provider', 'string', 'hcaptcha', { enum: ['hcaptcha', 'turnstile'] }),

@@ -264,6 +264,12 @@ export interface Config {
     /** keys for secrets at rest (docs/mfa.md#secrets-at-rest): base64url 256-bit keys by id */
     dbEncryption: { encrypt: boolean; encryptionKeyId: string; encryptionKey: string; decryptionKeys: Record<string, string> };
   };
+  /**
+   * the original's EXPERIMENTAL_ settings (docs/oauth.md#linking-domains). providerLinkingDomains maps a
+   * provider name to its linking domain, with every provider of the deprecated providersWithOwnLinkingDomain
+   * list already added in a domain of its own name unless the map names it
+   */
+  experimental: { providerLinkingDomains: Record<string, string>; providersWithOwnLinkingDomain: string[] };
   /** the WebAuthn relying party (docs/passkeys.md#settings); origins are full origins, e.g. https://app.example.com */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpirySeconds: number };
   passkey: { enabled: boolean; maxPerUser: number };

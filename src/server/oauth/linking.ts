@@ -2,7 +2,8 @@
 // short transaction after every outbound call is done:
 //   the (provider, subject) identity exists      → that user (identity data and user_metadata refreshed)
 //   a flow started by a signed-in user (linking) → the identity is added to that user
-//   a verified provider email matches one user   → the identity is linked to that user
+//   a verified provider email matches one user   → the identity is linked to that user, if that user is in
+//                                                  the provider's linking domain (oauth/linking-domains.ts)
 //   otherwise                                    → a new user (unless DISABLE_SIGNUP)
 // Only addresses the provider verified link accounts (all of them with MAILER_AUTOCONFIRM). A user whose
 // email is still unconfirmed loses its password, phone and unverified identities before the provider's
@@ -34,6 +35,7 @@ import { noteUserCreated } from '../hooks/after-user-created.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { blankUserRow } from '../users/create.js';
 import { emailFromIdentities } from '../users/email-from-identities.js';
+import { DEFAULT_LINKING_DOMAIN, linkingDomainOf } from './linking-domains.js';
 
 export interface LinkRequest {
   provider: string;
@@ -86,11 +88,12 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
       raw_app_meta_data: withProvider(owner.raw_app_meta_data, provider),
     });
   } else {
-    const match = trusted.length > 0 ? await accountWithEmail(c, trusted, r.aud) : null;
+    const domain = linkingDomainOf(provider, ctx.config.experimental.providerLinkingDomains);
+    const match = trusted.length > 0 ? await accountWithEmail(ctx, c, trusted, r.aud, domain) : null;
     if (match) {
       user = await addIdentity(c, match, r);
     } else {
-      user = await createAccount(ctx, c, r);
+      user = await createAccount(ctx, c, r, domain);
       created = true;
     }
   }
@@ -147,12 +150,20 @@ async function linkToSignedInUser(ctx: AppContext, c: pg.PoolClient, linkedTo: U
   );
 }
 
-/** The one user who holds one of these addresses (identities in the default linking domain, or users by email). */
-async function accountWithEmail(c: pg.PoolClient, emails: string[], aud: string): Promise<UserRow | null> {
-  const ids = new Set((await findVerifiedIdentitiesByEmails(c, emails)).map((i) => i.user_id));
-  for (const email of emails) {
-    const byEmail = await findUserByEmail(c, email, aud);
-    if (byEmail) ids.add(byEmail.id);
+/**
+ * The one user who holds one of these addresses within `domain`: through an identity of a provider in that
+ * domain, or, in the default domain only, as the account's own email (where email and phone sign-ins are;
+ * accounts made in another domain carry is_sso_user, which findUserByEmail leaves out).
+ */
+async function accountWithEmail(ctx: AppContext, c: pg.PoolClient, emails: string[], aud: string, domain: string): Promise<UserRow | null> {
+  const domains = ctx.config.experimental.providerLinkingDomains;
+  const inDomain = (await findVerifiedIdentitiesByEmails(c, emails)).filter((i) => linkingDomainOf(i.provider, domains) === domain);
+  const ids = new Set(inDomain.map((i) => i.user_id));
+  if (domain === DEFAULT_LINKING_DOMAIN) {
+    for (const email of emails) {
+      const byEmail = await findUserByEmail(c, email, aud);
+      if (byEmail) ids.add(byEmail.id);
+    }
   }
   if (ids.size > 1) throw apiError('oauth_multiple_accounts');
   const [id] = ids;
@@ -171,21 +182,29 @@ async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest): Pro
   return updateUser(c, user.id, { raw_app_meta_data: withProvider(user.raw_app_meta_data, r.provider) });
 }
 
-async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest): Promise<UserRow> {
+async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, domain: string): Promise<UserRow> {
   if (ctx.config.disableSignup) throw apiError('signup_disabled');
   const primary = r.profile.emails[0];
   if (!primary && !r.emailOptional) throw apiError('oauth_email_missing');
+  const verified = !!primary && (primary.verified || ctx.config.mailer.autoconfirm);
+  // An account of another linking domain is flagged is_sso_user, as the original flags it: the flag is what
+  // lets several accounts hold one address (the unique index on email leaves such rows out), and keeps the
+  // account out of email and phone sign-ins, which belong to the default domain.
+  const separate = domain !== DEFAULT_LINKING_DOMAIN;
   // An address another account already holds stays with it: the new account gets none (REFERENCE §9.4). Held
   // in any audience, as the unique index on email counts it: a user of another one (a sign-up with X-JWT-AUD)
-  // is not found by the linking above, and the insert would fail on the index.
-  const email = primary && !(await isEmailTaken(c, primary.email)) ? primary.email.toLowerCase() : null;
-  const confirmed = !!email && (primary.verified || ctx.config.mailer.autoconfirm);
+  // is not found by the linking above, and the insert would fail on the index. A separate domain's account
+  // keeps a verified address all the same: it is that domain's, and the index does not count it.
+  const keep = !!primary && ((separate && verified) || !(await isEmailTaken(c, primary.email)));
+  const email = keep ? primary.email.toLowerCase() : null;
+  const confirmed = !!email && verified;
   const fields = {
     id: randomUUID(),
     aud: r.aud,
     role: ctx.config.jwt.defaultGroupName,
     email,
     email_confirmed_at: confirmed ? new Date() : null,
+    is_sso_user: separate,
     raw_app_meta_data: { provider: r.provider, providers: [r.provider] },
     raw_user_meta_data: { ...r.profile.claims },
   };
