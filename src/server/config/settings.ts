@@ -246,6 +246,9 @@ export const SETTINGS: Setting[] = [
   s('SECURITY_CAPTCHA_TIMEOUT', 'security.captcha.timeoutSeconds', 'duration', 10, positive),
   s('SECURITY_CAPTCHA_VERIFY_URL', 'security.captcha.verifyUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
 
+  // The original's experimental switches: off by default, and liable to change as the original's do.
+  s('EXPERIMENTAL_CREATE_EMAIL_IDENTITY_ON_PASSWORD_SET_ENABLED', 'experimental.createEmailIdentityOnPasswordSet', 'bool', false),
+
   // WebAuthn relying party, shared by passkeys and WebAuthn MFA factors (docs/passkeys.md#settings).
   s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', { pattern: '^[^\\s/:]*$' }),
   s('WEBAUTHN_RP_DISPLAY_NAME', 'webauthn.rpDisplayName', 'string', ''),

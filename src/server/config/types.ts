@@ -345,6 +345,11 @@ export interface Config {
     vonage: { apiKey: string; apiSecret: string; from: string; apiBaseUrl: string };
   };
   mfa: MfaConfig;
+  /** the original's EXPERIMENTAL_* switches that Portcullis builds */
+  experimental: {
+    /** a first password gives a user with a confirmed email and no email identity that identity (docs/users-and-audit.md#email-identity-on-first-password) */
+    createEmailIdentityOnPasswordSet: boolean;
+  };
   /** HOOK_<NAME>_*: the auth hooks (docs/hooks.md) */
   hooks: Record<HookName, HookSettings>;
 }

@@ -10,11 +10,13 @@ import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
+import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
 import type { Admin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
 import { storedPassword } from '../admin/password.js';
 import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
 import type { GuardedHandler } from '../http/types.js';
+import type { Config } from '../config/types.js';
 
 export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req, ctx, admin) => {
   const found = await loadUser(ctx.db, req);
@@ -38,6 +40,8 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
       // Confirming after the address is set, so a user given a first address gets it confirmed too.
       if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
       if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
+      // After the address and its confirmation, so an admin who sets both gets the identity they describe.
+      if (isFirstPassword(locked, params.password)) user = await firstPasswordIdentity(ctx.config, c, user, params);
       await writeAudit(c, admin.actor, 'user_modified', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
       return userJson(user, await findIdentitiesByUser(c, user.id));
     },
@@ -66,6 +70,17 @@ function changes(user: UserRow, p: AdminUserParams, email?: string, phone?: stri
   // An anonymous user given a confirmed address becomes a permanent one (docs/users-and-audit.md#anonymous-users).
   if (user.is_anonymous && ((email && p.emailConfirm) || (phone && p.phoneConfirm))) write.is_anonymous = false;
   return write;
+}
+
+/**
+ * The email identity of a first password (docs/users-and-audit.md#email-identity-on-first-password). The
+ * original merges the request's app_metadata after re-deriving the provider list, so a `provider` or
+ * `providers` the admin sends wins over the derived one; merged again here for that order.
+ */
+async function firstPasswordIdentity(config: Config, c: Queryable, user: UserRow, p: AdminUserParams): Promise<UserRow> {
+  const after = await addEmailIdentityForFirstPassword(config, c, user);
+  if (after === user || !p.appMetadata) return after;
+  return updateUser(c, user.id, { raw_app_meta_data: mergeMetadata(after.raw_app_meta_data, p.appMetadata) });
 }
 
 /** Creates the address's identity, or updates the one the user has (docs/api.md#put-adminusersuser_id). */

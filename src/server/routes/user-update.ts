@@ -18,6 +18,7 @@ import { addressChangeNotices, notice, sendNotifications, type Notification } fr
 import { sendEmailChange } from '../users/email-change.js';
 import { sendPhoneChange } from '../users/phone-change.js';
 import { checkNewPassword, needsNonce } from '../users/password-change.js';
+import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
 import { nonceInvalid, spendNonce } from '../users/reauthentication.js';
 import { userJson } from '../users/user-json.js';
 import { PKCE_FIELDS, readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
@@ -69,7 +70,10 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     if (!current) return apiError('user_not_found');
     if (passwordHash) {
       if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
+      const firstPassword = isFirstPassword(current, update.password);
       current = await changePassword(c, current, passwordHash, session.id);
+      // Before the metadata merge, as the original: an admin-group user's own app_metadata has the last word.
+      if (firstPassword) current = await addEmailIdentityForFirstPassword(ctx.config, c, current);
       // To the address the user had when the password changed, as the original (an anonymous user has none).
       notifications.push(...notice(ctx, { kind: 'passwordChanged', user: current }));
     }
