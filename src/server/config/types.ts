@@ -269,7 +269,6 @@ export interface Config {
    * provider name to its linking domain, with every provider of the deprecated providersWithOwnLinkingDomain
    * list already added in a domain of its own name unless the map names it
    */
-  experimental: { providerLinkingDomains: Record<string, string>; providersWithOwnLinkingDomain: string[] };
   /** the WebAuthn relying party (docs/passkeys.md#settings); origins are full origins, e.g. https://app.example.com */
   webauthn: { rpId: string; rpDisplayName: string; rpOrigins: string[]; challengeExpirySeconds: number };
   passkey: { enabled: boolean; maxPerUser: number };
@@ -349,6 +348,9 @@ export interface Config {
   experimental: {
     /** a first password gives a user with a confirmed email and no email identity that identity (docs/users-and-audit.md#email-identity-on-first-password) */
     createEmailIdentityOnPasswordSet: boolean;
+    /** provider → account-linking domain (oauth/linking-domains.ts), the deprecated list folded in */
+    providerLinkingDomains: Record<string, string>;
+    providersWithOwnLinkingDomain: string[];
   };
   /** HOOK_<NAME>_*: the auth hooks (docs/hooks.md) */
   hooks: Record<HookName, HookSettings>;
