@@ -387,6 +387,8 @@ export type ErrorCode = (typeof ERRORS)[ErrorName]['code'];
 export class ApiError extends Error {
   /** Retry-After in seconds; a 429 or 503 without one gets a default (http/render-error.ts). */
   retryAfterSeconds?: number;
+  /** headers the answer carries besides the error's own, e.g. the Allow of a 405 */
+  headers?: Record<string, string>;
 
   constructor(
     readonly status: number,
@@ -401,6 +403,12 @@ export class ApiError extends Error {
   /** Sets the seconds a client should wait before retrying (at least 1, whole seconds). */
   retryAfter(seconds: number): this {
     this.retryAfterSeconds = Math.max(1, Math.ceil(seconds));
+    return this;
+  }
+
+  /** Adds a header to the answer (http/render-error.ts). */
+  withHeader(name: string, value: string): this {
+    this.headers = { ...this.headers, [name]: value };
     return this;
   }
 }
