@@ -346,6 +346,9 @@ export const ERRORS = {
   mfa_webauthn_type: e(400, 'validation_failed', 'WebAuthn type must be create or request'),
   mfa_webauthn_response_required: e(400, 'validation_failed', 'credential_response required'),
   mfa_webauthn_verification_failed: e(422, 'mfa_verification_failed', 'WebAuthn credential verification failed'),
+  // every path under /scim/v2 while EXPERIMENTAL_SCIM_ENABLED is off (docs/scim.md); SCIM's own refusals are
+  // RFC 7644 bodies (scim/protocol.ts), not entries of this table
+  scim_disabled: e(404, 'feature_disabled', 'SCIM server is disabled'),
   // the OAuth 2.1 server (docs/oauth-server.md#errors): the original's codes, statuses and messages
   oauth_server_disabled: e(404, 'feature_disabled', 'OAuth server is disabled'),
   oauth_bad_json: e(400, 'bad_json', 'Invalid JSON body'),
