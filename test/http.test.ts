@@ -1,4 +1,4 @@
-// The HTTP core: health and settings bodies, 404/405, CORS, both error shapes, request ids in logs.
+// The HTTP core: health and settings bodies, 404/405 (with Allow), CORS, both error shapes, request ids in logs.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 
@@ -83,6 +83,9 @@ t.test('unknown route is a JSON 404, wrong method a JSON 405', async (t) => {
   const wrong = await api.request('DELETE', '/settings');
   t.equal(wrong.status, 405);
   t.strictSame(wrong.body, { code: 405, error_code: 'method_not_allowed', msg: 'Method Not Allowed' });
+  t.equal(wrong.headers.get('allow'), 'GET', 'a 405 names the methods the path serves, as the original');
+  t.equal((await api.request('GET', '/user')).headers.get('allow'), null, 'other refusals carry no Allow');
+  t.equal((await api.request('PATCH', '/user')).headers.get('allow'), 'GET, PUT');
 });
 
 t.test('X-Supabase-Api-Version 2024-01-01 selects the newer error shape and is echoed', async (t) => {

@@ -1,15 +1,16 @@
 // The route table says who may call each route (src/server/routes.ts), and the dispatcher enforces it:
 // every route names a guard; every user and admin route refuses a request without credentials with 401
-// no_authorization, and every admin route refuses a valid user's token with 403 not_admin. Every route
-// with a body declares its schema.
+// no_authorization, and every admin route refuses a valid user's token with 403 not_admin; the SCIM
+// discovery routes are open. Every route with a body declares its schema.
 import t from 'tap';
 import { ROUTES } from '../dist/server/routes.js';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 import { spPrivateKey } from './helpers/saml-idp.js';
 
-// Passkeys, SAML and the OAuth server on, so that their routes reach their guards (switched off, they answer 404 first).
+// Passkeys, SAML, the OAuth server and SCIM on, so that their routes reach their guards (switched off, they answer 404 first).
 const api = await startTestService({
+  AUTH_EXPERIMENTAL_SCIM_ENABLED: 'true',
   AUTH_SAML_ENABLED: 'true',
   AUTH_SAML_PRIVATE_KEY: spPrivateKey(),
   AUTH_MAILER_AUTOCONFIRM: 'true',
@@ -64,6 +65,16 @@ t.test('user and admin routes refuse a request without credentials', async (t) =
     const res = await call(route);
     t.strictSame([res.status, res.body], [401, NO_AUTHORIZATION], `${route.method} ${route.path}`);
   }
+});
+
+// The original guards its SCIM router with nothing but the feature switch: discovery documents are for anyone.
+t.test('the SCIM discovery routes are open', async (t) => {
+  const scim = ROUTES.filter((r) => r.path.startsWith('/scim/'));
+  t.strictSame(
+    scim.map((r) => `${r.method} ${r.path} ${r.guard}`),
+    ['GET /scim/v2/ServiceProviderConfig none', 'GET /scim/v2/ResourceTypes none', 'GET /scim/v2/Schemas none'],
+  );
+  for (const route of scim) t.equal((await call(route)).status, 200, `${route.path} without credentials`);
 });
 
 t.test('admin routes refuse a valid user token', async (t) => {

@@ -14,7 +14,7 @@ const load = (env: Record<string, string>, envFile: string | null = null) => loa
 
 t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environment and .env, sorted', async (t) => {
   const envFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'compat-')), '.env');
-  writeFileSync(envFile, 'GOTRUE_EXPERIMENTAL_SCIM_ENABLED=true\nGOTRUE_SITE_URL=http://localhost:3000\n');
+  writeFileSync(envFile, 'GOTRUE_EXPERIMENTAL_NOT_A_SETTING=true\nGOTRUE_SITE_URL=http://localhost:3000\n');
   const config = load(
     {
       GOTRUE_SCIM_BASE_PATH: '/scim/v2',
@@ -28,18 +28,18 @@ t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environ
     envFile,
   );
   t.strictSame(config.warnings, [
-    'ignoring settings Portcullis does not know or support: AUTH_SITE_URI, GOTRUE_DB_MIGRATIONS_PATH, GOTRUE_EXPERIMENTAL_SCIM_ENABLED, GOTRUE_SCIM_BASE_PATH',
+    'ignoring settings Portcullis does not know or support: AUTH_SITE_URI, GOTRUE_DB_MIGRATIONS_PATH, GOTRUE_EXPERIMENTAL_NOT_A_SETTING, GOTRUE_SCIM_BASE_PATH',
   ]);
   t.strictSame(load({ GOTRUE_SITE_URL: 'http://localhost:3000' }).warnings, [], 'none when every variable is read');
 });
 
 t.test('the service logs that warning once at start', async (t) => {
-  const api = await startTestService({ GOTRUE_EXPERIMENTAL_SCIM_ENABLED: 'true', AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true' });
+  const api = await startTestService({ GOTRUE_EXPERIMENTAL_NOT_A_SETTING: 'true', AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true' });
   t.teardown(() => api.stop());
   const warnings = api.logs().filter((l) => l.level === 40 && String(l.msg).startsWith('ignoring settings'));
   t.strictSame(
     warnings.map((l) => l.msg),
-    ['ignoring settings Portcullis does not know or support: AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED, GOTRUE_EXPERIMENTAL_SCIM_ENABLED'],
+    ['ignoring settings Portcullis does not know or support: AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED, GOTRUE_EXPERIMENTAL_NOT_A_SETTING'],
   );
 });
 

@@ -351,6 +351,9 @@ export const ERRORS = {
   mfa_webauthn_type: e(400, 'validation_failed', 'WebAuthn type must be create or request'),
   mfa_webauthn_response_required: e(400, 'validation_failed', 'credential_response required'),
   mfa_webauthn_verification_failed: e(422, 'mfa_verification_failed', 'WebAuthn credential verification failed'),
+  // every path under /scim/v2 while EXPERIMENTAL_SCIM_ENABLED is off (docs/scim.md); SCIM's own refusals are
+  // RFC 7644 bodies (scim/protocol.ts), not entries of this table
+  scim_disabled: e(404, 'feature_disabled', 'SCIM server is disabled'),
   // the OAuth 2.1 server (docs/oauth-server.md#errors): the original's codes, statuses and messages
   oauth_server_disabled: e(404, 'feature_disabled', 'OAuth server is disabled'),
   oauth_bad_json: e(400, 'bad_json', 'Invalid JSON body'),
@@ -392,6 +395,8 @@ export type ErrorCode = (typeof ERRORS)[ErrorName]['code'];
 export class ApiError extends Error {
   /** Retry-After in seconds; a 429 or 503 without one gets a default (http/render-error.ts). */
   retryAfterSeconds?: number;
+  /** headers the answer carries besides the error's own, e.g. the Allow of a 405 */
+  headers?: Record<string, string>;
 
   constructor(
     readonly status: number,
@@ -406,6 +411,12 @@ export class ApiError extends Error {
   /** Sets the seconds a client should wait before retrying (at least 1, whole seconds). */
   retryAfter(seconds: number): this {
     this.retryAfterSeconds = Math.max(1, Math.ceil(seconds));
+    return this;
+  }
+
+  /** Adds a header to the answer (http/render-error.ts). */
+  withHeader(name: string, value: string): this {
+    this.headers = { ...this.headers, [name]: value };
     return this;
   }
 }

@@ -3,7 +3,7 @@
 // http/dispatch.ts enforces them in that order (limit, captcha, guard, schema) and hands the handler
 // the principal the guard found. Handlers live in routes/ (one file per endpoint family) and grants/
 // (one module per /token grant, each with its own body schema).
-import type { Route } from './http/types.js';
+import type { Mount, Route } from './http/types.js';
 import { health } from './routes/health.js';
 import { ready } from './routes/ready.js';
 import { settings } from './routes/settings.js';
@@ -83,6 +83,9 @@ import { consentBody, getAuthorization, postConsent } from './routes/oauth-autho
 import { oauthToken } from './routes/oauth-token.js';
 import { listGrants, revokeGrantOfClient } from './routes/oauth-grants.js';
 import { userinfo } from './routes/oauth-userinfo.js';
+import { scimEnabled } from './scim/feature.js';
+import { SCIM_BASE_PATH } from './scim/documents.js';
+import { scimNotFound, scimResourceTypes, scimSchemas, scimServiceProviderConfig } from './routes/scim.js';
 
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/health', guard: 'none', handler: health, quiet: true },
@@ -303,4 +306,20 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/oauth/userinfo', feature: oauthServerEnabled, guard: 'user', handler: userinfo },
   { method: 'GET', path: '/user/oauth/grants', guard: 'user', handler: afterGuard(listGrants) },
   { method: 'DELETE', path: '/user/oauth/grants', guard: 'user', body: noFields, handler: afterGuard(revokeGrantOfClient) },
+  // SCIM 2.0 discovery (docs/scim.md): open, as in the original; the whole prefix is a mount (MOUNTS below)
+  {
+    method: 'GET',
+    path: `${SCIM_BASE_PATH}/ServiceProviderConfig`,
+    feature: scimEnabled,
+    guard: 'none',
+    handler: scimServiceProviderConfig,
+  },
+  { method: 'GET', path: `${SCIM_BASE_PATH}/ResourceTypes`, feature: scimEnabled, guard: 'none', handler: scimResourceTypes },
+  { method: 'GET', path: `${SCIM_BASE_PATH}/Schemas`, feature: scimEnabled, guard: 'none', handler: scimSchemas },
 ];
+
+/**
+ * Prefixes a feature owns whole (http/types.ts Mount): a path or method the table does not serve there meets
+ * the feature switch first, then the prefix's own 404 (SCIM's is an RFC 7644 error) or a 405.
+ */
+export const MOUNTS: Mount[] = [{ prefix: SCIM_BASE_PATH, feature: scimEnabled, notFound: scimNotFound }];

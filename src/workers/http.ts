@@ -7,7 +7,7 @@ import { createLogger } from '../server/observability/log.js';
 import { createAppContext, closeAppContext } from '../server/build-context.js';
 import type { AppResources } from '../server/context.js';
 import { Router } from '../server/http/router.js';
-import { ROUTES } from '../server/routes.js';
+import { MOUNTS, ROUTES } from '../server/routes.js';
 import { createHttpServer, type ListenOn } from '../server/http/server.js';
 
 export interface HttpWorkerData extends AppResources {
@@ -30,7 +30,7 @@ const port = parentPort!;
 const log = createLogger(data.config.log, { thread: data.index }, { pretty: data.prettyLogs });
 const ctx = await createAppContext(data.config, data, log);
 // The route table is the thread's, not the context's: handlers never need it, and the context stays a leaf.
-const server = createHttpServer(new Router(ROUTES), ctx, log);
+const server = createHttpServer(new Router(ROUTES, MOUNTS), ctx, log);
 const send = (message: FromWorker) => port.postMessage(message);
 
 let closing: Promise<void> | null = null;

@@ -278,6 +278,9 @@ export const SETTINGS: Setting[] = [
   s('OAUTH_SERVER_AUTHORIZATION_TTL', 'oauthServer.authorizationTtlSeconds', 'duration', 600, positive),
   s('OAUTH_SERVER_DEFAULT_SCOPE', 'oauthServer.defaultScope', 'string', 'email'),
 
+  // SCIM 2.0 (docs/scim.md): the original ships it dark, off by default, under its experimental name.
+  s('EXPERIMENTAL_SCIM_ENABLED', 'scim.enabled', 'bool', false),
+
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),
   s('SMTP_USER', 'smtp.user', 'string', ''),

@@ -302,6 +302,8 @@ export interface Config {
     authorizationTtlSeconds: number;
     defaultScope: string;
   };
+  /** the SCIM 2.0 discovery documents under /scim/v2 (docs/scim.md) */
+  scim: { enabled: boolean };
   smtp: {
     host: string;
     port: number;

@@ -30,7 +30,7 @@ export function apiVersionOf(header: string | undefined): 'initial' | typeof API
 export function renderError(err: unknown, apiVersion: string | undefined, requestId: string): RenderedError {
   const fault = err instanceof ApiError ? null : databaseFault(err);
   const e = err instanceof ApiError ? err : apiError(fault ? DATABASE_FAULTS[fault] : 'unexpected_failure');
-  const headers: Record<string, string> = { 'x-sb-error-code': e.errorCode };
+  const headers: Record<string, string> = { ...e.headers, 'x-sb-error-code': e.errorCode };
   const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   if (apiVersionOf(apiVersion) === API_VERSION_2024) {

@@ -1,8 +1,11 @@
 // Matches a request path against the route table. Static paths are a map lookup (the hot path);
 // parametrised ones ({name} segments) are tried in table order. Knows which methods a path allows,
 // so the HTTP layer can tell 404 from 405. Each route is compiled once (dispatch.ts) into what runs.
+// A path under a mount (types.ts Mount) that the table does not serve is the mount's: its feature switch,
+// then its own 404 or a 405.
 import { compileRoute } from './dispatch.js';
-import type { Route, Run } from './types.js';
+import { apiError } from '../errors.js';
+import type { Mount, Route, Run } from './types.js';
 
 export type Match =
   | { kind: 'found'; route: Route; run: Run; params: Record<string, string> }
@@ -17,6 +20,13 @@ interface Pattern {
   segments: string[];
   byMethod: Map<string, Endpoint>;
 }
+/** A mount made runnable: its pseudo-route (named `<prefix>/*` in logs and metrics) and its two refusals. */
+interface CompiledMount {
+  prefix: string;
+  route: Route;
+  notFound: Run;
+  feature: Mount['feature'];
+}
 
 const NO_PARAMS: Record<string, string> = Object.freeze({});
 
@@ -24,8 +34,13 @@ export class Router {
   /** Static paths: the match for each method, built once and shared by every request (never mutated). */
   private readonly exact = new Map<string, Map<string, Match>>();
   private readonly patterns: Pattern[] = [];
+  private readonly mounts: CompiledMount[];
 
-  constructor(routes: Route[]) {
+  constructor(routes: Route[], mounts: Mount[] = []) {
+    this.mounts = mounts.map((mount) => {
+      const route: Route = { method: 'GET', path: `${mount.prefix}/*`, guard: 'none', feature: mount.feature, handler: mount.notFound };
+      return { prefix: mount.prefix, route, notFound: compileRoute(route), feature: mount.feature };
+    });
     for (const route of routes) {
       const run = compileRoute(route);
       if (!route.path.includes('{')) {
@@ -43,6 +58,21 @@ export class Router {
 
   match(method: string, path: string): Match {
     const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    const match = this.matchTable(method, trimmed);
+    if (match.kind === 'found' || this.mounts.length === 0) return match;
+    const mount = this.mounts.find((m) => trimmed === m.prefix || trimmed.startsWith(`${m.prefix}/`));
+    if (!mount) return match;
+    if (match.kind === 'not_found') return { kind: 'found', route: mount.route, run: mount.notFound, params: NO_PARAMS };
+    // The switch first: while the feature is off, a wrong method is its 404 too.
+    const allowed = match.allowed;
+    const refuse: Run = (_req, ctx) => {
+      mount.feature(ctx);
+      throw methodNotAllowed(allowed);
+    };
+    return { kind: 'found', route: mount.route, run: refuse, params: NO_PARAMS };
+  }
+
+  private matchTable(method: string, trimmed: string): Match {
     const exact = this.exact.get(trimmed);
     if (exact) {
       return (
@@ -79,4 +109,9 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
     } else if (want !== parts[i]) return null;
   }
   return params;
+}
+
+/** 405 with the methods the path does serve in Allow (RFC 9110 section 15.5.6), as the original's router sends it. */
+export function methodNotAllowed(allowed: string[]) {
+  return apiError('method_not_allowed').withHeader('Allow', allowed.join(', '));
 }

@@ -13,7 +13,7 @@ import { corsHeaders, preflight } from './cors.js';
 import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './answer.js';
 import { recordRequest } from './request-record.js';
 import { withRequestSpans, type ChildSpan } from '../observability/request-spans.js';
-import type { Router } from './router.js';
+import { methodNotAllowed, type Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import type { AppContext } from '../context.js';
 
@@ -115,7 +115,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
     try {
       const match = router.match(snap.method, snap.path);
       if (match.kind === 'not_found') throw apiError('not_found');
-      if (match.kind === 'method_not_allowed') throw apiError('method_not_allowed');
+      if (match.kind === 'method_not_allowed') throw methodNotAllowed(match.allowed);
       progress.route = match.route;
       progress.params = match.params;
       if (snap.query) assertNoNulInQuery(snap.query);

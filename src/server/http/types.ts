@@ -73,3 +73,16 @@ export type Route =
 
 /** A route made runnable by the dispatcher: limit, captcha, guard and schema around the handler. */
 export type Run = (req: ApiRequest, ctx: AppContext) => Reply;
+
+/**
+ * A path prefix one feature owns whole, as the original's sub-routers with a require…Enabled middleware do:
+ * every request under it, whatever its path or method, meets the feature switch before anything else; one
+ * the route table does not serve is then answered by the mount's own not-found handler (a path it does not
+ * know) or 405 with Allow (a method it does not serve). The table's routes under the prefix carry the same
+ * `feature`.
+ */
+export interface Mount {
+  prefix: string; // /scim/v2: the prefix itself and every path below it
+  feature: (ctx: AppContext) => void;
+  notFound: Handler;
+}
