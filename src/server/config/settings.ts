@@ -266,6 +266,9 @@ export const SETTINGS: Setting[] = [
   s('OAUTH_SERVER_AUTHORIZATION_TTL', 'oauthServer.authorizationTtlSeconds', 'duration', 600, positive),
   s('OAUTH_SERVER_DEFAULT_SCOPE', 'oauthServer.defaultScope', 'string', 'email'),
 
+  // The original's experimental switches, under its names. Keyset pages for GET /admin/users (docs/api.md#get-adminusers).
+  s('EXPERIMENTAL_CURSOR_PAGINATION_ENABLED', 'experimental.cursorPaginationEnabled', 'bool', false),
+
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),
   s('SMTP_USER', 'smtp.user', 'string', ''),

@@ -291,6 +291,8 @@ export interface Config {
     authorizationTtlSeconds: number;
     defaultScope: string;
   };
+  /** the original's experimental switches; cursorPaginationEnabled: keyset pages for GET /admin/users without page/per_page */
+  experimental: { cursorPaginationEnabled: boolean };
   smtp: {
     host: string;
     port: number;
