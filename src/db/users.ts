@@ -180,6 +180,56 @@ export async function listUsers(
   return { users: page.rows, total: Number(count.rows[0].total) };
 }
 
+/**
+ * Where a user sits in the list order: created_at as RFC 3339 UTC text with all six digits of microseconds
+ * PostgreSQL keeps (a JS Date would drop three and so skip or repeat rows within one millisecond), and id.
+ */
+export interface UserKey {
+  createdAt: string;
+  id: string;
+}
+
+export interface UserKeysetPage {
+  users: UserRow[];
+  /** the key of the last user returned when more follow; null on the last page */
+  next: UserKey | null;
+}
+
+/**
+ * Cursor pagination of the same list as listUsers: at most `limit` users of the audience strictly after
+ * `after` in (created_at, id) order, without a count or an offset, so a page deep in a large table costs
+ * what the first one does. One row more than asked says whether another page follows. The row-value
+ * comparison lets users_aud_created_at_id_idx (sql/00014) seek straight to the key; an equivalent
+ * `a < x or (a = x and b < y)` would not.
+ */
+export async function listUsersAfter(
+  q: Queryable,
+  p: { aud: string; filter: string; ascending: boolean; limit: number; after: UserKey | null },
+): Promise<UserKeysetPage> {
+  const values: unknown[] = [p.aud];
+  let where = 'aud = $1';
+  if (p.filter) {
+    values.push(`%${p.filter}%`);
+    where += ` and (email like $${values.length} or raw_user_meta_data ->> 'full_name' ilike $${values.length})`;
+  }
+  if (p.after) {
+    values.push(p.after.createdAt, p.after.id);
+    const n = values.length;
+    where += ` and (created_at, id) ${p.ascending ? '>' : '<'} ($${n - 1}::timestamptz, $${n}::uuid)`;
+  }
+  const dir = p.ascending ? 'asc' : 'desc';
+  values.push(p.limit + 1);
+  const { rows } = await q.query<UserRow & { key_created_at: string }>(
+    `select *, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as key_created_at
+     from users where ${where} order by created_at ${dir}, id ${dir} limit $${values.length}`,
+    values,
+  );
+  const more = rows.length > p.limit;
+  const users = rows.slice(0, p.limit).map(({ key_created_at: _, ...user }) => user);
+  const last = rows[p.limit - 1];
+  return { users, next: more ? { createdAt: last.key_created_at, id: last.id } : null };
+}
+
 /** Whether a live, non-SSO user other than `exceptId` holds this email (any audience: the unique index spans them). */
 export async function isEmailTaken(q: Queryable, email: string, exceptId?: string): Promise<boolean> {
   const { rows } = await q.query(

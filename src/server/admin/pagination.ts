@@ -51,14 +51,19 @@ export function parseCreatedAtSort(query: URLSearchParams): boolean {
   return ascending;
 }
 
+/** `<path?query>` for a Link header: the request's path with this query, encoded as Go's url.Values.Encode does. */
+export function queryLink(req: ApiRequest, query: URLSearchParams): string {
+  const keys = [...new Set(query.keys())].sort();
+  const encoded = keys.flatMap((k) => query.getAll(k).map((v) => `${goQueryEscape(k)}=${goQueryEscape(v)}`)).join('&');
+  return `<${req.path}?${encoded}>`;
+}
+
 export function paginationHeaders(req: ApiRequest, p: PageParams, total: number): Record<string, string> {
   const totalPages = Math.ceil(total / p.perPage);
   const link = (page: number) => {
     const query = new URLSearchParams(req.query);
     query.set('page', String(page));
-    const keys = [...new Set(query.keys())].sort();
-    const encoded = keys.flatMap((k) => query.getAll(k).map((v) => `${goQueryEscape(k)}=${goQueryEscape(v)}`)).join('&');
-    return `<${req.path}?${encoded}>`;
+    return queryLink(req, query);
   };
   const parts: string[] = [];
   if (totalPages > p.page) parts.push(`${link(p.page + 1)}; rel="next"`);

@@ -280,6 +280,8 @@ export const SETTINGS: Setting[] = [
 
   // SCIM 2.0 (docs/scim.md): the original ships it dark, off by default, under its experimental name.
   s('EXPERIMENTAL_SCIM_ENABLED', 'scim.enabled', 'bool', false),
+  // The original's experimental switches, under its names. Keyset pages for GET /admin/users (docs/api.md#get-adminusers).
+  s('EXPERIMENTAL_CURSOR_PAGINATION_ENABLED', 'experimental.cursorPaginationEnabled', 'bool', false),
 
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),

@@ -353,6 +353,8 @@ export interface Config {
     /** provider → account-linking domain (oauth/linking-domains.ts), the deprecated list folded in */
     providerLinkingDomains: Record<string, string>;
     providersWithOwnLinkingDomain: string[];
+    /** keyset pages for GET /admin/users without page/per_page (docs/api.md#get-adminusers) */
+    cursorPaginationEnabled: boolean;
   };
   /** HOOK_<NAME>_*: the auth hooks (docs/hooks.md) */
   hooks: Record<HookName, HookSettings>;
