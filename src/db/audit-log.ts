@@ -1,4 +1,8 @@
-// audit_log_entries: one row per auditable action (docs/users-and-audit.md#audit-log).
+// audit_log_entries: one row per auditable action (docs/users-and-audit.md#audit-log), and the log line
+// `audit_event` each entry also gets, as the original writes one. AUDIT_LOG_DISABLE_POSTGRES leaves the
+// rows out and keeps the lines: the log is then the only trail.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import type { Queryable } from './pool.js';
 
 export type AuditAction =
@@ -81,6 +85,50 @@ export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Re
   return payload;
 }
 
+/** One entry: its id (the row's, and the log line's audit_log_id), payload and client address. */
+export interface AuditEntry {
+  id: string;
+  payload: AuditPayload;
+  ip: string;
+}
+
+export function auditEntry(actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): AuditEntry {
+  return { id: randomUUID(), payload: auditPayload(actor, action, traits), ip };
+}
+
+/**
+ * Where entries go, set once per thread from the configuration (configureAuditTrail, at the context's
+ * creation): the module-level state spares the fifty writers of entries a parameter each.
+ */
+interface AuditTrail {
+  log: Logger | null;
+  toDatabase: boolean;
+}
+let trail: AuditTrail = { log: null, toDatabase: true };
+
+export function configureAuditTrail(next: AuditTrail): void {
+  trail = next;
+}
+
+/** Whether entries are written to audit_log_entries (not with AUDIT_LOG_DISABLE_POSTGRES). */
+export function auditToDatabase(): boolean {
+  return trail.toDatabase;
+}
+
+/** The rows a statement inserts, as JSON `[{id, payload, ip}]`: none with AUDIT_LOG_DISABLE_POSTGRES. */
+export function storedAudit(entries: AuditEntry[]): string {
+  return JSON.stringify(trail.toDatabase ? entries : []);
+}
+
+/** The log line of each entry written, once its statement ran (the original's `audit_event` line). */
+export function announceAudit(entries: AuditEntry[]): void {
+  if (!trail.log) return;
+  const createdAt = new Date().toISOString();
+  for (const e of entries) {
+    trail.log.info({ auth_audit_event: { ...e.payload, audit_log_id: e.id, ip_address: e.ip, created_at: createdAt } }, 'audit_event');
+  }
+}
+
 export async function writeAudit(
   q: Queryable,
   actor: AuditActor,
@@ -88,11 +136,15 @@ export async function writeAudit(
   traits?: Record<string, unknown>,
   ip = '',
 ): Promise<void> {
-  await q.query({
-    name: 'audit_insert',
-    text: 'insert into audit_log_entries (payload, ip_address) values ($1, $2)',
-    values: [auditPayload(actor, action, traits), ip],
-  });
+  const entry = auditEntry(actor, action, traits, ip);
+  if (trail.toDatabase) {
+    await q.query({
+      name: 'audit_insert_entry',
+      text: 'insert into audit_log_entries (id, payload, ip_address) values ($1, $2, $3)',
+      values: [entry.id, entry.payload, entry.ip],
+    });
+  }
+  announceAudit([entry]);
 }
 
 export interface AuditLogRow {

@@ -5,7 +5,7 @@
 // seconds, compared with the database's clock.
 import type { Queryable } from './pool.js';
 import type { SessionPolicy } from './sessions.js';
-import type { AuditPayload } from './audit-log.js';
+import { announceAudit, auditToDatabase, type AuditEntry, type AuditPayload } from './audit-log.js';
 
 const deleted = async (q: Queryable, text: string, values: unknown[]): Promise<number> => (await q.query(text, values)).rowCount ?? 0;
 
@@ -149,17 +149,20 @@ export function deleteStaleUnverifiedFactors(q: Queryable, enrolledAge: number, 
  * the newest row version, so a user made permanent since the statement began is not deleted.
  */
 export async function deleteOldAnonymousUsers(q: Queryable, age: number, limit: number, audit: AuditPayload): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
+  const { rows } = await q.query<{ n: number; entries: AuditEntry[] }>(
     `with doomed as (select id from users where is_anonymous and created_at < now() - make_interval(secs => $1)
                      limit $2 for update skip locked),
           gone as (delete from users where id in (select id from doomed) returning id, email, phone),
           tokens as (delete from refresh_tokens where user_id in (select id from gone)),
-          audited as (insert into audit_log_entries (payload, ip_address)
-                      select $3::jsonb || jsonb_build_object('traits', jsonb_build_object(
-                               'user_id', id, 'user_email', coalesce(email, ''), 'user_phone', coalesce(phone, ''))), ''
-                      from gone)
-     select count(*)::int as n from gone`,
-    [age, limit, JSON.stringify(audit)],
+          entries as (select gen_random_uuid() as id,
+                             $3::jsonb || jsonb_build_object('traits', jsonb_build_object(
+                               'user_id', id, 'user_email', coalesce(email, ''), 'user_phone', coalesce(phone, ''))) as payload
+                      from gone),
+          audited as (insert into audit_log_entries (id, payload, ip_address) select id, payload, '' from entries where $4::boolean)
+     select (select count(*)::int from gone) as n,
+            (select coalesce(json_agg(json_build_object('id', id, 'payload', payload, 'ip', '')), '[]') from entries) as entries`,
+    [age, limit, JSON.stringify(audit), auditToDatabase()],
   );
+  announceAudit(rows[0].entries);
   return rows[0].n;
 }

@@ -6,7 +6,7 @@
 // row: its counter moves on by two instead, as the original's, so that neither the aal1 token nor the one
 // a fail-to-save reuse would hand back is still good.
 import type { Queryable } from './pool.js';
-import type { AuditPayload } from './audit-log.js';
+import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 
 export interface Upgrade {
   userId: string;
@@ -16,8 +16,8 @@ export interface Upgrade {
   amrMethod: string;
   /** SHA-256 hex of the session's new refresh token */
   refreshTokenHash: string;
-  audit: AuditPayload;
-  ip: string;
+  /** verification_attempted, with the client's address */
+  audit: AuditEntry;
 }
 
 /**
@@ -43,11 +43,13 @@ export async function upgradeSession(
                            and exists (select 1 from upgraded)),
           verified as (update mfa_factors set status = 'verified', updated_at = now()
                        where id = $3 and status <> 'verified' and exists (select 1 from upgraded) returning id),
-          audited as (insert into audit_log_entries (payload, ip_address) select $7::jsonb, $8 from upgraded)
+          audited as (insert into audit_log_entries (id, payload, ip_address)
+                      select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from upgraded, jsonb_array_elements($7::jsonb) as e)
      select exists (select 1 from upgraded) as upgraded, exists (select 1 from verified) as factor_verified,
             (select refresh_token_hmac_key from upgraded) as v2_key, (select refresh_token_counter::text from upgraded) as v2_counter`,
-    [u.userId, u.sessionId, u.factorId, u.factorType, u.amrMethod, u.refreshTokenHash, u.audit, u.ip],
+    [u.userId, u.sessionId, u.factorId, u.factorType, u.amrMethod, u.refreshTokenHash, storedAudit([u.audit])],
   );
+  if (rows[0].upgraded) announceAudit([u.audit]);
   const { v2_key: key, v2_counter: counter } = rows[0];
   return {
     upgraded: rows[0].upgraded,

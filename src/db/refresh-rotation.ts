@@ -2,7 +2,7 @@
 // (audit rows included), and read what the token response needs; one round trip instead of a transaction.
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
-import type { AuditPayload } from './audit-log.js';
+import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import type { AmrRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
@@ -12,8 +12,8 @@ export interface LockAndRotate {
   sessionId: string;
   childHash: string;
   client: { userAgent: string; ip: string };
-  /** the rotation's audit payloads (the grant's rotationAudit), written only if it rotates */
-  audit: AuditPayload[];
+  /** the rotation's audit entries (the grant's rotationAudit), written and announced only if it rotates */
+  audit: AuditEntry[];
   /** the caller's clock: the user counts as banned while banned_until is later, as isBanned decides */
   now: Date;
 }
@@ -43,7 +43,7 @@ export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rot
   const { rows } = await q.query<
     UserRow & { refresh_rotated: boolean; refresh_amr: AmrRow[]; refresh_identities: IdentityJsonRow[]; refresh_factors: FactorJsonRow[] }
   >({
-    name: 'refresh_tokens_lock_rotate',
+    name: 'refresh_tokens_lock_rotate_entries',
     // `locked` first: `parent` revokes only while the locked user is not banned. The rest writes what
     // rotateRefreshToken (refresh-tokens.ts) writes; keep the two in step. AMR newest first, identities
     // oldest first with text timestamps (identityRows, identities.ts).
@@ -54,8 +54,8 @@ export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rot
                            returning user_id, session_id),
                 touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
                             where id = (select session_id from parent)),
-                audited as (insert into audit_log_entries (payload)
-                            select p from parent, jsonb_array_elements($5::jsonb) as p),
+                audited as (insert into audit_log_entries (id, payload, ip_address)
+                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($5::jsonb) as e),
                 child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
                           select $2, user_id, session_id, $1 from parent returning *)
            select l.*, exists (select 1 from child) as refresh_rotated,
@@ -71,9 +71,10 @@ export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rot
                    from identities i where i.user_id = l.id) as refresh_identities,
                   ${factorsJsonSql('l.id')} as refresh_factors
            from locked l`,
-    values: [r.parentId, r.childHash, r.client.userAgent, r.client.ip, JSON.stringify(r.audit), r.sessionId, r.now],
+    values: [r.parentId, r.childHash, r.client.userAgent, r.client.ip, storedAudit(r.audit), r.sessionId, r.now],
   });
   if (!rows[0]?.refresh_rotated) return null;
+  announceAudit(r.audit);
   const { refresh_rotated: _, refresh_amr: amr, refresh_identities: identities, refresh_factors: factors, ...user } = rows[0];
   return { user, amr, identities: identityRows(identities), factors: factorRows(factors) };
 }

@@ -1,6 +1,6 @@
 // refresh_tokens: only the SHA-256 of a token is stored; parent_id chains a session's rotations.
 import type { Queryable } from './pool.js';
-import type { AuditPayload } from './audit-log.js';
+import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import type { UserRow } from './users.js';
 import { sessionEndedSql, type SessionEnd, type SessionPolicy } from './sessions.js';
 
@@ -105,7 +105,7 @@ export async function readTokenState(q: Queryable, tokenId: string, sessionId: s
 /**
  * Revokes the parent and inserts its child in one statement; the session records the refresh (time,
  * user agent, ip, as the original does) and the audit rows `audit` holds are written (the grant's
- * token_revoked + token_refreshed, built by auditPayload), in that order. Folding the audit in saves the
+ * token_revoked + token_refreshed, built by auditEntry; none with AUDIT_LOG_DISABLE_POSTGRES), in that order. Folding the audit in saves the
  * refresh grant a round trip inside its locked transaction.
  * `parent` revokes the token if it is still active; `touched`, `audited` and `child` hang off `parent`, so
  * null, and nothing written (no audit row either), when the parent was already revoked: callers hold the
@@ -118,21 +118,22 @@ export async function rotateRefreshToken(
   parentId: string,
   childHash: string,
   client: { userAgent: string; ip: string },
-  audit: AuditPayload[],
+  audit: AuditEntry[],
 ): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
-    name: 'refresh_tokens_rotate_audit',
+    name: 'refresh_tokens_rotate_audit_entries',
     text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
                            where id = $1 and not revoked returning user_id, session_id),
                 touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
                             where id = (select session_id from parent)),
-                audited as (insert into audit_log_entries (payload)
-                            select p from parent, jsonb_array_elements($5::jsonb) as p),
+                audited as (insert into audit_log_entries (id, payload, ip_address)
+                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($5::jsonb) as e),
                 child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
                           select $2, user_id, session_id, $1 from parent returning *)
            select * from child`,
-    values: [parentId, childHash, client.userAgent, client.ip, JSON.stringify(audit)],
+    values: [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)],
   });
+  if (rows[0]) announceAudit(audit);
   return rows[0] ?? null;
 }
 

@@ -4,7 +4,7 @@
 // number of concurrent refreshes with one token exactly one advances it.
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
-import type { AuditPayload } from './audit-log.js';
+import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import { identityRows, type IdentityJsonRow } from './identities.js';
 import type { AmrRow } from './sessions.js';
 import { sessionEndedSql, type SessionEnd, type SessionPolicy } from './sessions.js';
@@ -60,7 +60,7 @@ export interface AdvanceV2 {
   counter: string;
   client: { userAgent: string; ip: string };
   /** token_refreshed, written only if the counter advances */
-  audit: AuditPayload[];
+  audit: AuditEntry[];
   /** the key sealed anew (a key in clear or under an old key), or null to leave it */
   resealedKey: string | null;
   /** the caller's clock: the user counts as banned while banned_until is later, as isBanned decides */
@@ -86,8 +86,8 @@ export async function advanceV2Counter(q: Queryable, a: AdvanceV2): Promise<(Rot
                              where s.id = $1::uuid and s.refresh_token_counter = $2::bigint and u.id = s.user_id
                                and (u.banned_until is null or u.banned_until <= $7::timestamptz)
                              returning s.user_id, s.refresh_token_counter),
-                audited as (insert into audit_log_entries (payload)
-                            select p from advanced, jsonb_array_elements($5::jsonb) as p)
+                audited as (insert into audit_log_entries (id, payload, ip_address)
+                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from advanced, jsonb_array_elements($5::jsonb) as e)
            select u.*, a.refresh_token_counter::text as v2_counter,
                   (select coalesce(json_agg(json_build_object('method', authentication_method,
                                                               'timestamp', extract(epoch from updated_at)::bigint::int)
@@ -101,9 +101,10 @@ export async function advanceV2Counter(q: Queryable, a: AdvanceV2): Promise<(Rot
                    from identities i where i.user_id = u.id) as refresh_identities,
                   ${factorsJsonSql('u.id')} as refresh_factors
            from advanced a join users u on u.id = a.user_id`,
-    values: [a.sessionId, a.counter, a.client.userAgent, a.client.ip, JSON.stringify(a.audit), a.resealedKey, a.now],
+    values: [a.sessionId, a.counter, a.client.userAgent, a.client.ip, storedAudit(a.audit), a.resealedKey, a.now],
   });
   if (!rows[0]) return null;
+  announceAudit(a.audit);
   const { v2_counter: counter, refresh_amr: amr, refresh_identities: identities, refresh_factors: factors, ...user } = rows[0];
   return { user, amr, identities: identityRows(identities), factors: factorRows(factors), counter };
 }
@@ -138,7 +139,7 @@ export async function recordV2Reuse(
   q: Queryable,
   sessionId: string,
   client: { userAgent: string; ip: string },
-  audit: AuditPayload[],
+  audit: AuditEntry[],
   resealedKey: string | null,
 ): Promise<void> {
   await q.query({
@@ -146,9 +147,11 @@ export async function recordV2Reuse(
     text: `with touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $2, ip = $3,
                                                 refresh_token_hmac_key = coalesce($5, refresh_token_hmac_key)
                             where id = $1 returning id)
-           insert into audit_log_entries (payload) select p from touched, jsonb_array_elements($4::jsonb) as p`,
-    values: [sessionId, client.userAgent, client.ip, JSON.stringify(audit), resealedKey],
+           insert into audit_log_entries (id, payload, ip_address)
+           select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from touched, jsonb_array_elements($4::jsonb) as e`,
+    values: [sessionId, client.userAgent, client.ip, storedAudit(audit), resealedKey],
   });
+  announceAudit(audit);
 }
 
 /**
@@ -159,7 +162,7 @@ export async function recordV2Reuse(
  */
 export async function upgradeToV2(
   q: Queryable,
-  u: { tokenId: string; sessionId: string; key: string; client: { userAgent: string; ip: string }; audit: AuditPayload[] },
+  u: { tokenId: string; sessionId: string; key: string; client: { userAgent: string; ip: string }; audit: AuditEntry[] },
 ): Promise<{ v2_key: string; v2_counter: string } | null> {
   const { rows } = await q.query<{ v2_key: string; v2_counter: string }>({
     name: 'sessions_v2_upgrade',
@@ -170,10 +173,12 @@ export async function upgradeToV2(
                                                  refreshed_at = now(), updated_at = now(), user_agent = $4, ip = $5
                              where id = (select session_id from parent)
                              returning refresh_token_hmac_key, refresh_token_counter),
-                audited as (insert into audit_log_entries (payload) select p from parent, jsonb_array_elements($6::jsonb) as p)
+                audited as (insert into audit_log_entries (id, payload, ip_address)
+                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($6::jsonb) as e)
            select refresh_token_hmac_key as v2_key, refresh_token_counter::text as v2_counter from upgraded`,
-    values: [u.tokenId, u.sessionId, u.key, u.client.userAgent, u.client.ip, JSON.stringify(u.audit)],
+    values: [u.tokenId, u.sessionId, u.key, u.client.userAgent, u.client.ip, storedAudit(u.audit)],
   });
+  if (rows[0]) announceAudit(u.audit);
   return rows[0] ?? null;
 }
 

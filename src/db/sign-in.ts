@@ -2,6 +2,7 @@
 // data-modifying CTEs, atomic on their own (autocommit) and just as well one statement of a caller's
 // transaction, so a login costs one round trip after the user lookup.
 import type { Queryable } from './pool.js';
+import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import type { UserRow } from './users.js';
 import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import type { AmrRow } from './sessions.js';
@@ -21,8 +22,8 @@ export interface SignInWrite {
   signedInAt: Date;
   /** a new password hash stored with the sign-in (the password grant's upgrade of an older hash) */
   passwordHash?: string | null;
-  /** one audit_log_entries payload (auditPayload() in audit-log.ts) written with the sign-in */
-  audit?: Record<string, unknown> | null;
+  /** the sign-in's audit entry (auditEntry() in audit-log.ts), written and announced with it */
+  audit?: AuditEntry | null;
   /** when the session ends whatever its refreshes (a SAML assertion's SessionNotOnOrAfter) */
   notAfter?: Date | null;
   /** a session issued to an OAuth server client: the client and the scopes granted (docs/oauth-server.md) */
@@ -76,7 +77,8 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
              insert into mfa_amr_claims (session_id, authentication_method) select id, $5::text from session
              returning authentication_method, updated_at),
            audit as (
-             insert into audit_log_entries (payload, ip_address) select $8::jsonb, '' from signed_in where $8::jsonb is not null)
+             insert into audit_log_entries (id, payload, ip_address)
+             select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from signed_in, jsonb_array_elements($8::jsonb) as e)
            select u.*, (select id from session) as sign_in_session_id, (select created_at from session) as sign_in_session_created_at,
                   (select json_agg(json_build_object('method', authentication_method,
                                                      'timestamp', extract(epoch from updated_at)::bigint::int))
@@ -97,7 +99,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
       s.method,
       s.signedInAt,
       s.passwordHash ?? null,
-      s.audit ?? null,
+      storedAudit(s.audit ? [s.audit] : []),
       s.notAfter ?? null,
       s.oauthClientId ?? null,
       s.scopes ?? null,
@@ -106,6 +108,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
     ],
   });
   if (!rows[0]) return null;
+  if (s.audit) announceAudit([s.audit]);
   const {
     sign_in_session_id: sessionId,
     sign_in_session_created_at: sessionCreatedAt,

@@ -1,4 +1,5 @@
 // Builds the context (src/server/context.ts) once per HTTP thread, and closes what it opened.
+import { configureAuditTrail } from '../db/audit-log.js';
 import type { Logger } from 'pino';
 import type { AppContext, AppResources } from './context.js';
 import type { Config } from './config/types.js';
@@ -15,6 +16,7 @@ import { createSendTiming } from './delivery/send-timing.js';
 import { createPwnedPasswords } from './users/pwned-passwords.js';
 
 export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
+  configureAuditTrail({ log, toDatabase: !config.auditLog.disablePostgres });
   let metrics: RequestMetrics = NO_REQUEST_METRICS;
   const db = createPool({
     url: resources.databaseUrl,

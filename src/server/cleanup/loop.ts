@@ -2,6 +2,7 @@
 // the tasks of plan.ts, each repeated batch after batch until a batch comes back short. It runs in the
 // supervisor on a pool of its own (one connection, short statement and lock timeouts), so it never takes
 // a connection a request needs, and every instance can run it at once (the statements skip locked rows).
+import { configureAuditTrail } from '../../db/audit-log.js';
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import { createPool } from '../../db/pool.js';
@@ -27,6 +28,8 @@ const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
 const LOCK_TIMEOUT_MS = 1000;
 
 export function startCleanup(config: Config, databaseUrl: string, log: Logger): Cleanup {
+  // The supervisor's own writer of audit entries (anonymous users removed): the same destinations as the HTTP threads'.
+  configureAuditTrail({ log, toDatabase: !config.auditLog.disablePostgres });
   const { db } = config;
   const pool = createPool({
     url: databaseUrl,

@@ -113,6 +113,8 @@ export const SETTINGS: Setting[] = [
   s('DB_CLEANUP_BATCH_SIZE', 'db.cleanup.batchSize', 'int', 100, { minimum: 1, maximum: 10000 }),
   s('DB_CLEANUP_GRACE', 'db.cleanup.graceSeconds', 'duration', 86400, { minimum: 0 }),
   s('DB_CLEANUP_AUDIT_LOG_RETENTION', 'db.cleanup.auditLogRetentionSeconds', 'duration', 0, { minimum: 0 }),
+  // The audit trail's destinations (docs/users-and-audit.md#audit-log): the log line is always written.
+  s('AUDIT_LOG_DISABLE_POSTGRES', 'auditLog.disablePostgres', 'bool', false),
 
   // The original's names in any case too: WARNING, Debug, trace (docs/settings.md#logs-traces-and-metrics).
   s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),

@@ -346,6 +346,8 @@ export interface Config {
     vonage: { apiKey: string; apiSecret: string; from: string; apiBaseUrl: string };
   };
   mfa: MfaConfig;
+  /** AUDIT_LOG_DISABLE_POSTGRES: audit entries only as log lines, no audit_log_entries rows (docs/users-and-audit.md#audit-log) */
+  auditLog: { disablePostgres: boolean };
   /** the original's EXPERIMENTAL_* switches that Portcullis builds */
   experimental: {
     /** a first password gives a user with a confirmed email and no email identity that identity (docs/users-and-audit.md#email-identity-on-first-password) */

@@ -25,7 +25,7 @@ import {
 } from '../../db/refresh-v2.js';
 import { readTokenState, revokeDescendants, type PresentedToken } from '../../db/refresh-tokens.js';
 import type { UserRow } from '../../db/users.js';
-import { auditPayload, type AuditPayload } from '../../db/audit-log.js';
+import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { encodeV2Token, parseV2Token, upgradesToV2, v2SignatureMatches, type ParsedV2Token } from '../crypto/refresh-token-v2.js';
 import { newSessionKey, openSessionKey } from '../sessions/refresh-key.js';
 import { sessionPolicy } from '../sessions/policy.js';
@@ -87,7 +87,7 @@ export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: str
 
 type Signing = { key: Buffer; resealed: string | null };
 
-const refreshedAudit = (user: ActingUser): AuditPayload[] => [auditPayload(actorOf(user), 'token_refreshed')];
+const refreshedAudit = (user: ActingUser): AuditEntry[] => [auditEntry(actorOf(user), 'token_refreshed')];
 const ownerOf = (found: V2Session): ActingUser => ({
   id: found.user_id,
   email: found.email,
@@ -111,7 +111,7 @@ async function advance(
   token: ParsedV2Token,
   signing: Signing,
   client: Client,
-  audit: AuditPayload[],
+  audit: AuditEntry[],
 ): Promise<V2Decision | null> {
   const advanced = await advanceV2Counter(q, {
     sessionId: token.sessionId,
@@ -168,7 +168,7 @@ export function upgradeToV2Locked(ctx: AppContext, found: PresentedToken, client
     if (!locked) return notFound();
     if (isBanned(locked.user)) return banned();
     const fresh = locked.v2_key === null ? newSessionKey(ctx.config, sessionId) : null;
-    const audit = [auditPayload(actorOf(locked.user), 'token_revoked'), auditPayload(actorOf(locked.user), 'token_refreshed')];
+    const audit = [auditEntry(actorOf(locked.user), 'token_revoked'), auditEntry(actorOf(locked.user), 'token_refreshed')];
     const upgraded = await upgradeToV2(c, { tokenId: found.id, sessionId, key: fresh?.stored ?? (locked.v2_key as string), client, audit });
     if (upgraded) {
       const key = fresh && upgraded.v2_key === fresh.stored ? fresh.key : openSessionKey(ctx.config, sessionId, upgraded.v2_key).key;

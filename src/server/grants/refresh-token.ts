@@ -20,7 +20,7 @@ import {
 import { lockAndRotate } from '../../db/refresh-rotation.js';
 import { lockSessionUser } from '../../db/sessions.js';
 import { findUserById, type UserRow } from '../../db/users.js';
-import { auditPayload, type AuditPayload } from '../../db/audit-log.js';
+import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
 import { isBanned } from '../users/user-json.js';
 import { tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
@@ -157,9 +157,9 @@ function decideLocked(ctx: AppContext, found: PresentedToken, child: string, cli
 }
 
 /** The rotation's audit rows, written by the rotation statement itself: token_revoked, token_refreshed. */
-export const rotationAudit = (user: ActingUser): AuditPayload[] => [
-  auditPayload(actorOf(user), 'token_revoked'),
-  auditPayload(actorOf(user), 'token_refreshed'),
+export const rotationAudit = (user: ActingUser): AuditEntry[] => [
+  auditEntry(actorOf(user), 'token_revoked'),
+  auditEntry(actorOf(user), 'token_refreshed'),
 ];
 
 async function existingChild(ctx: AppContext, userId: string, sessionId: string, child: string): Promise<Decision> {

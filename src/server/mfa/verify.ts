@@ -8,7 +8,7 @@ import { tx } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
 import { deleteChallenge, findChallenge, markChallengeVerified } from '../../db/mfa-challenges.js';
 import { upgradeSession } from '../../db/mfa-upgrade.js';
-import { auditPayload } from '../../db/audit-log.js';
+import { auditEntry } from '../../db/audit-log.js';
 import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
 import { encodeV2Token } from '../crypto/refresh-token-v2.js';
 import { openSessionKey } from '../sessions/refresh-key.js';
@@ -59,12 +59,12 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
         factorType: type.name,
         amrMethod: type.amrMethod,
         refreshTokenHash: sha256Hex(refreshToken),
-        audit: auditPayload(actorOf(user), 'verification_attempted', {
-          factor_id: factor.id,
-          challenge_id: challenge.id,
-          factor_type: type.name,
-        }),
-        ip: req.ip,
+        audit: auditEntry(
+          actorOf(user),
+          'verification_attempted',
+          { factor_id: factor.id, challenge_id: challenge.id, factor_type: type.name },
+          req.ip,
+        ),
       });
       if (!upgraded.upgraded) throw apiError('session_not_found');
       return upgraded;

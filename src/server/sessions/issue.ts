@@ -8,7 +8,7 @@ import type { IdentityRow } from '../../db/identities.js';
 import type { FactorRow } from '../../db/mfa-factors.js';
 import type { AmrRow, SessionRow } from '../../db/sessions.js';
 import { findAmrAndIdentities, signIn } from '../../db/sign-in.js';
-import { auditPayload, type AuditAction, type AuditActor } from '../../db/audit-log.js';
+import { auditEntry, type AuditAction, type AuditActor } from '../../db/audit-log.js';
 import { buildAccessTokenClaims, type AccessTokenClaims } from '../auth/jwt.js';
 import { newRefreshToken, newUuid, sha256Hex } from '../crypto/tokens.js';
 import { encodeV2Token } from '../crypto/refresh-token-v2.js';
@@ -213,7 +213,7 @@ export async function issueSession(
     signedInAt: new Date(),
     passwordHash,
     notAfter,
-    audit: audit ? auditPayload(audit.actor, audit.action, audit.traits) : null,
+    audit: audit ? auditEntry(audit.actor, audit.action, audit.traits) : null,
     oauthClientId: oauth?.client_id ?? null,
     scopes: oauth?.scope ?? null,
   });
