@@ -57,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
   const stopRequested = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM')).once('SIGINT', () => resolve('SIGINT'));
   });
-  const service = await startService(config, log);
+  const service = await startService(config, log, { reloadFrom: line.configDir ? sources : undefined });
   if (service.config.development) process.stderr.write(await developmentBanner(service.config));
   const signal = await stopRequested;
   log.info({ signal }, 'draining');

@@ -237,7 +237,7 @@ function assemble(flat: Record<string, unknown>, development: boolean, warnings:
   return config;
 }
 
-function deepFreeze<T>(value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);
