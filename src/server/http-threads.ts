@@ -29,6 +29,11 @@ export interface HttpThreadsOptions {
   log: Logger;
   /** Node's options for each thread; left out, the process's own (service.ts, StartOptions) */
   execArgv?: string[];
+  /**
+   * Where this set's threads start among the guard's upstreams and sockets: a reload starts a new set
+   * beside the running one (service.ts), and the two must not share a socket while both listen.
+   */
+  slotBase?: number;
 }
 
 export interface HttpThreads {
@@ -38,6 +43,8 @@ export interface HttpThreads {
   stopReplacing(): void;
   /** Stops replacing threads, asks every live one to drain, and resolves once each has ended. */
   drain(timeoutMs: number): Promise<void>;
+  /** Takes every thread out of the guard's rotation: new connections go to other threads from now on. */
+  detach(): void;
   /** every live thread's metrics */
   collectMetrics(): Promise<MetricsJson[]>;
   /** Fault injection for tests: makes thread `index` fail with an uncaught error. */
@@ -49,7 +56,7 @@ export interface HttpThreads {
 }
 
 export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
-  const { config, databaseUrl, connections, crypto, guard, sharedPort, log, execArgv } = options;
+  const { config, databaseUrl, connections, crypto, guard, sharedPort, log, execArgv, slotBase = 0 } = options;
   // Decided here, in the supervisor: a worker thread's stdout is never a terminal itself.
   const prettyLogs = prettyLogsWanted(config, process.stdout.isTTY === true);
   const threads: Worker[] = [];
@@ -62,7 +69,8 @@ export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
   const traceExportFailing = new Int32Array(new SharedArrayBuffer(4));
 
   const listenOn = (index: number): ListenOn =>
-    guard ? { kind: 'unix', path: guard.socketFor(index) } : { kind: 'tcp', host: config.api.host, port: sharedPort };
+    guard ? { kind: 'unix', path: guard.socketFor(slotBase + index) } : { kind: 'tcp', host: config.api.host, port: sharedPort };
+  let detached = false;
   // threadId is -1 once a thread has ended: it has no exit left to wait for and no message to answer.
   const live = () => threads.filter((worker) => worker && worker.threadId !== -1);
 
@@ -86,7 +94,7 @@ export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'listening') {
           listening = true;
-          if (listen.kind === 'unix') guard?.setUpstream(index, listen.path);
+          if (listen.kind === 'unix' && !detached) guard?.setUpstream(slotBase + index, listen.path);
           resolve();
         }
         if (message.type === 'crashed') log.error({ thread: index, reason: message.message }, 'HTTP thread crashed');
@@ -96,7 +104,7 @@ export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
         else log.error({ err, thread: index }, 'HTTP thread error');
       });
       worker.once('exit', (code) => {
-        guard?.setUpstream(index, null);
+        guard?.setUpstream(slotBase + index, null);
         if (!listening) return reject(new Error(`HTTP thread ${index} exited before listening (code ${code})`));
         if (stopping) return;
         log.warn({ thread: index, code }, 'HTTP thread ended unexpectedly; starting a replacement');
@@ -146,6 +154,10 @@ export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
     async drain(timeoutMs) {
       stopping = true;
       await Promise.all(live().map((worker) => drainOne(worker, timeoutMs)));
+    },
+    detach() {
+      detached = true;
+      threads.forEach((_, index) => guard?.setUpstream(slotBase + index, null));
     },
     collectMetrics: () => Promise.all(live().map(metricsOf)),
     fail: (index) => threads[index]?.postMessage({ type: 'fail' } satisfies ToWorker),

@@ -1,5 +1,7 @@
-// The `portcullis` command: serve (default), migrate [--dry-run], import, version, keys generate, token.
-import { loadConfig, ConfigError, type Config } from './config/load.js';
+// The `portcullis` command: serve (default), migrate [--dry-run], import, version, keys generate, token;
+// each takes the original's -c/--config FILE and -d/--config-dir DIR (cli-flags.ts).
+import { configSources, loadFromSources, ConfigError, type Config, type ConfigSources } from './config/load.js';
+import { parseCommandLine } from './cli-flags.js';
 import { createLogger } from './observability/log.js';
 import { startService } from './service.js';
 import { migrate } from '../db/migrate.js';
@@ -13,11 +15,25 @@ import { importCommand } from './cli-import.js';
 import { secretBox } from './mfa/encryption.js';
 
 const USAGE =
-  'usage: portcullis [serve | migrate [--dry-run] | import (--file users.jsonl | --from-database URL) | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y]]';
+  'usage: portcullis [-c FILE] [-d DIR] [serve | migrate [--dry-run] | import (--file users.jsonl | --from-database URL) | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y]]';
 
-async function main(command = 'serve', args: string[] = []): Promise<number> {
-  if (command === 'version') return versionCommand();
+async function main(argv: string[]): Promise<number> {
+  const line = parseCommandLine(argv);
+  if (line instanceof Error) {
+    console.error(`portcullis: ${line.message}\n${USAGE}`);
+    return 2;
+  }
+  const { command = 'serve', args } = line;
   if (command === 'keys') return keysCommand(args);
+  let sources: ConfigSources;
+  try {
+    sources = configSources({ configFile: line.configFile, configDir: line.configDir });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`portcullis: ${err.message}`);
+    return 1;
+  }
+  if (command === 'version') return versionCommand(sources);
   if (!['serve', 'migrate', 'token', 'import'].includes(command) || (command === 'migrate' && !migrateArgsValid(args))) {
     console.error(USAGE);
     return 2;
@@ -25,7 +41,7 @@ async function main(command = 'serve', args: string[] = []): Promise<number> {
   let config: Config;
   try {
     // A migration job needs the database settings only, not SITE_URL or JWT_SECRET.
-    config = loadConfig(command === 'migrate' ? { only: 'database' } : {});
+    config = loadFromSources(sources, { only: command === 'migrate' ? 'database' : undefined });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(`portcullis: ${err.message}`);
@@ -41,7 +57,7 @@ async function main(command = 'serve', args: string[] = []): Promise<number> {
   const stopRequested = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM')).once('SIGINT', () => resolve('SIGINT'));
   });
-  const service = await startService(config, log);
+  const service = await startService(config, log, { reloadFrom: line.configDir ? sources : undefined });
   if (service.config.development) process.stderr.write(await developmentBanner(service.config));
   const signal = await stopRequested;
   log.info({ signal }, 'draining');
@@ -72,13 +88,13 @@ async function runMigrate(config: Config, log: ReturnType<typeof createLogger>, 
  * The build's version and the schema version it knows (its highest migration); with DATABASE_URL, also
  * the one applied in the database. The first line is the bare version, for scripts.
  */
-async function versionCommand(): Promise<number> {
+async function versionCommand(sources: ConfigSources): Promise<number> {
   const known = knownSchemaVersion();
   console.log(VERSION);
   console.log(`schema ${known.version} (sql/${known.file})`);
   let config: Config | null = null;
   try {
-    config = loadConfig({ only: 'database' });
+    config = loadFromSources(sources, { only: 'database' });
   } catch {
     /* no usable database settings: the applied version is not asked for */
   }
@@ -92,7 +108,7 @@ async function versionCommand(): Promise<number> {
   return 0;
 }
 
-main(process.argv[2], process.argv.slice(3)).then(
+main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },

@@ -1,10 +1,11 @@
 // The supervisor: prepares the database (embedded when no DATABASE_URL), migrates, opens the public port
 // through the HTTP guard (src/server/guard/), starts the HTTP threads behind it (http-threads.ts, which
-// also replaces a thread that crashes), and drains everything on stop.
+// also replaces a thread that crashes), rolls them over to a reloaded --config-dir (src/server/reload/),
+// and drains everything on stop.
 import { misconfiguredProviders } from './providers/configured.js';
 import net from 'node:net';
 import type { Logger } from 'pino';
-import { withJwtSecret, type Config } from './config/load.js';
+import { withJwtSecret, type Config, type ConfigSources } from './config/load.js';
 import { migrate } from '../db/migrate.js';
 import { checkConnectionSchema } from '../db/session-check.js';
 import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded/server.js';
@@ -16,7 +17,9 @@ import { startCleanup, type Cleanup } from './cleanup/loop.js';
 import { logDeprecatedSettings } from './deprecations.js';
 import { secretBox } from './mfa/encryption.js';
 import { superviseGuard } from './guard/supervised.js';
-import { createHttpThreads } from './http-threads.js';
+import { createHttpThreads, type HttpThreads } from './http-threads.js';
+import { watchConfigDir, type DirWatch } from './reload/watch.js';
+import { nextConfig } from './reload/next-config.js';
 
 export interface Service {
   readonly config: Config;
@@ -31,6 +34,8 @@ export interface Service {
   readonly restarts: number;
   /** the background cleanup (src/server/cleanup/), null when DB_CLEANUP_ENABLED is false */
   readonly cleanup: Cleanup | null;
+  /** how many reloaded configurations the HTTP threads have been rolled over to */
+  readonly reloads: number;
   /** Fault injection for tests: makes HTTP thread `index` fail with an uncaught error. */
   failThread(index: number): void;
   /** Resolves when a crashed thread has been replaced and is listening again. */
@@ -49,6 +54,11 @@ export interface StartOptions {
    * preload set there reaches it either way.
    */
   threadExecArgv?: string[];
+  /**
+   * The sources the configuration was read from, when they include a --config-dir: the directory is
+   * watched, and a change that reads and checks cleanly is rolled out to new HTTP threads.
+   */
+  reloadFrom?: ConfigSources;
 }
 
 export async function startService(initial: Config, log: Logger, options: StartOptions = {}): Promise<Service> {
@@ -85,7 +95,7 @@ export async function startService(initial: Config, log: Logger, options: StartO
         'UV_THREADPOOL_SIZE is below AUTH_CRYPTO_WORKERS; set UV_THREADPOOL_SIZE >= AUTH_CRYPTO_WORKERS in the environment',
       );
     }
-    return await spawnThreads(config, databaseUrl, { crypto, embedded }, log, options.threadExecArgv);
+    return await spawnThreads(config, databaseUrl, { crypto, embedded }, log, options);
   } catch (err) {
     await crypto?.close();
     await embedded?.stop();
@@ -98,13 +108,12 @@ interface Owned {
   embedded: { stop(): Promise<void> } | null;
 }
 
-async function spawnThreads(
-  config: Config,
-  databaseUrl: string,
-  owned: Owned,
-  log: Logger,
-  execArgv: string[] | undefined,
-): Promise<Service> {
+/** How long the threads of a configuration that was reloaded may take to finish their requests. */
+const ROLL_OVER_DRAIN_MS = 10_000;
+
+async function spawnThreads(started: Config, databaseUrl: string, owned: Owned, log: Logger, options: StartOptions): Promise<Service> {
+  let config = started;
+  const execArgv = options.threadExecArgv;
   const budget = poolBudget(config.workers.http, config.db.maxPoolSize);
   const count = budget.threads;
   if (count < config.workers.http) {
@@ -121,16 +130,19 @@ async function spawnThreads(
   // Binding port 0 in two threads is not safe with this uWS build, so without the guard a free port is
   // chosen up front: the first thread binds it, the rest join it.
   const sharedPort = guard ? 0 : config.api.port || (await freePort(config.api.host));
-  const threads = createHttpThreads({
-    config,
-    databaseUrl,
-    connections: budget.connections,
-    crypto: owned.crypto,
-    guard,
-    sharedPort,
-    log,
-    execArgv,
-  });
+  const threadsFor = (settings: Config, slotBase: number) =>
+    createHttpThreads({
+      config: settings,
+      databaseUrl,
+      connections: budget.connections,
+      crypto: owned.crypto,
+      guard,
+      sharedPort,
+      log,
+      execArgv,
+      slotBase,
+    });
+  let threads: HttpThreads = threadsFor(config, 0);
   let port = sharedPort;
   try {
     await threads.spawn(0);
@@ -144,33 +156,93 @@ async function spawnThreads(
   log.info({ port, threads: count, connectionsPerThread: budget.connections[0] }, 'listening');
 
   // The one place the cleanup starts; stop() ends it before anything it needs.
-  const cleanup = config.db.cleanup.enabled ? startCleanup(config, databaseUrl, log) : null;
+  let cleanup = config.db.cleanup.enabled ? startCleanup(config, databaseUrl, log) : null;
   let exporter: MetricsExporter | null = null;
   let pushing: OtlpMetrics | null = null;
   if (config.metrics.enabled) {
     const source = createMetricsSource(
       () => threads.collectMetrics(),
       () => owned.crypto.stats(),
-      cleanup ? () => cleanup.totals() : undefined,
+      cleanup ? () => cleanup!.totals() : undefined,
     );
     if (config.metrics.exporter === 'prometheus') exporter = await startMetricsExporter(config.metrics, source, log);
     else pushing = await startOtlpMetrics(config, source, log);
   }
 
+  // A reload: new threads with the new configuration start beside the running ones; once they all
+  // listen, new connections go to them only and the old threads finish what they have, then end.
+  // Reloads run one after another; one that fails to start its threads leaves the running ones in place.
+  let generation = 0;
+  let reloads = 0;
+  let restartsBefore = 0;
+  let stopping = false;
+  const rollOver = async (next: Config) => {
+    const fresh = threadsFor(next, ++generation * count);
+    try {
+      await Promise.all(Array.from({ length: count }, (_, i) => fresh.spawn(i)));
+    } catch (err) {
+      log.error({ err }, 'the HTTP threads for the reloaded configuration did not start: the running ones keep serving');
+      fresh.detach();
+      await fresh.drain(1000);
+      return;
+    }
+    const old = threads;
+    threads = fresh;
+    config = next;
+    old.detach();
+    restartsBefore += old.restarts;
+    reloads++;
+    if (cleanup) {
+      // The cleanup reads expiry settings a reload may change.
+      await cleanup.stop();
+      cleanup = startCleanup(config, databaseUrl, log);
+    }
+    log.info({ threads: count }, 'HTTP threads serve the reloaded configuration; the previous ones are draining');
+    await old.drain(ROLL_OVER_DRAIN_MS);
+  };
+  let reloading: Promise<void> = Promise.resolve();
+  const reload = () => {
+    reloading = reloading
+      .then(async () => {
+        if (stopping) return;
+        const next = nextConfig(config, options.reloadFrom!, log);
+        if (next) await rollOver(next);
+      })
+      .catch((err) => log.error({ err }, 'configuration reload failed; the running configuration is kept'));
+    return reloading;
+  };
+  let watch: DirWatch | null = null;
+  const dir = options.reloadFrom?.configDir;
+  if (dir && (config.reloading.notifyEnabled || config.reloading.signalEnabled)) {
+    log.info({ dir, ...config.reloading }, 'watching the config directory for changes');
+    watch = watchConfigDir(dir, config.reloading, log, () => void reload());
+  }
+
   return {
-    config,
+    get config() {
+      return config;
+    },
     port,
     databaseUrl,
     url: `http://127.0.0.1:${port}`,
     metricsPort: exporter?.port ?? null,
     threads: count,
     get restarts() {
-      return threads.restarts;
+      return restartsBefore + threads.restarts;
     },
-    cleanup,
+    get cleanup() {
+      return cleanup;
+    },
+    get reloads() {
+      return reloads;
+    },
     failThread: (index) => threads.fail(index),
     nextRestart: () => threads.nextRestart(),
     async stop(timeoutMs = 10_000) {
+      // A reload under way finishes first, so that the threads stopped below are the ones running.
+      stopping = true;
+      watch?.close();
+      await reloading;
       // First: a thread crashing while the rest below is closed must not be replaced by one that would
       // then be asked to drain before it listens.
       threads.stopReplacing();

@@ -1,11 +1,15 @@
-// The only reader of the environment and of .env. Settings are looked up once, converted, validated by
-// one ajv schema built from the settings table, checked across fields, then deep-frozen and handed down.
-// Precedence (docs/settings.md#names-sources-and-precedence decisions: AUTH_ first, GOTRUE_ still accepted so deployments move over):
-//   environment AUTH_X > environment unprefixed alias > environment GOTRUE_X > the same three from .env.
+// The only reader of the environment, .env and the configuration files (files.ts). Settings are looked up
+// once, converted, validated by one ajv schema built from the settings table, checked across fields, then
+// deep-frozen and handed down.
+// Precedence (docs/settings.md#names-sources-and-precedence), the original's order of sources:
+//   the config directory's files (later names first) > the -c file > the environment > .env (read only
+//   without -c); within one source, AUTH_X > the unprefixed alias > GOTRUE_X (AUTH_ first, GOTRUE_ still
+//   accepted so deployments move over).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import dotenv from 'dotenv';
+import { readConfigDir, readConfigFile, ConfigFileError, type Layer, type Vars } from './files.js';
 import { Ajv } from 'ajv';
 import { SETTINGS, SMS_REQUIRED, type Setting } from './settings.js';
 import type { Config } from './types.js';
@@ -20,11 +24,16 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+type Env = Vars;
 
 export interface LoadOptions {
   env?: Env;
+  /** read when present, and only when no `configFile` is given (as the original) */
   envFile?: string | null;
+  /** `-c FILE`: must exist and parse; overrides the environment */
+  configFile?: string | null;
+  /** `-d DIR`: its .env and .json files override everything else; re-read on every load */
+  configDir?: string | null;
   /**
    * 'database': only the settings `portcullis migrate` uses (DATABASE_URL, DB_*, logs, the development
    * setup's data directory) are read and checked; the rest keep their defaults, so a migration job needs
@@ -41,15 +50,72 @@ export interface LoadOptions {
 const DATABASE_SETTINGS = (name: string) =>
   /^(DB_|LOG_|SECURITY_DB_ENCRYPTION_)/.test(name) || ['DATA_DIR', 'CONTAINER', 'DEVELOPMENT_SETUP', 'JWT_SECRET'].includes(name);
 
-/** Reads the configuration from `.env` (if present) and the environment. Throws ConfigError. */
-export function loadConfig({ env = process.env, envFile = '.env', only }: LoadOptions = {}): Config {
-  const file = envFile && fs.existsSync(envFile) ? dotenv.parse(fs.readFileSync(envFile)) : {};
+/**
+ * What a load starts from, read once: the environment and the contents of .env or the -c file as they
+ * were at start. Only the config directory is read again on each load, which is what a reload re-reads
+ * (the original likewise never re-reads its -c file).
+ */
+export interface ConfigSources {
+  readonly base: readonly Layer[]; // highest precedence first
+  readonly configDir: string | null;
+}
+
+/** Reads the environment and .env or the -c file. Throws ConfigError when the -c file cannot be read. */
+export function configSources({ env = process.env, envFile = '.env', configFile = null, configDir = null }: LoadOptions = {}): ConfigSources {
+  const environment: Layer = { label: null, vars: { ...env } };
+  if (configFile) {
+    try {
+      return { base: [{ label: configFile, vars: readConfigFile(configFile) }, environment], configDir };
+    } catch (err) {
+      if (err instanceof ConfigFileError) throw new ConfigError([`--config ${err.message}`]);
+      throw err;
+    }
+  }
+  const dotEnv = envFile && fs.existsSync(envFile) ? dotenv.parse(fs.readFileSync(envFile)) : {};
+  return { base: [environment, { label: '.env', vars: dotEnv }], configDir };
+}
+
+/**
+ * The config directory's files, highest precedence first. A file that cannot be read or parsed is a
+ * ConfigError. A directory that does not exist is one too on a reload (the running configuration is
+ * kept), but not at start: as with the original, the service starts without it, warns, and the reloader
+ * reads it once it appears (a volume mounted later).
+ */
+function directoryLayers(dir: string | null, missingIsError: boolean, warnings: string[]): Layer[] {
+  if (!dir) return [];
+  if (!missingIsError && !fs.existsSync(dir)) {
+    warnings.push(`--config-dir ${dir} does not exist (yet): starting without it`);
+    return [];
+  }
+  try {
+    return readConfigDir(dir).reverse();
+  } catch (err) {
+    if (err instanceof ConfigFileError) throw new ConfigError([`--config-dir ${err.message}`]);
+    throw err;
+  }
+}
+
+/** Reads the configuration from the environment, .env or the -c file, and the config directory. Throws ConfigError. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  return loadFromSources(configSources(options), { only: options.only });
+}
+
+export interface SourceLoadOptions {
+  only?: 'database';
+  /** a reload: the config directory must exist */
+  reloading?: boolean;
+}
+
+/** One load from sources read before (configSources); the config directory is read now. Throws ConfigError. */
+export function loadFromSources(sources: ConfigSources, { only, reloading = false }: SourceLoadOptions = {}): Config {
+  const warnings: string[] = [];
+  const layers = [...directoryLayers(sources.configDir, reloading, warnings), ...sources.base];
   const problems: string[] = [];
   const flat: Record<string, unknown> = {};
   const given = new Map<string, string>(); // setting name → the variable it came from
 
   for (const setting of SETTINGS) {
-    const found = only && !DATABASE_SETTINGS(setting.name) ? undefined : lookup(setting, env, file);
+    const found = only && !DATABASE_SETTINGS(setting.name) ? undefined : lookup(setting, layers);
     if (found === undefined) {
       flat[setting.name] = setting.default;
       continue;
@@ -70,8 +136,8 @@ export function loadConfig({ env = process.env, envFile = '.env', only }: LoadOp
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  const warnings = [...smsCredentialWarnings(flat)];
-  const ignored = ignoredVariables(env, file);
+  warnings.push(...smsCredentialWarnings(flat));
+  const ignored = ignoredVariables(layers);
   if (ignored.length > 0) warnings.push(`ignoring settings Portcullis does not know or support: ${ignored.join(', ')}`);
   const config = assemble(flat, development, warnings);
   config.sources = Object.fromEntries(given);
@@ -89,8 +155,8 @@ const KNOWN = new Set(SETTINGS.flatMap((s) => [`AUTH_${s.name}`, `GOTRUE_${s.nam
  * Every AUTH_/GOTRUE_ variable of the environment or .env that no setting reads: a typo, or a setting of
  * the original Portcullis does not have (docs/settings.md#ignored-settings). Named at start, never silently dropped.
  */
-function ignoredVariables(env: Env, file: Env): string[] {
-  const names = new Set([...Object.keys(env), ...Object.keys(file)].filter((n) => /^(AUTH|GOTRUE)_/.test(n) && !KNOWN.has(n)));
+function ignoredVariables(layers: Layer[]): string[] {
+  const names = new Set(layers.flatMap((l) => Object.keys(l.vars)).filter((n) => /^(AUTH|GOTRUE)_/.test(n) && !KNOWN.has(n)));
   return [...names].sort();
 }
 
@@ -108,13 +174,13 @@ function smsCredentialWarnings(flat: Record<string, unknown>): string[] {
   ];
 }
 
-function lookup(setting: Setting, env: Env, file: Env): { value: string; from: string } | undefined {
+/** The first non-empty value, layer by layer; `from` names the variable and, outside the environment, its file. */
+function lookup(setting: Setting, layers: Layer[]): { value: string; from: string } | undefined {
   const names = [`AUTH_${setting.name}`, ...(setting.unprefixed ?? []), `GOTRUE_${setting.name}`];
-  for (const source of [env, file]) {
+  for (const { label, vars } of layers) {
     for (const name of names) {
-      const value = source[name];
-      if (value !== undefined && value !== '')
-        return { value, from: name === `AUTH_${setting.name}` || source === env ? name : `${name} (.env)` };
+      const value = vars[name];
+      if (value !== undefined && value !== '') return { value, from: label ? `${name} (${label})` : name };
     }
   }
   return undefined;
@@ -176,7 +242,7 @@ function assemble(flat: Record<string, unknown>, development: boolean, warnings:
   return config;
 }
 
-function deepFreeze<T>(value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);

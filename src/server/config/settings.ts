@@ -138,6 +138,14 @@ export const SETTINGS: Setting[] = [
   s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, ['OTEL_EXPORTER_PROMETHEUS_HOST']),
   s('OTEL_EXPORTER_PROMETHEUS_PORT', 'metrics.prometheusPort', 'int', 9100, port, ['OTEL_EXPORTER_PROMETHEUS_PORT']),
   s('OTEL_RESOURCE_ATTRIBUTES', 'otelResourceAttributes', 'string', '', undefined, ['OTEL_RESOURCE_ATTRIBUTES']),
+  // Reloading the --config-dir (docs/settings.md#reloading); read at start only, as the original. POLLERENABLED
+  // is the original's spelling: its field is not split into words.
+  s('RELOADING_NOTIFY_ENABLED', 'reloading.notifyEnabled', 'bool', true),
+  s('RELOADING_POLLERENABLED', 'reloading.pollerEnabled', 'bool', false),
+  s('RELOADING_POLLER_INTERVAL', 'reloading.pollerIntervalSeconds', 'duration', 10, { exclusiveMinimum: 0 }),
+  s('RELOADING_SIGNAL_ENABLED', 'reloading.signalEnabled', 'bool', false),
+  s('RELOADING_SIGNAL_NUMBER', 'reloading.signalNumber', 'int', 10, { minimum: 1, maximum: 64 }),
+  s('RELOADING_GRACE_PERIOD_INTERVAL', 'reloading.gracePeriodSeconds', 'duration', 5, { minimum: 0 }),
   s('DEBUG', 'debug', 'bool', false),
 
   s('JWT_SECRET', 'jwt.secret', 'string', ''),

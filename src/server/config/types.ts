@@ -156,6 +156,17 @@ export interface Config {
     exportIntervalMs: number;
   };
   otelResourceAttributes: string;
+  /** how a --config-dir is watched for changes (src/server/reload/) */
+  reloading: {
+    notifyEnabled: boolean;
+    /** fall back to polling when the directory cannot be watched */
+    pollerEnabled: boolean;
+    pollerIntervalSeconds: number;
+    signalEnabled: boolean;
+    signalNumber: number;
+    /** quiet time after the last change before the directory is read */
+    gracePeriodSeconds: number;
+  };
   debug: boolean;
   jwt: {
     secret: string;

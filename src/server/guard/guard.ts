@@ -35,7 +35,8 @@ export function createGuard(options: GuardOptions): Guard {
   const connectUpstream = (tried: Set<string>) => {
     for (let i = 0; i < upstreams.length; i++) {
       const path = upstreams[(next + i) % upstreams.length];
-      if (path === null || tried.has(path)) continue;
+      // A slot not set yet is a hole, not null: a reload's threads may start listening out of order.
+      if (!path || tried.has(path)) continue;
       next = (next + i + 1) % upstreams.length;
       return { socket: net.connect(path), id: path };
     }
