@@ -58,6 +58,20 @@ export interface IdentityJsonRow extends Omit<IdentityRow, 'last_sign_in_at' | '
   updated_at: string;
 }
 
+/**
+ * The SQL of a user's identities as one json array, oldest first, for statements that return the user with
+ * them (GET /user, token responses); read back with identityRows. `userIdSql` is the expression of the
+ * user's id in that statement.
+ */
+export function identitiesJsonSql(userIdSql: string): string {
+  return `(select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
+                                                   'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
+                                                   'last_sign_in_at', i.last_sign_in_at::text,
+                                                   'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
+                                 order by i.created_at), '[]')
+           from identities i where i.user_id = ${userIdSql})`;
+}
+
 /** The json-aggregated rows as the IdentityRows a plain select gives (timestamps parsed by pg's own parser). */
 export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
   return rows.map((r) => ({

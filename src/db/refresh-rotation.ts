@@ -3,8 +3,8 @@
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
-import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
-import type { AmrRow } from './sessions.js';
+import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
+import { amrJsonSql, type AmrRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
 export interface LockAndRotate {
@@ -59,16 +59,8 @@ export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rot
                 child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
                           select $2, user_id, session_id, $1 from parent returning *)
            select l.*, exists (select 1 from child) as refresh_rotated,
-                  (select coalesce(json_agg(json_build_object('method', authentication_method,
-                                                              'timestamp', extract(epoch from updated_at)::bigint::int)
-                                            order by updated_at desc), '[]')
-                   from mfa_amr_claims where session_id = $6::uuid) as refresh_amr,
-                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-                                                              'last_sign_in_at', i.last_sign_in_at::text,
-                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-                                            order by i.created_at), '[]')
-                   from identities i where i.user_id = l.id) as refresh_identities,
+                  ${amrJsonSql('$6::uuid')} as refresh_amr,
+                  ${identitiesJsonSql('l.id')} as refresh_identities,
                   ${factorsJsonSql('l.id')} as refresh_factors
            from locked l`,
     values: [r.parentId, r.childHash, r.client.userAgent, r.client.ip, storedAudit(r.audit), r.sessionId, r.now],

@@ -5,9 +5,8 @@
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
-import { identityRows, type IdentityJsonRow } from './identities.js';
-import type { AmrRow } from './sessions.js';
-import { sessionEndedSql, type SessionEnd, type SessionPolicy } from './sessions.js';
+import { identitiesJsonSql, identityRows, type IdentityJsonRow } from './identities.js';
+import { amrJsonSql, sessionEndedSql, type AmrRow, type SessionEnd, type SessionPolicy } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow } from './mfa-factors.js';
 import type { Rotated } from './refresh-rotation.js';
 
@@ -89,16 +88,8 @@ export async function advanceV2Counter(q: Queryable, a: AdvanceV2): Promise<(Rot
                 audited as (insert into audit_log_entries (id, payload, ip_address)
                             select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from advanced, jsonb_array_elements($5::jsonb) as e)
            select u.*, a.refresh_token_counter::text as v2_counter,
-                  (select coalesce(json_agg(json_build_object('method', authentication_method,
-                                                              'timestamp', extract(epoch from updated_at)::bigint::int)
-                                            order by updated_at desc), '[]')
-                   from mfa_amr_claims where session_id = $1::uuid) as refresh_amr,
-                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-                                                              'last_sign_in_at', i.last_sign_in_at::text,
-                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-                                            order by i.created_at), '[]')
-                   from identities i where i.user_id = u.id) as refresh_identities,
+                  ${amrJsonSql('$1::uuid')} as refresh_amr,
+                  ${identitiesJsonSql('u.id')} as refresh_identities,
                   ${factorsJsonSql('u.id')} as refresh_factors
            from advanced a join users u on u.id = a.user_id`,
     values: [a.sessionId, a.counter, a.client.userAgent, a.client.ip, storedAudit(a.audit), a.resealedKey, a.now],

@@ -9,6 +9,17 @@ export interface AmrRow {
 }
 
 /**
+ * The SQL of a session's AMR claims as one json array of AmrRow, newest first, for statements that answer
+ * with a token; `sessionIdSql` is the expression of the session's id in that statement.
+ */
+export function amrJsonSql(sessionIdSql: string): string {
+  return `(select coalesce(json_agg(json_build_object('method', authentication_method,
+                                                   'timestamp', extract(epoch from updated_at)::bigint::int)
+                                 order by updated_at desc), '[]')
+           from mfa_amr_claims where session_id = ${sessionIdSql})`;
+}
+
+/**
  * The session limits as statement parameters (src/server/sessions/policy.ts builds them from the
  * settings): a null duration is no limit.
  */

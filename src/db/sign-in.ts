@@ -4,8 +4,8 @@
 import type { Queryable } from './pool.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import type { UserRow } from './users.js';
-import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
-import type { AmrRow } from './sessions.js';
+import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
+import { amrJsonSql, type AmrRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
 export interface SignInWrite {
@@ -83,12 +83,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
                   (select json_agg(json_build_object('method', authentication_method,
                                                      'timestamp', extract(epoch from updated_at)::bigint::int))
                    from amr) as sign_in_amr,
-                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-                                                              'last_sign_in_at', i.last_sign_in_at::text,
-                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-                                            order by i.created_at), '[]')
-                   from identities i where i.user_id = $1::uuid) as sign_in_identities,
+                  ${identitiesJsonSql('$1::uuid')} as sign_in_identities,
                   ${factorsJsonSql('$1::uuid')} as sign_in_factors
            from signed_in u`,
     values: [
@@ -128,16 +123,8 @@ export async function findAmrAndIdentities(
 ): Promise<{ amr: AmrRow[]; identities: IdentityRow[]; factors: FactorRow[] }> {
   const { rows } = await q.query<{ amr: AmrRow[]; identities: IdentityJsonRow[]; factors: FactorJsonRow[] }>({
     name: 'amr_and_identities',
-    text: `select (select coalesce(json_agg(json_build_object('method', authentication_method,
-                                                             'timestamp', extract(epoch from updated_at)::bigint::int)
-                                           order by updated_at desc), '[]')
-                   from mfa_amr_claims where session_id = $1::uuid) as amr,
-                  (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-                                                              'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-                                                              'last_sign_in_at', i.last_sign_in_at::text,
-                                                              'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-                                            order by i.created_at), '[]')
-                   from identities i where i.user_id = $2::uuid) as identities,
+    text: `select ${amrJsonSql('$1::uuid')} as amr,
+                  ${identitiesJsonSql('$2::uuid')} as identities,
                   ${factorsJsonSql('$2::uuid')} as factors`,
     values: [sessionId, userId],
   });

@@ -3,7 +3,7 @@
 // src/server/auth/bearer.ts.
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
-import { identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
+import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import { sessionEndedSql, type SessionEnd, type SessionPolicy, type SessionRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
@@ -86,12 +86,7 @@ export async function findUserSessionIdentities(
           name: 'user_session_identities_policy',
           text: `select u.*, s.id as found_session_id,
                         ${POLICY_ENDED_SQL} as found_session_ended,
-                        (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-                                                                    'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-                                                                    'last_sign_in_at', i.last_sign_in_at::text,
-                                                                    'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-                                                  order by i.created_at), '[]')
-                         from identities i where i.user_id = u.id) as found_identities,
+                        ${identitiesJsonSql('u.id')} as found_identities,
                         ${factorsJsonSql('u.id')} as found_factors
                  from users u left join sessions s on s.id = $2
                  where u.id = $1`,
@@ -100,12 +95,7 @@ export async function findUserSessionIdentities(
       : {
           name: 'user_session_identities',
           text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id,
-                        (select coalesce(json_agg(json_build_object('id', i.id, 'provider_id', i.provider_id, 'user_id', i.user_id,
-                                                                    'identity_data', i.identity_data, 'provider', i.provider, 'email', i.email,
-                                                                    'last_sign_in_at', i.last_sign_in_at::text,
-                                                                    'created_at', i.created_at::text, 'updated_at', i.updated_at::text)
-                                                  order by i.created_at), '[]')
-                         from identities i where i.user_id = u.id) as found_identities,
+                        ${identitiesJsonSql('u.id')} as found_identities,
                         ${factorsJsonSql('u.id')} as found_factors
                  from users u where u.id = $1`,
           values: [userId, sessionId],
