@@ -5,22 +5,13 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { startTestService } from './helpers/server.js';
-import { startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
+import { startKeycloakRealm, REDIRECT_URI } from './helpers/oidc-provider.js';
 import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
 import { newHookSecret, startHookServer } from './helpers/hook-server.js';
 import { ethereumAccount, signInMessage } from './helpers/web3.js';
 
 const hooks = await startHookServer();
-const keycloak = await startOidcProvider({
-  clientId: 'kc-client',
-  issuerPath: '/realms/acme',
-  routes: {
-    authorization: '/realms/acme/protocol/openid-connect/auth',
-    token: '/realms/acme/protocol/openid-connect/token',
-    userinfo: '/realms/acme/protocol/openid-connect/userinfo',
-    jwks: '/realms/acme/protocol/openid-connect/certs',
-  },
-});
+const keycloak = await startKeycloakRealm();
 const hook = (name: string, path: string) => ({
   [`AUTH_HOOK_${name}_ENABLED`]: 'true',
   [`AUTH_HOOK_${name}_URI`]: `${hooks.url}${path}`,

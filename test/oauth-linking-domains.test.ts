@@ -11,7 +11,7 @@ import os from 'node:os';
 import { mkdtempSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { startTestService, type TestService } from './helpers/server.js';
-import { startOidcProvider, REDIRECT_URI, type OidcServer } from './helpers/oidc-provider.js';
+import { startKeycloakRealm, startOidcProvider, REDIRECT_URI, type OidcServer } from './helpers/oidc-provider.js';
 import { startGithubFake } from './helpers/github.js';
 import { adminToken } from './helpers/admin.js';
 import { confirmedUser, PASSWORD } from './helpers/users.js';
@@ -22,16 +22,7 @@ import { linkingDomainOf } from '../dist/server/oauth/linking-domains.js';
 
 const google = await startOidcProvider({ clientId: 'g-client' });
 const acme = await startOidcProvider({ clientId: 'acme-client' });
-const keycloak = await startOidcProvider({
-  clientId: 'kc-client',
-  issuerPath: '/realms/acme',
-  routes: {
-    authorization: '/realms/acme/protocol/openid-connect/auth',
-    token: '/realms/acme/protocol/openid-connect/token',
-    userinfo: '/realms/acme/protocol/openid-connect/userinfo',
-    jwks: '/realms/acme/protocol/openid-connect/certs',
-  },
-});
+const keycloak = await startKeycloakRealm();
 const gh = await startGithubFake();
 
 const providers = {

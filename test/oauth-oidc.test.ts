@@ -5,21 +5,12 @@ import t from 'tap';
 import { createHash } from 'node:crypto';
 import { generateKeyPair, SignJWT } from 'jose';
 import { startTestService } from './helpers/server.js';
-import { startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
+import { startKeycloakRealm, startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
 import { authorizeUrl, callback, fragmentOf, providerEnv } from './helpers/oauth.js';
 
 const google = await startOidcProvider({ clientId: 'g-web' });
 const appleIdp = await startOidcProvider({ clientId: 'apple-client' });
-const keycloak = await startOidcProvider({
-  clientId: 'kc-client',
-  issuerPath: '/realms/acme',
-  routes: {
-    authorization: '/realms/acme/protocol/openid-connect/auth',
-    token: '/realms/acme/protocol/openid-connect/token',
-    userinfo: '/realms/acme/protocol/openid-connect/userinfo',
-    jwks: '/realms/acme/protocol/openid-connect/certs',
-  },
-});
+const keycloak = await startKeycloakRealm();
 const azure = await startOidcProvider({
   clientId: 'az-client',
   issuerPath: '/v2.0',

@@ -47,6 +47,21 @@ export interface OidcServer {
   stop(): Promise<void>;
 }
 
+/** A provider laid out as a Keycloak realm (`<base>/realms/acme`, its protocol/openid-connect/... endpoints). */
+export function startKeycloakRealm(clientId = 'kc-client'): Promise<OidcServer> {
+  const realm = '/realms/acme';
+  return startOidcProvider({
+    clientId,
+    issuerPath: realm,
+    routes: {
+      authorization: `${realm}/protocol/openid-connect/auth`,
+      token: `${realm}/protocol/openid-connect/token`,
+      userinfo: `${realm}/protocol/openid-connect/userinfo`,
+      jwks: `${realm}/protocol/openid-connect/certs`,
+    },
+  });
+}
+
 export async function startOidcProvider(options: OidcProviderOptions = {}): Promise<OidcServer> {
   const clientId = options.clientId ?? 'portcullis-client';
   const clientSecret = options.clientSecret ?? 'portcullis-client-secret-0123456789';
