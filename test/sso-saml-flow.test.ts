@@ -108,6 +108,21 @@ t.test('signInWithSSO by domain, the IdP, the ACS, then getUser (implicit flow)'
   const { rows } = await api.db.query('select is_sso_user from users where id = $1', [user.id]);
   t.equal(rows[0].is_sso_user, true);
   t.equal((await api.db.query('select 1 from saml_relay_states')).rowCount, 0, 'the relay state is spent');
+  const refreshed = await client.refreshSession();
+  t.equal(refreshed.error, null);
+  const audited = await api.db.query(
+    `select payload->>'action' as action, (payload->>'actor_via_sso')::boolean as via_sso from audit_log_entries
+      where payload->>'actor_id' = $1 order by created_at, payload->>'action'`,
+    [user.id],
+  );
+  t.same(
+    audited.rows.map((r) => r.action),
+    ['user_signedup', 'token_refreshed', 'token_revoked'],
+  );
+  t.ok(
+    audited.rows.every((r) => r.via_sso === true),
+    'an SSO user is audited as acting via SSO, as the original marks it (sign-in and refresh alike)',
+  );
 
   const replay = await postToAcs(api.url, { SAMLResponse: response, RelayState: request.relayState });
   t.strictSame(

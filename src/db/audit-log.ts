@@ -63,6 +63,8 @@ const LOG_TYPE: Record<AuditAction, string> = {
 export interface AuditActor {
   id: string;
   username: string;
+  /** the acting user is an SSO user (users.is_sso_user): the payload's actor_via_sso */
+  viaSso?: boolean;
   name?: string;
 }
 
@@ -75,7 +77,7 @@ export type AuditPayload = Record<string, unknown>;
 export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>): AuditPayload {
   const payload: AuditPayload = {
     actor_id: actor.id,
-    actor_via_sso: false,
+    actor_via_sso: actor.viaSso === true,
     actor_username: actor.username,
     action,
     log_type: LOG_TYPE[action],

@@ -20,7 +20,7 @@ export interface RefreshTokenRow {
  * audit rows name (actorOf), and the same state readTokenState gives (a snapshot that may be stale by the
  * time the caller acts on it).
  */
-export interface PresentedToken extends TokenState, Pick<UserRow, 'banned_until' | 'email' | 'phone' | 'raw_user_meta_data'> {
+export interface PresentedToken extends TokenState, Pick<UserRow, 'banned_until' | 'email' | 'phone' | 'raw_user_meta_data' | 'is_sso_user'> {
   id: string;
   session_id: string;
   user_id: string;
@@ -38,7 +38,7 @@ export async function findPresentedToken(q: Queryable, tokenHash: string, policy
   if (policy) return findPresentedTokenUnderPolicy(q, tokenHash, policy);
   const { rows } = await q.query<PresentedToken>({
     name: 'refresh_tokens_presented',
-    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, u.email, u.phone, u.raw_user_meta_data, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
+    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, u.email, u.phone, u.raw_user_meta_data, u.is_sso_user, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
                   a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash, s.oauth_client_id, s.scopes
            from refresh_tokens rt join users u on u.id = rt.user_id left join sessions s on s.id = rt.session_id
            left join lateral (select id, parent_id, token_hash from refresh_tokens
@@ -59,7 +59,7 @@ export async function findPresentedToken(q: Queryable, tokenHash: string, policy
 async function findPresentedTokenUnderPolicy(q: Queryable, tokenHash: string, policy: SessionPolicy): Promise<PresentedToken | null> {
   const { rows } = await q.query<PresentedToken>({
     name: 'refresh_tokens_presented_policy',
-    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, u.email, u.phone, u.raw_user_meta_data, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
+    text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, u.email, u.phone, u.raw_user_meta_data, u.is_sso_user, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
                   a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash,
                   coalesce(${sessionEndedSql({ timebox: 2, inactivity: 3, lowAal: 6 }, 'l.active_at', 's.user_id')},
                            case when $4::boolean and newer_session_exists(s.user_id, s.id, l.active_at, s.tag, $2, $3, $5::text[], $6)

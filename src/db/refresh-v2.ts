@@ -11,7 +11,7 @@ import { factorRows, factorsJsonSql, type FactorJsonRow } from './mfa-factors.js
 import type { Rotated } from './refresh-rotation.js';
 
 /** What the grant reads before anything is locked: the session's v2 state and what the v1 read gives for its token. */
-export interface V2Session extends Pick<UserRow, 'banned_until' | 'email' | 'phone' | 'raw_user_meta_data'> {
+export interface V2Session extends Pick<UserRow, 'banned_until' | 'email' | 'phone' | 'raw_user_meta_data' | 'is_sso_user'> {
   user_id: string;
   /** null on a session of the 12-character format: a v2 token naming it is not one of ours */
   v2_key: string | null;
@@ -32,7 +32,7 @@ export interface V2Session extends Pick<UserRow, 'banned_until' | 'email' | 'pho
 export async function findV2Session(q: Queryable, sessionId: string, policy: SessionPolicy | null): Promise<V2Session | null> {
   const columns = `s.user_id, s.refresh_token_hmac_key as v2_key, s.refresh_token_counter::text as v2_counter,
                    s.created_at as session_created_at, s.oauth_client_id, s.scopes,
-                   u.banned_until, u.email, u.phone, u.raw_user_meta_data`;
+                   u.banned_until, u.email, u.phone, u.raw_user_meta_data, u.is_sso_user`;
   if (!policy) {
     const { rows } = await q.query<V2Session>({
       name: 'sessions_v2_presented',

@@ -93,6 +93,7 @@ const ownerOf = (found: V2Session): ActingUser => ({
   email: found.email,
   phone: found.phone,
   raw_user_meta_data: found.raw_user_meta_data,
+  is_sso_user: found.is_sso_user,
 });
 
 /** The usual path: the current token, advanced in one statement. Null when it did not advance (see advanceV2Counter). */

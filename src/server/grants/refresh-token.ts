@@ -131,6 +131,7 @@ export const ownerOf = (found: PresentedToken): ActingUser => ({
   email: found.email,
   phone: found.phone,
   raw_user_meta_data: found.raw_user_meta_data,
+  is_sso_user: found.is_sso_user,
 });
 
 /**
