@@ -5,7 +5,7 @@
 // user JSON. POST /token (refresh) hashes the presented token, runs the grant's two usual-path statements
 // (dist/db), derives the child token as the service does, signs an HS256 access token with node:crypto and writes the token response.
 import { parentPort, workerData } from 'node:worker_threads';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import uWS from '@trufflesuite/uws-js-unofficial';
 import { hs256, userJson, UUID } from './handler-work.mjs';
 import { createPool } from '../../dist/db/pool.js';
@@ -75,13 +75,17 @@ async function refresh(res, raw) {
     return reply(res, '200 OK', { refresh_token: child });
   }
   if (!found || found.revoked) return refuse(res, found ? 'revoked' : 'not found');
-  // The rows the grant audits: the same payloads (auditPayload in dist/db/audit-log.js).
+  // The rows the grant audits: the same entries (auditEntry in dist/db/audit-log.js: id, payload, address).
   const audit = ['token_revoked', 'token_refreshed'].map((action) => ({
-    actor_id: found.user_id,
-    actor_via_sso: false,
-    actor_username: found.email ?? found.phone ?? '',
-    action,
-    log_type: 'token',
+    id: randomUUID(),
+    payload: {
+      actor_id: found.user_id,
+      actor_via_sso: false,
+      actor_username: found.email ?? found.phone ?? '',
+      action,
+      log_type: 'token',
+    },
+    ip: '',
   }));
   const rotated = await lockAndRotate(pool, {
     parentId: found.id,

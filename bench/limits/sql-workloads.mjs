@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { tx } from '../../dist/db/pool.js';
 import { findUserByEmail } from '../../dist/db/users.js';
 import { findUserSessionIdentities } from '../../dist/db/user-session.js';
-import { auditPayload } from '../../dist/db/audit-log.js';
+import { auditEntry } from '../../dist/db/audit-log.js';
 import { signIn } from '../../dist/db/sign-in.js';
 import { findPresentedToken } from '../../dist/db/refresh-tokens.js';
 import { lockAndRotate } from '../../dist/db/refresh-rotation.js';
@@ -53,7 +53,7 @@ export const WORKLOADS = {
   },
   /**
    * POST /token?grant_type=refresh_token on the grant's usual path (src/server/grants/refresh-token.ts,
-   * rotateAtOnce): findPresentedToken, then lockAndRotate with the grant's own audit payloads. Each loop
+   * rotateAtOnce): findPresentedToken, then lockAndRotate with the grant's own audit entries. Each loop
    * owns one session and presents its newest token, as each bench connection does.
    */
   refresh: {
@@ -118,7 +118,7 @@ export const WORKLOADS = {
             ip: '127.0.0.1',
             refreshTokenHash: sha256Hex(newToken()),
             signedInAt: new Date(),
-            audit: auditPayload(actorOf(user), 'user_signedup', { provider: 'email' }),
+            audit: auditEntry(actorOf(user), 'user_signedup', { provider: 'email' }),
           });
         });
       };
