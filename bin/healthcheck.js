@@ -17,9 +17,11 @@ const { parseCommandLine } = await dist('cli-flags.js');
  * machine shared with other services, only the one started beside this check).
  */
 function serviceFlags() {
-  let pids = [];
+  let pids;
   try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).sort((a, b) => a - b);
+    pids = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => a - b);
   } catch {
     return {};
   }

@@ -34,7 +34,11 @@ t.test('precedence: the directory over the -c file over the environment; .env on
   const env = { ...PROD, AUTH_SITE_URL: 'http://environment.example', AUTH_JWT_EXP: '44', GOTRUE_MAILER_OTP_EXP: '120' };
 
   const plain = loadConfig({ env, envFile: dotEnv });
-  t.strictSame([plain.siteUrl, plain.jwt.exp, plain.sms.otpLength], ['http://environment.example', 44, 7], 'no flags: environment, then .env');
+  t.strictSame(
+    [plain.siteUrl, plain.jwt.exp, plain.sms.otpLength],
+    ['http://environment.example', 44, 7],
+    'no flags: environment, then .env',
+  );
 
   const withFile = loadConfig({ env, envFile: dotEnv, configFile: file });
   t.equal(withFile.siteUrl, 'http://file.example', 'the -c file beats even AUTH_ in the environment');
@@ -54,7 +58,11 @@ t.test('the directory: name order, X.json replacing X.env, other files and subdi
   write(dir, '10_base.env', 'GOTRUE_JWT_EXP=100\nGOTRUE_SMS_OTP_LENGTH=8\n');
   write(dir, '10_base.json', JSON.stringify({ GOTRUE_JWT_EXP: '200' }));
   write(dir, '20_site.env', 'GOTRUE_SITE_URL=http://twenty.example\n');
-  write(dir, '30_site.json', JSON.stringify({ GOTRUE_SITE_URL: 'http://thirty.example', GOTRUE_DISABLE_SIGNUP: true, GOTRUE_MAILER_OTP_EXP: 90 }));
+  write(
+    dir,
+    '30_site.json',
+    JSON.stringify({ GOTRUE_SITE_URL: 'http://thirty.example', GOTRUE_DISABLE_SIGNUP: true, GOTRUE_MAILER_OTP_EXP: 90 }),
+  );
   write(dir, '90_late.env.bak', 'GOTRUE_SITE_URL=http://backup.example\n');
   write(dir, '95_notes.txt', 'GOTRUE_SITE_URL=http://notes.example\n');
   mkdirSync(path.join(dir, '99_sub.env'));
@@ -93,7 +101,11 @@ t.test('files that cannot be used are named in the error', async (t) => {
   const brokenInDir = write(confDir, '20_broken.json', '{');
   t.match(problems({ configDir: confDir }), `--config-dir ${brokenInDir}: not valid JSON`);
   const missingDir = loadConfig({ env: { ...PROD, AUTH_SITE_URL: 'http://x.example' }, envFile: null, configDir: path.join(dir, 'none') });
-  t.match(missingDir.warnings, [`--config-dir ${path.join(dir, 'none')} does not exist (yet): starting without it`], 'a missing directory only warns at start');
+  t.match(
+    missingDir.warnings,
+    [`--config-dir ${path.join(dir, 'none')} does not exist (yet): starting without it`],
+    'a missing directory only warns at start',
+  );
 });
 
 t.test('the flags in every spelling, before or after the command', async (t) => {
@@ -113,13 +125,27 @@ t.test('the binary: `-c FILE serve` and `serve --config-dir DIR` start with the 
   const root = scratch();
   // Everything the service needs comes from the files: the environment has only PATH.
   const env = testServiceEnv(database.url, port);
-  const file = write(root, 'gotrue.env', Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''));
+  const file = write(
+    root,
+    'gotrue.env',
+    Object.entries(env)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+  );
   const dir = path.join(root, 'auth.d');
   mkdirSync(dir);
   write(dir, '50_signup.json', JSON.stringify({ GOTRUE_DISABLE_SIGNUP: 'true', GOTRUE_EXTERNAL_GITHUB_ENABLED: 'true' }));
-  write(dir, '60_github.env', 'GOTRUE_EXTERNAL_GITHUB_CLIENT_ID=id\nGOTRUE_EXTERNAL_GITHUB_SECRET=secret\nGOTRUE_EXTERNAL_GITHUB_REDIRECT_URI=http://127.0.0.1/callback\n');
+  write(
+    dir,
+    '60_github.env',
+    'GOTRUE_EXTERNAL_GITHUB_CLIENT_ID=id\nGOTRUE_EXTERNAL_GITHUB_SECRET=secret\nGOTRUE_EXTERNAL_GITHUB_REDIRECT_URI=http://127.0.0.1/callback\n',
+  );
 
-  const migrated = spawnSync(process.execPath, [bin, 'migrate', '--config', file], { cwd: root, env: { PATH: process.env.PATH }, encoding: 'utf8' });
+  const migrated = spawnSync(process.execPath, [bin, 'migrate', '--config', file], {
+    cwd: root,
+    env: { PATH: process.env.PATH },
+    encoding: 'utf8',
+  });
   t.equal(migrated.status, 0, `migrate reads the -c file (${migrated.stderr})`);
 
   const first = await startBinary(['-c', file, 'serve'], root, port);
@@ -137,7 +163,8 @@ t.test('the binary: `-c FILE serve` and `serve --config-dir DIR` start with the 
 
 t.test('the binary refuses a file it cannot use, naming it', async (t) => {
   const root = scratch();
-  const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: root, env: { PATH: process.env.PATH }, encoding: 'utf8' });
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [bin, ...args], { cwd: root, env: { PATH: process.env.PATH }, encoding: 'utf8' });
   const missing = run('serve', '-c', 'nowhere.env');
   t.equal(missing.status, 1);
   t.match(missing.stderr, 'portcullis: invalid configuration:\n  - --config nowhere.env: no such file or directory');
@@ -158,12 +185,21 @@ t.test("the image's health check finds the port in the service's -c file", async
   t.teardown(() => database.drop());
   const port = await freePort();
   const root = scratch();
-  write(root, 'gotrue.env', Object.entries(testServiceEnv(database.url, port)).map(([k, v]) => `${k}=${v}\n`).join(''));
+  write(
+    root,
+    'gotrue.env',
+    Object.entries(testServiceEnv(database.url, port))
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+  );
   const service = await startBinary(['serve', '-c', 'gotrue.env'], root, port);
   t.teardown(() => service.stop());
   const check = (cwd: string) =>
     new Promise<number | null>((resolve) =>
-      spawn(process.execPath, [path.resolve('bin/healthcheck.js')], { cwd, env: { PATH: process.env.PATH }, stdio: 'ignore' }).on('exit', resolve),
+      spawn(process.execPath, [path.resolve('bin/healthcheck.js')], { cwd, env: { PATH: process.env.PATH }, stdio: 'ignore' }).on(
+        'exit',
+        resolve,
+      ),
     );
   // The port is in the -c file only: without the service's flags the check would ask port 8081.
   t.equal(await check(root), 0, 'beside the service: its flags are read');
@@ -180,8 +216,8 @@ async function startBinary(args: string[], cwd: string, port: number): Promise<R
   const child = spawn(process.execPath, [bin, ...args], { cwd, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (chunk) => (out += chunk));
-  child.stderr!.on('data', (chunk) => (err += chunk));
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (err += chunk));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   for (let i = 0; ; i++) {
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then(

@@ -80,7 +80,13 @@ t.test('a file written in the directory reaches /settings with no request failin
   const statuses: Array<number | string> = [];
   let done = false;
   const load = async () => {
-    while (!done) statuses.push(await get(svc.port, '/settings', false).then((r) => r.status, (err: Error) => err.message));
+    while (!done)
+      statuses.push(
+        await get(svc.port, '/settings', false).then(
+          (r) => r.status,
+          (err: Error) => err.message,
+        ),
+      );
   };
   const loads = [load(), load(), load()];
   const reloaded = svc.nextLog((l) => l.msg.startsWith('HTTP threads serve the reloaded configuration'));
@@ -125,7 +131,10 @@ t.test('with RELOADING_SIGNAL_ENABLED the signal reloads, without file notificat
     GOTRUE_RELOADING_SIGNAL_NUMBER: '12', // SIGUSR2 on Linux
     GOTRUE_RELOADING_GRACE_PERIOD_INTERVAL: '0',
   });
-  writeFileSync(path.join(svc.dir, '60_github.env'), 'GOTRUE_EXTERNAL_GITHUB_ENABLED=true\nGOTRUE_EXTERNAL_GITHUB_CLIENT_ID=id\nGOTRUE_EXTERNAL_GITHUB_SECRET=s\nGOTRUE_EXTERNAL_GITHUB_REDIRECT_URI=http://127.0.0.1/cb\n');
+  writeFileSync(
+    path.join(svc.dir, '60_github.env'),
+    'GOTRUE_EXTERNAL_GITHUB_ENABLED=true\nGOTRUE_EXTERNAL_GITHUB_CLIENT_ID=id\nGOTRUE_EXTERNAL_GITHUB_SECRET=s\nGOTRUE_EXTERNAL_GITHUB_REDIRECT_URI=http://127.0.0.1/cb\n',
+  );
   // Without notifications the write alone changes nothing; the signal reloads.
   t.equal((await settings(svc.port)).external.github, false, 'not before the signal');
   const reloaded = svc.nextLog((l) => l.msg.startsWith('HTTP threads serve the reloaded configuration'));

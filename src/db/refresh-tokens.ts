@@ -20,7 +20,8 @@ export interface RefreshTokenRow {
  * audit rows name (actorOf), and the same state readTokenState gives (a snapshot that may be stale by the
  * time the caller acts on it).
  */
-export interface PresentedToken extends TokenState, Pick<UserRow, 'banned_until' | 'email' | 'phone' | 'raw_user_meta_data' | 'is_sso_user'> {
+export interface PresentedToken
+  extends TokenState, Pick<UserRow, 'banned_until' | 'email' | 'phone' | 'raw_user_meta_data' | 'is_sso_user'> {
   id: string;
   session_id: string;
   user_id: string;

@@ -61,7 +61,12 @@ export interface ConfigSources {
 }
 
 /** Reads the environment and .env or the -c file. Throws ConfigError when the -c file cannot be read. */
-export function configSources({ env = process.env, envFile = '.env', configFile = null, configDir = null }: LoadOptions = {}): ConfigSources {
+export function configSources({
+  env = process.env,
+  envFile = '.env',
+  configFile = null,
+  configDir = null,
+}: LoadOptions = {}): ConfigSources {
   const environment: Layer = { label: null, vars: { ...env } };
   if (configFile) {
     try {

@@ -13,7 +13,13 @@ import { SETTINGS } from '../config/settings.js';
 const NEEDS_RESTART =
   /^(DATA_DIR|CONTAINER|DEVELOPMENT_SETUP|API_HOST|API_PORT|HTTP_GUARD|HTTP_WORKERS|CRYPTO_WORKERS|UV_THREADPOOL_SIZE|DB_|LOG_|TRACING_|METRICS_|OTEL_|PASSWORD_HASH_|RELOADING_)/;
 
-const valueAt = (config: unknown, at: string) => at.split('.').reduce((node: any, key) => node?.[key], config);
+const valueAt = (config: unknown, at: string): unknown =>
+  at
+    .split('.')
+    .reduce<unknown>(
+      (node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
+      config,
+    );
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The configuration to roll over to, or null to keep the running one (the reason is logged). */
@@ -36,10 +42,10 @@ export function nextConfig(running: Config, sources: ConfigSources, log: Logger)
     log.info('configuration reloaded: nothing that a reload applies has changed');
     return null;
   }
-  const next = structuredClone(loaded) as Config;
+  const next = structuredClone(loaded);
   for (const name of fixed) {
     const at = SETTINGS.find((s) => s.name === name)!.path.split('.');
-    const parent = at.slice(0, -1).reduce((node: any, key) => node[key], next);
+    const parent = (at.length > 1 ? valueAt(next, at.slice(0, -1).join('.')) : next) as Record<string, unknown>;
     parent[at[at.length - 1]] = structuredClone(valueAt(running, at.join('.')));
   }
   next.development = running.development;

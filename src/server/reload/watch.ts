@@ -63,9 +63,12 @@ function watchNotify(dir: string, settings: Config['reloading'], log: Logger, ch
     failing = false;
   };
   attach();
-  const retry = setInterval(() => {
-    if (!watcher && !poller) attach();
-  }, Math.max(1000, settings.gracePeriodSeconds * 1000));
+  const retry = setInterval(
+    () => {
+      if (!watcher && !poller) attach();
+    },
+    Math.max(1000, settings.gracePeriodSeconds * 1000),
+  );
   retry.unref();
   return () => {
     clearInterval(retry);
