@@ -4,6 +4,7 @@
 // and drains everything on stop.
 import { misconfiguredProviders } from './providers/configured.js';
 import net from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { withJwtSecret, type Config, type ConfigSources } from './config/load.js';
 import { migrate } from '../db/migrate.js';
@@ -110,6 +111,8 @@ interface Owned {
 
 /** How long the threads of a configuration that was reloaded may take to finish their requests. */
 const ROLL_OVER_DRAIN_MS = 10_000;
+/** How long the old threads keep serving, out of the guard's rotation, before they drain. */
+const ROLL_OVER_SETTLE_MS = 1000;
 
 async function spawnThreads(started: Config, databaseUrl: string, owned: Owned, log: Logger, options: StartOptions): Promise<Service> {
   let config = started;
@@ -198,6 +201,10 @@ async function spawnThreads(started: Config, databaseUrl: string, owned: Owned, 
       cleanup = startCleanup(config, databaseUrl, log);
     }
     log.info({ threads: count }, 'HTTP threads serve the reloaded configuration; the previous ones are draining');
+    // A connection the guard handed an old thread just before detach() may not have had its request read
+    // yet; a drain now would find nothing in flight and close it unanswered. The guard sends no new ones
+    // there any more, so a short wait lets those few requests start, and the drain then waits for them.
+    await delay(ROLL_OVER_SETTLE_MS);
     await old.drain(ROLL_OVER_DRAIN_MS);
   };
   let reloading: Promise<void> = Promise.resolve();
