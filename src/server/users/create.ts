@@ -44,6 +44,18 @@ export function newUserRow(u: NewUser, now = new Date()): UserRow {
   };
 }
 
+/** The columns of a user with no mail or code outstanding and no address change pending. */
+export const NO_PENDING_MAIL_OR_CHANGES = {
+  confirmation_sent_at: null,
+  recovery_sent_at: null,
+  email_change: null,
+  email_change_sent_at: null,
+  email_change_confirm_status: 0,
+  phone_change: null,
+  phone_change_sent_at: null,
+  reauthentication_sent_at: null,
+} as const satisfies Partial<UserRow>;
+
 /** A user row with nothing set yet but its id and times, as the columns' defaults would leave it. */
 export function blankUserRow(id: string, now = new Date()): UserRow {
   return {
@@ -57,14 +69,7 @@ export function blankUserRow(id: string, now = new Date()): UserRow {
     phone_confirmed_at: null,
     confirmed_at: null,
     invited_at: null,
-    confirmation_sent_at: null,
-    recovery_sent_at: null,
-    email_change: null,
-    email_change_sent_at: null,
-    email_change_confirm_status: 0,
-    phone_change: null,
-    phone_change_sent_at: null,
-    reauthentication_sent_at: null,
+    ...NO_PENDING_MAIL_OR_CHANGES,
     last_sign_in_at: null,
     raw_app_meta_data: {},
     raw_user_meta_data: {},

@@ -10,6 +10,7 @@ import { apiError } from '../errors.js';
 import { isEmailTaken, type UserRow, type UserWrite } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import type { IdentityRow } from '../../db/identities.js';
+import { NO_PENDING_MAIL_OR_CHANGES } from './create.js';
 
 /** The user's columns to write after `doomed` is unlinked; `rest` are the identities that remain. */
 export async function addressesAfterUnlink(
@@ -45,17 +46,7 @@ export async function emailFromIdentities(
   if (!promoted) return null;
 
   await deleteOneTimeTokens(c, user.id);
-  const patch: UserWrite = {
-    email: promoted.email,
-    confirmation_sent_at: null,
-    recovery_sent_at: null,
-    email_change: null,
-    email_change_sent_at: null,
-    email_change_confirm_status: 0,
-    phone_change: null,
-    phone_change_sent_at: null,
-    reauthentication_sent_at: null,
-  };
+  const patch: UserWrite = { email: promoted.email, ...NO_PENDING_MAIL_OR_CHANGES };
   if (!promoted.email || (!providerVerified(promoted) && !autoconfirm)) {
     patch.email_confirmed_at = null;
     patch.raw_user_meta_data = { ...user.raw_user_meta_data, email_verified: false };
