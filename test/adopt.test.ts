@@ -3,13 +3,12 @@
 // the first start, after which the original's users, sessions, refresh tokens and mailed links work,
 // and the application's foreign key, trigger and row-level-security policy keep working.
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { migrate } from '../dist/db/migrate.js';
 import { secretBox } from '../dist/server/mfa/encryption.js';
 import { createTestDatabase } from './helpers/db.js';
 import { JWT_SECRET, startTestService } from './helpers/server.js';
 import { totpCode } from './helpers/mfa.js';
+import { runPortcullis } from './helpers/cli.js';
 import {
   ALICE,
   BOB,
@@ -359,7 +358,7 @@ t.test('`portcullis migrate --dry-run` prints the plan on stdout and changes not
   t.teardown(() => original.drop());
   const before = await snapshot(original.url, 'auth');
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(AUTH_|GOTRUE_)/.test(name)));
-  const res = spawnSync(process.execPath, [fileURLToPath(new URL('../bin/portcullis.js', import.meta.url)), 'migrate', '--dry-run'], {
+  const res = runPortcullis(['migrate', '--dry-run'], {
     env: {
       ...env,
       DATABASE_URL: original.url,
@@ -369,7 +368,6 @@ t.test('`portcullis migrate --dry-run` prints the plan on stdout and changes not
       AUTH_API_EXTERNAL_URL: 'http://localhost:9999',
       AUTH_LOG_LEVEL: 'error',
     },
-    encoding: 'utf8',
   });
   t.equal(res.status, 0, res.stderr);
   const out = res.stdout.split('\n');
@@ -377,10 +375,7 @@ t.test('`portcullis migrate --dry-run` prints the plan on stdout and changes not
   t.ok(out.includes('[dry run] refresh tokens hashed and copied: 3 rows'));
   t.ok(out.includes('[dry run] would apply migration 00006_auth_functions.sql'));
   t.strictSame(await snapshot(original.url, 'auth'), before);
-  const bad = spawnSync(process.execPath, [fileURLToPath(new URL('../bin/portcullis.js', import.meta.url)), 'migrate', '--dry'], {
-    env,
-    encoding: 'utf8',
-  });
+  const bad = runPortcullis(['migrate', '--dry'], { env });
   t.equal(bad.status, 2, 'an unknown flag is refused, not ignored');
 });
 

@@ -1,16 +1,14 @@
 // `portcullis keys generate` and `portcullis token` run as the operator runs them (bin/portcullis.js in a
 // child process): the key set loads as JWT_KEYS, and the printed service_role key opens the admin API.
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { loadConfig } from '../dist/server/config/load.js';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
+import { runPortcullis } from './helpers/cli.js';
 
-const BIN = fileURLToPath(new URL('../bin/portcullis.js', import.meta.url));
 const cwd = mkdtempSync(path.join(os.tmpdir(), 'portcullis-cli-')); // no .env there
 // Only the settings the test gives: none of the runner's AUTH_/GOTRUE_ variables leak in.
 const baseEnv = Object.fromEntries(
@@ -18,7 +16,7 @@ const baseEnv = Object.fromEntries(
 );
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const res = spawnSync(process.execPath, [BIN, ...args], { cwd, env: { ...baseEnv, ...env }, encoding: 'utf8' });
+  const res = runPortcullis(args, { cwd, env: { ...baseEnv, ...env } });
   return { status: res.status, stdout: res.stdout.trim(), stderr: res.stderr.trim() };
 }
 

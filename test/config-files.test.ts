@@ -2,7 +2,7 @@
 // `-d/--config-dir DIR`, read in its order of precedence, given before or after the command, and a file
 // that cannot be read stopping the start with a message naming it. Most cases run the real binary.
 import t from 'tap';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { loadConfig } from '../dist/server/config/load.js';
 import { parseCommandLine } from '../dist/server/cli-flags.js';
 import { freePort, testServiceEnv } from './helpers/server.js';
 import { createTestDatabase } from './helpers/db.js';
+import { runPortcullis } from './helpers/cli.js';
 
 const bin = path.resolve('bin/portcullis.js');
 const scratch = () => mkdtempSync(path.join(os.tmpdir(), 'config-files-'));
@@ -141,11 +142,7 @@ t.test('the binary: `-c FILE serve` and `serve --config-dir DIR` start with the 
     'GOTRUE_EXTERNAL_GITHUB_CLIENT_ID=id\nGOTRUE_EXTERNAL_GITHUB_SECRET=secret\nGOTRUE_EXTERNAL_GITHUB_REDIRECT_URI=http://127.0.0.1/callback\n',
   );
 
-  const migrated = spawnSync(process.execPath, [bin, 'migrate', '--config', file], {
-    cwd: root,
-    env: { PATH: process.env.PATH },
-    encoding: 'utf8',
-  });
+  const migrated = runPortcullis(['migrate', '--config', file], { cwd: root, env: { PATH: process.env.PATH } });
   t.equal(migrated.status, 0, `migrate reads the -c file (${migrated.stderr})`);
 
   const first = await startBinary(['-c', file, 'serve'], root, port);
@@ -163,8 +160,7 @@ t.test('the binary: `-c FILE serve` and `serve --config-dir DIR` start with the 
 
 t.test('the binary refuses a file it cannot use, naming it', async (t) => {
   const root = scratch();
-  const run = (...args: string[]) =>
-    spawnSync(process.execPath, [bin, ...args], { cwd: root, env: { PATH: process.env.PATH }, encoding: 'utf8' });
+  const run = (...args: string[]) => runPortcullis(args, { cwd: root, env: { PATH: process.env.PATH } });
   const missing = run('serve', '-c', 'nowhere.env');
   t.equal(missing.status, 1);
   t.match(missing.stderr, 'portcullis: invalid configuration:\n  - --config nowhere.env: no such file or directory');

@@ -3,8 +3,8 @@ import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
+import { runPortcullis } from './helpers/cli.js';
 import { splitCharacterSets } from '../dist/server/config/convert.js';
 import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
@@ -162,10 +162,8 @@ t.test('each kind of bad value is reported with the variable that carried it', a
 
 t.test('the CLI stops with one message naming every bad variable and exit code 1, no stack trace', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-cli-'));
-  const bin = path.resolve('bin/portcullis.js');
-  const run = spawnSync(process.execPath, [bin, 'serve'], {
+  const run = runPortcullis(['serve'], {
     cwd: dir,
-    encoding: 'utf8',
     env: { PATH: process.env.PATH, DATABASE_URL: 'postgres://u@db/x', AUTH_JWT_EXP: 'soon', AUTH_DB_DRIVER: 'postgres' },
   });
   t.equal(run.status, 1);
@@ -177,7 +175,7 @@ t.test('the CLI stops with one message naming every bad variable and exit code 1
 });
 
 t.test('version command', async (t) => {
-  const run = spawnSync(process.execPath, [path.resolve('bin/portcullis.js'), 'version'], { encoding: 'utf8' });
+  const run = runPortcullis(['version'], { env: process.env });
   t.equal(run.status, 0);
   t.match(run.stdout.split('\n')[0], /^\d+\.\d+\.\d+$/, 'the bare version on the first line');
   t.match(run.stdout, /^schema \d+ \(sql\/\d{5}_\w+\.sql\)$/m, 'and the schema version it knows');

@@ -15,10 +15,10 @@ import { knownSchemaVersion } from '../dist/db/schema-version.js';
 import { startTestService, freePort } from './helpers/server.js';
 import { createTestDatabase } from './helpers/db.js';
 import { captureLog } from './helpers/log.js';
+import { runPortcullis } from './helpers/cli.js';
 
-const BIN = path.resolve('bin/portcullis.js');
 const run = (args: string[], env: Record<string, string>) =>
-  spawnSync(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', cwd: os.tmpdir() });
+  runPortcullis(args, { env: { PATH: process.env.PATH, ...env }, cwd: os.tmpdir() });
 
 t.test('a deprecated setting in use is logged once at start, with the release that removes it', async (t) => {
   const api = await startTestService({ AUTH_HTTP_WORKERS: '2', GOTRUE_JWT_ADMIN_GROUP_NAME: 'admin', AUTH_OPERATOR_TOKEN: 'x' });
