@@ -1,18 +1,37 @@
 // Where audit entries go (docs/users-and-audit.md#audit-log): each one is a row of audit_log_entries and a
 // log line `audit_event` carrying the same entry (its id, payload and address), as the original logs them;
-// with AUDIT_LOG_DISABLE_POSTGRES the rows are left out and the log lines are the whole trail. Driven
-// through the real auth-js client: sign-up, password sign-in, refresh, MFA verification, logout.
+// with AUDIT_LOG_DISABLE_POSTGRES the rows are left out and the log lines are the whole trail. Each line
+// names its request (id, User-Agent), and the request's own line carries its last entry as auth_event.
+// Driven through the real auth-js client: sign-up, password sign-in, refresh, MFA verification, logout.
 import t from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
-import { authClient } from './helpers/auth-client.js';
+import { AuthClient } from '@supabase/auth-js';
+import { memoryStorage } from './helpers/auth-client.js';
 import { totpCode } from './helpers/mfa.js';
 import { adminToken } from './helpers/admin.js';
 
-type Entry = { audit_log_id: string; action: string; actor_id: string; ip_address: string; log_type: string; traits?: unknown };
+type Entry = {
+  audit_log_id: string;
+  action: string;
+  actor_id: string;
+  ip_address: string;
+  log_type: string;
+  traits?: unknown;
+  request_id?: string;
+  user_agent?: string;
+};
+
+const USER_AGENT = 'audit-trail-test/1.0';
 
 /** A user's life through auth-js; the actions it must leave, in order. */
 async function exercise(api: TestService, email: string): Promise<string> {
-  const auth = authClient(api.url);
+  const auth = new AuthClient({
+    url: api.url,
+    storage: memoryStorage(),
+    autoRefreshToken: false,
+    detectSessionInUrl: false,
+    headers: { 'User-Agent': USER_AGENT },
+  });
   const signUp = await auth.signUp({ email, password: 'Secret-password-1' });
   if (signUp.error) throw signUp.error;
   const signIn = await auth.signInWithPassword({ email, password: 'Secret-password-1' });
@@ -67,7 +86,16 @@ t.test('by default: a row and a log line for every entry, the same entry in both
     const row = rows.find((r) => r.id === line.audit_log_id);
     t.ok(row, `the ${line.action} line names its row`);
     if (!row) continue;
-    const { audit_log_id: _, ip_address: ip, created_at: __, ...payload } = line as Entry & { created_at: string };
+    const {
+      audit_log_id: _,
+      ip_address: ip,
+      created_at: __,
+      request_id: ___,
+      user_agent: ____,
+      ...payload
+    } = line as Entry & {
+      created_at: string;
+    };
     t.same(payload, row.payload, `${line.action}: the same payload`);
     t.equal(ip, row.ip_address, `${line.action}: the same address`);
   }
@@ -93,4 +121,58 @@ t.test('AUDIT_LOG_DISABLE_POSTGRES: no rows at all, the log lines are the trail'
     'each line still has its own id',
   );
   t.same(new Set(lines.map((l) => l.audit_log_id)).size, lines.length);
+});
+
+// The route each action is written by, in this flow.
+const ROUTE_OF: Record<string, string> = {
+  user_signedup: '/signup',
+  login: '/token',
+  token_revoked: '/token',
+  token_refreshed: '/token',
+  factor_in_progress: '/factors',
+  challenge_created: '/factors/{factor_id}/challenge',
+  verification_attempted: '/factors/{factor_id}/verify',
+  logout: '/logout',
+};
+
+t.test("each line names its request; the request's own line carries its last entry as auth_event", async (t) => {
+  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+  const userId = await exercise(api, 'trail-requests@example.com');
+  await api.stop();
+  const lines = announced(api, userId);
+  const requests = new Map(
+    api
+      .logs()
+      .filter((l) => l.msg === 'request completed')
+      .map((l) => [l.request_id as string, l]),
+  );
+  t.same(
+    lines.map((l) => l.action),
+    ACTIONS,
+  );
+  for (const line of lines) {
+    t.equal(line.user_agent, USER_AGENT, `${line.action}: the client's User-Agent`);
+    const request = requests.get(line.request_id ?? '');
+    t.equal(request?.route, ROUTE_OF[line.action], `${line.action}: its request_id is that of its ${ROUTE_OF[line.action]} request`);
+  }
+  const refresh = lines.filter((l) => l.action === 'token_revoked' || l.action === 'token_refreshed');
+  t.equal(refresh[0].request_id, refresh[1].request_id, 'the two entries of one refresh share its request');
+  for (const [id, request] of requests) {
+    const own = lines.filter((l) => l.request_id === id);
+    if (own.length === 0) {
+      t.equal(request.auth_event, undefined, `${request.route}: no entry, no auth_event`);
+      continue;
+    }
+    const {
+      audit_log_id: _,
+      ip_address: __,
+      created_at: ___,
+      request_id: ____,
+      user_agent: _____,
+      ...last
+    } = own[own.length - 1] as Entry & {
+      created_at: string;
+    };
+    t.same(request.auth_event, last, `${request.route}: auth_event is the payload of its last entry (${last.action})`);
+  }
 });

@@ -15,7 +15,7 @@ import { insertSessionRows, useMigratedDatabase } from './helpers/db.js';
 
 const database = useMigratedDatabase(t, 4);
 
-const CLIENT = { userAgent: 'agent/1', ip: '10.0.0.1' };
+const CLIENT = { userAgent: 'agent/1', ip: '10.0.0.1', request: null };
 
 let users = 0;
 /** A user (with an identity, and a full name the audit names) and a session of it whose first token is `hash`. */
@@ -54,7 +54,7 @@ async function rotateAtOnce(q: pg.Pool | pg.PoolClient, hash: string, childHash:
     sessionId: found.session_id,
     childHash,
     client,
-    audit: rotationAudit(ownerOf(found)),
+    audit: rotationAudit(client, ownerOf(found)),
     now,
   });
 }
@@ -148,7 +148,7 @@ t.test('a revoked parent: null, and nothing written', async (t) => {
   const { userId, sessionId } = await userWithSession('hash-d0');
   t.ok(await rotateAtOnce(database.pool, 'hash-d0', 'hash-d1'));
   const before = await state(sessionId, userId);
-  t.equal(await rotateAtOnce(database.pool, 'hash-d0', 'hash-d2', { userAgent: 'other', ip: '10.9.9.9' }), null);
+  t.equal(await rotateAtOnce(database.pool, 'hash-d0', 'hash-d2', { userAgent: 'other', ip: '10.9.9.9', request: null }), null);
   t.strictSame(await state(sessionId, userId), before);
 });
 
@@ -171,7 +171,7 @@ async function racing(hash: string, childHash: string, hold: (c: pg.PoolClient) 
     const pid: number = (await waiter.query('select pg_backend_pid() as pid')).rows[0].pid;
     await holder.query('begin');
     await hold(holder);
-    const second = rotateAtOnce(waiter, hash, childHash, { userAgent: 'second', ip: '10.0.0.2' });
+    const second = rotateAtOnce(waiter, hash, childHash, { userAgent: 'second', ip: '10.0.0.2', request: null });
     await waitingForLock(pid);
     await holder.query('commit');
     return await second;
@@ -209,7 +209,7 @@ t.test('the transactional path holds the lock and rotates: the statement waiting
   const { userId, sessionId, parentId } = await userWithSession('hash-g0');
   const second = await racing('hash-g0', 'hash-g2', async (c) => {
     const user = (await lockSessionUser(c, sessionId))!;
-    t.ok(await rotateRefreshToken(c, parentId, 'hash-g1', CLIENT, rotationAudit(user)));
+    t.ok(await rotateRefreshToken(c, parentId, 'hash-g1', CLIENT, rotationAudit(CLIENT, user)));
   });
   t.equal(second, null);
   const after = await state(sessionId, userId);

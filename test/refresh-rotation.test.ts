@@ -9,7 +9,7 @@ import { insertSessionRows, useMigratedDatabase } from './helpers/db.js';
 
 const database = useMigratedDatabase(t);
 
-const CLIENT = { userAgent: 'agent/1', ip: '10.0.0.1' };
+const CLIENT = { userAgent: 'agent/1', ip: '10.0.0.1', request: null };
 
 /** A user with a session whose first token is `hash`; the user row as the grant sees it. */
 let phones = 15550000;
@@ -43,7 +43,7 @@ async function state(sessionId: string) {
 t.test('an active parent: child inserted, parent revoked, session touched, the two audit rows written', async (t) => {
   const { user, session, parent } = await sessionWithToken('rotate@example.com', 'hash-a0');
   const before = await state(session.id);
-  const child = await rotateRefreshToken(database.pool, parent.id, 'hash-a1', CLIENT, rotationAudit(user));
+  const child = await rotateRefreshToken(database.pool, parent.id, 'hash-a1', CLIENT, rotationAudit(CLIENT, user));
   t.match(child, { token_hash: 'hash-a1', parent_id: parent.id, session_id: session.id, user_id: user.id, revoked: false });
   const after = await state(session.id);
   t.strictSame(
@@ -70,15 +70,18 @@ t.test('an active parent: child inserted, parent revoked, session touched, the t
 
 t.test('an already revoked parent: null, and nothing written — no token, no session change, no audit row', async (t) => {
   const { user, session, parent } = await sessionWithToken('revoked@example.com', 'hash-b0');
-  t.ok(await rotateRefreshToken(database.pool, parent.id, 'hash-b1', CLIENT, rotationAudit(user)));
+  t.ok(await rotateRefreshToken(database.pool, parent.id, 'hash-b1', CLIENT, rotationAudit(CLIENT, user)));
   const before = await state(session.id);
-  t.equal(await rotateRefreshToken(database.pool, parent.id, 'hash-b2', { userAgent: 'other', ip: '10.9.9.9' }, rotationAudit(user)), null);
+  t.equal(
+    await rotateRefreshToken(database.pool, parent.id, 'hash-b2', { userAgent: 'other', ip: '10.9.9.9' }, rotationAudit(CLIENT, user)),
+    null,
+  );
   t.strictSame(await state(session.id), before);
 });
 
 t.test('a failing rotation (the child hash is taken) leaves the database as it was', async (t) => {
   const { user, session, parent } = await sessionWithToken('fails@example.com', 'hash-c0');
   const before = await state(session.id);
-  await t.rejects(rotateRefreshToken(database.pool, parent.id, 'hash-a1', CLIENT, rotationAudit(user)), { code: '23505' });
+  await t.rejects(rotateRefreshToken(database.pool, parent.id, 'hash-a1', CLIENT, rotationAudit(CLIENT, user)), { code: '23505' });
   t.strictSame(await state(session.id), before);
 });

@@ -75,12 +75,13 @@ export const WORKLOADS = {
       return async () => {
         const found = await findPresentedToken(pool, sha256Hex(token));
         const child = newToken();
+        const client = { userAgent: 'bench', ip: '127.0.0.1', request: null };
         const rotated = await lockAndRotate(pool, {
           parentId: found.id,
           sessionId: found.session_id,
           childHash: sha256Hex(child),
-          client: { userAgent: 'bench', ip: '127.0.0.1' },
-          audit: rotationAudit(ownerOf(found)),
+          client,
+          audit: rotationAudit(client, ownerOf(found)),
           now: new Date(),
         });
         if (!rotated) throw new Error(`refresh workload: session ${sessionId} did not rotate`);
@@ -118,7 +119,7 @@ export const WORKLOADS = {
             ip: '127.0.0.1',
             refreshTokenHash: sha256Hex(newToken()),
             signedInAt: new Date(),
-            audit: auditEntry(actorOf(user), 'user_signedup', { provider: 'email' }),
+            audit: auditEntry(null, actorOf(user), 'user_signedup', { provider: 'email' }),
           });
         });
       };

@@ -87,15 +87,33 @@ export function auditPayload(actor: AuditActor, action: AuditAction, traits?: Re
   return payload;
 }
 
-/** One entry: its id (the row's, and the log line's audit_log_id), payload and client address. */
+/**
+ * The request an entry is written for. Its id and User-Agent go on the entry's log line, and the payload
+ * of its last entry on the request's own line as `auth_event` (`audited`), as the original logs them
+ * (docs/users-and-audit.md#audit-log). An API request (http/types.ts) is one; background jobs have none.
+ */
+export interface AuditRequest {
+  requestId: string;
+  headers: Record<string, string>;
+  audited?(payload: AuditPayload): void;
+}
+
+/** One entry: its id (the row's, and the log line's audit_log_id), payload, client address and request. */
 export interface AuditEntry {
   id: string;
   payload: AuditPayload;
   ip: string;
+  request?: AuditRequest | null;
 }
 
-export function auditEntry(actor: AuditActor, action: AuditAction, traits?: Record<string, unknown>, ip = ''): AuditEntry {
-  return { id: randomUUID(), payload: auditPayload(actor, action, traits), ip };
+export function auditEntry(
+  request: AuditRequest | null,
+  actor: AuditActor,
+  action: AuditAction,
+  traits?: Record<string, unknown>,
+  ip = '',
+): AuditEntry {
+  return { id: randomUUID(), payload: auditPayload(actor, action, traits), ip, request };
 }
 
 /**
@@ -119,26 +137,32 @@ export function auditToDatabase(): boolean {
 
 /** The rows a statement inserts, as JSON `[{id, payload, ip}]`: none with AUDIT_LOG_DISABLE_POSTGRES. */
 export function storedAudit(entries: AuditEntry[]): string {
-  return JSON.stringify(trail.toDatabase ? entries : []);
+  return trail.toDatabase ? JSON.stringify(entries.map(({ id, payload, ip }) => ({ id, payload, ip }))) : '[]';
 }
 
 /** The log line of each entry written, once its statement ran (the original's `audit_event` line). */
 export function announceAudit(entries: AuditEntry[]): void {
-  if (!trail.log) return;
   const createdAt = new Date().toISOString();
   for (const e of entries) {
-    trail.log.info({ auth_audit_event: { ...e.payload, audit_log_id: e.id, ip_address: e.ip, created_at: createdAt } }, 'audit_event');
+    e.request?.audited?.(e.payload);
+    if (!trail.log) continue;
+    const line: Record<string, unknown> = { ...e.payload, audit_log_id: e.id, ip_address: e.ip, created_at: createdAt };
+    if (e.request?.requestId) line.request_id = e.request.requestId;
+    const userAgent = e.request?.headers['user-agent'];
+    if (userAgent) line.user_agent = userAgent;
+    trail.log.info({ auth_audit_event: line }, 'audit_event');
   }
 }
 
 export async function writeAudit(
   q: Queryable,
+  request: AuditRequest | null,
   actor: AuditActor,
   action: AuditAction,
   traits?: Record<string, unknown>,
   ip = '',
 ): Promise<void> {
-  const entry = auditEntry(actor, action, traits, ip);
+  const entry = auditEntry(request, actor, action, traits, ip);
   if (trail.toDatabase) {
     await q.query({
       name: 'audit_insert_entry',

@@ -3,7 +3,7 @@
 // the token type, the address it is bound to and the kind of link. One entry per type.
 import { apiError } from '../errors.js';
 import { isEmailTaken, updateUser, type UserRow } from '../../db/users.js';
-import { writeAudit, type AuditAction, type AuditActor } from '../../db/audit-log.js';
+import { writeAudit, type AuditAction, type AuditActor, type AuditRequest } from '../../db/audit-log.js';
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import { createUserAfterHook } from '../hooks/before-user-created.js';
@@ -117,6 +117,6 @@ export const LINK_PLANS = new Map<string, Planner>([
   ['email_change_new', emailChange('new')],
 ]);
 
-export async function auditLink(c: Queryable, actor: AuditActor, plan: LinkPlan, type: string): Promise<void> {
-  await writeAudit(c, actor, plan.audit, { user_id: plan.user.id, user_email: plan.user.email ?? '', link_type: type });
+export async function auditLink(c: Queryable, req: AuditRequest, actor: AuditActor, plan: LinkPlan, type: string): Promise<void> {
+  await writeAudit(c, req, actor, plan.audit, { user_id: plan.user.id, user_email: plan.user.email ?? '', link_type: type });
 }

@@ -1,6 +1,7 @@
 // What both refresh-token formats check alike before any lock (grants/refresh-token.ts for the
 // 12-character tokens, grants/refresh-token-v2.ts for v2): the session limits and the OAuth client.
 import { OAuthRefusal } from './oauth-refusal.js';
+import type { AuditRequest } from '../../db/audit-log.js';
 
 /**
  * The session limits, checked on the read before any lock as the original checks them; nothing is
@@ -19,5 +20,5 @@ export function checkSessionClient(sessionClientId: string | null, clientId: str
   if (sessionClientId !== clientId) throw new OAuthRefusal('invalid_client', "Client does not match the session's OAuth client");
 }
 
-/** Who asked for the refresh, as the session records it. */
-export type Client = { userAgent: string; ip: string };
+/** Who asked for the refresh, as the session records it, and the request its audit entries are logged with. */
+export type Client = { userAgent: string; ip: string; request: AuditRequest | null };

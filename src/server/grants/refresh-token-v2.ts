@@ -73,7 +73,7 @@ export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: str
   // a token ahead of this read is ahead of every later one too.
   if (BigInt(found.v2_counter) < token.counter) throw notIssuedHere();
   const oauth: OAuthClaims | null = oauthClientId === null ? null : { client_id: oauthClientId, scope: found.scopes ?? '' };
-  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
+  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip, request: req };
   const signing = { key, resealed };
 
   const decision =
@@ -87,7 +87,7 @@ export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: str
 
 type Signing = { key: Buffer; resealed: string | null };
 
-const refreshedAudit = (user: ActingUser): AuditEntry[] => [auditEntry(actorOf(user), 'token_refreshed')];
+const refreshedAudit = (client: Client, user: ActingUser): AuditEntry[] => [auditEntry(client.request, actorOf(user), 'token_refreshed')];
 const ownerOf = (found: V2Session): ActingUser => ({
   id: found.user_id,
   email: found.email,
@@ -104,7 +104,7 @@ async function advanceAtOnce(
   signing: Signing,
   client: Client,
 ): Promise<V2Decision | null> {
-  return advance(ctx.db, token, signing, client, refreshedAudit(ownerOf(found)));
+  return advance(ctx.db, token, signing, client, refreshedAudit(client, ownerOf(found)));
 }
 
 async function advance(
@@ -137,12 +137,12 @@ function decideV2Locked(ctx: AppContext, token: ParsedV2Token, signing: Signing,
     const current = BigInt(locked.v2_counter);
     const difference = current - token.counter;
     if (difference < 0n) return notIssuedHere();
-    if (difference === 0n) return (await advance(c, token, signing, client, refreshedAudit(locked.user))) ?? notFound();
+    if (difference === 0n) return (await advance(c, token, signing, client, refreshedAudit(client, locked.user))) ?? notFound();
     const { refreshTokenReuseIntervalSeconds: interval, refreshTokenAllowReuse, refreshTokenRotationEnabled } = ctx.config.security;
     const concurrent = locked.since_refresh < interval;
     const failedToSave = difference === 1n;
     if (concurrent || failedToSave || refreshTokenAllowReuse) {
-      await recordV2Reuse(c, sessionId, client, refreshedAudit(locked.user), signing.resealed);
+      await recordV2Reuse(c, sessionId, client, refreshedAudit(client, locked.user), signing.resealed);
       return { user: locked.user, sessionId, token: encodeV2Token(sessionId, current, signing.key), outcome: 'reused_parent' };
     }
     if (refreshTokenRotationEnabled) {
@@ -169,7 +169,10 @@ export function upgradeToV2Locked(ctx: AppContext, found: PresentedToken, client
     if (!locked) return notFound();
     if (isBanned(locked.user)) return banned();
     const fresh = locked.v2_key === null ? newSessionKey(ctx.config, sessionId) : null;
-    const audit = [auditEntry(actorOf(locked.user), 'token_revoked'), auditEntry(actorOf(locked.user), 'token_refreshed')];
+    const audit = [
+      auditEntry(client.request, actorOf(locked.user), 'token_revoked'),
+      auditEntry(client.request, actorOf(locked.user), 'token_refreshed'),
+    ];
     const upgraded = await upgradeToV2(c, { tokenId: found.id, sessionId, key: fresh?.stored ?? (locked.v2_key as string), client, audit });
     if (upgraded) {
       const key = fresh && upgraded.v2_key === fresh.stored ? fresh.key : openSessionKey(ctx.config, sessionId, upgraded.v2_key).key;

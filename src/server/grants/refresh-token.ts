@@ -75,7 +75,7 @@ export async function refresh(
   }
   const oauth: OAuthClaims | null = oauthClientId === null ? null : { client_id: oauthClientId, scope: found.scopes ?? '' };
   const child = childRefreshToken(childSecretOf(ctx.config.jwt), presented);
-  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip };
+  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip, request: req };
 
   // An active token is rotated by one statement (rotateAtOnce), the usual path. Already rotated (the
   // losers of a concurrent refresh, a client that lost the response): the answer is the committed
@@ -119,7 +119,7 @@ async function rotateAtOnce(ctx: AppContext, found: PresentedToken, child: strin
     sessionId: found.session_id,
     childHash: sha256Hex(child),
     client,
-    audit: rotationAudit(ownerOf(found)),
+    audit: rotationAudit(client, ownerOf(found)),
     now: new Date(),
   });
   return rotated && { user: rotated.user, sessionId: found.session_id, token: child, reads: rotated, outcome: 'rotated' };
@@ -144,7 +144,7 @@ function decideLocked(ctx: AppContext, found: PresentedToken, child: string, cli
     if (!user) return notFound(); // the session was logged out meanwhile
     if (isBanned(user)) return banned();
     // Optimistic: the token looked active, and the rotation writes (and audits) only if it still is.
-    if (!found.revoked && (await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(user)))) {
+    if (!found.revoked && (await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(client, user)))) {
       return { user, sessionId: found.session_id, token: child, outcome: 'rotated' };
     }
     // Revoked, possibly by the previous lock holder. A separate statement after the lock: its fresh
@@ -158,9 +158,9 @@ function decideLocked(ctx: AppContext, found: PresentedToken, child: string, cli
 }
 
 /** The rotation's audit rows, written by the rotation statement itself: token_revoked, token_refreshed. */
-export const rotationAudit = (user: ActingUser): AuditEntry[] => [
-  auditEntry(actorOf(user), 'token_revoked'),
-  auditEntry(actorOf(user), 'token_refreshed'),
+export const rotationAudit = (client: Client, user: ActingUser): AuditEntry[] => [
+  auditEntry(client.request, actorOf(user), 'token_revoked'),
+  auditEntry(client.request, actorOf(user), 'token_refreshed'),
 ];
 
 async function existingChild(ctx: AppContext, userId: string, sessionId: string, child: string): Promise<Decision> {

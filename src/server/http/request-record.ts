@@ -17,6 +17,8 @@ export interface Completed {
   errorCode: string | undefined;
   aborted: boolean;
   spans?: ChildSpan[];
+  /** the payload of the request's last audit entry (db/audit-log.ts) */
+  authEvent?: Record<string, unknown>;
   /** performance.now() at arrival */
   started: number;
 }
@@ -46,6 +48,7 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
     duration_ms: Math.round(seconds * 100_000) / 100,
     error_code: r.errorCode,
     aborted: r.aborted || undefined,
+    auth_event: r.authEvent,
   };
   if (r.status >= 500) log.error(line, 'request completed');
   else log.info(line, 'request completed');

@@ -29,6 +29,8 @@ interface Snapshot {
   headers: Record<string, string>;
   ip: string;
   requestId: string;
+  /** the payload of the last audit entry written for the request, logged on its line as the original does */
+  authEvent: JsonObject | undefined;
 }
 
 /** What the request turned out to be, filled in as it is dispatched. */
@@ -100,6 +102,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       errorCode: answer.headers['x-sb-error-code'],
       aborted: progress.aborted,
       spans: progress.spans,
+      authEvent: snap.authEvent,
       started,
     });
   }
@@ -183,6 +186,7 @@ function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: 
     headers,
     ip: clientAddress(Buffer.from(behindGuard ? res.getProxiedRemoteAddressAsText() : res.getRemoteAddressAsText()).toString()),
     requestId: inherited || randomUUID(),
+    authEvent: undefined, // set later by an audited request: present from the start, every snapshot has one shape
   };
 }
 
@@ -232,6 +236,9 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
     // place among the handler's own checks (after the guard, after a 404 for an unknown user).
     body() {
       return (checked ??= check ? check(this.json()) : this.json());
+    },
+    audited(payload) {
+      snap.authEvent = payload;
     },
   };
 }

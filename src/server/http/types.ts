@@ -22,6 +22,8 @@ export interface ApiRequest<B = JsonObject> {
   json(): JsonObject;
   /** The body checked by the route's schema (validate.ts), typed; json() when the route has none. */
   body(): B;
+  /** Notes an audit entry written for this request: the last one is the request line's auth_event (db/audit-log.ts). */
+  audited(payload: JsonObject): void;
 }
 
 export interface ApiResponse {

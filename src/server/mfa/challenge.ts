@@ -26,7 +26,7 @@ export async function challengeFactor(req: ApiRequest, ctx: AppContext, principa
     const challengeId = randomUUID();
     const plan = await type.challenge({ ctx, req, user, factor, challengeId, body, q: c });
     const challenge = await insertChallenge(c, { id: challengeId, factorId: factor.id, ip: req.ip, ...plan.columns });
-    await writeAudit(c, actorOf(user), 'challenge_created', { factor_id: factor.id, factor_status: factor.status }, req.ip);
+    await writeAudit(c, req, actorOf(user), 'challenge_created', { factor_id: factor.id, factor_status: factor.status }, req.ip);
     const expiresAt = Math.floor(challenge.created_at.getTime() / 1000) + ctx.config.mfa.challengeExpirySeconds;
     return { id: challengeId, type: type.name, expires_at: expiresAt, ...plan.answer };
   });

@@ -38,7 +38,7 @@ export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: 
       const { aal } = await assuranceOf(c, user.id, session.id);
       checkEnrolment(factors, friendlyName, ctx.config.mfa, aal);
       await insertFactor(c, { id: factorId, userId: user.id, friendlyName, factorType: type.name, ...plan.columns });
-      await writeAudit(c, actorOf(user), 'factor_in_progress', { factor_id: factorId, factor_type: type.name }, req.ip);
+      await writeAudit(c, req, actorOf(user), 'factor_in_progress', { factor_id: factorId, factor_type: type.name }, req.ip);
     },
     req.signal,
   );

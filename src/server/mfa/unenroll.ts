@@ -47,7 +47,7 @@ export async function removeFactor(
     ctx.db,
     async (c) => {
       await deleteFactorAndDowngrade(c, factor, amrMethodOf(factor.factor_type));
-      await writeAudit(c, actor, action, traits, req.ip);
+      await writeAudit(c, req, actor, action, traits, req.ip);
     },
     req.signal,
   );

@@ -60,6 +60,7 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
         amrMethod: type.amrMethod,
         refreshTokenHash: sha256Hex(refreshToken),
         audit: auditEntry(
+          req,
           actorOf(user),
           'verification_attempted',
           { factor_id: factor.id, challenge_id: challenge.id, factor_type: type.name },

@@ -23,7 +23,7 @@ import {
   mergeIdentityData,
   refreshIdentity,
 } from '../../db/identities.js';
-import { writeAudit } from '../../db/audit-log.js';
+import { writeAudit, type AuditRequest } from '../../db/audit-log.js';
 import { deleteOneTimeTokens, lockOneTimeToken } from '../../db/one-time-tokens.js';
 import { findTokenByLink } from '../verify/one-time-codes.js';
 import { actorOf } from '../users/actor.js';
@@ -46,8 +46,8 @@ export interface LinkRequest {
   inviteToken?: string | null;
   emailOptional: boolean;
   aud: string;
-  /** the request signing in: the user-created hooks are called for it (docs/hooks.md#before-user-created) */
-  hookRequest: HookRequest;
+  /** the request signing in: the user-created hooks are called for it (docs/hooks.md#before-user-created), its audit entries logged with it */
+  hookRequest: HookRequest & AuditRequest;
 }
 
 export interface Linked {
@@ -101,7 +101,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
   if (isBanned(user)) throw apiError('user_banned');
   if (user.email && !user.email_confirmed_at) {
     if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true, linked: false };
-    user = await confirmThroughProvider(c, user, provider);
+    user = await confirmThroughProvider(c, r.hookRequest, user, provider);
   }
   return { user, created, needsConfirmation: false, linked: false };
 }
@@ -178,7 +178,7 @@ async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest): Pro
     data: r.profile.claims,
   });
   const traits = { identity_id: identity.id, provider: identity.provider, provider_id: identity.provider_id };
-  await writeAudit(c, actorOf(user), 'identity_linked', traits, r.hookRequest.ip);
+  await writeAudit(c, r.hookRequest, actorOf(user), 'identity_linked', traits, r.hookRequest.ip);
   return updateUser(c, user.id, { raw_app_meta_data: withProvider(user.raw_app_meta_data, r.provider) });
 }
 
@@ -222,7 +222,7 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, 
  * removing what an unconfirmed sign-up may have planted (password, phone, unverified identities); an
  * invited user's email identity is kept and marked verified, since the invite came from an admin.
  */
-async function confirmThroughProvider(c: pg.PoolClient, user: UserRow, provider: string): Promise<UserRow> {
+async function confirmThroughProvider(c: pg.PoolClient, request: AuditRequest, user: UserRow, provider: string): Promise<UserRow> {
   const invited = !!user.invited_at;
   if (invited) await mergeIdentityData(c, user.id, 'email', { email_verified: true });
   else await deleteUnverifiedIdentities(c, user.id, provider);
@@ -232,7 +232,7 @@ async function confirmThroughProvider(c: pg.PoolClient, user: UserRow, provider:
     ...(user.phone_confirmed_at ? {} : { phone: null }),
     raw_app_meta_data: invited ? user.raw_app_meta_data : onlyProviders(user.raw_app_meta_data, provider),
   });
-  if (invited) await writeAudit(c, actorOf(confirmed), 'invite_accepted', { provider });
+  if (invited) await writeAudit(c, request, actorOf(confirmed), 'invite_accepted', { provider });
   return confirmed;
 }
 
@@ -255,7 +255,7 @@ async function acceptInvite(c: pg.PoolClient, r: LinkRequest, inviteToken: strin
     raw_app_meta_data: withProvider(invited.raw_app_meta_data, r.provider),
     raw_user_meta_data: { ...invited.raw_user_meta_data, ...r.profile.claims },
   });
-  await writeAudit(c, actorOf(accepted), 'invite_accepted', { provider: r.provider });
+  await writeAudit(c, r.hookRequest, actorOf(accepted), 'invite_accepted', { provider: r.provider });
   return accepted;
 }
 

@@ -11,6 +11,7 @@ import { actorOf } from '../users/actor.js';
 import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { Config } from '../config/types.js';
 import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
 import type { SendTimingKey } from '../delivery/send-timing.js';
 
 export interface LinkMail {
@@ -32,14 +33,14 @@ export const linkMailInterval = (config: Config) => config.smtp.maxFrequencySeco
 /** Sends the mail in one transaction: a failed send leaves no token, flow or timestamp behind. */
 export async function sendLinkMail(
   ctx: AppContext,
+  req: ApiRequest,
   userId: string,
   mail: LinkMail,
-  signal?: AbortSignal,
   timing?: SendTimingKey,
 ): Promise<void> {
   await sendingTx(
     ctx,
-    signal,
+    req.signal,
     async (c) => {
       const user = await lockLiveUserById(c, userId);
       // Deleted (or soft-deleted, its address obfuscated) by a concurrent request since the caller found it:
@@ -54,7 +55,7 @@ export async function sendLinkMail(
           authenticationMethod: FLOW_METHOD[mail.kind],
         });
       }
-      await writeAudit(c, actorOf(user), 'user_recovery_requested');
+      await writeAudit(c, req, actorOf(user), 'user_recovery_requested');
       await sendEmailToken(
         ctx,
         c,
@@ -66,7 +67,7 @@ export async function sendLinkMail(
           redirectTo: mail.redirectTo,
           pkce: !!mail.pkce,
         },
-        { signal },
+        { signal: req.signal },
       );
       await updateUser(c, user.id, { recovery_sent_at: new Date() });
     },

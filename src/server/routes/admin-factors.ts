@@ -56,7 +56,7 @@ export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
         if (others.some((f) => f.phone === phone)) throw apiError('mfa_phone_factor_exists');
         row = await updateFactor(c, factor.id, { phone });
       }
-      await writeAudit(c, admin.actor, 'factor_updated', { user_id: user.id, factor_id: factor.id, factor_type: factor.factor_type });
+      await writeAudit(c, req, admin.actor, 'factor_updated', { user_id: user.id, factor_id: factor.id, factor_type: factor.factor_type });
       return row;
     },
     req.signal,

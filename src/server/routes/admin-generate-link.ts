@@ -53,7 +53,7 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
         address: plan.address,
         length: ctx.config.mailer.otpLength,
       });
-      await auditLink(c, admin.actor, plan, type);
+      await auditLink(c, req, admin.actor, plan, type);
       const actionLink = buildConfirmationUrl({
         externalUrl: ctx.config.api.externalUrl,
         path: linkPathFor(ctx.config.mailer.urlPaths, plan.kind),

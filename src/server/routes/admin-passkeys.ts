@@ -22,7 +22,7 @@ export const adminDeletePasskey: GuardedHandler<Admin> = async (req, ctx, admin)
     async (c) => {
       await ownPasskey(c, id, user.id);
       await deleteCredential(c, id);
-      await writeAudit(c, admin.actor, 'passkey_deleted', { user_id: user.id, passkey_id: id }, req.ip);
+      await writeAudit(c, req, admin.actor, 'passkey_deleted', { user_id: user.id, passkey_id: id }, req.ip);
     },
     req.signal,
   );

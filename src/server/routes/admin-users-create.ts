@@ -14,7 +14,7 @@ import { UUID } from '../admin/load-user.js';
 import { storedPassword } from '../admin/password.js';
 import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
 import type { AppContext } from '../context.js';
-import type { GuardedHandler } from '../http/types.js';
+import type { ApiRequest, GuardedHandler } from '../http/types.js';
 
 interface NewAdminUser {
   id?: string;
@@ -34,7 +34,7 @@ export const adminCreateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
   if (phone && (await isPhoneTaken(ctx.db, phone))) throw apiError('phone_exists_admin');
   const id = checkedId(req.params.user_id ?? params.id);
   const passwordHash = await storedPassword(ctx, params, false, req);
-  const user = await tx(ctx.db, (c) => create(ctx, c, admin, params, { id, aud, email, phone, passwordHash }), req.signal);
+  const user = await tx(ctx.db, (c) => create(ctx, c, req, admin, params, { id, aud, email, phone, passwordHash }), req.signal);
   return { body: user };
 };
 
@@ -45,7 +45,7 @@ function checkedId(id: string | undefined): string | undefined {
   return id.toLowerCase();
 }
 
-async function create(ctx: AppContext, c: Queryable, admin: Admin, params: AdminUserParams, u: NewAdminUser) {
+async function create(ctx: AppContext, c: Queryable, req: ApiRequest, admin: Admin, params: AdminUserParams, u: NewAdminUser) {
   const providers: AddressProvider[] = [...(u.email ? ['email' as const] : []), ...(u.phone ? ['phone' as const] : [])];
   const inserted = await insertUser(c, {
     id: u.id,
@@ -72,7 +72,7 @@ async function create(ctx: AppContext, c: Queryable, admin: Admin, params: Admin
   let user: UserRow = inserted;
   if (params.emailConfirm && u.email) user = await confirmAddress(c, user, 'email');
   if (params.phoneConfirm && u.phone) user = await confirmAddress(c, user, 'phone');
-  await writeAudit(c, admin.actor, 'user_signedup', {
+  await writeAudit(c, req, admin.actor, 'user_signedup', {
     user_id: user.id,
     user_email: user.email ?? '',
     user_phone: user.phone ?? '',

@@ -18,7 +18,11 @@ export const adminDeleteUser: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = asy
   await tx(
     ctx.db,
     async (c) => {
-      await writeAudit(c, admin.actor, 'user_deleted', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
+      await writeAudit(c, req, admin.actor, 'user_deleted', {
+        user_id: user.id,
+        user_email: user.email ?? '',
+        user_phone: user.phone ?? '',
+      });
       if (!soft) return hardDeleteUser(c, user.id);
       if (!user.deleted_at) await softDeleteUser(c, user);
     },

@@ -42,7 +42,11 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
       if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
       // After the address and its confirmation, so an admin who sets both gets the identity they describe.
       if (isFirstPassword(locked, params.password)) user = await firstPasswordIdentity(ctx.config, c, user, params);
-      await writeAudit(c, admin.actor, 'user_modified', { user_id: user.id, user_email: user.email ?? '', user_phone: user.phone ?? '' });
+      await writeAudit(c, req, admin.actor, 'user_modified', {
+        user_id: user.id,
+        user_email: user.email ?? '',
+        user_phone: user.phone ?? '',
+      });
       return userJson(user, await findIdentitiesByUser(c, user.id));
     },
     req.signal,

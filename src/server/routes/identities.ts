@@ -63,6 +63,7 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
       });
       await writeAudit(
         c,
+        req,
         actorOf(user),
         'identity_unlinked',
         {

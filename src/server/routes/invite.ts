@@ -42,7 +42,7 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
         )
       )?.user;
     if (!invited) throw apiError('email_exists'); // a concurrent sign-up took the address
-    await writeAudit(c, admin.actor, 'user_invited', { user_id: invited.id, user_email: email });
+    await writeAudit(c, req, admin.actor, 'user_invited', { user_id: invited.id, user_email: email });
     await sendEmailToken(ctx, c, invited, { kind: 'invite', tokenType: 'confirmation_token', to: email, redirectTo }, req);
     const now = new Date();
     const sent = await updateUser(c, invited.id, { invited_at: now, confirmation_sent_at: now });

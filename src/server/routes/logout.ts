@@ -15,6 +15,6 @@ export const logout: GuardedHandler<Authenticated> = async (req, ctx, { user, se
   const scopeName = req.query.get('scope') || 'global';
   if (!Object.hasOwn(SCOPES, scopeName)) throw apiError('logout_scope', `Unsupported logout scope "${scopeName}"`);
   await deleteSessions(ctx.db, user.id, SCOPES[scopeName as keyof typeof SCOPES], session.id);
-  await writeAudit(ctx.db, actorOf(user), 'logout');
+  await writeAudit(ctx.db, req, actorOf(user), 'logout');
   return { status: 204 };
 };

@@ -44,5 +44,5 @@ export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: Magi
     user = await findUserByEmail(ctx.db, email, aud);
     if (!user) return;
   }
-  await sendLinkMail(ctx, user.id, { kind: 'magicLink', redirectTo: redirectTarget(req, ctx), pkce }, req.signal);
+  await sendLinkMail(ctx, req, user.id, { kind: 'magicLink', redirectTo: redirectTarget(req, ctx), pkce });
 }

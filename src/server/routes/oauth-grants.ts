@@ -31,7 +31,7 @@ export const revokeGrantOfClient: GuardedHandler<Authenticated> = async (req, ct
     ctx.db,
     async (c) => {
       if (!(await revokeGrant(c, user.id, clientId))) throw apiError('oauth_consent_not_found');
-      await writeAudit(c, actorOf(user), 'token_revoked', { oauth_client_id: clientId, action: 'revoke_oauth_grant' }, req.ip);
+      await writeAudit(c, req, actorOf(user), 'token_revoked', { oauth_client_id: clientId, action: 'revoke_oauth_grant' }, req.ip);
     },
     req.signal,
   );

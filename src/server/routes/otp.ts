@@ -68,7 +68,7 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
     // Deleted (or soft-deleted) by a concurrent request since the lookup above: nothing to send, as for a
     // number that has no account.
     if (!current) return { messageId: undefined };
-    await writeAudit(c, actorOf(current), 'user_recovery_requested');
+    await writeAudit(c, req, actorOf(current), 'user_recovery_requested');
     return sendConfirmation(ctx, c, current, {
       provider: 'phone',
       address: phone,

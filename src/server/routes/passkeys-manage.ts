@@ -34,7 +34,7 @@ export const renamePasskey: GuardedHandler<Authenticated, BodyOf<typeof FIELDS>>
     async (c) => {
       await ownPasskey(c, id, user.id);
       const row = await renameCredential(c, id, name);
-      await writeAudit(c, actorOf(user), 'passkey_updated', { passkey_id: id }, req.ip);
+      await writeAudit(c, req, actorOf(user), 'passkey_updated', { passkey_id: id }, req.ip);
       return row;
     },
     req.signal,
@@ -51,7 +51,7 @@ export const deletePasskey: GuardedHandler<Authenticated> = async (req, ctx, pri
     async (c) => {
       await ownPasskey(c, id, user.id);
       await deleteCredential(c, id);
-      await writeAudit(c, actorOf(user), 'passkey_deleted', { passkey_id: id }, req.ip);
+      await writeAudit(c, req, actorOf(user), 'passkey_deleted', { passkey_id: id }, req.ip);
     },
     req.signal,
   );

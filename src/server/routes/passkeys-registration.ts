@@ -64,7 +64,7 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
       if ((await countCredentials(c, user.id)) >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
       const row = await insertCredential(c, { userId: user.id, ...outcome.credential, friendlyName: 'Passkey' });
       if (!row) throw apiError('webauthn_credential_exists');
-      await writeAudit(c, actorOf(user), 'passkey_created', { passkey_id: row.id }, req.ip);
+      await writeAudit(c, req, actorOf(user), 'passkey_created', { passkey_id: row.id }, req.ip);
       return row;
     },
     req.signal,

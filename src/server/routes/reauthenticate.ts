@@ -53,7 +53,7 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
       if (messageId) answer = { message_id: messageId };
     }
     await updateUser(c, user.id, { reauthentication_sent_at: new Date() });
-    await writeAudit(c, actorOf(user), 'user_reauthenticate_requested');
+    await writeAudit(c, req, actorOf(user), 'user_reauthenticate_requested');
     return answer;
   });
   return { body };

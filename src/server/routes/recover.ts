@@ -24,6 +24,6 @@ export const recover: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
   const pkce = readPkceParams(body);
   const user = await findUserByEmail(ctx.db, email, requestAudience(req, ctx));
   if (!user) await pretendLinkMail(ctx, email, timing, req.signal);
-  else await sendLinkMail(ctx, user.id, { kind: 'recovery', redirectTo: redirectTarget(req, ctx), pkce }, req.signal, timing);
+  else await sendLinkMail(ctx, req, user.id, { kind: 'recovery', redirectTo: redirectTarget(req, ctx), pkce }, timing);
   return { body: {} };
 };

@@ -16,7 +16,7 @@ import { redirectTarget } from '../http/redirect-target.js';
 import { sendConfirmation } from '../users/confirmation.js';
 import { actorOf } from '../users/actor.js';
 import type { AppContext } from '../context.js';
-import type { Handler } from '../http/types.js';
+import type { ApiRequest, Handler } from '../http/types.js';
 
 type ResendType = 'signup' | 'sms' | 'email_change' | 'phone_change';
 const TYPES = new Set<string>(['signup', 'sms', 'email_change', 'phone_change']);
@@ -50,7 +50,7 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
             : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);
       // Locked so that concurrent resends pass the frequency check one at a time.
       const user = found && (await lockUserById(c, found.id));
-      return user ? send(ctx, c, user, r) : {};
+      return user ? send(ctx, c, req, user, r) : {};
     },
     timing,
   );
@@ -71,7 +71,7 @@ function readResend(body: ResendBody, ctx: AppContext, redirectTo: string): Rese
   return { type, address: email ? normaliseEmail(email) : normalisePhone(phone), byEmail: !!email, pkce: readPkceParams(body), redirectTo };
 }
 
-async function send(ctx: AppContext, c: Queryable, user: UserRow, r: Resend): Promise<Record<string, string>> {
+async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRow, r: Resend): Promise<Record<string, string>> {
   switch (r.type) {
     case 'signup': {
       if (user.email_confirmed_at) return {};
@@ -83,7 +83,7 @@ async function send(ctx: AppContext, c: Queryable, user: UserRow, r: Resend): Pr
         pkce: r.pkce,
         checkInterval: true,
       });
-      await writeAudit(c, actorOf(user), 'user_confirmation_requested');
+      await writeAudit(c, req, actorOf(user), 'user_confirmation_requested');
       return {};
     }
     case 'sms': {

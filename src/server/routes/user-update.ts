@@ -71,7 +71,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     if (passwordHash) {
       if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
       const firstPassword = isFirstPassword(current, update.password);
-      current = await changePassword(c, current, passwordHash, session.id);
+      current = await changePassword(c, req, current, passwordHash, session.id);
       // Before the metadata merge, as the original: an admin-group user's own app_metadata has the last word.
       if (firstPassword) current = await addEmailIdentityForFirstPassword(ctx.config, c, current);
       // To the address the user had when the password changed, as the original (an anonymous user has none).
@@ -87,7 +87,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     } else if (update.phone) {
       current = (await sendPhoneChange(ctx, c, current, update.phone, update.channel)).user;
     }
-    await writeAudit(c, actorOf(current), 'user_modified');
+    await writeAudit(c, req, actorOf(current), 'user_modified');
     return current;
   });
   if (outcome instanceof ApiError) throw outcome;
@@ -137,11 +137,11 @@ async function requireAal2ForSensitiveChange(ctx: AppContext, userId: string, se
 }
 
 /** A new password ends every other session and voids pending one-time tokens (docs/api.md#put-user). */
-async function changePassword(c: Queryable, user: UserRow, passwordHash: string, sessionId: string): Promise<UserRow> {
+async function changePassword(c: Queryable, req: ApiRequest, user: UserRow, passwordHash: string, sessionId: string): Promise<UserRow> {
   const updated = await updateUser(c, user.id, { encrypted_password: passwordHash });
   await deleteSessions(c, user.id, 'others', sessionId);
   await deleteOneTimeTokens(c, user.id);
-  await writeAudit(c, actorOf(updated), 'user_updated_password');
+  await writeAudit(c, req, actorOf(updated), 'user_updated_password');
   return updated;
 }
 

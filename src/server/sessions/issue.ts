@@ -213,7 +213,7 @@ export async function issueSession(
     signedInAt: new Date(),
     passwordHash,
     notAfter,
-    audit: audit ? auditEntry(audit.actor, audit.action, audit.traits) : null,
+    audit: audit ? auditEntry(req, audit.actor, audit.action, audit.traits) : null,
     oauthClientId: oauth?.client_id ?? null,
     scopes: oauth?.scope ?? null,
   });

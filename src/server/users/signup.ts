@@ -107,7 +107,7 @@ export async function signUp(
     if (autoconfirm && !input.withoutSession) {
       return { body: await issueSession(ctx, c, await confirmAddress(c, user, input.provider), 'password', req, { audit }) };
     }
-    await writeAudit(c, audit.actor, audit.action, audit.traits);
+    await writeAudit(c, req, audit.actor, audit.action, audit.traits);
     if (autoconfirm) return { body: userJson(await confirmAddress(c, user, input.provider), []) };
     return { body: await confirmationAnswer(ctx, c, user, input, false, req) };
   }
@@ -119,7 +119,7 @@ export async function signUp(
   if (!locked) return signUp(ctx, c, req, input, passwordHash);
   user = locked;
   if (isAddressConfirmed(user, input.provider)) {
-    await writeAudit(c, actorOf(user), 'user_repeated_signup', { provider: input.provider });
+    await writeAudit(c, req, actorOf(user), 'user_repeated_signup', { provider: input.provider });
     return confirmedDuplicate(ctx, input);
   }
   return { body: await confirmationAnswer(ctx, c, user, input, true, req) };

@@ -75,7 +75,7 @@ export async function consumeToken(
       const action = user.confirmed_at ? 'login' : user.invited_at ? 'invite_accepted' : 'user_signedup';
       const audit = { actor: actorOf(applied.user), action, traits: { provider: type.channel === 'email' ? 'email' : 'phone' } } as const;
       if (flow) {
-        await writeAudit(c, audit.actor, audit.action, audit.traits);
+        await writeAudit(c, req, audit.actor, audit.action, audit.traits);
         await markAuthCodeIssued(c, flow.id);
         return { kind: 'code', authCode: flow.auth_code! };
       }
