@@ -12,7 +12,17 @@ export interface DirWatch {
   close(): void;
 }
 
-export function watchConfigDir(dir: string, settings: Config['reloading'], log: Logger, onSettled: () => void): DirWatch {
+/** How the directory is watched: fs.watch, or a stand-in that fails as a file system without notifications does. */
+export type WatchDir = (dir: string, listener: () => void) => fs.FSWatcher;
+const fsWatch: WatchDir = (dir, listener) => fs.watch(dir, listener);
+
+export function watchConfigDir(
+  dir: string,
+  settings: Config['reloading'],
+  log: Logger,
+  onSettled: () => void,
+  watchDir: WatchDir = fsWatch,
+): DirWatch {
   const closers: Array<() => void> = [];
   let pending: NodeJS.Timeout | null = null;
   const changed = () => {
@@ -24,7 +34,7 @@ export function watchConfigDir(dir: string, settings: Config['reloading'], log: 
   };
   closers.push(() => pending && clearTimeout(pending));
 
-  if (settings.notifyEnabled) closers.push(watchNotify(dir, settings, log, changed));
+  if (settings.notifyEnabled) closers.push(watchNotify(dir, settings, log, changed, watchDir));
   if (settings.signalEnabled) closers.push(watchSignal(settings.signalNumber, log, changed));
   return { close: () => closers.forEach((close) => close()) };
 }
@@ -35,13 +45,13 @@ export function watchConfigDir(dir: string, settings: Config['reloading'], log: 
  * configuration as it was is noticed later and costs nothing. A directory that is missing, or goes, is
  * looked for again every grace period (at least each second) and counts as a change when it (re)appears.
  */
-function watchNotify(dir: string, settings: Config['reloading'], log: Logger, changed: () => void): () => void {
+function watchNotify(dir: string, settings: Config['reloading'], log: Logger, changed: () => void, watchDir: WatchDir): () => void {
   let watcher: fs.FSWatcher | null = null;
   let poller: (() => void) | null = null;
   let failing = false;
   const attach = () => {
     try {
-      watcher = fs.watch(dir, () => changed());
+      watcher = watchDir(dir, () => changed());
     } catch (err) {
       if (settings.pollerEnabled && isDirectory(dir)) {
         // The directory is there but cannot be watched (a file system without notifications).
