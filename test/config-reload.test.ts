@@ -145,6 +145,26 @@ t.test('with RELOADING_SIGNAL_ENABLED the signal reloads, without file notificat
   t.equal(now.external.github, true, 'after the signal');
 });
 
+t.test('without the HTTP guard the threads share the port, and a reload reaches it all the same', async (t) => {
+  const svc = await startWithDir(t, { AUTH_HTTP_GUARD: 'false', GOTRUE_RELOADING_GRACE_PERIOD_INTERVAL: '100ms' });
+  t.equal((await settings(svc.port)).disable_signup, false);
+  const drained = svc.nextLog((l) => l.msg === 'the previous HTTP threads have drained and ended');
+  writeFileSync(path.join(svc.dir, '60_signup.json'), JSON.stringify({ GOTRUE_DISABLE_SIGNUP: 'true' }));
+  // Until then the previous threads may answer, and a connection the kernel queued on one as it stopped
+  // listening is reset (docs/settings.md#reloading): only what is served afterwards is asserted.
+  await drained;
+  const after = await Promise.all(Array.from({ length: 40 }, () => get(svc.port, '/settings', false)));
+  t.strictSame(
+    after.map((r) => r.status),
+    after.map(() => 200),
+  );
+  t.ok(
+    after.every((r) => JSON.parse(r.body).disable_signup === true),
+    'every thread listening now serves the reloaded configuration',
+  );
+  t.equal(svc.logs().filter((l) => l.msg === 'HTTP thread crashed').length, 0);
+});
+
 function get(port: number, pathname: string, agent: http.Agent | false): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     http

@@ -206,6 +206,7 @@ async function spawnThreads(started: Config, databaseUrl: string, owned: Owned, 
     // there any more, so a short wait lets those few requests start, and the drain then waits for them.
     await delay(ROLL_OVER_SETTLE_MS);
     await old.drain(ROLL_OVER_DRAIN_MS);
+    log.info({ threads: count }, 'the previous HTTP threads have drained and ended');
   };
   let reloading: Promise<void> = Promise.resolve();
   const reload = () => {
