@@ -105,7 +105,7 @@ t.test('DB_MAX_POOL_SIZE below AUTH_HTTP_WORKERS runs fewer threads and never op
   });
   t.teardown(() => api.stop());
   t.equal(api.service.threads, 2);
-  const warning = api.logs().find((l) => l.level === 40 && /DB_MAX_POOL_SIZE is below AUTH_HTTP_WORKERS/.test(l.msg));
+  const warning = api.logs().find((l) => l.level === 'warning' && /DB_MAX_POOL_SIZE is below AUTH_HTTP_WORKERS/.test(l.msg));
   t.match(warning, { httpWorkers: 3, maxPoolSize: 2, threads: 2 }, 'says why it runs fewer threads');
 
   const { access_token: token } = await signUp(api);

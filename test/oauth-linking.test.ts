@@ -49,7 +49,7 @@ const identitiesOf = async (userId: string) =>
   (await api.db.query('select provider from identities where user_id = $1 order by provider', [userId])).rows.map((r) => r.provider);
 
 t.test('an enabled provider missing credentials: named in one start-up warning, false in /settings, refused by /authorize', async (t) => {
-  const warnings = api.logs().filter((l) => l.level === 40 && String(l.msg).includes('not fully configured'));
+  const warnings = api.logs().filter((l) => l.level === 'warning' && String(l.msg).includes('not fully configured'));
   t.equal(warnings.length, 1);
   t.same(warnings[0].providers, ['azure: missing OAuth client ID']);
   const settings = await api.request('GET', '/settings');

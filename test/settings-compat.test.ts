@@ -36,7 +36,7 @@ t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environ
 t.test('the service logs that warning once at start', async (t) => {
   const api = await startTestService({ GOTRUE_EXPERIMENTAL_NOT_A_SETTING: 'true', AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true' });
   t.teardown(() => api.stop());
-  const warnings = api.logs().filter((l) => l.level === 40 && String(l.msg).startsWith('ignoring settings'));
+  const warnings = api.logs().filter((l) => l.level === 'warning' && String(l.msg).startsWith('ignoring settings'));
   t.strictSame(
     warnings.map((l) => l.msg),
     ['ignoring settings Portcullis does not know or support: AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED, GOTRUE_EXPERIMENTAL_NOT_A_SETTING'],

@@ -1,16 +1,17 @@
 // A real pino logger whose lines are kept in memory, so tests can assert what was logged.
 import { pino, type Logger } from 'pino';
+import { LOGRUS_SHAPE } from '../../dist/server/observability/log.js';
 
 export interface CapturedLog {
   log: Logger;
-  lines: Array<Record<string, unknown> & { level: number; msg: string }>;
+  lines: Array<Record<string, unknown> & { level: string; msg: string }>;
 }
 
 export function captureLog(): CapturedLog {
   const lines: CapturedLog['lines'] = [];
-  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const log = pino({ ...LOGRUS_SHAPE, level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   return { log, lines };
 }
 
-/** pino's numeric levels, for readable assertions */
-export const LEVEL = { debug: 20, info: 30, warn: 40, error: 50 } as const;
+/** the levels as the service's lines name them (observability/log.ts: the original's names) */
+export const LEVEL = { debug: 'debug', info: 'info', warn: 'warning', error: 'error', fatal: 'fatal' } as const;

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { pino } from 'pino';
+import { LOGRUS_SHAPE } from '../../dist/server/observability/log.js';
 import pg from 'pg';
 import { loadConfig } from '../../dist/server/config/load.js';
 import { startService, type Service } from '../../dist/server/service.js';
@@ -79,7 +80,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     envFile: null,
     env: { ...testServiceEnv(database.url, port), AUTH_LOG_LEVEL: 'info', AUTH_LOG_FILE: logFile, ...env },
   });
-  const log = pino({ level: 'info' }, pino.destination({ dest: logFile, append: true, sync: true }));
+  const log = pino({ ...LOGRUS_SHAPE, level: 'info' }, pino.destination({ dest: logFile, append: true, sync: true }));
   // The threads run compiled JavaScript, as in production: the test runner's TypeScript, mock and
   // process-tracking hooks would otherwise load again in each of them, and sit in front of every import.
   // A thread given its own options reads NODE_OPTIONS from its environment again, and the runner puts

@@ -11,6 +11,8 @@ export interface Answer {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** an error answer's text for the request line (render-error.ts) */
+  error?: string;
 }
 
 export function serialise(response: ApiResponse, cors: Readonly<Record<string, string>>): Answer {
@@ -29,7 +31,12 @@ export function errorAnswer(
   cors: Readonly<Record<string, string>>,
 ): Answer {
   const rendered = renderError(err, apiVersion, requestId);
-  return { status: rendered.status, headers: { ...cors, ...rendered.headers, 'Content-Type': 'application/json' }, body: rendered.body };
+  return {
+    status: rendered.status,
+    headers: { ...cors, ...rendered.headers, 'Content-Type': 'application/json' },
+    body: rendered.body,
+    error: rendered.logged,
+  };
 }
 
 // PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in the input would reach the database

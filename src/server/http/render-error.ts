@@ -8,6 +8,8 @@ export interface RenderedError {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** the request line's `error`, as the original logs it: "status: message", or the unexpected error's own message */
+  logged: string;
 }
 
 const API_VERSION_2024 = '2024-01-01';
@@ -30,14 +32,15 @@ export function apiVersionOf(header: string | undefined): 'initial' | typeof API
 export function renderError(err: unknown, apiVersion: string | undefined, requestId: string): RenderedError {
   const fault = err instanceof ApiError ? null : databaseFault(err);
   const e = err instanceof ApiError ? err : apiError(fault ? DATABASE_FAULTS[fault] : 'unexpected_failure');
+  const logged = err instanceof ApiError || !(err instanceof Error) ? `${e.status}: ${e.message}` : `${e.status}: ${err.message}`;
   const headers: Record<string, string> = { ...e.headers, 'x-sb-error-code': e.errorCode };
   const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   if (apiVersionOf(apiVersion) === API_VERSION_2024) {
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
-    return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }) };
+    return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }), logged };
   }
   const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
   if (e.status >= 500) body.error_id = requestId;
-  return { status: e.status, headers, body: JSON.stringify(body) };
+  return { status: e.status, headers, body: JSON.stringify(body), logged };
 }

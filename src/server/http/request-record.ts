@@ -15,6 +15,8 @@ export interface Completed {
   params: Record<string, string>;
   status: number;
   errorCode: string | undefined;
+  /** an error answer's text (render-error.ts) */
+  error: string | undefined;
   aborted: boolean;
   spans?: ChildSpan[];
   /** the payload of the request's last audit entry (db/audit-log.ts) */
@@ -37,19 +39,26 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
       children: r.spans,
     });
   if (r.route?.quiet) return;
+  // The original's fields (its request logger's), so what reads its lines reads ours: duration in
+  // nanoseconds, error as it words it, grant_type on /token; query, route and duration_ms are ours.
   const line = {
     request_id: r.requestId,
     method: r.method,
     path: r.path,
     query: r.query ? maskQuery(r.query) : undefined,
     route: r.route?.path,
+    grant_type: r.path === '/token' ? (new URLSearchParams(r.query).get('grant_type') ?? '') : undefined,
     remote_addr: r.ip,
     status: r.status,
+    duration: Math.round(seconds * 1e9),
     duration_ms: Math.round(seconds * 100_000) / 100,
     error_code: r.errorCode,
+    error: r.error,
     aborted: r.aborted || undefined,
     auth_event: r.authEvent,
   };
+  // Levels as the original's: a server error is an error, a refusal of the client's request a warning.
   if (r.status >= 500) log.error(line, 'request completed');
+  else if (r.status >= 400) log.warn(line, 'request completed');
   else log.info(line, 'request completed');
 }

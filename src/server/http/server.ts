@@ -100,6 +100,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       params: progress.params,
       status: answer.status,
       errorCode: answer.headers['x-sb-error-code'],
+      error: answer.error,
       aborted: progress.aborted,
       spans: progress.spans,
       authEvent: snap.authEvent,

@@ -27,6 +27,17 @@ const REDACT = [
 ];
 
 /**
+ * JSON lines shaped as the original writes them (logrus): `level` by name, "warning" for pino's warn,
+ * and `time` as an RFC 3339 string in UTC, not pino's numbers. Collectors set up for the original read
+ * them unchanged: Supabase's own (Vector into Logflare) takes `time` as the event's timestamp, and its
+ * Studio selects and filters auth logs by `level` (docs/observability.md#logs).
+ */
+export const LOGRUS_SHAPE = {
+  formatters: { level: (label: string) => ({ level: label === 'warn' ? 'warning' : label }) },
+  timestamp: pino.stdTimeFunctions.isoTime,
+} satisfies pino.LoggerOptions;
+
+/**
  * Pretty (pino-pretty) lines only where a person reads them: the development setup, on a terminal, with
  * no LOG_FILE. Everywhere else the JSON lines stay, for whatever collects them.
  */
@@ -54,7 +65,12 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
   // and at exit.
   const destination = pino.destination({ dest: config.file || 1, append: true, mkdir: !!config.file, sync: true, minLength: 4096 });
   const logger = pino(
-    { level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } },
+    {
+      ...LOGRUS_SHAPE,
+      level: LEVELS[config.level],
+      base: { component: 'api', ...bindings },
+      redact: { paths: REDACT, censor: '[redacted]' },
+    },
     destination,
   );
   const flush = () => {

@@ -1,0 +1,51 @@
+// The service's log lines in the original's shape (docs/observability.md#logs), so collectors set up for
+// it read ours unchanged: Supabase's Vector → Logflare pipeline takes `time` as the event's timestamp and
+// its Studio selects auth logs by `level`, `status`, `path`, `msg` and `error`.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+
+const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+t.test(
+  'request lines: level by status, RFC 3339 time, duration in nanoseconds, error and grant_type as the original writes them',
+  async (t) => {
+    const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+    t.equal((await api.request('GET', '/settings')).status, 200);
+    const refused = await api.request('POST', '/token?grant_type=password', {
+      body: { email: 'nobody@example.com', password: 'wrong-password' },
+    });
+    t.equal(refused.status, 400);
+    t.equal((await api.request('GET', '/no/such/route')).status, 404);
+    await api.stop();
+    const lines = api.logs();
+    const completed = lines.filter((l) => l.msg === 'request completed');
+
+    const ok = completed.find((l) => l.path === '/settings')!;
+    t.match(ok, { level: 'info', component: 'api', method: 'GET', status: 200 });
+    t.equal(ok.error, undefined, 'no error on a success');
+    t.equal(ok.grant_type, undefined, 'grant_type only on /token');
+
+    const token = completed.find((l) => l.path === '/token')!;
+    t.match(token, {
+      level: 'warning',
+      status: 400,
+      grant_type: 'password',
+      error_code: 'invalid_credentials',
+      error: '400: Invalid login credentials',
+    });
+    t.equal(completed.find((l) => l.path === '/no/such/route')?.level, 'warning');
+
+    for (const line of completed) {
+      t.ok(Number.isInteger(line.duration) && line.duration > 0, `${line.path}: duration is whole nanoseconds (${line.duration})`);
+      t.ok(Math.abs(line.duration / 1e6 - line.duration_ms) < 0.01, `${line.path}: the same time as duration_ms`);
+    }
+    t.ok(
+      lines.every((l) => typeof l.time === 'string' && RFC3339_UTC.test(l.time) && !Number.isNaN(Date.parse(l.time))),
+      'every line, the supervisor and the HTTP threads alike, is timed in RFC 3339, UTC',
+    );
+    t.ok(
+      lines.every((l) => ['trace', 'debug', 'info', 'warning', 'error', 'fatal'].includes(l.level)),
+      'every level is named as the original names it',
+    );
+  },
+);
