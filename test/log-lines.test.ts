@@ -3,6 +3,7 @@
 // its Studio selects auth logs by `level`, `status`, `path`, `msg` and `error`.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
+import { captureLog } from './helpers/log.js';
 
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -49,3 +50,18 @@ t.test(
     );
   },
 );
+
+t.test("a logged error's message is its line's `error`, as logrus' WithError writes it; the stack stays under err", async (t) => {
+  const { log, lines } = captureLog();
+  log.error({ err: new Error('connection refused') }, 'hook failed');
+  log.warn({ err: new Error('slow'), error: 'named by the caller' }, 'kept');
+  log.info({ status: 200 }, 'plain');
+  t.match(lines[0], {
+    level: 'error',
+    msg: 'hook failed',
+    error: 'connection refused',
+    err: { message: 'connection refused', stack: /Error: connection refused/ },
+  });
+  t.equal(lines[1].error, 'named by the caller', "a caller's own error field is kept");
+  t.equal(lines[2].error, undefined);
+});

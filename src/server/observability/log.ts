@@ -28,12 +28,17 @@ const REDACT = [
 
 /**
  * JSON lines shaped as the original writes them (logrus): `level` by name, "warning" for pino's warn,
- * and `time` as an RFC 3339 string in UTC, not pino's numbers. Collectors set up for the original read
- * them unchanged: Supabase's own (Vector into Logflare) takes `time` as the event's timestamp, and its
- * Studio selects and filters auth logs by `level` (docs/observability.md#logs).
+ * `time` as an RFC 3339 string in UTC, not pino's numbers, and a logged error's message as `error` (beside
+ * pino's `err` with its stack). Collectors set up for the original read them unchanged: Supabase's own
+ * (Vector into Logflare) takes `time` as the event's timestamp, and its Studio selects and filters auth
+ * logs by `level` and shows `error` (docs/observability.md#logs).
  */
 export const LOGRUS_SHAPE = {
-  formatters: { level: (label: string) => ({ level: label === 'warn' ? 'warning' : label }) },
+  formatters: {
+    level: (label: string) => ({ level: label === 'warn' ? 'warning' : label }),
+    log: (fields: Record<string, unknown>) =>
+      fields.err instanceof Error && fields.error === undefined ? { ...fields, error: fields.err.message } : fields,
+  },
   timestamp: pino.stdTimeFunctions.isoTime,
 } satisfies pino.LoggerOptions;
 
