@@ -1,4 +1,5 @@
-// The `portcullis` command: serve (default), migrate [--dry-run], import, version, keys generate, token;
+// The `portcullis` command: serve (default), migrate [--dry-run], import, version, keys generate, token,
+// admin createuser|deleteuser;
 // each takes the original's -c/--config FILE and -d/--config-dir DIR (cli-flags.ts).
 import { configSources, loadFromSources, ConfigError, type Config, type ConfigSources } from './config/load.js';
 import { parseCommandLine } from './cli-flags.js';
@@ -12,10 +13,11 @@ import { appliedSchemaVersion, knownSchemaVersion } from '../db/schema-version.j
 import { developmentBanner } from './development-banner.js';
 import { prettyLogsWanted } from './observability/log.js';
 import { importCommand } from './cli-import.js';
+import { adminCommand } from './cli-admin.js';
 import { secretBox } from './mfa/encryption.js';
 
 const USAGE =
-  'usage: portcullis [-c FILE] [-d DIR] [serve | migrate [--dry-run] | import (--file users.jsonl | --from-database URL) | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y]]';
+  'usage: portcullis [-c FILE] [-d DIR] [serve | migrate [--dry-run] | import (--file users.jsonl | --from-database URL) | version | keys generate [--alg ES256] | token --role service_role|anon [--exp 10y] | admin createuser EMAIL PASSWORD [ROLE] [--confirm] [--admin] [-a AUD] | admin deleteuser EMAIL|ID [-a AUD]]';
 
 async function main(argv: string[]): Promise<number> {
   const line = parseCommandLine(argv);
@@ -34,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (command === 'version') return versionCommand(sources);
-  if (!['serve', 'migrate', 'token', 'import'].includes(command) || (command === 'migrate' && !migrateArgsValid(args))) {
+  if (!['serve', 'migrate', 'token', 'import', 'admin'].includes(command) || (command === 'migrate' && !migrateArgsValid(args))) {
     console.error(USAGE);
     return 2;
   }
@@ -51,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
   const log = createLogger(config.log, {}, { pretty: prettyLogsWanted(config, process.stdout.isTTY === true) });
   if (command === 'migrate') return runMigrate(config, log, args.includes('--dry-run'));
   if (command === 'import') return importCommand(config, log, args);
+  if (command === 'admin') return adminCommand(config, log, args);
 
   // Signals are caught from the start: one arriving while the threads are still starting stops the
   // service as soon as it is up, instead of killing the process and orphaning the embedded database.
