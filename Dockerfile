@@ -17,6 +17,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY sql ./sql
+# The original's command names on the PATH (bin/auth): `docker exec … auth admin createuser …` keeps working.
+RUN ln -s /app/bin/auth /usr/local/bin/auth && ln -s /app/bin/auth /usr/local/bin/gotrue
 RUN useradd --system --uid 10001 --home /app portcullis && mkdir -p /app/.data && chown portcullis /app/.data
 USER portcullis
 # The development setup's embedded database and generated secret (DATA_DIR): kept across container restarts.

@@ -117,6 +117,12 @@ t.test('the flags in every spelling, before or after the command', async (t) => 
   t.match(parse('--config=f.env', 'migrate', '-dd', '--dry-run'), { command: 'migrate', args: ['--dry-run'], ...both });
   t.match(parse('-c=f.env', '--config-dir=d'), { command: undefined, args: [], ...both });
   t.match(parse('serve', '-c'), { message: '-c needs a value' });
+  // The original's program names, as an overridden container command passes them to the entrypoint.
+  t.match(parse('auth', 'migrate', '--dry-run'), { command: 'migrate', args: ['--dry-run'] });
+  t.match(parse('gotrue', '-c', 'f.env', 'serve'), { command: 'serve', args: [], configFile: 'f.env' });
+  t.match(parse('-c', 'f.env', 'auth'), { command: undefined, args: [], configFile: 'f.env' });
+  t.match(parse('auth', 'admin', 'createuser', 'a@example.com', 'pw'), { command: 'admin', args: ['createuser', 'a@example.com', 'pw'] });
+  t.match(parse('admin', 'auth'), { command: 'admin', args: ['auth'] }, 'only in the command position');
 });
 
 t.test('the binary: `-c FILE serve` and `serve --config-dir DIR` start with the files, migrate reads them', async (t) => {

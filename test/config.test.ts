@@ -1,6 +1,7 @@
 // Configuration: precedence of the sources and names, conversions, and every validation path.
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
@@ -179,6 +180,19 @@ t.test('version command', async (t) => {
   t.equal(run.status, 0);
   t.match(run.stdout.split('\n')[0], /^\d+\.\d+\.\d+$/, 'the bare version on the first line');
   t.match(run.stdout, /^schema \d+ \(sql\/\d{5}_\w+\.sql\)$/m, 'and the schema version it knows');
+});
+
+t.test("the original's command names: `auth` and `gotrue` (as the image links them), or as the first argument", async (t) => {
+  const expected = runPortcullis(['version'], { env: process.env }).stdout;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cmd-names-'));
+  for (const name of ['auth', 'gotrue']) {
+    symlinkSync(path.resolve('bin/auth'), path.join(dir, name));
+    const linked = spawnSync(path.join(dir, name), ['version'], { encoding: 'utf8', timeout: 60_000 });
+    t.equal(linked.status, 0, `${name} version: ${linked.stderr}`);
+    t.equal(linked.stdout, expected, `${name} runs portcullis`);
+    // An overridden container command (`command: ["auth", "version"]`) reaches the entrypoint as arguments.
+    t.equal(runPortcullis([name, 'version'], { env: process.env }).stdout, expected, `portcullis ${name} version`);
+  }
 });
 
 t.test('the database timeouts: defaults, seconds or Go durations, and their bounds', async (t) => {

@@ -10,6 +10,11 @@ export interface ParsedCommandLine {
   configDir: string | null;
 }
 
+// The original's program names. Its image runs `auth` (also linked as `gotrue`), so a deployment that
+// overrides the command says `auth migrate` or `gotrue serve`; behind this image's entrypoint that
+// arrives as the first argument, and names no command of its own.
+const PROGRAM_NAMES = new Set(['auth', 'gotrue']);
+
 const FLAGS: Record<string, 'configFile' | 'configDir'> = {
   '-c': 'configFile',
   '--config': 'configFile',
@@ -35,6 +40,7 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine | Error {
     if (value === undefined || value === '') return new Error(`${name} needs a value`);
     parsed[FLAGS[name]] = value;
   }
+  if (PROGRAM_NAMES.has(rest[0])) rest.shift();
   parsed.command = rest[0];
   parsed.args = rest.slice(1);
   return parsed;
