@@ -11,6 +11,9 @@ FROM node:20-bookworm-slim
 # PORTCULLIS_CONTAINER: without DATABASE_URL the service refuses to start instead of quietly running the
 # development setup (data lost with the container); PORTCULLIS_DEVELOPMENT=true asks for it explicitly.
 ENV NODE_ENV=production PORTCULLIS_CONTAINER=true
+# wget, as the original's (Alpine) image has it: the self-hosted Supabase stack's compose file checks the
+# auth container's health with `wget --spider http://localhost:9999/health`.
+RUN apt-get update && apt-get install -y --no-install-recommends wget && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
