@@ -46,9 +46,10 @@ export function userJson(user: UserRow, identities: IdentityRow[] | null, factor
   setDate(json, 'confirmed_at', user.confirmed_at);
   setDate(json, 'invited_at', user.invited_at);
   setDate(json, 'recovery_sent_at', user.recovery_sent_at);
-  if (user.email_change !== null && user.email_change !== undefined) json.new_email = user.email_change;
+  // Truthiness, not null: a row a script wrote as the original's seeds do holds '' for "none".
+  if (user.email_change) json.new_email = user.email_change;
   setDate(json, 'email_change_sent_at', user.email_change_sent_at);
-  if (user.phone_change !== null && user.phone_change !== undefined) json.new_phone = user.phone_change;
+  if (user.phone_change) json.new_phone = user.phone_change;
   setDate(json, 'phone_change_sent_at', user.phone_change_sent_at);
   setDate(json, 'reauthentication_sent_at', user.reauthentication_sent_at);
   setDate(json, 'last_sign_in_at', user.last_sign_in_at);
