@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { createPool, tx } from '../db/pool.js';
 import { findUserByEmail, findUserById, isEmailTaken } from '../db/users.js';
 import { hardDeleteUser } from '../db/user-deletion.js';
-import { startEmbeddedPostgres } from '../db/embedded/server.js';
+import { withCommandDatabase } from './cli-database.js';
 import { hashPassword } from '../workers/crypto.js';
 import { createUser } from './users/create.js';
 import { normaliseEmail } from './users/addresses.js';
@@ -49,25 +49,20 @@ export async function adminCommand(config: Config, log: Logger, args: string[]):
     console.error(ADMIN_USAGE);
     return 2;
   }
-  const embedded = config.development ? await startEmbeddedPostgres({ dataDir: config.dataDir, log: (m) => log.debug(m) }) : null;
-  const pool = createPool({
-    url: embedded?.url ?? config.db.url,
-    max: 1,
-    namespace: config.db.namespace,
-    applicationName: 'portcullis_admin',
+  return withCommandDatabase(config, log, async (url) => {
+    const pool = createPool({ url, max: 1, namespace: config.db.namespace, applicationName: 'portcullis_admin' });
+    try {
+      const aud = parsed.aud || config.jwt.aud;
+      return parsed.command === 'createuser'
+        ? await createUserCommand(config, log, pool, aud, parsed)
+        : await deleteUserCommand(log, pool, aud, parsed.positionals[0]);
+    } catch (err) {
+      log.error({ err }, `admin ${parsed.command} failed`);
+      return 1;
+    } finally {
+      await pool.end();
+    }
   });
-  try {
-    const aud = parsed.aud || config.jwt.aud;
-    return parsed.command === 'createuser'
-      ? await createUserCommand(config, log, pool, aud, parsed)
-      : await deleteUserCommand(log, pool, aud, parsed.positionals[0]);
-  } catch (err) {
-    log.error({ err }, `admin ${parsed.command} failed`);
-    return 1;
-  } finally {
-    await pool.end();
-    await embedded?.stop();
-  }
 }
 
 async function createUserCommand(

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { writeBatch } from '../db/import-users.js';
-import { startEmbeddedPostgres } from '../db/embedded/server.js';
+import { withCommandDatabase } from './cli-database.js';
 import { RecordError, toImportedUser, type ImportedUser } from './import/records.js';
 import { fromGotrueDatabase, fromJsonLines, type SourceRecord } from './import/sources.js';
 import type { Config } from './config/types.js';
@@ -22,9 +22,7 @@ export async function importCommand(config: Config, log: Logger, args: string[])
     console.error(IMPORT_USAGE);
     return 2;
   }
-  const embedded = config.development ? await startEmbeddedPostgres({ dataDir: config.dataDir, log: (m) => log.debug(m) }) : null;
-  const url = embedded?.url ?? config.db.url;
-  try {
+  return withCommandDatabase(config, log, async (url) => {
     await migrate(url, config.db.namespace, (m) => log.info(m), {
       sealSecret: (rowId, stored) => secretBox(config).sealIfClear(rowId, stored),
     });
@@ -37,9 +35,7 @@ export async function importCommand(config: Config, log: Logger, args: string[])
     } finally {
       await pool.end();
     }
-  } finally {
-    await embedded?.stop();
-  }
+  });
 }
 
 interface ImportOptions {

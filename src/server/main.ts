@@ -6,7 +6,7 @@ import { parseCommandLine } from './cli-flags.js';
 import { createLogger } from './observability/log.js';
 import { startService } from './service.js';
 import { migrate } from '../db/migrate.js';
-import { startEmbeddedPostgres } from '../db/embedded/server.js';
+import { withCommandDatabase } from './cli-database.js';
 import { VERSION } from './version.js';
 import { keysCommand, tokenCommand } from './cli-keys.js';
 import { appliedSchemaVersion, knownSchemaVersion } from '../db/schema-version.js';
@@ -72,19 +72,15 @@ const migrateArgsValid = (args: string[]) => args.every((a) => a === '--dry-run'
 
 /** Applies pending migrations (adopting the original's schema first if found); --dry-run prints the plan to stdout instead. */
 async function runMigrate(config: Config, log: ReturnType<typeof createLogger>, dryRun: boolean): Promise<number> {
-  const embedded = config.development ? await startEmbeddedPostgres({ dataDir: config.dataDir, log: (m) => log.debug(m) }) : null;
-  try {
-    const { applied, adopted } = await migrate(
-      embedded?.url ?? (config.db.migrationsUrl || config.db.url),
-      config.db.namespace,
-      dryRun ? (m) => console.log(m) : (m) => log.info(m),
-      { dryRun, sealSecret: (rowId, stored) => secretBox(config).sealIfClear(rowId, stored) },
-    );
+  const use = async (url: string) => {
+    const { applied, adopted } = await migrate(url, config.db.namespace, dryRun ? (m) => console.log(m) : (m) => log.info(m), {
+      dryRun,
+      sealSecret: (rowId, stored) => secretBox(config).sealIfClear(rowId, stored),
+    });
     if (!dryRun) log.info({ applied, adopted, namespace: config.db.namespace }, 'migrations complete');
     return 0;
-  } finally {
-    await embedded?.stop();
-  }
+  };
+  return withCommandDatabase(config, log, use, config.db.migrationsUrl || config.db.url);
 }
 
 /**
