@@ -7,6 +7,8 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { loadOrCreateJwtSecret, startEmbeddedPostgres } from '../dist/db/embedded/server.js';
 import { servesDataDir } from '../dist/db/embedded/postmaster-pid.js';
+import { chooseLocalPort } from '../dist/db/embedded/local-port.js';
+import { createServer, type AddressInfo } from 'node:net';
 
 // mkdtemp under the OS temp dir rather than t.testdir(): as root, the server runs as the postgres user,
 // which must be able to reach the data directory (the temp dir is world-searchable).
@@ -105,6 +107,34 @@ t.test('a stale postmaster.pid naming some other live process is removed and the
   );
   t.equal(bystander.exitCode ?? bystander.signalCode, null, 'the bystander was left alone');
   t.doesNotThrow(() => process.kill(bystander.pid!, 0), 'and is still running');
+});
+
+t.test('a port taken between its choice and the bind (a parallel start) is given up for another free one', async (t) => {
+  const dataDir = tempDataDir(t);
+  // The race made certain: the first port offered is already held by someone else.
+  const holder = createServer();
+  await new Promise<void>((done) => holder.listen(0, '127.0.0.1', done));
+  t.teardown(() => holder.close());
+  const held = (holder.address() as AddressInfo).port;
+  const offered: number[] = [];
+  const logged: string[] = [];
+  const db = await startEmbeddedPostgres({
+    dataDir,
+    log: (m) => logged.push(m),
+    choosePort: async (portFile) => {
+      const port = offered.length === 0 ? held : await chooseLocalPort(portFile);
+      offered.push(port);
+      return port;
+    },
+  });
+  t.teardown(() => db.stop());
+  t.equal(offered.length, 2, 'a second port was chosen');
+  t.equal(new URL(db.url).port, String(offered[1]), 'and the server listens there');
+  t.ok(logged.some((m) => m === `the port was taken before PostgreSQL could bind it: trying ${offered[1]}`));
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  t.equal((await client.query('select 1 as one')).rows[0].one, 1);
+  await client.end();
 });
 
 t.test('a stale postmaster.pid naming this very process: the start goes on and nothing is signalled', async (t) => {

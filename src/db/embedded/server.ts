@@ -19,6 +19,8 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   /** fixed port; by default the previous one if free, else any free port */
   port?: number;
+  /** how a port is chosen when none is fixed (local-port.ts); a test stands in for a port taken meanwhile */
+  choosePort?: (portFile: string) => Promise<number>;
   log: (msg: string) => void;
 }
 
@@ -33,6 +35,10 @@ export function loadOrCreateJwtSecret(dataDir: string): string {
   return loadOrCreateSecret(join(dataDir, 'jwt-secret'), 48);
 }
 
+/** How many ports a start tries when the one chosen is taken before PostgreSQL binds it. */
+const PORT_ATTEMPTS = 5;
+const PORT_TAKEN = /could not bind .* address|Address already in use/;
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dataDir = resolve(options.dataDir);
   const pgDir = join(dataDir, 'pg');
@@ -42,7 +48,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const password = loadOrCreateSecret(join(dataDir, 'pg-password'), 24);
   // Before choosing the port: an orphaned server still holds the previous one.
   await stopOrphanedServer(dataDir, pgDir, options.log);
-  const port = options.port ?? (await chooseLocalPort(join(dataDir, 'pg-port')));
 
   const recent: string[] = [];
   const onLog = (message: unknown): void => {
@@ -53,36 +58,55 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     options.log(text);
   };
   const EmbeddedPostgresServer = await importWithoutExitHooks();
-  const server = new EmbeddedPostgresServer({
-    databaseDir: pgDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    // As root, postgres runs as the `postgres` OS user; the package creates it when it is missing.
-    createPostgresUser: asRoot,
-    // Loopback TCP only, and no Unix socket left in /tmp.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog,
-    onError: onLog,
-  });
+  // The port matters only to start() (postgres -p); a new instance is made for each port tried.
+  const serverOn = (port: number) =>
+    new EmbeddedPostgresServer({
+      databaseDir: pgDir,
+      port,
+      user: 'postgres',
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      // As root, postgres runs as the `postgres` OS user; the package creates it when it is missing.
+      createPostgresUser: asRoot,
+      // Loopback TCP only, and no Unix socket left in /tmp.
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      onLog,
+      onError: onLog,
+    });
 
   if (!existsSync(join(pgDir, 'PG_VERSION'))) {
     if (existsSync(pgDir) && readdirSync(pgDir).length > 0) {
       throw new Error(`${pgDir} is not empty but holds no PostgreSQL cluster; move it away and start again`);
     }
     options.log(`initialising a new PostgreSQL cluster in ${pgDir}`);
-    await server.initialise();
+    await serverOn(options.port ?? 0).initialise();
   }
-  try {
-    await server.start();
-  } catch (err) {
-    if (!removeStalePidFile(pgDir, options.log)) throw startFailure(err, recent);
+  // Chosen after initdb, right before the bind, to keep the window in which another process can take it short.
+  const choosePort = options.choosePort ?? chooseLocalPort;
+  let port = options.port ?? (await choosePort(join(dataDir, 'pg-port')));
+  let server = serverOn(port);
+  let stalePidRemoved = false;
+  for (let portsTried = 1; ;) {
     try {
       await server.start();
-    } catch (retryErr) {
-      throw startFailure(retryErr, recent);
+      break;
+    } catch (err) {
+      // Another process bound the port between the probe and postgres' own bind (parallel starts do): any
+      // other free port will do, unless the caller fixed this one.
+      if (options.port === undefined && portsTried < PORT_ATTEMPTS && recent.some((line) => PORT_TAKEN.test(line))) {
+        portsTried++;
+        recent.length = 0;
+        port = await choosePort(join(dataDir, 'pg-port'));
+        options.log(`the port was taken before PostgreSQL could bind it: trying ${port}`);
+        server = serverOn(port);
+        continue;
+      }
+      if (!stalePidRemoved && removeStalePidFile(pgDir, options.log)) {
+        stalePidRemoved = true;
+        continue;
+      }
+      throw startFailure(err, recent);
     }
   }
   // Only once the server is ours: a failed start must not claim someone else's running server.
