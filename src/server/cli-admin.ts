@@ -13,12 +13,11 @@ import { createUser } from './users/create.js';
 import { normaliseEmail } from './users/addresses.js';
 import { isPasswordTooLong } from './users/password-policy.js';
 import { ApiError } from './errors.js';
+import { UUID } from './admin/load-user.js';
 import type { Config } from './config/types.js';
 
 export const ADMIN_USAGE =
   'usage: portcullis admin createuser EMAIL PASSWORD [ROLE] [--confirm] [--admin] [--aud AUD] | admin deleteuser EMAIL|ID [--aud AUD]';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Parsed = { command: 'createuser' | 'deleteuser'; positionals: string[]; confirm: boolean; admin: boolean; aud: string | undefined };
 
@@ -112,8 +111,7 @@ async function createUserCommand(
 
 /** By email in the audience, else by id; the row goes with its sessions, identities and factors (hard delete). */
 async function deleteUserCommand(log: Logger, pool: ReturnType<typeof createPool>, aud: string, key: string): Promise<number> {
-  const user =
-    (await findUserByEmail(pool, key.trim().toLowerCase(), aud)) ?? (UUID.test(key) ? await findUserById(pool, key.toLowerCase()) : null);
+  const user = (await findUserByEmail(pool, key.trim(), aud)) ?? (UUID.test(key) ? await findUserById(pool, key.toLowerCase()) : null);
   if (!user) {
     log.error(`Error finding user (${key}): no user with this email in audience "${aud}" or with this id`);
     return 1;

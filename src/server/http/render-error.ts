@@ -32,7 +32,8 @@ export function apiVersionOf(header: string | undefined): 'initial' | typeof API
 export function renderError(err: unknown, apiVersion: string | undefined, requestId: string): RenderedError {
   const fault = err instanceof ApiError ? null : databaseFault(err);
   const e = err instanceof ApiError ? err : apiError(fault ? DATABASE_FAULTS[fault] : 'unexpected_failure');
-  const logged = err instanceof ApiError || !(err instanceof Error) ? `${e.status}: ${e.message}` : `${e.status}: ${err.message}`;
+  // An unexpected error is logged with its own message, as the original logs the internal cause.
+  const logged = `${e.status}: ${err instanceof Error && !(err instanceof ApiError) ? err.message : e.message}`;
   const headers: Record<string, string> = { ...e.headers, 'x-sb-error-code': e.errorCode };
   const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
