@@ -35,6 +35,13 @@ t.test('a request head may hold tabs, spaces and obs-text, CR and LF only as a p
   }
 });
 
+t.test('header names uWS cannot parse are dropped, but redirect_to, which the service reads, is handed on as redirect-to', async (t) => {
+  const head = 'GET / HTTP/1.1\r\nHost: a\r\na_b: 1\r\nRedirect_To: https://x.example/?a=b\r\nX-A: c\r\n\r\n';
+  const result = readRequestHead(Buffer.from(head, 'latin1'), 0);
+  if (result.kind !== 'accepted') throw new Error(JSON.stringify(result));
+  t.equal(result.value.head.toString('latin1'), 'GET / HTTP/1.1\r\nHost: a\r\nredirect-to: https://x.example/?a=b\r\nX-A: c\r\n\r\n');
+});
+
 const BODY = Buffer.from('5\r\nhello\r\n3;ext=1\r\nabc\r\n0\r\nTrailer: x\r\n\r\n');
 
 t.test('a chunked body ends at the same byte however it is cut', async (t) => {

@@ -31,6 +31,11 @@ const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) ([^ ]+) HTTP\/(\d)\.(\d)$/
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** The header names uWS 20.30 parses; other valid names are dropped, as nginx drops them by default. */
 const UWS_NAME = /^[0-9A-Za-z-]+$/;
+/**
+ * The one such name the service reads: the original takes a redirect target from a `redirect_to` header.
+ * It is handed on as `redirect-to`, which uWS parses (http/redirect-target.ts reads it there).
+ */
+const REDIRECT_TO = /^redirect_to$/i;
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 const DIGITS = /^\d{1,15}$/;
 
@@ -61,7 +66,7 @@ export function readRequestHead(buf: Buffer, start: number): HeadResult {
   if (!fields.host && line.version === '1.1') return refused({ kind: 'malformed', reason: 'an HTTP/1.1 request needs a Host header' });
   const body = bodyFraming(fields, line.version);
   if ('refusal' in body) return refused(body.refusal);
-  const unchanged = fields.dropped === 0 && line.target === line.rawTarget && line.version === '1.1' && !body.normalised;
+  const unchanged = fields.unparsableNames === 0 && line.target === line.rawTarget && line.version === '1.1' && !body.normalised;
   const head = unchanged ? buf.subarray(from, end) : rewrite(line, fields, body.framing);
   return { kind: 'accepted', end, value: { method: line.method, head, body: body.framing } };
 }
@@ -112,7 +117,8 @@ function originForm(target: string): string | null {
 
 interface Fields {
   kept: string[];
-  dropped: number;
+  /** header names uWS cannot parse: the head is rewritten without them */
+  unparsableNames: number;
   host: boolean;
   connection: string[];
   contentLength: string[];
@@ -149,7 +155,7 @@ function checkBytes(buf: Buffer, from: number, to: number): Refusal | null {
 function headerFields(buf: Buffer, from: number, to: number, lines: string[]): Fields | { refusal: Refusal } {
   const bad = checkBytes(buf, from, to);
   if (bad) return { refusal: bad };
-  const fields: Fields = { kept: [], dropped: 0, host: false, connection: [], contentLength: [], transferEncoding: [] };
+  const fields: Fields = { kept: [], unparsableNames: 0, host: false, connection: [], contentLength: [], transferEncoding: [] };
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i];
     const first = line.charCodeAt(0);
@@ -158,7 +164,8 @@ function headerFields(buf: Buffer, from: number, to: number, lines: string[]): F
     const name = colon < 0 ? '' : line.slice(0, colon);
     if (!UWS_NAME.test(name)) {
       if (!TOKEN.test(name)) return { refusal: { kind: 'malformed', reason: 'a header line has no valid field name' } };
-      fields.dropped++;
+      fields.unparsableNames++;
+      if (REDIRECT_TO.test(name)) fields.kept.push('redirect-to' + line.slice(colon));
       continue;
     }
     const letter = first | 0x20;
