@@ -25,6 +25,7 @@ t.test(
     t.match(ok, { level: 'info', component: 'api', method: 'GET', status: 200 });
     t.equal(ok.error, undefined, 'no error on a success');
     t.equal(ok.grant_type, undefined, 'grant_type only on /token');
+    t.equal(ok.referer, 'http://localhost:3000', 'referer: the redirect target, SITE_URL when the request names none');
 
     const token = completed.find((l) => l.path === '/token')!;
     t.match(token, {

@@ -1,8 +1,9 @@
 // redirect_to validation: a target is parsed by the WHATWG URL parser first, refused outright when it carries
 // userinfo, backslashes, whitespace or control characters, then accepted when it shares SITE_URL's scheme,
 // host and port (any port for loopback hosts) or matches a URI_ALLOW_LIST entry part by part. Only the
-// parsed, normalised href is handed on; anything else falls back to SITE_URL silently, as the original
-// does, so a hostile link can never send tokens elsewhere (docs/redirects.md).
+// parsed, normalised href is handed on. A request without an acceptable target falls back to its Referer
+// header, checked alike, then to SITE_URL, silently, as the original does, so a hostile link can never
+// send tokens elsewhere (docs/redirects.md).
 import type { Config } from '../config/types.js';
 import { compileAllowPattern } from './redirect-patterns.js';
 
@@ -42,13 +43,20 @@ function acceptableHost(url: URL): boolean {
   return HOSTNAME.test(host);
 }
 
-/** The redirect target of a request: the `redirect_to` header, else the query parameter. */
-export function requestedRedirect(headers: Record<string, string>, query: URLSearchParams): string | undefined {
-  return headers.redirect_to || query.get('redirect_to') || undefined;
+type TargetContext = { redirect: RedirectCheck; config: Pick<Config, 'siteUrl'> };
+
+/**
+ * The redirect target a request names: the `redirect_to` header (which the HTTP guard hands on as
+ * `redirect-to`, a name uWS can parse: docs/http-guard.md), else the query parameter.
+ */
+function requestedRedirect(headers: Record<string, string>, query: URLSearchParams): string | undefined {
+  return headers['redirect-to'] || query.get('redirect_to') || undefined;
 }
 
-/** The validated redirect target of a request (SITE_URL when none is given or it is not allowed). */
-export const redirectTarget = (
-  req: { headers: Record<string, string>; query: URLSearchParams },
-  ctx: { redirect: RedirectCheck; config: Pick<Config, 'siteUrl'> },
-): string => ctx.redirect(requestedRedirect(req.headers, req.query)) ?? ctx.config.siteUrl;
+/**
+ * The redirect target of a request, as the original resolves it (and logs it as the request line's
+ * `referer`): the target it names when that passes the check, else its `Referer` header when that does (a
+ * page of an allowed app that sent no redirect_to gets its users back), else SITE_URL.
+ */
+export const redirectTarget = (req: { headers: Record<string, string>; query: URLSearchParams }, ctx: TargetContext): string =>
+  ctx.redirect(requestedRedirect(req.headers, req.query)) ?? ctx.redirect(req.headers.referer) ?? ctx.config.siteUrl;

@@ -4,12 +4,14 @@ import { maskQuery } from '../observability/secret-keys.js';
 import type { AppContext } from '../context.js';
 import type { Route } from './types.js';
 import type { ChildSpan } from '../observability/request-spans.js';
+import { redirectTarget } from './redirect-target.js';
 
 export interface Completed {
   requestId: string;
   method: string;
   path: string;
   query: string;
+  headers: Record<string, string>;
   ip: string;
   route: Route | undefined;
   params: Record<string, string>;
@@ -40,15 +42,18 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
     });
   if (r.route?.quiet) return;
   // The original's fields (its request logger's), so what reads its lines reads ours: duration in
-  // nanoseconds, error as it words it, grant_type on /token; query, route and duration_ms are ours.
+  // nanoseconds, error as it words it, grant_type on /token, referer as the redirect target the request
+  // would get (redirect-target.ts); query, route and duration_ms are ours.
+  const query = new URLSearchParams(r.query);
   const line = {
     request_id: r.requestId,
     method: r.method,
     path: r.path,
     query: r.query ? maskQuery(r.query) : undefined,
     route: r.route?.path,
-    grant_type: r.path === '/token' ? (new URLSearchParams(r.query).get('grant_type') ?? '') : undefined,
+    grant_type: r.path === '/token' ? (query.get('grant_type') ?? '') : undefined,
     remote_addr: r.ip,
+    referer: redirectTarget({ headers: r.headers, query }, ctx),
     status: r.status,
     duration: Math.round(seconds * 1e9),
     duration_ms: Math.round(seconds * 100_000) / 100,

@@ -95,6 +95,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       method: snap.method,
       path: snap.path,
       query: snap.query,
+      headers: snap.headers,
       ip: snap.ip,
       route: progress.route,
       params: progress.params,
