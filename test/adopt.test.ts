@@ -74,10 +74,11 @@ t.test('adopted in place: the same schema as a fresh install, the original users
   );
 
   const { rows: users } = await original.query(
-    'select id, email, phone, encrypted_password, confirmed_at is not null as confirmed from auth.users order by id',
+    'select id, email, phone, encrypted_password, confirmed_at is not null as confirmed, instance_id from auth.users order by id',
   );
   t.equal(users.length, 3);
   t.match(users[0], { id: ALICE.id, email: ALICE.email, confirmed: true });
+  t.equal(users[0].instance_id, '00000000-0000-0000-0000-000000000000', "the original's instance_id is kept, as seed scripts wrote it");
   t.match(users[1], { id: BOB.id, email: null, phone: BOB.phone, encrypted_password: null, confirmed: true }, "'' became NULL");
   const tables = (await original.query(`select tablename from pg_tables where schemaname = 'auth' order by 1`)).rows.map(
     (r) => r.tablename,

@@ -44,6 +44,21 @@ t.test("a user seeded with the original's insert statements signs in and reads b
   t.notOk('instance_id' in listed.body.users[0]);
 });
 
+t.test("the audit log's instance_id: the original's zero UUID on new entries, and seed inserts naming it are accepted", async (t) => {
+  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+  t.teardown(() => api.stop());
+  t.equal((await api.request('POST', '/signup', { body: { email: 'audited@example.com', password: 'audited-password-1' } })).status, 200);
+  const { rows } = await api.db.query(`select distinct instance_id from audit_log_entries`);
+  t.same(rows, [{ instance_id: '00000000-0000-0000-0000-000000000000' }], 'every entry the sign-up wrote');
+  await api.db.query(
+    `insert into audit_log_entries (instance_id, id, payload, created_at)
+     values ('00000000-0000-0000-0000-000000000000', gen_random_uuid(), '{"action":"login","actor_id":"seeded"}', now())`,
+  );
+  const listed = await api.request('GET', '/admin/audit', { token: await adminToken() });
+  t.equal(listed.status, 200);
+  t.ok(JSON.stringify(listed.body).includes('"actor_id":"seeded"'), 'the seeded entry is listed with the rest');
+});
+
 t.test("the original's columns are accepted, default as its rows hold them, and hold no token the service reads", async (t) => {
   const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'false' });
   t.teardown(() => api.stop());
@@ -54,7 +69,7 @@ t.test("the original's columns are accepted, default as its rows hold them, and 
      from users where email = 'fresh@example.com'`,
   );
   t.same(rows[0], {
-    instance_id: null,
+    instance_id: '00000000-0000-0000-0000-000000000000',
     is_super_admin: null,
     confirmation_token: '',
     recovery_token: '',

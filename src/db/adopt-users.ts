@@ -4,10 +4,8 @@
 // so the result matches what a fresh install has, column by column, constraint by constraint.
 import { columnsOf, ident, type Column, type Tx } from './adopt-catalog.js';
 
-/** The original's columns we have no use for; tokens were moved into one_time_tokens before. */
-const ORIGINAL_ONLY = [
-  'instance_id',
-  'is_super_admin',
+/** The original's token columns: their tokens were moved into one_time_tokens before, and their copies go. */
+const ORIGINAL_TOKENS = [
   'confirmation_token',
   'recovery_token',
   'email_change_token',
@@ -16,6 +14,8 @@ const ORIGINAL_ONLY = [
   'phone_change_token',
   'reauthentication_token',
 ];
+/** The original's columns kept as they are, never read: seed scripts name them (sql/00015, sql/00016). */
+const ORIGINAL_KEPT = ['instance_id', 'is_super_admin'];
 
 export async function alignUsers(sql: Tx, schema: string, scratch: string, note: (line: string) => void): Promise<void> {
   const target = await columnsOf(sql, scratch, 'users');
@@ -26,10 +26,11 @@ export async function alignUsers(sql: Tx, schema: string, scratch: string, note:
   await dropConstraintsAndIndexes(sql, schema, note);
   for (const column of current) {
     if (target.some((t) => t.name === column.name)) continue;
-    if (ORIGINAL_ONLY.includes(column.name)) {
+    if (ORIGINAL_TOKENS.includes(column.name)) {
       await sql.unsafe(`alter table users drop column ${ident(column.name)}`);
       note(`users: dropped column ${column.name}`);
-    } else note(`users: kept column ${column.name}, which is neither the original's nor ours`);
+    } else if (ORIGINAL_KEPT.includes(column.name)) note(`users: kept the original's column ${column.name}, unused`);
+    else note(`users: kept column ${column.name}, which is neither the original's nor ours`);
   }
   for (const want of target)
     await alignColumn(
