@@ -6,16 +6,11 @@ import { startMailStack, linkOf } from './helpers/passwordless.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
 import { confirmedUser } from './helpers/users.js';
-import { corpus, landsSafely, withoutFragment, SITE_URL, URI_ALLOW_LIST } from './helpers/redirects.js';
+import { corpus, landsSafely, withoutFragment, REDIRECT_MAIL_ENV } from './helpers/redirects.js';
 import type { TestService } from './helpers/server.js';
 import type { SmtpTestServer } from './helpers/smtp.js';
 
-const stack = await startMailStack({
-  AUTH_SITE_URL: SITE_URL,
-  AUTH_URI_ALLOW_LIST: URI_ALLOW_LIST,
-  AUTH_SMTP_MAX_FREQUENCY: '0',
-  AUTH_RATE_LIMIT_EMAIL_SENT: '1000000',
-});
+const stack = await startMailStack(REDIRECT_MAIL_ENV);
 const { api, smtp } = stack;
 t.teardown(() => stack.stop());
 const admin = await adminToken();

@@ -4,6 +4,13 @@ import { readFileSync } from 'node:fs';
 
 export const SITE_URL = 'https://app.example.test';
 export const URI_ALLOW_LIST = 'https://*.allowed.example.test/**';
+/** A mail stack for redirect tests: the site and allow list above, mail sends never held back. */
+export const REDIRECT_MAIL_ENV = {
+  AUTH_SITE_URL: SITE_URL,
+  AUTH_URI_ALLOW_LIST: URI_ALLOW_LIST,
+  AUTH_SMTP_MAX_FREQUENCY: '0',
+  AUTH_RATE_LIMIT_EMAIL_SENT: '1000000',
+};
 
 export const corpus = JSON.parse(readFileSync(new URL('../fixtures/redirect-bypass.json', import.meta.url), 'utf8')) as {
   refused: string[];
