@@ -7,6 +7,7 @@ import bcrypt from 'bcryptjs';
 import { startTestService } from './helpers/server.js';
 import { authClient } from './helpers/auth-client.js';
 import { adminToken } from './helpers/admin.js';
+import { USER_COLUMNS } from '../dist/db/users.js';
 
 const USER_ID = '6f1c5a52-4b1e-4c53-9a0e-2b7d0f3e9a11';
 
@@ -83,5 +84,28 @@ t.test("the original's columns are accepted, default as its rows hold them, and 
     tokens.rows.map((r) => r.token_type),
     ['confirmation_token'],
     'the confirmation mailed at sign-up is in one_time_tokens, hashed, as before',
+  );
+});
+
+t.test("statements read every users column but the original's, which nothing reads", async (t) => {
+  const api = await startTestService();
+  t.teardown(() => api.stop());
+  const { rows } = await api.db.query(
+    `select attname from pg_attribute where attrelid = 'users'::regclass and attnum > 0 and not attisdropped order by attnum`,
+  );
+  const original = [
+    'instance_id',
+    'is_super_admin',
+    'confirmation_token',
+    'recovery_token',
+    'email_change_token_new',
+    'email_change_token_current',
+    'phone_change_token',
+    'reauthentication_token',
+  ];
+  t.strictSame(
+    USER_COLUMNS.split(', '),
+    rows.map((r) => r.attname).filter((name) => !original.includes(name)),
+    'a column a migration adds to users is named in USER_COLUMNS (and UserRow), or it is never read',
   );
 });

@@ -1,7 +1,7 @@
 // The refresh grant's usual path in one autocommit statement: lock the session, rotate its active token
 // (audit rows included), and read what the token response needs; one round trip instead of a transaction.
 import type { Queryable } from './pool.js';
-import type { UserRow } from './users.js';
+import { USER_COLUMNS_U, type UserRow } from './users.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import { amrJsonSql, type AmrRow } from './sessions.js';
@@ -47,7 +47,7 @@ export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rot
     // `locked` first: `parent` revokes only while the locked user is not banned. The rest writes what
     // rotateRefreshToken (refresh-tokens.ts) writes; keep the two in step. AMR newest first, identities
     // oldest first with text timestamps (identityRows, identities.ts).
-    text: `with locked as (select u.* from sessions s join users u on u.id = s.user_id where s.id = $6::uuid for update of s),
+    text: `with locked as (select ${USER_COLUMNS_U} from sessions s join users u on u.id = s.user_id where s.id = $6::uuid for update of s),
                 parent as (update refresh_tokens set revoked = true, updated_at = now()
                            where id = $1 and not revoked
                              and exists (select 1 from locked where banned_until is null or banned_until <= $7::timestamptz)

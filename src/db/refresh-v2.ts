@@ -3,7 +3,7 @@
 // refresh_tokens rows. A refresh advances the counter with a compare-and-set on (id, counter), so of any
 // number of concurrent refreshes with one token exactly one advances it.
 import type { Queryable } from './pool.js';
-import type { UserRow } from './users.js';
+import { USER_COLUMNS_U, type UserRow } from './users.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import { identitiesJsonSql, identityRows, type IdentityJsonRow } from './identities.js';
 import { amrJsonSql, sessionEndedSql, type AmrRow, type SessionEnd, type SessionPolicy } from './sessions.js';
@@ -87,7 +87,7 @@ export async function advanceV2Counter(q: Queryable, a: AdvanceV2): Promise<(Rot
                              returning s.user_id, s.refresh_token_counter),
                 audited as (insert into audit_log_entries (id, payload, ip_address)
                             select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from advanced, jsonb_array_elements($5::jsonb) as e)
-           select u.*, a.refresh_token_counter::text as v2_counter,
+           select ${USER_COLUMNS_U}, a.refresh_token_counter::text as v2_counter,
                   ${amrJsonSql('$1::uuid')} as refresh_amr,
                   ${identitiesJsonSql('u.id')} as refresh_identities,
                   ${factorsJsonSql('u.id')} as refresh_factors
@@ -112,7 +112,7 @@ export interface LockedV2Session {
 export async function lockV2Session(q: Queryable, sessionId: string): Promise<LockedV2Session | null> {
   const { rows } = await q.query<UserRow & { v2_key: string | null; v2_counter: string | null; v2_since_refresh: number }>({
     name: 'sessions_v2_lock',
-    text: `select u.*, s.refresh_token_hmac_key as v2_key, s.refresh_token_counter::text as v2_counter,
+    text: `select ${USER_COLUMNS_U}, s.refresh_token_hmac_key as v2_key, s.refresh_token_counter::text as v2_counter,
                   abs(extract(epoch from clock_timestamp() - coalesce(s.refreshed_at, s.created_at)))::float8 as v2_since_refresh
            from sessions s join users u on u.id = s.user_id where s.id = $1 for update of s`,
     values: [sessionId],

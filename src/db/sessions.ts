@@ -1,6 +1,6 @@
 // sessions and their AMR claims (the methods used to authenticate, for the JWT's amr).
 import type { Queryable } from './pool.js';
-import type { UserRow } from './users.js';
+import { USER_COLUMNS_U, type UserRow } from './users.js';
 
 /** An AMR claim as the access token carries it. */
 export interface AmrRow {
@@ -100,7 +100,7 @@ export async function deleteSessions(q: Queryable, userId: string, scope: 'all' 
 export async function lockSessionUser(q: Queryable, sessionId: string): Promise<UserRow | null> {
   const { rows } = await q.query<UserRow>({
     name: 'sessions_lock_user',
-    text: 'select u.* from sessions s join users u on u.id = s.user_id where s.id = $1 for update of s',
+    text: `select ${USER_COLUMNS_U} from sessions s join users u on u.id = s.user_id where s.id = $1 for update of s`,
     values: [sessionId],
   });
   return rows[0] ?? null;

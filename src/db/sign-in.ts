@@ -3,7 +3,7 @@
 // transaction, so a login costs one round trip after the user lookup.
 import type { Queryable } from './pool.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
-import type { UserRow } from './users.js';
+import { USER_COLUMNS, type UserRow } from './users.js';
 import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import { amrJsonSql, type AmrRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
@@ -65,7 +65,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
     text: `with signed_in as (
              update users set last_sign_in_at = $6::timestamptz, encrypted_password = coalesce($7::text, encrypted_password),
                               updated_at = now()
-             where id = $1::uuid and deleted_at is null returning *),
+             where id = $1::uuid and deleted_at is null returning ${USER_COLUMNS}),
            session as (
              insert into sessions (id, user_id, aal, user_agent, ip, not_after, oauth_client_id, scopes, refresh_token_hmac_key, refresh_token_counter)
              select coalesce($12::uuid, gen_random_uuid()), id, 'aal1', $2::text, $3::text, $9::timestamptz, $10::uuid, $11::text,

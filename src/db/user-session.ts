@@ -2,7 +2,7 @@
 // when it exists) and, for GET /user, the user's identities. The checks on the result stay in
 // src/server/auth/bearer.ts.
 import type { Queryable } from './pool.js';
-import type { UserRow } from './users.js';
+import { USER_COLUMNS_U, type UserRow } from './users.js';
 import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
 import { sessionEndedSql, type SessionEnd, type SessionPolicy, type SessionRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
@@ -51,7 +51,7 @@ export async function findUserSession(
   if (policy) {
     const { rows } = await q.query<Row>({
       name: 'user_session_policy',
-      text: `select u.*, s.id as found_session_id,
+      text: `select ${USER_COLUMNS_U}, s.id as found_session_id,
                     ${POLICY_ENDED_SQL} as found_session_ended
              from users u left join sessions s on s.id = $2
              where u.id = $1`,
@@ -61,7 +61,7 @@ export async function findUserSession(
   }
   const { rows } = await q.query<Row>({
     name: 'user_session',
-    text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id
+    text: `select ${USER_COLUMNS_U}, (select s.id from sessions s where s.id = $2) as found_session_id
            from users u where u.id = $1`,
     values: [userId, sessionId],
   });
@@ -84,7 +84,7 @@ export async function findUserSessionIdentities(
     policy
       ? {
           name: 'user_session_identities_policy',
-          text: `select u.*, s.id as found_session_id,
+          text: `select ${USER_COLUMNS_U}, s.id as found_session_id,
                         ${POLICY_ENDED_SQL} as found_session_ended,
                         ${identitiesJsonSql('u.id')} as found_identities,
                         ${factorsJsonSql('u.id')} as found_factors
@@ -94,7 +94,7 @@ export async function findUserSessionIdentities(
         }
       : {
           name: 'user_session_identities',
-          text: `select u.*, (select s.id from sessions s where s.id = $2) as found_session_id,
+          text: `select ${USER_COLUMNS_U}, (select s.id from sessions s where s.id = $2) as found_session_id,
                         ${identitiesJsonSql('u.id')} as found_identities,
                         ${factorsJsonSql('u.id')} as found_factors
                  from users u where u.id = $1`,

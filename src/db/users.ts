@@ -32,6 +32,21 @@ export interface UserRow {
   updated_at: Date;
 }
 
+/**
+ * The columns of a UserRow, named rather than `*`: the table also holds the original's columns that seed
+ * scripts name and nothing reads (sql/00015), and an adopted table may hold columns of its own; neither
+ * should be read, sent and parsed on every request (bench/README.md, eleventh check).
+ */
+export const USER_COLUMNS =
+  'id, aud, role, email, phone, encrypted_password, email_confirmed_at, phone_confirmed_at, confirmed_at, invited_at, ' +
+  'confirmation_sent_at, recovery_sent_at, email_change, email_change_sent_at, email_change_confirm_status, phone_change, ' +
+  'phone_change_sent_at, reauthentication_sent_at, last_sign_in_at, raw_app_meta_data, raw_user_meta_data, banned_until, ' +
+  'deleted_at, is_anonymous, is_sso_user, created_at, updated_at';
+/** The same columns of the users table under the alias `u`. */
+export const USER_COLUMNS_U = USER_COLUMNS.split(', ')
+  .map((column) => `u.${column}`)
+  .join(', ');
+
 /** Columns a caller may write; generated and bookkeeping columns are left to the database. */
 export type UserWrite = Partial<Omit<UserRow, 'confirmed_at' | 'created_at' | 'updated_at'>>;
 
@@ -69,13 +84,13 @@ function columnsOf(fields: UserWrite): string[] {
 }
 
 export async function findUserById(q: Queryable, id: string): Promise<UserRow | null> {
-  const { rows } = await q.query<UserRow>({ name: 'users_by_id', text: 'select * from users where id = $1', values: [id] });
+  const { rows } = await q.query<UserRow>({ name: 'users_by_id', text: `select ${USER_COLUMNS} from users where id = $1`, values: [id] });
   return rows[0] ?? null;
 }
 
 /** Same as findUserById, but locks the row until the transaction ends. */
 export async function lockUserById(q: Queryable, id: string): Promise<UserRow | null> {
-  const { rows } = await q.query<UserRow>('select * from users where id = $1 for update', [id]);
+  const { rows } = await q.query<UserRow>(`select ${USER_COLUMNS} from users where id = $1 for update`, [id]);
   return rows[0] ?? null;
 }
 
@@ -84,14 +99,14 @@ export async function lockUserById(q: Queryable, id: string): Promise<UserRow | 
  * soft-deleted it since. A lock that waited for the deletion re-checks deleted_at on the row it committed.
  */
 export async function lockLiveUserById(q: Queryable, id: string): Promise<UserRow | null> {
-  const { rows } = await q.query<UserRow>('select * from users where id = $1 and deleted_at is null for update', [id]);
+  const { rows } = await q.query<UserRow>(`select ${USER_COLUMNS} from users where id = $1 and deleted_at is null for update`, [id]);
   return rows[0] ?? null;
 }
 
 export async function findUserByEmail(q: Queryable, email: string, aud: string): Promise<UserRow | null> {
   const { rows } = await q.query<UserRow>({
     name: 'users_by_email',
-    text: 'select * from users where lower(email) = lower($1) and aud = $2 and deleted_at is null and not is_sso_user',
+    text: `select ${USER_COLUMNS} from users where lower(email) = lower($1) and aud = $2 and deleted_at is null and not is_sso_user`,
     values: [email, aud],
   });
   return rows[0] ?? null;
@@ -100,7 +115,7 @@ export async function findUserByEmail(q: Queryable, email: string, aud: string):
 export async function findUserByPhone(q: Queryable, phone: string, aud: string): Promise<UserRow | null> {
   const { rows } = await q.query<UserRow>({
     name: 'users_by_phone',
-    text: 'select * from users where phone = $1 and aud = $2 and deleted_at is null',
+    text: `select ${USER_COLUMNS} from users where phone = $1 and aud = $2 and deleted_at is null`,
     values: [phone, aud],
   });
   return rows[0] ?? null;
@@ -112,7 +127,7 @@ export async function insertUser(q: Queryable, fields: UserWrite): Promise<UserR
   const values = names.map((n) => (fields as Record<string, unknown>)[n]);
   const { rows } = await q.query<UserRow>(
     `insert into users (${names.join(', ')}) values (${names.map((_, i) => `$${i + 1}`).join(', ')})
-     on conflict do nothing returning *`,
+     on conflict do nothing returning ${USER_COLUMNS}`,
     values,
   );
   return rows[0] ?? null;
@@ -125,7 +140,7 @@ export async function updateUser(q: Queryable, id: string, fields: UserWrite): P
     .map((n, i) => `${n} = $${i + 2}`)
     .concat('updated_at = now()')
     .join(', ');
-  const { rows } = await q.query<UserRow>(`update users set ${set} where id = $1 returning *`, [id, ...values]);
+  const { rows } = await q.query<UserRow>(`update users set ${set} where id = $1 returning ${USER_COLUMNS}`, [id, ...values]);
   if (!rows[0]) throw new Error(`users: no user ${id} to update`);
   return rows[0];
 }
@@ -140,7 +155,7 @@ export async function findUserByPendingAddress(
   const change = column === 'email' ? 'email_change' : 'phone_change';
   const current = column === 'email' ? 'lower(email)' : 'phone';
   const { rows } = await q.query<UserRow>(
-    `select * from users where (${current} = $1 or ${change} = $1) and aud = $2 and deleted_at is null
+    `select ${USER_COLUMNS} from users where (${current} = $1 or ${change} = $1) and aud = $2 and deleted_at is null
      order by (${change} = $1) desc nulls last limit 1`,
     [address, aud],
   );
@@ -170,11 +185,10 @@ export async function listUsers(
   const dir = p.ascending ? 'asc' : 'desc';
   const n = values.length;
   const [page, count] = await Promise.all([
-    q.query<UserRow>(`select * from users where ${where} order by created_at ${dir}, id ${dir} limit $${n + 1} offset $${n + 2}`, [
-      ...values,
-      p.perPage,
-      (p.page - 1) * p.perPage,
-    ]),
+    q.query<UserRow>(
+      `select ${USER_COLUMNS} from users where ${where} order by created_at ${dir}, id ${dir} limit $${n + 1} offset $${n + 2}`,
+      [...values, p.perPage, (p.page - 1) * p.perPage],
+    ),
     q.query<{ total: string }>(`select count(*) as total from users where ${where}`, values),
   ]);
   return { users: page.rows, total: Number(count.rows[0].total) };
@@ -220,7 +234,7 @@ export async function listUsersAfter(
   const dir = p.ascending ? 'asc' : 'desc';
   values.push(p.limit + 1);
   const { rows } = await q.query<UserRow & { key_created_at: string }>(
-    `select *, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as key_created_at
+    `select ${USER_COLUMNS}, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as key_created_at
      from users where ${where} order by created_at ${dir}, id ${dir} limit $${values.length}`,
     values,
   );
