@@ -4,6 +4,7 @@
 import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,9 +75,9 @@ t.test('a file written in the directory reaches /settings with no request failin
   const svc = await startWithDir(t, { GOTRUE_RELOADING_GRACE_PERIOD_INTERVAL: '100ms' });
   t.equal((await settings(svc.port)).disable_signup, false);
 
-  // Requests all along over new connections, until the change shows. (A kept-alive connection that
-  // sits idle on an old thread is closed when that thread drains, as any server closes idle
-  // connections; a request a client sends on it at that very moment is its to retry: not counted here.)
+  // Requests all along over new connections, until the change shows. (A kept-alive connection across
+  // the drain has its own test below; a request sent on one at the very moment its thread closes it is
+  // the client's to retry: not counted here.)
   const statuses: Array<number | string> = [];
   let done = false;
   const load = async () => {
@@ -164,6 +165,65 @@ t.test('without the HTTP guard the threads share the port, and a reload reaches 
   );
   t.equal(svc.logs().filter((l) => l.msg === 'HTTP thread crashed').length, 0);
 });
+
+t.test('a kept-alive connection outlives the thread it was on: the guard moves it to a new one', async (t) => {
+  const svc = await startWithDir(t, { GOTRUE_RELOADING_GRACE_PERIOD_INTERVAL: '100ms' });
+  const socket = net.connect(svc.port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  t.teardown(() => socket.destroy());
+  const answers = answersOn(socket);
+  const ask = () => socket.write('GET /settings HTTP/1.1\r\nHost: localhost\r\n\r\n');
+
+  ask();
+  const before = await answers.next();
+  t.equal(before.status, 200);
+  t.equal(JSON.parse(before.body).disable_signup, false);
+
+  const drained = svc.nextLog((l) => l.msg === 'the previous HTTP threads have drained and ended');
+  writeFileSync(path.join(svc.dir, '60_signup.json'), JSON.stringify({ GOTRUE_DISABLE_SIGNUP: 'true' }));
+  await drained; // the thread that answered is gone, and with it the guard's connection to it
+  t.notOk(answers.ended(), 'the client connection is still open');
+
+  ask();
+  const after = await answers.next();
+  t.equal(after.status, 200, 'the next request on it is answered');
+  t.equal(JSON.parse(after.body).disable_signup, true, 'by a thread with the reloaded configuration');
+});
+
+/** Reads HTTP/1.1 answers (Content-Length bodies) off a raw socket, one at a time. */
+function answersOn(socket: net.Socket) {
+  let buffered = Buffer.alloc(0);
+  let ended = false;
+  let wake: (() => void) | null = null;
+  socket.on('data', (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    wake?.();
+  });
+  socket.on('close', () => {
+    ended = true;
+    wake?.();
+  });
+  return {
+    ended: () => ended,
+    async next(): Promise<{ status: number; body: string }> {
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end >= 0) {
+          const head = buffered.subarray(0, end).toString('latin1');
+          const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          if (buffered.length >= end + 4 + length) {
+            const body = buffered.subarray(end + 4, end + 4 + length).toString('utf8');
+            buffered = buffered.subarray(end + 4 + length);
+            return { status: Number(head.split(' ')[1]), body };
+          }
+        }
+        if (ended) throw new Error('the connection closed before the answer');
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
+      }
+    },
+  };
+}
 
 function get(port: number, pathname: string, agent: http.Agent | false): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

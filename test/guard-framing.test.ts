@@ -42,6 +42,25 @@ t.test('header names uWS cannot parse are dropped, but redirect_to, which the se
   t.equal(result.value.head.toString('latin1'), 'GET / HTTP/1.1\r\nHost: a\r\nredirect-to: https://x.example/?a=b\r\nX-A: c\r\n\r\n');
 });
 
+t.test('a request that ends its connection is known: Connection: close, or HTTP/1.0 without keep-alive', async (t) => {
+  const cases: Array<[string, boolean]> = [
+    ['GET / HTTP/1.1\r\nHost: a\r\n\r\n', false],
+    ['GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n', true],
+    ['GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, Close\r\n\r\n', true],
+    ['GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\n\r\n', false],
+    ['GET / HTTP/1.0\r\n\r\n', true],
+    ['GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n', false],
+  ];
+  for (const [head, closes] of cases) {
+    const result = readRequestHead(Buffer.from(head, 'latin1'), 0);
+    if (result.kind !== 'accepted') throw new Error(JSON.stringify(result));
+    t.equal(result.value.closes, closes, JSON.stringify(head));
+  }
+  const rewritten = readRequestHead(Buffer.from('GET / HTTP/1.0\r\n\r\n', 'latin1'), 0);
+  if (rewritten.kind !== 'accepted') throw new Error('refused');
+  t.match(rewritten.value.head.toString('latin1'), /\r\nConnection: close\r\n/, 'HTTP/1.0 is handed on as HTTP/1.1 that closes');
+});
+
 const BODY = Buffer.from('5\r\nhello\r\n3;ext=1\r\nabc\r\n0\r\nTrailer: x\r\n\r\n');
 
 t.test('a chunked body ends at the same byte however it is cut', async (t) => {

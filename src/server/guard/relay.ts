@@ -44,6 +44,8 @@ class Relay {
   private refusal: ApiError | null = null;
   private clientPaused = false;
   private upstreamPaused = false;
+  /** a request handed on asked for the connection to end after its answer */
+  private closing = false;
 
   constructor(
     private readonly client: net.Socket,
@@ -85,6 +87,7 @@ class Relay {
         this.handOn(head.value.head);
         if (this.phase !== 'head') return; // no HTTP thread could take it: refused
         this.framing.handedOn(head.value.method);
+        if (head.value.closes) this.closing = true;
         at = head.end;
         const body = head.value.body;
         if (body.kind === 'chunked') {
@@ -218,7 +221,19 @@ class Relay {
     if (this.phase === 'closed') return;
     if (this.refusal) return this.answerRefusal();
     if (this.phase === 'refusing') return;
-    // uWS closed (idle timeout, Connection: close, a drain): so does the client, once it has everything.
+    // Between requests, every answer delivered, and the client not done: its thread went away (a roll-over
+    // drained it, a crashed one is being replaced) or timed the connection out. The client keeps its
+    // connection, and its next request opens one to a live thread (docs/http-guard.md#threads-that-go-away).
+    if (this.phase === 'head' && !this.closing && this.framing.outstanding === 0) {
+      this.tried.clear();
+      if (this.clientPaused) {
+        this.clientPaused = false;
+        this.client.resume();
+      }
+      return;
+    }
+    // Closed with an answer still owed, or as asked (Connection: close): so does the client, once it has
+    // everything that came.
     this.phase = 'refusing';
     this.linger();
   }

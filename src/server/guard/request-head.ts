@@ -21,6 +21,8 @@ export interface AcceptedHead {
   /** the bytes to hand on: the original head, or a rewrite without the fields uWS cannot parse */
   head: Buffer;
   body: BodyFraming;
+  /** the connection ends after this request's answer (`Connection: close`, or HTTP/1.0 without keep-alive) */
+  closes: boolean;
 }
 
 export type HeadResult =
@@ -67,8 +69,10 @@ export function readRequestHead(buf: Buffer, start: number): HeadResult {
   const body = bodyFraming(fields, line.version);
   if ('refusal' in body) return refused(body.refusal);
   const unchanged = fields.unparsableNames === 0 && line.target === line.rawTarget && line.version === '1.1' && !body.normalised;
-  const head = unchanged ? buf.subarray(from, end) : rewrite(line, fields, body.framing);
-  return { kind: 'accepted', end, value: { method: line.method, head, body: body.framing } };
+  const options = fields.connection.flatMap((value) => value.split(',').map((option) => option.trim()));
+  const closes = options.includes('close') || (line.version === '1.0' && !options.includes('keep-alive'));
+  const head = unchanged ? buf.subarray(from, end) : rewrite(line, fields, body.framing, closes && !options.includes('close'));
+  return { kind: 'accepted', end, value: { method: line.method, head, body: body.framing, closes } };
 }
 
 const refused = (refusal: Refusal): HeadResult => ({ kind: 'refused', refusal });
@@ -220,15 +224,12 @@ function bodyFraming(fields: Fields, version: string): Framing | { refusal: Refu
   };
 }
 
-function rewrite(line: RequestLine, fields: Fields, body: BodyFraming): Buffer {
+function rewrite(line: RequestLine, fields: Fields, body: BodyFraming, addClose: boolean): Buffer {
   // uWS 20.30 answers no HTTP/1.0 request at all: it gets the HTTP/1.1 equivalent, which closes the
   // connection after the answer unless the client asked to keep it (RFC 9112 9.3). Answers carry a
   // Content-Length, which a 1.0 client reads as it would a 1.0 answer.
   const lines = [`${line.method} ${line.target} HTTP/1.1`, ...fields.kept];
-  if (line.version === '1.0') {
-    const keepAlive = fields.connection.some((value) => value.split(',').some((option) => option.trim() === 'keep-alive'));
-    if (!keepAlive && !fields.connection.some((value) => value.includes('close'))) lines.push('Connection: close');
-  }
+  if (addClose) lines.push('Connection: close');
   if (body.kind === 'chunked') lines.push('Transfer-Encoding: chunked');
   else if (fields.contentLength.length > 0) lines.push(`Content-Length: ${body.bytes}`);
   // uWS 20.30 leaves a request without Host unanswered; HTTP/1.0 clients may omit it.
