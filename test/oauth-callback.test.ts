@@ -50,6 +50,34 @@ t.test(
   },
 );
 
+t.test("parameters the service sets never reach the provider from the client's query, in any case; nonce does", async (t) => {
+  const url = await authorizeUrl(
+    api,
+    'provider=github&Redirect_URI=https://evil.example/cb&STATE=pinned&Client_Id=other&Response_Type=token' +
+      '&Code_Challenge=c&code_VERIFIER=v&nonce=n-1',
+  );
+  const q = queryOf(url);
+  t.equal(q.redirect_uri, REDIRECT_URI);
+  t.equal(q.client_id, gh.clientId);
+  t.equal(q.response_type, 'code');
+  t.match(q.state, /^[0-9a-f-]{36}$/);
+  t.strictSame(
+    [...url.searchParams.keys()].filter((k) => k !== k.toLowerCase()),
+    [],
+    'no upper- or mixed-case copy of a reserved parameter is passed on',
+  );
+  t.notOk(url.searchParams.has('code_challenge') || url.searchParams.has('code_verifier'));
+  t.equal(q.nonce, 'n-1', 'a per-request nonce passes through, as in the original');
+});
+
+t.test('without redirect_to, an allowed Referer is where the flow returns, as the original reads it', async (t) => {
+  const res = await api.request('GET', '/authorize?provider=github', { headers: { referer: 'https://app.example.test/login' } });
+  t.equal(res.status, 302);
+  const state = queryOf(new URL(res.headers.get('location')!)).state;
+  const { rows } = await api.db.query('select referrer from flow_state where id = $1', [state]);
+  t.same(rows, [{ referrer: 'https://app.example.test/login' }]);
+});
+
 t.test('skip_http_redirect=true answers the URL as JSON', async (t) => {
   const res = await api.request('GET', '/authorize?provider=github&skip_http_redirect=true');
   t.equal(res.status, 200);

@@ -82,7 +82,7 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
 
   const url = new URL(endpoint);
   for (const [key, value] of query) {
-    if (RESERVED.has(key)) continue;
+    if (RESERVED.has(key.toLowerCase())) continue; // `Redirect_URI` too: a provider may read names in any case
     url.searchParams.set(key === 'workos_provider' ? 'provider' : key, value);
   }
   const extra = (query.get('scopes') ?? '')
