@@ -76,8 +76,7 @@ t.test('a file written in the directory reaches /settings with no request failin
   t.equal((await settings(svc.port)).disable_signup, false);
 
   // Requests all along over new connections, until the change shows. (A kept-alive connection across
-  // the drain has its own test below; a request sent on one at the very moment its thread closes it is
-  // the client's to retry: not counted here.)
+  // the drain has its own test below, and a request its thread closes on unanswered test/guard-resend.)
   const statuses: Array<number | string> = [];
   let done = false;
   const load = async () => {

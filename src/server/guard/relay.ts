@@ -24,6 +24,9 @@ export interface RelayOptions {
 
 type Phase = 'head' | 'length' | 'chunked' | 'refusing' | 'closed';
 
+/** Requests that change nothing (RFC 9110 9.2.1): sent again when their thread went away before answering. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export function relay(client: net.Socket, options: RelayOptions): void {
   new Relay(client, options);
 }
@@ -46,6 +49,13 @@ class Relay {
   private upstreamPaused = false;
   /** a request handed on asked for the connection to end after its answer */
   private closing = false;
+  /**
+   * The heads of the requests handed on and not yet answered, oldest first, while every one of them is a
+   * safe request without a body; null once one is not (nothing can be sent again until all are answered).
+   */
+  private unanswered: Buffer[] | null = [];
+  /** the unanswered requests were sent again once already */
+  private resent = false;
 
   constructor(
     private readonly client: net.Socket,
@@ -90,6 +100,9 @@ class Relay {
         if (head.value.closes) this.closing = true;
         at = head.end;
         const body = head.value.body;
+        const resendable = SAFE_METHODS.has(head.value.method) && body.kind === 'length' && body.bytes === 0;
+        if (resendable && this.unanswered) this.unanswered.push(head.value.head);
+        else this.unanswered = null;
         if (body.kind === 'chunked') {
           this.phase = 'chunked';
           this.chunked = new ChunkedBody();
@@ -172,7 +185,8 @@ class Relay {
   }
 
   private fromUpstream(chunk: Buffer): void {
-    this.framing.read(chunk);
+    const completed = this.framing.read(chunk);
+    if (completed > 0) this.answered(completed);
     if (this.phase === 'closed') return;
     if (!this.client.write(chunk) && !this.upstreamPaused) {
       this.upstreamPaused = true;
@@ -183,6 +197,13 @@ class Relay {
       });
     }
     if (this.refusal) this.answerRefusal();
+  }
+
+  /** The oldest requests had their answers: theirs no longer need keeping. */
+  private answered(count: number): void {
+    this.resent = false;
+    if (this.unanswered) this.unanswered.splice(0, count);
+    else if (this.framing.outstanding === 0) this.unanswered = [];
   }
 
   private refuse(err: ApiError): void {
@@ -224,11 +245,20 @@ class Relay {
     // Between requests, every answer delivered, and the client not done: its thread went away (a roll-over
     // drained it, a crashed one is being replaced) or timed the connection out. The client keeps its
     // connection, and its next request opens one to a live thread (docs/http-guard.md#threads-that-go-away).
-    if (this.phase === 'head' && !this.closing && this.framing.outstanding === 0) {
+    const idle = !this.closing && this.framing.outstanding === 0;
+    // Safe requests without a body whose answer had not begun are sent to a live thread once more, as
+    // proxies retry them (RFC 9110 9.2.2): their thread closed before it answered, and they change nothing.
+    const resend = this.framing.outstanding > 0 && !this.framing.answering && this.unanswered !== null && !this.resent;
+    if (this.phase === 'head' && (idle || resend)) {
       this.tried.clear();
       if (this.clientPaused) {
         this.clientPaused = false;
         this.client.resume();
+      }
+      if (resend) {
+        this.resent = true;
+        this.waiting = [...this.unanswered!, ...this.waiting];
+        this.connect();
       }
       return;
     }

@@ -17,6 +17,11 @@ export class ResponseFraming {
     return this.methods.length;
   }
 
+  /** some bytes of the oldest outstanding answer have come (its head, part of it, or part of its body) */
+  get answering(): boolean {
+    return this.state.kind !== 'head' || this.pending !== null;
+  }
+
   handedOn(method: string): void {
     this.methods.push(method);
   }
