@@ -257,7 +257,7 @@ class Relay {
       }
       if (resend) {
         this.resent = true;
-        this.waiting = [...this.unanswered!, ...this.waiting];
+        this.waiting = [...this.unanswered!]; // a copy: later requests join both lists until answered
         this.connect();
       }
       return;

@@ -69,12 +69,14 @@ export function readRequestHead(buf: Buffer, start: number): HeadResult {
   const body = bodyFraming(fields, line.version);
   if ('refusal' in body) return refused(body.refusal);
   const unchanged = fields.unparsableNames === 0 && line.target === line.rawTarget && line.version === '1.1' && !body.normalised;
-  const options = fields.connection.flatMap((value) => value.split(',').map((option) => option.trim()));
+  // Most requests send no Connection header: nothing to split then.
+  const options = fields.connection.length === 0 ? NO_OPTIONS : fields.connection.flatMap((value) => value.split(',').map((o) => o.trim()));
   const closes = options.includes('close') || (line.version === '1.0' && !options.includes('keep-alive'));
   const head = unchanged ? buf.subarray(from, end) : rewrite(line, fields, body.framing, closes && !options.includes('close'));
   return { kind: 'accepted', end, value: { method: line.method, head, body: body.framing, closes } };
 }
 
+const NO_OPTIONS: readonly string[] = [];
 const refused = (refusal: Refusal): HeadResult => ({ kind: 'refused', refusal });
 
 /** A request line that is already wrong need not wait for the rest of its head (or for the head timeout). */

@@ -27,6 +27,9 @@ export interface Completed {
   started: number;
 }
 
+/** Read only: what the request line looks up in a request without a query. */
+const NO_QUERY = new URLSearchParams();
+
 export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void {
   const seconds = (performance.now() - r.started) / 1000;
   ctx.metrics.observe(r.method, r.route?.path ?? 'unmatched', r.status, seconds);
@@ -44,7 +47,7 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
   // The original's fields (its request logger's), so what reads its lines reads ours: duration in
   // nanoseconds, error as it words it, grant_type on /token, referer as the redirect target the request
   // would get (redirect-target.ts); query, route and duration_ms are ours.
-  const query = new URLSearchParams(r.query);
+  const query = r.query ? new URLSearchParams(r.query) : NO_QUERY;
   const line = {
     request_id: r.requestId,
     method: r.method,
