@@ -23,6 +23,7 @@ const { createLogger } = await load('server/observability/log.js');
 const { serialise, withTimeout, Deadline } = await load('server/http/answer.js');
 const { recordRequest } = await load('server/http/request-record.js');
 const { corsHeaders } = await load('server/http/cors.js');
+const { createRedirectCheck } = await load('server/http/redirect-target.js');
 
 const secret = 'x'.repeat(64);
 const env = {
@@ -56,19 +57,17 @@ const token = await jwt.sign({
 });
 const headers = { host: '127.0.0.1:1234', authorization: `Bearer ${token}`, connection: 'keep-alive' };
 
-/** A row as pg hands the statement's result over (users.* with Dates, the session id, the json columns). */
+/** A row as pg hands the statement's result over (USER_COLUMNS with Dates, the session id, the json columns). */
 const date = () => new Date(Date.now() - 1000);
 // prettier-ignore
 const row = () => ({
-  instance_id: null, id: userId, aud: 'authenticated', role: 'authenticated', email: 'a@example.com',
-  encrypted_password: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', email_confirmed_at: date(), invited_at: null,
-  confirmation_token: '', confirmation_sent_at: null, recovery_token: '', recovery_sent_at: null,
-  email_change_token_new: '', email_change: '', email_change_sent_at: null, last_sign_in_at: date(),
-  raw_app_meta_data: { provider: 'email', providers: ['email'] }, raw_user_meta_data: {}, is_super_admin: null,
-  created_at: date(), updated_at: date(), phone: null, phone_confirmed_at: null, phone_change: '',
-  phone_change_token: '', phone_change_sent_at: null, confirmed_at: date(), email_change_token_current: '',
-  email_change_confirm_status: 0, banned_until: null, reauthentication_token: '', reauthentication_sent_at: null,
-  is_sso_user: false, deleted_at: null, is_anonymous: false,
+  id: userId, aud: 'authenticated', role: 'authenticated', email: 'a@example.com', phone: null,
+  encrypted_password: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', email_confirmed_at: date(),
+  phone_confirmed_at: null, confirmed_at: date(), invited_at: null, confirmation_sent_at: null, recovery_sent_at: null,
+  email_change: '', email_change_sent_at: null, email_change_confirm_status: 0, phone_change: '',
+  phone_change_sent_at: null, reauthentication_sent_at: null, last_sign_in_at: date(),
+  raw_app_meta_data: { provider: 'email', providers: ['email'] }, raw_user_meta_data: {}, banned_until: null,
+  deleted_at: null, is_anonymous: false, is_sso_user: false, created_at: date(), updated_at: date(),
   found_session_id: sessionId,
   found_identities: [
     {
@@ -81,7 +80,7 @@ const row = () => ({
   found_factors: [],
 });
 const db = { query: () => new Promise((resolve) => setImmediate(() => resolve({ rows: [row()] }))) };
-const ctx = { config, log, db, jwt, metrics: NO_REQUEST_METRICS, tracing: { enabled: false } };
+const ctx = { config, log, db, jwt, metrics: NO_REQUEST_METRICS, tracing: { enabled: false }, redirect: createRedirectCheck(config) };
 const router = new Router(ROUTES);
 
 /** What server.ts does for GET /user between the snapshot and the write. */
@@ -103,8 +102,9 @@ function service() {
       if (a.status !== 200) throw new Error(`answered ${a.status}: ${a.body}`);
       // prettier-ignore
       recordRequest(ctx, log, {
-        requestId, method: 'GET', path: '/user', query: '', ip: '127.0.0.1', route: match.route, params: match.params,
-        status: a.status, errorCode: undefined, aborted: false, spans: undefined, started,
+        requestId, method: 'GET', path: '/user', query: '', headers, ip: '127.0.0.1', route: match.route,
+        params: match.params, status: a.status, errorCode: undefined, error: undefined, aborted: false, spans: undefined,
+        started,
       });
     });
 }
