@@ -1,6 +1,7 @@
 // Access-token checks safer than the original (issue 18 item 7): a token's aud must be the audience the
 // request works in (X-JWT-AUD, else JWT_AUD), never compared with itself; a sub that is not a UUID is
 // the same 403 bad_jwt as any other bad token. Checked on every endpoint that takes a user's bearer.
+// A token without exp is accepted, as the original accepts it.
 import t from 'tap';
 import { SignJWT, decodeJwt } from 'jose';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
@@ -62,4 +63,23 @@ t.test('a sub that is not a UUID is 403 bad_jwt on every user endpoint', async (
       `${method} ${path}`,
     );
   }
+});
+
+// The original parses bearers with golang-jwt v5 and never asks it to require exp, so a key an operator
+// minted without one (the Supabase CLI's admin token is such a key) works there; it must keep working here.
+t.test('a token without exp is accepted on user and admin endpoints; an expired one is not', async (t) => {
+  const { exp: _exp, ...withoutExp } = claims;
+  const signedAsIs = (c: Record<string, unknown>) => new SignJWT(c).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(key);
+  const user = await api.request('GET', '/user', { token: await signedAsIs(withoutExp) });
+  t.strictSame([user.status, user.body.id], [200, session.user.id], 'GET /user with the session token minus exp');
+  const admin = await api.request('GET', '/admin/users', { token: await signedAsIs({ role: 'service_role' }) });
+  t.equal(admin.status, 200, 'a service-role key with no exp, iat or sub');
+  t.ok(Array.isArray(admin.body.users));
+  const expired = await api.request('GET', '/user', {
+    token: await signedAsIs({ ...withoutExp, exp: Math.floor(Date.now() / 1000) - 60 }),
+  });
+  t.strictSame(
+    [expired.status, expired.body.error_code, expired.body.msg],
+    [403, 'bad_jwt', 'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired'],
+  );
 });

@@ -66,10 +66,11 @@ export interface AmrEntry {
 }
 
 /**
- * What a verified token is known to carry: a signature we accept, an unexpired `exp`. Everything else is
- * the caller's to check (anon/service_role keys have no sub or session_id; docs/tokens-and-sessions.md#verification).
+ * What a verified token is known to carry: a signature we accept, and an `exp` that has not passed when it
+ * has one. Everything else is the caller's to check (anon/service_role keys have no sub or session_id;
+ * docs/tokens-and-sessions.md#verification).
  */
-export type VerifiedClaims = Partial<AccessTokenClaims> & JWTPayload & { exp: number };
+export type VerifiedClaims = Partial<AccessTokenClaims> & JWTPayload;
 
 export interface JwtService {
   /** The algorithm new tokens are signed with; verification accepts only the configured ones. */
@@ -129,7 +130,8 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
         const fast = header && hmacOnly(key, algorithms) ? verifyHs256(token, header, key) : null;
         if (fast) return fast as VerifiedClaims;
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
-        const { payload } = await jwtVerify(token, key, { algorithms, requiredClaims: ['exp'] });
+        // No claim is required: exp and nbf are checked when present, as golang-jwt v5 does unless asked to require them.
+        const { payload } = await jwtVerify(token, key, { algorithms });
         return payload as VerifiedClaims;
       } catch (error) {
         if (error instanceof JwtError) throw error;
