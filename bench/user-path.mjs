@@ -7,6 +7,7 @@
 // between the two is what the service's layers cost beyond the handler's, apart from uWS and pg, which
 // both pay alike; it moves far less with the machine's load than the HTTP bench (bench/README.md).
 // Usage: node bench/user-path.mjs [service|handler] [dist root, default this checkout]
+// BENCH_USER_PATH_REQUESTS: requests per run (default 40,000; the warm-up is half as many).
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { hs256, userJson, UUID } from './limits/handler-work.mjs';
@@ -132,8 +133,9 @@ async function run(n, inFlight) {
   const used = process.cpuUsage(before);
   return (used.user + used.system) / n;
 }
-await run(20_000, 32); // warm-up
+const requests = Number(process.env.BENCH_USER_PATH_REQUESTS ?? 40_000);
+await run(Math.ceil(requests / 2), 32); // warm-up
 const runs = [];
-for (let i = 0; i < 5; i++) runs.push(await run(40_000, 32));
+for (let i = 0; i < 5; i++) runs.push(await run(requests, 32));
 console.log(`${mode}: µs of CPU per request, 5 runs: ${runs.map((r) => r.toFixed(1)).join(' ')}; best ${Math.min(...runs).toFixed(1)}`);
 process.exit(0);

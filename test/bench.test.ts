@@ -228,3 +228,26 @@ t.test('`npm run bench -- parity` prints the medians of known and unknown addres
     t.match(run.output, new RegExp(`parity +${endpoint} +medians: `), `${endpoint}: its line`);
   }
 });
+
+// bench/user-path.mjs runs outside the bench's scenarios, so nothing else would notice it break when the
+// request path's modules change (as it once did, unnoticed, when the request line began to take headers).
+t.test('bench/user-path.mjs runs GET /user through the service and the minimal handler and prints its line', async (t) => {
+  for (const mode of ['service', 'handler']) {
+    const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
+      const child = spawn(process.execPath, ['bench/user-path.mjs', mode], {
+        env: { ...process.env, BENCH_USER_PATH_REQUESTS: '400' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let text = '';
+      child.stdout.on('data', (d) => (text += d));
+      child.stderr.on('data', (d) => (text += d));
+      child.on('close', (code) => resolve({ code, text }));
+    });
+    t.equal(output.code, 0, `${mode}: exits cleanly\n${output.text}`);
+    t.match(
+      output.text,
+      new RegExp(`^${mode}: µs of CPU per request, 5 runs: (\\d+\\.\\d ){4}\\d+\\.\\d; best \\d+\\.\\d$`, 'm'),
+      `${mode}: its line`,
+    );
+  }
+});
