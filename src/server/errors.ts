@@ -33,6 +33,8 @@ export const ERRORS = {
   // ours: never written (the connection is gone); it names the request in the log and stops its work
   client_closed_request: e(499, 'client_closed_request', 'The client closed the connection before the answer'),
   unexpected_failure: e(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information'),
+  // WEBAUTHN_RP_* empty while passkeys or WebAuthn factors are on (webauthn/relying-party.ts); the original's text
+  webauthn_not_configured: e(500, 'unexpected_failure', 'Failed to initialize WebAuthn'),
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
   database_unavailable: e(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.', 5),
   database_busy: e(503, 'database_busy', 'The database is busy, please retry after a moment.', 1),

@@ -29,13 +29,7 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   if (validUntil && Number.isNaN(Date.parse(validUntil))) {
     problems.push(`${given.get('SMS_TEST_OTP_VALID_UNTIL')}: "${validUntil}" is not a time (use RFC 3339, like 2030-01-01T00:00:00Z)`);
   }
-  // The original only warns and then fails every ceremony; WebAuthn without a relying party cannot work.
-  const webauthnUser = ['PASSKEY_ENABLED', 'MFA_WEB_AUTHN_ENROLL_ENABLED', 'MFA_WEB_AUTHN_VERIFY_ENABLED'].find((name) => flat[name]);
-  if (webauthnUser) {
-    for (const name of ['WEBAUTHN_RP_ID', 'WEBAUTHN_RP_DISPLAY_NAME', 'WEBAUTHN_RP_ORIGINS'])
-      if (!flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0))
-        problems.push(`AUTH_${name}: is required when ${webauthnUser} is true`);
-  }
+  // WebAuthn switched on without a relying party does not stop start-up either (load.ts webauthnWarnings).
   if (flat.MAILER_AUTOCONFIRM && flat.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS)
     problems.push('AUTH_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: cannot be true together with MAILER_AUTOCONFIRM');
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');

@@ -141,7 +141,7 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  warnings.push(...smsCredentialWarnings(flat));
+  warnings.push(...smsCredentialWarnings(flat), ...webauthnWarnings(flat));
   const ignored = ignoredVariables(layers);
   if (ignored.length > 0) warnings.push(`ignoring settings Portcullis does not know or support: ${ignored.join(', ')}`);
   const config = assemble(flat, development, warnings);
@@ -176,6 +176,23 @@ function smsCredentialWarnings(flat: Record<string, unknown>): string[] {
   if (missing.length === 0) return [];
   return [
     `SMS_PROVIDER is ${gateway} but ${missing.map((n) => `AUTH_${n}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty: sending SMS will fail`,
+  ];
+}
+
+/**
+ * As the original since it stopped refusing to start (its deployments had MFA_WEB_AUTHN_* switched on
+ * from the days a client sent the relying party itself): passkeys and WebAuthn factors switched on
+ * without WEBAUTHN_RP_* start with a warning, and every ceremony is refused (webauthn/relying-party.ts).
+ */
+function webauthnWarnings(flat: Record<string, unknown>): string[] {
+  const switchedOn = ['PASSKEY_ENABLED', 'MFA_WEB_AUTHN_ENROLL_ENABLED', 'MFA_WEB_AUTHN_VERIFY_ENABLED'].filter((name) => flat[name]);
+  const missing = ['WEBAUTHN_RP_ID', 'WEBAUTHN_RP_DISPLAY_NAME', 'WEBAUTHN_RP_ORIGINS'].filter(
+    (name) => !flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0),
+  );
+  if (switchedOn.length === 0 || missing.length === 0) return [];
+  return [
+    `${switchedOn.join(', ')} ${switchedOn.length > 1 ? 'are' : 'is'} true but ${missing.map((n) => `AUTH_${n}`).join(', ')} ` +
+      `${missing.length > 1 ? 'are' : 'is'} empty: every WebAuthn ceremony (passkeys, WebAuthn factors) is refused until they are set`,
   ];
 }
 

@@ -27,12 +27,13 @@ export const passkeyAuthenticationOptions: Handler = async (_req, ctx) => {
 };
 
 export const passkeyAuthenticationVerify: Handler<ChallengeAnswerBody> = async (req, ctx) => {
+  const rp = relyingParty(ctx.config);
   const { challenge, credential } = await takeChallenge(ctx.db, req.body(), 'authentication', null);
   const response = asAuthenticationResponse(credential);
   if (!response) throw apiError('webauthn_response_invalid');
   const stored = await findPasskey(ctx, response);
   if (!stored) return refused(req, ctx, 'no such passkey for this user handle');
-  const outcome = await verifyAssertion(relyingParty(ctx.config), challenge.session_data, response, {
+  const outcome = await verifyAssertion(rp, challenge.session_data, response, {
     credentialId: stored.credential_id,
     publicKey: stored.public_key,
     signCount: Number(stored.sign_count),

@@ -17,13 +17,13 @@ import { createdPasskeyJson } from '../passkeys/passkey-json.js';
 import { refuseAnonymous, refuseSsoUser, requireManagementAal } from '../passkeys/management-checks.js';
 
 export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
+  const rp = relyingParty(ctx.config);
   refuseAnonymous(principal);
   refuseSsoUser(principal);
   await requireManagementAal(ctx.db, principal);
   const { user } = principal;
   const existing = await listCredentials(ctx.db, user.id);
   if (existing.length >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
-  const rp = relyingParty(ctx.config);
   const name = user.email || user.phone || '';
   const metaName = user.raw_user_meta_data?.name;
   const { options, session } = await registrationOptions(
@@ -45,12 +45,13 @@ export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (
 };
 
 export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeAnswerBody> = async (req, ctx, principal) => {
+  const rp = relyingParty(ctx.config);
   refuseAnonymous(principal);
   refuseSsoUser(principal);
   await requireManagementAal(ctx.db, principal);
   const { user } = principal;
   const { challenge, credential } = await takeChallenge(ctx.db, req.body(), 'registration', user.id);
-  const outcome = await verifyRegistration(relyingParty(ctx.config), challenge.session_data, credential);
+  const outcome = await verifyRegistration(rp, challenge.session_data, credential);
   if (!outcome.ok) {
     ctx.log.info({ request_id: req.requestId, reason: outcome.reason, detail: outcome.detail }, 'passkey registration refused');
     throw apiError(outcome.reason === 'malformed' ? 'webauthn_response_invalid' : 'webauthn_verification_failed');

@@ -1,6 +1,7 @@
 // The WebAuthn relying party this service acts as, from WEBAUTHN_RP_* (docs/passkeys.md#settings). Shared by
 // passkeys and WebAuthn MFA factors, as in the original.
 import type { Config } from '../config/types.js';
+import { apiError } from '../errors.js';
 
 export interface RelyingParty {
   /** the domain credentials are scoped to; authenticators sign its SHA-256 (rpIdHash) */
@@ -12,7 +13,13 @@ export interface RelyingParty {
   challengeTtlSeconds: number;
 }
 
+/**
+ * Throws 500 webauthn_not_configured, as the original fails, when a setting is empty: the service then
+ * started with a warning (config/load.ts). Each ceremony asks for it before it reads or writes anything.
+ */
 export function relyingParty(config: Config): RelyingParty {
+  const { rpId, rpDisplayName, rpOrigins } = config.webauthn;
+  if (!rpId || !rpDisplayName || rpOrigins.length === 0) throw apiError('webauthn_not_configured');
   return {
     id: config.webauthn.rpId,
     name: config.webauthn.rpDisplayName,

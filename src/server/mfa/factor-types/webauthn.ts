@@ -58,13 +58,13 @@ export const webauthn: FactorType = {
   },
 
   async verify({ ctx, req, factor, challenge, body }) {
+    const rp = relyingParty(ctx.config);
     const params = body.webauthn;
     if (!isObject(params)) throw apiError('mfa_webauthn_params_required');
     if (params.type !== 'create' && params.type !== 'request') throw apiError('mfa_webauthn_type');
     if (params.credential_response === undefined || params.credential_response === null) throw apiError('mfa_webauthn_response_required');
     const ceremony = challenge.web_authn_session_data as FactorCeremony | null;
     if (!ceremony || ceremony.type !== params.type) throw apiError('mfa_webauthn_verification_failed');
-    const rp = relyingParty(ctx.config);
     const refused = (detail?: string): never => {
       ctx.log.info({ request_id: req.requestId, factor_id: factor.id, detail }, 'webauthn factor verification refused');
       throw apiError('mfa_webauthn_verification_failed');
