@@ -78,9 +78,13 @@ export async function copyAmrClaims(sql: Tx, schema: string): Promise<number> {
  * The original keeps refresh tokens in clear; ours keeps their SHA-256 hex, which is what the refresh
  * grant computes from the token a client presents, so every token held by a client keeps working. Row
  * ids are kept, so the parent (a token string there) becomes the parent row's id. Tokens without a
- * session cannot be refreshed by the original either (session_not_found) and are left out.
+ * session cannot be refreshed by the original either (session_not_found) and are left out; before the
+ * original had sessions (its schema as the Supabase database image creates it, before the original's
+ * own migrations ran) no token had one.
  */
-export async function copyRefreshTokens(sql: Tx): Promise<number> {
+export async function copyRefreshTokens(sql: Tx, schema: string): Promise<number> {
+  const col = await picker(sql, schema, 'gotrue_refresh_tokens');
+  if (col('session_id') === 'null') return 0;
   const count = await runCount(
     sql,
     `insert into refresh_tokens (id, token_hash, user_id, session_id, parent_id, revoked, created_at, updated_at)
@@ -103,17 +107,15 @@ export async function copyRefreshTokens(sql: Tx): Promise<number> {
  * address + code (src/server/verify/one-time-codes.ts), so mails already sent keep working. Ours
  * measures expiry from created_at, the original from users.<type>_sent_at: created_at takes that value.
  */
+/** The user's address: `phone` is the column, or null before the original had phones (2018's schema). */
+const emailOrPhone = (phone: string) => `coalesce(nullif(lower(u.email), ''), nullif(${phone}, ''))`;
 const TOKEN_SOURCES = [
-  { type: 'confirmation_token', sentAt: 'confirmation_sent_at', address: `coalesce(nullif(lower(u.email), ''), nullif(u.phone, ''))` },
-  { type: 'recovery_token', sentAt: 'recovery_sent_at', address: `coalesce(nullif(lower(u.email), ''), nullif(u.phone, ''))` },
-  { type: 'email_change_token_new', sentAt: 'email_change_sent_at', address: `nullif(lower(u.email_change), '')` },
-  { type: 'email_change_token_current', sentAt: 'email_change_sent_at', address: `nullif(lower(u.email), '')` },
-  { type: 'phone_change_token', sentAt: 'phone_change_sent_at', address: `nullif(u.phone_change, '')` },
-  {
-    type: 'reauthentication_token',
-    sentAt: 'reauthentication_sent_at',
-    address: `coalesce(nullif(lower(u.email), ''), nullif(u.phone, ''))`,
-  },
+  { type: 'confirmation_token', sentAt: 'confirmation_sent_at', address: emailOrPhone },
+  { type: 'recovery_token', sentAt: 'recovery_sent_at', address: emailOrPhone },
+  { type: 'email_change_token_new', sentAt: 'email_change_sent_at', address: () => `nullif(lower(u.email_change), '')` },
+  { type: 'email_change_token_current', sentAt: 'email_change_sent_at', address: () => `nullif(lower(u.email), '')` },
+  { type: 'phone_change_token', sentAt: 'phone_change_sent_at', address: () => `nullif(u.phone_change, '')` },
+  { type: 'reauthentication_token', sentAt: 'reauthentication_sent_at', address: emailOrPhone },
 ] as const;
 
 export async function copyOneTimeTokens(sql: Tx, schema: string, fromTable: boolean): Promise<number> {
@@ -134,14 +136,16 @@ export async function copyOneTimeTokens(sql: Tx, schema: string, fromTable: bool
     );
   }
   // Versions before one_time_tokens (2024) kept tokens only in the users columns; later ones write both.
+  const phone = hasColumn(users, 'phone') ? 'u.phone' : 'null';
   for (const s of TOKEN_SOURCES) {
     if (!hasColumn(users, s.type)) continue;
     const sentAt = hasColumn(users, s.sentAt) ? `u.${s.sentAt}` : 'null';
+    const address = s.address(phone);
     count += await runCount(
       sql,
       `insert into one_time_tokens (user_id, token_type, token_hash, relates_to, created_at, updated_at)
-       select u.id, '${s.type}', ${SHA256_HEX(`u.${s.type}`)}, ${s.address}, coalesce(${sentAt}, now()), now()
-       from users u where u.${s.type} is not null and btrim(u.${s.type}) <> '' and ${s.address} is not null
+       select u.id, '${s.type}', ${SHA256_HEX(`u.${s.type}`)}, ${address}, coalesce(${sentAt}, now()), now()
+       from users u where u.${s.type} is not null and btrim(u.${s.type}) <> '' and ${address} is not null
        on conflict (user_id, token_type) do nothing`,
     );
   }

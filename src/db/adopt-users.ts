@@ -2,7 +2,7 @@
 // dropped and recreated, so foreign keys from other schemas, triggers, grants and policies on it stay.
 // The target is read from the catalog of a scratch copy of our schema (sql/00001 applied to `scratch`),
 // so the result matches what a fresh install has, column by column, constraint by constraint.
-import { columnsOf, ident, type Column, type Tx } from './adopt-catalog.js';
+import { columnsOf, hasColumn, ident, type Column, type Tx } from './adopt-catalog.js';
 
 /** The original's token columns: their tokens were moved into one_time_tokens before, and their copies go. */
 const ORIGINAL_TOKENS = [
@@ -16,6 +16,26 @@ const ORIGINAL_TOKENS = [
 ];
 /** The original's columns kept as they are, never read: seed scripts name them (sql/00015, sql/00016). */
 const ORIGINAL_KEPT = ['instance_id', 'is_super_admin'];
+
+/**
+ * The two columns the original itself renamed in 2021 get its later names first, as its own migrations
+ * would have renamed them, so a schema from before (Supabase's database image still starts from 2018's)
+ * keeps who confirmed an address and a pending email change: confirmed_at held the email's confirmation
+ * (ours computes confirmed_at from both addresses), email_change_token the new address's token.
+ */
+export async function renameAsTheOriginalDid(sql: Tx, schema: string, note: (line: string) => void): Promise<void> {
+  const columns = await columnsOf(sql, schema, 'users');
+  const renames: Array<[string, string]> = [
+    ['confirmed_at', 'email_confirmed_at'],
+    ['email_change_token', 'email_change_token_new'],
+  ];
+  for (const [from, to] of renames) {
+    const source = columns.find((c) => c.name === from);
+    if (!source || source.generated || hasColumn(columns, to)) continue;
+    await sql.unsafe(`alter table users rename column ${ident(from)} to ${ident(to)}`);
+    note(`users: column ${from} renamed ${to}, as the original's 2021 migrations rename it`);
+  }
+}
 
 export async function alignUsers(sql: Tx, schema: string, scratch: string, note: (line: string) => void): Promise<void> {
   const target = await columnsOf(sql, scratch, 'users');

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import type postgres from 'postgres';
 import { ident, outsideDependents, qualified, tablesIn, columnsOf, type Tx } from './adopt-catalog.js';
-import { alignUsers } from './adopt-users.js';
+import { alignUsers, renameAsTheOriginalDid } from './adopt-users.js';
 import {
   copyAmrClaims,
   copyAuditLog,
@@ -90,11 +90,12 @@ export async function adoptOriginalSchema(
     throw new AdoptionError(`objects outside "${schema}" depend on tables adoption replaces: ${blockers.join('; ')}`);
   }
   await renameEnumTypes(tx, schema, note);
+  await renameAsTheOriginalDid(tx, schema, note);
   for (const table of [...converted, ...aside]) await renameAside(tx, schema, table);
   if (aside.length > 0) note(`kept for later migrations, renamed gotrue_<name>: ${aside.join(', ')}`);
 
   const scratch = `portcullis_adopting_${schema}`.slice(0, 63);
-  await tx.unsafe(`create schema ${ident(scratch)}`);
+  await createScratchSchema(tx, scratch);
   await tx.unsafe(`set local search_path to ${ident(scratch)}`);
   await tx.unsafe(readFileSync(initial.path, 'utf8'));
   await tx.unsafe(`set local search_path to ${ident(schema)}`);
@@ -107,7 +108,7 @@ export async function adoptOriginalSchema(
     report('v2 refresh-token keys kept for migration 00013', await keepRefreshTokenKeys(tx, schema));
   }
   if (converted.includes('mfa_amr_claims')) report('authentication methods (amr) copied', await copyAmrClaims(tx, schema));
-  if (converted.includes('refresh_tokens')) report('refresh tokens hashed and copied', await copyRefreshTokens(tx));
+  if (converted.includes('refresh_tokens')) report('refresh tokens hashed and copied', await copyRefreshTokens(tx, schema));
   report('pending one-time tokens hashed and copied', await copyOneTimeTokens(tx, schema, converted.includes('one_time_tokens')));
   if (converted.includes('flow_state')) report('flow states copied', await copyFlowState(tx, schema));
   if (converted.includes('audit_log_entries')) report('audit log entries copied', await copyAuditLog(tx, schema));
@@ -124,6 +125,19 @@ export async function adoptOriginalSchema(
   );
   await tx.unsafe('insert into migrations (migration_id, name) values ($1, $2)', [initial.id, initial.name]);
   note(`recorded migration ${initial.id} ${initial.name} as applied`);
+}
+
+/** The scratch schema needs CREATE on the database, which a role made for the original alone may lack. */
+async function createScratchSchema(tx: Tx, scratch: string): Promise<void> {
+  const [{ database, role, allowed }] = await tx<{ database: string; role: string; allowed: boolean }[]>`
+    select current_database() as database, current_user as role, has_database_privilege(current_database(), 'CREATE') as allowed`;
+  if (!allowed) {
+    throw new AdoptionError(
+      `adoption needs the CREATE privilege on database "${database}" for a scratch schema that lives only inside its transaction; ` +
+        `grant it once as the database owner or a superuser: GRANT CREATE ON DATABASE ${ident(database)} TO ${ident(role)}`,
+    );
+  }
+  await tx.unsafe(`create schema ${ident(scratch)}`);
 }
 
 /** The original's enum types (aal_level, factor_type, ...) step aside too, so later migrations may reuse the names. */
