@@ -100,6 +100,9 @@ export async function copyRefreshTokens(sql: Tx, schema: string): Promise<number
   return count;
 }
 
+/** The user's address: `phone` is the column, or null before the original had phones (2018's schema). */
+const emailOrPhone = (phone: string) => `coalesce(nullif(lower(u.email), ''), nullif(${phone}, ''))`;
+
 /**
  * Pending one-time tokens. The original stores the link token itself (SHA-224 hex of address + code,
  * 'pkce_'-prefixed for PKCE flows) in users.<type> and in one_time_tokens.token_hash; ours stores the
@@ -107,8 +110,6 @@ export async function copyRefreshTokens(sql: Tx, schema: string): Promise<number
  * address + code (src/server/verify/one-time-codes.ts), so mails already sent keep working. Ours
  * measures expiry from created_at, the original from users.<type>_sent_at: created_at takes that value.
  */
-/** The user's address: `phone` is the column, or null before the original had phones (2018's schema). */
-const emailOrPhone = (phone: string) => `coalesce(nullif(lower(u.email), ''), nullif(${phone}, ''))`;
 const TOKEN_SOURCES = [
   { type: 'confirmation_token', sentAt: 'confirmation_sent_at', address: emailOrPhone },
   { type: 'recovery_token', sentAt: 'recovery_sent_at', address: emailOrPhone },

@@ -58,11 +58,12 @@ export const webauthn: FactorType = {
   },
 
   async verify({ ctx, req, factor, challenge, body }) {
-    const rp = relyingParty(ctx.config);
     const params = body.webauthn;
     if (!isObject(params)) throw apiError('mfa_webauthn_params_required');
     if (params.type !== 'create' && params.type !== 'request') throw apiError('mfa_webauthn_type');
     if (params.credential_response === undefined || params.credential_response === null) throw apiError('mfa_webauthn_response_required');
+    // after the body's own checks, before the challenge is judged, as the original orders them
+    const rp = relyingParty(ctx.config);
     const ceremony = challenge.web_authn_session_data as FactorCeremony | null;
     if (!ceremony || ceremony.type !== params.type) throw apiError('mfa_webauthn_verification_failed');
     const refused = (detail?: string): never => {
