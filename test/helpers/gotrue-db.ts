@@ -5,6 +5,7 @@ import { createCipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import bcrypt from 'bcryptjs';
 import pg from 'pg';
+import { migrate } from '../../dist/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 const FIXTURE = readFileSync(new URL('../fixtures/gotrue-schema.sql', import.meta.url), 'utf8');
@@ -263,4 +264,15 @@ export async function snapshot(url: string, schema: string): Promise<string[]> {
     ),
   );
   return rows.map((r) => r.line);
+}
+
+/** describeTables of a fresh install (a new database, our migrations only): what an adopted schema must equal. */
+export async function describeFreshInstall(tables: string[]): Promise<string[]> {
+  const fresh = await createTestDatabase();
+  try {
+    await migrate(fresh.url, 'auth');
+    return await describeTables(fresh.url, 'auth', tables);
+  } finally {
+    await fresh.drop();
+  }
 }
