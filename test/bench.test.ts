@@ -21,9 +21,10 @@ const SCENARIOS = [
   'token-refresh-hook-pg',
 ];
 
-function runBench(env: Record<string, string>, scenarios: string[] = []): Promise<{ code: number | null; output: string }> {
+/** Runs a bench script with more environment; its exit code and everything it printed. */
+function runScript(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bench/run.mjs', ...scenarios], {
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -37,6 +38,8 @@ function runBench(env: Record<string, string>, scenarios: string[] = []): Promis
     child.on('close', (code) => resolve({ code, output }));
   });
 }
+
+const runBench = (env: Record<string, string>, scenarios: string[] = []) => runScript(['bench/run.mjs', ...scenarios], env);
 
 // Every scenario end to end, then a second run and the parity scenario: 175-180 s in CI on a slow 2-core
 // machine, more on a busier one, so this file asks for more than the suite's per-file limit.
@@ -233,19 +236,10 @@ t.test('`npm run bench -- parity` prints the medians of known and unknown addres
 // request path's modules change (as it once did, unnoticed, when the request line began to take headers).
 t.test('bench/user-path.mjs runs GET /user through the service and the minimal handler and prints its line', async (t) => {
   for (const mode of ['service', 'handler']) {
-    const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
-      const child = spawn(process.execPath, ['bench/user-path.mjs', mode], {
-        env: { ...process.env, BENCH_USER_PATH_REQUESTS: '400' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let text = '';
-      child.stdout.on('data', (d) => (text += d));
-      child.stderr.on('data', (d) => (text += d));
-      child.on('close', (code) => resolve({ code, text }));
-    });
-    t.equal(output.code, 0, `${mode}: exits cleanly\n${output.text}`);
+    const run = await runScript(['bench/user-path.mjs', mode], { BENCH_USER_PATH_REQUESTS: '400' });
+    t.equal(run.code, 0, `${mode}: exits cleanly\n${run.output}`);
     t.match(
-      output.text,
+      run.output,
       new RegExp(`^${mode}: µs of CPU per request, 5 runs: (\\d+\\.\\d ){4}\\d+\\.\\d; best \\d+\\.\\d$`, 'm'),
       `${mode}: its line`,
     );
