@@ -1,7 +1,8 @@
 // Turns the original's users table into ours IN PLACE (docs/adopting-gotrue.md#users-in-place): never
 // dropped and recreated, so foreign keys from other schemas, triggers, grants and policies on it stay.
-// The target is read from the catalog of a scratch copy of our schema (sql/00001 applied to `scratch`),
-// so the result matches what a fresh install has, column by column, constraint by constraint.
+// The target is read from the catalog of our own users as sql/00001 creates it (describeUsers, while
+// adopt.ts has that fresh table beside the original's), so the result matches what a fresh install has,
+// column by column, constraint by constraint.
 import { columnsOf, hasColumn, ident, type Column, type Tx } from './adopt-catalog.js';
 
 /** The original's token columns: their tokens were moved into one_time_tokens before, and their copies go. */
@@ -37,8 +38,26 @@ export async function renameAsTheOriginalDid(sql: Tx, schema: string, note: (lin
   }
 }
 
-export async function alignUsers(sql: Tx, schema: string, scratch: string, note: (line: string) => void): Promise<void> {
-  const target = await columnsOf(sql, scratch, 'users');
+/** What sql/00001 makes of users: its columns, check constraints and indexes other than the primary key. */
+export interface UsersShape {
+  columns: Column[];
+  checks: Array<{ conname: string; def: string }>;
+  indexes: Array<{ relname: string; def: string }>;
+}
+
+/** Reads the shape of `users` in `schema`; its index definitions name the table, which is the original's by the time they run. */
+export async function describeUsers(sql: Tx, schema: string): Promise<UsersShape> {
+  const users = `${ident(schema)}.users`;
+  const checks = await sql<{ conname: string; def: string }[]>`
+    select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = ${users}::regclass and contype = 'c'`;
+  const indexes = await sql<{ relname: string; def: string }[]>`
+    select ic.relname, pg_get_indexdef(i.indexrelid) as def from pg_index i join pg_class ic on ic.oid = i.indexrelid
+    where i.indrelid = ${users}::regclass and not i.indisprimary`;
+  return { columns: await columnsOf(sql, schema, 'users'), checks, indexes };
+}
+
+export async function alignUsers(sql: Tx, schema: string, shape: UsersShape, note: (line: string) => void): Promise<void> {
+  const target = shape.columns;
   const current = await columnsOf(sql, schema, 'users');
   // No finally: after a failure the transaction is rolled back, which restores the triggers too.
   const triggers = await disableTriggers(sql, schema);
@@ -60,7 +79,7 @@ export async function alignUsers(sql: Tx, schema: string, scratch: string, note:
       current.find((c) => c.name === want.name),
       note,
     );
-  await addTargetConstraintsAndIndexes(sql, schema, scratch, note);
+  await addTargetConstraintsAndIndexes(sql, schema, shape, note);
   await restoreTriggers(sql, triggers);
 }
 
@@ -148,24 +167,18 @@ async function viewsOnColumn(sql: Tx, schema: string, attnum: number): Promise<s
   return rows.map((r) => r.what);
 }
 
-async function addTargetConstraintsAndIndexes(sql: Tx, schema: string, scratch: string, note: (line: string) => void): Promise<void> {
-  const scratchUsers = `${ident(scratch)}.users`;
-  const checks = await sql<{ conname: string; def: string }[]>`
-    select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = ${scratchUsers}::regclass and contype = 'c'`;
-  for (const c of checks) await sql.unsafe(`alter table users add constraint ${ident(c.conname)} ${c.def}`);
+async function addTargetConstraintsAndIndexes(sql: Tx, schema: string, shape: UsersShape, note: (line: string) => void): Promise<void> {
+  for (const c of shape.checks) await sql.unsafe(`alter table users add constraint ${ident(c.conname)} ${c.def}`);
   const [pk] = await sql`select 1 from pg_index where indrelid = ${`${ident(schema)}.users`}::regclass and indisprimary`;
   if (!pk) await sql.unsafe('alter table users add constraint users_pkey primary key (id)');
-  const indexes = await sql<{ relname: string; def: string }[]>`
-    select ic.relname, pg_get_indexdef(i.indexrelid) as def from pg_index i join pg_class ic on ic.oid = i.indexrelid
-    where i.indrelid = ${scratchUsers}::regclass and not i.indisprimary`;
-  for (const i of indexes) {
+  for (const i of shape.indexes) {
     const [exists] =
       await sql`select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema} and c.relname = ${i.relname}`;
     if (exists) {
       note(`users: index ${i.relname} already exists and was kept`);
       continue;
     }
-    await sql.unsafe(i.def.replace(` ON ${scratch}.users `, ' ON users ').replace(` ON ${ident(scratch)}.users `, ' ON users '));
+    await sql.unsafe(i.def);
   }
 }
 

@@ -2,15 +2,18 @@
 // migrated is converted, in one transaction, into exactly what sql/00001 creates, and 00001 is recorded
 // as applied so that 00002+ then run as on any database. The caller (migrate.ts) holds the advisory lock.
 //
-// How: sql/00001 is applied to a scratch schema; its tables other than users move into the namespace
-// (replacing the original's, renamed aside as gotrue_<name> and dropped once their rows are copied);
-// users is ALTERed in place to match the scratch users; the scratch schema is dropped. Tables of the
-// original we have no counterpart for yet stay, renamed gotrue_<name>: the MFA and passkey ones for
-// adopt-mfa.ts to move once migrations 00003/00004 created ours, the others for later migrations to take.
+// How: the original's users steps aside (renamed gotrue_users) while sql/00001 runs in the namespace itself;
+// our tables other than users stay, their foreign keys are pointed at the original's users, our fresh empty
+// users is dropped, and the original's takes its name back to be ALTERed in place to match what that fresh
+// one was (adopt-users.ts). Everything happens inside the namespace, so the migrating role needs no
+// privilege beyond it (a scratch schema would need CREATE on the database, which Supabase's image gave its
+// auth role only from late 2025). Tables of the original we have no counterpart for yet stay, renamed
+// gotrue_<name>: the MFA and passkey ones for adopt-mfa.ts to move once migrations 00003/00004 created
+// ours, the others for later migrations to take.
 import { readFileSync } from 'node:fs';
 import type postgres from 'postgres';
 import { ident, outsideDependents, qualified, tablesIn, columnsOf, type Tx } from './adopt-catalog.js';
-import { alignUsers, renameAsTheOriginalDid } from './adopt-users.js';
+import { alignUsers, describeUsers, renameAsTheOriginalDid } from './adopt-users.js';
 import {
   copyAmrClaims,
   copyAuditLog,
@@ -94,13 +97,10 @@ export async function adoptOriginalSchema(
   for (const table of [...converted, ...aside]) await renameAside(tx, schema, table);
   if (aside.length > 0) note(`kept for later migrations, renamed gotrue_<name>: ${aside.join(', ')}`);
 
-  const scratch = `portcullis_adopting_${schema}`.slice(0, 63);
-  await createScratchSchema(tx, scratch);
-  await tx.unsafe(`set local search_path to ${ident(scratch)}`);
-  await tx.unsafe(readFileSync(initial.path, 'utf8'));
-  await tx.unsafe(`set local search_path to ${ident(schema)}`);
-  await moveOurTables(tx, schema, scratch);
-
+  const usersAside = await renameAside(tx, schema, 'users');
+  await applyInitial(tx, schema, initial.path);
+  const target = await describeUsers(tx, schema);
+  await takeOverUsers(tx, schema, usersAside);
   const report = (what: string, count: number) => note(`${what}: ${count} rows`);
   if (converted.includes('identities')) report('identities copied', await copyIdentities(tx, schema));
   if (converted.includes('sessions')) {
@@ -114,8 +114,7 @@ export async function adoptOriginalSchema(
   if (converted.includes('audit_log_entries')) report('audit log entries copied', await copyAuditLog(tx, schema));
   for (const table of converted) await copyAccess(tx, schema, `gotrue_${table}`, table);
 
-  await alignUsers(tx, schema, scratch, note);
-  await tx.unsafe(`drop schema ${ident(scratch)} cascade`);
+  await alignUsers(tx, schema, target, note);
   for (const table of converted) await tx.unsafe(`drop table ${ident(`gotrue_${table}`)} cascade`);
   note(`replaced by ours and dropped: ${converted.join(', ')}`);
   await dropUnusedTypes(tx, schema);
@@ -127,17 +126,14 @@ export async function adoptOriginalSchema(
   note(`recorded migration ${initial.id} ${initial.name} as applied`);
 }
 
-/** The scratch schema needs CREATE on the database, which a role made for the original alone may lack. */
-async function createScratchSchema(tx: Tx, scratch: string): Promise<void> {
-  const [{ database, role, allowed }] = await tx<{ database: string; role: string; allowed: boolean }[]>`
-    select current_database() as database, current_user as role, has_database_privilege(current_database(), 'CREATE') as allowed`;
-  if (!allowed) {
-    throw new AdoptionError(
-      `adoption needs the CREATE privilege on database "${database}" for a scratch schema that lives only inside its transaction; ` +
-        `grant it once as the database owner or a superuser: GRANT CREATE ON DATABASE ${ident(database)} TO ${ident(role)}`,
-    );
+/** sql/00001 in the namespace, where only the original's users (renamed aside) held one of its names. */
+async function applyInitial(tx: Tx, schema: string, path: string): Promise<void> {
+  try {
+    await tx.unsafe(readFileSync(path, 'utf8'));
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P07') throw err;
+    throw new AdoptionError(`"${schema}" holds a table or index that is neither the original's nor ours: ${(err as Error).message}`);
   }
-  await tx.unsafe(`create schema ${ident(scratch)}`);
 }
 
 /** The original's enum types (aal_level, factor_type, ...) step aside too, so later migrations may reuse the names. */
@@ -148,37 +144,69 @@ async function renameEnumTypes(tx: Tx, schema: string, note: (line: string) => v
   if (types.length > 0) note(`enum types renamed gotrue_<name>: ${types.map((t) => t.typname).join(', ')}`);
 }
 
-/** Renames a table with its indexes (and so their constraints) and owned sequences, freeing every name. */
-async function renameAside(tx: Tx, schema: string, table: string): Promise<void> {
+/** A name renamed aside: what it was and what it is now; a constraint's belongs to the table named `on`. */
+interface Renamed {
+  from: string;
+  to: string;
+  kind: 'table' | 'index' | 'sequence' | 'constraint';
+  on?: string;
+}
+
+/**
+ * Renames a table with its indexes (and so the constraints they back), its other constraints and its owned
+ * sequences, freeing every name: PostgreSQL names our tables' constraints and indexes so as not to repeat
+ * any in the schema, so a name left behind would give ours another (identities_user_id_fkey1).
+ */
+async function renameAside(tx: Tx, schema: string, table: string): Promise<Renamed[]> {
   const rel = qualified(schema, table);
   const related = await tx<{ relname: string; relkind: string }[]>`
     select c.relname, c.relkind from pg_index i join pg_class c on c.oid = i.indexrelid where i.indrelid = ${rel}::regclass
     union all
     select c.relname, c.relkind from pg_depend d join pg_class c on c.oid = d.objid
     where d.refobjid = ${rel}::regclass and c.relkind = 'S' and d.deptype in ('a', 'i')`;
-  for (const r of related) {
-    await tx.unsafe(`alter ${r.relkind === 'S' ? 'sequence' : 'index'} ${ident(r.relname)} rename to ${ident(asideName(r.relname))}`);
-  }
-  await tx.unsafe(`alter table ${ident(table)} rename to ${ident(asideName(table))}`);
+  const constraints = await tx<{ conname: string }[]>`
+    select conname from pg_constraint where conrelid = ${rel}::regclass and contype not in ('p', 'u', 'x')`;
+  const aside = asideName(table);
+  const renamed: Renamed[] = [
+    { from: table, to: aside, kind: 'table' },
+    ...related.map((r): Renamed => ({ from: r.relname, to: asideName(r.relname), kind: r.relkind === 'S' ? 'sequence' : 'index' })),
+    ...constraints.map((c): Renamed => ({ from: c.conname, to: asideName(c.conname), kind: 'constraint', on: aside })),
+  ];
+  for (const r of renamed) await tx.unsafe(renameStatement(r, r.from, r.to));
+  return renamed;
+}
+
+/** `alter ... rename` of a Renamed, either way; a constraint is named through its table's name at the time. */
+function renameStatement(r: Renamed, from: string, to: string): string {
+  if (r.kind !== 'constraint') return `alter ${r.kind} ${ident(from)} rename to ${ident(to)}`;
+  return `alter table ${ident(r.on!)} rename constraint ${ident(from)} to ${ident(to)}`;
 }
 
 const asideName = (name: string) => `gotrue_${name}`.slice(0, 63);
 
-/** Our tables other than users move from the scratch schema; their foreign keys then point at the real users. */
-async function moveOurTables(tx: Tx, schema: string, scratch: string): Promise<void> {
-  const ours = (await tablesIn(tx, scratch)).filter((t) => t !== 'users');
-  const taken = new Set(await tablesIn(tx, schema));
-  const clashes = ours.filter((t) => taken.has(t));
-  if (clashes.length > 0)
-    throw new AdoptionError(`"${schema}" holds tables that are neither the original's nor ours: ${clashes.join(', ')}`);
-  for (const table of ours) await tx.unsafe(`alter table ${qualified(scratch, table)} set schema ${ident(schema)}`);
+/**
+ * Our tables' foreign keys move from our fresh, empty users to the original's (still gotrue_users), the
+ * fresh one is dropped, and the original's gets its own names back: the table first, then each of its
+ * indexes, sequences and constraints whose name no object of ours took meanwhile.
+ */
+async function takeOverUsers(tx: Tx, schema: string, usersAside: Renamed[]): Promise<void> {
   const fks = await tx<{ table: string; conname: string; def: string }[]>`
     select c.relname as table, con.conname, pg_get_constraintdef(con.oid) as def
     from pg_constraint con join pg_class c on c.oid = con.conrelid
-    where con.contype = 'f' and con.confrelid = ${qualified(scratch, 'users')}::regclass`;
+    where con.contype = 'f' and con.confrelid = ${qualified(schema, 'users')}::regclass`;
   for (const fk of fks) {
-    const def = fk.def.replace(new RegExp(`REFERENCES ("?)${scratch}\\1\\.users\\(`), 'REFERENCES users(');
+    const def = fk.def.replace(/REFERENCES users\(/, `REFERENCES ${ident(asideName('users'))}(`);
+    if (def === fk.def) throw new AdoptionError(`cannot point ${fk.table}.${fk.conname} at the original's users: ${fk.def}`);
     await tx.unsafe(`alter table ${ident(fk.table)} drop constraint ${ident(fk.conname)}, add constraint ${ident(fk.conname)} ${def}`);
+  }
+  // Without cascade: anything else on the fresh table would be a change to sql/00001 that adoption must learn.
+  await tx.unsafe('drop table users');
+  for (const r of usersAside) {
+    const [taken] =
+      r.kind === 'constraint'
+        ? await tx`select 1 from pg_constraint where conrelid = ${qualified(schema, 'users')}::regclass and conname = ${r.from}`
+        : await tx`select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema} and c.relname = ${r.from}`;
+    if (!taken) await tx.unsafe(renameStatement({ ...r, on: 'users' }, r.to, r.from));
   }
 }
 
