@@ -73,7 +73,8 @@ export async function startService(initial: Config, log: Logger, options: StartO
     databaseUrl = embedded.url;
     config = withJwtSecret(config, loadOrCreateJwtSecret(config.dataDir));
   }
-  // Once, from the supervisor: ignored AUTH_/GOTRUE_ variables and incomplete SMS credentials (config/load.ts).
+  // Once, from the supervisor: ignored AUTH_/GOTRUE_ variables (config/load.ts), incomplete SMS credentials and
+  // WebAuthn without a relying party (config/cross-field.ts).
   for (const warning of config.warnings) log.warn(warning);
   const unusable = misconfiguredProviders(config);
   if (unusable.length > 0) {

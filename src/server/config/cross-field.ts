@@ -1,7 +1,8 @@
 // The checks that need more than one setting (a URL required once DATABASE_URL is set, a key id for an
 // encryption key, hooks that an HTTP call can keep waiting, ...), run by config/load.ts after each
-// setting has passed its own. Each problem names the variable to fix.
-import { hookEnvName } from './settings.js';
+// setting has passed its own. Each problem names the variable to fix. Combinations the original starts
+// with (a gateway without credentials, WebAuthn without a relying party) are warnings instead.
+import { hookEnvName, SMS_REQUIRED } from './settings.js';
 import { HOOK_NAMES } from './types.js';
 import { hookTargetProblems } from '../hooks/targets.js';
 import { HTTP_HOOK_TIMEOUT_MS } from '../hooks/http-transport.js';
@@ -29,7 +30,7 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   if (validUntil && Number.isNaN(Date.parse(validUntil))) {
     problems.push(`${given.get('SMS_TEST_OTP_VALID_UNTIL')}: "${validUntil}" is not a time (use RFC 3339, like 2030-01-01T00:00:00Z)`);
   }
-  // WebAuthn switched on without a relying party does not stop start-up either (load.ts webauthnWarnings).
+  // WebAuthn switched on without a relying party does not stop start-up either (webauthnWarnings).
   if (flat.MAILER_AUTOCONFIRM && flat.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS)
     problems.push('AUTH_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: cannot be true together with MAILER_AUTOCONFIRM');
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
@@ -42,6 +43,42 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   problems.push(...dbEncryptionProblems(flat));
   problems.push(...templateProblems(flat, given));
   return problems;
+}
+
+/** The start-up warnings of combinations that do not stop the service; run after the development defaults. */
+export function crossFieldWarnings(flat: Record<string, unknown>): string[] {
+  return [...smsCredentialWarnings(flat), ...webauthnWarnings(flat)];
+}
+
+/**
+ * As the original: a gateway named with empty credentials does not stop the service; phone sign-ins
+ * fail when a code is sent (docs/sms.md#gateways), and the start-up log says why in advance.
+ */
+function smsCredentialWarnings(flat: Record<string, unknown>): string[] {
+  const gateway = flat.SMS_PROVIDER as string;
+  const missing = gateway ? (SMS_REQUIRED[gateway] ?? []).filter((name) => !flat[name]) : [];
+  flat.SMS_MISSING_CREDENTIALS = missing.map((name) => `AUTH_${name}`);
+  if (missing.length === 0) return [];
+  return [
+    `SMS_PROVIDER is ${gateway} but ${missing.map((n) => `AUTH_${n}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty: sending SMS will fail`,
+  ];
+}
+
+/**
+ * As the original since it stopped refusing to start (its deployments had MFA_WEB_AUTHN_* switched on
+ * from the days a client sent the relying party itself): passkeys and WebAuthn factors switched on
+ * without WEBAUTHN_RP_* start with a warning, and every ceremony is refused (webauthn/relying-party.ts).
+ */
+function webauthnWarnings(flat: Record<string, unknown>): string[] {
+  const switchedOn = ['PASSKEY_ENABLED', 'MFA_WEB_AUTHN_ENROLL_ENABLED', 'MFA_WEB_AUTHN_VERIFY_ENABLED'].filter((name) => flat[name]);
+  const missing = ['WEBAUTHN_RP_ID', 'WEBAUTHN_RP_DISPLAY_NAME', 'WEBAUTHN_RP_ORIGINS'].filter(
+    (name) => !flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0),
+  );
+  if (switchedOn.length === 0 || missing.length === 0) return [];
+  return [
+    `${switchedOn.join(', ')} ${switchedOn.length > 1 ? 'are' : 'is'} true but ${missing.map((n) => `AUTH_${n}`).join(', ')} ` +
+      `${missing.length > 1 ? 'are' : 'is'} empty: every WebAuthn ceremony (passkeys, WebAuthn factors) is refused until they are set`,
+  ];
 }
 
 /** With SAML on, its keys must be usable RSA keys (the original refuses to start otherwise; docs/sso-saml.md#settings). */

@@ -11,10 +11,10 @@ import path from 'node:path';
 import dotenv from 'dotenv';
 import { readConfigDir, readConfigFile, ConfigFileError, type Layer, type Vars } from './files.js';
 import { Ajv } from 'ajv';
-import { SETTINGS, SMS_REQUIRED, type Setting } from './settings.js';
+import { SETTINGS, type Setting } from './settings.js';
 import type { Config } from './types.js';
 import { convert, splitCharacterSets } from './convert.js';
-import { crossFieldProblems } from './cross-field.js';
+import { crossFieldProblems, crossFieldWarnings } from './cross-field.js';
 
 export type { Config } from './types.js';
 
@@ -141,7 +141,7 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  warnings.push(...smsCredentialWarnings(flat), ...webauthnWarnings(flat));
+  warnings.push(...crossFieldWarnings(flat));
   const ignored = ignoredVariables(layers);
   if (ignored.length > 0) warnings.push(`ignoring settings Portcullis does not know or support: ${ignored.join(', ')}`);
   const config = assemble(flat, development, warnings);
@@ -163,37 +163,6 @@ const KNOWN = new Set(SETTINGS.flatMap((s) => [`AUTH_${s.name}`, `GOTRUE_${s.nam
 function ignoredVariables(layers: Layer[]): string[] {
   const names = new Set(layers.flatMap((l) => Object.keys(l.vars)).filter((n) => /^(AUTH|GOTRUE)_/.test(n) && !KNOWN.has(n)));
   return [...names].sort();
-}
-
-/**
- * As the original: a gateway named with empty credentials does not stop the service; phone sign-ins
- * fail when a code is sent (docs/sms.md#gateways), and the start-up log says why in advance.
- */
-function smsCredentialWarnings(flat: Record<string, unknown>): string[] {
-  const gateway = flat.SMS_PROVIDER as string;
-  const missing = gateway ? (SMS_REQUIRED[gateway] ?? []).filter((name) => !flat[name]) : [];
-  flat.SMS_MISSING_CREDENTIALS = missing.map((name) => `AUTH_${name}`);
-  if (missing.length === 0) return [];
-  return [
-    `SMS_PROVIDER is ${gateway} but ${missing.map((n) => `AUTH_${n}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty: sending SMS will fail`,
-  ];
-}
-
-/**
- * As the original since it stopped refusing to start (its deployments had MFA_WEB_AUTHN_* switched on
- * from the days a client sent the relying party itself): passkeys and WebAuthn factors switched on
- * without WEBAUTHN_RP_* start with a warning, and every ceremony is refused (webauthn/relying-party.ts).
- */
-function webauthnWarnings(flat: Record<string, unknown>): string[] {
-  const switchedOn = ['PASSKEY_ENABLED', 'MFA_WEB_AUTHN_ENROLL_ENABLED', 'MFA_WEB_AUTHN_VERIFY_ENABLED'].filter((name) => flat[name]);
-  const missing = ['WEBAUTHN_RP_ID', 'WEBAUTHN_RP_DISPLAY_NAME', 'WEBAUTHN_RP_ORIGINS'].filter(
-    (name) => !flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0),
-  );
-  if (switchedOn.length === 0 || missing.length === 0) return [];
-  return [
-    `${switchedOn.join(', ')} ${switchedOn.length > 1 ? 'are' : 'is'} true but ${missing.map((n) => `AUTH_${n}`).join(', ')} ` +
-      `${missing.length > 1 ? 'are' : 'is'} empty: every WebAuthn ceremony (passkeys, WebAuthn factors) is refused until they are set`,
-  ];
 }
 
 /** The first non-empty value, layer by layer; `from` names the variable and, outside the environment, its file. */

@@ -15,7 +15,7 @@ export interface RelyingParty {
 
 /**
  * Throws 500 webauthn_not_configured, as the original fails, when a setting is empty: the service then
- * started with a warning (config/load.ts). Each ceremony asks for it before it reads or writes anything.
+ * started with a warning (config/cross-field.ts). Each ceremony asks for it before it reads or writes anything.
  */
 export function relyingParty(config: Config): RelyingParty {
   const { rpId, rpDisplayName, rpOrigins } = config.webauthn;
