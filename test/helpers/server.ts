@@ -71,9 +71,16 @@ export function testServiceEnv(databaseUrl: string, port: number): Record<string
   };
 }
 
-/** Starts the service on a fresh database, or on `env.DATABASE_URL` when given (then left in place). */
+/**
+ * Starts the service on a fresh database, or on `env.DATABASE_URL` when given (then left in place). The
+ * fresh one comes migrated unless the test names its own namespace, so the start finds nothing to apply;
+ * tests of migrating at start give their own DATABASE_URL.
+ */
 export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
-  const database = env.DATABASE_URL ? { url: env.DATABASE_URL, drop: async () => {} } : await createTestDatabase();
+  const ownNamespace = ['DB_NAMESPACE', 'AUTH_DB_NAMESPACE', 'GOTRUE_DB_NAMESPACE'].some((name) => env[name] !== undefined);
+  const database = env.DATABASE_URL
+    ? { url: env.DATABASE_URL, drop: async () => {} }
+    : await createTestDatabase({ migrated: !ownNamespace });
   const port = await freePort();
   const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'portcullis-log-')), 'service.log');
   const config = loadConfig({
