@@ -9,7 +9,7 @@ import { HTTP_HOOK_TIMEOUT_MS } from '../hooks/http-transport.js';
 import { SUPPORTED_ALGORITHMS, buildKeySet } from '../auth/keys.js';
 import { KMS_ARN_MEMBER } from '../auth/kms-key.js';
 import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
-import { samlKeyProblem } from '../saml/keys.js';
+import { samlKeyProblem } from '../saml/key-check.js';
 
 export function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
   const problems: string[] = [];

@@ -2,7 +2,7 @@
 // as the original takes them) and the self-signed certificate that carries each public key in the SP
 // metadata (docs/sso-saml.md#keys). The certificate's fields are fixed, like the original's, so that the
 // same key always yields the same certificate and an IdP's trust survives a restart or a swap of services.
-import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import forge from 'node-forge';
 import type { Config } from '../config/types.js';
 
@@ -19,24 +19,9 @@ export interface SamlKeys {
   next: SamlKey | null;
 }
 
-/** Why a configured key cannot be used, in the original's words; null when it can. */
-export function samlKeyProblem(base64: string, which: '' | 'next '): string | null {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64) || base64.length % 4 !== 0) return `SAML ${which}private key not in standard Base64 format`;
-  let key: KeyObject;
-  try {
-    key = createPrivateKey({ key: Buffer.from(base64, 'base64'), format: 'der', type: 'pkcs1' });
-  } catch {
-    return `SAML ${which}private key not in PKCS#1 format`;
-  }
-  const details = key.asymmetricKeyDetails ?? {};
-  if (details.publicExponent !== 65537n) return `SAML ${which}private key should use the 65537 (0x10001) RSA public exponent`;
-  if ((details.modulusLength ?? 0) < 2048) return `SAML ${which}private key must be at least RSA 2048`;
-  return null;
-}
-
 const cache = new WeakMap<Config, SamlKeys>();
 
-/** The keys of a configuration (checked at start by config/cross-field.ts), built once per configuration. */
+/** The keys of a configuration (checked at start by config/cross-field.ts with key-check.ts), built once per configuration. */
 export function samlKeys(config: Config): SamlKeys {
   let keys = cache.get(config);
   if (!keys) {

@@ -9,23 +9,13 @@ import { tx } from '../../db/pool.js';
 import { findSsoProviderByDomain, findSsoProviderById, type SsoProviderRow } from '../../db/sso-providers.js';
 import { insertRelayState } from '../../db/saml-relay-states.js';
 import { insertSsoFlowState } from '../../db/flow-state.js';
-import { bodySchema } from '../http/validate.js';
 import { readPkceParams } from '../verify/pkce-challenge.js';
 import { parseIdpMetadata } from './idp-metadata.js';
 import { samlKeys } from './keys.js';
 import { spUrls } from './sp.js';
+import type { SsoBody } from './sso-body.js';
 import type { ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
-
-export const ssoBody = bodySchema({
-  provider_id: 'string',
-  domain: 'string',
-  redirect_to: 'string',
-  skip_http_redirect: 'boolean',
-  code_challenge: 'unknown',
-  code_challenge_method: 'unknown',
-});
-type SsoBody = ReturnType<typeof ssoBody>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';

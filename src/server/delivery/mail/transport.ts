@@ -3,7 +3,7 @@
 // server (docs/one-time-codes-and-mail.md#delivery); outside development it only records that a mail was dropped, because a sign-in
 // link or code in production logs would be a credential anyone with log access could use.
 import { randomUUID } from 'node:crypto';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/types.js';
 
@@ -25,20 +25,28 @@ export interface Delivery {
   readonly needsBody: boolean;
 }
 
-/** `timeoutMs` (SEND_TIMEOUT) bounds each phase of the SMTP exchange; send-token.ts bounds the whole send. */
+/**
+ * `timeoutMs` (SEND_TIMEOUT) bounds each phase of the SMTP exchange; send-token.ts bounds the whole send.
+ * nodemailer loads with the first mail, not with every HTTP thread: a thread starts that much sooner, and
+ * most of its requests send none.
+ */
 export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery {
-  const transport = nodemailer.createTransport({
-    pool: true,
-    host: smtp.host,
-    port: smtp.port,
-    secure: smtp.port === 465, // implicit TLS; other ports upgrade with STARTTLS when offered
-    auth: smtp.user ? { user: smtp.user, pass: smtp.pass } : undefined,
-    // nodemailer's defaults (2 min to connect, 10 min idle socket) would hold an HTTP request, and the
-    // transaction it sends from, that long behind a dead mail server; fail within SEND_TIMEOUT instead.
-    connectionTimeout: timeoutMs,
-    greetingTimeout: timeoutMs,
-    socketTimeout: timeoutMs,
-  });
+  let transport: Promise<Transporter> | null = null;
+  const open = () =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        pool: true,
+        host: smtp.host,
+        port: smtp.port,
+        secure: smtp.port === 465, // implicit TLS; other ports upgrade with STARTTLS when offered
+        auth: smtp.user ? { user: smtp.user, pass: smtp.pass } : undefined,
+        // nodemailer's defaults (2 min to connect, 10 min idle socket) would hold an HTTP request, and the
+        // transaction it sends from, that long behind a dead mail server; fail within SEND_TIMEOUT instead.
+        connectionTimeout: timeoutMs,
+        greetingTimeout: timeoutMs,
+        socketTimeout: timeoutMs,
+      }),
+    ));
   const from = { name: smtp.senderName || smtp.adminEmail, address: smtp.adminEmail };
   return {
     needsBody: true,
@@ -46,10 +54,15 @@ export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery 
       // An address object, not a string: nodemailer parses a string as an address *list*, and a
       // recipient must never be able to turn into several.
       const to = { name: '', address: mail.to };
-      const info = await transport.sendMail({ from, to, subject: mail.subject, html: mail.html, text: mail.text });
+      const info = await (await open()).sendMail({ from, to, subject: mail.subject, html: mail.html, text: mail.text });
       return { messageId: info.messageId };
     },
-    close: () => transport.close(),
+    // A transport that never loaded has nothing to close (and its failure was the sends' to report).
+    close: () =>
+      void transport?.then(
+        (t) => t.close(),
+        () => {},
+      ),
   };
 }
 
