@@ -1,7 +1,7 @@
 // The custom access token hook (docs/hooks.md#custom-access-token): the claims about to be signed go out, the
 // claims to sign come back. The original's minimum schema still holds afterwards: the required claims
 // stay, with their types, or the grant fails with the original's 500 and nothing is signed.
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import type { Queryable } from '../../db/pool.js';
 import type { AccessTokenClaims } from '../auth/jwt.js';
 import type { AppContext } from '../context.js';
@@ -33,7 +33,8 @@ const MINIMUM_CLAIMS_SCHEMA = {
   required: ['aud', 'exp', 'iat', 'sub', 'email', 'phone', 'role', 'aal', 'session_id', 'is_anonymous'],
 };
 
-const checkClaims = new Ajv({ allErrors: true, strict: false }).compile(MINIMUM_CLAIMS_SCHEMA);
+// Compiled when the hook first answers, not when an HTTP thread starts: most deployments have no such hook.
+let claimsValidator: ValidateFunction | undefined;
 
 export interface CustomAccessTokenInput {
   claims: AccessTokenClaims;
@@ -58,6 +59,7 @@ export async function customizeAccessToken(
   if (!isObject(output) || !('claims' in output)) throw apiError('hook_failed', 'output claims field is missing');
   const claims = output.claims;
   if (!isObject(claims)) throw apiError('hook_failed', 'Error unmarshaling JSON output.');
+  const checkClaims = (claimsValidator ??= new Ajv({ allErrors: true, strict: false }).compile(MINIMUM_CLAIMS_SCHEMA));
   if (!checkClaims(claims)) {
     const problems = (checkClaims.errors ?? []).map((e) => `- ${e.instancePath.replace(/^\//, '') || '(root)'}: ${e.message}`);
     throw apiError('hook_failed', `output claims do not conform to the expected schema: \n${problems.join('\n')}\n`);

@@ -1,15 +1,22 @@
-// Body schemas, one per route, declared in the route's module and compiled once by ajv when it loads; the
+// Body schemas, one per route, declared in the route's module and compiled by ajv the first time a body
+// is checked against them (compiling them all took a tenth of an HTTP thread's start-up); the
 // dispatcher checks a route's schema where the handler first reads req.body() (http/server.ts). A field
 // is declared with its JSON type, and the handler receives the body typed from that declaration.
 // Fields are optional and null counts as absent; a field of the wrong type is a 400 validation_failed
 // naming it ("email must be a string"), the first in declaration order, which follows the order the
 // original reads them. Checks beyond the type (missing email before weak password...) live next to the
 // schema, in the route's module, in the original's order.
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { apiError } from '../errors.js';
 import type { BodyCheck, JsonObject } from './types.js';
 
 const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false });
+
+/** ajv's validator for `schema`, compiled on its first call. */
+function compiledOnFirstUse<T>(schema: object): () => ValidateFunction<T> {
+  let validate: ValidateFunction<T> | undefined;
+  return () => (validate ??= ajv.compile<T>(schema));
+}
 
 /** 'unknown': read as is, its checks are the handler's (e.g. channel, whose refusal has its own message). */
 export type FieldType = 'string' | 'boolean' | 'object' | 'unknown';
@@ -24,8 +31,9 @@ const ARTICLE: Record<string, string> = { string: 'a string', boolean: 'a boolea
 export function bodySchema<const F extends Record<string, FieldType>>(fields: F): BodyCheck<BodyOf<F>> {
   const properties: Record<string, object> = {};
   for (const [name, type] of Object.entries(fields)) properties[name] = type === 'unknown' ? {} : { type, nullable: true };
-  const validate = ajv.compile<BodyOf<F>>({ type: 'object', properties });
+  const validator = compiledOnFirstUse<BodyOf<F>>({ type: 'object', properties });
   return (body) => {
+    const validate = validator();
     if (!validate(body)) throw apiError('validation_failed', describe(validate.errors?.[0]));
     return body;
   };
@@ -42,11 +50,12 @@ function describe(error: ErrorObject | undefined): string {
  * which their tests pin (test/token-password.test.ts).
  */
 export function grantSchema<const N extends string>(...names: N[]): BodyCheck<{ [K in N]?: string }> {
-  const validate = ajv.compile<{ [K in N]?: string }>({
+  const validator = compiledOnFirstUse<{ [K in N]?: string }>({
     type: 'object',
     properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])),
   });
   return (body) => {
+    const validate = validator();
     if (!validate(body)) {
       const error = validate.errors?.[0];
       throw apiError('validation_failed', `${error?.instancePath.replace(/^\//, '') || 'body'} ${error?.message ?? 'is invalid'}`);
