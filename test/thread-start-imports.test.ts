@@ -1,5 +1,5 @@
 // An HTTP thread loads only what most requests need when it starts: the WebAuthn library, the QR code
-// generator, the SAML libraries and the SMTP client wait for the first request that uses them
+// generator, the SAML libraries, the SMTP client and undici wait for the first request that uses them
 // (docs/architecture.md#threads). A new thread, and a
 // replacement for a crashed one, listens that much sooner. Watched in a fresh Node process through a
 // module resolve hook, which sees every import the thread's entry (src/workers/http.ts) makes.
@@ -46,7 +46,7 @@ function loadedPackages(): Set<string> {
   return new Set(packages);
 }
 
-t.test('an HTTP thread starts without the WebAuthn, QR code, SAML and SMTP libraries', async (t) => {
+t.test('an HTTP thread starts without the WebAuthn, QR code, SAML, SMTP and undici libraries', async (t) => {
   const packages = loadedPackages();
   // The hook does see the thread's libraries: the ones every request needs are there.
   for (const needed of ['@trufflesuite/uws-js-unofficial', 'jose', 'pg', 'ajv']) {
@@ -56,4 +56,5 @@ t.test('an HTTP thread starts without the WebAuthn, QR code, SAML and SMTP libra
   t.notOk(packages.has('qrcode'), 'qrcode waits for a TOTP enrolment');
   for (const saml of ['@node-saml/node-saml', 'node-forge']) t.notOk(packages.has(saml), `${saml} waits for a SAML request`);
   t.notOk(packages.has('nodemailer'), 'nodemailer waits for the first mail');
+  t.notOk(packages.has('undici'), 'undici waits for the first call to a stored custom provider');
 });

@@ -6,7 +6,8 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
-import { Agent } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent } from 'undici';
 import { refusedAddress } from './address-rules.js';
 import type { RestrictedConnections } from '../providers/types.js';
 import type { Config } from '../config/types.js';
@@ -30,9 +31,19 @@ function refusedLiteral(url: string | URL): string | null {
   return isIP(host) ? refusedAddress(host) : null;
 }
 
-/** One per thread: fetch's dispatcher and the agent of jose's key sets (node:https), pooled as their defaults. */
+const require = createRequire(import.meta.url);
+let dispatcher: Agent | undefined;
+
+/**
+ * One per thread: fetch's dispatcher and the agent of jose's key sets (node:https), pooled as their defaults.
+ * undici loads with the first call to a stored provider, not when an HTTP thread starts (most deployments
+ * store none); require, because fetch needs the dispatcher at once.
+ */
 export const publicConnections: RestrictedConnections = {
-  dispatcher: new Agent({ connect: { lookup: publicLookup } }),
+  get dispatcher() {
+    dispatcher ??= new (require('undici') as typeof import('undici')).Agent({ connect: { lookup: publicLookup } });
+    return dispatcher;
+  },
   httpsAgent: new HttpsAgent({ keepAlive: true, lookup: publicLookup }),
   refusedLiteral,
 };
