@@ -201,12 +201,23 @@ async function takeOverUsers(tx: Tx, schema: string, usersAside: Renamed[]): Pro
   }
   // Without cascade: anything else on the fresh table would be a change to sql/00001 that adoption must learn.
   await tx.unsafe('drop table users');
-  for (const r of usersAside) {
-    const [taken] =
-      r.kind === 'constraint'
-        ? await tx`select 1 from pg_constraint where conrelid = ${qualified(schema, 'users')}::regclass and conname = ${r.from}`
-        : await tx`select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema} and c.relname = ${r.from}`;
-    if (!taken) await tx.unsafe(renameStatement({ ...r, on: 'users' }, r.to, r.from));
+  const [table, ...rest] = usersAside; // renameAside lists the table first
+  await tx.unsafe(renameStatement(table, table.to, table.from));
+  const relations = new Set(
+    (
+      await tx<{ name: string }[]>`
+      select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${schema}`
+    ).map((r) => r.name),
+  );
+  const constraints = new Set(
+    (
+      await tx<{ name: string }[]>`
+      select conname as name from pg_constraint where conrelid = ${qualified(schema, 'users')}::regclass`
+    ).map((r) => r.name),
+  );
+  for (const r of rest) {
+    const taken = r.kind === 'constraint' ? constraints : relations;
+    if (!taken.has(r.from)) await tx.unsafe(renameStatement({ ...r, on: 'users' }, r.to, r.from));
   }
 }
 
