@@ -31,7 +31,7 @@ export interface HttpThreadsOptions {
   execArgv?: string[];
   /**
    * Where this set's threads start among the guard's upstreams and sockets: a reload starts a new set
-   * beside the running one (service.ts), and the two must not share a socket while both listen.
+   * beside the running one (reload/roll-over.ts), and the two must not share a socket while both listen.
    */
   slotBase?: number;
 }

@@ -1,10 +1,9 @@
 // The supervisor: prepares the database (embedded when no DATABASE_URL), migrates, opens the public port
 // through the HTTP guard (src/server/guard/), starts the HTTP threads behind it (http-threads.ts, which
-// also replaces a thread that crashes), rolls them over to a reloaded --config-dir (src/server/reload/),
-// and drains everything on stop.
+// also replaces a thread that crashes), has them rolled over to a reloaded --config-dir
+// (reload/roll-over.ts), and drains everything on stop.
 import { misconfiguredProviders } from './providers/configured.js';
 import net from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { withJwtSecret, type Config, type ConfigSources } from './config/load.js';
 import { migrate } from '../db/migrate.js';
@@ -18,9 +17,9 @@ import { startCleanup, type Cleanup } from './cleanup/loop.js';
 import { logDeprecatedSettings } from './deprecations.js';
 import { secretBox } from './mfa/encryption.js';
 import { superviseGuard } from './guard/supervised.js';
-import { createHttpThreads, type HttpThreads } from './http-threads.js';
+import { createHttpThreads } from './http-threads.js';
 import { watchConfigDir, type DirWatch } from './reload/watch.js';
-import { nextConfig } from './reload/next-config.js';
+import { servingThreads } from './reload/roll-over.js';
 
 export interface Service {
   readonly config: Config;
@@ -110,13 +109,7 @@ interface Owned {
   embedded: { stop(): Promise<void> } | null;
 }
 
-/** How long the threads of a configuration that was reloaded may take to finish their requests. */
-const ROLL_OVER_DRAIN_MS = 10_000;
-/** How long the old threads keep serving, out of the guard's rotation, before they drain. */
-const ROLL_OVER_SETTLE_MS = 1000;
-
-async function spawnThreads(started: Config, databaseUrl: string, owned: Owned, log: Logger, options: StartOptions): Promise<Service> {
-  let config = started;
+async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, log: Logger, options: StartOptions): Promise<Service> {
   const execArgv = options.threadExecArgv;
   const budget = poolBudget(config.workers.http, config.db.maxPoolSize);
   const count = budget.threads;
@@ -146,7 +139,7 @@ async function spawnThreads(started: Config, databaseUrl: string, owned: Owned, 
       execArgv,
       slotBase,
     });
-  let threads: HttpThreads = threadsFor(config, 0);
+  const threads = threadsFor(config, 0);
   let port = sharedPort;
   try {
     await threads.spawn(0);
@@ -161,75 +154,41 @@ async function spawnThreads(started: Config, databaseUrl: string, owned: Owned, 
 
   // The one place the cleanup starts; stop() ends it before anything it needs.
   let cleanup = config.db.cleanup.enabled ? startCleanup(config, databaseUrl, log) : null;
+  const serving = servingThreads({
+    serving: threads,
+    config,
+    count,
+    threadsFor,
+    sources: options.reloadFrom,
+    log,
+    // The cleanup reads expiry settings a reload may change.
+    onRolledOver: async (next) => {
+      if (!cleanup) return;
+      await cleanup.stop();
+      cleanup = startCleanup(next, databaseUrl, log);
+    },
+  });
   let exporter: MetricsExporter | null = null;
   let pushing: OtlpMetrics | null = null;
   if (config.metrics.enabled) {
     const source = createMetricsSource(
-      () => threads.collectMetrics(),
+      () => serving.threads.collectMetrics(),
       () => owned.crypto.stats(),
       cleanup ? () => cleanup!.totals() : undefined,
     );
     if (config.metrics.exporter === 'prometheus') exporter = await startMetricsExporter(config.metrics, source, log);
     else pushing = await startOtlpMetrics(config, source, log);
   }
-
-  // A reload: new threads with the new configuration start beside the running ones; once they all
-  // listen, new connections go to them only and the old threads finish what they have, then end.
-  // Reloads run one after another; one that fails to start its threads leaves the running ones in place.
-  let generation = 0;
-  let reloads = 0;
-  let restartsBefore = 0;
-  let stopping = false;
-  const rollOver = async (next: Config) => {
-    const fresh = threadsFor(next, ++generation * count);
-    try {
-      await Promise.all(Array.from({ length: count }, (_, i) => fresh.spawn(i)));
-    } catch (err) {
-      log.error({ err }, 'the HTTP threads for the reloaded configuration did not start: the running ones keep serving');
-      fresh.detach();
-      await fresh.drain(1000);
-      return;
-    }
-    const old = threads;
-    threads = fresh;
-    config = next;
-    old.detach();
-    restartsBefore += old.restarts;
-    reloads++;
-    if (cleanup) {
-      // The cleanup reads expiry settings a reload may change.
-      await cleanup.stop();
-      cleanup = startCleanup(config, databaseUrl, log);
-    }
-    log.info({ threads: count }, 'HTTP threads serve the reloaded configuration; the previous ones are draining');
-    // A connection the guard handed an old thread just before detach() may not have had its request read
-    // yet; a drain now would find nothing in flight and close it unanswered. The guard sends no new ones
-    // there any more, so a short wait lets those few requests start, and the drain then waits for them.
-    await delay(ROLL_OVER_SETTLE_MS);
-    await old.drain(ROLL_OVER_DRAIN_MS);
-    log.info({ threads: count }, 'the previous HTTP threads have drained and ended');
-  };
-  let reloading: Promise<void> = Promise.resolve();
-  const reload = () => {
-    reloading = reloading
-      .then(async () => {
-        if (stopping) return;
-        const next = nextConfig(config, options.reloadFrom!, log);
-        if (next) await rollOver(next);
-      })
-      .catch((err) => log.error({ err }, 'configuration reload failed; the running configuration is kept'));
-    return reloading;
-  };
   let watch: DirWatch | null = null;
   const dir = options.reloadFrom?.configDir;
   if (dir && (config.reloading.notifyEnabled || config.reloading.signalEnabled)) {
     log.info({ dir, ...config.reloading }, 'watching the config directory for changes');
-    watch = watchConfigDir(dir, config.reloading, log, () => void reload());
+    watch = watchConfigDir(dir, config.reloading, log, () => void serving.reload());
   }
 
   return {
     get config() {
-      return config;
+      return serving.config;
     },
     port,
     databaseUrl,
@@ -237,21 +196,21 @@ async function spawnThreads(started: Config, databaseUrl: string, owned: Owned, 
     metricsPort: exporter?.port ?? null,
     threads: count,
     get restarts() {
-      return restartsBefore + threads.restarts;
+      return serving.restarts;
     },
     get cleanup() {
       return cleanup;
     },
     get reloads() {
-      return reloads;
+      return serving.reloads;
     },
-    failThread: (index) => threads.fail(index),
-    nextRestart: () => threads.nextRestart(),
+    failThread: (index) => serving.threads.fail(index),
+    nextRestart: () => serving.threads.nextRestart(),
     async stop(timeoutMs = 10_000) {
       // A reload under way finishes first, so that the threads stopped below are the ones running.
-      stopping = true;
       watch?.close();
-      await reloading;
+      await serving.stopReloading();
+      const { threads } = serving;
       // First: a thread crashing while the rest below is closed must not be replaced by one that would
       // then be asked to drain before it listens.
       threads.stopReplacing();

@@ -1,6 +1,6 @@
 // What a reload of the --config-dir turns into: the whole configuration read and checked again, the
 // settings that only a restart can change kept at their running values (and named in the log), or
-// nothing when the reading fails or changes nothing. service.ts then rolls the HTTP threads over.
+// nothing when the reading fails or changes nothing. roll-over.ts then rolls the HTTP threads over.
 import type { Logger } from 'pino';
 import { loadFromSources, withJwtSecret, deepFreeze, ConfigError, type Config, type ConfigSources } from '../config/load.js';
 import { SETTINGS } from '../config/settings.js';
