@@ -7,23 +7,15 @@
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
-import { startSmsGatewayFake } from './helpers/sms.js';
+import { startSmsGatewayFake, twilioEnv } from './helpers/sms.js';
 import { spPrivateKey } from './helpers/saml-idp.js';
 import { PASSKEY_ENV } from './helpers/passkeys.js';
+import { seeded } from './helpers/seeded.js';
 
 const REQUESTS = 3000;
 const IN_FLIGHT = 8;
 
-// xorshift32: the same seed, the same requests.
-let state = Number(process.env.BAD_INPUT_SEED ?? 1) >>> 0 || 1;
-const random = () => {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  state >>>= 0;
-  return state / 2 ** 32;
-};
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+const { random, one: pick } = seeded(Number(process.env.BAD_INPUT_SEED ?? 1));
 
 const sms = await startSmsGatewayFake();
 // Every feature that has routes is on, and the send limits are out of the way, so requests reach the
@@ -32,11 +24,7 @@ const api = await startTestService({
   ...PASSKEY_ENV,
   AUTH_MAILER_AUTOCONFIRM: 'false',
   AUTH_EXTERNAL_PHONE_ENABLED: 'true',
-  AUTH_SMS_PROVIDER: 'twilio',
-  AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
-  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
-  AUTH_SMS_TWILIO_AUTH_TOKEN: 'secret',
-  AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
+  ...twilioEnv(sms.baseUrl),
   AUTH_SMS_TEST_OTP: '+15550001111:123456',
   AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
   AUTH_MFA_PHONE_ENROLL_ENABLED: 'true',

@@ -2,27 +2,20 @@
 // challenge with MFA_PHONE_TEMPLATE, counts against the send limits, and verifies the session to aal2.
 import t from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
-import { startSmsGatewayFake, type SmsGatewayFake } from './helpers/sms.js';
+import { startSmsGatewayFake, twilioEnv, type SmsGatewayFake } from './helpers/sms.js';
 import { signUp } from './helpers/accounts.js';
 import { claimsOf, verify } from './helpers/mfa.js';
 
 let sms: SmsGatewayFake;
 let api: TestService;
 
-const twilio = (baseUrl: string) => ({
-  AUTH_SMS_PROVIDER: 'twilio',
-  AUTH_SMS_TWILIO_API_BASE_URL: baseUrl,
-  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
-  AUTH_SMS_TWILIO_AUTH_TOKEN: 'secret',
-  AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
-});
 const phoneOn = { AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_MFA_PHONE_ENROLL_ENABLED: 'true', AUTH_MFA_PHONE_VERIFY_ENABLED: 'true' };
 
 t.before(async () => {
   sms = await startSmsGatewayFake();
   api = await startTestService({
     ...phoneOn,
-    ...twilio(sms.baseUrl),
+    ...twilioEnv(sms.baseUrl),
     AUTH_MFA_PHONE_TEMPLATE: 'Your sign-in code is {{ .Code }}',
     AUTH_MFA_PHONE_OTP_LENGTH: '8',
     AUTH_RATE_LIMIT_SMS_SENT: '1000',
@@ -139,7 +132,7 @@ t.test('one verified factor per number: re-enrolling it is refused, unverified o
 });
 
 t.test('phone factors are off by default; RATE_LIMIT_SMS_SENT counts MFA codes', async (t) => {
-  const off = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', ...twilio(sms.baseUrl) });
+  const off = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', ...twilioEnv(sms.baseUrl) });
   t.teardown(() => off.stop());
   const u = await signUp(off);
   t.same(errorOf(await enrollPhone(off, u.access_token, number())), {
@@ -147,7 +140,7 @@ t.test('phone factors are off by default; RATE_LIMIT_SMS_SENT counts MFA codes',
     error_code: 'mfa_phone_enroll_not_enabled',
     msg: 'MFA enroll is disabled for Phone',
   });
-  const limited = await startTestService({ ...phoneOn, ...twilio(sms.baseUrl), AUTH_RATE_LIMIT_SMS_SENT: '1' });
+  const limited = await startTestService({ ...phoneOn, ...twilioEnv(sms.baseUrl), AUTH_RATE_LIMIT_SMS_SENT: '1' });
   t.teardown(() => limited.stop());
   const s = await signUp(limited);
   const a = (await enrollPhone(limited, s.access_token, number(), 'a')).body;

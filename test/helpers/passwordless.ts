@@ -2,7 +2,7 @@
 // SMS gateway fake), plus readers for what a mail carries: its link and its six-digit code.
 import { startTestService, type TestService } from './server.js';
 import { startSmtpServer, type CapturedMail, type SmtpTestServer } from './smtp.js';
-import { startSmsGatewayFake, type SmsGatewayFake } from './sms.js';
+import { startSmsGatewayFake, twilioEnv, type SmsGatewayFake } from './sms.js';
 
 export interface MailStack {
   api: TestService;
@@ -14,16 +14,7 @@ export interface MailStack {
 export async function startMailStack(env: Record<string, string> = {}, options: { sms?: boolean } = {}): Promise<MailStack> {
   const smtp = await startSmtpServer();
   const sms = options.sms ? await startSmsGatewayFake() : null;
-  const smsEnv: Record<string, string> = sms
-    ? {
-        AUTH_EXTERNAL_PHONE_ENABLED: 'true',
-        AUTH_SMS_PROVIDER: 'twilio',
-        AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
-        AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
-        AUTH_SMS_TWILIO_AUTH_TOKEN: 'secret',
-        AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
-      }
-    : {};
+  const smsEnv: Record<string, string> = sms ? { AUTH_EXTERNAL_PHONE_ENABLED: 'true', ...twilioEnv(sms.baseUrl) } : {};
   const api = await startTestService({
     AUTH_SMTP_HOST: '127.0.0.1',
     AUTH_SMTP_PORT: String(smtp.port),

@@ -35,6 +35,15 @@ const SUPPORTED_FAILURES: Record<GatewayName, FailureKind[]> = {
   vonage: ['http', 'status'],
 };
 
+/** The settings that send SMS through the fake's Twilio (phone sign-in itself is switched on apart). */
+export const twilioEnv = (baseUrl: string): Record<string, string> => ({
+  AUTH_SMS_PROVIDER: 'twilio',
+  AUTH_SMS_TWILIO_API_BASE_URL: baseUrl,
+  AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
+  AUTH_SMS_TWILIO_AUTH_TOKEN: 'secret',
+  AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
+});
+
 type Route = { gateway: GatewayName; pattern: RegExp; handle: (request: FakeRequest) => FakeReply };
 
 export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
