@@ -29,6 +29,9 @@ export default {
         path: '/token?grant_type=password',
         connections,
         overallRate: rate,
+        // Refusals come back at once, accepted logins only after their hash: a phase is measured once
+        // it has accepted at least one.
+        enough: (row) => (row.byStatus['200']?.count ?? 0) > 0,
         requests: [
           {
             method: 'POST',
