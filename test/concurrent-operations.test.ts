@@ -162,7 +162,9 @@ t.test('whatever the interleaving: no 5xx, one child per refreshed token, no err
     }),
   );
   t.same(failures, []);
-  t.ok(sessions.length > 0 && factors.length > 0, `${sessions.length} sessions and ${factors.length} factors were made on the way`);
+  // How many factors survive to be verified depends on the interleaving (their users are banned and
+  // deleted meanwhile); sessions always come, anonymous sign-ups among them.
+  t.ok(sessions.length > 0, `${sessions.length} sessions and ${factors.length} TOTP factors were made on the way`);
   const errors = api.logs().filter((line) => ['error', 'fatal', 'panic'].includes(line.level));
   t.same(
     errors.map((line) => line.msg),
