@@ -4,6 +4,7 @@ import t from 'tap';
 import { ROUTES } from '../dist/server/routes.js';
 import { startTestService } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
+import { inFlight } from './helpers/in-flight.js';
 
 const api = await startTestService({
   AUTH_MAILER_AUTOCONFIRM: 'true',
@@ -133,14 +134,7 @@ t.test('no 5xx, and errors are JSON with an error_code', async (t) => {
         `${method} ${path} token=${token ? token.slice(0, 6) : '-'} ${raw?.slice(0, 80)} → ${res.status} ${res.text.slice(0, 160)}`,
       );
   };
-  // A few at a time, as clients send them: the answers must not depend on the order, and it takes a
-  // fraction of the time one after another would.
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (next < requests.length) await send(requests[next++]);
-    }),
-  );
+  await inFlight(8, requests, send);
   t.same(failures, [], `${requests.length} requests`);
   t.equal((await api.request('GET', '/health')).status, 200, 'still healthy');
 });

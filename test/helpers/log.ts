@@ -15,3 +15,8 @@ export function captureLog(): CapturedLog {
 
 /** the levels as the service's lines name them (observability/log.ts: the original's names) */
 export const LEVEL = { debug: 'debug', info: 'info', warn: 'warning', error: 'error', fatal: 'fatal' } as const;
+
+/** the messages of the lines logged at error level or worse: a service that answered well logs none */
+export function errorMessages(lines: ReadonlyArray<Record<string, unknown>>): unknown[] {
+  return lines.filter((line) => ['error', 'fatal', 'panic'].includes(line.level as string)).map((line) => line.msg);
+}
