@@ -88,7 +88,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     env: { ...testServiceEnv(database.url, port), AUTH_LOG_LEVEL: 'info', AUTH_LOG_FILE: logFile, ...env },
   });
   const log = pino({ ...LOGRUS_SHAPE, level: 'info' }, pino.destination({ dest: logFile, append: true, sync: true }));
-  // The threads run compiled JavaScript, as in production: the test runner's TypeScript, mock and
+  // The threads run compiled JavaScript, as in production: the test runner's TypeScript (tsx) and
   // process-tracking hooks would otherwise load again in each of them, and sit in front of every import.
   // A thread given its own options reads NODE_OPTIONS from its environment again, and the runner puts
   // one of its hooks there, so that goes too (nothing here uses the runner's tracking of child processes).
