@@ -150,7 +150,12 @@ export async function deleteFactorAndDowngrade(q: Queryable, factor: Pick<Factor
 }
 
 /** The session's assurance level and whether the user has a verified factor, in one read. */
-export async function assuranceOf(q: Queryable, userId: string, sessionId: string): Promise<{ aal: string; hasVerifiedFactor: boolean }> {
+/** The session's assurance level (aal1 without a session) and whether the user has a verified factor. */
+export async function assuranceOf(
+  q: Queryable,
+  userId: string,
+  sessionId: string | null,
+): Promise<{ aal: string; hasVerifiedFactor: boolean }> {
   const { rows } = await q.query<{ aal: string | null; verified: boolean }>(
     `select (select aal from sessions where id = $2) as aal,
             exists (select 1 from mfa_factors where user_id = $1 and status = 'verified') as verified`,

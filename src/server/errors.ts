@@ -58,6 +58,7 @@ export const ERRORS = {
   audience_mismatch: e(400, 'validation_failed', "Token audience doesn't match request audience"),
   user_not_found: e(403, 'user_not_found', 'User from sub claim in JWT does not exist'),
   session_not_found: e(403, 'session_not_found', 'Session from session_id claim in JWT does not exist'),
+  session_required: e(403, 'session_not_found', 'This action needs a session, and the token names none (no session_id claim)'),
   user_banned: e(403, 'user_banned', 'User is banned'),
   session_expired: e(403, 'session_expired', 'Session is no longer valid'),
   not_admin: e(403, 'not_admin', 'User not allowed'),

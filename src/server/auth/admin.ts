@@ -22,7 +22,9 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
  */
 export async function requireAdmin(req: ApiRequest, ctx: AppContext): Promise<Admin> {
   const claims = await bearerClaims(req, ctx);
-  if (typeof claims.session_id === 'string' && UUID.test(claims.session_id) && !(await sessionLives(ctx, claims.session_id))) {
+  // The nil UUID names no session, as the original reads it (bearer.ts reads user tokens the same way).
+  const sessionId = claims.session_id;
+  if (typeof sessionId === 'string' && sessionId !== ZERO_UUID && UUID.test(sessionId) && !(await sessionLives(ctx, sessionId))) {
     throw apiError('session_expired');
   }
   const role = typeof claims.role === 'string' ? claims.role : '';

@@ -12,6 +12,7 @@ import type { Authenticated, AuthenticatedWithIdentities } from './principal.js'
 export type { Authenticated, AuthenticatedWithIdentities } from './principal.js';
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The session is only its id: no caller needs more (logout and user-update pass it on). */
@@ -30,35 +31,48 @@ export async function bearerClaims(req: ApiRequest, ctx: AppContext): Promise<Ve
 /** The bearer's user and session, checked: one round trip to the database (src/db/user-session.ts). */
 export async function authenticate(req: ApiRequest, ctx: AppContext): Promise<Authenticated> {
   const claims = await bearerClaims(req, ctx);
-  const sessionId = subjectOf(claims, req, ctx);
-  return checked(claims, sessionId, await findUserSession(ctx.db, claims.sub!, sessionId, sessionPolicy(ctx.config)));
+  const claim = subjectOf(claims, req, ctx);
+  return checked(claims, claim, await findUserSession(ctx.db, claims.sub!, lookedUp(claim), sessionPolicy(ctx.config)));
 }
 
 /** authenticate() and the user's identities, still in one round trip (GET /user). */
 export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<AuthenticatedWithIdentities> {
   const claims = await bearerClaims(req, ctx);
-  const sessionId = subjectOf(claims, req, ctx);
-  const found = await findUserSessionIdentities(ctx.db, claims.sub!, sessionId, sessionPolicy(ctx.config));
-  const { user, session } = checked(claims, sessionId, found);
+  const claim = subjectOf(claims, req, ctx);
+  const found = await findUserSessionIdentities(ctx.db, claims.sub!, lookedUp(claim), sessionPolicy(ctx.config));
+  const { user, session } = checked(claims, claim, found);
   // Built once rather than spread from checked()'s answer: this is every GET /user.
   return { claims, user, session, identities: found!.identities, factors: found!.factors }; // checked() threw if found was null
 }
 
+/** What a token's session_id asks for: a session to look up, none at all, or a claim that is no UUID. */
+type SessionClaim = string | typeof SESSIONLESS | typeof NOT_A_UUID;
+const SESSIONLESS = Symbol('sessionless');
+const NOT_A_UUID = Symbol('not a UUID');
+
 /**
- * Checks the claims' subject and audience (their sub is then the user to look up) and answers the session id
- * to look up. session_id is validated here, before the lookup, only to decide whether to look the session
- * up (null: no session can match); its error is raised in checked(), after user_not_found, as the
- * original orders them (test/authenticate-order.test.ts). Synchronous: one async layer fewer per request.
+ * Checks the claims' subject and audience (their sub is then the user to look up) and reads the session
+ * claim. A token without session_id (absent, null, empty or the nil UUID) belongs to no session, as tokens an
+ * application signs itself with the JWT secret often do: the user is authenticated without one, as the
+ * original does (docs/api.md#who-may-call). A session_id that is no UUID is refused, but only in
+ * checked(), after user_not_found, as the original orders them (test/authenticate-order.test.ts).
+ * Synchronous: one async layer fewer per request.
  */
-function subjectOf(claims: VerifiedClaims, req: ApiRequest, ctx: AppContext): string | null {
+function subjectOf(claims: VerifiedClaims, req: ApiRequest, ctx: AppContext): SessionClaim {
   if (!claims.sub) throw apiError('bad_jwt_missing_sub');
   // 403 like every other bad token (the original answers 400 here; docs/differences.md#security).
   if (!UUID.test(claims.sub)) throw apiError('bad_jwt_sub');
   if (!audienceMatches(claims.aud, requestAudience(req, ctx))) {
     throw apiError('audience_mismatch');
   }
-  return typeof claims.session_id === 'string' && UUID.test(claims.session_id) ? claims.session_id : null;
+  const claimed = claims.session_id;
+  // null too: the original reads the claim into a string, where null becomes empty.
+  if (claimed === undefined || claimed === null || claimed === '' || claimed === ZERO_UUID) return SESSIONLESS;
+  return typeof claimed === 'string' && UUID.test(claimed) ? claimed : NOT_A_UUID;
 }
+
+/** The session id to look up, or null when no session can match. */
+const lookedUp = (claim: SessionClaim): string | null => (typeof claim === 'string' ? claim : null);
 
 /**
  * The token must be for the audience this request works in: X-JWT-AUD or JWT_AUD, never the token's own
@@ -68,9 +82,13 @@ function audienceMatches(aud: unknown, expected: string): boolean {
   return Array.isArray(aud) ? aud.includes(expected) : aud === expected;
 }
 
-function checked(claims: VerifiedClaims, sessionId: string | null, found: UserSession | null): Authenticated {
+function checked(claims: VerifiedClaims, claim: SessionClaim, found: UserSession | null): Authenticated {
   if (!found) throw apiError('user_not_found');
-  if (sessionId === null) throw apiError('bad_jwt_session_id');
+  if (claim === NOT_A_UUID) throw apiError('bad_jwt_session_id');
+  if (claim === SESSIONLESS) {
+    if (isBanned(found.user)) throw apiError('user_banned');
+    return { claims, user: found.user, session: null };
+  }
   if (!found.session) throw apiError('session_not_found');
   if (isBanned(found.user)) throw apiError('user_banned');
   // A session the limits have ended is refused at once, not only at its next refresh

@@ -7,11 +7,15 @@ import type { UserRow } from '../../db/users.js';
 import type { FactorRow } from '../../db/mfa-factors.js';
 import type { VerifiedClaims } from './jwt.js';
 
-/** A user with a live session (guard 'user'). */
+/**
+ * A user (guard 'user') with the live session the token names, or null for a token that names none (signed
+ * by an application itself; docs/api.md#who-may-call). Handlers that need a session say so
+ * (requireSession, auth/session-required.ts).
+ */
 export interface Authenticated {
   claims: VerifiedClaims;
   user: UserRow;
-  session: Pick<SessionRow, 'id'>;
+  session: Pick<SessionRow, 'id'> | null;
 }
 
 /** The same, with the user's identities and MFA factors read in the same statement (guard 'user+identities'). */

@@ -9,6 +9,7 @@ import { writeAudit } from '../../db/audit-log.js';
 import { actorOf } from '../users/actor.js';
 import { FACTOR_TYPES, KNOWN_FACTOR_TYPES } from './factor-types/index.js';
 import { requireNotAnonymous } from './factor-access.js';
+import { requireSession } from '../auth/session-required.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, JsonObject } from '../http/types.js';
@@ -16,7 +17,8 @@ import type { MfaConfig } from '../config/types.js';
 
 export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: Authenticated): Promise<JsonObject> {
   requireNotAnonymous(principal);
-  const { user, session } = principal;
+  const { user } = principal;
+  const session = requireSession(principal);
   const body = req.body();
   const typeName = body.factor_type;
   if (!KNOWN_FACTOR_TYPES.includes(typeName as (typeof KNOWN_FACTOR_TYPES)[number])) throw apiError('mfa_factor_type');

@@ -7,6 +7,7 @@ import { assuranceOf, deleteFactorAndDowngrade, type FactorRow } from '../../db/
 import { writeAudit, type AuditActor } from '../../db/audit-log.js';
 import { actorOf } from '../users/actor.js';
 import { ownedFactor, requireNotAnonymous } from './factor-access.js';
+import { requireSession } from '../auth/session-required.js';
 import { FACTOR_TYPES } from './factor-types/index.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
@@ -20,7 +21,8 @@ export const amrMethodOf = (factorType: string) => FACTOR_TYPES.get(factorType)?
 
 export async function unenrollFactor(req: ApiRequest, ctx: AppContext, principal: Authenticated): Promise<{ id: string }> {
   requireNotAnonymous(principal);
-  const { user, session } = principal;
+  const { user } = principal;
+  const session = requireSession(principal);
   const factor = await ownedFactor(ctx.db, req, user.id);
   const { aal } = await assuranceOf(ctx.db, user.id, session.id);
   if (factor.status === 'verified' && aal !== 'aal2' && aal !== 'aal3') throw apiError('insufficient_aal_unenroll');

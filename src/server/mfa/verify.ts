@@ -15,6 +15,7 @@ import { openSessionKey } from '../sessions/refresh-key.js';
 import { tokenResponse, type TokenResponse } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { isUuid, ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
+import { requireSession } from '../auth/session-required.js';
 import type { FactorType } from './factor-types/index.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
@@ -23,7 +24,9 @@ import { notice, sendNotifications } from '../delivery/notifications.js';
 
 export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: Authenticated): Promise<TokenResponse> {
   requireNotAnonymous(principal);
-  const { user, session } = principal;
+  const { user } = principal;
+  // Before the challenge is spent: the verification upgrades a session, and without one it cannot.
+  const session = requireSession(principal);
   const factor = await ownedFactor(ctx.db, req, user.id);
   const body = req.body();
   const type = typeOf(factor, 'verify');

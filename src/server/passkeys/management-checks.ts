@@ -16,6 +16,6 @@ export function refuseSsoUser({ user }: Authenticated): void {
 }
 
 export async function requireManagementAal(q: Queryable, { user, session }: Authenticated): Promise<void> {
-  const { aal, hasVerifiedFactor } = await assuranceOf(q, user.id, session.id);
+  const { aal, hasVerifiedFactor } = await assuranceOf(q, user.id, session?.id ?? null);
   if (hasVerifiedFactor && aal !== 'aal2' && aal !== 'aal3') throw apiError('passkey_insufficient_aal');
 }

@@ -14,7 +14,8 @@ const SCOPES = { global: 'all', local: 'only', others: 'others' } as const;
 export const logout: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   const scopeName = req.query.get('scope') || 'global';
   if (!Object.hasOwn(SCOPES, scopeName)) throw apiError('logout_scope', `Unsupported logout scope "${scopeName}"`);
-  await deleteSessions(ctx.db, user.id, SCOPES[scopeName as keyof typeof SCOPES], session.id);
+  // A token that names no session signs the user out everywhere, whatever the scope, as the original.
+  await deleteSessions(ctx.db, user.id, session ? SCOPES[scopeName as keyof typeof SCOPES] : 'all', session?.id);
   await writeAudit(ctx.db, req, actorOf(user), 'logout');
   return { status: 204 };
 };

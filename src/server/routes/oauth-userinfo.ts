@@ -9,6 +9,8 @@ import { profileClaims } from '../oauth-server/id-token.js';
 
 export const userinfo: GuardedHandler<Authenticated> = async (_req, ctx, { user, session }) => {
   const info: Record<string, unknown> = { sub: user.id };
+  // A token that names no session was issued to no app either: sub alone, as the original.
+  if (!session) return { body: info };
   const scopes = parseScopes(await findSessionScopes(ctx.db, session.id));
   if (scopes.includes('email')) {
     if (user.email) info.email = user.email;

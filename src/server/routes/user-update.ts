@@ -56,7 +56,7 @@ type UserUpdateBody = BodyOf<typeof FIELDS>;
 export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req, ctx, { user, session }) => {
   const body = req.body();
   const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
-  await requireAal2ForSensitiveChange(ctx, user.id, session.id, update);
+  await requireAal2ForSensitiveChange(ctx, user.id, session?.id ?? null, update);
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, req);
@@ -71,7 +71,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     if (passwordHash) {
       if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
       const firstPassword = isFirstPassword(current, update.password);
-      current = await changePassword(c, req, current, passwordHash, session.id);
+      current = await changePassword(c, req, current, passwordHash, session?.id ?? null);
       // Before the metadata merge, as the original: an admin-group user's own app_metadata has the last word.
       if (firstPassword) current = await addEmailIdentityForFirstPassword(ctx.config, c, current);
       // To the address the user had when the password changed, as the original (an anonymous user has none).
@@ -130,16 +130,25 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
 }
 
 /** With a verified MFA factor, a new password, email or phone needs an aal2 session (docs/mfa.md#assurance-levels). */
-async function requireAal2ForSensitiveChange(ctx: AppContext, userId: string, sessionId: string, update: UserUpdate): Promise<void> {
+async function requireAal2ForSensitiveChange(ctx: AppContext, userId: string, sessionId: string | null, update: UserUpdate): Promise<void> {
   if (!update.password && !update.email && !update.phone) return;
   const { aal, hasVerifiedFactor } = await assuranceOf(ctx.db, userId, sessionId);
   if (hasVerifiedFactor && aal !== 'aal2' && aal !== 'aal3') throw apiError('insufficient_aal_user_update');
 }
 
-/** A new password ends every other session and voids pending one-time tokens (docs/api.md#put-user). */
-async function changePassword(c: Queryable, req: ApiRequest, user: UserRow, passwordHash: string, sessionId: string): Promise<UserRow> {
+/**
+ * A new password ends every other session (every session, for a token that names none) and voids pending
+ * one-time tokens (docs/api.md#put-user).
+ */
+async function changePassword(
+  c: Queryable,
+  req: ApiRequest,
+  user: UserRow,
+  passwordHash: string,
+  sessionId: string | null,
+): Promise<UserRow> {
   const updated = await updateUser(c, user.id, { encrypted_password: passwordHash });
-  await deleteSessions(c, user.id, 'others', sessionId);
+  await (sessionId ? deleteSessions(c, user.id, 'others', sessionId) : deleteSessions(c, user.id, 'all'));
   await deleteOneTimeTokens(c, user.id);
   await writeAudit(c, req, actorOf(updated), 'user_updated_password');
   return updated;
