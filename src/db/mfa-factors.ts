@@ -149,8 +149,7 @@ export async function deleteFactorAndDowngrade(q: Queryable, factor: Pick<Factor
   );
 }
 
-/** The session's assurance level and whether the user has a verified factor, in one read. */
-/** The session's assurance level (aal1 without a session) and whether the user has a verified factor. */
+/** The session's assurance level (aal1 without a session) and whether the user has a verified factor, in one read. */
 export async function assuranceOf(
   q: Queryable,
   userId: string,

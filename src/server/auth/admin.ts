@@ -2,10 +2,9 @@
 // claim is one of JWT_ADMIN_ROLES. No `sub` is needed: a service_role key has none. Admin actions are
 // audited under a pseudo-user with the zero UUID, named after the role (docs/tokens-and-sessions.md#admin-role-check).
 import { apiError } from '../errors.js';
-import { bearerClaims } from './bearer.js';
+import { bearerClaims, sessionClaim } from './bearer.js';
 import { findSession, findSessionEnded } from '../../db/sessions.js';
 import { sessionPolicy } from '../sessions/policy.js';
-import { UUID } from '../admin/load-user.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import type { Admin } from './principal.js';
@@ -22,9 +21,9 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
  */
 export async function requireAdmin(req: ApiRequest, ctx: AppContext): Promise<Admin> {
   const claims = await bearerClaims(req, ctx);
-  // The nil UUID names no session, as the original reads it (bearer.ts reads user tokens the same way).
-  const sessionId = claims.session_id;
-  if (typeof sessionId === 'string' && sessionId !== ZERO_UUID && UUID.test(sessionId) && !(await sessionLives(ctx, sessionId))) {
+  // A session id to look up is a string; a token naming none (or no UUID) has no session to have ended.
+  const sessionId = sessionClaim(claims);
+  if (typeof sessionId === 'string' && !(await sessionLives(ctx, sessionId))) {
     throw apiError('session_expired');
   }
   const role = typeof claims.role === 'string' ? claims.role : '';

@@ -46,7 +46,7 @@ export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContex
 }
 
 /** What a token's session_id asks for: a session to look up, none at all, or a claim that is no UUID. */
-type SessionClaim = string | typeof SESSIONLESS | typeof NOT_A_UUID;
+export type SessionClaim = string | typeof SESSIONLESS | typeof NOT_A_UUID;
 const SESSIONLESS = Symbol('sessionless');
 const NOT_A_UUID = Symbol('not a UUID');
 
@@ -65,8 +65,15 @@ function subjectOf(claims: VerifiedClaims, req: ApiRequest, ctx: AppContext): Se
   if (!audienceMatches(claims.aud, requestAudience(req, ctx))) {
     throw apiError('audience_mismatch');
   }
+  return sessionClaim(claims);
+}
+
+/**
+ * The session a token names, read as the original reads it, for user and admin tokens alike: absent, null
+ * (the original reads the claim into a string, where null becomes empty), empty or the nil UUID names none.
+ */
+export function sessionClaim(claims: VerifiedClaims): SessionClaim {
   const claimed = claims.session_id;
-  // null too: the original reads the claim into a string, where null becomes empty.
   if (claimed === undefined || claimed === null || claimed === '' || claimed === ZERO_UUID) return SESSIONLESS;
   return typeof claimed === 'string' && UUID.test(claimed) ? claimed : NOT_A_UUID;
 }

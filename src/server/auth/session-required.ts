@@ -3,9 +3,8 @@
 // answers these with a 500; a 403 says what is wrong.
 import { apiError } from '../errors.js';
 import type { Authenticated } from './principal.js';
-import type { SessionRow } from '../../db/sessions.js';
 
-export function requireSession(principal: Authenticated): Pick<SessionRow, 'id'> {
+export function requireSession(principal: Authenticated): NonNullable<Authenticated['session']> {
   if (!principal.session) throw apiError('session_required');
   return principal.session;
 }

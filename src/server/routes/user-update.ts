@@ -56,7 +56,8 @@ type UserUpdateBody = BodyOf<typeof FIELDS>;
 export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req, ctx, { user, session }) => {
   const body = req.body();
   const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
-  await requireAal2ForSensitiveChange(ctx, user.id, session?.id ?? null, update);
+  const sessionId = session?.id ?? null; // null: the token names no session (docs/api.md#who-may-call)
+  await requireAal2ForSensitiveChange(ctx, user.id, sessionId, update);
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, req);
@@ -71,7 +72,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     if (passwordHash) {
       if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
       const firstPassword = isFirstPassword(current, update.password);
-      current = await changePassword(c, req, current, passwordHash, session?.id ?? null);
+      current = await changePassword(c, req, current, passwordHash, sessionId);
       // Before the metadata merge, as the original: an admin-group user's own app_metadata has the last word.
       if (firstPassword) current = await addEmailIdentityForFirstPassword(ctx.config, c, current);
       // To the address the user had when the password changed, as the original (an anonymous user has none).
@@ -148,7 +149,7 @@ async function changePassword(
   sessionId: string | null,
 ): Promise<UserRow> {
   const updated = await updateUser(c, user.id, { encrypted_password: passwordHash });
-  await (sessionId ? deleteSessions(c, user.id, 'others', sessionId) : deleteSessions(c, user.id, 'all'));
+  await deleteSessions(c, user.id, sessionId ? 'others' : 'all', sessionId ?? undefined);
   await deleteOneTimeTokens(c, user.id);
   await writeAudit(c, req, actorOf(updated), 'user_updated_password');
   return updated;
