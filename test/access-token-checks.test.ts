@@ -6,12 +6,11 @@ import t from 'tap';
 import { SignJWT, decodeJwt } from 'jose';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
+import { signedToken } from './helpers/admin.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
 t.teardown(() => api.stop());
 const key = new TextEncoder().encode(JWT_SECRET);
-const sign = (claims: Record<string, unknown>) =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(key);
 
 const MISMATCH = { code: 400, error_code: 'validation_failed', msg: "Token audience doesn't match request audience" };
 const USER_ENDPOINTS: Array<[string, string, unknown?]> = [
@@ -26,7 +25,7 @@ const claims = decodeJwt(session.access_token);
 const { aud: _aud, ...withoutAud } = claims;
 
 t.test('a token for another audience is refused on every user endpoint', async (t) => {
-  const foreign = await sign({ ...claims, aud: 'some-other-audience' });
+  const foreign = await signedToken({ ...claims, aud: 'some-other-audience' });
   for (const [method, path, body] of USER_ENDPOINTS) {
     const res = await api.request(method, path, { token: foreign, body });
     t.strictSame([res.status, res.body], [400, MISMATCH], `${method} ${path}`);
@@ -34,12 +33,12 @@ t.test('a token for another audience is refused on every user endpoint', async (
 });
 
 t.test('a token without aud is refused', async (t) => {
-  const res = await api.request('GET', '/user', { token: await sign(withoutAud) });
+  const res = await api.request('GET', '/user', { token: await signedToken(withoutAud) });
   t.strictSame([res.status, res.body], [400, MISMATCH]);
 });
 
 t.test('X-JWT-AUD chooses the audience: the token must match it, not JWT_AUD', async (t) => {
-  const foreign = await sign({ ...claims, aud: 'some-other-audience' });
+  const foreign = await signedToken({ ...claims, aud: 'some-other-audience' });
   const res = await api.request('GET', '/user', { token: foreign, headers: { 'X-JWT-AUD': 'some-other-audience' } });
   t.equal(res.status, 200);
   t.equal(res.body.id, session.user.id);
@@ -48,13 +47,13 @@ t.test('X-JWT-AUD chooses the audience: the token must match it, not JWT_AUD', a
 });
 
 t.test("the configured audience in an aud list is accepted; the service's own tokens work", async (t) => {
-  const listed = await api.request('GET', '/user', { token: await sign({ ...claims, aud: ['x', 'authenticated'] }) });
+  const listed = await api.request('GET', '/user', { token: await signedToken({ ...claims, aud: ['x', 'authenticated'] }) });
   t.equal(listed.status, 200);
   t.equal((await api.request('GET', '/user', { token: session.access_token })).status, 200);
 });
 
 t.test('a sub that is not a UUID is 403 bad_jwt on every user endpoint', async (t) => {
-  const token = await sign({ ...claims, sub: 'not-a-uuid' });
+  const token = await signedToken({ ...claims, sub: 'not-a-uuid' });
   for (const [method, path, body] of USER_ENDPOINTS) {
     const res = await api.request(method, path, { token, body });
     t.strictSame(

@@ -3,8 +3,9 @@
 // it; the error a client sees must still be the first failing check in the original's order:
 // user_not_found, then the session_id UUID check, then session_not_found, then user_banned.
 import t from 'tap';
-import { SignJWT, decodeJwt } from 'jose';
-import { JWT_SECRET, startTestService } from './helpers/server.js';
+import { decodeJwt } from 'jose';
+import { startTestService } from './helpers/server.js';
+import { signedToken } from './helpers/admin.js';
 import { signUp } from './helpers/accounts.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
@@ -15,13 +16,6 @@ const USER_NOT_FOUND = { code: 403, error_code: 'user_not_found', msg: 'User fro
 const BAD_SESSION_ID = { code: 403, error_code: 'bad_jwt', msg: 'invalid claim: session_id claim must be a UUID' };
 const SESSION_NOT_FOUND = { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' };
 const BANNED = { code: 403, error_code: 'user_banned', msg: 'User is banned' };
-
-const sign = (claims: Record<string, unknown>) =>
-  new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(new TextEncoder().encode(JWT_SECRET));
 
 t.test('the first failing check answers, on every endpoint that authenticates', async (t) => {
   const known = await signUp(api);
@@ -48,7 +42,7 @@ t.test('the first failing check answers, on every endpoint that authenticates', 
     ['GET', '/reauthenticate', undefined],
   ];
   for (const [name, payload, expected] of cases) {
-    const token = await sign(payload);
+    const token = await signedToken(payload);
     for (const [method, path, body] of endpoints) {
       const res = await api.request(method, path, { token, body });
       t.strictSame([res.status, res.body], [403, expected], `${name}: ${method} ${path}`);
@@ -56,7 +50,7 @@ t.test('the first failing check answers, on every endpoint that authenticates', 
   }
   // An upper-case session_id is a UUID, and finds its session (Postgres compares uuids, not text).
   const upper = await api.request('GET', '/user', {
-    token: await sign({ ...claims, session_id: String(claims.session_id).toUpperCase() }),
+    token: await signedToken({ ...claims, session_id: String(claims.session_id).toUpperCase() }),
   });
   t.equal(upper.status, 200);
   t.equal(upper.body.id, known.user.id);

@@ -3,10 +3,10 @@
 // sets it null, empty or to the nil UUID. The original authenticates such a token as its user, without a session;
 // so does this service (docs/api.md#who-may-call). What only a session can do is refused with a 4xx.
 import t from 'tap';
-import { SignJWT, decodeJwt } from 'jose';
-import { JWT_SECRET, startTestService } from './helpers/server.js';
+import { decodeJwt } from 'jose';
+import { startTestService } from './helpers/server.js';
 import { signIn, signUp, refresh } from './helpers/accounts.js';
-import { adminToken } from './helpers/admin.js';
+import { adminToken, signedToken } from './helpers/admin.js';
 import { authClient } from './helpers/auth-client.js';
 import { challenge, enrollTotp, verifiedTotp } from './helpers/mfa.js';
 import { PASSKEY_ENV } from './helpers/passkeys.js';
@@ -24,11 +24,7 @@ const SESSION_REQUIRED = {
 /** What an application signs for one of its users: the claims of a real token, session_id as given. */
 async function sessionless(accessToken: string, sessionId?: string | null): Promise<string> {
   const { iat: _iat, exp: _exp, session_id: _sid, ...claims } = decodeJwt(accessToken);
-  return new SignJWT(sessionId === undefined ? claims : { ...claims, session_id: sessionId })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(new TextEncoder().encode(JWT_SECRET));
+  return signedToken(sessionId === undefined ? claims : { ...claims, session_id: sessionId });
 }
 
 const liveSessions = async (userId: string) =>
