@@ -10,6 +10,7 @@ import pg from 'pg';
 import { loadConfig } from '../dist/server/config/load.js';
 import { startCleanup } from '../dist/server/cleanup/loop.js';
 import { migrate } from '../dist/db/migrate.js';
+import { createPool } from '../dist/db/pool.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
 import { refresh, signUp } from './helpers/accounts.js';
@@ -51,7 +52,9 @@ function cleanupOn(url: string, env: Record<string, string> = {}) {
 async function migratedDatabase(t: { teardown(fn: () => Promise<void>): void }): Promise<{ db: TestDatabase; pool: pg.Pool }> {
   const db = await createTestDatabase();
   await migrate(db.url, 'auth');
-  const pool = new pg.Pool({ connectionString: db.url, max: 3, options: '-c search_path=auth' });
+  // The service's pool reports an idle connection's error instead of throwing it: pool.end() resolves before
+  // its connections have closed, and the drop WITH (FORCE) right after may end one of them first.
+  const pool = createPool({ url: db.url, max: 3, namespace: 'auth' });
   t.teardown(async () => {
     await pool.end();
     await db.drop();
@@ -462,7 +465,7 @@ t.test('through the service: an anonymous session past 30 days ends, and a reque
     AUTH_DB_CLEANUP_ENABLED: 'true',
     AUTH_DB_CLEANUP_INTERVAL: '1h',
   });
-  const pool = new pg.Pool({ connectionString: database.url, max: 4, options: '-c search_path=auth' });
+  const pool = createPool({ url: database.url, max: 4, namespace: 'auth' });
   t.teardown(async () => {
     await pool.end();
     await api.stop();

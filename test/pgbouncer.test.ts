@@ -5,7 +5,7 @@
 // and 1,000 concurrent refreshes of one token spread over both still yield one child.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import { createPool } from '../dist/db/pool.js';
 import { startTestService, type TestService } from './helpers/server.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { PGBOUNCER, startPgBouncer, type PgBouncer } from './helpers/pgbouncer.js';
@@ -17,7 +17,7 @@ else await throughPgBouncer();
 async function throughPgBouncer(): Promise<void> {
   const bouncer: PgBouncer = await startPgBouncer();
   const database: TestDatabase = await createTestDatabase();
-  const direct = new pg.Pool({ connectionString: database.url, max: 2, options: '-c search_path=auth' });
+  const direct = createPool({ url: database.url, max: 2, namespace: 'auth' });
   const dbName = new URL(database.url).pathname.slice(1);
   // What an operator does once (README: PgBouncer): the connections' settings come from the server, since
   // PgBouncer drops the startup options that carry them on a direct connection.
