@@ -4,7 +4,8 @@
 //   2. HS256 sign and verify/s with jose 5 inline (our jwt.ts), and the same for each JWT_KEYS algorithm;
 //   3. the cost of one no-op piscina round trip, and of our facade (local, and over a MessagePort as an
 //      HTTP thread uses it) with a trivial argon2 hash (m=8 KiB, t=1: a few µs of hashing).
-// Usage: node bench/crypto-choices.mjs [seconds per argon2 scenario, default 3]
+// Usage: node bench/crypto-choices.mjs [seconds per argon2 scenario, default 3]; the one-off measurements
+// (JWT, round trips) take a third of that each, so a short run (the bench's own test) is short throughout.
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import { verifyPassword, hashPassword } from '../dist/workers/crypto.js';
@@ -13,6 +14,7 @@ import { buildAccessTokenClaims, createJwtService } from '../dist/server/auth/jw
 import { generateJwk } from '../dist/server/auth/keys.js';
 
 const seconds = Number(process.argv[2] ?? 3);
+const oneOffMs = (seconds * 1000) / 3;
 const params = { memoryKiB: 19456, timeCost: 2, parallelism: 1 };
 const password = 'correct horse battery staple';
 
@@ -93,8 +95,8 @@ const claims = buildAccessTokenClaims({
   jwt: jwtConfig,
 });
 const token = await jwt.sign(claims);
-const signs = await rate(() => jwt.sign(claims), { ms: 2000 });
-const verifies = await rate(() => jwt.verify(token), { ms: 2000 });
+const signs = await rate(() => jwt.sign(claims), { ms: 2 * oneOffMs });
+const verifies = await rate(() => jwt.verify(token), { ms: 2 * oneOffMs });
 results.jwt = { signs, verifies };
 console.log(
   `HS256 inline (jose 5, KeyObject): ${fmt(signs)} signs/s (${fmt(1e6 / signs)} µs), ${fmt(verifies)} verifies/s (${fmt(1e6 / verifies)} µs)`,
@@ -104,8 +106,8 @@ results.jwtKeys = {};
 for (const alg of ['ES256', 'EdDSA', 'RS256']) {
   const keyed = createJwtService({ ...jwtConfig, keys: [generateJwk(alg)] });
   const keyedToken = await keyed.sign(claims);
-  const keyedSigns = await rate(() => keyed.sign(claims), { ms: 1000 });
-  const keyedVerifies = await rate(() => keyed.verify(keyedToken), { ms: 1000 });
+  const keyedSigns = await rate(() => keyed.sign(claims), { ms: oneOffMs });
+  const keyedVerifies = await rate(() => keyed.verify(keyedToken), { ms: oneOffMs });
   results.jwtKeys[alg] = { signs: keyedSigns, verifies: keyedVerifies };
   console.log(
     `${alg} inline (jose 5, KeyObject): ${fmt(keyedSigns)} signs/s (${fmt(1e6 / keyedSigns)} µs), ${fmt(keyedVerifies)} verifies/s (${fmt(1e6 / keyedVerifies)} µs)`,
@@ -119,7 +121,7 @@ const noop = new Piscina({
   concurrentTasksPerWorker: 1,
 });
 await Promise.all([noop.run(0), noop.run(0)]);
-const trips = await rate(() => noop.run(0), { ms: 2000 });
+const trips = await rate(() => noop.run(0), { ms: 2 * oneOffMs });
 await noop.close();
 results.noopRoundTripMs = 1000 / trips;
 console.log(`piscina no-op round trip (one at a time): ${fmt(1000 / trips)} ms (${fmt(trips)}/s)`);
@@ -129,8 +131,8 @@ const tinyHash = await facade.local().hash(password);
 const viaLocal = facade.local();
 const viaPort = connectCryptoPool(facade.connect(), tiny);
 await Promise.all([viaLocal.verify(tinyHash, password), viaPort.verify(tinyHash, password)]);
-const localTrips = await rate(() => viaLocal.verify(tinyHash, password), { ms: 2000 });
-const portTrips = await rate(() => viaPort.verify(tinyHash, password), { ms: 2000 });
+const localTrips = await rate(() => viaLocal.verify(tinyHash, password), { ms: 2 * oneOffMs });
+const portTrips = await rate(() => viaPort.verify(tinyHash, password), { ms: 2 * oneOffMs });
 await facade.close();
 results.facadeRoundTripMs = { local: 1000 / localTrips, port: 1000 / portTrips };
 console.log(

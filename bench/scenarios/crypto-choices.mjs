@@ -1,7 +1,7 @@
 // The crypto pool's choices (DESIGN §2): argon2id through the pool vs direct, HS256 inline, the pool's
 // own round trip. bench/crypto-choices.mjs does the measuring; this runs it and keeps its numbers with
 // the rest of the results. Not in the default run (`npm run bench -- crypto-choices`): it needs no
-// service and takes ~4 × BENCH_DURATION seconds plus ~10 s.
+// service and takes about 9 × BENCH_DURATION seconds (rounded to whole seconds, at least one).
 import { spawn } from 'node:child_process';
 
 export async function cryptoChoices(options) {
