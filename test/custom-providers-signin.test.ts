@@ -200,6 +200,13 @@ t.test('disabling and deleting a provider take effect on the next request', asyn
   t.equal(started.status, 302, 'a sign-in under way');
 
   t.equal((await admin.customProviders.updateProvider('custom:plain', { enabled: false })).error, null);
+  // auth-js reads the change back: one provider, and the list filtered by type.
+  t.match((await admin.customProviders.getProvider('custom:plain')).data, { identifier: 'custom:plain', enabled: false });
+  const listed = await admin.customProviders.listProviders({ type: 'oauth2' });
+  t.strictSame(
+    listed.data.providers.map((p) => [p.identifier, p.enabled]),
+    [['custom:plain', false]],
+  );
   const disabled = await api.request('GET', '/authorize?provider=custom:plain');
   t.same(disabled.body, {
     code: 400,
@@ -210,6 +217,8 @@ t.test('disabling and deleting a provider take effect on the next request', asyn
   t.equal((await api.request('GET', '/authorize?provider=custom:plain')).status, 302, 'enabled again');
 
   t.equal((await admin.customProviders.deleteProvider('custom:plain')).error, null);
+  t.match((await admin.customProviders.getProvider('custom:plain')).error, { status: 404, code: 'custom_provider_not_found' });
+  t.strictSame((await admin.customProviders.listProviders({ type: 'oauth2' })).data.providers, []);
   const gone = await api.request('GET', '/authorize?provider=custom:plain');
   t.same(gone.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: custom provider custom:plain not found' });
   // The sign-in started before the delete comes back to a provider that no longer exists.

@@ -3,6 +3,7 @@
 // metadata documents name what is built; the whole feature answers 404 while OAUTH_SERVER_ENABLED is off.
 import t from 'tap';
 import { createHash } from 'node:crypto';
+import { GoTrueAdminApi } from '@supabase/auth-js';
 import { startTestService } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
 
@@ -140,6 +141,27 @@ t.test('update, list, regenerate, delete', async (t) => {
   t.strictSame([gone.status, gone.body], [404, { code: 404, error_code: 'oauth_client_not_found', msg: 'OAuth client not found' }]);
   const badId = await api.request('GET', '/admin/oauth/clients/not-a-uuid', { token: admin });
   t.strictSame([badId.status, badId.body], [400, { code: 400, error_code: 'validation_failed', msg: 'invalid client_id format' }]);
+});
+
+t.test("through auth-js's admin API: create, list, read, update, regenerate the secret, delete", async (t) => {
+  const js = new GoTrueAdminApi({ url: api.url, headers: { Authorization: `Bearer ${admin}` } });
+  const made = await js.oauth.createClient({ client_name: 'Via JS', redirect_uris: ['https://js.example/cb'] });
+  t.equal(made.error, null);
+  const id = made.data!.client_id;
+  t.match(made.data, { client_name: 'Via JS', client_type: 'confidential', client_secret: /.{32,}/ });
+  // listClients sends `page=&per_page=` when given no page: the list comes back whole, as the original's.
+  const listed = await js.oauth.listClients();
+  t.equal(listed.error, null);
+  t.ok(
+    listed.data.clients.some((c) => c.client_id === id),
+    'the new client is listed',
+  );
+  t.match((await js.oauth.getClient(id)).data, { client_id: id, client_name: 'Via JS' });
+  t.match((await js.oauth.updateClient(id, { client_name: 'Via JS 2' })).data, { client_id: id, client_name: 'Via JS 2' });
+  const regenerated = await js.oauth.regenerateClientSecret(id);
+  t.ok(regenerated.data?.client_secret && regenerated.data.client_secret !== made.data!.client_secret, 'a new secret');
+  t.strictSame(await js.oauth.deleteClient(id), { data: null, error: null });
+  t.match((await js.oauth.getClient(id)).error, { status: 404, code: 'oauth_client_not_found' });
 });
 
 t.test('only admins manage clients', async (t) => {
