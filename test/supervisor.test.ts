@@ -69,11 +69,21 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
+  let stderr = '';
   child.stdout.on('data', (chunk) => {
     stdout += chunk;
   });
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  await waitForHealth(port);
+  // A service that ends before it answers says why, instead of the wait running out. (Handled at once: it
+  // also settles when the service ends at the test's close.)
+  const endedEarly = exited.then((code) => {
+    throw new Error(`the service ended (${code}) before answering:\n${stderr}${stdout.slice(-2000)}`);
+  });
+  endedEarly.catch(() => {});
+  await Promise.race([waitForHealth(port), endedEarly]);
 
   // Send the headers and half of the body, then SIGTERM, then the rest: the request is in flight.
   const body = JSON.stringify({ email: 'drain@example.com', password: 'secret-password' });

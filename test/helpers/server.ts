@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
+import { randomInt } from 'node:crypto';
 import { pino } from 'pino';
 import { LOGRUS_SHAPE } from '../../dist/server/observability/log.js';
 import pg from 'pg';
@@ -40,13 +41,43 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
+/**
+ * A port for a service to listen on, free now and outside the kernel's ephemeral range. A port from
+ * listen(0) comes from that range, where every outgoing connection of every test process also takes its
+ * local port: in the moment before the service binds (a second, for a child process), one of them could
+ * take it and the service would not start. Below the range only another test's pick can collide, and the
+ * probe refuses a port already held. Without a range to read, the kernel's pick is used.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
+  if (EPHEMERAL_LOW > FIXED_LOW + 1000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const candidate = FIXED_LOW + randomInt(EPHEMERAL_LOW - FIXED_LOW);
+      if ((await probe(candidate)) !== null) return candidate;
+    }
+  }
+  const port = await probe(0);
+  if (port === null) throw new Error('no port to listen on');
+  return port;
+}
+
+/** Ports from here up to the ephemeral range: above the well-known ones and this machine's own services. */
+const FIXED_LOW = 10_000;
+const EPHEMERAL_LOW = (() => {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 0;
+  } catch {
+    return 0;
+  }
+})();
+
+/** Listens on 127.0.0.1:port (0: any) and closes again: the port it had, or null when it was taken. */
+function probe(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(null));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: bound } = server.address() as net.AddressInfo;
+      server.close(() => resolve(bound));
     });
   });
 }
