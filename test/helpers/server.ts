@@ -3,7 +3,6 @@
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import { pino } from 'pino';
 import { LOGRUS_SHAPE } from '../../dist/server/observability/log.js';
@@ -11,6 +10,7 @@ import pg from 'pg';
 import { loadConfig } from '../../dist/server/config/load.js';
 import { startService, type Service } from '../../dist/server/service.js';
 import { createTestDatabase } from './db.js';
+import { anyFreePort, canListen } from '../../dist/db/embedded/local-port.js';
 
 export const JWT_SECRET = 'test-secret-that-is-long-enough-0123456789';
 
@@ -52,12 +52,10 @@ export async function freePort(): Promise<number> {
   if (EPHEMERAL_LOW > FIXED_LOW + 1000) {
     for (let attempt = 0; attempt < 50; attempt++) {
       const candidate = FIXED_LOW + randomInt(EPHEMERAL_LOW - FIXED_LOW);
-      if ((await probe(candidate)) !== null) return candidate;
+      if (await canListen(candidate)) return candidate;
     }
   }
-  const port = await probe(0);
-  if (port === null) throw new Error('no port to listen on');
-  return port;
+  return anyFreePort();
 }
 
 /** Ports from here up to the ephemeral range: above the well-known ones and this machine's own services. */
@@ -69,18 +67,6 @@ const EPHEMERAL_LOW = (() => {
     return 0;
   }
 })();
-
-/** Listens on 127.0.0.1:port (0: any) and closes again: the port it had, or null when it was taken. */
-function probe(port: number): Promise<number | null> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(null));
-    server.listen(port, '127.0.0.1', () => {
-      const { port: bound } = server.address() as net.AddressInfo;
-      server.close(() => resolve(bound));
-    });
-  });
-}
 
 /** The settings a test service starts with (the service's own names), before a test's own. */
 export function testServiceEnv(databaseUrl: string, port: number): Record<string, string> {

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 export async function chooseLocalPort(portFile: string): Promise<number> {
   const previous = readPort(portFile);
   if (previous !== undefined && (await canListen(previous))) return previous;
-  const port = await freePort();
+  const port = await anyFreePort();
   writeFileSync(portFile, `${port}\n`);
   return port;
 }
@@ -20,7 +20,8 @@ function readPort(portFile: string): number | undefined {
   }
 }
 
-function canListen(port: number): Promise<boolean> {
+/** Whether 127.0.0.1:port can be listened on now (the probe closes again at once). */
+export function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));
@@ -28,7 +29,8 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-function freePort(): Promise<number> {
+/** A loopback port the kernel picks as free (from its ephemeral range). */
+export function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
