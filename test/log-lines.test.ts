@@ -66,3 +66,25 @@ t.test("a logged error's message is its line's `error`, as logrus' WithError wri
   t.equal(lines[1].error, 'named by the caller', "a caller's own error field is kept");
   t.equal(lines[2].error, undefined);
 });
+
+t.test('a line is timed at the millisecond it is written, however many lines share one', async (t) => {
+  const { log, lines } = captureLog();
+  const stamps: Array<{ before: number; after: number }> = [];
+  for (let round = 0; round < 5; round++) {
+    // Several lines within one millisecond, then a wait past it: each line's time must be its own.
+    for (let i = 0; i < 3; i++) {
+      const before = Date.now();
+      log.info('tick');
+      stamps.push({ before, after: Date.now() });
+    }
+    const last = Date.now();
+    while (Date.now() <= last + 1) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  const times = lines.map((l) => Date.parse(l.time as string));
+  t.equal(times.length, stamps.length);
+  t.ok(
+    times.every((time, i) => time >= stamps[i].before && time <= stamps[i].after),
+    'every time lies between the clock read just before and just after its line',
+  );
+  t.ok(new Set(times).size >= 5, 'lines of different milliseconds carry different times');
+});
