@@ -1,6 +1,6 @@
 // identities: one row per (provider, subject); email/phone identities use the user id as provider_id.
-import pg from 'pg';
 import type { Queryable } from './pool.js';
+import { parseTimestamptz } from './timestamps.js';
 
 export interface IdentityRow {
   id: string;
@@ -46,11 +46,10 @@ export async function mergeIdentityData(q: Queryable, userId: string, provider: 
 
 // The statements that read a user's identities alongside other rows (sign-in.ts, user-session.ts,
 // refresh-rotation.ts) aggregate them as json with the timestamps as text in the session's own output
-// format, keys in the table's column order, oldest first. identityRows parses that text with pg's own
-// timestamptz parser, so the rows are the Dates a plain `select * from identities` gives and the token
-// response is byte-identical (to_json's ISO format would go through another parser;
+// format, keys in the table's column order, oldest first. identityRows parses that text with the pool's
+// timestamptz parser (timestamps.ts), so the rows are the Dates a plain `select * from identities` gives
+// and the token response is byte-identical (to_json's ISO format would go through another parser;
 // test/user-session.test.ts and test/sign-in.test.ts compare with findIdentitiesByUser).
-const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
 
 export interface IdentityJsonRow extends Omit<IdentityRow, 'last_sign_in_at' | 'created_at' | 'updated_at'> {
   last_sign_in_at: string | null;
@@ -72,7 +71,7 @@ export function identitiesJsonSql(userIdSql: string): string {
            from identities i where i.user_id = ${userIdSql})`;
 }
 
-/** The json-aggregated rows as the IdentityRows a plain select gives (timestamps parsed by pg's own parser). */
+/** The json-aggregated rows as the IdentityRows a plain select gives (timestamps parsed as the pool parses them). */
 export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
   return rows.map((r) => ({
     ...r,

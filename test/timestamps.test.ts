@@ -1,0 +1,102 @@
+// timestamptz text → Date (src/db/timestamps.ts): the fast path gives exactly the Date pg's own parser
+// gives, on PostgreSQL's own output in time zones with odd offsets, at the edges of its range, and for
+// every shape it leaves to the library.
+import t from 'tap';
+import pg from 'pg';
+import { parseTimestamptz, POOL_TYPES } from '../dist/db/timestamps.js';
+import { createPool } from '../dist/db/pool.js';
+
+const library = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date | number | null;
+
+/** A Date, a number (±Infinity) or null, comparable whatever it is. */
+const comparable = (value: unknown) => (value instanceof Date ? `date ${value.getTime()}` : `${typeof value} ${String(value)}`);
+
+const ZONES = [
+  'UTC',
+  'Asia/Kolkata', // +05:30
+  'America/St_Johns', // -03:30, and -03:30:52 before 1935
+  'Asia/Kathmandu', // +05:45
+  'Pacific/Chatham', // +12:45 / +13:45
+  'Europe/Amsterdam', // +00:19:32 before 1937
+  'America/Los_Angeles',
+];
+
+const INSTANTS = [
+  'now()',
+  `'2026-11-25 10:00:00+00'`,
+  `'2026-11-25 10:00:00.5+00'`,
+  `'2026-11-25 10:00:00.05+00'`,
+  `'2026-11-25 10:00:00.000001+00'`,
+  `'2026-11-25 10:00:00.999999+00'`,
+  `'2026-03-29 01:30:00+00'`, // a daylight-saving change in Amsterdam
+  `'1900-01-01 00:00:00+00'`,
+  `'1000-01-01 00:00:00+00'`,
+  `'0999-12-31 23:59:59.999999+00'`,
+  `'0050-06-15 12:00:00+00'`,
+  `'0001-01-01 00:00:00+00'`,
+  `'0044-03-15 12:00:00+00 BC'`,
+  `'4713-01-01 00:00:00+00 BC'`,
+  `'9999-12-31 23:59:59.999999+00'`,
+  `'10000-01-01 00:00:00+00'`,
+  `'294276-12-31 23:59:59+00'`,
+  `'infinity'`,
+  `'-infinity'`,
+];
+
+t.test('PostgreSQL’s own text, in every zone and DateStyle ISO: the same Date as pg’s parser', async (t) => {
+  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await client.connect();
+  t.teardown(() => client.end());
+  // Random instants too, with microseconds, across four centuries.
+  const random = Array.from({ length: 200 }, () => `to_timestamp(${(Math.random() * 1.3e10 - 2.2e9).toFixed(6)})`);
+  let compared = 0;
+  for (const zone of ZONES) {
+    await client.query(`set timezone to '${zone}'`);
+    const { rows } = await client.query<{ text: string }>(
+      `select v::text as text from (values ${[...INSTANTS, ...random].map((v) => `(${v}::timestamptz)`).join(', ')}) as s(v)`,
+    );
+    const differing = rows.filter((r) => comparable(parseTimestamptz(r.text)) !== comparable(library(r.text))).map((r) => r.text);
+    t.strictSame(differing, [], `${zone}: every text parses as pg's parser parses it`);
+    compared += rows.length;
+  }
+  t.equal(compared, ZONES.length * (INSTANTS.length + 200));
+});
+
+t.test('shapes the fast path leaves to the library still parse as the library parses them', async (t) => {
+  const texts = [
+    '2026-11-25 10:00:00+00',
+    '2026-11-25 10:00:00.123456-08',
+    '2026-11-25 10:00:00.123+05:30',
+    '1900-01-01 00:19:32+00:19:32',
+    '2026-11-25 10:00:00.+00',
+    '2026-11-25 10:00:00Z',
+    '2026-11-25T10:00:00+00',
+    '2026-11-25 10:00:00',
+    '2026-11-25 10:00:00+0530',
+    '2026-11-25 10:00:00+05:3',
+    '2026-11-25 10:00:00+05:30 BC',
+    '0099-01-01 00:00:00+00',
+    '2026-11-25',
+    '12345-01-01 00:00:00+00',
+    'infinity',
+    '-infinity',
+    'Wed Nov 25 10:00:00 2026 UTC',
+    '',
+  ];
+  for (const text of texts) t.equal(comparable(parseTimestamptz(text)), comparable(library(text)), JSON.stringify(text));
+});
+
+t.test('the pool parses timestamptz columns through it, and other types as pg does', async (t) => {
+  t.equal(POOL_TYPES.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text'), parseTimestamptz);
+  t.equal(POOL_TYPES.getTypeParser(pg.types.builtins.INT8, 'text'), pg.types.getTypeParser(pg.types.builtins.INT8, 'text'));
+  t.equal(POOL_TYPES.getTypeParser(pg.types.builtins.TIMESTAMP, 'text'), pg.types.getTypeParser(pg.types.builtins.TIMESTAMP, 'text'));
+  const pool = createPool({ url: process.env.TEST_DATABASE_URL!, max: 1, namespace: 'public' });
+  t.teardown(() => pool.end());
+  const { rows } = await pool.query<{ at: Date; text: string; big: string }>(
+    `select v as at, v::text as text, 9007199254740993::int8 as big from (values ('2026-11-25 10:00:00.123456+00'::timestamptz)) s(v)`,
+  );
+  t.ok(rows[0].at instanceof Date);
+  t.equal(rows[0].at.toISOString(), '2026-11-25T10:00:00.123Z');
+  t.equal(rows[0].at.getTime(), (library(rows[0].text) as Date).getTime());
+  t.equal(rows[0].big, '9007199254740993', 'int8 stays a string');
+});
