@@ -58,8 +58,11 @@ const token = await jwt.sign({
 });
 const headers = { host: '127.0.0.1:1234', authorization: `Bearer ${token}`, connection: 'keep-alive' };
 
+// As the pool's parser makes them (src/db/timestamps.ts): Dates that keep their microseconds. A build
+// from before that parser (an A/B run against an older dist root) gets plain Dates, as its pg did.
+const { DbTimestamp } = await load('db/timestamps.js').catch(() => ({ DbTimestamp: null }));
+const date = DbTimestamp ? () => new DbTimestamp(Date.now() - 1000, 456) : () => new Date(Date.now() - 1000);
 /** A row as pg hands the statement's result over (USER_COLUMNS with Dates, the session id, the json columns). */
-const date = () => new Date(Date.now() - 1000);
 // prettier-ignore
 const row = () => ({
   id: userId, aud: 'authenticated', role: 'authenticated', email: 'a@example.com', phone: null,

@@ -113,7 +113,7 @@ t.test("identities travel with their exact timestamps, whatever the session's ti
   );
   const res = await login({ email: 'micro@example.com', password: 'correct-horse' });
   t.equal(res.status, 200);
-  t.match(res.body.user.identities, [{ created_at: '2024-02-29T23:59:59.999Z', updated_at: '2024-03-01T00:00:00.000Z' }]);
+  t.match(res.body.user.identities, [{ created_at: '2024-02-29T23:59:59.999999Z', updated_at: '2024-03-01T00:00:00.0005Z' }]);
   t.notOk('last_sign_in_at' in res.body.user.identities[0], 'a null last_sign_in_at stays absent');
   const me = await api.request('GET', '/user', { token: res.body.access_token });
   t.strictSame(res.body.user.identities, me.body.identities);

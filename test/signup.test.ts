@@ -168,10 +168,23 @@ t.test('duplicate of a confirmed user: a fabricated user of the same shape witho
   t.same(Object.keys(fake.body).sort(), Object.keys(real.body).sort(), 'the same keys as a real answer');
   t.strictSame(fake.body.identities, [], 'no identities: the signal auth-js documents for an existing address');
   t.same(Object.keys(fake.body.user_metadata).sort(), Object.keys(real.body.user_metadata).sort());
+  // Times as a real answer's, which come from the database with microseconds: a fabricated user with
+  // milliseconds only (three digits at most) would give itself away. One in a thousand has a fraction of
+  // three digits or fewer by chance; three in a row, one in a billion.
+  const fakes = [
+    fake,
+    await signup({ email: 'dup@example.com', password: 'other-pass2' }),
+    await signup({ email: 'dup@example.com', password: 'other-pass3' }),
+  ];
+  t.ok(
+    fakes.some((f) => /\.\d{4,6}Z$/.test(f.body.created_at as string)),
+    `fabricated times carry microseconds: ${fakes.map((f) => f.body.created_at).join(', ')}`,
+  );
+  t.ok(fakes.every((f) => f.body.created_at === f.body.updated_at && f.body.created_at === f.body.confirmation_sent_at));
   t.equal(smtp.mails.length, before, 'no mail');
   t.equal(await userCount('dup@example.com'), 1);
   const audit = await api.db.query("select count(*) from audit_log_entries where payload->>'action' = 'user_repeated_signup'");
-  t.equal(Number(audit.rows[0].count), 1, 'audited');
+  t.equal(Number(audit.rows[0].count), 3, 'audited, each time');
 });
 
 t.test('duplicate of an unconfirmed user re-sends within the frequency limit', async (t) => {

@@ -1,9 +1,9 @@
-// timestamptz text → Date (src/db/timestamps.ts): the fast path gives exactly the Date pg's own parser
+// timestamptz text → Date (src/db/timestamps.ts): the fast path gives exactly the instant pg's own parser
 // gives, on PostgreSQL's own output in time zones with odd offsets, at the edges of its range, and for
-// every shape it leaves to the library.
+// every shape it leaves to the library; it keeps the microseconds, and JSON writes them as the original.
 import t from 'tap';
 import pg from 'pg';
-import { parseTimestamptz, POOL_TYPES } from '../dist/db/timestamps.js';
+import { DbTimestamp, parseTimestamptz, POOL_TYPES, rfc3339Nano } from '../dist/db/timestamps.js';
 import { createPool } from '../dist/db/pool.js';
 
 const library = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date | number | null;
@@ -58,8 +58,43 @@ t.test('PostgreSQL’s own text, in every zone and DateStyle ISO: the same Date 
     const differing = rows.filter((r) => comparable(parseTimestamptz(r.text)) !== comparable(library(r.text))).map((r) => r.text);
     t.strictSame(differing, [], `${zone}: every text parses as pg's parser parses it`);
     compared += rows.length;
+    // The same instants as PostgreSQL writes them in UTC with all six digits, in Go's RFC3339Nano shape.
+    const { rows: utc } = await client.query<{ text: string; rfc3339: string }>(
+      `select v::text as text, regexp_replace(to_char(v at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '\\.?0*$', '') || 'Z' as rfc3339
+       from (values ${random.map((v) => `(${v}::timestamptz)`).join(', ')}, ('2026-11-25 10:00:00.12+00'), ('2026-11-25 10:00:00+00')) as s(v)`,
+    );
+    const misses = utc.filter((r) => rfc3339Nano(parseTimestamptz(r.text)) !== r.rfc3339).map((r) => `${r.text} → ${r.rfc3339}`);
+    t.strictSame(misses, [], `${zone}: the JSON text carries the stored microseconds`);
   }
   t.equal(compared, ZONES.length * (INSTANTS.length + 200));
+});
+
+t.test("times in JSON as the original's (Go's RFC3339Nano): the stored digits, no trailing zeros", async (t) => {
+  const cases: Array<[string, string]> = [
+    ['2026-11-25 10:00:00.123456+00', '2026-11-25T10:00:00.123456Z'],
+    ['2026-11-25 10:00:00.12345+00', '2026-11-25T10:00:00.12345Z'],
+    ['2026-11-25 10:00:00.1234+00', '2026-11-25T10:00:00.1234Z'],
+    ['2026-11-25 10:00:00.5+00', '2026-11-25T10:00:00.5Z'],
+    ['2026-11-25 10:00:00.000001+00', '2026-11-25T10:00:00.000001Z'],
+    ['2026-11-25 10:00:00.00012+00', '2026-11-25T10:00:00.00012Z'],
+    ['2026-11-25 10:00:00+00', '2026-11-25T10:00:00Z'],
+    ['2026-11-25 15:45:00.999999+05:45', '2026-11-25T10:00:00.999999Z'],
+    ['1900-01-01 00:19:32.25+00:19:32', '1900-01-01T00:00:00.25Z'],
+  ];
+  for (const [text, json] of cases) {
+    const date = parseTimestamptz(text);
+    t.ok(date instanceof DbTimestamp, `${text}: a DbTimestamp`);
+    t.equal(rfc3339Nano(date), json, text);
+    t.equal(JSON.stringify({ at: date }), JSON.stringify({ at: json }), `${text}: JSON.stringify writes it so too`);
+    t.equal(date.getTime(), Date.parse(json), `${text}: the Date is its millisecond`);
+  }
+  t.equal((parseTimestamptz('2026-11-25 10:00:00.123456+00') as DbTimestamp).microseconds, 456);
+  // A Date made here has milliseconds only, written the same way.
+  t.equal(rfc3339Nano(new Date('2026-11-25T10:00:00.120Z')), '2026-11-25T10:00:00.12Z');
+  t.equal(rfc3339Nano(new Date('2026-11-25T10:00:00.000Z')), '2026-11-25T10:00:00Z');
+  t.equal(rfc3339Nano(new Date('2026-11-25T10:00:00.007Z')), '2026-11-25T10:00:00.007Z');
+  // Texts the library parses have no microseconds to keep: plain Dates, still written without trailing zeros.
+  t.notOk(parseTimestamptz('12345-01-01 00:00:00.5+00') instanceof DbTimestamp);
 });
 
 t.test('shapes the fast path leaves to the library still parse as the library parses them', async (t) => {

@@ -1,6 +1,7 @@
 // src/db/user-session.ts, what bearer authentication reads: the user row exactly as findUserById gives
 // it, the session as findSession finds it, and identities exactly as findIdentitiesByUser returns them
-// (keys, order, values, Dates to the millisecond), so userJson's output is byte-identical.
+// (keys, order, values, Dates to the millisecond and the microseconds they keep), so userJson's output is
+// byte-identical.
 import t from 'tap';
 import { findUserById } from '../dist/db/users.js';
 import { findSession } from '../dist/db/sessions.js';
@@ -62,6 +63,26 @@ t.test('identities come out exactly as findIdentitiesByUser returns them', async
   const user = await findUserById(database.pool, userId);
   t.strictSame(shape([found!.user]), shape([user!]), 'the user row as findUserById returns it, nothing added');
   t.equal(JSON.stringify(userJson(found!.user, found!.identities)), JSON.stringify(userJson(user!, expected)), 'byte-identical user JSON');
+  // Every stored digit reaches the JSON, in the original's shape (docs/users-and-audit.md#user-json).
+  const { rows: stored } = await database.pool.query<{ created: string; updated: string }>(
+    `select regexp_replace(to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '\\.?0*$', '') || 'Z' as created,
+            regexp_replace(to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '\\.?0*$', '') || 'Z' as updated
+     from identities where user_id = $1 order by created_at`,
+    [userId],
+  );
+  const json = userJson(found!.user, found!.identities) as { identities: Array<{ created_at: string; updated_at: string }> };
+  t.strictSame(
+    json.identities.map((i) => [i.created_at, i.updated_at]),
+    stored.map((r) => [r.created, r.updated]),
+  );
+  t.strictSame(
+    json.identities.slice(0, 2).map((i) => [i.created_at, i.updated_at]),
+    [
+      ['2024-03-01T10:00:00.000001Z', '2024-03-01T10:00:00.000334Z'],
+      ['2024-03-01T10:00:00.057Z', '2024-03-01T10:00:00.057333Z'],
+    ],
+    'oldest first, to the microsecond',
+  );
 
   // In another session time zone the text carries another offset; the instants are the same.
   const client = await database.pool.connect();

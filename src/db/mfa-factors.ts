@@ -2,6 +2,7 @@
 // here and is opened only by the factor type that needs it (src/server/mfa/encryption.ts).
 import type { Queryable } from './pool.js';
 import { lockLiveUserById } from './users.js';
+import { parseTimestamptz } from './timestamps.js';
 
 export type FactorStatus = 'unverified' | 'verified';
 
@@ -43,7 +44,7 @@ export function factorsJsonSql(userIdSql: string): string {
            from mfa_factors f where f.user_id = ${userIdSql})`;
 }
 
-/** Rows of factorsJsonSql with their timestamps parsed (secrets are never part of them). */
+/** Rows of factorsJsonSql with their timestamps parsed as the pool parses them (secrets are never part of them). */
 export function factorRows(rows: FactorJsonRow[] | null | undefined): FactorRow[] {
   return (rows ?? []).map((r) => ({
     ...r,
@@ -51,9 +52,9 @@ export function factorRows(rows: FactorJsonRow[] | null | undefined): FactorRow[
     web_authn_credential: null,
     last_webauthn_challenge_data: null,
     last_totp_step: null,
-    created_at: new Date(r.created_at),
-    updated_at: new Date(r.updated_at),
-    last_challenged_at: r.last_challenged_at ? new Date(r.last_challenged_at) : null,
+    created_at: parseTimestamptz(r.created_at),
+    updated_at: parseTimestamptz(r.updated_at),
+    last_challenged_at: r.last_challenged_at ? parseTimestamptz(r.last_challenged_at) : null,
   }));
 }
 

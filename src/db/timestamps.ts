@@ -2,8 +2,10 @@
 // expressions for the one shape PostgreSQL sends under its default DateStyle (ISO): every user row, session
 // and identity a request reads has several, and the library's parse was a visible share of GET /user
 // (bench/README.md, thirteenth check). Any other text (another DateStyle, a year of five digits, BC,
-// infinity) goes to the library, so the results are the library's in every case
+// infinity) goes to the library, so the instants are the library's in every case
 // (test/timestamps.test.ts compares the two on PostgreSQL's own output in several time zones).
+// The Dates of that shape also keep the microseconds a Date cannot hold, and write themselves in JSON as
+// the original writes its times (docs/users-and-audit.md#user-json).
 import pg from 'pg';
 
 const TIMESTAMPTZ: number = pg.types.builtins.TIMESTAMPTZ;
@@ -29,10 +31,45 @@ function digits(text: string, at: number, count: number): number {
 }
 
 /**
- * `YYYY-MM-DD HH:MM:SS[.f{1,6}]±HH[:MM[:SS]]`, the text of a timestamptz under DateStyle ISO, as a Date;
- * null when the text has another shape.
+ * A time read from PostgreSQL: a Date (milliseconds, as every caller compares and computes with it) that
+ * also holds the microseconds PostgreSQL keeps, so that JSON carries the stored time whole.
  */
-function parseIsoShape(text: string): Date | null {
+export class DbTimestamp extends Date {
+  constructor(
+    milliseconds: number,
+    /** the microseconds beyond the Date's last millisecond, 0–999 */
+    readonly microseconds: number,
+  ) {
+    super(milliseconds);
+  }
+
+  /** JSON.stringify's text of it: rfc3339Nano, as the original's JSON. */
+  override toJSON(): string {
+    return rfc3339Nano(this);
+  }
+}
+
+/**
+ * A time as the original's JSON writes one (Go's RFC3339Nano, in UTC): the fraction of a second with its
+ * trailing zeros dropped, and without the dot when nothing is left (`2026-11-25T10:00:00.12345Z`,
+ * `2026-11-25T10:00:00Z`). A DbTimestamp gives all six digits PostgreSQL stores, any other Date its three.
+ */
+export function rfc3339Nano(date: Date): string {
+  const iso = date.toISOString();
+  // Years outside 0000–9999 (never written by the service): toISOString's own extended form.
+  if (iso.length !== 24) return iso;
+  const micro = date instanceof DbTimestamp ? date.microseconds : 0;
+  const fraction = micro === 0 ? iso.slice(20, 23) : iso.slice(20, 23) + String(micro).padStart(3, '0');
+  let end = fraction.length;
+  while (end > 0 && fraction.charCodeAt(end - 1) === ZERO) end--;
+  return end === 0 ? `${iso.slice(0, 19)}Z` : `${iso.slice(0, 19)}.${fraction.slice(0, end)}Z`;
+}
+
+/**
+ * `YYYY-MM-DD HH:MM:SS[.f{1,6}]±HH[:MM[:SS]]`, the text of a timestamptz under DateStyle ISO, as a
+ * DbTimestamp; null when the text has another shape.
+ */
+function parseIsoShape(text: string): DbTimestamp | null {
   const length = text.length;
   if (length < 22 || text.charCodeAt(4) !== MINUS || text.charCodeAt(7) !== MINUS || text.charCodeAt(10) !== SPACE) return null;
   if (text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON) return null;
@@ -45,14 +82,15 @@ function parseIsoShape(text: string): Date | null {
   // The library's 0–99 year fix-up and BC years are left to it: a year below 1000 is not this shape.
   if (year < 1000 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
   let at = 19;
-  let milliseconds = 0;
+  // The fraction's first three digits make the Date's milliseconds (truncated, as Date.UTC truncates the
+  // library's 1000 × fraction), the next three its microseconds; PostgreSQL stores no more.
+  let microseconds = 0;
   if (text.charCodeAt(at) === DOT) {
-    // Milliseconds truncated, as Date.UTC truncates the library's 1000 × fraction.
-    let scale = 100;
+    let scale = 100_000;
     for (at++; at < length; at++, scale /= 10) {
       const digit = text.charCodeAt(at) - ZERO;
       if (digit < 0 || digit > 9) break;
-      if (scale >= 1) milliseconds += digit * scale;
+      if (scale >= 1) microseconds += digit * scale;
     }
   }
   const sign = text.charCodeAt(at);
@@ -65,7 +103,8 @@ function parseIsoShape(text: string): Date | null {
   const offsetSeconds = rest === 8 && text.charCodeAt(at + 6) === COLON ? digits(text, at + 7, 2) : rest === 8 ? -1 : 0;
   if (offsetHours < 0 || offsetMinutes < 0 || offsetSeconds < 0) return null;
   const offset = (sign === MINUS ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60 + offsetSeconds) * 1000;
-  return new Date(Date.UTC(year, month - 1, day, hour, minute, second, milliseconds) - offset);
+  const milliseconds = Math.floor(microseconds / 1000);
+  return new DbTimestamp(Date.UTC(year, month - 1, day, hour, minute, second, milliseconds) - offset, microseconds - milliseconds * 1000);
 }
 
 /** A timestamptz's text as pg's default parser gives it, faster for PostgreSQL's usual output. */

@@ -1,6 +1,7 @@
 // A client as the admin and registration endpoints answer it, the original's members and order; empty
 // descriptive fields are left out, as its omitempty does. The secret appears only where it was just made.
 import type { OAuthClientRow } from '../../db/oauth-clients.js';
+import { rfc3339Nano } from '../../db/timestamps.js';
 
 export function clientJson(c: OAuthClientRow, secret?: string): Record<string, unknown> {
   const json: Record<string, unknown> = { client_id: c.id };
@@ -14,8 +15,8 @@ export function clientJson(c: OAuthClientRow, secret?: string): Record<string, u
   if (c.client_uri) json.client_uri = c.client_uri;
   if (c.logo_uri) json.logo_uri = c.logo_uri;
   json.registration_type = c.registration_type;
-  json.created_at = c.created_at.toISOString();
-  json.updated_at = c.updated_at.toISOString();
+  json.created_at = rfc3339Nano(c.created_at);
+  json.updated_at = rfc3339Nano(c.updated_at);
   return json;
 }
 

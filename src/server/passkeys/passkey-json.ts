@@ -1,12 +1,13 @@
 // A passkey on the wire (GET /passkeys, the admin list, PATCH): id, friendly_name and last_used_at only when
 // set, in the original's field order. Never the credential id or the public key.
 import type { WebAuthnCredentialRow } from '../../db/webauthn-credentials.js';
+import { rfc3339Nano } from '../../db/timestamps.js';
 
 export function passkeyJson(row: WebAuthnCredentialRow): Record<string, unknown> {
   const out: Record<string, unknown> = { id: row.id };
   if (row.friendly_name) out.friendly_name = row.friendly_name;
-  out.created_at = row.created_at.toISOString();
-  if (row.last_used_at) out.last_used_at = row.last_used_at.toISOString();
+  out.created_at = rfc3339Nano(row.created_at);
+  if (row.last_used_at) out.last_used_at = rfc3339Nano(row.last_used_at);
   return out;
 }
 
@@ -14,6 +15,6 @@ export function passkeyJson(row: WebAuthnCredentialRow): Record<string, unknown>
 export function createdPasskeyJson(row: WebAuthnCredentialRow): Record<string, unknown> {
   const out: Record<string, unknown> = { id: row.id };
   if (row.friendly_name) out.friendly_name = row.friendly_name;
-  out.created_at = row.created_at.toISOString();
+  out.created_at = rfc3339Nano(row.created_at);
   return out;
 }

@@ -2,6 +2,7 @@
 // `query=author:<x>|action:<x>|type:<x>` (a case-insensitive substring of those payload fields).
 import { apiError } from '../errors.js';
 import { listAuditEntries } from '../../db/audit-log.js';
+import { rfc3339Nano } from '../../db/timestamps.js';
 import { paginationHeaders, parsePage } from '../admin/pagination.js';
 import type { Admin } from '../auth/admin.js';
 import type { GuardedHandler } from '../http/types.js';
@@ -29,7 +30,7 @@ export const adminAuditLog: GuardedHandler<Admin> = async (req, ctx) => {
       instance_id: NO_INSTANCE,
       id: e.id,
       payload: e.payload,
-      created_at: e.created_at.toISOString(),
+      created_at: rfc3339Nano(e.created_at),
       ip_address: e.ip_address,
     })),
   };

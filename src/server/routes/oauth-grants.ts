@@ -5,6 +5,7 @@ import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { listActiveGrants, revokeGrant } from '../../db/oauth-consents.js';
 import { writeAudit } from '../../db/audit-log.js';
+import { rfc3339Nano } from '../../db/timestamps.js';
 import { UUID } from '../admin/load-user.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { GuardedHandler } from '../http/types.js';
@@ -18,7 +19,7 @@ export const listGrants: GuardedHandler<Authenticated> = async (_req, ctx, { use
     body: grants.map((g) => ({
       client: clientSummary({ id: g.client_id, client_name: g.client_name, client_uri: g.client_uri, logo_uri: g.logo_uri }),
       scopes: parseScopes(g.scopes),
-      granted_at: g.granted_at.toISOString(),
+      granted_at: rfc3339Nano(g.granted_at),
     })),
   };
 };

@@ -1,12 +1,14 @@
 // The sign-up itself (docs/api.md#post-signup), shared by POST /signup and the sign-ups /otp and /magiclink make
 // for an unknown address: create the user, or re-send a pending confirmation, or answer a confirmed
 // duplicate without revealing it.
+import { randomInt } from 'node:crypto';
 import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockLiveUserById, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
+import { DbTimestamp } from '../../db/timestamps.js';
 import { confirmAddress, isAddressConfirmed, newUserRow, type AddressProvider } from './create.js';
 import { createUserAfterHook } from '../hooks/before-user-created.js';
 import { sendConfirmation } from './confirmation.js';
@@ -140,15 +142,21 @@ async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, 
 }
 
 function fakeUser(ctx: AppContext, input: SignupInput): Record<string, unknown> {
-  const row = newUserRow({
-    provider: input.provider,
-    address: input.address,
-    aud: input.aud,
-    role: ctx.config.jwt.defaultGroupName,
-    passwordHash: null,
-    data: input.data,
-    confirmed: false,
-  });
+  // A real answer's times come from the database, with microseconds: a fabricated one with milliseconds
+  // only would tell the two apart by the length of the fraction.
+  const now = new DbTimestamp(Date.now(), randomInt(1000));
+  const row = newUserRow(
+    {
+      provider: input.provider,
+      address: input.address,
+      aud: input.aud,
+      role: ctx.config.jwt.defaultGroupName,
+      passwordHash: null,
+      data: input.data,
+      confirmed: false,
+    },
+    now,
+  );
   row.confirmation_sent_at = row.created_at;
   // identities: [] as the original answers: auth-js's documentation tells apps to read it as "already registered".
   return userJson(row, []);

@@ -4,6 +4,7 @@ import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';
 import type { FactorRow } from '../../db/mfa-factors.js';
 import { factorJson } from '../mfa/factor-json.js';
+import { rfc3339Nano } from '../../db/timestamps.js';
 
 export interface IdentityJson {
   identity_id: string;
@@ -23,11 +24,11 @@ export function identityJson(row: IdentityRow): IdentityJson {
     id: row.provider_id,
     user_id: row.user_id,
     provider: row.provider,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: rfc3339Nano(row.created_at),
+    updated_at: rfc3339Nano(row.updated_at),
   };
   if (row.identity_data && Object.keys(row.identity_data).length) out.identity_data = row.identity_data;
-  if (row.last_sign_in_at) out.last_sign_in_at = row.last_sign_in_at.toISOString();
+  if (row.last_sign_in_at) out.last_sign_in_at = rfc3339Nano(row.last_sign_in_at);
   if (row.email) out.email = row.email;
   return out;
 }
@@ -59,15 +60,15 @@ export function userJson(user: UserRow, identities: IdentityRow[] | null, factor
   json.user_metadata = user.raw_user_meta_data ?? {};
   json.identities = identities ? identities.map(identityJson) : null;
   if (factors?.length) json.factors = factors.map(factorJson);
-  json.created_at = user.created_at.toISOString();
-  json.updated_at = user.updated_at.toISOString();
+  json.created_at = rfc3339Nano(user.created_at);
+  json.updated_at = rfc3339Nano(user.updated_at);
   json.is_anonymous = user.is_anonymous;
   return json;
 }
 
 /** An optional timestamp: present only when set. */
 function setDate(json: Record<string, unknown>, key: string, value: Date | null | undefined): void {
-  if (value) json[key] = value.toISOString();
+  if (value) json[key] = rfc3339Nano(value);
 }
 
 export const isBanned = (user: Pick<UserRow, 'banned_until'>, now = new Date()) => !!user.banned_until && user.banned_until > now;
