@@ -5,6 +5,7 @@ import { startMailStack } from './helpers/passwordless.js';
 import { uniqueEmail } from './helpers/accounts.js';
 import { ApiError } from '../dist/server/errors.js';
 import { renderError } from '../dist/server/http/render-error.js';
+import { assertSendInterval } from '../dist/server/limits/sends.js';
 
 const stack = await startMailStack({
   AUTH_RATE_LIMIT_HEADER: 'X-Real-IP',
@@ -46,7 +47,25 @@ t.test('the per-user send interval gives the seconds it names', async (t) => {
   t.equal(res.body.error_code, 'over_email_send_rate_limit');
   const seconds = /after (\d+) seconds/.exec(res.body.msg)?.[1];
   t.ok(seconds, res.body.msg);
-  t.equal(res.headers.get('retry-after'), seconds);
+  // The message truncates as the original's; Retry-After rounds up, never sending a client back too early.
+  t.ok([0, 1].includes(Number(res.headers.get('retry-after')) - Number(seconds)), `${res.headers.get('retry-after')} after ${seconds}`);
+});
+
+t.test('the interval message names the whole seconds left, truncated as the original; Retry-After rounds up', async (t) => {
+  const sentAt = new Date('2026-11-25T10:00:00Z');
+  const at = (ms: number) => {
+    try {
+      assertSendInterval('email', sentAt, 60, sentAt.getTime() + ms);
+      return null;
+    } catch (err) {
+      const e = err as ApiError;
+      return [e.status, e.errorCode, e.message, e.retryAfterSeconds];
+    }
+  };
+  t.strictSame(at(100), [429, 'over_email_send_rate_limit', 'For security purposes, you can only request this after 59 seconds.', 60]);
+  t.strictSame(at(59_500), [429, 'over_email_send_rate_limit', 'For security purposes, you can only request this after 0 seconds.', 1]);
+  t.strictSame(at(30_000)?.slice(2), ['For security purposes, you can only request this after 30 seconds.', 30]);
+  t.equal(at(60_000), null, 'the interval over, nothing refused');
 });
 
 t.test('the global send limit (no remaining time known) still carries Retry-After', async (t) => {

@@ -12,14 +12,17 @@ export type Channel = 'email' | 'sms';
 const INTERVAL = { email: 'email_send_interval', sms: 'sms_send_interval' } as const;
 const EXCEEDED = { email: 'over_email_send_rate_limit', sms: 'over_sms_send_rate_limit' } as const;
 
-/** 429 when the previous send to this user was less than `minSeconds` ago. */
+/**
+ * 429 when the previous send to this user was less than `minSeconds` ago. The message names the whole
+ * seconds left, truncated as the original's; Retry-After rounds up, so a client that waits it is not refused.
+ */
 export function assertSendInterval(channel: Channel, lastSentAt: Date | null, minSeconds: number, now = Date.now()): void {
   if (!lastSentAt) return;
   const remainingMs = lastSentAt.getTime() + minSeconds * 1000 - now;
   if (remainingMs > 0) {
     throw apiError(
       INTERVAL[channel],
-      `For security purposes, you can only request this after ${Math.ceil(remainingMs / 1000)} seconds.`,
+      `For security purposes, you can only request this after ${Math.floor(remainingMs / 1000)} seconds.`,
     ).retryAfter(remainingMs / 1000);
   }
 }
