@@ -83,6 +83,18 @@ t.test('identities come out exactly as findIdentitiesByUser returns them', async
     ],
     'oldest first, to the microsecond',
   );
+  // Members in the original's order (its Identity struct); the optional ones absent when unset.
+  const ORDER = ['identity_id', 'id', 'user_id', 'identity_data', 'provider', 'last_sign_in_at', 'created_at', 'updated_at', 'email'];
+  for (const identity of json.identities) {
+    t.strictSame(
+      Object.keys(identity),
+      ORDER.filter((k) => k in identity),
+    );
+  }
+  t.ok(
+    json.identities.some((i) => 'identity_data' in i && 'last_sign_in_at' in i && 'email' in i),
+    'every optional member seen',
+  );
 
   // In another session time zone the text carries another offset; the instants are the same.
   const client = await database.pool.connect();

@@ -19,16 +19,13 @@ export interface IdentityJson {
 }
 
 export function identityJson(row: IdentityRow): IdentityJson {
-  const out: IdentityJson = {
-    identity_id: row.id,
-    id: row.provider_id,
-    user_id: row.user_id,
-    provider: row.provider,
-    created_at: rfc3339Nano(row.created_at),
-    updated_at: rfc3339Nano(row.updated_at),
-  };
+  // Members in the original's order (its Identity struct), the optional ones only when set.
+  const out = { identity_id: row.id, id: row.provider_id, user_id: row.user_id } as IdentityJson;
   if (row.identity_data && Object.keys(row.identity_data).length) out.identity_data = row.identity_data;
+  out.provider = row.provider;
   if (row.last_sign_in_at) out.last_sign_in_at = rfc3339Nano(row.last_sign_in_at);
+  out.created_at = rfc3339Nano(row.created_at);
+  out.updated_at = rfc3339Nano(row.updated_at);
   if (row.email) out.email = row.email;
   return out;
 }
