@@ -51,6 +51,27 @@ t.test('the per-user send interval gives the seconds it names', async (t) => {
   t.ok([0, 1].includes(Number(res.headers.get('retry-after')) - Number(seconds)), `${res.headers.get('retry-after')} after ${seconds}`);
 });
 
+t.test("/recover, /otp, /magiclink and /resend each have their own bucket, as the original's separate limiters", async (t) => {
+  const own = await startMailStack({ AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_EMAIL_SENT: '1000' });
+  t.teardown(() => own.stop());
+  const api = own.api;
+  const headers = { 'x-real-ip': '198.51.100.23' };
+  const unknown = { email: uniqueEmail('nobody'), create_user: false };
+  // RATE_LIMIT_OTP's default: a burst of 30 in each bucket.
+  for (let i = 0; i < 30; i++) {
+    const res = await api.request('POST', '/recover', { headers, body: { email: unknown.email } });
+    if (res.status !== 200) t.fail(`recover ${i}: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  const spent = await api.request('POST', '/recover', { headers, body: { email: unknown.email } });
+  t.equal(spent.body.error_code, 'over_request_rate_limit', 'the recover bucket is spent');
+  const otp = await api.request('POST', '/otp', { headers, body: unknown });
+  t.not(otp.body.error_code, 'over_request_rate_limit', `/otp still answers: ${otp.status} ${otp.body.error_code}`);
+  const link = await api.request('POST', '/magiclink', { headers, body: { email: unknown.email } });
+  t.not(link.body.error_code, 'over_request_rate_limit', `/magiclink still answers: ${link.status}`);
+  const resend = await api.request('POST', '/resend', { headers, body: { type: 'signup', email: unknown.email } });
+  t.not(resend.body.error_code, 'over_request_rate_limit', `/resend still answers: ${resend.status}`);
+});
+
 t.test('the interval message names the whole seconds left, truncated as the original; Retry-After rounds up', async (t) => {
   const sentAt = new Date('2026-11-25T10:00:00Z');
   const at = (ms: number) => {

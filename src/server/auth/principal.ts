@@ -29,4 +29,19 @@ export interface Admin {
 
 /** The per-client rate-limit buckets (limits/per-client.ts). */
 export type ClientBucket =
-  'token' | 'verify' | 'otp' | 'signup' | 'anonymous' | 'mfa' | 'passkey' | 'web3' | 'sso' | 'saml_assertion' | 'oauth_client_register';
+  | 'token'
+  | 'verify'
+  | 'otp'
+  | 'magiclink'
+  | 'recover'
+  | 'resend'
+  | 'user_update'
+  | 'signup'
+  | 'anonymous'
+  | 'mfa_challenge'
+  | 'mfa_verify'
+  | 'passkey'
+  | 'web3'
+  | 'sso'
+  | 'saml_assertion'
+  | 'oauth_client_register';

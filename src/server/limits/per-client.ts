@@ -20,12 +20,18 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
       return { perPeriod: limits.tokenRefresh, periodSeconds: 300 };
     case 'verify':
       return { perPeriod: limits.verify, periodSeconds: 300 };
+    // One setting, a bucket each, as the original's separate limiters.
     case 'otp':
+    case 'magiclink':
+    case 'recover':
+    case 'resend':
+    case 'user_update':
     case 'signup':
       return { perPeriod: limits.otp, periodSeconds: 300 };
     case 'anonymous':
       return { perPeriod: limits.anonymousUsers, periodSeconds: 3600 };
-    case 'mfa':
+    case 'mfa_challenge':
+    case 'mfa_verify':
       return { perPeriod: limits.mfaChallengeAndVerify, periodSeconds: 60 };
     case 'passkey':
       return { perPeriod: limits.passkey, periodSeconds: 300 };
