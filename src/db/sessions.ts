@@ -105,3 +105,18 @@ export async function lockSessionUser(q: Queryable, sessionId: string): Promise<
   });
   return rows[0] ?? null;
 }
+
+/**
+ * Whether the session was signed in without the password, by a one-time code or link (AMR `otp`,
+ * `magiclink` or `recovery`): the original's Session.IsRecovery, for which a user who forgot the password
+ * may set a new one without it.
+ */
+export async function isRecoverySession(q: Queryable, sessionId: string): Promise<boolean> {
+  const { rows } = await q.query<{ recovery: boolean }>({
+    name: 'sessions_is_recovery',
+    text: `select exists (select 1 from mfa_amr_claims
+                          where session_id = $1 and authentication_method in ('otp', 'magiclink', 'recovery')) as recovery`,
+    values: [sessionId],
+  });
+  return rows[0]?.recovery === true;
+}

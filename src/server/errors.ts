@@ -181,6 +181,9 @@ export const ERRORS = {
   ),
   same_password: e(422, 'same_password', 'New password should be different from the old password.'),
   reauthentication_needed: e(400, 'reauthentication_needed', 'Password update requires reauthentication'),
+  // The original words both the same.
+  current_password_required: e(400, 'current_password_required', 'Current password required when setting new password.'),
+  current_password_invalid: e(400, 'current_password_invalid', 'Current password required when setting new password.'),
   reauthentication_not_valid: e(422, 'reauthentication_not_valid', 'Nonce has expired or is invalid'),
   reauthentication_no_address: e(400, 'validation_failed', 'Reauthentication requires the user to have an email or a phone number'),
   reauthentication_email_not_confirmed: e(422, 'email_not_confirmed', 'Please verify your email first.'),

@@ -267,6 +267,8 @@ export interface Config {
     /** v2 tokens only: an older token of a session is answered with the current one instead of ending the session */
     refreshTokenAllowReuse: boolean;
     updatePasswordRequireReauthentication: boolean;
+    /** SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: a password change outside a recovery session names the current one */
+    updatePasswordRequireCurrentPassword: boolean;
     /** GET /user/identities/authorize and DELETE /user/identities/{id} (docs/oauth.md#manual-linking) */
     manualLinkingEnabled: boolean;
     /** how many wrong codes a one-time token survives before it is invalidated */

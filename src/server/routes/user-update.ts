@@ -44,6 +44,7 @@ const FIELDS = {
   email: 'string',
   phone: 'string',
   password: 'string',
+  current_password: 'string',
   app_metadata: 'object',
   nonce: 'string',
   data: 'object',
@@ -60,7 +61,8 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   await requireAal2ForSensitiveChange(ctx, user.id, sessionId, update);
   if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
-  const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, req);
+  const current = { password: body.current_password ?? null, sessionId };
+  const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, current, req);
   // Collected by the attempt that commits (sendingTx may run the function again) and sent after it.
   let notifications: Notification[] = [];
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError> => {

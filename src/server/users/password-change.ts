@@ -1,12 +1,14 @@
 // The checks of a password change in PUT /user (docs/api.md#put-user), before any write: reauthentication
-// required → a nonce must come with it; the policy; not the same password. Resolves the new hash. Runs before
-// the update's transaction opens: the policy may wait on the leaked-password check.
+// required → a nonce must come with it; the policy; the current password where it is required; not the same
+// password. Resolves the new hash. Runs before the update's transaction opens: the policy may wait on the
+// leaked-password check.
 import { apiError } from '../errors.js';
 import { assertStrongPassword, isPasswordTooLong } from './password-policy.js';
 import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { reauthenticationChannel } from './reauthentication.js';
+import { isRecoverySession } from '../../db/sessions.js';
 
 /**
  * docs/differences.md#security: "When SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION is enabled, the body must contain
@@ -19,18 +21,38 @@ export function needsNonce(ctx: AppContext, user: UserRow): boolean {
   return ctx.config.security.updatePasswordRequireReauthentication && reauthenticationChannel(user) !== null;
 }
 
+/** What the caller sent beside the new password: `current_password`, and the session it acts in (null: none). */
+export interface CurrentPassword {
+  password: string | null;
+  sessionId: string | null;
+}
+
 export async function checkNewPassword(
   ctx: AppContext,
   user: UserRow,
   password: string,
   nonce: string,
+  current: CurrentPassword,
   req: Pick<ApiRequest, 'signal' | 'requestId'>,
 ): Promise<string> {
   if (needsNonce(ctx, user) && !nonce) throw apiError('reauthentication_needed');
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
   await assertStrongPassword(ctx, password, req.requestId);
+  if (password && user.encrypted_password) await assertCurrentPassword(ctx, user.encrypted_password, current, req.signal);
   if (user.encrypted_password && (await ctx.hasher.verify(user.encrypted_password, password, req.signal)).ok) {
     throw apiError('same_password');
   }
   return ctx.hasher.hash(password, req.signal);
+}
+
+/**
+ * SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD, for a user who has a password: the change names it,
+ * unless a one-time code or link (recovery, magic link, OTP) signed this session in, so the user who forgot
+ * it can still set a new one, as the original. A token that names no session is not such a session.
+ */
+async function assertCurrentPassword(ctx: AppContext, hash: string, current: CurrentPassword, signal?: AbortSignal): Promise<void> {
+  if (!ctx.config.security.updatePasswordRequireCurrentPassword) return;
+  if (current.sessionId && (await isRecoverySession(ctx.db, current.sessionId))) return;
+  if (!current.password) throw apiError('current_password_required');
+  if (!(await ctx.hasher.verify(hash, current.password, signal)).ok) throw apiError('current_password_invalid');
 }
