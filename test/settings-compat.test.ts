@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../dist/server/config/load.js';
+import { settingsBody } from '../dist/server/routes/settings.js';
 import { startTestService } from './helpers/server.js';
 import { startMailStack } from './helpers/passwordless.js';
 
@@ -100,4 +101,46 @@ t.test('SMS_TEST_OTP applies until SMS_TEST_OTP_VALID_UNTIL, then the number nee
   const res = await expired.request('POST', '/otp', { body: { phone: '+15550001234' } });
   t.equal(res.status, 400);
   t.equal(res.body.error_code, 'phone_provider_disabled', 'no gateway and the test code has expired');
+});
+
+t.test("GET /settings lists the original's providers in its order, x and vercel_marketplace not among them", async (t) => {
+  const config = load({
+    GOTRUE_DB_DRIVER: 'postgres',
+    DATABASE_URL: 'postgres://localhost/x',
+    GOTRUE_JWT_SECRET: 'x'.repeat(40),
+    GOTRUE_SITE_URL: 'http://localhost:3000',
+    API_EXTERNAL_URL: 'http://localhost:9999',
+    GOTRUE_EXTERNAL_X_ENABLED: 'true',
+    GOTRUE_EXTERNAL_X_CLIENT_ID: 'id',
+    GOTRUE_EXTERNAL_X_SECRET: 'secret',
+  });
+  const { external } = settingsBody(config) as { external: Record<string, boolean> };
+  t.strictSame(Object.keys(external), [
+    'anonymous_users',
+    'apple',
+    'azure',
+    'bitbucket',
+    'discord',
+    'facebook',
+    'snapchat',
+    'figma',
+    'fly',
+    'github',
+    'gitlab',
+    'google',
+    'keycloak',
+    'kakao',
+    'linkedin',
+    'linkedin_oidc',
+    'notion',
+    'spotify',
+    'slack',
+    'slack_oidc',
+    'workos',
+    'twitch',
+    'twitter',
+    'email',
+    'phone',
+    'zoom',
+  ]);
 });

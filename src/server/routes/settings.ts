@@ -2,15 +2,49 @@
 // (mailer_autoconfirm, phone_autoconfirm, sms_provider, saml_enabled, ...): docs/api.md#get-settings.
 // A provider shows true only when enabled and fully configured (providers/configured.ts).
 // The answer depends only on the configuration, so it is serialised once.
-import { OAUTH_PROVIDERS, type Config } from '../config/types.js';
+import type { Config, OAuthProviderName } from '../config/types.js';
 import type { ApiResponse, Handler } from '../http/types.js';
 import { isProviderUsable } from '../providers/configured.js';
 
+/**
+ * The providers `external` lists, in the original's order (its ProviderSettings), email and phone among
+ * them. `x` and `vercel_marketplace` are not listed, as the original does not list them.
+ */
+const LISTED: ReadonlyArray<OAuthProviderName | 'email' | 'phone'> = [
+  'apple',
+  'azure',
+  'bitbucket',
+  'discord',
+  'facebook',
+  'snapchat',
+  'figma',
+  'fly',
+  'github',
+  'gitlab',
+  'google',
+  'keycloak',
+  'kakao',
+  'linkedin',
+  'linkedin_oidc',
+  'notion',
+  'spotify',
+  'slack',
+  'slack_oidc',
+  'workos',
+  'twitch',
+  'twitter',
+  'email',
+  'phone',
+  'zoom',
+];
+
 export function settingsBody(config: Config): Record<string, unknown> {
   const external: Record<string, boolean> = { anonymous_users: config.external.anonymousUsersEnabled };
-  for (const name of OAUTH_PROVIDERS) external[name] = isProviderUsable(config, name);
-  external.email = config.external.emailEnabled;
-  external.phone = config.external.phoneEnabled;
+  for (const name of LISTED) {
+    if (name === 'email') external.email = config.external.emailEnabled;
+    else if (name === 'phone') external.phone = config.external.phoneEnabled;
+    else external[name] = isProviderUsable(config, name);
+  }
   return {
     external,
     disable_signup: config.disableSignup,
