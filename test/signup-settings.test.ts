@@ -62,11 +62,22 @@ t.test('autoconfirm returns a session; a duplicate is 400 "User already register
     { phone: '15551234567', password: 'secret99' },
   ]) {
     await api.request('POST', '/signup', { body });
+    const provider = 'email' in body ? 'email' : 'phone';
+    const audited = async () =>
+      (
+        await api.db.query(
+          `select count(*)::int as n from audit_log_entries where payload->>'action' = 'user_repeated_signup' and payload->'traits'->>'provider' = $1`,
+          [provider],
+        )
+      ).rows[0].n as number;
+    const before = await audited();
     const dup = await api.request('POST', '/signup', { body });
     t.strictSame(
       { status: dup.status, body: dup.body },
       { status: 400, body: { code: 400, error_code: 'user_already_exists', msg: 'User already registered' } },
     );
+    // Refused, and audited all the same, as the original writes the entry before it refuses.
+    t.equal(await audited(), before + 1, `${provider}: the repeated sign-up is audited`);
   }
   // The same answer for an address held in another audience (X-JWT-AUD), whose user this one cannot see.
   for (const body of [

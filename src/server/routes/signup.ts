@@ -63,7 +63,9 @@ const signupUncounted: Handler<SignupBody> = async (req, ctx) => {
   const input = await readInput(req, ctx, body, email, phone);
   // Hash before looking anything up: a new, a pending and an existing address cost the same work.
   const passwordHash = await ctx.hasher.hash(input.password, req.signal);
-  return sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, passwordHash), timing);
+  const outcome = await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, passwordHash), timing);
+  if (outcome instanceof ApiError) throw outcome;
+  return outcome;
 };
 
 // The leaked-password check's request happens here, before the hash and before the transaction opens.

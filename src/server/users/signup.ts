@@ -2,7 +2,7 @@
 // for an unknown address: create the user, or re-send a pending confirmation, or answer a confirmed
 // duplicate without revealing it.
 import { randomInt } from 'node:crypto';
-import { apiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockLiveUserById, type UserRow } from '../../db/users.js';
@@ -65,16 +65,22 @@ export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s:
     pkce: s.pkce ?? null,
     withoutSession: true,
   };
-  await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, null));
+  const outcome = await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, null));
+  if (outcome instanceof ApiError) throw outcome;
 }
 
+/**
+ * The sign-up's writes and its answer. A refusal that must keep what was written (the audit entry of a
+ * repeated sign-up, which the original writes before it refuses) is returned, not thrown, so that the
+ * transaction commits; the caller throws it.
+ */
 export async function signUp(
   ctx: AppContext,
   c: Queryable,
   req: ApiRequest,
   input: SignupInput,
   passwordHash: string | null,
-): Promise<ApiResponse> {
+): Promise<ApiResponse | ApiError> {
   const autoconfirm = input.provider === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm;
   const find = () =>
     input.provider === 'email' ? findUserByEmail(c, input.address, input.aud) : findUserByPhone(c, input.address, input.aud);
@@ -128,11 +134,12 @@ export async function signUp(
 }
 
 /**
- * 400 "User already registered" when autoconfirm is on (docs/api.md#post-signup); otherwise a fabricated
- * user of a real answer's shape with no identities, as the original (test/signup.test.ts).
+ * 400 "User already registered" when autoconfirm is on (docs/api.md#post-signup), returned for the caller
+ * to throw after the commit; otherwise a fabricated user of a real answer's shape with no identities, as
+ * the original (test/signup.test.ts).
  */
-function confirmedDuplicate(ctx: AppContext, input: SignupInput): ApiResponse {
-  if (ctx.config.mailer.autoconfirm || ctx.config.sms.autoconfirm) throw apiError('user_already_exists');
+function confirmedDuplicate(ctx: AppContext, input: SignupInput): ApiResponse | ApiError {
+  if (ctx.config.mailer.autoconfirm || ctx.config.sms.autoconfirm) return apiError('user_already_exists');
   return { body: fakeUser(ctx, input) };
 }
 
