@@ -77,6 +77,15 @@ t.test('a confirmation mail arrives with From, To, subject and the link built fr
   t.match(mail.text, `Confirm your mail (${link})`, 'the plain-text part spells the link out');
 });
 
+t.test('without SMTP_SENDER_NAME, From is the bare admin address, as the original writes it', async (t) => {
+  const config = configWith({ AUTH_SMTP_SENDER_NAME: '' });
+  await mailerFor(t, config).send('confirmation', 'bare-from@example.com', vars());
+  const mail = await smtp.waitForMail('bare-from@example.com');
+  t.equal(mail.from, 'admin@portcullis.test');
+  t.equal(mail.fromName, '');
+  t.match(mail.parsed.headerLines.find((h) => h.key === 'from')?.line, /^From: admin@portcullis\.test$/);
+});
+
 t.test('the default subject of each kind comes from the config defaults', async (t) => {
   const mailer = mailerFor(t, configWith());
   const expected: Record<MailKind, string> = {

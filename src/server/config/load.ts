@@ -222,7 +222,6 @@ function assemble(flat: Record<string, unknown>, development: boolean, warnings:
   const config = root as unknown as Config & { password: { requiredCharacters: unknown } };
   config.password.requiredCharacters = splitCharacterSets(flat.PASSWORD_REQUIRED_CHARACTERS as string);
   config.password.minLength = Math.max(6, config.password.minLength);
-  config.smtp.senderName ||= config.smtp.adminEmail;
   config.sms.missingCredentials = flat.SMS_MISSING_CREDENTIALS as string[];
   config.api.externalUrl = config.api.externalUrl.replace(/\/+$/, '');
   // The deprecated list, as the original keeps honouring it: each provider in a domain named after itself,

@@ -47,7 +47,8 @@ export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery 
         socketTimeout: timeoutMs,
       }),
     ));
-  const from = { name: smtp.senderName || smtp.adminEmail, address: smtp.adminEmail };
+  // Without SMTP_SENDER_NAME, the bare address, as the original's FormatAddress writes it.
+  const from = { name: smtp.senderName, address: smtp.adminEmail };
   return {
     needsBody: true,
     async deliver(mail) {
