@@ -144,3 +144,48 @@ t.test("GET /settings lists the original's providers in its order, x and vercel_
     'zoom',
   ]);
 });
+
+t.test('code lengths outside 6–10 and a flow-state lifetime under 300 s start, corrected as the original corrects them', async (t) => {
+  const base = {
+    GOTRUE_DB_DRIVER: 'postgres',
+    DATABASE_URL: 'postgres://localhost/x',
+    GOTRUE_JWT_SECRET: 'x'.repeat(40),
+    GOTRUE_SITE_URL: 'http://localhost:3000',
+    API_EXTERNAL_URL: 'http://localhost:9999',
+  };
+  const config = load({
+    ...base,
+    GOTRUE_MAILER_OTP_LENGTH: '4',
+    GOTRUE_SMS_OTP_LENGTH: '12',
+    GOTRUE_MFA_PHONE_OTP_LENGTH: '0',
+    GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '60s',
+  });
+  t.strictSame(
+    [config.mailer.otpLength, config.sms.otpLength, config.mfa.phone.otpLength, config.external.flowStateExpirySeconds],
+    [6, 6, 6, 300],
+  );
+  t.strictSame(
+    config.warnings.filter((w) => /as the original does$/.test(w)),
+    [
+      'GOTRUE_MAILER_OTP_LENGTH: 4 is outside 6–10; using 6, as the original does',
+      'GOTRUE_SMS_OTP_LENGTH: 12 is outside 6–10; using 6, as the original does',
+      'GOTRUE_MFA_PHONE_OTP_LENGTH: 0 is outside 6–10; using 6, as the original does',
+      'GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: 60 s is under 300 s; using 300 s, as the original does',
+    ],
+  );
+  // Values inside the bounds are kept, without a word.
+  const kept = load({
+    ...base,
+    GOTRUE_MAILER_OTP_LENGTH: '8',
+    GOTRUE_SMS_OTP_LENGTH: '10',
+    GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '600s',
+  });
+  t.strictSame(
+    [kept.mailer.otpLength, kept.sms.otpLength, kept.mfa.phone.otpLength, kept.external.flowStateExpirySeconds],
+    [8, 10, 6, 600],
+  );
+  t.strictSame(
+    kept.warnings.filter((w) => /as the original does$/.test(w)),
+    [],
+  );
+});

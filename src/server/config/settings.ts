@@ -172,7 +172,8 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_ANONYMOUS_USERS_ENABLED', 'external.anonymousUsersEnabled', 'bool', false),
   s('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED', 'external.magicLinkEnabled', 'bool', true),
   s('EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES', 'external.emailAuthorizedAddresses', 'list', []),
-  s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300, { minimum: 300 }),
+  // Shorter than 300 s: 300 s, as the original (cross-field.ts, clampedAsTheOriginal).
+  s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300),
   // Web3 sign-in (docs/web3.md#settings): each chain on its own; a signed message is refused once its
   // Issued At is further than the validity duration from now, either way.
   s('EXTERNAL_WEB3_SOLANA_ENABLED', 'external.web3Solana.enabled', 'bool', false),
@@ -308,7 +309,8 @@ export const SETTINGS: Setting[] = [
   s('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'mailer.allowUnverifiedEmailSignIns', 'bool', false),
   s('MAILER_SECURE_EMAIL_CHANGE_ENABLED', 'mailer.secureEmailChangeEnabled', 'bool', true),
   s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, positive),
-  s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6, { minimum: 6, maximum: 10 }),
+  // Outside 6–10: 6, as the original (cross-field.ts, clampedAsTheOriginal); so SMS_ and MFA_PHONE_OTP_LENGTH.
+  s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6),
   s('MAILER_URLPATHS_INVITE', 'mailer.urlPaths.invite', 'string', '/verify'),
   s('MAILER_URLPATHS_CONFIRMATION', 'mailer.urlPaths.confirmation', 'string', '/verify'),
   s('MAILER_URLPATHS_RECOVERY', 'mailer.urlPaths.recovery', 'string', '/verify'),
@@ -324,7 +326,7 @@ export const SETTINGS: Setting[] = [
   s('MFA_TOTP_VERIFY_ENABLED', 'mfa.totp.verifyEnabled', 'bool', true),
   s('MFA_PHONE_ENROLL_ENABLED', 'mfa.phone.enrollEnabled', 'bool', false),
   s('MFA_PHONE_VERIFY_ENABLED', 'mfa.phone.verifyEnabled', 'bool', false),
-  s('MFA_PHONE_OTP_LENGTH', 'mfa.phone.otpLength', 'int', 6, { minimum: 6, maximum: 10 }),
+  s('MFA_PHONE_OTP_LENGTH', 'mfa.phone.otpLength', 'int', 6),
   s('MFA_PHONE_TEMPLATE', 'mfa.phone.template', 'string', 'Your code is {{ .Code }}'),
   s('MFA_PHONE_MAX_FREQUENCY', 'mfa.phone.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
   s('MFA_WEB_AUTHN_ENROLL_ENABLED', 'mfa.webauthn.enrollEnabled', 'bool', false),
@@ -344,7 +346,7 @@ export const SETTINGS: Setting[] = [
   s('SMS_AUTOCONFIRM', 'sms.autoconfirm', 'bool', false),
   s('SMS_MAX_FREQUENCY', 'sms.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
   s('SMS_OTP_EXP', 'sms.otpExpSeconds', 'duration', 60, positive),
-  s('SMS_OTP_LENGTH', 'sms.otpLength', 'int', 6, { minimum: 6, maximum: 10 }),
+  s('SMS_OTP_LENGTH', 'sms.otpLength', 'int', 6),
   s('SMS_TEMPLATE', 'sms.template', 'string', 'Your code is {{ .Code }}'),
   s('SMS_TEST_OTP', 'sms.testOtp', 'map', {}),
   s('SMS_TEST_OTP_VALID_UNTIL', 'sms.testOtpValidUntil', 'string', ''),
