@@ -26,15 +26,14 @@ const EXTERNAL_OFF = Object.fromEntries(
     'spotify',
     'twitch',
     'twitter',
-    'vercel_marketplace',
     'workos',
-    'x',
     'zoom',
   ].map((name) => [name, false]),
 );
 
 const api = await startTestService({
   AUTH_REQUEST_ID_HEADER: 'X-Request-Id',
+  AUTH_CORS_ALLOWED_HEADERS: 'X-Tenant, x-trace-id',
   AUTH_EXTERNAL_GITHUB_ENABLED: 'true',
   AUTH_EXTERNAL_GITHUB_CLIENT_ID: 'id',
   AUTH_EXTERNAL_GITHUB_SECRET: 's',
@@ -125,6 +124,17 @@ t.test('CORS: preflight answered, origin echoed with credentials, headers expose
     },
   });
   t.equal(refused.headers.get('access-control-allow-origin'), null, 'a header outside the allow list gets no grant');
+
+  // CORS_ALLOWED_HEADERS adds to the list, in any case, as the original appends them to its own.
+  const extra = await api.request('OPTIONS', '/token', {
+    headers: {
+      Origin: 'https://app.example',
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'content-type, x-tenant, X-Trace-Id',
+    },
+  });
+  t.equal(extra.headers.get('access-control-allow-origin'), 'https://app.example');
+  t.equal(extra.headers.get('access-control-allow-headers'), 'content-type, x-tenant, x-trace-id');
 
   const simple = await api.request('GET', '/settings', { headers: { Origin: 'https://app.example' } });
   t.equal(simple.headers.get('access-control-allow-origin'), 'https://app.example');

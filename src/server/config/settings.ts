@@ -85,6 +85,7 @@ export const SETTINGS: Setting[] = [
   s('API_ENDPOINT', 'api.endpoint', 'string', ''),
   s('API_EXTERNAL_URL', 'api.externalUrl', 'string', '', httpUrl, ['API_EXTERNAL_URL']),
   s('REQUEST_ID_HEADER', 'api.requestIdHeader', 'string', '', undefined, ['REQUEST_ID_HEADER']),
+  s('CORS_ALLOWED_HEADERS', 'api.corsAllowedHeaders', 'list', []),
   s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10, positive),
   // false: uWS listens on the public port itself, with its parser's limits (docs/http-guard.md).
   s('HTTP_GUARD', 'api.guard', 'bool', true),

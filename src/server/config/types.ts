@@ -110,6 +110,8 @@ export interface Config {
     endpoint: string;
     externalUrl: string;
     requestIdHeader: string;
+    /** CORS_ALLOWED_HEADERS: request headers a preflight allows beside the original's own list (http/cors.ts) */
+    corsAllowedHeaders: string[];
     maxRequestDurationSeconds: number;
     /** the HTTP guard in front of uWS (src/server/guard/); false: uWS on the public port */
     guard: boolean;

@@ -31,8 +31,15 @@ export function corsHeaders(origin: string | undefined): Readonly<Record<string,
   };
 }
 
-/** The answer to an OPTIONS preflight, or null when the request is not one. */
-export function preflight(method: string, headers: Record<string, string>): { status: number; headers: Record<string, string> } | null {
+/**
+ * The answer to an OPTIONS preflight, or null when the request is not one. `extraHeaders`:
+ * CORS_ALLOWED_HEADERS, allowed beside the fixed list, as the original appends them to its own.
+ */
+export function preflight(
+  method: string,
+  headers: Record<string, string>,
+  extraHeaders: readonly string[] = [],
+): { status: number; headers: Record<string, string> } | null {
   const origin = headers.origin;
   const requested = headers['access-control-request-method'];
   if (method !== 'OPTIONS' || !origin || !requested) return null;
@@ -41,7 +48,8 @@ export function preflight(method: string, headers: Record<string, string>): { st
     .split(',')
     .map((h) => h.trim().toLowerCase())
     .filter(Boolean);
-  if (!ALLOWED_METHODS.has(requested.toUpperCase()) || !wantHeaders.every((h) => ALLOWED_HEADERS.has(h))) {
+  const allowed = (h: string) => ALLOWED_HEADERS.has(h) || extraHeaders.some((extra) => extra.toLowerCase() === h);
+  if (!ALLOWED_METHODS.has(requested.toUpperCase()) || !wantHeaders.every(allowed)) {
     return { status: 204, headers: vary };
   }
   const out: Record<string, string> = {

@@ -111,7 +111,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
 
   function dispatch(res: uWS.HttpResponse, snap: Snapshot, progress: Progress): Answer | Promise<Answer> {
     const cors = corsHeaders(snap.headers.origin);
-    const pre = preflight(snap.method, snap.headers);
+    const pre = preflight(snap.method, snap.headers, ctx.config.api.corsAllowedHeaders);
     if (pre) return { status: pre.status, headers: pre.headers, body: '' };
     const fail = (err: unknown): Answer => {
       if (!(err instanceof ApiError) || err.status >= 500) log.error({ err, request_id: snap.requestId }, 'request failed');
