@@ -86,6 +86,40 @@ t.test('without SMTP_SENDER_NAME, From is the bare admin address, as the origina
   t.match(mail.parsed.headerLines.find((h) => h.key === 'from')?.line, /^From: admin@portcullis\.test$/);
 });
 
+t.test("SMTP_HEADERS adds its fields to every mail, $messageType filled in with the original's type name", async (t) => {
+  const config = configWith({
+    AUTH_SMTP_HEADERS: JSON.stringify({ 'X-Mail-Kind': ['auth-$messageType'], 'X-Two': ['one', 'two', ''], '': ['nameless'] }),
+  });
+  t.strictSame(config.warnings, []);
+  const mailer = mailerFor(t, config);
+  await mailer.send('magicLink', 'headers-magic@example.com', vars());
+  await mailer.send('passwordChangedNotification', 'headers-note@example.com', vars());
+  const magic = await smtp.waitForMail('headers-magic@example.com');
+  t.equal(magic.parsed.headers.get('x-mail-kind'), 'auth-magic_link');
+  t.strictSame(
+    magic.parsed.headerLines.filter((h) => h.key === 'x-two').map((h) => h.line),
+    ['X-Two: one', 'X-Two: two'],
+    'a field per value, empty values left out',
+  );
+  const note = await smtp.waitForMail('headers-note@example.com');
+  t.equal(note.parsed.headers.get('x-mail-kind'), 'auth-password_changed_notification');
+});
+
+t.test('SMTP_HEADERS that are not an object of string lists are ignored with a warning, as the original', async (t) => {
+  for (const text of ['{"X-A": "not a list"}', 'not json', '["X-A"]', '{"X-A": [1]}']) {
+    const config = configWith({ AUTH_SMTP_HEADERS: text });
+    t.equal(config.smtp.headers, '', text);
+    t.match(config.warnings, [/AUTH_SMTP_HEADERS: not a JSON object of header name → list of values; ignored/], text);
+  }
+  const config = configWith({ AUTH_SMTP_HEADERS: '{"X-A": ["not a list"]}' });
+  t.equal(config.smtp.headers, '{"X-A": ["not a list"]}');
+  // Mail still goes out without them.
+  const plain = configWith({ AUTH_SMTP_HEADERS: 'not json' });
+  await mailerFor(t, plain).send('confirmation', 'headers-none@example.com', vars());
+  const mail = await smtp.waitForMail('headers-none@example.com');
+  t.equal(mail.parsed.headers.get('x-a'), undefined);
+});
+
 t.test('the default subject of each kind comes from the config defaults', async (t) => {
   const mailer = mailerFor(t, configWith());
   const expected: Record<MailKind, string> = {

@@ -10,6 +10,7 @@ import { SUPPORTED_ALGORITHMS, buildKeySet } from '../auth/keys.js';
 import { KMS_ARN_MEMBER } from '../auth/kms-key.js';
 import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
 import { samlKeyProblem } from '../saml/key-check.js';
+import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
 
 export function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
   const problems: string[] = [];
@@ -47,7 +48,21 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
 
 /** The start-up warnings of combinations that do not stop the service; run after the development defaults. */
 export function crossFieldWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  return [...smsCredentialWarnings(flat), ...webauthnWarnings(flat), ...clampedAsTheOriginal(flat, given)];
+  return [
+    ...smsCredentialWarnings(flat),
+    ...webauthnWarnings(flat),
+    ...clampedAsTheOriginal(flat, given),
+    ...smtpHeaderWarnings(flat, given),
+  ];
+}
+
+/** As the original: SMTP_HEADERS that are not a JSON object of string lists are ignored, with a warning. */
+function smtpHeaderWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  if (!flat.SMTP_HEADERS || parseSmtpHeaders(flat.SMTP_HEADERS as string)) return [];
+  flat.SMTP_HEADERS = '';
+  return [
+    `${given.get('SMTP_HEADERS') ?? 'AUTH_SMTP_HEADERS'}: not a JSON object of header name → list of values; ignored, as the original does`,
+  ];
 }
 
 /**

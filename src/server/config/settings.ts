@@ -302,6 +302,8 @@ export const SETTINGS: Setting[] = [
   s('SMTP_PASS', 'smtp.pass', 'string', ''),
   s('SMTP_ADMIN_EMAIL', 'smtp.adminEmail', 'string', ''),
   s('SMTP_SENDER_NAME', 'smtp.senderName', 'string', ''),
+  // JSON, read by delivery/mail/smtp-headers.ts; a value it cannot read is dropped with a warning (cross-field.ts).
+  s('SMTP_HEADERS', 'smtp.headers', 'string', ''),
   // The longest a mail or SMS send may hold its transaction open (docs/architecture.md#mail-and-sms-inside-the-transaction).
   s('SEND_TIMEOUT', 'api.sendTimeoutSeconds', 'duration', 5, positive),
   s('SMTP_MAX_FREQUENCY', 'smtp.maxFrequencySeconds', 'duration', 900, { minimum: 0 }),

@@ -326,6 +326,8 @@ export interface Config {
     pass: string;
     adminEmail: string;
     senderName: string;
+    /** SMTP_HEADERS: a JSON object of header name → values added to every mail ('' for none) */
+    headers: string;
     maxFrequencySeconds: number;
   };
   mailer: {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/types.js';
+import { headerFieldsFor, parseSmtpHeaders } from './smtp-headers.js';
 
 export interface ComposedMail {
   kind: string;
@@ -49,13 +50,23 @@ export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery 
     ));
   // Without SMTP_SENDER_NAME, the bare address, as the original's FormatAddress writes it.
   const from = { name: smtp.senderName, address: smtp.adminEmail };
+  const headers = smtp.headers ? parseSmtpHeaders(smtp.headers) : null;
   return {
     needsBody: true,
     async deliver(mail) {
       // An address object, not a string: nodemailer parses a string as an address *list*, and a
       // recipient must never be able to turn into several.
       const to = { name: '', address: mail.to };
-      const info = await (await open()).sendMail({ from, to, subject: mail.subject, html: mail.html, text: mail.text });
+      const info = await (
+        await open()
+      ).sendMail({
+        from,
+        to,
+        subject: mail.subject,
+        html: mail.html,
+        text: mail.text,
+        ...(headers ? { headers: headerFieldsFor(headers, mail.kind) } : {}),
+      });
       return { messageId: info.messageId };
     },
     // A transport that never loaded has nothing to close (and its failure was the sends' to report).
