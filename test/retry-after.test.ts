@@ -127,3 +127,27 @@ t.test('anonymous sign-ins take from their own hourly bucket, not the sign-up on
   });
   t.equal(withAddress.status, 200, 'a sign-up with an address is counted in its own bucket');
 });
+
+t.test("SECURITY_SB_FORWARDED_FOR_ENABLED: Sb-Forwarded-For's address keys the per-client limits, as the original", async (t) => {
+  const own = await startMailStack({ AUTH_RATE_LIMIT_TOKEN_REFRESH: '0', AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true' });
+  t.teardown(() => own.stop());
+  const grant = (headers: Record<string, string>) =>
+    own.api.request('POST', '/token?grant_type=password', { headers, body: { email: 'nobody@example.com', password: 'wrong-one-1' } });
+  // A token bucket of rate 0 refuses every keyed request: a 429 shows the request had a key.
+  t.equal(
+    (await grant({ 'Sb-Forwarded-For': '203.0.113.9, 10.0.0.1' })).body.error_code,
+    'over_request_rate_limit',
+    'keyed by the leftmost address',
+  );
+  t.equal((await grant({ 'Sb-Forwarded-For': '2001:db8::1' })).body.error_code, 'over_request_rate_limit', 'IPv6 too');
+  t.equal((await grant({ 'Sb-Forwarded-For': 'not-an-address' })).body.error_code, 'invalid_credentials', 'not an address: no key');
+  t.equal((await grant({})).body.error_code, 'invalid_credentials', 'no header: no key (RATE_LIMIT_HEADER unset)');
+  // Off (the default), the header is nobody's key.
+  const off = await startMailStack({ AUTH_RATE_LIMIT_TOKEN_REFRESH: '0' });
+  t.teardown(() => off.stop());
+  const res = await off.api.request('POST', '/token?grant_type=password', {
+    headers: { 'Sb-Forwarded-For': '203.0.113.9' },
+    body: { email: 'nobody@example.com', password: 'wrong-one-1' },
+  });
+  t.equal(res.body.error_code, 'invalid_credentials');
+});

@@ -247,6 +247,7 @@ export const SETTINGS: Setting[] = [
   s('SECURITY_REFRESH_TOKEN_ALLOW_REUSE', 'security.refreshTokenAllowReuse', 'bool', false),
   s('SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION', 'security.updatePasswordRequireReauthentication', 'bool', false),
   s('SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD', 'security.updatePasswordRequireCurrentPassword', 'bool', false),
+  s('SECURITY_SB_FORWARDED_FOR_ENABLED', 'security.sbForwardedForEnabled', 'bool', false),
   s('SECURITY_MANUAL_LINKING_ENABLED', 'security.manualLinkingEnabled', 'bool', false),
   // Which providers link accounts by email with which (docs/oauth.md#linking-domains). The deprecated list is
   // folded into the map when the configuration is assembled (config/load.ts), the map's own entries winning.

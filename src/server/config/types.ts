@@ -271,6 +271,8 @@ export interface Config {
     updatePasswordRequireReauthentication: boolean;
     /** SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: a password change outside a recovery session names the current one */
     updatePasswordRequireCurrentPassword: boolean;
+    /** SECURITY_SB_FORWARDED_FOR_ENABLED: Sb-Forwarded-For's address keys the per-client limits (limits/per-client.ts) */
+    sbForwardedForEnabled: boolean;
     /** GET /user/identities/authorize and DELETE /user/identities/{id} (docs/oauth.md#manual-linking) */
     manualLinkingEnabled: boolean;
     /** how many wrong codes a one-time token survives before it is invalidated */

@@ -1,6 +1,7 @@
 // Per-client request limits (docs/api.md#per-client-limits-and-captcha): token buckets keyed by the first value of the header named
 // by RATE_LIMIT_HEADER (the proxy's client address), kept in Postgres so every thread and instance
 // shares them. Without that header there is no client key and no limit, as in the original.
+import { isIP } from 'node:net';
 import { apiError } from '../errors.js';
 import { takeFromBucket } from '../../db/rate-limits.js';
 import type { Config } from '../config/types.js';
@@ -46,11 +47,24 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
   }
 }
 
+/**
+ * The client key: with SECURITY_SB_FORWARDED_FOR_ENABLED, the leftmost address of Sb-Forwarded-For (the
+ * header Supabase's own proxy sets) when it is one; else the first value of the RATE_LIMIT_HEADER header,
+ * as the original chooses.
+ */
+function clientKey(req: ApiRequest, config: Pick<Config, 'rateLimit' | 'security'>): string | undefined {
+  if (config.security.sbForwardedForEnabled) {
+    const forwarded = req.headers['sb-forwarded-for']?.split(',')[0]?.trim();
+    if (forwarded && isIP(forwarded)) return forwarded;
+  }
+  const header = config.rateLimit.header;
+  return header ? req.headers[header.toLowerCase()]?.split(',')[0]?.trim() : undefined;
+}
+
 /** Wraps a route (http/dispatch.ts) so that each client key may call it at the bucket's rate. */
 export function limited(bucketOf: ClientBucket | ((req: ApiRequest) => ClientBucket), handler: Run): Run {
   return async (req, ctx) => {
-    const header = ctx.config.rateLimit.header;
-    const key = header ? req.headers[header.toLowerCase()]?.split(',')[0]?.trim() : undefined;
+    const key = clientKey(req, ctx.config);
     if (key) {
       const bucket = typeof bucketOf === 'function' ? bucketOf(req) : bucketOf;
       const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
