@@ -13,6 +13,15 @@ import { startMailStack } from './helpers/passwordless.js';
 
 const load = (env: Record<string, string>, envFile: string | null = null) => loadConfig({ env, envFile });
 
+/** The least a production configuration needs, in the original's names. */
+const PRODUCTION = {
+  GOTRUE_DB_DRIVER: 'postgres',
+  DATABASE_URL: 'postgres://localhost/x',
+  GOTRUE_JWT_SECRET: 'x'.repeat(40),
+  GOTRUE_SITE_URL: 'http://localhost:3000',
+  API_EXTERNAL_URL: 'http://localhost:9999',
+};
+
 t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environment and .env, sorted', async (t) => {
   const envFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'compat-')), '.env');
   writeFileSync(envFile, 'GOTRUE_EXPERIMENTAL_NOT_A_SETTING=true\nGOTRUE_SITE_URL=http://localhost:3000\n');
@@ -35,12 +44,12 @@ t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environ
 });
 
 t.test('the service logs that warning once at start', async (t) => {
-  const api = await startTestService({ GOTRUE_EXPERIMENTAL_NOT_A_SETTING: 'true', AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true' });
+  const api = await startTestService({ GOTRUE_EXPERIMENTAL_NOT_A_SETTING: 'true', AUTH_MAILER_EXTERNAL_HOSTS: 'auth.example.com' });
   t.teardown(() => api.stop());
   const warnings = api.logs().filter((l) => l.level === 'warning' && String(l.msg).startsWith('ignoring settings'));
   t.strictSame(
     warnings.map((l) => l.msg),
-    ['ignoring settings Portcullis does not know or support: AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED, GOTRUE_EXPERIMENTAL_NOT_A_SETTING'],
+    ['ignoring settings Portcullis does not know or support: AUTH_MAILER_EXTERNAL_HOSTS, GOTRUE_EXPERIMENTAL_NOT_A_SETTING'],
   );
 });
 
@@ -105,11 +114,7 @@ t.test('SMS_TEST_OTP applies until SMS_TEST_OTP_VALID_UNTIL, then the number nee
 
 t.test("GET /settings lists the original's providers in its order, x and vercel_marketplace not among them", async (t) => {
   const config = load({
-    GOTRUE_DB_DRIVER: 'postgres',
-    DATABASE_URL: 'postgres://localhost/x',
-    GOTRUE_JWT_SECRET: 'x'.repeat(40),
-    GOTRUE_SITE_URL: 'http://localhost:3000',
-    API_EXTERNAL_URL: 'http://localhost:9999',
+    ...PRODUCTION,
     GOTRUE_EXTERNAL_X_ENABLED: 'true',
     GOTRUE_EXTERNAL_X_CLIENT_ID: 'id',
     GOTRUE_EXTERNAL_X_SECRET: 'secret',
@@ -146,46 +151,33 @@ t.test("GET /settings lists the original's providers in its order, x and vercel_
 });
 
 t.test('code lengths outside 6–10 and a flow-state lifetime under 300 s start, corrected as the original corrects them', async (t) => {
-  const base = {
-    GOTRUE_DB_DRIVER: 'postgres',
-    DATABASE_URL: 'postgres://localhost/x',
-    GOTRUE_JWT_SECRET: 'x'.repeat(40),
-    GOTRUE_SITE_URL: 'http://localhost:3000',
-    API_EXTERNAL_URL: 'http://localhost:9999',
+  const read = (env: Record<string, string>) => {
+    const config = load({ ...PRODUCTION, ...env });
+    return {
+      values: [config.mailer.otpLength, config.sms.otpLength, config.mfa.phone.otpLength, config.external.flowStateExpirySeconds],
+      warnings: config.warnings.filter((w) => /as the original does$/.test(w)),
+    };
   };
-  const config = load({
-    ...base,
-    GOTRUE_MAILER_OTP_LENGTH: '4',
-    GOTRUE_SMS_OTP_LENGTH: '12',
-    GOTRUE_MFA_PHONE_OTP_LENGTH: '0',
-    GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '60s',
-  });
   t.strictSame(
-    [config.mailer.otpLength, config.sms.otpLength, config.mfa.phone.otpLength, config.external.flowStateExpirySeconds],
-    [6, 6, 6, 300],
-  );
-  t.strictSame(
-    config.warnings.filter((w) => /as the original does$/.test(w)),
-    [
-      'GOTRUE_MAILER_OTP_LENGTH: 4 is outside 6–10; using 6, as the original does',
-      'GOTRUE_SMS_OTP_LENGTH: 12 is outside 6–10; using 6, as the original does',
-      'GOTRUE_MFA_PHONE_OTP_LENGTH: 0 is outside 6–10; using 6, as the original does',
-      'GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: 60 s is under 300 s; using 300 s, as the original does',
-    ],
+    read({
+      GOTRUE_MAILER_OTP_LENGTH: '4',
+      GOTRUE_SMS_OTP_LENGTH: '12',
+      GOTRUE_MFA_PHONE_OTP_LENGTH: '0',
+      GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '60s',
+    }),
+    {
+      values: [6, 6, 6, 300],
+      warnings: [
+        'GOTRUE_MAILER_OTP_LENGTH: 4 is outside 6–10; using 6, as the original does',
+        'GOTRUE_SMS_OTP_LENGTH: 12 is outside 6–10; using 6, as the original does',
+        'GOTRUE_MFA_PHONE_OTP_LENGTH: 0 is outside 6–10; using 6, as the original does',
+        'GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: 60 s is under 300 s; using 300 s, as the original does',
+      ],
+    },
   );
   // Values inside the bounds are kept, without a word.
-  const kept = load({
-    ...base,
-    GOTRUE_MAILER_OTP_LENGTH: '8',
-    GOTRUE_SMS_OTP_LENGTH: '10',
-    GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '600s',
+  t.strictSame(read({ GOTRUE_MAILER_OTP_LENGTH: '8', GOTRUE_SMS_OTP_LENGTH: '10', GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION: '600s' }), {
+    values: [8, 10, 6, 600],
+    warnings: [],
   });
-  t.strictSame(
-    [kept.mailer.otpLength, kept.sms.otpLength, kept.mfa.phone.otpLength, kept.external.flowStateExpirySeconds],
-    [8, 10, 6, 600],
-  );
-  t.strictSame(
-    kept.warnings.filter((w) => /as the original does$/.test(w)),
-    [],
-  );
 });
