@@ -354,6 +354,31 @@ t.test('challenge and verify each have a per-client bucket (MFA_RATE_LIMIT_CHALL
   );
 });
 
+t.test('a verification and an unenrolment of one factor at once never deadlock: each answers, no 500', async (t) => {
+  // Unenrolment once deleted the factor (and, by cascade, its challenges) before the sessions, while a
+  // verification marks the challenge before it writes the factor: each held what the other wanted, and
+  // PostgreSQL ended one of them (a 500). Both now take the user's row first. Several rounds, since the
+  // overlap is a matter of timing; before the fix a few of 80 rounds deadlocked here.
+  const answers = new Set<string>();
+  for (let i = 0; i < 80; i++) {
+    const s = await signUp(api);
+    const factor = await enrollTotp(api, s.access_token);
+    const c = await challenge(api, s.access_token, factor.id);
+    const [verified, removed] = await Promise.all([
+      verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret)),
+      api.request('DELETE', `/factors/${factor.id}`, { token: s.access_token }),
+    ]);
+    for (const [name, res] of [
+      ['verify', verified],
+      ['unenroll', removed],
+    ] as const) {
+      if (res.status >= 500) t.fail(`round ${i}: ${name} → ${res.status} ${res.text.slice(0, 200)}`);
+      answers.add(`${name} ${res.status}`);
+    }
+  }
+  t.ok(answers.has('unenroll 200'), `answers seen: ${[...answers].sort().join(', ')}`);
+});
+
 t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
   const s = await signUp(api);
   const factor = await enrollTotp(api, s.access_token, 'bodies');

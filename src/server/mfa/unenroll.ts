@@ -5,6 +5,7 @@ import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { assuranceOf, deleteFactorAndDowngrade, type FactorRow } from '../../db/mfa-factors.js';
 import { writeAudit, type AuditActor } from '../../db/audit-log.js';
+import { lockUserById } from '../../db/users.js';
 import { actorOf } from '../users/actor.js';
 import { ownedFactor, requireNotAnonymous } from './factor-access.js';
 import { requireSession } from '../auth/session-required.js';
@@ -36,7 +37,11 @@ export async function unenrollFactor(req: ApiRequest, ctx: AppContext, principal
   return { id: factor.id };
 }
 
-/** Deletes the factor, downgrades its sessions and writes the audit entry, in one transaction. */
+/**
+ * Deletes the factor, downgrades its sessions and writes the audit entry, in one transaction. The user's
+ * row is locked first, as a verification and a concurrent DELETE /admin/users take it before the factor
+ * and sessions: in another order the deletion's cascade and this statement deadlocked (a 500).
+ */
 export async function removeFactor(
   ctx: AppContext,
   req: ApiRequest,
@@ -48,6 +53,8 @@ export async function removeFactor(
   await tx(
     ctx.db,
     async (c) => {
+      // Gone meanwhile (deleted with the user): as for a user that no longer exists.
+      if (!(await lockUserById(c, factor.user_id))) throw apiError('user_not_found');
       await deleteFactorAndDowngrade(c, factor, amrMethodOf(factor.factor_type));
       await writeAudit(c, req, actor, action, traits, req.ip);
     },
