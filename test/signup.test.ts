@@ -180,7 +180,10 @@ t.test('duplicate of a confirmed user: a fabricated user of the same shape witho
     fakes.some((f) => /\.\d{4,6}Z$/.test(f.body.created_at as string)),
     `fabricated times carry microseconds: ${fakes.map((f) => f.body.created_at).join(', ')}`,
   );
-  t.ok(fakes.every((f) => f.body.created_at === f.body.updated_at && f.body.created_at === f.body.confirmation_sent_at));
+  // And one time in all three, as in a real first answer (the same transaction's time).
+  const sameTimes = (b: Record<string, unknown>) => b.created_at === b.updated_at && b.created_at === b.confirmation_sent_at;
+  t.ok(sameTimes(real.body), `a real answer's times: ${real.body.created_at}, ${real.body.updated_at}, ${real.body.confirmation_sent_at}`);
+  t.ok(fakes.every((f) => sameTimes(f.body)));
   t.equal(smtp.mails.length, before, 'no mail');
   t.equal(await userCount('dup@example.com'), 1);
   const audit = await api.db.query("select count(*) from audit_log_entries where payload->>'action' = 'user_repeated_signup'");

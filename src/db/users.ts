@@ -145,6 +145,20 @@ export async function updateUser(q: Queryable, id: string, fields: UserWrite): P
   return rows[0];
 }
 
+/**
+ * Records that a confirmation went out, at the transaction's own time: a sign-up's answer then carries
+ * one time in created_at, updated_at and confirmation_sent_at, as the fabricated answer to a confirmed
+ * duplicate does (server/users/signup.ts), so the two cannot be told apart by their times.
+ */
+export async function markConfirmationSent(q: Queryable, id: string): Promise<UserRow> {
+  const { rows } = await q.query<UserRow>(
+    `update users set confirmation_sent_at = now(), updated_at = now() where id = $1 returning ${USER_COLUMNS}`,
+    [id],
+  );
+  if (!rows[0]) throw new Error(`users: no user ${id} to mark`);
+  return rows[0];
+}
+
 /** The user with a pending change to this address, or holding it now (POST /resend email_change/phone_change). */
 export async function findUserByPendingAddress(
   q: Queryable,

@@ -2,7 +2,7 @@
 // optional PKCE flow it belongs to, the per-user interval, and confirmation_sent_at. Sign-up, /resend
 // and the phone /otp all send it the same way.
 import { insertFlowState } from '../../db/flow-state.js';
-import { updateUser, type UserRow } from '../../db/users.js';
+import { markConfirmationSent, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendEmailToken, sendSmsToken } from '../delivery/send-token.js';
 import { assertSendInterval } from '../limits/sends.js';
@@ -72,5 +72,5 @@ export async function sendConfirmation(
       s.req,
     ));
   }
-  return { user: await updateUser(c, user.id, { confirmation_sent_at: new Date() }), messageId };
+  return { user: await markConfirmationSent(c, user.id), messageId };
 }

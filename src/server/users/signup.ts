@@ -149,8 +149,9 @@ async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, 
 }
 
 function fakeUser(ctx: AppContext, input: SignupInput): Record<string, unknown> {
-  // A real answer's times come from the database, with microseconds: a fabricated one with milliseconds
-  // only would tell the two apart by the length of the fraction.
+  // A real answer's times come from the database, with microseconds, all three the transaction's time
+  // (markConfirmationSent): a fabricated one with milliseconds only, or with times apart, would give
+  // itself away.
   const now = new DbTimestamp(Date.now(), randomInt(1000));
   const row = newUserRow(
     {
