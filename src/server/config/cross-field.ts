@@ -10,7 +10,6 @@ import { SUPPORTED_ALGORITHMS, buildKeySet } from '../auth/keys.js';
 import { KMS_ARN_MEMBER } from '../auth/kms-key.js';
 import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
 import { samlKeyProblem } from '../saml/key-check.js';
-import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
 
 export function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
   const problems: string[] = [];
@@ -47,42 +46,8 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
 }
 
 /** The start-up warnings of combinations that do not stop the service; run after the development defaults. */
-export function crossFieldWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  return [
-    ...smsCredentialWarnings(flat),
-    ...webauthnWarnings(flat),
-    ...clampedAsTheOriginal(flat, given),
-    ...smtpHeaderWarnings(flat, given),
-  ];
-}
-
-/** As the original: SMTP_HEADERS that are not a JSON object of string lists are ignored, with a warning. */
-function smtpHeaderWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  if (!flat.SMTP_HEADERS || parseSmtpHeaders(flat.SMTP_HEADERS as string)) return [];
-  flat.SMTP_HEADERS = '';
-  return [
-    `${given.get('SMTP_HEADERS') ?? 'AUTH_SMTP_HEADERS'}: not a JSON object of header name → list of values; ignored, as the original does`,
-  ];
-}
-
-/**
- * Values the original corrects at start instead of refusing them, corrected the same way, with a warning:
- * a configuration that started the original starts here (docs/settings.md).
- */
-function clampedAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  const warnings: string[] = [];
-  for (const name of ['MAILER_OTP_LENGTH', 'SMS_OTP_LENGTH', 'MFA_PHONE_OTP_LENGTH']) {
-    const length = flat[name] as number;
-    if (length >= 6 && length <= 10) continue;
-    flat[name] = 6;
-    warnings.push(`${given.get(name) ?? `AUTH_${name}`}: ${length} is outside 6–10; using 6, as the original does`);
-  }
-  if ((flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION as number) < 300) {
-    const name = given.get('EXTERNAL_FLOW_STATE_EXPIRY_DURATION') ?? 'AUTH_EXTERNAL_FLOW_STATE_EXPIRY_DURATION';
-    warnings.push(`${name}: ${String(flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION)} s is under 300 s; using 300 s, as the original does`);
-    flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION = 300;
-  }
-  return warnings;
+export function crossFieldWarnings(flat: Record<string, unknown>): string[] {
+  return [...smsCredentialWarnings(flat), ...webauthnWarnings(flat)];
 }
 
 /**

@@ -173,7 +173,7 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_ANONYMOUS_USERS_ENABLED', 'external.anonymousUsersEnabled', 'bool', false),
   s('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED', 'external.magicLinkEnabled', 'bool', true),
   s('EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES', 'external.emailAuthorizedAddresses', 'list', []),
-  // Shorter than 300 s: 300 s, as the original (cross-field.ts, clampedAsTheOriginal).
+  // Shorter than 300 s: 300 s, as the original (original-corrections.ts).
   s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300),
   // Web3 sign-in (docs/web3.md#settings): each chain on its own; a signed message is refused once its
   // Issued At is further than the validity duration from now, either way.
@@ -303,7 +303,7 @@ export const SETTINGS: Setting[] = [
   s('SMTP_PASS', 'smtp.pass', 'string', ''),
   s('SMTP_ADMIN_EMAIL', 'smtp.adminEmail', 'string', ''),
   s('SMTP_SENDER_NAME', 'smtp.senderName', 'string', ''),
-  // JSON, read by delivery/mail/smtp-headers.ts; a value it cannot read is dropped with a warning (cross-field.ts).
+  // JSON, read by delivery/mail/smtp-headers.ts; a value it cannot read is dropped with a warning (original-corrections.ts).
   s('SMTP_HEADERS', 'smtp.headers', 'string', ''),
   // The longest a mail or SMS send may hold its transaction open (docs/architecture.md#mail-and-sms-inside-the-transaction).
   s('SEND_TIMEOUT', 'api.sendTimeoutSeconds', 'duration', 5, positive),
@@ -313,7 +313,7 @@ export const SETTINGS: Setting[] = [
   s('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'mailer.allowUnverifiedEmailSignIns', 'bool', false),
   s('MAILER_SECURE_EMAIL_CHANGE_ENABLED', 'mailer.secureEmailChangeEnabled', 'bool', true),
   s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, positive),
-  // Outside 6–10: 6, as the original (cross-field.ts, clampedAsTheOriginal); so SMS_ and MFA_PHONE_OTP_LENGTH.
+  // Outside 6–10: 6, as the original (original-corrections.ts); so SMS_ and MFA_PHONE_OTP_LENGTH.
   s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6),
   s('MAILER_URLPATHS_INVITE', 'mailer.urlPaths.invite', 'string', '/verify'),
   s('MAILER_URLPATHS_CONFIRMATION', 'mailer.urlPaths.confirmation', 'string', '/verify'),

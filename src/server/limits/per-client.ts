@@ -53,12 +53,13 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
  * as the original chooses.
  */
 function clientKey(req: ApiRequest, config: Pick<Config, 'rateLimit' | 'security'>): string | undefined {
+  const firstValue = (name: string) => req.headers[name.toLowerCase()]?.split(',')[0]?.trim();
   if (config.security.sbForwardedForEnabled) {
-    const forwarded = req.headers['sb-forwarded-for']?.split(',')[0]?.trim();
+    const forwarded = firstValue('sb-forwarded-for');
     if (forwarded && isIP(forwarded)) return forwarded;
   }
   const header = config.rateLimit.header;
-  return header ? req.headers[header.toLowerCase()]?.split(',')[0]?.trim() : undefined;
+  return header ? firstValue(header) : undefined;
 }
 
 /** Wraps a route (http/dispatch.ts) so that each client key may call it at the bucket's rate. */

@@ -8,7 +8,7 @@ export type SmtpHeaders = Readonly<Record<string, readonly string[]>>;
 
 /**
  * The setting's JSON, or null when it is not an object of string lists (the original then ignores the
- * whole setting, with a warning; so does config/cross-field.ts).
+ * whole setting, with a warning; so does config/original-corrections.ts).
  */
 export function parseSmtpHeaders(text: string): SmtpHeaders | null {
   let value: unknown;

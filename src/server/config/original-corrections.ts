@@ -1,0 +1,37 @@
+// Single settings the original corrects at start instead of refusing them, corrected the same way here, each
+// with a start-up warning: a configuration that started the original starts here (docs/settings.md). Run by
+// config/load.ts once every setting has passed its own schema.
+import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
+
+/** Corrects `flat` in place; the warnings name the variable each value came from. */
+export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  return [...clampOtpLengthsAndFlowExpiry(flat, given), ...ignoreUnreadableSmtpHeaders(flat, given)];
+}
+
+/** The variable a setting was read from (AUTH_X when it came from nowhere in particular). */
+const variableOf = (given: Map<string, string>, name: string) => given.get(name) ?? `AUTH_${name}`;
+
+/** As the original: SMTP_HEADERS that are not a JSON object of string lists are ignored, with a warning. */
+function ignoreUnreadableSmtpHeaders(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  if (!flat.SMTP_HEADERS || parseSmtpHeaders(flat.SMTP_HEADERS as string)) return [];
+  flat.SMTP_HEADERS = '';
+  return [`${variableOf(given, 'SMTP_HEADERS')}: not a JSON object of header name → list of values; ignored, as the original does`];
+}
+
+/** Code lengths outside 6–10 become 6, and a flow-state lifetime under 300 s becomes 300 s. */
+function clampOtpLengthsAndFlowExpiry(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const warnings: string[] = [];
+  for (const name of ['MAILER_OTP_LENGTH', 'SMS_OTP_LENGTH', 'MFA_PHONE_OTP_LENGTH']) {
+    const length = flat[name] as number;
+    if (length >= 6 && length <= 10) continue;
+    flat[name] = 6;
+    warnings.push(`${variableOf(given, name)}: ${length} is outside 6–10; using 6, as the original does`);
+  }
+  if ((flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION as number) < 300) {
+    warnings.push(
+      `${variableOf(given, 'EXTERNAL_FLOW_STATE_EXPIRY_DURATION')}: ${String(flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION)} s is under 300 s; using 300 s, as the original does`,
+    );
+    flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION = 300;
+  }
+  return warnings;
+}
