@@ -1,6 +1,7 @@
 // users: finders take a Queryable first (pool or transaction). Emails are stored lower-case and phones
 // as digits, so lookups are plain equality on the unique indexes' expressions.
 import type { Queryable } from './pool.js';
+import { rfc3339Nano } from './timestamps.js';
 
 export interface UserRow {
   id: string;
@@ -209,8 +210,9 @@ export async function listUsers(
 }
 
 /**
- * Where a user sits in the list order: created_at as RFC 3339 UTC text with all six digits of microseconds
- * PostgreSQL keeps (a JS Date would drop three and so skip or repeat rows within one millisecond), and id.
+ * Where a user sits in the list order: created_at as RFC 3339 UTC text with all the digits of microseconds
+ * PostgreSQL keeps (a plain Date would drop three and so skip or repeat rows within one millisecond; the
+ * pool's DbTimestamp keeps them, timestamps.ts), and id.
  */
 export interface UserKey {
   createdAt: string;
@@ -247,15 +249,14 @@ export async function listUsersAfter(
   }
   const dir = p.ascending ? 'asc' : 'desc';
   values.push(p.limit + 1);
-  const { rows } = await q.query<UserRow & { key_created_at: string }>(
-    `select ${USER_COLUMNS}, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as key_created_at
-     from users where ${where} order by created_at ${dir}, id ${dir} limit $${values.length}`,
+  const { rows } = await q.query<UserRow>(
+    `select ${USER_COLUMNS} from users where ${where} order by created_at ${dir}, id ${dir} limit $${values.length}`,
     values,
   );
   const more = rows.length > p.limit;
-  const users = rows.slice(0, p.limit).map(({ key_created_at: _, ...user }) => user);
+  const users = rows.slice(0, p.limit);
   const last = rows[p.limit - 1];
-  return { users, next: more ? { createdAt: last.key_created_at, id: last.id } : null };
+  return { users, next: more ? { createdAt: rfc3339Nano(last.created_at), id: last.id } : null };
 }
 
 /** Whether a live, non-SSO user other than `exceptId` holds this email (any audience: the unique index spans them). */

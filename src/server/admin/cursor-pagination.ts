@@ -46,10 +46,9 @@ export function parseCursorParams(query: URLSearchParams): CursorParams {
   return { limit, after: cursor ? decodeCursor(cursor) : null };
 }
 
-/** Go's RFC3339Nano rendering of the key's time: trailing zeros of the fraction dropped. */
+/** The key's time is already Go's RFC3339Nano rendering (listUsersAfter), as the original's cursor has it. */
 export function encodeCursor(key: UserKey): string {
-  const createdAt = key.createdAt.replace(/\.?0*Z$/, 'Z');
-  return Buffer.from(JSON.stringify({ created_at: createdAt, id: key.id })).toString('base64url');
+  return Buffer.from(JSON.stringify({ created_at: key.createdAt, id: key.id })).toString('base64url');
 }
 
 export function decodeCursor(text: string): UserKey {
