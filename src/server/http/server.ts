@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uWS from '@trufflesuite/uws-js-unofficial';
-import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import { ApiError, apiError } from '../errors.js';
 import { corsHeaders, preflight } from './cors.js';
 import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './answer.js';
 import { recordRequest } from './request-record.js';
+import { clientAddress, connectionAddress } from './client-address.js';
 import { withRequestSpans, type ChildSpan } from '../observability/request-spans.js';
 import { methodNotAllowed, type Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
@@ -64,7 +64,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   const behindGuard = ctx.config.api.guard;
   app.any('/*', (res, req) => {
     const started = performance.now();
-    const snap = snapshot(res, req, ctx.config.api.requestIdHeader, behindGuard);
+    const snap = snapshot(res, req, ctx.config, behindGuard);
     const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false, spans: undefined };
     const answer = ctx.tracing.enabled
       ? withRequestSpans((progress.spans = []), () => dispatch(res, snap, progress))
@@ -175,27 +175,25 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   };
 }
 
-function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, requestIdHeader: string, behindGuard: boolean): Snapshot {
+function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, config: AppContext['config'], behindGuard: boolean): Snapshot {
   const headers: Record<string, string> = {};
   req.forEach((key, value) => {
     headers[key] = value;
   });
+  const requestIdHeader = config.api.requestIdHeader;
   const inherited = requestIdHeader ? headers[requestIdHeader.toLowerCase()] : undefined;
+  const connection = connectionAddress(
+    Buffer.from(behindGuard ? res.getProxiedRemoteAddressAsText() : res.getRemoteAddressAsText()).toString(),
+  );
   return {
     method: req.getMethod().toUpperCase(),
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,
-    ip: clientAddress(Buffer.from(behindGuard ? res.getProxiedRemoteAddressAsText() : res.getRemoteAddressAsText()).toString()),
+    ip: clientAddress(headers, connection, config.security.sbForwardedForEnabled),
     requestId: inherited || randomUUID(),
     authEvent: undefined, // set later by an audited request: present from the start, every snapshot has one shape
   };
-}
-
-/** uWS writes IPv6 addresses in full (0000:…:0001); logs, audit rows and hooks get the usual short form (::1). */
-function clientAddress(text: string): string {
-  if (!text.includes(':') || !ipaddr.isValid(text)) return text;
-  return ipaddr.process(text).toString();
 }
 
 /**
