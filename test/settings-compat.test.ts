@@ -44,12 +44,12 @@ t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environ
 });
 
 t.test('the service logs that warning once at start', async (t) => {
-  const api = await startTestService({ GOTRUE_EXPERIMENTAL_NOT_A_SETTING: 'true', AUTH_MAILER_EXTERNAL_HOSTS: 'auth.example.com' });
+  const api = await startTestService({ GOTRUE_EXPERIMENTAL_NOT_A_SETTING: 'true', AUTH_SITE_URI: 'http://localhost:3000' });
   t.teardown(() => api.stop());
   const warnings = api.logs().filter((l) => l.level === 'warning' && String(l.msg).startsWith('ignoring settings'));
   t.strictSame(
     warnings.map((l) => l.msg),
-    ['ignoring settings Portcullis does not know or support: AUTH_MAILER_EXTERNAL_HOSTS, GOTRUE_EXPERIMENTAL_NOT_A_SETTING'],
+    ['ignoring settings Portcullis does not know or support: AUTH_SITE_URI, GOTRUE_EXPERIMENTAL_NOT_A_SETTING'],
   );
 });
 
@@ -65,6 +65,15 @@ t.test("LOG_LEVEL takes the original's level names in any case", async (t) => {
     t.equal(load({ LOG_LEVEL: given }).log.level, level, given);
   }
   t.throws(() => load({ LOG_LEVEL: 'chatty' }), /LOG_LEVEL: "chatty" must be one of/);
+});
+
+t.test("a list setting's bad item stops the start, and the error names the setting and the item", async (t) => {
+  t.same(load({ AUTH_MAILER_EXTERNAL_HOSTS: 'a.test, b.test:8443' }).mailer.externalHosts, ['a.test', 'b.test:8443']);
+  t.throws(
+    () => load({ AUTH_MAILER_EXTERNAL_HOSTS: 'a.test,https://b.test/' }),
+    /AUTH_MAILER_EXTERNAL_HOSTS: "https:\/\/b.test\/" is not in the expected format/,
+  );
+  t.throws(() => load({ AUTH_JWT_VALID_METHODS: 'HS256,none' }), /AUTH_JWT_VALID_METHODS: "none" must be one of/);
 });
 
 t.test('an SMS gateway with empty credentials starts with a warning and fails only when sending', async (t) => {

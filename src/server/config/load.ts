@@ -188,14 +188,16 @@ function validateSchema(flat: Record<string, unknown>, given: Map<string, string
   const supplied = Object.fromEntries([...given.keys()].map((name) => [name, flat[name]]));
   if (validateFlat(supplied)) return [];
   return (validateFlat.errors ?? []).map((e) => {
-    const name = e.instancePath.replace(/^\//, '');
+    // A list's item is reported by its position (/NAME/0): name the setting, show the item.
+    const [name = '', index] = e.instancePath.replace(/^\//, '').split('/');
+    const value = index === undefined ? flat[name] : (flat[name] as unknown[])[Number(index)];
     const detail =
       e.keyword === 'enum'
         ? `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => (v === '' ? '(empty)' : v)).join(', ')}`
         : e.keyword === 'pattern'
           ? 'is not in the expected format'
           : (e.message ?? 'is invalid');
-    return `${given.get(name)}: "${String(flat[name])}" ${detail}`;
+    return `${given.get(name)}: "${String(value)}" ${detail}`;
   });
 }
 

@@ -173,6 +173,11 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_ANONYMOUS_USERS_ENABLED', 'external.anonymousUsersEnabled', 'bool', false),
   s('EXTERNAL_EMAIL_MAGIC_LINK_ENABLED', 'external.magicLinkEnabled', 'bool', true),
   s('EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES', 'external.emailAuthorizedAddresses', 'list', []),
+  // The issuers grant_type=id_token accepts with a client_id of the caller's choosing (docs/oauth.md#the-id_token-grant).
+  s('EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS', 'external.allowedIdTokenIssuers', 'list', [
+    'https://appleid.apple.com',
+    'https://accounts.google.com',
+  ]),
   // Shorter than 300 s: 300 s, as the original (original-corrections.ts).
   s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300),
   // Web3 sign-in (docs/web3.md#settings): each chain on its own; a signed message is refused once its
@@ -315,6 +320,11 @@ export const SETTINGS: Setting[] = [
   s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, positive),
   // Outside 6–10: 6, as the original (original-corrections.ts); so SMS_ and MFA_PHONE_OTP_LENGTH.
   s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6),
+  // X-Forwarded-Host values whose https://<host> replaces API_EXTERNAL_URL in mail links (docs/one-time-codes-and-mail.md#links).
+  s('MAILER_EXTERNAL_HOSTS', 'mailer.externalHosts', 'list', [], {
+    type: 'array',
+    items: { type: 'string', pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$' },
+  }),
   s('MAILER_URLPATHS_INVITE', 'mailer.urlPaths.invite', 'string', '/verify'),
   s('MAILER_URLPATHS_CONFIRMATION', 'mailer.urlPaths.confirmation', 'string', '/verify'),
   s('MAILER_URLPATHS_RECOVERY', 'mailer.urlPaths.recovery', 'string', '/verify'),

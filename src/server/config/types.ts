@@ -202,6 +202,8 @@ export interface Config {
     magicLinkEnabled: boolean;
     /** EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES: when not empty, the only addresses mail goes to (delivery/authorized-addresses.ts) */
     emailAuthorizedAddresses: string[];
+    /** EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS: issuers the id_token grant takes with any client_id (the original's deprecated form) */
+    allowedIdTokenIssuers: string[];
     flowStateExpirySeconds: number;
     /** outbound calls to providers (token, user API, discovery, JWKS) give up after this many seconds */
     httpTimeoutSeconds: number;
@@ -339,6 +341,8 @@ export interface Config {
     secureEmailChangeEnabled: boolean;
     otpExpSeconds: number;
     otpLength: number;
+    /** MAILER_EXTERNAL_HOSTS: X-Forwarded-Host values that become the base of this request's mail links */
+    externalHosts: string[];
     urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
     subjects: MailTemplateSet<string>;
     /** template URLs ('' = built-in default) */

@@ -99,7 +99,7 @@ async function sendNotification(ctx: AppContext, req: Pick<ApiRequest, 'headers'
     // Counted like every mail (not with MAILER_AUTOCONFIRM), on the pool: no transaction is open here.
     await takeSendPermit(ctx, ctx.db, 'email');
     if (ctx.config.hooks.sendEmail.enabled) {
-      const data = emailData(ctx, template, {
+      const data = emailData(ctx, req, template, {
         redirect_to: redirectTarget(req, ctx),
         old_email: n.oldEmail ?? '',
         old_phone: n.oldPhone ?? '',

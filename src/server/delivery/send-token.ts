@@ -4,6 +4,7 @@
 // the transaction is never held open across network I/O for longer (docs/architecture.md#mail-and-sms-inside-the-transaction).
 import { apiError } from '../errors.js';
 import { buildConfirmationUrl, linkPathFor, type MailKind } from './mail/mailer.js';
+import { mailLinkBase } from './mail/link-base.js';
 import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
 import { issueOneTimeToken, type IssuedToken } from '../verify/one-time-codes.js';
 import { spendPermit } from './sending-tx.js';
@@ -50,18 +51,18 @@ export async function sendEmailToken(
   q: Queryable,
   user: UserRow,
   r: EmailTokenRequest,
-  req: HookRequest = {},
+  req: HookRequest,
 ): Promise<{ otp: string; linkToken: string }> {
   const issued = await issueEmailToken(ctx, q, user, r);
   if (ctx.config.hooks.sendEmail.enabled) {
-    const data = emailData(ctx, r.kind, { token: issued.otp, token_hash: issued.linkToken, redirect_to: r.redirectTo });
+    const data = emailData(ctx, req, r.kind, { token: issued.otp, token_hash: issued.linkToken, redirect_to: r.redirectTo });
     await sendEmailHook(ctx, user, data, req, q);
     return issued;
   }
   const linkKind = r.kind === 'reauthentication' ? null : r.kind;
   const confirmationUrl = linkKind
     ? buildConfirmationUrl({
-        externalUrl: ctx.config.api.externalUrl,
+        externalUrl: mailLinkBase(ctx.config, req),
         path: linkPathFor(ctx.config.mailer.urlPaths, linkKind),
         tokenHash: issued.linkToken,
         type: linkKind,

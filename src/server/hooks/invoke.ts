@@ -21,10 +21,14 @@ export const WIRE_NAMES: Record<HookName, string> = {
   afterUserCreated: 'after-user-created',
 };
 
-/** What a hook call may know of its request: the client's address for metadata, the deadline. */
+/**
+ * What a hook call, or a mail sent for the request, may know of it: the client's address for metadata,
+ * the deadline, and the headers that choose the base of mail links (delivery/mail/link-base.ts).
+ */
 export interface HookRequest {
   ip?: string;
   signal?: AbortSignal;
+  headers?: Readonly<Record<string, string>>;
 }
 
 export function hookEnabled(ctx: Pick<AppContext, 'config'>, hook: HookName): boolean {

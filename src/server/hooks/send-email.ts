@@ -6,6 +6,7 @@ import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import type { TemplateKind } from '../delivery/mail/mailer.js';
+import { mailLinkBase, type LinkBaseRequest } from '../delivery/mail/link-base.js';
 import { userJson } from '../users/user-json.js';
 import { invokeHook, type HookRequest } from './invoke.js';
 
@@ -43,6 +44,7 @@ export interface EmailData {
 
 export function emailData(
   ctx: Pick<AppContext, 'config'>,
+  req: LinkBaseRequest,
   kind: TemplateKind,
   fields: Partial<Omit<EmailData, 'email_action_type' | 'site_url'>>,
 ): EmailData {
@@ -51,8 +53,8 @@ export function emailData(
     token_hash: '',
     redirect_to: '',
     email_action_type: EMAIL_ACTION_TYPES[kind],
-    // The original sends its API_EXTERNAL_URL here, the base of the /verify links.
-    site_url: ctx.config.api.externalUrl,
+    // The original sends the base of this request's /verify links here, not SITE_URL.
+    site_url: mailLinkBase(ctx.config, req),
     token_new: '',
     token_hash_new: '',
     old_email: '',

@@ -67,7 +67,7 @@ export async function sendLinkMail(
           redirectTo: mail.redirectTo,
           pkce: !!mail.pkce,
         },
-        { signal: req.signal },
+        req,
       );
       await updateUser(c, user.id, { recovery_sent_at: new Date() });
     },

@@ -11,6 +11,7 @@ import { userJson } from '../users/user-json.js';
 import { assertStrongPassword, isPasswordTooLong } from '../users/password-policy.js';
 import { issueOneTimeToken } from '../verify/one-time-codes.js';
 import { buildConfirmationUrl, linkPathFor } from '../delivery/mail/mailer.js';
+import { mailLinkBase } from '../delivery/mail/link-base.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { adminAudience, type Admin } from '../auth/admin.js';
 import { auditLink, LINK_PLANS } from '../admin/link-plans.js';
@@ -55,7 +56,7 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
       });
       await auditLink(c, req, admin.actor, plan, type);
       const actionLink = buildConfirmationUrl({
-        externalUrl: ctx.config.api.externalUrl,
+        externalUrl: mailLinkBase(ctx.config, req),
         path: linkPathFor(ctx.config.mailer.urlPaths, plan.kind),
         tokenHash: issued.linkToken,
         type: plan.kind,

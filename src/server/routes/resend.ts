@@ -82,6 +82,7 @@ async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRo
         redirectTo: r.redirectTo,
         pkce: r.pkce,
         checkInterval: true,
+        req,
       });
       await writeAudit(c, req, actorOf(user), 'user_confirmation_requested');
       return {};
@@ -95,12 +96,13 @@ async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRo
         redirectTo: r.redirectTo,
         pkce: null,
         checkInterval: true,
+        req,
       });
       return messageId ? { message_id: messageId } : {};
     }
     case 'email_change': {
       if (!user.email_change) return {};
-      await resendEmailChange(ctx, c, user, r.redirectTo, r.pkce);
+      await resendEmailChange(ctx, c, user, r.redirectTo, r.pkce, req);
       return {};
     }
     case 'phone_change': {

@@ -23,8 +23,8 @@ export interface ConfirmationSend {
   pkce: PkceParams | null;
   /** false for a user created by this very request, who cannot have been sent anything yet */
   checkInterval: boolean;
-  /** the request, for a send hook's metadata and deadline */
-  req?: HookRequest;
+  /** the request, for a send hook's metadata and deadline, and the base of the mail's link */
+  req: HookRequest;
 }
 
 export async function sendConfirmation(

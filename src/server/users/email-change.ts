@@ -17,8 +17,8 @@ export interface EmailChangeRequest {
   newEmail: string;
   redirectTo: string;
   pkce: PkceParams | null;
-  /** the request, for the send email hook's metadata and deadline */
-  req?: HookRequest;
+  /** the request, for the send email hook's metadata and deadline, and the base of the mails' links */
+  req: HookRequest;
 }
 
 /** Both addresses need to confirm only when the user has a current address to confirm from. */
@@ -42,9 +42,9 @@ export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserR
   if (ctx.config.hooks.sendEmail.enabled) {
     await emailChangeHook(ctx, q, user, common, r);
   } else {
-    await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail });
+    await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail }, r.req);
     if (isSecureChange(ctx, user)) {
-      await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! });
+      await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! }, r.req);
     }
   }
   return updateUser(q, user.id, { email_change: r.newEmail, email_change_sent_at: new Date(), email_change_confirm_status: 0 });
@@ -57,8 +57,9 @@ export async function resendEmailChange(
   user: UserRow,
   redirectTo: string,
   pkce: PkceParams | null,
+  req: HookRequest,
 ): Promise<UserRow> {
-  return sendEmailChange(ctx, q, user, { newEmail: user.email_change!, redirectTo, pkce });
+  return sendEmailChange(ctx, q, user, { newEmail: user.email_change!, redirectTo, pkce, req });
 }
 
 /**
@@ -76,16 +77,16 @@ async function emailChangeHook(
 ): Promise<void> {
   const toNew = await issueEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail });
   if (!isSecureChange(ctx, user)) {
-    const data = emailData(ctx, 'emailChange', { token: toNew.otp, token_hash: toNew.linkToken, redirect_to: r.redirectTo });
-    return sendEmailHook(ctx, user, data, r.req ?? {}, q);
+    const data = emailData(ctx, r.req, 'emailChange', { token: toNew.otp, token_hash: toNew.linkToken, redirect_to: r.redirectTo });
+    return sendEmailHook(ctx, user, data, r.req, q);
   }
   const toCurrent = await issueEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! });
-  const data = emailData(ctx, 'emailChange', {
+  const data = emailData(ctx, r.req, 'emailChange', {
     token: toCurrent.otp,
     token_hash: toNew.linkToken,
     token_new: toNew.otp,
     token_hash_new: toCurrent.linkToken,
     redirect_to: r.redirectTo,
   });
-  return sendEmailHook(ctx, { ...user, email_change: r.newEmail }, data, r.req ?? {}, q);
+  return sendEmailHook(ctx, { ...user, email_change: r.newEmail }, data, r.req, q);
 }
