@@ -33,6 +33,10 @@ export const ERRORS = {
   // ours: never written (the connection is gone); it names the request in the log and stops its work
   client_closed_request: e(499, 'client_closed_request', 'The client closed the connection before the answer'),
   unexpected_failure: e(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information'),
+  // The database refused a new user (a trigger raised, a constraint failed): users/insert-new-user.ts.
+  database_error_saving_user: e(500, 'unexpected_failure', 'Database error saving new user'),
+  database_error_creating_anonymous_user: e(500, 'unexpected_failure', 'Database error creating anonymous user'),
+  database_error_creating_user: e(500, 'unexpected_failure', 'Database error creating new user'),
   // WEBAUTHN_RP_* empty while passkeys or WebAuthn factors are on (webauthn/relying-party.ts); the original's text
   webauthn_not_configured: e(500, 'unexpected_failure', 'Failed to initialize WebAuthn'),
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
@@ -417,6 +421,15 @@ export class ApiError extends Error {
   /** Sets the seconds a client should wait before retrying (at least 1, whole seconds). */
   retryAfter(seconds: number): this {
     this.retryAfterSeconds = Math.max(1, Math.ceil(seconds));
+    return this;
+  }
+
+  /**
+   * Keeps the failure behind this answer: logged instead of the message, and, when it is an error the
+   * operator's database raised on purpose, answered as such under the initial API version (http/render-error.ts).
+   */
+  causedBy(cause: unknown): this {
+    this.cause = cause;
     return this;
   }
 

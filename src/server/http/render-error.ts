@@ -3,6 +3,7 @@
 // error JSON. An unknown error is a 500 naming only the request id; a lost or saturated database is a 503.
 import { ApiError, apiError } from '../errors.js';
 import { databaseFault, type DatabaseFault } from '../../db/faults.js';
+import { publicPostgresError } from './postgres-error.js';
 
 export interface RenderedError {
   status: number;
@@ -33,7 +34,8 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
   const fault = err instanceof ApiError ? null : databaseFault(err);
   const e = err instanceof ApiError ? err : apiError(fault ? DATABASE_FAULTS[fault] : 'unexpected_failure');
   // An unexpected error is logged with its own message, as the original logs the internal cause.
-  const logged = `${e.status}: ${err instanceof Error && !(err instanceof ApiError) ? err.message : e.message}`;
+  const cause = err instanceof ApiError ? err.cause : err;
+  const logged = `${e.status}: ${cause instanceof Error ? cause.message : e.message}`;
   const headers: Record<string, string> = { ...e.headers, 'x-sb-error-code': e.errorCode };
   const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
@@ -41,6 +43,8 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
     return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }), logged };
   }
+  const raised = publicPostgresError(cause);
+  if (raised) return { status: raised.status, headers, body: JSON.stringify(raised.body), logged };
   const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
   if (e.status >= 500) body.error_id = requestId;
   return { status: e.status, headers, body: JSON.stringify(body), logged };

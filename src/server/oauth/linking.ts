@@ -13,7 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { apiError } from '../errors.js';
-import { findUserByEmail, insertUser, isEmailTaken, lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import { findUserByEmail, isEmailTaken, lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import { insertNewUser } from '../users/insert-new-user.js';
 import {
   deleteUnverifiedIdentities,
   findIdentitiesByUser,
@@ -210,7 +211,7 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, 
   };
   // As for any sign-up, the hook sees the user before the insert, so its refusal leaves nothing.
   await beforeUserCreated(ctx, { ...blankUserRow(fields.id), ...fields, confirmed_at: fields.email_confirmed_at }, r.hookRequest, c);
-  const user = await insertUser(c, fields);
+  const user = await insertNewUser(c, fields);
   if (!user) throw apiError('oauth_multiple_accounts'); // a concurrent sign-up took the address between the check and the insert
   await insertIdentity(c, { userId: user.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
   noteUserCreated(ctx, r.hookRequest, user);

@@ -3,7 +3,8 @@
 // transaction writes the user, its email/phone identities, the admin's settings and the audit row.
 import { apiError, type ApiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
-import { findUserById, insertUser, isEmailTaken, isPhoneTaken, type UserRow } from '../../db/users.js';
+import { findUserById, isEmailTaken, isPhoneTaken, type UserRow } from '../../db/users.js';
+import { insertNewUser } from '../users/insert-new-user.js';
 import { findIdentitiesByUser, insertIdentity } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
@@ -47,18 +48,22 @@ function checkedId(id: string | undefined): string | undefined {
 
 async function create(ctx: AppContext, c: Queryable, req: ApiRequest, admin: Admin, params: AdminUserParams, u: NewAdminUser) {
   const providers: AddressProvider[] = [...(u.email ? ['email' as const] : []), ...(u.phone ? ['phone' as const] : [])];
-  const inserted = await insertUser(c, {
-    id: u.id,
-    aud: u.aud,
-    role: params.role ?? ctx.config.jwt.defaultGroupName,
-    email: u.email ?? null,
-    phone: u.phone ?? null,
-    encrypted_password: u.passwordHash ?? null,
-    raw_user_meta_data: params.userMetadata ?? {},
-    // The original names the providers first, then merges the admin's app_metadata over them.
-    raw_app_meta_data: mergeMetadata({ provider: providers[0], providers }, params.appMetadata ?? {}),
-    banned_until: params.bannedUntil ?? null,
-  });
+  const inserted = await insertNewUser(
+    c,
+    {
+      id: u.id,
+      aud: u.aud,
+      role: params.role ?? ctx.config.jwt.defaultGroupName,
+      email: u.email ?? null,
+      phone: u.phone ?? null,
+      encrypted_password: u.passwordHash ?? null,
+      raw_user_meta_data: params.userMetadata ?? {},
+      // The original names the providers first, then merges the admin's app_metadata over them.
+      raw_app_meta_data: mergeMetadata({ provider: providers[0], providers }, params.appMetadata ?? {}),
+      banned_until: params.bannedUntil ?? null,
+    },
+    'database_error_creating_user',
+  );
   if (!inserted) throw await conflictOf(c, u);
   for (const provider of providers) {
     const address = provider === 'email' ? u.email! : u.phone!;

@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { insertUser } from '../../db/users.js';
+import { insertNewUser } from '../users/insert-new-user.js';
+
 import { issueSession } from '../sessions/issue.js';
 import { beforeUserCreated } from '../hooks/before-user-created.js';
 import { noteUserCreated } from '../hooks/after-user-created.js';
@@ -27,7 +28,7 @@ export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: 
       };
       // docs/hooks.md#before-user-created: the hook sees the user before the insert, as for any sign-up.
       await beforeUserCreated(ctx, { ...blankUserRow(fields.id), ...fields }, req, c);
-      const user = (await insertUser(c, fields))!;
+      const user = (await insertNewUser(c, fields, 'database_error_creating_anonymous_user'))!;
       noteUserCreated(ctx, req, user);
       return {
         body: await issueSession(ctx, c, user, 'anonymous', req, {

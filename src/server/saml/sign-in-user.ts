@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { apiError } from '../errors.js';
-import { insertUser, lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import { insertNewUser } from '../users/insert-new-user.js';
 import { findProviderIdentitiesByEmail, insertIdentity, lockIdentity, refreshIdentity } from '../../db/identities.js';
 import { isBanned } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
@@ -56,7 +57,7 @@ export async function signInSsoUser(
       };
       // docs/hooks.md#before-user-created: as for any sign-up, before the insert; a refusal leaves nothing.
       await beforeUserCreated(ctx, { ...blankUserRow(fields.id), ...fields, confirmed_at: fields.email_confirmed_at }, req, c);
-      user = await insertUser(c, fields);
+      user = await insertNewUser(c, fields);
       if (!user) throw apiError('unexpected_failure');
       noteUserCreated(ctx, req, user);
       await insertIdentity(c, { userId: user.id, provider: s.provider, providerId: s.subject, data: s.claims });

@@ -1,7 +1,8 @@
 // Creating a user with its email or phone identity (docs/users-and-audit.md#metadata-at-sign-up): app_metadata names the provider,
 // user_metadata starts as the identity data merged with the client's data.
 import { randomUUID } from 'node:crypto';
-import { insertUser, updateUser, type UserRow } from '../../db/users.js';
+import { updateUser, type UserRow } from '../../db/users.js';
+import { insertNewUser } from './insert-new-user.js';
 import { insertIdentity, mergeIdentityData, type IdentityRow } from '../../db/identities.js';
 import type { Queryable } from '../../db/pool.js';
 
@@ -86,7 +87,7 @@ export function blankUserRow(id: string, now = new Date()): UserRow {
 export async function createUser(q: Queryable, u: NewUser): Promise<{ user: UserRow; identity: IdentityRow } | null> {
   const row = newUserRow(u);
   const { confirmed_at: _c, created_at: _a, updated_at: _b, ...fields } = row;
-  const user = await insertUser(q, fields);
+  const user = await insertNewUser(q, fields);
   if (!user) return null;
   const identity = await insertIdentity(q, {
     userId: user.id,
