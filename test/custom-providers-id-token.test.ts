@@ -3,10 +3,14 @@
 // discovery document names (RS256 here; an ES256 key also in the JWKS must not pass), never HMAC or
 // `none`; `iss` exactly the issuer; `aud` the client id or one of acceptable_client_ids; not expired.
 // The provider is a small server in the OAuth 2.0 / OIDC wire format whose token answer carries an
-// id_token the test makes, so forged ones can be handed over. Every refusal signs nobody in.
+// id_token the test makes, so forged ones can be handed over. Every refusal signs nobody in. The same
+// checks hold at POST /token?grant_type=id_token with `provider: "custom:<id>"` (auth-js signInWithIdToken),
+// which refuses switched-off, unknown, disabled and plain OAuth2 providers with the original's answers.
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import { SignJWT, generateKeyPair, type KeyLike } from 'jose';
 import { startTestService } from './helpers/server.js';
+import { authClient } from './helpers/auth-client.js';
 import { REDIRECT_URI } from './helpers/oidc-provider.js';
 import { startOAuth2Server } from './helpers/oauth2-server.js';
 import { adminToken } from './helpers/admin.js';
@@ -132,4 +136,134 @@ t.test('without an id_token, the userinfo endpoint; an answer over 1 MiB is refu
   ({ location } = await callback(api, new URL(approved.headers.get('location')!).searchParams));
   t.match(queryOf(location), { error_code: 'unexpected_failure', error_description: /answered more than 1048576 bytes/ });
   t.equal((await api.db.query('select count(*)::int as n from users where email = $1', ['info-2@example.com'])).rows[0].n, 0);
+});
+
+const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
+const nonce = 'raw-nonce-0123456789';
+const nonceHash = createHash('sha256').update(nonce).digest('hex');
+
+t.test('id_token grant: signInWithIdToken with custom:strict signs in with identity provider custom:strict', async (t) => {
+  const client = authClient(api.url);
+  const token = await mint()({ sub: 'grant-1', email: 'grant-1@example.com', email_verified: true, nonce: nonceHash, team: 'blue' });
+  const { data, error } = await client.signInWithIdToken({ provider: 'custom:strict', token, nonce });
+  t.error(error);
+  t.ok(data.session?.access_token && data.session.refresh_token, 'a session');
+  t.equal(data.user?.email, 'grant-1@example.com');
+  t.ok(data.user?.email_confirmed_at, 'the provider verified the address');
+  t.match(data.user?.identities, [
+    { provider: 'custom:strict', id: 'grant-1', identity_data: { iss: idp.base, sub: 'grant-1', email: 'grant-1@example.com' } },
+  ]);
+  t.notOk(data.user?.identities?.[0].identity_data?.custom_claims, 'claims outside the standard set are not kept, as the original');
+  t.equal(data.user?.app_metadata.provider, 'custom:strict');
+
+  const again = await grant({ provider: 'custom:strict', id_token: token, nonce });
+  t.equal(again.body.user.id, data.user?.id, 'the same identity signs in the same user');
+  const ios = await grant({ provider: 'custom:strict', id_token: await mint({ audience: 'ios-client' })({ sub: 'grant-1' }) });
+  t.equal(ios.status, 200, 'an audience of acceptable_client_ids passes');
+});
+
+t.test('id_token grant: forged, misdirected and expired tokens are refused, and nobody is signed in', async (t) => {
+  const before = await users();
+  const { privateKey: stranger } = await generateKeyPair('RS256');
+  const claims = { sub: 'grant-bad', email: 'grant-bad@example.com', email_verified: true };
+  const bad = { error: 'invalid request', error_description: 'Bad ID token' };
+  const cases: [string, Forge][] = [
+    ['an ES256 key of the JWKS, an algorithm the discovery document does not name', { alg: 'ES256', kid: 'es', key: idp.keys.es }],
+    ['HS256 keyed with the client secret', { alg: 'HS256', key: new TextEncoder().encode(idp.clientSecret) }],
+    ['a key the issuer never published', { key: stranger }],
+    ['another issuer', { issuer: 'https://evil.example.test' }],
+    ['expired', { expires: Math.floor(Date.now() / 1000) - 60 }],
+  ];
+  for (const [name, forge] of cases) {
+    const res = await grant({ provider: 'custom:strict', id_token: await mint(forge)(claims) });
+    t.same([res.status, res.body], [400, bad], name);
+  }
+  const aud = await grant({ provider: 'custom:strict', id_token: await mint({ audience: 'someone-else' })(claims) });
+  t.same(
+    [aud.status, aud.body],
+    [400, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: ["someone-else"]' }],
+  );
+  t.equal(await users(), before, 'no user was created');
+});
+
+t.test('id_token grant: the nonce is checked unless the row skips it; email is required unless optional', async (t) => {
+  const token = await mint()({ sub: 'grant-2', email: 'grant-2@example.com', email_verified: true });
+  const refused = await grant({ provider: 'custom:strict', id_token: token, nonce });
+  t.same(refused.body, {
+    error: 'invalid request',
+    error_description: 'Passed nonce and nonce in id_token should either both exist or not.',
+  });
+  const noEmail = await mint()({ sub: 'grant-3' });
+  t.match((await grant({ provider: 'custom:strict', id_token: noEmail })).body, {
+    code: 500,
+    error_code: 'unexpected_failure',
+    msg: 'Error getting user email from external provider',
+  });
+
+  const updated = await api.request('PUT', '/admin/custom-providers/custom:strict', {
+    token: await adminToken(),
+    body: { skip_nonce_check: true, email_optional: true },
+  });
+  t.equal(updated.status, 200, updated.text);
+  t.equal((await grant({ provider: 'custom:strict', id_token: token, nonce })).status, 200, 'skip_nonce_check');
+  const withoutEmail = await grant({ provider: 'custom:strict', id_token: noEmail });
+  t.equal(withoutEmail.status, 200, 'email_optional');
+  t.equal(withoutEmail.body.user.email, '');
+});
+
+t.test('id_token grant: unknown, disabled and OAuth2 custom providers get the original answers', async (t) => {
+  const admin = await adminToken();
+  const create = async (body: Record<string, unknown>) => {
+    const res = await api.request('POST', '/admin/custom-providers', { token: admin, body });
+    if (res.status !== 201) throw new Error(res.text);
+  };
+  await create({
+    provider_type: 'oidc',
+    identifier: 'custom:off',
+    name: 'Off',
+    client_id: idp.clientId,
+    client_secret: idp.clientSecret,
+    issuer: idp.base,
+    enabled: false,
+  });
+  await create({
+    provider_type: 'oauth2',
+    identifier: 'custom:plain',
+    name: 'Plain',
+    client_id: idp.clientId,
+    client_secret: idp.clientSecret,
+    authorization_url: `${idp.base}/oauth/authorize`,
+    token_url: `${idp.base}/oauth/token`,
+    userinfo_url: `${idp.base}/api/me`,
+  });
+  const token = await mint()({ sub: 'grant-4', email: 'grant-4@example.com', email_verified: true });
+  const answer = async (provider: string) => {
+    const res = await grant({ provider, id_token: token });
+    return [res.status, res.body];
+  };
+  t.same(await answer('custom:nobody'), [
+    400,
+    { code: 400, error_code: 'validation_failed', msg: 'Custom provider "custom:nobody" not found' },
+  ]);
+  t.same(await answer('custom:off'), [
+    400,
+    { code: 400, error_code: 'provider_disabled', msg: 'Custom provider "custom:off" is disabled' },
+  ]);
+  t.same(await answer('custom:plain'), [
+    400,
+    { code: 400, error_code: 'validation_failed', msg: 'Provider "custom:plain" is not an OIDC provider' },
+  ]);
+  t.equal((await api.db.query('select count(*)::int as n from users where email = $1', ['grant-4@example.com'])).rows[0].n, 0);
+});
+
+t.test('id_token grant: with CUSTOM_OAUTH_ENABLED off, custom providers are refused', async (t) => {
+  const off = await startTestService({
+    AUTH_CUSTOM_OAUTH_ENABLED: 'false',
+    AUTH_CUSTOM_OAUTH_ALLOW_PRIVATE_URLS: 'true',
+    DATABASE_URL: (api.db as unknown as { options: { connectionString: string } }).options.connectionString,
+  });
+  t.teardown(() => off.stop());
+  const token = await mint()({ sub: 'grant-5', email: 'grant-5@example.com', email_verified: true });
+  const res = await off.request('POST', '/token?grant_type=id_token', { body: { provider: 'custom:strict', id_token: token } });
+  t.same([res.status, res.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Custom OAuth providers are disabled' }]);
 });

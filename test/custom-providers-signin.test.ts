@@ -4,7 +4,7 @@
 // 302, the provider's pages, the callback). An OIDC provider (a real oidc-provider: discovery, PKCE,
 // id_token verified against its JWKS) and a plain OAuth2 provider (a small server in the RFC 6749 wire
 // format: PKCE, userinfo, attribute mapping, claims allowlist); linking with linkIdentity; disabling and
-// deleting a provider taking effect on the next request; the id_token grant refusing custom providers.
+// deleting a provider taking effect on the next request; the id_token grant reading a custom provider's token.
 import t from 'tap';
 import { GoTrueAdminApi } from '@supabase/auth-js';
 import { startTestService } from './helpers/server.js';
@@ -250,8 +250,12 @@ t.test('another instance on the same database sees a change made through this on
   t.equal((await other.request('GET', '/authorize?provider=custom:acme')).status, 302);
 });
 
-t.test('the id_token grant does not take custom providers, as the original', async (t) => {
-  const token = await idp.signIdToken({ sub: 'ada-1', email: 'ada@example.com' });
+t.test('the id_token grant takes custom providers but, as the original, applies no attribute_mapping nor allowlist', async (t) => {
+  const token = await idp.signIdToken({ sub: 'eve-5', email: 'eve-grant@example.com', email_verified: true, preferred_username: 'eve' });
   const res = await api.request('POST', '/token?grant_type=id_token', { body: { provider: 'custom:acme', id_token: token } });
-  t.same(res.body, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "custom:acme" not allowed' });
+  t.equal(res.status, 200, res.text);
+  const identity = res.body.user.identities.find((i: { provider: string }) => i.provider === 'custom:acme');
+  t.match(identity, { id: 'eve-5', identity_data: { preferred_username: 'eve', email: 'eve-grant@example.com' } });
+  t.notOk(identity.identity_data.nickname, 'attribute_mapping is not applied');
+  t.notOk(identity.identity_data.custom_claims, 'the allowlist is not applied');
 });

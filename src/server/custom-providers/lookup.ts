@@ -1,11 +1,11 @@
-// `custom:<id>` at /authorize and /callback: the provider's row read now (never cached, so a disabled or
-// deleted provider is refused from the next request on, on every thread and instance), its client secret
-// opened, and its module and runtime built (docs/custom-providers.md#signing-in). Refusals carry the
-// original's "Unsupported provider: ..." wording.
-import { findCustomProvider } from '../../db/custom-oauth-providers.js';
+// `custom:<id>` at /authorize and /callback, and at the id_token grant: the provider's row read now (never
+// cached, so a disabled or deleted provider is refused from the next request on, on every thread and
+// instance), its client secret opened, and its module and runtime built (docs/custom-providers.md#signing-in).
+// Refusals carry the original's wording: "Unsupported provider: ..." at /authorize, its grant's own at the grant.
+import { findCustomProvider, type CustomProviderRow } from '../../db/custom-oauth-providers.js';
 import { apiError, type ErrorName } from '../errors.js';
 import { secretBox } from '../mfa/encryption.js';
-import type { CustomProviderName, UsableProvider } from '../providers/types.js';
+import type { CustomProviderName, ProviderRuntime, UsableProvider } from '../providers/types.js';
 import type { AppContext } from '../context.js';
 import { customModule, customRuntime } from './module.js';
 import { discoveryUrlOf, fetchDiscovery } from './discovery.js';
@@ -24,13 +24,31 @@ export async function customProvider(ctx: AppContext, identifier: string, error:
     ctx.log.error({ err, provider: identifier }, 'custom provider client secret does not open');
     throw refuse(`error decrypting client secret for provider ${identifier}`);
   }
-  // Every row the admin API writes holds its discovery document; one without (written elsewhere) is discovered now.
-  if (row.provider_type === 'oidc' && !row.cached_discovery && row.issuer) {
-    row.cached_discovery = await fetchDiscovery(
-      discoveryUrlOf(row.issuer, row.discovery_url),
-      row.issuer,
-      customProviderConnections(ctx.config),
-    );
-  }
+  await ensureDiscovery(ctx, row);
   return { name: identifier as CustomProviderName, module: customModule(row), rt: customRuntime(ctx.config, row, secret) };
+}
+
+/**
+ * `custom:<id>` at the id_token grant: an enabled OIDC row, refused in the original's words and codes,
+ * which differ from /authorize's. No client secret is opened: checking a token needs none.
+ */
+export async function customIdTokenProvider(ctx: AppContext, identifier: string): Promise<{ row: CustomProviderRow; rt: ProviderRuntime }> {
+  if (!ctx.config.customOAuth.enabled) throw apiError('validation_failed', 'Custom OAuth providers are disabled');
+  const row = await findCustomProvider(ctx.db, identifier);
+  if (!row) throw apiError('validation_failed', `Custom provider "${identifier}" not found`);
+  if (!row.enabled) throw apiError('provider_disabled', `Custom provider "${identifier}" is disabled`);
+  if (row.provider_type !== 'oidc') throw apiError('validation_failed', `Provider "${identifier}" is not an OIDC provider`);
+  if (!row.issuer) throw apiError('validation_failed', `OIDC provider "${identifier}" missing issuer`);
+  await ensureDiscovery(ctx, row);
+  return { row, rt: customRuntime(ctx.config, row, '') };
+}
+
+/** Every row the admin API writes holds its discovery document; one without (written elsewhere) is discovered now. */
+async function ensureDiscovery(ctx: AppContext, row: CustomProviderRow): Promise<void> {
+  if (row.provider_type !== 'oidc' || row.cached_discovery || !row.issuer) return;
+  row.cached_discovery = await fetchDiscovery(
+    discoveryUrlOf(row.issuer, row.discovery_url),
+    row.issuer,
+    customProviderConnections(ctx.config),
+  );
 }

@@ -66,13 +66,28 @@ function signingAlgorithms(row: CustomProviderRow): string[] {
   return usable.length > 0 ? usable : ['RS256'];
 }
 
+const need = (row: CustomProviderRow, url: string, what: string) => {
+  if (!url) throw new ProviderError(`${row.identifier} has no ${what}`);
+  return url;
+};
+
+/**
+ * An OIDC row's id_token checked as /callback and the id_token grant both check it: signed by a key of the
+ * discovery document's jwks_uri with an algorithm the document names, `iss` the row's issuer, `aud` its
+ * client_id or one of acceptable_client_ids, not expired. Returns the claims.
+ */
+export async function verifyCustomIdToken(rt: ProviderRuntime, row: CustomProviderRow, idToken: string): Promise<Record<string, unknown>> {
+  return rt.verifyIdToken(idToken, {
+    issuer: row.issuer ?? '',
+    audience: [row.client_id, ...row.acceptable_client_ids],
+    jwksUri: need(row, endpointsOf(row).jwksUri, 'jwks_uri'),
+    algorithms: signingAlgorithms(row),
+  });
+}
+
 export function customModule(row: CustomProviderRow): OAuth2Provider {
   const endpoints = endpointsOf(row);
   const oidc = row.provider_type === 'oidc';
-  const need = (url: string, what: string) => {
-    if (!url) throw new ProviderError(`${row.identifier} has no ${what}`);
-    return url;
-  };
   return {
     protocol: 'oauth2',
     name: row.identifier as CustomProviderName,
@@ -84,23 +99,15 @@ export function customModule(row: CustomProviderRow): OAuth2Provider {
       const scopes = asked.length > 0 ? asked : row.scopes;
       return oidc ? withOpenid(scopes) : scopes;
     },
-    authorizationEndpoint: () => Promise.resolve(need(endpoints.authorization, 'authorization endpoint')),
+    authorizationEndpoint: () => Promise.resolve(need(row, endpoints.authorization, 'authorization endpoint')),
     authorizationParams: () =>
       Object.fromEntries(Object.entries(row.authorization_params).filter((e): e is [string, string] => typeof e[1] === 'string')),
-    exchangeCode: (rt, code, verifier) => exchangeAuthorizationCode(rt, need(endpoints.token, 'token endpoint'), code, verifier),
+    exchangeCode: (rt, code, verifier) => exchangeAuthorizationCode(rt, need(row, endpoints.token, 'token endpoint'), code, verifier),
     async fetchProfile(rt, tokens) {
-      if (oidc && tokens.idToken) {
-        const claims = await rt.verifyIdToken(tokens.idToken, {
-          issuer: row.issuer ?? '',
-          audience: [row.client_id, ...row.acceptable_client_ids],
-          jwksUri: need(endpoints.jwksUri, 'jwks_uri'),
-          algorithms: signingAlgorithms(row),
-        });
-        return customProfile(row, claims);
-      }
+      if (oidc && tokens.idToken) return customProfile(row, await verifyCustomIdToken(rt, row, tokens.idToken));
       const info = await fetchJson(
         rt,
-        need(endpoints.userinfo, oidc ? 'id_token or userinfo endpoint' : 'userinfo endpoint'),
+        need(row, endpoints.userinfo, oidc ? 'id_token or userinfo endpoint' : 'userinfo endpoint'),
         tokens.accessToken,
       );
       return customProfile(row, info);

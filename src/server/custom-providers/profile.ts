@@ -1,7 +1,8 @@
 // A custom provider's claims made into a profile (docs/custom-providers.md#signing-in): attribute_mapping
 // first (a string names the provider claim to copy, anything else is set as is), then the standard
 // identity_data of providers/oidc.ts, whose custom_claims is replaced by the allowlisted claims alone.
-import { profileFromClaims } from '../providers/oidc.js';
+// (The id_token grant applies neither, as the original: it reads the standard claims only, oidc.ts standardProfile.)
+import { standardProfile } from '../providers/oidc.js';
 import type { ExternalProfile } from '../providers/types.js';
 import type { CustomProviderRow } from '../../db/custom-oauth-providers.js';
 
@@ -11,10 +12,8 @@ export function customProfile(row: CustomProviderRow, raw: Record<string, unknow
     if (typeof source !== 'string') mapped[target] = source;
     else if (raw[source] !== undefined) mapped[target] = raw[source];
   }
-  const profile = profileFromClaims(mapped);
+  const profile = standardProfile(mapped);
   const allowed = row.custom_claims_allowlist.filter((key) => raw[key] !== undefined);
-  const claims: Record<string, unknown> = { ...profile.claims };
-  delete claims.custom_claims;
-  if (allowed.length > 0) claims.custom_claims = Object.fromEntries(allowed.map((key) => [key, raw[key]]));
-  return { ...profile, claims };
+  if (allowed.length === 0) return profile;
+  return { ...profile, claims: { ...profile.claims, custom_claims: Object.fromEntries(allowed.map((key) => [key, raw[key]])) } };
 }

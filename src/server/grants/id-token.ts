@@ -1,30 +1,29 @@
 // grant_type=id_token (docs/oauth.md#the-id_token-grant): a client that signed the person in with the provider
-// itself (Sign in with Apple/Google on a device, auth-js signInWithIdToken) hands over the id_token. It is
-// verified against the issuer's JWKS (signature, iss, aud = one of EXTERNAL_X_CLIENT_ID, exp), its nonce
+// itself (Sign in with Apple/Google on a device, auth-js signInWithIdToken) hands over the id_token. The
+// provider is a built-in one, a custom one or an allowed issuer (id-token-source.ts); the token is verified
+// against its issuer's JWKS (signature, iss, aud = one of the provider's client ids, exp), its nonce
 // against the client's raw nonce (the token carries its SHA-256 hex; the raw value is accepted too, as the
 // original does), its at_hash against the access token when one is given; then the same account rules
 // as the callback. The token's own refusals are OAuth-style bodies {error, error_description}, always 400.
 import { createHash } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
-import { ApiError, apiError } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { bodySchema } from '../http/validate.js';
 import { authenticate, requestAudience } from '../auth/bearer.js';
-import { idTokenProvider, runtimeFor } from '../providers/index.js';
-import { isProviderUsable } from '../providers/configured.js';
 import { IdTokenError } from '../providers/runtime.js';
 import { ProviderError } from '../providers/outbound.js';
 import { signInExternal } from '../oauth/linking.js';
 import { notice, sendNotifications, type Notification } from '../delivery/notifications.js';
 import { mailUnverified } from '../oauth/unverified.js';
 import { redirectTarget } from '../http/redirect-target.js';
-import { OAUTH_PROVIDERS, type OAuthProviderName } from '../config/types.js';
 import type { ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
+import { idTokenSource } from './id-token-source.js';
 
 const schema = bodySchema({
   id_token: 'string',
@@ -52,15 +51,16 @@ export const idToken: Grant<ReturnType<typeof schema>> = {
 async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body: ReturnType<typeof schema>): Promise<ApiResponse> {
   const token = body.id_token ?? '';
   if (!token) throw new OAuthRefusal('invalid request', 'id_token required');
-  const name = await providerOf(ctx, body.provider ?? '', body.client_id ?? '', body.issuer ?? '');
-  const provider = idTokenProvider(name)!;
-  const rt = runtimeFor(ctx.config, name);
+  const [provider, clientId, issuer] = [body.provider ?? '', body.client_id ?? '', body.issuer ?? ''];
+  if (!provider && (!clientId || !issuer)) throw new OAuthRefusal('invalid request', 'provider or client_id and issuer required');
+  const source = await idTokenSource(ctx, { provider, clientId, issuer });
+  const name = source.name;
   // A signed-in user linking this identity (auth-js linkIdentity with an id_token) is checked before any outbound call.
   const linking = body.link_identity === true ? await authenticate(req, ctx) : null;
 
   let claims: Record<string, unknown>;
   try {
-    claims = await provider.verify(rt, token);
+    claims = await source.verify(token);
   } catch (err) {
     if (err instanceof IdTokenError || err instanceof ProviderError) {
       ctx.log.info({ provider: name, cause: err.message }, 'id_token refused');
@@ -70,10 +70,10 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
     }
     throw err;
   }
-  checkNonce(body.nonce ?? '', claims.nonce, rt.config.skipNonceCheck);
+  checkNonce(body.nonce ?? '', claims.nonce, source.skipNonceCheck);
   if (body.access_token && typeof claims.at_hash === 'string') checkAtHash(token, body.access_token, claims.at_hash);
 
-  const profile = provider.profile(claims);
+  const profile = source.profile(claims);
   let notifications: Notification[] = [];
   const response = await sendingTx(ctx, req.signal, async (c) => {
     notifications = [];
@@ -87,7 +87,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
       provider: name,
       profile,
       linkingTargetId: linking?.user.id ?? null,
-      emailOptional: rt.config.emailOptional,
+      emailOptional: source.emailOptional,
       aud: requestAudience(req, ctx),
       hookRequest: req,
     });
@@ -106,35 +106,16 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   return { body: response };
 }
 
-/** The provider the token is for: named, or found by the issuer among the enabled OIDC providers. */
-async function providerOf(ctx: AppContext, provider: string, clientId: string, issuer: string): Promise<OAuthProviderName> {
-  if (!provider && (!clientId || !issuer)) throw new OAuthRefusal('invalid request', 'provider or client_id and issuer required');
-  if (provider) {
-    const name = provider as OAuthProviderName;
-    if (!(OAUTH_PROVIDERS as readonly string[]).includes(provider) || !idTokenProvider(name)) {
-      throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${provider}" not allowed`);
-    }
-    if (!isProviderUsable(ctx.config, name)) throw apiError('provider_disabled', `Provider (issuer "${issuer || name}") is not enabled`);
-    return name;
-  }
-  for (const name of OAUTH_PROVIDERS) {
-    const module = idTokenProvider(name);
-    if (!module || !isProviderUsable(ctx.config, name)) continue;
-    const known = (await module.endpoints(runtimeFor(ctx.config, name)).catch(() => null))?.issuer;
-    if (known && (Array.isArray(known) ? known : [known]).includes(issuer)) return name;
-  }
-  throw apiError('provider_disabled', `Provider (issuer "${issuer}") is not enabled`);
-}
-
-/** The original's rule: both present and matching (hashed or raw), or both absent unless SKIP_NONCE_CHECK. */
+/** The original's rule: both present and matching (hashed or raw) or both absent; SKIP_NONCE_CHECK skips it all. */
 function checkNonce(given: string, inToken: unknown, skip: boolean): void {
+  if (skip) return;
   const tokenNonce = typeof inToken === 'string' ? inToken : '';
   if (given && tokenNonce) {
     const hash = createHash('sha256').update(given).digest('hex');
     if (hash !== tokenNonce && given !== tokenNonce) throw new OAuthRefusal('invalid nonce', 'Nonces mismatch');
     return;
   }
-  if (!skip && (given || tokenNonce)) {
+  if (given || tokenNonce) {
     throw new OAuthRefusal('invalid request', 'Passed nonce and nonce in id_token should either both exist or not.');
   }
 }

@@ -170,3 +170,15 @@ export function profileFromClaims(claims: Record<string, unknown>): ExternalProf
   const emails: ExternalEmail[] = email ? [{ email, verified: emailVerified, primary: true }] : [];
   return { subject: sub, emails, claims: withoutUndefined(data) };
 }
+
+/**
+ * The standard claims alone, without custom_claims: how the original reads an id_token of an issuer it has
+ * no parser of its own for (a custom provider's or an EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS one at the id_token
+ * grant), so an arbitrary issuer's other claims never reach user_metadata.
+ */
+export function standardProfile(claims: Record<string, unknown>): ExternalProfile {
+  const profile = profileFromClaims(claims);
+  const standard = { ...profile.claims };
+  delete standard.custom_claims;
+  return { ...profile, claims: standard };
+}

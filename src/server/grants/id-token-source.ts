@@ -1,0 +1,136 @@
+// Which provider an id_token handed to grant_type=id_token is for (docs/oauth.md#the-id_token-grant), in the
+// original's order: a built-in provider named, or owning the `issuer` sent; then a custom provider
+// (`custom:<id>`); then an issuer of EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS with the `client_id` sent; else
+// refused. Each answer says how to check the token, how to read its claims and what identities.provider is.
+import { apiError } from '../errors.js';
+import { idTokenProvider, runtimeFor } from '../providers/index.js';
+import { isProviderUsable } from '../providers/configured.js';
+import { createProviderRuntime } from '../providers/runtime.js';
+import { discoveredEndpoints, standardProfile } from '../providers/oidc.js';
+import { ProviderError } from '../providers/outbound.js';
+import { customIdTokenProvider } from '../custom-providers/lookup.js';
+import { verifyCustomIdToken } from '../custom-providers/module.js';
+import { OAUTH_PROVIDERS, type OAuthProviderConfig, type OAuthProviderName } from '../config/types.js';
+import type { ExternalProfile } from '../providers/types.js';
+import type { AppContext } from '../context.js';
+
+export interface IdTokenSource {
+  /** identities.provider: the built-in name, `custom:<id>`, or the allowed issuer's URL */
+  name: string;
+  /** Signature by the issuer's keys, iss, aud, exp; the claims. Throws IdTokenError or ProviderError. */
+  verify(idToken: string): Promise<Record<string, unknown>>;
+  profile(claims: Record<string, unknown>): ExternalProfile;
+  skipNonceCheck: boolean;
+  emailOptional: boolean;
+}
+
+export interface IdTokenRequest {
+  provider: string;
+  clientId: string;
+  issuer: string;
+}
+
+export async function idTokenSource(ctx: AppContext, r: IdTokenRequest): Promise<IdTokenSource> {
+  const builtIn = builtInByName(ctx, r) ?? (r.issuer ? await builtInByIssuer(ctx, r.issuer) : null);
+  if (builtIn) return builtInSource(ctx, builtIn);
+  if (r.provider.startsWith('custom:')) return customSource(ctx, r.provider);
+  if (ctx.config.external.allowedIdTokenIssuers.includes(r.issuer)) return allowedIssuerSource(ctx, r.issuer, r.clientId);
+  // The original names the provider sent (usually empty), not the issuer.
+  throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${r.provider}" not allowed`);
+}
+
+/** A built-in provider whose tokens the grant takes, by name; switched off, it is refused here. */
+function builtInByName(ctx: AppContext, r: IdTokenRequest): OAuthProviderName | null {
+  const name = r.provider as OAuthProviderName;
+  if (!(OAUTH_PROVIDERS as readonly string[]).includes(name) || !idTokenProvider(name)) return null;
+  if (!isProviderUsable(ctx.config, name)) throw apiError('provider_disabled', `Provider (issuer "${r.issuer || name}") is not enabled`);
+  return name;
+}
+
+/**
+ * The issuers the original knows its built-in providers by, whether or not they are switched on: a token
+ * of a disabled one is refused as that provider's, never taken as an allowed issuer's (the setting's
+ * default lists apple's and google's, which the original's switch reaches first).
+ */
+const KNOWN_ISSUERS: readonly [OAuthProviderName, (issuer: string) => boolean][] = [
+  ['apple', (i) => i === 'https://appleid.apple.com' || i === 'https://account.apple.com'],
+  ['google', (i) => i === 'https://accounts.google.com'],
+  ['azure', (i) => /^https:\/\/login\.microsoftonline\.com\/[^/]+\/v2\.0\/?$/.test(i)],
+  ['facebook', (i) => i === 'https://www.facebook.com'],
+  ['kakao', (i) => i === 'https://kauth.kakao.com'],
+  ['vercel_marketplace', (i) => i === 'https://marketplace.vercel.com'],
+];
+
+/** A built-in provider that owns `issuer`: one of the well-known issuers, or an enabled provider's configured one. */
+async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthProviderName | null> {
+  const known = KNOWN_ISSUERS.find(([, owns]) => owns(issuer))?.[0];
+  if (known) {
+    if (!isProviderUsable(ctx.config, known)) throw apiError('provider_disabled', `Provider (issuer "${issuer}") is not enabled`);
+    return known;
+  }
+  for (const name of OAUTH_PROVIDERS) {
+    const module = idTokenProvider(name);
+    if (!module || !isProviderUsable(ctx.config, name)) continue;
+    const configured = (await module.endpoints(runtimeFor(ctx.config, name)).catch(() => null))?.issuer;
+    if (configured && (Array.isArray(configured) ? configured : [configured]).includes(issuer)) return name;
+  }
+  return null;
+}
+
+function builtInSource(ctx: AppContext, name: OAuthProviderName): IdTokenSource {
+  const module = idTokenProvider(name)!;
+  const rt = runtimeFor(ctx.config, name);
+  return {
+    name,
+    verify: (idToken) => module.verify(rt, idToken),
+    profile: (claims) => module.profile(claims),
+    skipNonceCheck: rt.config.skipNonceCheck,
+    emailOptional: rt.config.emailOptional,
+  };
+}
+
+/** `custom:<id>`: checked as its /callback checks it, but read as the original's grant reads it (no attribute_mapping, no allowlist). */
+async function customSource(ctx: AppContext, identifier: string): Promise<IdTokenSource> {
+  const { row, rt } = await customIdTokenProvider(ctx, identifier);
+  return {
+    name: identifier,
+    verify: (idToken) => verifyCustomIdToken(rt, row, idToken),
+    profile: standardProfile,
+    skipNonceCheck: row.skip_nonce_check,
+    emailOptional: row.email_optional,
+  };
+}
+
+/**
+ * An issuer of EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS (the original's deprecated form): the audience is the
+ * `client_id` the caller sent, the keys those of the issuer's own discovery document. Both are fetched as
+ * the built-in providers' are (providers/runtime.ts: INTERNAL_HTTP_TIMEOUT, no redirect, the document read
+ * up to 1 MiB and kept an hour, the key set cached). The operator chose the issuers, so, like a keycloak
+ * realm, they may be on private addresses; a caller can only pick among them.
+ */
+function allowedIssuerSource(ctx: AppContext, issuer: string, clientId: string): IdTokenSource {
+  // Nonce checked, an email required: the original's settings for these issuers.
+  const settings: OAuthProviderConfig = {
+    enabled: true,
+    clientId,
+    secret: '',
+    redirectUri: '',
+    url: issuer,
+    apiUrl: '',
+    emailOptional: false,
+    skipNonceCheck: false,
+  };
+  const rt = createProviderRuntime(settings, ctx.config.external.httpTimeoutSeconds);
+  return {
+    name: issuer,
+    async verify(idToken) {
+      const endpoints = await discoveredEndpoints(rt, issuer);
+      // As go-oidc's discovery: a document naming another issuer is not this issuer's.
+      if (endpoints.issuer !== issuer) throw new ProviderError(`${issuer}: discovery document names issuer ${String(endpoints.issuer)}`);
+      return rt.verifyIdToken(idToken, { issuer, audience: [clientId], jwksUri: endpoints.jwksUri });
+    },
+    profile: standardProfile,
+    skipNonceCheck: settings.skipNonceCheck,
+    emailOptional: settings.emailOptional,
+  };
+}

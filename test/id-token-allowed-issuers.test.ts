@@ -1,0 +1,102 @@
+// EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS (docs/oauth.md#the-id_token-grant): POST /token?grant_type=id_token
+// with `issuer` and `client_id` and no known provider takes a token of a listed issuer, as the original's
+// deprecated form does: the keys from the issuer's own discovery document, `aud` the client_id sent, the
+// nonce checked, an email required, and the identity stored with the issuer URL as its provider. An issuer
+// not listed is refused in the original's words, and the issuers of built-in providers stay theirs.
+// The issuer is a small OIDC-format server (discovery, JWKS) whose keys the test signs with.
+import t from 'tap';
+import { createHash } from 'node:crypto';
+import { SignJWT, generateKeyPair, type KeyLike } from 'jose';
+import { startTestService } from './helpers/server.js';
+import { startOAuth2Server } from './helpers/oauth2-server.js';
+
+const idp = await startOAuth2Server();
+// The same server by another name: its discovery document names 127.0.0.1, not this one.
+const alias = idp.base.replace('127.0.0.1', 'localhost');
+const api = await startTestService({
+  AUTH_EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS: `${idp.base},https://accounts.google.com,${alias}`,
+});
+t.teardown(async () => {
+  await api.stop();
+  await idp.stop();
+});
+
+const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
+const users = async () => (await api.db.query('select count(*)::int as n from users')).rows[0].n;
+const nonce = 'raw-nonce-0123456789';
+const nonceHash = createHash('sha256').update(nonce).digest('hex');
+
+function sign(claims: Record<string, unknown>, o: { audience?: string; issuer?: string; key?: KeyLike } = {}) {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid: 'rs' })
+    .setIssuer(o.issuer ?? idp.base)
+    .setAudience(o.audience ?? 'mobile-app')
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(o.key ?? idp.keys.rs);
+}
+
+t.test('a listed issuer with the client_id sent signs in; the identity is stored under the issuer URL', async (t) => {
+  const token = await sign({ sub: 'iss-1', email: 'iss-1@example.com', email_verified: true, nonce: nonceHash, team: 'blue' });
+  const res = await grant({ id_token: token, issuer: idp.base, client_id: 'mobile-app', nonce });
+  t.equal(res.status, 200, res.text);
+  t.ok(res.body.access_token && res.body.refresh_token);
+  t.equal(res.body.user.email, 'iss-1@example.com');
+  t.match(res.body.user.identities, [{ provider: idp.base, id: 'iss-1', identity_data: { iss: idp.base, sub: 'iss-1' } }]);
+  t.notOk(res.body.user.identities[0].identity_data.custom_claims, 'only the standard claims, as the original reads them');
+  t.equal(res.body.user.app_metadata.provider, idp.base);
+  const { rows } = await api.db.query('select provider from identities where provider_id = $1', ['iss-1']);
+  t.same(rows, [{ provider: idp.base }]);
+
+  // The original's own test names the issuer as the provider too: an unknown provider name falls to the list.
+  const named = await grant({ provider: idp.base, id_token: token, issuer: idp.base, client_id: 'mobile-app', nonce });
+  t.equal(named.body.user?.id, res.body.user.id, named.text);
+});
+
+t.test('an issuer not listed is refused naming the provider sent, before any call to it', async (t) => {
+  const token = await sign({ sub: 'iss-2', email: 'iss-2@example.com' }, { issuer: 'https://idp.example.test' });
+  const res = await grant({ id_token: token, issuer: 'https://idp.example.test', client_id: 'mobile-app' });
+  t.same([res.status, res.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "" not allowed' }]);
+  const named = await grant({ provider: 'myoidc', id_token: token, issuer: 'https://idp.example.test', client_id: 'mobile-app' });
+  t.same(named.body, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "myoidc" not allowed' });
+});
+
+t.test("a built-in provider's issuer stays that provider's, though listed: google is off here", async (t) => {
+  const token = await sign({ sub: 'iss-3' }, { issuer: 'https://accounts.google.com' });
+  const res = await grant({ id_token: token, issuer: 'https://accounts.google.com', client_id: 'mobile-app' });
+  t.same(
+    [res.status, res.body],
+    [400, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "https://accounts.google.com") is not enabled' }],
+  );
+});
+
+t.test('tokens for another audience, issuer or key, without the nonce or the email are refused; nobody signs in', async (t) => {
+  const before = await users();
+  const claims = { sub: 'iss-4', email: 'iss-4@example.com', email_verified: true };
+  const aud = await grant({ id_token: await sign(claims, { audience: 'web-app' }), issuer: idp.base, client_id: 'mobile-app' });
+  t.same([aud.status, aud.body], [400, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: ["web-app"]' }]);
+
+  const bad = { error: 'invalid request', error_description: 'Bad ID token' };
+  const { privateKey: stranger } = await generateKeyPair('RS256');
+  const forged = await grant({ id_token: await sign(claims, { key: stranger }), issuer: idp.base, client_id: 'mobile-app' });
+  t.same(forged.body, bad, 'a key the issuer never published');
+  const otherIss = await grant({ id_token: await sign(claims, { issuer: alias }), issuer: idp.base, client_id: 'mobile-app' });
+  t.same(otherIss.body, bad, 'iss is not the issuer sent');
+
+  const withNonce = await sign({ ...claims, nonce: nonceHash });
+  t.same((await grant({ id_token: withNonce, issuer: idp.base, client_id: 'mobile-app' })).body, {
+    error: 'invalid request',
+    error_description: 'Passed nonce and nonce in id_token should either both exist or not.',
+  });
+  const noEmail = await grant({ id_token: await sign({ sub: 'iss-5' }), issuer: idp.base, client_id: 'mobile-app' });
+  t.same([noEmail.status, noEmail.body.msg], [500, 'Error getting user email from external provider'], 'email is not optional');
+  t.equal(await users(), before);
+});
+
+t.test("an issuer whose discovery document names another issuer is not that issuer's", async (t) => {
+  // Reachable under that name, with the right keys: only the document's `issuer` tells it apart.
+  t.equal((await fetch(`${alias}/.well-known/openid-configuration`)).status, 200);
+  const token = await sign({ sub: 'iss-6', email: 'iss-6@example.com', email_verified: true }, { issuer: alias });
+  const res = await grant({ id_token: token, issuer: alias, client_id: 'mobile-app' });
+  t.same([res.status, res.body], [400, { error: 'invalid request', error_description: 'Bad ID token' }]);
+});
