@@ -103,6 +103,19 @@ t.test('facebook limited login: a token signed by the key at the JWKS path signs
   t.equal(byIssuer.body.user.id, res.body.user.id);
 });
 
+t.test("facebook: the token's nonce is not checked, as the original never checks it for Limited Login", async (t) => {
+  const withNonce = await facebook.sign({ sub: '55501', email: 'nonce@facebook.example', nonce: 'sdk-nonce' });
+  t.equal((await grant({ provider: 'facebook', id_token: withNonce })).status, 200, 'a nonce in the token only');
+  const other = await facebook.sign({ sub: '55501', nonce: 'sdk-nonce' });
+  t.equal((await grant({ provider: 'facebook', id_token: other, nonce: 'app-nonce' })).status, 200, 'or another one than sent');
+  const kakaoToken = await kakao.sign({ sub: '55502', nonce: 'sdk-nonce' }, { audience: 'kakao-app-key' });
+  t.same(
+    (await grant({ provider: 'kakao', id_token: kakaoToken })).body,
+    { error: 'invalid request', error_description: 'Passed nonce and nonce in id_token should either both exist or not.' },
+    'other providers still check it',
+  );
+});
+
 t.test('facebook: wrong audience, wrong issuer, expired, or signed by another key: refused', async (t) => {
   const wrongAud = await grant({ provider: 'facebook', id_token: await facebook.sign({ sub: '1' }, { audience: 'another-app' }) });
   t.same(wrongAud.body, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: ["another-app"]' });
