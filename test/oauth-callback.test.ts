@@ -88,6 +88,8 @@ t.test('unknown and disabled providers are the original 400 validation_failed', 
   const unknown = await api.request('GET', '/authorize?provider=myspace');
   t.equal(unknown.status, 400);
   t.same(unknown.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: Provider myspace could not be found' });
+  const capitalised = await api.request('GET', '/authorize?provider=GitHub&skip_http_redirect=true');
+  t.equal(capitalised.status, 200, 'a provider name in another case is the same provider');
   const disabled = await api.request('GET', '/authorize?provider=azure');
   t.same(disabled.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: provider is not enabled' });
 });

@@ -132,6 +132,7 @@ async function outbound<T>(ctx: AppContext, call: () => Promise<T>, step: 'excha
     if (!(err instanceof ProviderError) && !(err instanceof IdTokenError)) throw err;
     ctx.log.warn({ step, cause: err.message }, 'OAuth provider call failed');
     if (step === 'exchange') throw apiError('oauth_exchange_failed', `Unable to exchange external code: ${code.slice(0, 4)}`);
-    throw apiError('oauth_profile_failed', `Error getting user profile from external provider: ${err.message}`);
+    // The cause (a provider's host, status, why its id_token failed) is logged above, never put in the redirect URL.
+    throw apiError('oauth_profile_failed');
   }
 }

@@ -11,8 +11,10 @@ import type { AppContext } from '../context.js';
 const isProviderName = (name: string): name is OAuthProviderName => (OAUTH_PROVIDERS as readonly string[]).includes(name);
 
 /** `error` names the table entry to refuse with: /authorize answers validation_failed, /callback oauth_provider_not_supported. */
-export async function usableProvider(ctx: AppContext, name: string, error: ErrorName = 'provider_unsupported'): Promise<UsableProvider> {
-  if (name.toLowerCase().startsWith('custom:')) return customProvider(ctx, name.toLowerCase(), error);
+export async function usableProvider(ctx: AppContext, given: string, error: ErrorName = 'provider_unsupported'): Promise<UsableProvider> {
+  // Provider names are matched in any case, as the original lower-cases them (?provider=GitHub).
+  const name = given.toLowerCase();
+  if (name.startsWith('custom:')) return customProvider(ctx, name, error);
   const module = isProviderName(name) ? PROVIDERS[name] : undefined;
   if (!isProviderName(name) || !module) throw apiError(error, `Unsupported provider: Provider ${name} could not be found`);
   const problem = providerProblem(name, ctx.config.external.providers[name]);

@@ -34,10 +34,10 @@ export function stateError(siteUrl: string, err: ApiError): ApiResponse {
   return { status: 303, headers: { Location: withParams(siteUrl, params) } };
 }
 
-/** Any other failure: 302 to the flow's target, the error in the query and the fragment. */
+/** Any other failure: 302 to the flow's target, the error in the query and the fragment (with `sb`, the original's mark of its redirects). */
 export function flowError(target: string, err: ApiError): ApiResponse {
   const params = { error: errorName(err), error_code: err.errorCode, error_description: err.message };
-  return { status: 302, headers: { Location: withParams(target, params, params) } };
+  return { status: 302, headers: { Location: withParams(target, params, { ...params, sb: '' }) } };
 }
 
 /** The provider itself refused (?error=...): passed on as it came, without an error_code. */
