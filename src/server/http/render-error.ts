@@ -43,7 +43,9 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
     return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }), logged };
   }
-  const raised = publicPostgresError(cause);
+  // Only a failure an answer names as its cause (causedBy), as the original passes through only the internal
+  // error of an HTTP error it built: a statement that fails on its own stays an unexpected failure.
+  const raised = err instanceof ApiError ? publicPostgresError(err.cause) : null;
   if (raised) return { status: raised.status, headers, body: JSON.stringify(raised.body), logged };
   const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
   if (e.status >= 500) body.error_id = requestId;
