@@ -44,6 +44,8 @@ t.test('email nonce: required, checked, single use', async (t) => {
   const s = await confirmedUser(api);
   const missing = await setPassword(s.access_token, 'New-password-22');
   t.strictSame(missing.body, { code: 400, error_code: 'reauthentication_needed', msg: 'Password update requires reauthentication' });
+  const weak = await setPassword(s.access_token, 'short');
+  t.equal(weak.body.error_code, 'weak_password', "a weak password is told so first, nonce or not, as the original's order");
   const sent = await reauth(s.access_token);
   t.equal(sent.status, 200);
   t.strictSame(sent.body, {});

@@ -2,6 +2,7 @@
 // seed or remove users without the API (docs/adopting-gotrue.md#admin-commands). Same arguments, flags and
 // exit codes: createuser EMAIL PASSWORD [ROLE] [--confirm] [--admin], deleteuser EMAIL|ID, and --aud/-a
 // on both. Unlike the original's, a created user gets its email identity, as POST /admin/users gives one.
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { createPool, tx } from '../db/pool.js';
@@ -15,6 +16,7 @@ import { isPasswordTooLong } from './users/password-policy.js';
 import { ApiError } from './errors.js';
 import { UUID } from './admin/load-user.js';
 import type { Config } from './config/types.js';
+import { storedPasswordHash } from './users/password-at-rest.js';
 
 export const ADMIN_USAGE =
   'usage: portcullis admin createuser EMAIL PASSWORD [ROLE] [--confirm] [--admin] [--aud AUD] | admin deleteuser EMAIL|ID [--aud AUD]';
@@ -89,9 +91,11 @@ async function createUserCommand(
     return 1;
   }
   const { memoryKiB, timeCost, parallelism } = config.password.hash;
-  const passwordHash = await hashPassword({ password, memoryKiB, timeCost, parallelism });
+  const id = randomUUID();
+  const passwordHash = storedPasswordHash(config, id, await hashPassword({ password, memoryKiB, timeCost, parallelism }));
   const created = await tx(pool, (c) =>
     createUser(c, {
+      id,
       provider: 'email',
       address: email,
       aud,

@@ -2,7 +2,7 @@
 // (same work, same answer), then the refusals after a correct password. The original checks the ban
 // first, which answers a banned account ~30 ms sooner than any other: an enumeration signal.
 import { ApiError, apiError } from '../errors.js';
-import { findUserByEmail, findUserByPhone } from '../../db/users.js';
+import { findUserByEmail, findUserByPhone, type UserRow } from '../../db/users.js';
 import { parsePhone } from '../users/addresses.js';
 import { isBanned } from '../users/user-json.js';
 import { signInWeakness } from '../users/password-policy.js';
@@ -13,6 +13,8 @@ import { requestAudience } from '../auth/bearer.js';
 import { grantSchema } from '../http/validate.js';
 import { actorOf } from '../users/actor.js';
 import type { Grant } from './grant.js';
+import type { AppContext } from '../context.js';
+import { needsResealing, passwordHashOf, storedPasswordHash } from '../users/password-at-rest.js';
 
 const schema = grantSchema('email', 'phone', 'password');
 
@@ -31,7 +33,7 @@ export const password: Grant<ReturnType<typeof schema>> = {
     const aud = requestAudience(req, ctx);
     const phone = phoneText ? parsePhone(phoneText) : null;
     const user = email ? await findUserByEmail(ctx.db, email.toLowerCase(), aud) : phone ? await findUserByPhone(ctx.db, phone, aud) : null;
-    const verdict = await ctx.hasher.verify(user?.encrypted_password ?? null, password, req.signal);
+    const verdict = await ctx.hasher.verify(user ? passwordHashOf(ctx.config, user) : null, password, req.signal);
     // docs/hooks.md#password-verification-attempt: told of every checked password of an existing user, as the original.
     const decision = user ? await passwordVerificationAttempt(ctx, { userId: user.id, valid: verdict.ok }, req) : null;
     if (user && decision?.reject) {
@@ -43,8 +45,9 @@ export const password: Grant<ReturnType<typeof schema>> = {
     if (email && !user.email_confirmed_at) throw apiError('email_not_confirmed');
     if (!email && !user.phone_confirmed_at) throw apiError('phone_not_confirmed');
 
-    // An imported (bcrypt) or older argon2 hash is upgraded to the current parameters on success.
-    const upgraded = verdict.needsRehash ? await ctx.hasher.hash(password, req.signal) : undefined;
+    // An imported (bcrypt) or older argon2 hash is upgraded to the current parameters on success, and with
+    // SECURITY_DB_ENCRYPTION_ENCRYPT a hash in clear or under an older key is sealed with the current one.
+    const upgraded = await upgradedHash(ctx, user, password, verdict.needsRehash, req.signal);
     // Asked while the session is issued and awaited after it: the sign-in never holds a connection or a
     // transaction waiting on the range API. It never rejects.
     const weakness = signInWeakness(ctx, password, req.requestId);
@@ -63,3 +66,18 @@ export const password: Grant<ReturnType<typeof schema>> = {
     return { body: response };
   },
 };
+
+/** The hash to store after a successful sign-in, or undefined when the stored one is as it should be. */
+async function upgradedHash(
+  ctx: AppContext,
+  user: UserRow,
+  password: string,
+  needsRehash: boolean,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  if (needsRehash) return storedPasswordHash(ctx.config, user.id, await ctx.hasher.hash(password, signal));
+  if (!ctx.config.security.dbEncryption.encrypt || !user.encrypted_password) return undefined;
+  return needsResealing(ctx.config, user.id, user.encrypted_password)
+    ? storedPasswordHash(ctx.config, user.id, passwordHashOf(ctx.config, user)!)
+    : undefined;
+}

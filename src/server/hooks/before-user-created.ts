@@ -8,6 +8,7 @@ import { userJson } from '../users/user-json.js';
 import { createUser, newUserRow, type NewUser } from '../users/create.js';
 import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
 import { noteUserCreated } from './after-user-created.js';
+import { storedPasswordHash } from '../users/password-at-rest.js';
 
 /** Resolves when the hook is off or lets the sign-up go ahead; throws its refusal otherwise. */
 export async function beforeUserCreated(
@@ -29,7 +30,8 @@ export async function createUserAfterHook(
 ): Promise<Awaited<ReturnType<typeof createUser>>> {
   const withId = { ...u, id: u.id ?? randomUUID() };
   await beforeUserCreated(ctx, newUserRow(withId), req, q);
-  const result = await createUser(q, withId);
+  const passwordHash = withId.passwordHash && storedPasswordHash(ctx.config, withId.id, withId.passwordHash);
+  const result = await createUser(q, { ...withId, passwordHash });
   if (result) noteUserCreated(ctx, req, result.user);
   return result;
 }

@@ -1,6 +1,7 @@
 // POST /admin/users and POST /admin/users/{user_id} (docs/api.md#post-adminusers, docs/differences.md#admin-api; both are kept, the
 // second creating the user with the id of its path). The checks run in the original's order, then one
 // transaction writes the user, its email/phone identities, the admin's settings and the audit row.
+import { randomUUID } from 'node:crypto';
 import { apiError, type ApiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import { findUserById, isEmailTaken, isPhoneTaken, type UserRow } from '../../db/users.js';
@@ -16,9 +17,10 @@ import { storedPassword } from '../admin/password.js';
 import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
+import { storedPasswordHash } from '../users/password-at-rest.js';
 
 interface NewAdminUser {
-  id?: string;
+  id: string;
   aud: string;
   email?: string;
   phone?: string;
@@ -33,7 +35,8 @@ export const adminCreateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
   if (email && (await isEmailTaken(ctx.db, email))) throw apiError('email_exists');
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
   if (phone && (await isPhoneTaken(ctx.db, phone))) throw apiError('phone_exists_admin');
-  const id = checkedId(req.params.user_id ?? params.id);
+  // Chosen here when not given, so that a sealed password hash (password-at-rest.ts) is bound to it.
+  const id = checkedId(req.params.user_id ?? params.id) ?? randomUUID();
   const passwordHash = await storedPassword(ctx, params, false, req);
   const user = await tx(ctx.db, (c) => create(ctx, c, req, admin, params, { id, aud, email, phone, passwordHash }), req.signal);
   return { body: user };
@@ -56,7 +59,7 @@ async function create(ctx: AppContext, c: Queryable, req: ApiRequest, admin: Adm
       role: params.role ?? ctx.config.jwt.defaultGroupName,
       email: u.email ?? null,
       phone: u.phone ?? null,
-      encrypted_password: u.passwordHash ?? null,
+      encrypted_password: u.passwordHash ? storedPasswordHash(ctx.config, u.id, u.passwordHash) : null,
       raw_user_meta_data: params.userMetadata ?? {},
       // The original names the providers first, then merges the admin's app_metadata over them.
       raw_app_meta_data: mergeMetadata({ provider: providers[0], providers }, params.appMetadata ?? {}),

@@ -17,6 +17,7 @@ import { storedPassword } from '../admin/password.js';
 import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
 import type { GuardedHandler } from '../http/types.js';
 import type { Config } from '../config/types.js';
+import { storedPasswordHash } from '../users/password-at-rest.js';
 
 export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req, ctx, admin) => {
   const found = await loadUser(ctx.db, req);
@@ -36,7 +37,11 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
       if (phone) await setAddress(c, locked, 'phone', phone, params.phoneConfirm);
       // A changed address makes links already sent to the old one untrustworthy.
       if (email || phone) await deleteOneTimeTokens(c, locked.id);
-      let user = await updateUser(c, locked.id, changes(locked, params, email, phone, passwordHash));
+      let user = await updateUser(
+        c,
+        locked.id,
+        changes(locked, params, email, phone, passwordHash && storedPasswordHash(ctx.config, locked.id, passwordHash)),
+      );
       // Confirming after the address is set, so a user given a first address gets it confirmed too.
       if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
       if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { reauthenticationChannel } from './reauthentication.js';
 import { isRecoverySession } from '../../db/sessions.js';
+import { passwordHashOf, storedPasswordHash } from './password-at-rest.js';
 
 /**
  * docs/differences.md#security: "When SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION is enabled, the body must contain
@@ -35,14 +36,16 @@ export async function checkNewPassword(
   current: CurrentPassword,
   req: Pick<ApiRequest, 'signal' | 'requestId'>,
 ): Promise<string> {
-  if (needsNonce(ctx, user) && !nonce) throw apiError('reauthentication_needed');
+  // The password's own faults first, then what the request lacks, as the original orders them.
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
   await assertStrongPassword(ctx, password, req.requestId);
-  if (password && user.encrypted_password) await assertCurrentPassword(ctx, user.encrypted_password, current, req.signal);
-  if (user.encrypted_password && (await ctx.hasher.verify(user.encrypted_password, password, req.signal)).ok) {
+  if (needsNonce(ctx, user) && !nonce) throw apiError('reauthentication_needed');
+  const hash = passwordHashOf(ctx.config, user);
+  if (password && hash) await assertCurrentPassword(ctx, hash, current, req.signal);
+  if (hash && (await ctx.hasher.verify(hash, password, req.signal)).ok) {
     throw apiError('same_password');
   }
-  return ctx.hasher.hash(password, req.signal);
+  return storedPasswordHash(ctx.config, user.id, await ctx.hasher.hash(password, req.signal));
 }
 
 /**
