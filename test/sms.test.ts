@@ -141,6 +141,8 @@ const failures: Array<[GatewayName, 'http' | 'status' | undefined, { httpStatus:
   ['twilio', 'status', { httpStatus: 201, message: /^twilio message SM[0-9a-f]+ failed: Unknown error \(error 30008\)$/ }],
   ['twilio_verify', undefined, { httpStatus: 429, message: /^Max send attempts reached \(error 60203\)$/ }],
   ['messagebird', undefined, { httpStatus: 422, message: /^Not enough balance \(code 25\)$/ }],
+  // created, but sent to nobody: the original's "total sent count is 0" failure
+  ['messagebird', 'status', { httpStatus: 201, message: /^messagebird error: total sent count is 0$/ }],
   ['textlocal', undefined, { httpStatus: 200, message: /^Insufficient credits to send message \(code 7\)$/ }],
   ['textlocal', 'http', { httpStatus: 503, message: /^Insufficient credits/ }],
   ['vonage', undefined, { httpStatus: 200, message: /^Partner quota exceeded \(status 9\)$/ }],

@@ -130,9 +130,11 @@ export function twilioVerifications(state: VerifyState, { params: [serviceSid], 
   return { status: 201, json, sms };
 }
 
-export function twilioVerificationCheck(state: VerifyState, { params: [serviceSid], headers, fields }: FakeRequest): FakeReply {
+export function twilioVerificationCheck(state: VerifyState, { params: [serviceSid], headers, fields, failure }: FakeRequest): FakeReply {
   const auth = basic(headers);
   if (!auth) return twilioError(401, 20003, 'Authenticate');
+  // Twilio's answer while the service is down; the pending verification is left as it was.
+  if (failure) return twilioError(503, 20503, 'Service Unavailable');
   const pending = state.get(`${serviceSid}:${fields.To}`);
   if (!pending) return twilioError(404, 20404, `The requested resource /Services/${serviceSid}/VerificationCheck was not found`);
   const approved = fields.Code === pending.code;
@@ -160,9 +162,11 @@ export function messagebird({ headers, fields, path, failure }: FakeRequest): Fa
   if (!fields.originator) return birdError(422, 9, 'originator is required', 'originator');
   if (!fields.body) return birdError(422, 9, 'body is required', 'body');
   if (!/^\d+$/.test(fields.recipients ?? '')) return birdError(422, 9, 'no (correct) recipients found', 'recipients');
-  if (failure) return birdError(422, 25, 'Not enough balance', null);
+  if (failure === 'http') return birdError(422, 25, 'Not enough balance', null);
   const id = hex(16);
   const now = new Date().toISOString();
+  // 'status': the message is created (201) but went to nobody, e.g. a recipient MessageBird will not deliver to.
+  const sent = failure === 'status' ? 0 : 1;
   const json = {
     id,
     href: `https://rest.messagebird.com/messages/${id}`,
@@ -175,16 +179,18 @@ export function messagebird({ headers, fields, path, failure }: FakeRequest): Fa
     createdDatetime: now,
     recipients: {
       totalCount: 1,
-      totalSentCount: 1,
+      totalSentCount: sent,
       totalDeliveredCount: 0,
-      totalDeliveryFailedCount: 0,
-      items: [{ recipient: Number(fields.recipients), status: 'sent', statusDatetime: now }],
+      totalDeliveryFailedCount: 1 - sent,
+      items: [{ recipient: Number(fields.recipients), status: sent ? 'sent' : 'delivery_failed', statusDatetime: now }],
     },
   };
   return {
     status: 201,
     json,
-    sms: { gateway: 'messagebird', id, to: fields.recipients, body: fields.body, channel: 'sms', auth: { accessKey: key }, path, fields },
+    sms: sent
+      ? { gateway: 'messagebird', id, to: fields.recipients, body: fields.body, channel: 'sms', auth: { accessKey: key }, path, fields }
+      : undefined,
   };
 }
 

@@ -16,6 +16,8 @@ export interface SmsGatewayFake {
   waitForMessage(to: string, timeoutMs?: number): Promise<FakeSms>;
   /** Make the gateway's next request fail: 'http' = error status + error body, 'status' = refusal inside a 2xx body. */
   failNext(gateway: GatewayName, kind?: FailureKind): void;
+  /** Hold the gateway's next request for `ms` before handling and answering it (a slow gateway). */
+  delayNext(gateway: GatewayName, ms: number): void;
   close(): Promise<void>;
 }
 
@@ -30,7 +32,7 @@ const DEFAULT_FAILURE: Record<GatewayName, FailureKind> = {
 const SUPPORTED_FAILURES: Record<GatewayName, FailureKind[]> = {
   twilio: ['http', 'status'],
   twilio_verify: ['http'],
-  messagebird: ['http'],
+  messagebird: ['http', 'status'],
   textlocal: ['http', 'status'],
   vonage: ['http', 'status'],
 };
@@ -49,6 +51,8 @@ type Route = { gateway: GatewayName; pattern: RegExp; handle: (request: FakeRequ
 export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
   const inbox = createInbox<FakeSms>((m) => `${m.gateway} to ${m.to}`);
   const failures = new Map<GatewayName, FailureKind>();
+  const delays = new Map<GatewayName, number>();
+  const timers = new Set<NodeJS.Timeout>();
   const verify: VerifyState = new Map();
   const routes: Route[] = [
     { gateway: 'twilio', pattern: /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/, handle: gateways.twilioMessages },
@@ -71,11 +75,27 @@ export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const reply = answer(req, Buffer.concat(chunks).toString('utf8'));
-      if (reply.sms) inbox.add(reply.sms);
-      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
+      const reply = () => {
+        const r = answer(req, Buffer.concat(chunks).toString('utf8'));
+        if (r.sms) inbox.add(r.sms);
+        res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify(r.json));
+      };
+      const gateway = routeOf(req)?.gateway;
+      const delay = gateway ? delays.get(gateway) : undefined;
+      if (gateway === undefined || delay === undefined) return reply();
+      delays.delete(gateway);
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!res.destroyed) reply();
+      }, delay);
+      timers.add(timer);
     });
   });
+
+  function routeOf(req: http.IncomingMessage): Route | undefined {
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    return routes.find((route) => route.pattern.test(path));
+  }
 
   function answer(req: http.IncomingMessage, body: string): FakeReply {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
@@ -108,8 +128,12 @@ export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
       if (!SUPPORTED_FAILURES[gateway].includes(kind)) throw new TypeError(`fake ${gateway} has no '${kind}' failure`);
       failures.set(gateway, kind);
     },
+    delayNext(gateway, ms) {
+      delays.set(gateway, ms);
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
+        for (const timer of timers) clearTimeout(timer);
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
       }),

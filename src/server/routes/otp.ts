@@ -13,7 +13,7 @@ import { sendMagicLink } from './magiclink.js';
 import { signUpWithoutPassword } from '../users/signup.js';
 import { actorOf } from '../users/actor.js';
 import { sendConfirmation } from '../users/confirmation.js';
-import { CHANNEL_FIELD, parseChannel } from '../delivery/sms/channel-field.js';
+import { CHANNEL_FIELD, phoneChannel } from '../delivery/sms/channel-field.js';
 import type { Handler, ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
@@ -52,7 +52,7 @@ async function mayProceed(req: ApiRequest, ctx: AppContext, body: OtpBody, email
 async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Promise<ApiResponse> {
   if (!ctx.config.external.phoneEnabled) throw apiError('phone_provider_unsupported');
   const phone = normalisePhone(body.phone);
-  const channel = parseChannel(body);
+  const channel = phoneChannel(ctx, body.channel);
   const aud = requestAudience(req, ctx);
   let user = await findUserByPhone(ctx.db, phone, aud);
   if (!user?.phone_confirmed_at) {

@@ -9,7 +9,7 @@ import type { AddressProvider } from '../users/create.js';
 import { requestAudience } from '../auth/bearer.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { signUpAnonymously } from './anonymous.js';
-import { CHANNEL_FIELD, parseChannel } from '../delivery/sms/channel-field.js';
+import { CHANNEL_FIELD, phoneChannel } from '../delivery/sms/channel-field.js';
 import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import type { Handler, ApiRequest } from '../http/types.js';
@@ -75,7 +75,8 @@ async function readInput(req: ApiRequest, ctx: AppContext, body: SignupBody, ema
   if (isPasswordTooLong(password)) throw apiError('password_too_long');
   await assertStrongPassword(ctx, password, req.requestId);
   if (email && phone) throw apiError('signup_email_and_phone');
-  const channel = parseChannel(body);
+  // Only a phone sign-up reads the channel; an email sign-up ignores it, as the original.
+  const channel = phone ? phoneChannel(ctx, body.channel) : 'sms';
   if (phone && body.code_challenge) throw apiError('signup_phone_pkce');
   const pkce = readPkceParams(body);
   const provider: AddressProvider = email ? 'email' : 'phone';

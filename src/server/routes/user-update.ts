@@ -19,11 +19,11 @@ import { sendEmailChange } from '../users/email-change.js';
 import { sendPhoneChange } from '../users/phone-change.js';
 import { checkNewPassword, needsNonce } from '../users/password-change.js';
 import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
-import { nonceInvalid, spendNonce } from '../users/reauthentication.js';
+import { spendNonce } from '../users/reauthentication.js';
 import { userJson } from '../users/user-json.js';
 import { PKCE_FIELDS, readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { redirectTarget } from '../http/redirect-target.js';
-import { CHANNEL_FIELD, parseChannel } from '../delivery/sms/channel-field.js';
+import { CHANNEL_FIELD, phoneChannel } from '../delivery/sms/channel-field.js';
 import { actorOf } from '../users/actor.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
@@ -72,7 +72,8 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     // Deleted, or soft-deleted (its addresses obfuscated), by a concurrent request since the bearer check.
     if (!current) return apiError('user_not_found');
     if (passwordHash) {
-      if (needsNonce(ctx, user) && !(await spendNonce(ctx, c, user, update.nonce))) return nonceInvalid();
+      const refused = needsNonce(ctx, user) ? await spendNonce(ctx, c, user, update.nonce) : null;
+      if (refused) return refused;
       const firstPassword = isFirstPassword(current, update.password);
       current = await changePassword(c, req, current, passwordHash, sessionId);
       // Before the metadata merge, as the original: an admin-group user's own app_metadata has the last word.
@@ -119,6 +120,8 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
   }
   const email = emailText ? normaliseEmail(emailText) : null;
   const phone = phoneText ? normalisePhone(phoneText) : null;
+  // Read only with a phone, even the user's current one, as the original; without, it is ignored.
+  const channel = phone ? phoneChannel(ctx, body.channel) : 'sms';
   return {
     email: email && email !== user.email ? email : null,
     phone: phone && phone !== user.phone ? phone : null,
@@ -126,7 +129,7 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
     nonce: body.nonce ?? '',
     data: body.data ?? null,
     appMetadata,
-    channel: parseChannel(body),
+    channel,
     pkce: readPkceParams(body),
     redirectTo,
   };

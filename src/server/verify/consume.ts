@@ -15,7 +15,7 @@ import { actorOf } from '../users/actor.js';
 import type { VerifyType } from './types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
-import { testOtpFor } from '../delivery/sms/test-otp.js';
+import { gatewayCodeCheck } from './gateway-check.js';
 import { sendNotifications, type Notification } from '../delivery/notifications.js';
 
 export type Proof = { linkToken: string } | { address: string; code: string };
@@ -47,15 +47,21 @@ export async function consumeToken(
       notifications = [];
       const byLink = 'linkToken' in proof;
       const maxAttempts = ctx.config.security.otpMaxAttempts;
-      // A send-SMS hook sent our own code, so the gateway has nothing to check (docs/hooks.md#send-sms).
-      const gatewayCheck = type.channel === 'sms' && !ctx.config.hooks.sendSms.enabled ? ctx.sms?.verifyOtp?.bind(ctx.sms) : undefined;
-      const row: OneTimeTokenRow | null = byLink
-        ? await findTokenByLink(c, proof.linkToken, type.tokenTypes)
-        : gatewayCheck && !testOtpFor(ctx.config.sms, proof.address)
-          ? await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts)
-          : await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
+      const gatewayCheck = !byLink && type.channel === 'sms' ? gatewayCodeCheck(ctx, proof.address) : undefined;
+      let row: OneTimeTokenRow | null;
+      if (byLink) row = await findTokenByLink(c, proof.linkToken, type.tokenTypes);
+      else if (gatewayCheck) {
+        const verdict = await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts);
+        // As the original: whatever went wrong asking the gateway, the code is refused like a wrong one.
+        if (verdict.outcome === 'failed') ctx.log.warn({ err: verdict.error }, 'checking a phone code with the gateway failed');
+        if (verdict.outcome !== 'approved') return codeInvalid();
+        row = verdict.row;
+      } else row = await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
+      if (!row) return byLink ? linkInvalid() : codeInvalid();
+      // A code the gateway approved is within the gateway's own lifetime, and approving it used it up there:
+      // refusing it now for SMS_OTP_EXP would leave the user with no working code.
       const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
-      if (!row || isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
+      if (!gatewayCheck && isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
       // The user first, then the token (lockOneTimeToken): a concurrent verification of another of the user's
       // tokens, or a request that replaces or voids them, waits here instead of deadlocking with this one.
       const user = await lockUserById(c, row.user_id);

@@ -11,6 +11,7 @@ import {
 } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import { newOtp, otpHash, safeEqual, sha256Hex } from '../crypto/tokens.js';
+import { SmsSendError } from '../delivery/sms/sender.js';
 
 export interface IssuedToken {
   otp: string;
@@ -54,23 +55,44 @@ export async function findTokenByCode(
   return null;
 }
 
+export type GatewayCheck = (to: string, code: string) => Promise<boolean>;
+
+/** What asking the gateway about a code came to. */
+export type GatewayVerdict =
+  /** the gateway approved the code, within its own lifetime for it (SMS_OTP_EXP does not apply) */
+  | { outcome: 'approved'; row: OneTimeTokenRow }
+  /** no code of these types is pending for the address (none sent, or spent, voided or out of attempts) */
+  | { outcome: 'no_token' }
+  /** the gateway said the code is wrong, expired or used up; counted as a wrong code */
+  | { outcome: 'refused' }
+  /** the gateway could not be asked (error answer, network, timeout); not the user's guess, so not counted */
+  | { outcome: 'failed'; error: SmsSendError };
+
 /**
  * For gateways that generate and check codes themselves (Twilio Verify): the stored token only records
- * that a code was sent and when; the gateway says whether the code is right. Wrong codes still count.
+ * that a code was sent; the gateway says whether the code is right. Wrong codes still count against the
+ * stored token (SECURITY_OTP_MAX_ATTEMPTS), and once it is gone the gateway is no longer asked.
  */
 export async function findTokenCheckedByGateway(
   q: Queryable,
-  check: (to: string, code: string) => Promise<boolean>,
+  check: GatewayCheck,
   address: string,
   code: string,
   types: OneTimeTokenType[],
   maxAttempts: number,
-): Promise<OneTimeTokenRow | null> {
+): Promise<GatewayVerdict> {
   const candidates = await findOneTimeTokensByAddress(q, address, types);
-  if (candidates.length === 0) return null;
-  if (await check(address, code)) return candidates[0];
+  if (candidates.length === 0) return { outcome: 'no_token' };
+  let approved: boolean;
+  try {
+    approved = await check(address, code);
+  } catch (err) {
+    if (err instanceof SmsSendError) return { outcome: 'failed', error: err };
+    throw err;
+  }
+  if (approved) return { outcome: 'approved', row: candidates[0] };
   for (const row of candidates) await countFailedAttempt(q, row.id, maxAttempts);
-  return null;
+  return { outcome: 'refused' };
 }
 
 export const isExpired = (row: OneTimeTokenRow, lifetimeSeconds: number, now = Date.now()) =>

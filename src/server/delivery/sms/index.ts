@@ -5,7 +5,7 @@ import type { Config, SmsGatewayName } from '../../config/types.js';
 import { renderGoTemplate } from '../mail/go-template.js';
 import { logSmsSender } from './log-sender.js';
 import { messagebirdSender } from './messagebird.js';
-import { SmsSendError, type SmsSender } from './sender.js';
+import { SmsSendError, type SmsChannel, type SmsSender } from './sender.js';
 import { textlocalSender } from './textlocal.js';
 import { twilioSender } from './twilio.js';
 import { twilioVerifySender } from './twilio-verify.js';
@@ -27,16 +27,21 @@ const GATEWAYS: Record<SmsGatewayName, (sms: Config['sms']) => SmsSender> = {
  * (phone sign-ins cannot send codes; callers answer accordingly).
  */
 export function createSmsSender(sms: Config['sms'], log: Logger, options: { development?: boolean } = {}): SmsSender | null {
-  if (sms.provider && sms.missingCredentials.length > 0) return unconfiguredSender(sms.provider, sms.missingCredentials);
+  if (sms.provider && sms.missingCredentials.length > 0) {
+    return unconfiguredSender(sms.provider, GATEWAYS[sms.provider](sms).channels, sms.missingCredentials);
+  }
   if (sms.provider) return GATEWAYS[sms.provider](sms);
   return options.development ? logSmsSender(log) : null;
 }
 
-/** A gateway named with empty credentials: every send fails (422 sms_send_failed) without calling it. */
-function unconfiguredSender(gateway: SmsGatewayName, missing: string[]): SmsSender {
+/**
+ * A gateway named with empty credentials: every send fails (422 sms_send_failed) without calling it. It
+ * keeps the gateway's channels, so a channel the gateway cannot deliver is refused up front all the same.
+ */
+function unconfiguredSender(gateway: SmsGatewayName, channels: readonly SmsChannel[], missing: string[]): SmsSender {
   return {
     gateway,
-    channels: ['sms', 'whatsapp'],
+    channels,
     send: () => Promise.reject(new SmsSendError(gateway, `${gateway} is not configured: ${missing.join(', ')} empty`)),
   };
 }

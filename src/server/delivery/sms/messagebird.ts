@@ -1,5 +1,6 @@
 // MessageBird (docs/sms.md#messagebird): POST /messages with `Authorization: AccessKey <key>`. Answers 201 with
-// the message (`id`); errors are `{errors: [{code, description, parameter}]}` with a 4xx status.
+// the message (`id`, and `recipients.totalSentCount`); errors are `{errors: [{code, description, parameter}]}`
+// with a 4xx status.
 import type { Config } from '../../config/types.js';
 import { field, fieldText, joinUrl, postForm, unexpectedAnswer } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
@@ -20,6 +21,11 @@ export function messagebirdSender(config: Config['sms']['messagebird']): SmsSend
         const text = errors.map((e) => `${fieldText(e, 'description', 'unknown error')} (code ${fieldText(e, 'code', '?')})`).join('; ');
         throw new SmsSendError('messagebird', text, answer.status);
       }
+      // A 2xx can still mean nobody got it: MessageBird reports how many recipients it sent to, and the
+      // original counts a message sent to none (or an answer that does not say) as a failure.
+      const sentCount = field(field(answer.json, 'recipients'), 'totalSentCount') ?? 0;
+      if (typeof sentCount !== 'number') throw unexpectedAnswer('messagebird', answer);
+      if (sentCount <= 0) throw new SmsSendError('messagebird', 'messagebird error: total sent count is 0', answer.status);
       const id = field(answer.json, 'id');
       if (typeof id !== 'string') throw unexpectedAnswer('messagebird', answer);
       return { messageId: id };
