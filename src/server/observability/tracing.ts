@@ -1,9 +1,9 @@
 // OpenTelemetry tracing (TRACING_ENABLED): one span per request, named `api` as the original's, with the
 // parametrised route in http.route, the method in http.method and each route parameter in
-// http.route.params.<key> (the spec's name; docs/observability.md#tracing). Under it, one child span per
-// database statement (`db <statement>`) and per crypto-pool call (`crypto <task>`) the request waited on
-// (request-spans.ts). Spans are exported over OTLP/HTTP in batches from each HTTP thread; the resource
-// carries auth.version and OTEL_RESOURCE_ATTRIBUTES.
+// http.route.param.<key> (singular, the original's name, so dashboards built on it keep working;
+// docs/observability.md#tracing). Under it, one child span per database statement (`db <statement>`) and
+// per crypto-pool call (`crypto <task>`) the request waited on (request-spans.ts). Spans are exported over
+// OTLP/HTTP in batches from each HTTP thread; the resource carries auth.version and OTEL_RESOURCE_ATTRIBUTES.
 // A collector that is down must not cost the service: each export gives up after EXPORT_TIMEOUT_MS
 // (retries included: the SDK retries within that deadline only), the first failure is logged once (and a
 // recovery once), and shutdown waits at most SHUTDOWN_TIMEOUT_MS for the last batch.
@@ -68,7 +68,7 @@ export async function createTracing(
     enabled: true,
     record({ method, route, params, status, start, end, children }) {
       const attributes: Record<string, string | number> = { 'http.method': method, 'http.route': route, 'http.status_code': status };
-      for (const [key, value] of Object.entries(params)) attributes[`http.route.params.${key}`] = value;
+      for (const [key, value] of Object.entries(params)) attributes[`http.route.param.${key}`] = value;
       const span = tracer.startSpan('api', { kind: api.SpanKind.SERVER, startTime: start, attributes });
       if (children?.length) {
         const parent = api.trace.setSpan(api.context.active(), span);
