@@ -89,3 +89,15 @@ t.test('admin-created users and admin password changes are sealed', async (t) =>
   t.match(openBySpec(created.body.id, await storedOf(created.body.id)), /^\$argon2id\$/);
   t.ok(await signIn(api, email, 'Changed-by-admin-3'));
 });
+
+t.test('an invited user who sets a password at POST /verify gets it sealed', async (t) => {
+  const email = uniqueEmail('invited');
+  const link = await api.request('POST', '/admin/generate_link', { token: await adminToken(), body: { type: 'invite', email } });
+  t.equal(link.status, 200);
+  const verified = await api.request('POST', '/verify', {
+    body: { type: 'invite', token_hash: link.body.hashed_token, password: PASSWORD },
+  });
+  t.equal(verified.status, 200);
+  t.match(openBySpec(link.body.id, await storedOf(link.body.id)), /^\$argon2id\$/, 'sealed, an argon2id hash inside');
+  t.equal((await signIn(api, email)).user.id, link.body.id);
+});

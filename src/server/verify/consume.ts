@@ -16,6 +16,7 @@ import type { VerifyType } from './types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { gatewayCodeCheck } from './gateway-check.js';
+import { storedPasswordHash } from '../users/password-at-rest.js';
 import { sendNotifications, type Notification } from '../delivery/notifications.js';
 
 export type Proof = { linkToken: string } | { address: string; code: string };
@@ -74,7 +75,7 @@ export async function consumeToken(
       notifications = applied.notifications ?? [];
       if (applied.message) return { kind: 'message', message: applied.message };
       if (options.passwordHash && !applied.user.encrypted_password) {
-        applied.user = await updateUser(c, user.id, { encrypted_password: options.passwordHash });
+        applied.user = await updateUser(c, user.id, { encrypted_password: storedPasswordHash(ctx.config, user.id, options.passwordHash) });
       }
       await deleteOneTimeTokens(c, user.id);
       // docs/users-and-audit.md#audit-log: an invited user's first confirmation is invite_accepted, anyone else's a sign-up.
