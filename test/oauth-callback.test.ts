@@ -205,7 +205,7 @@ t.test('PKCE: the callback answers ?code=, and the pkce grant answers the sessio
 t.test('google (OIDC by discovery): the id_token is verified against the JWKS and the account created', async (t) => {
   const url = await authorizeUrl(api, 'provider=google&redirect_to=https://app.example.test/');
   t.equal(url.origin, oidc.base);
-  t.equal(url.searchParams.get('scope'), 'openid email profile');
+  t.equal(url.searchParams.get('scope'), 'email profile', "the original's scopes: Google issues the id_token for them alone");
   const { location } = await callback(api, await oidc.signIn(url.href, 'g-1'));
   const f = fragmentOf(location);
   t.ok(f.access_token, location.href);

@@ -44,8 +44,10 @@ t.test('keycloak: the realm endpoints, the profile from userinfo, a session in t
 
 t.test('azure: the tenant base v2.0 endpoints, the id_token of issuer <base>/v2.0', async (t) => {
   azure.accounts.set('az-1', { sub: 'az-1', email: 'ari@example.com', email_verified: true, name: 'Ari A' });
-  const url = await authorizeUrl(api, 'provider=azure');
+  // `openid` alone by default, as the original: the address comes with the `email` scope the app asks for.
+  const url = await authorizeUrl(api, 'provider=azure&scopes=email');
   t.equal(url.origin + url.pathname, `${azure.base}/oauth2/v2.0/authorize`);
+  t.equal(url.searchParams.get('scope'), 'openid email');
   const { location } = await callback(api, await azure.signIn(url.href, 'az-1'));
   const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.body.email, 'ari@example.com');

@@ -2,6 +2,9 @@
 // Keycloak, Azure... in the tests. Its own development login and consent pages are driven by HTTP: signIn()
 // follows the provider's redirects with a small cookie jar, posts the login form for the chosen account and
 // the consent form, and returns the parameters the provider sends back to the redirect URI.
+// Like Google and Apple, and unlike oidc-provider itself, it issues an id_token for the identity scopes
+// (`email`, `profile`, `name`) even when `openid` is not among them: the original asks Google for
+// `email profile` and Apple for `email name` only.
 import http from 'node:http';
 import type net from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from 'jose';
@@ -103,9 +106,11 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
   });
   provider.proxy = false;
   const callback = provider.callback();
+  const authorizationPath = options.routes?.authorization ?? '/auth';
   handler = (req, res) => {
-    const path = new URL(req.url ?? '/', base).pathname;
-    hits.set(path, (hits.get(path) ?? 0) + 1);
+    const url = new URL(req.url ?? '/', base);
+    hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
+    if (url.pathname === authorizationPath) req.url = impliedOpenid(url);
     callback(req, res);
   };
 
@@ -136,6 +141,15 @@ function signWith(
     .setIssuedAt()
     .setExpirationTime(o.expiresIn)
     .sign(key);
+}
+
+/** The authorization request's path and query, `openid` added to a scope of identity scopes that lacks it. */
+function impliedOpenid(url: URL): string {
+  const scopes = (url.searchParams.get('scope') ?? '').split(' ').filter(Boolean);
+  if (!scopes.includes('openid') && scopes.some((s) => ['email', 'profile', 'name'].includes(s))) {
+    url.searchParams.set('scope', ['openid', ...scopes].join(' '));
+  }
+  return url.pathname + url.search;
 }
 
 /** The browser's part: redirects, the login form, the consent form, until the provider answers the redirect URI. */

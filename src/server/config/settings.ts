@@ -178,6 +178,8 @@ export const SETTINGS: Setting[] = [
     'https://appleid.apple.com',
     'https://accounts.google.com',
   ]),
+  // An iOS app's bundle id: one more `aud` the id_token grant accepts for apple (docs/oauth.md#the-id_token-grant).
+  s('EXTERNAL_IOS_BUNDLE_ID', 'external.iosBundleId', 'string', ''),
   // Shorter than 300 s: 300 s, as the original (original-corrections.ts).
   s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300),
   // Web3 sign-in (docs/web3.md#settings): each chain on its own; a signed message is refused once its

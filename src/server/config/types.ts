@@ -204,6 +204,8 @@ export interface Config {
     emailAuthorizedAddresses: string[];
     /** EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS: issuers the id_token grant takes with any client_id (the original's deprecated form) */
     allowedIdTokenIssuers: string[];
+    /** EXTERNAL_IOS_BUNDLE_ID: accepted as the `aud` of apple id_tokens at the id_token grant, besides the client ids */
+    iosBundleId: string;
     flowStateExpirySeconds: number;
     /** outbound calls to providers (token, user API, discovery, JWKS) give up after this many seconds */
     httpTimeoutSeconds: number;

@@ -80,9 +80,12 @@ async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthPr
 function builtInSource(ctx: AppContext, name: OAuthProviderName): IdTokenSource {
   const module = idTokenProvider(name)!;
   const rt = runtimeFor(ctx.config, name);
+  // A native iOS app's Sign in with Apple token names the app's bundle id as its audience, not the
+  // Services ID the web flow uses: EXTERNAL_IOS_BUNDLE_ID admits it here, and only here.
+  const extraAudiences = name === 'apple' && ctx.config.external.iosBundleId ? [ctx.config.external.iosBundleId] : [];
   return {
     name,
-    verify: (idToken) => module.verify(rt, idToken),
+    verify: (idToken) => module.verify(rt, idToken, { extraAudiences }),
     profile: (claims) => module.profile(claims),
     // Facebook's Limited Login SDK puts the nonce in the token its own way: the original never checks it.
     skipNonceCheck: rt.config.skipNonceCheck || name === 'facebook',

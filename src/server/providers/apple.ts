@@ -1,12 +1,50 @@
 // Sign in with Apple: OpenID Connect by discovery of https://appleid.apple.com (EXTERNAL_APPLE_URL replaces
 // the issuer for tests). Apple answers the callback with a form POST (response_mode=form_post) and sends
 // the person's name only once, in the `user` form field of the first sign-in.
-import { discoveredEndpoints, oidcProvider } from './oidc.js';
+// Apple has switched the issuer its tokens and its discovery document name between appleid.apple.com and
+// account.apple.com without notice, and not always both at once: a token naming either is taken (always
+// checked against the configured issuer's published keys), as the original takes both.
+import { discoveredEndpoints, oidcProvider, profileFromClaims } from './oidc.js';
+import type { ExternalProfile } from './types.js';
+
+export const APPLE_ISSUERS = ['https://appleid.apple.com', 'https://account.apple.com'] as const;
+
+/**
+ * Apple's `is_private_email` arrives as a boolean or as a string: read as the original reads it (Go's
+ * boolean spellings). Anything else drops the claim; the original refuses the whole token for it.
+ */
+function appleBoolean(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (typeof value !== 'string') return undefined;
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
+  return undefined;
+}
+
+/**
+ * identity_data of an Apple id_token: issuer, subject, the address, the name the callback's form gave, and
+ * under custom_claims only the three claims the original keeps (is_private_email as a boolean, auth_time,
+ * transfer_sub) — not Apple's other bookkeeping (real_user_status, nonce_supported...).
+ */
+export function appleProfile(claims: Record<string, unknown>): ExternalProfile {
+  const { iss, sub, email, email_verified, name } = claims;
+  const profile = profileFromClaims({ iss, sub, email, email_verified, name });
+  const custom: Record<string, unknown> = {};
+  const isPrivate = appleBoolean(claims.is_private_email);
+  if (isPrivate !== undefined) custom.is_private_email = isPrivate;
+  if (typeof claims.auth_time === 'number') custom.auth_time = claims.auth_time;
+  if (typeof claims.transfer_sub === 'string' && claims.transfer_sub) custom.transfer_sub = claims.transfer_sub;
+  return Object.keys(custom).length ? { ...profile, claims: { ...profile.claims, custom_claims: custom } } : profile;
+}
 
 export const apple = oidcProvider({
   name: 'apple',
   defaultScopes: ['email', 'name'],
-  endpoints: (rt) => discoveredEndpoints(rt, rt.config.url || 'https://appleid.apple.com'),
+  async endpoints(rt) {
+    const found = await discoveredEndpoints(rt, rt.config.url || APPLE_ISSUERS[0]);
+    const named = Array.isArray(found.issuer) ? found.issuer : [found.issuer];
+    return { ...found, issuer: [...new Set([...named, ...APPLE_ISSUERS])] };
+  },
   // Apple requires form_post whenever scopes are requested.
   authorizationParams: () => ({ response_mode: 'form_post' }),
   fromForm(form) {
@@ -20,4 +58,5 @@ export const apple = oidcProvider({
       return {}; // a malformed `user` field only costs the name
     }
   },
+  profile: appleProfile,
 });

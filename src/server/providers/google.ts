@@ -6,7 +6,9 @@ const ISSUER = 'https://accounts.google.com';
 
 export const google = oidcProvider({
   name: 'google',
-  defaultScopes: ['openid', 'email', 'profile'],
+  // The original's scopes. Google issues an id_token for the identity scopes `email` and `profile` without
+  // `openid`; an answer without one is read from the discovery document's userinfo endpoint instead.
+  defaultScopes: ['email', 'profile'],
   async endpoints(rt) {
     const found = await discoveredEndpoints(rt, rt.config.url || ISSUER);
     // Google's id_tokens name their issuer with or without the scheme.

@@ -2,7 +2,7 @@
 // id_token grant accepts (facebook's Limited Login, kakao): a fixed issuer and JWKS (both under the
 // provider's base, so EXTERNAL_<PROVIDER>_URL moves them for a test) and the provider's own claim mapping.
 import { clientIds } from './configured.js';
-import type { OidcEndpoints, OidcProvider } from './oidc.js';
+import type { OidcEndpoints, OidcProvider, VerifyOptions } from './oidc.js';
 import type { ExternalProfile, ProviderRuntime } from './types.js';
 
 /** What providers/index.ts idTokenProvider() looks for on a module. */
@@ -17,9 +17,10 @@ export interface IdTokenDefinition {
 export function idTokenSide(def: IdTokenDefinition): IdTokenSide {
   return {
     endpoints: (rt) => Promise.resolve(def.endpoints(rt)),
-    verify(rt, idToken, nonceHash) {
+    verify(rt, idToken, options: VerifyOptions = {}) {
       const { issuer, jwksUri } = def.endpoints(rt);
-      return rt.verifyIdToken(idToken, { issuer, audience: clientIds(rt.config), jwksUri, nonceHash });
+      const audience = [...clientIds(rt.config), ...(options.extraAudiences ?? []).filter(Boolean)];
+      return rt.verifyIdToken(idToken, { issuer, audience, jwksUri, nonceHash: options.nonceHash });
     },
     profile: (claims) => def.profile(claims),
   };

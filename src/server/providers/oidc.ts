@@ -32,13 +32,26 @@ export interface OidcDefinition {
   issuersOf?(rt: ProviderRuntime, idToken: string): string[];
   /** Provider-specific claim fixes before the profile is built (azure's xms_edov). */
   normalise?(claims: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * The provider's own reading of its claims, in place of profileFromClaims, where its tokens carry the
+   * person under other names or only some claims belong in identity_data (apple, vercel_marketplace).
+   */
+  profile?: (claims: Record<string, unknown>) => ExternalProfile;
+}
+
+/** What a caller may add to an id_token check. */
+export interface VerifyOptions {
+  /** SHA-256 (hex) of the raw nonce the client holds. */
+  nonceHash?: string;
+  /** `aud` values accepted besides the client ids (apple: EXTERNAL_IOS_BUNDLE_ID at the id_token grant). */
+  extraAudiences?: readonly string[];
 }
 
 /** An OIDC module: an OAuth2Provider that can also check an id_token handed to the id_token grant. */
 export interface OidcProvider extends OAuth2Provider {
   endpoints(rt: ProviderRuntime): Promise<OidcEndpoints>;
   /** Verifies an id_token of this provider (signature by the issuer's keys, iss, aud = a client id, exp, nonce). */
-  verify(rt: ProviderRuntime, idToken: string, nonceHash?: string): Promise<Record<string, unknown>>;
+  verify(rt: ProviderRuntime, idToken: string, options?: VerifyOptions): Promise<Record<string, unknown>>;
   /** The profile of verified claims (plus the callback's form fields). */
   profile(claims: Record<string, unknown>, form?: URLSearchParams): ExternalProfile;
 }
@@ -56,14 +69,16 @@ export async function discoveredEndpoints(rt: ProviderRuntime, issuer: string): 
 }
 
 export function oidcProvider(def: OidcDefinition): OidcProvider {
-  const verify = async (rt: ProviderRuntime, idToken: string, nonceHash?: string) => {
+  const verify = async (rt: ProviderRuntime, idToken: string, options: VerifyOptions = {}) => {
     const endpoints = await def.endpoints(rt);
     const issuer = def.issuersOf ? def.issuersOf(rt, idToken) : endpoints.issuer;
-    return rt.verifyIdToken(idToken, { issuer, audience: clientIds(rt.config), jwksUri: endpoints.jwksUri, nonceHash });
+    const audience = [...clientIds(rt.config), ...(options.extraAudiences ?? []).filter(Boolean)];
+    return rt.verifyIdToken(idToken, { issuer, audience, jwksUri: endpoints.jwksUri, nonceHash: options.nonceHash });
   };
+  const read = def.profile ?? profileFromClaims;
   const profile = (claims: Record<string, unknown>, form?: URLSearchParams) => {
     const fixed = def.normalise ? def.normalise(claims) : claims;
-    return profileFromClaims({ ...fixed, ...(form && def.fromForm?.(form)) });
+    return read({ ...fixed, ...(form && def.fromForm?.(form)) });
   };
   return {
     protocol: 'oauth2',

@@ -1,0 +1,167 @@
+// POST /token?grant_type=id_token for the providers whose tokens the original takes from more than one issuer
+// or audience: apple (appleid.apple.com and account.apple.com; EXTERNAL_IOS_BUNDLE_ID as one more `aud`),
+// azure (any Microsoft tenant issuer when EXTERNAL_AZURE_URL is no single tenant; xms_edov), and
+// vercel_marketplace (its own claim names; global_user_id as the identity, so identities the original
+// made are found). Real oidc-provider instances publish the keys; tokens name the issuers under test.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { startOidcProvider } from './helpers/oidc-provider.js';
+import { providerEnv } from './helpers/oauth.js';
+
+const REDIRECT = 'https://app.example.test/auth/v1/callback';
+const GUID = '9b2f4c1e-0d3a-4f5b-8c6d-7e8f9a0b1c2d';
+
+const appleIdp = await startOidcProvider({ clientId: 'com.example.web' });
+const azureIdp = await startOidcProvider({
+  clientId: 'az-client',
+  issuerPath: '/v2.0',
+  routes: { authorization: '/oauth2/v2.0/authorize', token: '/oauth2/v2.0/token', jwks: '/discovery/v2.0/keys' },
+});
+const vercelIdp = await startOidcProvider({ clientId: 'oac_vercel' });
+const api = await startTestService({
+  ...providerEnv('apple', { clientId: 'com.example.web', secret: appleIdp.clientSecret, redirectUri: REDIRECT, url: appleIdp.issuer }),
+  AUTH_EXTERNAL_IOS_BUNDLE_ID: 'com.example.ios',
+  ...providerEnv('azure', { clientId: 'az-client', secret: azureIdp.clientSecret, redirectUri: REDIRECT, url: azureIdp.base }),
+  ...providerEnv('vercel_marketplace', {
+    clientId: 'oac_vercel',
+    secret: vercelIdp.clientSecret,
+    redirectUri: REDIRECT,
+    url: vercelIdp.issuer,
+  }),
+});
+t.teardown(async () => {
+  await api.stop();
+  await Promise.all([appleIdp.stop(), azureIdp.stop(), vercelIdp.stop()]);
+});
+
+const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
+const BAD = { error: 'invalid request', error_description: 'Bad ID token' };
+
+t.test('apple: tokens of either Apple issuer are taken, checked against the configured keys', async (t) => {
+  for (const [i, issuer] of ['https://account.apple.com', 'https://appleid.apple.com', appleIdp.issuer].entries()) {
+    const token = await appleIdp.signIdToken(
+      { sub: `apple-iss-${i}`, email: `iss${i}@privaterelay.example`, email_verified: 'true' },
+      { issuer },
+    );
+    const res = await grant({ provider: 'apple', id_token: token });
+    t.equal(res.status, 200, `${issuer}: ${res.text}`);
+    t.equal(res.body.user.identities[0].identity_data.iss, issuer);
+  }
+  const byIssuer = await appleIdp.signIdToken({ sub: 'apple-iss-0' }, { issuer: 'https://account.apple.com' });
+  t.equal(
+    (await grant({ client_id: 'com.example.web', issuer: 'https://account.apple.com', id_token: byIssuer })).status,
+    200,
+    'found by issuer',
+  );
+  const other = await appleIdp.signIdToken({ sub: 'apple-evil', email: 'e@example.com' }, { issuer: 'https://apple.example.test' });
+  t.same((await grant({ provider: 'apple', id_token: other })).body, BAD, 'no other issuer');
+});
+
+t.test(
+  'apple: EXTERNAL_IOS_BUNDLE_ID is an accepted audience at the id_token grant; custom_claims as the original keeps them',
+  async (t) => {
+    const token = await appleIdp.signIdToken(
+      {
+        sub: 'apple-ios-1',
+        email: 'ios@privaterelay.example',
+        email_verified: 'true',
+        is_private_email: 'true',
+        auth_time: 1700000000,
+        real_user_status: 2,
+      },
+      { audience: 'com.example.ios', issuer: 'https://appleid.apple.com' },
+    );
+    const res = await grant({ provider: 'apple', id_token: token });
+    t.equal(res.status, 200, res.text);
+    t.strictSame(res.body.user.identities[0].identity_data.custom_claims, { is_private_email: true, auth_time: 1700000000 });
+    t.strictSame(res.body.user.user_metadata.custom_claims, { is_private_email: true, auth_time: 1700000000 });
+
+    const otherApp = await appleIdp.signIdToken({ sub: 'apple-ios-2' }, { audience: 'com.example.other' });
+    t.same((await grant({ provider: 'apple', id_token: otherApp })).body, {
+      error: 'invalid request',
+      error_description: 'Unacceptable audience in id_token: ["com.example.other"]',
+    });
+  },
+);
+
+t.test('azure: with a URL that is no single tenant, any Microsoft tenant issuer (v2.0 or v1) is taken', async (t) => {
+  const cases = [`https://login.microsoftonline.com/${GUID}/v2.0`, `https://sts.windows.net/${GUID}/`, `${azureIdp.base}/v2.0`];
+  for (const [i, issuer] of cases.entries()) {
+    const token = await azureIdp.signIdToken({ sub: `az-tenant-${i}`, email: `tenant${i}@contoso.example` }, { issuer });
+    const res = await grant({ provider: 'azure', id_token: token });
+    t.equal(res.status, 200, `${issuer}: ${res.text}`);
+    t.ok(res.body.user.email_confirmed_at, 'no xms_edov: the address counts verified');
+  }
+  const byIssuer = await azureIdp.signIdToken({ sub: 'az-tenant-0' }, { issuer: cases[0] });
+  t.equal((await grant({ client_id: 'az-client', issuer: cases[0], id_token: byIssuer })).status, 200, 'found by issuer');
+  for (const issuer of ['https://login.microsoftonline.com.evil.example/x/v2.0', 'https://evil.example/v2.0']) {
+    const token = await azureIdp.signIdToken({ sub: 'az-evil', email: 'evil@example.com' }, { issuer });
+    t.same((await grant({ provider: 'azure', id_token: token })).body, BAD, `${issuer} refused`);
+  }
+});
+
+t.test('azure: xms_edov "1" verifies the address, false leaves it unverified', async (t) => {
+  const ok = await azureIdp.signIdToken({ sub: 'az-edov-1', email: 'edov1@contoso.example', xms_edov: '1' });
+  const res = await grant({ provider: 'azure', id_token: ok });
+  t.equal(res.status, 200, res.text);
+  t.ok(res.body.user.email_confirmed_at);
+  const no = await azureIdp.signIdToken({ sub: 'az-edov-0', email: 'edov0@contoso.example', xms_edov: false, email_verified: true });
+  const refused = await grant({ provider: 'azure', id_token: no });
+  t.equal(refused.status, 422);
+  t.equal(refused.body.error_code, 'provider_email_needs_verification');
+});
+
+t.test('vercel_marketplace: user_email signs in, and global_user_id finds the identity whatever the sub', async (t) => {
+  const first = await vercelIdp.signIdToken({
+    sub: 'account:a1:user:u1',
+    global_user_id: 'gu-1',
+    user_email: 'vee@vercel-user.example',
+    user_name: 'Vee',
+    user_avatar_url: 'https://vercel.example/vee.png',
+  });
+  const res = await grant({ provider: 'vercel_marketplace', id_token: first });
+  t.equal(res.status, 200, res.text);
+  t.equal(res.body.user.email, 'vee@vercel-user.example');
+  t.ok(res.body.user.email_confirmed_at, 'the address counts verified');
+  t.match(res.body.user.identities, [
+    {
+      provider: 'vercel_marketplace',
+      id: 'global_user_id:gu-1',
+      identity_data: {
+        sub: 'global_user_id:gu-1',
+        provider_id: 'global_user_id:gu-1',
+        name: 'Vee',
+        picture: 'https://vercel.example/vee.png',
+      },
+    },
+  ]);
+  const otherInstallation = await vercelIdp.signIdToken({
+    sub: 'account:a2:user:u9',
+    global_user_id: 'gu-1',
+    user_email: 'vee@vercel-user.example',
+  });
+  const again = await grant({ provider: 'vercel_marketplace', id_token: otherInstallation });
+  t.equal(again.body.user.id, res.body.user.id, 'another installation, the same person');
+
+  // An identity the original made (adopted with its database): found by its provider_id, whatever address the token names.
+  const legacy = await grant({
+    provider: 'vercel_marketplace',
+    id_token: await vercelIdp.signIdToken({ sub: 'legacy-sub', user_email: 'legacy@vercel-user.example' }),
+  });
+  t.equal(legacy.status, 200, legacy.text);
+  t.equal(legacy.body.user.identities[0].id, 'legacy-sub', 'without global_user_id, the subject');
+  await api.db.query(
+    `update identities set provider_id = 'global_user_id:gu-adopted' where provider = 'vercel_marketplace' and provider_id = 'legacy-sub'`,
+  );
+  const adopted = await grant({
+    provider: 'vercel_marketplace',
+    id_token: await vercelIdp.signIdToken({
+      sub: 'account:a3:user:u3',
+      global_user_id: 'gu-adopted',
+      user_email: 'legacy@vercel-user.example',
+    }),
+  });
+  t.equal(adopted.status, 200, adopted.text);
+  t.equal(adopted.body.user.id, legacy.body.user.id);
+  t.equal((await api.db.query(`select count(*)::int as n from identities where provider = 'vercel_marketplace'`)).rows[0].n, 2);
+});

@@ -1,0 +1,131 @@
+// How the OIDC-family modules read verified claims and which issuers they take, checked on the modules
+// themselves (no service): vercel_marketplace's own claim names and global_user_id subject, azure's
+// xms_edov rule and tenant issuers, apple's custom_claims, and the default scopes the original asks for.
+import t from 'tap';
+import { SignJWT } from 'jose';
+import { vercelMarketplace } from '../dist/server/providers/vercel_marketplace.js';
+import { azure, azureIssuers, pinnedAzureIssuer } from '../dist/server/providers/azure.js';
+import { apple } from '../dist/server/providers/apple.js';
+import { google } from '../dist/server/providers/google.js';
+import type { ProviderRuntime } from '../dist/server/providers/types.js';
+
+const GUID = '72f988bf-86f1-41af-91ab-2d7cd011db47';
+
+t.test('vercel_marketplace: the person from user_email, user_name and user_avatar_url; global_user_id is the subject', async (t) => {
+  const profile = vercelMarketplace.profile({
+    iss: 'https://marketplace.vercel.com',
+    sub: 'account:abc:user:def',
+    aud: 'oac_client',
+    global_user_id: 'gu_123',
+    user_email: 'vee@example.com',
+    user_name: 'Vee Cell',
+    user_avatar_url: 'https://vercel.example/avatar.png',
+    installation_id: 'icfg_1',
+  });
+  t.equal(profile.subject, 'global_user_id:gu_123');
+  t.same(profile.emails, [{ email: 'vee@example.com', verified: true, primary: true }], 'always counted verified');
+  t.strictSame(profile.claims, {
+    iss: 'https://marketplace.vercel.com',
+    sub: 'global_user_id:gu_123',
+    provider_id: 'global_user_id:gu_123',
+    name: 'Vee Cell',
+    picture: 'https://vercel.example/avatar.png',
+  });
+
+  const noGlobalId = vercelMarketplace.profile({ iss: 'https://marketplace.vercel.com', sub: 'account:abc:user:def' });
+  t.equal(noGlobalId.subject, 'account:abc:user:def', 'without global_user_id, the token subject');
+  t.equal(noGlobalId.claims.provider_id, 'account:abc:user:def');
+  t.same(noGlobalId.emails, [], 'no user_email, no address');
+});
+
+t.test('azure: an address counts verified without xms_edov, or with xms_edov true, "1" or "true"', async (t) => {
+  const verified = (extra: Record<string, unknown>) =>
+    azure.profile({ sub: 'az', email: 'a@contoso.example', ...extra }).emails[0]?.verified;
+  t.equal(verified({}), true, 'no xms_edov: the optional claim is not configured');
+  t.equal(verified({ xms_edov: null }), true);
+  t.equal(verified({ xms_edov: true }), true);
+  t.equal(verified({ xms_edov: '1' }), true);
+  t.equal(verified({ xms_edov: 'true' }), true);
+  t.equal(verified({ xms_edov: false }), false);
+  t.equal(verified({ xms_edov: '0' }), false);
+  t.equal(verified({ xms_edov: 'false' }), false);
+  t.equal(verified({ xms_edov: 1 }), false, 'a number is none of the spellings');
+  t.equal(verified({ xms_edov: false, email_verified: true }), false, 'email_verified is not consulted');
+  const p = azure.profile({ sub: 'az', email: 'a@contoso.example' });
+  t.equal(p.claims.email_verified, true);
+  t.same(azure.profile({ sub: 'az' }).emails, [], 'no address, nothing verified');
+});
+
+const rt = (url: string) => ({ config: { url } }) as unknown as ProviderRuntime;
+const token = (iss: string) => new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256' }).setIssuer(iss).sign(new Uint8Array(32));
+
+t.test('azure issuers: common, organizations or no URL take any Microsoft issuer; a tenant URL pins its own', async (t) => {
+  const tenant = `https://login.microsoftonline.com/${GUID}/v2.0`;
+  const v1 = `https://sts.windows.net/${GUID}/`;
+  const ciam = `https://contoso.ciamlogin.com/${GUID}/v2.0`;
+  for (const url of [
+    '',
+    'https://login.microsoftonline.com/common',
+    'https://login.microsoftonline.com/common/',
+    'https://login.microsoftonline.com/organizations',
+  ]) {
+    t.equal(pinnedAzureIssuer(rt(url)), null, `${url || 'no URL'}: nothing pinned`);
+    for (const iss of [tenant, v1, ciam]) t.same(azureIssuers(rt(url), await token(iss)), [iss], `${url || 'no URL'} takes ${iss}`);
+    for (const iss of ['https://login.microsoftonline.com.evil.example/x/v2.0', 'https://evil.example/v2.0', 'https://sts.windows.net/x']) {
+      t.same(azureIssuers(rt(url), await token(iss)), [], `${url || 'no URL'} refuses ${iss}`);
+    }
+  }
+  t.same(
+    azureIssuers(rt(`https://login.microsoftonline.com/${GUID}`), await token(`https://login.microsoftonline.com/${'0'.repeat(36)}/v2.0`)),
+    [tenant],
+  );
+  t.equal(pinnedAzureIssuer(rt(`https://contoso.ciamlogin.com/${GUID}/`)), ciam, 'an External ID tenant pins its own');
+  t.equal(pinnedAzureIssuer(rt('http://127.0.0.1:9/common')), null, 'a URL that is no Microsoft tenant pins nothing');
+  t.same(azureIssuers(rt('http://127.0.0.1:9/common'), await token('http://127.0.0.1:9/common/v2.0')), ['http://127.0.0.1:9/common/v2.0']);
+  t.same(azureIssuers(rt('http://127.0.0.1:9/common'), await token(tenant)), [tenant]);
+  t.same(azureIssuers(rt(''), 'not-a-jwt'), []);
+});
+
+t.test('apple: custom_claims hold only is_private_email (a boolean), auth_time and transfer_sub', async (t) => {
+  const claims = {
+    iss: 'https://appleid.apple.com',
+    sub: '001234.abcd',
+    aud: 'com.example.web',
+    iat: 1700000000,
+    exp: 1700003600,
+    email: 'x@privaterelay.appleid.com',
+    email_verified: 'true',
+    is_private_email: 'true',
+    auth_time: 1700000000,
+    nonce_supported: true,
+    real_user_status: 2,
+    transfer_sub: 'transfer.001',
+    c_hash: 'abc',
+  };
+  const profile = apple.profile(claims, new URLSearchParams({ user: JSON.stringify({ name: { firstName: 'Abe', lastName: 'Apple' } }) }));
+  t.strictSame(profile.claims.custom_claims, { is_private_email: true, auth_time: 1700000000, transfer_sub: 'transfer.001' });
+  t.match(profile.claims, {
+    iss: 'https://appleid.apple.com',
+    sub: '001234.abcd',
+    provider_id: '001234.abcd',
+    name: 'Abe Apple',
+    full_name: 'Abe Apple',
+  });
+  t.same(profile.emails, [{ email: 'x@privaterelay.appleid.com', verified: true, primary: true }]);
+  for (const key of ['real_user_status', 'nonce_supported', 'c_hash', 'aud', 'is_private_email'])
+    t.notOk(key in profile.claims, `${key} is not kept`);
+
+  t.strictSame(apple.profile({ ...claims, is_private_email: false, auth_time: undefined, transfer_sub: '' }).claims.custom_claims, {
+    is_private_email: false,
+  });
+  const custom = apple.profile({ ...claims, is_private_email: 'False' }).claims.custom_claims as Record<string, unknown> | undefined;
+  t.strictSame(custom?.is_private_email, false);
+  const none = apple.profile({ sub: 's', is_private_email: 'maybe', real_user_status: 1 });
+  t.notOk('custom_claims' in none.claims, 'nothing to keep: no custom_claims at all');
+});
+
+t.test("default scopes are the original's: google `email profile`, azure `openid`", async (t) => {
+  t.same(google.defaultScopes, ['email', 'profile']);
+  t.same(azure.defaultScopes, ['openid']);
+  t.same(apple.defaultScopes, ['email', 'name']);
+});
