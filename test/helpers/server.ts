@@ -1,6 +1,6 @@
 // Starts the real service (compiled dist/, real worker threads, a fresh real database) for one test
 // file, and gives the test a small HTTP client. Environment overrides use the service's own names.
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomInt } from 'node:crypto';
@@ -99,7 +99,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     ? { url: env.DATABASE_URL, drop: async () => {} }
     : await createTestDatabase({ migrated: !ownNamespace });
   const port = await freePort();
-  const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'portcullis-log-')), 'service.log');
+  const logFile = path.join(logDirectory(), 'service.log');
   const config = loadConfig({
     envFile: null,
     env: { ...testServiceEnv(database.url, port), AUTH_LOG_LEVEL: 'info', AUTH_LOG_FILE: logFile, ...env },
@@ -139,6 +139,22 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       return stopped;
     },
   };
+}
+
+/**
+ * A folder for one service's log file. Tests read a service's log after stopping it, so the folders go when
+ * the test process exits, not at stop; without that every run left a few hundred behind in the temp folder.
+ */
+const logDirectories: string[] = [];
+function logDirectory(): string {
+  if (logDirectories.length === 0) {
+    process.once('exit', () => {
+      for (const dir of logDirectories) rmSync(dir, { recursive: true, force: true });
+    });
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-log-'));
+  logDirectories.push(dir);
+  return dir;
 }
 
 export async function request(base: string, method: string, pathAndQuery: string, options: RequestOptions = {}): Promise<Reply> {
