@@ -2,7 +2,7 @@
 // challenge with MFA_PHONE_TEMPLATE, counts against the send limits, and verifies the session to aal2.
 import t from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
-import { startSmsGatewayFake, twilioEnv, type SmsGatewayFake } from './helpers/sms.js';
+import { startSmsGatewayFake, twilioEnv, twilioVerifyEnv, type SmsGatewayFake } from './helpers/sms.js';
 import { signUp } from './helpers/accounts.js';
 import { claimsOf, verify } from './helpers/mfa.js';
 
@@ -153,11 +153,7 @@ t.test('phone factors are off by default; RATE_LIMIT_SMS_SENT counts MFA codes',
 t.test('with Twilio Verify the gateway makes and checks the code', async (t) => {
   const tv = await startTestService({
     ...phoneOn,
-    AUTH_SMS_PROVIDER: 'twilio_verify',
-    AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
-    AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok',
-    AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+    ...twilioVerifyEnv(sms.baseUrl),
     AUTH_RATE_LIMIT_SMS_SENT: '1000',
   });
   t.teardown(() => tv.stop());

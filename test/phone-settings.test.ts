@@ -3,7 +3,7 @@
 // per-client limit keyed by RATE_LIMIT_HEADER.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
-import { startSmsGatewayFake } from './helpers/sms.js';
+import { startSmsGatewayFake, twilioVerifyEnv } from './helpers/sms.js';
 
 const sms = await startSmsGatewayFake();
 t.teardown(() => sms.close());
@@ -56,11 +56,7 @@ t.test('template, code length, expiry, resend interval and the global SMS limit'
 t.test('Twilio Verify generates and checks the code; wrong codes are counted', async (t) => {
   const api = await startTestService({
     ...phoneOn,
-    AUTH_SMS_PROVIDER: 'twilio_verify',
-    AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
-    AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok',
-    AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+    ...twilioVerifyEnv(sms.baseUrl),
   });
   t.teardown(() => api.stop());
   await api.request('POST', '/signup', { body: { phone: '+15550101010', password: 'secret99' } });

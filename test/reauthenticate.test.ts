@@ -3,7 +3,7 @@
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
-import { startSmsGatewayFake } from './helpers/sms.js';
+import { startSmsGatewayFake, twilioVerifyEnv } from './helpers/sms.js';
 import { signIn } from './helpers/accounts.js';
 import { behindDeletion } from './helpers/row-lock.js';
 import { codeIn, confirmedUser, PASSWORD } from './helpers/users.js';
@@ -144,11 +144,7 @@ t.test('with Twilio Verify the gateway makes and checks the nonce', async (t) =>
   const verifyApi = await startTestService({
     AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
     AUTH_EXTERNAL_PHONE_ENABLED: 'true',
-    AUTH_SMS_PROVIDER: 'twilio_verify',
-    AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
-    AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok',
-    AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+    ...twilioVerifyEnv(sms.baseUrl),
     AUTH_RATE_LIMIT_SMS_SENT: '1000',
   });
   t.teardown(() => verifyApi.stop());

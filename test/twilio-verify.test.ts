@@ -3,16 +3,12 @@
 // PUT /user's nonce alike; test numbers stay ours, with our lifetime.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
-import { startSmsGatewayFake } from './helpers/sms.js';
+import { startSmsGatewayFake, twilioVerifyEnv } from './helpers/sms.js';
 
 const sms = await startSmsGatewayFake();
 const api = await startTestService({
   AUTH_EXTERNAL_PHONE_ENABLED: 'true',
-  AUTH_SMS_PROVIDER: 'twilio_verify',
-  AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: sms.baseUrl,
-  AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
-  AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok',
-  AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+  ...twilioVerifyEnv(sms.baseUrl),
   AUTH_SMS_OTP_EXP: '60',
   AUTH_SMS_MAX_FREQUENCY: '0',
   AUTH_SMS_TEST_OTP: '15550300001:424242',

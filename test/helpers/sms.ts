@@ -46,6 +46,15 @@ export const twilioEnv = (baseUrl: string): Record<string, string> => ({
   AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG123',
 });
 
+/** The settings that send SMS through the fake's Twilio Verify, which makes and checks the codes itself. */
+export const twilioVerifyEnv = (baseUrl: string): Record<string, string> => ({
+  AUTH_SMS_PROVIDER: 'twilio_verify',
+  AUTH_SMS_TWILIO_VERIFY_API_BASE_URL: baseUrl,
+  AUTH_SMS_TWILIO_VERIFY_ACCOUNT_SID: 'AC9',
+  AUTH_SMS_TWILIO_VERIFY_AUTH_TOKEN: 'tok',
+  AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
+});
+
 type Route = { gateway: GatewayName; pattern: RegExp; handle: (request: FakeRequest) => FakeReply };
 
 export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
