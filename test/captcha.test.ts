@@ -4,6 +4,7 @@
 // an admin bearer and the refresh/PKCE grants are exempt; a stalled provider gives a prompt 503 with Retry-After.
 import t from 'tap';
 import { startMailStack } from './helpers/passwordless.js';
+import { startTestService } from './helpers/server.js';
 import { startSiteverifyFake } from './helpers/captcha.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
@@ -109,6 +110,50 @@ t.test('exempt: an admin bearer, the refresh and PKCE grants, unprotected endpoi
   t.equal(fake.requests.length, before, 'the provider was never asked');
   const badAdmin = await api.request('POST', '/signup', { token: 'not-a-jwt', body: { email: uniqueEmail('bad'), password } });
   t.strictSame(badAdmin.body, NO_TOKEN, "a bearer that is not an admin's does not exempt");
+});
+
+t.test("a request the captcha refuses costs /signup's and /token's buckets nothing; elsewhere the limit comes first", async (t) => {
+  const limitedApi = await startTestService({
+    AUTH_SECURITY_CAPTCHA_ENABLED: 'true',
+    AUTH_SECURITY_CAPTCHA_SECRET: SECRET,
+    AUTH_SECURITY_CAPTCHA_PROVIDER: 'turnstile',
+    AUTH_SECURITY_CAPTCHA_VERIFY_URL: fake.url,
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_RATE_LIMIT_HEADER: 'X-Real-IP',
+  });
+  t.teardown(() => limitedApi.stop());
+  const from = (ip: string) => ({ 'x-real-ip': ip });
+  const email = uniqueEmail('bucket');
+  const first = await limitedApi.request('POST', '/signup', {
+    headers: from('198.51.100.7'),
+    body: { email, password, ...meta('good-token') },
+  });
+  t.equal(first.status, 200);
+  // Past each bucket's burst of 30, from the one address: a bot that solves no captcha.
+  for (let i = 0; i < 35; i++) {
+    const refused = [
+      await limitedApi.request('POST', '/token?grant_type=password', { headers: from('198.51.100.7'), body: { email, password } }),
+      await limitedApi.request('POST', '/signup', { headers: from('198.51.100.7'), body: { email: uniqueEmail('bot'), password } }),
+    ];
+    for (const r of refused) t.equal(r.body.error_code, 'captcha_failed', 'refused by the captcha, never by the limit');
+  }
+  const refreshed = await limitedApi.request('POST', '/token?grant_type=refresh_token', {
+    headers: from('198.51.100.7'),
+    body: { refresh_token: first.body.refresh_token },
+  });
+  t.equal(refreshed.status, 200, "the address's refresh grants still go through");
+  const signedUp = await limitedApi.request('POST', '/signup', {
+    headers: from('198.51.100.7'),
+    body: { email: uniqueEmail('human'), password, ...meta('good-token') },
+  });
+  t.equal(signedUp.status, 200, 'and so do its sign-ups with a solved captcha');
+
+  let otp = await limitedApi.request('POST', '/otp', { headers: from('198.51.100.8'), body: { email: uniqueEmail('otp') } });
+  for (let i = 0; i < 35 && otp.status !== 429; i++) {
+    t.equal(otp.body.error_code, 'captcha_failed');
+    otp = await limitedApi.request('POST', '/otp', { headers: from('198.51.100.8'), body: { email: uniqueEmail('otp') } });
+  }
+  t.equal(otp.status, 429, "/otp takes its bucket first, as the original's limiter middleware does");
 });
 
 t.test('through auth-js: captchaToken in options is accepted, a missing one refused', async (t) => {

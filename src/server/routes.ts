@@ -1,6 +1,6 @@
 // The route table: one line per endpoint saying everything about it — method, path, who may call it
 // (guard: none | user | user+identities | admin), its per-client limit, its captcha and its body schema.
-// http/dispatch.ts enforces them in that order (limit, captcha, guard, schema) and hands the handler
+// http/dispatch.ts enforces them in that order (limit, captcha, guard, schema; captcha first where a route says so) and hands the handler
 // the principal the guard found. Handlers live in routes/ (one file per endpoint family) and grants/
 // (one module per /token grant, each with its own body schema).
 import type { Mount, Route } from './http/types.js';
@@ -92,8 +92,17 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/ready', guard: 'none', handler: ready, quiet: true },
   { method: 'GET', path: '/settings', guard: 'none', handler: settings },
   { method: 'GET', path: '/.well-known/jwks.json', guard: 'none', handler: jwks },
-  { method: 'POST', path: '/signup', guard: 'none', limit: signupBucket, captcha: true, body: signupBody, handler: signup },
-  { method: 'POST', path: '/token', guard: 'none', limit: tokenBucket, captcha: uncheckedGrant, handler: token }, // body: the grant's schema (grants/)
+  {
+    method: 'POST',
+    path: '/signup',
+    guard: 'none',
+    limit: signupBucket,
+    captcha: true,
+    captchaFirst: true,
+    body: signupBody,
+    handler: signup,
+  },
+  { method: 'POST', path: '/token', guard: 'none', limit: tokenBucket, captcha: uncheckedGrant, captchaFirst: true, handler: token }, // body: the grant's schema (grants/)
   { method: 'GET', path: '/verify', guard: 'none', limit: 'verify', handler: verifyGet },
   { method: 'POST', path: '/verify', guard: 'none', limit: 'verify', body: verifyBody, handler: verifyPost },
   { method: 'GET', path: '/user', guard: 'user+identities', handler: getUser },

@@ -1,6 +1,7 @@
 // Makes a route of the table runnable, once at start: the feature switch, then the per-client limit, then the
-// captcha, then the guard, then the handler with the principal the guard found. That order is the one every endpoint
-// had when each handler did its own checks (a limited request is refused before its token is looked at).
+// captcha (or the captcha, then the limit, where the route says captchaFirst, as the original's /signup and
+// /token), then the guard, then the handler with the principal the guard found. That order is the one every
+// endpoint had when each handler did its own checks (a limited request is refused before its token is looked at).
 import { authenticate, authenticateWithIdentities } from '../auth/bearer.js';
 import { requireAdmin } from '../auth/admin.js';
 import { limited } from '../limits/per-client.js';
@@ -11,8 +12,11 @@ import { withAfterUserCreated } from '../hooks/after-user-created.js';
 export function compileRoute(route: Route): Run {
   // Innermost: the after-user-created hook runs once the handler (and its transaction) is done.
   let run = withAfterUserCreated(guarded(route));
-  if (route.captcha) run = captchaChecked(run, route.captcha === true ? undefined : route.captcha);
+  const captcha = route.captcha;
+  const withCaptcha = (inner: Run) => (captcha ? captchaChecked(inner, captcha === true ? undefined : captcha) : inner);
+  if (!route.captchaFirst) run = withCaptcha(run);
   if (route.limit) run = limited(route.limit, run);
+  if (route.captchaFirst) run = withCaptcha(run);
   if (route.feature) run = gated(route.feature, run);
   return run;
 }

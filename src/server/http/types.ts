@@ -60,6 +60,13 @@ interface RouteFields {
   limit?: ClientBucket | ((req: ApiRequest) => ClientBucket);
   /** the captcha check (auth/captcha-guard.ts): true, or a predicate naming the requests exempt from it */
   captcha?: true | ((req: ApiRequest) => boolean);
+  /**
+   * the captcha is checked before the limit is taken, so a request it refuses costs the client nothing: the
+   * original's order on /signup and /token, whose limiters run inside the handler behind its captcha
+   * middleware. Without a solved captcha a bot would otherwise spend the shared bucket of the whole proxy
+   * address, and /token's bucket is the refresh grant's too.
+   */
+  captchaFirst?: true;
   /** the body schema, checked when the handler first reads req.body() */
   body?: BodyCheck<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the handler's B, checked in its module
   /** excluded from the per-request log line (the original does not log /health) */
