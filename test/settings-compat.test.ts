@@ -190,3 +190,18 @@ t.test('code lengths outside 6–10 and a flow-state lifetime under 300 s start,
     warnings: [],
   });
 });
+
+t.test('captcha settings are judged only while captcha is on; a timeout of 0 is 10 s, as the original', async (t) => {
+  const off = load({ ...PRODUCTION, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha', GOTRUE_SECURITY_CAPTCHA_TIMEOUT: '0' });
+  t.equal(off.security.captcha.enabled, false);
+  t.equal(off.security.captcha.provider, 'hcaptcha', 'a leftover provider name is never read');
+  t.equal(off.security.captcha.timeoutSeconds, 10);
+  const on = { ...PRODUCTION, GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 'shh' };
+  t.throws(
+    () => load({ ...on, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha' }),
+    /AUTH_SECURITY_CAPTCHA_PROVIDER: "recaptcha" is not hcaptcha or turnstile/,
+  );
+  const turnstile = load({ ...on, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile', GOTRUE_SECURITY_CAPTCHA_TIMEOUT: '0s' });
+  t.strictSame([turnstile.security.captcha.provider, turnstile.security.captcha.timeoutSeconds], ['turnstile', 10]);
+  t.equal(load({ ...on, GOTRUE_SECURITY_CAPTCHA_TIMEOUT: '3s' }).security.captcha.timeoutSeconds, 3);
+});

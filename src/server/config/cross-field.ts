@@ -11,6 +11,9 @@ import { KMS_ARN_MEMBER } from '../auth/kms-key.js';
 import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
 import { samlKeyProblem } from '../saml/key-check.js';
 
+/** The captcha providers there are; any other name stops start-up only while captcha is on, as the original. */
+export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'];
+
 export function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
   const problems: string[] = [];
   const require = (name: string, why: string) => {
@@ -34,6 +37,9 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   if (flat.MAILER_AUTOCONFIRM && flat.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS)
     problems.push('AUTH_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: cannot be true together with MAILER_AUTOCONFIRM');
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
+  if (flat.SECURITY_CAPTCHA_ENABLED && !CAPTCHA_PROVIDERS.includes(flat.SECURITY_CAPTCHA_PROVIDER as string)) {
+    problems.push(`AUTH_SECURITY_CAPTCHA_PROVIDER: "${String(flat.SECURITY_CAPTCHA_PROVIDER)}" is not hcaptcha or turnstile`);
+  }
   if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
     problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
   problems.push(...validMethodProblems(flat, given));

@@ -2,10 +2,24 @@
 // with a start-up warning: a configuration that started the original starts here (docs/settings.md). Run by
 // config/load.ts once every setting has passed its own schema.
 import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
+import { CAPTCHA_PROVIDERS } from './cross-field.js';
 
 /** Corrects `flat` in place; the warnings name the variable each value came from. */
 export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  return [...clampOtpLengthsAndFlowExpiry(flat, given), ...ignoreUnreadableSmtpHeaders(flat, given)];
+  return [...clampOtpLengthsAndFlowExpiry(flat, given), ...ignoreUnreadableSmtpHeaders(flat, given), ...captchaDefaults(flat)];
+}
+
+/**
+ * As the original: a captcha timeout of 0 is its default, 10 s; and while captcha is off its provider is
+ * never read, so a name left over from another setup (cross-field.ts refuses it once captcha is on) is
+ * replaced by the default without a word.
+ */
+function captchaDefaults(flat: Record<string, unknown>): string[] {
+  if (flat.SECURITY_CAPTCHA_TIMEOUT === 0) flat.SECURITY_CAPTCHA_TIMEOUT = 10;
+  if (!flat.SECURITY_CAPTCHA_ENABLED && !CAPTCHA_PROVIDERS.includes(flat.SECURITY_CAPTCHA_PROVIDER as string)) {
+    flat.SECURITY_CAPTCHA_PROVIDER = 'hcaptcha';
+  }
+  return [];
 }
 
 /** The variable a setting was read from (AUTH_X when it came from nowhere in particular). */

@@ -262,9 +262,10 @@ export const SETTINGS: Setting[] = [
   s('EXPERIMENTAL_PROVIDERS_WITH_OWN_LINKING_DOMAIN', 'experimental.providersWithOwnLinkingDomain', 'list', []),
   s('SECURITY_OTP_MAX_ATTEMPTS', 'security.otpMaxAttempts', 'int', 5, { minimum: 1, maximum: 100 }),
   s('SECURITY_CAPTCHA_ENABLED', 'security.captcha.enabled', 'bool', false),
-  s('SECURITY_CAPTCHA_PROVIDER', 'security.captcha.provider', 'string', 'hcaptcha', { enum: ['hcaptcha', 'turnstile'] }),
+  // Checked only with captcha on (cross-field.ts), as the original; 0 s means 10 s (original-corrections.ts).
+  s('SECURITY_CAPTCHA_PROVIDER', 'security.captcha.provider', 'string', 'hcaptcha'),
   s('SECURITY_CAPTCHA_SECRET', 'security.captcha.secret', 'string', ''),
-  s('SECURITY_CAPTCHA_TIMEOUT', 'security.captcha.timeoutSeconds', 'duration', 10, positive),
+  s('SECURITY_CAPTCHA_TIMEOUT', 'security.captcha.timeoutSeconds', 'duration', 10, { minimum: 0 }),
   s('SECURITY_CAPTCHA_VERIFY_URL', 'security.captcha.verifyUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
 
   // The original's experimental switches: off by default, and liable to change as the original's do.
