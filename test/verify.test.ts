@@ -173,6 +173,8 @@ t.test('POST validation rows', async (t) => {
     ],
     [{ type: 'signup', token: '1', email: 'not-an-email' }, 422, 'validation_failed', 'Invalid email format'],
     [{ type: 'bogus', token_hash: 'x' }, 400, 'validation_failed', 'Invalid email verification type'],
+    [{ type: 'sms', token_hash: 'x' }, 400, 'validation_failed', 'Invalid email verification type'],
+    [{ type: 'phone_change', token_hash: 'x' }, 400, 'validation_failed', 'Invalid email verification type'],
     [{ type: 'bogus', token: '123456', email: 'a@example.com' }, 403, 'otp_expired', 'Token has expired or is invalid'],
     [{ type: 'signup', token: '123456', email: 'nobody@example.com' }, 403, 'otp_expired', 'Token has expired or is invalid'],
     [{ type: 'signup', token_hash: 'f'.repeat(56) }, 403, 'otp_expired', 'Email link is invalid or has expired'],
@@ -180,6 +182,24 @@ t.test('POST validation rows', async (t) => {
   for (const [body, status, code, msg] of rows) {
     const res = await post(body);
     t.strictSame({ status: res.status, body: res.body }, { status, body: { code: status, error_code: code, msg } }, JSON.stringify(body));
+  }
+});
+
+t.test('GET email: the link of a confirmation or recovery mail signs in, named signup or magiclink as the token it spent', async (t) => {
+  for (const [tokenType, user, named] of [
+    ['confirmation_token', {}, 'signup'],
+    ['recovery_token', { confirmed: true }, 'magiclink'],
+  ] as const) {
+    const email = nextEmail();
+    const id = await insertUser(api.db, { email, ...user });
+    const { linkToken } = await plantToken(api.db, id, tokenType, email);
+    const res = await get({ type: 'email', token: linkToken });
+    const fragment = fragmentOf(res.headers.get('location'));
+    t.equal(fragment.type, named, tokenType);
+    const me = await api.request('GET', '/user', { token: fragment.access_token });
+    t.equal(me.body.id, id);
+    t.ok(me.body.email_confirmed_at, 'the address is confirmed');
+    t.strictSame(fragmentOf((await get({ type: 'email', token: linkToken })).headers.get('location')), LINK_INVALID, 'once');
   }
 });
 
@@ -196,14 +216,19 @@ t.test('GET: missing parameters are JSON errors; other failures redirect', async
     error_code: 'validation_failed',
     error_description: 'Invalid email verification type',
   });
-  for (const type of ['email', 'sms']) {
-    const postOnly = await get({ type, token: 'x' });
+  for (const type of ['sms', 'phone_change']) {
+    const codeOnly = await get({ type, token: 'x' });
     t.strictSame(
-      fragmentOf(postOnly.headers.get('location')),
-      { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Unsupported verification type' },
-      type,
+      fragmentOf(codeOnly.headers.get('location')),
+      { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Invalid email verification type' },
+      `${type}: phone codes have no links, refused as the original refuses them`,
     );
   }
+  t.strictSame(
+    fragmentOf((await get({ type: 'email', token: 'f'.repeat(56) })).headers.get('location')),
+    LINK_INVALID,
+    'email is a link type',
+  );
   const wrong = await get({ type: 'signup', token: 'f'.repeat(56), redirect_to: 'https://evil.example/steal' });
   t.equal(
     wrong.headers.get('location'),

@@ -213,7 +213,6 @@ export const ERRORS = {
   verify_hash_only: e(400, 'validation_failed', 'Only the token_hash and type should be provided'),
   verify_email_or_phone: e(400, 'validation_failed', 'Only an email address or phone number should be provided on verify'),
   verify_type_invalid: e(400, 'validation_failed', 'Invalid email verification type'),
-  verify_type_unsupported: e(400, 'validation_failed', 'Unsupported verification type'),
   pkce_params_incomplete: e(400, 'validation_failed', 'PKCE flow requires code_challenge_method and code_challenge'),
   pkce_method_unsupported: e(400, 'validation_failed', 'code challenge method not supported'),
   pkce_challenge_length: e(400, 'validation_failed', 'code challenge has to be between 43 and 128 characters'),

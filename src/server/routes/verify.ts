@@ -1,7 +1,7 @@
 // GET and POST /verify (docs/api.md#verify). POST answers JSON; GET (the link in a mail) answers 303 to the
 // validated redirect target, with the session or the error in the URL fragment.
 import { ApiError, apiError } from '../errors.js';
-import { VERIFY_TYPES } from '../verify/types.js';
+import { emailLinkType, VERIFY_TYPES } from '../verify/types.js';
 import { consumeToken, type Proof } from '../verify/consume.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
@@ -45,6 +45,8 @@ export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
     if (tokenHash) throw apiError('verify_type_invalid');
     throw apiError('otp_expired');
   }
+  // A token_hash is a mail link's: with a phone type it is refused as an unknown type is, as the original.
+  if (tokenHash && type.channel === 'sms') throw apiError('verify_type_invalid');
   const passwordHash = await passwordToSet(ctx, typeName, body.password ?? '', req);
   const verified = await consumeToken(ctx, req, type, proof, { passwordHash });
   if (verified.kind === 'message') return { body: { msg: verified.message, code: '200' } };
@@ -63,10 +65,11 @@ export const verifyGet: Handler = async (req, ctx) => {
   // A pkce_ link ends in ?code= for the client to exchange at POST /token?grant_type=pkce (docs/tokens-and-sessions.md#pkce-flow-state).
   const pkce = token.startsWith('pkce_');
   try {
-    if (!type) throw apiError('verify_type_invalid');
-    if (!type.link) throw apiError('verify_type_unsupported');
+    // Phone codes have no links: refused like an unknown type, with the original's message.
+    if (!type || type.channel === 'sms') throw apiError('verify_type_invalid');
     const verified = await consumeToken(ctx, req, type, { linkToken: token }, pkce ? { flowMethod: flowMethodOf(typeName) } : {});
-    return redirectWithSession(redirectTo, typeName, verified, pkce);
+    const named = typeName === 'email' && verified.kind === 'session' ? emailLinkType(verified.tokenType) : typeName;
+    return redirectWithSession(redirectTo, named, verified, pkce);
   } catch (err) {
     if (err instanceof ApiError && err.status < 500) return redirectWithError(redirectTo, err, pkce);
     throw err;

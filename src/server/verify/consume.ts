@@ -5,7 +5,7 @@
 import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { lockUserById, updateUser } from '../../db/users.js';
-import { deleteOneTimeTokens, lockOneTimeToken, type OneTimeTokenRow } from '../../db/one-time-tokens.js';
+import { deleteOneTimeTokens, lockOneTimeToken, type OneTimeTokenRow, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { findLatestFlowState, markAuthCodeIssued } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from './one-time-codes.js';
@@ -22,7 +22,9 @@ import { sendNotifications, type Notification } from '../delivery/notifications.
 export type Proof = { linkToken: string } | { address: string; code: string };
 
 export type Verified =
-  { kind: 'session'; session: TokenResponse } | { kind: 'message'; message: string } | { kind: 'code'; authCode: string };
+  | { kind: 'session'; session: TokenResponse; tokenType: OneTimeTokenType }
+  | { kind: 'message'; message: string }
+  | { kind: 'code'; authCode: string };
 
 export interface ConsumeOptions {
   /** finish a PKCE flow of this authentication method: record and return its auth code, no session */
@@ -86,7 +88,7 @@ export async function consumeToken(
         await markAuthCodeIssued(c, flow.id);
         return { kind: 'code', authCode: flow.auth_code! };
       }
-      return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }) };
+      return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }), tokenType: row.token_type };
     },
     req.signal,
   );

@@ -18,9 +18,8 @@ export interface VerifyOutcome {
 
 export interface VerifyType {
   tokenTypes: OneTimeTokenType[];
+  /** email types are also verified through GET /verify links (and token_hash); sms types only by code */
   channel: 'email' | 'sms';
-  /** verified through GET /verify links as well as POST */
-  link: boolean;
   /** the AMR method of the session it creates */
   amr: string;
   apply(ctx: AppContext, q: Queryable, user: UserRow, tokenType: OneTimeTokenType): Promise<VerifyOutcome>;
@@ -29,19 +28,20 @@ export interface VerifyType {
 const confirmEmail: VerifyType['apply'] = async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'email') });
 
 export const VERIFY_TYPES = new Map<string, VerifyType>([
-  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
-  ['invite', { tokenTypes: ['confirmation_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
+  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
+  ['invite', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
   // Magic links reuse the recovery token; a new or unconfirmed user got the confirmation mail instead.
-  ['magiclink', { tokenTypes: ['recovery_token', 'confirmation_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
-  ['recovery', { tokenTypes: ['recovery_token'], channel: 'email', link: true, amr: 'otp', apply: confirmEmail }],
-  // The email OTP: the code of a confirmation, magic link or recovery mail.
-  ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', link: false, amr: 'otp', apply: confirmEmail }],
+  ['magiclink', { tokenTypes: ['recovery_token', 'confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
+  ['recovery', { tokenTypes: ['recovery_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
+  // The email OTP: the code of a confirmation, magic link or recovery mail; as a link (or token_hash), either
+  // mail's link token, the session then counted as a sign-up or a magic link (emailLinkType).
+  ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
   [
     'sms',
     {
       tokenTypes: ['confirmation_token'],
       channel: 'sms',
-      link: false,
+
       amr: 'otp',
       apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }),
     },
@@ -51,10 +51,15 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
     {
       tokenTypes: ['email_change_token_new', 'email_change_token_current'],
       channel: 'email',
-      link: true,
+
       amr: 'otp',
       apply: applyEmailChange,
     },
   ],
-  ['phone_change', { tokenTypes: ['phone_change_token'], channel: 'sms', link: false, amr: 'otp', apply: applyPhoneChange }],
+  ['phone_change', { tokenTypes: ['phone_change_token'], channel: 'sms', amr: 'otp', apply: applyPhoneChange }],
 ]);
+
+/** The type a verified `email` link stands for, by the token it spent, as the original renames it. */
+export function emailLinkType(tokenType: OneTimeTokenType): 'signup' | 'magiclink' {
+  return tokenType === 'recovery_token' ? 'magiclink' : 'signup';
+}
