@@ -58,3 +58,12 @@ t.test('DISABLE_SIGNUP: 422 signup_disabled even with anonymous sign-ins enabled
   const res = await api.request('POST', '/signup', { body: {} });
   t.strictSame(res.body, { code: 422, error_code: 'signup_disabled', msg: 'Signups not allowed for this instance' });
 });
+
+t.test('DISABLE_SIGNUP with anonymous sign-ins off: the anonymous refusal comes first, as the original checks it first', async (t) => {
+  const api = await startTestService({ AUTH_DISABLE_SIGNUP: 'true' });
+  t.teardown(() => api.stop());
+  const anonymous = await api.request('POST', '/signup', { body: {} });
+  t.strictSame(anonymous.body, { code: 422, error_code: 'anonymous_provider_disabled', msg: 'Anonymous sign-ins are disabled' });
+  const withAddress = await api.request('POST', '/signup', { body: { email: 'someone@example.com', password: 'Secret-password-1' } });
+  t.strictSame(withAddress.body, { code: 422, error_code: 'signup_disabled', msg: 'Signups not allowed for this instance' });
+});

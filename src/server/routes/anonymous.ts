@@ -15,6 +15,7 @@ import type { AppContext } from '../context.js';
 
 export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: Record<string, unknown>): Promise<ApiResponse> {
   if (!ctx.config.external.anonymousUsersEnabled) throw apiError('anonymous_provider_disabled');
+  if (ctx.config.disableSignup) throw apiError('signup_disabled');
   return tx(
     ctx.db,
     async (c) => {

@@ -58,8 +58,9 @@ const signupUncounted: Handler<SignupBody> = async (req, ctx) => {
   const body = req.body();
   const email = body.email ?? '';
   const phone = body.phone ?? '';
-  if (ctx.config.disableSignup) throw apiError('signup_disabled');
+  // Anonymous first, as the original: with anonymous sign-ins off that refusal comes before signup_disabled.
   if (!email && !phone) return signUpAnonymously(req, ctx, body.data ?? {});
+  if (ctx.config.disableSignup) throw apiError('signup_disabled');
   const input = await readInput(req, ctx, body, email, phone);
   // Hash before looking anything up: a new, a pending and an existing address cost the same work.
   const passwordHash = await ctx.hasher.hash(input.password, req.signal);
