@@ -151,7 +151,22 @@ t.test('verify bodies without the webauthn fields are 400s; a ceremony of the ot
     error_code: 'validation_failed',
     msg: 'credential_response required',
   });
-  t.same((await post({ challenge_id: created.id, webauthn: { type: 'request', credential_response: {} } })).body, FAILED);
+  const INVALID = { code: 400, error_code: 'validation_failed', msg: 'Invalid credential_response' };
+  for (const type of ['create', 'request']) {
+    for (const response of [{}, 'not a credential', [1, 2]]) {
+      const res = await post({ challenge_id: created.id, webauthn: { type, credential_response: response } });
+      t.same(res.body, INVALID, `${type}: ${JSON.stringify(response)} is no credential, a 400 as the original's`);
+    }
+  }
+  t.same(
+    (await post({ challenge_id: '00000000-0000-4000-8000-000000000000', webauthn: { type: 'create' } })).body.msg,
+    'credential_response required',
+    "the body's own faults come before the challenge is looked up",
+  );
+  const device = newAuthenticator();
+  device.create(created.webauthn.credential_options.publicKey);
+  const assertion = device.get({ challenge: created.webauthn.credential_options.publicKey.challenge });
+  t.same((await post({ challenge_id: created.id, webauthn: { type: 'request', credential_response: assertion } })).body, FAILED);
 });
 
 t.test('with a verified factor, passkeys are managed from aal2 sessions only', async (t) => {

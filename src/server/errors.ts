@@ -359,6 +359,7 @@ export const ERRORS = {
   mfa_webauthn_params_required: e(400, 'validation_failed', 'WebAuthn config required'),
   mfa_webauthn_type: e(400, 'validation_failed', 'WebAuthn type must be create or request'),
   mfa_webauthn_response_required: e(400, 'validation_failed', 'credential_response required'),
+  mfa_webauthn_response_invalid: e(400, 'validation_failed', 'Invalid credential_response'),
   mfa_webauthn_verification_failed: e(422, 'mfa_verification_failed', 'WebAuthn credential verification failed'),
   // every path under /scim/v2 while EXPERIMENTAL_SCIM_ENABLED is off (docs/scim.md); SCIM's own refusals are
   // RFC 7644 bodies (scim/protocol.ts), not entries of this table

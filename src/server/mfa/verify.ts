@@ -32,6 +32,7 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   const type = typeOf(factor, 'verify');
   if (type.needsCode && !body.code) throw apiError('mfa_code_required');
   if (!type.switches(ctx).verifyEnabled) throw apiError(type.disabled.verify);
+  type.checkVerifyBody?.(ctx, body);
   const challengeId = body.challenge_id;
   if (challengeId !== undefined && challengeId !== null && challengeId !== '' && !isUuid(challengeId)) throw apiError('mfa_challenge_id');
   const challenge = isUuid(challengeId) ? await findChallenge(ctx.db, factor.id, challengeId) : null;

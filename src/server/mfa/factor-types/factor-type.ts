@@ -85,6 +85,11 @@ export interface FactorType {
   /** whether the type needs `code` in the verify body (webauthn sends an assertion instead) */
   readonly needsCode: boolean;
   switches(ctx: AppContext): FactorTypeSwitches;
+  /**
+   * The verify body's own checks, run before the challenge is looked up, as the original orders them
+   * (webauthn: its `webauthn` parameters, and the relying party's settings). Throws the first refusal.
+   */
+  checkVerifyBody?(ctx: AppContext, body: JsonObject): void;
   /** Validates the enrolment body and prepares the row; no database writes here. */
   enroll(input: EnrollInput): EnrollPlan | Promise<EnrollPlan>;
   challenge(input: ChallengeInput): ChallengePlan | Promise<ChallengePlan>;

@@ -10,7 +10,7 @@ import type { JsonObject } from '../../http/types.js';
 import { relyingParty } from '../../webauthn/relying-party.js';
 import { registrationOptions, verifyRegistration } from '../../webauthn/registration.js';
 import { authenticationOptions, verifyAssertion } from '../../webauthn/authentication.js';
-import { asAuthenticationResponse } from '../../webauthn/response-shape.js';
+import { asAuthenticationResponse, asRegistrationResponse } from '../../webauthn/response-shape.js';
 import type { FactorType } from './factor-type.js';
 
 /** mfa_challenges.web_authn_session_data: the ceremony's challenge and which ceremony it is. */
@@ -57,13 +57,21 @@ export const webauthn: FactorType = {
     };
   },
 
-  async verify({ ctx, req, factor, challenge, body }) {
+  checkVerifyBody(ctx, body) {
     const params = body.webauthn;
     if (!isObject(params)) throw apiError('mfa_webauthn_params_required');
     if (params.type !== 'create' && params.type !== 'request') throw apiError('mfa_webauthn_type');
     if (params.credential_response === undefined || params.credential_response === null) throw apiError('mfa_webauthn_response_required');
-    // after the body's own checks, before the challenge is judged, as the original orders them
+    relyingParty(ctx.config); // unset relying-party settings refuse here too, before the challenge is judged
+  },
+
+  async verify({ ctx, req, factor, challenge, body }) {
+    const params = body.webauthn as JsonObject; // checked by checkVerifyBody
     const rp = relyingParty(ctx.config);
+    // Parsed as the type it claims before anything is judged: a response that is no credential at all is
+    // the request's fault, as the original answers it.
+    const parse = params.type === 'create' ? asRegistrationResponse : asAuthenticationResponse;
+    if (!parse(params.credential_response)) throw apiError('mfa_webauthn_response_invalid');
     const ceremony = challenge.web_authn_session_data as FactorCeremony | null;
     if (!ceremony || ceremony.type !== params.type) throw apiError('mfa_webauthn_verification_failed');
     const refused = (detail?: string): never => {
@@ -88,8 +96,8 @@ export const webauthn: FactorType = {
     }
 
     const stored = factor.web_authn_credential as FactorCredential | null;
-    const response = asAuthenticationResponse(params.credential_response);
-    if (!stored || !response) return refused('no credential, or a malformed assertion');
+    const response = asAuthenticationResponse(params.credential_response)!; // parsed above
+    if (!stored) return refused('the factor has no credential');
     if (response.rawId !== stored.credential_id && response.id !== stored.credential_id) return refused("not this factor's credential");
     const outcome = await verifyAssertion(rp, ceremony, response, {
       credentialId: Buffer.from(stored.credential_id, 'base64url'),
