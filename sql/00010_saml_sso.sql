@@ -70,6 +70,9 @@ declare
     where table_schema = current_schema() and table_name = 'gotrue_sso_providers' and column_name = 'disabled');
   has_format boolean := exists (select 1 from information_schema.columns
     where table_schema = current_schema() and table_name = 'gotrue_saml_providers' and column_name = 'name_id_format');
+  source text;
+  target text;
+  grant_line text;
 begin
   if to_regclass('gotrue_sso_providers') is null then
     return;
@@ -93,5 +96,25 @@ begin
     select id, sso_provider_id, domain, coalesce(created_at, now()), coalesce(updated_at, created_at, now())
       from gotrue_sso_domains;
   end if;
+  -- Grants and the row-level-security switch the operator gave the original's tables carry over to ours, as
+  -- for every other adopted table (copyAccess in src/db/adopt.ts, which this repeats in SQL).
+  for source, target in
+    select * from (values ('gotrue_sso_providers', 'sso_providers'), ('gotrue_saml_providers', 'saml_providers'),
+                          ('gotrue_sso_domains', 'sso_domains'), ('gotrue_saml_relay_states', 'saml_relay_states')) t
+     where to_regclass(t.column1) is not null
+  loop
+    for grant_line in
+      select format('grant %s on %I to %s%s', a.privilege_type, target,
+                    case when a.grantee = 0 then 'public' else quote_ident(pg_get_userbyid(a.grantee)) end,
+                    case when a.is_grantable then ' with grant option' else '' end)
+        from pg_class c, aclexplode(c.relacl) a
+       where c.oid = to_regclass(source) and a.grantee <> c.relowner
+    loop
+      execute grant_line;
+    end loop;
+    if (select relrowsecurity from pg_class where oid = to_regclass(source)) then
+      execute format('alter table %I enable row level security', target);
+    end if;
+  end loop;
   drop table if exists gotrue_saml_relay_states, gotrue_sso_sessions, gotrue_sso_domains, gotrue_saml_providers, gotrue_sso_providers;
 end $$;

@@ -21,6 +21,12 @@ const original = await createOriginalDatabase(async (c) => {
     create table auth.sso_domains (
       id uuid primary key, sso_provider_id uuid not null references auth.sso_providers (id) on delete cascade,
       domain text not null, created_at timestamptz null, updated_at timestamptz null);`);
+  // What an operator gave the original's tables: row-level security, and read access passed on.
+  await c.query(`
+    alter table auth.sso_providers enable row level security;
+    alter table auth.saml_relay_states enable row level security;
+    grant select on auth.sso_providers to public;
+    grant select, insert on auth.sso_domains to public;`);
   await c.query(`insert into auth.sso_providers (id, resource_id, created_at, updated_at) values ($1, 'legacy', now(), now())`, [
     PROVIDER_ID,
   ]);
@@ -53,6 +59,23 @@ t.teardown(() => original.drop());
 
 const api = await startTestService({ DATABASE_URL: original.url, AUTH_SAML_ENABLED: 'true', AUTH_SAML_PRIVATE_KEY: spPrivateKey() });
 t.teardown(() => api.stop());
+
+t.test("the operator's grants and row-level security on the SSO tables carry over to ours", async (t) => {
+  const access = async (table: string) => {
+    const { rows } = await api.db.query(
+      `select c.relrowsecurity as rls,
+              coalesce((select array_agg(a.privilege_type || case when a.is_grantable then '*' else '' end order by a.privilege_type)
+                          from aclexplode(c.relacl) a where a.grantee = 0), '{}') as public
+         from pg_class c where c.oid = $1::regclass`,
+      [table],
+    );
+    return rows[0];
+  };
+  t.strictSame(await access('sso_providers'), { rls: true, public: ['SELECT'] });
+  t.strictSame(await access('saml_relay_states'), { rls: true, public: [] });
+  t.strictSame(await access('sso_domains'), { rls: false, public: ['INSERT', 'SELECT'] });
+  t.strictSame(await access('saml_providers'), { rls: false, public: [] });
+});
 
 t.test('the provider, its metadata, mapping and domain are ours, and the sources are gone', async (t) => {
   const { rows } = await api.db.query(
