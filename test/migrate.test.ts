@@ -70,6 +70,28 @@ t.test('a fresh database gets every table inside the namespace and none in publi
   t.equal(logged.length, MIGRATION_FILES);
 });
 
+t.test('every table has row-level security on: a role granted access by mistake sees no row, the owner every row', async (t) => {
+  const withoutRls = await query<{ name: string }>(
+    `select c.relname as name from pg_class c where c.relnamespace = 'auth'::regnamespace and c.relkind in ('r', 'p') and not c.relrowsecurity`,
+  );
+  t.same(withoutRls, [], 'as the original switches it on for its tables');
+  const role = `granted_by_mistake_${process.pid}`;
+  await query(`create role ${role} nologin`);
+  t.teardown(() => query(`drop owned by ${role}`).then(() => query(`drop role ${role}`)));
+  await query(`grant usage on schema auth to ${role}; grant select on auth.users to ${role}`);
+  await query(`insert into auth.users (id) values (gen_random_uuid())`);
+  t.equal((await query<{ n: number }>('select count(*)::int as n from auth.users'))[0].n, 1, 'the owner sees the row');
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    await client.query(`begin; set local role ${role}`);
+    t.equal((await client.query('select count(*)::int as n from auth.users')).rows[0].n, 0, 'the granted role sees nothing');
+    await client.query('rollback');
+  } finally {
+    await client.end();
+  }
+});
+
 t.test('a second run applies nothing', async (t) => {
   t.match(await migrate(db.url, 'auth'), { applied: 0 });
   t.same(

@@ -60,7 +60,7 @@ t.teardown(() => original.drop());
 const api = await startTestService({ DATABASE_URL: original.url, AUTH_SAML_ENABLED: 'true', AUTH_SAML_PRIVATE_KEY: spPrivateKey() });
 t.teardown(() => api.stop());
 
-t.test("the operator's grants and row-level security on the SSO tables carry over to ours", async (t) => {
+t.test("the operator's grants on the SSO tables carry over to ours, and row-level security is on", async (t) => {
   const access = async (table: string) => {
     const { rows } = await api.db.query(
       `select c.relrowsecurity as rls,
@@ -73,8 +73,8 @@ t.test("the operator's grants and row-level security on the SSO tables carry ove
   };
   t.strictSame(await access('sso_providers'), { rls: true, public: ['SELECT'] });
   t.strictSame(await access('saml_relay_states'), { rls: true, public: [] });
-  t.strictSame(await access('sso_domains'), { rls: false, public: ['INSERT', 'SELECT'] });
-  t.strictSame(await access('saml_providers'), { rls: false, public: [] });
+  t.strictSame(await access('sso_domains'), { rls: true, public: ['INSERT', 'SELECT'] });
+  t.strictSame(await access('saml_providers'), { rls: true, public: [] }, 'row-level security is on for every table (00017)');
 });
 
 t.test('the provider, its metadata, mapping and domain are ours, and the sources are gone', async (t) => {
