@@ -1,8 +1,7 @@
 // The id_token side of a provider that is not an OIDC-family module but whose SDKs hand out signed JWTs the
 // id_token grant accepts (facebook's Limited Login, kakao): a fixed issuer and JWKS (both under the
 // provider's base, so EXTERNAL_<PROVIDER>_URL moves them for a test) and the provider's own claim mapping.
-import { clientIds } from './configured.js';
-import type { OidcEndpoints, OidcProvider, VerifyOptions } from './oidc.js';
+import { acceptedAudiences, type OidcEndpoints, type OidcProvider, type VerifyOptions } from './oidc.js';
 import type { ExternalProfile, ProviderRuntime } from './types.js';
 
 /** What providers/index.ts idTokenProvider() looks for on a module. */
@@ -19,8 +18,7 @@ export function idTokenSide(def: IdTokenDefinition): IdTokenSide {
     endpoints: (rt) => Promise.resolve(def.endpoints(rt)),
     verify(rt, idToken, options: VerifyOptions = {}) {
       const { issuer, jwksUri } = def.endpoints(rt);
-      const audience = [...clientIds(rt.config), ...(options.extraAudiences ?? []).filter(Boolean)];
-      return rt.verifyIdToken(idToken, { issuer, audience, jwksUri, nonceHash: options.nonceHash });
+      return rt.verifyIdToken(idToken, { issuer, audience: acceptedAudiences(rt, options), jwksUri, nonceHash: options.nonceHash });
     },
     profile: (claims) => def.profile(claims),
   };

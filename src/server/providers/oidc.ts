@@ -68,11 +68,16 @@ export async function discoveredEndpoints(rt: ProviderRuntime, issuer: string): 
   };
 }
 
+/** The `aud` values a provider's id_token may name: its client ids, then what the caller adds. */
+export function acceptedAudiences(rt: ProviderRuntime, options: VerifyOptions): string[] {
+  return [...clientIds(rt.config), ...(options.extraAudiences ?? [])];
+}
+
 export function oidcProvider(def: OidcDefinition): OidcProvider {
   const verify = async (rt: ProviderRuntime, idToken: string, options: VerifyOptions = {}) => {
     const endpoints = await def.endpoints(rt);
     const issuer = def.issuersOf ? def.issuersOf(rt, idToken) : endpoints.issuer;
-    const audience = [...clientIds(rt.config), ...(options.extraAudiences ?? []).filter(Boolean)];
+    const audience = acceptedAudiences(rt, options);
     return rt.verifyIdToken(idToken, { issuer, audience, jwksUri: endpoints.jwksUri, nonceHash: options.nonceHash });
   };
   const read = def.profile ?? profileFromClaims;
