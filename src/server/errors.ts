@@ -234,6 +234,8 @@ export const ERRORS = {
   flow_state_not_found_at_verify: e(400, 'flow_state_not_found', 'No associated flow state found. Flow State not found'),
   email_send_failed: e(500, 'unexpected_failure', 'Error sending email'),
   email_address_not_authorized: e(400, 'email_address_not_authorized', 'Email address cannot be used as it is not authorized'),
+  // MAILER_EMAIL_VALIDATION_* refused the recipient (delivery/mail/address-check.ts); the message names it
+  email_address_invalid: e(400, 'email_address_invalid', 'Email address is invalid'),
   sms_send_failed: e(422, 'sms_send_failed', 'Error sending OTP to provider'),
   // external providers (docs/oauth.md#errors): /authorize answers JSON; /callback puts these in the redirect
   provider_unsupported: e(400, 'validation_failed', 'Unsupported provider'),

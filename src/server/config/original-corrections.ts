@@ -2,11 +2,12 @@
 // with a start-up warning: a configuration that started the original starts here (docs/settings.md). Run by
 // config/load.ts once every setting has passed its own schema.
 import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
+import { parseBlockedMx } from '../delivery/mail/address-check.js';
 import { CAPTCHA_PROVIDERS } from './cross-field.js';
 
 /** Corrects `flat` in place; the warnings name the variable each value came from. */
 export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  return [...clampOtpLengthsAndFlowExpiry(flat, given), ...ignoreUnreadableSmtpHeaders(flat, given), ...captchaDefaults(flat)];
+  return [...clampOtpLengthsAndFlowExpiry(flat, given), ...ignoreUnreadableJson(flat, given), ...captchaDefaults(flat)];
 }
 
 /**
@@ -25,11 +26,22 @@ function captchaDefaults(flat: Record<string, unknown>): string[] {
 /** The variable a setting was read from (AUTH_X when it came from nowhere in particular). */
 const variableOf = (given: Map<string, string>, name: string) => given.get(name) ?? `AUTH_${name}`;
 
-/** As the original: SMTP_HEADERS that are not a JSON object of string lists are ignored, with a warning. */
-function ignoreUnreadableSmtpHeaders(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  if (!flat.SMTP_HEADERS || parseSmtpHeaders(flat.SMTP_HEADERS as string)) return [];
-  flat.SMTP_HEADERS = '';
-  return [`${variableOf(given, 'SMTP_HEADERS')}: not a JSON object of header name → list of values; ignored, as the original does`];
+/** The settings holding JSON, how each is read, and what it must be. */
+const JSON_SETTINGS: Array<[name: string, read: (text: string) => unknown, shape: string]> = [
+  ['SMTP_HEADERS', parseSmtpHeaders, 'a JSON object of header name → list of values'],
+  ['MAILER_EMAIL_VALIDATION_SERVICE_HEADERS', parseSmtpHeaders, 'a JSON object of header name → list of values'],
+  ['MAILER_EMAIL_VALIDATION_BLOCKED_MX', parseBlockedMx, 'a JSON array of host names'],
+];
+
+/** As the original: a JSON setting that cannot be read is ignored, with a warning. */
+function ignoreUnreadableJson(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const warnings: string[] = [];
+  for (const [name, read, shape] of JSON_SETTINGS) {
+    if (!flat[name] || read(flat[name] as string)) continue;
+    flat[name] = '';
+    warnings.push(`${variableOf(given, name)}: not ${shape}; ignored, as the original does`);
+  }
+  return warnings;
 }
 
 /** Code lengths outside 6–10 become 6, and a flow-state lifetime under 300 s becomes 300 s. */

@@ -328,6 +328,15 @@ export const SETTINGS: Setting[] = [
     type: 'array',
     items: { type: 'string', pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$' },
   }),
+  // The original's address validation before each mail (docs/one-time-codes-and-mail.md#address-validation).
+  // SERVICE_HEADERS and BLOCKED_MX are JSON, read by delivery/mail/address-check.ts; a value it cannot read
+  // is dropped with a warning (original-corrections.ts), as the original drops it.
+  s('MAILER_EMAIL_VALIDATION_EXTENDED', 'mailer.emailValidation.extended', 'bool', false),
+  s('MAILER_EMAIL_VALIDATION_SERVICE_URL', 'mailer.emailValidation.serviceUrl', 'string', ''),
+  s('MAILER_EMAIL_VALIDATION_SERVICE_HEADERS', 'mailer.emailValidation.serviceHeaders', 'string', ''),
+  s('MAILER_EMAIL_VALIDATION_BLOCKED_MX', 'mailer.emailValidation.blockedMx', 'string', ''),
+  // ours: the name servers the DNS look-ups ask (host or host:port), empty for the system's.
+  s('MAILER_EMAIL_VALIDATION_NAMESERVERS', 'mailer.emailValidation.nameservers', 'list', []),
   s('MAILER_URLPATHS_INVITE', 'mailer.urlPaths.invite', 'string', '/verify'),
   s('MAILER_URLPATHS_CONFIRMATION', 'mailer.urlPaths.confirmation', 'string', '/verify'),
   s('MAILER_URLPATHS_RECOVERY', 'mailer.urlPaths.recovery', 'string', '/verify'),

@@ -345,6 +345,19 @@ export interface Config {
     otpLength: number;
     /** MAILER_EXTERNAL_HOSTS: X-Forwarded-Host values that become the base of this request's mail links */
     externalHosts: string[];
+    /** MAILER_EMAIL_VALIDATION_*: checks of a recipient's address before each mail (delivery/mail/address-check.ts) */
+    emailValidation: {
+      /** static rules, then the domain's MX (or address) records */
+      extended: boolean;
+      /** '' = no outside service */
+      serviceUrl: string;
+      /** JSON object of header name → list of values, sent to the service ('' = none) */
+      serviceHeaders: string;
+      /** JSON array of MX host names (or addresses) whose domains are refused ('' = none) */
+      blockedMx: string;
+      /** ours: the name servers asked, host or host:port (empty = the system's) */
+      nameservers: string[];
+    };
     urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
     subjects: MailTemplateSet<string>;
     /** template URLs ('' = built-in default) */

@@ -3,7 +3,7 @@
 // send rolls back the token and anything else the request wrote. The send is bounded by SEND_TIMEOUT, so
 // the transaction is never held open across network I/O for longer (docs/architecture.md#mail-and-sms-inside-the-transaction).
 import { apiError } from '../errors.js';
-import { buildConfirmationUrl, linkPathFor, type MailKind } from './mail/mailer.js';
+import { buildConfirmationUrl, linkPathFor, MailAddressRefused, type MailKind } from './mail/mailer.js';
 import { mailLinkBase } from './mail/link-base.js';
 import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
 import { issueOneTimeToken, type IssuedToken } from '../verify/one-time-codes.js';
@@ -88,6 +88,11 @@ export async function sendEmailToken(
     ctx.metrics.sent('email', 'sent', ACTION_TYPE[r.kind]);
   } catch (err) {
     ctx.metrics.sent('email', err instanceof SendTimeoutError ? 'timeout' : 'failed', ACTION_TYPE[r.kind]);
+    if (err instanceof MailAddressRefused) {
+      // The client's own input, so a 400 (a blocked MX included: the original answers that one 500).
+      ctx.log.info({ kind: r.kind, fault: err.fault }, 'the address check refused the recipient');
+      throw apiError('email_address_invalid', `Email address ${JSON.stringify(err.address)} is invalid`);
+    }
     ctx.log.error({ err, kind: r.kind }, 'sending mail failed');
     throw apiError('email_send_failed', `Error sending ${describe(r.kind)} email`);
   }

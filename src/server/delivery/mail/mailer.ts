@@ -11,8 +11,10 @@ import { lookupIn, renderGoTemplate } from './go-template.js';
 import { renderMailBody } from './render-body.js';
 import { htmlToText } from './plain-text.js';
 import { TemplateCache } from './template-cache.js';
+import { createAddressCheck } from './address-check.js';
 
 export { buildConfirmationUrl, linkPathFor, VERIFICATION_TYPES } from './links.js';
+export { MailAddressRefused } from './address-check.js';
 export type { ConfirmationUrlParts, LinkKind } from './links.js';
 
 /** The mails that carry a one-time token. */
@@ -45,7 +47,10 @@ export interface MailVars {
 }
 
 export interface Mailer {
-  /** Sends one mail; rejects with MailSendError when the SMTP server refuses it or cannot be reached. */
+  /**
+   * Sends one mail; rejects with MailAddressRefused when MAILER_EMAIL_VALIDATION_* refuses the recipient
+   * (nothing is sent), and with MailSendError when the SMTP server refuses the mail or cannot be reached.
+   */
   send(kind: TemplateKind, to: string, vars: MailVars): Promise<{ messageId: string }>;
   close(): Promise<void>;
 }
@@ -61,6 +66,7 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
     ? smtpDelivery(config.smtp, config.api.sendTimeoutSeconds * 1000)
     : logDelivery(config.development, log);
   const templates = new TemplateCache({ siteUrl: config.siteUrl, log });
+  const checkAddress = createAddressCheck(config.mailer.emailValidation);
 
   async function compose(kind: TemplateKind, to: string, vars: MailVars): Promise<ComposedMail> {
     const lookup = lookupIn({
@@ -85,6 +91,7 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
 
   return {
     async send(kind, to, vars) {
+      await checkAddress?.(to);
       try {
         return await delivery.deliver(await compose(kind, to, vars));
       } catch (err) {
