@@ -153,23 +153,6 @@ export async function copyOneTimeTokens(sql: Tx, schema: string, fromTable: bool
   return count;
 }
 
-/** PKCE and OAuth flow state; flows of deleted users and half-specified challenges are dropped. */
-export async function copyFlowState(sql: Tx, schema: string): Promise<number> {
-  const col = await picker(sql, schema, 'gotrue_flow_state');
-  const challenge = `nullif(o.code_challenge, '')`;
-  return runCount(
-    sql,
-    `insert into flow_state (id, user_id, auth_code, code_challenge_method, code_challenge, provider_type, provider_access_token,
-                             provider_refresh_token, authentication_method, auth_code_issued_at, referrer, created_at, updated_at)
-     select o.id, o.user_id, nullif(o.auth_code, ''), case when ${challenge} is null then null else o.code_challenge_method::text end,
-            ${challenge}, coalesce(o.provider_type, ''), o.provider_access_token, o.provider_refresh_token,
-            coalesce(${col('authentication_method')}, ''), ${col('auth_code_issued_at')}, ${col('referrer')},
-            coalesce(o.created_at, now()), coalesce(o.updated_at, o.created_at, now())
-     from gotrue_flow_state o
-     where o.user_id is null or exists (select 1 from users u where u.id = o.user_id)`,
-  );
-}
-
 export async function copyAuditLog(sql: Tx, schema: string): Promise<number> {
   const col = await picker(sql, schema, 'gotrue_audit_log_entries');
   return runCount(

@@ -17,13 +17,13 @@ import { alignUsers, describeUsers, renameAsTheOriginalDid } from './adopt-users
 import {
   copyAmrClaims,
   copyAuditLog,
-  copyFlowState,
   copyIdentities,
   copyOneTimeTokens,
   copyRefreshTokens,
   copySessions,
   keepRefreshTokenKeys,
 } from './adopt-data.js';
+import { copyFlowState } from './adopt-flow-state.js';
 
 /** The original's tables whose rows we convert into ours; each is dropped afterwards. */
 const CONVERTED = ['identities', 'sessions', 'mfa_amr_claims', 'refresh_tokens', 'one_time_tokens', 'flow_state', 'audit_log_entries'];

@@ -20,6 +20,7 @@ import { adoptOriginalSchema, inspectNamespace } from './adopt.js';
 import { hasOriginalMfa, takeOverOriginalMfa, type SecretSealer } from './adopt-mfa.js';
 import { hasOriginalCustomProviders, takeOverOriginalCustomProviders } from './adopt-custom-providers.js';
 import { hasOriginalOAuthServer, takeOverOriginalOAuthServer } from './adopt-oauth-server.js';
+import { finishFlowStateAdoption } from './adopt-flow-state.js';
 
 // dist/db/migrate.js (and src/db/migrate.ts) → <repo>/sql
 const SQL_DIR = fileURLToPath(new URL('../../sql', import.meta.url));
@@ -80,6 +81,7 @@ export async function migrate(
             applied = await applyPending(withinTransaction(tx), (m) =>
               note(options.dryRun ? `would apply migration ${path.basename(m.path)}` : `applying migration ${m.migration_id} ${m.name}`),
             );
+            await finishFlowStateAdoption(tx, namespace, note);
             await takeOverOriginalMfa(tx, namespace, options.sealSecret, note);
             await takeOverOriginalCustomProviders(tx, namespace, options.sealSecret, note);
             await takeOverOriginalOAuthServer(tx, namespace, note);
