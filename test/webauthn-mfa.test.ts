@@ -211,3 +211,23 @@ t.test('auth-js end to end: mfa.webauthn.register, then mfa.webauthn.authenticat
   t.equal(after.data!.currentLevel, 'aal2');
   t.ok(after.data!.currentAuthenticationMethods.some((m) => (typeof m === 'string' ? m : m.method) === 'mfa/webauthn'));
 });
+
+t.test('with WebAuthn verification off, challenge and verify both answer mfa_webauthn_verify_not_enabled', async (t) => {
+  const enrollOnly = await startTestService({ ...PASSKEY_ENV, AUTH_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true' });
+  t.teardown(() => enrollOnly.stop());
+  const session = await signUp(enrollOnly);
+  const enrolled = await enrollOnly.request('POST', '/factors', {
+    token: session.access_token,
+    body: { factor_type: 'webauthn', friendly_name: 'key' },
+  });
+  t.equal(enrolled.status, 200);
+  const refused = { status: 422, error_code: 'mfa_webauthn_verify_not_enabled', msg: 'MFA verification is disabled for WebAuthn' };
+  const challenged = await enrollOnly.request('POST', `/factors/${enrolled.body.id}/challenge`, { token: session.access_token, body: {} });
+  t.same({ status: challenged.status, error_code: challenged.body.error_code, msg: challenged.body.msg }, refused);
+  // the original's verify answers this message with the enroll code (docs/differences.md)
+  const verified = await enrollOnly.request('POST', `/factors/${enrolled.body.id}/verify`, {
+    token: session.access_token,
+    body: { challenge_id: crypto.randomUUID(), webauthn: { type: 'create', credential_response: {} } },
+  });
+  t.same({ status: verified.status, error_code: verified.body.error_code, msg: verified.body.msg }, refused);
+});
