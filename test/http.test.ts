@@ -99,6 +99,13 @@ t.test('X-Supabase-Api-Version 2024-01-01 selects the newer error shape and is e
   t.equal(older.headers.get('x-supabase-api-version'), null);
   const garbage = await api.request('GET', '/nowhere', { headers: { 'X-Supabase-Api-Version': 'yesterday' } });
   t.strictSame(garbage.body, { code: 404, error_code: 'not_found', msg: 'Not Found' });
+  // The original parses the date; a day that does not exist is no version, however late it looks.
+  for (const noDay of ['2024-02-30', '2025-13-01', '9999-99-99', '2024-00-10']) {
+    const res = await api.request('GET', '/nowhere', { headers: { 'X-Supabase-Api-Version': noDay } });
+    t.strictSame(res.body, { code: 404, error_code: 'not_found', msg: 'Not Found' }, noDay);
+  }
+  const leapDay = await api.request('GET', '/nowhere', { headers: { 'X-Supabase-Api-Version': '2024-02-29' } });
+  t.strictSame(leapDay.body, { code: 'not_found', message: 'Not Found' }, 'a leap day is a day');
 });
 
 t.test('CORS: preflight answered, origin echoed with credentials, headers exposed', async (t) => {

@@ -26,8 +26,17 @@ const DEFAULT_RETRY_AFTER: Record<number, number> = { 429: 60, 503: 5 };
 
 /** The API version a request selects with X-Supabase-Api-Version (docs/errors.md#body-shapes). */
 export function apiVersionOf(header: string | undefined): 'initial' | typeof API_VERSION_2024 {
-  if (!header || !/^\d{4}-\d{2}-\d{2}$/.test(header)) return 'initial';
+  if (!header || !isCalendarDate(header)) return 'initial';
   return header >= API_VERSION_2024 ? API_VERSION_2024 : 'initial';
+}
+
+/** YYYY-MM-DD naming a day that exists, as the original's date parsing demands (2024-02-30 is no date). */
+function isCalendarDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && date.getUTCFullYear() === year;
 }
 
 export function renderError(err: unknown, apiVersion: string | undefined, requestId: string): RenderedError {
