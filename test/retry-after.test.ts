@@ -128,6 +128,15 @@ t.test('anonymous sign-ins take from their own hourly bucket, not the sign-up on
   t.equal(withAddress.status, 200, 'a sign-up with an address is counted in its own bucket');
 });
 
+t.test('with anonymous sign-ins off, the refusal comes before the bucket, however often it is asked', async (t) => {
+  const off = await startMailStack({ AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_ANONYMOUS_USERS: '2' });
+  t.teardown(() => off.stop());
+  const headers = { 'X-Real-IP': '203.0.113.9' };
+  const codes: string[] = [];
+  for (let i = 0; i < 4; i++) codes.push((await off.api.request('POST', '/signup', { headers, body: {} })).body.error_code);
+  t.strictSame(codes, Array(4).fill('anonymous_provider_disabled'), 'the original checks the switch before its limiter');
+});
+
 t.test("SECURITY_SB_FORWARDED_FOR_ENABLED: Sb-Forwarded-For's address keys the per-client limits, as the original", async (t) => {
   const own = await startMailStack({ AUTH_RATE_LIMIT_TOKEN_REFRESH: '0', AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true' });
   t.teardown(() => own.stop());

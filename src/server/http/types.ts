@@ -57,7 +57,7 @@ interface RouteFields {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
   path: string; // /admin/users/{user_id}
   /** the per-client bucket taken before anything else (limits/per-client.ts); a function when the request decides it */
-  limit?: ClientBucket | ((req: ApiRequest) => ClientBucket);
+  limit?: ClientBucket | BucketChoice;
   /** the captcha check (auth/captcha-guard.ts): true, or a predicate naming the requests exempt from it */
   captcha?: true | ((req: ApiRequest) => boolean);
   /**
@@ -79,6 +79,9 @@ interface RouteFields {
 export type Route =
   | (RouteFields & { guard: 'none'; handler: Handler<any> }) // eslint-disable-line @typescript-eslint/no-explicit-any
   | { [G in keyof Principals]: RouteFields & { guard: G; handler: GuardedHandler<Principals[G], any> } }[keyof Principals]; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The bucket a request takes from, decided by the request; null when it takes from none. */
+export type BucketChoice = (req: ApiRequest, ctx: AppContext) => ClientBucket | null;
 
 /** A route made runnable by the dispatcher: limit, captcha, guard and schema around the handler. */
 export type Run = (req: ApiRequest, ctx: AppContext) => Reply;

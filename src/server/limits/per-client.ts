@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { apiError } from '../errors.js';
 import { takeFromBucket } from '../../db/rate-limits.js';
 import type { Config } from '../config/types.js';
-import type { ApiRequest, Run } from '../http/types.js';
+import type { ApiRequest, BucketChoice, Run } from '../http/types.js';
 import { SIGN_IN_GRANTS } from '../observability/metrics.js';
 
 import type { ClientBucket } from '../auth/principal.js';
@@ -63,11 +63,11 @@ function clientKey(req: ApiRequest, config: Pick<Config, 'rateLimit' | 'security
 }
 
 /** Wraps a route (http/dispatch.ts) so that each client key may call it at the bucket's rate. */
-export function limited(bucketOf: ClientBucket | ((req: ApiRequest) => ClientBucket), handler: Run): Run {
+export function limited(bucketOf: ClientBucket | BucketChoice, handler: Run): Run {
   return async (req, ctx) => {
     const key = clientKey(req, ctx.config);
-    if (key) {
-      const bucket = typeof bucketOf === 'function' ? bucketOf(req) : bucketOf;
+    const bucket = typeof bucketOf === 'function' ? bucketOf(req, ctx) : bucketOf;
+    if (key && bucket) {
       const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
       const burst = bucket === 'anonymous' ? perPeriod : BURST;
       const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));

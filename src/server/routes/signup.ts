@@ -12,8 +12,7 @@ import { signUpAnonymously } from './anonymous.js';
 import { CHANNEL_FIELD, phoneChannel } from '../delivery/sms/channel-field.js';
 import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
-import type { Handler, ApiRequest } from '../http/types.js';
-import type { ClientBucket } from '../auth/principal.js';
+import type { Handler, ApiRequest, BucketChoice } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
 const FIELDS = { email: 'string', phone: 'string', password: 'string', ...CHANNEL_FIELD, ...PKCE_FIELDS, data: 'object' } as const;
@@ -22,12 +21,15 @@ type SignupBody = BodyOf<typeof FIELDS>;
 
 /**
  * The per-client bucket of a sign-up: one without an address is anonymous and takes from
- * RATE_LIMIT_ANONYMOUS_USERS (per hour), any other from the sign-up bucket, as in the original.
+ * RATE_LIMIT_ANONYMOUS_USERS (per hour), any other from the sign-up bucket, as in the original. With
+ * anonymous sign-ins off, an anonymous one takes nothing: the original refuses it before its limiter, so
+ * it is answered anonymous_provider_disabled however often it is asked.
  */
-export function signupBucket(req: ApiRequest): ClientBucket {
+export const signupBucket: BucketChoice = (req, ctx) => {
   const { email, phone } = req.json();
-  return email || phone ? 'signup' : 'anonymous';
-}
+  if (email || phone) return 'signup';
+  return ctx.config.external.anonymousUsersEnabled ? 'anonymous' : null;
+};
 
 /** Each sign-up's outcome is counted by method (observability/metrics.ts; free when metrics are off). */
 export const signup: Handler<SignupBody> = async (req, ctx) => {
