@@ -240,6 +240,32 @@ t.test('a recipient the SMTP server rejects makes send reject', async (t) => {
   await t.rejects(sending, { name: 'MailSendError', message: /recovery mail failed.*No such user here/ });
 });
 
+t.test("SMTP_LOGGING_ENABLED: one mail.send line per attempt, sent or refused, as the original's mail logging", async (t) => {
+  const mailLines = (lines: Array<Record<string, unknown>>) => lines.filter((l) => l.msg === 'mail.send');
+  const quiet = captureLog();
+  await mailerFor(t, configWith(), quiet.log).send('confirmation', 'log-off@example.com', vars());
+  await smtp.waitForMail('log-off@example.com');
+  t.strictSame(mailLines(quiet.lines), [], 'off by default: recipients stay out of the log');
+
+  const logged = captureLog();
+  const mailer = mailerFor(t, configWith({ AUTH_SMTP_LOGGING_ENABLED: 'true' }), logged.log);
+  await mailer.send('magicLink', 'log-on@example.com', vars());
+  await smtp.waitForMail('log-on@example.com');
+  smtp.failNext(550, 'No such user here');
+  await t.rejects(mailer.send('recovery', 'log-refused@example.com', vars()));
+  t.match(mailLines(logged.lines), [
+    {
+      level: LEVEL.info,
+      event: 'mail.send',
+      mail_type: 'magic_link',
+      mail_from: '"Portcullis" <admin@portcullis.test>',
+      mail_to: 'log-on@example.com',
+    },
+    { level: LEVEL.info, event: 'mail.send', mail_type: 'recovery', mail_to: 'log-refused@example.com' },
+  ]);
+  t.equal(mailLines(logged.lines).length, 2);
+});
+
 t.test('a recipient is one address, never a list', async (t) => {
   const sending = mailerFor(t, configWith()).send('recovery', 'victim@example.com, attacker@example.com', vars());
   await t.rejects(sending, { name: 'MailSendError' });

@@ -313,6 +313,8 @@ export const SETTINGS: Setting[] = [
   s('SMTP_SENDER_NAME', 'smtp.senderName', 'string', ''),
   // JSON, read by delivery/mail/smtp-headers.ts; a value it cannot read is dropped with a warning (original-corrections.ts).
   s('SMTP_HEADERS', 'smtp.headers', 'string', ''),
+  // A `mail.send` log line per mail sent over SMTP (delivery/mail/transport.ts), as the original's setting.
+  s('SMTP_LOGGING_ENABLED', 'smtp.loggingEnabled', 'bool', false),
   // The longest a mail or SMS send may hold its transaction open (docs/architecture.md#mail-and-sms-inside-the-transaction).
   s('SEND_TIMEOUT', 'api.sendTimeoutSeconds', 'duration', 5, positive),
   s('SMTP_MAX_FREQUENCY', 'smtp.maxFrequencySeconds', 'duration', 900, { minimum: 0 }),

@@ -334,6 +334,8 @@ export interface Config {
     senderName: string;
     /** SMTP_HEADERS: a JSON object of header name → values added to every mail ('' for none) */
     headers: string;
+    /** SMTP_LOGGING_ENABLED: one `mail.send` info line per mail sent, naming its type, sender and recipient */
+    loggingEnabled: boolean;
     maxFrequencySeconds: number;
   };
   mailer: {

@@ -63,7 +63,7 @@ export type MailerConfig = Pick<Config, 'smtp' | 'mailer' | 'siteUrl' | 'develop
 
 export function createMailer(config: MailerConfig, log: Logger): Mailer {
   const delivery: Delivery = config.smtp.host
-    ? smtpDelivery(config.smtp, config.api.sendTimeoutSeconds * 1000)
+    ? smtpDelivery(config.smtp, config.api.sendTimeoutSeconds * 1000, log)
     : logDelivery(config.development, log);
   const templates = new TemplateCache({ siteUrl: config.siteUrl, log });
   const checkAddress = createAddressCheck(config.mailer.emailValidation);

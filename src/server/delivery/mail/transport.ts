@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/types.js';
-import { headerFieldsFor, parseSmtpHeaders } from './smtp-headers.js';
+import { headerFieldsFor, messageTypeOf, parseSmtpHeaders } from './smtp-headers.js';
 
 export interface ComposedMail {
   kind: string;
@@ -31,7 +31,7 @@ export interface Delivery {
  * nodemailer loads with the first mail, not with every HTTP thread: a thread starts that much sooner, and
  * most of its requests send none.
  */
-export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery {
+export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number, log: Logger): Delivery {
   let transport: Promise<Transporter> | null = null;
   const open = () =>
     (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
@@ -50,6 +50,7 @@ export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery 
     ));
   // Without SMTP_SENDER_NAME, the bare address, as the original's FormatAddress writes it.
   const from = { name: smtp.senderName, address: smtp.adminEmail };
+  const fromText = smtp.senderName ? `${JSON.stringify(smtp.senderName)} <${smtp.adminEmail}>` : smtp.adminEmail;
   const headers = smtp.headers ? parseSmtpHeaders(smtp.headers) : null;
   return {
     needsBody: true,
@@ -57,17 +58,24 @@ export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number): Delivery 
       // An address object, not a string: nodemailer parses a string as an address *list*, and a
       // recipient must never be able to turn into several.
       const to = { name: '', address: mail.to };
-      const info = await (
-        await open()
-      ).sendMail({
-        from,
-        to,
-        subject: mail.subject,
-        html: mail.html,
-        text: mail.text,
-        ...(headers ? { headers: headerFieldsFor(headers, mail.kind) } : {}),
-      });
-      return { messageId: info.messageId };
+      try {
+        const info = await (
+          await open()
+        ).sendMail({
+          from,
+          to,
+          subject: mail.subject,
+          html: mail.html,
+          text: mail.text,
+          ...(headers ? { headers: headerFieldsFor(headers, mail.kind) } : {}),
+        });
+        return { messageId: info.messageId };
+      } finally {
+        // SMTP_LOGGING_ENABLED: after every attempt, sent or not, as the original logs it.
+        if (smtp.loggingEnabled) {
+          log.info({ event: 'mail.send', mail_type: messageTypeOf(mail.kind), mail_from: fromText, mail_to: mail.to }, 'mail.send');
+        }
+      }
     },
     // A transport that never loaded has nothing to close (and its failure was the sends' to report).
     close: () =>
