@@ -138,7 +138,6 @@ t.test('each kind of bad value is reported with the variable that carried it', a
     [{ AUTH_SITE_URL: 'not a url' }, 'AUTH_SITE_URL: "not a url" is not in the expected format'],
     [{ DB_NAMESPACE: 'Bad-Name' }, 'DB_NAMESPACE: "Bad-Name" is not in the expected format'],
     [{ ...PROD, AUTH_DB_DRIVER: 'mysql' }, 'AUTH_DB_DRIVER: "mysql" must be one of postgres'],
-    [{ ...PROD, AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET: must be at least 16 characters'],
     [{ AUTH_SMTP_HOST: 'mail.example' }, 'AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],
     [{ AUTH_SECURITY_CAPTCHA_ENABLED: 'true' }, 'AUTH_SECURITY_CAPTCHA_SECRET: is required when SECURITY_CAPTCHA_ENABLED is true'],
     [
@@ -222,3 +221,22 @@ t.test('the database timeouts: defaults, seconds or Go durations, and their boun
     'AUTH_DB_STATEMENT_TIMEOUT: "soon" is not a duration (seconds like 900, or 15m, 1h30m)',
   ]);
 });
+
+t.test(
+  'values the original starts with start here: a short JWT_SECRET (warned about), any TRACING_EXPORTER, an unknown METRICS_EXPORTER',
+  async (t) => {
+    const short = load({ ...PROD, AUTH_JWT_SECRET: '', GOTRUE_JWT_SECRET: 'testsecret' });
+    t.equal(short.jwt.secret, 'testsecret', 'the secret the deployment signs with is used');
+    t.match(short.warnings, [/^GOTRUE_JWT_SECRET: only 10 characters, which can be guessed/]);
+    t.notOk(
+      load({ ...PROD, AUTH_JWT_SECRET: 'x'.repeat(16) }).warnings.some((w) => w.includes('JWT_SECRET')),
+      '16 or more: no warning',
+    );
+    // the original's own test configuration sets TRACING_EXPORTER=default; it reads no value of it
+    t.equal(load({ ...PROD, GOTRUE_TRACING_EXPORTER: 'default' }).tracing.exporter, 'default');
+    const unknown = load({ ...PROD, GOTRUE_METRICS_ENABLED: 'true', GOTRUE_METRICS_EXPORTER: 'statsd' });
+    t.equal(unknown.metrics.exporter, 'none', 'nothing is exported, as the original exports nothing for it');
+    t.match(unknown.warnings, [/^GOTRUE_METRICS_EXPORTER: "statsd" is neither opentelemetry nor prometheus; no metrics are exported/]);
+    t.equal(load({ ...PROD, GOTRUE_METRICS_EXPORTER: 'prometheus' }).metrics.exporter, 'prometheus');
+  },
+);

@@ -177,7 +177,7 @@ async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, l
       cleanup ? () => cleanup!.totals() : undefined,
     );
     if (config.metrics.exporter === 'prometheus') exporter = await startMetricsExporter(config.metrics, source, log);
-    else pushing = await startOtlpMetrics(config, source, log);
+    else if (config.metrics.exporter === 'opentelemetry') pushing = await startOtlpMetrics(config, source, log);
   }
   let watch: DirWatch | null = null;
   const dir = options.reloadFrom?.configDir;

@@ -40,8 +40,6 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   if (flat.SECURITY_CAPTCHA_ENABLED && !CAPTCHA_PROVIDERS.includes(flat.SECURITY_CAPTCHA_PROVIDER as string)) {
     problems.push(`AUTH_SECURITY_CAPTCHA_PROVIDER: "${String(flat.SECURITY_CAPTCHA_PROVIDER)}" is not hcaptcha or turnstile`);
   }
-  if (typeof flat.JWT_SECRET === 'string' && flat.JWT_SECRET && flat.JWT_SECRET.length < 16)
-    problems.push('AUTH_JWT_SECRET: must be at least 16 characters');
   problems.push(...validMethodProblems(flat, given));
   problems.push(...kmsKeyProblems(flat));
   problems.push(...samlProblems(flat));

@@ -7,7 +7,13 @@ import { CAPTCHA_PROVIDERS } from './cross-field.js';
 
 /** Corrects `flat` in place; the warnings name the variable each value came from. */
 export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  return [...clampOtpLengthsAndFlowExpiry(flat, given), ...ignoreUnreadableJson(flat, given), ...captchaDefaults(flat)];
+  return [
+    ...clampOtpLengthsAndFlowExpiry(flat, given),
+    ...ignoreUnreadableJson(flat, given),
+    ...captchaDefaults(flat),
+    ...unknownMetricsExporter(flat, given),
+    ...shortJwtSecret(flat, given),
+  ];
 }
 
 /**
@@ -21,6 +27,29 @@ function captchaDefaults(flat: Record<string, unknown>): string[] {
     flat.SECURITY_CAPTCHA_PROVIDER = 'hcaptcha';
   }
   return [];
+}
+
+/** As the original: a METRICS_EXPORTER it has no exporter for starts the service and exports nothing. */
+function unknownMetricsExporter(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const exporter = flat.METRICS_EXPORTER;
+  if (exporter === 'opentelemetry' || exporter === 'prometheus') return [];
+  flat.METRICS_EXPORTER = 'none';
+  if (!flat.METRICS_ENABLED) return [];
+  return [
+    `${variableOf(given, 'METRICS_EXPORTER')}: "${String(exporter)}" is neither opentelemetry nor prometheus; no metrics are exported, as in the original`,
+  ];
+}
+
+/**
+ * The original signs with a JWT_SECRET of any length, so a deployment using a short one must still start
+ * here; it is told, as a secret that short can be guessed and then any token forged.
+ */
+function shortJwtSecret(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const secret = flat.JWT_SECRET;
+  if (typeof secret !== 'string' || !secret || secret.length >= 16) return [];
+  return [
+    `${variableOf(given, 'JWT_SECRET')}: only ${secret.length} characters, which can be guessed, and then any token forged; use at least 32 random characters (the original accepts it, so it is used)`,
+  ];
 }
 
 /** The variable a setting was read from (AUTH_X when it came from nowhere in particular). */

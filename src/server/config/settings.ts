@@ -121,7 +121,8 @@ export const SETTINGS: Setting[] = [
   s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),
   s('LOG_FILE', 'log.file', 'string', ''),
   s('TRACING_ENABLED', 'tracing.enabled', 'bool', false),
-  s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry'] }),
+  // The original reads no value of this (OTLP is the only tracing there is): any is accepted.
+  s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry'),
   // The standard OpenTelemetry variables (unprefixed), read here so nothing else reads the environment.
   s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', 'http://localhost:4318', { pattern: '^https?://' }, [
     'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -131,7 +132,8 @@ export const SETTINGS: Setting[] = [
   ]),
   s('OTEL_SERVICE_NAME', 'tracing.serviceName', 'string', 'gotrue', undefined, ['OTEL_SERVICE_NAME']),
   s('METRICS_ENABLED', 'metrics.enabled', 'bool', false),
-  s('METRICS_EXPORTER', 'metrics.exporter', 'string', 'opentelemetry', { enum: ['opentelemetry', 'prometheus'] }),
+  // Another value exports nothing, with a warning, as the original (original-corrections.ts).
+  s('METRICS_EXPORTER', 'metrics.exporter', 'string', 'opentelemetry'),
   s('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'metrics.otlpMetricsEndpoint', 'string', '', { pattern: '^https?://' }, [
     'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
   ]),

@@ -149,7 +149,8 @@ export interface Config {
   };
   metrics: {
     enabled: boolean;
-    exporter: 'opentelemetry' | 'prometheus';
+    /** 'none': a value the original knows no exporter for, so nothing is exported (original-corrections.ts) */
+    exporter: 'opentelemetry' | 'prometheus' | 'none';
     prometheusHost: string;
     prometheusPort: number;
     /** OTLP/HTTP metrics URL; empty: <OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics */
