@@ -105,6 +105,54 @@ t.test('extended: a domain takes mail with MX records, or an address, unless the
   t.strictSame(await signUp(stack, 'user@silent.org'), accepted, 'a silent name server lets the address through');
 });
 
+t.test('no transaction waits on a name server: the address is checked before the request writes', async (t) => {
+  const stack = await startMailStack({
+    AUTH_MAILER_EMAIL_VALIDATION_EXTENDED: 'true',
+    AUTH_MAILER_EMAIL_VALIDATION_NAMESERVERS: dns.address,
+  });
+  t.teardown(() => stack.stop());
+  // silent.org's name server never answers: the check waits its whole 3 s for it.
+  const askedBefore = asked('silent.org').length;
+  const signingUp = stack.api.request('POST', '/signup', { body: { email: 'waiting@silent.org', password: PASSWORD } });
+  while (asked('silent.org').length === askedBefore) await new Promise((resolve) => setTimeout(resolve, 20));
+  const { rows } = await stack.api.db.query(
+    `select state from pg_stat_activity
+     where datname = current_database() and application_name = 'portcullis' and state like 'idle in transaction%'`,
+  );
+  t.strictSame(rows, [], 'no connection of the service sits in a transaction while the name server is asked');
+  t.equal((await signingUp).status, 200, 'undecided, so the mail goes');
+  await stack.smtp.waitForMail('waiting@silent.org');
+});
+
+t.test('a secure email change checks both addresses before either mail goes', async (t) => {
+  const stack = await startMailStack({
+    AUTH_MAILER_EMAIL_VALIDATION_EXTENDED: 'true',
+    AUTH_MAILER_EMAIL_VALIDATION_NAMESERVERS: dns.address,
+    AUTH_SMTP_MAX_FREQUENCY: '1s',
+  });
+  t.teardown(() => stack.stop());
+  const email = 'changing@mail-ok.org';
+  t.strictSame(await signUp(stack, email), accepted);
+  await stack.api.db.query('update users set email_confirmed_at = now() where email = $1', [email]);
+  const session = await stack.api.request('POST', '/token?grant_type=password', { body: { email, password: PASSWORD } });
+  const change = (to: string) => stack.api.request('PUT', '/user', { token: session.body.access_token, body: { email: to } });
+  const mailsTo = (address: string) => stack.smtp.mails.filter((m) => m.to === address).length;
+
+  const refusedChange = await change('new@nowhere.org');
+  t.equal(refusedChange.body.error_code, 'email_address_invalid');
+  t.equal(mailsTo(email), 1, 'the current address got no mail either: only its sign-up confirmation');
+  const { rows } = await stack.api.db.query('select email_change from users where email = $1', [email]);
+  t.strictSame(rows, [{ email_change: null }], 'no change is pending');
+
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const accepted2 = await change('new@host-only.org');
+  t.equal(accepted2.status, 200, accepted2.text);
+  await stack.smtp.waitForMail('new@host-only.org');
+  await stack.smtp.waitForMail((m) => m.to === email && /change/i.test(m.subject));
+  t.equal(mailsTo('new@host-only.org'), 1, 'one mail to the new address, though the request started over to check it');
+  t.equal(mailsTo(email), 2, 'and one to the current address');
+});
+
 t.test('the validation service: only a 2xx {"valid": false} refuses', async (t) => {
   const calls: Array<{ headers: http.IncomingHttpHeaders; body: unknown }> = [];
   const service = http.createServer((req, res) => {

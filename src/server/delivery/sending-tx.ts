@@ -28,8 +28,21 @@ class PermitNeeded extends Error {
   }
 }
 
-/** Three attempts cover the largest need (two mails of a secure email change) with one to spare. */
-const MAX_ATTEMPTS = 4;
+/**
+ * A mail's recipient that MAILER_EMAIL_VALIDATION_* must still check over the network (DNS, an outside
+ * service): the transaction rolls back and the check runs while no connection is held, as a permit is taken.
+ */
+class RecipientCheckNeeded extends Error {
+  constructor(readonly addresses: string[]) {
+    super(`${addresses.length} recipient(s) must be checked before the transaction`);
+  }
+}
+
+/**
+ * The largest need, a secure email change, takes four: its two permits, then a check of each of its two
+ * addresses; one more to spare.
+ */
+const MAX_ATTEMPTS = 5;
 
 /**
  * With `timing`, a transaction that committed without sending anything answers only once it has taken as
@@ -62,8 +75,12 @@ export async function sendingTx<T>(
       else if (timing) await ctx.sendTiming.nothingSent(timing, signal);
       return result;
     } catch (err) {
-      if (!(err instanceof PermitNeeded) || attempt === MAX_ATTEMPTS) throw err;
+      if (!(err instanceof PermitNeeded || err instanceof RecipientCheckNeeded) || attempt === MAX_ATTEMPTS) throw err;
       // No connection is held here: the transaction above has ended.
+      if (err instanceof RecipientCheckNeeded) {
+        await Promise.all(err.addresses.map((address) => ctx.mailer.checkAddress(address)));
+        continue;
+      }
       while (held[err.channel] < err.total) {
         await takeSendPermit(ctx, ctx.db, err.channel);
         held[err.channel]++;
@@ -92,4 +109,16 @@ export function spendPermit(ctx: AppContext, q: Queryable, channel: Channel): vo
   requirePermits(ctx, q, channel, 1);
   const permits = permitsOf.get(q as pg.PoolClient);
   if (permits) permits.spent[channel]++;
+}
+
+/**
+ * Makes sure mails to `addresses` will not wait on the network for their address check inside the
+ * transaction on `q`: the first time, the transaction starts over once they are checked. A request sending
+ * two mails names both before the first goes, so it never sends one and then starts over for the other.
+ */
+export function requireCheckedRecipients(ctx: AppContext, q: Queryable, addresses: string[]): void {
+  const unchecked = addresses.filter((address) => ctx.mailer.needsAddressCheck(address));
+  if (unchecked.length === 0) return;
+  if (!permitsOf.has(q as pg.PoolClient)) throw new TypeError('mail and SMS are sent only inside sendingTx()');
+  throw new RecipientCheckNeeded(unchecked);
 }

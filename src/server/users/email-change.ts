@@ -9,7 +9,7 @@ import { assertAuthorizedRecipients } from '../delivery/authorized-addresses.js'
 import { emailData, sendEmailHook } from '../hooks/send-email.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { assertSendInterval } from '../limits/sends.js';
-import { requirePermits } from '../delivery/sending-tx.js';
+import { requireCheckedRecipients, requirePermits } from '../delivery/sending-tx.js';
 import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { AppContext } from '../context.js';
 
@@ -42,6 +42,7 @@ export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserR
   if (ctx.config.hooks.sendEmail.enabled) {
     await emailChangeHook(ctx, q, user, common, r);
   } else {
+    requireCheckedRecipients(ctx, q, isSecureChange(ctx, user) ? [r.newEmail, user.email!] : [r.newEmail]);
     await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail }, r.req);
     if (isSecureChange(ctx, user)) {
       await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! }, r.req);

@@ -22,7 +22,21 @@ export class MailAddressRefused extends Error {
   }
 }
 
-export type AddressCheck = (address: string) => Promise<void>;
+/**
+ * The check, with its verdicts remembered for a minute: a request whose transaction needs one rolls back,
+ * has the address checked while holding no connection (delivery/sending-tx.ts), and finds the verdict here
+ * when it runs again, so no transaction waits on a name server an attacker may control.
+ */
+export interface AddressCheck {
+  /** the remembered verdict: null when valid, undefined when the address has not been checked lately */
+  known(address: string): AddressFault | null | undefined;
+  /** checks the address (at most ADDRESS_CHECK_TIMEOUT_MS) and remembers the verdict */
+  check(address: string): Promise<AddressFault | null>;
+}
+
+const VERDICT_TTL_MS = 60_000;
+/** Past this many remembered addresses the oldest are forgotten: a flood of addresses costs bounded memory. */
+const MAX_VERDICTS = 10_000;
 
 /** The check the settings ask for, or null when they ask for none. */
 export function createAddressCheck(settings: Config['mailer']['emailValidation']): AddressCheck | null {
@@ -31,12 +45,13 @@ export function createAddressCheck(settings: Config['mailer']['emailValidation']
   // Unreadable JSON never gets here: config/original-corrections.ts drops it at start-up.
   const headers = (settings.serviceHeaders && parseSmtpHeaders(settings.serviceHeaders)) || {};
   const dns = settings.extended ? domainLookup(settings.nameservers, blockedHosts(settings.blockedMx), ADDRESS_CHECK_TIMEOUT_MS) : null;
+  const verdicts = new Map<string, { fault: AddressFault | null; until: number }>();
 
-  return async (address) => {
+  async function judge(address: string): Promise<AddressFault | null> {
     let domain: string | null = null;
     if (dns) {
       const verdict = staticVerdict(address);
-      if ('fault' in verdict) throw new MailAddressRefused(address, verdict.fault);
+      if ('fault' in verdict) return verdict.fault;
       domain = verdict.domain;
     }
     const signal = AbortSignal.timeout(ADDRESS_CHECK_TIMEOUT_MS);
@@ -44,8 +59,24 @@ export function createAddressCheck(settings: Config['mailer']['emailValidation']
       dns && domain ? dns.verdict(domain, signal) : null,
       serviceUrl ? serviceRefuses(serviceUrl, headers, address, signal) : false,
     ]);
-    if (dnsFault) throw new MailAddressRefused(address, dnsFault);
-    if (refusedByService) throw new MailAddressRefused(address, 'address');
+    return dnsFault ?? (refusedByService ? 'address' : null);
+  }
+
+  return {
+    known(address) {
+      const remembered = verdicts.get(address);
+      if (!remembered) return undefined;
+      if (remembered.until > Date.now()) return remembered.fault;
+      verdicts.delete(address);
+      return undefined;
+    },
+    async check(address) {
+      const fault = await judge(address);
+      verdicts.delete(address);
+      if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as string);
+      verdicts.set(address, { fault, until: Date.now() + VERDICT_TTL_MS });
+      return fault;
+    },
   };
 }
 

@@ -11,7 +11,7 @@ import { lookupIn, renderGoTemplate } from './go-template.js';
 import { renderMailBody } from './render-body.js';
 import { htmlToText } from './plain-text.js';
 import { TemplateCache } from './template-cache.js';
-import { createAddressCheck } from './address-check.js';
+import { createAddressCheck, MailAddressRefused } from './address-check.js';
 
 export { buildConfirmationUrl, linkPathFor, VERIFICATION_TYPES } from './links.js';
 export { MailAddressRefused } from './address-check.js';
@@ -52,6 +52,13 @@ export interface Mailer {
    * (nothing is sent), and with MailSendError when the SMTP server refuses the mail or cannot be reached.
    */
   send(kind: TemplateKind, to: string, vars: MailVars): Promise<{ messageId: string }>;
+  /**
+   * Whether MAILER_EMAIL_VALIDATION_* must still ask the network about `to` before a mail can go to it
+   * (false when no check is configured, or its verdict is remembered).
+   */
+  needsAddressCheck(to: string): boolean;
+  /** Runs that check now and remembers its verdict; a refusal is not thrown here but by send(). */
+  checkAddress(to: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -91,12 +98,20 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
 
   return {
     async send(kind, to, vars) {
-      await checkAddress?.(to);
+      if (checkAddress) {
+        const known = checkAddress.known(to);
+        const fault = known === undefined ? await checkAddress.check(to) : known;
+        if (fault) throw new MailAddressRefused(to, fault);
+      }
       try {
         return await delivery.deliver(await compose(kind, to, vars));
       } catch (err) {
         throw new MailSendError(`sending the ${kind} mail failed: ${(err as Error).message}`, { cause: err });
       }
+    },
+    needsAddressCheck: (to) => !!checkAddress && checkAddress.known(to) === undefined,
+    async checkAddress(to) {
+      await checkAddress?.check(to);
     },
     async close() {
       await templates.idle();
