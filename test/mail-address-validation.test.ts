@@ -3,7 +3,7 @@
 // real name server the test runs, and an outside validation service speaking the original's wire format.
 // A refused address is 400 email_address_invalid and leaves nothing behind; anything the checks cannot
 // decide (a silent name server, a failing service) lets the mail through.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startMailStack, type MailStack } from './helpers/passwordless.js';
@@ -24,6 +24,17 @@ const dns = await startDnsServer({
 t.teardown(() => dns.close());
 
 const asked = (domain: string) => dns.questions.filter((q) => q.startsWith(`${domain} `));
+
+/** A service with the extended check asking the test's name server, stopped when `t` ends. */
+async function extendedStack(t: Test, env: Record<string, string> = {}): Promise<MailStack> {
+  const stack = await startMailStack({
+    AUTH_MAILER_EMAIL_VALIDATION_EXTENDED: 'true',
+    AUTH_MAILER_EMAIL_VALIDATION_NAMESERVERS: dns.address,
+    ...env,
+  });
+  t.teardown(() => stack.stop());
+  return stack;
+}
 
 async function usersNamed(stack: MailStack, email: string): Promise<number> {
   const { rows } = await stack.api.db.query('select count(*)::int as n from users where email = $1', [email]);
@@ -52,11 +63,7 @@ const refused = (email: string) => ({
 const accepted = { status: 200, error: null, users: 1, mails: 1 };
 
 t.test('extended: the static rules refuse placeholders and reserved names without a DNS query', async (t) => {
-  const stack = await startMailStack({
-    AUTH_MAILER_EMAIL_VALIDATION_EXTENDED: 'true',
-    AUTH_MAILER_EMAIL_VALIDATION_NAMESERVERS: dns.address,
-  });
-  t.teardown(() => stack.stop());
+  const stack = await extendedStack(t);
   const questionsBefore = dns.questions.length;
   for (const email of [
     'test@gmail.com',
@@ -78,13 +85,10 @@ t.test('extended: the static rules refuse placeholders and reserved names withou
 });
 
 t.test('extended: a domain takes mail with MX records, or an address, unless the MX is blocked', async (t) => {
-  const stack = await startMailStack({
-    AUTH_MAILER_EMAIL_VALIDATION_EXTENDED: 'true',
-    AUTH_MAILER_EMAIL_VALIDATION_NAMESERVERS: dns.address,
+  const stack = await extendedStack(t, {
     // written as the original's users write them: with the root dot, in any case, and an address
     AUTH_MAILER_EMAIL_VALIDATION_BLOCKED_MX: '["mx.throwaway.net.", "192.0.2.66"]',
   });
-  t.teardown(() => stack.stop());
 
   t.strictSame(await signUp(stack, 'user@mail-ok.org'), accepted, 'MX records');
   t.strictSame(asked('mail-ok.org'), ['mail-ok.org MX'], 'found by its MX records alone');
@@ -106,11 +110,7 @@ t.test('extended: a domain takes mail with MX records, or an address, unless the
 });
 
 t.test('no transaction waits on a name server: the address is checked before the request writes', async (t) => {
-  const stack = await startMailStack({
-    AUTH_MAILER_EMAIL_VALIDATION_EXTENDED: 'true',
-    AUTH_MAILER_EMAIL_VALIDATION_NAMESERVERS: dns.address,
-  });
-  t.teardown(() => stack.stop());
+  const stack = await extendedStack(t);
   // silent.org's name server never answers: the check waits its whole 3 s for it.
   const askedBefore = asked('silent.org').length;
   const signingUp = stack.api.request('POST', '/signup', { body: { email: 'waiting@silent.org', password: PASSWORD } });
@@ -125,12 +125,7 @@ t.test('no transaction waits on a name server: the address is checked before the
 });
 
 t.test('a secure email change checks both addresses before either mail goes', async (t) => {
-  const stack = await startMailStack({
-    AUTH_MAILER_EMAIL_VALIDATION_EXTENDED: 'true',
-    AUTH_MAILER_EMAIL_VALIDATION_NAMESERVERS: dns.address,
-    AUTH_SMTP_MAX_FREQUENCY: '1s',
-  });
-  t.teardown(() => stack.stop());
+  const stack = await extendedStack(t, { AUTH_SMTP_MAX_FREQUENCY: '1s' });
   const email = 'changing@mail-ok.org';
   t.strictSame(await signUp(stack, email), accepted);
   await stack.api.db.query('update users set email_confirmed_at = now() where email = $1', [email]);
@@ -214,14 +209,11 @@ t.test('off by default; with the send email hook on, the hook gets the mail unch
   const hooks = await startHookServer();
   t.teardown(() => hooks.close());
   hooks.on('/send-email', () => ({ body: {} }));
-  const hooked = await startMailStack({
-    AUTH_MAILER_EMAIL_VALIDATION_EXTENDED: 'true',
-    AUTH_MAILER_EMAIL_VALIDATION_NAMESERVERS: dns.address,
+  const hooked = await extendedStack(t, {
     AUTH_HOOK_SEND_EMAIL_ENABLED: 'true',
     AUTH_HOOK_SEND_EMAIL_URI: `${hooks.url}/send-email`,
     AUTH_HOOK_SEND_EMAIL_SECRETS: hooks.secret,
   });
-  t.teardown(() => hooked.stop());
   const res = await hooked.api.request('POST', '/signup', { body: { email: 'hooked@nowhere.org', password: PASSWORD } });
   t.equal(res.status, 200);
   t.equal(hooks.callsTo('/send-email').filter((c) => c.payload.user.email === 'hooked@nowhere.org').length, 1);

@@ -53,10 +53,11 @@ export async function sendEmailToken(
   r: EmailTokenRequest,
   req: HookRequest,
 ): Promise<{ otp: string; linkToken: string }> {
+  const hooked = ctx.config.hooks.sendEmail.enabled;
   // The hook, when on, gets the mail unchecked, as in the original (docs/one-time-codes-and-mail.md#address-validation).
-  if (!ctx.config.hooks.sendEmail.enabled) requireCheckedRecipients(ctx, q, [r.to]);
+  if (!hooked) requireCheckedRecipients(ctx, q, [r.to]);
   const issued = await issueEmailToken(ctx, q, user, r);
-  if (ctx.config.hooks.sendEmail.enabled) {
+  if (hooked) {
     const data = emailData(ctx, req, r.kind, { token: issued.otp, token_hash: issued.linkToken, redirect_to: r.redirectTo });
     await sendEmailHook(ctx, user, data, req, q);
     return issued;

@@ -98,8 +98,7 @@ const counted = (ctx: AppContext, channel: Channel) => !(channel === 'email' ? c
  */
 export function requirePermits(ctx: AppContext, q: Queryable, channel: Channel, count: number): void {
   if (!counted(ctx, channel)) return;
-  const permits = permitsOf.get(q as pg.PoolClient);
-  if (!permits) throw new TypeError('mail and SMS are sent only inside sendingTx()');
+  const permits = permitsInside(q);
   const total = permits.spent[channel] + count;
   if (total > permits.held[channel]) throw new PermitNeeded(channel, total);
 }
@@ -119,6 +118,13 @@ export function spendPermit(ctx: AppContext, q: Queryable, channel: Channel): vo
 export function requireCheckedRecipients(ctx: AppContext, q: Queryable, addresses: string[]): void {
   const unchecked = addresses.filter((address) => ctx.mailer.needsAddressCheck(address));
   if (unchecked.length === 0) return;
-  if (!permitsOf.has(q as pg.PoolClient)) throw new TypeError('mail and SMS are sent only inside sendingTx()');
+  permitsInside(q);
   throw new RecipientCheckNeeded(unchecked);
+}
+
+/** The permits of the sendingTx running on `q`; a send anywhere else is a programming error. */
+function permitsInside(q: Queryable): Permits {
+  const permits = permitsOf.get(q as pg.PoolClient);
+  if (!permits) throw new TypeError('mail and SMS are sent only inside sendingTx()');
+  return permits;
 }

@@ -66,8 +66,8 @@ function clientKey(req: ApiRequest, config: Pick<Config, 'rateLimit' | 'security
 export function limited(bucketOf: ClientBucket | BucketChoice, handler: Run): Run {
   return async (req, ctx) => {
     const key = clientKey(req, ctx.config);
-    const bucket = typeof bucketOf === 'function' ? bucketOf(req, ctx) : bucketOf;
-    if (key && bucket) {
+    const bucket = key && (typeof bucketOf === 'function' ? bucketOf(req, ctx) : bucketOf);
+    if (bucket) {
       const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
       const burst = bucket === 'anonymous' ? perPeriod : BURST;
       const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));

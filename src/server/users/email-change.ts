@@ -28,7 +28,8 @@ export const isSecureChange = (ctx: AppContext, user: UserRow) =>
 export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserRow, r: EmailChangeRequest): Promise<UserRow> {
   assertSendInterval('email', user.email_change_sent_at, ctx.config.smtp.maxFrequencySeconds);
   // Both addresses before either mail goes: the new one, and the current one a secure change also writes to.
-  assertAuthorizedRecipients(ctx, isSecureChange(ctx, user) ? [r.newEmail, user.email!] : [r.newEmail]);
+  const recipients = isSecureChange(ctx, user) ? [r.newEmail, user.email!] : [r.newEmail];
+  assertAuthorizedRecipients(ctx, recipients);
   if (r.pkce) {
     await insertFlowState(q, {
       userId: user.id,
@@ -42,7 +43,7 @@ export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserR
   if (ctx.config.hooks.sendEmail.enabled) {
     await emailChangeHook(ctx, q, user, common, r);
   } else {
-    requireCheckedRecipients(ctx, q, isSecureChange(ctx, user) ? [r.newEmail, user.email!] : [r.newEmail]);
+    requireCheckedRecipients(ctx, q, recipients);
     await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail }, r.req);
     if (isSecureChange(ctx, user)) {
       await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! }, r.req);

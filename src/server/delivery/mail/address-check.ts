@@ -30,8 +30,8 @@ export class MailAddressRefused extends Error {
 export interface AddressCheck {
   /** the remembered verdict: null when valid, undefined when the address has not been checked lately */
   known(address: string): AddressFault | null | undefined;
-  /** checks the address (at most ADDRESS_CHECK_TIMEOUT_MS) and remembers the verdict */
-  check(address: string): Promise<AddressFault | null>;
+  /** the remembered verdict, else the address checked now (at most ADDRESS_CHECK_TIMEOUT_MS) and remembered */
+  verdict(address: string): Promise<AddressFault | null>;
 }
 
 const VERDICT_TTL_MS = 60_000;
@@ -44,7 +44,8 @@ export function createAddressCheck(settings: Config['mailer']['emailValidation']
   if (!settings.extended && !serviceUrl) return null;
   // Unreadable JSON never gets here: config/original-corrections.ts drops it at start-up.
   const headers = (settings.serviceHeaders && parseSmtpHeaders(settings.serviceHeaders)) || {};
-  const dns = settings.extended ? domainLookup(settings.nameservers, blockedHosts(settings.blockedMx), ADDRESS_CHECK_TIMEOUT_MS) : null;
+  const blockedMx = (settings.blockedMx && parseBlockedMx(settings.blockedMx)) || [];
+  const dns = settings.extended ? domainLookup(settings.nameservers, blockedMx, ADDRESS_CHECK_TIMEOUT_MS) : null;
   const verdicts = new Map<string, { fault: AddressFault | null; until: number }>();
 
   async function judge(address: string): Promise<AddressFault | null> {
@@ -62,17 +63,20 @@ export function createAddressCheck(settings: Config['mailer']['emailValidation']
     return dnsFault ?? (refusedByService ? 'address' : null);
   }
 
+  function known(address: string): AddressFault | null | undefined {
+    const remembered = verdicts.get(address);
+    if (!remembered) return undefined;
+    if (remembered.until > Date.now()) return remembered.fault;
+    verdicts.delete(address);
+    return undefined;
+  }
+
   return {
-    known(address) {
-      const remembered = verdicts.get(address);
-      if (!remembered) return undefined;
-      if (remembered.until > Date.now()) return remembered.fault;
-      verdicts.delete(address);
-      return undefined;
-    },
-    async check(address) {
+    known,
+    async verdict(address) {
+      const remembered = known(address);
+      if (remembered !== undefined) return remembered;
       const fault = await judge(address);
-      verdicts.delete(address);
       if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as string);
       verdicts.set(address, { fault, until: Date.now() + VERDICT_TTL_MS });
       return fault;
@@ -90,7 +94,3 @@ export function parseBlockedMx(text: string): string[] | null {
   }
   return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : null;
 }
-
-/** The blocked hosts as the look-up compares them: lower case, without a root dot. */
-const blockedHosts = (text: string): Set<string> =>
-  new Set((text ? (parseBlockedMx(text) ?? []) : []).map((host) => host.toLowerCase().replace(/\.$/, '')));

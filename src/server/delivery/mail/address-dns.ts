@@ -13,14 +13,18 @@ export interface DomainLookup {
   verdict(domain: string, signal: AbortSignal): Promise<AddressFault | null>;
 }
 
+/** A host name as the blocked list and the answers are compared: lower case, without a root dot. */
+const hostKey = (host: string) => host.toLowerCase().replace(/\.$/, '');
+
 /**
- * `blocked` holds MX host names (and addresses, for domains without MX) in lower case, without a root dot.
- * `timeoutMs` bounds each query; the caller's signal bounds the whole look-up.
+ * `blockedHosts` are MX host names (and addresses, for domains without MX), written in any case, with or
+ * without the root dot. `timeoutMs` bounds each query; the caller's signal bounds the whole look-up.
  */
-export function domainLookup(nameservers: string[], blocked: ReadonlySet<string>, timeoutMs: number): DomainLookup {
+export function domainLookup(nameservers: string[], blockedHosts: string[], timeoutMs: number): DomainLookup {
   const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
   if (nameservers.length > 0) resolver.setServers(nameservers);
-  const isBlocked = (host: string) => blocked.has(host.toLowerCase().replace(/\.$/, ''));
+  const blocked = new Set(blockedHosts.map(hostKey));
+  const isBlocked = (host: string) => blocked.has(hostKey(host));
 
   return {
     async verdict(domain, signal) {

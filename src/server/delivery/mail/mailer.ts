@@ -98,11 +98,8 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
 
   return {
     async send(kind, to, vars) {
-      if (checkAddress) {
-        const known = checkAddress.known(to);
-        const fault = known === undefined ? await checkAddress.check(to) : known;
-        if (fault) throw new MailAddressRefused(to, fault);
-      }
+      const fault = await checkAddress?.verdict(to);
+      if (fault) throw new MailAddressRefused(to, fault);
       try {
         return await delivery.deliver(await compose(kind, to, vars));
       } catch (err) {
@@ -111,7 +108,7 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
     },
     needsAddressCheck: (to) => !!checkAddress && checkAddress.known(to) === undefined,
     async checkAddress(to) {
-      await checkAddress?.check(to);
+      await checkAddress?.verdict(to);
     },
     async close() {
       await templates.idle();
