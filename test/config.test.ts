@@ -240,3 +240,22 @@ t.test(
     t.equal(load({ ...PROD, GOTRUE_METRICS_EXPORTER: 'prometheus' }).metrics.exporter, 'prometheus');
   },
 );
+
+t.test(
+  'LOG_SQL: none by default; statement and all as given, all with a warning; anything else logs nothing, as the original',
+  async (t) => {
+    t.equal(load(PROD).log.sql, 'none');
+    const statement = load({ ...PROD, GOTRUE_LOG_SQL: 'statement' });
+    t.equal(statement.log.sql, 'statement');
+    t.notOk(
+      statement.warnings.some((w) => w.includes('LOG_SQL')),
+      'statements alone carry no values: no warning',
+    );
+    const all = load({ ...PROD, GOTRUE_LOG_SQL: 'all' });
+    t.equal(all.log.sql, 'all');
+    t.match(all.warnings, [/^GOTRUE_LOG_SQL: every statement is logged with its values/]);
+    const other = load({ ...PROD, AUTH_LOG_SQL: 'ALL' });
+    t.equal(other.log.sql, 'none', 'the original compares the value as written');
+    t.match(other.warnings, [/^AUTH_LOG_SQL: "ALL" is none of none, statement, all; no statement is logged/]);
+  },
+);

@@ -2,6 +2,7 @@
 // it read ours unchanged: Supabase's Vector → Logflare pipeline takes `time` as the event's timestamp and
 // its Studio selects auth logs by `level`, `status`, `path`, `msg` and `error`.
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import { startTestService } from './helpers/server.js';
 import { captureLog } from './helpers/log.js';
 
@@ -49,6 +50,48 @@ t.test(
       lines.every((l) => ['trace', 'debug', 'info', 'warning', 'error', 'fatal'].includes(l.level)),
       'every level is named as the original names it',
     );
+    t.notOk(
+      lines.some((l) => l.component === 'sql'),
+      'no statement is logged unless LOG_SQL asks',
+    );
+  },
+);
+
+t.test(
+  'LOG_SQL: each statement an info line of component sql, in order with the request lines; with all, its values as args',
+  async (t) => {
+    for (const mode of ['statement', 'all'] as const) {
+      const api = await startTestService({ AUTH_LOG_SQL: mode, AUTH_MAILER_AUTOCONFIRM: 'true' });
+      const email = `sql-${mode}@example.com`;
+      t.equal((await api.request('POST', '/signup', { body: { email, password: 'a-long-password-1' } })).status, 200);
+      await api.stop();
+      const raw = readFileSync(api.logFile, 'utf8').split('\n').filter(Boolean);
+      const sqlRaw = raw.filter((l) => l.includes('"component":"sql"'));
+      const lines = raw.map((l) => JSON.parse(l));
+      const sql = lines.filter((l) => l.component === 'sql');
+      const insert = sql.find((l) => /^insert into users\b/i.test(l.msg));
+      t.ok(insert, `${mode}: the sign-up's insert into users is logged`);
+      t.match(insert, { level: 'info', thread: 0 }, `${mode}: at info, with the thread's fields`);
+      t.notMatch(insert.msg, /\n|\s{2}/, `${mode}: the statement on one line`);
+      t.ok(
+        sqlRaw.every((l) => l.split('"component"').length === 2),
+        `${mode}: each line names its component once`,
+      );
+      const signupLine = lines.findIndex((l) => l.msg === 'request completed' && l.path === '/signup');
+      t.ok(lines.indexOf(insert) < signupLine, `${mode}: the statement comes before its request's line`);
+      if (mode === 'statement') {
+        t.ok(
+          sql.every((l) => l.args === undefined),
+          'statement: no values',
+        );
+        t.notOk(
+          sqlRaw.some((l) => l.includes(email)),
+          'statement: the address is in no sql line',
+        );
+      } else {
+        t.ok(Array.isArray(insert.args) && insert.args.includes(email), 'all: the values, the address among them, as args');
+      }
+    }
   },
 );
 

@@ -8,12 +8,16 @@ import pg from 'pg';
 /** Called as a statement starts, with a short name for it; returns what to call when it ends. */
 export type StatementTracer = (statement: string) => ((error?: Error) => void) | undefined;
 
-export function clientClass(options: { named: boolean; trace?: StatementTracer }): typeof pg.Client {
-  const { named, trace } = options;
-  if (named && !trace) return pg.Client;
+/** Called as a statement is sent, with its text and its values (LOG_SQL). */
+export type StatementLogger = (text: string, values: unknown[] | undefined) => void;
+
+export function clientClass(options: { named: boolean; trace?: StatementTracer; log?: StatementLogger }): typeof pg.Client {
+  const { named, trace, log } = options;
+  if (named && !trace && !log) return pg.Client;
   return class extends pg.Client {
     override query(...args: unknown[]): never {
       if (!named) args[0] = unnamed(args[0]);
+      if (log) logStatement(log, args);
       const query = (...rest: unknown[]) => super.query.apply(this, rest as never) as unknown;
       const end = trace?.(statementName(args[0]));
       if (!end) return query(...args) as never;
@@ -36,6 +40,16 @@ export function clientClass(options: { named: boolean; trace?: StatementTracer }
       return result as never;
     }
   };
+}
+
+/** pg's two ways of giving a statement: `(text, values?, callback?)` and `({ text, values, … }, callback?)`. */
+function logStatement(log: StatementLogger, args: unknown[]): void {
+  const [query, second] = args;
+  if (typeof query === 'string') log(query, Array.isArray(second) ? second : undefined);
+  else if (query && typeof query === 'object') {
+    const { text, values } = query as { text?: unknown; values?: unknown };
+    if (typeof text === 'string') log(text, Array.isArray(values) ? values : Array.isArray(second) ? second : undefined);
+  }
 }
 
 function unnamed(query: unknown): unknown {

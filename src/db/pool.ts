@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { assertNamespace } from './namespace.js';
 import { guardCheckouts } from './checkout.js';
-import { clientClass, type StatementTracer } from './client.js';
+import { clientClass, type StatementLogger, type StatementTracer } from './client.js';
 import { POOL_TYPES } from './timestamps.js';
 
 export type Queryable = pg.Pool | pg.PoolClient;
@@ -36,6 +36,8 @@ export interface PoolOptions {
   onAcquired?: (seconds: number) => void;
   /** called as each statement starts; the function it returns, when the statement ends (tracing) */
   traceStatement?: StatementTracer;
+  /** called with each statement's text and values as it is sent (LOG_SQL) */
+  logStatement?: StatementLogger;
   /**
    * false: every statement is sent unnamed, for a PgBouncer in transaction mode that cannot keep named
    * prepared statements (before 1.21, or max_prepared_statements = 0). Default true.
@@ -61,7 +63,7 @@ export function createPool(options: PoolOptions): pg.Pool {
     // A peer that vanished without closing (a partition, a dead host) is noticed by the kernel's probes.
     keepAlive: true,
     types: POOL_TYPES,
-    Client: clientClass({ named: options.preparedStatements ?? true, trace: options.traceStatement }),
+    Client: clientClass({ named: options.preparedStatements ?? true, trace: options.traceStatement, log: options.logStatement }),
   });
   const onError = (err: Error) => options.onConnectionError?.(err);
   // Without a listener, an idle client's error would be thrown as an uncaught exception and kill the

@@ -12,6 +12,7 @@ import { createRedirectCheck } from './http/redirect-target.js';
 import { NO_REQUEST_METRICS, requestMetricsFor, type RequestMetrics } from './observability/metrics.js';
 import { startChildSpan } from './observability/request-spans.js';
 import { createTracing } from './observability/tracing.js';
+import { statementLogger } from './observability/sql-log.js';
 import { createSendTiming } from './delivery/send-timing.js';
 import { createPwnedPasswords } from './users/pwned-passwords.js';
 
@@ -30,6 +31,7 @@ export async function createAppContext(config: Config, resources: AppResources, 
     onConnectionError: (err) => log.warn({ err }, 'database connection failed'),
     onAcquired: config.metrics.enabled ? (seconds) => metrics.dbAcquired(seconds) : undefined,
     traceStatement: config.tracing.enabled ? (statement) => startChildSpan(`db ${statement}`, DB_ATTRIBUTES(statement)) : undefined,
+    logStatement: statementLogger(log, config.log.sql),
     preparedStatements: config.db.preparedStatements,
   });
   metrics = requestMetricsFor(config.metrics, db, resources.index);

@@ -2,6 +2,7 @@
 // the tasks of plan.ts, each repeated batch after batch until a batch comes back short. It runs in the
 // supervisor on a pool of its own (one connection, short statement and lock timeouts), so it never takes
 // a connection a request needs, and every instance can run it at once (the statements skip locked rows).
+import { statementLogger } from '../observability/sql-log.js';
 import { configureAuditTrail } from '../../db/audit-log.js';
 import type { Logger } from 'pino';
 import type pg from 'pg';
@@ -41,6 +42,7 @@ export function startCleanup(config: Config, databaseUrl: string, log: Logger): 
     idleInTransactionTimeoutMs: db.idleInTransactionTimeoutSeconds * 1000,
     lockTimeoutMs: LOCK_TIMEOUT_MS,
     onConnectionError: (err) => log.warn({ err }, 'database cleanup: connection lost'),
+    logStatement: statementLogger(log, config.log.sql),
   });
   const tasks = cleanupTasks(config);
   const totals: Removed = {};

@@ -12,6 +12,7 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...ignoreUnreadableJson(flat, given),
     ...captchaDefaults(flat),
     ...unknownMetricsExporter(flat, given),
+    ...sqlLogging(flat, given),
     ...shortJwtSecret(flat, given),
   ];
 }
@@ -37,6 +38,25 @@ function unknownMetricsExporter(flat: Record<string, unknown>, given: Map<string
   if (!flat.METRICS_ENABLED) return [];
   return [
     `${variableOf(given, 'METRICS_EXPORTER')}: "${String(exporter)}" is neither opentelemetry nor prometheus; no metrics are exported, as in the original`,
+  ];
+}
+
+/**
+ * As the original: LOG_SQL logs statements when it is `statement` or `all` and nothing otherwise. A
+ * value that logs everything, values included, is said at start: the values are users' addresses,
+ * metadata and token hashes, which no other log line carries.
+ */
+function sqlLogging(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const value = flat.LOG_SQL;
+  if (value === 'all') {
+    return [
+      `${variableOf(given, 'LOG_SQL')}: every statement is logged with its values (addresses, metadata, token hashes); use it only to debug`,
+    ];
+  }
+  if (value === 'statement' || value === 'none') return [];
+  flat.LOG_SQL = 'none';
+  return [
+    `${variableOf(given, 'LOG_SQL')}: "${String(value)}" is none of none, statement, all; no statement is logged, as in the original`,
   ];
 }
 

@@ -120,6 +120,8 @@ export const SETTINGS: Setting[] = [
   // The original's names in any case too: WARNING, Debug, trace (docs/settings.md#logs-traces-and-metrics).
   s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),
   s('LOG_FILE', 'log.file', 'string', ''),
+  // The original's pop logger: any value but these two logs nothing (original-corrections.ts).
+  s('LOG_SQL', 'log.sql', 'string', 'none'),
   s('TRACING_ENABLED', 'tracing.enabled', 'bool', false),
   // The original reads no value of this (OTLP is the only tracing there is): any is accepted.
   s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry'),

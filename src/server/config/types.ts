@@ -138,7 +138,12 @@ export interface Config {
     /** where migrations run; empty: url */
     migrationsUrl: string;
   };
-  log: { level: LogLevel; file: string };
+  log: {
+    level: LogLevel;
+    file: string;
+    /** LOG_SQL: each statement the service runs as an `info` line, and with 'all' its values (docs/observability.md#sql-statements) */
+    sql: 'none' | 'statement' | 'all';
+  };
   tracing: {
     enabled: boolean;
     exporter: string;

@@ -71,10 +71,9 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
     // Loaded only here: production threads never pay for pino-pretty's import.
     const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
     const stream = pretty({ colorize: true, sync: true, destination: 1, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' });
-    return pino(
-      { level: LEVELS[config.level], base: { component: 'api', ...bindings }, redact: { paths: REDACT, censor: '[redacted]' } },
-      stream,
-    );
+    const logger = pino(prettyOptions(LEVELS[config.level], { component: 'api', ...bindings }), stream);
+    PRETTY.add(logger);
+    return logger;
   }
   // Buffered: one write(2) per ~4 KiB of lines (~16 request lines) instead of one per request. Written
   // synchronously from the calling thread: the asynchronous mode handed every 4 KiB to libuv's threadpool
@@ -84,15 +83,7 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
   // every FLUSH_INTERVAL_MS, so a quiet service's lines (its start-up among them) still show up promptly,
   // and at exit.
   const destination = pino.destination({ dest: config.file || 1, append: true, mkdir: !!config.file, sync: true, minLength: 4096 });
-  const logger = pino(
-    {
-      ...LOGRUS_SHAPE,
-      level: LEVELS[config.level],
-      base: { component: 'api', ...bindings },
-      redact: { paths: REDACT, censor: '[redacted]' },
-    },
-    destination,
-  );
+  const logger = pino(jsonOptions(LEVELS[config.level], { component: 'api', ...bindings }), destination);
   const flush = () => {
     try {
       logger.flush();
@@ -105,6 +96,29 @@ export function createLogger(config: Config['log'], bindings: Record<string, unk
   // writes are synchronous, so this works in an 'exit' handler.
   process.once('exit', flush);
   return logger;
+}
+
+const prettyOptions = (level: pino.LevelWithSilentOrString, base: Record<string, unknown>): pino.LoggerOptions => ({
+  level,
+  base,
+  redact: { paths: REDACT, censor: '[redacted]' },
+});
+const jsonOptions = (level: pino.LevelWithSilentOrString, base: Record<string, unknown>): pino.LoggerOptions => ({
+  ...LOGRUS_SHAPE,
+  ...prettyOptions(level, base),
+});
+/** Loggers writing to a terminal through pino-pretty, so that their component loggers do too. */
+const PRETTY = new WeakSet<Logger>();
+
+/**
+ * A logger for another `component` (the original's `sql` lines) at `parent`'s level, with its other
+ * fields, writing through its destination, so lines keep their order and share its buffer. A pino child
+ * can only add fields: a second `component` would put the key in the line twice.
+ */
+export function componentLogger(parent: Logger, component: string): Logger {
+  const destination = (parent as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
+  const options = PRETTY.has(parent) ? prettyOptions : jsonOptions;
+  return pino(options(parent.level, { ...parent.bindings(), component }), destination);
 }
 
 /** The longest a written line waits in the buffer. */
