@@ -97,6 +97,40 @@ t.test("times in JSON as the original's (Go's RFC3339Nano): the stored digits, n
   t.notOk(parseTimestamptz('12345-01-01 00:00:00.5+00') instanceof DbTimestamp);
 });
 
+t.test('the written date and time are the instant toISOString names, on every kind of day from 1970 to 9999', async (t) => {
+  // Built from the instant's numbers rather than cut out of toISOString: the calendar's edges (leap days,
+  // century years, the first and last instant it covers) and a spread of instants between, each against
+  // toISOString's own date and time, with and without microseconds.
+  const edges = [
+    '1970-01-01T00:00:00.000Z',
+    '1970-01-01T23:59:59.999Z',
+    '1972-02-29T12:00:00.000Z',
+    '1999-12-31T23:59:59.999Z',
+    '2000-02-29T00:00:00.001Z',
+    '2000-03-01T00:00:00.000Z',
+    '2024-02-29T23:59:59.000Z',
+    '2100-02-28T23:59:59.999Z',
+    '2100-03-01T00:00:00.000Z',
+    '2400-02-29T06:07:08.090Z',
+    '9999-12-31T23:59:59.999Z',
+  ].map((iso) => Date.parse(iso));
+  const spread = Array.from({ length: 20_000 }, (_, i) => Math.floor((i / 20_000) * Date.UTC(10000, 0, 1)) + i * 37);
+  const misses: string[] = [];
+  for (const time of [...edges, ...spread]) {
+    const iso = new Date(time).toISOString();
+    const fraction = (iso.slice(20, 23) + '000').replace(/0+$/, '');
+    const plain = `${iso.slice(0, 19)}${fraction ? `.${fraction}` : ''}Z`;
+    if (rfc3339Nano(new Date(time)) !== plain) misses.push(`${iso} → ${rfc3339Nano(new Date(time))}`);
+    const micro = new DbTimestamp(time, 40);
+    if (rfc3339Nano(micro) !== `${iso.slice(0, 23)}04Z`) misses.push(`${iso} +40 µs → ${rfc3339Nano(micro)}`);
+  }
+  t.strictSame(misses, [], `${edges.length + spread.length} instants`);
+  // Outside those years, toISOString's own extended forms, as before.
+  t.equal(rfc3339Nano(new Date(Date.UTC(10000, 0, 1, 0, 0, 0, 500))), '+010000-01-01T00:00:00.500Z');
+  t.equal(rfc3339Nano(new DbTimestamp(Date.UTC(1969, 11, 31, 23, 59, 59, 120), 300)), '1969-12-31T23:59:59.1203Z');
+  t.throws(() => rfc3339Nano(new Date(NaN)), RangeError, 'an invalid Date is an error, as toISOString makes it');
+});
+
 t.test('shapes the fast path leaves to the library still parse as the library parses them', async (t) => {
   const texts = [
     '2026-11-25 10:00:00+00',

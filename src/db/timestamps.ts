@@ -53,10 +53,55 @@ export class DbTimestamp extends Date {
  * A time as the original's JSON writes one (Go's RFC3339Nano, in UTC): the fraction of a second with its
  * trailing zeros dropped, and without the dot when nothing is left (`2026-11-25T10:00:00.12345Z`,
  * `2026-11-25T10:00:00Z`). A DbTimestamp gives all six digits PostgreSQL stores, any other Date its three.
+ * Built from the time's own numbers: every user, identity and session JSON writes several, and going
+ * through toISOString and cutting it up was the largest share of GET /user's own JavaScript
+ * (bench/README.md, fourteenth check).
  */
 export function rfc3339Nano(date: Date): string {
+  const time = date.getTime();
+  // Years outside 1970–9999 (never written by the service) and invalid Dates: toISOString's own forms.
+  if (!(time >= 0 && time < YEAR_10000)) return rfc3339NanoFromIso(date);
+  const day = Math.floor(time / DAY);
+  let rest = time - day * DAY;
+  const hour = Math.floor(rest / 3_600_000);
+  rest -= hour * 3_600_000;
+  const minute = Math.floor(rest / 60_000);
+  rest -= minute * 60_000;
+  const second = Math.floor(rest / 1000);
+  const whole = `${civilDate(day)}T${TWO_DIGITS[hour]}:${TWO_DIGITS[minute]}:${TWO_DIGITS[second]}`;
+  let fraction = (rest - second * 1000) * 1000 + (date instanceof DbTimestamp ? date.microseconds : 0);
+  if (fraction === 0) return `${whole}Z`;
+  let places = 6;
+  while (fraction % 10 === 0) {
+    fraction /= 10;
+    places--;
+  }
+  return `${whole}.${String(fraction).padStart(places, '0')}Z`;
+}
+
+const DAY = 86_400_000;
+const YEAR_10000 = Date.UTC(10000, 0, 1);
+const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+
+/** `YYYY-MM-DD` of a day counted from 1970-01-01, by the proleptic Gregorian calendar (days since 0000-03-01, in eras of 400 years). */
+function civilDate(day: number): string {
+  const shifted = day + 719_468;
+  const era = Math.floor(shifted / 146_097);
+  const dayOfEra = shifted - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
+  const dayOfMonth = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
+  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  return `${year}-${TWO_DIGITS[month]}-${TWO_DIGITS[dayOfMonth]}`;
+}
+
+/** The same text cut out of toISOString, for the years the numbers above do not cover. */
+function rfc3339NanoFromIso(date: Date): string {
   const iso = date.toISOString();
-  // Years outside 0000–9999 (never written by the service): toISOString's own extended form.
   if (iso.length !== 24) return iso;
   const micro = date instanceof DbTimestamp ? date.microseconds : 0;
   const fraction = micro === 0 ? iso.slice(20, 23) : iso.slice(20, 23) + String(micro).padStart(3, '0');
