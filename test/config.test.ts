@@ -259,3 +259,81 @@ t.test(
     t.match(other.warnings, [/^AUTH_LOG_SQL: "ALL" is none of none, statement, all; no statement is logged/]);
   },
 );
+
+t.test("Supabase's self-hosted stack: its auth service's environment, with the optional lines filled in, loads as meant", async (t) => {
+  // The auth service's environment in supabase/supabase's docker/docker-compose.yml, with docker/.env.example's
+  // values, then the lines it leaves commented out for an operator to fill in.
+  const compose: Record<string, string> = {
+    GOTRUE_API_HOST: '0.0.0.0',
+    GOTRUE_API_PORT: '9999',
+    API_EXTERNAL_URL: 'http://localhost:8000',
+    GOTRUE_DB_DRIVER: 'postgres',
+    GOTRUE_DB_DATABASE_URL: 'postgres://supabase_auth_admin:a-long-postgres-password@db:5432/postgres',
+    GOTRUE_SITE_URL: 'http://localhost:3000',
+    GOTRUE_URI_ALLOW_LIST: '',
+    GOTRUE_DISABLE_SIGNUP: 'false',
+    GOTRUE_JWT_ADMIN_ROLES: 'service_role',
+    GOTRUE_JWT_AUD: 'authenticated',
+    GOTRUE_JWT_DEFAULT_GROUP_NAME: 'authenticated',
+    GOTRUE_JWT_EXP: '3600',
+    GOTRUE_JWT_SECRET: 'your-super-secret-jwt-token-with-at-least-32-characters-long',
+    GOTRUE_EXTERNAL_EMAIL_ENABLED: 'true',
+    GOTRUE_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'false',
+    GOTRUE_MAILER_AUTOCONFIRM: 'false',
+    GOTRUE_SMTP_ADMIN_EMAIL: 'admin@example.com',
+    GOTRUE_SMTP_HOST: 'supabase-mail',
+    GOTRUE_SMTP_PORT: '2500',
+    GOTRUE_SMTP_USER: 'fake_mail_user',
+    GOTRUE_SMTP_PASS: 'fake_mail_password',
+    GOTRUE_SMTP_SENDER_NAME: 'fake_sender',
+    GOTRUE_MAILER_URLPATHS_INVITE: '/auth/v1/verify',
+    GOTRUE_MAILER_URLPATHS_CONFIRMATION: '/auth/v1/verify',
+    GOTRUE_MAILER_URLPATHS_RECOVERY: '/auth/v1/verify',
+    GOTRUE_MAILER_URLPATHS_EMAIL_CHANGE: '/auth/v1/verify',
+    GOTRUE_EXTERNAL_PHONE_ENABLED: 'true',
+    GOTRUE_SMS_AUTOCONFIRM: 'true',
+  };
+  const stack = load(compose);
+  t.strictSame(stack.warnings, [], 'no warning');
+  t.match(stack, {
+    api: { port: 9999 },
+    db: { url: compose.GOTRUE_DB_DATABASE_URL },
+    jwt: { adminRoles: ['service_role'], exp: 3600 },
+    smtp: { host: 'supabase-mail', port: 2500 },
+  });
+  t.equal(stack.development, false, 'a database URL given: not the development setup');
+
+  const filledIn = load({
+    ...compose,
+    GOTRUE_MAILER_SECURE_EMAIL_CHANGE_ENABLED: 'true',
+    GOTRUE_SMTP_MAX_FREQUENCY: '1s',
+    GOTRUE_EXTERNAL_GOOGLE_ENABLED: 'true',
+    GOTRUE_EXTERNAL_GOOGLE_CLIENT_ID: 'google-client',
+    GOTRUE_EXTERNAL_GOOGLE_SECRET: 'google-secret',
+    GOTRUE_EXTERNAL_GOOGLE_REDIRECT_URI: 'http://localhost:8000/auth/v1/callback',
+    GOTRUE_SMS_PROVIDER: 'twilio',
+    GOTRUE_SMS_OTP_EXP: '60',
+    GOTRUE_SMS_OTP_LENGTH: '6',
+    GOTRUE_SMS_MAX_FREQUENCY: '60s',
+    GOTRUE_SMS_TEMPLATE: 'Your code is {{ .Code }}',
+    GOTRUE_SMS_TWILIO_ACCOUNT_SID: 'AC0123',
+    GOTRUE_SMS_TWILIO_AUTH_TOKEN: 'twilio-token',
+    GOTRUE_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG0123',
+    GOTRUE_MFA_PHONE_ENROLL_ENABLED: 'true',
+    GOTRUE_MFA_PHONE_VERIFY_ENABLED: 'true',
+    GOTRUE_MFA_MAX_ENROLLED_FACTORS: '10',
+    GOTRUE_HOOK_CUSTOM_ACCESS_TOKEN_ENABLED: 'true',
+    GOTRUE_HOOK_CUSTOM_ACCESS_TOKEN_URI: 'pg-functions://postgres/public/custom_access_token_hook',
+    GOTRUE_HOOK_SEND_EMAIL_ENABLED: 'false',
+    GOTRUE_HOOK_SEND_EMAIL_URI: 'http://host.docker.internal:54321/functions/v1/email_sender',
+    GOTRUE_HOOK_SEND_EMAIL_SECRETS: 'v1,whsec_VGhpcyBpcyBhbiBleGFtcGxlIG9mIGEgc2hvcnRlciBCYXNlNjQgc3RyaW5n',
+    // The compose file offers it as a switch; the original reads it nowhere (only per provider), so neither do we.
+    GOTRUE_EXTERNAL_SKIP_NONCE_CHECK: 'true',
+  });
+  t.strictSame(filledIn.warnings, ['ignoring settings Portcullis does not know or support: GOTRUE_EXTERNAL_SKIP_NONCE_CHECK']);
+  t.match(filledIn, {
+    external: { providers: { google: { enabled: true, clientId: 'google-client' } } },
+    sms: { provider: 'twilio', otpExpSeconds: 60, maxFrequencySeconds: 60 },
+    hooks: { customAccessToken: { enabled: true, uri: 'pg-functions://postgres/public/custom_access_token_hook' } },
+  });
+});

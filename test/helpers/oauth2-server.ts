@@ -22,6 +22,10 @@ export interface OAuth2Server {
   tokenRequests: URLSearchParams[];
   /** when set, the token answer carries the id_token it returns for the approved profile */
   issueIdToken?: (profile: Record<string, unknown>) => Promise<string>;
+  /** discovery documents asked for so far */
+  discoveryRequests: number;
+  /** when true, the discovery document is answered with a 503, as by an issuer having an outage */
+  discoveryDown: boolean;
   /** the private halves of the published keys, by kid */
   keys: { rs: KeyLike; es: KeyLike };
   stop(): Promise<void>;
@@ -51,6 +55,8 @@ export async function startOAuth2Server(): Promise<OAuth2Server> {
     approveAs: {},
     authorizations: [],
     tokenRequests: [],
+    discoveryRequests: 0,
+    discoveryDown: false,
     keys: { rs: rs.privateKey, es: es.privateKey },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -94,6 +100,8 @@ export async function startOAuth2Server(): Promise<OAuth2Server> {
       return json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 3600, ...idToken });
     }
     if (req.method === 'GET' && url.pathname === '/.well-known/openid-configuration') {
+      state.discoveryRequests++;
+      if (state.discoveryDown) return json(res, 503, { error: 'temporarily_unavailable' });
       return json(res, 200, {
         issuer: state.base,
         authorization_endpoint: `${state.base}/oauth/authorize`,

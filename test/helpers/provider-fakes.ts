@@ -161,6 +161,7 @@ export function testRuntime(config: OAuthProviderConfig, timeoutSeconds = 5): Pr
   return {
     config,
     fetch: boundedFetch(timeoutSeconds),
+    discover: () => Promise.reject(new Error('plain OAuth2 providers have no discovery document')),
     verifyIdToken: () => Promise.reject(new Error('plain OAuth2 providers never verify an id_token')),
   };
 }

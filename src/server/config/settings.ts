@@ -186,6 +186,7 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_IOS_BUNDLE_ID', 'external.iosBundleId', 'string', ''),
   // Shorter than 300 s: 300 s, as the original (original-corrections.ts).
   s('EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'external.flowStateExpirySeconds', 'duration', 300),
+  s('EXTERNAL_OIDC_PROVIDER_CACHE_TTL', 'external.oidcProviderCacheTtlSeconds', 'duration', 3600, { minimum: 0 }),
   // Web3 sign-in (docs/web3.md#settings): each chain on its own; a signed message is refused once its
   // Issued At is further than the validity duration from now, either way.
   s('EXTERNAL_WEB3_SOLANA_ENABLED', 'external.web3Solana.enabled', 'bool', false),

@@ -215,6 +215,8 @@ export interface Config {
     flowStateExpirySeconds: number;
     /** outbound calls to providers (token, user API, discovery, JWKS) give up after this many seconds */
     httpTimeoutSeconds: number;
+    /** EXTERNAL_OIDC_PROVIDER_CACHE_TTL: how long a provider's OIDC discovery document is used before it is fetched again */
+    oidcProviderCacheTtlSeconds: number;
     /** EXTERNAL_REDIRECT_URL: when set, every OAuth callback redirects here instead of the flow's redirect_to */
     redirectUrl: string;
     providers: Record<OAuthProviderName, OAuthProviderConfig>;

@@ -34,7 +34,7 @@ export function customRuntime(config: Config, row: CustomProviderRow, clientSecr
     skipNonceCheck: row.skip_nonce_check,
   };
   // Its answers are capped like every provider's (providers/outbound.ts), and it reaches public addresses only.
-  return createProviderRuntime(settings, config.external.httpTimeoutSeconds, customProviderConnections(config));
+  return createProviderRuntime(settings, config.external, customProviderConnections(config));
 }
 
 function endpointsOf(row: CustomProviderRow): Endpoints {

@@ -124,7 +124,7 @@ function allowedIssuerSource(ctx: AppContext, issuer: string, clientId: string):
     emailOptional: false,
     skipNonceCheck: false,
   };
-  const rt = createProviderRuntime(settings, ctx.config.external.httpTimeoutSeconds);
+  const rt = createProviderRuntime(settings, ctx.config.external);
   return {
     name: issuer,
     async verify(idToken) {

@@ -60,7 +60,7 @@ export function runtimeFor(config: Config, name: OAuthProviderName): ProviderRun
   }
   let rt = byName.get(name);
   if (!rt) {
-    rt = createProviderRuntime(config.external.providers[name], config.external.httpTimeoutSeconds);
+    rt = createProviderRuntime(config.external.providers[name], config.external);
     byName.set(name, rt);
   }
   return rt;

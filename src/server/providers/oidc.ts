@@ -7,7 +7,6 @@ import type { OAuthProviderName } from '../config/types.js';
 import { exchangeAuthorizationCode, fetchJson } from './code-exchange.js';
 import { clientIds } from './configured.js';
 import { ProviderError } from './outbound.js';
-import { discover } from './runtime.js';
 
 /** Where an OIDC provider's endpoints are: found by discovery, or fixed paths under a base. */
 export interface OidcEndpoints {
@@ -58,7 +57,7 @@ export interface OidcProvider extends OAuth2Provider {
 
 /** Endpoints of an issuer that publishes a discovery document. */
 export async function discoveredEndpoints(rt: ProviderRuntime, issuer: string): Promise<OidcEndpoints> {
-  const doc = await discover(rt.fetch, issuer);
+  const doc = await rt.discover(issuer);
   return {
     issuer: doc.issuer,
     authorization: doc.authorization_endpoint,

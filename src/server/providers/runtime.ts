@@ -1,13 +1,11 @@
 // The ProviderRuntime every provider module receives (types.ts): its settings, outbound HTTP bounded by
 // INTERNAL_HTTP_TIMEOUT, and id_token verification against the issuer's published keys. Key sets and
 // discovery documents are cached per HTTP thread (jose refetches a key set when an unknown kid appears;
-// discovery documents are kept an hour, as the original does).
+// discovery documents are kept EXTERNAL_OIDC_PROVIDER_CACHE_TTL, an hour by default, as the original does).
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
-import type { OAuthProviderConfig } from '../config/types.js';
+import type { Config, OAuthProviderConfig } from '../config/types.js';
 import { boundedFetch, jsonObject, ProviderError } from './outbound.js';
-import type { IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
-
-const DISCOVERY_TTL_MS = 60 * 60 * 1000;
+import type { DiscoveryDocument, IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
 
 /** An id_token that failed a check: the flow answers it as "Bad ID token" / the callback's error. */
 export class IdTokenError extends Error {
@@ -17,34 +15,57 @@ export class IdTokenError extends Error {
   }
 }
 
-export interface DiscoveryDocument {
-  issuer: string;
-  authorization_endpoint: string;
-  token_endpoint: string;
-  jwks_uri: string;
-  userinfo_endpoint?: string;
-  [key: string]: unknown;
-}
-
 // Per HTTP thread (each thread has its own module instances): discovery documents by issuer, key sets by JWKS URL.
-const discoveries = new Map<string, { at: number; doc: Promise<DiscoveryDocument> }>();
+const discoveries = new Map<string, CachedDiscovery>();
 const keySets = new Map<string, JWTVerifyGetKey>();
 
-/** The issuer's OIDC discovery document, cached an hour; a failed lookup is retried by the next request. */
-export function discover(fetch: ProviderFetch, issuer: string): Promise<DiscoveryDocument> {
+interface CachedDiscovery {
+  /** the last document fetched, and when */
+  doc?: DiscoveryDocument;
+  fetchedAt: number;
+  /** the fetch under way: requests meanwhile wait for it rather than start their own */
+  fetching?: Promise<DiscoveryDocument>;
+}
+
+/**
+ * The issuer's OIDC discovery document, fetched again once it is `ttlMs` old. As the original: when that
+ * fetch fails, the last document is used while the issuer is unreachable (and the next request tries
+ * again), so an outage of its discovery endpoint does not stop sign-ins; with no document yet, the
+ * failure is the request's.
+ */
+function discover(fetch: ProviderFetch, issuer: string, ttlMs: number): Promise<DiscoveryDocument> {
   const key = issuer.replace(/\/+$/, '');
-  const cached = discoveries.get(key);
-  if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.doc;
-  const doc = (async () => {
-    const body = await jsonObject(await fetch(`${key}/.well-known/openid-configuration`, { headers: { Accept: 'application/json' } }));
-    for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
-      if (typeof body[field] !== 'string') throw new ProviderError(`${key}: discovery document lacks ${field}`);
-    }
-    return body as DiscoveryDocument;
-  })();
-  discoveries.set(key, { at: Date.now(), doc });
-  doc.catch(() => discoveries.delete(key));
-  return doc;
+  let entry = discoveries.get(key);
+  if (entry?.doc && Date.now() - entry.fetchedAt < ttlMs) return Promise.resolve(entry.doc);
+  if (entry?.fetching) return entry.fetching;
+  if (!entry) discoveries.set(key, (entry = { fetchedAt: 0 }));
+  const cached = entry;
+  const fetching = fetchDiscovery(fetch, key).then(
+    (doc) => {
+      cached.doc = doc;
+      cached.fetchedAt = Date.now();
+      return doc;
+    },
+    (err: unknown) => {
+      if (cached.doc) return cached.doc;
+      if (discoveries.get(key) === cached) discoveries.delete(key);
+      throw err;
+    },
+  );
+  cached.fetching = fetching;
+  const settled = () => {
+    if (cached.fetching === fetching) cached.fetching = undefined;
+  };
+  fetching.then(settled, settled);
+  return fetching;
+}
+
+async function fetchDiscovery(fetch: ProviderFetch, issuer: string): Promise<DiscoveryDocument> {
+  const body = await jsonObject(await fetch(`${issuer}/.well-known/openid-configuration`, { headers: { Accept: 'application/json' } }));
+  for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
+    if (typeof body[field] !== 'string') throw new ProviderError(`${issuer}: discovery document lacks ${field}`);
+  }
+  return body as DiscoveryDocument;
 }
 
 /** jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid. */
@@ -67,26 +88,29 @@ function keySet(jwksUri: string, timeoutSeconds: number, restricted?: Restricted
 /** `restricted`: the connections of a provider that may reach public addresses only (custom providers). */
 export function createProviderRuntime(
   config: OAuthProviderConfig,
-  timeoutSeconds: number,
+  external: Pick<Config['external'], 'httpTimeoutSeconds' | 'oidcProviderCacheTtlSeconds'>,
   restricted?: RestrictedConnections,
 ): ProviderRuntime {
+  const timeoutSeconds = external.httpTimeoutSeconds;
   const fetch = boundedFetch(timeoutSeconds, restricted);
+  const discoverIssuer = (issuer: string) => discover(fetch, issuer, external.oidcProviderCacheTtlSeconds * 1000);
   return {
     config,
     fetch,
-    verifyIdToken: (token, expect) => verifyIdToken(fetch, timeoutSeconds, token, expect, restricted),
+    discover: discoverIssuer,
+    verifyIdToken: (token, expect) => verifyIdToken(discoverIssuer, timeoutSeconds, token, expect, restricted),
   };
 }
 
 async function verifyIdToken(
-  fetch: ProviderFetch,
+  discoverIssuer: (issuer: string) => Promise<DiscoveryDocument>,
   timeoutSeconds: number,
   token: string,
   expect: IdTokenExpectation,
   restricted?: RestrictedConnections,
 ): Promise<Record<string, unknown>> {
   const issuers = Array.isArray(expect.issuer) ? expect.issuer : [expect.issuer];
-  const jwksUri = expect.jwksUri ?? (await discover(fetch, issuers[0])).jwks_uri;
+  const jwksUri = expect.jwksUri ?? (await discoverIssuer(issuers[0])).jwks_uri;
   let payload: Record<string, unknown>;
   try {
     // No `algorithms` list: jose takes the algorithm from the matching JWK (its `alg`, or the key type),

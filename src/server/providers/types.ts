@@ -62,9 +62,21 @@ export interface IdTokenExpectation {
 }
 
 /** Everything a provider module may use: its settings and the service's bounded outbound calls. */
+/** An issuer's OIDC discovery document: the members a sign-in uses are checked to be there. */
+export interface DiscoveryDocument {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  jwks_uri: string;
+  userinfo_endpoint?: string;
+  [key: string]: unknown;
+}
+
 export interface ProviderRuntime {
   readonly config: OAuthProviderConfig;
   readonly fetch: ProviderFetch;
+  /** The issuer's discovery document, cached (runtime.ts). */
+  discover(issuer: string): Promise<DiscoveryDocument>;
   /** Verifies signature (issuer JWKS, cached), iss, aud, exp and the nonce; returns the claims. */
   verifyIdToken(token: string, expect: IdTokenExpectation): Promise<Record<string, unknown>>;
 }
