@@ -337,3 +337,87 @@ t.test("Supabase's self-hosted stack: its auth service's environment, with the o
     hooks: { customAccessToken: { enabled: true, uri: 'pg-functions://postgres/public/custom_access_token_hook' } },
   });
 });
+
+t.test("the original's names as its loader derives them from its fields, where they differ from the documented ones", async (t) => {
+  // Its loader (envconfig) names a field by its tag under its section's prefix, and splits words only where
+  // told: these are the names the original itself reads, besides ours.
+  const c = load({
+    ...PROD,
+    GOTRUE_EXTERNAL_REDIRECTURL: 'https://app.example.com/after',
+    GOTRUE_RATE_LIMIT_O_AUTH_DYNAMIC_CLIENT_REGISTER: '7',
+    GOTRUE_API_REQUEST_ID_HEADER: 'X-Request-Id',
+    GOTRUE_DB_DB_NAMESPACE: 'auth2',
+    GOTRUE_METRICS_OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+    GOTRUE_METRICS_OTEL_EXPORTER_PROMETHEUS_PORT: '9464',
+  });
+  t.strictSame(c.warnings, [], 'all of them known');
+  t.match(c, {
+    external: { redirectUrl: 'https://app.example.com/after' },
+    rateLimit: { oauthClientRegister: 7 },
+    api: { requestIdHeader: 'X-Request-Id' },
+    db: { namespace: 'auth2' },
+    metrics: { prometheusHost: '127.0.0.1', prometheusPort: 9464 },
+  });
+  t.equal(
+    load({ ...PROD, GOTRUE_API_REQUEST_ID_HEADER: 'X-Primary', REQUEST_ID_HEADER: 'X-Alternative' }).api.requestIdHeader,
+    'X-Primary',
+    "as in the original, the section's name comes before the bare one",
+  );
+});
+
+t.test("the original's settings it reads nowhere are accepted quietly; those it reads and we do not are still named", async (t) => {
+  const quiet = load({
+    ...PROD,
+    GOTRUE_LOG_DISABLE_COLORS: 'true',
+    GOTRUE_LOG_QUOTE_EMPTY_FIELDS: 'true',
+    GOTRUE_LOG_TSFORMAT: '2006-01-02',
+    GOTRUE_TRACING_HOST: 'jaeger',
+    GOTRUE_TRACING_PORT: '6831',
+    GOTRUE_TRACING_SERVICE_NAME: 'gotrue',
+    GOTRUE_TRACING_TAGS: 'env:prod',
+    GOTRUE_DB_MIGRATIONS_PATH: '/usr/local/etc/auth/migrations',
+  });
+  t.strictSame(quiet.warnings, []);
+  const named = load({ ...PROD, GOTRUE_DB_ADVISOR_ENABLED: 'true', GOTRUE_PROFILER_ENABLED: 'true' });
+  t.strictSame(named.warnings, [
+    'ignoring settings Portcullis does not know or support: GOTRUE_DB_ADVISOR_ENABLED, GOTRUE_PROFILER_ENABLED',
+  ]);
+});
+
+t.test("the fetched mail templates' limits and the pool's connection lifetimes, by the original's names", async (t) => {
+  const defaults = load(PROD);
+  t.strictSame(
+    defaults.mailer.templateCache,
+    { maxBytes: 1_000_000, maxAgeSeconds: 600, retryIntervalSeconds: 10 },
+    "the original's defaults",
+  );
+  t.match(defaults.db, { connMaxIdleTimeSeconds: 0, connMaxLifetimeSeconds: 0 });
+  const given = load({
+    ...PROD,
+    GOTRUE_MAILER_TEMPLATE_MAX_SIZE: '50000',
+    GOTRUE_MAILER_TEMPLATE_MAX_AGE: '1m',
+    GOTRUE_MAILER_TEMPLATE_RETRY_INTERVAL: '2s',
+    GOTRUE_DB_CONN_MAX_IDLE_TIME: '30s',
+    GOTRUE_DB_CONN_MAX_LIFETIME: '1h',
+  });
+  t.strictSame(given.warnings, []);
+  t.strictSame(given.mailer.templateCache, { maxBytes: 50_000, maxAgeSeconds: 60, retryIntervalSeconds: 2 });
+  t.match(given.db, { connMaxIdleTimeSeconds: 30, connMaxLifetimeSeconds: 3600 });
+});
+
+t.test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is named at start while something is exported: the exporters speak OTLP/HTTP', async (t) => {
+  const tracing = load({ ...PROD, GOTRUE_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+  t.match(tracing.warnings, [
+    /^OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not spoken here; traces and metrics go to the collector's OTLP\/HTTP endpoint/,
+  ]);
+  t.match(load({ ...PROD, GOTRUE_METRICS_ENABLED: 'true', GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).warnings, [
+    /^GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not spoken here/,
+  ]);
+  t.strictSame(load({ ...PROD, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).warnings, [], 'nothing exported: nothing to say');
+  t.strictSame(load({ ...PROD, GOTRUE_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }).warnings, []);
+  t.strictSame(
+    load({ ...PROD, GOTRUE_METRICS_ENABLED: 'true', GOTRUE_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).warnings,
+    [],
+    'Prometheus is scraped, not pushed',
+  );
+});

@@ -212,3 +212,27 @@ t.test('a transaction left idle past DB_IDLE_IN_TRANSACTION_TIMEOUT fails with a
   t.equal(databaseFault(await outcome), 'unavailable', 'the transaction fails with a fault the renderer answers 503');
   t.same((await pool.query('select 3 as n')).rows, [{ n: 3 }], 'the pool serves the next caller on a new connection');
 });
+
+t.test(
+  "DB_CONN_MAX_LIFETIME and DB_CONN_MAX_IDLE_TIME, the original's connection lifetimes: old connections are replaced, idle ones closed",
+  async (t) => {
+    const database = await createTestDatabase();
+    t.teardown(() => database.drop());
+    const aging = createPool({ url: database.url, max: 1, namespace: 'public', maxLifetimeSeconds: 1 });
+    t.teardown(() => aging.end());
+    const pid = async () => (await aging.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+    const first = await pid();
+    const next = await until('a connection past its lifetime to be replaced', async () => {
+      const now = await pid();
+      return now === first ? undefined : now;
+    });
+    t.not(next, first, 'a new server session serves the pool once the first is a second old');
+
+    const idling = createPool({ url: database.url, max: 2, namespace: 'public', idleTimeoutMs: 100 });
+    t.teardown(() => idling.end());
+    await Promise.all([idling.query('select pg_sleep(0.05)'), idling.query('select pg_sleep(0.05)')]);
+    t.equal(idling.totalCount, 2, 'two connections while both were wanted');
+    await until('idle connections to close', async () => (idling.totalCount === 0 ? true : undefined));
+    t.equal(idling.totalCount, 0, 'none left once idle past the limit');
+  },
+);

@@ -75,3 +75,33 @@ t.test('concurrent first requests share one fetch', async (t) => {
   t.same(await Promise.all([cache.get('/shared.html'), cache.get('/shared.html'), cache.get('/shared.html')]), ['once', 'once', 'once']);
   t.equal(server.requests.filter((p) => p === '/shared.html').length, 1);
 });
+
+t.test('MAILER_TEMPLATE_MAX_SIZE, _MAX_AGE and _RETRY_INTERVAL replace the three limits', async (t) => {
+  const clock = { now: 0 };
+  const cache = new TemplateCache({
+    siteUrl: server.baseUrl,
+    log: captureLog().log,
+    now: () => clock.now,
+    maxBytes: 16,
+    maxAgeMs: 1000,
+    retryAfterMs: 200,
+  });
+  server.set('/small.html', 'sixteen bytes ok');
+  server.set('/big.html', 'seventeen bytes!!');
+  t.equal(await cache.get('/small.html'), 'sixteen bytes ok', 'a template of the limit is read');
+  t.equal(await cache.get('/big.html'), null, 'one byte more is refused: the default is used');
+
+  server.set('/big.html', 'fits now');
+  clock.now = 199;
+  t.equal(await cache.get('/big.html'), null, 'no retry before the interval');
+  clock.now = 200;
+  t.equal(await cache.get('/big.html'), 'fits now', 'retried at the interval');
+
+  server.set('/small.html', 'v2');
+  clock.now = 999;
+  t.equal(await cache.get('/small.html'), 'sixteen bytes ok', 'still fresh before its age');
+  clock.now = 1000;
+  await cache.get('/small.html');
+  await cache.idle();
+  t.equal(await cache.get('/small.html'), 'v2', 'fetched again at its age');
+});

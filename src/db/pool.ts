@@ -28,6 +28,10 @@ export interface PoolOptions {
   idleInTransactionTimeoutMs?: number;
   /** the server gives up waiting for a lock (lock_timeout); unset = the server's default */
   lockTimeoutMs?: number;
+  /** a connection idle this long is closed; unset = pg's 10 s */
+  idleTimeoutMs?: number;
+  /** a connection this old is closed when next released, and replaced when needed; unset or 0 = no limit */
+  maxLifetimeSeconds?: number;
   /** callers allowed to queue for a connection when all are taken; beyond it connect() fails at once */
   maxWaiting?: number;
   /** a connection failed (server restart, network), idle or checked out; pg drops it from the pool */
@@ -60,6 +64,8 @@ export function createPool(options: PoolOptions): pg.Pool {
     max: options.max,
     application_name: options.applicationName ?? 'portcullis',
     connectionTimeoutMillis: Math.round(options.acquireTimeoutMs ?? 0),
+    ...(options.idleTimeoutMs ? { idleTimeoutMillis: Math.round(options.idleTimeoutMs) } : {}),
+    ...(options.maxLifetimeSeconds ? { maxLifetimeSeconds: Math.max(1, Math.round(options.maxLifetimeSeconds)) } : {}),
     // A peer that vanished without closing (a partition, a dead host) is noticed by the kernel's probes.
     keepAlive: true,
     types: POOL_TYPES,

@@ -11,7 +11,7 @@ import path from 'node:path';
 import dotenv from 'dotenv';
 import { readConfigDir, readConfigFile, ConfigFileError, type Layer, type Vars } from './files.js';
 import { Ajv } from 'ajv';
-import { SETTINGS, type Setting } from './settings.js';
+import { READ_BY_NOTHING, SETTINGS, type Setting } from './settings.js';
 import type { Config } from './types.js';
 import { convert, splitCharacterSets } from './convert.js';
 import { crossFieldProblems, crossFieldWarnings } from './cross-field.js';
@@ -155,7 +155,10 @@ export function withJwtSecret(config: Config, secret: string): Config {
   return deepFreeze({ ...structuredClone(config), jwt: { ...config.jwt, secret } });
 }
 
-const KNOWN = new Set(SETTINGS.flatMap((s) => [`AUTH_${s.name}`, `GOTRUE_${s.name}`]));
+const KNOWN = new Set([
+  ...SETTINGS.flatMap((s) => [`AUTH_${s.name}`, `GOTRUE_${s.name}`, ...(s.unprefixed ?? [])]),
+  ...READ_BY_NOTHING.flatMap((name) => [`AUTH_${name}`, `GOTRUE_${name}`]),
+]);
 
 /**
  * Every AUTH_/GOTRUE_ variable of the environment or .env that no setting reads: a typo, or a setting of

@@ -13,6 +13,7 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...captchaDefaults(flat),
     ...unknownMetricsExporter(flat, given),
     ...sqlLogging(flat, given),
+    ...otlpProtocol(flat, given),
     ...shortJwtSecret(flat, given),
   ];
 }
@@ -57,6 +58,18 @@ function sqlLogging(flat: Record<string, unknown>, given: Map<string, string>): 
   flat.LOG_SQL = 'none';
   return [
     `${variableOf(given, 'LOG_SQL')}: "${String(value)}" is none of none, statement, all; no statement is logged, as in the original`,
+  ];
+}
+
+/**
+ * The original exports over gRPC when asked; the exporters here speak OTLP over HTTP only, so a deployment
+ * that asks for gRPC is told where its traces and metrics go instead (docs/differences.md#not-built-yet).
+ */
+function otlpProtocol(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const protocol = flat.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol !== 'grpc' || !(flat.TRACING_ENABLED || (flat.METRICS_ENABLED && flat.METRICS_EXPORTER === 'opentelemetry'))) return [];
+  return [
+    `${variableOf(given, 'OTEL_EXPORTER_OTLP_PROTOCOL')}: grpc is not spoken here; traces and metrics go to the collector's OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)`,
   ];
 }
 

@@ -11,7 +11,11 @@ export interface Setting {
   path: string; // e.g. jwt.exp
   kind: Kind;
   default: unknown;
-  unprefixed?: string[]; // extra names read without any prefix (PORT, DATABASE_URL, ...)
+  /**
+   * extra names read as they are: without a prefix (PORT, DATABASE_URL, ...), and the original's own spelling
+   * where its loader derives another name from its field than the documented one (GOTRUE_EXTERNAL_REDIRECTURL)
+   */
+  unprefixed?: string[];
   schema?: Record<string, unknown>;
 }
 
@@ -83,8 +87,8 @@ export const SETTINGS: Setting[] = [
   s('API_HOST', 'api.host', 'string', '0.0.0.0'),
   s('API_PORT', 'api.port', 'int', 8081, port, ['PORT']),
   s('API_ENDPOINT', 'api.endpoint', 'string', ''),
-  s('API_EXTERNAL_URL', 'api.externalUrl', 'string', '', httpUrl, ['API_EXTERNAL_URL']),
-  s('REQUEST_ID_HEADER', 'api.requestIdHeader', 'string', '', undefined, ['REQUEST_ID_HEADER']),
+  s('API_EXTERNAL_URL', 'api.externalUrl', 'string', '', httpUrl, ['GOTRUE_API_API_EXTERNAL_URL', 'API_EXTERNAL_URL']),
+  s('REQUEST_ID_HEADER', 'api.requestIdHeader', 'string', '', undefined, ['GOTRUE_API_REQUEST_ID_HEADER', 'REQUEST_ID_HEADER']),
   s('CORS_ALLOWED_HEADERS', 'api.corsAllowedHeaders', 'list', []),
   s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10, positive),
   // false: uWS listens on the public port itself, with its parser's limits (docs/http-guard.md).
@@ -99,6 +103,9 @@ export const SETTINGS: Setting[] = [
   s('DB_DATABASE_URL', 'db.url', 'string', '', { pattern: '^(postgres|postgresql)://' }, ['DATABASE_URL']),
   s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
   // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
+  // The original's connection lifetimes (its Go pool's), applied to each HTTP thread's pool.
+  s('DB_CONN_MAX_IDLE_TIME', 'db.connMaxIdleTimeSeconds', 'duration', 0, { minimum: 0 }),
+  s('DB_CONN_MAX_LIFETIME', 'db.connMaxLifetimeSeconds', 'duration', 0, { minimum: 0 }),
   s('DB_ACQUIRE_TIMEOUT', 'db.acquireTimeoutSeconds', 'duration', 3, { exclusiveMinimum: 0 }),
   s('DB_STATEMENT_TIMEOUT', 'db.statementTimeoutSeconds', 'duration', 5, { minimum: 0 }),
   s('DB_IDLE_IN_TRANSACTION_TIMEOUT', 'db.idleInTransactionTimeoutSeconds', 'duration', 10, { minimum: 0 }),
@@ -107,7 +114,7 @@ export const SETTINGS: Setting[] = [
   s('DB_PREPARED_STATEMENTS', 'db.preparedStatements', 'bool', true),
   // Migrations need one session (an advisory lock, search_path): PostgreSQL itself, not a transaction pooler.
   s('DB_MIGRATIONS_DATABASE_URL', 'db.migrationsUrl', 'string', '', { pattern: '^(postgres|postgresql)://' }),
-  s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['DB_NAMESPACE']),
+  s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['GOTRUE_DB_DB_NAMESPACE', 'DB_NAMESPACE']),
   // The background cleanup of rows that can no longer be used (docs/tokens-and-sessions.md#cleanup).
   s('DB_CLEANUP_ENABLED', 'db.cleanup.enabled', 'bool', true),
   s('DB_CLEANUP_INTERVAL', 'db.cleanup.intervalSeconds', 'duration', 60, { exclusiveMinimum: 0, maximum: 86400 }),
@@ -140,8 +147,20 @@ export const SETTINGS: Setting[] = [
     'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
   ]),
   s('OTEL_METRIC_EXPORT_INTERVAL', 'metrics.exportIntervalMs', 'int', 60000, { minimum: 100 }, ['OTEL_METRIC_EXPORT_INTERVAL']),
-  s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, ['OTEL_EXPORTER_PROMETHEUS_HOST']),
-  s('OTEL_EXPORTER_PROMETHEUS_PORT', 'metrics.prometheusPort', 'int', 9100, port, ['OTEL_EXPORTER_PROMETHEUS_PORT']),
+  s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, [
+    'GOTRUE_METRICS_OTEL_EXPORTER_PROMETHEUS_HOST',
+    'OTEL_EXPORTER_PROMETHEUS_HOST',
+  ]),
+  s('OTEL_EXPORTER_PROMETHEUS_PORT', 'metrics.prometheusPort', 'int', 9100, port, [
+    'GOTRUE_METRICS_OTEL_EXPORTER_PROMETHEUS_PORT',
+    'OTEL_EXPORTER_PROMETHEUS_PORT',
+  ]),
+  // Read to say at start that gRPC is not spoken (original-corrections.ts); the exporters speak OTLP over HTTP.
+  s('OTEL_EXPORTER_OTLP_PROTOCOL', 'otlpProtocol', 'string', 'http/protobuf', undefined, [
+    'GOTRUE_TRACING_OTEL_EXPORTER_OTLP_PROTOCOL',
+    'GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL',
+    'OTEL_EXPORTER_OTLP_PROTOCOL',
+  ]),
   s('OTEL_RESOURCE_ATTRIBUTES', 'otelResourceAttributes', 'string', '', undefined, ['OTEL_RESOURCE_ATTRIBUTES']),
   // Reloading the --config-dir (docs/settings.md#reloading); read at start only, as the original. POLLERENABLED
   // is the original's spelling: its field is not split into words.
@@ -195,7 +214,7 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION', 'external.web3Ethereum.maximumValiditySeconds', 'duration', 600, positive),
   s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { exclusiveMinimum: 0 }),
   // Where every OAuth callback ends, whatever redirect_to the flow carried (docs/oauth.md#the-flow).
-  s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', httpUrl),
+  s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', httpUrl, ['GOTRUE_EXTERNAL_REDIRECTURL']),
   ...OAUTH_PROVIDERS.flatMap((p) => {
     const env = `EXTERNAL_${p.toUpperCase()}`;
     const at = `external.providers.${p}`;
@@ -221,7 +240,9 @@ export const SETTINGS: Setting[] = [
   s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_WEB3', 'rateLimit.web3', 'int', 30, { minimum: 0 }),
   s('RATE_LIMIT_SSO', 'rateLimit.sso', 'number', 30, { minimum: 0 }),
-  s('RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER', 'rateLimit.oauthClientRegister', 'int', 10, { minimum: 0 }),
+  s('RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER', 'rateLimit.oauthClientRegister', 'int', 10, { minimum: 0 }, [
+    'GOTRUE_RATE_LIMIT_O_AUTH_DYNAMIC_CLIENT_REGISTER',
+  ]),
 
   s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
@@ -344,6 +365,9 @@ export const SETTINGS: Setting[] = [
   s('MAILER_EMAIL_VALIDATION_BLOCKED_MX', 'mailer.emailValidation.blockedMx', 'string', ''),
   // ours: the name servers the DNS look-ups ask (host or host:port), empty for the system's.
   s('MAILER_EMAIL_VALIDATION_NAMESERVERS', 'mailer.emailValidation.nameservers', 'list', []),
+  s('MAILER_TEMPLATE_MAX_SIZE', 'mailer.templateCache.maxBytes', 'int', 1_000_000, positive),
+  s('MAILER_TEMPLATE_MAX_AGE', 'mailer.templateCache.maxAgeSeconds', 'duration', 600, { minimum: 0 }),
+  s('MAILER_TEMPLATE_RETRY_INTERVAL', 'mailer.templateCache.retryIntervalSeconds', 'duration', 10, { minimum: 0 }),
   s('MAILER_URLPATHS_INVITE', 'mailer.urlPaths.invite', 'string', '/verify'),
   s('MAILER_URLPATHS_CONFIRMATION', 'mailer.urlPaths.confirmation', 'string', '/verify'),
   s('MAILER_URLPATHS_RECOVERY', 'mailer.urlPaths.recovery', 'string', '/verify'),
@@ -427,3 +451,19 @@ export const SMS_REQUIRED: Record<string, string[]> = {
   textlocal: ['SMS_TEXTLOCAL_API_KEY', 'SMS_TEXTLOCAL_SENDER'],
   vonage: ['SMS_VONAGE_API_KEY', 'SMS_VONAGE_API_SECRET', 'SMS_VONAGE_FROM'],
 };
+
+/**
+ * The original's settings that it reads nowhere (fields of its configuration no code uses: options of
+ * log formats and of a tracer it no longer has) or that name its own files: accepted without the warning
+ * about ignored settings, since a deployment loses nothing by them (docs/settings.md#ignored-settings).
+ */
+export const READ_BY_NOTHING = [
+  'LOG_DISABLE_COLORS',
+  'LOG_QUOTE_EMPTY_FIELDS',
+  'LOG_TSFORMAT',
+  'TRACING_HOST',
+  'TRACING_PORT',
+  'TRACING_SERVICE_NAME',
+  'TRACING_TAGS',
+  'DB_MIGRATIONS_PATH',
+];

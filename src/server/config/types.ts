@@ -129,6 +129,10 @@ export interface Config {
     acquireTimeoutSeconds: number;
     statementTimeoutSeconds: number;
     idleInTransactionTimeoutSeconds: number;
+    /** DB_CONN_MAX_IDLE_TIME: a pooled connection idle this long is closed; 0 = pg's 10 s */
+    connMaxIdleTimeSeconds: number;
+    /** DB_CONN_MAX_LIFETIME: a pooled connection this old is replaced; 0 = never */
+    connMaxLifetimeSeconds: number;
     /** callers that may queue for a connection, per connection of the pool; more are refused with 503 */
     poolWaitersPerConnection: number;
     /** the background cleanup (src/server/cleanup/); durations in seconds, 0 retention = keep audit rows forever */
@@ -164,6 +168,8 @@ export interface Config {
     exportIntervalMs: number;
   };
   otelResourceAttributes: string;
+  /** OTEL_EXPORTER_OTLP_PROTOCOL: read only to warn that grpc is not spoken (original-corrections.ts) */
+  otlpProtocol: string;
   /** how a --config-dir is watched for changes (src/server/reload/) */
   reloading: {
     notifyEnabled: boolean;
@@ -353,6 +359,8 @@ export interface Config {
     secureEmailChangeEnabled: boolean;
     otpExpSeconds: number;
     otpLength: number;
+    /** MAILER_TEMPLATE_MAX_SIZE, _MAX_AGE, _RETRY_INTERVAL: fetched templates' limits (delivery/mail/template-cache.ts) */
+    templateCache: { maxBytes: number; maxAgeSeconds: number; retryIntervalSeconds: number };
     /** MAILER_EXTERNAL_HOSTS: X-Forwarded-Host values that become the base of this request's mail links */
     externalHosts: string[];
     /** MAILER_EMAIL_VALIDATION_*: checks of a recipient's address before each mail (delivery/mail/address-check.ts) */

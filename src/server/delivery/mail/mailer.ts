@@ -72,7 +72,14 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
   const delivery: Delivery = config.smtp.host
     ? smtpDelivery(config.smtp, config.api.sendTimeoutSeconds * 1000, log)
     : logDelivery(config.development, log);
-  const templates = new TemplateCache({ siteUrl: config.siteUrl, log });
+  const { templateCache } = config.mailer;
+  const templates = new TemplateCache({
+    siteUrl: config.siteUrl,
+    log,
+    maxBytes: templateCache.maxBytes,
+    maxAgeMs: templateCache.maxAgeSeconds * 1000,
+    retryAfterMs: templateCache.retryIntervalSeconds * 1000,
+  });
   const checkAddress = createAddressCheck(config.mailer.emailValidation);
 
   async function compose(kind: TemplateKind, to: string, vars: MailVars): Promise<ComposedMail> {
