@@ -454,7 +454,7 @@ export const SMS_REQUIRED: Record<string, string[]> = {
 
 /**
  * The original's settings that it reads nowhere (fields of its configuration no code uses: options of
- * log formats and of a tracer it no longer has) or that name its own files: accepted without the warning
+ * log formats, of a tracer it no longer has, link paths of mails without a link) or that name its own files: accepted without the warning
  * about ignored settings, since a deployment loses nothing by them (docs/settings.md#ignored-settings).
  */
 export const READ_BY_NOTHING = [
@@ -466,4 +466,8 @@ export const READ_BY_NOTHING = [
   'TRACING_SERVICE_NAME',
   'TRACING_TAGS',
   'DB_MIGRATIONS_PATH',
+  // Link paths for the mails that have no link of their own (a magic link takes MAILER_URLPATHS_RECOVERY).
+  ...mailTypes
+    .map(([env]) => `MAILER_URLPATHS_${env}`)
+    .filter((name) => !['INVITE', 'CONFIRMATION', 'RECOVERY', 'EMAIL_CHANGE'].some((kind) => name === `MAILER_URLPATHS_${kind}`)),
 ];
