@@ -406,6 +406,8 @@ t.test("the fetched mail templates' limits and the pool's connection lifetimes, 
   t.strictSame(given.warnings, []);
   t.strictSame(given.mailer.templateCache, { maxBytes: 50_000, maxAgeSeconds: 60, retryIntervalSeconds: 2 });
   t.match(given.db, { connMaxIdleTimeSeconds: 30, connMaxLifetimeSeconds: 3600 });
+  t.equal(load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '40' }).db.connPercentage, 40);
+  t.strictSame(problemsOf({ GOTRUE_DB_CONN_PERCENTAGE: '101' }), ['GOTRUE_DB_CONN_PERCENTAGE: "101" must be <= 100']);
 });
 
 t.test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is named at start while something is exported: the exporters speak OTLP/HTTP', async (t) => {

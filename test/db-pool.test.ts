@@ -236,3 +236,15 @@ t.test(
     t.equal(idling.totalCount, 0, 'none left once idle past the limit');
   },
 );
+
+t.test("DB_CONN_PERCENTAGE sizes the process's connections as that share of the server's max_connections, as the original", async (t) => {
+  const api = await startTestService({ AUTH_HTTP_WORKERS: '3', AUTH_DB_MAX_POOL_SIZE: '50', AUTH_DB_CONN_PERCENTAGE: '2' });
+  t.teardown(() => api.stop());
+  const serverMax = Number((await api.db.query('show max_connections')).rows[0].max_connections);
+  const expected = Math.max(1, Math.floor(serverMax * 0.02));
+  const said = api.logs().find((l) => /^DB_CONN_PERCENTAGE:/.test(String(l.msg)));
+  t.match(said, { level: 'info', connPercentage: 2, serverMaxConnections: serverMax, maxPoolSize: expected }, 'it says what it chose');
+  t.equal(api.service.threads, Math.min(3, expected), 'in place of DB_MAX_POOL_SIZE, one connection per thread at least');
+  const listening = api.logs().find((l) => l.msg === 'listening');
+  t.equal(listening?.connectionsPerThread, poolBudget(3, expected).connections[0]);
+});

@@ -4,7 +4,12 @@
 // request would fail with "relation does not exist" instead of the service refusing to start.
 import { createPool } from './pool.js';
 
-export async function checkConnectionSchema(url: string, namespace: string, preparedStatements: boolean): Promise<void> {
+/** Checks the connections' schema, and answers the server's max_connections (DB_CONN_PERCENTAGE sizes pools by it). */
+export async function checkConnectionSchema(
+  url: string,
+  namespace: string,
+  preparedStatements: boolean,
+): Promise<{ maxConnections: number }> {
   const pool = createPool({ url, max: 1, namespace, applicationName: 'portcullis_check', acquireTimeoutMs: 10_000, preparedStatements });
   try {
     const { rows } = await pool.query<{ schema: string | null }>('select current_schema() as schema');
@@ -14,6 +19,8 @@ export async function checkConnectionSchema(url: string, namespace: string, prep
         `the database connections' schema is ${schema ?? '(none)'}, not ${namespace}: behind a connection pooler that drops ` +
           `startup options, set it on the role: ALTER ROLE <role> SET search_path = ${namespace} (README.md, PgBouncer)`,
       );
+    const shown = await pool.query<{ max_connections: string }>('show max_connections');
+    return { maxConnections: Number(shown.rows[0]?.max_connections) };
   } finally {
     await pool.end();
   }

@@ -87,7 +87,8 @@ export async function startService(initial: Config, log: Logger, options: StartO
       sealSecret: (rowId, stored) => secretBox(config).sealIfClear(rowId, stored),
     });
     log.info({ applied, namespace: config.db.namespace }, 'database migrated');
-    await checkConnectionSchema(databaseUrl, config.db.namespace, config.db.preparedStatements);
+    const { maxConnections } = await checkConnectionSchema(databaseUrl, config.db.namespace, config.db.preparedStatements);
+    const maxPoolSize = processPoolSize(config.db, maxConnections, log);
     crypto = createCryptoPool({ threads: config.workers.crypto, params: config.password.hash, execArgv: options.threadExecArgv });
     if (config.workers.uvThreadpool < config.workers.crypto) {
       // argon2 runs on libuv's threadpool: a smaller pool caps concurrent hashes below the crypto threads.
@@ -96,7 +97,7 @@ export async function startService(initial: Config, log: Logger, options: StartO
         'UV_THREADPOOL_SIZE is below AUTH_CRYPTO_WORKERS; set UV_THREADPOOL_SIZE >= AUTH_CRYPTO_WORKERS in the environment',
       );
     }
-    return await spawnThreads(config, databaseUrl, { crypto, embedded }, log, options);
+    return await spawnThreads(config, databaseUrl, maxPoolSize, { crypto, embedded }, log, options);
   } catch (err) {
     await crypto?.close();
     await embedded?.stop();
@@ -109,13 +110,20 @@ interface Owned {
   embedded: { stop(): Promise<void> } | null;
 }
 
-async function spawnThreads(config: Config, databaseUrl: string, owned: Owned, log: Logger, options: StartOptions): Promise<Service> {
+async function spawnThreads(
+  config: Config,
+  databaseUrl: string,
+  maxPoolSize: number,
+  owned: Owned,
+  log: Logger,
+  options: StartOptions,
+): Promise<Service> {
   const execArgv = options.threadExecArgv;
-  const budget = poolBudget(config.workers.http, config.db.maxPoolSize);
+  const budget = poolBudget(config.workers.http, maxPoolSize);
   const count = budget.threads;
   if (count < config.workers.http) {
     log.warn(
-      { httpWorkers: config.workers.http, maxPoolSize: config.db.maxPoolSize, threads: count },
+      { httpWorkers: config.workers.http, maxPoolSize, threads: count },
       'DB_MAX_POOL_SIZE is below AUTH_HTTP_WORKERS and each HTTP thread needs a connection: running fewer HTTP threads',
     );
   }
@@ -246,4 +254,19 @@ function warnDevelopment(log: Logger, config: Config): void {
     { dataDir: config.dataDir },
     'DEVELOPMENT SETUP: no DATABASE_URL, so an embedded PostgreSQL and a generated JWT secret; mail and SMS go to this log unless SMTP_HOST / SMS_PROVIDER are set',
   );
+}
+
+/**
+ * The process's connection ceiling: DB_MAX_POOL_SIZE, or with DB_CONN_PERCENTAGE that share of the server's
+ * max_connections (at least one), which then takes its place, as in the original (docs/settings.md#database).
+ */
+function processPoolSize(db: Config['db'], serverMaxConnections: number, log: Logger): number {
+  if (db.connPercentage === 0) return db.maxPoolSize;
+  if (!(serverMaxConnections > 0)) throw new Error('DB_CONN_PERCENTAGE: the database reported a maximum of 0 connections');
+  const maxPoolSize = Math.max(1, Math.floor((db.connPercentage / 100) * serverMaxConnections));
+  log.info(
+    { connPercentage: db.connPercentage, serverMaxConnections, maxPoolSize },
+    `DB_CONN_PERCENTAGE: ${maxPoolSize} connections in all, ${db.connPercentage}% of the server's max_connections`,
+  );
+  return maxPoolSize;
 }

@@ -104,6 +104,7 @@ export const SETTINGS: Setting[] = [
   s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
   // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
   // The original's connection lifetimes (its Go pool's), applied to each HTTP thread's pool.
+  s('DB_CONN_PERCENTAGE', 'db.connPercentage', 'int', 0, { minimum: 0, maximum: 100 }),
   s('DB_CONN_MAX_IDLE_TIME', 'db.connMaxIdleTimeSeconds', 'duration', 0, { minimum: 0 }),
   s('DB_CONN_MAX_LIFETIME', 'db.connMaxLifetimeSeconds', 'duration', 0, { minimum: 0 }),
   s('DB_ACQUIRE_TIMEOUT', 'db.acquireTimeoutSeconds', 'duration', 3, { exclusiveMinimum: 0 }),

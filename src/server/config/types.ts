@@ -129,6 +129,8 @@ export interface Config {
     acquireTimeoutSeconds: number;
     statementTimeoutSeconds: number;
     idleInTransactionTimeoutSeconds: number;
+    /** DB_CONN_PERCENTAGE: when 1–100, the process's connections are this share of the server's max_connections, in place of maxPoolSize */
+    connPercentage: number;
     /** DB_CONN_MAX_IDLE_TIME: a pooled connection idle this long is closed; 0 = pg's 10 s */
     connMaxIdleTimeSeconds: number;
     /** DB_CONN_MAX_LIFETIME: a pooled connection this old is replaced; 0 = never */
