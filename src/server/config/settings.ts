@@ -47,6 +47,13 @@ const mailTypes = [
   ['MFA_FACTOR_ENROLLED_NOTIFICATION', 'mfaFactorEnrolledNotification'],
   ['MFA_FACTOR_UNENROLLED_NOTIFICATION', 'mfaFactorUnenrolledNotification'],
 ] as const;
+/** The mails whose link path is a setting (MAILER_URLPATHS_<X>); a magic link takes the recovery path. */
+const LINKED_MAILS = [
+  ['INVITE', 'invite'],
+  ['CONFIRMATION', 'confirmation'],
+  ['RECOVERY', 'recovery'],
+  ['EMAIL_CHANGE', 'emailChange'],
+] as const;
 // The original's names (MAILER_NOTIFICATIONS_<X>_ENABLED) for the switches of the notifications.
 const notificationTypes = [
   ['PASSWORD_CHANGED', 'passwordChanged'],
@@ -369,10 +376,7 @@ export const SETTINGS: Setting[] = [
   s('MAILER_TEMPLATE_MAX_SIZE', 'mailer.templateCache.maxBytes', 'int', 1_000_000, positive),
   s('MAILER_TEMPLATE_MAX_AGE', 'mailer.templateCache.maxAgeSeconds', 'duration', 600, { minimum: 0 }),
   s('MAILER_TEMPLATE_RETRY_INTERVAL', 'mailer.templateCache.retryIntervalSeconds', 'duration', 10, { minimum: 0 }),
-  s('MAILER_URLPATHS_INVITE', 'mailer.urlPaths.invite', 'string', '/verify'),
-  s('MAILER_URLPATHS_CONFIRMATION', 'mailer.urlPaths.confirmation', 'string', '/verify'),
-  s('MAILER_URLPATHS_RECOVERY', 'mailer.urlPaths.recovery', 'string', '/verify'),
-  s('MAILER_URLPATHS_EMAIL_CHANGE', 'mailer.urlPaths.emailChange', 'string', '/verify'),
+  ...LINKED_MAILS.map(([env, key]) => s(`MAILER_URLPATHS_${env}`, `mailer.urlPaths.${key}`, 'string', '/verify')),
   ...mailTypes.flatMap(([env, key]) => [
     s(`MAILER_SUBJECTS_${env}`, `mailer.subjects.${key}`, 'string', defaultSubjects[key]),
     s(`MAILER_TEMPLATES_${env}`, `mailer.templates.${key}`, 'string', ''),
@@ -468,7 +472,5 @@ export const READ_BY_NOTHING = [
   'TRACING_TAGS',
   'DB_MIGRATIONS_PATH',
   // Link paths for the mails that have no link of their own (a magic link takes MAILER_URLPATHS_RECOVERY).
-  ...mailTypes
-    .map(([env]) => `MAILER_URLPATHS_${env}`)
-    .filter((name) => !['INVITE', 'CONFIRMATION', 'RECOVERY', 'EMAIL_CHANGE'].some((kind) => name === `MAILER_URLPATHS_${kind}`)),
+  ...mailTypes.filter(([env]) => !LINKED_MAILS.some(([linked]) => linked === env)).map(([env]) => `MAILER_URLPATHS_${env}`),
 ];

@@ -48,7 +48,7 @@ function discover(fetch: ProviderFetch, issuer: string, ttlMs: number): Promise<
     },
     (err: unknown) => {
       if (cached.doc) return cached.doc;
-      if (discoveries.get(key) === cached) discoveries.delete(key);
+      discoveries.delete(key);
       throw err;
     },
   );
