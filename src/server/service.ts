@@ -12,7 +12,7 @@ import { startEmbeddedPostgres, loadOrCreateJwtSecret } from '../db/embedded/ser
 import { createCryptoPool, type CryptoPoolHost } from './crypto/pool.js';
 import { createMetricsSource, startMetricsExporter, type MetricsExporter } from './observability/metrics-exporter.js';
 import { startOtlpMetrics, type OtlpMetrics } from './observability/otlp-metrics.js';
-import { poolBudget } from './pool-budget.js';
+import { poolBudget, processPoolSize } from './pool-budget.js';
 import { startCleanup, type Cleanup } from './cleanup/loop.js';
 import { logDeprecatedSettings } from './deprecations.js';
 import { secretBox } from './mfa/encryption.js';
@@ -254,19 +254,4 @@ function warnDevelopment(log: Logger, config: Config): void {
     { dataDir: config.dataDir },
     'DEVELOPMENT SETUP: no DATABASE_URL, so an embedded PostgreSQL and a generated JWT secret; mail and SMS go to this log unless SMTP_HOST / SMS_PROVIDER are set',
   );
-}
-
-/**
- * The process's connection ceiling: DB_MAX_POOL_SIZE, or with DB_CONN_PERCENTAGE that share of the server's
- * max_connections (at least one), which then takes its place, as in the original (docs/settings.md#database).
- */
-function processPoolSize(db: Config['db'], serverMaxConnections: number, log: Logger): number {
-  if (db.connPercentage === 0) return db.maxPoolSize;
-  if (!(serverMaxConnections > 0)) throw new Error('DB_CONN_PERCENTAGE: the database reported a maximum of 0 connections');
-  const maxPoolSize = Math.max(1, Math.floor((db.connPercentage / 100) * serverMaxConnections));
-  log.info(
-    { connPercentage: db.connPercentage, serverMaxConnections, maxPoolSize },
-    `DB_CONN_PERCENTAGE: ${maxPoolSize} connections in all, ${db.connPercentage}% of the server's max_connections`,
-  );
-  return maxPoolSize;
 }
