@@ -29,7 +29,7 @@ VOLUME ["/app/.data"]
 # The API (API_PORT / PORT) and the Prometheus exporter (OTEL_EXPORTER_PROMETHEUS_PORT), at their defaults.
 EXPOSE 8081 9100
 # The port is read by the service's own configuration loader (docs/settings.md#names-sources-and-precedence):
-# AUTH_API_PORT, then PORT, then GOTRUE_API_PORT, then 8081.
+# AUTH_API_PORT, then GOTRUE_API_PORT, then PORT, then 8081.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "bin/healthcheck.js"]
 ENTRYPOINT ["node", "bin/portcullis.js"]

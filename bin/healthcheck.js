@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The container's health check: GET /health on the port the service listens on, found by the service's
-// own configuration loader (AUTH_API_PORT, then PORT, then GOTRUE_API_PORT, the same names in .env or the
+// own configuration loader (AUTH_API_PORT, then GOTRUE_API_PORT, then PORT, the same names in .env or the
 // files given with -c/-d, then 8081). Exits 0 when healthy, 1 otherwise (a configuration the service
 // would refuse is unhealthy too), within the check's timeout.
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';

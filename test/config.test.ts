@@ -55,10 +55,32 @@ t.test("defaults are the spec's", async (t) => {
 
 t.test('AUTH_ wins over the unprefixed alias, which wins over GOTRUE_', async (t) => {
   t.equal(load({ AUTH_API_PORT: '1', PORT: '2', GOTRUE_API_PORT: '3' }).api.port, 1);
-  t.equal(load({ PORT: '2', GOTRUE_API_PORT: '3' }).api.port, 2);
+  t.equal(load({ PORT: '2' }).api.port, 2);
   t.equal(load({ GOTRUE_API_PORT: '3' }).api.port, 3);
   t.equal(load({ GOTRUE_JWT_EXP: '60' }).jwt.exp, 60, 'GOTRUE_ names are accepted');
   t.equal(load({ ...PROD, DATABASE_URL: 'postgres://a/b', AUTH_DB_DATABASE_URL: 'postgres://c/d' }).db.url, 'postgres://c/d');
+  t.equal(load({ OTEL_SERVICE_NAME: 'ours', GOTRUE_OTEL_SERVICE_NAME: 'theirs' }).tracing.serviceName, 'ours');
+});
+
+t.test('where the original reads a bare name only as its fallback, its GOTRUE_ name wins over it, as there', async (t) => {
+  // A platform sets PORT and DATABASE_URL for every app; the operator's GOTRUE_ settings must still hold.
+  const c = load({
+    ...PROD,
+    PORT: '8080',
+    GOTRUE_API_PORT: '9999',
+    DATABASE_URL: 'postgres://platform/app',
+    GOTRUE_DB_DATABASE_URL: 'postgres://supabase_auth_admin@db/postgres',
+    LOG_LEVEL: 'debug',
+    GOTRUE_LOG_LEVEL: 'warn',
+    RP_ID: 'other.example',
+    GOTRUE_WEBAUTHN_RP_ID: 'example.com',
+  });
+  t.equal(c.api.port, 9999);
+  t.equal(c.db.url, 'postgres://supabase_auth_admin@db/postgres');
+  t.equal(c.log.level, 'warn');
+  t.equal(c.webauthn.rpId, 'example.com');
+  t.equal(load({ ...PROD, RP_ID: 'example.org' }).webauthn.rpId, 'example.org', 'the bare RP_ID alone is read, as there');
+  t.equal(load({ ...PROD, AUTH_API_PORT: '1', GOTRUE_API_PORT: '9999', PORT: '8080' }).api.port, 1, 'AUTH_ still first');
 });
 
 t.test('the environment wins over .env, and .env is read', async (t) => {

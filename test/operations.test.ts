@@ -109,7 +109,8 @@ t.test("the image's health check finds the port as the service does", async (t) 
   const port = String(api.service.port);
   const elsewhere = String(await freePort());
   t.equal(await check({ GOTRUE_API_PORT: port }), 0, 'GOTRUE_API_PORT');
-  t.equal(await check({ PORT: port, GOTRUE_API_PORT: elsewhere }), 0, 'PORT before GOTRUE_API_PORT');
+  t.equal(await check({ GOTRUE_API_PORT: port, PORT: elsewhere }), 0, 'GOTRUE_API_PORT before PORT, as in the original');
+  t.equal(await check({ PORT: port }), 0, 'PORT alone');
   t.equal(await check({ AUTH_API_PORT: port, PORT: elsewhere }), 0, 'AUTH_API_PORT first');
   t.equal(await check({ GOTRUE_API_PORT: elsewhere }), 1, 'nothing listening there: unhealthy');
 });

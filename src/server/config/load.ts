@@ -3,8 +3,9 @@
 // deep-frozen and handed down.
 // Precedence (docs/settings.md#names-sources-and-precedence), the original's order of sources:
 //   the config directory's files (later names first) > the -c file > the environment > .env (read only
-//   without -c); within one source, AUTH_X > the unprefixed alias > GOTRUE_X (AUTH_ first, GOTRUE_ still
-//   accepted so deployments move over).
+//   without -c); within one source, AUTH_X > the setting's extra names in their order > GOTRUE_X (AUTH_
+//   first, GOTRUE_ still accepted so deployments move over). An extra list may name GOTRUE_X itself first,
+//   where the original reads the bare name only when its own is unset (PORT after GOTRUE_API_PORT).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -13,7 +13,9 @@ export interface Setting {
   default: unknown;
   /**
    * extra names read as they are: without a prefix (PORT, DATABASE_URL, ...), and the original's own spelling
-   * where its loader derives another name from its field than the documented one (GOTRUE_EXTERNAL_REDIRECTURL)
+   * where its loader derives another name from its field than the documented one (GOTRUE_EXTERNAL_REDIRECTURL).
+   * Read in this order after AUTH_X and before GOTRUE_X; where the original reads a bare name only as its
+   * fallback (PORT, DATABASE_URL, RP_ID), GOTRUE_X is listed before it, so it wins there as it does in the original.
    */
   unprefixed?: string[];
   schema?: Record<string, unknown>;
@@ -92,7 +94,7 @@ export const SETTINGS: Setting[] = [
   s('OPERATOR_TOKEN', 'operatorToken', 'string', ''),
 
   s('API_HOST', 'api.host', 'string', '0.0.0.0'),
-  s('API_PORT', 'api.port', 'int', 8081, port, ['PORT']),
+  s('API_PORT', 'api.port', 'int', 8081, port, ['GOTRUE_API_PORT', 'PORT']),
   s('API_ENDPOINT', 'api.endpoint', 'string', ''),
   s('API_EXTERNAL_URL', 'api.externalUrl', 'string', '', httpUrl, ['GOTRUE_API_API_EXTERNAL_URL', 'API_EXTERNAL_URL']),
   s('REQUEST_ID_HEADER', 'api.requestIdHeader', 'string', '', undefined, ['GOTRUE_API_REQUEST_ID_HEADER', 'REQUEST_ID_HEADER']),
@@ -107,7 +109,7 @@ export const SETTINGS: Setting[] = [
   s('UV_THREADPOOL_SIZE', 'workers.uvThreadpool', 'int', 4, { minimum: 1, maximum: 1024 }, ['UV_THREADPOOL_SIZE']),
 
   s('DB_DRIVER', 'db.driver', 'string', 'postgres', { enum: ['postgres'] }),
-  s('DB_DATABASE_URL', 'db.url', 'string', '', { pattern: '^(postgres|postgresql)://' }, ['DATABASE_URL']),
+  s('DB_DATABASE_URL', 'db.url', 'string', '', { pattern: '^(postgres|postgresql)://' }, ['GOTRUE_DB_DATABASE_URL', 'DATABASE_URL']),
   s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
   // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
   // The original's connection lifetimes (its Go pool's), applied to each HTTP thread's pool.
@@ -133,7 +135,7 @@ export const SETTINGS: Setting[] = [
   s('AUDIT_LOG_DISABLE_POSTGRES', 'auditLog.disablePostgres', 'bool', false),
 
   // The original's names in any case too: WARNING, Debug, trace (docs/settings.md#logs-traces-and-metrics).
-  s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }, ['LOG_LEVEL']),
+  s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }, ['GOTRUE_LOG_LEVEL', 'LOG_LEVEL']),
   s('LOG_FILE', 'log.file', 'string', ''),
   // The original's pop logger: any value but these two logs nothing (original-corrections.ts).
   s('LOG_SQL', 'log.sql', 'string', 'none'),
@@ -306,7 +308,7 @@ export const SETTINGS: Setting[] = [
   s('EXPERIMENTAL_CREATE_EMAIL_IDENTITY_ON_PASSWORD_SET_ENABLED', 'experimental.createEmailIdentityOnPasswordSet', 'bool', false),
 
   // WebAuthn relying party, shared by passkeys and WebAuthn MFA factors (docs/passkeys.md#settings).
-  s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', { pattern: '^[^\\s/:]*$' }),
+  s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', { pattern: '^[^\\s/:]*$' }, ['GOTRUE_WEBAUTHN_RP_ID', 'RP_ID']),
   s('WEBAUTHN_RP_DISPLAY_NAME', 'webauthn.rpDisplayName', 'string', ''),
   s('WEBAUTHN_RP_ORIGINS', 'webauthn.rpOrigins', 'list', [], { type: 'array', items: { pattern: '^\\S+$' } }),
   s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300, positive),
