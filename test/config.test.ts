@@ -432,19 +432,53 @@ t.test("the fetched mail templates' limits and the pool's connection lifetimes, 
   t.strictSame(problemsOf({ GOTRUE_DB_CONN_PERCENTAGE: '101' }), ['GOTRUE_DB_CONN_PERCENTAGE: "101" must be <= 100']);
 });
 
-t.test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is named at start while something is exported: the exporters speak OTLP/HTTP', async (t) => {
-  const tracing = load({ ...PROD, GOTRUE_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
-  t.match(tracing.warnings, [
-    /^OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not spoken here; traces and metrics go to the collector's OTLP\/HTTP endpoint/,
-  ]);
-  t.match(load({ ...PROD, GOTRUE_METRICS_ENABLED: 'true', GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).warnings, [
-    /^GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not spoken here/,
-  ]);
-  t.strictSame(load({ ...PROD, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).warnings, [], 'nothing exported: nothing to say');
-  t.strictSame(load({ ...PROD, GOTRUE_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }).warnings, []);
-  t.strictSame(
-    load({ ...PROD, GOTRUE_METRICS_ENABLED: 'true', GOTRUE_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).warnings,
-    [],
-    'Prometheus is scraped, not pushed',
-  );
-});
+t.test(
+  "OTEL_EXPORTER_OTLP_PROTOCOL: one for both signals, or each its own under the original's names; another value is named and replaced",
+  async (t) => {
+    t.match(load({ ...PROD, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), {
+      tracing: { otlpProtocol: 'grpc' },
+      metrics: { otlpProtocol: 'grpc' },
+    });
+    t.match(
+      load({ ...PROD }),
+      { tracing: { otlpProtocol: 'http/protobuf' }, metrics: { otlpProtocol: 'http/protobuf' } },
+      "the original's default",
+    );
+    const split = load({
+      ...PROD,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      GOTRUE_TRACING_OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+    });
+    t.match(
+      split,
+      { tracing: { otlpProtocol: 'grpc' }, metrics: { otlpProtocol: 'http/protobuf' } },
+      "each signal's own name first, as there",
+    );
+    t.strictSame(split.warnings, []);
+    t.match(load({ ...PROD, AUTH_OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing, {
+      otlpProtocol: 'grpc',
+    });
+
+    const typo = load({
+      ...PROD,
+      GOTRUE_TRACING_ENABLED: 'true',
+      GOTRUE_METRICS_ENABLED: 'true',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/proto',
+    });
+    t.strictSame(typo.warnings, [
+      'OTEL_EXPORTER_OTLP_PROTOCOL: "http/proto" is none of http/protobuf, http/json, grpc; http/protobuf is spoken',
+    ]);
+    t.match(typo, { tracing: { otlpProtocol: 'http/protobuf' }, metrics: { otlpProtocol: 'http/protobuf' } });
+    t.match(load({ ...PROD, GOTRUE_METRICS_ENABLED: 'true', GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL: 'GRPC' }).warnings, [
+      /^GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL: "GRPC" is none of/,
+    ]);
+    t.strictSame(load({ ...PROD, OTEL_EXPORTER_OTLP_PROTOCOL: 'bogus' }).warnings, [], 'nothing exported: nothing to say');
+    t.strictSame(
+      load({ ...PROD, GOTRUE_METRICS_ENABLED: 'true', GOTRUE_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_OTLP_PROTOCOL: 'bogus' })
+        .warnings,
+      [],
+      'Prometheus is scraped, not pushed',
+    );
+  },
+);

@@ -1,5 +1,6 @@
-// METRICS_EXPORTER=opentelemetry: the metrics the Prometheus exporter serves, pushed over OTLP/HTTP (JSON)
-// by the official SDK to a real HTTP receiver here, every OTEL_METRIC_EXPORT_INTERVAL and once more at stop.
+// METRICS_EXPORTER=opentelemetry: the metrics the Prometheus exporter serves, pushed over OTLP/HTTP (JSON,
+// OTEL_EXPORTER_OTLP_PROTOCOL=http/json, to read them here) by the official SDK to a real HTTP receiver,
+// every OTEL_METRIC_EXPORT_INTERVAL and once more at stop. Protobuf and gRPC: otlp-protocols.test.ts.
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,7 @@ const api = await startTestService({
   AUTH_METRICS_ENABLED: 'true',
   AUTH_METRICS_EXPORTER: 'opentelemetry',
   AUTH_MAILER_AUTOCONFIRM: 'true',
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
   OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
   OTEL_METRIC_EXPORT_INTERVAL: '200',
   OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',

@@ -1,5 +1,6 @@
 // OpenTelemetry tracing: spans reach an OTLP/HTTP collector with the route in parametrised form, the
-// method, the status and the resource attributes (SPEC: Logging and observability).
+// method, the status and the resource attributes (SPEC: Logging and observability). Read here as JSON
+// (OTEL_EXPORTER_OTLP_PROTOCOL=http/json); the default protobuf and gRPC are in otlp-protocols.test.ts.
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +23,7 @@ t.teardown(() => new Promise<void>((resolve) => collector.close(() => resolve())
 t.test('one span per request, exported on shutdown at the latest', async (t) => {
   const api = await startTestService({
     AUTH_TRACING_ENABLED: 'true',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
     OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=auth',
   });
@@ -55,6 +57,7 @@ t.test('the statements and crypto-pool calls a request waited on are its child s
   const api = await startTestService({
     AUTH_TRACING_ENABLED: 'true',
     AUTH_MAILER_AUTOCONFIRM: 'true',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
   });
   const res = await api.request('POST', '/signup', { body: { email: 'traced@example.com', password: 'secret99' } });

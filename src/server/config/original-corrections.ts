@@ -62,16 +62,24 @@ function sqlLogging(flat: Record<string, unknown>, given: Map<string, string>): 
 }
 
 /**
- * The original exports over gRPC when asked; the exporters here speak OTLP over HTTP only, so a deployment
- * that asks for gRPC is told where its traces and metrics go instead (docs/differences.md#not-built-yet).
+ * The original speaks OTLP over gRPC or HTTP with protobuf bodies, and for another protocol logs an error and
+ * exports nothing; here the standard's `http/json` is spoken too, and another value is named at start and
+ * replaced by the default, so a typo does not silently cost the traces (docs/observability.md#tracing).
  */
 function otlpProtocol(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  const protocol = flat.OTEL_EXPORTER_OTLP_PROTOCOL;
-  if (protocol !== 'grpc' || !(flat.TRACING_ENABLED || (flat.METRICS_ENABLED && flat.METRICS_EXPORTER === 'opentelemetry'))) return [];
-  return [
-    `${variableOf(given, 'OTEL_EXPORTER_OTLP_PROTOCOL')}: grpc is not spoken here; traces and metrics go to the collector's OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)`,
-  ];
+  const warnings: string[] = [];
+  for (const name of ['TRACING_OTEL_EXPORTER_OTLP_PROTOCOL', 'METRICS_OTEL_EXPORTER_OTLP_PROTOCOL']) {
+    const protocol = flat[name];
+    if (OTLP_PROTOCOLS.includes(protocol as string)) continue;
+    flat[name] = 'http/protobuf';
+    const used = name.startsWith('TRACING') ? flat.TRACING_ENABLED : flat.METRICS_ENABLED && flat.METRICS_EXPORTER === 'opentelemetry';
+    if (used)
+      warnings.push(`${variableOf(given, name)}: "${String(protocol)}" is none of ${OTLP_PROTOCOLS.join(', ')}; http/protobuf is spoken`);
+  }
+  return [...new Set(warnings)];
 }
+
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'];
 
 /**
  * The original signs with a JWT_SECRET of any length, so a deployment using a short one must still start

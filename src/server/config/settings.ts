@@ -143,9 +143,8 @@ export const SETTINGS: Setting[] = [
   // The original reads no value of this (OTLP is the only tracing there is): any is accepted.
   s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry'),
   // The standard OpenTelemetry variables (unprefixed), read here so nothing else reads the environment.
-  s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', 'http://localhost:4318', { pattern: '^https?://' }, [
-    'OTEL_EXPORTER_OTLP_ENDPOINT',
-  ]),
+  // Empty: the protocol's default collector, http://localhost:4318 over HTTP, :4317 over gRPC (otlp-exporters.ts).
+  s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', '', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_ENDPOINT']),
   s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, [
     'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
   ]),
@@ -165,9 +164,15 @@ export const SETTINGS: Setting[] = [
     'GOTRUE_METRICS_OTEL_EXPORTER_PROMETHEUS_PORT',
     'OTEL_EXPORTER_PROMETHEUS_PORT',
   ]),
-  // Read to say at start that gRPC is not spoken (original-corrections.ts); the exporters speak OTLP over HTTP.
-  s('OTEL_EXPORTER_OTLP_PROTOCOL', 'otlpProtocol', 'string', 'http/protobuf', undefined, [
+  // How traces and metrics reach the collector (otlp-exporters.ts): each its own, as in the original, both
+  // falling back to the standard variable; another value is corrected with a warning (original-corrections.ts).
+  s('TRACING_OTEL_EXPORTER_OTLP_PROTOCOL', 'tracing.otlpProtocol', 'string', 'http/protobuf', undefined, [
+    'AUTH_OTEL_EXPORTER_OTLP_PROTOCOL',
     'GOTRUE_TRACING_OTEL_EXPORTER_OTLP_PROTOCOL',
+    'OTEL_EXPORTER_OTLP_PROTOCOL',
+  ]),
+  s('METRICS_OTEL_EXPORTER_OTLP_PROTOCOL', 'metrics.otlpProtocol', 'string', 'http/protobuf', undefined, [
+    'AUTH_OTEL_EXPORTER_OTLP_PROTOCOL',
     'GOTRUE_METRICS_OTEL_EXPORTER_OTLP_PROTOCOL',
     'OTEL_EXPORTER_OTLP_PROTOCOL',
   ]),

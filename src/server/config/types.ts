@@ -153,9 +153,11 @@ export interface Config {
   tracing: {
     enabled: boolean;
     exporter: string;
-    /** OTLP/HTTP base endpoint; traces go to <endpoint>/v1/traces unless a traces endpoint is set */
+    /** the collector's base URL, empty for the protocol's default (observability/otlp-exporters.ts) */
     otlpEndpoint: string;
+    /** the full traces URL, overriding the base */
     otlpTracesEndpoint: string;
+    otlpProtocol: OtlpProtocol;
     serviceName: string;
   };
   metrics: {
@@ -164,14 +166,13 @@ export interface Config {
     exporter: 'opentelemetry' | 'prometheus' | 'none';
     prometheusHost: string;
     prometheusPort: number;
-    /** OTLP/HTTP metrics URL; empty: <OTEL_EXPORTER_OTLP_ENDPOINT>/v1/metrics */
+    /** the full metrics URL, overriding OTEL_EXPORTER_OTLP_ENDPOINT */
     otlpMetricsEndpoint: string;
+    otlpProtocol: OtlpProtocol;
     /** OTEL_METRIC_EXPORT_INTERVAL: milliseconds between two pushes */
     exportIntervalMs: number;
   };
   otelResourceAttributes: string;
-  /** OTEL_EXPORTER_OTLP_PROTOCOL: read only to warn that grpc is not spoken (original-corrections.ts) */
-  otlpProtocol: string;
   /** how a --config-dir is watched for changes (src/server/reload/) */
   reloading: {
     notifyEnabled: boolean;
@@ -462,3 +463,6 @@ export interface Web3ChainConfig {
   enabled: boolean;
   maximumValiditySeconds: number;
 }
+
+/** OTEL_EXPORTER_OTLP_PROTOCOL's values: the original's two, and the standard's JSON over HTTP */
+export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';

@@ -1,6 +1,6 @@
 // The OpenTelemetry metrics exporter (METRICS_EXPORTER=opentelemetry): the same metrics the Prometheus
-// exporter serves, pushed every OTEL_METRIC_EXPORT_INTERVAL ms over OTLP/HTTP (JSON) with the official
-// SDK (@opentelemetry/sdk-metrics' periodic reader, @opentelemetry/exporter-metrics-otlp-http). The
+// exporter serves, pushed every OTEL_METRIC_EXPORT_INTERVAL ms over OTLP (HTTP or gRPC, otlp-exporters.ts)
+// with the official SDK (@opentelemetry/sdk-metrics' periodic reader and the protocol's exporter). The
 // metrics live in prom-client registries (one per HTTP thread, aggregated by the supervisor), so they are
 // handed to the SDK as a MetricProducer that converts each collection: counters become cumulative
 // monotonic sums (named without `_total`, which Prometheus-bound collectors add back), gauges stay
@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
 import { parseAttributes } from './tracing.js';
+import { otlpMetricExporter } from './otlp-exporters.js';
 import type { MetricsJson, MetricsSource } from './metrics-exporter.js';
 
 export interface OtlpMetrics {
@@ -28,13 +29,12 @@ export async function startOtlpMetrics(
   source: MetricsSource,
   log: Logger,
 ): Promise<OtlpMetrics> {
-  const [sdk, { OTLPMetricExporter }, { resourceFromAttributes }, { ValueType }] = await Promise.all([
+  const [sdk, { exporter, url }, { resourceFromAttributes }, { ValueType }] = await Promise.all([
     import('@opentelemetry/sdk-metrics'),
-    import('@opentelemetry/exporter-metrics-otlp-http'),
+    otlpMetricExporter(config, EXPORT_TIMEOUT_MS),
     import('@opentelemetry/resources'),
     import('@opentelemetry/api'),
   ]);
-  const url = config.metrics.otlpMetricsEndpoint || `${config.tracing.otlpEndpoint.replace(/\/+$/, '')}/v1/metrics`;
   const resource = resourceFromAttributes({
     'service.name': config.tracing.serviceName,
     'auth.version': VERSION,
@@ -48,7 +48,6 @@ export async function startOtlpMetrics(
       return { resourceMetrics: { resource, scopeMetrics: [{ scope: { name: 'portcullis', version: VERSION }, metrics }] }, errors: [] };
     },
   };
-  const exporter = new OTLPMetricExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS });
   let failing = false;
   const reporting: typeof exporter = Object.assign(Object.create(exporter) as typeof exporter, {
     export: (metrics: Parameters<typeof exporter.export>[0], done: Parameters<typeof exporter.export>[1]) =>
@@ -67,7 +66,7 @@ export async function startOtlpMetrics(
     metricProducers: [producer],
   });
   const provider = new sdk.MeterProvider({ resource, readers: [reader] });
-  log.info({ url, intervalMs: config.metrics.exportIntervalMs }, 'OTLP metrics exporter started');
+  log.info({ url, protocol: config.metrics.otlpProtocol, intervalMs: config.metrics.exportIntervalMs }, 'OTLP metrics exporter started');
   return {
     // The last values are pushed on the way out, bounded like every other wait of a stop.
     close: () => withinMs(provider.shutdown(), SHUTDOWN_TIMEOUT_MS),

@@ -3,7 +3,7 @@
 // http.route.param.<key> (singular, the original's name, so dashboards built on it keep working;
 // docs/observability.md#tracing). Under it, one child span per database statement (`db <statement>`) and
 // per crypto-pool call (`crypto <task>`) the request waited on (request-spans.ts). Spans are exported over
-// OTLP/HTTP in batches from each HTTP thread; the resource carries auth.version and OTEL_RESOURCE_ATTRIBUTES.
+// OTLP (otlp-exporters.ts: HTTP or gRPC) in batches from each HTTP thread; the resource carries auth.version and OTEL_RESOURCE_ATTRIBUTES.
 // A collector that is down must not cost the service: each export gives up after EXPORT_TIMEOUT_MS
 // (retries included: the SDK retries within that deadline only), the first failure is logged once (and a
 // recovery once), and shutdown waits at most SHUTDOWN_TIMEOUT_MS for the last batch.
@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
 import type { ChildSpan } from './request-spans.js';
+import { otlpSpanExporter } from './otlp-exporters.js';
 
 export interface RequestTrace {
   method: string;
@@ -42,19 +43,18 @@ const EXPORT_TIMEOUT_MS = 1000;
 const SHUTDOWN_TIMEOUT_MS = 1000;
 
 export async function createTracing(
-  config: Pick<Config, 'tracing' | 'otelResourceAttributes'>,
+  config: Pick<Config, 'tracing' | 'metrics' | 'otelResourceAttributes'>,
   log?: Logger,
   failing: Int32Array = new Int32Array(1),
 ): Promise<Tracing> {
   if (!config.tracing.enabled) return NO_TRACING;
-  const [api, { BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+  const [api, { BasicTracerProvider, BatchSpanProcessor }, { exporter: otlp, url }, { resourceFromAttributes }] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
+    otlpSpanExporter(config, EXPORT_TIMEOUT_MS),
     import('@opentelemetry/resources'),
   ]);
-  const url = config.tracing.otlpTracesEndpoint || `${config.tracing.otlpEndpoint.replace(/\/+$/, '')}/v1/traces`;
-  const exporter = reportingFailures(new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }), url, failing, log);
+  const exporter = reportingFailures(otlp, url, failing, log);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
       'service.name': config.tracing.serviceName,
