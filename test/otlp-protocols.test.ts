@@ -5,7 +5,7 @@
 // tracing.test.ts and otlp-metrics.test.ts.
 import t, { type Test } from 'tap';
 import http from 'node:http';
-import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
@@ -13,7 +13,7 @@ import { startTestService } from './helpers/server.js';
 import { signIn, signUp } from './helpers/accounts.js';
 import { otlpUrl } from '../dist/server/observability/otlp-exporters.js';
 
-const schema = await protobuf.load(path.resolve('test/fixtures/otlp-subset.proto'));
+const schema = await protobuf.load(fileURLToPath(new URL('./fixtures/otlp-subset.proto', import.meta.url)));
 const REQUEST = {
   traces: schema.lookupType('otlp.ExportTraceServiceRequest'),
   metrics: schema.lookupType('otlp.ExportMetricsServiceRequest'),
