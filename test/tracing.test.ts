@@ -3,6 +3,7 @@
 // (OTEL_EXPORTER_OTLP_PROTOCOL=http/json); the default protobuf and gRPC are in otlp-protocols.test.ts.
 import t from 'tap';
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { startTestService } from './helpers/server.js';
@@ -82,6 +83,37 @@ t.test('the statements and crypto-pool calls a request waited on are its child s
     t.ok(BigInt(c.endTimeUnixNano) <= BigInt(signup.endTimeUnixNano), `${c.name} ends within the request`);
   }
   t.notOk(JSON.stringify(children).includes('traced@example.com'), 'no statement values in the spans');
+});
+
+t.test("a caller's W3C trace context: the request's span joins the caller's trace, as in the original", async (t) => {
+  received.length = 0;
+  const api = await startTestService({
+    AUTH_TRACING_ENABLED: 'true',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+  });
+  const traceId = randomBytes(16).toString('hex');
+  const callerSpan = randomBytes(8).toString('hex');
+  const unsampled = randomBytes(16).toString('hex');
+  const caller = (id: string, flags: string) => ({ headers: { traceparent: `00-${id}-${callerSpan}-${flags}`, tracestate: 'vendor=x' } });
+  t.equal((await api.request('GET', '/settings', caller(traceId, '01'))).status, 200);
+  t.equal((await api.request('GET', '/health', caller(unsampled, '00'))).status, 200);
+  t.equal((await api.request('GET', '/settings', { headers: { traceparent: 'not-a-trace-context' } })).status, 200);
+  t.equal((await api.request('GET', '/health', { headers: { traceparent: `00-${'0'.repeat(32)}-${callerSpan}-01` } })).status, 200);
+  await api.stop();
+
+  const spans = received.flatMap((r) => r.body.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((s: any) => s.spans)));
+  const joined = spans.filter((s: any) => s.traceId === traceId);
+  t.equal(joined.length, 1, "one span in the caller's trace");
+  t.equal(joined[0]?.parentSpanId, callerSpan, "the caller's span is its parent");
+  t.equal(joined[0]?.traceState, 'vendor=x', 'the trace state is kept');
+  t.notOk(
+    spans.some((s: any) => s.traceId === unsampled),
+    'a caller that does not sample: no span, as the default sampler follows the parent',
+  );
+  const own = spans.filter((s: any) => s.traceId !== traceId);
+  t.equal(own.length, 2, 'a malformed or all-zero trace context: each request starts a trace of its own');
+  for (const s of own) t.notOk(s.parentSpanId, 'with no parent');
 });
 
 t.test('a collector that is down: logged once, and the stop is bounded', async (t) => {

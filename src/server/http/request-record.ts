@@ -42,6 +42,8 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
       start: performance.timeOrigin + r.started,
       end: performance.timeOrigin + performance.now(),
       children: r.spans,
+      traceparent: r.headers.traceparent,
+      tracestate: r.headers.tracestate,
     });
   if (r.route?.quiet) return;
   // The original's fields (its request logger's), so what reads its lines reads ours: duration in

@@ -26,6 +26,9 @@ export interface RequestTrace {
   end: number;
   /** what the request waited on, exported as child spans */
   children?: ChildSpan[];
+  /** the caller's W3C trace context headers, which make the request's span a child of the caller's */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 export interface Tracing {
@@ -48,12 +51,20 @@ export async function createTracing(
   failing: Int32Array = new Int32Array(1),
 ): Promise<Tracing> {
   if (!config.tracing.enabled) return NO_TRACING;
-  const [api, { BasicTracerProvider, BatchSpanProcessor }, { exporter: otlp, url }, { resourceFromAttributes }] = await Promise.all([
+  const [
+    api,
+    { BasicTracerProvider, BatchSpanProcessor },
+    { exporter: otlp, url },
+    { resourceFromAttributes },
+    { W3CTraceContextPropagator },
+  ] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-base'),
     otlpSpanExporter(config, EXPORT_TIMEOUT_MS),
     import('@opentelemetry/resources'),
+    import('@opentelemetry/core'),
   ]);
+  const propagator = new W3CTraceContextPropagator();
   const exporter = reportingFailures(otlp, url, failing, log);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
@@ -66,12 +77,17 @@ export async function createTracing(
   const tracer: Tracer = provider.getTracer('portcullis', VERSION);
   return {
     enabled: true,
-    record({ method, route, params, status, start, end, children }) {
+    record({ method, route, params, status, start, end, children, traceparent, tracestate }) {
       const attributes: Record<string, string | number> = { 'http.method': method, 'http.route': route, 'http.status_code': status };
       for (const [key, value] of Object.entries(params)) attributes[`http.route.param.${key}`] = value;
-      const span = tracer.startSpan('api', { kind: api.SpanKind.SERVER, startTime: start, attributes });
+      // As the original: a caller's valid `traceparent` makes this span its child, in its trace, and its
+      // sampled flag decides (the default sampler follows a parent); anything else starts a trace here.
+      const caller = traceparent
+        ? propagator.extract(api.ROOT_CONTEXT, { traceparent, tracestate }, api.defaultTextMapGetter)
+        : api.ROOT_CONTEXT;
+      const span = tracer.startSpan('api', { kind: api.SpanKind.SERVER, startTime: start, attributes }, caller);
       if (children?.length) {
-        const parent = api.trace.setSpan(api.context.active(), span);
+        const parent = api.trace.setSpan(caller, span);
         for (const child of children) {
           const kind = child.name.startsWith('db ') ? api.SpanKind.CLIENT : api.SpanKind.INTERNAL;
           const c = tracer.startSpan(child.name, { kind, startTime: child.start, attributes: child.attributes }, parent);
