@@ -35,6 +35,15 @@ t.test('request counts from both threads in one scrape', async (t) => {
   t.match(text, /^http_status_codes_total\{code="200",http_route="\/settings",method="GET"\} 40$/m, 'counted across threads');
   t.match(text, /^http_status_codes_total\{code="404",http_route="unmatched",method="GET"\} 1$/m);
   t.match(text, /^http_server_duration_seconds_count\{http_route="\/settings",method="GET"\} 40$/m);
+  // The original's histogram, named and labelled as its HTTP instrumentation and Prometheus exporter give it.
+  const original =
+    'http_request_method="GET",http_response_status_code="200",http_route="\\/settings",url_scheme="http",network_protocol_name="http",network_protocol_version="1\\.1"';
+  t.match(text, new RegExp(`^http_server_request_duration_seconds_count\\{${original}\\} 40$`, 'm'), "the original's request histogram");
+  t.match(text, new RegExp(`^http_server_request_duration_seconds_bucket\\{le="10",${original}\\} 40$`, 'm'), 'its buckets end at 10 s');
+  t.match(
+    text,
+    /^http_server_request_duration_seconds_count\{http_request_method="GET",http_response_status_code="404",http_route="unmatched",/m,
+  );
   t.match(text, /^gotrue_running 1$/m);
   t.match(text, /^auth_version_info\{auth_version="0\.1\.0"\} 1$/m);
   t.equal((await fetch(`http://127.0.0.1:${api.service.metricsPort}/other`)).status, 404);
