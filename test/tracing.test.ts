@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { startTestService } from './helpers/server.js';
 import { reportingFailures } from '../dist/server/observability/tracing.js';
+import { requestSpanAttributes } from '../dist/server/observability/http-semconv.js';
 
 const received: any[] = [];
 const collector = http.createServer((req, res) => {
@@ -51,6 +52,41 @@ t.test('one span per request, exported on shutdown at the latest', async (t) => 
   );
   t.notOk('http.route.params.user_id' in byRoute['/admin/users/{user_id}'], 'never under the plural name');
   t.equal(Number(byRoute['/token']['http.status_code']), 400);
+  // The conventions' attributes the original's HTTP instrumentation (otelhttp) adds.
+  t.match(byRoute['/token'], {
+    'http.request.method': 'POST',
+    'url.scheme': 'http',
+    'url.path': '/token',
+    'network.protocol.version': '1.1',
+    'server.address': '127.0.0.1',
+    'client.address': '127.0.0.1',
+  });
+  t.equal(Number(byRoute['/token']['http.response.status_code']), 400);
+  t.equal(Number(byRoute['/token']['server.port']), api.service.port, "the Host header's port");
+  const token = spans.find((s: any) => attrs(s.attributes)['http.route'] === '/token');
+  t.notOk(token.status?.code, 'a refusal of the client is not an error of the span');
+});
+
+t.test("the conventions' attributes of odd requests: another method, the Host header's forms", async (t) => {
+  const facts = { method: 'GET', route: '/settings', params: {}, status: 503, path: '/settings' };
+  t.match(requestSpanAttributes({ ...facts, method: 'PROPFIND' }), {
+    'http.method': 'PROPFIND',
+    'http.request.method': '_OTHER',
+    'http.request.method_original': 'PROPFIND',
+  });
+  t.notOk('http.request.method_original' in requestSpanAttributes(facts), 'only for a method outside the standard ones');
+  const server = (host: string | undefined) => {
+    const a = requestSpanAttributes({ ...facts, host });
+    return [a['server.address'], a['server.port']];
+  };
+  t.strictSame(server('auth.example.com'), ['auth.example.com', undefined]);
+  t.strictSame(server('auth.example.com:80'), ['auth.example.com', undefined], "HTTP's own port is not named");
+  t.strictSame(server('Auth.Example.com:8443'), ['auth.example.com', 8443]);
+  t.strictSame(server('[::1]:9999'), ['::1', 9999]);
+  t.strictSame(server('a b'), [undefined, undefined], 'not a host: left out');
+  t.strictSame(server('evil.example/path'), [undefined, undefined]);
+  t.strictSame(server('user@evil.example'), [undefined, undefined]);
+  t.strictSame(server(undefined), [undefined, undefined]);
 });
 
 t.test('the statements and crypto-pool calls a request waited on are its child spans', async (t) => {

@@ -44,6 +44,9 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
       children: r.spans,
       traceparent: r.headers.traceparent,
       tracestate: r.headers.tracestate,
+      path: r.path,
+      host: r.headers.host,
+      clientAddress: r.ip,
     });
   if (r.route?.quiet) return;
   // The original's fields (its request logger's), so what reads its lines reads ours: duration in

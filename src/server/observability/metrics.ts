@@ -3,6 +3,7 @@
 // scrape sees the whole process. Names follow Prometheus' rules (counters end in _total, units in the
 // name), which `promtool check metrics` enforces; docs/observability.md#metrics lists them.
 import { Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { standardMethod } from './http-semconv.js';
 
 /** The grants counted as sign-ins (auth_sign_ins_total); refresh_token continues a session and is counted on its own. */
 export const SIGN_IN_GRANTS: ReadonlySet<string> = new Set(['password', 'pkce', 'web3']);
@@ -216,10 +217,10 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
   };
 }
 
-/** otelhttp's labels for one answer. The service sits behind a TLS proxy and speaks HTTP/1.1 (the guard hands 1.0 on as 1.1). */
+/** otelhttp's labels for one answer (http-semconv.ts). */
 function originalLabels(method: string, route: string, status: number) {
   return {
-    http_request_method: STANDARD_METHODS.has(method) ? method : '_OTHER',
+    http_request_method: standardMethod(method),
     http_response_status_code: String(status),
     http_route: route,
     url_scheme: 'http',
@@ -227,6 +228,3 @@ function originalLabels(method: string, route: string, status: number) {
     network_protocol_version: '1.1',
   };
 }
-
-/** The methods the semantic conventions name; any other is recorded as `_OTHER`, as otelhttp does. */
-const STANDARD_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);

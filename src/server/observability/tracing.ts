@@ -15,12 +15,9 @@ import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
 import type { ChildSpan } from './request-spans.js';
 import { otlpSpanExporter } from './otlp-exporters.js';
+import { requestSpanAttributes, type RequestFacts } from './http-semconv.js';
 
-export interface RequestTrace {
-  method: string;
-  route: string;
-  params: Record<string, string>;
-  status: number;
+export interface RequestTrace extends RequestFacts {
   /** epoch milliseconds */
   start: number;
   end: number;
@@ -77,15 +74,17 @@ export async function createTracing(
   const tracer: Tracer = provider.getTracer('portcullis', VERSION);
   return {
     enabled: true,
-    record({ method, route, params, status, start, end, children, traceparent, tracestate }) {
-      const attributes: Record<string, string | number> = { 'http.method': method, 'http.route': route, 'http.status_code': status };
-      for (const [key, value] of Object.entries(params)) attributes[`http.route.param.${key}`] = value;
+    record(trace) {
+      const { status, start, end, children, traceparent, tracestate } = trace;
+      const attributes = requestSpanAttributes(trace);
       // As the original: a caller's valid `traceparent` makes this span its child, in its trace, and its
       // sampled flag decides (the default sampler follows a parent); anything else starts a trace here.
       const caller = traceparent
         ? propagator.extract(api.ROOT_CONTEXT, { traceparent, tracestate }, api.defaultTextMapGetter)
         : api.ROOT_CONTEXT;
       const span = tracer.startSpan('api', { kind: api.SpanKind.SERVER, startTime: start, attributes }, caller);
+      // As otelhttp: a server error is the span's error; a refusal of the client's request is not.
+      if (status >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR });
       if (children?.length) {
         const parent = api.trace.setSpan(caller, span);
         for (const child of children) {
