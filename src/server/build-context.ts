@@ -5,6 +5,7 @@ import type { AppContext, AppResources } from './context.js';
 import type { Config } from './config/types.js';
 import { createPool } from '../db/pool.js';
 import { connectCryptoPool } from './crypto/pool.js';
+import { countingHashes } from './crypto/hash-metrics.js';
 import { createJwtService } from './auth/jwt.js';
 import { createMailer } from './delivery/mail/mailer.js';
 import { createSmsSender } from './delivery/sms/index.js';
@@ -41,7 +42,9 @@ export async function createAppContext(config: Config, resources: AppResources, 
     config,
     log,
     db,
-    hasher: connectCryptoPool(resources.cryptoPort, config.password.hash),
+    hasher: config.metrics.enabled
+      ? countingHashes(connectCryptoPool(resources.cryptoPort, config.password.hash), metrics, config.password.hash)
+      : connectCryptoPool(resources.cryptoPort, config.password.hash),
     jwt: createJwtService(config.jwt),
     mailer: createMailer(config, log),
     sms: createSmsSender(config.sms, log, { development: config.development }),

@@ -33,6 +33,7 @@ const NO_QUERY = new URLSearchParams();
 export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void {
   const seconds = (performance.now() - r.started) / 1000;
   ctx.metrics.observe(r.method, r.route?.path ?? 'unmatched', r.status, seconds);
+  if (r.errorCode === 'over_email_send_rate_limit') ctx.metrics.emailRateLimited(r.route?.path ?? 'unmatched');
   if (r.route && ctx.tracing.enabled)
     ctx.tracing.record({
       method: r.method,

@@ -1,6 +1,7 @@
 // The Prometheus exporter (METRICS_EXPORTER=prometheus): serves the aggregated metrics of every HTTP
 // thread, plus the supervisor's own (process, crypto pool), on OTEL_EXPORTER_PROMETHEUS_HOST:PORT at
 // `/` (the original's path) and `/metrics` (what a scrape config expects by default).
+import semver from 'semver';
 import http from 'node:http';
 import {
   AggregatorRegistry,
@@ -43,6 +44,12 @@ export function createMetricsSource(
     { auth_version: VERSION },
     1,
   );
+  // The original's version gauges, one per part of the build's version (an "rc.N" pre-release's N as rc).
+  for (const [part, value] of Object.entries(versionParts(VERSION))) {
+    new Gauge({ name: `global_auth_version_${part}`, help: `Set to this auth servers ${part} version number.`, registers: [own] }).set(
+      value,
+    );
+  }
   if (cryptoStats) registerCryptoPoolMetrics(own, cryptoStats);
   if (cleanupTotals) registerCleanupMetrics(own, cleanupTotals);
   return () =>
@@ -142,4 +149,12 @@ function registerCleanupMetrics(registry: Registry, totals: () => Partial<Record
       for (const [table, count] of Object.entries(totals())) this.inc({ table }, count ?? 0);
     },
   });
+}
+
+/** major.minor.patch[-rc.N] as numbers, 0 for a part the version does not have (semver parses it). */
+export function versionParts(version: string): Record<'major' | 'minor' | 'patch' | 'rc', number> {
+  const parsed = semver.parse(version);
+  if (!parsed) return { major: 0, minor: 0, patch: 0, rc: 0 };
+  const [tag, number] = parsed.prerelease;
+  return { major: parsed.major, minor: parsed.minor, patch: parsed.patch, rc: tag === 'rc' && typeof number === 'number' ? number : 0 };
 }

@@ -32,6 +32,14 @@ export interface RequestMetrics {
   sent(channel: string, outcome: string, type?: string): void;
   /** How long a checkout waited for a database connection (queued or connecting), in seconds. */
   dbAcquired(seconds: number): void;
+  /** A request refused by the email send limit (RATE_LIMIT_EMAIL_SENT), by its route: the original's counter. */
+  emailRateLimited(path: string): void;
+  /**
+   * A password hashed (`generate`) or compared with a stored hash (`compare`), when it was handed to a
+   * crypto thread and when its answer came: the original's four counters, labelled with the algorithm
+   * and its parameters (crypto/hash-metrics.ts), and a comparison's answer with `match`.
+   */
+  passwordHashing(operation: 'generate' | 'compare', stage: 'submitted' | 'completed', labels: HashLabels): void;
   snapshot(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
@@ -40,8 +48,14 @@ export interface RequestMetrics {
  * on every observation (a visible share of an HTTP thread's time, bench/README.md), so the
  * counters exist only when an exporter will collect them.
  */
+/** The labels of the original's password-hashing counters; each algorithm has its own subset. */
+export type HashLabels = Partial<Record<(typeof HASH_LABELS)[number], string>>;
+const HASH_LABELS = ['alg', 'v', 'm', 't', 'p', 'len', 'bcrypt_cost', 'n', 'r', 'match'] as const;
+
 export const NO_REQUEST_METRICS: RequestMetrics = {
   observe() {},
+  emailRateLimited() {},
+  passwordHashing() {},
   signIn() {},
   refresh() {},
   rateLimited() {},
@@ -161,6 +175,36 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
       registers: [registry],
     }),
   );
+  const emailLimited = labelled(
+    new Counter({
+      name: 'gotrue_email_rate_limit_counter_total',
+      help: 'Number of times an email rate limit has been triggered',
+      labelNames: ['path'],
+      registers: [registry],
+    }),
+  );
+  // The original's hashing counters, under the names its Prometheus exporter gives them (a sum gets _total).
+  const hashing = {
+    generate: {
+      submitted: hashCounter('gotrue_generate_from_password_submitted_total', 'Number of submitted GenerateFromPassword hashing attempts'),
+      completed: hashCounter('gotrue_generate_from_password_completed_total', 'Number of completed GenerateFromPassword hashing attempts'),
+    },
+    compare: {
+      submitted: hashCounter(
+        'gotrue_compare_hash_and_password_submitted_total',
+        'Number of submitted CompareHashAndPassword hashing attempts',
+      ),
+      completed: hashCounter(
+        'gotrue_compare_hash_and_password_completed_total',
+        'Number of completed CompareHashAndPassword hashing attempts',
+      ),
+    },
+  };
+  function hashCounter(name: string, help: string) {
+    // Each algorithm sets its own subset of the labels (prom-client takes a subset of the names).
+    const count = labelled(new Counter({ name, help, labelNames: HASH_LABELS, registers: [registry] }));
+    return (labels: HashLabels) => count(labels as Record<(typeof HASH_LABELS)[number], string>, JSON.stringify(labels));
+  }
   // Not per thread: the supervisor sums the threads' buckets into one histogram.
   const acquire = new Histogram({
     name: 'auth_db_pool_acquire_seconds',
@@ -213,6 +257,8 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
       if (outcome !== 'sent') mailErrors({ type }, type);
     },
     dbAcquired: (seconds) => acquire.observe(seconds),
+    emailRateLimited: (path) => emailLimited({ path }, path),
+    passwordHashing: (operation, stage, labels) => hashing[operation][stage](labels),
     snapshot: () => registry.getMetricsAsJSON(),
   };
 }
