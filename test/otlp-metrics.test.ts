@@ -74,7 +74,20 @@ t.test('the same metrics reach an OTLP/HTTP receiver, counters as cumulative sum
   t.equal(signIns.sum.aggregationTemporality, 2, 'cumulative, as Prometheus counts');
   const ups = metrics.get('auth_sign_ups')!.sum.dataPoints.find((p: any) => attrs(p.attributes).method === 'email');
   t.equal(value(ups), 1, 'the sign-up, counted on whichever thread took it');
-  t.ok(metrics.get('http_status_codes'), "the original's request counter");
+  const statusCodes = metrics.get('http_status_codes')!;
+  t.ok(
+    statusCodes.sum.dataPoints.some((p: any) => attrs(p.attributes)['http.route'] === '/settings' && attrs(p.attributes).code === '200'),
+    "the original's request counter, with its dotted http.route as it pushes it",
+  );
+  const original = metrics.get('http.server.request.duration') as any;
+  t.equal(original?.unit, 's', "the original's request histogram, under its instrument's name and unit");
+  t.ok(
+    original?.histogram.dataPoints.some(
+      (p: any) => attrs(p.attributes)['http.request.method'] === 'GET' && attrs(p.attributes)['http.route'] === '/settings',
+    ),
+    'with the conventions’ attribute keys',
+  );
+  t.notOk(metrics.has('http_server_request_duration_seconds'), 'not also under its Prometheus name');
   t.ok(metrics.get('gotrue_running')?.gauge, 'a gauge stays a gauge');
   const duration = metrics
     .get('http_server_duration_seconds')!

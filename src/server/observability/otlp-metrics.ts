@@ -73,16 +73,49 @@ export async function startOtlpMetrics(
   };
 }
 
+/**
+ * The original's instruments whose OTLP name, unit or attribute keys differ from the Prometheus names they
+ * are kept under here: pushed as the original pushes them, so an OTLP backend sees the same series (a
+ * collector that exports to Prometheus turns them back into the same names).
+ */
+const ORIGINAL_INSTRUMENTS: Record<string, { name: string; unit?: string; dotted?: boolean }> = {
+  http_status_codes_total: { name: 'http_status_codes', dotted: true },
+  http_server_request_duration_seconds: { name: 'http.server.request.duration', unit: 's', dotted: true },
+  // Named with their suffix in the original's code, so pushed with it.
+  global_auth_email_send_operations_total: { name: 'global_auth_email_send_operations_total' },
+  global_auth_email_send_errors_total: { name: 'global_auth_email_send_errors_total' },
+};
+
+/** The conventions' dotted attribute keys behind the Prometheus label names of the original's request metrics. */
+const dottedKeys = (labels: Record<string, string | number>) =>
+  Object.fromEntries(Object.entries(labels).map(([key, value]) => [DOTTED[key] ?? key, value]));
+const DOTTED: Record<string, string> = {
+  http_route: 'http.route',
+  http_request_method: 'http.request.method',
+  http_response_status_code: 'http.response.status_code',
+  url_scheme: 'url.scheme',
+  network_protocol_name: 'network.protocol.name',
+  network_protocol_version: 'network.protocol.version',
+};
+
 function convert(sdk: Sdk, valueType: number, families: MetricsJson, startTime: HrTime, endTime: HrTime): MetricData[] {
   const out: MetricData[] = [];
   const cumulative = sdk.AggregationTemporality.CUMULATIVE;
   for (const family of families) {
     const type = family.type as unknown as string; // prom-client's JSON holds the type's name
-    const descriptor = { name: family.name, description: family.help, unit: '', valueType };
-    const point = (attributes: Record<string, string | number>, value: number) => ({ startTime, endTime, attributes, value });
+    const original = ORIGINAL_INSTRUMENTS[family.name];
+    const name = original?.name ?? (type === 'counter' ? family.name.replace(/_total$/, '') : family.name);
+    const descriptor = { name, description: family.help, unit: original?.unit ?? '', valueType };
+    const keys = original?.dotted ? dottedKeys : (labels: Record<string, string | number>) => labels;
+    const point = (attributes: Record<string, string | number>, value: number) => ({
+      startTime,
+      endTime,
+      attributes: keys(attributes),
+      value,
+    });
     if (type === 'counter') {
       out.push({
-        descriptor: { ...descriptor, name: family.name.replace(/_total$/, '') },
+        descriptor,
         aggregationTemporality: cumulative,
         dataPointType: sdk.DataPointType.SUM,
         isMonotonic: true,
@@ -100,7 +133,7 @@ function convert(sdk: Sdk, valueType: number, families: MetricsJson, startTime: 
         descriptor,
         aggregationTemporality: cumulative,
         dataPointType: sdk.DataPointType.HISTOGRAM,
-        dataPoints: histogramPoints(family).map(({ attributes, value }) => ({ startTime, endTime, attributes, value })),
+        dataPoints: histogramPoints(family).map(({ attributes, value }) => ({ startTime, endTime, attributes: keys(attributes), value })),
       });
     }
   }
