@@ -248,6 +248,33 @@ t.test('PUT /admin/users/{user_id} changes only what the body names', async (t) 
   t.equal(missing.body.error_code, 'user_not_found');
 });
 
+t.test('PUT /admin/users/{user_id} with a password ends every session and voids pending links, as the original', async (t) => {
+  const made = await create({ email: 'taken-back@example.com', password: 'old-pass-1', email_confirm: true });
+  const id = made.body.id;
+  const session = await signIn('taken-back@example.com', 'old-pass-1');
+  t.equal(session.status, 200);
+  const link = await api.request('POST', '/admin/generate_link', {
+    token: admin,
+    body: { type: 'recovery', email: 'taken-back@example.com' },
+  });
+  t.equal(link.status, 200);
+  const count = async (table: string) =>
+    (await api.db.query(`select count(*)::int as n from ${table} where user_id = $1`, [id])).rows[0].n as number;
+  t.ok((await count('one_time_tokens')) > 0, 'a recovery link is pending');
+
+  t.equal((await api.request('PUT', `/admin/users/${id}`, { token: admin, body: { user_metadata: { a: 1 } } })).status, 200);
+  t.equal(await count('sessions'), 1, 'another change leaves the session alone');
+
+  t.equal((await api.request('PUT', `/admin/users/${id}`, { token: admin, body: { password: 'new-pass-1' } })).status, 200);
+  t.equal(await count('sessions'), 0, 'every session ended');
+  t.equal(await count('one_time_tokens'), 0, 'the recovery link is void');
+  const refreshed = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: session.body.refresh_token } });
+  t.equal(refreshed.status, 400, 'the old refresh token no longer works');
+  const user = await api.request('GET', '/user', { token: session.body.access_token });
+  t.equal(user.status, 403, 'nor does the old access token');
+  t.equal((await signIn('taken-back@example.com', 'new-pass-1')).status, 200);
+});
+
 t.test('PUT /admin/users/{user_id}: an address another request took meanwhile is the same 422, not a 500', async (t) => {
   const slow = (await create({ email: 'slow-put@example.com' })).body.id;
   const fast = (await create({ email: 'fast-put@example.com' })).body.id;
@@ -428,6 +455,10 @@ t.test('soft delete anonymises the row, ends its sessions, and repeating it is a
   });
   const id = made.body.id;
   t.equal((await signIn('soft@example.com', 'soft-pass')).status, 200);
+  await api.db.query(
+    `insert into mfa_factors (user_id, friendly_name, factor_type, status, phone) values ($1, 'mine', 'phone', 'verified', '14155550199')`,
+    [id],
+  );
   const res = await api.request('DELETE', `/admin/users/${id}`, { token: admin, body: { should_soft_delete: true } });
   t.strictSame([res.status, res.body], [200, {}]);
   const {
@@ -441,7 +472,7 @@ t.test('soft delete anonymises the row, ends its sessions, and repeating it is a
   t.strictSame([u.raw_user_meta_data, u.raw_app_meta_data], [{}, {}]);
   const { rows: ids } = await api.db.query('select identity_data from identities where user_id = $1', [id]);
   t.ok(ids.every((i: any) => Object.keys(i.identity_data).length === 0));
-  for (const table of ['sessions', 'refresh_tokens']) {
+  for (const table of ['sessions', 'refresh_tokens', 'mfa_factors']) {
     const { rows } = await api.db.query(`select count(*)::int as n from ${table} where user_id = $1`, [id]);
     t.equal(rows[0].n, 0, `${table} gone`);
   }

@@ -1,7 +1,8 @@
 // Deleting users (docs/users-and-audit.md#deletion). Hard deletion removes the row; the foreign keys cascade to identities,
 // sessions (and through them refresh tokens and AMR claims), one-time tokens and flow state, so every
 // session ends in the same statement. Soft deletion keeps the row for its id but makes it unusable and
-// anonymous: addresses become one-way hashes, secrets and metadata are emptied, sessions are deleted.
+// anonymous: addresses become one-way hashes, secrets and metadata are emptied, sessions, MFA factors and
+// passkeys are deleted.
 import { createHash } from 'node:crypto';
 import type { Queryable } from './pool.js';
 import type { UserRow } from './users.js';
@@ -38,6 +39,8 @@ export async function softDeleteUser(q: Queryable, user: UserRow): Promise<void>
     ]);
   }
   await q.query('delete from one_time_tokens where user_id = $1', [user.id]);
+  // Its MFA factors hold a phone number or a TOTP secret: deleted with their challenges, as the original does.
+  await q.query('delete from mfa_factors where user_id = $1', [user.id]);
   await q.query('delete from webauthn_credentials where user_id = $1', [user.id]);
   await q.query('delete from sessions where user_id = $1', [user.id]);
   await q.query('delete from refresh_tokens where user_id = $1', [user.id]);

@@ -1,11 +1,12 @@
 // PUT /admin/users/{user_id} (docs/api.md#put-adminusersuser_id): updates only the fields the body names (role, password,
 // email and phone with their identities, metadata, ban, then the confirmations), and
-// audits user_modified. A new address taken by another user is a 422, not a database error.
+// audits user_modified. A new password ends the user's sessions. A new address taken by another user is a 422, not a database error.
 import { apiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import { isEmailTaken, isPhoneTaken, lockUserById, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
 import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
+import { deleteSessions } from '../../db/sessions.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
@@ -42,6 +43,12 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
         locked.id,
         changes(locked, params, email, phone, passwordHash && storedPasswordHash(ctx.config, locked.id, passwordHash)),
       );
+      // As the original: a password set by an admin ends every session and voids every pending link and code,
+      // which is how an operator takes a compromised account back.
+      if (passwordHash) {
+        await deleteSessions(c, locked.id, 'all');
+        await deleteOneTimeTokens(c, locked.id);
+      }
       // Confirming after the address is set, so a user given a first address gets it confirmed too.
       if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
       if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
