@@ -275,6 +275,22 @@ t.test('PUT /admin/users/{user_id} with a password ends every session and voids 
   t.equal((await signIn('taken-back@example.com', 'new-pass-1')).status, 200);
 });
 
+t.test('PUT /admin/users/{user_id} and generate_link answer the user with its factors, as GET does', async (t) => {
+  const made = await create({ email: 'factored@example.com', password: 'factored-1', email_confirm: true });
+  const id = made.body.id;
+  await api.db.query(`insert into mfa_factors (user_id, friendly_name, factor_type, status) values ($1, 'app', 'totp', 'verified')`, [id]);
+  const read = await api.request('GET', `/admin/users/${id}`, { token: admin });
+  t.equal(read.body.factors?.length, 1);
+  const updated = await api.request('PUT', `/admin/users/${id}`, { token: admin, body: { user_metadata: { b: 2 } } });
+  t.strictSame(updated.body.factors, read.body.factors);
+  const link = await api.request('POST', '/admin/generate_link', {
+    token: admin,
+    body: { type: 'magiclink', email: 'factored@example.com' },
+  });
+  t.equal(link.status, 200);
+  t.strictSame(link.body.factors, read.body.factors);
+});
+
 t.test('PUT /admin/users/{user_id}: an address another request took meanwhile is the same 422, not a 500', async (t) => {
   const slow = (await create({ email: 'slow-put@example.com' })).body.id;
   const fast = (await create({ email: 'fast-put@example.com' })).body.id;

@@ -5,6 +5,7 @@ import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { findUserByEmail, lockLiveUserById } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
+import { findFactorsByUser } from '../../db/mfa-factors.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import { userJson } from '../users/user-json.js';
@@ -63,7 +64,8 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
         redirectTo,
       });
       return {
-        ...userJson(plan.user, await findIdentitiesByUser(c, plan.user.id)),
+        // With its factors, as the original loads the user whole.
+        ...userJson(plan.user, await findIdentitiesByUser(c, plan.user.id), await findFactorsByUser(c, plan.user.id)),
         action_link: actionLink,
         email_otp: issued.otp,
         hashed_token: issued.linkToken,

@@ -5,6 +5,7 @@ import { apiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import { isEmailTaken, isPhoneTaken, lockUserById, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
 import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
+import { findFactorsByUser } from '../../db/mfa-factors.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -59,7 +60,8 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
         user_email: user.email ?? '',
         user_phone: user.phone ?? '',
       });
-      return userJson(user, await findIdentitiesByUser(c, user.id));
+      // With its factors, as the original loads the user whole (and as GET /admin/users/{user_id} answers).
+      return userJson(user, await findIdentitiesByUser(c, user.id), await findFactorsByUser(c, user.id));
     },
     req.signal,
   ).catch((err: unknown) => rethrowTakenAddress(ctx.db, err, found.id, email, phone));
