@@ -119,6 +119,13 @@ t.test('admin.mfa.listFactors and deleteFactor', async (t) => {
   // auth-js hands the answer body back wrapped (its _request result): the deleted factor.
   t.equal((deleted.data as any).data?.id ?? (deleted.data as any).id, factor.id);
   t.same((await admin.mfa.listFactors({ userId })).data!.factors, []);
+  // Audited under the factor's owner, as the original does, with the traits naming both.
+  const { rows: audit } = await api.db.query(
+    `select payload from audit_log_entries where payload->>'action' = 'factor_deleted' and payload->'traits'->>'factor_id' = $1`,
+    [factor.id],
+  );
+  t.equal(audit.length, 1);
+  t.match(audit[0].payload, { actor_id: userId, traits: { user_id: userId, factor_id: factor.id } });
   // The user's upgraded session is back at aal1 after its next refresh.
   const refreshed = await client.refreshSession();
   t.equal(claimsOf(refreshed.data.session!.access_token).aal, 'aal1');

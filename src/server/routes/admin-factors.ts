@@ -8,6 +8,7 @@ import { factorJson } from '../mfa/factor-json.js';
 import { isUuid } from '../mfa/factor-access.js';
 import { checkFriendlyNameLength } from '../mfa/enroll.js';
 import { removeFactor } from '../mfa/unenroll.js';
+import { actorOf } from '../users/actor.js';
 import { parsePhone } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import type { Queryable } from '../../db/pool.js';
@@ -64,9 +65,10 @@ export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
   return { body: factorJson(updated) };
 };
 
-export const adminDeleteFactor: GuardedHandler<Admin> = async (req, ctx, admin) => {
+export const adminDeleteFactor: GuardedHandler<Admin> = async (req, ctx) => {
   const user = await loadUser(ctx.db, req);
   const factor = await loadFactor(ctx.db, req, user.id);
-  await removeFactor(ctx, req, factor, admin.actor, 'factor_deleted', { user_id: user.id, factor_id: factor.id });
+  // Audited under the factor's owner, not the admin, as the original does (its update is the admin's).
+  await removeFactor(ctx, req, factor, actorOf(user), 'factor_deleted', { user_id: user.id, factor_id: factor.id });
   return { body: factorJson(factor) };
 };
