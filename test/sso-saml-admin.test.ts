@@ -241,7 +241,7 @@ t.test('admin refusals', async (t) => {
   t.equal(noAdmin.status, 401);
 });
 
-t.test('with SAML off every SSO route is 404 saml_provider_disabled', async (t) => {
+t.test('with SAML off the sign-in routes are 404 saml_provider_disabled; the admin routes still work, as the original', async (t) => {
   const off = await startTestService();
   t.teardown(() => off.stop());
   const disabled = { code: 404, error_code: 'saml_provider_disabled', msg: 'SAML 2.0 is disabled' };
@@ -249,10 +249,14 @@ t.test('with SAML off every SSO route is 404 saml_provider_disabled', async (t) 
     ['GET', '/sso/saml/metadata'],
     ['POST', '/sso/saml/acs'],
     ['POST', '/sso'],
-    ['GET', '/admin/sso/providers'],
   ]) {
     const res = await off.request(method, path, { token, ...(method === 'GET' ? {} : { body: {} }) });
     t.strictSame([res.status, res.body], [404, disabled], `${method} ${path}`);
   }
+  const listed = await off.request('GET', '/admin/sso/providers', { token });
+  t.strictSame([listed.status, listed.body], [200, { items: [] }], 'providers can be managed before SAML is turned on');
+  const unknown = await off.request('GET', `/admin/sso/providers/${crypto.randomUUID()}`, { token });
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.error_code, 'sso_provider_not_found');
   t.equal((await off.request('GET', '/settings')).body.saml_enabled, false);
 });

@@ -142,24 +142,23 @@ export const ROUTES: Route[] = [
   },
   { method: 'DELETE', path: '/admin/custom-providers/{identifier}', guard: 'admin', feature: customOAuthEnabled, handler: deleteProvider },
   { method: 'POST', path: '/invite', guard: 'admin', body: inviteBody, handler: invite },
-  // SAML single sign-on (docs/sso-saml.md): every route is switched by SAML_ENABLED
+  // SAML single sign-on (docs/sso-saml.md): the sign-in routes are switched by SAML_ENABLED; the admin routes
+  // are not, as in the original, so providers can be set up before SAML is turned on
   { method: 'POST', path: '/sso', feature: samlEnabled, guard: 'none', limit: 'sso', captcha: true, body: ssoBody, handler: sso },
   { method: 'GET', path: '/sso/saml/metadata', feature: samlEnabled, guard: 'none', handler: samlMetadata },
   { method: 'POST', path: '/sso/saml/acs', feature: samlEnabled, guard: 'none', limit: 'saml_assertion', handler: samlAcs },
-  { method: 'GET', path: '/admin/sso/providers', feature: samlEnabled, guard: 'admin', handler: adminListSsoProviders },
+  { method: 'GET', path: '/admin/sso/providers', guard: 'admin', handler: adminListSsoProviders },
   {
     method: 'POST',
     path: '/admin/sso/providers',
-    feature: samlEnabled,
     guard: 'admin',
     body: ssoProviderBody,
     handler: adminCreateSsoProvider,
   },
-  { method: 'GET', path: '/admin/sso/providers/{idp_id}', feature: samlEnabled, guard: 'admin', handler: adminGetSsoProvider },
+  { method: 'GET', path: '/admin/sso/providers/{idp_id}', guard: 'admin', handler: adminGetSsoProvider },
   {
     method: 'PUT',
     path: '/admin/sso/providers/{idp_id}',
-    feature: samlEnabled,
     guard: 'admin',
     body: ssoProviderBody,
     handler: adminUpdateSsoProvider,
@@ -167,7 +166,6 @@ export const ROUTES: Route[] = [
   {
     method: 'DELETE',
     path: '/admin/sso/providers/{idp_id}',
-    feature: samlEnabled,
     guard: 'admin',
     body: noFields,
     handler: adminDeleteSsoProvider,
