@@ -212,18 +212,55 @@ t.test('a user deleted while the request waits for its row: 404 user_not_found, 
   }
 });
 
-t.test('each generated link is audited under the admin', async (t) => {
-  const { rows } = await api.db.query(`select payload from audit_log_entries where payload -> 'traits' ? 'link_type' order by created_at`);
-  t.strictSame([...new Set(rows.map((r: any) => r.payload.traits.link_type))].sort(), [
-    'email_change_current',
-    'email_change_new',
-    'invite',
-    'magiclink',
-    'recovery',
-    'signup',
-  ]);
-  t.ok(
-    rows.every((r: any) => r.payload.actor_id === '00000000-0000-0000-0000-000000000000' && r.payload.actor_username === 'service_role'),
-  );
-  t.match(rows.find((r: any) => r.payload.traits.link_type === 'invite').payload, { action: 'user_invited', log_type: 'team' });
-});
+t.test(
+  "each link type is audited as the original audits it: recovery as the user's request, invite as the admin's, the rest not",
+  async (t) => {
+    const entriesOf = async (userId: string) =>
+      (
+        await api.db.query(
+          `select payload from audit_log_entries where payload->>'actor_id' = $1 or payload->'traits'->>'user_id' = $1 order by created_at`,
+          [userId],
+        )
+      ).rows.map((r: any) => r.payload);
+    const existing = (
+      await api.request('POST', '/admin/users', { token: admin, body: { email: 'audited-links@example.com', email_confirm: true } })
+    ).body.id;
+    const before = (await entriesOf(existing)).length;
+    for (const type of ['recovery', 'magiclink']) t.equal((await generate({ type, email: 'audited-links@example.com' })).status, 200);
+    const recoveries = (await entriesOf(existing)).slice(before);
+    t.equal(recoveries.length, 2);
+    for (const entry of recoveries) {
+      t.match(entry, {
+        action: 'user_recovery_requested',
+        log_type: 'user',
+        actor_id: existing,
+        actor_username: 'audited-links@example.com',
+      });
+      t.notOk('traits' in entry, 'no traits');
+    }
+
+    const afterRecoveries = (await entriesOf(existing)).length;
+    t.equal(
+      (await generate({ type: 'email_change_new', email: 'audited-links@example.com', new_email: 'audited-new@example.com' })).status,
+      200,
+    );
+    t.equal((await entriesOf(existing)).length, afterRecoveries, 'an email-change link: no entry');
+
+    const signup = await generate({ type: 'signup', email: 'audited-signup@example.com', password: 'Secret-password-1' });
+    t.equal(signup.status, 200);
+    t.strictSame(await entriesOf(signup.body.id), [], 'a signup link: no entry');
+
+    const invite = await generate({ type: 'invite', email: 'audited-invite@example.com' });
+    t.equal(invite.status, 200);
+    const invited = await entriesOf(invite.body.id);
+    t.equal(invited.length, 1);
+    t.match(invited[0], {
+      action: 'user_invited',
+      log_type: 'team',
+      actor_id: '00000000-0000-0000-0000-000000000000',
+      actor_username: 'service_role',
+      traits: { user_id: invite.body.id, user_email: 'audited-invite@example.com' },
+    });
+    t.notOk('link_type' in invited[0].traits);
+  },
+);

@@ -10,6 +10,7 @@ import { createUserAfterHook } from '../hooks/before-user-created.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { mergeMetadata } from './user-params.js';
+import { actorOf } from '../users/actor.js';
 import type { LinkKind } from '../delivery/mail/mailer.js';
 import type { AppContext } from '../context.js';
 
@@ -29,7 +30,11 @@ export interface LinkPlan {
   tokenType: OneTimeTokenType;
   address: string;
   kind: LinkKind;
-  audit: AuditAction;
+  /**
+   * The audit entry the original writes for this type: a recovery or magic link is the user's own request,
+   * an invite the admin's; a signup or email-change link writes none (docs/users-and-audit.md#audit-log).
+   */
+  audit: { action: AuditAction; by: 'user' | 'admin' } | null;
 }
 
 type Planner = (ctx: AppContext, c: Queryable, user: UserRow | null, input: LinkInput) => Promise<LinkPlan>;
@@ -69,7 +74,7 @@ const signup: Planner = async (ctx, c, user, input) => {
     tokenType: 'confirmation_token',
     address: input.email,
     kind: 'confirmation',
-    audit: user ? 'user_confirmation_requested' : 'user_signedup',
+    audit: null,
   };
 };
 
@@ -78,7 +83,13 @@ const invite: Planner = async (ctx, c, user, input) => {
   const invited = user ?? (await newUser(ctx, c, input, true));
   const now = new Date();
   const target = await updateUser(c, invited.id, { invited_at: now, confirmation_sent_at: now });
-  return { user: target, tokenType: 'confirmation_token', address: input.email, kind: 'invite', audit: 'user_invited' };
+  return {
+    user: target,
+    tokenType: 'confirmation_token',
+    address: input.email,
+    kind: 'invite',
+    audit: { action: 'user_invited', by: 'admin' },
+  };
 };
 
 const recovery =
@@ -86,7 +97,13 @@ const recovery =
   async (_ctx, c, user, input) => {
     if (!user) throw apiError('admin_email_not_found');
     const target = await updateUser(c, user.id, { recovery_sent_at: new Date() });
-    return { user: target, tokenType: 'recovery_token', address: input.email, kind, audit: 'user_recovery_requested' };
+    return {
+      user: target,
+      tokenType: 'recovery_token',
+      address: input.email,
+      kind,
+      audit: { action: 'user_recovery_requested', by: 'user' },
+    };
   };
 
 const emailChange =
@@ -104,8 +121,8 @@ const emailChange =
       email_change_confirm_status: 0,
     });
     return side === 'current'
-      ? { user: target, tokenType: 'email_change_token_current', address: input.email, kind: 'emailChange', audit: 'user_modified' }
-      : { user: target, tokenType: 'email_change_token_new', address: newEmail, kind: 'emailChange', audit: 'user_modified' };
+      ? { user: target, tokenType: 'email_change_token_current', address: input.email, kind: 'emailChange', audit: null }
+      : { user: target, tokenType: 'email_change_token_new', address: newEmail, kind: 'emailChange', audit: null };
   };
 
 export const LINK_PLANS = new Map<string, Planner>([
@@ -117,6 +134,9 @@ export const LINK_PLANS = new Map<string, Planner>([
   ['email_change_new', emailChange('new')],
 ]);
 
-export async function auditLink(c: Queryable, req: AuditRequest, actor: AuditActor, plan: LinkPlan, type: string): Promise<void> {
-  await writeAudit(c, req, actor, plan.audit, { user_id: plan.user.id, user_email: plan.user.email ?? '', link_type: type });
+/** The plan's audit entry, as the original writes it: the user's own with no traits, or the admin's naming the user. */
+export async function auditLink(c: Queryable, req: AuditRequest, admin: AuditActor, plan: LinkPlan): Promise<void> {
+  if (!plan.audit) return;
+  if (plan.audit.by === 'user') await writeAudit(c, req, actorOf(plan.user), plan.audit.action);
+  else await writeAudit(c, req, admin, plan.audit.action, { user_id: plan.user.id, user_email: plan.user.email ?? '' });
 }

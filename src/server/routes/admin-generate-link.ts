@@ -55,7 +55,7 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
         address: plan.address,
         length: ctx.config.mailer.otpLength,
       });
-      await auditLink(c, req, admin.actor, plan, type);
+      await auditLink(c, req, admin.actor, plan);
       const actionLink = buildConfirmationUrl({
         externalUrl: mailLinkBase(ctx.config, req),
         path: linkPathFor(ctx.config.mailer.urlPaths, plan.kind),
