@@ -60,7 +60,21 @@ t.test('a user whose role is an admin role may call the admin API until their se
   t.equal((await api.request('GET', '/admin/users?per_page=1', { token })).status, 200);
   await api.db.query('delete from sessions where user_id = $1', [session.body.user.id]);
   const ended = await api.request('GET', '/admin/users', { token });
-  t.strictSame([ended.status, ended.body], [403, { code: 403, error_code: 'session_expired', msg: 'Session is no longer valid' }]);
+  t.strictSame(
+    [ended.status, ended.body],
+    [403, { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' }],
+    "a signed-out session: the original's answer",
+  );
+  await api.db.query('delete from users where id = $1', [session.body.user.id]);
+  const gone = await api.request('GET', '/admin/users', { token });
+  t.strictSame(
+    [gone.status, gone.body],
+    [403, { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }],
+    'a deleted user, before its session',
+  );
+  // A token naming a session but no user is refused as the original refuses it: no sub to load.
+  const noSub = await adminToken('service_role', { session_id: crypto.randomUUID() });
+  t.strictSame((await api.request('GET', '/admin/users', { token: noSub })).body.error_code, 'bad_jwt');
 });
 
 t.test('POST /admin/users creates a confirmed user who can sign in; answers 200 with the whole user', async (t) => {

@@ -96,7 +96,7 @@ t.test('past the window the refresh grant refuses the aal1 session with the Low 
   const user = await getUser(lowAal, session);
   t.equal(user.status, 403);
   t.strictSame(user.body, BEARER_ENDED);
-  const admin = await adminToken('service_role', { session_id: sessionOf(session) });
+  const admin = await adminToken('service_role', { sub: session.user.id, session_id: sessionOf(session) });
   t.strictSame((await lowAal.request('GET', '/admin/users', { token: admin })).body, BEARER_ENDED);
   // Nothing is written: the session stays until the cleanup removes it.
   t.equal((await lowAal.db.query('select 1 from sessions where id = $1', [sessionOf(session)])).rowCount, 1);

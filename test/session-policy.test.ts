@@ -125,7 +125,8 @@ t.test('SESSIONS_TAGS: one live session per tag; an untagged session counts unde
 
 t.test('an admin bearer whose session has ended is refused', async (t) => {
   const s = await signUp(limited);
-  const admin = await adminToken('service_role', { session_id: sessionOf(s) });
+  // A user's token with an admin role: it names its user and session.
+  const admin = await adminToken('service_role', { sub: s.user.id, session_id: sessionOf(s) });
   t.equal((await limited.request('GET', '/admin/users', { token: admin })).status, 200, 'a live session: admin rights');
   await age(limited, s, '2 hours', '1 minute');
   const res = await limited.request('GET', '/admin/users', { token: admin });

@@ -71,20 +71,6 @@ export async function findSession(q: Queryable, id: string): Promise<SessionRow 
   return rows[0] ?? null;
 }
 
-/**
- * Whether the session exists and, under a policy, why the time limits and SESSIONS_ALLOW_LOW_AAL have
- * ended it (the admin bearer check: the original applies those there, not SESSIONS_SINGLE_PER_USER).
- */
-export async function findSessionEnded(q: Queryable, id: string, policy: SessionPolicy): Promise<{ ended: SessionEnd | null } | null> {
-  const { rows } = await q.query<{ ended: SessionEnd | null }>({
-    name: 'sessions_ended_by_id',
-    text: `select coalesce(${sessionEndedSql({ timebox: 2, inactivity: 3, lowAal: 4 }, 'coalesce(s.refreshed_at, s.created_at)', 's.user_id')}) as ended
-           from sessions s where s.id = $1`,
-    values: [id, policy.timeboxSeconds, policy.inactivitySeconds, policy.lowAalSeconds],
-  });
-  return rows[0] ?? null;
-}
-
 /** Deletes sessions of a user (cascading to their refresh tokens): all, only `keep`, or all but `keep`. */
 export async function deleteSessions(q: Queryable, userId: string, scope: 'all' | 'only' | 'others', sessionId?: string): Promise<number> {
   if (scope === 'all') return (await q.query('delete from sessions where user_id = $1', [userId])).rowCount ?? 0;

@@ -2,9 +2,7 @@
 // claim is one of JWT_ADMIN_ROLES. No `sub` is needed: a service_role key has none. Admin actions are
 // audited under a pseudo-user with the zero UUID, named after the role (docs/tokens-and-sessions.md#admin-role-check).
 import { apiError } from '../errors.js';
-import { bearerClaims, sessionClaim } from './bearer.js';
-import { findSession, findSessionEnded } from '../../db/sessions.js';
-import { sessionPolicy } from '../sessions/policy.js';
+import { bearerClaims, requireTokenSession } from './bearer.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import type { Admin } from './principal.js';
@@ -15,28 +13,16 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**
  * 401 no_authorization without a bearer token, 403 bad_jwt for a bad one, 403 not_admin for any other role.
- * A token that belongs to a session (a user whose role is an admin role) is refused once that session has
- * ended, so signing out also ends its admin rights (docs/tokens-and-sessions.md#admin-role-check), and so do
- * the session limits.
+ * A token that belongs to a session (a user whose role is an admin role) is refused once that session or
+ * its user is gone, or the session limits ended it, so signing out also ends its admin rights
+ * (docs/tokens-and-sessions.md#admin-role-check), with the original's answers (bearer.ts).
  */
 export async function requireAdmin(req: ApiRequest, ctx: AppContext): Promise<Admin> {
   const claims = await bearerClaims(req, ctx);
-  // A session id to look up is a string; a token naming none (or no UUID) has no session to have ended.
-  const sessionId = sessionClaim(claims);
-  if (typeof sessionId === 'string' && !(await sessionLives(ctx, sessionId))) {
-    throw apiError('session_expired');
-  }
+  await requireTokenSession(claims, ctx);
   const role = typeof claims.role === 'string' ? claims.role : '';
   if (!role || !ctx.config.jwt.adminRoles.includes(role)) throw apiError('not_admin');
   return { claims, actor: { id: ZERO_UUID, username: role } };
-}
-
-/** The session exists and, under the session limits, they have not ended it (docs/tokens-and-sessions.md#session-limits). */
-async function sessionLives(ctx: AppContext, sessionId: string): Promise<boolean> {
-  const policy = sessionPolicy(ctx.config);
-  if (!policy) return (await findSession(ctx.db, sessionId)) !== null;
-  const found = await findSessionEnded(ctx.db, sessionId, policy);
-  return found !== null && found.ended === null;
 }
 
 /** The audience admin requests work in: X-JWT-AUD, else JWT_AUD; an admin token's own aud is ignored (docs/tokens-and-sessions.md#audience). */

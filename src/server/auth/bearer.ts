@@ -104,6 +104,24 @@ function checked(claims: VerifiedClaims, claim: SessionClaim, found: UserSession
   return { claims, user: found.user, session: found.session };
 }
 
+/**
+ * For an admin's token that names a session (a user whose role is an admin role): the user and the session
+ * must still exist, and the session must not have ended, checked in the original's order with its answers
+ * (user_not_found, session_not_found, session_expired). A token naming no session is not looked up.
+ */
+export async function requireTokenSession(claims: VerifiedClaims, ctx: AppContext): Promise<void> {
+  const claim = sessionClaim(claims);
+  if (claim === SESSIONLESS) return;
+  if (!claims.sub) throw apiError('bad_jwt_missing_sub');
+  if (!UUID.test(claims.sub)) throw apiError('bad_jwt_sub');
+  const found = await findUserSession(ctx.db, claims.sub, lookedUp(claim), sessionPolicy(ctx.config));
+  if (!found) throw apiError('user_not_found');
+  if (claim === NOT_A_UUID) throw apiError('bad_jwt_session_id');
+  if (!found.session) throw apiError('session_not_found');
+  // The time limits and SESSIONS_ALLOW_LOW_AAL apply here, as in the original; SESSIONS_SINGLE_PER_USER does not.
+  if (found.sessionEnded && found.sessionEnded !== 'newer_login') throw apiError('session_expired');
+}
+
 /** The audience of a request: X-JWT-AUD, else JWT_AUD (docs/tokens-and-sessions.md#audience, without the token's own aud). */
 export function requestAudience(req: ApiRequest, ctx: AppContext): string {
   return req.headers['x-jwt-aud'] || ctx.config.jwt.aud;
