@@ -394,6 +394,11 @@ t.test('GET /admin/users pages with X-Total-Count and Link headers, filters and 
     asc.body.users.map((u: any) => u.email),
     ['page3@list.test', 'page4@list.test'],
   );
+  const firstOrders = await api.request('GET', '/admin/users?sort=created_at%20asc&sort=created_at%20desc&per_page=2&page=2', {
+    token: admin,
+    headers,
+  });
+  t.strictSame(firstOrders.body.users, asc.body.users, 'the first sort value orders, as in the original');
   t.equal(
     asc.headers.get('link'),
     '</admin/users?page=3&per_page=2&sort=created_at+asc>; rel="next", </admin/users?page=3&per_page=2&sort=created_at+asc>; rel="last"',
@@ -435,6 +440,14 @@ t.test('GET /admin/users pages with X-Total-Count and Link headers, filters and 
   );
   const badDir = await api.request('GET', '/admin/users?sort=created_at%20up', { token: admin });
   t.equal(badDir.body.msg, "Bad Sort Parameters: bad direction for sort 'up', only 'asc' and 'desc' allowed");
+  // As the original: the direction is everything after the first space, and every value is checked.
+  const trailing = await api.request('GET', '/admin/users?sort=created_at%20asc%20x', { token: admin });
+  t.strictSame(
+    [trailing.status, trailing.body.msg],
+    [400, "Bad Sort Parameters: bad direction for sort 'asc x', only 'asc' and 'desc' allowed"],
+  );
+  const laterBad = await api.request('GET', '/admin/users?sort=created_at&sort=created_at%20sideways', { token: admin });
+  t.equal(laterBad.status, 400);
 });
 
 t.test('DELETE /admin/users/{user_id} removes the user and ends all its sessions and refresh tokens at once', async (t) => {

@@ -32,23 +32,25 @@ export function parsePage(query: URLSearchParams): PageParams {
   return { page, perPage };
 }
 
-/** true for ascending; only created_at may be sorted on, newest first by default. */
+/**
+ * true for ascending; only created_at may be sorted on, newest first by default. As the original: each value
+ * is the field, then everything after the first space is the direction; every value is checked, and the
+ * first one orders (a later one only breaks its ties, and created_at has none that matter).
+ */
 export function parseCreatedAtSort(query: URLSearchParams): boolean {
-  let ascending = false;
+  let ascending: boolean | undefined;
   for (const value of query.getAll('sort')) {
-    const [field, direction, ...rest] = value.split(' ');
+    const space = value.indexOf(' ');
+    const field = space === -1 ? value : value.slice(0, space);
     if (field !== 'created_at') throw apiError('admin_sort', `Bad Sort Parameters: bad field for sort '${field}'`);
-    if (direction === undefined || rest.length) {
-      ascending = false;
-      continue;
-    }
+    const direction = space === -1 ? 'DESC' : value.slice(space + 1);
     const dir = direction.toUpperCase();
     if (dir !== 'ASC' && dir !== 'DESC') {
       throw apiError('admin_sort', `Bad Sort Parameters: bad direction for sort '${direction}', only 'asc' and 'desc' allowed`);
     }
-    ascending = dir === 'ASC';
+    ascending ??= dir === 'ASC';
   }
-  return ascending;
+  return ascending ?? false;
 }
 
 /** `<path?query>` for a Link header: the request's path with this query, encoded as Go's url.Values.Encode does. */
