@@ -102,7 +102,7 @@ t.test('conversions: booleans, integers, lists, maps, send limits, durations in 
     AUTH_EXTERNAL_EMAIL_ENABLED: 'false',
     AUTH_URI_ALLOW_LIST: 'https://a.example/*, https://*.b.example ,',
     AUTH_JWT_ADMIN_ROLES: 'admin,ops',
-    AUTH_SMS_TEST_OTP: '+15551234567:123456, 4915112345678:654321',
+    AUTH_SMS_TEST_OTP: '+15551234567:123456, +49 151 12345678:654321',
     AUTH_RATE_LIMIT_EMAIL_SENT: '10/1m',
     AUTH_RATE_LIMIT_SMS_SENT: '7',
     AUTH_SMTP_MAX_FREQUENCY: '1h30m',

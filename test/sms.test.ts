@@ -1,5 +1,7 @@
 // Each SMS gateway module against the local fake that speaks the gateways' real wire formats.
 import t from 'tap';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../dist/server/config/load.js';
 import type { Config } from '../dist/server/config/load.js';
 import { createSmsSender, renderSmsTemplate, SmsChannelError, SmsSendError, type SmsSender } from '../dist/server/delivery/sms/index.js';
@@ -121,6 +123,22 @@ t.test('textlocal: apikey field and form fields; messages[0].id comes back', asy
   t.equal(sms.id, messageId);
   t.equal(sms.path, '/send');
   t.same(sms.fields, { sender: 'PRTCLS', apikey: 'tl-key', message: 'Your code is 123456', numbers: to });
+});
+
+t.test("textlocal: a success without messages (its test mode's answer) is a success, as the original takes it", async (t) => {
+  const testMode = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ test_mode: true, balance: 1162, batch_id: 123456789, cost: 1, num_messages: 1, status: 'success' }));
+    });
+  });
+  await new Promise<void>((resolve) => testMode.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => testMode.close(() => resolve())));
+  const sender = senderFor('textlocal', {
+    AUTH_SMS_TEXTLOCAL_API_BASE_URL: `http://127.0.0.1:${(testMode.address() as AddressInfo).port}`,
+  });
+  t.strictSame(await sender.send(phone(), 'Your code is 123456', 'sms', '123456'), { messageId: '' });
 });
 
 t.test('vonage: api_key/api_secret fields; message-id comes back; non-ASCII text is sent as unicode', async (t) => {

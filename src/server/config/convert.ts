@@ -74,7 +74,9 @@ function parseMap(raw: string): Record<string, string> | Error {
     .filter(Boolean)) {
     const [key, value] = pair.split(':').map((x) => x.trim());
     if (!key || !value) return new Error(`"${pair}" is not a key:value pair`);
-    out[key.replace(/^\+/, '')] = value;
+    // SMS_TEST_OTP's phone numbers as the original formats them: no leading '+', no spaces (the other map,
+    // of key ids, holds neither).
+    out[key.replace(/^\+/, '').replaceAll(' ', '')] = value;
   }
   return out;
 }

@@ -20,10 +20,10 @@ export function textlocalSender(config: Config['sms']['textlocal']): SmsSender {
         const text = errors.map((e) => `${fieldText(e, 'message', 'unknown error')} (code ${fieldText(e, 'code', '?')})`).join('; ');
         throw new SmsSendError('textlocal', text, answer.status);
       }
+      // A success is a success, as the original takes it, even without a message id to report.
       const messages = field(answer.json, 'messages');
       const id = Array.isArray(messages) ? field(messages[0], 'id') : undefined;
-      if (typeof id !== 'string' && typeof id !== 'number') throw unexpectedAnswer('textlocal', answer);
-      return { messageId: String(id) };
+      return { messageId: typeof id === 'string' || typeof id === 'number' ? String(id) : '' };
     },
   };
   return sender;
