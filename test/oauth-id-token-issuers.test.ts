@@ -84,6 +84,19 @@ t.test(
   },
 );
 
+t.test("apple: the address counts as verified whatever the token's email_verified says", async (t) => {
+  for (const [i, verified] of [false, 'false', undefined].entries()) {
+    const token = await appleIdp.signIdToken(
+      { sub: `apple-unverified-${i}`, email: `unverified${i}@privaterelay.example`, email_verified: verified },
+      { issuer: 'https://appleid.apple.com' },
+    );
+    const res = await grant({ provider: 'apple', id_token: token });
+    t.equal(res.status, 200, `email_verified ${String(verified)}: ${res.text}`);
+    t.ok(res.body.user.email_confirmed_at, `email_verified ${String(verified)}: confirmed`);
+    t.equal(res.body.user.user_metadata.email_verified, true);
+  }
+});
+
 t.test('azure: with a URL that is no single tenant, any Microsoft tenant issuer (v2.0 or v1) is taken', async (t) => {
   const cases = [`https://login.microsoftonline.com/${GUID}/v2.0`, `https://sts.windows.net/${GUID}/`, `${azureIdp.base}/v2.0`];
   for (const [i, issuer] of cases.entries()) {

@@ -69,6 +69,16 @@ t.test('apple: response_mode=form_post, the callback POSTed as a form with the n
   t.equal(me.body.user_metadata.full_name, 'Abe Apple');
 });
 
+t.test("apple: the address counts as verified even when the token's email_verified is false, as the original", async (t) => {
+  appleIdp.accounts.set('ap-2', { sub: 'ap-2', email: 'bea@privaterelay.example.com', email_verified: false });
+  const form = await appleIdp.signIn((await authorizeUrl(api, 'provider=apple')).href, 'ap-2');
+  const { location } = await callback(api, form, 'POST');
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'bea@privaterelay.example.com');
+  t.ok(me.body.email_confirmed_at, 'confirmed by the sign-in');
+  t.equal(me.body.identities[0].identity_data.email_verified, true);
+});
+
 t.test('id_token grant: a valid token with the hashed nonce signs in, creating the user', async (t) => {
   const token = await google.signIdToken({ sub: 'gid-1', email: 'gid@example.com', email_verified: true, nonce: nonceHash, name: 'Gid' });
   const res = await grant({ provider: 'google', id_token: token, nonce });

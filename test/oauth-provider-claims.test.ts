@@ -120,6 +120,15 @@ t.test('apple: custom_claims hold only is_private_email (a boolean), auth_time a
   });
   const custom = apple.profile({ ...claims, is_private_email: 'False' }).claims.custom_claims as Record<string, unknown> | undefined;
   t.strictSame(custom?.is_private_email, false);
+  for (const email_verified of [false, 'false', undefined]) {
+    const unverified = apple.profile({ ...claims, email_verified });
+    t.same(
+      unverified.emails,
+      [{ email: 'x@privaterelay.appleid.com', verified: true, primary: true }],
+      `email_verified ${String(email_verified)}`,
+    );
+    t.equal(unverified.claims.email_verified, true);
+  }
   const none = apple.profile({ sub: 's', is_private_email: 'maybe', real_user_status: 1 });
   t.notOk('custom_claims' in none.claims, 'nothing to keep: no custom_claims at all');
 });
