@@ -124,6 +124,21 @@ t.test('azure: xms_edov "1" verifies the address, false leaves it unverified', a
   t.equal(refused.body.error_code, 'provider_email_needs_verification');
 });
 
+t.test("snapchat's issuer is snapchat's even while it is off: refused as a disabled provider, not an unknown issuer", async (t) => {
+  const res = await grant({ client_id: 'snap-client', issuer: 'https://accounts.snapchat.com/accounts/oauth2/token', id_token: 'x.y.z' });
+  t.same(
+    [res.status, res.body],
+    [
+      400,
+      {
+        code: 400,
+        error_code: 'provider_disabled',
+        msg: 'Provider (issuer "https://accounts.snapchat.com/accounts/oauth2/token") is not enabled',
+      },
+    ],
+  );
+});
+
 t.test('vercel_marketplace: user_email signs in, and global_user_id finds the identity whatever the sub', async (t) => {
   const first = await vercelIdp.signIdToken({
     sub: 'account:a1:user:u1',

@@ -59,6 +59,7 @@ const KNOWN_ISSUERS: readonly [OAuthProviderName, (issuer: string) => boolean][]
   ['facebook', (i) => i === 'https://www.facebook.com'],
   ['kakao', (i) => i === 'https://kauth.kakao.com'],
   ['vercel_marketplace', (i) => i === 'https://marketplace.vercel.com'],
+  ['snapchat', (i) => i === 'https://accounts.snapchat.com/accounts/oauth2/token'],
 ];
 
 /** A built-in provider that owns `issuer`: one of the well-known issuers, or an enabled provider's configured one. */
