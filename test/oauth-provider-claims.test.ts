@@ -7,6 +7,8 @@ import { vercelMarketplace } from '../dist/server/providers/vercel_marketplace.j
 import { azure, azureIssuers, pinnedAzureIssuer } from '../dist/server/providers/azure.js';
 import { apple } from '../dist/server/providers/apple.js';
 import { google } from '../dist/server/providers/google.js';
+import { keycloak } from '../dist/server/providers/keycloak.js';
+import { providerConfig, startProviderFake, testRuntime, userEndpoint } from './helpers/provider-fakes.js';
 import type { ProviderRuntime } from '../dist/server/providers/types.js';
 
 const GUID = '72f988bf-86f1-41af-91ab-2d7cd011db47';
@@ -133,8 +135,50 @@ t.test('apple: custom_claims hold only is_private_email (a boolean), auth_time a
   t.notOk('custom_claims' in none.claims, 'nothing to keep: no custom_claims at all');
 });
 
-t.test("default scopes are the original's: google `email profile`, azure `openid`", async (t) => {
+t.test("default scopes are the original's: google `email profile`, azure `openid`, keycloak `profile email`", async (t) => {
   t.same(google.defaultScopes, ['email', 'profile']);
   t.same(azure.defaultScopes, ['openid']);
   t.same(apple.defaultScopes, ['email', 'name']);
+  t.same(keycloak.defaultScopes, ['profile', 'email']);
+});
+
+t.test('keycloak: the code flow reads userinfo only; an id_token of another issuer (or none that verifies) is no obstacle', async (t) => {
+  const info = {
+    sub: 'kc-7',
+    name: 'Kay',
+    email: 'kay@example.com',
+    email_verified: 'true',
+    preferred_username: 'kay',
+    realm_access: { roles: ['admin'] },
+  };
+  const fake = await startProviderFake({ 'GET /realms/acme/protocol/openid-connect/userinfo': userEndpoint('kc-access', info) });
+  t.teardown(fake.close);
+  const rt = testRuntime(providerConfig({ url: `${fake.url}/realms/acme/` }));
+  // Signed for a public host name the configured URL does not share, by a key nobody publishes here.
+  const idToken = await new SignJWT({ sub: 'kc-7' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer('https://sso.example.com/realms/acme')
+    .sign(new Uint8Array(32));
+  const profile = await keycloak.fetchProfile(
+    rt,
+    { accessToken: 'kc-access', refreshToken: '', idToken, response: {} },
+    new URLSearchParams(),
+  );
+  t.equal(profile.subject, 'kc-7');
+  t.same(
+    profile.emails,
+    [{ email: 'kay@example.com', verified: false, primary: true }],
+    'only a JSON true verifies, as the original reads it',
+  );
+  t.strictSame(profile.claims, {
+    iss: `${fake.url}/realms/acme`,
+    sub: 'kc-7',
+    name: 'Kay',
+    email: 'kay@example.com',
+    email_verified: false,
+    custom_claims: { preferred_username: 'kay', realm_access: { roles: ['admin'] } },
+    full_name: 'Kay',
+    provider_id: 'kc-7',
+  });
+  t.equal(fake.requests.length, 1, 'no discovery, no key set: userinfo alone');
 });

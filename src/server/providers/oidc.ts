@@ -25,8 +25,6 @@ export interface OidcDefinition {
   authorizationParams?: OAuth2Provider['authorizationParams'];
   /** Extra profile fields from the callback's own parameters (apple's `user`). */
   fromForm?(form: URLSearchParams): Record<string, unknown>;
-  /** The profile is complete only with userinfo (keycloak puts nothing but `sub` in its id_tokens by default). */
-  alwaysUserinfo?: boolean;
   /** The issuers a given id_token may name, where they depend on the token (azure's tenants). */
   issuersOf?(rt: ProviderRuntime, idToken: string): string[];
   /** Provider-specific claim fixes before the profile is built (azure's xms_edov). */
@@ -105,7 +103,7 @@ export function oidcProvider(def: OidcDefinition): OidcProvider {
       let claims: Record<string, unknown> = {};
       if (tokens.idToken) claims = await verify(rt, tokens.idToken);
       else if (!endpoints.userinfo) throw new ProviderError(`${def.name} answered without an id_token`);
-      if (endpoints.userinfo && (def.alwaysUserinfo || !tokens.idToken || typeof claims.email !== 'string')) {
+      if (endpoints.userinfo && (!tokens.idToken || typeof claims.email !== 'string')) {
         const info = await fetchJson(rt, endpoints.userinfo, tokens.accessToken);
         if (claims.sub !== undefined && info.sub !== claims.sub) throw new ProviderError(`${def.name}: userinfo is about another subject`);
         claims = { ...claims, ...withoutUndefined(info) };
