@@ -25,8 +25,11 @@ export interface OidcDefinition {
   authorizationParams?: OAuth2Provider['authorizationParams'];
   /** Extra profile fields from the callback's own parameters (apple's `user`). */
   fromForm?(form: URLSearchParams): Record<string, unknown>;
-  /** The issuers a given id_token may name, where they depend on the token (azure's tenants). */
-  issuersOf?(rt: ProviderRuntime, idToken: string): string[];
+  /**
+   * The issuers a given id_token may name and the keys to check it with, where they depend on the token
+   * and on where it came from (azure's tenants, B2C and custom domains).
+   */
+  trustOf?(rt: ProviderRuntime, idToken: string, source: 'callback' | 'grant'): Promise<{ issuer: string[]; jwksUri: string }>;
   /** Provider-specific claim fixes before the profile is built (azure's xms_edov). */
   normalise?(claims: Record<string, unknown>): Record<string, unknown>;
   /**
@@ -42,6 +45,8 @@ export interface VerifyOptions {
   nonceHash?: string;
   /** `aud` values accepted besides the client ids (apple: EXTERNAL_IOS_BUNDLE_ID at the id_token grant). */
   extraAudiences?: readonly string[];
+  /** Set by the id_token grant: a token the app handed in, not one from the provider's token endpoint. */
+  atGrant?: boolean;
 }
 
 /** An OIDC module: an OAuth2Provider that can also check an id_token handed to the id_token grant. */
@@ -73,9 +78,9 @@ export function acceptedAudiences(rt: ProviderRuntime, options: VerifyOptions): 
 export function oidcProvider(def: OidcDefinition): OidcProvider {
   const verify = async (rt: ProviderRuntime, idToken: string, options: VerifyOptions = {}) => {
     const endpoints = await def.endpoints(rt);
-    const issuer = def.issuersOf ? def.issuersOf(rt, idToken) : endpoints.issuer;
+    const { issuer, jwksUri } = def.trustOf ? await def.trustOf(rt, idToken, options.atGrant ? 'grant' : 'callback') : endpoints;
     const audience = acceptedAudiences(rt, options);
-    return rt.verifyIdToken(idToken, { issuer, audience, jwksUri: endpoints.jwksUri, nonceHash: options.nonceHash });
+    return rt.verifyIdToken(idToken, { issuer, audience, jwksUri, nonceHash: options.nonceHash });
   };
   const read = def.profile ?? profileFromClaims;
   const profile = (claims: Record<string, unknown>, form?: URLSearchParams) => {
