@@ -62,6 +62,49 @@ t.test('azure: an address counts verified without xms_edov, or with xms_edov tru
 });
 
 /** A runtime whose discovery answers each issuer with a document naming it (or `names`) and keys under it. */
+t.test('azure: identity_data as the original lays it out: no top-level name, every other claim under custom_claims', async (t) => {
+  const profile = azure.profile({
+    iss: `https://login.microsoftonline.com/${GUID}/v2.0`,
+    sub: 'az-sub',
+    aud: 'client',
+    iat: 1,
+    nbf: 1,
+    exp: 2,
+    aio: 'x',
+    rh: 'y',
+    uti: 'z',
+    ver: '2.0',
+    nonce: 'n',
+    name: 'Ada Lovelace',
+    preferred_username: 'ada@contoso.example',
+    email: 'ada@contoso.example',
+    given_name: 'Ada',
+    family_name: 'Lovelace',
+    sid: 'session-1',
+    auth_time: 1700000000,
+    oid: 'object-1',
+    tid: GUID,
+  });
+  t.strictSame(profile.claims, {
+    iss: `https://login.microsoftonline.com/${GUID}/v2.0`,
+    sub: 'az-sub',
+    provider_id: 'az-sub',
+    preferred_username: 'ada@contoso.example',
+    full_name: 'Ada Lovelace',
+    email: 'ada@contoso.example',
+    email_verified: true,
+    custom_claims: {
+      email: 'ada@contoso.example',
+      given_name: 'Ada',
+      family_name: 'Lovelace',
+      sid: 'session-1',
+      auth_time: 1700000000,
+      oid: 'object-1',
+      tid: GUID,
+    },
+  });
+});
+
 const rt = (url: string, names?: string) =>
   ({
     config: { url },

@@ -3,6 +3,28 @@
 // Which issuers a token may name, and whose keys check it, is azure-issuers.ts.
 import { oidcProvider } from './oidc.js';
 import { azureBase as base, azureTrust } from './azure-issuers.js';
+import { claims as present, requireSubject, text } from './json-fields.js';
+import type { ExternalProfile } from './types.js';
+
+/** The token's bookkeeping, which the original leaves out of custom_claims (sub, name, preferred_username are on top). */
+const NOT_CUSTOM = new Set([
+  'aud',
+  'iss',
+  'iat',
+  'nbf',
+  'exp',
+  'c_hash',
+  'at_hash',
+  'aio',
+  'nonce',
+  'rh',
+  'uti',
+  'jti',
+  'ver',
+  'sub',
+  'name',
+  'preferred_username',
+]);
 
 /**
  * Whether Entra's address counts as verified, by the original's rule: with the optional claim xms_edov
@@ -15,6 +37,35 @@ export function azureEmailVerified(claims: Record<string, unknown>): boolean {
   const edov = claims.xms_edov;
   if (edov === undefined || edov === null) return true;
   return edov === true || edov === '1' || edov === 'true';
+}
+
+/**
+ * identity_data laid out as the original lays out an Entra token: iss, sub, provider_id,
+ * preferred_username and full_name (from `name`; no top-level `name`) on top, with the address and its
+ * verification, and every other claim (email, given_name, family_name, oid, tid, sid, auth_time,
+ * xms_edov...) under custom_claims, which apps read Entra's claims from.
+ */
+export function azureProfile(claims: Record<string, unknown>): ExternalProfile {
+  const subject = requireSubject(text(claims, 'sub'), 'azure');
+  const email = text(claims, 'email');
+  const verified = azureEmailVerified(claims);
+  const custom = Object.fromEntries(Object.entries(claims).filter(([k, v]) => !NOT_CUSTOM.has(k) && v !== undefined));
+  return {
+    subject,
+    emails: email ? [{ email, verified, primary: true }] : [],
+    claims: {
+      ...present({
+        iss: text(claims, 'iss'),
+        sub: subject,
+        provider_id: subject,
+        preferred_username: text(claims, 'preferred_username'),
+        full_name: text(claims, 'name'),
+        email,
+        email_verified: email ? verified : undefined,
+      }),
+      custom_claims: custom,
+    },
+  };
 }
 
 export const azure = oidcProvider({
@@ -31,5 +82,5 @@ export const azure = oidcProvider({
     });
   },
   trustOf: azureTrust,
-  normalise: (claims) => ({ ...claims, email_verified: azureEmailVerified(claims) }),
+  profile: azureProfile,
 });

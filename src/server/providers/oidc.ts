@@ -30,11 +30,9 @@ export interface OidcDefinition {
    * and on where it came from (azure's tenants, B2C and custom domains).
    */
   trustOf?(rt: ProviderRuntime, idToken: string, source: 'callback' | 'grant'): Promise<{ issuer: string[]; jwksUri: string }>;
-  /** Provider-specific claim fixes before the profile is built (azure's xms_edov). */
-  normalise?(claims: Record<string, unknown>): Record<string, unknown>;
   /**
    * The provider's own reading of its claims, in place of profileFromClaims, where its tokens carry the
-   * person under other names or only some claims belong in identity_data (apple, vercel_marketplace).
+   * person under other names or only some claims belong in identity_data (apple, azure, keycloak, vercel_marketplace).
    */
   profile?: (claims: Record<string, unknown>) => ExternalProfile;
 }
@@ -84,8 +82,7 @@ export function oidcProvider(def: OidcDefinition): OidcProvider {
   };
   const read = def.profile ?? profileFromClaims;
   const profile = (claims: Record<string, unknown>, form?: URLSearchParams) => {
-    const fixed = def.normalise ? def.normalise(claims) : claims;
-    return read({ ...fixed, ...(form && def.fromForm?.(form)) });
+    return read({ ...claims, ...(form && def.fromForm?.(form)) });
   };
   return {
     protocol: 'oauth2',
