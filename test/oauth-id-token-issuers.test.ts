@@ -9,7 +9,6 @@ import { startOidcProvider } from './helpers/oidc-provider.js';
 import { providerEnv } from './helpers/oauth.js';
 
 const REDIRECT = 'https://app.example.test/auth/v1/callback';
-const GUID = '9b2f4c1e-0d3a-4f5b-8c6d-7e8f9a0b1c2d';
 
 const appleIdp = await startOidcProvider({ clientId: 'com.example.web' });
 const azureIdp = await startOidcProvider({

@@ -74,8 +74,8 @@ t.test('azure: the tenant base v2.0 endpoints, the id_token of issuer <base>/v2.
   const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.body.email, 'ari@example.com');
   t.equal(me.body.identities[0].identity_data.iss, `${azure.base}/v2.0`);
-  // The original's layout: full_name on top, no `name`; the token's other claims under custom_claims.
-  t.match(me.body.user_metadata, { full_name: 'Ari A', custom_claims: { email: 'ari@example.com' } });
+  // The original's layout: no top-level `name`; the token's other claims (the address too) under custom_claims.
+  t.match(me.body.user_metadata, { email: 'ari@example.com', custom_claims: { email: 'ari@example.com' } });
   t.notOk('name' in me.body.user_metadata, 'no top-level name');
 });
 
