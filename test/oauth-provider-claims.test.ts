@@ -9,6 +9,7 @@ import { azureTrust, pinnedAzureIssuer } from '../dist/server/providers/azure-is
 import { apple } from '../dist/server/providers/apple.js';
 import { google } from '../dist/server/providers/google.js';
 import { keycloak } from '../dist/server/providers/keycloak.js';
+import { linkedinOidc } from '../dist/server/providers/linkedin_oidc.js';
 import { CLIENT_ID, providerConfig, startProviderFake, testRuntime, userEndpoint } from './helpers/provider-fakes.js';
 import { startOidcProvider } from './helpers/oidc-provider.js';
 import { createProviderRuntime } from '../dist/server/providers/runtime.js';
@@ -62,6 +63,14 @@ t.test('azure: an address counts verified without xms_edov, or with xms_edov tru
 });
 
 /** A runtime whose discovery answers each issuer with a document naming it (or `names`) and keys under it. */
+t.test('linkedin_oidc: the locale stays in identity_data, as the original keeps it', async (t) => {
+  const claims = { iss: 'https://www.linkedin.com/oauth', sub: 'li-1', given_name: 'Lin', family_name: 'Ked', locale: 'en_US' };
+  const profile = linkedinOidc.profile(claims);
+  t.equal(profile.claims.locale, 'en_US');
+  t.equal(profile.claims.name, 'Lin Ked');
+  t.notOk('locale' in linkedinOidc.profile({ ...claims, locale: '' }).claims, 'an empty locale is left out');
+});
+
 t.test('azure: identity_data as the original lays it out: no top-level name, every other claim under custom_claims', async (t) => {
   const profile = azure.profile({
     iss: `https://login.microsoftonline.com/${GUID}/v2.0`,
