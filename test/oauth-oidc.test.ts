@@ -32,14 +32,36 @@ const nonceHash = createHash('sha256').update(nonce).digest('hex');
 const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
 
 t.test('keycloak: the realm endpoints, the profile from userinfo, a session in the fragment', async (t) => {
-  keycloak.accounts.set('kc-1', { sub: 'kc-1', email: 'kim@example.com', email_verified: true, name: 'Kim K', preferred_username: 'kim' });
+  keycloak.accounts.set('kc-1', {
+    sub: 'kc-1',
+    email: 'kim@example.com',
+    email_verified: true,
+    name: 'Kim K',
+    preferred_username: 'kim',
+    picture: 'https://kc.example/kim.png',
+  });
   const url = await authorizeUrl(api, 'provider=keycloak');
   t.equal(url.origin + url.pathname, `${keycloak.issuer}/protocol/openid-connect/auth`);
-  t.equal(url.searchParams.get('scope'), 'openid profile email');
+  t.equal(url.searchParams.get('scope'), 'profile email', "the original's scopes: no openid");
   const { location } = await callback(api, await keycloak.signIn(url.href, 'kc-1'));
   const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.body.email, 'kim@example.com');
-  t.match(me.body.identities[0], { provider: 'keycloak', id: 'kc-1', identity_data: { preferred_username: 'kim', email_verified: true } });
+  // As the original lays it out: name, sub, email and email_verified on top, every other claim under custom_claims.
+  const layout = {
+    iss: keycloak.issuer,
+    sub: 'kc-1',
+    name: 'Kim K',
+    full_name: 'Kim K',
+    provider_id: 'kc-1',
+    email: 'kim@example.com',
+    email_verified: true,
+    custom_claims: { preferred_username: 'kim', picture: 'https://kc.example/kim.png' },
+  };
+  t.match(me.body.identities[0], { provider: 'keycloak', id: 'kc-1', identity_data: layout });
+  t.strictSame(Object.keys(me.body.identities[0].identity_data).sort(), Object.keys(layout).sort(), 'nothing else on top');
+  t.match(me.body.user_metadata, layout);
+  for (const key of ['preferred_username', 'picture', 'avatar_url', 'user_name'])
+    t.notOk(key in me.body.user_metadata, `no top-level ${key}`);
 });
 
 t.test('azure: the tenant base v2.0 endpoints, the id_token of issuer <base>/v2.0', async (t) => {
@@ -52,6 +74,9 @@ t.test('azure: the tenant base v2.0 endpoints, the id_token of issuer <base>/v2.
   const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.body.email, 'ari@example.com');
   t.equal(me.body.identities[0].identity_data.iss, `${azure.base}/v2.0`);
+  // The original's layout: no top-level `name`; the token's other claims (the address too) under custom_claims.
+  t.match(me.body.user_metadata, { email: 'ari@example.com', custom_claims: { email: 'ari@example.com' } });
+  t.notOk('name' in me.body.user_metadata, 'no top-level name');
 });
 
 t.test('apple: response_mode=form_post, the callback POSTed as a form with the name in the `user` field', async (t) => {
@@ -67,6 +92,16 @@ t.test('apple: response_mode=form_post, the callback POSTed as a form with the n
   const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.body.email, 'abe@privaterelay.example.com');
   t.equal(me.body.user_metadata.full_name, 'Abe Apple');
+});
+
+t.test("apple: the address counts as verified even when the token's email_verified is false, as the original", async (t) => {
+  appleIdp.accounts.set('ap-2', { sub: 'ap-2', email: 'bea@privaterelay.example.com', email_verified: false });
+  const form = await appleIdp.signIn((await authorizeUrl(api, 'provider=apple')).href, 'ap-2');
+  const { location } = await callback(api, form, 'POST');
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'bea@privaterelay.example.com');
+  t.ok(me.body.email_confirmed_at, 'confirmed by the sign-in');
+  t.equal(me.body.identities[0].identity_data.email_verified, true);
 });
 
 t.test('id_token grant: a valid token with the hashed nonce signs in, creating the user', async (t) => {

@@ -111,6 +111,11 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     const url = new URL(req.url ?? '/', base);
     hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
     if (url.pathname === authorizationPath) req.url = impliedOpenid(url);
+    // An issuer with a path publishes its discovery document under that path (where go-oidc and the
+    // service look for it); oidc-provider serves it at the root of its mount.
+    if (options.issuerPath && url.pathname === `${options.issuerPath}/.well-known/openid-configuration`) {
+      req.url = '/.well-known/openid-configuration';
+    }
     callback(req, res);
   };
 

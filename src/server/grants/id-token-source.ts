@@ -8,6 +8,7 @@ import { isProviderUsable } from '../providers/configured.js';
 import { createProviderRuntime } from '../providers/runtime.js';
 import { discoveredEndpoints, standardProfile } from '../providers/oidc.js';
 import { ProviderError } from '../providers/outbound.js';
+import { TENANT_ISSUER } from '../providers/azure-issuers.js';
 import { customIdTokenProvider } from '../custom-providers/lookup.js';
 import { verifyCustomIdToken } from '../custom-providers/module.js';
 import { OAUTH_PROVIDERS, type OAuthProviderConfig, type OAuthProviderName } from '../config/types.js';
@@ -55,10 +56,11 @@ function builtInByName(ctx: AppContext, r: IdTokenRequest): OAuthProviderName | 
 const KNOWN_ISSUERS: readonly [OAuthProviderName, (issuer: string) => boolean][] = [
   ['apple', (i) => i === 'https://appleid.apple.com' || i === 'https://account.apple.com'],
   ['google', (i) => i === 'https://accounts.google.com'],
-  ['azure', (i) => /^https:\/\/login\.microsoftonline\.com\/[^/]+\/v2\.0\/?$/.test(i)],
+  ['azure', (i) => TENANT_ISSUER.test(i)],
   ['facebook', (i) => i === 'https://www.facebook.com'],
   ['kakao', (i) => i === 'https://kauth.kakao.com'],
   ['vercel_marketplace', (i) => i === 'https://marketplace.vercel.com'],
+  ['snapchat', (i) => i === 'https://accounts.snapchat.com/accounts/oauth2/token'],
 ];
 
 /** A built-in provider that owns `issuer`: one of the well-known issuers, or an enabled provider's configured one. */
@@ -85,7 +87,7 @@ function builtInSource(ctx: AppContext, name: OAuthProviderName): IdTokenSource 
   const extraAudiences = name === 'apple' && ctx.config.external.iosBundleId ? [ctx.config.external.iosBundleId] : [];
   return {
     name,
-    verify: (idToken) => module.verify(rt, idToken, { extraAudiences }),
+    verify: (idToken) => module.verify(rt, idToken, { extraAudiences, atGrant: true }),
     profile: (claims) => module.profile(claims),
     // Facebook's Limited Login SDK puts the nonce in the token its own way: the original never checks it.
     skipNonceCheck: rt.config.skipNonceCheck || name === 'facebook',

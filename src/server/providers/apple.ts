@@ -25,10 +25,13 @@ function appleBoolean(value: unknown): boolean | undefined {
  * identity_data of an Apple id_token: issuer, subject, the address, the name the callback's form gave, and
  * under custom_claims only the three claims the original keeps (is_private_email as a boolean, auth_time,
  * transfer_sub) — not Apple's other bookkeeping (real_user_status, nonce_supported...).
+ * The address counts as verified whatever the token's email_verified says: Apple only releases addresses
+ * it has confirmed (or its private relay ones), and the original trusts every Apple address, in the code
+ * flow and at the id_token grant alike. Reading email_verified would leave such users unconfirmed here.
  */
 export function appleProfile(claims: Record<string, unknown>): ExternalProfile {
-  const { iss, sub, email, email_verified, name } = claims;
-  const profile = profileFromClaims({ iss, sub, email, email_verified, name });
+  const { iss, sub, email, name } = claims;
+  const profile = profileFromClaims({ iss, sub, email, email_verified: true, name });
   const custom: Record<string, unknown> = {};
   const isPrivate = appleBoolean(claims.is_private_email);
   if (isPrivate !== undefined) custom.is_private_email = isPrivate;

@@ -25,15 +25,14 @@ export interface OidcDefinition {
   authorizationParams?: OAuth2Provider['authorizationParams'];
   /** Extra profile fields from the callback's own parameters (apple's `user`). */
   fromForm?(form: URLSearchParams): Record<string, unknown>;
-  /** The profile is complete only with userinfo (keycloak puts nothing but `sub` in its id_tokens by default). */
-  alwaysUserinfo?: boolean;
-  /** The issuers a given id_token may name, where they depend on the token (azure's tenants). */
-  issuersOf?(rt: ProviderRuntime, idToken: string): string[];
-  /** Provider-specific claim fixes before the profile is built (azure's xms_edov). */
-  normalise?(claims: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * The issuers a given id_token may name and the keys to check it with, where they depend on the token
+   * and on where it came from (azure's tenants, B2C and custom domains).
+   */
+  trustOf?(rt: ProviderRuntime, idToken: string, source: 'callback' | 'grant'): Promise<{ issuer: string[]; jwksUri: string }>;
   /**
    * The provider's own reading of its claims, in place of profileFromClaims, where its tokens carry the
-   * person under other names or only some claims belong in identity_data (apple, vercel_marketplace).
+   * person under other names or only some claims belong in identity_data (apple, azure, keycloak, vercel_marketplace).
    */
   profile?: (claims: Record<string, unknown>) => ExternalProfile;
 }
@@ -44,6 +43,8 @@ export interface VerifyOptions {
   nonceHash?: string;
   /** `aud` values accepted besides the client ids (apple: EXTERNAL_IOS_BUNDLE_ID at the id_token grant). */
   extraAudiences?: readonly string[];
+  /** Set by the id_token grant: a token the app handed in, not one from the provider's token endpoint. */
+  atGrant?: boolean;
 }
 
 /** An OIDC module: an OAuth2Provider that can also check an id_token handed to the id_token grant. */
@@ -75,14 +76,13 @@ export function acceptedAudiences(rt: ProviderRuntime, options: VerifyOptions): 
 export function oidcProvider(def: OidcDefinition): OidcProvider {
   const verify = async (rt: ProviderRuntime, idToken: string, options: VerifyOptions = {}) => {
     const endpoints = await def.endpoints(rt);
-    const issuer = def.issuersOf ? def.issuersOf(rt, idToken) : endpoints.issuer;
+    const { issuer, jwksUri } = def.trustOf ? await def.trustOf(rt, idToken, options.atGrant ? 'grant' : 'callback') : endpoints;
     const audience = acceptedAudiences(rt, options);
-    return rt.verifyIdToken(idToken, { issuer, audience, jwksUri: endpoints.jwksUri, nonceHash: options.nonceHash });
+    return rt.verifyIdToken(idToken, { issuer, audience, jwksUri, nonceHash: options.nonceHash });
   };
   const read = def.profile ?? profileFromClaims;
   const profile = (claims: Record<string, unknown>, form?: URLSearchParams) => {
-    const fixed = def.normalise ? def.normalise(claims) : claims;
-    return read({ ...fixed, ...(form && def.fromForm?.(form)) });
+    return read({ ...claims, ...(form && def.fromForm?.(form)) });
   };
   return {
     protocol: 'oauth2',
@@ -105,7 +105,7 @@ export function oidcProvider(def: OidcDefinition): OidcProvider {
       let claims: Record<string, unknown> = {};
       if (tokens.idToken) claims = await verify(rt, tokens.idToken);
       else if (!endpoints.userinfo) throw new ProviderError(`${def.name} answered without an id_token`);
-      if (endpoints.userinfo && (def.alwaysUserinfo || !tokens.idToken || typeof claims.email !== 'string')) {
+      if (endpoints.userinfo && (!tokens.idToken || typeof claims.email !== 'string')) {
         const info = await fetchJson(rt, endpoints.userinfo, tokens.accessToken);
         if (claims.sub !== undefined && info.sub !== claims.sub) throw new ProviderError(`${def.name}: userinfo is about another subject`);
         claims = { ...claims, ...withoutUndefined(info) };

@@ -1,16 +1,20 @@
 // Snap Kit Login: the person is read from kit.snapchat.com's GraphQL `me` query. Snapchat only shares an
 // address it holds as confirmed, so the original counts it verified; its issuer is the fixed token URL.
+// Its OpenID Connect id_tokens are taken by the id_token grant (snapchat-id-token.ts).
 import { apiBaseUrl, baseUrl } from './base-url.js';
 import { claims, requireSubject, text } from './json-fields.js';
 import { exchangeAuthorizationCode } from './token-exchange.js';
 import type { OAuth2Provider, ProviderRuntime } from './types.js';
 import { getUserJson } from './user-api.js';
+import type { IdTokenSide } from './id-token-side.js';
+import { snapchatIdToken } from './snapchat-id-token.js';
 
 const ISSUER = 'https://accounts.snapchat.com/accounts/oauth2/token';
 const ME_QUERY = '{me { externalId displayName bitmoji { avatar id } email } }';
 const accounts = (rt: ProviderRuntime) => `${baseUrl(rt.config.url, 'accounts.snapchat.com')}/accounts/oauth2`;
 
-export const snapchat: OAuth2Provider = {
+export const snapchat: OAuth2Provider & IdTokenSide = {
+  ...snapchatIdToken,
   protocol: 'oauth2',
   name: 'snapchat',
   defaultScopes: [
