@@ -9,6 +9,9 @@ import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { startOAuth2Server } from './helpers/oauth2-server.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createProviderRuntime } from '../dist/server/providers/runtime.js';
 
 const idp = await startOAuth2Server();
 const everyTime = await startTestService({ AUTH_EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS: idp.base, AUTH_EXTERNAL_OIDC_PROVIDER_CACHE_TTL: '0' });
@@ -72,3 +75,37 @@ t.test('the default, an hour: the document fetched once serves every sign-in aft
   t.equal(idp.discoveryRequests, start + 1);
   idp.discoveryDown = false;
 });
+
+t.test(
+  'the cache is bounded: a client naming issuer after issuer evicts the least recently used, never grows it without end',
+  async (t) => {
+    // Any Microsoft tenant may name itself in an Azure id_token's issuer, so the issuers cached are the
+    // client's to choose. Here an issuer for every path, each counted.
+    const served = new Map<string, number>();
+    const issuers = http.createServer((req, res) => {
+      const tenant = (req.url ?? '').split('/')[1];
+      served.set(tenant, (served.get(tenant) ?? 0) + 1);
+      const base = `http://127.0.0.1:${(issuers.address() as AddressInfo).port}/${tenant}`;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ issuer: base, authorization_endpoint: `${base}/a`, token_endpoint: `${base}/t`, jwks_uri: `${base}/k` }));
+    });
+    await new Promise<void>((resolve) => issuers.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => issuers.close(() => resolve())));
+    const rt = createProviderRuntime({} as never, { httpTimeoutSeconds: 5, oidcProviderCacheTtlSeconds: 3600 });
+    const issuer = (n: number) => `http://127.0.0.1:${(issuers.address() as AddressInfo).port}/tenant-${n}`;
+
+    await rt.discover(issuer(0));
+    await rt.discover(issuer(1));
+    for (let n = 2; n <= 256; n++) {
+      await rt.discover(issuer(n));
+      if (n === 100) await rt.discover(issuer(1)); // used again: it is not the least recent any more
+    }
+    t.equal(served.get('tenant-1'), 1, 'a document used recently stays');
+    await rt.discover(issuer(1));
+    t.equal(served.get('tenant-1'), 1, 'and is served from the cache');
+    await rt.discover(issuer(0));
+    t.equal(served.get('tenant-0'), 2, 'the least recently used one was dropped, and is fetched again');
+    await rt.discover(issuer(256));
+    t.equal(served.get('tenant-256'), 1, 'the newest is still cached');
+  },
+);

@@ -16,8 +16,27 @@ export class IdTokenError extends Error {
 }
 
 // Per HTTP thread (each thread has its own module instances): discovery documents by issuer, key sets by JWKS URL.
+// Bounded, least recently used out first: an id_token's issuer picks the entry for some providers (any
+// Microsoft tenant for Azure's id_token grant), so a client naming tenant after tenant must not grow them
+// without end; an evicted provider is only fetched again.
+const MAX_CACHED = 256;
 const discoveries = new Map<string, CachedDiscovery>();
 const keySets = new Map<string, JWTVerifyGetKey>();
+
+/** The entry, marked as just used (a Map keeps insertion order: the first key is the least recently used). */
+function recall<V>(cache: Map<string, V>, key: string): V | undefined {
+  const value = cache.get(key);
+  if (value !== undefined) {
+    cache.delete(key);
+    cache.set(key, value);
+  }
+  return value;
+}
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  cache.set(key, value);
+  if (cache.size > MAX_CACHED) cache.delete(cache.keys().next().value!);
+}
 
 interface CachedDiscovery {
   /** the last document fetched, and when */
@@ -35,10 +54,10 @@ interface CachedDiscovery {
  */
 function discover(fetch: ProviderFetch, issuer: string, ttlMs: number): Promise<DiscoveryDocument> {
   const key = issuer.replace(/\/+$/, '');
-  let entry = discoveries.get(key);
+  let entry = recall(discoveries, key);
   if (entry?.doc && Date.now() - entry.fetchedAt < ttlMs) return Promise.resolve(entry.doc);
   if (entry?.fetching) return entry.fetching;
-  if (!entry) discoveries.set(key, (entry = { fetchedAt: 0 }));
+  if (!entry) remember(discoveries, key, (entry = { fetchedAt: 0 }));
   const cached = entry;
   const fetching = fetchDiscovery(fetch, key).then(
     (doc) => {
@@ -71,7 +90,7 @@ async function fetchDiscovery(fetch: ProviderFetch, issuer: string): Promise<Dis
 /** jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid. */
 function keySet(jwksUri: string, timeoutSeconds: number, restricted?: RestrictedConnections): JWTVerifyGetKey {
   const key = restricted ? `restricted ${jwksUri}` : jwksUri;
-  let set = keySets.get(key);
+  let set = recall(keySets, key);
   if (!set) {
     const refused = restricted?.refusedLiteral(jwksUri);
     if (refused) throw new ProviderError(`${new URL(jwksUri).host}: ${refused}`);
@@ -80,7 +99,7 @@ function keySet(jwksUri: string, timeoutSeconds: number, restricted?: Restricted
       cooldownDuration: 30_000,
       ...(restricted && jwksUri.startsWith('https:') ? { agent: restricted.httpsAgent } : {}),
     });
-    keySets.set(key, set);
+    remember(keySets, key, set);
   }
   return set;
 }
