@@ -81,9 +81,10 @@ t.test('azure: the tenant base v2.0 endpoints, the id_token of issuer <base>/v2.
 
 t.test('apple: response_mode=form_post, the callback POSTed as a form with the name in the `user` field', async (t) => {
   appleIdp.accounts.set('ap-1', { sub: 'ap-1', email: 'abe@privaterelay.example.com', email_verified: true });
-  const url = await authorizeUrl(api, 'provider=apple&scopes=openid');
+  const url = await authorizeUrl(api, 'provider=apple&scopes=openid&login_hint=abe&prompt=consent');
   t.equal(url.searchParams.get('response_mode'), 'form_post');
-  t.equal(url.searchParams.get('scope'), 'email name openid');
+  t.equal(url.searchParams.get('scope'), 'email name', "as the original: Apple's two scopes, whatever is requested");
+  t.notOk(url.searchParams.has('login_hint') || url.searchParams.has('prompt'), 'and none of the query passed on');
   const form = await appleIdp.signIn(url.href, 'ap-1');
   t.ok(form.get('code') && form.get('state'), 'the provider posted code and state');
   form.set('user', JSON.stringify({ name: { firstName: 'Abe', lastName: 'Apple' }, email: 'abe@privaterelay.example.com' }));

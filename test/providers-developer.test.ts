@@ -50,6 +50,7 @@ t.test('bitbucket: Basic credentials, /2.0/user and /2.0/user/emails with their 
   t.equal(await bitbucket.authorizationEndpoint(testRuntime(providerConfig())), 'https://bitbucket.org/site/oauth2/authorize');
   t.equal(await bitbucket.authorizationEndpoint(rt), `${fake.url}/site/oauth2/authorize`);
   t.strictSame(bitbucket.defaultScopes, ['account', 'email']);
+  t.strictSame(bitbucket.scopesFor?.('repository,admin'), ['account', 'email'], 'requested scopes are not asked for, as the original');
   const tokens = await bitbucket.exchangeCode(rt, 'bb-code', undefined);
   const subject = '{d301aafa-d676-4ee0-88be-962be7417567}';
   t.strictSame(await bitbucket.fetchProfile(rt, tokens, noForm), {
@@ -289,6 +290,7 @@ t.test('notion: JSON token call with Basic credentials, Notion-Version on /v1/us
   t.equal(await notion.authorizationEndpoint(testRuntime(providerConfig())), 'https://api.notion.com/v1/oauth/authorize');
   t.equal(await notion.authorizationEndpoint(rt), `${fake.url}/v1/oauth/authorize`);
   t.strictSame(notion.defaultScopes, []);
+  t.strictSame(notion.scopesFor?.('read'), [], 'requested scopes are not asked for, as the original');
   t.strictSame(notion.authorizationParams?.(rt, new URLSearchParams('provider=notion')), { owner: 'user' });
   const tokens = await notion.exchangeCode(rt, 'nt-code', undefined);
   t.equal(fake.received('POST /v1/oauth/token')[0].headers['content-type'], 'application/json', 'Notion takes a JSON body');

@@ -215,6 +215,7 @@ t.test('zoom: Basic credentials, /v2/users/me; an unconfirmed email login is not
   t.equal(await zoom.authorizationEndpoint(testRuntime(providerConfig())), 'https://zoom.us/oauth/authorize');
   t.equal(await zoom.authorizationEndpoint(rt), `${fake.url}/oauth/authorize`);
   t.strictSame(zoom.defaultScopes, []);
+  t.strictSame(zoom.scopesFor?.('meeting:read'), [], 'requested scopes are not asked for, as the original');
   const tokens = await zoom.exchangeCode(rt, 'zm-code', undefined);
   t.strictSame(await zoom.fetchProfile(rt, tokens, noForm), {
     subject: 'KDcuGIm1QgePTO8WbOqwIQ',
@@ -269,6 +270,7 @@ t.test(
     t.equal(await workos.authorizationEndpoint(testRuntime(providerConfig())), 'https://api.workos.com/sso/authorize');
     t.equal(await workos.authorizationEndpoint(rt), `${fake.url}/sso/authorize`);
     t.strictSame(workos.defaultScopes, []);
+    t.strictSame(workos.scopesFor?.('profile'), [], 'requested scopes are not asked for, as the original');
     const query = new URLSearchParams({
       provider: 'workos',
       workos_provider: 'GoogleOAuth',

@@ -81,7 +81,7 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
   }
 
   const url = new URL(endpoint);
-  for (const [key, value] of query) {
+  for (const [key, value] of module.forwardsQuery === false ? [] : query) {
     if (RESERVED.has(key.toLowerCase())) continue; // `Redirect_URI` too: a provider may read names in any case
     url.searchParams.set(key === 'workos_provider' ? 'provider' : key, value);
   }

@@ -50,6 +50,9 @@ export const apple = oidcProvider({
   },
   // Apple requires form_post whenever scopes are requested.
   authorizationParams: () => ({ response_mode: 'form_post' }),
+  // As the original: Apple is asked for its two scopes only, and nothing of /authorize's query is passed on.
+  scopesFor: () => ['email', 'name'],
+  forwardsQuery: false,
   fromForm(form) {
     const raw = form.get('user');
     if (!raw) return {};

@@ -14,6 +14,8 @@ export const bitbucket: OAuth2Provider = {
   name: 'bitbucket',
   defaultScopes: ['account', 'email'],
   scopeSeparator: ' ',
+  // As the original: /authorize's `scopes` are not asked for.
+  scopesFor: () => ['account', 'email'],
   pkceToProvider: false,
   authorizationEndpoint: (rt) => Promise.resolve(`${site(rt)}/authorize`),
   exchangeCode: (rt, code) => exchangeAuthorizationCode(rt, { tokenUrl: `${site(rt)}/access_token`, code, credentials: 'basic' }),

@@ -15,6 +15,8 @@ export const notion: OAuth2Provider = {
   name: 'notion',
   defaultScopes: [],
   scopeSeparator: ' ',
+  // As the original: /authorize's `scopes` are not asked for.
+  scopesFor: () => [],
   pkceToProvider: false,
   authorizationEndpoint: (rt) => Promise.resolve(`${api(rt)}/v1/oauth/authorize`),
   // Notion's authorization URL names who installs the integration; sign-in is always a user.

@@ -23,6 +23,8 @@ export interface OidcDefinition {
   /** The endpoints for this configuration (discovery or fixed). */
   endpoints(rt: ProviderRuntime): Promise<OidcEndpoints>;
   authorizationParams?: OAuth2Provider['authorizationParams'];
+  scopesFor?: OAuth2Provider['scopesFor'];
+  forwardsQuery?: OAuth2Provider['forwardsQuery'];
   /** Extra profile fields from the callback's own parameters (apple's `user`). */
   fromForm?(form: URLSearchParams): Record<string, unknown>;
   /**
@@ -97,6 +99,8 @@ export function oidcProvider(def: OidcDefinition): OidcProvider {
       return (await def.endpoints(rt)).authorization;
     },
     authorizationParams: def.authorizationParams,
+    scopesFor: def.scopesFor,
+    forwardsQuery: def.forwardsQuery,
     async exchangeCode(rt, code, codeVerifier) {
       return exchangeAuthorizationCode(rt, (await def.endpoints(rt)).token, code, codeVerifier);
     },

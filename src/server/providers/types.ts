@@ -95,6 +95,11 @@ export interface OAuth2Provider {
   readonly pkceToProvider: boolean;
   /** The scopes to ask for given /authorize's `scopes`; without it, the default scopes plus the requested ones. */
   scopesFor?(requested: string): string[];
+  /**
+   * false: /authorize's other query parameters are not passed on to the provider (apple, as the original,
+   * whose Apple authorization URL takes nothing but its own). Passed on when left out.
+   */
+  readonly forwardsQuery?: boolean;
   /** The authorization endpoint, honouring config.url (OIDC providers may look it up by discovery). */
   authorizationEndpoint(rt: ProviderRuntime): Promise<string>;
   /**

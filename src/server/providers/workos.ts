@@ -15,6 +15,8 @@ export const workos: OAuth2Provider = {
   name: 'workos',
   defaultScopes: [],
   scopeSeparator: ' ',
+  // As the original: /authorize's `scopes` are not asked for.
+  scopesFor: () => [],
   pkceToProvider: false,
   authorizationEndpoint: (rt) => Promise.resolve(`${api(rt)}/sso/authorize`),
   authorizationParams(_rt, query) {

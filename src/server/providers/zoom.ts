@@ -15,6 +15,8 @@ export const zoom: OAuth2Provider = {
   name: 'zoom',
   defaultScopes: [],
   scopeSeparator: ' ',
+  // As the original: /authorize's `scopes` are not asked for.
+  scopesFor: () => [],
   pkceToProvider: false,
   authorizationEndpoint: (rt) => Promise.resolve(`${oauth(rt)}/authorize`),
   exchangeCode: (rt, code) => exchangeAuthorizationCode(rt, { tokenUrl: `${oauth(rt)}/token`, code, credentials: 'basic' }),
