@@ -178,3 +178,26 @@ t.test('a function that does not exist is the original’s 500, naming the URI',
   const res = await signIn(user.email);
   t.same([res.status, res.body.msg], [500, 'Error running hook URI: pg-functions://postgres/hooks_test/password_verification_attempt']);
 });
+
+t.test('a function named in mixed case and declared (event json) is called as the original calls it', async (t) => {
+  // The original quotes the URI's names and passes the payload untyped: both of these worked there.
+  const other = await startTestService({
+    AUTH_HOOK_CUSTOM_ACCESS_TOKEN_ENABLED: 'true',
+    AUTH_HOOK_CUSTOM_ACCESS_TOKEN_URI: 'pg-functions://postgres/hooks_test/addTenantClaim',
+  });
+  t.teardown(() => other.stop());
+  await other.db.query(`
+    create schema hooks_test;
+    create function hooks_test."addTenantClaim"(event json) returns json language sql as
+      $$ select json_build_object('claims', (event->'claims')::jsonb || '{"tenant": "mixed"}'::jsonb) $$;
+  `);
+  const email = uniqueEmail('mixed');
+  const made = await other.request('POST', '/admin/users', {
+    token: await adminToken(),
+    body: { email, password: PASSWORD, email_confirm: true },
+  });
+  t.equal(made.status, 200);
+  const res = await other.request('POST', '/token?grant_type=password', { body: { email, password: PASSWORD } });
+  t.equal(res.status, 200);
+  t.equal(decodeJwt(res.body.access_token).tenant, 'mixed');
+});

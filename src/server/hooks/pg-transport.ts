@@ -28,7 +28,9 @@ export interface PgHookCall {
 export async function callPgHook(call: PgHookCall): Promise<unknown> {
   const run = async (c: pg.PoolClient) => {
     await c.query(`set local statement_timeout to ${PG_HOOK_TIMEOUT_MS}`);
-    const { rows } = await c.query<{ output: unknown }>(`select ${call.qualifiedName}($1::jsonb) as output`, [call.payload]);
+    // The payload untyped, as the original passes it: PostgreSQL takes it as the function's own argument type,
+    // so a function declared (event json) works as well as one declared (event jsonb).
+    const { rows } = await c.query<{ output: unknown }>(`select ${call.qualifiedName}($1) as output`, [call.payload]);
     await c.query('set local statement_timeout to default');
     return rows[0]?.output ?? null;
   };

@@ -5,7 +5,11 @@ export type HookTarget =
   | { kind: 'http'; url: string; secrets: string[] }
   | {
       kind: 'pg';
-      /** `schema.function`, each part a checked identifier (unquoted, so folded to lower case as by the original) */ qualifiedName: string;
+      /**
+       * `"schema"."function"`: each part a checked identifier, quoted as the original quotes them, so a
+       * function named in mixed case is found by its own name
+       */
+      qualifiedName: string;
     };
 
 /** A Postgres identifier the original accepts in a pg-functions URI (unquoted, up to 63 characters). */
@@ -53,7 +57,8 @@ export function hookTarget(uri: string, secrets: string[]): HookTarget {
   const parsed = new URL(uri);
   if (parsed.protocol === 'pg-functions:') {
     const [, schema, fn] = parsed.pathname.split('/');
-    return { kind: 'pg', qualifiedName: `${schema}.${fn}` };
+    // Safe to quote as they are: hookTargetProblems allowed letters, digits and underscores only.
+    return { kind: 'pg', qualifiedName: `"${schema}"."${fn}"` };
   }
   return { kind: 'http', url: uri, secrets };
 }
