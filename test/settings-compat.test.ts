@@ -191,6 +191,26 @@ t.test('code lengths outside 6–10 and a flow-state lifetime under 300 s start,
   });
 });
 
+t.test('MFA lifetimes under 300 s (0 too) become 300 s, and an MFA phone interval of 0 becomes 60 s, as the original', async (t) => {
+  const c = load({
+    ...PRODUCTION,
+    GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION: '60s',
+    GOTRUE_MFA_FACTOR_EXPIRY_DURATION: '0',
+    GOTRUE_MFA_PHONE_MAX_FREQUENCY: '0',
+  });
+  t.strictSame([c.mfa.challengeExpirySeconds, c.mfa.factorExpirySeconds, c.mfa.phone.maxFrequencySeconds], [300, 300, 60]);
+  t.strictSame(
+    c.warnings.filter((w) => /as the original does$/.test(w)),
+    [
+      'GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION: 60 s is under 300 s; using 300 s, as the original does',
+      'GOTRUE_MFA_FACTOR_EXPIRY_DURATION: 0 s is under 300 s; using 300 s, as the original does',
+      'GOTRUE_MFA_PHONE_MAX_FREQUENCY: 0 would let codes go out back to back; using 60 s, as the original does',
+    ],
+  );
+  const kept = load({ ...PRODUCTION, GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION: '10m', GOTRUE_MFA_PHONE_MAX_FREQUENCY: '5s' });
+  t.strictSame([kept.mfa.challengeExpirySeconds, kept.mfa.phone.maxFrequencySeconds], [600, 5], 'values inside the bounds are kept');
+});
+
 t.test('captcha settings are judged only while captcha is on; a timeout of 0 is 10 s, as the original', async (t) => {
   const off = load({ ...PRODUCTION, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha', GOTRUE_SECURITY_CAPTCHA_TIMEOUT: '0' });
   t.equal(off.security.captcha.enabled, false);

@@ -114,7 +114,10 @@ function ignoreUnreadableJson(flat: Record<string, unknown>, given: Map<string, 
   return warnings;
 }
 
-/** Code lengths outside 6–10 become 6, and a flow-state lifetime under 300 s becomes 300 s. */
+/**
+ * Code lengths outside 6–10 become 6; a flow-state, MFA challenge or unverified-factor lifetime under 300 s
+ * becomes 300 s; an MFA phone code interval of 0 becomes 60 s.
+ */
 function clampOtpLengthsAndFlowExpiry(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   const warnings: string[] = [];
   for (const name of ['MAILER_OTP_LENGTH', 'SMS_OTP_LENGTH', 'MFA_PHONE_OTP_LENGTH']) {
@@ -123,11 +126,16 @@ function clampOtpLengthsAndFlowExpiry(flat: Record<string, unknown>, given: Map<
     flat[name] = 6;
     warnings.push(`${variableOf(given, name)}: ${length} is outside 6–10; using 6, as the original does`);
   }
-  if ((flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION as number) < 300) {
+  for (const name of ['EXTERNAL_FLOW_STATE_EXPIRY_DURATION', 'MFA_CHALLENGE_EXPIRY_DURATION', 'MFA_FACTOR_EXPIRY_DURATION']) {
+    if ((flat[name] as number) >= 300) continue;
+    warnings.push(`${variableOf(given, name)}: ${String(flat[name])} s is under 300 s; using 300 s, as the original does`);
+    flat[name] = 300;
+  }
+  if (flat.MFA_PHONE_MAX_FREQUENCY === 0) {
     warnings.push(
-      `${variableOf(given, 'EXTERNAL_FLOW_STATE_EXPIRY_DURATION')}: ${String(flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION)} s is under 300 s; using 300 s, as the original does`,
+      `${variableOf(given, 'MFA_PHONE_MAX_FREQUENCY')}: 0 would let codes go out back to back; using 60 s, as the original does`,
     );
-    flat.EXTERNAL_FLOW_STATE_EXPIRY_DURATION = 300;
+    flat.MFA_PHONE_MAX_FREQUENCY = 60;
   }
   return warnings;
 }

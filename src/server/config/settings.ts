@@ -397,13 +397,15 @@ export const SETTINGS: Setting[] = [
   s('MFA_PHONE_VERIFY_ENABLED', 'mfa.phone.verifyEnabled', 'bool', false),
   s('MFA_PHONE_OTP_LENGTH', 'mfa.phone.otpLength', 'int', 6),
   s('MFA_PHONE_TEMPLATE', 'mfa.phone.template', 'string', 'Your code is {{ .Code }}'),
+  // 0 becomes 60 s, as the original (original-corrections.ts).
   s('MFA_PHONE_MAX_FREQUENCY', 'mfa.phone.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
   s('MFA_WEB_AUTHN_ENROLL_ENABLED', 'mfa.webauthn.enrollEnabled', 'bool', false),
   s('MFA_WEB_AUTHN_VERIFY_ENABLED', 'mfa.webauthn.verifyEnabled', 'bool', false),
   s('MFA_MAX_ENROLLED_FACTORS', 'mfa.maxEnrolledFactors', 'int', 10, { minimum: 0 }),
   s('MFA_MAX_VERIFIED_FACTORS', 'mfa.maxVerifiedFactors', 'int', 10, { minimum: 0 }),
-  s('MFA_CHALLENGE_EXPIRY_DURATION', 'mfa.challengeExpirySeconds', 'duration', 300, positive),
-  s('MFA_FACTOR_EXPIRY_DURATION', 'mfa.factorExpirySeconds', 'duration', 300, positive),
+  // Under 300 s (0 too) becomes 300 s, with a warning, as the original (original-corrections.ts).
+  s('MFA_CHALLENGE_EXPIRY_DURATION', 'mfa.challengeExpirySeconds', 'duration', 300, { minimum: 0 }),
+  s('MFA_FACTOR_EXPIRY_DURATION', 'mfa.factorExpirySeconds', 'duration', 300, { minimum: 0 }),
   s('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', 'rateLimit.mfaChallengeAndVerify', 'int', 15, { minimum: 0 }),
   // Encryption of secrets at rest (TOTP secrets, phone factor codes): docs/mfa.md#secrets-at-rest.
   s('SECURITY_DB_ENCRYPTION_ENCRYPT', 'security.dbEncryption.encrypt', 'bool', false),
