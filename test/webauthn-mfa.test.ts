@@ -16,8 +16,20 @@ const api = await startTestService({
   ...PASSKEY_ENV,
   AUTH_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true',
   AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true',
+  // A hook that would refuse every attempt it is shown: as in the original, WebAuthn verifications never are.
+  AUTH_HOOK_MFA_VERIFICATION_ATTEMPT_ENABLED: 'true',
+  AUTH_HOOK_MFA_VERIFICATION_ATTEMPT_URI: 'pg-functions://postgres/webauthn_hook_test/attempt',
 });
 t.teardown(() => api.stop());
+await api.db.query(`
+  create schema webauthn_hook_test;
+  create table webauthn_hook_test.events (event jsonb not null);
+  create function webauthn_hook_test.attempt(event jsonb) returns jsonb language plpgsql as $$
+  begin
+    insert into webauthn_hook_test.events values (event);
+    return jsonb_build_object('decision', 'reject', 'message', 'No');
+  end $$;
+`);
 
 const FAILED = { code: 422, error_code: 'mfa_verification_failed', msg: 'WebAuthn credential verification failed' };
 const methods = (token: string) => (decodeJwt(token).amr as Array<{ method: string }>).map((a) => a.method);
@@ -98,6 +110,16 @@ t.test('enrol, verify with a new credential ("create"), then step up later sessi
   t.equal(decodeJwt(stepped.body.access_token).aal, 'aal2');
   const counter = await api.db.query(`select web_authn_credential->>'sign_count' as n from mfa_factors where id = $1`, [enrolled.body.id]);
   t.equal(counter.rows[0].n, '1');
+});
+
+t.test('the MFA verification attempt hook is not shown WebAuthn verifications, as in the original', async (t) => {
+  const authenticator = newAuthenticator();
+  const { session, factorId } = await userWithFactor(authenticator);
+  const { session: later, requested, assertion } = await assertOnNewSession(session.user.email, factorId, authenticator);
+  const res = await verify(later.access_token, factorId, requested.id, 'request', assertion);
+  t.equal(res.status, 200, 'the hook that refuses everything was not asked');
+  const { rows } = await api.db.query('select count(*)::int as n from webauthn_hook_test.events');
+  t.equal(rows[0].n, 0, 'nor shown anything');
 });
 
 t.test('a replayed assertion and a cloned authenticator are refused', async (t) => {

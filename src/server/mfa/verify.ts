@@ -85,7 +85,8 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
 
 /**
  * The type's verdict, shown to the MFA verification attempt hook before it is acted on, as the original:
- * the hook sees wrong codes too (valid: false), and a "reject" ends every session of the user.
+ * the hook sees wrong codes too (valid: false), and a "reject" ends every session of the user. As there,
+ * only codes are shown to it (TOTP and phone factors); a WebAuthn verification never calls the hook.
  */
 async function verdictAfterHook(
   ctx: AppContext,
@@ -93,6 +94,7 @@ async function verdictAfterHook(
   type: FactorType,
   input: Parameters<FactorType['verify']>[0],
 ): Promise<Awaited<ReturnType<FactorType['verify']>>> {
+  if (!type.needsCode) return type.verify(input);
   try {
     const outcome = await type.verify(input);
     await enforceMfaVerificationAttempt(ctx, { userId: input.user.id, factorId: input.factor.id, factorType: type.name, valid: true }, req);
