@@ -170,3 +170,29 @@ t.test('with Twilio Verify the gateway makes and checks the code', async (t) => 
   t.equal(v.status, 200);
   t.equal(claimsOf(v.body.access_token).aal, 'aal2');
 });
+
+t.test('with the send SMS hook, a challenge goes to the hook as an "mfa" code and no gateway is needed, as the original', async (t) => {
+  const hooked = await startTestService({
+    ...phoneOn,
+    AUTH_HOOK_SEND_SMS_ENABLED: 'true',
+    AUTH_HOOK_SEND_SMS_URI: 'pg-functions://postgres/sms_hook_test/send',
+  });
+  t.teardown(() => hooked.stop());
+  await hooked.db.query(`
+    create schema sms_hook_test;
+    create table sms_hook_test.events (id bigserial primary key, event jsonb not null);
+    create function sms_hook_test.send(event jsonb) returns jsonb language plpgsql as $$
+    begin insert into sms_hook_test.events (event) values (event); return '{}'::jsonb; end $$;
+  `);
+  const s = await signUp(hooked);
+  const phone = number();
+  const factor = (await enrollPhone(hooked, s.access_token, phone)).body;
+  const c = await hooked.request('POST', `/factors/${factor.id}/challenge`, { token: s.access_token, body: {} });
+  t.equal(c.status, 200, 'no SMS_PROVIDER, and still a challenge');
+  const { rows } = await hooked.db.query('select event from sms_hook_test.events order by id desc limit 1');
+  t.match(rows[0]?.event, { user: { id: s.user.id }, sms: { otp: /^\d{6}$/, sms_type: 'mfa', phone } });
+  const v = await verify(hooked, s.access_token, factor.id, c.body.id, rows[0].event.sms.otp);
+  t.equal(v.status, 200);
+  t.equal(claimsOf(v.body.access_token).aal, 'aal2');
+  t.equal(sms.messages.filter((m) => m.to === phone).length, 0, 'nothing went to a gateway');
+});

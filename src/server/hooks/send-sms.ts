@@ -9,9 +9,11 @@ import { invokeHook, type HookRequest } from './invoke.js';
 export async function sendSmsHook(
   ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
   user: UserRow,
-  sms: { otp: string; phone: string },
+  sms: { otp: string; phone: string; smsType?: 'mfa' },
   req: HookRequest,
   q?: Queryable,
 ): Promise<void> {
-  await invokeHook(ctx, 'sendSms', { user: userJson(user, null), sms: { otp: sms.otp, phone: sms.phone } }, req, q);
+  // sms_type names an MFA challenge's code, as the original; sign-in and verification codes carry none there.
+  const payload = sms.smsType ? { otp: sms.otp, sms_type: sms.smsType, phone: sms.phone } : { otp: sms.otp, phone: sms.phone };
+  await invokeHook(ctx, 'sendSms', { user: userJson(user, null), sms: payload }, req, q);
 }
