@@ -109,6 +109,28 @@ t.test('POST sms: the code confirms the phone; no type in the body', async (t) =
   t.strictSame((await post({ type: 'sms', token: aged.code, phone: '+15550009999' })).body, CODE_403, 'SMS_OTP_EXP is 60 s');
 });
 
+t.test('a code is verified on its own channel only: a mail type by the email, a phone type by the phone, as the original', async (t) => {
+  const email = nextEmail();
+  const mailUser = await insertUser(api.db, { email });
+  const mailed = await plantToken(api.db, mailUser, 'confirmation_token', email);
+  t.strictSame((await post({ type: 'sms', token: mailed.code, email })).body, CODE_403, "the mail's code as an SMS code");
+  const phone = '15550007777';
+  const phoneUser = await insertUser(api.db, { phone });
+  const texted = await plantToken(api.db, phoneUser, 'confirmation_token', phone);
+  for (const type of ['signup', 'email', 'magiclink']) {
+    t.strictSame((await post({ type, token: texted.code, phone: `+${phone}` })).body, CODE_403, `the SMS code as ${type}`);
+  }
+  const { rows } = await api.db.query('select id, email_confirmed_at, phone_confirmed_at from users where id = any($1)', [
+    [mailUser, phoneUser],
+  ]);
+  t.ok(
+    rows.every((r: any) => r.email_confirmed_at === null && r.phone_confirmed_at === null),
+    'neither user confirmed anything',
+  );
+  t.equal((await post({ type: 'signup', token: mailed.code, email })).status, 200, 'each code still works where it went');
+  t.equal((await post({ type: 'sms', token: texted.code, phone: `+${phone}` })).status, 200);
+});
+
 t.test('a token of another type does not verify', async (t) => {
   const email = nextEmail();
   const id = await insertUser(api.db, { email, confirmed: true });

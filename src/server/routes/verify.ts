@@ -47,6 +47,10 @@ export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
   }
   // A token_hash is a mail link's: with a phone type it is refused as an unknown type is, as the original.
   if (tokenHash && type.channel === 'sms') throw apiError('verify_type_invalid');
+  // The type names where its code went: a phone type's code is looked up by the phone, a mail type's by the
+  // email, as the original looks the user up. The other address finds no one there: the same 403, so a code
+  // sent to one channel never confirms the other.
+  if (!tokenHash && (type.channel === 'sms') !== !!phone) throw apiError('otp_expired');
   const passwordHash = await passwordToSet(ctx, typeName, body.password ?? '', req);
   const verified = await consumeToken(ctx, req, type, proof, { passwordHash });
   if (verified.kind === 'message') return { body: { msg: verified.message, code: '200' } };
