@@ -94,6 +94,7 @@ t.test("SMTP_HEADERS adds its fields to every mail, $messageType filled in with 
   const mailer = mailerFor(t, config);
   await mailer.send('magicLink', 'headers-magic@example.com', vars());
   await mailer.send('passwordChangedNotification', 'headers-note@example.com', vars());
+  await mailer.send('reauthentication', 'headers-reauth@example.com', vars({ ConfirmationURL: '' }));
   const magic = await smtp.waitForMail('headers-magic@example.com');
   t.equal(magic.parsed.headers.get('x-mail-kind'), 'auth-magic_link');
   t.strictSame(
@@ -103,6 +104,8 @@ t.test("SMTP_HEADERS adds its fields to every mail, $messageType filled in with 
   );
   const note = await smtp.waitForMail('headers-note@example.com');
   t.equal(note.parsed.headers.get('x-mail-kind'), 'auth-password_changed_notification');
+  const reauth = await smtp.waitForMail('headers-reauth@example.com');
+  t.equal(reauth.parsed.headers.get('x-mail-kind'), 'auth-reauthenticate', "the original's older name for this one");
 });
 
 t.test('SMTP_HEADERS that are not an object of string lists are ignored with a warning, as the original', async (t) => {

@@ -24,8 +24,12 @@ export function parseSmtpHeaders(text: string): SmtpHeaders | null {
   return value as SmtpHeaders;
 }
 
-/** The original's name of a mail type: our kind in snake case (magicLink → magic_link). */
-export const messageTypeOf = (kind: string): string => kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/**
+ * The original's name of a mail type: our kind in snake case (magicLink → magic_link), except the
+ * reauthentication mail, which it names `reauthenticate` there, kept from its older versions.
+ */
+export const messageTypeOf = (kind: string): string =>
+  kind === 'reauthentication' ? 'reauthenticate' : kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /**
  * The header fields of one mail of `kind`, for nodemailer (one entry per value): empty names and empty
