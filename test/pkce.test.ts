@@ -177,7 +177,7 @@ t.test('pkce_ link errors go to the query and the fragment', async (t) => {
   await api.db.query("delete from flow_state where user_id = (select id from users where email = 'pk@example.com')");
   const missing = await api.request('GET', link.path);
   const expected =
-    'error=invalid_request&error_code=flow_state_not_found&error_description=No+associated+flow+state+found.+Flow+State+not+found';
+    'error=invalid_request&error_code=flow_state_not_found&error_description=No+associated+flow+state+found.+422%3A+No+valid+flow+state+found+for+user.';
   t.equal(missing.headers.get('location'), `http://localhost:3000/cb?${expected}#${expected}`);
   const { rows } = await api.db.query("select 1 from one_time_tokens o join users u on u.id = o.user_id where u.email = 'pk@example.com'");
   t.equal(rows.length, 1, 'without its flow the link is not spent');

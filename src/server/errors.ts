@@ -231,7 +231,12 @@ export const ERRORS = {
   // one-time tokens
   otp_expired: e(403, 'otp_expired', 'Token has expired or is invalid'),
   link_expired: e(403, 'otp_expired', 'Email link is invalid or has expired'),
-  flow_state_not_found_at_verify: e(400, 'flow_state_not_found', 'No associated flow state found. Flow State not found'),
+  // The original's wrapped error, its inner error's status and text included.
+  flow_state_not_found_at_verify: e(
+    400,
+    'flow_state_not_found',
+    'No associated flow state found. 422: No valid flow state found for user.',
+  ),
   email_send_failed: e(500, 'unexpected_failure', 'Error sending email'),
   email_address_not_authorized: e(400, 'email_address_not_authorized', 'Email address cannot be used as it is not authorized'),
   // MAILER_EMAIL_VALIDATION_* refused the recipient (delivery/mail/address-check.ts); the message names it
