@@ -202,6 +202,20 @@ t.test('after-user-created: told of the committed user; its error is the answer,
   t.equal(hooks.callsTo('/after-user-created').length, before, 'a user never created is never announced');
 });
 
+t.test("send email for reauthentication: redirect_to is the request's, else SITE_URL, as the original", async (t) => {
+  const email = uniqueEmail('reauth');
+  t.equal((await api.request('POST', '/signup', { body: { email, password: PASSWORD } })).status, 200);
+  const confirmed = await api.request('POST', '/verify', {
+    body: { type: 'signup', token_hash: lastCall('/send-email').payload.email_data.token_hash },
+  });
+  const token = confirmed.body.access_token;
+  t.equal((await api.request('GET', '/reauthenticate?redirect_to=http://localhost:3000/after-reauth', { token })).status, 200);
+  t.match(lastCall('/send-email').payload.email_data, {
+    email_action_type: 'reauthentication',
+    redirect_to: 'http://localhost:3000/after-reauth',
+  });
+});
+
 t.test('send email replaces SMTP: the hook gets the token, the link works, no mail reaches the SMTP server', async (t) => {
   const email = uniqueEmail('mail');
   const signup = await api.request('POST', '/signup', { body: { email, password: PASSWORD }, headers: {} });

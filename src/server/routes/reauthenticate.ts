@@ -1,5 +1,6 @@
 // GET /reauthenticate (docs/api.md#get-reauthenticate): sends a one-time nonce to the user's email (preferred) or phone,
 // within that channel's per-user frequency limit; PUT /user spends it as `nonce`.
+import { redirectTarget } from '../http/redirect-target.js';
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { lockLiveUserById, updateUser } from '../../db/users.js';
@@ -32,7 +33,9 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
           kind: 'reauthentication',
           tokenType: 'reauthentication_token',
           to: target.address,
-          redirectTo: ctx.config.siteUrl,
+          // The request's redirect_to or allowed Referer, else SITE_URL, as the original (its template's
+          // RedirectTo, the send email hook's redirect_to).
+          redirectTo: redirectTarget(req, ctx),
         },
         req,
       );
