@@ -131,6 +131,52 @@ t.test('a code is verified on its own channel only: a mail type by the email, a 
   t.equal((await post({ type: 'sms', token: texted.code, phone: `+${phone}` })).status, 200);
 });
 
+t.test('each verification is audited as the original audits it', async (t) => {
+  const entries = async (id: string) =>
+    (await api.db.query(`select payload from audit_log_entries where payload->>'actor_id' = $1 order by created_at`, [id])).rows.map(
+      (r: any) => [r.payload.action, r.payload.traits],
+    );
+  const unconfirmed = nextEmail();
+  const a = await insertUser(api.db, { email: unconfirmed });
+  t.equal(
+    (await post({ type: 'recovery', token: (await plantToken(api.db, a, 'recovery_token', unconfirmed)).code, email: unconfirmed })).status,
+    200,
+  );
+  t.strictSame(await entries(a), [['user_signedup', { provider: 'email' }]], 'a recovery link for an address never confirmed: a sign-up');
+  t.equal(
+    (await post({ type: 'magiclink', token: (await plantToken(api.db, a, 'recovery_token', unconfirmed)).code, email: unconfirmed }))
+      .status,
+    200,
+  );
+  t.strictSame((await entries(a))[1], ['login', undefined], 'then a login, with no traits');
+  t.equal(
+    (await post({ type: 'signup', token: (await plantToken(api.db, a, 'confirmation_token', unconfirmed)).code, email: unconfirmed }))
+      .status,
+    200,
+  );
+  t.strictSame((await entries(a))[2], ['user_signedup', { provider: 'email' }], 'a confirmation is a sign-up, each time');
+
+  const phone = '15550006666';
+  const p = await insertUser(api.db, { phone, confirmed: true });
+  t.equal(
+    (await post({ type: 'sms', token: (await plantToken(api.db, p, 'confirmation_token', phone)).code, phone: `+${phone}` })).status,
+    200,
+  );
+  t.strictSame(
+    await entries(p),
+    [['user_signedup', { provider: 'phone' }]],
+    'a phone code is a sign-up by phone, even for a confirmed number',
+  );
+  await api.db.query(`update users set phone_change = '15550006667' where id = $1`, [p]);
+  const changed = await post({
+    type: 'phone_change',
+    token: (await plantToken(api.db, p, 'phone_change_token', '15550006667')).code,
+    phone: '+15550006667',
+  });
+  t.equal(changed.status, 200);
+  t.strictSame((await entries(p))[1], ['user_modified', undefined], 'an address change is a modification');
+});
+
 t.test('a token of another type does not verify', async (t) => {
   const email = nextEmail();
   const id = await insertUser(api.db, { email, confirmed: true });

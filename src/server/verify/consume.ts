@@ -80,9 +80,8 @@ export async function consumeToken(
         applied.user = await updateUser(c, user.id, { encrypted_password: storedPasswordHash(ctx.config, user.id, options.passwordHash) });
       }
       await deleteOneTimeTokens(c, user.id);
-      // docs/users-and-audit.md#audit-log: an invited user's first confirmation is invite_accepted, anyone else's a sign-up.
-      const action = user.confirmed_at ? 'login' : user.invited_at ? 'invite_accepted' : 'user_signedup';
-      const audit = { actor: actorOf(applied.user), action, traits: { provider: type.channel === 'email' ? 'email' : 'phone' } } as const;
+      // docs/users-and-audit.md#audit-log: the original's entry for this type, by the user as it was before.
+      const audit = { actor: actorOf(applied.user), ...type.audit(user, row.token_type) };
       if (flow) {
         await writeAudit(c, req, audit.actor, audit.action, audit.traits);
         await markAuthCodeIssued(c, flow.id);

@@ -7,6 +7,7 @@ import { confirmAddress } from '../users/create.js';
 import type { AppContext } from '../context.js';
 import type { Notification } from '../delivery/notifications.js';
 import { applyEmailChange, applyPhoneChange } from './address-change.js';
+import type { AuditAction } from '../../db/audit-log.js';
 
 export interface VerifyOutcome {
   user: UserRow;
@@ -23,19 +24,38 @@ export interface VerifyType {
   /** the AMR method of the session it creates */
   amr: string;
   apply(ctx: AppContext, q: Queryable, user: UserRow, tokenType: OneTimeTokenType): Promise<VerifyOutcome>;
+  /** The audit entry the original writes, from the user as it was before and the token spent. */
+  audit(user: UserRow, tokenType: OneTimeTokenType): VerifyAudit;
 }
+
+export interface VerifyAudit {
+  action: AuditAction;
+  traits?: Record<string, unknown>;
+}
+
+// docs/users-and-audit.md#audit-log, the original's entries: a confirmation is a sign-up (each time), a
+// recovery or magic link a sign-up for an address never confirmed and a login after, a phone code always
+// a sign-up, an address change a modification.
+const SIGNED_UP_BY_EMAIL: VerifyAudit = { action: 'user_signedup', traits: { provider: 'email' } };
+const confirmation = (): VerifyAudit => SIGNED_UP_BY_EMAIL;
+const recovery = (user: UserRow): VerifyAudit => (user.email_confirmed_at ? { action: 'login' } : SIGNED_UP_BY_EMAIL);
+const emailCode = (user: UserRow, tokenType: OneTimeTokenType) => (tokenType === 'recovery_token' ? recovery(user) : confirmation());
+const modified = (): VerifyAudit => ({ action: 'user_modified' });
 
 const confirmEmail: VerifyType['apply'] = async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'email') });
 
 export const VERIFY_TYPES = new Map<string, VerifyType>([
-  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
-  ['invite', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
+  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: confirmation }],
+  ['invite', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: confirmation }],
   // Magic links reuse the recovery token; a new or unconfirmed user got the confirmation mail instead.
-  ['magiclink', { tokenTypes: ['recovery_token', 'confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
-  ['recovery', { tokenTypes: ['recovery_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
+  [
+    'magiclink',
+    { tokenTypes: ['recovery_token', 'confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: recovery },
+  ],
+  ['recovery', { tokenTypes: ['recovery_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: recovery }],
   // The email OTP: the code of a confirmation, magic link or recovery mail; as a link (or token_hash), either
   // mail's link token, the session then counted as a sign-up or a magic link (emailLinkType).
-  ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', amr: 'otp', apply: confirmEmail }],
+  ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: emailCode }],
   [
     'sms',
     {
@@ -44,6 +64,7 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
 
       amr: 'otp',
       apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }),
+      audit: () => ({ action: 'user_signedup', traits: { provider: 'phone' } }),
     },
   ],
   [
@@ -54,9 +75,10 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
 
       amr: 'otp',
       apply: applyEmailChange,
+      audit: modified,
     },
   ],
-  ['phone_change', { tokenTypes: ['phone_change_token'], channel: 'sms', amr: 'otp', apply: applyPhoneChange }],
+  ['phone_change', { tokenTypes: ['phone_change_token'], channel: 'sms', amr: 'otp', apply: applyPhoneChange, audit: modified }],
 ]);
 
 /** The type a verified `email` link stands for, by the token it spent, as the original renames it. */
