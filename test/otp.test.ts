@@ -63,6 +63,10 @@ t.test('phone: a confirmed user gets a code and the gateway message id', async (
   t.equal(res.status, 200);
   const message = await sms.waitForMessage('15550002222');
   t.strictSame(res.body, { message_id: message.id });
+  const { rows } = await api.db.query(
+    `select payload from audit_log_entries a join users u on u.id::text = a.payload->>'actor_id' where u.phone = '15550002222' order by a.created_at`,
+  );
+  t.match(rows.at(-1).payload, { action: 'user_recovery_requested', traits: { channel: 'sms' } }, 'with its channel, as the original');
   const again = await api.request('POST', '/otp', { body: { phone: '+15550002222' } });
   t.equal(again.status, 429);
   t.equal(again.body.error_code, 'over_sms_send_rate_limit');

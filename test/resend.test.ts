@@ -66,6 +66,10 @@ t.test("sms: a new code, with the gateway's message id", async (t) => {
   const res = await resend({ type: 'sms', phone: `+${phone}` });
   const message = await sms.waitForMessage(phone);
   t.strictSame(res.body, { message_id: message.id });
+  const { rows } = await api.db.query(`select payload from audit_log_entries where payload->>'actor_id' = $1 order by created_at`, [
+    signup.body.id,
+  ]);
+  t.equal(rows.at(-1).payload.action, 'user_recovery_requested', 'audited as the original audits a resent phone code');
   const verified = await api.request('POST', '/verify', { body: { type: 'sms', phone: `+${phone}`, token: codeIn(message.body) } });
   t.equal(verified.status, 200);
 });

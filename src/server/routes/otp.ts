@@ -68,7 +68,8 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
     // Deleted (or soft-deleted) by a concurrent request since the lookup above: nothing to send, as for a
     // number that has no account.
     if (!current) return { messageId: undefined };
-    await writeAudit(c, req, actorOf(current), 'user_recovery_requested');
+    // With the channel the code goes by, as the original's entry.
+    await writeAudit(c, req, actorOf(current), 'user_recovery_requested', { channel });
     return sendConfirmation(ctx, c, current, {
       provider: 'phone',
       address: phone,

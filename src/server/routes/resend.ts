@@ -89,6 +89,8 @@ async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRo
     }
     case 'sms': {
       if (user.phone_confirmed_at) return {};
+      // The original audits a resent phone code as a recovery request.
+      await writeAudit(c, req, actorOf(user), 'user_recovery_requested');
       const { messageId } = await sendConfirmation(ctx, c, user, {
         provider: 'phone',
         address: r.address,
