@@ -287,6 +287,13 @@ t.test('PUT /admin/users/{user_id} with a password ends every session and voids 
   const user = await api.request('GET', '/user', { token: session.body.access_token });
   t.equal(user.status, 403, 'nor does the old access token');
   t.equal((await signIn('taken-back@example.com', 'new-pass-1')).status, 200);
+  // An imported hash (ours; the original's update takes only `password`) is a new password too.
+  const imported = await api.request('PUT', `/admin/users/${id}`, {
+    token: admin,
+    body: { password_hash: bcrypt.hashSync('hashed-pass-1', 4) },
+  });
+  t.equal(imported.status, 200);
+  t.equal(await count('sessions'), 0, 'a password_hash ends the sessions as well');
 });
 
 t.test('PUT /admin/users/{user_id} and generate_link answer the user with its factors, as GET does', async (t) => {

@@ -236,6 +236,8 @@ t.test('a password changed, not set for the first time, adds nothing (an importe
     ['google'],
     'password_hash is not a first password',
   );
+  // A password set by an admin ends the user's sessions (docs/api.md#put-adminusersuser_id): signed in again with it.
+  t.equal((await u.auth.signInWithPassword({ email: u.email, password: 'imported-password-1' })).error, null);
   t.equal((await u.auth.updateUser({ password: NEW_PASSWORD })).error, null);
   t.equal((await adminPut(api, u.id, { password: 'Third-password-1' })).status, 200);
   t.strictSame(
