@@ -22,20 +22,47 @@ const STANDARD_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS',
 export const standardMethod = (method: string) => (STANDARD_METHODS.has(method) ? method : '_OTHER');
 
 /**
+ * The attributes otelhttp records the request duration with, under the conventions' dotted keys, less the
+ * server address and port it takes from the Host header (a client would make series without end). The
+ * Prometheus exporter writes each key with `_` for `.` (metrics.ts); OTLP pushes them as they are.
+ */
+export const SERVER_METRIC_KEYS = [
+  'http.request.method',
+  'http.response.status_code',
+  'http.route',
+  'url.scheme',
+  'network.protocol.name',
+  'network.protocol.version',
+] as const;
+
+export function serverMetricAttributes(method: string, route: string, status: number): Record<(typeof SERVER_METRIC_KEYS)[number], string> {
+  return {
+    'http.request.method': standardMethod(method),
+    'http.response.status_code': String(status),
+    'http.route': route,
+    'url.scheme': 'http',
+    'network.protocol.name': 'http',
+    'network.protocol.version': '1.1',
+  };
+}
+
+/** A dotted key as a Prometheus label name. */
+export const labelName = (key: string) => key.replaceAll('.', '_');
+
+/**
  * The request span's attributes: the specification's (`http.method`, `http.status_code`, `http.route` and
  * each `http.route.param.<key>`, the original's singular name) and the conventions' that otelhttp adds.
  * Not `user_agent.original`, which the original replaces by "stripped" before otelhttp sees it.
  */
 export function requestSpanAttributes(trace: RequestFacts): Record<string, string | number> {
   const method = standardMethod(trace.method);
+  // The metric's attributes less network.protocol.name, which otelhttp puts on spans only when it is not "http".
+  const { 'network.protocol.name': _http, ...shared } = serverMetricAttributes(trace.method, trace.route, trace.status);
   const attributes: Record<string, string | number> = {
     'http.method': trace.method,
-    'http.route': trace.route,
     'http.status_code': trace.status,
-    'http.request.method': method,
+    ...shared,
     'http.response.status_code': trace.status,
-    'url.scheme': 'http',
-    'network.protocol.version': '1.1',
   };
   if (method !== trace.method) attributes['http.request.method_original'] = trace.method;
   if (trace.path) attributes['url.path'] = trace.path;

@@ -3,7 +3,7 @@
 // scrape sees the whole process. Names follow Prometheus' rules (counters end in _total, units in the
 // name), which `promtool check metrics` enforces; docs/observability.md#metrics lists them.
 import { Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import { standardMethod } from './http-semconv.js';
+import { labelName, serverMetricAttributes, SERVER_METRIC_KEYS } from './http-semconv.js';
 
 /** The grants counted as sign-ins (auth_sign_ins_total); refresh_token continues a session and is counted on its own. */
 export const SIGN_IN_GRANTS: ReadonlySet<string> = new Set(['password', 'pkce', 'web3']);
@@ -43,15 +43,15 @@ export interface RequestMetrics {
   snapshot(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
+/** The labels of the original's password-hashing counters; each algorithm has its own subset. */
+export type HashLabels = Partial<Record<(typeof HASH_LABELS)[number], string>>;
+const HASH_LABELS = ['alg', 'v', 'm', 't', 'p', 'len', 'bcrypt_cost', 'n', 'r', 'match'] as const;
+
 /**
  * What each request pays for metrics nobody reads: nothing. prom-client resolves and hashes the label set
  * on every observation (a visible share of an HTTP thread's time, bench/README.md), so the
  * counters exist only when an exporter will collect them.
  */
-/** The labels of the original's password-hashing counters; each algorithm has its own subset. */
-export type HashLabels = Partial<Record<(typeof HASH_LABELS)[number], string>>;
-const HASH_LABELS = ['alg', 'v', 'm', 't', 'p', 'len', 'bcrypt_cost', 'n', 'r', 'match'] as const;
-
 export const NO_REQUEST_METRICS: RequestMetrics = {
   observe() {},
   emailRateLimited() {},
@@ -107,14 +107,7 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
   const requestDuration = new Histogram({
     name: 'http_server_request_duration_seconds',
     help: 'Duration of HTTP server requests.',
-    labelNames: [
-      'http_request_method',
-      'http_response_status_code',
-      'http_route',
-      'url_scheme',
-      'network_protocol_name',
-      'network_protocol_version',
-    ],
+    labelNames: SERVER_METRIC_KEYS.map(labelName),
     buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
     registers: [registry],
   });
@@ -229,22 +222,26 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
     gauge('auth_db_pool_idle_connections', 'Idle database connections of an HTTP thread', () => db.idleCount);
     gauge('auth_db_pool_waiting_requests', 'Queries waiting for a database connection of an HTTP thread', () => db.waitingCount);
   }
-  const counters = new Map<string, ReturnType<typeof requests.labels>>();
+  // Per method, route and status: the counter and the original's histogram, resolved once.
+  const answered = new Map<string, { counter: ReturnType<typeof requests.labels>; original: ReturnType<typeof requestDuration.labels> }>();
   const timers = new Map<string, ReturnType<typeof duration.labels>>();
-  const durations = new Map<string, ReturnType<typeof requestDuration.labels>>();
   return {
     observe(method, route, status, seconds) {
       const key = `${method} ${route}`;
       const countKey = `${key} ${status}`;
-      let counter = counters.get(countKey);
-      if (!counter) counters.set(countKey, (counter = requests.labels({ code: String(status), http_route: route, method })));
-      let original = durations.get(countKey);
-      if (!original) durations.set(countKey, (original = requestDuration.labels(originalLabels(method, route, status))));
+      let series = answered.get(countKey);
+      if (!series) {
+        series = {
+          counter: requests.labels({ code: String(status), http_route: route, method }),
+          original: requestDuration.labels(prometheusLabels(serverMetricAttributes(method, route, status))),
+        };
+        answered.set(countKey, series);
+      }
       let timer = timers.get(key);
       if (!timer) timers.set(key, (timer = duration.labels({ http_route: route, method })));
-      counter.inc();
+      series.counter.inc();
       timer.observe(seconds);
-      original.observe(seconds);
+      series.original.observe(seconds);
     },
     signIn: (method, outcome) => signIns({ method, outcome }, `${method} ${outcome}`),
     refresh: (outcome) => refreshes({ outcome }, outcome),
@@ -263,14 +260,5 @@ export function createRequestMetrics(db?: PoolCounts, thread = 0): RequestMetric
   };
 }
 
-/** otelhttp's labels for one answer (http-semconv.ts). */
-function originalLabels(method: string, route: string, status: number) {
-  return {
-    http_request_method: standardMethod(method),
-    http_response_status_code: String(status),
-    http_route: route,
-    url_scheme: 'http',
-    network_protocol_name: 'http',
-    network_protocol_version: '1.1',
-  };
-}
+const prometheusLabels = (attributes: Record<string, string>) =>
+  Object.fromEntries(Object.entries(attributes).map(([key, value]) => [labelName(key), value]));

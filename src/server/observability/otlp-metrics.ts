@@ -11,6 +11,7 @@ import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
 import { parseAttributes } from './tracing.js';
 import { otlpMetricExporter } from './otlp-exporters.js';
+import { labelName, SERVER_METRIC_KEYS } from './http-semconv.js';
 import type { MetricsJson, MetricsSource } from './metrics-exporter.js';
 
 export interface OtlpMetrics {
@@ -89,14 +90,7 @@ const ORIGINAL_INSTRUMENTS: Record<string, { name: string; unit?: string; dotted
 /** The conventions' dotted attribute keys behind the Prometheus label names of the original's request metrics. */
 const dottedKeys = (labels: Record<string, string | number>) =>
   Object.fromEntries(Object.entries(labels).map(([key, value]) => [DOTTED[key] ?? key, value]));
-const DOTTED: Record<string, string> = {
-  http_route: 'http.route',
-  http_request_method: 'http.request.method',
-  http_response_status_code: 'http.response.status_code',
-  url_scheme: 'url.scheme',
-  network_protocol_name: 'network.protocol.name',
-  network_protocol_version: 'network.protocol.version',
-};
+const DOTTED: Record<string, string> = Object.fromEntries(SERVER_METRIC_KEYS.map((key) => [labelName(key), key]));
 
 function convert(sdk: Sdk, valueType: number, families: MetricsJson, startTime: HrTime, endTime: HrTime): MetricData[] {
   const out: MetricData[] = [];

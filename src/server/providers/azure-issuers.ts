@@ -12,8 +12,7 @@
 // base's own issuer `<base>/discovery/v2.0/keys`. A token is never taken unverified.
 import { decodeJwt } from 'jose';
 import { baseUrl } from './code-exchange.js';
-import { discoveredEndpoints } from './oidc.js';
-import { ProviderError } from './outbound.js';
+import { issuerEndpoints } from './oidc.js';
 import type { ProviderRuntime } from './types.js';
 
 export const DEFAULT_AZURE_BASE = 'https://login.microsoftonline.com/common';
@@ -63,7 +62,5 @@ export async function azureTrust(
   }
   if (typeof iss !== 'string' || !iss || !azureIssuerAccepted(rt, iss, source)) return { issuer: [], jwksUri: ownKeys };
   if (iss === `${azureBase(rt)}/v2.0`) return { issuer: [iss], jwksUri: ownKeys };
-  const found = await discoveredEndpoints(rt, iss);
-  if (found.issuer !== iss) throw new ProviderError(`${iss}: discovery document names issuer ${String(found.issuer)}`);
-  return { issuer: [iss], jwksUri: found.jwksUri };
+  return { issuer: [iss], jwksUri: (await issuerEndpoints(rt, iss)).jwksUri };
 }

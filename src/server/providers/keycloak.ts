@@ -62,7 +62,7 @@ const oidc = oidcProvider({
 export const keycloak: typeof oidc = {
   ...oidc,
   async fetchProfile(rt, tokens) {
-    const info = await getUserJson(rt, `${realm(rt)}/protocol/openid-connect/userinfo`, tokens.accessToken);
+    const info = await getUserJson(rt, (await oidc.endpoints(rt)).userinfo!, tokens.accessToken);
     return keycloakProfile(realm(rt), info);
   },
 };

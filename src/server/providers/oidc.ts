@@ -70,6 +70,13 @@ export async function discoveredEndpoints(rt: ProviderRuntime, issuer: string): 
   };
 }
 
+/** Endpoints by discovery from a document that must name `issuer` itself (as go-oidc insists), else refused. */
+export async function issuerEndpoints(rt: ProviderRuntime, issuer: string): Promise<OidcEndpoints> {
+  const found = await discoveredEndpoints(rt, issuer);
+  if (found.issuer !== issuer) throw new ProviderError(`${issuer}: discovery document names issuer ${String(found.issuer)}`);
+  return found;
+}
+
 /** The `aud` values a provider's id_token may name: its client ids, then what the caller adds. */
 export function acceptedAudiences(rt: ProviderRuntime, options: VerifyOptions): string[] {
   return [...clientIds(rt.config), ...(options.extraAudiences ?? [])];

@@ -3,21 +3,15 @@
 // issuer's own discovery document (`<issuer>/.well-known/openid-configuration`, which must name the same
 // issuer, then its jwks_uri). EXTERNAL_SNAPCHAT_URL moves the issuer, as it moves the other endpoints.
 import { baseUrl } from './base-url.js';
-import { acceptedAudiences, discoveredEndpoints, standardProfile, type OidcEndpoints } from './oidc.js';
+import { acceptedAudiences, issuerEndpoints, standardProfile, type OidcEndpoints } from './oidc.js';
 import type { IdTokenSide } from './id-token-side.js';
-import { ProviderError } from './outbound.js';
 import type { ExternalProfile, ProviderRuntime } from './types.js';
 
 /** https://accounts.snapchat.com/accounts/oauth2/token, under EXTERNAL_SNAPCHAT_URL when set. */
 export const snapchatIssuer = (rt: ProviderRuntime) => `${baseUrl(rt.config.url, 'accounts.snapchat.com')}/accounts/oauth2/token`;
 
-/** The issuer's endpoints by discovery; a document naming another issuer is refused (as go-oidc does). */
-async function endpoints(rt: ProviderRuntime): Promise<OidcEndpoints> {
-  const issuer = snapchatIssuer(rt);
-  const found = await discoveredEndpoints(rt, issuer);
-  if (found.issuer !== issuer) throw new ProviderError(`${issuer}: discovery document names issuer ${String(found.issuer)}`);
-  return found;
-}
+/** The issuer's endpoints by discovery; a document naming another issuer is refused. */
+const endpoints = (rt: ProviderRuntime): Promise<OidcEndpoints> => issuerEndpoints(rt, snapchatIssuer(rt));
 
 /**
  * The token's standard claims, as the original reads Snapchat's; the address counts as verified (Snapchat
