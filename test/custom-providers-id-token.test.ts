@@ -188,7 +188,7 @@ t.test('id_token grant: forged, misdirected and expired tokens are refused, and 
   const aud = await grant({ provider: 'custom:strict', id_token: await mint({ audience: 'someone-else' })(claims) });
   t.same(
     [aud.status, aud.body],
-    [400, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: ["someone-else"]' }],
+    [400, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: [someone-else]' }],
   );
   t.equal(await users(), before, 'no user was created');
 });

@@ -91,3 +91,32 @@ t.test('a user who has an email keeps it when linking an identity with another a
   t.equal(data.user?.email, 'keeps-own@example.com');
   t.same((await userRow(s.user.id)).providers, ['email', 'google']);
 });
+
+t.test('linking by id_token is audited as identity_linked alone, not also as a login', async (t) => {
+  const { auth, id } = await anonymous();
+  const token = await google.signIdToken({ sub: 'g-audited', email: 'linked-audited@example.com', email_verified: true });
+  t.equal((await auth.linkIdentity({ provider: 'google', token })).error, null);
+  const { rows } = await api.db.query(
+    `select payload->>'action' as action from audit_log_entries where payload->>'actor_id' = $1 order by created_at`,
+    [id],
+  );
+  t.same(
+    rows.map((r) => r.action),
+    ['identity_linked'],
+    'the anonymous sign-up writes nothing; the link writes one entry',
+  );
+});
+
+t.test('link_identity without an Authorization header: the grant refuses it in its OAuth style, before the provider', async (t) => {
+  const token = await google.signIdToken({ sub: 'g-no-bearer', email: 'no-bearer@example.com', email_verified: true });
+  for (const provider of ['google', 'a-provider-that-does-not-exist']) {
+    const res = await api.request('POST', '/token?grant_type=id_token', { body: { provider, id_token: token, link_identity: true } });
+    t.equal(res.status, 400, provider);
+    t.same(
+      res.body,
+      { error: 'invalid request', error_description: 'Linking requires a valid user access token in Authorization' },
+      provider,
+    );
+  }
+  t.equal((await api.db.query(`select count(*)::int as n from identities where provider_id = 'g-no-bearer'`)).rows[0].n, 0);
+});

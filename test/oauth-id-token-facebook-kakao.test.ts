@@ -118,7 +118,7 @@ t.test("facebook: the token's nonce is not checked, as the original never checks
 
 t.test('facebook: wrong audience, wrong issuer, expired, or signed by another key: refused', async (t) => {
   const wrongAud = await grant({ provider: 'facebook', id_token: await facebook.sign({ sub: '1' }, { audience: 'another-app' }) });
-  t.same(wrongAud.body, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: ["another-app"]' });
+  t.same(wrongAud.body, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: [another-app]' });
   const wrongIss = await grant({
     provider: 'facebook',
     id_token: await facebook.sign({ sub: '1' }, { issuer: 'https://www.facebook.com' }),

@@ -78,7 +78,7 @@ t.test(
     const otherApp = await appleIdp.signIdToken({ sub: 'apple-ios-2' }, { audience: 'com.example.other' });
     t.same((await grant({ provider: 'apple', id_token: otherApp })).body, {
       error: 'invalid request',
-      error_description: 'Unacceptable audience in id_token: ["com.example.other"]',
+      error_description: 'Unacceptable audience in id_token: [com.example.other]',
     });
   },
 );

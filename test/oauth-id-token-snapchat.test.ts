@@ -72,7 +72,7 @@ t.test('snapchat: another issuer, another audience or an expired token is refuse
   const wrongIss = await snap.signIdToken(claims, { issuer: 'https://accounts.snapchat.com/accounts/oauth2/token' });
   t.same((await grant({ provider: 'snapchat', id_token: wrongIss })).body, BAD, 'the configured issuer only');
   const aud = await grant({ provider: 'snapchat', id_token: await snap.signIdToken(claims, { audience: 'other-app' }) });
-  t.same(aud.body, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: ["other-app"]' });
+  t.same(aud.body, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: [other-app]' });
   const expired = await snap.signIdToken(claims, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
   t.same((await grant({ provider: 'snapchat', id_token: expired })).body, BAD);
   t.equal((await api.db.query(`select count(*)::int as n from identities where provider_id = 'snap-bad'`)).rows[0].n, 0);

@@ -2,8 +2,7 @@
 // itself (Sign in with Apple/Google on a device, auth-js signInWithIdToken) hands over the id_token. The
 // provider is a built-in one, a custom one or an allowed issuer (id-token-source.ts); the token is verified
 // against its issuer's JWKS (signature, iss, aud = one of the provider's client ids, exp), its nonce
-// against the client's raw nonce (the token carries its SHA-256 hex; the raw value is accepted too, as the
-// original does), its at_hash against the access token when one is given; then the same account rules
+// against the client's raw nonce (the token must carry its SHA-256 hex), its at_hash against the access token when one is given; then the same account rules
 // as the callback. The token's own refusals are OAuth-style bodies {error, error_description}, always 400.
 import { createHash } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
@@ -53,10 +52,11 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   if (!token) throw new OAuthRefusal('invalid request', 'id_token required');
   const [provider, clientId, issuer] = [body.provider ?? '', body.client_id ?? '', body.issuer ?? ''];
   if (!provider && (!clientId || !issuer)) throw new OAuthRefusal('invalid request', 'provider or client_id and issuer required');
+  // A signed-in user linking this identity (auth-js linkIdentity with an id_token) is checked first, before
+  // the provider is looked up or any outbound call is made, as the original orders it.
+  const linking = body.link_identity === true ? await linkingUser(req, ctx) : null;
   const source = await idTokenSource(ctx, { provider, clientId, issuer });
   const name = source.name;
-  // A signed-in user linking this identity (auth-js linkIdentity with an id_token) is checked before any outbound call.
-  const linking = body.link_identity === true ? await authenticate(req, ctx) : null;
 
   let claims: Record<string, unknown>;
   try {
@@ -97,7 +97,8 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
     }
     if (linked) notifications = notice(ctx, { kind: 'identityLinked', user, provider: name });
     return issueSession(ctx, c, user, 'oauth', req, {
-      audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
+      // Linking is audited as identity_linked alone (oauth/linking.ts); only a sign-in is a login.
+      audit: linking ? undefined : { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
     });
   });
   // An unverified address: the user and the confirmation mail are committed, then the 422 is answered.
@@ -106,13 +107,15 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   return { body: response };
 }
 
-/** The original's rule: both present and matching (hashed or raw) or both absent; SKIP_NONCE_CHECK skips it all. */
+/** The original's rule: both present with the token's nonce the SHA-256 hex of the given one, or both absent; SKIP_NONCE_CHECK skips it all. */
 function checkNonce(given: string, inToken: unknown, skip: boolean): void {
   if (skip) return;
   const tokenNonce = typeof inToken === 'string' ? inToken : '';
   if (given && tokenNonce) {
     const hash = createHash('sha256').update(given).digest('hex');
-    if (hash !== tokenNonce && given !== tokenNonce) throw new OAuthRefusal('invalid nonce', 'Nonces mismatch');
+    // Only the hash: were the token's own claim accepted as the raw value, whoever holds a leaked id_token
+    // could replay it by reading the nonce out of it.
+    if (hash !== tokenNonce) throw new OAuthRefusal('invalid nonce', 'Nonces mismatch');
     return;
   }
   if (given || tokenNonce) {
@@ -127,15 +130,25 @@ function checkAtHash(idToken: string, accessToken: string, atHash: string): void
   const hashName = bits === '384' ? 'sha384' : bits === '512' ? 'sha512' : 'sha256';
   const digest = createHash(hashName).update(accessToken).digest();
   if (digest.subarray(0, digest.length / 2).toString('base64url') !== atHash) {
-    throw new OAuthRefusal('invalid request', 'Invalid access_token: at_hash does not match');
+    // The original's verifier fails the whole token here, with its one answer for a bad token.
+    throw new OAuthRefusal('invalid request', 'Bad ID token');
   }
 }
 
 function audienceOf(token: string): string {
   try {
     const aud = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { aud?: unknown };
-    return JSON.stringify(Array.isArray(aud.aud) ? aud.aud : [aud.aud]);
+    // Printed as the original prints a list of strings: `[a b]`.
+    return `[${(Array.isArray(aud.aud) ? aud.aud : [aud.aud]).map(String).join(' ')}]`;
   } catch {
     return '[]';
   }
+}
+
+/** Linking needs the user's own token; without any Authorization the original answers in the grant's OAuth style. */
+async function linkingUser(req: Parameters<Grant['handle']>[0], ctx: AppContext) {
+  if (!req.headers.authorization) {
+    throw new OAuthRefusal('invalid request', 'Linking requires a valid user access token in Authorization');
+  }
+  return authenticate(req, ctx);
 }
