@@ -5,6 +5,7 @@ import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
 import { behindDeletion } from './helpers/row-lock.js';
+import { adminToken } from './helpers/admin.js';
 
 const smtp = await startSmtpServer();
 const sms = await startSmsGatewayFake();
@@ -334,4 +335,72 @@ t.test('a confirmation link expires after MAILER_OTP_EXP (default one day)', asy
   t.strictSame(post.body, { code: 403, error_code: 'otp_expired', msg: 'Email link is invalid or has expired' });
   const user = await api.db.query('select email_confirmed_at from users where id = $1', [res.body.id]);
   t.equal(user.rows[0].email_confirmed_at, null, 'still unconfirmed');
+});
+
+const actions = async (userId: string) =>
+  (
+    await api.db.query(
+      `select payload ->> 'action' as action, payload -> 'traits' as traits from audit_log_entries
+                         where payload ->> 'actor_id' = $1 order by created_at, payload ->> 'action'`,
+      [userId],
+    )
+  ).rows;
+
+t.test("the audit trail of sign-ups left to confirm, as the original's: confirmation requested, then signed up at /verify", async (t) => {
+  const first = await signup({ email: 'audited-pending@example.com', password: 'secret99' });
+  t.equal(first.status, 200);
+  await smtp.waitForMail('audited-pending@example.com');
+  t.same(await actions(first.body.id), [{ action: 'user_confirmation_requested', traits: { provider: 'email' } }]);
+  await api.db.query("update users set confirmation_sent_at = now() - interval '901 seconds' where id = $1", [first.body.id]);
+  t.equal((await signup({ email: 'audited-pending@example.com', password: 'secret99' })).status, 200);
+  await smtp.waitForMail('audited-pending@example.com');
+  t.same(
+    (await actions(first.body.id)).map((r) => r.action),
+    ['user_confirmation_requested', 'user_confirmation_requested'],
+    'a repeat for the pending address is one more request, never a second sign-up',
+  );
+  const phone = await signup({ phone: '15557654321', password: 'secret99' });
+  t.equal(phone.status, 200);
+  t.same(await actions(phone.body.id), [{ action: 'user_confirmation_requested', traits: { provider: 'phone' } }]);
+});
+
+t.test('an autoconfirmed phone sign-up is signed up with its channel, then logged in', async (t) => {
+  const auto = await startTestService({
+    AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+    AUTH_SMS_AUTOCONFIRM: 'true',
+    AUTH_SMS_PROVIDER: 'twilio',
+    AUTH_SMS_TWILIO_API_BASE_URL: sms.baseUrl,
+    AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC123',
+    AUTH_SMS_TWILIO_AUTH_TOKEN: 'tok',
+    AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+  });
+  t.teardown(() => auto.stop());
+  const res = await auto.request('POST', '/signup', { body: { phone: '15550001111', password: 'secret99' } });
+  t.equal(res.status, 200);
+  t.ok(res.body.access_token);
+  const { rows } = await auto.db.query(
+    `select payload ->> 'action' as action, payload -> 'traits' as traits from audit_log_entries
+      where payload ->> 'actor_id' = $1 order by payload ->> 'action' desc`,
+    [res.body.user.id],
+  );
+  t.same(rows, [
+    { action: 'user_signedup', traits: { provider: 'phone', channel: 'sms' } },
+    { action: 'login', traits: { provider: 'phone' } },
+  ]);
+});
+
+t.test("a sign-up with an invited address learns nothing of the invitation's data", async (t) => {
+  const invited = await api.request('POST', '/invite', {
+    token: await adminToken(),
+    body: { email: 'invited-secret@example.com', data: { org: 'acme', plan: 'enterprise' } },
+  });
+  t.equal(invited.status, 200);
+  await smtp.waitForMail('invited-secret@example.com');
+  await api.db.query("update users set confirmation_sent_at = now() - interval '901 seconds' where id = $1", [invited.body.id]);
+  const res = await signup({ email: 'invited-secret@example.com', password: 'secret99' });
+  t.equal(res.status, 200);
+  t.equal(res.body.id, invited.body.id);
+  t.same(res.body.user_metadata, {}, 'no metadata the admin attached');
+  t.same(res.body.identities, [], 'no identities');
+  await smtp.waitForMail('invited-secret@example.com');
 });

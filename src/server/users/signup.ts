@@ -111,13 +111,22 @@ export async function signUp(
       return input.withoutSession ? { body: {} } : confirmedDuplicate(ctx, input);
     }
     user = created.user;
-    const audit = { actor: actorOf(user), action: 'user_signedup', traits: { provider: input.provider } } as const;
-    if (autoconfirm && !input.withoutSession) {
-      return { body: await issueSession(ctx, c, await confirmAddress(c, user, input.provider), 'password', req, { audit }) };
+    // The original's entries (docs/users-and-audit.md#audit-log): an autoconfirmed sign-up is a
+    // user_signedup (by SMS or WhatsApp, with its channel) and then a login; one left to confirm is a
+    // user_confirmation_requested, and its user_signedup comes from /verify.
+    const actor = actorOf(user);
+    if (!autoconfirm) {
+      await writeAudit(c, req, actor, 'user_confirmation_requested', { provider: input.provider });
+      return { body: await confirmationAnswer(ctx, c, user, input, false, req) };
     }
-    await writeAudit(c, req, audit.actor, audit.action, audit.traits);
-    if (autoconfirm) return { body: userJson(await confirmAddress(c, user, input.provider), []) };
-    return { body: await confirmationAnswer(ctx, c, user, input, false, req) };
+    await writeAudit(c, req, actor, 'user_signedup', {
+      provider: input.provider,
+      ...(input.provider === 'phone' ? { channel: input.channel } : {}),
+    });
+    const confirmed = await confirmAddress(c, user, input.provider);
+    if (input.withoutSession) return { body: userJson(confirmed, []) };
+    const login = { actor, action: 'login', traits: { provider: input.provider } } as const;
+    return { body: await issueSession(ctx, c, confirmed, 'password', req, { audit: login }) };
   }
   // Locked and re-read before its confirmation token is replaced: the order of /verify and every other writer of
   // one-time tokens (user, then token: db/one-time-tokens.ts), and repeats pass the frequency check one at a time.
@@ -130,6 +139,7 @@ export async function signUp(
     await writeAudit(c, req, actorOf(user), 'user_repeated_signup', { provider: input.provider });
     return confirmedDuplicate(ctx, input);
   }
+  await writeAudit(c, req, actorOf(user), 'user_confirmation_requested', { provider: input.provider });
   return { body: await confirmationAnswer(ctx, c, user, input, true, req) };
 }
 
@@ -145,6 +155,8 @@ function confirmedDuplicate(ctx: AppContext, input: SignupInput): ApiResponse | 
 
 async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, input: SignupInput, resend: boolean, req: ApiRequest) {
   const sent = await sendConfirmation(ctx, c, user, { ...input, checkInterval: resend, req });
+  // Whoever signs up with an invited address learns nothing of what the admin attached to the invitation.
+  if (sent.user.invited_at) return userJson({ ...sent.user, raw_user_meta_data: {} }, []);
   return userJson(sent.user, await findIdentitiesByUser(c, user.id));
 }
 
