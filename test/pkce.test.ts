@@ -17,6 +17,14 @@ async function send(path: string, body: Record<string, unknown>) {
   return api.request('POST', path, { body });
 }
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
+const lastLoginTraits = async (userId: string) =>
+  (
+    await api.db.query(
+      `select payload -> 'traits' as traits from audit_log_entries
+        where payload ->> 'actor_id' = $1 and payload ->> 'action' = 'login' order by created_at desc limit 1`,
+      [userId],
+    )
+  ).rows[0]?.traits;
 const flowsOf = async (email: string) =>
   (await api.db.query('select f.* from flow_state f join users u on u.id = f.user_id where u.email = $1', [email])).rows;
 
@@ -40,6 +48,7 @@ t.test('signup: confirmation link → ?code= → exchange → session with AMR e
   const [flow] = await flowsOf('pk@example.com');
   t.match(flow, {
     authentication_method: 'email/signup',
+    provider_type: 'email',
     code_challenge_method: 's256',
     code_challenge: challenge,
     auth_code_issued_at: null,
@@ -58,6 +67,7 @@ t.test('signup: confirmation link → ?code= → exchange → session with AMR e
     ['email/signup'],
   );
   t.strictSame(await flowsOf('pk@example.com'), []);
+  t.strictSame(await lastLoginTraits(res.body.user.id), { provider_type: 'email' }, "the exchange's login names the flow's origin");
   t.strictSame(
     (await exchange(code, verifier)).body,
     { code: 404, error_code: 'flow_state_not_found', msg: 'invalid flow state, no valid flow state found' },
@@ -98,11 +108,13 @@ t.test('/otp and /recover links finish PKCE flows too', async (t) => {
   ] as const) {
     const { verifier, challenge } = await pkcePair();
     t.equal((await send(path, { email: 'pk@example.com', code_challenge: challenge, code_challenge_method: 's256' })).status, 200);
+    t.equal((await flowsOf('pk@example.com'))[0].provider_type, method, 'the flow is named by its origin, as the original names it');
     const mail = await smtp.waitForMail('pk@example.com');
     t.equal(linkOf(mail).type, method === 'magiclink' ? 'magiclink' : 'recovery');
     const { code } = await followForCode(t, mail);
     const session = await exchange(code, verifier);
     t.equal(session.status, 200, path);
+    t.strictSame(await lastLoginTraits(session.body.user.id), { provider_type: method });
     t.strictSame(
       claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method),
       [method],
@@ -209,4 +221,16 @@ t.test('magic link with PKCE for a new address: the confirmation link finishes a
     claimsOf(session.body.access_token).amr.map((a: { method: string }) => a.method),
     ['email/signup'],
   );
+});
+
+t.test("/resend of a sign-up's mail with PKCE names its flow email/signup, as the original", async (t) => {
+  const { challenge } = await pkcePair();
+  t.equal((await api.request('POST', '/signup', { body: { email: 'pk-resend@example.com', password: 'secret-password' } })).status, 200);
+  await smtp.waitForMail('pk-resend@example.com');
+  const res = await api.request('POST', '/resend', {
+    body: { type: 'signup', email: 'pk-resend@example.com', code_challenge: challenge, code_challenge_method: 's256' },
+  });
+  t.equal(res.status, 200);
+  await smtp.waitForMail('pk-resend@example.com');
+  t.match(await flowsOf('pk-resend@example.com'), [{ provider_type: 'email/signup', authentication_method: 'email/signup' }]);
 });

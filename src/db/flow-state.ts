@@ -24,6 +24,7 @@ export async function insertFlowState(
     codeChallenge: string;
     method: 's256' | 'plain';
     authenticationMethod: string;
+    /** as the original names the flow's origin (the PKCE grant audits it): by default its method, e.g. `recovery` */
     providerType?: string;
     referrer?: string;
   },
@@ -31,7 +32,7 @@ export async function insertFlowState(
   const { rows } = await q.query<FlowStateRow>(
     `insert into flow_state (user_id, auth_code, code_challenge_method, code_challenge, provider_type, authentication_method, referrer)
      values ($1, gen_random_uuid()::text, $2, $3, $4, $5, $6) returning *`,
-    [f.userId, f.method, f.codeChallenge, f.providerType ?? 'email', f.authenticationMethod, f.referrer ?? null],
+    [f.userId, f.method, f.codeChallenge, f.providerType ?? f.authenticationMethod, f.authenticationMethod, f.referrer ?? null],
   );
   return rows[0];
 }

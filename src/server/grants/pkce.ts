@@ -40,7 +40,7 @@ export const pkce: Grant<ReturnType<typeof schema>> = {
         if (isBanned(user)) throw apiError('user_banned_at_sign_in');
         await deleteFlowState(c, flow.id);
         const session = await issueSession(ctx, c, user, flow.authentication_method, req, {
-          audit: { actor: actorOf(user), action: 'login', traits: { provider: flow.provider_type || 'email' } },
+          audit: { actor: actorOf(user), action: 'login', traits: { provider_type: flow.provider_type } },
         });
         if (flow.provider_access_token) session.provider_token = flow.provider_access_token;
         if (flow.provider_refresh_token) session.provider_refresh_token = flow.provider_refresh_token;

@@ -82,6 +82,7 @@ async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRo
         redirectTo: r.redirectTo,
         pkce: r.pkce,
         checkInterval: true,
+        flowProviderType: 'email/signup',
         req,
       });
       await writeAudit(c, req, actorOf(user), 'user_confirmation_requested');

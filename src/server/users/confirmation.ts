@@ -23,6 +23,8 @@ export interface ConfirmationSend {
   pkce: PkceParams | null;
   /** false for a user created by this very request, who cannot have been sent anything yet */
   checkInterval: boolean;
+  /** the PKCE flow's provider_type: `email` for a sign-up's mail (the original's), `email/signup` for /resend's */
+  flowProviderType?: string;
   /** the request, for a send hook's metadata and deadline, and the base of the mail's link */
   req: HookRequest;
 }
@@ -42,6 +44,7 @@ export async function sendConfirmation(
         codeChallenge: s.pkce.codeChallenge,
         method: s.pkce.method,
         authenticationMethod: SIGNUP_FLOW_METHOD,
+        providerType: s.flowProviderType ?? 'email',
       });
     }
     await sendEmailToken(
