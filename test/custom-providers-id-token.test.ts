@@ -275,6 +275,41 @@ t.test('id_token grant: with CUSTOM_OAUTH_ENABLED off, custom providers are refu
   t.same([res.status, res.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Custom OAuth providers are disabled' }]);
 });
 
+t.test("a row the original stored (no algorithm list in its copy): the issuer's live list counts", async (t) => {
+  // The original keeps no id_token_signing_alg_values_supported in cached_discovery; its verifier reads
+  // the list from the issuer's discovery. An issuer that signs ES256 must keep signing its users in.
+  const es = await startOAuth2Server();
+  t.teardown(() => es.stop());
+  es.signingAlgorithms = ['ES256'];
+  const created = await api.request('POST', '/admin/custom-providers', {
+    token: await adminToken(),
+    body: { provider_type: 'oidc', identifier: 'custom:es', name: 'ES', client_id: es.clientId, client_secret: 'x', issuer: es.base },
+  });
+  if (created.status !== 201) throw new Error(created.text);
+  await api.db.query(
+    `update custom_oauth_providers set cached_discovery = cached_discovery - 'id_token_signing_alg_values_supported'
+      where identifier = 'custom:es'`,
+  );
+  const sign = (claims: Record<string, unknown>, alg: 'ES256' | 'RS256') =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg, kid: alg === 'ES256' ? 'es' : 'rs' })
+      .setIssuer(es.base)
+      .setAudience(es.clientId)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(alg === 'ES256' ? es.keys.es : es.keys.rs);
+  const before = es.discoveryRequests;
+  const claims = { sub: 'es-1', email: 'es-1@example.com', email_verified: true };
+  const res = await grant({ provider: 'custom:es', id_token: await sign(claims, 'ES256') });
+  t.equal(res.status, 200, 'an ES256 token signs in');
+  t.equal(res.body.user?.email, 'es-1@example.com');
+  const again = await grant({ provider: 'custom:es', id_token: await sign(claims, 'ES256') });
+  t.equal(again.status, 200, 'and again');
+  t.equal(es.discoveryRequests, before + 1, 'the live document is fetched once, then cached');
+  const rs = await grant({ provider: 'custom:es', id_token: await sign(claims, 'RS256') });
+  t.same([rs.status, rs.body], [400, { error: 'invalid request', error_description: 'Bad ID token' }], 'RS256 is not in its list');
+});
+
 t.test("each refusal's cause is in the service's log", async (t) => {
   await api.stop();
   const logged = api
