@@ -180,7 +180,7 @@ t.test("create: the original's checks and messages, in its order; nothing is sto
     ],
     [
       oidcBody({ discovery_url: `${idp.issuer}/.well-known/openid-configuration`, issuer: 'http://127.0.0.1:1/other' }),
-      `OIDC discovery from "${idp.issuer}/.well-known/openid-configuration" failed: issuer mismatch, expected "http://127.0.0.1:1/other" got "${idp.issuer}"`,
+      `OIDC discovery from "${idp.issuer}/.well-known/openid-configuration" failed: oidc: issuer mismatch, expected "http://127.0.0.1:1/other" got "${idp.issuer}"`,
     ],
     [
       oidcBody({ issuer: `${oddBase}/bare` }),
