@@ -222,6 +222,17 @@ t.test('the URL rules without CUSTOM_OAUTH_ALLOW_PRIVATE_URLS: https only, no lo
     const res = await call(strict, 'POST', '/admin/custom-providers', body);
     t.same(res.body, refusal(msg), msg);
   }
+  // As the original: the URLs are checked before the identifier is looked up.
+  const taken = await call(strict, 'POST', '/admin/custom-providers', oauth2Body({ identifier: 'custom:taken' }));
+  t.equal(taken.status, 201, 'created');
+  const again = await call(
+    strict,
+    'POST',
+    '/admin/custom-providers',
+    oauth2Body({ identifier: 'custom:taken', authorization_url: 'http://x' }),
+  );
+  t.same(again.body, refusal('URL must use HTTPS'), 'a taken identifier with a bad URL: the URL is named');
+  await call(strict, 'DELETE', '/admin/custom-providers/custom:taken');
 });
 
 t.test('update: path checks, unknown provider, bad fields refused before anything changes', async (t) => {
