@@ -145,6 +145,35 @@ t.test('without an id_token, the userinfo endpoint; an answer over 1 MiB is refu
   t.equal((await api.db.query('select count(*)::int as n from users where email = $1', ['info-2@example.com'])).rows[0].n, 0);
 });
 
+t.test("attribute_mapping on an id_token: the address is the token's own, the mapped sub names the identity", async (t) => {
+  const mapping = async (attribute_mapping: Record<string, unknown>) => {
+    const res = await api.request('PUT', '/admin/custom-providers/custom:strict', { token, body: { attribute_mapping } });
+    if (res.status !== 200) throw new Error(res.text);
+  };
+  await mapping({ email: 'nickname', sub: 'preferred_username' });
+  t.teardown(() => mapping({}));
+  idp.approveAs = {
+    sub: 'map-1',
+    email: 'map-1@example.com',
+    email_verified: true,
+    nickname: 'other@example.com',
+    preferred_username: 'mapped-1',
+  };
+  idp.issueIdToken = mint();
+  const start = await api.request('GET', '/authorize?provider=custom:strict');
+  const approved = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+  const { location } = await callback(api, new URL(approved.headers.get('location')!).searchParams);
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'map-1@example.com', "a mapped email does not change the user's address");
+  t.match(me.body.identities, [
+    {
+      provider: 'custom:strict',
+      id: 'mapped-1',
+      identity_data: { sub: 'mapped-1', email: 'map-1@example.com', nickname: 'other@example.com' },
+    },
+  ]);
+});
+
 const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
 const nonce = 'raw-nonce-0123456789';
 const nonceHash = createHash('sha256').update(nonce).digest('hex');

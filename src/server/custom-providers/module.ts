@@ -118,13 +118,13 @@ export function customModule(row: CustomProviderRow): OAuth2Provider {
       Object.fromEntries(Object.entries(row.authorization_params).filter((e): e is [string, string] => typeof e[1] === 'string')),
     exchangeCode: (rt, code, verifier) => exchangeAuthorizationCode(rt, need(row, endpoints.token, 'token endpoint'), code, verifier),
     async fetchProfile(rt, tokens) {
-      if (oidc && tokens.idToken) return customProfile(row, await verifyCustomIdToken(rt, row, tokens.idToken));
+      if (oidc && tokens.idToken) return customProfile(row, await verifyCustomIdToken(rt, row, tokens.idToken), 'id_token');
       const info = await fetchJson(
         rt,
         need(row, endpoints.userinfo, oidc ? 'id_token or userinfo endpoint' : 'userinfo endpoint'),
         tokens.accessToken,
       );
-      return customProfile(row, info);
+      return customProfile(row, info, 'userinfo');
     },
   };
 }
