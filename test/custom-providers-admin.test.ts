@@ -180,7 +180,7 @@ t.test("create: the original's checks and messages, in its order; nothing is sto
     ],
     [
       oidcBody({ discovery_url: `${idp.issuer}/.well-known/openid-configuration`, issuer: 'http://127.0.0.1:1/other' }),
-      `OIDC discovery from "${idp.issuer}/.well-known/openid-configuration" failed: issuer mismatch, expected "http://127.0.0.1:1/other" got "${idp.issuer}"`,
+      `OIDC discovery from "${idp.issuer}/.well-known/openid-configuration" failed: oidc: issuer mismatch, expected "http://127.0.0.1:1/other" got "${idp.issuer}"`,
     ],
     [
       oidcBody({ issuer: `${oddBase}/bare` }),
@@ -222,6 +222,17 @@ t.test('the URL rules without CUSTOM_OAUTH_ALLOW_PRIVATE_URLS: https only, no lo
     const res = await call(strict, 'POST', '/admin/custom-providers', body);
     t.same(res.body, refusal(msg), msg);
   }
+  // As the original: the URLs are checked before the identifier is looked up.
+  const taken = await call(strict, 'POST', '/admin/custom-providers', oauth2Body({ identifier: 'custom:taken' }));
+  t.equal(taken.status, 201, 'created');
+  const again = await call(
+    strict,
+    'POST',
+    '/admin/custom-providers',
+    oauth2Body({ identifier: 'custom:taken', authorization_url: 'http://x' }),
+  );
+  t.same(again.body, refusal('URL must use HTTPS'), 'a taken identifier with a bad URL: the URL is named');
+  await call(strict, 'DELETE', '/admin/custom-providers/custom:taken');
 });
 
 t.test('update: path checks, unknown provider, bad fields refused before anything changes', async (t) => {
@@ -271,7 +282,8 @@ t.test('CUSTOM_OAUTH_MAX_PROVIDERS: past the quota, 400 over_custom_provider_quo
   t.same(over.body, refusal('Maximum number of custom OAuth/OIDC providers reached', 'over_custom_provider_quota'));
 });
 
-t.test('CUSTOM_OAUTH_ENABLED=false: every route answers 404 feature_disabled', async (t) => {
+t.test('CUSTOM_OAUTH_ENABLED=false: every route answers 404 feature_disabled, once the admin guard has passed', async (t) => {
+  const userToken = await adminToken('authenticated', { sub: crypto.randomUUID() });
   for (const [method, path] of [
     ['GET', '/admin/custom-providers'],
     ['POST', '/admin/custom-providers'],
@@ -279,8 +291,17 @@ t.test('CUSTOM_OAUTH_ENABLED=false: every route answers 404 feature_disabled', a
     ['PUT', '/admin/custom-providers/custom:x'],
     ['DELETE', '/admin/custom-providers/custom:x'],
   ]) {
-    const res = await call(disabled, method, path, method === 'POST' || method === 'PUT' ? {} : undefined);
+    const body = method === 'POST' || method === 'PUT' ? {} : undefined;
+    const res = await call(disabled, method, path, body);
     t.same(res.body, refusal('Custom OAuth providers are disabled', 'feature_disabled', 404), `${method} ${path}`);
+    const none = await disabled.request(method, path, { body });
+    t.same(
+      [none.status, none.body],
+      [401, { code: 401, error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' }],
+      `${method} ${path} without a token`,
+    );
+    const user = await disabled.request(method, path, { body, token: userToken });
+    t.same([user.status, user.body], [403, { code: 403, error_code: 'not_admin', msg: 'User not allowed' }], `${method} ${path} user role`);
   }
   const signIn = await disabled.request('GET', '/authorize?provider=custom:acme-oidc');
   t.same(signIn.body, refusal('Unsupported provider: custom OAuth providers are disabled'), 'and /authorize refuses custom: providers');

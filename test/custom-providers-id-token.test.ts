@@ -145,6 +145,35 @@ t.test('without an id_token, the userinfo endpoint; an answer over 1 MiB is refu
   t.equal((await api.db.query('select count(*)::int as n from users where email = $1', ['info-2@example.com'])).rows[0].n, 0);
 });
 
+t.test("attribute_mapping on an id_token: the address is the token's own, the mapped sub names the identity", async (t) => {
+  const mapping = async (attribute_mapping: Record<string, unknown>) => {
+    const res = await api.request('PUT', '/admin/custom-providers/custom:strict', { token, body: { attribute_mapping } });
+    if (res.status !== 200) throw new Error(res.text);
+  };
+  await mapping({ email: 'nickname', sub: 'preferred_username' });
+  t.teardown(() => mapping({}));
+  idp.approveAs = {
+    sub: 'map-1',
+    email: 'map-1@example.com',
+    email_verified: true,
+    nickname: 'other@example.com',
+    preferred_username: 'mapped-1',
+  };
+  idp.issueIdToken = mint();
+  const start = await api.request('GET', '/authorize?provider=custom:strict');
+  const approved = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+  const { location } = await callback(api, new URL(approved.headers.get('location')!).searchParams);
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'map-1@example.com', "a mapped email does not change the user's address");
+  t.match(me.body.identities, [
+    {
+      provider: 'custom:strict',
+      id: 'mapped-1',
+      identity_data: { sub: 'mapped-1', email: 'map-1@example.com', nickname: 'other@example.com' },
+    },
+  ]);
+});
+
 const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
 const nonce = 'raw-nonce-0123456789';
 const nonceHash = createHash('sha256').update(nonce).digest('hex');
@@ -273,6 +302,41 @@ t.test('id_token grant: with CUSTOM_OAUTH_ENABLED off, custom providers are refu
   const token = await mint()({ sub: 'grant-5', email: 'grant-5@example.com', email_verified: true });
   const res = await off.request('POST', '/token?grant_type=id_token', { body: { provider: 'custom:strict', id_token: token } });
   t.same([res.status, res.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Custom OAuth providers are disabled' }]);
+});
+
+t.test("a row the original stored (no algorithm list in its copy): the issuer's live list counts", async (t) => {
+  // The original keeps no id_token_signing_alg_values_supported in cached_discovery; its verifier reads
+  // the list from the issuer's discovery. An issuer that signs ES256 must keep signing its users in.
+  const es = await startOAuth2Server();
+  t.teardown(() => es.stop());
+  es.signingAlgorithms = ['ES256'];
+  const created = await api.request('POST', '/admin/custom-providers', {
+    token: await adminToken(),
+    body: { provider_type: 'oidc', identifier: 'custom:es', name: 'ES', client_id: es.clientId, client_secret: 'x', issuer: es.base },
+  });
+  if (created.status !== 201) throw new Error(created.text);
+  await api.db.query(
+    `update custom_oauth_providers set cached_discovery = cached_discovery - 'id_token_signing_alg_values_supported'
+      where identifier = 'custom:es'`,
+  );
+  const sign = (claims: Record<string, unknown>, alg: 'ES256' | 'RS256') =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg, kid: alg === 'ES256' ? 'es' : 'rs' })
+      .setIssuer(es.base)
+      .setAudience(es.clientId)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(alg === 'ES256' ? es.keys.es : es.keys.rs);
+  const before = es.discoveryRequests;
+  const claims = { sub: 'es-1', email: 'es-1@example.com', email_verified: true };
+  const res = await grant({ provider: 'custom:es', id_token: await sign(claims, 'ES256') });
+  t.equal(res.status, 200, 'an ES256 token signs in');
+  t.equal(res.body.user?.email, 'es-1@example.com');
+  const again = await grant({ provider: 'custom:es', id_token: await sign(claims, 'ES256') });
+  t.equal(again.status, 200, 'and again');
+  t.equal(es.discoveryRequests, before + 1, 'the live document is fetched once, then cached');
+  const rs = await grant({ provider: 'custom:es', id_token: await sign(claims, 'RS256') });
+  t.same([rs.status, rs.body], [400, { error: 'invalid request', error_description: 'Bad ID token' }], 'RS256 is not in its list');
 });
 
 t.test("each refusal's cause is in the service's log", async (t) => {

@@ -57,7 +57,9 @@ const createdPlain = await admin.customProviders.createProvider({
   userinfo_url: `${plain.base}/api/me`,
   scopes: ['read:user', 'email'],
   authorization_params: { prompt: 'consent' },
-  attribute_mapping: { preferred_username: 'login', name: 'display_name' },
+  // As the original maps: over its fixed claim set, so `display_name` (not in the set) maps nothing, and a
+  // target outside the set (`team`) is dropped; `nickname` from `preferred_username` is copied.
+  attribute_mapping: { name: 'display_name', nickname: 'preferred_username', team: 'name' },
   custom_claims_allowlist: ['groups', 'absent'],
 });
 if (createdPlain.error) throw createdPlain.error;
@@ -143,8 +145,10 @@ t.test('OAuth2: the stored endpoints, scopes and parameters, PKCE, userinfo with
     sub: 'u-42',
     email: 'cy@example.com',
     email_verified: true,
-    login: 'cyc',
+    preferred_username: 'cyc',
     display_name: 'Cy C',
+    name: 'Cy Real',
+    phone_number: '+15550100',
     groups: ['staff'],
     plan: 'gold',
   };
@@ -176,10 +180,15 @@ t.test('OAuth2: the stored endpoints, scopes and parameters, PKCE, userinfo with
     {
       provider: 'custom:plain',
       id: 'u-42',
-      identity_data: { sub: 'u-42', preferred_username: 'cyc', name: 'Cy C', custom_claims: { groups: ['staff'] } },
+      identity_data: { sub: 'u-42', preferred_username: 'cyc', nickname: 'cyc', name: 'Cy Real', custom_claims: { groups: ['staff'] } },
     },
   ]);
-  t.notOk('plan' in me.body.identities[0].identity_data.custom_claims, 'claims outside the allowlist are not kept');
+  const stored = me.body.identities[0].identity_data;
+  t.notOk('plan' in stored.custom_claims, 'claims outside the allowlist are not kept');
+  for (const key of ['display_name', 'team', 'phone_number', 'plan', 'full_name', 'provider_id']) {
+    t.notOk(key in stored, `no ${key}: outside the claim set, and nothing derived`);
+  }
+  t.equal(stored.phone_verified, false, 'both flags are stored, as the original stores its claims');
 });
 
 t.test('linkIdentity: a signed-in user adds a custom provider identity to their account', async (t) => {

@@ -63,7 +63,7 @@ import {
   providerBody,
   updateProvider,
 } from './routes/admin-custom-providers.js';
-import { customOAuthEnabled } from './custom-providers/feature.js';
+import { whenCustomOAuthEnabled } from './custom-providers/feature.js';
 import { authorize, callback } from './routes/oauth.js';
 import { linkIdentityAuthorize, unlinkIdentity } from './routes/identities.js';
 import { afterGuard, oauthServerEnabled } from './oauth-server/feature.js';
@@ -121,26 +121,24 @@ export const ROUTES: Route[] = [
   { method: 'DELETE', path: '/admin/users/{user_id}', guard: 'admin', body: deleteUserBody, handler: adminDeleteUser },
   { method: 'POST', path: '/admin/generate_link', guard: 'admin', body: generateLinkBody, handler: adminGenerateLink },
   { method: 'GET', path: '/admin/audit', guard: 'admin', handler: adminAuditLog },
-  // custom OAuth/OIDC providers (docs/custom-providers.md#admin-api)
-  { method: 'GET', path: '/admin/custom-providers', guard: 'admin', feature: customOAuthEnabled, handler: listProviders },
+  // custom OAuth/OIDC providers (docs/custom-providers.md#admin-api): CUSTOM_OAUTH_ENABLED after the admin guard
+  { method: 'GET', path: '/admin/custom-providers', guard: 'admin', handler: whenCustomOAuthEnabled(listProviders) },
   {
     method: 'POST',
     path: '/admin/custom-providers',
     guard: 'admin',
-    feature: customOAuthEnabled,
     body: providerBody,
-    handler: createProvider,
+    handler: whenCustomOAuthEnabled(createProvider),
   },
-  { method: 'GET', path: '/admin/custom-providers/{identifier}', guard: 'admin', feature: customOAuthEnabled, handler: getProvider },
+  { method: 'GET', path: '/admin/custom-providers/{identifier}', guard: 'admin', handler: whenCustomOAuthEnabled(getProvider) },
   {
     method: 'PUT',
     path: '/admin/custom-providers/{identifier}',
     guard: 'admin',
-    feature: customOAuthEnabled,
     body: providerBody,
-    handler: updateProvider,
+    handler: whenCustomOAuthEnabled(updateProvider),
   },
-  { method: 'DELETE', path: '/admin/custom-providers/{identifier}', guard: 'admin', feature: customOAuthEnabled, handler: deleteProvider },
+  { method: 'DELETE', path: '/admin/custom-providers/{identifier}', guard: 'admin', handler: whenCustomOAuthEnabled(deleteProvider) },
   { method: 'POST', path: '/invite', guard: 'admin', body: inviteBody, handler: invite },
   // SAML single sign-on (docs/sso-saml.md): the sign-in routes are switched by SAML_ENABLED; the admin routes
   // are not, as in the original, so providers can be set up before SAML is turned on

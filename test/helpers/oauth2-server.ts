@@ -3,8 +3,9 @@
 // authorization endpoint approves at once as `approveAs` and redirects to the redirect URI; the token
 // endpoint checks the client's credentials, the code, the redirect URI and the PKCE verifier as a real
 // server does, and remembers what it was sent. With `issueIdToken` set it acts as a minimal OpenID
-// provider too: a discovery document (RS256 only), a JWKS holding an RS256 and an ES256 public key, and an
-// id_token in the token answer made by the test (so a test can hand the service a forged one).
+// provider too: a discovery document (naming RS256 only, unless `signingAlgorithms` says otherwise), a
+// JWKS holding an RS256 and an ES256 public key, and an id_token in the token answer made by the test (so
+// a test can hand the service a forged one).
 import http from 'node:http';
 import type net from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
@@ -26,6 +27,8 @@ export interface OAuth2Server {
   discoveryRequests: number;
   /** when true, the discovery document is answered with a 503, as by an issuer having an outage */
   discoveryDown: boolean;
+  /** the discovery document's id_token_signing_alg_values_supported (absent when undefined) */
+  signingAlgorithms?: string[];
   /** the private halves of the published keys, by kid */
   keys: { rs: KeyLike; es: KeyLike };
   stop(): Promise<void>;
@@ -57,6 +60,7 @@ export async function startOAuth2Server(): Promise<OAuth2Server> {
     tokenRequests: [],
     discoveryRequests: 0,
     discoveryDown: false,
+    signingAlgorithms: ['RS256'],
     keys: { rs: rs.privateKey, es: es.privateKey },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -108,7 +112,7 @@ export async function startOAuth2Server(): Promise<OAuth2Server> {
         token_endpoint: `${state.base}/oauth/token`,
         userinfo_endpoint: `${state.base}/api/me`,
         jwks_uri: `${state.base}/jwks`,
-        id_token_signing_alg_values_supported: ['RS256'],
+        id_token_signing_alg_values_supported: state.signingAlgorithms,
       });
     }
     if (req.method === 'GET' && url.pathname === '/jwks') return json(res, 200, jwks);

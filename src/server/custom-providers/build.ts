@@ -18,8 +18,13 @@ export interface BuildOptions {
 
 const URL_FIELDS = { oidc: ['issuer', 'discovery_url'], oauth2: ['authorization_url', 'token_url', 'userinfo_url', 'jwks_uri'] } as const;
 
-export async function newProvider(body: ProviderBody, type: CustomProviderType, o: BuildOptions): Promise<CustomProviderFields> {
+/** A create's URLs, checked before anything else is looked up (the original answers a bad URL before a taken identifier). */
+export async function checkNewProviderUrls(body: ProviderBody, type: CustomProviderType, o: BuildOptions): Promise<void> {
   for (const field of URL_FIELDS[type]) if (body[field]) await checkProviderUrl(body[field], o.allowPrivateUrls);
+}
+
+/** The row of a create whose URLs checkNewProviderUrls passed. */
+export async function newProvider(body: ProviderBody, type: CustomProviderType, o: BuildOptions): Promise<CustomProviderFields> {
   const id = randomUUID();
   const scopes = stringList(body, 'scopes') ?? [];
   const oidc = type === 'oidc';

@@ -39,7 +39,10 @@ export async function fetchDiscovery(
   }
   if (doc.issuer !== expectedIssuer) {
     const got = typeof doc.issuer === 'string' ? doc.issuer : '';
-    throw apiError('validation_failed', `OIDC discovery from "${url}" failed: issuer mismatch, expected "${expectedIssuer}" got "${got}"`);
+    throw apiError(
+      'validation_failed',
+      `OIDC discovery from "${url}" failed: oidc: issuer mismatch, expected "${expectedIssuer}" got "${got}"`,
+    );
   }
   const missing = REQUIRED.filter((field) => typeof doc[field] !== 'string' || !doc[field]);
   if (missing.length > 0) {

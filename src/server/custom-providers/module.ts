@@ -1,7 +1,8 @@
 // A custom provider's row made into the module and runtime the OAuth flow runs every provider with
 // (providers/types.ts), built per request from the row just read, so a change to the row holds at once
 // (docs/custom-providers.md#signing-in). OIDC endpoints come from the discovery document stored with the
-// row; OAuth2 endpoints are the row's own. Outbound calls use the runtime's bounded fetch, and id_tokens
+// row (its signing algorithms from the issuer's live document when the stored copy lists none); OAuth2
+// endpoints are the row's own. Outbound calls use the runtime's bounded fetch, and id_tokens
 // are verified against the issuer's JWKS with the runtime's pinned checks.
 import type { CustomProviderRow } from '../../db/custom-oauth-providers.js';
 import type { Config, OAuthProviderConfig } from '../config/types.js';
@@ -12,6 +13,7 @@ import type { CustomProviderName, OAuth2Provider, ProviderRuntime } from '../pro
 import { customProfile } from './profile.js';
 import { customProviderConnections } from './public-connections.js';
 import { withOpenid } from './params.js';
+import { discoveryUrlOf } from './discovery.js';
 
 interface Endpoints {
   authorization: string;
@@ -56,12 +58,24 @@ function endpointsOf(row: CustomProviderRow): Endpoints {
   };
 }
 
-// Public-key signatures only: a token signed with `none` or an HMAC of the client secret never passes.
-const ASYMMETRIC = /^(RS|PS|ES)(256|384|512)$|^EdDSA$|^ES256K$/;
+// Public-key signatures only, the set go-oidc verifies: a token signed with `none` or an HMAC of the
+// client secret never passes.
+const ASYMMETRIC = /^(RS|PS|ES)(256|384|512)$|^EdDSA$/;
 
-/** The algorithms the discovery document says the issuer signs id_tokens with; RS256 when it names none (OIDC Discovery §3). */
-function signingAlgorithms(row: CustomProviderRow): string[] {
-  const listed = row.cached_discovery?.id_token_signing_alg_values_supported;
+/**
+ * The algorithms the issuer signs id_tokens with, from the discovery document stored with the row, or,
+ * when that copy has no list (the original stores none), from the issuer's live document (cached per
+ * thread, runtime.ts), as the original's verifier learns them. RS256 when the issuer names none usable.
+ */
+async function signingAlgorithms(rt: ProviderRuntime, row: CustomProviderRow): Promise<string[]> {
+  const key = 'id_token_signing_alg_values_supported';
+  let listed = row.cached_discovery?.[key];
+  if (listed === undefined && row.issuer) {
+    const live = await rt.discover(row.issuer, discoveryUrlOf(row.issuer, row.discovery_url));
+    // As at saving: a document naming another issuer is not this issuer's.
+    if (live.issuer !== row.issuer) throw new ProviderError(`${row.identifier}: discovery document names issuer ${String(live.issuer)}`);
+    listed = live[key];
+  }
   const usable = Array.isArray(listed) ? listed.filter((a): a is string => typeof a === 'string' && ASYMMETRIC.test(a)) : [];
   return usable.length > 0 ? usable : ['RS256'];
 }
@@ -81,7 +95,7 @@ export async function verifyCustomIdToken(rt: ProviderRuntime, row: CustomProvid
     issuer: row.issuer ?? '',
     audience: [row.client_id, ...row.acceptable_client_ids],
     jwksUri: need(row, endpointsOf(row).jwksUri, 'jwks_uri'),
-    algorithms: signingAlgorithms(row),
+    algorithms: await signingAlgorithms(rt, row),
   });
 }
 
@@ -104,13 +118,13 @@ export function customModule(row: CustomProviderRow): OAuth2Provider {
       Object.fromEntries(Object.entries(row.authorization_params).filter((e): e is [string, string] => typeof e[1] === 'string')),
     exchangeCode: (rt, code, verifier) => exchangeAuthorizationCode(rt, need(row, endpoints.token, 'token endpoint'), code, verifier),
     async fetchProfile(rt, tokens) {
-      if (oidc && tokens.idToken) return customProfile(row, await verifyCustomIdToken(rt, row, tokens.idToken));
+      if (oidc && tokens.idToken) return customProfile(row, await verifyCustomIdToken(rt, row, tokens.idToken), 'id_token');
       const info = await fetchJson(
         rt,
         need(row, endpoints.userinfo, oidc ? 'id_token or userinfo endpoint' : 'userinfo endpoint'),
         tokens.accessToken,
       );
-      return customProfile(row, info);
+      return customProfile(row, info, 'userinfo');
     },
   };
 }

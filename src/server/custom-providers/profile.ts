@@ -1,19 +1,36 @@
-// A custom provider's claims made into a profile (docs/custom-providers.md#signing-in): attribute_mapping
-// first (a string names the provider claim to copy, anything else is set as is), then the standard
-// identity_data of providers/oidc.ts, whose custom_claims is replaced by the allowlisted claims alone.
-// (The id_token grant applies neither, as the original: it reads the standard claims only, oidc.ts standardProfile.)
-import { standardProfile } from '../providers/oidc.js';
-import type { ExternalProfile } from '../providers/types.js';
+// A custom provider's answer at /callback made into a profile, in the original's steps
+// (docs/custom-providers.md#signing-in): the answer read into the fixed claim set (claims.ts), the
+// allowlisted claims of the whole answer copied into custom_claims, then attribute_mapping. The email comes
+// from the mapped claims for a userinfo answer, but from the id_token's own claims before mapping, so a
+// mapping cannot change the address an id_token vouches for. The identity's id is the (mapped) `sub`.
+// (The id_token grant applies neither step, as the original: it reads the standard claims only, oidc.ts standardProfile.)
+import { ProviderError } from '../providers/outbound.js';
+import type { ExternalEmail, ExternalProfile } from '../providers/types.js';
 import type { CustomProviderRow } from '../../db/custom-oauth-providers.js';
+import { mapClaims, readClaims, type Claims } from './claims.js';
 
-export function customProfile(row: CustomProviderRow, raw: Record<string, unknown>): ExternalProfile {
-  const mapped: Record<string, unknown> = { ...raw };
-  for (const [target, source] of Object.entries(row.attribute_mapping)) {
-    if (typeof source !== 'string') mapped[target] = source;
-    else if (raw[source] !== undefined) mapped[target] = raw[source];
+export type AnswerKind = 'userinfo' | 'id_token';
+
+export function customProfile(row: CustomProviderRow, answer: Record<string, unknown>, kind: AnswerKind): ExternalProfile {
+  let claims = readClaims(answer);
+  const allowed = row.custom_claims_allowlist.filter((key) => answer[key] !== undefined);
+  if (allowed.length > 0) {
+    const kept = Object.fromEntries(allowed.map((key) => [key, answer[key]]));
+    claims = { ...claims, custom_claims: { ...(claims.custom_claims as Record<string, unknown> | undefined), ...kept } };
   }
-  const profile = standardProfile(mapped);
-  const allowed = row.custom_claims_allowlist.filter((key) => raw[key] !== undefined);
-  if (allowed.length === 0) return profile;
-  return { ...profile, claims: { ...profile.claims, custom_claims: Object.fromEntries(allowed.map((key) => [key, raw[key]])) } };
+  const vouched = emailsOf(claims);
+  if (Object.keys(row.attribute_mapping).length > 0) claims = mapClaims(claims, row.attribute_mapping);
+  const emails = kind === 'id_token' ? vouched : emailsOf(claims);
+  if (typeof claims.sub !== 'string') throw new ProviderError('the provider named no subject');
+  // Both flags are always in identity_data, as the original stores its claims; unverified without an address.
+  const data = {
+    ...claims,
+    email_verified: emails.length > 0 && claims.email_verified === true,
+    phone_verified: claims.phone_verified === true,
+  };
+  return { subject: claims.sub, emails, claims: data };
+}
+
+function emailsOf(claims: Claims): ExternalEmail[] {
+  return typeof claims.email === 'string' ? [{ email: claims.email, verified: claims.email_verified === true, primary: true }] : [];
 }

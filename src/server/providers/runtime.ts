@@ -15,7 +15,8 @@ export class IdTokenError extends Error {
   }
 }
 
-// Per HTTP thread (each thread has its own module instances): discovery documents by issuer, key sets by JWKS URL.
+// Per HTTP thread (each thread has its own module instances): discovery documents by the URL they are read
+// from, key sets by JWKS URL.
 // Bounded, least recently used out first: an id_token's issuer picks the entry for some providers (any
 // Microsoft tenant for Azure's id_token grant), so a client naming tenant after tenant must not grow them
 // without end; an evicted provider is only fetched again.
@@ -52,14 +53,14 @@ interface CachedDiscovery {
  * again), so an outage of its discovery endpoint does not stop sign-ins; with no document yet, the
  * failure is the request's.
  */
-function discover(fetch: ProviderFetch, issuer: string, ttlMs: number): Promise<DiscoveryDocument> {
-  const key = issuer.replace(/\/+$/, '');
+function discover(fetch: ProviderFetch, issuer: string, ttlMs: number, discoveryUrl?: string): Promise<DiscoveryDocument> {
+  const key = discoveryUrl ?? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   let entry = recall(discoveries, key);
   if (entry?.doc && Date.now() - entry.fetchedAt < ttlMs) return Promise.resolve(entry.doc);
   if (entry?.fetching) return entry.fetching;
   if (!entry) remember(discoveries, key, (entry = { fetchedAt: 0 }));
   const cached = entry;
-  const fetching = fetchDiscovery(fetch, key).then(
+  const fetching = fetchDiscovery(fetch, key, issuer).then(
     (doc) => {
       cached.doc = doc;
       cached.fetchedAt = Date.now();
@@ -79,8 +80,8 @@ function discover(fetch: ProviderFetch, issuer: string, ttlMs: number): Promise<
   return fetching;
 }
 
-async function fetchDiscovery(fetch: ProviderFetch, issuer: string): Promise<DiscoveryDocument> {
-  const body = await jsonObject(await fetch(`${issuer}/.well-known/openid-configuration`, { headers: { Accept: 'application/json' } }));
+async function fetchDiscovery(fetch: ProviderFetch, url: string, issuer: string): Promise<DiscoveryDocument> {
+  const body = await jsonObject(await fetch(url, { headers: { Accept: 'application/json' } }));
   for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
     if (typeof body[field] !== 'string') throw new ProviderError(`${issuer}: discovery document lacks ${field}`);
   }
@@ -112,7 +113,8 @@ export function createProviderRuntime(
 ): ProviderRuntime {
   const timeoutSeconds = external.httpTimeoutSeconds;
   const fetch = boundedFetch(timeoutSeconds, restricted);
-  const discoverIssuer = (issuer: string) => discover(fetch, issuer, external.oidcProviderCacheTtlSeconds * 1000);
+  const discoverIssuer = (issuer: string, discoveryUrl?: string) =>
+    discover(fetch, issuer, external.oidcProviderCacheTtlSeconds * 1000, discoveryUrl);
   return {
     config,
     fetch,

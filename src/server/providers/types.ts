@@ -75,8 +75,8 @@ export interface DiscoveryDocument {
 export interface ProviderRuntime {
   readonly config: OAuthProviderConfig;
   readonly fetch: ProviderFetch;
-  /** The issuer's discovery document, cached (runtime.ts). */
-  discover(issuer: string): Promise<DiscoveryDocument>;
+  /** The issuer's discovery document, cached (runtime.ts); from `discoveryUrl` when it is not at the issuer's well-known path. */
+  discover(issuer: string, discoveryUrl?: string): Promise<DiscoveryDocument>;
   /** Verifies signature (issuer JWKS, cached), iss, aud, exp and the nonce; returns the claims. */
   verifyIdToken(token: string, expect: IdTokenExpectation): Promise<Record<string, unknown>>;
 }

@@ -13,7 +13,7 @@ import {
 } from '../../db/custom-oauth-providers.js';
 import { secretBox } from '../mfa/encryption.js';
 import { providerJson } from '../custom-providers/provider-json.js';
-import { changedProvider, newProvider, type BuildOptions } from '../custom-providers/build.js';
+import { changedProvider, checkNewProviderUrls, newProvider, type BuildOptions } from '../custom-providers/build.js';
 import {
   checkAttributeMapping,
   checkAuthorizationParams,
@@ -52,8 +52,10 @@ export const createProvider: GuardedHandler<Admin, ProviderBody> = async (req, c
   checkOptions(body);
   const { maxProviders } = ctx.config.customOAuth;
   if (maxProviders > 0 && (await countCustomProviders(ctx.db)) >= maxProviders) throw apiError('over_custom_provider_quota');
+  const options = buildOptions(ctx);
+  await checkNewProviderUrls(body, type, options);
   if (await findCustomProvider(ctx.db, body.identifier!)) throw apiError('custom_provider_exists');
-  const fields = await newProvider(body, type, buildOptions(ctx));
+  const fields = await newProvider(body, type, options);
   const row = await insertCustomProvider(ctx.db, fields);
   if (!row) throw apiError('custom_provider_exists');
   return { status: 201, body: providerJson(row) };

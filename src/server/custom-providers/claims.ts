@@ -1,0 +1,115 @@
+// A custom provider's answer (userinfo JSON or id_token payload) read the way the original reads it: into
+// its fixed set of profile claims, by name and type. Every other key is dropped (custom_claims_allowlist
+// brings chosen ones back, profile.ts), a key of the wrong type refuses the answer as a whole, and empty
+// values are left out, as its JSON form leaves them out. attribute_mapping works on that form, so a source
+// or target outside the set maps nothing (docs/custom-providers.md#signing-in).
+import { ProviderError } from '../providers/outbound.js';
+
+/** The claims under their names, empty ones absent. */
+export type Claims = Record<string, unknown>;
+
+const STRINGS = [
+  'iss',
+  'sub',
+  'name',
+  'family_name',
+  'given_name',
+  'middle_name',
+  'nickname',
+  'preferred_username',
+  'profile',
+  'picture',
+  'website',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'email',
+  'phone',
+  'full_name',
+  'avatar_url',
+  'slug',
+  'provider_id',
+  'user_name',
+];
+const NUMBERS = ['iat', 'exp'];
+const BOOLEANS = ['email_verified', 'phone_verified'];
+
+class WrongType extends Error {}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The claims of `answer`; throws ProviderError when a claim of the set has a value of another type. */
+export function readClaims(answer: Record<string, unknown>): Claims {
+  try {
+    return typed(answer);
+  } catch (err) {
+    if (err instanceof WrongType) throw new ProviderError(`the provider's claim ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * attribute_mapping applied: `{target: source}` copies the claim `source` to `target` when it is there, a
+ * value other than a string is set as it is; the result read again, so a target outside the set is
+ * dropped, and a result of the wrong type leaves the claims unmapped, as the original does.
+ */
+export function mapClaims(claims: Claims, mapping: Record<string, unknown>): Claims {
+  const mapped: Record<string, unknown> = { ...claims };
+  for (const [target, source] of Object.entries(mapping)) {
+    if (typeof source !== 'string') mapped[target] = source;
+    else if (Object.hasOwn(mapped, source)) mapped[target] = mapped[source];
+  }
+  try {
+    return typed(mapped);
+  } catch (err) {
+    if (err instanceof WrongType) return claims;
+    throw err;
+  }
+}
+
+function typed(source: Record<string, unknown>): Claims {
+  const out: Claims = {};
+  // null is the claim's empty value, as absent.
+  const given = (key: string) => source[key] !== undefined && source[key] !== null;
+  for (const key of STRINGS) {
+    if (!given(key)) continue;
+    if (typeof source[key] !== 'string') throw new WrongType(`${key} is not a string`);
+    if (source[key]) out[key] = source[key];
+  }
+  for (const key of NUMBERS) {
+    if (!given(key)) continue;
+    if (typeof source[key] !== 'number') throw new WrongType(`${key} is not a number`);
+    if (source[key]) out[key] = source[key];
+  }
+  for (const key of BOOLEANS) {
+    if (!given(key)) continue;
+    if (typeof source[key] !== 'boolean') throw new WrongType(`${key} is not a boolean`);
+    if (source[key]) out[key] = true;
+  }
+  if (given('aud')) {
+    const aud = typeof source.aud === 'string' ? [source.aud] : source.aud;
+    if (!Array.isArray(aud) || !aud.every((a) => typeof a === 'string')) throw new WrongType('aud is not a string or a list of strings');
+    if (aud.length > 0) out.aud = aud;
+  }
+  if (given('updated_at')) out.updated_at = timestamp(source.updated_at);
+  if (given('custom_claims')) {
+    if (!isObject(source.custom_claims)) throw new WrongType('custom_claims is not an object');
+    if (Object.keys(source.custom_claims).length > 0) out.custom_claims = source.custom_claims;
+  }
+  return out;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** updated_at: seconds since the epoch or an RFC 3339 time, kept as an RFC 3339 UTC time ('' is the zero time). */
+function timestamp(value: unknown): string {
+  let ms: number;
+  if (typeof value === 'number') ms = Math.trunc(value) * 1000;
+  else if (value === '') return '0001-01-01T00:00:00Z';
+  else if (typeof value === 'string' && RFC3339.test(value)) ms = Date.parse(value);
+  else throw new WrongType('updated_at is not a time');
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) throw new WrongType('updated_at is not a time');
+  return date.toISOString().replace(/\.?0+Z$/, 'Z');
+}
