@@ -172,6 +172,72 @@ t.test('client authentication: wrong secret, wrong method, another client’s co
   t.equal(ok.status, 200, 'the refusals left the code usable');
 });
 
+t.test('the form is read as the original reads it: body, then query string; not multipart', async (t) => {
+  const registered = await registerClient(api, { client_type: 'public' });
+  const config = await relyingParty(api, registered.client_id, oidc.None());
+  const { redirect, verifier } = await approved(config, 'email');
+  const code = redirect.searchParams.get('code')!;
+  const post = async (query: string, body: string | FormData, type?: string) => {
+    const res = await fetch(`${api.url}/oauth/token${query}`, {
+      method: 'POST',
+      headers: type ? { 'content-type': type } : {},
+      body,
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  const urlencoded = 'application/x-www-form-urlencoded';
+  const noClient = {
+    status: 400,
+    body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: client_id is required' },
+  };
+
+  // multipart/form-data (curl -F): the original never parses it at this endpoint, whole or broken
+  const multipart = new FormData();
+  for (const [name, value] of Object.entries({
+    grant_type: 'authorization_code',
+    client_id: registered.client_id,
+    code,
+    code_verifier: verifier,
+  }))
+    multipart.append(name, value);
+  t.strictSame(await post('', multipart), noClient, 'a multipart body is not read');
+  t.strictSame(await post('', '--x\r\nbroken', 'multipart/form-data; boundary=x'), noClient, 'nor a broken one');
+  t.strictSame(
+    await post(`?client_id=${registered.client_id}`, multipart),
+    { status: 400, body: { error: 'invalid_request', error_description: 'grant_type is required' } },
+    'beside a multipart body only the query string counts',
+  );
+  t.strictSame(
+    await post('', `grant_type=authorization_code&client_id=${registered.client_id}`, 'text/plain'),
+    noClient,
+    'nor a text body',
+  );
+
+  // a name's first value counts, the body's before the query string's
+  t.strictSame(await post(`?client_id=${registered.client_id}`, 'client_id=', urlencoded), noClient);
+  // Go's parser refuses a bad escape or a ';' in either place
+  const malformed = {
+    status: 400,
+    body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: failed to parse form' },
+  };
+  t.strictSame(await post('', `client_id=${registered.client_id}&code=%zz`, urlencoded), malformed);
+  t.strictSame(await post(`?a=1;b=2`, `client_id=${registered.client_id}`, urlencoded), malformed);
+  const confidential = await registerClient(api);
+  const auth = basic(confidential.client_id, confidential.client_secret!);
+  const viaBasic = await fetch(`${api.url}/oauth/token?grant_type=%`, { method: 'POST', headers: auth });
+  t.strictSame(
+    { status: viaBasic.status, body: await viaBasic.json() },
+    { status: 400, body: { error: 'invalid_request', error_description: 'Failed to parse form data' } },
+    'with Basic credentials the grant refuses it',
+  );
+
+  const query = new URLSearchParams({ grant_type: 'authorization_code', client_id: 'not-a-uuid' });
+  const body = new URLSearchParams({ client_id: registered.client_id, code, code_verifier: verifier });
+  const ok = await post(`?${query}`, body.toString(), urlencoded);
+  t.equal(ok.status, 200, 'grant_type from the query string, client_id from the body');
+  t.type(ok.body.access_token, 'string');
+});
+
 t.test('the authorize endpoint: JSON errors before the redirect URI is trusted, redirects after', async (t) => {
   const registered = await registerClient(api);
   const base = `${api.url}/oauth/authorize`;
@@ -299,6 +365,7 @@ t.test('the consent API: another user, an unknown request, a bad body or origin'
 t.test('garbage at the token endpoint is a 4xx, never a 500', async (t) => {
   const registered = await registerClient(api);
   const auth = basic(registered.client_id, registered.client_secret!);
+  const form = { 'content-type': 'application/x-www-form-urlencoded', ...auth };
   const raw = async (body: string, headers: Record<string, string>) => {
     const res = await fetch(`${api.url}/oauth/token`, { method: 'POST', headers, body });
     return { status: res.status, body: await res.json() };
@@ -315,11 +382,11 @@ t.test('garbage at the token endpoint is a 4xx, never a 500', async (t) => {
     status: 400,
     body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: invalid basic auth encoding' },
   });
-  t.strictSame(await raw('grant_type=password', auth), {
+  t.strictSame(await raw('grant_type=password', form), {
     status: 400,
     body: { error: 'unsupported_grant_type', error_description: 'Client is not allowed to use grant type: password' },
   });
-  t.strictSame(await raw('grant_type=authorization_code&code=' + 'A'.repeat(5000), auth), {
+  t.strictSame(await raw('grant_type=authorization_code&code=' + 'A'.repeat(5000), form), {
     status: 400,
     body: { error: 'invalid_grant', error_description: 'Invalid authorization code' },
   });
@@ -327,7 +394,7 @@ t.test('garbage at the token endpoint is a 4xx, never a 500', async (t) => {
     status: 400,
     body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: client_id is required' },
   });
-  t.strictSame(await raw('grant_type=refresh_token&refresh_token=nope', auth), {
+  t.strictSame(await raw('grant_type=refresh_token&refresh_token=nope', form), {
     status: 400,
     body: { code: 400, error_code: 'validation_failed', msg: 'Refresh token is not valid' },
   });

@@ -223,6 +223,7 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
     ip: snap.ip,
     requestId: snap.requestId,
     rawBody,
+    rawQuery: snap.query,
     get query() {
       return (query ??= new URLSearchParams(snap.query));
     },

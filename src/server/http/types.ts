@@ -12,6 +12,8 @@ export interface ApiRequest<B = JsonObject> {
   route: string; // the parametrised route, e.g. /admin/users/{user_id}
   params: Record<string, string>;
   query: URLSearchParams;
+  /** the query string as sent, without the '?' ('' when none): for a parser stricter than URLSearchParams */
+  rawQuery: string;
   headers: Record<string, string>; // lower-case names
   ip: string;
   requestId: string;

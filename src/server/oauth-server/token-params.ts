@@ -1,7 +1,9 @@
-// POST /oauth/token's parameters, from a form body (RFC 6749) or a JSON one, as the original reads both.
-// A JSON body that does not parse, or a member that is not a string, is the OAuth error invalid_request.
+// POST /oauth/token's parameters, from a JSON body or else a form (RFC 6749) merged with the query string
+// (form-values.ts), as the original reads them. A JSON body that does not parse, or a member that is not a
+// string, or a malformed form, is the OAuth error invalid_request.
 import { OAuthRefusal } from '../grants/oauth-refusal.js';
 import type { ApiRequest } from '../http/types.js';
+import { formValues } from './form-values.js';
 
 export const TOKEN_PARAMS = [
   'grant_type',
@@ -15,6 +17,19 @@ export const TOKEN_PARAMS = [
 ] as const;
 export type TokenParams = Record<(typeof TOKEN_PARAMS)[number], string>;
 
+/**
+ * Parameters that could not be read. The original's client authentication reads the same body first and
+ * fails on it with its own words (authReason), unless the credentials came in the Authorization header.
+ */
+export class UnreadableParams extends OAuthRefusal {
+  constructor(
+    readonly authReason: string,
+    description: string,
+  ) {
+    super('invalid_request', description);
+  }
+}
+
 export function readTokenParams(req: ApiRequest<unknown>): TokenParams {
   const params = Object.fromEntries(TOKEN_PARAMS.map((n) => [n, ''])) as TokenParams;
   if ((req.headers['content-type'] ?? '').includes('application/json')) {
@@ -22,17 +37,18 @@ export function readTokenParams(req: ApiRequest<unknown>): TokenParams {
     try {
       body = req.json();
     } catch {
-      throw new OAuthRefusal('invalid_request', 'Invalid JSON body');
+      throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body');
     }
     for (const name of TOKEN_PARAMS) {
       const v = body[name];
       if (v === undefined || v === null) continue;
-      if (typeof v !== 'string') throw new OAuthRefusal('invalid_request', 'Invalid JSON body');
+      if (typeof v !== 'string') throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body');
       params[name] = v;
     }
     return params;
   }
-  const form = new URLSearchParams(req.rawBody.toString('utf8'));
+  const form = formValues(req);
+  if (!form) throw new UnreadableParams('failed to parse form', 'Failed to parse form data');
   // the original reads the form only; a resource is honoured from a JSON body
   for (const name of TOKEN_PARAMS) if (name !== 'resource') params[name] = form.get(name) ?? '';
   return params;

@@ -7,24 +7,24 @@ import { authenticateClient } from '../oauth-server/client-auth.js';
 import { splitList } from '../oauth-server/client-json.js';
 import { exchangeCode } from '../oauth-server/code-grant.js';
 import { refreshForClient } from '../oauth-server/refresh-grant.js';
-import { readTokenParams, TOKEN_PARAMS, type TokenParams } from '../oauth-server/token-params.js';
+import { readTokenParams, TOKEN_PARAMS, UnreadableParams, type TokenParams } from '../oauth-server/token-params.js';
 import { apiError } from '../errors.js';
 import type { ApiRequest } from '../http/types.js';
 
 const NO_PARAMS = Object.fromEntries(TOKEN_PARAMS.map((n) => [n, ''])) as TokenParams;
 
 /**
- * A JSON body that does not parse fails the client's authentication first (the original's middleware
- * reads the credentials from it), unless the credentials came in the Authorization header; then it is
- * the grant's invalid_request.
+ * A JSON body that does not parse, or a malformed form, fails the client's authentication first (the
+ * original's middleware reads the credentials from it), unless the credentials came in the Authorization
+ * header; then it is the grant's invalid_request.
  */
 function readParams(req: ApiRequest): TokenParams | OAuthRefusal {
   try {
     return readTokenParams(req);
   } catch (err) {
-    if (!(err instanceof OAuthRefusal)) throw err;
+    if (!(err instanceof UnreadableParams)) throw err;
     if (!(req.headers.authorization ?? '').startsWith('Basic ')) {
-      throw apiError('oauth_client_credentials', 'Invalid client credentials: failed to parse JSON body');
+      throw apiError('oauth_client_credentials', `Invalid client credentials: ${err.authReason}`);
     }
     return err;
   }
