@@ -117,7 +117,7 @@ t.test('CORS: preflight answered, origin echoed with credentials, headers expose
     },
   });
   t.equal(pre.status, 204);
-  t.equal(pre.headers.get('access-control-allow-origin'), 'https://app.example');
+  t.equal(pre.headers.get('access-control-allow-origin'), '*', "the original's wildcard, never the caller's origin echoed");
   t.equal(pre.headers.get('access-control-allow-credentials'), 'true');
   t.equal(pre.headers.get('access-control-allow-methods'), 'POST');
   t.equal(pre.headers.get('access-control-allow-headers'), 'content-type, authorization, x-supabase-api-version, x-client-info');
@@ -140,16 +140,22 @@ t.test('CORS: preflight answered, origin echoed with credentials, headers expose
       'Access-Control-Request-Headers': 'content-type, x-tenant, X-Trace-Id',
     },
   });
-  t.equal(extra.headers.get('access-control-allow-origin'), 'https://app.example');
+  t.equal(extra.headers.get('access-control-allow-origin'), '*');
   t.equal(extra.headers.get('access-control-allow-headers'), 'content-type, x-tenant, x-trace-id');
 
   const simple = await api.request('GET', '/settings', { headers: { Origin: 'https://app.example' } });
-  t.equal(simple.headers.get('access-control-allow-origin'), 'https://app.example');
+  t.equal(simple.headers.get('access-control-allow-origin'), '*');
   t.equal(simple.headers.get('access-control-allow-credentials'), 'true');
   t.equal(simple.headers.get('access-control-expose-headers'), 'X-Total-Count, Link, X-Supabase-Api-Version, Retry-After');
   t.equal(simple.headers.get('vary'), 'Origin');
   const errored = await api.request('GET', '/missing', { headers: { Origin: 'https://app.example' } });
-  t.equal(errored.headers.get('access-control-allow-origin'), 'https://app.example', 'errors carry CORS headers too');
+  t.equal(errored.headers.get('access-control-allow-origin'), '*', 'errors carry CORS headers too');
+
+  // A preflight that names no Origin is answered as one (204, nothing allowed), not routed to a 405.
+  const originless = await api.request('OPTIONS', '/token', { headers: { 'Access-Control-Request-Method': 'POST' } });
+  t.equal(originless.status, 204);
+  t.equal(originless.headers.get('access-control-allow-origin'), null);
+  t.match(originless.headers.get('vary'), /Access-Control-Request-Method/);
 });
 
 t.test('the request id comes from REQUEST_ID_HEADER and reaches the request log; /health is not logged', async (t) => {

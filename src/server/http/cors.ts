@@ -1,5 +1,6 @@
-// CORS as the original's rs/cors setup (docs/api.md#cors): every origin allowed with credentials, so the
-// request Origin is echoed; preflights are answered here and never reach a handler.
+// CORS as the original's rs/cors setup (docs/api.md#cors): every origin allowed, answered with the wildcard
+// `*` (with Access-Control-Allow-Credentials: true, which browsers do not honour beside `*`, so no page can
+// read an answer with the user's cookies); preflights are answered here and never reach a handler.
 const ALLOWED_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const ALLOWED_HEADERS = new Set([
   'accept',
@@ -25,7 +26,7 @@ export function corsHeaders(origin: string | undefined): Readonly<Record<string,
   if (!origin) return NO_ORIGIN;
   return {
     Vary: 'Origin',
-    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Allow-Origin': '*',
     'Access-Control-Allow-Credentials': 'true',
     'Access-Control-Expose-Headers': EXPOSED,
   };
@@ -42,8 +43,10 @@ export function preflight(
 ): { status: number; headers: Record<string, string> } | null {
   const origin = headers.origin;
   const requested = headers['access-control-request-method'];
-  if (method !== 'OPTIONS' || !origin || !requested) return null;
+  if (method !== 'OPTIONS' || !requested) return null;
   const vary = { Vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers' };
+  // A preflight without an Origin is still a preflight: answered, with nothing allowed.
+  if (!origin) return { status: 204, headers: vary };
   const wantHeaders = (headers['access-control-request-headers'] ?? '')
     .split(',')
     .map((h) => h.trim().toLowerCase())
@@ -54,7 +57,7 @@ export function preflight(
   }
   const out: Record<string, string> = {
     ...vary,
-    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Allow-Origin': '*',
     'Access-Control-Allow-Credentials': 'true',
     'Access-Control-Allow-Methods': requested.toUpperCase(),
   };
