@@ -3,6 +3,7 @@
 import t from 'tap';
 import { startMailStack } from './helpers/passwordless.js';
 import { uniqueEmail } from './helpers/accounts.js';
+import { confirmedUser } from './helpers/users.js';
 import { ApiError } from '../dist/server/errors.js';
 import { renderError } from '../dist/server/http/render-error.js';
 import { assertSendInterval } from '../dist/server/limits/sends.js';
@@ -159,4 +160,19 @@ t.test("SECURITY_SB_FORWARDED_FOR_ENABLED: Sb-Forwarded-For's address keys the p
     body: { email: 'nobody@example.com', password: 'wrong-one-1' },
   });
   t.equal(res.body.error_code, 'invalid_credentials');
+});
+
+t.test("a user's limited routes check the token first, as the original: callers without one spend nothing", async (t) => {
+  const own = await startMailStack({ AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_OTP: '1' });
+  t.teardown(() => own.stop());
+  const headers = { 'X-Real-IP': '198.51.100.77' };
+  // Past the burst of 30 without a token: each is the guard's 401, never a 429.
+  const statuses = new Set<number>();
+  for (let i = 0; i < 35; i++) statuses.add((await own.api.request('PUT', '/user', { headers, body: { data: { n: i } } })).status);
+  t.same([...statuses], [401]);
+  // The same client, signed in, still has its whole allowance.
+  const { access_token } = await confirmedUser(own.api);
+  const res = await own.api.request('PUT', '/user', { headers, token: access_token, body: { data: { signed: 'in' } } });
+  t.equal(res.status, 200);
+  t.match(res.body.user_metadata, { signed: 'in' });
 });

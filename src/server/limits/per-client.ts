@@ -9,6 +9,7 @@ import type { ApiRequest, BucketChoice, Run } from '../http/types.js';
 import { SIGN_IN_GRANTS } from '../observability/metrics.js';
 
 import type { ClientBucket } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
 
 export type { ClientBucket };
 
@@ -65,21 +66,26 @@ function clientKey(req: ApiRequest, config: Pick<Config, 'rateLimit' | 'security
 /** Wraps a route (http/dispatch.ts) so that each client key may call it at the bucket's rate. */
 export function limited(bucketOf: ClientBucket | BucketChoice, handler: Run): Run {
   return async (req, ctx) => {
-    const key = clientKey(req, ctx.config);
-    const bucket = key && (typeof bucketOf === 'function' ? bucketOf(req, ctx) : bucketOf);
-    if (bucket) {
-      const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
-      const burst = bucket === 'anonymous' ? perPeriod : BURST;
-      const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));
-      // A denied bucket holds less than one token: one more arrives within a token's period.
-      if (!allowed) {
-        ctx.metrics.rateLimited(bucket);
-        // A sign-in refused here never reaches its grant: it is one of the sign-in outcomes too.
-        const grant = bucket === 'token' || bucket === 'web3' ? req.query.get('grant_type') : null;
-        if (grant && SIGN_IN_GRANTS.has(grant)) ctx.metrics.signIn(grant, 'over_request_rate_limit');
-        throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
-      }
-    }
+    await takeClientLimit(bucketOf, req, ctx);
     return handler(req, ctx);
   };
+}
+
+/** Takes one call from the client's bucket, or throws 429 over_request_rate_limit when it is empty. */
+export async function takeClientLimit(bucketOf: ClientBucket | BucketChoice, req: ApiRequest, ctx: AppContext): Promise<void> {
+  const key = clientKey(req, ctx.config);
+  const bucket = key && (typeof bucketOf === 'function' ? bucketOf(req, ctx) : bucketOf);
+  if (bucket) {
+    const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
+    const burst = bucket === 'anonymous' ? perPeriod : BURST;
+    const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));
+    // A denied bucket holds less than one token: one more arrives within a token's period.
+    if (!allowed) {
+      ctx.metrics.rateLimited(bucket);
+      // A sign-in refused here never reaches its grant: it is one of the sign-in outcomes too.
+      const grant = bucket === 'token' || bucket === 'web3' ? req.query.get('grant_type') : null;
+      if (grant && SIGN_IN_GRANTS.has(grant)) ctx.metrics.signIn(grant, 'over_request_rate_limit');
+      throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
+    }
+  }
 }
