@@ -3,6 +3,7 @@
 // form the original writes it, lands in sessions, MFA challenges, audit entries and the request log;
 // without those headers the connection's address does.
 import t from 'tap';
+import { request as httpRequest } from 'node:http';
 import { decodeJwt } from 'jose';
 import { startTestService, type TestService } from './helpers/server.js';
 import { uniqueEmail } from './helpers/accounts.js';
@@ -94,4 +95,31 @@ t.test('SECURITY_SB_FORWARDED_FOR_ENABLED: Sb-Forwarded-For comes first', async 
   t.equal(await sessionIp(api, s.access_token), '192.0.2.44');
   const fallback = await signUpFrom(api, { 'sb-forwarded-for': 'not-an-address', 'x-forwarded-for': '198.51.100.3' });
   t.equal(await sessionIp(api, fallback.access_token), '198.51.100.3', 'an unusable one falls back to X-Forwarded-For');
+});
+
+t.test('a header sent on two lines counts by its first, as the original reads it', async (t) => {
+  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+  t.teardown(() => api.stop());
+  const body = JSON.stringify({ email: uniqueEmail('two-lines'), password: PASSWORD });
+  const url = new URL('/signup', api.url);
+  // fetch would fold the two lines into one; node:http sends an array as separate lines.
+  const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': ['203.0.113.41', '198.51.100.42'] },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+  t.equal(answer.status, 200, answer.text);
+  t.equal(await sessionIp(api, JSON.parse(answer.text).access_token), '203.0.113.41');
 });

@@ -177,8 +177,10 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
 
 function snapshot(res: uWS.HttpResponse, req: uWS.HttpRequest, config: AppContext['config'], behindGuard: boolean): Snapshot {
   const headers: Record<string, string> = {};
+  // A header sent on several lines counts by its first, as the original's Header.Get reads it: a proxy that
+  // adds its own X-Forwarded-For line below the client's must not move the address limits and audits see.
   req.forEach((key, value) => {
-    headers[key] = value;
+    if (headers[key] === undefined) headers[key] = value;
   });
   const requestIdHeader = config.api.requestIdHeader;
   const inherited = requestIdHeader ? headers[requestIdHeader.toLowerCase()] : undefined;
