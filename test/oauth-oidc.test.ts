@@ -180,6 +180,16 @@ t.test('id_token grant refusals are OAuth-style 400s and create nothing', async 
     error_description: 'Bad ID token',
   });
   t.same((await grant({ provider: 'google' })).body, { error: 'invalid request', error_description: 'id_token required' });
+  const versioned = await api.request('POST', '/token?grant_type=id_token', {
+    body: { provider: 'google' },
+    headers: { 'X-Supabase-Api-Version': '2024-01-01' },
+  });
+  t.equal(
+    versioned.headers.get('x-supabase-api-version'),
+    '2024-01-01',
+    'an OAuth-style refusal echoes the API version as other errors do',
+  );
+  t.same(versioned.body, { error: 'invalid request', error_description: 'id_token required' }, 'in its own shape');
   t.same((await grant({ id_token: withNonce })).body, {
     error: 'invalid request',
     error_description: 'provider or client_id and issuer required',

@@ -41,7 +41,7 @@ export const idToken: Grant<ReturnType<typeof schema>> = {
     try {
       return await grant(req, ctx, body);
     } catch (err) {
-      if (err instanceof OAuthRefusal) return refusalResponse(err);
+      if (err instanceof OAuthRefusal) return refusalResponse(err, req);
       throw err;
     }
   },

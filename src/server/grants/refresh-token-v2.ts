@@ -67,7 +67,7 @@ export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: str
   if (isBanned(found)) throw banned();
   if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
   if (oauthClientId === null && found.oauth_client_id) {
-    return refusalResponse(new OAuthRefusal('invalid_client', 'Client authentication required for OAuth session'));
+    return refusalResponse(new OAuthRefusal('invalid_client', 'Client authentication required for OAuth session'), req);
   }
   // The counter only grows, and a client learns a token only after the advance that made it committed:
   // a token ahead of this read is ahead of every later one too.

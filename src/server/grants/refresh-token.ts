@@ -71,7 +71,7 @@ export async function refresh(
   if (isBanned(found)) throw banned();
   if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
   if (oauthClientId === null && found.oauth_client_id) {
-    return refusalResponse(new OAuthRefusal('invalid_client', 'Client authentication required for OAuth session'));
+    return refusalResponse(new OAuthRefusal('invalid_client', 'Client authentication required for OAuth session'), req);
   }
   const oauth: OAuthClaims | null = oauthClientId === null ? null : { client_id: oauthClientId, scope: found.scopes ?? '' };
   const child = childRefreshToken(childSecretOf(ctx.config.jwt), presented);

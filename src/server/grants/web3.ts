@@ -44,7 +44,7 @@ export const web3: Grant<JsonObject> = {
       checkTimes(message, chain.title, maximumValiditySeconds, Date.now());
       return { body: await signIn(req, ctx, chain, message, usableUntil(message, maximumValiditySeconds)) };
     } catch (err) {
-      if (err instanceof OAuthRefusal) return refusalResponse(err);
+      if (err instanceof OAuthRefusal) return refusalResponse(err, req);
       throw err;
     }
   },

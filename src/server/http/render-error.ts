@@ -13,7 +13,7 @@ export interface RenderedError {
   logged: string;
 }
 
-const API_VERSION_2024 = '2024-01-01';
+export const API_VERSION_2024 = '2024-01-01';
 
 /** A lost or saturated database is the request's 503, never an unexpected failure (src/db/faults.ts). */
 const DATABASE_FAULTS: Record<DatabaseFault, 'database_unavailable' | 'database_busy'> = {

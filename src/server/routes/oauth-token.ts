@@ -44,7 +44,7 @@ export const oauthToken: Handler = async (req, ctx) => {
       grantType === 'authorization_code' ? await exchangeCode(ctx, req, client, params) : await refreshForClient(ctx, req, client, params);
     return { body, headers: { 'Cache-Control': 'no-store' } };
   } catch (err) {
-    if (err instanceof OAuthRefusal) return refusalResponse(err);
+    if (err instanceof OAuthRefusal) return refusalResponse(err, req);
     throw err;
   }
 };
