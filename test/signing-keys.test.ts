@@ -121,6 +121,24 @@ t.test('rotation: [new signer, old verify-only] accepts what the old key signed 
   t.match(await rejection(service([next]).verify(oldToken)), /signing method RS256 is invalid/);
 });
 
+t.test("rotation with a retired key's public half alone, without key_ops, as the original accepts it", async (t) => {
+  const old = generateJwk('ES256');
+  const oldToken = await service([old]).sign(claims);
+  const { d: _d, key_ops: _ops, ...publicHalf } = old;
+  const next = generateJwk('RS256');
+  const after = service([next, publicHalf]);
+  t.equal((await after.verify(oldToken)).sub, claims.sub, 'what the retired key signed still verifies');
+  t.same(
+    after.publicKeys.map((k) => [k.kid, k.key_ops]),
+    [
+      [next.kid, ['verify']],
+      [old.kid, ['verify']],
+    ],
+    'and its public half is published',
+  );
+  t.equal(decodeProtectedHeader(await after.sign(claims)).kid, next.kid);
+});
+
 t.test('JWT_VALID_METHODS refuses a configured key whose algorithm it leaves out', async (t) => {
   const old = generateJwk('RS256');
   const oldToken = await service([old]).sign(claims);
@@ -176,8 +194,13 @@ t.test('bad key material stops start-up with a config error naming the key', asy
   );
   t.same(problemsOf(set([{ ...ec, alg: 'RS256' }])), [`AUTH_JWT_KEYS: key "${ec.kid}": alg RS256 does not fit a EC:P-256 key (ES256)`]);
   t.same(problemsOf(set([{ ...ec, kid: undefined }])), ['AUTH_JWT_KEYS: key #1: has no kid']);
-  t.same(problemsOf(set([{ ...ec, key_ops: undefined }])), [
-    `AUTH_JWT_KEYS: key "${ec.kid}": has no key_ops array (["sign","verify"] or ["verify"])`,
+  t.same(
+    problemsOf(set([{ ...ec, key_ops: undefined }])),
+    ['AUTH_JWT_KEYS: exactly one key must have "sign" in key_ops (found 0)'],
+    'a key without key_ops only verifies',
+  );
+  t.same(problemsOf(set([{ ...ec, key_ops: 'sign' }])), [
+    `AUTH_JWT_KEYS: key "${ec.kid}": key_ops is not an array (["sign","verify"] or ["verify"])`,
   ]);
   t.same(problemsOf(set([verifyOnly(ec)])), ['AUTH_JWT_KEYS: exactly one key must have "sign" in key_ops (found 0)']);
   const second = generateJwk('EdDSA');

@@ -85,10 +85,13 @@ function buildKey(jwk: JsonWebKey, index: number): SigningKey {
   };
   const kid: string = typeof jwk.kid === 'string' && jwk.kid ? jwk.kid : fail('has no kid');
   const rawOps: unknown = jwk.key_ops;
+  // Without key_ops a key only verifies, as the original reads it (its signer is the one key with "sign").
   const ops: string[] =
-    Array.isArray(rawOps) && rawOps.every((op) => typeof op === 'string')
-      ? rawOps
-      : fail('has no key_ops array (["sign","verify"] or ["verify"])');
+    rawOps === undefined
+      ? ['verify']
+      : Array.isArray(rawOps) && rawOps.every((op) => typeof op === 'string')
+        ? rawOps
+        : fail('key_ops is not an array (["sign","verify"] or ["verify"])');
   const kms = kmsRef(jwk, fail);
   // The original's own form for a KMS key is key_ops ["sign"]: its public half verifies all the same.
   if (!ops.includes('verify') && !(kms && ops.includes('sign'))) fail('key_ops must include "verify"');
@@ -104,6 +107,11 @@ function buildKey(jwk: JsonWebKey, index: number): SigningKey {
         const secret = createSecretKey(Buffer.from(jwk.k, 'base64url'));
         if (secret.symmetricKeySize! < 32) throw new Error('an HMAC key needs at least 32 bytes');
         return { signKey: secret, verifyKey: secret };
+      }
+      // A key that only verifies may be its public half alone (a retired key whose private part is gone),
+      // as the original accepts it.
+      if (jwk.d === undefined && !ops.includes('sign')) {
+        return { signKey: null, verifyKey: createPublicKey({ key: publicMembers(jwk), format: 'jwk' }) };
       }
       const privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
       // The private part must match the JWK's own public members, or others would verify with a key we never sign with.
