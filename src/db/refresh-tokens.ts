@@ -1,5 +1,6 @@
 // refresh_tokens: only the SHA-256 of a token is stored; parent_id chains a session's rotations.
 import type { Queryable } from './pool.js';
+import type { SessionClient } from './sign-in.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import type { UserRow } from './users.js';
 import { sessionEndedSql, type SessionEnd, type SessionPolicy } from './sessions.js';
@@ -118,7 +119,7 @@ export async function rotateRefreshToken(
   q: Queryable,
   parentId: string,
   childHash: string,
-  client: { userAgent: string; ip: string },
+  client: SessionClient,
   audit: AuditEntry[],
 ): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({

@@ -33,7 +33,7 @@ import { tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions
 import { isBanned } from '../users/user-json.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
-import { SESSION_ENDED, checkSessionClient, type Client } from './refresh-checks.js';
+import { SESSION_ENDED, checkSessionClient, clientOf, type Client } from './refresh-checks.js';
 import type { Config } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
@@ -73,7 +73,7 @@ export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: str
   // a token ahead of this read is ahead of every later one too.
   if (BigInt(found.v2_counter) < token.counter) throw notIssuedHere();
   const oauth: OAuthClaims | null = oauthClientId === null ? null : { client_id: oauthClientId, scope: found.scopes ?? '' };
-  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip, request: req };
+  const client = clientOf(req);
   const signing = { key, resealed };
 
   const decision =

@@ -31,7 +31,7 @@ import { grantSchema } from '../http/validate.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
-import { SESSION_ENDED, checkSessionClient, type Client } from './refresh-checks.js';
+import { SESSION_ENDED, checkSessionClient, clientOf, type Client } from './refresh-checks.js';
 import { refreshV2, upgradeToV2Locked, upgradesSession } from './refresh-token-v2.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 
@@ -75,7 +75,7 @@ export async function refresh(
   }
   const oauth: OAuthClaims | null = oauthClientId === null ? null : { client_id: oauthClientId, scope: found.scopes ?? '' };
   const child = childRefreshToken(childSecretOf(ctx.config.jwt), presented);
-  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip, request: req };
+  const client = clientOf(req);
 
   // An active token is rotated by one statement (rotateAtOnce), the usual path. Already rotated (the
   // losers of a concurrent refresh, a client that lost the response): the answer is the committed
