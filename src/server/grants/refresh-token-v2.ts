@@ -23,7 +23,7 @@ import {
   upgradeToV2,
   type V2Session,
 } from '../../db/refresh-v2.js';
-import { readTokenState, revokeDescendants, type PresentedToken } from '../../db/refresh-tokens.js';
+import { readTokenState, recordRefresh, revokeDescendants, type PresentedToken } from '../../db/refresh-tokens.js';
 import type { UserRow } from '../../db/users.js';
 import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { encodeV2Token, parseV2Token, upgradesToV2, v2SignatureMatches, type ParsedV2Token } from '../crypto/refresh-token-v2.js';
@@ -158,7 +158,7 @@ function decideV2Locked(ctx: AppContext, token: ParsedV2Token, signing: Signing,
  * session's lock: the token is revoked and, instead of a 12-character child, the session gets a key (or
  * keeps its own) and the answer is its v2 token, counter 0 (audited token_revoked, token_refreshed, as a
  * rotation). The token revoked by that move, presented again, is answered with the session's current v2
- * token as long as a previous 12-character token would be answered with its child
+ * token (the refresh recorded and audited) as long as a previous 12-character token would be answered with its child
  * (docs/tokens-and-sessions.md#refresh-rotation step 3); any other revoked token is a reuse, refused as for
  * 12-character sessions.
  */
@@ -186,6 +186,7 @@ export function upgradeToV2Locked(ctx: AppContext, found: PresentedToken, client
       if (await isNewestToken(c, found.id, sessionId)) {
         const { key } = openSessionKey(ctx.config, sessionId, locked.v2_key);
         const token = encodeV2Token(sessionId, BigInt(locked.v2_counter), key);
+        await recordRefresh(c, sessionId, client, refreshedAudit(client, locked.user));
         return { user: locked.user, sessionId, token, outcome: 'reused_parent' };
       }
     }
