@@ -31,3 +31,12 @@ t.test('the 60 bits are spread over the whole alphabet', async (t) => {
   for (let i = 0; i < 200; i++) for (const c of childRefreshToken(SECRET, newRefreshToken())) seen.add(c);
   t.equal(seen.size, 32);
 });
+
+t.test("a parent's later children (a rotated token swapped again) differ from its first and from each other", async (t) => {
+  const parent = newRefreshToken();
+  t.equal(childRefreshToken(SECRET, parent, 0), childRefreshToken(SECRET, parent), 'the first child as it always was');
+  const generations = new Set([0, 1, 2, 3].map((n) => childRefreshToken(SECRET, parent, n)));
+  t.equal(generations.size, 4);
+  for (const child of generations) t.match(child, /^[a-z2-7]{12}$/);
+  t.equal(childRefreshToken(SECRET, parent, 2), childRefreshToken(SECRET, parent, 2), 'each one recomputable');
+});

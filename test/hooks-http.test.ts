@@ -311,6 +311,20 @@ t.test('password verification attempt: told of right and wrong passwords; reject
   t.same([wrong.status, wrong.body.msg], [400, 'Invalid login credentials'], 'continue leaves the usual answer');
 });
 
+t.test('password verification attempt: a user without a password is refused before the hook, which is not called', async (t) => {
+  const email = uniqueEmail('hooks-nopw');
+  const created = await api.request('POST', '/admin/users', { token: await adminToken(), body: { email, email_confirm: true } });
+  t.equal(created.status, 200);
+  hooks.once('/password-verification-attempt', { body: { decision: 'reject', message: 'Account locked' } });
+  const before = hooks.callsTo('/password-verification-attempt').length;
+  const res = await signIn(email, 'any-password-1');
+  t.same([res.status, res.body.error_code, res.body.msg], [400, 'invalid_credentials', 'Invalid login credentials']);
+  t.equal(hooks.callsTo('/password-verification-attempt').length, before, 'the original answers before its hook');
+  // The scripted rejection is still pending: a user with a password meets it.
+  const user = await confirmedUser();
+  t.equal((await signIn(user.email)).body.msg, 'Account locked');
+});
+
 t.test('an endpoint that does not answer: 422 hook_timeout, nothing signed in', async (t) => {
   const user = await confirmedUser();
   hooks.once('/custom-access-token', { stall: true });

@@ -93,6 +93,20 @@ t.test('challenge then verify with the current code raises the session to aal2 w
   t.not(old.status, 200);
 });
 
+t.test('within SECURITY_REFRESH_TOKEN_REUSE_INTERVAL, no token revoked before the upgrade gets an aal2 child', async (t) => {
+  const withInterval = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
+  t.teardown(() => withInterval.stop());
+  const s = await signUp(withInterval);
+  const rotated = await refresh(withInterval, s.refresh_token); // s.refresh_token now has a child, as a rotated token
+  const factor = await enrollTotp(withInterval, rotated.body.access_token);
+  const c = await challenge(withInterval, rotated.body.access_token, factor.id);
+  const v = await verify(withInterval, rotated.body.access_token, factor.id, c.body.id, totpCode(factor.totp.secret));
+  t.equal(v.status, 200);
+  // Both were revoked moments ago, within the interval, and both have a child: refused all the same.
+  t.equal((await refresh(withInterval, s.refresh_token)).body.error_code, 'refresh_token_already_used', 'the token rotated before');
+  t.equal((await refresh(withInterval, rotated.body.refresh_token)).body.error_code, 'refresh_token_already_used', 'the aal1 token');
+});
+
 t.test("verifying ends the user's other aal1 sessions and removes other unverified TOTP factors", async (t) => {
   const email = uniqueEmail();
   const s = await signUp(api, email);

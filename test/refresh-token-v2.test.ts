@@ -190,8 +190,17 @@ t.test('upgrade percentage 100 turns a 12-character session into v2 at its next 
   t.equal((await sessionRow(v1, sessionId)).counter, 0);
   const active = await v1.db.query('select count(*)::int as n from refresh_tokens where session_id = $1 and not revoked', [sessionId]);
   t.equal(active.rows[0].n, 0, 'the 12-character token is revoked and has no child');
+  const refreshedCount = async () =>
+    (
+      await v1.db.query(
+        `select count(*)::int as n from audit_log_entries where payload->>'actor_id' = $1 and payload->>'action' = 'token_refreshed'`,
+        [s.user.id],
+      )
+    ).rows[0].n;
+  const refreshedBefore = await refreshedCount();
   const again = await refresh(upgradeAll, kept.body.refresh_token);
   t.equal(again.body.refresh_token, upgraded.body.refresh_token, 'the upgraded token presented again: the current v2 token');
+  t.equal(await refreshedCount(), refreshedBefore + 1, 'that answer audited token_refreshed, as any refresh');
   const next = await refresh(upgradeAll, upgraded.body.refresh_token);
   t.equal(decodeV2(next.body.refresh_token).counter, 1);
   t.strictSame((await refresh(upgradeAll, s.refresh_token)).body, ALREADY_USED, 'an older 12-character token is a reuse');

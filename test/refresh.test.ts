@@ -190,17 +190,31 @@ t.test('two refreshes waiting for one lock in the one statement: one child, both
   );
   t.equal(replies[0].body.refresh_token, replies[1].body.refresh_token);
   t.equal(await countTokens(api, sessionId), 2);
-  t.strictSame(await tokenAudits(api, session.user.id), ['token_refreshed', 'token_revoked']);
+  t.strictSame(
+    await tokenAudits(api, session.user.id),
+    ['token_refreshed', 'token_refreshed', 'token_revoked'],
+    'one rotation, and the loser answered with its child audited too',
+  );
 });
 
 t.test('re-presenting the immediately previous token returns the existing child, no new token', async (t) => {
   const [t0, t1] = await chain(api, 1);
-  const sessionId = (await row(api, t0)).session_id;
-  const again = await refresh(api, t0);
+  const { session_id: sessionId, user_id: userId } = await row(api, t0);
+  const sessionRow = async () => (await api.db.query('select refreshed_at, user_agent from sessions where id = $1', [sessionId])).rows[0];
+  const before = await sessionRow();
+  const again = await api.request('POST', '/token?grant_type=refresh_token', {
+    body: { refresh_token: t0 },
+    headers: { 'user-agent': 'another-tab' },
+  });
   t.equal(again.status, 200);
   t.equal(again.body.refresh_token, t1, 'the same child');
   t.equal(await countTokens(api, sessionId), 2, 'nothing new minted');
   t.equal((await row(api, t1)).revoked, false, 'the child stays active');
+  // As the original: every refresh it answers is audited and recorded on the session, this one too.
+  t.strictSame(await tokenAudits(api, userId), ['token_refreshed', 'token_refreshed', 'token_revoked'], 'one more token_refreshed');
+  const after = await sessionRow();
+  t.ok(after.refreshed_at > before.refreshed_at, 'refreshed_at moved later');
+  t.equal(after.user_agent, 'another-tab', 'the answering client is recorded');
   // The client that failed to save the response keeps going with the child.
   t.equal((await refresh(api, t1)).status, 200);
 });
@@ -222,14 +236,16 @@ t.test('the previous token after the interval is reuse: the active token is revo
   t.strictSame((await refresh(api, t1)).body, ALREADY_USED);
 });
 
-t.test('an older token than the previous one is reuse: every descendant is revoked', async (t) => {
+t.test('an older token than the previous one after the interval is reuse: every descendant is revoked', async (t) => {
   const [t0, t1, t2, t3] = await chain(api, 3);
   const sessionId = (await row(api, t0)).session_id;
   const other = await signIn(
     api,
     (await api.db.query('select email from users u join sessions s on s.user_id = u.id where s.id = $1', [sessionId])).rows[0].email,
   );
-  const res = await refresh(api, t1); // within the 10 s interval, but older than the immediately previous (t2)
+  // t2 aged too: a rotated token within the interval would get another child (the test above).
+  await ageRevocation(api, [t1, t2]);
+  const res = await refresh(api, t1); // older than the immediately previous (t2), and out of the 10 s interval
   t.equal(res.status, 400);
   t.strictSame(res.body, ALREADY_USED);
   const live = await api.db.query('select token_hash from refresh_tokens where session_id = $1 and not revoked', [sessionId]);
@@ -242,6 +258,47 @@ t.test('an older token than the previous one is reuse: every descendant is revok
   t.equal((await refresh(api, other.refresh_token)).status, 200);
 });
 
+t.test('an older token within the interval gets another child of its own; the active token stays valid', async (t) => {
+  // SECURITY_REFRESH_TOKEN_REUSE_INTERVAL=10: the original swaps any revoked token within the interval.
+  const [t1, t2, t3] = await chain(api, 2);
+  const { id: t1Id, session_id: sessionId, user_id: userId } = await row(api, t1);
+  const res = await refresh(api, t1);
+  t.equal(res.status, 200);
+  const t4 = res.body.refresh_token;
+  t.match(t4, /^[a-z2-7]{12}$/);
+  t.not(t4, t2, 'not the child it had: another one');
+  t.not(t4, t3);
+  t.match(await row(api, t4), { parent_id: t1Id, session_id: sessionId, revoked: false });
+  t.equal((await row(api, t1)).revoked, true, 'the presented token stays revoked');
+  t.equal((await row(api, t3)).revoked, false, 'the active token is not revoked, as in the original');
+  t.equal(decodeJwt(res.body.access_token).session_id, sessionId);
+  t.strictSame(
+    (await tokenAudits(api, userId)).filter((a) => a === 'token_revoked').length,
+    3,
+    'audited as a rotation (token_revoked, token_refreshed)',
+  );
+
+  // t4 is now the newest token and t1 its parent: t1 again is answered with t4, as a previous token is.
+  const again = await refresh(api, t1);
+  t.equal(again.status, 200);
+  t.equal(again.body.refresh_token, t4, 'the same second child');
+  t.equal(await countTokens(api, sessionId), 4, 'nothing more minted');
+
+  // Both live tokens go on: t4, and t3, which the original leaves valid.
+  const next = await refresh(api, t4);
+  t.equal(next.status, 200);
+  t.equal((await api.request('GET', '/user', { token: next.body.access_token })).status, 200, 'a token that works');
+  t.equal((await refresh(api, t3)).status, 200, 't3 still refreshes');
+});
+
+t.test('a token revoked by reuse detection stays refused within the interval', async (t) => {
+  const [t0, t1, t2] = await chain(api, 2);
+  await ageRevocation(api, [t0]);
+  t.strictSame((await refresh(api, t0)).body, ALREADY_USED);
+  t.strictSame((await refresh(api, t2)).body, ALREADY_USED, 'never rotated: no child for it');
+  t.equal((await row(api, t1)).revoked, true);
+});
+
 t.test('reuse after the interval is refused too, and revokes the descendants', async (t) => {
   const [t0, t1, t2] = await chain(api, 2);
   await ageRevocation(api, [t0, t1]);
@@ -249,9 +306,10 @@ t.test('reuse after the interval is refused too, and revokes the descendants', a
   t.equal((await row(api, t2)).revoked, true);
 });
 
-t.test('presenting the first token of a chain revokes every later token of it', async (t) => {
+t.test('presenting the first token of a chain after the interval revokes every later token of it', async (t) => {
   const [t0, t1, t2] = await chain(api, 2);
   const sessionId = (await row(api, t0)).session_id;
+  await ageRevocation(api, [t0]);
   t.strictSame((await refresh(api, t0)).body, ALREADY_USED);
   const states = await api.db.query('select token_hash, revoked from refresh_tokens where session_id = $1 order by id', [sessionId]);
   t.strictSame(
@@ -266,6 +324,7 @@ t.test('presenting the first token of a chain revokes every later token of it', 
 
 t.test('rotation disabled: reuse is refused, nothing is revoked', async (t) => {
   const [, t1, t2, t3] = await chain(noRotation, 3);
+  await ageRevocation(noRotation, [t1]);
   t.strictSame((await refresh(noRotation, t1)).body, ALREADY_USED);
   t.equal((await row(noRotation, t3)).revoked, false, 'the active token survives');
   t.equal((await row(noRotation, t2)).revoked, true);
@@ -310,10 +369,12 @@ t.test('1,000 concurrent refreshes of one token: one child, every success carrie
     where payload->>'actor_id' = $1 and payload->>'log_type' = 'token' order by payload->>'action'`,
     [session.user.id],
   );
+  const actions = new Map<string, number>();
+  for (const r of audits.rows) actions.set(r.action, (actions.get(r.action) ?? 0) + 1);
   t.strictSame(
-    audits.rows.map((r) => r.action),
-    ['token_refreshed', 'token_revoked'],
-    'one rotation audited once: the losers wrote nothing',
+    Object.fromEntries(actions),
+    { token_refreshed: 1000, token_revoked: 1 },
+    'one rotation; every answer audited token_refreshed, as the original audits each refresh it answers',
   );
   const [child] = children;
   t.equal((await row(defaults, child)).revoked, false);

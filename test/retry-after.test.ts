@@ -138,6 +138,24 @@ t.test('with anonymous sign-ins off, the refusal comes before the bucket, howeve
   t.strictSame(codes, Array(4).fill('anonymous_provider_disabled'), 'the original checks the switch before its limiter');
 });
 
+t.test('an unknown grant_type is refused before the token bucket, however often it is sent', async (t) => {
+  const own = await startMailStack({ AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_TOKEN_REFRESH: '1' });
+  t.teardown(() => own.stop());
+  const headers = { 'X-Real-IP': '203.0.113.10' };
+  const answers = new Set<string>();
+  // The bucket's burst is 30: one more than that would be refused if the unknown grants were counted.
+  for (let i = 0; i < 31; i++) {
+    const res = await own.api.request('POST', '/token?grant_type=foo', { headers, body: {} });
+    answers.add(`${res.status} ${res.body.error_code} ${res.body.msg}`);
+  }
+  t.strictSame([...answers], ['400 invalid_credentials unsupported_grant_type'], 'the original answers before its limiter');
+  const real = await own.api.request('POST', '/token?grant_type=password', {
+    headers,
+    body: { email: 'nobody@example.com', password: 'wrong-one-1' },
+  });
+  t.equal(real.body.error_code, 'invalid_credentials', 'a real grant still reaches its handler');
+});
+
 t.test("SECURITY_SB_FORWARDED_FOR_ENABLED: Sb-Forwarded-For's address keys the per-client limits, as the original", async (t) => {
   const own = await startMailStack({ AUTH_RATE_LIMIT_TOKEN_REFRESH: '0', AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true' });
   t.teardown(() => own.stop());

@@ -4,6 +4,7 @@
 import t from 'tap';
 import bcrypt from 'bcryptjs';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { findAmrAndIdentities } from '../dist/db/sign-in.js';
@@ -102,6 +103,45 @@ t.test('a password login writes one session, one refresh token, one AMR claim, o
   );
   const me = await api.request('GET', '/user', { token: res.body.access_token });
   t.strictSame(res.body.user, me.body, "the response's user is what GET /user (the finders) renders");
+});
+
+/** A JSON POST sent without a User-Agent header, which fetch always adds (node:http adds none). */
+function postWithoutUserAgent(pathAndQuery: string, body: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(api.url + pathAndQuery, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+t.test("without a User-Agent header the session's user_agent is NULL, at sign-in and at each refresh, as the original", async (t) => {
+  const signup = await api.request('POST', '/signup', { body: { email: 'no-agent@example.com', password: 'correct-horse' } });
+  t.equal(signup.status, 200);
+  const agentOf = async (sessionId: string) =>
+    (await api.db.query('select user_agent, ip from sessions where id = $1', [sessionId])).rows[0];
+
+  const bare = await postWithoutUserAgent('/token?grant_type=password', { email: 'no-agent@example.com', password: 'correct-horse' });
+  t.equal(bare.status, 200);
+  const sessionId = decodeJwt(bare.body.access_token).session_id as string;
+  t.strictSame(await agentOf(sessionId), { user_agent: null, ip: '127.0.0.1' }, 'NULL, not an empty string');
+
+  const named = await api.request('POST', '/token?grant_type=refresh_token', {
+    body: { refresh_token: bare.body.refresh_token },
+    headers: { 'user-agent': 'named-agent' },
+  });
+  t.equal(named.status, 200);
+  t.equal((await agentOf(sessionId)).user_agent, 'named-agent', 'a refresh with one records it');
+  const again = await postWithoutUserAgent('/token?grant_type=refresh_token', { refresh_token: named.body.refresh_token });
+  t.equal(again.status, 200);
+  t.equal((await agentOf(sessionId)).user_agent, null, 'a refresh without one clears it, as the original');
+
+  const withAgent = await login({ email: 'no-agent@example.com', password: 'correct-horse' });
+  t.equal((await agentOf(decodeJwt(withAgent.body.access_token).session_id as string)).user_agent, 'sign-in-test');
 });
 
 t.test("identities travel with their exact timestamps, whatever the session's time zone", async (t) => {

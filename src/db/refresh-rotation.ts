@@ -1,6 +1,7 @@
 // The refresh grant's usual path in one autocommit statement: lock the session, rotate its active token
 // (audit rows included), and read what the token response needs; one round trip instead of a transaction.
 import type { Queryable } from './pool.js';
+import type { SessionClient } from './sign-in.js';
 import { USER_COLUMNS_U, type UserRow } from './users.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
@@ -11,7 +12,7 @@ export interface LockAndRotate {
   parentId: string;
   sessionId: string;
   childHash: string;
-  client: { userAgent: string; ip: string };
+  client: SessionClient;
   /** the rotation's audit entries (the grant's rotationAudit), written and announced only if it rotates */
   audit: AuditEntry[];
   /** the caller's clock: the user counts as banned while banned_until is later, as isBanned decides */

@@ -1,7 +1,8 @@
 // refresh_tokens: only the SHA-256 of a token is stored; parent_id chains a session's rotations.
 import type { Queryable } from './pool.js';
+import type { SessionClient } from './sign-in.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
-import type { UserRow } from './users.js';
+import { USER_COLUMNS, type UserRow } from './users.js';
 import { sessionEndedSql, type SessionEnd, type SessionPolicy } from './sessions.js';
 
 export interface RefreshTokenRow {
@@ -90,10 +91,26 @@ export interface TokenState {
   active_hash: string | null;
 }
 
-export async function readTokenState(q: Queryable, tokenId: string, sessionId: string): Promise<TokenState | null> {
-  const { rows } = await q.query<TokenState>({
-    name: 'refresh_tokens_state',
-    text: `select rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for, a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash
+/**
+ * What only the decision under the lock needs besides: how many children the presented token has had (a
+ * rotated token presented again within the reuse interval gets the next one), how many children the
+ * active token's parent had before it (the generation its text was derived with, childRefreshToken), and
+ * whether the token was revoked after the session last gained an authentication method (an MFA
+ * verification): a token revoked before that belongs to the session at its lower level.
+ */
+export interface LockedTokenState extends TokenState {
+  children: number;
+  active_generation: number | null;
+  revoked_at_current_level: boolean;
+}
+
+export async function readTokenState(q: Queryable, tokenId: string, sessionId: string): Promise<LockedTokenState | null> {
+  const { rows } = await q.query<LockedTokenState>({
+    name: 'refresh_tokens_state_generations',
+    text: `select rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for, a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash,
+                  (select count(*) from refresh_tokens where parent_id = rt.id)::int as children,
+                  (select count(*) from refresh_tokens where parent_id = a.parent_id and id < a.id)::int as active_generation,
+                  coalesce(rt.updated_at > (select max(updated_at) from mfa_amr_claims where session_id = $2), true) as revoked_at_current_level
            from refresh_tokens rt
            left join lateral (select id, parent_id, token_hash from refresh_tokens
                               where session_id = $2 and not revoked order by id desc limit 1) a on true
@@ -118,7 +135,7 @@ export async function rotateRefreshToken(
   q: Queryable,
   parentId: string,
   childHash: string,
-  client: { userAgent: string; ip: string },
+  client: SessionClient,
   audit: AuditEntry[],
 ): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
@@ -133,6 +150,56 @@ export async function rotateRefreshToken(
                           select $2, user_id, session_id, $1 from parent returning *)
            select * from child`,
     values: [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)],
+  });
+  if (rows[0]) announceAudit(audit);
+  return rows[0] ?? null;
+}
+
+/**
+ * Another child for a token already rotated (a revoked token presented within the reuse interval, under
+ * the session lock): the child is inserted beside the token's earlier ones, the session records the
+ * refresh and the audit rows are written, as rotateRefreshToken does; the parent stays revoked and keeps
+ * its revocation time, so the interval is not stretched by presenting it again. No other token is touched:
+ * the session's active token stays valid, as in the original.
+ */
+export async function branchRefreshToken(
+  q: Queryable,
+  parentId: string,
+  childHash: string,
+  client: SessionClient,
+  audit: AuditEntry[],
+): Promise<RefreshTokenRow | null> {
+  const { rows } = await q.query<RefreshTokenRow>({
+    name: 'refresh_tokens_branch',
+    text: `with parent as (select user_id, session_id from refresh_tokens where id = $1 and revoked),
+                touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
+                            where id = (select session_id from parent)),
+                audited as (insert into audit_log_entries (id, payload, ip_address)
+                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($5::jsonb) as e),
+                child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
+                          select $2, user_id, session_id, $1 from parent returning *)
+           select * from child`,
+    values: [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)],
+  });
+  if (rows[0]) announceAudit(audit);
+  return rows[0] ?? null;
+}
+
+/**
+ * A refresh answered with a token that already exists (the previous token answered with the active one):
+ * no token is written, but the session records the refresh (time, user agent, ip) and the audit rows are
+ * written (token_refreshed), as for any refresh the original answers. One statement, which also reads the
+ * user the token response names. Null, and nothing written, when the session is gone (logged out meanwhile).
+ */
+export async function recordRefresh(q: Queryable, sessionId: string, client: SessionClient, audit: AuditEntry[]): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>({
+    name: 'refresh_tokens_record_answer',
+    text: `with touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $2, ip = $3
+                            where id = $1 returning user_id),
+                audited as (insert into audit_log_entries (id, payload, ip_address)
+                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from touched, jsonb_array_elements($4::jsonb) as e)
+           select ${USER_COLUMNS} from users where id = (select user_id from touched)`,
+    values: [sessionId, client.userAgent, client.ip, storedAudit(audit)],
   });
   if (rows[0]) announceAudit(audit);
   return rows[0] ?? null;

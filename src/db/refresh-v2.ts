@@ -3,6 +3,7 @@
 // refresh_tokens rows. A refresh advances the counter with a compare-and-set on (id, counter), so of any
 // number of concurrent refreshes with one token exactly one advances it.
 import type { Queryable } from './pool.js';
+import type { SessionClient } from './sign-in.js';
 import { USER_COLUMNS_U, type UserRow } from './users.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import { identitiesJsonSql, identityRows, type IdentityJsonRow } from './identities.js';
@@ -57,7 +58,7 @@ export interface AdvanceV2 {
   sessionId: string;
   /** the counter the presented token carries, which must still be the session's (bigint as text) */
   counter: string;
-  client: { userAgent: string; ip: string };
+  client: SessionClient;
   /** token_refreshed, written only if the counter advances */
   audit: AuditEntry[];
   /** the key sealed anew (a key in clear or under an old key), or null to leave it */
@@ -129,7 +130,7 @@ export async function lockV2Session(q: Queryable, sessionId: string): Promise<Lo
 export async function recordV2Reuse(
   q: Queryable,
   sessionId: string,
-  client: { userAgent: string; ip: string },
+  client: SessionClient,
   audit: AuditEntry[],
   resealedKey: string | null,
 ): Promise<void> {
@@ -153,7 +154,7 @@ export async function recordV2Reuse(
  */
 export async function upgradeToV2(
   q: Queryable,
-  u: { tokenId: string; sessionId: string; key: string; client: { userAgent: string; ip: string }; audit: AuditEntry[] },
+  u: { tokenId: string; sessionId: string; key: string; client: SessionClient; audit: AuditEntry[] },
 ): Promise<{ v2_key: string; v2_counter: string } | null> {
   const { rows } = await q.query<{ v2_key: string; v2_counter: string }>({
     name: 'sessions_v2_upgrade',

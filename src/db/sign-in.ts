@@ -8,12 +8,21 @@ import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow
 import { amrJsonSql, type AmrRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
+/**
+ * Who signed in or refreshed, as the session row records it: NULL, not '', for a request without a
+ * User-Agent header (or without a client address), as the original stores it.
+ */
+export interface SessionClient {
+  userAgent: string | null;
+  ip: string | null;
+}
+
 export interface SignInWrite {
   userId: string;
   /** the authentication method recorded for the new session (password, otp, anonymous, ...) */
   method: string;
-  userAgent: string;
-  ip: string;
+  userAgent: SessionClient['userAgent'];
+  ip: SessionClient['ip'];
   /** SHA-256 hex of the session's first refresh token; null for a v2 session, which has no token rows */
   refreshTokenHash: string | null;
   /** a v2 session (docs/tokens-and-sessions.md#v2-refresh-tokens): its id, chosen by the caller since its tokens name it, and its key as stored */

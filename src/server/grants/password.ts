@@ -33,9 +33,11 @@ export const password: Grant<ReturnType<typeof schema>> = {
     const aud = requestAudience(req, ctx);
     const phone = phoneText ? parsePhone(phoneText) : null;
     const user = email ? await findUserByEmail(ctx.db, email.toLowerCase(), aud) : phone ? await findUserByPhone(ctx.db, phone, aud) : null;
-    const verdict = await ctx.hasher.verify(user ? passwordHashOf(ctx.config, user) : null, password, req.signal);
-    // docs/hooks.md#password-verification-attempt: told of every checked password of an existing user, as the original.
-    const decision = user ? await passwordVerificationAttempt(ctx, { userId: user.id, valid: verdict.ok }, req) : null;
+    const stored = user ? passwordHashOf(ctx.config, user) : null;
+    const verdict = await ctx.hasher.verify(stored, password, req.signal);
+    // docs/hooks.md#password-verification-attempt: told of every checked password of an existing user that
+    // has one, as the original, which refuses a user without a password before its hook.
+    const decision = user && stored ? await passwordVerificationAttempt(ctx, { userId: user.id, valid: verdict.ok }, req) : null;
     if (user && decision?.reject) {
       if (decision.logoutUser) await deleteSessions(ctx.db, user.id, 'all');
       throw apiError('password_verification_rejected', decision.message);

@@ -2,6 +2,8 @@
 // 12-character tokens, grants/refresh-token-v2.ts for v2): the session limits and the OAuth client.
 import { OAuthRefusal } from './oauth-refusal.js';
 import type { AuditRequest } from '../../db/audit-log.js';
+import type { SessionClient } from '../../db/sign-in.js';
+import type { ApiRequest } from '../http/types.js';
 
 /**
  * The session limits, checked on the read before any lock as the original checks them; nothing is
@@ -21,4 +23,7 @@ export function checkSessionClient(sessionClientId: string | null, clientId: str
 }
 
 /** Who asked for the refresh, as the session records it, and the request its audit entries are logged with. */
-export type Client = { userAgent: string; ip: string; request: AuditRequest | null };
+export type Client = SessionClient & { request: AuditRequest | null };
+
+/** The refresh's client: no (or an empty) User-Agent header is recorded as NULL, as the original records it. */
+export const clientOf = (req: ApiRequest): Client => ({ userAgent: req.headers['user-agent'] || null, ip: req.ip || null, request: req });

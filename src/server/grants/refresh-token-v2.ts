@@ -23,7 +23,7 @@ import {
   upgradeToV2,
   type V2Session,
 } from '../../db/refresh-v2.js';
-import { readTokenState, revokeDescendants, type PresentedToken } from '../../db/refresh-tokens.js';
+import { readTokenState, recordRefresh, revokeDescendants, type PresentedToken } from '../../db/refresh-tokens.js';
 import type { UserRow } from '../../db/users.js';
 import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { encodeV2Token, parseV2Token, upgradesToV2, v2SignatureMatches, type ParsedV2Token } from '../crypto/refresh-token-v2.js';
@@ -33,7 +33,7 @@ import { tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions
 import { isBanned } from '../users/user-json.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
-import { SESSION_ENDED, checkSessionClient, type Client } from './refresh-checks.js';
+import { SESSION_ENDED, checkSessionClient, clientOf, type Client } from './refresh-checks.js';
 import type { Config } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
@@ -73,7 +73,7 @@ export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: str
   // a token ahead of this read is ahead of every later one too.
   if (BigInt(found.v2_counter) < token.counter) throw notIssuedHere();
   const oauth: OAuthClaims | null = oauthClientId === null ? null : { client_id: oauthClientId, scope: found.scopes ?? '' };
-  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip, request: req };
+  const client = clientOf(req);
   const signing = { key, resealed };
 
   const decision =
@@ -158,7 +158,7 @@ function decideV2Locked(ctx: AppContext, token: ParsedV2Token, signing: Signing,
  * session's lock: the token is revoked and, instead of a 12-character child, the session gets a key (or
  * keeps its own) and the answer is its v2 token, counter 0 (audited token_revoked, token_refreshed, as a
  * rotation). The token revoked by that move, presented again, is answered with the session's current v2
- * token as long as a previous 12-character token would be answered with its child
+ * token (the refresh recorded and audited) as long as a previous 12-character token would be answered with its child
  * (docs/tokens-and-sessions.md#refresh-rotation step 3); any other revoked token is a reuse, refused as for
  * 12-character sessions.
  */
@@ -186,6 +186,7 @@ export function upgradeToV2Locked(ctx: AppContext, found: PresentedToken, client
       if (await isNewestToken(c, found.id, sessionId)) {
         const { key } = openSessionKey(ctx.config, sessionId, locked.v2_key);
         const token = encodeV2Token(sessionId, BigInt(locked.v2_counter), key);
+        await recordRefresh(c, sessionId, client, refreshedAudit(client, locked.user));
         return { user: locked.user, sessionId, token, outcome: 'reused_parent' };
       }
     }

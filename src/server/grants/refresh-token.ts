@@ -3,23 +3,27 @@
 // rotate in one statement (the usual path, two round trips in all) → an already-rotated token: answer it
 // without locking → anything else (and an active token that could not be rotated after all): in a
 // transaction, lock the session, rotate if the token is still active, else decide on the state read under
-// the lock: hand back the existing child, or refuse → sign outside the lock.
+// the lock: hand back the existing child, give a rotated token another child within the reuse interval,
+// or refuse → sign outside the lock.
 // The session row lock (select … for update) is what makes 1,000 concurrent refreshes of one token yield
 // exactly one child: each waiter finds the token revoked once the winner committed, re-reads the state,
 // and answers the active token, which is the winner's child (test/refresh.test.ts pins this).
 import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import {
+  branchRefreshToken,
   findPresentedToken,
   readTokenState,
+  recordRefresh,
   revokeDescendants,
   rotateRefreshToken,
+  type LockedTokenState,
   type PresentedToken,
   type TokenState,
 } from '../../db/refresh-tokens.js';
 import { lockAndRotate } from '../../db/refresh-rotation.js';
 import { lockSessionUser } from '../../db/sessions.js';
-import { findUserById, type UserRow } from '../../db/users.js';
+import type { UserRow } from '../../db/users.js';
 import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
 import { isBanned } from '../users/user-json.js';
@@ -31,7 +35,7 @@ import { grantSchema } from '../http/validate.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
-import { SESSION_ENDED, checkSessionClient, type Client } from './refresh-checks.js';
+import { SESSION_ENDED, checkSessionClient, clientOf, type Client } from './refresh-checks.js';
 import { refreshV2, upgradeToV2Locked, upgradesSession } from './refresh-token-v2.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 
@@ -75,7 +79,7 @@ export async function refresh(
   }
   const oauth: OAuthClaims | null = oauthClientId === null ? null : { client_id: oauthClientId, scope: found.scopes ?? '' };
   const child = childRefreshToken(childSecretOf(ctx.config.jwt), presented);
-  const client = { userAgent: req.headers['user-agent'] ?? '', ip: req.ip, request: req };
+  const client = clientOf(req);
 
   // An active token is rotated by one statement (rotateAtOnce), the usual path. Already rotated (the
   // losers of a concurrent refresh, a client that lost the response): the answer is the committed
@@ -94,8 +98,8 @@ export async function refresh(
   const decision =
     (await rotateAtOnce(ctx, found, child, client)) ??
     (found.revoked && answersWithChild(ctx, found, found.id, child)
-      ? await existingChild(ctx, found.user_id, found.session_id, child)
-      : await decideLocked(ctx, found, child, client));
+      ? await existingChild(ctx, found, child, client)
+      : await decideLocked(ctx, found, presented, child, client));
   if (decision instanceof ApiError) throw decision;
   ctx.metrics.refresh(decision.outcome);
   // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
@@ -136,9 +140,9 @@ export const ownerOf = (found: PresentedToken): ActingUser => ({
 
 /**
  * Every case but the usual one, in a transaction: lock the session, rotate if the token still looks
- * active, else decide on the state read under the lock.
+ * active, else decide on the state read under the lock. `child` is the presented token's first child.
  */
-function decideLocked(ctx: AppContext, found: PresentedToken, child: string, client: Client): Promise<Decision> {
+function decideLocked(ctx: AppContext, found: PresentedToken, presented: string, child: string, client: Client): Promise<Decision> {
   return tx(ctx.db, async (c): Promise<Decision> => {
     const user = await lockSessionUser(c, found.session_id);
     if (!user) return notFound(); // the session was logged out meanwhile
@@ -152,7 +156,19 @@ function decideLocked(ctx: AppContext, found: PresentedToken, child: string, cli
     // would not refresh the other rows of its query).
     const state = await readTokenState(c, found.id, found.session_id);
     if (!state) return notFound();
-    if (answersWithChild(ctx, state, found.id, child)) return { user, sessionId: found.session_id, token: child, outcome: 'reused_parent' };
+    // The active token may be a later child of the presented one (a branch, below): derived with its generation.
+    const secret = childSecretOf(ctx.config.jwt);
+    const activeChild = state.active_generation ? childRefreshToken(secret, presented, state.active_generation) : child;
+    if (answersWithChild(ctx, state, found.id, activeChild)) {
+      await recordRefresh(c, found.session_id, client, refreshedAudit(client, user));
+      return { user, sessionId: found.session_id, token: activeChild, outcome: 'reused_parent' };
+    }
+    if (branchesWithinInterval(ctx, state)) {
+      const another = childRefreshToken(secret, presented, state.children);
+      if (await branchRefreshToken(c, found.id, sha256Hex(another), client, rotationAudit(client, user))) {
+        return { user, sessionId: found.session_id, token: another, outcome: 'rotated' };
+      }
+    }
     return refuseReuse(ctx, c, found.id, found.session_id);
   });
 }
@@ -163,15 +179,23 @@ export const rotationAudit = (client: Client, user: ActingUser): AuditEntry[] =>
   auditEntry(client.request, actorOf(user), 'token_refreshed'),
 ];
 
-async function existingChild(ctx: AppContext, userId: string, sessionId: string, child: string): Promise<Decision> {
-  const user = await findUserById(ctx.db, userId);
-  return user ? { user, sessionId, token: child, outcome: 'reused_parent' } : notFound();
+/** The audit row of a refresh answered with an existing token: token_refreshed, as the original writes it. */
+const refreshedAudit = (client: Client, user: ActingUser): AuditEntry[] => [auditEntry(client.request, actorOf(user), 'token_refreshed')];
+
+/**
+ * The previous token answered without the lock: the session records the refresh (time, user agent, ip) and
+ * token_refreshed is audited, as the original does for every refresh it answers, in the one statement that
+ * also reads the user (the round trip this path always made).
+ */
+async function existingChild(ctx: AppContext, found: PresentedToken, child: string, client: Client): Promise<Decision> {
+  const user = await recordRefresh(ctx.db, found.session_id, client, refreshedAudit(client, ownerOf(found)));
+  return user ? { user, sessionId: found.session_id, token: child, outcome: 'reused_parent' } : notFound();
 }
 
 /**
  * A revoked token that is the immediately previous one (the active token is its child) is answered with
  * that existing child, never a new one: the client that failed to save the response, and every loser of
- * a concurrent refresh (docs/tokens-and-sessions.md#refresh-rotation step 5). The hash check guards the derivation (a JWT_SECRET change
+ * a concurrent refresh (docs/tokens-and-sessions.md#refresh-rotation step 3). The hash check guards the derivation (a JWT_SECRET change
  * would derive another text).
  * The reuse interval bounds this, as the docs/tokens-and-sessions.md#refresh-rotation transitions table says ("reuse interval elapsed →
  * descendants revoked"), when rotation is on and an interval is set: a previous token presented later
@@ -185,10 +209,23 @@ function answersWithChild(ctx: AppContext, state: TokenState, tokenId: string, c
 }
 
 /**
- * Any other revoked token is a reuse: an older token than the immediately previous one, the previous one
- * after the interval, or a token whose family is no longer active. With rotation enabled every token
- * descended from it is revoked — committed, then refused; with rotation disabled it is only refused
- * (docs/tokens-and-sessions.md#reuse-detection transitions table).
+ * A rotated token (one with a child) other than the one just before the active token, presented within
+ * SECURITY_REFRESH_TOKEN_REUSE_INTERVAL of its revocation, gets another child, as the original swaps any
+ * revoked token within that interval; the active token stays valid. Two exceptions (docs/differences.md):
+ * a token revoked by reuse detection was never rotated, so it stays refused and the detection is not undone
+ * within the interval; and a token revoked before an MFA verification raised the session stays refused, so
+ * that a stolen aal1 token cannot mint aal2 tokens.
+ */
+function branchesWithinInterval(ctx: AppContext, state: LockedTokenState): boolean {
+  const interval = ctx.config.security.refreshTokenReuseIntervalSeconds;
+  return state.revoked && state.children > 0 && state.revoked_at_current_level && interval > 0 && state.revoked_for <= interval;
+}
+
+/**
+ * Any other revoked token is a reuse: an older token than the immediately previous one, or the previous
+ * one, after the interval (with none set, at once), or a token revoked without being rotated (its family
+ * no longer active). With rotation enabled every token descended from it is revoked — committed, then
+ * refused; with rotation disabled it is only refused (docs/tokens-and-sessions.md#reuse-detection transitions table).
  */
 async function refuseReuse(
   ctx: AppContext,

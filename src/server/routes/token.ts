@@ -9,8 +9,16 @@ import { SIGN_IN_GRANTS } from '../observability/metrics.js';
 
 const SIGN_INS = SIGN_IN_GRANTS;
 
-/** The per-client limit of a /token request: the web3 grant has its own (RATE_LIMIT_WEB3), as in the original. */
-export const tokenBucket = (req: ApiRequest): ClientBucket => (req.query.get('grant_type') === 'web3' ? 'web3' : 'token');
+/**
+ * The per-client limit of a /token request: the web3 grant has its own (RATE_LIMIT_WEB3), as in the original.
+ * An unknown grant_type takes nothing: the handler refuses it, as the original does before its limiter, so a
+ * flood of them neither answers 429 nor empties the bucket the client's real sign-ins and refreshes share.
+ */
+export const tokenBucket = (req: ApiRequest): ClientBucket | null => {
+  const grantType = req.query.get('grant_type');
+  if (!grantType || !GRANTS.has(grantType)) return null;
+  return grantType === 'web3' ? 'web3' : 'token';
+};
 
 export const token: Handler = async (req, ctx) => {
   const grantType = req.query.get('grant_type');

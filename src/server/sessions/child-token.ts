@@ -1,7 +1,7 @@
 // The token a rotation hands out, derived from the token it replaces.
 //
 // Why derived: only SHA-256 hashes of refresh tokens are stored (docs/tokens-and-sessions.md#refresh-token-formats), yet the
-// original answers a re-presented parent with the session's EXISTING active token (docs/tokens-and-sessions.md#refresh-rotation step 5:
+// original answers a re-presented parent with the session's EXISTING active token (docs/tokens-and-sessions.md#refresh-rotation step 3:
 // the client that failed to save the response, and every loser of a concurrent refresh). So the child's
 // plain text must be recoverable from what the client presents, without keeping it at rest. The child is
 // HMAC-SHA256(key, parent token), cut to the original's 12-char base32 format: the server recomputes it
@@ -25,9 +25,16 @@ function keyOf(jwtSecret: string): Buffer {
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
-/** The child of `parentToken`: 12 lowercase base32 chars (60 bits), the same shape as a fresh token. */
-export function childRefreshToken(jwtSecret: string, parentToken: string): string {
-  const mac = createHmac('sha256', keyOf(jwtSecret)).update(parentToken).digest();
+/**
+ * The child of `parentToken`: 12 lowercase base32 chars (60 bits), the same shape as a fresh token.
+ * `generation` counts the parent's earlier children: a rotated token presented again within
+ * SECURITY_REFRESH_TOKEN_REUSE_INTERVAL gets another child, as the original swaps it once more
+ * (docs/tokens-and-sessions.md#refresh-rotation step 4); the first child (0) is derived from the parent
+ * alone, as it always was, so the usual rotation is unchanged.
+ */
+export function childRefreshToken(jwtSecret: string, parentToken: string, generation = 0): string {
+  const hmac = createHmac('sha256', keyOf(jwtSecret)).update(parentToken);
+  const mac = (generation === 0 ? hmac : hmac.update(`\0${generation}`)).digest();
   let out = '';
   for (let i = 0; i < 12; i++) {
     // 12 × 5 bits taken from the first 8 bytes, as newRefreshToken cuts its random bytes.

@@ -206,8 +206,9 @@ export async function issueSession(
   const signedIn = await signIn(q, {
     userId: user.id,
     method,
-    userAgent: req.headers['user-agent'] ?? '',
-    ip: req.ip,
+    // NULL, not '', without a User-Agent header (or a client address): what the original stores.
+    userAgent: req.headers['user-agent'] || null,
+    ip: req.ip || null,
     refreshTokenHash: v2 ? null : sha256Hex(refreshToken),
     v2,
     signedInAt: new Date(),
