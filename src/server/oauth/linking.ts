@@ -92,7 +92,9 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
     const domain = linkingDomainOf(provider, ctx.config.experimental.providerLinkingDomains);
     const match = trusted.length > 0 ? await accountWithEmail(ctx, c, trusted, r.aud, domain) : null;
     if (match) {
-      user = await addIdentity(c, match, r);
+      // Linked by its verified address: the account takes the provider's claims into user_metadata, as it
+      // does at every later sign-in with the identity (the original's LinkAccount).
+      user = await addIdentity(c, match, r, { mergeClaims: true });
     } else {
       user = await createAccount(ctx, c, r, domain);
       created = true;
@@ -102,7 +104,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
   if (isBanned(user)) throw apiError('user_banned');
   if (user.email && !user.email_confirmed_at) {
     if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true, linked: false };
-    user = await confirmThroughProvider(c, r.hookRequest, user, provider);
+    user = await confirmThroughProvider(c, r.hookRequest, user, provider, profile.claims);
   }
   return { user, created, needsConfirmation: false, linked: false };
 }
@@ -116,7 +118,8 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
 function withPrimaryEmail(profile: ExternalProfile): ExternalProfile {
   const chosen = profile.emails.find((e) => e.primary) ?? profile.emails.at(-1);
   if (!chosen) return profile;
-  return { ...profile, claims: { ...profile.claims, email: chosen.email, email_verified: chosen.verified } };
+  // Lower case, as the original stores an identity's email (and so the user_metadata it fills).
+  return { ...profile, claims: { ...profile.claims, email: chosen.email.toLowerCase(), email_verified: chosen.verified } };
 }
 
 /**
@@ -171,7 +174,7 @@ async function accountWithEmail(ctx: AppContext, c: pg.PoolClient, emails: strin
   return id ? lockUserById(c, id) : null;
 }
 
-async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest): Promise<UserRow> {
+async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest, o: { mergeClaims?: boolean } = {}): Promise<UserRow> {
   const identity = await insertIdentity(c, {
     userId: user.id,
     provider: r.provider,
@@ -180,7 +183,10 @@ async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest): Pro
   });
   const traits = { identity_id: identity.id, provider: identity.provider, provider_id: identity.provider_id };
   await writeAudit(c, r.hookRequest, actorOf(user), 'identity_linked', traits, r.hookRequest.ip);
-  return updateUser(c, user.id, { raw_app_meta_data: withProvider(user.raw_app_meta_data, r.provider) });
+  return updateUser(c, user.id, {
+    raw_app_meta_data: withProvider(user.raw_app_meta_data, r.provider),
+    ...(o.mergeClaims ? { raw_user_meta_data: { ...user.raw_user_meta_data, ...r.profile.claims } } : {}),
+  });
 }
 
 async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, domain: string): Promise<UserRow> {
@@ -207,7 +213,8 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, 
     email_confirmed_at: confirmed ? new Date() : null,
     is_sso_user: separate,
     raw_app_meta_data: { provider: r.provider, providers: [r.provider] },
-    raw_user_meta_data: { ...r.profile.claims },
+    // A confirmed account's metadata says so, whatever the provider said (MAILER_AUTOCONFIRM), as the original's confirmation writes it.
+    raw_user_meta_data: confirmed ? { ...r.profile.claims, email_verified: true } : { ...r.profile.claims },
   };
   // As for any sign-up, the hook sees the user before the insert, so its refusal leaves nothing.
   await beforeUserCreated(ctx, { ...blankUserRow(fields.id), ...fields, confirmed_at: fields.email_confirmed_at }, r.hookRequest, c);
@@ -223,7 +230,13 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, 
  * removing what an unconfirmed sign-up may have planted (password, phone, unverified identities); an
  * invited user's email identity is kept and marked verified, since the invite came from an admin.
  */
-async function confirmThroughProvider(c: pg.PoolClient, request: AuditRequest, user: UserRow, provider: string): Promise<UserRow> {
+async function confirmThroughProvider(
+  c: pg.PoolClient,
+  request: AuditRequest,
+  user: UserRow,
+  provider: string,
+  claims: Record<string, unknown>,
+): Promise<UserRow> {
   const invited = !!user.invited_at;
   if (invited) await mergeIdentityData(c, user.id, 'email', { email_verified: true });
   else await deleteUnverifiedIdentities(c, user.id, provider);
@@ -232,6 +245,9 @@ async function confirmThroughProvider(c: pg.PoolClient, request: AuditRequest, u
     ...(invited ? {} : { encrypted_password: null }),
     ...(user.phone_confirmed_at ? {} : { phone: null }),
     raw_app_meta_data: invited ? user.raw_app_meta_data : onlyProviders(user.raw_app_meta_data, provider),
+    // What an unconfirmed sign-up wrote into user_metadata is not trusted either: it becomes the provider's
+    // claims, marked verified (an invitee keeps the admin's data, marked verified).
+    raw_user_meta_data: invited ? { ...user.raw_user_meta_data, email_verified: true } : { ...claims, email_verified: true },
   });
   if (invited) await writeAudit(c, request, actorOf(confirmed), 'invite_accepted', { provider });
   return confirmed;
