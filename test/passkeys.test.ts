@@ -252,6 +252,16 @@ t.test('RATE_LIMIT_PASSKEY: a client may ask for 30 sign-in challenges in a burs
   t.equal(verify.status, 400, 'verify is not in the bucket');
 });
 
+t.test('RATE_LIMIT_PASSKEY may be fractional, as the original: 2.5 per 5 minutes refills one challenge every 120 s', async (t) => {
+  const fractional = await startTestService({ ...PASSKEY_ENV, AUTH_RATE_LIMIT_HEADER: 'X-Client-IP', GOTRUE_RATE_LIMIT_PASSKEY: '2.5' });
+  t.teardown(() => fractional.stop());
+  const ask = () => fractional.request('POST', '/passkeys/authentication/options', { headers: { 'X-Client-IP': '192.0.2.9' }, body: {} });
+  for (let i = 0; i < 30; i++) t.equal((await ask()).status, 200);
+  const refused = await ask();
+  t.equal(refused.status, 429);
+  t.equal(refused.headers.get('retry-after'), '120', '300 s / 2.5');
+});
+
 t.test('deleting a user deletes their passkeys, soft deletion too', async (t) => {
   for (const soft of [false, true]) {
     const session = await signUp(api);
