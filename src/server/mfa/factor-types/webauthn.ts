@@ -104,6 +104,7 @@ export const webauthn: FactorType = {
       publicKey: Buffer.from(stored.public_key, 'base64url'),
       signCount: stored.sign_count,
       transports: stored.transports,
+      backupEligible: stored.backup_eligible,
     });
     if (!outcome.ok) return refused(outcome.detail);
     return {
