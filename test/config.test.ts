@@ -124,6 +124,40 @@ t.test('conversions: booleans, integers, lists, maps, send limits, durations in 
   t.equal(c.mailer.otpExpSeconds, 1.5);
 });
 
+t.test('the per-client limits and MFA numbers the original reads as floats take fractions, so its environments still start', async (t) => {
+  const c = load({
+    ...PROD,
+    GOTRUE_RATE_LIMIT_PASSKEY: '2.5',
+    GOTRUE_RATE_LIMIT_WEB3: '0.5',
+    GOTRUE_RATE_LIMIT_TOKEN_REFRESH: '150.5',
+    GOTRUE_RATE_LIMIT_VERIFY: '.5',
+    GOTRUE_RATE_LIMIT_OTP: '1e1',
+    GOTRUE_RATE_LIMIT_ANONYMOUS_USERS: '30.5',
+    GOTRUE_RATE_LIMIT_SSO: '3.5',
+    GOTRUE_RATE_LIMIT_O_AUTH_DYNAMIC_CLIENT_REGISTER: '7.5',
+    GOTRUE_SAML_RATE_LIMIT_ASSERTION: '1.5',
+    GOTRUE_MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY: '0.25',
+    GOTRUE_MFA_MAX_ENROLLED_FACTORS: '2.5',
+    GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION: '600.5',
+  });
+  t.strictSame(c.warnings, []);
+  t.match(c.rateLimit, {
+    passkey: 2.5,
+    web3: 0.5,
+    tokenRefresh: 150.5,
+    verify: 0.5,
+    otp: 10,
+    anonymousUsers: 30.5,
+    sso: 3.5,
+    oauthClientRegister: 7.5,
+    samlAssertion: 1.5,
+    mfaChallengeAndVerify: 0.25,
+  });
+  t.equal(c.mfa.maxEnrolledFactors, 2.5);
+  t.equal(c.mfa.challengeExpirySeconds, 600.5);
+  t.same(problemsOf({ AUTH_RATE_LIMIT_PASSKEY: '-1' }), ['AUTH_RATE_LIMIT_PASSKEY: "-1" must be >= 0']);
+});
+
 t.test('password rules: the minimum is at least 6, sets split on colons with \\: escapes', async (t) => {
   t.equal(load({ AUTH_PASSWORD_MIN_LENGTH: '4' }).password.minLength, 6);
   t.same(load({ AUTH_PASSWORD_REQUIRED_CHARACTERS: 'abc:ABC:0123456789' }).password.requiredCharacters, ['abc', 'ABC', '0123456789']);

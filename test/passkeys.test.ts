@@ -54,15 +54,18 @@ t.test('register a passkey, then sign in with it: a session like any other, amr 
   t.equal(created.status, 200, created.text);
   t.match(created.body, { id: UUID, friendly_name: 'Passkey' });
   t.same(Object.keys(created.body), ['id', 'friendly_name', 'created_at']);
-  const stored = await api.db.query('select user_id, credential_id, sign_count, attestation_type from webauthn_credentials where id = $1', [
-    created.body.id,
-  ]);
+  const stored = await api.db.query(
+    'select user_id, credential_id, sign_count, attestation_type, aaguid from webauthn_credentials where id = $1',
+    [created.body.id],
+  );
   t.same(stored.rows, [
     {
       user_id: session.user.id,
       credential_id: Buffer.from(authenticator.credentialId, 'base64url'),
       sign_count: '0',
       attestation_type: 'none',
+      // "none" attestation's all-zero AAGUID is stored as it came, as the original stores it
+      aaguid: '00000000-0000-0000-0000-000000000000',
     },
   ]);
 
@@ -71,6 +74,7 @@ t.test('register a passkey, then sign in with it: a session like any other, amr 
   t.equal(options.options.rpId, RP_ID);
   const credential = authenticator.get(options.options);
   const signedIn = await api.request('POST', '/passkeys/authentication/verify', {
+    headers: { 'X-Forwarded-For': '198.51.100.23' },
     body: { challenge_id: options.challenge_id, credential },
   });
   t.equal(signedIn.status, 200, signedIn.text);
@@ -90,14 +94,15 @@ t.test('register a passkey, then sign in with it: a session like any other, amr 
   const after = await api.db.query('select sign_count, last_used_at from webauthn_credentials where id = $1', [created.body.id]);
   t.equal(after.rows[0].sign_count, '1', 'the signature counter is stored');
   t.ok(after.rows[0].last_used_at);
+  // The sign-up's own login entry carries no passkey_id: only the passkey's entries are compared.
   const audit = await api.db.query(
-    `select payload->>'action' as action, payload->'traits'->>'passkey_id' as passkey_id from audit_log_entries
-     where payload->>'actor_id' = $1 and payload->>'action' in ('passkey_created', 'login') order by created_at`,
+    `select payload->>'action' as action, payload->'traits'->>'passkey_id' as passkey_id, ip_address from audit_log_entries
+     where payload->>'actor_id' = $1 and payload->'traits' ? 'passkey_id' order by created_at`,
     [session.user.id],
   );
   t.same(audit.rows, [
-    { action: 'passkey_created', passkey_id: created.body.id },
-    { action: 'login', passkey_id: created.body.id },
+    { action: 'passkey_created', passkey_id: created.body.id, ip_address: '127.0.0.1' },
+    { action: 'login', passkey_id: created.body.id, ip_address: '198.51.100.23' },
   ]);
 });
 
@@ -250,6 +255,16 @@ t.test('RATE_LIMIT_PASSKEY: a client may ask for 30 sign-in challenges in a burs
   t.equal((await ask('192.0.2.8')).status, 200, 'another client has its own bucket');
   const verify = await api.request('POST', '/passkeys/authentication/verify', { headers: { 'X-Client-IP': '192.0.2.7' }, body: {} });
   t.equal(verify.status, 400, 'verify is not in the bucket');
+});
+
+t.test('RATE_LIMIT_PASSKEY may be fractional, as the original: 2.5 per 5 minutes refills one challenge every 120 s', async (t) => {
+  const fractional = await startTestService({ ...PASSKEY_ENV, AUTH_RATE_LIMIT_HEADER: 'X-Client-IP', GOTRUE_RATE_LIMIT_PASSKEY: '2.5' });
+  t.teardown(() => fractional.stop());
+  const ask = () => fractional.request('POST', '/passkeys/authentication/options', { headers: { 'X-Client-IP': '192.0.2.9' }, body: {} });
+  for (let i = 0; i < 30; i++) t.equal((await ask()).status, 200);
+  const refused = await ask();
+  t.equal(refused.status, 429);
+  t.equal(refused.headers.get('retry-after'), '120', '300 s / 2.5');
 });
 
 t.test('deleting a user deletes their passkeys, soft deletion too', async (t) => {

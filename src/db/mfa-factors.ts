@@ -38,6 +38,7 @@ export function factorsJsonSql(userIdSql: string): string {
   return `(select coalesce(json_agg(json_build_object('id', f.id, 'user_id', f.user_id, 'friendly_name', f.friendly_name,
                                                    'factor_type', f.factor_type, 'status', f.status, 'phone', f.phone,
                                                    'web_authn_aaguid', f.web_authn_aaguid,
+                                                   'last_webauthn_challenge_data', f.last_webauthn_challenge_data,
                                                    'created_at', f.created_at::text, 'updated_at', f.updated_at::text,
                                                    'last_challenged_at', f.last_challenged_at::text)
                                  order by f.created_at), '[]')
@@ -50,7 +51,6 @@ export function factorRows(rows: FactorJsonRow[] | null | undefined): FactorRow[
     ...r,
     secret: null,
     web_authn_credential: null,
-    last_webauthn_challenge_data: null,
     last_totp_step: null,
     created_at: parseTimestamptz(r.created_at),
     updated_at: parseTimestamptz(r.updated_at),

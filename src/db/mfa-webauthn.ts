@@ -1,6 +1,7 @@
 // The webauthn factor type's columns of mfa_factors (docs/passkeys.md#webauthn-as-a-second-factor): the
 // credential a factor was verified with, kept as jsonb in web_authn_credential (our own shape, below),
-// its AAGUID, and the last ceremony's data.
+// its AAGUID, and the last successful ceremony (last_webauthn_challenge_data, the original's shape:
+// src/server/mfa/factor-types/webauthn.ts).
 import type { Queryable } from './pool.js';
 
 /** mfa_factors.web_authn_credential of a verified webauthn factor. Binary values are base64url. */
@@ -18,7 +19,8 @@ export interface FactorCredential {
 export async function verifiedFactorCredentials(q: Queryable, userId: string): Promise<FactorCredential[]> {
   const { rows } = await q.query<{ c: FactorCredential }>(
     `select web_authn_credential as c from mfa_factors
-     where user_id = $1 and factor_type = 'webauthn' and status = 'verified' and web_authn_credential is not null`,
+     where user_id = $1 and factor_type = 'webauthn' and status = 'verified' and web_authn_credential is not null
+     order by created_at`,
     [userId],
   );
   return rows.map((r) => r.c);
@@ -41,23 +43,13 @@ export async function saveFactorCredential(
 }
 
 /**
- * Moves the factor credential's signature counter on from `expected` to `next`, atomically, so two
- * assertions with one counter value cannot both verify (0 after 0: an authenticator keeping no counter).
+ * Records a successful assertion on the factor that was challenged: its last ceremony. The credential's
+ * signature counter is left as it is, as the original leaves it. False when the factor is gone meanwhile.
  */
-export async function advanceFactorCounter(
-  q: Queryable,
-  factorId: string,
-  expected: number,
-  next: number,
-  ceremony: unknown,
-): Promise<boolean> {
+export async function recordFactorCeremony(q: Queryable, factorId: string, ceremony: unknown): Promise<boolean> {
   const { rowCount } = await q.query(
-    `update mfa_factors
-     set web_authn_credential = jsonb_set(web_authn_credential, '{sign_count}', to_jsonb($3::bigint)),
-         last_webauthn_challenge_data = $4, updated_at = now()
-     where id = $1 and (web_authn_credential ->> 'sign_count')::bigint = $2::bigint
-       and ($3::bigint > $2::bigint or ($3::bigint = 0 and $2::bigint = 0))`,
-    [factorId, expected, next, JSON.stringify(ceremony)],
+    `update mfa_factors set last_webauthn_challenge_data = $2, updated_at = now() where id = $1 and status = 'verified'`,
+    [factorId, JSON.stringify(ceremony)],
   );
   return rowCount === 1;
 }

@@ -85,17 +85,16 @@ export async function insertCredential(q: Queryable, c: NewCredential): Promise<
 }
 
 /**
- * Records a sign-in with the credential: its new signature counter and last use. The counter condition is
- * checked again here, atomically, so two assertions carrying the same counter (a cloned authenticator, or
- * a race) cannot both pass: false when the stored counter moved on meanwhile. A counter of 0 on both
- * sides means the authenticator keeps none (allowed by WebAuthn).
+ * Records a sign-in with the credential: its signature counter and last use. The counter only moves up:
+ * an assertion whose counter did not advance (a cloned authenticator, or a race) still signs in, as in
+ * the original, and keeps the higher stored count. False when the passkey was deleted meanwhile.
  */
-export async function recordCredentialUse(q: Queryable, id: string, expectedCount: string, newCount: number): Promise<boolean> {
+export async function recordCredentialUse(q: Queryable, id: string, newCount: number): Promise<boolean> {
   const { rowCount } = await q.query({
     name: 'webauthn_credential_used',
-    text: `update webauthn_credentials set sign_count = $3, last_used_at = now(), updated_at = now()
-           where id = $1 and sign_count = $2 and ($3 > sign_count or ($3 = 0 and sign_count = 0))`,
-    values: [id, expectedCount, newCount],
+    text: `update webauthn_credentials set sign_count = greatest(sign_count, $2), last_used_at = now(), updated_at = now()
+           where id = $1`,
+    values: [id, newCount],
   });
   return rowCount === 1;
 }

@@ -13,6 +13,7 @@ import type {
 
 const USER_PRESENT = 0x01;
 const USER_VERIFIED = 0x04;
+const BACKUP_ELIGIBLE = 0x08;
 const ATTESTED_CREDENTIAL_DATA = 0x40;
 
 /** What a ceremony may be made to lie about, to test that the server refuses it. */
@@ -39,6 +40,8 @@ export class SoftwareAuthenticator {
   /** the signature counter this authenticator last used; get() adds counterStep before signing */
   signCount = 0;
   counterStep: number;
+  /** the BE flag of its authenticator data (a synced passkey sets it); may be flipped between ceremonies */
+  backupEligible = false;
   private readonly key: Key;
   private userHandle: string | null = null;
 
@@ -58,6 +61,7 @@ export class SoftwareAuthenticator {
     const copy = new SoftwareAuthenticator({ rpId: this.rpId, origin: this.origin, counterStep: this.counterStep }, this.key);
     copy.signCount = this.signCount;
     copy.userHandle = this.userHandle;
+    copy.backupEligible = this.backupEligible;
     return copy;
   }
 
@@ -71,7 +75,7 @@ export class SoftwareAuthenticator {
     idLength.writeUInt16BE(this.key.credentialId.length);
     const authData = Buffer.concat([
       this.rpIdHash(tamper.rpId),
-      Buffer.from([USER_PRESENT | USER_VERIFIED | ATTESTED_CREDENTIAL_DATA]),
+      Buffer.from([USER_PRESENT | USER_VERIFIED | ATTESTED_CREDENTIAL_DATA | this.backupFlags()]),
       counter(this.signCount),
       Buffer.alloc(16), // AAGUID: none given, as with attestation "none"
       idLength,
@@ -105,7 +109,8 @@ export class SoftwareAuthenticator {
     const allowed = options.allowCredentials ?? [];
     if (allowed.length > 0 && !allowed.some((c) => c.id === this.credentialId)) throw new Error('NotAllowedError: credential not allowed');
     this.signCount += this.counterStep;
-    const authData = Buffer.concat([this.rpIdHash(tamper.rpId), Buffer.from([USER_PRESENT | USER_VERIFIED]), counter(this.signCount)]);
+    const flags = USER_PRESENT | USER_VERIFIED | this.backupFlags();
+    const authData = Buffer.concat([this.rpIdHash(tamper.rpId), Buffer.from([flags]), counter(this.signCount)]);
     const clientData = this.clientData('webauthn.get', options.challenge, tamper);
     const signature = createSign('sha256')
       .update(Buffer.concat([authData, createHash('sha256').update(clientData).digest()]))
@@ -123,6 +128,10 @@ export class SoftwareAuthenticator {
       clientExtensionResults: {},
       authenticatorAttachment: 'platform',
     };
+  }
+
+  private backupFlags(): number {
+    return this.backupEligible ? BACKUP_ELIGIBLE : 0;
   }
 
   private rpIdHash(rpId = this.rpId): Buffer {

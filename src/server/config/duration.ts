@@ -14,7 +14,8 @@ export function parseGoDuration(text: string): number | null {
 
 /** A duration setting: a bare number of seconds (`900`) or a Go duration (`15m`). Seconds, or null. */
 export function parseSeconds(text: string): number | null {
-  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  // Bare seconds in Go's float forms too (5., .5, 3e2): the original reads MFA_CHALLENGE_EXPIRY_DURATION as a float.
+  if (/^(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text)) return Number(text);
   const ms = parseGoDuration(text);
   return ms === null ? null : ms / 1000;
 }

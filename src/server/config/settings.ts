@@ -248,14 +248,15 @@ export const SETTINGS: Setting[] = [
   s('RATE_LIMIT_HEADER', 'rateLimit.header', 'string', ''),
   s('RATE_LIMIT_EMAIL_SENT', 'rateLimit.emailSent', 'sendLimit', { max: 30, periodSeconds: 3600, bucket: false }),
   s('RATE_LIMIT_SMS_SENT', 'rateLimit.smsSent', 'sendLimit', { max: 30, periodSeconds: 3600, bucket: false }),
-  s('RATE_LIMIT_TOKEN_REFRESH', 'rateLimit.tokenRefresh', 'int', 150, { minimum: 0 }),
-  s('RATE_LIMIT_VERIFY', 'rateLimit.verify', 'int', 30, { minimum: 0 }),
-  s('RATE_LIMIT_OTP', 'rateLimit.otp', 'int', 30, { minimum: 0 }),
-  s('RATE_LIMIT_ANONYMOUS_USERS', 'rateLimit.anonymousUsers', 'int', 30, { minimum: 0 }),
-  s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'int', 30, { minimum: 0 }),
-  s('RATE_LIMIT_WEB3', 'rateLimit.web3', 'int', 30, { minimum: 0 }),
+  // Requests per period; fractions are allowed (0.5 = one per two periods), as the original reads them as floats.
+  s('RATE_LIMIT_TOKEN_REFRESH', 'rateLimit.tokenRefresh', 'number', 150, { minimum: 0 }),
+  s('RATE_LIMIT_VERIFY', 'rateLimit.verify', 'number', 30, { minimum: 0 }),
+  s('RATE_LIMIT_OTP', 'rateLimit.otp', 'number', 30, { minimum: 0 }),
+  s('RATE_LIMIT_ANONYMOUS_USERS', 'rateLimit.anonymousUsers', 'number', 30, { minimum: 0 }),
+  s('RATE_LIMIT_PASSKEY', 'rateLimit.passkey', 'number', 30, { minimum: 0 }),
+  s('RATE_LIMIT_WEB3', 'rateLimit.web3', 'number', 30, { minimum: 0 }),
   s('RATE_LIMIT_SSO', 'rateLimit.sso', 'number', 30, { minimum: 0 }),
-  s('RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER', 'rateLimit.oauthClientRegister', 'int', 10, { minimum: 0 }, [
+  s('RATE_LIMIT_OAUTH_DYNAMIC_CLIENT_REGISTER', 'rateLimit.oauthClientRegister', 'number', 10, { minimum: 0 }, [
     'GOTRUE_RATE_LIMIT_O_AUTH_DYNAMIC_CLIENT_REGISTER',
   ]),
 
@@ -401,12 +402,13 @@ export const SETTINGS: Setting[] = [
   s('MFA_PHONE_MAX_FREQUENCY', 'mfa.phone.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
   s('MFA_WEB_AUTHN_ENROLL_ENABLED', 'mfa.webauthn.enrollEnabled', 'bool', false),
   s('MFA_WEB_AUTHN_VERIFY_ENABLED', 'mfa.webauthn.verifyEnabled', 'bool', false),
-  s('MFA_MAX_ENROLLED_FACTORS', 'mfa.maxEnrolledFactors', 'int', 10, { minimum: 0 }),
+  // A number as in the original, which compares against its whole part (mfa/enroll.ts).
+  s('MFA_MAX_ENROLLED_FACTORS', 'mfa.maxEnrolledFactors', 'number', 10, { minimum: 0 }),
   s('MFA_MAX_VERIFIED_FACTORS', 'mfa.maxVerifiedFactors', 'int', 10, { minimum: 0 }),
   // Under 300 s (0 too) becomes 300 s, with a warning, as the original (original-corrections.ts).
   s('MFA_CHALLENGE_EXPIRY_DURATION', 'mfa.challengeExpirySeconds', 'duration', 300, { minimum: 0 }),
   s('MFA_FACTOR_EXPIRY_DURATION', 'mfa.factorExpirySeconds', 'duration', 300, { minimum: 0 }),
-  s('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', 'rateLimit.mfaChallengeAndVerify', 'int', 15, { minimum: 0 }),
+  s('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', 'rateLimit.mfaChallengeAndVerify', 'number', 15, { minimum: 0 }),
   // Encryption of secrets at rest (TOTP secrets, phone factor codes): docs/mfa.md#secrets-at-rest.
   s('SECURITY_DB_ENCRYPTION_ENCRYPT', 'security.dbEncryption.encrypt', 'bool', false),
   s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID', 'security.dbEncryption.encryptionKeyId', 'string', ''),

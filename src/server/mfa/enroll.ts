@@ -61,6 +61,8 @@ function checkEnrolment(factors: FactorRow[], friendlyName: string, mfa: MfaConf
     throw apiError('mfa_factor_name_conflict', `A factor with the friendly name "${friendlyName}" for this user already exists`);
   }
   const verified = factors.filter((f) => f.status === 'verified').length;
-  if (factors.length >= mfa.maxEnrolledFactors || verified >= mfa.maxVerifiedFactors) throw apiError('too_many_enrolled_mfa_factors');
+  // MFA_MAX_ENROLLED_FACTORS may be fractional; the original counts against its whole part (2.5 allows 2).
+  if (factors.length >= Math.trunc(mfa.maxEnrolledFactors) || verified >= mfa.maxVerifiedFactors)
+    throw apiError('too_many_enrolled_mfa_factors');
   if (verified > 0 && aal !== 'aal2' && aal !== 'aal3') throw apiError('insufficient_aal_enroll');
 }

@@ -1,7 +1,7 @@
 // POST /passkeys/authentication/options and /verify (docs/passkeys.md#signing-in-with-a-passkey): sign-in
 // with a discoverable credential. Options name no user; the assertion's user handle and credential id lead
-// to the stored passkey, whose public key and signature counter check it. Success is a sign-in like any
-// other: a session with amr "passkey" and the usual token response.
+// to the stored passkey, whose public key checks it (its signature counter is recorded, not enforced).
+// Success is a sign-in like any other: a session with amr "passkey" and the usual token response.
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
@@ -38,6 +38,7 @@ export const passkeyAuthenticationVerify: Handler<ChallengeAnswerBody> = async (
     publicKey: stored.public_key,
     signCount: Number(stored.sign_count),
     transports: stored.transports,
+    backupEligible: stored.backup_eligible,
   });
   if (!outcome.ok) return refused(req, ctx, outcome.detail);
   const user = await findUserById(ctx.db, stored.user_id);
@@ -51,11 +52,11 @@ export const passkeyAuthenticationVerify: Handler<ChallengeAnswerBody> = async (
       // The user's row first, as a deletion takes it before its cascade reaches the passkey: the other way
       // round, a sign-in beside the user's deletion deadlocked (a 500). Gone meanwhile: as gone above.
       if (!(await lockLiveUserById(c, user.id))) return refused(req, ctx, 'user gone');
-      // Checked again in the update, so of two assertions with one counter value only one signs in.
-      if (!(await recordCredentialUse(c, stored.id, stored.sign_count, outcome.newSignCount)))
-        throw apiError('webauthn_verification_failed');
+      // Deleted by its owner since it was read: as if it had never been found.
+      if (!(await recordCredentialUse(c, stored.id, outcome.newSignCount))) return refused(req, ctx, 'passkey deleted');
       return issueSession(ctx, c, user, 'passkey', req, {
-        audit: { actor: actorOf(user), action: 'login', traits: { passkey_id: stored.id } },
+        // With the client's address, as the original audits a passkey sign-in (not other sign-ins).
+        audit: { actor: actorOf(user), action: 'login', traits: { passkey_id: stored.id }, ip: req.ip },
       });
     },
     req.signal,

@@ -170,8 +170,11 @@ async function answer(
 }
 
 export interface SignInOptions {
-  /** the audit entry of this sign-in, written in the same statement */
-  audit?: { actor: AuditActor; action: AuditAction; traits?: Record<string, unknown> };
+  /**
+   * the audit entry of this sign-in, written in the same statement; `ip` is the entry's ip_address, which
+   * the original fills for some sign-ins (passkeys: the client's address) and leaves empty for most
+   */
+  audit?: { actor: AuditActor; action: AuditAction; traits?: Record<string, unknown>; ip?: string };
   /** a new password hash to store with the sign-in (the password grant's upgrade of an older hash) */
   passwordHash?: string;
   /** the session's not_after (docs/sso-saml.md#sessions) */
@@ -214,7 +217,7 @@ export async function issueSession(
     signedInAt: new Date(),
     passwordHash,
     notAfter,
-    audit: audit ? auditEntry(req, audit.actor, audit.action, audit.traits) : null,
+    audit: audit ? auditEntry(req, audit.actor, audit.action, audit.traits, audit.ip) : null,
     oauthClientId: oauth?.client_id ?? null,
     scopes: oauth?.scope ?? null,
   });

@@ -1,6 +1,7 @@
 // The authentication ceremony (navigator.credentials.get) through @simplewebauthn/server: options with a
 // fresh challenge, and verification of an assertion against that challenge, the relying party, the
-// credential's stored public key and its signature counter.
+// credential's stored public key and its backup-eligibility flag; the signature counter is advisory, as in
+// the original (below).
 // The library is imported on first use, not with the route table: loading it was a quarter of an HTTP
 // thread's start-up, and only the WebAuthn and passkey routes need it (docs/architecture.md#threads).
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
@@ -27,13 +28,18 @@ export interface StoredCredential {
   publicKey: Buffer;
   signCount: number;
   transports: string[];
+  /** the BE flag the credential registered with: an assertion must carry the same (WebAuthn §7.2 step 17) */
+  backupEligible: boolean;
 }
 
 export type AssertionOutcome = { ok: true; newSignCount: number; backedUp: boolean } | { ok: false; detail: string };
 
 /**
- * Checks the assertion. A signature counter that does not move past the stored one (a replayed or cloned
- * authenticator's assertion) is refused by the library; the caller stores the new counter atomically.
+ * Checks the assertion. A signature counter that does not move past the stored one (what a cloned
+ * authenticator would send) does not refuse it: the original's library only flags that case and signs the
+ * user in, keeping the stored counter. So the library is shown a stored counter of 0, which makes it skip
+ * that check, and newSignCount never goes below the stored one. An assertion whose backup-eligible flag is
+ * not the one registered is refused, as the original's library refuses it.
  */
 export async function verifyAssertion(
   rp: RelyingParty,
@@ -52,13 +58,16 @@ export async function verifyAssertion(
       credential: {
         id: stored.credentialId.toString('base64url'),
         publicKey: new Uint8Array(stored.publicKey),
-        counter: stored.signCount,
+        counter: 0, // see above: the counter is judged here, not by the library
         transports: stored.transports,
       },
       requireUserVerification: session.user_verification === 'required',
     });
     if (!result.verified) return { ok: false, detail: 'signature not verified' };
-    return { ok: true, newSignCount: result.authenticationInfo.newCounter, backedUp: result.authenticationInfo.credentialBackedUp };
+    const info = result.authenticationInfo;
+    if ((info.credentialDeviceType === 'multiDevice') !== stored.backupEligible)
+      return { ok: false, detail: 'backup eligible flag changed' };
+    return { ok: true, newSignCount: Math.max(stored.signCount, info.newCounter), backedUp: info.credentialBackedUp };
   } catch (err) {
     return { ok: false, detail: (err as Error).message };
   }

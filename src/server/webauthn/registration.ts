@@ -44,8 +44,11 @@ export interface RegisteredCredential {
   signCount: number;
   transports: string[];
   attestationType: string;
-  /** null when the authenticator does not say (all zeros) */
-  aaguid: string | null;
+  /**
+   * The attested AAGUID as the authenticator sent it, the all-zero one included (what "none" attestation
+   * usually carries): the original stores that too, so rows and factor JSON read the same.
+   */
+  aaguid: string;
   backupEligible: boolean;
   backedUp: boolean;
 }
@@ -78,7 +81,7 @@ export async function verifyRegistration(rp: RelyingParty, session: ChallengeSes
         signCount: info.credential.counter,
         transports: response.response.transports ?? [],
         attestationType: info.fmt,
-        aaguid: /^[0-]+$/.test(info.aaguid) ? null : info.aaguid,
+        aaguid: info.aaguid,
         backupEligible: info.credentialDeviceType === 'multiDevice',
         backedUp: info.credentialBackedUp,
       },

@@ -1,10 +1,12 @@
 // WebAuthn factors (docs/passkeys.md#webauthn-as-a-second-factor): enrolment makes an unverified factor;
 // its first challenge answers creation options ("create") and verifying it stores the authenticator's
-// credential; later challenges answer request options ("request") for that credential, and verifying an
-// assertion raises the session to aal2 with amr "mfa/webauthn". The ceremonies are the passkeys' own
-// (src/server/webauthn/), with the same relying party settings.
+// credential; later challenges answer request options ("request") that allow the credential of any of the
+// user's verified WebAuthn factors, as the original's, and an assertion by any of them raises the session
+// to aal2 with amr "mfa/webauthn", recorded against the challenged factor. The ceremonies are the
+// passkeys' own (src/server/webauthn/), with the same relying party settings.
 import { apiError } from '../../errors.js';
-import { advanceFactorCounter, saveFactorCredential, verifiedFactorCredentials, type FactorCredential } from '../../../db/mfa-webauthn.js';
+import { recordFactorCeremony, saveFactorCredential, verifiedFactorCredentials, type FactorCredential } from '../../../db/mfa-webauthn.js';
+import type { ChallengeRow } from '../../../db/mfa-challenges.js';
 import type { ChallengeSession } from '../../../db/webauthn-challenges.js';
 import type { JsonObject } from '../../http/types.js';
 import { relyingParty } from '../../webauthn/relying-party.js';
@@ -17,6 +19,26 @@ import type { FactorType } from './factor-type.js';
 type FactorCeremony = ChallengeSession & { type: 'create' | 'request' };
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * mfa_factors.last_webauthn_challenge_data after a successful verification, in the original's shape: the
+ * challenge row (its JSON names), the ceremony's type and the credential response. Two parts stay ours:
+ * the challenge's session data is our ceremony (above), and the response is kept as the client sent it,
+ * where the original keeps its library's parsed form of it.
+ */
+function lastCeremony(challenge: ChallengeRow, type: FactorCeremony['type'], credentialResponse: unknown): JsonObject {
+  return {
+    challenge: {
+      challenge_id: challenge.id,
+      factor_id: challenge.factor_id,
+      created_at: challenge.created_at.toJSON(),
+      ip_address: challenge.ip_address,
+      web_authn_session_data: challenge.web_authn_session_data,
+    },
+    type,
+    credential_response: credentialResponse,
+  };
+}
 
 export const webauthn: FactorType = {
   name: 'webauthn',
@@ -46,10 +68,12 @@ export const webauthn: FactorType = {
         answer: { webauthn: { type: 'create', credential_options: { publicKey: options } } },
       };
     }
-    const credential = factor.web_authn_credential as FactorCredential;
-    const { options, session } = await authenticationOptions(rp, [
-      { credentialId: Buffer.from(credential.credential_id, 'base64url'), transports: credential.transports },
-    ]);
+    // Every verified WebAuthn factor's credential, as the original offers them: the user may answer with any.
+    const credentials = await verifiedFactorCredentials(q, user.id);
+    const { options, session } = await authenticationOptions(
+      rp,
+      credentials.map((c) => ({ credentialId: Buffer.from(c.credential_id, 'base64url'), transports: c.transports })),
+    );
     const ceremony: FactorCeremony = { ...session, type: 'request' };
     return {
       columns: { webAuthnSessionData: ceremony },
@@ -65,7 +89,7 @@ export const webauthn: FactorType = {
     relyingParty(ctx.config); // unset relying-party settings refuse here too, before the challenge is judged
   },
 
-  async verify({ ctx, req, factor, challenge, body }) {
+  async verify({ ctx, req, user, factor, challenge, body }) {
     const params = body.webauthn as JsonObject; // checked by checkVerifyBody
     const rp = relyingParty(ctx.config);
     // Parsed as the type it claims before anything is judged: a response that is no credential at all is
@@ -92,23 +116,26 @@ export const webauthn: FactorType = {
         backup_eligible: c.backupEligible,
         backed_up: c.backedUp,
       };
-      return { commit: (q) => saveFactorCredential(q, factor.id, stored, c.aaguid, { type: 'create', challenge_id: challenge.id }) };
+      const last = lastCeremony(challenge, 'create', params.credential_response);
+      return { commit: (q) => saveFactorCredential(q, factor.id, stored, c.aaguid, last) };
     }
 
-    const stored = factor.web_authn_credential as FactorCredential | null;
     const response = asAuthenticationResponse(params.credential_response)!; // parsed above
-    if (!stored) return refused('the factor has no credential');
-    if (response.rawId !== stored.credential_id && response.id !== stored.credential_id) return refused("not this factor's credential");
+    // Any of the user's verified WebAuthn factors may answer, as the original's check accepts any of them.
+    const credentials = await verifiedFactorCredentials(ctx.db, user.id);
+    const stored = credentials.find((c) => c.credential_id === response.rawId || c.credential_id === response.id);
+    if (!stored) return refused("not a credential of the user's verified factors");
     const outcome = await verifyAssertion(rp, ceremony, response, {
       credentialId: Buffer.from(stored.credential_id, 'base64url'),
       publicKey: Buffer.from(stored.public_key, 'base64url'),
       signCount: stored.sign_count,
       transports: stored.transports,
+      backupEligible: stored.backup_eligible,
     });
     if (!outcome.ok) return refused(outcome.detail);
-    return {
-      commit: (q) =>
-        advanceFactorCounter(q, factor.id, stored.sign_count, outcome.newSignCount, { type: 'request', challenge_id: challenge.id }),
-    };
+    // The challenged factor is the one verified (its last ceremony, the session's factor_id), whichever
+    // factor's credential answered, as in the original.
+    const last = lastCeremony(challenge, 'request', params.credential_response);
+    return { commit: (q) => recordFactorCeremony(q, factor.id, last) };
   },
 };
