@@ -76,6 +76,16 @@ t.test('signInWithOAuth (PKCE): ?code= then exchangeCodeForSession, with provide
   t.equal((await auth.getUser()).data.user?.email, 'pia@example.com');
 });
 
+t.test('MAILER_AUTOCONFIRM confirms an address Google did not verify, and user_metadata says so as the original writes it', async (t) => {
+  const auth = authClient(api.url);
+  const token = await google.signIdToken({ sub: 'gs-unverified-auto', email: 'auto-unverified@example.com', email_verified: false });
+  const { data, error } = await auth.signInWithIdToken({ provider: 'google', token });
+  t.equal(error, null);
+  t.ok(data.user?.email_confirmed_at);
+  t.equal(data.user?.user_metadata.email_verified, true);
+  t.equal(data.user?.identities?.[0].identity_data?.email_verified, false, 'the identity keeps what the provider said');
+});
+
 t.test('signInWithIdToken: a Google id_token with its nonce', async (t) => {
   const auth = authClient(api.url);
   const nonce = 'n-0123456789';

@@ -125,7 +125,7 @@ t.test('github: first sign-in creates the user with a confirmed email, identity 
   t.match(me.body.identities[0], {
     provider: 'github',
     id: '101',
-    identity_data: { sub: '101', email: 'Octo@Example.com', email_verified: true },
+    identity_data: { sub: '101', email: 'octo@example.com', email_verified: true }, // lower-cased, as the original stores it
   });
   const form = gh.tokenRequests.at(-1)!;
   t.equal(form.get('redirect_uri'), REDIRECT_URI);

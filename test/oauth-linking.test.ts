@@ -67,6 +67,11 @@ t.test('a verified GitHub address equal to a confirmed account links to it', asy
   t.equal(me.body.id, signup.body.id, 'the same account');
   t.same(await identitiesOf(signup.body.id), ['email', 'github']);
   t.same(me.body.app_metadata.providers, ['email', 'github']);
+  t.match(
+    me.body.user_metadata,
+    { name: /^User \d+$/, avatar_url: /^https:\/\/avatars\.example\.test\//, email: 'lena@example.com', email_verified: true },
+    "the link merges the provider's claims into user_metadata, as the original's",
+  );
   const login = await api.request('POST', '/token?grant_type=password', {
     body: { email: 'lena@example.com', password: 'Secret-password-1' },
   });
@@ -93,7 +98,9 @@ t.test('a verified GitHub address equal to a confirmed account links to it', asy
 t.test(
   'takeover refused: a pre-registered unconfirmed account loses its password and identities before the provider confirms it',
   async (t) => {
-    const attacker = await api.request('POST', '/signup', { body: { email: 'victim@example.com', password: 'Attackers-password-1' } });
+    const attacker = await api.request('POST', '/signup', {
+      body: { email: 'victim@example.com', password: 'Attackers-password-1', data: { planted: 'by the attacker' } },
+    });
     t.equal(attacker.status, 200);
     const { location } = await signInWithGithub(githubUser('victim@example.com', true));
     const session = fragmentOf(location);
@@ -103,6 +110,9 @@ t.test(
     t.equal(row.encrypted_password, null, "the attacker's password is gone");
     t.ok(row.email_confirmed_at, 'confirmed by the verified provider address');
     t.same(await identitiesOf(row.id), ['github'], 'the unverified email identity is gone');
+    const meta = (await api.db.query('select raw_user_meta_data as m from users where id = $1', [row.id])).rows[0].m;
+    t.notOk('planted' in meta, "the sign-up's metadata is replaced by the provider's claims");
+    t.match(meta, { email: 'victim@example.com', email_verified: true, name: /^User \d+$/ });
     const login = await api.request('POST', '/token?grant_type=password', {
       body: { email: 'victim@example.com', password: 'Attackers-password-1' },
     });
@@ -304,4 +314,12 @@ t.test('manual linking is off by default: 404 manual_linking_disabled on both id
   t.same(link.body, { code: 404, error_code: 'manual_linking_disabled', msg: 'Manual linking is disabled' });
   const unlink = await api.request('DELETE', '/user/identities/6f1c2a44-1b1e-4f0e-9a51-3f9a6d1f0c11', { token });
   t.same(unlink.body, { code: 404, error_code: 'manual_linking_disabled', msg: 'Manual linking is disabled' });
+});
+
+t.test("a provider's address in mixed case is stored lower-case in identity_data and user_metadata", async (t) => {
+  const { location } = await signInWithGithub(githubUser('Mixed.Case@Example.com', true));
+  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.body.email, 'mixed.case@example.com');
+  t.equal(me.body.user_metadata.email, 'mixed.case@example.com');
+  t.equal(me.body.identities[0].identity_data.email, 'mixed.case@example.com');
 });
