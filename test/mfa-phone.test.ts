@@ -63,6 +63,9 @@ t.test('challenge sends the code by SMS with the MFA template; the code verifies
   const code = codeOf(message.body);
   const { rows } = await api.db.query('select otp_code from mfa_challenges where id = $1', [c.body.id]);
   t.notOk(rows[0].otp_code.includes(code), 'the code is sealed at rest');
+  const stamped = (await api.db.query('select last_challenged_at = updated_at as same from mfa_factors where id = $1', [factor.id]))
+    .rows[0];
+  t.equal(stamped.same, true, "the challenge touches the factor's updated_at, as the original's update does");
   const wrong = await verify(api, s.access_token, factor.id, c.body.id, code === '00000000' ? '11111111' : '00000000');
   t.same(errorOf(wrong), { status: 422, error_code: 'mfa_verification_failed', msg: 'Invalid MFA Phone code entered' });
   const v = await verify(api, s.access_token, factor.id, c.body.id, code);

@@ -20,12 +20,13 @@ export interface NewChallenge {
   webAuthnSessionData?: unknown;
 }
 
-/** Inserts the challenge and stamps the factor's last_challenged_at with the same time. */
+/** Inserts the challenge and stamps the factor's last_challenged_at (and updated_at, as the original's update does) with the same time. */
 export async function insertChallenge(q: Queryable, c: NewChallenge): Promise<ChallengeRow> {
   const { rows } = await q.query<ChallengeRow>(
     `with challenge as (insert into mfa_challenges (id, factor_id, ip_address, otp_code, web_authn_session_data)
                         values ($1, $2, $3, $4, $5) returning *),
-          stamped as (update mfa_factors set last_challenged_at = (select created_at from challenge) where id = $2)
+          stamped as (update mfa_factors set last_challenged_at = (select created_at from challenge),
+                                             updated_at = (select created_at from challenge) where id = $2)
      select * from challenge`,
     [c.id, c.factorId, c.ip, c.otpCode ?? null, c.webAuthnSessionData === undefined ? null : JSON.stringify(c.webAuthnSessionData)],
   );
