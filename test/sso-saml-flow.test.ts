@@ -198,8 +198,39 @@ t.test('IdP-initiated sign-in: no RelayState, or a URL one', async (t) => {
   });
   t.equal(notAllowed.location!.origin, 'http://localhost:3000', 'a target the allow list does not name becomes SITE_URL');
 
-  const answering = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { inResponseTo: 'id-unknown', attributes: [EMAIL_ATTR] }) });
-  t.strictSame(refusal(answering), INVALID, 'an unsolicited response may not claim to answer a request');
+  // As the original: InResponseTo is not looked at in an IdP-initiated post (Rippling sends one there).
+  const answering = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { inResponseTo: 'abc', nameId: 'ada-1', attributes: [EMAIL_ATTR] }),
+  });
+  t.equal(answering.status, 302, 'an unsolicited response naming a request is taken');
+  t.ok(new URLSearchParams(answering.location!.hash.slice(1)).get('access_token'));
+
+  const old = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], issueInstant: new Date(Date.now() - 300_000) }),
+  });
+  t.strictSame(refusal(old), INVALID, 'a response issued five minutes ago is refused');
+  const recent = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], issueInstant: new Date(Date.now() - 60_000) }),
+  });
+  t.equal(recent.status, 302, 'one issued a minute ago is taken');
+  const elsewhere = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], recipient: 'https://other/acs' }),
+  });
+  t.strictSame(refusal(elsewhere), INVALID, 'a subject confirmed for another ACS is refused');
+  const otherAcs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], destination: 'https://other.example.test/sso/saml/acs' }),
+  });
+  t.strictSame(refusal(otherAcs), INVALID, 'a response sent to another ACS is refused');
+  const noDestination = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], destination: null }),
+  });
+  t.equal(noDestination.status, 302, 'an unsigned Response may leave Destination out');
+  const signedNoDestination = await postToAcs(api.url, {
+    SAMLResponse: Buffer.from(
+      idp.sign(idp.responseXml(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], destination: null }), 'Response'),
+    ).toString('base64'),
+  });
+  t.strictSame(refusal(signedNoDestination), INVALID, 'a signed Response must name this ACS');
 
   const stranger = new TestIdp();
   const unknown = await postToAcs(api.url, { SAMLResponse: stranger.response(sp, { attributes: [EMAIL_ATTR] }) });
@@ -227,6 +258,17 @@ t.test('the ACS refuses what it must not accept', async (t) => {
   t.strictSame(await post((r) => idp.response(sp, { ...base(r), audience: 'https://other-sp.example.test' })), INVALID, 'another audience');
   t.strictSame(await post(() => idp.response(sp, { ...base({ id: 'id-other' }) })), INVALID, 'answering another request');
   t.strictSame(await post((r) => idp.response(sp, { ...base(r), issuer: 'https://other-idp.example.test' })), INVALID, 'another issuer');
+  t.strictSame(await post((r) => idp.response(sp, { ...base(r), recipient: 'https://other/acs' })), INVALID, 'another Recipient');
+  t.strictSame(
+    await post((r) => idp.response(sp, { ...base(r), destination: 'https://other.example.test/sso/saml/acs' })),
+    INVALID,
+    'another Destination',
+  );
+  t.strictSame(
+    await post((r) => idp.response(sp, { ...base(r), issueInstant: new Date(Date.now() - 300_000) })),
+    INVALID,
+    'issued five minutes ago',
+  );
   t.strictSame(
     await post((r) => {
       // Signature wrapping: the genuinely signed assertion (for ada) is hidden in an Extensions element and
