@@ -160,6 +160,64 @@ t.test('signInWithSSO by providerId with PKCE: the ACS answers a code, exchangeC
   t.match((decodeJwt(exchanged.session!.access_token) as { amr: unknown }).amr, [{ method: 'sso/saml', provider: providerId }]);
 });
 
+/** The audit entries of the user with this address: action and traits, oldest first (one transaction's sorted by action). */
+async function auditOf(email: string) {
+  const { rows } = await api.db.query(
+    `select a.payload->>'action' as action, a.payload->'traits' as traits from audit_log_entries a
+      join users u on u.id::text = a.payload->>'actor_id' where u.email = $1 order by a.created_at, a.payload->>'action'`,
+    [email],
+  );
+  return rows;
+}
+
+t.test('a PKCE sign-in is audited at the ACS, as the implicit one is', async (t) => {
+  const client = authClient(api.url, { flowType: 'pkce' });
+  const { data } = await client.signInWithSSO({ domain: 'acme.test', options: { redirectTo: 'https://app.example.test/pkce' } });
+  const request = idp.readRequest(data!.url, await spCert);
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { inResponseTo: request.id, nameId: 'cy-1', attributes: [{ name: 'email', values: ['cy@acme.test'] }] }),
+    RelayState: request.relayState,
+  });
+  t.ok(acs.location!.searchParams.get('code'));
+  t.strictSame(await auditOf('cy@acme.test'), [{ action: 'user_signedup', traits: { provider: `sso:${providerId}` } }]);
+});
+
+t.test('a second subject of the IdP with the same address is linked to the user, merged and audited', async (t) => {
+  const signIn = async (nameId: string, attributes: Array<{ name: string; values: string[] }>) => {
+    const request = await start();
+    const acs = await postToAcs(api.url, {
+      SAMLResponse: idp.response(sp, {
+        inResponseTo: request.id,
+        nameId,
+        attributes: [{ name: 'email', values: ['dee@acme.test'] }, ...attributes],
+      }),
+      RelayState: request.relayState,
+    });
+    t.equal(acs.status, 302);
+  };
+  await signIn('dee-1', []);
+  await signIn('dee-2', [{ name: 'displayName', values: ['Dee D'] }]);
+  const { rows: users } = await api.db.query('select id, raw_user_meta_data, raw_app_meta_data from users where email = $1', [
+    'dee@acme.test',
+  ]);
+  t.equal(users.length, 1, 'one account');
+  t.match(users[0].raw_user_meta_data, { sub: 'dee-2', full_name: 'Dee D' }, 'the new claims are merged into user_metadata');
+  t.match(users[0].raw_app_meta_data, { provider: `sso:${providerId}`, providers: [`sso:${providerId}`] });
+  const { rows: identities } = await api.db.query('select id, provider_id from identities where user_id = $1 order by created_at', [
+    users[0].id,
+  ]);
+  t.strictSame(
+    identities.map((i) => i.provider_id),
+    ['dee-1', 'dee-2'],
+  );
+  const provider = `sso:${providerId}`;
+  t.strictSame(await auditOf('dee@acme.test'), [
+    { action: 'user_signedup', traits: { provider } },
+    { action: 'identity_linked', traits: { identity_id: identities[1].id, provider, provider_id: 'dee-2' } },
+    { action: 'login', traits: { provider } },
+  ]);
+});
+
 t.test('an SSO account stays apart from a password account with the same address', async (t) => {
   const signup = await api.request('POST', '/signup', { body: { email: 'bob@acme.test', password: 'password-of-bob-1' } });
   t.equal(signup.status, 200);
