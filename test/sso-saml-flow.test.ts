@@ -443,6 +443,27 @@ t.test('POST /sso refusals', async (t) => {
     const res = await api.request('POST', '/sso', { body });
     t.match([res.status, res.body], expected, JSON.stringify(body));
   }
+  // provider_id is decoded as the original decodes it into a UUID: a string it cannot read fails the body.
+  const badJson = (detail: string) => [400, { code: 400, error_code: 'bad_json', msg: `Could not parse request body as JSON: ${detail}` }];
+  const ids: Array<[unknown, unknown[]]> = [
+    ['', badJson('uuid: incorrect UUID length 0 in string ""')],
+    ['not-a-uuid', badJson('uuid: incorrect UUID length 10 in string "not-a-uuid"')],
+    ['zzzzzzzz-0000-4000-8000-000000000000', badJson("encoding/hex: invalid byte: U+007A 'z'")],
+    ['6b3d9c1e+0000-4000-8000-000000000000', badJson('uuid: incorrect UUID format in string "6b3d9c1e+0000-4000-8000-000000000000"')],
+  ];
+  for (const [id, expected] of ids) {
+    const res = await api.request('POST', '/sso', { body: { provider_id: id, domain: 'acme.test' } });
+    t.strictSame([res.status, res.body], expected, `provider_id ${JSON.stringify(id)}`);
+  }
+  for (const id of [providerId.replace(/-/g, '').toUpperCase(), `{${providerId}}`, `urn:uuid:${providerId}`]) {
+    const res = await api.request('POST', '/sso', { body: { provider_id: id, skip_http_redirect: true } });
+    t.equal(res.status, 200, `provider_id ${id} names the provider`);
+  }
+  const nil = await api.request('POST', '/sso', {
+    body: { provider_id: '00000000-0000-0000-0000-000000000000', domain: 'acme.test', skip_http_redirect: true },
+  });
+  t.equal(nil.status, 200, 'the nil UUID is no provider_id');
+
   const redirect = await api.request('POST', '/sso', { body: { domain: 'acme.test' } });
   t.equal(redirect.status, 303, 'without skip_http_redirect the browser is sent on');
   t.ok(redirect.headers.get('location')!.startsWith(idp.ssoUrl));

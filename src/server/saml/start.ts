@@ -11,13 +11,13 @@ import { insertRelayState } from '../../db/saml-relay-states.js';
 import { insertSsoFlowState } from '../../db/flow-state.js';
 import { readPkceParams } from '../verify/pkce-challenge.js';
 import { parseIdpMetadata } from './idp-metadata.js';
+import { readProviderId } from './provider-id.js';
 import { samlKeys } from './keys.js';
 import { spUrls } from './sp.js';
 import type { SsoBody } from './sso-body.js';
 import type { ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
 
 export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promise<{ url: string; skipRedirect: boolean }> {
@@ -53,13 +53,14 @@ export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promi
 }
 
 async function findProvider(ctx: AppContext, body: SsoBody): Promise<SsoProviderRow> {
-  const providerId = body.provider_id ?? '';
+  const read = body.provider_id === undefined || body.provider_id === null ? { uuid: null } : readProviderId(body.provider_id);
+  if ('error' in read) throw apiError('bad_json', `Could not parse request body as JSON: ${read.error}`);
+  const providerId = read.uuid;
   const domain = body.domain ?? '';
   if (providerId && domain) throw apiError('sso_provider_and_domain');
   if (!providerId && !domain) throw apiError('sso_provider_or_domain');
   if (providerId) {
-    // The original decodes provider_id as a UUID: anything else names no provider.
-    const found = UUID.test(providerId) ? await findSsoProviderById(ctx.db, providerId.toLowerCase()) : null;
+    const found = await findSsoProviderById(ctx.db, providerId);
     if (!found) throw apiError('sso_provider_not_found');
     return found;
   }
