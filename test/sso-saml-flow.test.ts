@@ -438,6 +438,11 @@ t.test('POST /sso refusals', async (t) => {
       { domain: 'acme.test', code_challenge: 'short', code_challenge_method: 's256' },
       [400, { code: 400, error_code: 'validation_failed' }],
     ],
+    [{ domain: 'acme.test', code_challenge: 'c'.repeat(43), code_challenge_method: 'md5' }, v('Invalid code_challenge_method')],
+    [
+      { domain: 'acme.test', code_challenge: 'short', code_challenge_method: 'md5' },
+      v('code challenge has to be between 43 and 128 characters'),
+    ],
   ];
   for (const [body, expected] of cases) {
     const res = await api.request('POST', '/sso', { body });

@@ -9,7 +9,7 @@ import { tx } from '../../db/pool.js';
 import { findSsoProviderByDomain, findSsoProviderById, type SsoProviderRow } from '../../db/sso-providers.js';
 import { insertRelayState } from '../../db/saml-relay-states.js';
 import { insertSsoFlowState } from '../../db/flow-state.js';
-import { readPkceParams } from '../verify/pkce-challenge.js';
+import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { parseIdpMetadata } from './idp-metadata.js';
 import { readProviderId } from './provider-id.js';
 import { samlKeys } from './keys.js';
@@ -24,7 +24,7 @@ export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promi
   const body = req.body();
   const provider = await findProvider(ctx, body);
   if (provider.disabled) throw apiError('sso_provider_disabled');
-  const pkce = readPkceParams(body);
+  const pkce = ssoPkce(body);
   const redirectTo = ctx.redirect(body.redirect_to || undefined) ?? ctx.config.siteUrl;
   const idp = safeMetadata(provider);
   const requestId = `id-${randomBytes(20).toString('hex')}`;
@@ -67,6 +67,18 @@ async function findProvider(ctx: AppContext, body: SsoBody): Promise<SsoProvider
   const found = await findSsoProviderByDomain(ctx.db, domain);
   if (!found) throw apiError('sso_domain_not_found');
   return found;
+}
+
+/**
+ * The PKCE parameters of POST /sso. Here the original checks the challenge before the method, and refuses
+ * an unknown method in words of its own ("Invalid code_challenge_method", where the email flows name it).
+ */
+function ssoPkce(body: SsoBody): PkceParams | null {
+  const method = typeof body.code_challenge_method === 'string' ? body.code_challenge_method : '';
+  const known = ['s256', 'plain'].includes(method.toLowerCase());
+  const pkce = readPkceParams(known || !method ? body : { ...body, code_challenge_method: 's256' });
+  if (pkce && !known) throw apiError('pkce_method_unsupported', 'Invalid code_challenge_method');
+  return pkce;
 }
 
 /** Stored metadata was checked when it was saved; one without a sign-in URL cannot start a flow. */
