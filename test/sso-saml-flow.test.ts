@@ -86,7 +86,8 @@ t.test('signInWithSSO by domain, the IdP, the ACS, then getUser (implicit flow)'
   t.equal(acs.status, 302);
   t.equal(`${acs.location!.origin}${acs.location!.pathname}`, 'https://app.example.test/welcome');
   const fragment = Object.fromEntries(new URLSearchParams(acs.location!.hash.slice(1)));
-  t.strictSame(Object.keys(fragment).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type']);
+  t.strictSame(Object.keys(fragment), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'sb', 'token_type']);
+  t.equal(fragment.sb, '');
 
   await client.setSession({ access_token: fragment.access_token, refresh_token: fragment.refresh_token });
   const { data: got } = await client.getUser();
