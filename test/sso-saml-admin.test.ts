@@ -45,6 +45,11 @@ t.test('start-up refuses SAML without a usable key, in the original words', asyn
   ]);
   t.strictSame(problems({ AUTH_SAML_PRIVATE_KEY: SP_KEY }), []);
   t.strictSame(problems({ AUTH_SAML_ENABLED: 'false' }), [], 'no key needed with SAML off');
+  const validity = (value: string) =>
+    loadConfig({ env: { ...base, AUTH_SAML_PRIVATE_KEY: SP_KEY, AUTH_SAML_RELAY_STATE_VALIDITY_PERIOD: value }, envFile: null }).saml
+      .relayStateValiditySeconds;
+  t.equal(validity('0'), 120, 'a relay state validity period of 0 is the default two minutes, as in the original');
+  t.equal(validity('5m'), 300);
 });
 
 t.test('GET /settings says SAML is on, and that no next key is configured', async (t) => {
