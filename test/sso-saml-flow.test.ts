@@ -219,6 +219,30 @@ t.test('a second subject of the IdP with the same address is linked to the user,
   ]);
 });
 
+t.test('identity_data as the original fills it: phone_verified false, custom_claims even when empty', async (t) => {
+  const plain = new TestIdp();
+  const made = await api.request('POST', '/admin/sso/providers', { token, body: { type: 'saml', metadata_xml: plain.metadata() } });
+  t.teardown(() => api.request('DELETE', `/admin/sso/providers/${made.body.id}`, { token }));
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: plain.response(sp, { nameId: 'fay-1', attributes: [{ name: 'email', values: ['fay@plain.test'] }] }),
+  });
+  t.equal(acs.status, 302);
+  const expected = {
+    iss: plain.entityId,
+    sub: 'fay-1',
+    email: 'fay@plain.test',
+    email_verified: true,
+    phone_verified: false,
+    custom_claims: {},
+  };
+  const { rows } = await api.db.query(
+    'select i.identity_data, u.raw_user_meta_data from identities i join users u on u.id = i.user_id where i.provider = $1',
+    [`sso:${made.body.id}`],
+  );
+  t.strictSame(rows[0].identity_data, expected);
+  t.strictSame(rows[0].raw_user_meta_data, expected);
+});
+
 t.test('an SSO account stays apart from a password account with the same address', async (t) => {
   const signup = await api.request('POST', '/signup', { body: { email: 'bob@acme.test', password: 'password-of-bob-1' } });
   t.equal(signup.status, 200);

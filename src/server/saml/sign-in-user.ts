@@ -94,12 +94,13 @@ const STANDARD = new Set([
   'phone', 'phone_verified', 'avatar_url', 'full_name', 'provider_id', 'user_name', 'slug',
 ]); // prettier-ignore
 
-/** identity_data of an SSO identity: the issuer, subject and verified email, the standard mapped claims, the rest as custom_claims. */
+/** identity_data of an SSO identity: the issuer, subject and verified email, phone_verified, the standard mapped claims, the rest as custom_claims. */
 export function ssoClaims(entityId: string, subject: string, email: string, mapped: Record<string, unknown>): Record<string, unknown> {
   const claims: Record<string, unknown> = {};
   const custom: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(mapped)) (STANDARD.has(key) ? claims : custom)[key] = value;
-  Object.assign(claims, { iss: entityId, sub: subject, email, email_verified: true });
-  if (Object.keys(custom).length > 0) claims.custom_claims = custom;
+  // The original's claims always carry phone_verified and custom_claims (false and {} when nothing maps to them).
+  const phoneVerified = typeof claims.phone_verified === 'boolean' ? claims.phone_verified : false;
+  Object.assign(claims, { iss: entityId, sub: subject, email, email_verified: true, phone_verified: phoneVerified, custom_claims: custom });
   return claims;
 }
