@@ -45,6 +45,11 @@ t.test('start-up refuses SAML without a usable key, in the original words', asyn
   ]);
   t.strictSame(problems({ AUTH_SAML_PRIVATE_KEY: SP_KEY }), []);
   t.strictSame(problems({ AUTH_SAML_ENABLED: 'false' }), [], 'no key needed with SAML off');
+  const validity = (value: string) =>
+    loadConfig({ env: { ...base, AUTH_SAML_PRIVATE_KEY: SP_KEY, AUTH_SAML_RELAY_STATE_VALIDITY_PERIOD: value }, envFile: null }).saml
+      .relayStateValiditySeconds;
+  t.equal(validity('0'), 120, 'a relay state validity period of 0 is the default two minutes, as in the original');
+  t.equal(validity('5m'), 300);
 });
 
 t.test('GET /settings says SAML is on, and that no next key is configured', async (t) => {
@@ -122,7 +127,11 @@ t.test('admin CRUD of SSO providers', async (t) => {
   t.equal(updated.status, 200);
   t.strictSame(updated.body.domains, [{ domain: 'example.com' }, { domain: 'example.net' }]);
   t.equal(updated.body.disabled, true);
-  t.equal(updated.body.saml.name_id_format, 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress');
+  t.equal(
+    updated.body.saml.name_id_format,
+    undefined,
+    'name_id_format is written only with new metadata or a changed mapping, as the original writes it',
+  );
   t.strictSame(updated.body.saml.attribute_mapping, { keys: { name: { name: 'displayName' } } }, 'absent fields are kept');
 
   const other = new TestIdp();
@@ -177,6 +186,54 @@ t.test('admin CRUD of SSO providers', async (t) => {
   );
   const { rows } = await api.db.query('select count(*)::int as n from sso_domains');
   t.equal(rows[0].n, 0, 'its domains went with it');
+});
+
+t.test('PUT writes the SAML row only with new metadata or a changed mapping, as the original', async (t) => {
+  const idp = new TestIdp();
+  const EMAIL = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
+  const mapping = { keys: { name: { name: 'displayName' } } };
+  const created = await admin('POST', '/admin/sso/providers', {
+    type: 'saml',
+    metadata_xml: idp.metadata(),
+    attribute_mapping: mapping,
+    name_id_format: EMAIL,
+  });
+  const id = created.body.id;
+  t.teardown(() => admin('DELETE', `/admin/sso/providers/${id}`));
+  const stamps = async () =>
+    (
+      await api.db.query(
+        `select p.updated_at as provider, s.updated_at as saml from sso_providers p join saml_providers s on s.sso_provider_id = p.id
+          where p.id = $1`,
+        [id],
+      )
+    ).rows[0];
+  const before = await stamps();
+
+  const disabled = await admin('PUT', `/admin/sso/providers/${id}`, { disabled: true, name_id_format: EMAIL });
+  t.equal(disabled.body.disabled, true);
+  t.equal(disabled.body.saml.name_id_format, EMAIL);
+  const afterDisable = await stamps();
+  t.equal(afterDisable.saml.getTime(), before.saml.getTime(), 'the SAML row, and its metadata freshness, untouched');
+  t.ok(afterDisable.provider > before.provider, 'the provider row written');
+
+  const onlyDisabled = await admin('PUT', `/admin/sso/providers/${id}`, { disabled: false });
+  t.equal(onlyDisabled.body.saml.name_id_format, EMAIL, 'PUT {disabled} keeps name_id_format');
+  const emptyMapping = await admin('PUT', `/admin/sso/providers/${id}`, { attribute_mapping: {}, name_id_format: EMAIL });
+  t.strictSame(emptyMapping.body.saml.attribute_mapping, mapping, 'a mapping without keys leaves the stored one');
+  const sameMapping = await admin('PUT', `/admin/sso/providers/${id}`, { attribute_mapping: mapping, name_id_format: EMAIL });
+  t.equal(sameMapping.status, 200);
+  const noOp = await stamps();
+  t.equal(noOp.saml.getTime(), before.saml.getTime(), 'the same mapping again writes nothing');
+  await admin('PUT', `/admin/sso/providers/${id}`, { name_id_format: EMAIL });
+  t.equal((await stamps()).provider.getTime(), noOp.provider.getTime(), 'a PUT that changes nothing writes nothing');
+
+  const remapped = await admin('PUT', `/admin/sso/providers/${id}`, {
+    attribute_mapping: { keys: { name: { name: 'cn', names: [], array: false, extra: 1 } } },
+  });
+  t.strictSame(remapped.body.saml.attribute_mapping, { keys: { name: { name: 'cn' } } }, 'stored in the original shape');
+  t.equal(remapped.body.saml.name_id_format, undefined, "written with the mapping, name_id_format is the body's (none)");
+  t.ok((await stamps()).saml > before.saml);
 });
 
 t.test('admin refusals', async (t) => {

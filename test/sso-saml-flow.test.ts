@@ -86,7 +86,8 @@ t.test('signInWithSSO by domain, the IdP, the ACS, then getUser (implicit flow)'
   t.equal(acs.status, 302);
   t.equal(`${acs.location!.origin}${acs.location!.pathname}`, 'https://app.example.test/welcome');
   const fragment = Object.fromEntries(new URLSearchParams(acs.location!.hash.slice(1)));
-  t.strictSame(Object.keys(fragment).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type']);
+  t.strictSame(Object.keys(fragment), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'sb', 'token_type']);
+  t.equal(fragment.sb, '');
 
   await client.setSession({ access_token: fragment.access_token, refresh_token: fragment.refresh_token });
   const { data: got } = await client.getUser();
@@ -160,6 +161,88 @@ t.test('signInWithSSO by providerId with PKCE: the ACS answers a code, exchangeC
   t.match((decodeJwt(exchanged.session!.access_token) as { amr: unknown }).amr, [{ method: 'sso/saml', provider: providerId }]);
 });
 
+/** The audit entries of the user with this address: action and traits, oldest first (one transaction's sorted by action). */
+async function auditOf(email: string) {
+  const { rows } = await api.db.query(
+    `select a.payload->>'action' as action, a.payload->'traits' as traits from audit_log_entries a
+      join users u on u.id::text = a.payload->>'actor_id' where u.email = $1 order by a.created_at, a.payload->>'action'`,
+    [email],
+  );
+  return rows;
+}
+
+t.test('a PKCE sign-in is audited at the ACS, as the implicit one is', async (t) => {
+  const client = authClient(api.url, { flowType: 'pkce' });
+  const { data } = await client.signInWithSSO({ domain: 'acme.test', options: { redirectTo: 'https://app.example.test/pkce' } });
+  const request = idp.readRequest(data!.url, await spCert);
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { inResponseTo: request.id, nameId: 'cy-1', attributes: [{ name: 'email', values: ['cy@acme.test'] }] }),
+    RelayState: request.relayState,
+  });
+  t.ok(acs.location!.searchParams.get('code'));
+  t.strictSame(await auditOf('cy@acme.test'), [{ action: 'user_signedup', traits: { provider: `sso:${providerId}` } }]);
+});
+
+t.test('a second subject of the IdP with the same address is linked to the user, merged and audited', async (t) => {
+  const signIn = async (nameId: string, attributes: Array<{ name: string; values: string[] }>) => {
+    const request = await start();
+    const acs = await postToAcs(api.url, {
+      SAMLResponse: idp.response(sp, {
+        inResponseTo: request.id,
+        nameId,
+        attributes: [{ name: 'email', values: ['dee@acme.test'] }, ...attributes],
+      }),
+      RelayState: request.relayState,
+    });
+    t.equal(acs.status, 302);
+  };
+  await signIn('dee-1', []);
+  await signIn('dee-2', [{ name: 'displayName', values: ['Dee D'] }]);
+  const { rows: users } = await api.db.query('select id, raw_user_meta_data, raw_app_meta_data from users where email = $1', [
+    'dee@acme.test',
+  ]);
+  t.equal(users.length, 1, 'one account');
+  t.match(users[0].raw_user_meta_data, { sub: 'dee-2', full_name: 'Dee D' }, 'the new claims are merged into user_metadata');
+  t.match(users[0].raw_app_meta_data, { provider: `sso:${providerId}`, providers: [`sso:${providerId}`] });
+  const { rows: identities } = await api.db.query('select id, provider_id from identities where user_id = $1 order by created_at', [
+    users[0].id,
+  ]);
+  t.strictSame(
+    identities.map((i) => i.provider_id),
+    ['dee-1', 'dee-2'],
+  );
+  const provider = `sso:${providerId}`;
+  t.strictSame(await auditOf('dee@acme.test'), [
+    { action: 'user_signedup', traits: { provider } },
+    { action: 'identity_linked', traits: { identity_id: identities[1].id, provider, provider_id: 'dee-2' } },
+    { action: 'login', traits: { provider } },
+  ]);
+});
+
+t.test('identity_data as the original fills it: phone_verified false, custom_claims even when empty', async (t) => {
+  const plain = new TestIdp();
+  const made = await api.request('POST', '/admin/sso/providers', { token, body: { type: 'saml', metadata_xml: plain.metadata() } });
+  t.teardown(() => api.request('DELETE', `/admin/sso/providers/${made.body.id}`, { token }));
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: plain.response(sp, { nameId: 'fay-1', attributes: [{ name: 'email', values: ['fay@plain.test'] }] }),
+  });
+  t.equal(acs.status, 302);
+  const expected = {
+    iss: plain.entityId,
+    sub: 'fay-1',
+    email: 'fay@plain.test',
+    email_verified: true,
+    phone_verified: false,
+    custom_claims: {},
+  };
+  const { rows } = await api.db.query(
+    'select i.identity_data, u.raw_user_meta_data from identities i join users u on u.id = i.user_id where i.provider = $1',
+    [`sso:${made.body.id}`],
+  );
+  t.strictSame(rows[0].identity_data, expected);
+  t.strictSame(rows[0].raw_user_meta_data, expected);
+});
+
 t.test('an SSO account stays apart from a password account with the same address', async (t) => {
   const signup = await api.request('POST', '/signup', { body: { email: 'bob@acme.test', password: 'password-of-bob-1' } });
   t.equal(signup.status, 200);
@@ -198,8 +281,39 @@ t.test('IdP-initiated sign-in: no RelayState, or a URL one', async (t) => {
   });
   t.equal(notAllowed.location!.origin, 'http://localhost:3000', 'a target the allow list does not name becomes SITE_URL');
 
-  const answering = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { inResponseTo: 'id-unknown', attributes: [EMAIL_ATTR] }) });
-  t.strictSame(refusal(answering), INVALID, 'an unsolicited response may not claim to answer a request');
+  // As the original: InResponseTo is not looked at in an IdP-initiated post (Rippling sends one there).
+  const answering = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { inResponseTo: 'abc', nameId: 'ada-1', attributes: [EMAIL_ATTR] }),
+  });
+  t.equal(answering.status, 302, 'an unsolicited response naming a request is taken');
+  t.ok(new URLSearchParams(answering.location!.hash.slice(1)).get('access_token'));
+
+  const old = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], issueInstant: new Date(Date.now() - 300_000) }),
+  });
+  t.strictSame(refusal(old), INVALID, 'a response issued five minutes ago is refused');
+  const recent = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], issueInstant: new Date(Date.now() - 60_000) }),
+  });
+  t.equal(recent.status, 302, 'one issued a minute ago is taken');
+  const elsewhere = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], recipient: 'https://other/acs' }),
+  });
+  t.strictSame(refusal(elsewhere), INVALID, 'a subject confirmed for another ACS is refused');
+  const otherAcs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], destination: 'https://other.example.test/sso/saml/acs' }),
+  });
+  t.strictSame(refusal(otherAcs), INVALID, 'a response sent to another ACS is refused');
+  const noDestination = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], destination: null }),
+  });
+  t.equal(noDestination.status, 302, 'an unsigned Response may leave Destination out');
+  const signedNoDestination = await postToAcs(api.url, {
+    SAMLResponse: Buffer.from(
+      idp.sign(idp.responseXml(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], destination: null }), 'Response'),
+    ).toString('base64'),
+  });
+  t.strictSame(refusal(signedNoDestination), INVALID, 'a signed Response must name this ACS');
 
   const stranger = new TestIdp();
   const unknown = await postToAcs(api.url, { SAMLResponse: stranger.response(sp, { attributes: [EMAIL_ATTR] }) });
@@ -227,6 +341,17 @@ t.test('the ACS refuses what it must not accept', async (t) => {
   t.strictSame(await post((r) => idp.response(sp, { ...base(r), audience: 'https://other-sp.example.test' })), INVALID, 'another audience');
   t.strictSame(await post(() => idp.response(sp, { ...base({ id: 'id-other' }) })), INVALID, 'answering another request');
   t.strictSame(await post((r) => idp.response(sp, { ...base(r), issuer: 'https://other-idp.example.test' })), INVALID, 'another issuer');
+  t.strictSame(await post((r) => idp.response(sp, { ...base(r), recipient: 'https://other/acs' })), INVALID, 'another Recipient');
+  t.strictSame(
+    await post((r) => idp.response(sp, { ...base(r), destination: 'https://other.example.test/sso/saml/acs' })),
+    INVALID,
+    'another Destination',
+  );
+  t.strictSame(
+    await post((r) => idp.response(sp, { ...base(r), issueInstant: new Date(Date.now() - 300_000) })),
+    INVALID,
+    'issued five minutes ago',
+  );
   t.strictSame(
     await post((r) => {
       // Signature wrapping: the genuinely signed assertion (for ada) is hidden in an Extensions element and
@@ -338,11 +463,37 @@ t.test('POST /sso refusals', async (t) => {
       { domain: 'acme.test', code_challenge: 'short', code_challenge_method: 's256' },
       [400, { code: 400, error_code: 'validation_failed' }],
     ],
+    [{ domain: 'acme.test', code_challenge: 'c'.repeat(43), code_challenge_method: 'md5' }, v('Invalid code_challenge_method')],
+    [
+      { domain: 'acme.test', code_challenge: 'short', code_challenge_method: 'md5' },
+      v('code challenge has to be between 43 and 128 characters'),
+    ],
   ];
   for (const [body, expected] of cases) {
     const res = await api.request('POST', '/sso', { body });
     t.match([res.status, res.body], expected, JSON.stringify(body));
   }
+  // provider_id is decoded as the original decodes it into a UUID: a string it cannot read fails the body.
+  const badJson = (detail: string) => [400, { code: 400, error_code: 'bad_json', msg: `Could not parse request body as JSON: ${detail}` }];
+  const ids: Array<[unknown, unknown[]]> = [
+    ['', badJson('uuid: incorrect UUID length 0 in string ""')],
+    ['not-a-uuid', badJson('uuid: incorrect UUID length 10 in string "not-a-uuid"')],
+    ['zzzzzzzz-0000-4000-8000-000000000000', badJson("encoding/hex: invalid byte: U+007A 'z'")],
+    ['6b3d9c1e+0000-4000-8000-000000000000', badJson('uuid: incorrect UUID format in string "6b3d9c1e+0000-4000-8000-000000000000"')],
+  ];
+  for (const [id, expected] of ids) {
+    const res = await api.request('POST', '/sso', { body: { provider_id: id, domain: 'acme.test' } });
+    t.strictSame([res.status, res.body], expected, `provider_id ${JSON.stringify(id)}`);
+  }
+  for (const id of [providerId.replace(/-/g, '').toUpperCase(), `{${providerId}}`, `urn:uuid:${providerId}`]) {
+    const res = await api.request('POST', '/sso', { body: { provider_id: id, skip_http_redirect: true } });
+    t.equal(res.status, 200, `provider_id ${id} names the provider`);
+  }
+  const nil = await api.request('POST', '/sso', {
+    body: { provider_id: '00000000-0000-0000-0000-000000000000', domain: 'acme.test', skip_http_redirect: true },
+  });
+  t.equal(nil.status, 200, 'the nil UUID is no provider_id');
+
   const redirect = await api.request('POST', '/sso', { body: { domain: 'acme.test' } });
   t.equal(redirect.status, 303, 'without skip_http_redirect the browser is sent on');
   t.ok(redirect.headers.get('location')!.startsWith(idp.ssoUrl));

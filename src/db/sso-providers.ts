@@ -92,15 +92,28 @@ export async function insertSsoProvider(q: Queryable, w: SsoProviderWrite, domai
   return rows[0].id;
 }
 
-/** PUT: the provider's and SAML row's columns as given (the caller merged them with the stored ones). */
-export async function updateSsoProvider(q: Queryable, id: string, w: SsoProviderWrite): Promise<void> {
+/** PUT: the provider row's columns as given (the caller merged them with the stored ones). */
+export async function updateSsoProvider(q: Queryable, id: string, w: Pick<SsoProviderWrite, 'resourceId' | 'disabled'>): Promise<void> {
+  await q.query('update sso_providers set resource_id = $2, disabled = $3, updated_at = now() where id = $1', [
+    id,
+    w.resourceId,
+    w.disabled,
+  ]);
+}
+
+/**
+ * PUT: the SAML row's columns as given. Its updated_at is when fetched metadata counts its freshness from
+ * (docs/sso-saml.md#identity-providers), so the caller writes the row only when it changes.
+ */
+export async function updateSamlProvider(
+  q: Queryable,
+  id: string,
+  w: Pick<SsoProviderWrite, 'metadataXml' | 'metadataUrl' | 'attributeMapping' | 'nameIdFormat'>,
+): Promise<void> {
   await q.query(
-    `with provider as (
-       update sso_providers set resource_id = $2, disabled = $3, updated_at = now() where id = $1
-     )
-     update saml_providers set metadata_xml = $4, metadata_url = $5, attribute_mapping = $6, name_id_format = $7, updated_at = now()
+    `update saml_providers set metadata_xml = $2, metadata_url = $3, attribute_mapping = $4, name_id_format = $5, updated_at = now()
       where sso_provider_id = $1`,
-    [id, w.resourceId, w.disabled, w.metadataXml, w.metadataUrl, JSON.stringify(w.attributeMapping), w.nameIdFormat],
+    [id, w.metadataXml, w.metadataUrl, JSON.stringify(w.attributeMapping), w.nameIdFormat],
   );
 }
 

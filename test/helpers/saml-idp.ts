@@ -56,7 +56,12 @@ export interface Assertion {
   nameIdFormat?: string;
   inResponseTo?: string | null;
   audience?: string;
+  /** the SubjectConfirmationData Recipient (default: the SP's ACS URL) */
   recipient?: string;
+  /** the Response Destination (default: the SP's ACS URL); null leaves it out */
+  destination?: string | null;
+  /** the Response's and the Assertion's IssueInstant (default: now) */
+  issueInstant?: Date;
   notBefore?: Date;
   notOnOrAfter?: Date;
   sessionNotOnOrAfter?: Date;
@@ -127,6 +132,8 @@ export class TestIdp {
   /** The unsigned XML of a Response holding one Assertion. */
   responseXml(sp: { entityId: string; acsUrl: string }, a: Assertion): string {
     const now = new Date();
+    const issued = (a.issueInstant ?? now).toISOString();
+    const destination = a.destination === null ? '' : ` Destination="${a.destination ?? sp.acsUrl}"`;
     const notBefore = (a.notBefore ?? new Date(now.getTime() - 60_000)).toISOString();
     const notOnOrAfter = (a.notOnOrAfter ?? new Date(now.getTime() + 300_000)).toISOString();
     const irt = a.inResponseTo ? ` InResponseTo="${a.inResponseTo}"` : '';
@@ -142,10 +149,10 @@ export class TestIdp {
     const session = a.sessionNotOnOrAfter ? ` SessionNotOnOrAfter="${a.sessionNotOnOrAfter.toISOString()}"` : '';
     return (
       `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ` +
-      `ID="_r${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${a.recipient ?? sp.acsUrl}"${irt}>` +
+      `ID="_r${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${issued}"${destination}${irt}>` +
       `<saml:Issuer>${issuer}</saml:Issuer>` +
       '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>' +
-      `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_a${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${now.toISOString()}">` +
+      `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_a${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${issued}">` +
       `<saml:Issuer>${issuer}</saml:Issuer>` +
       `<saml:Subject><saml:NameID Format="${a.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'}">${a.nameId ?? 'user-1'}</saml:NameID>` +
       `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">` +

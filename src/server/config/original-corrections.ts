@@ -11,6 +11,7 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...clampOtpLengthsAndFlowExpiry(flat, given),
     ...ignoreUnreadableJson(flat, given),
     ...captchaDefaults(flat),
+    ...samlDefaults(flat),
     ...unknownMetricsExporter(flat, given),
     ...sqlLogging(flat, given),
     ...otlpProtocol(flat, given),
@@ -28,6 +29,12 @@ function captchaDefaults(flat: Record<string, unknown>): string[] {
   if (!flat.SECURITY_CAPTCHA_ENABLED && !CAPTCHA_PROVIDERS.includes(flat.SECURITY_CAPTCHA_PROVIDER as string)) {
     flat.SECURITY_CAPTCHA_PROVIDER = 'hcaptcha';
   }
+  return [];
+}
+
+/** As the original: a SAML relay state validity period of 0 is its default, two minutes (not "always expired"). */
+function samlDefaults(flat: Record<string, unknown>): string[] {
+  if (flat.SAML_RELAY_STATE_VALIDITY_PERIOD === 0) flat.SAML_RELAY_STATE_VALIDITY_PERIOD = 120;
   return [];
 }
 

@@ -11,11 +11,13 @@ import {
   insertSsoProvider,
   listSsoProviders,
   replaceSsoDomains,
+  updateSamlProvider,
   updateSsoProvider,
   type SsoProviderRow,
 } from '../../db/sso-providers.js';
 import { bodyMetadata, checkProviderBody, readAttributeMapping, readDomains, type ProviderBody } from '../saml/provider-params.js';
 import { providerJson } from '../saml/provider-json.js';
+import { normalMapping, sameMapping } from '../saml/attribute-mapping.js';
 import type { Admin } from '../auth/admin.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 import type { AppContext } from '../context.js';
@@ -92,30 +94,46 @@ export const adminUpdateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
   }
   const domains = readDomains(body);
   const resourceId = body.resource_id === undefined || body.resource_id === null ? provider.resource_id : body.resource_id || null;
-  await tx(
-    ctx.db,
-    async (c) => {
-      const [taken] = domains ? await domainsTaken(c, domains, provider.id) : [];
-      if (taken) {
-        throw apiError(
-          'sso_domain_already_exists',
-          `SSO domain '${taken.domain}' already assigned to another provider (${taken.sso_provider_id})`,
-        );
-      }
-      await updateSsoProvider(c, provider.id, {
-        resourceId,
-        disabled: body.disabled ?? provider.disabled,
-        entityId: provider.entity_id,
-        metadataXml: metadata?.raw ?? provider.metadata_xml,
-        metadataUrl: body.metadata_url || provider.metadata_url,
-        attributeMapping: readAttributeMapping(body) ?? provider.attribute_mapping ?? {},
-        // The original sets name_id_format to what the body says, absent meaning none.
-        nameIdFormat: body.name_id_format || null,
-      });
-      if (domains) await replaceSsoDomains(c, provider.id, domains);
-    },
-    req.signal,
-  ).catch(conflict('sso_update_conflict'));
+  const disabled = body.disabled ?? provider.disabled;
+  const nameIdFormat = body.name_id_format || null;
+  const mapping = readAttributeMapping(body);
+  const mappingChanged = mapping !== null && !sameMapping(mapping, provider.attribute_mapping);
+  // As the original: the SAML row is written only with new metadata or a changed mapping (it then takes the
+  // body's name_id_format, absent meaning none), so that its updated_at, which metadata freshness counts
+  // from, moves only then; the provider row only when something differs.
+  const samlChanged = metadata !== null || mappingChanged;
+  const domainsChanged = domains !== null && !sameDomains(domains, provider.domains);
+  const modified =
+    samlChanged ||
+    domainsChanged ||
+    nameIdFormat !== (provider.name_id_format || null) ||
+    resourceId !== provider.resource_id ||
+    disabled !== provider.disabled;
+  if (modified) {
+    await tx(
+      ctx.db,
+      async (c) => {
+        const [taken] = domains ? await domainsTaken(c, domains, provider.id) : [];
+        if (taken) {
+          throw apiError(
+            'sso_domain_already_exists',
+            `SSO domain '${taken.domain}' already assigned to another provider (${taken.sso_provider_id})`,
+          );
+        }
+        await updateSsoProvider(c, provider.id, { resourceId, disabled });
+        if (domains && domainsChanged) await replaceSsoDomains(c, provider.id, domains);
+        if (samlChanged) {
+          await updateSamlProvider(c, provider.id, {
+            metadataXml: metadata?.raw ?? provider.metadata_xml,
+            metadataUrl: (metadata && body.metadata_url) || provider.metadata_url,
+            attributeMapping: mappingChanged ? mapping : normalMapping(provider.attribute_mapping),
+            nameIdFormat,
+          });
+        }
+      },
+      req.signal,
+    ).catch(conflict('sso_update_conflict'));
+  }
   return { body: providerJson((await findSsoProviderById(ctx.db, provider.id))!) };
 };
 
@@ -124,6 +142,12 @@ export const adminDeleteSsoProvider: GuardedHandler<Admin> = async (req, ctx) =>
   await deleteSsoProvider(ctx.db, provider.id);
   return { body: providerJson(provider) };
 };
+
+/** Whether the provider would hold exactly these domains (compared as stored, lower-cased). */
+function sameDomains(domains: string[], held: string[]): boolean {
+  const now = new Set(held.map((d) => d.toLowerCase()));
+  return domains.length === now.size && domains.every((d) => now.has(d));
+}
 
 /** A unique index that a concurrent request won (entity ID, domain, resource_id) is that request's conflict. */
 function conflict(name: 'sso_create_conflict' | 'sso_update_conflict') {

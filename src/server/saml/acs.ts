@@ -9,6 +9,7 @@ import { callbackParams } from '../oauth/callback.js';
 import { stateError, codeRedirect } from '../oauth/redirects.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
+import { writeAudit } from '../../db/audit-log.js';
 import { identifyFlow } from './acs-flow.js';
 import { freshMetadata } from './metadata-refresh.js';
 import { verifyResponse, AssertionRejected } from './verify-response.js';
@@ -74,7 +75,15 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
         email: read.email,
         claims,
       });
+      const audit = {
+        actor: actorOf(user),
+        action: created ? ('user_signedup' as const) : ('login' as const),
+        traits: { provider: providerName },
+      };
       if (started.flowStateId) {
+        // Audited here as in the implicit flow (the original audits the sign-in before it looks at the flow);
+        // the code exchange adds its own login entry.
+        await writeAudit(c, req, audit.actor, audit.action, audit.traits);
         const code = await finishOAuthFlowState(c, started.flowStateId, {
           userId: user.id,
           providerAccessToken: '',
@@ -83,7 +92,7 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
         return codeRedirect(target, code);
       }
       const session = await issueSession(ctx, c, user, 'sso/saml', req, {
-        audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: providerName } },
+        audit,
         notAfter: read.sessionNotAfter,
       });
       return tokenFragmentRedirect(target, session);

@@ -5,6 +5,7 @@ import { bodySchema } from '../http/validate.js';
 import { fetchSamlMetadata } from './fetch-metadata.js';
 import { parseIdpMetadata, type IdpMetadata } from './idp-metadata.js';
 import type { AttributeMapping } from '../../db/sso-providers.js';
+import { normalMapping } from './attribute-mapping.js';
 import type { AppContext } from '../context.js';
 
 export const providerBody = bodySchema({
@@ -56,23 +57,27 @@ export function readDomains(body: ProviderBody): string[] | null {
   return [...new Set(domains.map((d: string) => d.trim().toLowerCase()))];
 }
 
-/** attribute_mapping: {keys: {claim: {name?, names?, default?, array?}}}; null when absent. */
+/**
+ * attribute_mapping: {keys: {claim: {name?, names?, default?, array?}}}, stored as the original stores it
+ * (saml/attribute-mapping.ts); null when absent or without keys, which on update leaves the stored mapping
+ * as it is, as in the original.
+ */
 export function readAttributeMapping(body: ProviderBody): AttributeMapping | null {
   const mapping = body.attribute_mapping as AttributeMapping | null | undefined;
   if (!mapping) return null;
   const keys = mapping.keys;
-  if (keys === undefined || keys === null) return {};
+  if (keys === undefined || keys === null) return null;
   if (typeof keys !== 'object' || Array.isArray(keys)) throw apiError('sso_field_invalid', 'attribute_mapping.keys must be an object');
   for (const [claim, rule] of Object.entries(keys)) {
     const ok =
       rule !== null &&
       typeof rule === 'object' &&
-      (rule.name === undefined || typeof rule.name === 'string') &&
-      (rule.names === undefined || (Array.isArray(rule.names) && rule.names.every((n) => typeof n === 'string'))) &&
-      (rule.array === undefined || typeof rule.array === 'boolean');
+      (rule.name === undefined || rule.name === null || typeof rule.name === 'string') &&
+      (rule.names === undefined || rule.names === null || (Array.isArray(rule.names) && rule.names.every((n) => typeof n === 'string'))) &&
+      (rule.array === undefined || rule.array === null || typeof rule.array === 'boolean');
     if (!ok) throw apiError('sso_field_invalid', `attribute_mapping.keys.${claim} must be {name, names, default, array}`);
   }
-  return { keys };
+  return normalMapping({ keys });
 }
 
 /** The metadata of the body, fetched from metadata_url or taken from metadata_xml; null when neither is given. */

@@ -9,6 +9,7 @@ export function tokenFragmentRedirect(target: string, s: TokenResponse): ApiResp
     expires_at: String(s.expires_at),
     expires_in: String(s.expires_in),
     refresh_token: s.refresh_token,
+    sb: '', // the original's mark of its redirects, which clients may look for
     token_type: 'bearer',
   });
   const url = new URL(target);

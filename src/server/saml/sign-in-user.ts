@@ -8,7 +8,9 @@ import type pg from 'pg';
 import { apiError } from '../errors.js';
 import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { insertNewUser } from '../users/insert-new-user.js';
-import { findProviderIdentitiesByEmail, insertIdentity, lockIdentity, refreshIdentity } from '../../db/identities.js';
+import { findIdentitiesByUser, findProviderIdentitiesByEmail, insertIdentity, lockIdentity, refreshIdentity } from '../../db/identities.js';
+import { writeAudit, type AuditRequest } from '../../db/audit-log.js';
+import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
 import { beforeUserCreated } from '../hooks/before-user-created.js';
@@ -26,7 +28,7 @@ export interface SsoSignIn {
 export async function signInSsoUser(
   ctx: AppContext,
   c: pg.PoolClient,
-  req: HookRequest,
+  req: HookRequest & AuditRequest,
   s: SsoSignIn,
 ): Promise<{ user: UserRow; created: boolean }> {
   const existing = await lockIdentity(c, s.provider, s.subject);
@@ -36,13 +38,24 @@ export async function signInSsoUser(
     await refreshIdentity(c, existing.id, s.claims);
     user = await lockUserById(c, existing.user_id);
     if (!user) throw apiError('admin_user_not_found');
-    user = await updateUser(c, user.id, { raw_user_meta_data: { ...user.raw_user_meta_data, ...s.claims } });
+    user = await updateUser(c, user.id, {
+      raw_user_meta_data: { ...user.raw_user_meta_data, ...s.claims },
+      raw_app_meta_data: await withIdentityProviders(c, user),
+    });
   } else {
     const owners = [...new Set((await findProviderIdentitiesByEmail(c, s.provider, s.email)).map((i) => i.user_id))];
     if (owners.length > 1) throw apiError('oauth_multiple_accounts');
     user = owners.length === 1 ? await lockUserById(c, owners[0]) : null;
     if (user) {
-      await insertIdentity(c, { userId: user.id, provider: s.provider, providerId: s.subject, data: s.claims });
+      // Another subject of this IdP with the same address (e.g. a changed NameID): linked, its claims merged
+      // and audited as the original links any external identity.
+      const identity = await insertIdentity(c, { userId: user.id, provider: s.provider, providerId: s.subject, data: s.claims });
+      user = await updateUser(c, user.id, {
+        raw_user_meta_data: { ...user.raw_user_meta_data, ...s.claims },
+        raw_app_meta_data: await withIdentityProviders(c, user),
+      });
+      const traits = { identity_id: identity.id, provider: identity.provider, provider_id: identity.provider_id };
+      await writeAudit(c, req, actorOf(user), 'identity_linked', traits, req.ip ?? '');
     } else {
       if (ctx.config.disableSignup) throw apiError('signup_disabled');
       const fields = {
@@ -68,6 +81,12 @@ export async function signInSsoUser(
   return { user, created };
 }
 
+/** app_metadata with provider and providers recomputed from the user's identities, oldest first, as the original keeps them. */
+async function withIdentityProviders(c: pg.PoolClient, user: UserRow): Promise<Record<string, unknown>> {
+  const providers = [...new Set((await findIdentitiesByUser(c, user.id)).map((i) => i.provider))];
+  return { ...user.raw_app_meta_data, providers, ...(providers.length > 0 ? { provider: providers[0] } : {}) };
+}
+
 // The claims the original keeps at the top of identity_data; any other mapped claim goes into custom_claims.
 const STANDARD = new Set([
   'iss', 'sub', 'aud', 'iat', 'exp', 'name', 'family_name', 'given_name', 'middle_name', 'nickname', 'preferred_username',
@@ -75,12 +94,13 @@ const STANDARD = new Set([
   'phone', 'phone_verified', 'avatar_url', 'full_name', 'provider_id', 'user_name', 'slug',
 ]); // prettier-ignore
 
-/** identity_data of an SSO identity: the issuer, subject and verified email, the standard mapped claims, the rest as custom_claims. */
+/** identity_data of an SSO identity: the issuer, subject and verified email, phone_verified, the standard mapped claims, the rest as custom_claims. */
 export function ssoClaims(entityId: string, subject: string, email: string, mapped: Record<string, unknown>): Record<string, unknown> {
   const claims: Record<string, unknown> = {};
   const custom: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(mapped)) (STANDARD.has(key) ? claims : custom)[key] = value;
-  Object.assign(claims, { iss: entityId, sub: subject, email, email_verified: true });
-  if (Object.keys(custom).length > 0) claims.custom_claims = custom;
+  // The original's claims always carry phone_verified and custom_claims (false and {} when nothing maps to them).
+  const phoneVerified = typeof claims.phone_verified === 'boolean' ? claims.phone_verified : false;
+  Object.assign(claims, { iss: entityId, sub: subject, email, email_verified: true, phone_verified: phoneVerified, custom_claims: custom });
   return claims;
 }

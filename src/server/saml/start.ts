@@ -9,22 +9,22 @@ import { tx } from '../../db/pool.js';
 import { findSsoProviderByDomain, findSsoProviderById, type SsoProviderRow } from '../../db/sso-providers.js';
 import { insertRelayState } from '../../db/saml-relay-states.js';
 import { insertSsoFlowState } from '../../db/flow-state.js';
-import { readPkceParams } from '../verify/pkce-challenge.js';
+import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { parseIdpMetadata } from './idp-metadata.js';
+import { readProviderId } from './provider-id.js';
 import { samlKeys } from './keys.js';
 import { spUrls } from './sp.js';
 import type { SsoBody } from './sso-body.js';
 import type { ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
 
 export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promise<{ url: string; skipRedirect: boolean }> {
   const body = req.body();
   const provider = await findProvider(ctx, body);
   if (provider.disabled) throw apiError('sso_provider_disabled');
-  const pkce = readPkceParams(body);
+  const pkce = ssoPkce(body);
   const redirectTo = ctx.redirect(body.redirect_to || undefined) ?? ctx.config.siteUrl;
   const idp = safeMetadata(provider);
   const requestId = `id-${randomBytes(20).toString('hex')}`;
@@ -53,19 +53,32 @@ export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promi
 }
 
 async function findProvider(ctx: AppContext, body: SsoBody): Promise<SsoProviderRow> {
-  const providerId = body.provider_id ?? '';
+  const read = body.provider_id === undefined || body.provider_id === null ? { uuid: null } : readProviderId(body.provider_id);
+  if ('error' in read) throw apiError('bad_json', `Could not parse request body as JSON: ${read.error}`);
+  const providerId = read.uuid;
   const domain = body.domain ?? '';
   if (providerId && domain) throw apiError('sso_provider_and_domain');
   if (!providerId && !domain) throw apiError('sso_provider_or_domain');
   if (providerId) {
-    // The original decodes provider_id as a UUID: anything else names no provider.
-    const found = UUID.test(providerId) ? await findSsoProviderById(ctx.db, providerId.toLowerCase()) : null;
+    const found = await findSsoProviderById(ctx.db, providerId);
     if (!found) throw apiError('sso_provider_not_found');
     return found;
   }
   const found = await findSsoProviderByDomain(ctx.db, domain);
   if (!found) throw apiError('sso_domain_not_found');
   return found;
+}
+
+/**
+ * The PKCE parameters of POST /sso. Here the original checks the challenge before the method, and refuses
+ * an unknown method in words of its own ("Invalid code_challenge_method", where the email flows name it).
+ */
+function ssoPkce(body: SsoBody): PkceParams | null {
+  const method = typeof body.code_challenge_method === 'string' ? body.code_challenge_method : '';
+  const known = ['s256', 'plain'].includes(method.toLowerCase());
+  const pkce = readPkceParams(known || !method ? body : { ...body, code_challenge_method: 's256' });
+  if (pkce && !known) throw apiError('pkce_method_unsupported', 'Invalid code_challenge_method');
+  return pkce;
 }
 
 /** Stored metadata was checked when it was saved; one without a sign-in URL cannot start a flow. */

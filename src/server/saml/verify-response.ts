@@ -2,8 +2,12 @@
 // signature (of the Response or of its one Assertion) against the IdP metadata's signing certificates,
 // one assertion only (node-saml refuses more, the usual wrapping vector), the Conditions' time window and
 // our audience, and InResponseTo: in an SP-initiated flow it must be the AuthnRequest ID kept in the relay
-// state; in an IdP-initiated one there must be none. Then the assertion's Issuer must be the provider.
+// state; in an IdP-initiated one it is not looked at, as the original does not (some IdPs, Rippling among
+// them, send one). Then the assertion's Issuer must be the provider, and the checks node-saml does not
+// make but the original's library does (saml/response-checks.ts) must pass.
 import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import { parseXml, XmlProblem } from './xml.js';
+import { responseProblem } from './response-checks.js';
 import type { IdpMetadata } from './idp-metadata.js';
 import type { SamlKey } from './keys.js';
 import type { SpUrls } from './sp.js';
@@ -31,7 +35,7 @@ export async function verifyResponse(samlResponse: string, o: VerifyOptions): Pr
     wantAuthnResponseSigned: false,
     wantAssertionsSigned: false, // either signature suffices, as in the original; node-saml requires one of them
     acceptedClockSkewMs: CLOCK_SKEW_MS,
-    validateInResponseTo: o.requestId ? ValidateInResponseTo.always : ValidateInResponseTo.ifPresent,
+    validateInResponseTo: o.requestId ? ValidateInResponseTo.always : ValidateInResponseTo.never,
     requestIdExpirationPeriodMs: 24 * 3600 * 1000, // the relay state's own validity period is checked before
     cacheProvider: requestCache(o.requestId),
     ...(o.decryptionKey ? { decryptionPvk: o.decryptionKey.privateKeyPem } : {}),
@@ -44,7 +48,24 @@ export async function verifyResponse(samlResponse: string, o: VerifyOptions): Pr
   }
   if (!profile) throw new AssertionRejected('no assertion');
   if (profile.issuer !== o.idp.entityId) throw new AssertionRejected(`assertion issued by ${profile.issuer}, not ${o.idp.entityId}`);
+  const assertion = ((profile.getAssertion?.() ?? {}) as { Assertion?: Record<string, unknown> }).Assertion ?? {};
+  const problem = responseProblem(parsedResponse(samlResponse), assertion, {
+    acsUrl: o.sp.acsUrl,
+    idpEntityId: o.idp.entityId,
+    requestId: o.requestId,
+  });
+  if (problem) throw new AssertionRejected(problem);
   return profile;
+}
+
+/** The Response element node-saml verified, parsed again from the same bytes (it does not hand its own out). */
+function parsedResponse(samlResponse: string) {
+  try {
+    return parseXml(Buffer.from(samlResponse, 'base64').toString('utf8')).documentElement!;
+  } catch (err) {
+    if (err instanceof XmlProblem) throw new AssertionRejected(err.message);
+    throw err;
+  }
 }
 
 /** The one request ID this response may answer; nothing is ever stored. */

@@ -1,0 +1,56 @@
+// The checks the original's SAML library makes on a response that node-saml does not make
+// (docs/sso-saml.md#what-the-acs-checks), run on a response node-saml has already verified:
+// - the Response's Destination is our ACS URL when the Response is signed or names one;
+// - the Response's Issuer, when present, is the provider;
+// - the Response and the Assertion were issued less than 90 seconds ago (no clock skew allowed here,
+//   as in the original);
+// - every SubjectConfirmationData names our ACS URL as Recipient, has a NotOnOrAfter (three minutes of
+//   skew) and, in an SP-initiated flow, answers the AuthnRequest.
+// They read the parsed Response (its root is the element whose signature node-saml checked) and
+// node-saml's parse of the verified assertion, never the raw text.
+import type { Element } from '@xmldom/xmldom';
+import { children, textOf } from './xml.js';
+
+/** How long after its IssueInstant a response or assertion is accepted. */
+const MAX_ISSUE_DELAY_MS = 90_000;
+/** Clock skew allowed on the subject confirmation's NotOnOrAfter. */
+const MAX_CLOCK_SKEW_MS = 180_000;
+const DSIG = 'http://www.w3.org/2000/09/xmldsig#';
+
+type Node = Record<string, unknown> & { $?: Record<string, string> };
+const list = (v: unknown): Node[] => (Array.isArray(v) ? (v as Node[]) : []);
+
+export interface ResponseExpectations {
+  acsUrl: string;
+  idpEntityId: string;
+  /** the AuthnRequest ID of an SP-initiated flow; null for an IdP-initiated one */
+  requestId: string | null;
+}
+
+/** Why the response fails the checks, or null when it passes. */
+export function responseProblem(response: Element, assertion: Node, e: ResponseExpectations, now = Date.now()): string | null {
+  const signed = children(response, 'Signature').some((s) => s.namespaceURI === DSIG);
+  const destination = response.getAttribute('Destination') ?? '';
+  if ((signed || destination !== '') && destination !== e.acsUrl) return `Destination ${destination} is not ${e.acsUrl}`;
+  const issuer = children(response, 'Issuer')[0];
+  if (issuer && textOf(issuer) !== e.idpEntityId) return `response issued by ${textOf(issuer)}`;
+  if (tooOld(response.getAttribute('IssueInstant'), now)) return 'response IssueInstant too old';
+  if (tooOld(assertion.$?.IssueInstant, now)) return 'assertion IssueInstant too old';
+
+  for (const subject of list(assertion.Subject)) {
+    for (const confirmation of list(subject.SubjectConfirmation)) {
+      const data = list(confirmation.SubjectConfirmationData)[0]?.$ ?? {};
+      if (data.Recipient !== e.acsUrl) return `SubjectConfirmationData Recipient ${data.Recipient ?? ''} is not ${e.acsUrl}`;
+      const notOnOrAfter = Date.parse(data.NotOnOrAfter ?? '');
+      if (!(notOnOrAfter + MAX_CLOCK_SKEW_MS >= now)) return 'SubjectConfirmationData expired';
+      if (e.requestId !== null && data.InResponseTo !== e.requestId) return 'SubjectConfirmationData answers another request';
+    }
+  }
+  return null;
+}
+
+/** An IssueInstant missing, unreadable or more than MAX_ISSUE_DELAY_MS ago. */
+function tooOld(issueInstant: string | null | undefined, now: number): boolean {
+  const at = Date.parse(issueInstant ?? '');
+  return !(at + MAX_ISSUE_DELAY_MS >= now);
+}
