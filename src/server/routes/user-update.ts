@@ -16,6 +16,7 @@ import { bodySchema, type BodyOf } from '../http/validate.js';
 import { adoptAddress, adoptAddressReporting, assertAddressFree } from '../users/change-address.js';
 import { addressChangeNotices, notice, sendNotifications, type Notification } from '../delivery/notifications.js';
 import { sendEmailChange } from '../users/email-change.js';
+import { assertEmailFreeFor } from '../users/duplicate-email.js';
 import { sendPhoneChange } from '../users/phone-change.js';
 import { checkNewPassword, needsNonce } from '../users/password-change.js';
 import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
@@ -59,7 +60,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
   const sessionId = session?.id ?? null; // null: the token names no session (docs/api.md#who-may-call)
   await requireAal2ForSensitiveChange(ctx, user.id, sessionId, update);
-  if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
+  if (update.email) await assertEmailFreeFor(ctx, ctx.db, user, update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const current = { password: body.current_password ?? null, sessionId };
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, current, req);
