@@ -69,6 +69,16 @@ t.test('an update refused after the nonce check (same password) does not spend t
   t.equal((await setPassword(s.access_token, 'New-password-22', nonce)).status, 200);
 });
 
+t.test('a new password clears reauthentication_sent_at: another nonce may be asked for at once, as the original', async (t) => {
+  const s = await confirmedUser(api);
+  await reauth(s.access_token);
+  const nonce = codeIn((await nonceMail(s.user.email)).text);
+  t.equal((await setPassword(s.access_token, 'New-password-22', nonce)).status, 200);
+  const row = await api.db.query('select reauthentication_sent_at, confirmation_sent_at from users where id = $1', [s.user.id]);
+  t.strictSame(row.rows[0], { reauthentication_sent_at: null, confirmation_sent_at: null });
+  t.equal((await reauth(s.access_token)).status, 200, 'not 429');
+});
+
 t.test('an expired nonce is refused', async (t) => {
   const s = await confirmedUser(api);
   await reauth(s.access_token);

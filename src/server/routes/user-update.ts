@@ -18,7 +18,7 @@ import { addressChangeNotices, notice, sendNotifications, type Notification } fr
 import { sendEmailChange } from '../users/email-change.js';
 import { assertEmailFreeFor } from '../users/duplicate-email.js';
 import { sendPhoneChange } from '../users/phone-change.js';
-import { checkNewPassword, needsNonce } from '../users/password-change.js';
+import { checkNewPassword, needsNonce, newPasswordWrite } from '../users/password-change.js';
 import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
 import { spendNonce } from '../users/reauthentication.js';
 import { userJson } from '../users/user-json.js';
@@ -154,7 +154,7 @@ async function changePassword(
   passwordHash: string,
   sessionId: string | null,
 ): Promise<UserRow> {
-  const updated = await updateUser(c, user.id, { encrypted_password: passwordHash });
+  const updated = await updateUser(c, user.id, newPasswordWrite(passwordHash));
   await deleteSessions(c, user.id, sessionId ? 'others' : 'all', sessionId ?? undefined);
   await deleteOneTimeTokens(c, user.id);
   await writeAudit(c, req, actorOf(updated), 'user_updated_password');

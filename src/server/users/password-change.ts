@@ -1,10 +1,10 @@
 // The checks of a password change in PUT /user (docs/api.md#put-user), before any write: reauthentication
 // required → a nonce must come with it; the policy; the current password where it is required; not the same
 // password. Resolves the new hash. Runs before the update's transaction opens: the policy may wait on the
-// leaked-password check.
+// leaked-password check. Also the columns any new password writes (PUT /user and PUT /admin/users).
 import { apiError } from '../errors.js';
 import { assertStrongPassword, isPasswordTooLong } from './password-policy.js';
-import type { UserRow } from '../../db/users.js';
+import type { UserRow, UserWrite } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { reauthenticationChannel } from './reauthentication.js';
@@ -58,4 +58,21 @@ async function assertCurrentPassword(ctx: AppContext, hash: string, current: Cur
   if (current.sessionId && (await isRecoverySession(ctx.db, current.sessionId))) return;
   if (!current.password) throw apiError('current_password_required');
   if (!(await ctx.hasher.verify(hash, current.password, signal)).ok) throw apiError('current_password_invalid');
+}
+
+/**
+ * The write of a new password (stored form): as the original, it also clears when each confirmation,
+ * recovery, address-change and reauthentication message went out, since those were asked for under the
+ * old password; with the one-time tokens deleted beside it, the user may ask for them again at once
+ * instead of waiting out the send interval.
+ */
+export function newPasswordWrite(storedHash: string): UserWrite {
+  return {
+    encrypted_password: storedHash,
+    confirmation_sent_at: null,
+    recovery_sent_at: null,
+    email_change_sent_at: null,
+    phone_change_sent_at: null,
+    reauthentication_sent_at: null,
+  };
 }
