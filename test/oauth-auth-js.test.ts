@@ -129,6 +129,18 @@ t.test('linkIdentity, getUserIdentities, unlinkIdentity', async (t) => {
   t.equal(last.error?.status, 422);
 });
 
+t.test('GET /user/identities/authorize: 302 to the provider, or {url} with skip_http_redirect=true, as the original', async (t) => {
+  const auth = authClient(api.url);
+  const signed = await auth.signUp({ email: 'redirected-linker@example.com', password: 'Secret-password-1' });
+  const token = signed.data.session!.access_token;
+  const redirected = await api.request('GET', '/user/identities/authorize?provider=github', { token });
+  t.equal(redirected.status, 302);
+  t.match(redirected.headers.get('location'), `${gh.base}/login/oauth/authorize?`);
+  const asked = await api.request('GET', '/user/identities/authorize?provider=github&skip_http_redirect=true', { token });
+  t.equal(asked.status, 200);
+  t.match(asked.body.url, `${gh.base}/login/oauth/authorize?`);
+});
+
 t.test('an anonymous user who links a provider becomes a permanent user with its verified address', async (t) => {
   const auth = authClient(api.url);
   const anon = await auth.signInAnonymously();

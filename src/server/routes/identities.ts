@@ -30,12 +30,16 @@ function requireAudience(req: ApiRequest, ctx: AppContext, principal: Authentica
   if (first !== requested) throw apiError('unexpected_audience');
 }
 
-/** Answers {url} always: auth-js's linkIdentity reads it and sends the browser there. */
+/**
+ * 302 to the provider, or {url} with skip_http_redirect=true, as GET /authorize and the original; auth-js's
+ * linkIdentity always asks for the {url} and sends the browser there itself.
+ */
 export const linkIdentityAuthorize: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
   requireManualLinking(ctx);
   requireAudience(req, ctx, principal);
   const url = await providerUrl(() => startFlow(req, ctx, principal.user.id));
-  return { body: { url } };
+  if (req.query.get('skip_http_redirect') === 'true') return { body: { url } };
+  return { status: 302, headers: { Location: url } };
 };
 
 export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
