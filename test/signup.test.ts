@@ -211,6 +211,35 @@ t.test("an address held as another user's identity email is that user's duplicat
   t.equal(Number(audit.rows[0].count), 1);
 });
 
+t.test('metadata at sign-up as the original: data joins the identity under keys it lacks, user_metadata is the same', async (t) => {
+  const res = await signup({ email: 'meta@example.com', password: 'secret99', data: { full_name: 'A', email_verified: true, gone: null } });
+  t.equal(res.status, 200);
+  const identity = res.body.identities[0].identity_data;
+  t.strictSame(identity, {
+    sub: res.body.id,
+    email: 'meta@example.com',
+    email_verified: false,
+    phone_verified: false,
+    full_name: 'A',
+    gone: null,
+  });
+  t.strictSame(res.body.user_metadata, {
+    sub: res.body.id,
+    email: 'meta@example.com',
+    email_verified: false,
+    phone_verified: false,
+    full_name: 'A',
+  });
+  const phone = await signup({ phone: '+14155550190', password: 'secret99', data: { full_name: 'P' } });
+  t.equal(phone.status, 200, phone.text);
+  t.strictSame(
+    phone.body.identities[0].identity_data,
+    { sub: phone.body.id, email_verified: false, phone_verified: false, full_name: 'P' },
+    'no phone key',
+  );
+  t.strictSame(phone.body.user_metadata, phone.body.identities[0].identity_data);
+});
+
 t.test('duplicate of an unconfirmed user re-sends within the frequency limit', async (t) => {
   const first = await signup({ email: 'pending@example.com', password: 'secret99' });
   await smtp.waitForMail('pending@example.com');
