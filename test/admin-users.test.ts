@@ -282,6 +282,8 @@ t.test('PUT /admin/users/{user_id} with a password ends every session and voids 
   t.equal((await api.request('PUT', `/admin/users/${id}`, { token: admin, body: { password: 'new-pass-1' } })).status, 200);
   t.equal(await count('sessions'), 0, 'every session ended');
   t.equal(await count('one_time_tokens'), 0, 'the recovery link is void');
+  const sent = await api.db.query('select recovery_sent_at, confirmation_sent_at from users where id = $1', [id]);
+  t.strictSame(sent.rows[0], { recovery_sent_at: null, confirmation_sent_at: null }, 'and when it was sent forgotten');
   const refreshed = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: session.body.refresh_token } });
   t.equal(refreshed.status, 400, 'the old refresh token no longer works');
   const user = await api.request('GET', '/user', { token: session.body.access_token });

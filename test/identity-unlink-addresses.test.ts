@@ -127,3 +127,18 @@ t.test('unlinking the phone identity takes the phone and its confirmation; the e
   t.equal(row.email, 'phoned@example.com');
   t.ok(row.email_confirmed_at);
 });
+
+t.test("app_metadata.provider becomes the oldest remaining identity's, even when the current one stays, as the original", async (t) => {
+  const s = await confirmedUser(api, 'reprovided@example.com');
+  // Older than the user's email identity: github is first in line once any identity goes.
+  await addIdentity(s.user.id, 'github', { email: 'reprovided@example.com', email_verified: true }, 3600);
+  const google = await addIdentity(s.user.id, 'google', { email: 'reprovided@example.com', email_verified: true });
+  await api.db.query(
+    `update users set raw_app_meta_data = raw_app_meta_data || '{"provider": "email", "providers": ["github", "email", "google"]}' where id = $1`,
+    [s.user.id],
+  );
+  const res = await unlink(s.access_token, google);
+  t.equal(res.status, 200, res.text);
+  const { rows } = await api.db.query('select raw_app_meta_data from users where id = $1', [s.user.id]);
+  t.match(rows[0].raw_app_meta_data, { provider: 'github', providers: ['github', 'email'] });
+});

@@ -79,6 +79,17 @@ t.test('invite: the user with invited_at, the mail, and the link that signs them
   );
 });
 
+t.test("the invited user's metadata is the admin's data alone; its identity carries none of it, as the original", async (t) => {
+  const res = await invite({ email: 'invited-meta@example.com', data: { team: 'blue', email_verified: true } });
+  t.strictSame(res.body.user_metadata, { team: 'blue', email_verified: true });
+  t.strictSame(res.body.identities[0].identity_data, {
+    sub: res.body.id,
+    email: 'invited-meta@example.com',
+    email_verified: false,
+    phone_verified: false,
+  });
+});
+
 t.test('re-inviting a pending address reuses the user and replaces the link; redirect_to is honoured', async (t) => {
   const first = await invite({ email: 'pending@example.com' });
   const firstMail = await smtp.waitForMail('pending@example.com');

@@ -126,7 +126,7 @@ t.test('identity linked (manual linking through GitHub) and unlinked', async (t)
     avatar_url: 'https://avatars.example.test/4242',
     emails: [{ email: 'notified-elsewhere@example.com', primary: true, verified: true, visibility: null }],
   });
-  const start = await api.request('GET', '/user/identities/authorize?provider=github', { token: s.access_token });
+  const start = await api.request('GET', '/user/identities/authorize?provider=github&skip_http_redirect=true', { token: s.access_token });
   t.equal(start.status, 200, start.text);
   gh.approveAs = 4242;
   const done = await callback(api, await gh.approve(start.body.url));

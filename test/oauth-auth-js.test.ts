@@ -139,6 +139,18 @@ t.test('linkIdentity, getUserIdentities, unlinkIdentity', async (t) => {
   t.equal(last.error?.status, 422);
 });
 
+t.test('GET /user/identities/authorize: 302 to the provider, or {url} with skip_http_redirect=true, as the original', async (t) => {
+  const auth = authClient(api.url);
+  const signed = await auth.signUp({ email: 'redirected-linker@example.com', password: 'Secret-password-1' });
+  const token = signed.data.session!.access_token;
+  const redirected = await api.request('GET', '/user/identities/authorize?provider=github', { token });
+  t.equal(redirected.status, 302);
+  t.match(redirected.headers.get('location'), `${gh.base}/login/oauth/authorize?`);
+  const asked = await api.request('GET', '/user/identities/authorize?provider=github&skip_http_redirect=true', { token });
+  t.equal(asked.status, 200);
+  t.match(asked.body.url, `${gh.base}/login/oauth/authorize?`);
+});
+
 t.test('an anonymous user who links a provider becomes a permanent user with its verified address', async (t) => {
   const auth = authClient(api.url);
   const anon = await auth.signInAnonymously();
@@ -184,10 +196,13 @@ t.test('unlinking the identity the email came from: the next address becomes the
     [userId],
   );
   const emailIdentity = (await auth.getUserIdentities()).data!.identities.find((i) => i.provider === 'email')!;
-  const holder = await api.request('POST', '/signup', { body: { email: 'mover-gh@example.com', password: 'Secret-password-1' } });
+  // Written directly: a sign-up with the address is now refused, as in the original, since the identity holds it.
+  const holder = await api.db.query(
+    `insert into users (aud, role, email, email_confirmed_at) values ('authenticated', 'authenticated', 'mover-gh@example.com', now()) returning id`,
+  );
   const conflict = await auth.unlinkIdentity(emailIdentity);
   t.equal(conflict.error?.code, 'email_conflict_identity_not_deletable');
-  await api.db.query('delete from users where id = $1', [holder.body.user?.id ?? holder.body.id]);
+  await api.db.query('delete from users where id = $1', [holder.rows[0].id]);
   const moved = await auth.unlinkIdentity(emailIdentity);
   t.equal(moved.error, null);
   const row = (await api.db.query('select email, raw_app_meta_data from users where id = $1', [userId])).rows[0];

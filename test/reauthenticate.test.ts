@@ -60,13 +60,25 @@ t.test('email nonce: required, checked, single use', async (t) => {
   t.strictSame((await setPassword(s.access_token, 'Third-password-33', nonce)).body, NONCE_INVALID, 'spent');
 });
 
-t.test('an update refused after the nonce check (same password) does not spend the nonce', async (t) => {
+t.test('the nonce is checked and spent before the current and same password checks, as the original', async (t) => {
   const s = await confirmedUser(api);
   await reauth(s.access_token);
   const nonce = codeIn((await nonceMail(s.user.email)).text);
+  const wrong = nonce === '000000' ? '111111' : '000000';
+  t.strictSame((await setPassword(s.access_token, PASSWORD, wrong)).body, NONCE_INVALID, 'a wrong nonce before the same password');
   const same = await setPassword(s.access_token, PASSWORD, nonce);
   t.equal(same.body.error_code, 'same_password');
+  t.strictSame((await setPassword(s.access_token, 'New-password-22', nonce)).body, NONCE_INVALID, 'spent by the refused update');
+});
+
+t.test('a new password clears reauthentication_sent_at: another nonce may be asked for at once, as the original', async (t) => {
+  const s = await confirmedUser(api);
+  await reauth(s.access_token);
+  const nonce = codeIn((await nonceMail(s.user.email)).text);
   t.equal((await setPassword(s.access_token, 'New-password-22', nonce)).status, 200);
+  const row = await api.db.query('select reauthentication_sent_at, confirmation_sent_at from users where id = $1', [s.user.id]);
+  t.strictSame(row.rows[0], { reauthentication_sent_at: null, confirmation_sent_at: null });
+  t.equal((await reauth(s.access_token)).status, 200, 'not 429');
 });
 
 t.test('an expired nonce is refused', async (t) => {

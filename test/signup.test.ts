@@ -191,6 +191,55 @@ t.test('duplicate of a confirmed user: a fabricated user of the same shape witho
   t.equal(Number(audit.rows[0].count), 3, 'audited, each time');
 });
 
+t.test("an address held as another user's identity email is that user's duplicate, as the original", async (t) => {
+  const owner = await signup({ email: 'own-b2@example.com', password: 'secret99' });
+  await api.db.query('update users set email_confirmed_at = now() where id = $1', [owner.body.id]);
+  await api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ('gh-b', $1, $2, 'github')`, [
+    owner.body.id,
+    { sub: 'gh-b', email: 'gh-b@example.com' },
+  ]);
+  const before = smtp.mails.length;
+  const res = await signup({ email: 'gh-b@example.com', password: 'secret99' });
+  t.equal(res.status, 200);
+  t.strictSame(res.body.identities, [], "the confirmed duplicate's answer");
+  t.equal(await userCount('gh-b@example.com'), 0, 'no new user');
+  t.equal(smtp.mails.length, before, 'nothing sent');
+  const audit = await api.db.query(
+    "select count(*) from audit_log_entries where payload->>'action' = 'user_repeated_signup' and payload->>'actor_id' = $1",
+    [owner.body.id],
+  );
+  t.equal(Number(audit.rows[0].count), 1);
+});
+
+t.test('metadata at sign-up as the original: data joins the identity under keys it lacks, user_metadata is the same', async (t) => {
+  const res = await signup({ email: 'meta@example.com', password: 'secret99', data: { full_name: 'A', email_verified: true, gone: null } });
+  t.equal(res.status, 200);
+  const identity = res.body.identities[0].identity_data;
+  t.strictSame(identity, {
+    sub: res.body.id,
+    email: 'meta@example.com',
+    email_verified: false,
+    phone_verified: false,
+    full_name: 'A',
+    gone: null,
+  });
+  t.strictSame(res.body.user_metadata, {
+    sub: res.body.id,
+    email: 'meta@example.com',
+    email_verified: false,
+    phone_verified: false,
+    full_name: 'A',
+  });
+  const phone = await signup({ phone: '+14155550190', password: 'secret99', data: { full_name: 'P' } });
+  t.equal(phone.status, 200, phone.text);
+  t.strictSame(
+    phone.body.identities[0].identity_data,
+    { sub: phone.body.id, email_verified: false, phone_verified: false, full_name: 'P' },
+    'no phone key',
+  );
+  t.strictSame(phone.body.user_metadata, phone.body.identities[0].identity_data);
+});
+
 t.test('duplicate of an unconfirmed user re-sends within the frequency limit', async (t) => {
   const first = await signup({ email: 'pending@example.com', password: 'secret99' });
   await smtp.waitForMail('pending@example.com');

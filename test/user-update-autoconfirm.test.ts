@@ -1,6 +1,6 @@
 // PUT /user with MAILER_AUTOCONFIRM and SMS_AUTOCONFIRM (REFERENCE §2.8, §7.4): an anonymous user's new
-// email and anyone's new phone apply at once; a confirmed user's email change needs one link, to the new
-// address only.
+// email and anyone's new phone apply at once; a confirmed user's email change mails both addresses and
+// needs either link.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
@@ -54,18 +54,18 @@ t.test("a confirmed user's phone change applies at once with SMS_AUTOCONFIRM", a
   t.equal(res.body.app_metadata.provider, 'email', 'the first provider stays');
 });
 
-t.test("a confirmed user's email change: one mail, to the new address, one link completes it", async (t) => {
-  const s = await signUp(api);
-  const newEmail = uniqueEmail('auto-new');
-  const res = await put(s.access_token, { email: newEmail });
-  t.equal(res.body.new_email, newEmail);
-  const mail = await smtp.waitForMail(newEmail);
-  t.equal(mail.subject, 'Confirm Email Change');
-  t.notOk(
-    smtp.mails.some((m) => m.to === s.user.email),
-    'nothing to the current address',
-  );
-  const done = await api.request('GET', pathOf(mail.link!));
-  t.match(done.headers.get('location'), /#access_token=/);
-  t.equal((await signIn(api, newEmail)).user.id, s.user.id);
+t.test("a confirmed user's email change: mails to both addresses as the original, either link completes it", async (t) => {
+  for (const side of ['current', 'new'] as const) {
+    const s = await signUp(api);
+    const newEmail = uniqueEmail('auto-new');
+    const res = await put(s.access_token, { email: newEmail });
+    t.equal(res.body.new_email, newEmail);
+    const toNew = await smtp.waitForMail(newEmail);
+    const toCurrent = await smtp.waitForMail(s.user.email);
+    t.equal(toNew.subject, 'Confirm Email Change');
+    t.equal(toCurrent.subject, 'Confirm Email Change', 'the current address is asked too, autoconfirm or not');
+    const done = await api.request('GET', pathOf((side === 'current' ? toCurrent : toNew).link!));
+    t.match(done.headers.get('location'), /#access_token=/, `the ${side} address's link alone completes it`);
+    t.equal((await signIn(api, newEmail)).user.id, s.user.id);
+  }
 });

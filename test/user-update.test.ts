@@ -160,6 +160,37 @@ t.test('an address another user holds is refused', async (t) => {
   t.strictSame(res.body, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' });
 });
 
+t.test("an address that is another user's identity email is refused, as the original", async (t) => {
+  const a = await confirmedUser(api);
+  const b = await confirmedUser(api);
+  const held = uniqueEmail('held');
+  await api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ($1, $2, $3, 'github')`, [
+    `gh-${b.user.id}`,
+    b.user.id,
+    { sub: `gh-${b.user.id}`, email: held },
+  ]);
+  const res = await put(a.access_token, { email: held.toUpperCase() });
+  t.strictSame(res.body, { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' });
+  // The holder itself may take it as its own address.
+  t.equal((await put(b.access_token, { email: held })).status, 200);
+});
+
+t.test(
+  "refusals in the original's order: the password's policy before a taken address; an SSO user's own address is no change",
+  async (t) => {
+    const a = await confirmedUser(api);
+    const b = await confirmedUser(api);
+    const weak = await put(a.access_token, { email: b.user.email, password: 'abc' });
+    t.equal(weak.body.error_code, 'weak_password');
+    await api.db.query('update users set is_sso_user = true where id = $1', [a.user.id]);
+    const own = await put(a.access_token, { email: a.user.email.toUpperCase(), data: { sso: true } });
+    t.equal(own.status, 200, own.text);
+    t.equal(own.body.user_metadata.sso, true);
+    const other = await put(a.access_token, { email: uniqueEmail('sso-other') });
+    t.equal(other.body.error_code, 'user_sso_managed');
+  },
+);
+
 t.test('a user deleted while the update waits for its row: 403 user_not_found and no mail, not a 500', async (t) => {
   for (const soft of [false, true]) {
     const s = await confirmedUser(api);

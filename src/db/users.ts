@@ -113,6 +113,26 @@ export async function findUserByEmail(q: Queryable, email: string, aud: string):
   return rows[0] ?? null;
 }
 
+/**
+ * Live users of the audience, other than `exceptId`, with an identity (of any provider) carrying this email,
+ * each with that identity's provider so the caller can keep those of the linking domain it cares about.
+ * Oldest identity first.
+ */
+export async function findUsersByIdentityEmail(
+  q: Queryable,
+  email: string,
+  aud: string,
+  exceptId: string | null,
+): Promise<Array<{ user: UserRow; provider: string }>> {
+  const { rows } = await q.query<UserRow & { identity_provider: string }>(
+    `select ${USER_COLUMNS_U}, i.provider as identity_provider from identities i join users u on u.id = i.user_id
+     where i.email = lower($1) and u.aud = $2 and u.deleted_at is null and ($3::uuid is null or u.id <> $3::uuid)
+     order by i.created_at`,
+    [email, aud, exceptId],
+  );
+  return rows.map(({ identity_provider, ...user }) => ({ user, provider: identity_provider }));
+}
+
 export async function findUserByPhone(q: Queryable, phone: string, aud: string): Promise<UserRow | null> {
   const { rows } = await q.query<UserRow>({
     name: 'users_by_phone',

@@ -20,6 +20,7 @@ import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserP
 import type { GuardedHandler } from '../http/types.js';
 import type { Config } from '../config/types.js';
 import { storedPasswordHash } from '../users/password-at-rest.js';
+import { newPasswordWrite } from '../users/password-change.js';
 
 export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req, ctx, admin) => {
   const found = await loadUser(ctx.db, req);
@@ -81,7 +82,7 @@ async function rethrowTakenAddress(q: Queryable, err: unknown, userId: string, e
 }
 
 function changes(user: UserRow, p: AdminUserParams, email?: string, phone?: string, passwordHash?: string): UserWrite {
-  const write: UserWrite = { role: p.role, email, phone, encrypted_password: passwordHash };
+  const write: UserWrite = { role: p.role, email, phone, ...(passwordHash ? newPasswordWrite(passwordHash) : {}) };
   if (p.appMetadata) write.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data, p.appMetadata);
   if (p.userMetadata) write.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data, p.userMetadata);
   if (p.bannedUntil !== undefined) write.banned_until = p.bannedUntil;

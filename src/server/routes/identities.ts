@@ -30,12 +30,16 @@ function requireAudience(req: ApiRequest, ctx: AppContext, principal: Authentica
   if (first !== requested) throw apiError('unexpected_audience');
 }
 
-/** Answers {url} always: auth-js's linkIdentity reads it and sends the browser there. */
+/**
+ * 302 to the provider, or {url} with skip_http_redirect=true, as GET /authorize and the original; auth-js's
+ * linkIdentity always asks for the {url} and sends the browser there itself.
+ */
 export const linkIdentityAuthorize: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
   requireManualLinking(ctx);
   requireAudience(req, ctx, principal);
   const url = await providerUrl(() => startFlow(req, ctx, principal.user.id));
-  return { body: { url } };
+  if (req.query.get('skip_http_redirect') === 'true') return { body: { url } };
+  return { status: 302, headers: { Location: url } };
 };
 
 export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
@@ -54,12 +58,14 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
       if (!doomed) throw apiError('identity_not_found');
       const rest = identities.filter((i) => i.id !== doomed.id);
       await deleteIdentity(c, doomed.id);
+      // Oldest first (findIdentitiesByUser): the provider becomes the oldest remaining identity's, as the
+      // original re-derives it, even when the one the user had is still linked.
       const providers = [...new Set(rest.map((i) => i.provider))];
       const meta = user.raw_app_meta_data;
       const addresses = await addressesAfterUnlink(c, user, doomed, rest, ctx.config.mailer.autoconfirm);
       const updated = await updateUser(c, user.id, {
         ...addresses,
-        raw_app_meta_data: { ...meta, provider: providers.includes(meta.provider as string) ? meta.provider : providers[0], providers },
+        raw_app_meta_data: { ...meta, provider: providers[0], providers },
       });
       await writeAudit(
         c,

@@ -37,7 +37,16 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
         await createUserAfterHook(
           ctx,
           c,
-          { provider: 'email', address: email, aud, role: ctx.config.jwt.defaultGroupName, passwordHash: null, data, confirmed: false },
+          {
+            provider: 'email',
+            address: email,
+            aud,
+            role: ctx.config.jwt.defaultGroupName,
+            passwordHash: null,
+            data,
+            confirmed: false,
+            invite: true,
+          },
           req,
         )
       )?.user;

@@ -16,10 +16,10 @@ import { bodySchema, type BodyOf } from '../http/validate.js';
 import { adoptAddress, adoptAddressReporting, assertAddressFree } from '../users/change-address.js';
 import { addressChangeNotices, notice, sendNotifications, type Notification } from '../delivery/notifications.js';
 import { sendEmailChange } from '../users/email-change.js';
+import { assertEmailFreeFor } from '../users/duplicate-email.js';
 import { sendPhoneChange } from '../users/phone-change.js';
-import { checkNewPassword, needsNonce } from '../users/password-change.js';
+import { assertPasswordAcceptable, checkNewPassword, newPasswordWrite } from '../users/password-change.js';
 import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
-import { spendNonce } from '../users/reauthentication.js';
 import { userJson } from '../users/user-json.js';
 import { PKCE_FIELDS, readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { redirectTarget } from '../http/redirect-target.js';
@@ -56,10 +56,17 @@ type UserUpdateBody = BodyOf<typeof FIELDS>;
 
 export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req, ctx, { user, session }) => {
   const body = req.body();
+  // The refusals in the original's order (docs/api.md#put-user): the body's formats and the password's
+  // policy, then who may change what, then whether the addresses are free, then the password's proofs.
   const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
+  if (update.password !== null) await assertPasswordAcceptable(ctx, update.password, req);
+  if (update.appMetadata && !(user.aud === ctx.config.jwt.aud && user.role === ctx.config.jwt.adminGroupName)) {
+    throw apiError('app_metadata_not_admin');
+  }
   const sessionId = session?.id ?? null; // null: the token names no session (docs/api.md#who-may-call)
   await requireAal2ForSensitiveChange(ctx, user.id, sessionId, update);
-  if (update.email) await assertAddressFree(ctx.db, user, 'email', update.email);
+  assertAllowedFor(user, update, body);
+  if (update.email) await assertEmailFreeFor(ctx, ctx.db, user, update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const current = { password: body.current_password ?? null, sessionId };
   const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, current, req);
@@ -72,8 +79,6 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     // Deleted, or soft-deleted (its addresses obfuscated), by a concurrent request since the bearer check.
     if (!current) return apiError('user_not_found');
     if (passwordHash) {
-      const refused = needsNonce(ctx, user) ? await spendNonce(ctx, c, user, update.nonce) : null;
-      if (refused) return refused;
       const firstPassword = isFirstPassword(current, update.password);
       current = await changePassword(c, req, current, passwordHash, sessionId);
       // Before the metadata merge, as the original: an admin-group user's own app_metadata has the last word.
@@ -100,24 +105,10 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   return { body: userJson(outcome, identities, factors) };
 };
 
+/** The body read and its formats checked (email, phone, channel, PKCE); an address the user already has is no change. */
 function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redirectTo: string): UserUpdate {
   const emailText = body.email ?? '';
   const phoneText = body.phone ?? '';
-  const password = body.password ?? null;
-  const appMetadata = body.app_metadata ?? null;
-  if (appMetadata && !(user.aud === ctx.config.jwt.aud && user.role === ctx.config.jwt.adminGroupName)) {
-    throw apiError('app_metadata_not_admin');
-  }
-  if (user.is_anonymous && password !== null && !emailText && !phoneText) {
-    throw apiError('anonymous_password_only');
-  }
-  // An SSO user's addresses and password belong to the IdP (docs/sso-saml.md#users).
-  if (
-    user.is_sso_user &&
-    (!!password || (emailText && emailText !== user.email) || (phoneText && phoneText !== user.phone) || !!body.nonce)
-  ) {
-    throw apiError('user_sso_managed');
-  }
   const email = emailText ? normaliseEmail(emailText) : null;
   const phone = phoneText ? normalisePhone(phoneText) : null;
   // Read only with a phone, even the user's current one, as the original; without, it is ignored.
@@ -125,14 +116,25 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
   return {
     email: email && email !== user.email ? email : null,
     phone: phone && phone !== user.phone ? phone : null,
-    password,
+    password: body.password ?? null,
     nonce: body.nonce ?? '',
     data: body.data ?? null,
-    appMetadata,
+    appMetadata: body.app_metadata ?? null,
     channel,
     pkce: readPkceParams(body),
     redirectTo,
   };
+}
+
+/**
+ * An anonymous user sets a password only with the address that makes it permanent; an SSO user's addresses
+ * and password belong to the IdP (docs/sso-saml.md#users). Its own address, in any case, is no change.
+ */
+function assertAllowedFor(user: UserRow, update: UserUpdate, body: UserUpdateBody): void {
+  if (user.is_anonymous && update.password && !body.email && !body.phone) throw apiError('anonymous_password_only');
+  if (user.is_sso_user && (!!update.password || !!update.email || !!update.phone || !!update.nonce)) {
+    throw apiError('user_sso_managed');
+  }
 }
 
 /** With a verified MFA factor, a new password, email or phone needs an aal2 session (docs/mfa.md#assurance-levels). */
@@ -153,7 +155,7 @@ async function changePassword(
   passwordHash: string,
   sessionId: string | null,
 ): Promise<UserRow> {
-  const updated = await updateUser(c, user.id, { encrypted_password: passwordHash });
+  const updated = await updateUser(c, user.id, newPasswordWrite(passwordHash));
   await deleteSessions(c, user.id, sessionId ? 'others' : 'all', sessionId ?? undefined);
   await deleteOneTimeTokens(c, user.id);
   await writeAudit(c, req, actorOf(updated), 'user_updated_password');

@@ -1,5 +1,6 @@
-// Creating a user with its email or phone identity (docs/users-and-audit.md#metadata-at-sign-up): app_metadata names the provider,
-// user_metadata starts as the identity data merged with the client's data.
+// Creating a user with its email or phone identity (docs/users-and-audit.md#metadata-at-sign-up): app_metadata
+// names the provider; a sign-up's identity data takes the client's data under the keys it lacks and
+// user_metadata is that same object; an invitation's user_metadata is the admin's data alone.
 import { randomUUID } from 'node:crypto';
 import { updateUser, type UserRow } from '../../db/users.js';
 import { insertNewUser } from './insert-new-user.js';
@@ -16,6 +17,8 @@ export interface NewUser {
   passwordHash: string | null;
   data: Record<string, unknown>;
   confirmed: boolean;
+  /** POST /invite: `data` is the user's metadata as sent, and none of it goes into the identity */
+  invite?: boolean;
   invitedAt?: Date;
   id?: string;
 }
@@ -24,6 +27,27 @@ export function identityData(provider: AddressProvider, id: string, address: str
   return provider === 'email'
     ? { sub: id, email: address, email_verified: verified, phone_verified: false }
     : { sub: id, phone: address, email_verified: false, phone_verified: verified };
+}
+
+/**
+ * The identity data of a new user, as the original builds it from its claims: `sub`, the email (a phone
+ * sign-up's identity names no address) and both flags; then, for a sign-up, each key of the client's data
+ * that is not one of those, so `data` cannot pose as a verified address.
+ */
+function newIdentityData(u: NewUser, id: string): Record<string, unknown> {
+  const base: Record<string, unknown> = {
+    sub: id,
+    ...(u.provider === 'email' ? { email: u.address } : {}),
+    email_verified: u.confirmed && u.provider === 'email',
+    phone_verified: u.confirmed && u.provider === 'phone',
+  };
+  return u.invite ? base : { ...u.data, ...base };
+}
+
+/** A sign-up's user_metadata is its identity data, without the keys `data` set to null, as the original merges it. */
+function newUserMetadata(u: NewUser, id: string): Record<string, unknown> {
+  if (u.invite) return { ...u.data };
+  return Object.fromEntries(Object.entries(newIdentityData(u, id)).filter(([, value]) => value !== null));
 }
 
 /** The row a new user would have, before it is written (also the template of the no-enumeration fake). */
@@ -41,7 +65,7 @@ export function newUserRow(u: NewUser, now = new Date()): UserRow {
     confirmed_at: u.confirmed ? now : null,
     invited_at: u.invitedAt ?? null,
     raw_app_meta_data: { provider: u.provider, providers: [u.provider] },
-    raw_user_meta_data: { ...identityData(u.provider, id, u.address, u.confirmed), ...u.data },
+    raw_user_meta_data: newUserMetadata(u, id),
   };
 }
 
@@ -93,7 +117,7 @@ export async function createUser(q: Queryable, u: NewUser): Promise<{ user: User
     userId: user.id,
     provider: u.provider,
     providerId: user.id,
-    data: identityData(u.provider, user.id, u.address, u.confirmed),
+    data: newIdentityData(u, user.id),
   });
   return { user, identity };
 }

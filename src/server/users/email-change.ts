@@ -21,9 +21,11 @@ export interface EmailChangeRequest {
   req: HookRequest;
 }
 
-/** Both addresses need to confirm only when the user has a current address to confirm from. */
-export const isSecureChange = (ctx: AppContext, user: UserRow) =>
-  ctx.config.mailer.secureEmailChangeEnabled && !ctx.config.mailer.autoconfirm && !!user.email;
+/**
+ * The current address is written to only when the user has one. MAILER_AUTOCONFIRM does not stop that mail,
+ * as in the original; it only lets either link complete the change alone (verify/address-change.ts).
+ */
+export const isSecureChange = (ctx: AppContext, user: UserRow) => ctx.config.mailer.secureEmailChangeEnabled && !!user.email;
 
 export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserRow, r: EmailChangeRequest): Promise<UserRow> {
   assertSendInterval('email', user.email_change_sent_at, ctx.config.smtp.maxFrequencySeconds);

@@ -1,13 +1,14 @@
-// The checks of a password change in PUT /user (docs/api.md#put-user), before any write: reauthentication
-// required → a nonce must come with it; the policy; the current password where it is required; not the same
-// password. Resolves the new hash. Runs before the update's transaction opens: the policy may wait on the
-// leaked-password check.
+// The checks of a password change in PUT /user (docs/api.md#put-user), before the update's transaction opens
+// (the policy may wait on the leaked-password check): the policy; reauthentication required → a nonce must
+// come with it and be right; the current password where it is required; not the same password. Resolves
+// the new hash. Also the columns any new password writes (PUT /user and PUT /admin/users).
 import { apiError } from '../errors.js';
 import { assertStrongPassword, isPasswordTooLong } from './password-policy.js';
-import type { UserRow } from '../../db/users.js';
+import { lockLiveUserById, type UserRow, type UserWrite } from '../../db/users.js';
+import { tx } from '../../db/pool.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
-import { reauthenticationChannel } from './reauthentication.js';
+import { reauthenticationChannel, spendNonce } from './reauthentication.js';
 import { isRecoverySession } from '../../db/sessions.js';
 import { passwordHashOf, storedPasswordHash } from './password-at-rest.js';
 
@@ -28,6 +29,17 @@ export interface CurrentPassword {
   sessionId: string | null;
 }
 
+/** The password's own faults (too long, too weak), which the original finds with the body's formats, first of all. */
+export async function assertPasswordAcceptable(ctx: AppContext, password: string, req: Pick<ApiRequest, 'requestId'>): Promise<void> {
+  if (isPasswordTooLong(password)) throw apiError('password_too_long');
+  await assertStrongPassword(ctx, password, req.requestId);
+}
+
+/**
+ * What the request lacks, after assertPasswordAcceptable and the address checks, in the original's order: the
+ * nonce, sent and then right (spent here, in a transaction of its own, as the original spends it before it
+ * looks further), the current password, a password that differs from the old one. Resolves the new hash.
+ */
 export async function checkNewPassword(
   ctx: AppContext,
   user: UserRow,
@@ -36,16 +48,32 @@ export async function checkNewPassword(
   current: CurrentPassword,
   req: Pick<ApiRequest, 'signal' | 'requestId'>,
 ): Promise<string> {
-  // The password's own faults first, then what the request lacks, as the original orders them.
-  if (isPasswordTooLong(password)) throw apiError('password_too_long');
-  await assertStrongPassword(ctx, password, req.requestId);
-  if (needsNonce(ctx, user) && !nonce) throw apiError('reauthentication_needed');
+  if (needsNonce(ctx, user)) {
+    if (!nonce) throw apiError('reauthentication_needed');
+    await spendNonceNow(ctx, user, nonce, req.signal);
+  }
   const hash = passwordHashOf(ctx.config, user);
   if (password && hash) await assertCurrentPassword(ctx, hash, current, req.signal);
   if (hash && (await ctx.hasher.verify(hash, password, req.signal)).ok) {
     throw apiError('same_password');
   }
   return storedPasswordHash(ctx.config, user.id, await ctx.hasher.hash(password, req.signal));
+}
+
+/**
+ * Spends the nonce under the user's row lock, so that two updates with one nonce pass one at a time and only
+ * one of them finds it; a wrong nonce's counted attempt commits with the refusal.
+ */
+async function spendNonceNow(ctx: AppContext, user: UserRow, nonce: string, signal?: AbortSignal): Promise<void> {
+  const refused = await tx(
+    ctx.db,
+    async (c) => {
+      if (!(await lockLiveUserById(c, user.id))) return apiError('user_not_found');
+      return spendNonce(ctx, c, user, nonce);
+    },
+    signal,
+  );
+  if (refused) throw refused;
 }
 
 /**
@@ -58,4 +86,21 @@ async function assertCurrentPassword(ctx: AppContext, hash: string, current: Cur
   if (current.sessionId && (await isRecoverySession(ctx.db, current.sessionId))) return;
   if (!current.password) throw apiError('current_password_required');
   if (!(await ctx.hasher.verify(hash, current.password, signal)).ok) throw apiError('current_password_invalid');
+}
+
+/**
+ * The write of a new password (stored form): as the original, it also clears when each confirmation,
+ * recovery, address-change and reauthentication message went out, since those were asked for under the
+ * old password; with the one-time tokens deleted beside it, the user may ask for them again at once
+ * instead of waiting out the send interval.
+ */
+export function newPasswordWrite(storedHash: string): UserWrite {
+  return {
+    encrypted_password: storedHash,
+    confirmation_sent_at: null,
+    recovery_sent_at: null,
+    email_change_sent_at: null,
+    phone_change_sent_at: null,
+    reauthentication_sent_at: null,
+  };
 }

@@ -5,13 +5,14 @@ import { randomInt } from 'node:crypto';
 import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { findUserByEmail, findUserByPhone, lockLiveUserById, type UserRow } from '../../db/users.js';
+import { findUserByPhone, lockLiveUserById, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { DbTimestamp } from '../../db/timestamps.js';
 import { confirmAddress, isAddressConfirmed, newUserRow, type AddressProvider } from './create.js';
 import { createUserAfterHook } from '../hooks/before-user-created.js';
 import { sendConfirmation } from './confirmation.js';
+import { findEmailHolder } from './duplicate-email.js';
 import { userJson } from './user-json.js';
 import { actorOf } from './actor.js';
 import { issueSession } from '../sessions/issue.js';
@@ -83,7 +84,8 @@ export async function signUp(
 ): Promise<ApiResponse | ApiError> {
   const autoconfirm = input.provider === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm;
   const find = () =>
-    input.provider === 'email' ? findUserByEmail(c, input.address, input.aud) : findUserByPhone(c, input.address, input.aud);
+    // An email another user holds through an identity counts as theirs, as in the original (duplicate-email.ts).
+    input.provider === 'email' ? findEmailHolder(ctx, c, input.address, input.aud, null) : findUserByPhone(c, input.address, input.aud);
   let user = await find();
   if (!user) {
     // The before-user-created hook runs before the insert: its refusal leaves nothing (docs/hooks.md#before-user-created).
@@ -140,7 +142,9 @@ export async function signUp(
     return confirmedDuplicate(ctx, input);
   }
   await writeAudit(c, req, actorOf(user), 'user_confirmation_requested', { provider: input.provider });
-  return { body: await confirmationAnswer(ctx, c, user, input, true, req) };
+  // Found through an identity's email, the user is sent its own address's confirmation, as the original does.
+  const resend = input.provider === 'email' && user.email ? { ...input, address: user.email } : input;
+  return { body: await confirmationAnswer(ctx, c, user, resend, true, req) };
 }
 
 /**

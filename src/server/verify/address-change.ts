@@ -1,6 +1,7 @@
-// The /verify effects of an email or phone change (docs/one-time-codes-and-mail.md#email-change). A secure email change needs
-// both links: the first one spends its own token, marks the change half-confirmed and answers a message
-// instead of a session; the second (or the only one) makes the new address the user's.
+// The /verify effects of an email or phone change (docs/one-time-codes-and-mail.md#email-change). A secure
+// email change needs both links (either one under MAILER_AUTOCONFIRM): the first one spends its own token,
+// marks the change half-confirmed and answers a message instead of a session; the second (or the only one)
+// makes the new address the user's.
 import { apiError } from '../errors.js';
 import { deleteOneTimeTokens, hasOneTimeToken, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { updateUser, type UserRow } from '../../db/users.js';
@@ -29,7 +30,8 @@ export const applyEmailChange: Apply = async (ctx, q, user, tokenType) => {
   // A token without a pending change (cancelled meanwhile) proves nothing.
   if (!user.email_change) throw apiError('link_expired');
   const other = OTHER_HALF[tokenType];
-  if (other && (await hasOneTimeToken(q, user.id, other))) {
+  // Under MAILER_AUTOCONFIRM both halves are mailed but either one completes the change, as in the original.
+  if (other && !ctx.config.mailer.autoconfirm && (await hasOneTimeToken(q, user.id, other))) {
     await deleteOneTimeTokens(q, user.id, [tokenType]);
     return { user: await updateUser(q, user.id, { email_change_confirm_status: 1 }), message: SECURE_CHANGE_FIRST_HALF };
   }
