@@ -131,10 +131,16 @@ t.test('email and phone together: both identities, providers in order; no passwo
 });
 
 t.test('create refusals, each with the original status, code and message, and nothing written', async (t) => {
-  await create({ email: 'taken@example.com', phone: '+14155550100' });
+  const holder = await create({ email: 'taken@example.com', phone: '+14155550100' });
+  // Another user's GitHub identity holds this one: taken too, as the original's duplicate check counts it.
+  await api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ('gh-taken', $1, $2, 'github')`, [
+    holder.body.id,
+    { sub: 'gh-taken', email: 'Identity-Taken@example.com' },
+  ]);
   const cases: Array<[unknown, number, string, string]> = [
     [{}, 400, 'validation_failed', 'Cannot create a user without either an email or phone'],
     [{ email: 'TAKEN@example.com' }, 422, 'email_exists', 'A user with this email address has already been registered'],
+    [{ email: 'identity-taken@example.com' }, 422, 'email_exists', 'A user with this email address has already been registered'],
     [{ phone: '14155550100' }, 422, 'phone_exists', 'Phone number already registered by another user'],
     [
       { email: 'x1@example.com', password: 'secret1', password_hash: '$2a$10$abc' },

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { apiError, type ApiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import { findUserById, isEmailTaken, isPhoneTaken, type UserRow } from '../../db/users.js';
+import { findEmailHolder } from '../users/duplicate-email.js';
 import { insertNewUser } from '../users/insert-new-user.js';
 import { findIdentitiesByUser, insertIdentity } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -32,7 +33,11 @@ export const adminCreateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
   const aud = params.aud ?? adminAudience(req, ctx);
   if (!params.email && !params.phone) throw apiError('admin_user_no_address');
   const email = params.email ? normaliseEmail(params.email) : undefined;
-  if (email && (await isEmailTaken(ctx.db, email))) throw apiError('email_exists');
+  // Held as a users.email in any audience (the unique index spans them), or as another user's identity email
+  // in this audience, as the original's duplicate check counts it (users/duplicate-email.ts).
+  if (email && ((await isEmailTaken(ctx.db, email)) || (await findEmailHolder(ctx, ctx.db, email, aud, null)))) {
+    throw apiError('email_exists');
+  }
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
   if (phone && (await isPhoneTaken(ctx.db, phone))) throw apiError('phone_exists_admin');
   // Chosen here when not given, so that a sealed password hash (password-at-rest.ts) is bound to it.
