@@ -121,6 +121,19 @@ export async function readTokenState(q: Queryable, tokenId: string, sessionId: s
 }
 
 /**
+ * What follows a `parent` CTE (the token a child is made for: user_id, session_id) in rotateRefreshToken
+ * and branchRefreshToken: the session records the refresh ($3 user agent, $4 ip), the audit rows ($5) are
+ * written, and the child ($2, its hash) is inserted and answered.
+ */
+const CHILD_OF_PARENT = `touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
+                            where id = (select session_id from parent)),
+                audited as (insert into audit_log_entries (id, payload, ip_address)
+                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($5::jsonb) as e),
+                child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
+                          select $2, user_id, session_id, $1 from parent returning *)
+           select * from child`;
+
+/**
  * Revokes the parent and inserts its child in one statement; the session records the refresh (time,
  * user agent, ip, as the original does) and the audit rows `audit` holds are written (the grant's
  * token_revoked + token_refreshed, built by auditEntry; none with AUDIT_LOG_DISABLE_POSTGRES), in that order. Folding the audit in saves the
@@ -142,13 +155,7 @@ export async function rotateRefreshToken(
     name: 'refresh_tokens_rotate_audit_entries',
     text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
                            where id = $1 and not revoked returning user_id, session_id),
-                touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
-                            where id = (select session_id from parent)),
-                audited as (insert into audit_log_entries (id, payload, ip_address)
-                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($5::jsonb) as e),
-                child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
-                          select $2, user_id, session_id, $1 from parent returning *)
-           select * from child`,
+                ${CHILD_OF_PARENT}`,
     values: [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)],
   });
   if (rows[0]) announceAudit(audit);
@@ -172,13 +179,7 @@ export async function branchRefreshToken(
   const { rows } = await q.query<RefreshTokenRow>({
     name: 'refresh_tokens_branch',
     text: `with parent as (select user_id, session_id from refresh_tokens where id = $1 and revoked),
-                touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
-                            where id = (select session_id from parent)),
-                audited as (insert into audit_log_entries (id, payload, ip_address)
-                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($5::jsonb) as e),
-                child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
-                          select $2, user_id, session_id, $1 from parent returning *)
-           select * from child`,
+                ${CHILD_OF_PARENT}`,
     values: [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)],
   });
   if (rows[0]) announceAudit(audit);
