@@ -121,19 +121,6 @@ export async function readTokenState(q: Queryable, tokenId: string, sessionId: s
 }
 
 /**
- * What follows a `parent` CTE (the token a child is made for: user_id, session_id) in rotateRefreshToken
- * and branchRefreshToken: the session records the refresh ($3 user agent, $4 ip), the audit rows ($5) are
- * written, and the child ($2, its hash) is inserted and answered.
- */
-const CHILD_OF_PARENT = `touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
-                            where id = (select session_id from parent)),
-                audited as (insert into audit_log_entries (id, payload, ip_address)
-                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($5::jsonb) as e),
-                child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
-                          select $2, user_id, session_id, $1 from parent returning *)
-           select * from child`;
-
-/**
  * Revokes the parent and inserts its child in one statement; the session records the refresh (time,
  * user agent, ip, as the original does) and the audit rows `audit` holds are written (the grant's
  * token_revoked + token_refreshed, built by auditEntry; none with AUDIT_LOG_DISABLE_POSTGRES), in that order. Folding the audit in saves the
@@ -144,22 +131,21 @@ const CHILD_OF_PARENT = `touched as (update sessions set refreshed_at = now(), u
  * (test/refresh-rotation.test.ts). lockAndRotate (refresh-rotation.ts) writes the same rows; keep the two
  * in step.
  */
-export async function rotateRefreshToken(
+export function rotateRefreshToken(
   q: Queryable,
   parentId: string,
   childHash: string,
   client: SessionClient,
   audit: AuditEntry[],
 ): Promise<RefreshTokenRow | null> {
-  const { rows } = await q.query<RefreshTokenRow>({
-    name: 'refresh_tokens_rotate_audit_entries',
-    text: `with parent as (update refresh_tokens set revoked = true, updated_at = now()
-                           where id = $1 and not revoked returning user_id, session_id),
-                ${CHILD_OF_PARENT}`,
-    values: [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)],
-  });
-  if (rows[0]) announceAudit(audit);
-  return rows[0] ?? null;
+  const parent = `update refresh_tokens set revoked = true, updated_at = now() where id = $1 and not revoked returning user_id, session_id`;
+  return insertChild(
+    q,
+    'refresh_tokens_rotate_audit_entries',
+    parent,
+    [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)],
+    audit,
+  );
 }
 
 /**
@@ -169,18 +155,40 @@ export async function rotateRefreshToken(
  * its revocation time, so the interval is not stretched by presenting it again. No other token is touched:
  * the session's active token stays valid, as in the original.
  */
-export async function branchRefreshToken(
+export function branchRefreshToken(
   q: Queryable,
   parentId: string,
   childHash: string,
   client: SessionClient,
   audit: AuditEntry[],
 ): Promise<RefreshTokenRow | null> {
+  const parent = `select user_id, session_id from refresh_tokens where id = $1 and revoked`;
+  return insertChild(q, 'refresh_tokens_branch', parent, [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)], audit);
+}
+
+/**
+ * A child for the token `parent` selects (its user_id and session_id; $1 its id): the session records the
+ * refresh ($3 user agent, $4 ip), the audit rows ($5) are written, and the child ($2, its hash) is inserted
+ * and answered; nothing when `parent` finds no row.
+ */
+async function insertChild(
+  q: Queryable,
+  name: string,
+  parent: string,
+  values: unknown[],
+  audit: AuditEntry[],
+): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>({
-    name: 'refresh_tokens_branch',
-    text: `with parent as (select user_id, session_id from refresh_tokens where id = $1 and revoked),
-                ${CHILD_OF_PARENT}`,
-    values: [parentId, childHash, client.userAgent, client.ip, storedAudit(audit)],
+    name,
+    text: `with parent as (${parent}),
+                touched as (update sessions set refreshed_at = now(), updated_at = now(), user_agent = $3, ip = $4
+                            where id = (select session_id from parent)),
+                audited as (insert into audit_log_entries (id, payload, ip_address)
+                            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from parent, jsonb_array_elements($5::jsonb) as e),
+                child as (insert into refresh_tokens (token_hash, user_id, session_id, parent_id)
+                          select $2, user_id, session_id, $1 from parent returning *)
+           select * from child`,
+    values,
   });
   if (rows[0]) announceAudit(audit);
   return rows[0] ?? null;
