@@ -78,7 +78,7 @@ export async function takeClientLimit(bucketOf: ClientBucket | BucketChoice, req
   if (bucket) {
     const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
     // Anonymous sign-ins burst up to the whole part of their hourly rate, as the original.
-  const burst = bucket === 'anonymous' ? Math.trunc(perPeriod) : BURST;
+    const burst = bucket === 'anonymous' ? Math.trunc(perPeriod) : BURST;
     const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));
     // A denied bucket holds less than one token: one more arrives within a token's period.
     if (!allowed) {
