@@ -8,7 +8,9 @@ import { authenticate, authenticateWithIdentities } from '../auth/bearer.js';
 import { requireAdmin } from '../auth/admin.js';
 import { limited, takeClientLimit } from '../limits/per-client.js';
 import { captchaChecked } from '../auth/captcha-guard.js';
-import type { Route, Run } from './types.js';
+import type { ApiRequest, BucketChoice, GuardedHandler, Route, Run } from './types.js';
+import type { AppContext } from '../context.js';
+import type { ClientBucket } from '../auth/principal.js';
 import { withAfterUserCreated } from '../hooks/after-user-created.js';
 
 export function compileRoute(route: Route): Run {
@@ -38,27 +40,25 @@ function guarded(route: Route): Run {
   switch (route.guard) {
     case 'none':
       return route.handler as Run;
-    case 'user': {
-      const handler = route.handler;
-      if (!limit) return async (req, ctx) => handler(req, ctx, await authenticate(req, ctx));
-      return async (req, ctx) => {
-        const principal = await authenticate(req, ctx);
-        await takeClientLimit(limit, req, ctx);
-        return handler(req, ctx, principal);
-      };
-    }
-    case 'user+identities': {
-      const handler = route.handler;
-      if (!limit) return async (req, ctx) => handler(req, ctx, await authenticateWithIdentities(req, ctx));
-      return async (req, ctx) => {
-        const principal = await authenticateWithIdentities(req, ctx);
-        await takeClientLimit(limit, req, ctx);
-        return handler(req, ctx, principal);
-      };
-    }
-    case 'admin': {
-      const handler = route.handler;
-      return async (req, ctx) => handler(req, ctx, await requireAdmin(req, ctx));
-    }
+    case 'user':
+      return withPrincipal(authenticate, route.handler, limit);
+    case 'user+identities':
+      return withPrincipal(authenticateWithIdentities, route.handler, limit);
+    case 'admin':
+      return withPrincipal(requireAdmin, route.handler);
   }
+}
+
+/** The handler, given the principal `identify` finds; then, for a user's route, its per-client limit is taken. */
+function withPrincipal<P>(
+  identify: (req: ApiRequest, ctx: AppContext) => Promise<P>,
+  handler: GuardedHandler<P, any>, // eslint-disable-line @typescript-eslint/no-explicit-any -- the route's B, checked in its module
+  limit?: ClientBucket | BucketChoice,
+): Run {
+  if (!limit) return async (req, ctx) => handler(req, ctx, await identify(req, ctx));
+  return async (req, ctx) => {
+    const principal = await identify(req, ctx);
+    await takeClientLimit(limit, req, ctx);
+    return handler(req, ctx, principal);
+  };
 }
