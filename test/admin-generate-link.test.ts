@@ -159,6 +159,29 @@ t.test('email_change_current and email_change_new: link type email_change, token
   t.strictSame([unknown.status, unknown.body.error_code], [404, 'user_not_found']);
 });
 
+t.test("email_change to an address that is another user's identity email: 422 email_exists, nothing stamped", async (t) => {
+  const mover = await confirmedUser('identity-mover@example.com');
+  const holder = await confirmedUser('identity-holder@example.com');
+  await api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ($1, $2, $3, 'github')`, [
+    `gh-${holder.id}`,
+    holder.id,
+    { sub: `gh-${holder.id}`, email: 'held-by-github@example.com' },
+  ]);
+  for (const type of ['email_change_new', 'email_change_current']) {
+    const res = await generate({ type, email: 'identity-mover@example.com', new_email: 'Held-By-GitHub@example.com' });
+    t.strictSame(
+      res.body,
+      { code: 422, error_code: 'email_exists', msg: 'A user with this email address has already been registered' },
+      type,
+    );
+  }
+  const { rows } = await api.db.query('select email_change, email_change_sent_at from users where id = $1', [mover.id]);
+  t.strictSame(rows, [{ email_change: null, email_change_sent_at: null }]);
+  // The holder may move its own account onto the address its identity carries.
+  const own = await generate({ type: 'email_change_new', email: 'identity-holder@example.com', new_email: 'held-by-github@example.com' });
+  t.equal(own.status, 200, own.text);
+});
+
 t.test('following both email_change links changes the address: each link carries the token its side stores', async (t) => {
   // The original's release answers email_change_new with a hashed_token made from the current address,
   // which matches no stored token (a fix is proposed upstream); this service returns the new side's.

@@ -2,13 +2,14 @@
 // find or create the user, refuse the cases the original refuses, stamp the *_sent_at column, and name
 // the token type, the address it is bound to and the kind of link. One entry per type.
 import { apiError } from '../errors.js';
-import { isEmailTaken, updateUser, type UserRow } from '../../db/users.js';
+import { updateUser, type UserRow } from '../../db/users.js';
 import { writeAudit, type AuditAction, type AuditActor, type AuditRequest } from '../../db/audit-log.js';
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import { createUserAfterHook } from '../hooks/before-user-created.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { normaliseEmail } from '../users/addresses.js';
+import { assertEmailFreeFor } from '../users/duplicate-email.js';
 import { mergeMetadata } from './user-params.js';
 import { actorOf } from '../users/actor.js';
 import type { LinkKind } from '../delivery/mail/mailer.js';
@@ -114,7 +115,8 @@ const emailChange =
       throw apiError('admin_link_current_email');
     }
     const newEmail = normaliseEmail(input.newEmail);
-    if (await isEmailTaken(c, newEmail, user.id)) throw apiError('email_exists');
+    // Taken also when it is another user's identity email, as for PUT /user (docs/users-and-audit.md#duplicate-addresses).
+    await assertEmailFreeFor(ctx, c, user, newEmail);
     const target = await updateUser(c, user.id, {
       email_change: newEmail,
       email_change_sent_at: new Date(),
