@@ -134,6 +134,22 @@ t.test('email_verified=false never links: the new account gets no email, the own
   t.equal(owner.body.id, signup.body.id, 'a verified address later links to the owner, the unverified identity elsewhere does not count');
 });
 
+t.test("an unverified address that is another user's identity email stays with that user: the new account gets no email", async (t) => {
+  const holder = await confirmedUser(api);
+  await api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ($1, $2, $3, 'google')`, [
+    `google-${holder.user.id}`,
+    holder.user.id,
+    { sub: `google-${holder.user.id}`, email: 'held-by-google@example.com', email_verified: true },
+  ]);
+  const { location } = await signInWithGithub(githubUser('Held-By-Google@example.com', false));
+  const session = fragmentOf(location);
+  t.ok(session.access_token, location.href);
+  const me = await api.request('GET', '/user', { token: session.access_token });
+  t.not(me.body.id, holder.user.id, 'a new account');
+  t.equal(me.body.email, '', 'without the address');
+  t.equal(await userByEmail('held-by-google@example.com'), undefined, 'no account took it as its own');
+});
+
 t.test('an address held in another audience stays with its owner: the new account gets no email, not a 500', async (t) => {
   // Users are linked within the default audience, but the unique index on email spans them all.
   const other = await api.request('POST', '/signup', {

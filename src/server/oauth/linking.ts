@@ -36,6 +36,7 @@ import { noteUserCreated } from '../hooks/after-user-created.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { blankUserRow } from '../users/create.js';
 import { emailFromIdentities } from '../users/email-from-identities.js';
+import { findEmailHolder } from '../users/duplicate-email.js';
 import { DEFAULT_LINKING_DOMAIN, linkingDomainOf } from './linking-domains.js';
 
 export interface LinkRequest {
@@ -202,7 +203,12 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, 
   // in any audience, as the unique index on email counts it: a user of another one (a sign-up with X-JWT-AUD)
   // is not found by the linking above, and the insert would fail on the index. A separate domain's account
   // keeps a verified address all the same: it is that domain's, and the index does not count it.
-  const keep = !!primary && ((separate && verified) || !(await isEmailTaken(c, primary.email)));
+  // An unverified address is also dropped when another user's identity carries it, as the original's
+  // IsDuplicatedEmail decides for a sign-in without a verified address (docs/users-and-audit.md#duplicate-addresses).
+  const keep =
+    !!primary &&
+    ((separate && verified) ||
+      !((await isEmailTaken(c, primary.email)) || (!verified && (await findEmailHolder(ctx, c, primary.email, r.aud, null)))));
   const email = keep ? primary.email.toLowerCase() : null;
   const confirmed = !!email && verified;
   const fields = {
