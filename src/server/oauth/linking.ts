@@ -16,17 +16,14 @@ import { apiError } from '../errors.js';
 import { findUserByEmail, isEmailTaken, lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { insertNewUser } from '../users/insert-new-user.js';
 import {
-  deleteUnverifiedIdentities,
   findIdentitiesByUser,
   findVerifiedIdentitiesByEmails,
   insertIdentity,
   lockIdentity,
-  mergeIdentityData,
   refreshIdentity,
 } from '../../db/identities.js';
 import { writeAudit, type AuditRequest } from '../../db/audit-log.js';
-import { deleteOneTimeTokens, lockOneTimeToken } from '../../db/one-time-tokens.js';
-import { findTokenByLink } from '../verify/one-time-codes.js';
+import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
 import type { ExternalProfile } from '../providers/types.js';
@@ -38,6 +35,7 @@ import { blankUserRow } from '../users/create.js';
 import { emailFromIdentities } from '../users/email-from-identities.js';
 import { findEmailHolder } from '../users/duplicate-email.js';
 import { DEFAULT_LINKING_DOMAIN, linkingDomainOf } from './linking-domains.js';
+import { acceptInvite, confirmThroughProvider, withProvider } from './account-confirmation.js';
 
 export interface LinkRequest {
   provider: string;
@@ -75,7 +73,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
   let created = false;
   if (r.inviteToken) {
     if (existing) throw apiError('identity_already_exists');
-    user = await acceptInvite(c, r, r.inviteToken);
+    user = await acceptInvite(c, r.hookRequest, provider, profile, r.inviteToken);
   } else if (r.linkingTargetId) {
     if (existing) throw apiError(existing.user_id === r.linkingTargetId ? 'identity_already_exists' : 'identity_linked_to_another_user');
     const target = await lockUserById(c, r.linkingTargetId);
@@ -229,65 +227,4 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, 
   await insertIdentity(c, { userId: user.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
   noteUserCreated(ctx, r.hookRequest, user);
   return user;
-}
-
-/**
- * The user's email is unconfirmed and the provider verified that very address: it is confirmed — after
- * removing what an unconfirmed sign-up may have planted (password, phone, unverified identities); an
- * invited user's email identity is kept and marked verified, since the invite came from an admin.
- */
-async function confirmThroughProvider(
-  c: pg.PoolClient,
-  request: AuditRequest,
-  user: UserRow,
-  provider: string,
-  claims: Record<string, unknown>,
-): Promise<UserRow> {
-  const invited = !!user.invited_at;
-  if (invited) await mergeIdentityData(c, user.id, 'email', { email_verified: true });
-  else await deleteUnverifiedIdentities(c, user.id, provider);
-  const confirmed = await updateUser(c, user.id, {
-    email_confirmed_at: new Date(),
-    ...(invited ? {} : { encrypted_password: null }),
-    ...(user.phone_confirmed_at ? {} : { phone: null }),
-    raw_app_meta_data: invited ? user.raw_app_meta_data : onlyProviders(user.raw_app_meta_data, provider),
-    // What an unconfirmed sign-up wrote into user_metadata is not trusted either: it becomes the provider's
-    // claims, marked verified (an invitee keeps the admin's data, marked verified).
-    raw_user_meta_data: invited ? { ...user.raw_user_meta_data, email_verified: true } : { ...claims, email_verified: true },
-  });
-  if (invited) await writeAudit(c, request, actorOf(confirmed), 'invite_accepted', { provider });
-  return confirmed;
-}
-
-/**
- * The invite link's token proves the invitee reads the invited mailbox, so the provider's address need only
- * equal it (verified or not): the identity is added, the email confirmed, the token spent.
- */
-async function acceptInvite(c: pg.PoolClient, r: LinkRequest, inviteToken: string): Promise<UserRow> {
-  const token = await findTokenByLink(c, inviteToken, ['confirmation_token']);
-  const invited = token ? await lockUserById(c, token.user_id) : null;
-  // Locked after its user, as /verify does (db/one-time-tokens.ts): a concurrent acceptance spent it already.
-  if (!invited?.invited_at || !invited.email || !(await lockOneTimeToken(c, token!))) throw apiError('invite_not_found');
-  const email = invited.email.toLowerCase();
-  if (!r.profile.emails.some((e) => e.email.toLowerCase() === email)) throw apiError('invite_email_mismatch');
-  await insertIdentity(c, { userId: invited.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
-  await mergeIdentityData(c, invited.id, 'email', { email_verified: true });
-  await deleteOneTimeTokens(c, invited.id, ['confirmation_token']);
-  const accepted = await updateUser(c, invited.id, {
-    email_confirmed_at: invited.email_confirmed_at ?? new Date(),
-    raw_app_meta_data: withProvider(invited.raw_app_meta_data, r.provider),
-    raw_user_meta_data: { ...invited.raw_user_meta_data, ...r.profile.claims },
-  });
-  await writeAudit(c, r.hookRequest, actorOf(accepted), 'invite_accepted', { provider: r.provider });
-  return accepted;
-}
-
-function withProvider(meta: Record<string, unknown>, provider: string): Record<string, unknown> {
-  const providers = Array.isArray(meta.providers) ? (meta.providers as string[]) : [];
-  return { ...meta, provider: meta.provider ?? provider, providers: providers.includes(provider) ? providers : [...providers, provider] };
-}
-
-/** app_metadata after the unverified identities are gone: this provider is the account's provider. */
-function onlyProviders(meta: Record<string, unknown>, provider: string): Record<string, unknown> {
-  return { ...meta, provider, providers: [provider] };
 }

@@ -1,0 +1,79 @@
+// The two ways an external sign-in confirms an account that already exists (docs/oauth.md#linking): the
+// provider verified the address of an unconfirmed account, or the invitee followed an invite link to the
+// provider. Both run inside the sign-in's one transaction (oauth/linking.ts).
+import type pg from 'pg';
+import { apiError } from '../errors.js';
+import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import { writeAudit, type AuditRequest } from '../../db/audit-log.js';
+import { deleteOneTimeTokens, lockOneTimeToken } from '../../db/one-time-tokens.js';
+import { findTokenByLink } from '../verify/one-time-codes.js';
+import { actorOf } from '../users/actor.js';
+import { deleteUnverifiedIdentities, insertIdentity, mergeIdentityData } from '../../db/identities.js';
+import type { ExternalProfile } from '../providers/types.js';
+
+/**
+ * The user's email is unconfirmed and the provider verified that very address: it is confirmed — after
+ * removing what an unconfirmed sign-up may have planted (password, phone, unverified identities); an
+ * invited user's email identity is kept and marked verified, since the invite came from an admin.
+ */
+export async function confirmThroughProvider(
+  c: pg.PoolClient,
+  request: AuditRequest,
+  user: UserRow,
+  provider: string,
+  claims: Record<string, unknown>,
+): Promise<UserRow> {
+  const invited = !!user.invited_at;
+  if (invited) await mergeIdentityData(c, user.id, 'email', { email_verified: true });
+  else await deleteUnverifiedIdentities(c, user.id, provider);
+  const confirmed = await updateUser(c, user.id, {
+    email_confirmed_at: new Date(),
+    ...(invited ? {} : { encrypted_password: null }),
+    ...(user.phone_confirmed_at ? {} : { phone: null }),
+    raw_app_meta_data: invited ? user.raw_app_meta_data : onlyProviders(user.raw_app_meta_data, provider),
+    // What an unconfirmed sign-up wrote into user_metadata is not trusted either: it becomes the provider's
+    // claims, marked verified (an invitee keeps the admin's data, marked verified).
+    raw_user_meta_data: invited ? { ...user.raw_user_meta_data, email_verified: true } : { ...claims, email_verified: true },
+  });
+  if (invited) await writeAudit(c, request, actorOf(confirmed), 'invite_accepted', { provider });
+  return confirmed;
+}
+
+/**
+ * The invite link's token proves the invitee reads the invited mailbox, so the provider's address need only
+ * equal it (verified or not): the identity is added, the email confirmed, the token spent.
+ */
+export async function acceptInvite(
+  c: pg.PoolClient,
+  request: AuditRequest,
+  provider: string,
+  profile: ExternalProfile,
+  inviteToken: string,
+): Promise<UserRow> {
+  const token = await findTokenByLink(c, inviteToken, ['confirmation_token']);
+  const invited = token ? await lockUserById(c, token.user_id) : null;
+  // Locked after its user, as /verify does (db/one-time-tokens.ts): a concurrent acceptance spent it already.
+  if (!invited?.invited_at || !invited.email || !(await lockOneTimeToken(c, token!))) throw apiError('invite_not_found');
+  const email = invited.email.toLowerCase();
+  if (!profile.emails.some((e) => e.email.toLowerCase() === email)) throw apiError('invite_email_mismatch');
+  await insertIdentity(c, { userId: invited.id, provider: provider, providerId: profile.subject, data: profile.claims });
+  await mergeIdentityData(c, invited.id, 'email', { email_verified: true });
+  await deleteOneTimeTokens(c, invited.id, ['confirmation_token']);
+  const accepted = await updateUser(c, invited.id, {
+    email_confirmed_at: invited.email_confirmed_at ?? new Date(),
+    raw_app_meta_data: withProvider(invited.raw_app_meta_data, provider),
+    raw_user_meta_data: { ...invited.raw_user_meta_data, ...profile.claims },
+  });
+  await writeAudit(c, request, actorOf(accepted), 'invite_accepted', { provider: provider });
+  return accepted;
+}
+
+export function withProvider(meta: Record<string, unknown>, provider: string): Record<string, unknown> {
+  const providers = Array.isArray(meta.providers) ? (meta.providers as string[]) : [];
+  return { ...meta, provider: meta.provider ?? provider, providers: providers.includes(provider) ? providers : [...providers, provider] };
+}
+
+/** app_metadata after the unverified identities are gone: this provider is the account's provider. */
+function onlyProviders(meta: Record<string, unknown>, provider: string): Record<string, unknown> {
+  return { ...meta, provider, providers: [provider] };
+}
