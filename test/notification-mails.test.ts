@@ -48,7 +48,8 @@ const stack = await startMailStack(
     AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
     AUTH_RATE_LIMIT_EMAIL_SENT: '1000',
     AUTH_RATE_LIMIT_SMS_SENT: '1000',
-    AUTH_SEND_TIMEOUT: '1',
+    // Long enough for a mail on a loaded CI machine; the stalled-relay test below waits it out once.
+    AUTH_SEND_TIMEOUT: '5',
   },
   { sms: true },
 );
