@@ -54,6 +54,23 @@ t.test("a confirmed user's phone change applies at once with SMS_AUTOCONFIRM", a
   t.equal(res.body.app_metadata.provider, 'email', 'the first provider stays');
 });
 
+t.test('a phone user confirming a first email gets email_verified in user_metadata and its JWT, as the original', async (t) => {
+  const signedUp = await api.request('POST', '/signup', { body: { phone: '+14155550188', password: 'Phone-password-6' } });
+  t.equal(signedUp.status, 200, 'phone sign-up');
+  t.equal(signedUp.body.user.user_metadata.email_verified, false);
+  const email = uniqueEmail('phone-first');
+  t.equal((await put(signedUp.body.access_token, { email })).body.new_email, email);
+  const done = await api.request('GET', pathOf((await smtp.waitForMail(email)).link!));
+  const accessToken = new URLSearchParams(done.headers.get('location')!.split('#')[1]).get('access_token')!;
+  const me = await api.request('GET', '/user', { token: accessToken });
+  t.match(me.body, { email, user_metadata: { email_verified: true } });
+  t.ok(me.body.email_confirmed_at);
+  t.notOk('email' in me.body.user_metadata, 'no address key where the sign-up put none');
+  const claims = JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString());
+  t.equal(claims.user_metadata.email_verified, true);
+  t.strictSame(me.body.app_metadata, { provider: 'phone', providers: ['phone', 'email'] }, '/verify lists the provider');
+});
+
 t.test("a confirmed user's email change: mails to both addresses as the original, either link completes it", async (t) => {
   for (const side of ['current', 'new'] as const) {
     const s = await signUp(api);

@@ -54,7 +54,13 @@ export async function adoptAddressReporting(
   };
   if (user.is_anonymous) fields.is_anonymous = false;
   const meta = user.raw_user_meta_data ?? {};
-  if (provider in meta || user.is_anonymous) fields.raw_user_meta_data = { ...meta, [provider]: address, [flag]: true };
+  const metaChanges: Record<string, unknown> = {};
+  // Ours (docs/differences.md): the copy of the address a sign-up put in user_metadata follows the change.
+  if (provider in meta) metaChanges[provider] = address;
+  // As the original: an email confirmed for the first time marks user_metadata.email_verified, whether the
+  // user had the key or not (a phone or anonymous user); a phone change leaves the flags as they are.
+  if (provider === 'email' && !user.email_confirmed_at) metaChanges.email_verified = true;
+  if (Object.keys(metaChanges).length > 0) fields.raw_user_meta_data = { ...meta, ...metaChanges };
   try {
     return { user: await updateUser(q, user.id, fields), identityCreated };
   } catch (err) {
