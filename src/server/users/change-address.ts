@@ -1,6 +1,9 @@
 // Making a new email or phone the user's own once it is verified (docs/one-time-codes-and-mail.md#email-change, docs/users-and-audit.md#anonymous-users):
 // the address is set and confirmed, the pending change cleared, the identity created or updated, and an
-// anonymous user becomes permanent (is_anonymous false, the provider recorded in app_metadata).
+// anonymous user becomes permanent (is_anonymous false). The provider is listed in app_metadata only when
+// asked: the original's /verify lists the user's providers, its PUT /user under autoconfirm does not.
+// The callers void the user's pending links and codes, as the original's confirmation does: /verify after
+// the change (verify/consume.ts), PUT /user before it sends any of its own (routes/user-update.ts).
 import { apiError } from '../errors.js';
 import { findUserByEmail, findUserByPhone, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
 import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
@@ -13,16 +16,18 @@ export async function assertAddressFree(q: Queryable, user: UserRow, provider: A
   if (holder && holder.id !== user.id) throw apiError(provider === 'email' ? 'email_exists' : 'phone_exists');
 }
 
-export async function adoptAddress(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<UserRow> {
-  return (await adoptAddressReporting(q, user, provider, address)).user;
+export interface AdoptOptions {
+  /** add the provider to app_metadata.providers (and make it `provider` when there is none) */
+  listProvider?: boolean;
 }
 
-/** adoptAddress, also telling whether the user got their first identity of this provider (a linked sign-in method). */
-export async function adoptAddressReporting(
+/** The address made the user's; `identityCreated` tells whether that gave the user a first identity of the provider (a linked sign-in method). */
+export async function adoptAddress(
   q: Queryable,
   user: UserRow,
   provider: AddressProvider,
   address: string,
+  options: AdoptOptions = {},
 ): Promise<{ user: UserRow; identityCreated: boolean }> {
   await assertAddressFree(q, user, provider, address);
   const now = new Date();
@@ -45,16 +50,16 @@ export async function adoptAddressReporting(
   } else {
     await insertIdentity(q, { userId: user.id, provider, providerId: user.id, data: identityData(provider, user.id, address, true) });
   }
-  const app = user.raw_app_meta_data ?? {};
-  const providers = Array.isArray(app.providers) ? (app.providers as string[]) : [];
-  fields.raw_app_meta_data = {
-    ...app,
-    provider: app.provider ?? provider,
-    providers: providers.includes(provider) ? providers : [...providers, provider],
-  };
+  if (options.listProvider) fields.raw_app_meta_data = withProviderListed(user.raw_app_meta_data ?? {}, provider);
   if (user.is_anonymous) fields.is_anonymous = false;
   const meta = user.raw_user_meta_data ?? {};
-  if (provider in meta || user.is_anonymous) fields.raw_user_meta_data = { ...meta, [provider]: address, [flag]: true };
+  const metaChanges: Record<string, unknown> = {};
+  // Ours (docs/differences.md): the copy of the address a sign-up put in user_metadata follows the change.
+  if (provider in meta) metaChanges[provider] = address;
+  // As the original: an email confirmed for the first time marks user_metadata.email_verified, whether the
+  // user had the key or not (a phone or anonymous user); a phone change leaves the flags as they are.
+  if (provider === 'email' && !user.email_confirmed_at) metaChanges.email_verified = true;
+  if (Object.keys(metaChanges).length > 0) fields.raw_user_meta_data = { ...meta, ...metaChanges };
   try {
     return { user: await updateUser(q, user.id, fields), identityCreated };
   } catch (err) {
@@ -62,4 +67,13 @@ export async function adoptAddressReporting(
     if ((err as { code?: string }).code === '23505') throw apiError(provider === 'email' ? 'email_exists' : 'phone_exists');
     throw err;
   }
+}
+
+function withProviderListed(app: Record<string, unknown>, provider: AddressProvider): Record<string, unknown> {
+  const providers = Array.isArray(app.providers) ? (app.providers as string[]) : [];
+  return {
+    ...app,
+    provider: app.provider ?? provider,
+    providers: providers.includes(provider) ? providers : [...providers, provider],
+  };
 }

@@ -6,7 +6,7 @@ import { apiError } from '../errors.js';
 import { deleteOneTimeTokens, hasOneTimeToken, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { updateUser, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
-import { adoptAddressReporting } from '../users/change-address.js';
+import { adoptAddress } from '../users/change-address.js';
 import { addressChangeNotices } from '../delivery/notifications.js';
 import type { AppContext } from '../context.js';
 import type { Notification } from '../delivery/notifications.js';
@@ -35,13 +35,13 @@ export const applyEmailChange: Apply = async (ctx, q, user, tokenType) => {
     await deleteOneTimeTokens(q, user.id, [tokenType]);
     return { user: await updateUser(q, user.id, { email_change_confirm_status: 1 }), message: SECURE_CHANGE_FIRST_HALF };
   }
-  const adopted = await adoptAddressReporting(q, user, 'email', user.email_change);
+  const adopted = await adoptAddress(q, user, 'email', user.email_change, { listProvider: true });
   // To the old address: its owner learns that the account moved away from it.
   return { user: adopted.user, notifications: addressChangeNotices(ctx, user, adopted.user, 'email', false) };
 };
 
 export const applyPhoneChange: Apply = async (ctx, q, user) => {
   if (!user.phone_change) throw apiError('otp_expired');
-  const adopted = await adoptAddressReporting(q, user, 'phone', user.phone_change);
+  const adopted = await adoptAddress(q, user, 'phone', user.phone_change, { listProvider: true });
   return { user: adopted.user, notifications: addressChangeNotices(ctx, user, adopted.user, 'phone', adopted.identityCreated) };
 };
