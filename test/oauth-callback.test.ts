@@ -78,18 +78,21 @@ t.test('without redirect_to, an allowed Referer is where the flow returns, as th
   t.same(rows, [{ referrer: 'https://app.example.test/login' }]);
 });
 
-t.test('skip_http_redirect=true answers the URL as JSON', async (t) => {
-  const res = await api.request('GET', '/authorize?provider=github&skip_http_redirect=true');
-  t.equal(res.status, 200);
-  t.match(res.body.url, `${gh.base}/login/oauth/authorize?`);
-});
+t.test(
+  'skip_http_redirect=true changes nothing on /authorize: still the 302, as the original (only /user/identities/authorize reads it)',
+  async (t) => {
+    const res = await api.request('GET', '/authorize?provider=github&skip_http_redirect=true');
+    t.equal(res.status, 302);
+    t.match(res.headers.get('location'), `${gh.base}/login/oauth/authorize?`);
+  },
+);
 
 t.test('unknown and disabled providers are the original 400 validation_failed', async (t) => {
   const unknown = await api.request('GET', '/authorize?provider=myspace');
   t.equal(unknown.status, 400);
   t.same(unknown.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: Provider myspace could not be found' });
-  const capitalised = await api.request('GET', '/authorize?provider=GitHub&skip_http_redirect=true');
-  t.equal(capitalised.status, 200, 'a provider name in another case is the same provider');
+  const capitalised = await api.request('GET', '/authorize?provider=GitHub');
+  t.equal(capitalised.status, 302, 'a provider name in another case is the same provider');
   const disabled = await api.request('GET', '/authorize?provider=azure');
   t.same(disabled.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported provider: provider is not enabled' });
 });
@@ -176,8 +179,10 @@ t.test('a state works once: a PKCE flow replayed before its exchange is flow_sta
 
 t.test('two callbacks racing with one state: exactly one signs in', async (t) => {
   gh.approveAs = 101;
-  const params = await gh.approve((await authorizeUrl(api, 'provider=github')).href);
-  const results = await Promise.all([callback(api, params), callback(api, params)]);
+  // Two codes the provider both honours, one state: only the claim in the finishing transaction tells them apart.
+  const url = await authorizeUrl(api, 'provider=github');
+  const [first, second] = [await gh.approve(url.href), await gh.approve(url.href)];
+  const results = await Promise.all([callback(api, first), callback(api, second)]);
   const signedIn = results.filter((r) => fragmentOf(r.location).access_token);
   const refused = results.filter((r) => r.location.searchParams.get('error_code'));
   t.equal(signedIn.length, 1);

@@ -34,7 +34,7 @@ t.teardown(async () => {
 });
 
 const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
-const BAD = { error: 'invalid request', error_description: 'Bad ID token' };
+const v = (msg: string) => ({ code: 400, error_code: 'validation_failed', msg });
 
 t.test('apple: tokens of either Apple issuer are taken, checked against the configured keys', async (t) => {
   for (const [i, issuer] of ['https://account.apple.com', 'https://appleid.apple.com', appleIdp.issuer].entries()) {
@@ -53,7 +53,41 @@ t.test('apple: tokens of either Apple issuer are taken, checked against the conf
     'found by issuer',
   );
   const other = await appleIdp.signIdToken({ sub: 'apple-evil', email: 'e@example.com' }, { issuer: 'https://apple.example.test' });
-  t.same((await grant({ provider: 'apple', id_token: other })).body, BAD, 'no other issuer');
+  t.same(
+    (await grant({ provider: 'apple', id_token: other })).body,
+    v('Detected ID token issuer is not an Apple ID token issuer'),
+    'no other issuer',
+  );
+});
+
+t.test("apple and azure: the token's issuer is read before anything is fetched, and refused as the original refuses it", async (t) => {
+  // A token nobody signed: only its payload is read, so a refusal here proves no key was consulted.
+  const unsigned = (iss: string) => `e30.${Buffer.from(JSON.stringify({ iss, sub: 'x' })).toString('base64url')}.sig`;
+  t.same(
+    (await grant({ provider: 'apple', issuer: 'https://appleid.apple.com', id_token: unsigned('https://non-apple.example.com') })).body,
+    v('Detected ID token issuer is not an Apple ID token issuer'),
+  );
+  t.same(
+    (await grant({ provider: 'apple', issuer: 'https://appleid.apple.com', id_token: unsigned('https://account.apple.com') })).body,
+    v('Provided issuer does not match ID token issuer'),
+  );
+  t.same((await grant({ provider: 'apple', id_token: 'not-a-token' })).body, v('Unable to detect issuer in ID token for Apple provider'));
+  t.same((await grant({ provider: 'azure', id_token: 'a.%%%.c' })).body, v('Unable to detect issuer in ID token for Azure provider'));
+  t.same(
+    (await grant({ provider: 'azure', issuer: 'https://non-azure.example.com', id_token: unsigned('https://non-azure.example.com') })).body,
+    v('Detected ID token issuer is not an Azure ID token issuer'),
+  );
+  t.same(
+    (
+      await grant({
+        issuer: 'https://login.microsoftonline.com/tenant-a/v2.0',
+        client_id: 'az-client',
+        id_token: unsigned('https://login.microsoftonline.com/tenant-b/v2.0'),
+      })
+    ).body,
+    v('Provided issuer does not match ID token issuer'),
+    'found by its issuer, then compared with the one the token names',
+  );
 });
 
 t.test(
@@ -105,7 +139,11 @@ t.test("azure: a token is checked by its issuer's own keys; issuers outside Micr
   t.ok(res.body.user.email_confirmed_at, 'no xms_edov: the address counts verified');
   for (const issuer of ['https://login.microsoftonline.com.evil.example/x/v2.0', 'https://evil.example/v2.0', appleIdp.issuer]) {
     const token = await azureIdp.signIdToken({ sub: 'az-evil', email: 'evil@example.com' }, { issuer });
-    t.same((await grant({ provider: 'azure', id_token: token })).body, BAD, `${issuer} refused`);
+    t.same(
+      (await grant({ provider: 'azure', id_token: token })).body,
+      v('Detected ID token issuer is not an Azure ID token issuer'),
+      `${issuer} refused`,
+    );
   }
   t.equal((await api.db.query(`select count(*)::int as n from identities where provider_id = 'az-evil'`)).rows[0].n, 0);
 });

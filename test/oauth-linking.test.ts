@@ -210,7 +210,7 @@ t.test(
     });
     t.equal(link.status, 200, link.text);
     const unknown = await api.request('GET', '/authorize?provider=github&invite_token=not-an-invite');
-    t.same(unknown.body, { code: 404, error_code: 'user_not_found', msg: 'Invite user not found' });
+    t.same(unknown.body, { code: 404, error_code: 'user_not_found', msg: 'User identified by token not found' });
 
     const stranger = githubUser('someone-else@example.com', true);
     const mismatch = await signInWithGithub(stranger, `&invite_token=${link.body.hashed_token}`);
@@ -338,4 +338,164 @@ t.test("a provider's address in mixed case is stored lower-case in identity_data
   t.equal(me.body.email, 'mixed.case@example.com');
   t.equal(me.body.user_metadata.email, 'mixed.case@example.com');
   t.equal(me.body.identities[0].identity_data.email, 'mixed.case@example.com');
+});
+
+// --- the original's answers, pinned by its external_*_test.go ---
+
+const auditActions = async (userId: string) =>
+  (
+    await api.db.query(
+      `select payload->>'action' as action from audit_log_entries where payload->>'actor_id' = $1 order by created_at, payload->>'action'`,
+      [userId],
+    )
+  ).rows.map((r) => r.action as string);
+
+t.test('audit: a PKCE callback writes the sign-in (user_signedup, then login), and the code exchange its own login', async (t) => {
+  const { createHash, randomBytes } = await import('node:crypto');
+  const person = githubUser('pkce-audit@example.com', true);
+  const pkceSignIn = async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    gh.approveAs = person.id;
+    const url = await authorizeUrl(api, `provider=github&code_challenge=${challenge}&code_challenge_method=s256`);
+    const { location } = await callback(api, await gh.approve(url.href));
+    return { code: location.searchParams.get('code')!, verifier };
+  };
+  const first = await pkceSignIn();
+  const user = await userByEmail('pkce-audit@example.com');
+  t.same(await auditActions(user.id), ['user_signedup'], 'a new account: user_signedup at the callback');
+  const exchanged = await api.request('POST', '/token?grant_type=pkce', { body: { auth_code: first.code, code_verifier: first.verifier } });
+  t.equal(exchanged.status, 200, exchanged.text);
+  t.same(await auditActions(user.id), ['user_signedup', 'login'], 'and a login at the exchange');
+  await pkceSignIn();
+  t.same(await auditActions(user.id), ['user_signedup', 'login', 'login'], 'a returning account: login at the callback');
+});
+
+t.test('audit: an unconfirmed account confirmed by the verified provider address is user_signedup, not login', async (t) => {
+  const signup = await api.request('POST', '/signup', { body: { email: 'confirm-audit@example.com', password: 'Some-password-1' } });
+  t.equal(signup.status, 200, signup.text);
+  const { location } = await signInWithGithub(githubUser('confirm-audit@example.com', true));
+  t.ok(fragmentOf(location).access_token, location.href);
+  const actions = await auditActions(signup.body.id);
+  t.ok(actions.includes('user_signedup'), actions.join());
+  t.notOk(actions.includes('login'), actions.join());
+});
+
+t.test('no address from the provider ends a returning sign-in too, as the original checks it before anything else', async (t) => {
+  const person = githubUser('will-vanish@example.com', true);
+  t.ok(fragmentOf((await signInWithGithub(person)).location).access_token);
+  person.emails = [];
+  const { location } = await signInWithGithub(person);
+  t.same(queryOf(location), {
+    error: 'server_error',
+    error_code: 'unexpected_failure',
+    error_description: 'Error getting user email from external provider',
+  });
+});
+
+t.test('a state survives a failed callback (a provider refusal, a bad code) and then signs in once', async (t) => {
+  const person = githubUser('retry-state@example.com', true);
+  gh.approveAs = person.id;
+  const url = await authorizeUrl(api, 'provider=github&redirect_to=https://app.example.test/done');
+  const state = url.searchParams.get('state')!;
+  const refused = await callback(api, new URLSearchParams({ state, error: 'access_denied', error_description: 'no' }));
+  t.equal(queryOf(refused.location).error, 'access_denied');
+  const badCode = await callback(api, new URLSearchParams({ state, code: 'wxyz-not-a-code' }));
+  t.equal(queryOf(badCode.location).error_code, 'unexpected_failure');
+  const approved = await gh.approve(url.href);
+  const signedIn = await callback(api, approved);
+  t.ok(fragmentOf(signedIn.location).access_token, signedIn.location.href);
+  const replay = await callback(api, approved);
+  t.equal(queryOf(replay.location).error_code, 'bad_oauth_state', 'spent by its success');
+});
+
+t.test("state in the other forms the original's UUID parser reads: braced, urn:uuid:, without hyphens", async (t) => {
+  const person = githubUser('state-forms@example.com', true);
+  for (const form of [(s: string) => `{${s}}`, (s: string) => `urn:uuid:${s}`, (s: string) => s.replaceAll('-', '').toUpperCase()]) {
+    gh.approveAs = person.id;
+    const params = await gh.approve((await authorizeUrl(api, 'provider=github')).href);
+    params.set('state', form(params.get('state')!));
+    const { location } = await callback(api, params);
+    t.ok(fragmentOf(location).access_token, `${params.get('state')}: ${location.href}`);
+  }
+});
+
+t.test('several accounts holding the verified address: the 500 names the linking domain', async (t) => {
+  await confirmedUser(api, 'shared@example.com');
+  const other = githubUser('other-shared@example.com', true);
+  const otherUser = fragmentOf((await signInWithGithub(other)).location);
+  t.ok(otherUser.access_token);
+  await api.db.query(
+    `update identities set identity_data = identity_data || '{"email":"shared@example.com","email_verified":true}' where provider_id = $1`,
+    [String(other.id)],
+  );
+  const { location } = await signInWithGithub(githubUser('shared@example.com', true));
+  t.same(queryOf(location), {
+    error: 'server_error',
+    error_code: 'unexpected_failure',
+    error_description: 'Multiple accounts with the same email address in the same linking domain detected: default',
+  });
+});
+
+t.test('an invite gone between /authorize and the callback: 404 invite_not_found "Invite not found" in the redirect', async (t) => {
+  const link = await api.request('POST', '/admin/generate_link', {
+    token: await adminToken(),
+    body: { type: 'invite', email: 'gone-invite@example.com' },
+  });
+  t.equal(link.status, 200, link.text);
+  gh.approveAs = githubUser('gone-invite@example.com', true).id;
+  const url = await authorizeUrl(api, `provider=github&redirect_to=https://app.example.test/done&invite_token=${link.body.hashed_token}`);
+  await api.db.query('delete from one_time_tokens where user_id = $1', [link.body.id]);
+  const { location } = await callback(api, await gh.approve(url.href));
+  t.same(queryOf(location), { error: 'server_error', error_code: 'invite_not_found', error_description: 'Invite not found' });
+});
+
+t.test('GET /authorize: an unknown code_challenge_method is "Invalid code_challenge_method", checked after the challenge', async (t) => {
+  const long = 'a'.repeat(43);
+  const unknown = await api.request('GET', `/authorize?provider=github&code_challenge=${long}&code_challenge_method=md5`);
+  t.same([unknown.status, unknown.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Invalid code_challenge_method' }]);
+  const short = await api.request('GET', '/authorize?provider=github&code_challenge=short&code_challenge_method=md5');
+  t.equal(short.body.msg, 'code challenge has to be between 43 and 128 characters', 'the length first');
+  const otp = await api.request('POST', '/otp', {
+    body: { email: 'pkce-method@example.com', code_challenge: long, code_challenge_method: 'md5' },
+  });
+  t.same([otp.status, otp.body.msg], [400, 'Invalid code_challenge_method'], 'the email flows answer alike');
+});
+
+t.test('DISABLE_SIGNUP: a provider without any address is the missing-email 500, checked before signup_disabled', async (t) => {
+  const closed = await startTestService({
+    ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+    AUTH_DISABLE_SIGNUP: 'true',
+  });
+  t.teardown(() => closed.stop());
+  const person = githubUser('no-address@example.com', true);
+  person.emails = [];
+  gh.approveAs = person.id;
+  const { location } = await callback(closed, await gh.approve((await authorizeUrl(closed, 'provider=github')).href));
+  t.same(queryOf(location), {
+    error: 'server_error',
+    error_code: 'unexpected_failure',
+    error_description: 'Error getting user email from external provider',
+  });
+});
+
+t.test('EMAIL_OPTIONAL: a new account without an address is audited as login, as the original writes it', async (t) => {
+  const optional = await startTestService({
+    ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+    AUTH_EXTERNAL_GITHUB_EMAIL_OPTIONAL: 'true',
+  });
+  t.teardown(() => optional.stop());
+  const person = githubUser('unused@example.com', true);
+  person.emails = [];
+  gh.approveAs = person.id;
+  const { location } = await callback(optional, await gh.approve((await authorizeUrl(optional, 'provider=github')).href));
+  const me = await optional.request('GET', '/user', { token: fragmentOf(location).access_token });
+  t.equal(me.status, 200, location.href);
+  const { rows } = await optional.db.query(`select payload->>'action' as action from audit_log_entries where payload->>'actor_id' = $1`, [
+    me.body.id,
+  ]);
+  t.same(
+    rows.map((r) => r.action),
+    ['login'],
+  );
 });

@@ -2,7 +2,8 @@
 // the confirmation mail goes out through the ordinary confirmation path to a real SMTP server, and the
 // redirect carries 422 provider_email_needs_verification — unless MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS,
 // which signs the person in unconfirmed (the mail still sent). EXTERNAL_REDIRECT_URL (REFERENCE §9.5) wins
-// over the flow's redirect_to and over SITE_URL, for sessions and errors alike. GitHub is played by a
+// over the flow's redirect_to and over SITE_URL, for sessions and the flow's errors (a bad state's go to
+// SITE_URL). GitHub is played by a
 // local server speaking its wire format.
 import t from 'tap';
 import { loadConfig } from '../dist/server/config/load.js';
@@ -74,13 +75,21 @@ t.test('unverified address: the account is kept, the confirmation mail sent, 422
   t.ok(row.confirmation_sent_at);
   const identity = await api.db.query(`select identity_data from identities where user_id = $1 and provider = 'github'`, [row.id]);
   t.match(identity.rows[0].identity_data, { email: 'unverified-new@example.com', email_verified: false });
-  t.equal((await api.db.query('select count(*)::int as n from flow_state')).rows[0].n, 0, 'the spent flow is gone');
+  t.same(
+    (await api.db.query('select callback_at from flow_state')).rows,
+    [{ callback_at: null }],
+    'the flow is kept unspent, as the original keeps it after a refusal',
+  );
 
   const mail = await smtp.waitForMail('unverified-new@example.com');
   t.equal(mail.subject, 'Confirm Your Signup');
   const link = new URL(mail.link!);
   t.equal(link.searchParams.get('type'), 'signup');
-  t.equal(link.searchParams.get('redirect_to'), 'https://app.example.test/done', 'back to where the flow was going');
+  t.equal(
+    link.searchParams.get('redirect_to'),
+    'http://localhost:3000',
+    "the callback request's own target (it names none: SITE_URL), as the original's mail takes it, not the flow's",
+  );
 
   const again = await signIn(api, person);
   t.equal(
@@ -108,13 +117,17 @@ t.test('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: the session is issued for the un
   await smtp.waitForMail('unverified-allowed@example.com');
 });
 
-t.test('EXTERNAL_REDIRECT_URL: sessions and errors go there, not to redirect_to or SITE_URL', async (t) => {
+t.test("EXTERNAL_REDIRECT_URL: sessions and the flow's errors go there, not to redirect_to or SITE_URL", async (t) => {
   const session = await signIn(lenient, githubUser('verified-fixed@example.com', true), 'https://app.example.test/elsewhere');
   t.equal(session.location.origin + session.location.pathname, 'https://fixed.example.test/after-oauth');
   t.ok(fragmentOf(session.location).access_token);
 
   const badState = await callback(lenient, new URLSearchParams({ code: 'x', state: 'not-a-uuid' }));
-  t.equal(badState.location.origin + badState.location.pathname, 'https://fixed.example.test/after-oauth');
+  t.equal(
+    badState.location.origin + badState.location.pathname,
+    'http://localhost:3000/',
+    'a bad state names no flow: SITE_URL, as the original',
+  );
   t.equal(badState.location.searchParams.get('error_code'), 'bad_oauth_state');
 
   gh.approveAs = 999_999; // nobody: GitHub's user API refuses the token, the profile step fails

@@ -98,22 +98,28 @@ export async function setOAuth1Secret(q: Queryable, id: string, secret: string):
   await q.query('update flow_state set oauth1_token_secret = $2, updated_at = now() where id = $1', [id, secret]);
 }
 
-export type ClaimedFlow = { kind: 'claimed'; flow: OAuthFlowStateRow } | { kind: 'missing' } | { kind: 'used' };
+/** The OAuth flow a callback's `state` names, read without claiming it (the callback may still fail). */
+export async function findOAuthFlowState(q: Queryable, id: string): Promise<OAuthFlowStateRow | null> {
+  const { rows } = await q.query<OAuthFlowStateRow>("select * from flow_state where id = $1 and authentication_method = 'oauth'", [id]);
+  return rows[0] ?? null;
+}
 
 /**
- * The callback claims its flow in one statement before any outbound call: of two callbacks with one
- * state only the first gets the row (the second's update re-checks callback_at after the first commits),
- * so a state is single use without a transaction held across I/O.
+ * The callback's claim of its flow, inside the transaction that finishes it: of two callbacks with one
+ * state only the first gets the row (the second's update waits for the first to commit, then finds
+ * callback_at set or the row gone). A failed callback rolls its claim back, so the state still works.
  */
-export async function claimOAuthFlowState(q: Queryable, id: string): Promise<ClaimedFlow> {
-  const { rows } = await q.query<OAuthFlowStateRow>(
-    `update flow_state set callback_at = now(), updated_at = now()
-     where id = $1 and authentication_method = 'oauth' and callback_at is null returning *`,
+export async function claimOAuthFlowState(q: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `update flow_state set callback_at = now(), updated_at = now() where id = $1 and callback_at is null`,
     [id],
   );
-  if (rows[0]) return { kind: 'claimed', flow: rows[0] };
-  const seen = await q.query("select 1 from flow_state where id = $1 and authentication_method = 'oauth'", [id]);
-  return seen.rowCount ? { kind: 'used' } : { kind: 'missing' };
+  return rowCount === 1;
+}
+
+/** A refused callback (an unverified address) commits its user and mail, but not its claim of the flow. */
+export async function releaseOAuthFlowState(q: Queryable, id: string): Promise<void> {
+  await q.query('update flow_state set callback_at = null, updated_at = now() where id = $1', [id]);
 }
 
 /** A PKCE flow finished at the callback: the user, the provider's tokens and the code the client exchanges. */

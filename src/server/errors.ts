@@ -214,7 +214,7 @@ export const ERRORS = {
   verify_email_or_phone: e(400, 'validation_failed', 'Only an email address or phone number should be provided on verify'),
   verify_type_invalid: e(400, 'validation_failed', 'Invalid email verification type'),
   pkce_params_incomplete: e(400, 'validation_failed', 'PKCE flow requires code_challenge_method and code_challenge'),
-  pkce_method_unsupported: e(400, 'validation_failed', 'code challenge method not supported'),
+  pkce_method_unsupported: e(400, 'validation_failed', 'Invalid code_challenge_method'),
   pkce_challenge_length: e(400, 'validation_failed', 'code challenge has to be between 43 and 128 characters'),
   pkce_challenge_characters: e(
     400,
@@ -263,10 +263,17 @@ export const ERRORS = {
   // Linking an identity to a signed-in user without an email (oauth/linking.ts linkToSignedInUser).
   link_email_exists: e(400, 'email_exists', 'A user with this email address has already been registered'),
   link_email_not_confirmed: e(422, 'email_not_confirmed', 'Unverified email with provider'),
-  invite_not_found: e(404, 'user_not_found', 'Invite user not found'),
+  // GET /authorize?invite_token= naming no pending invite, and the callback's invite gone meanwhile: the original's two answers
+  invite_token_unknown: e(404, 'user_not_found', 'User identified by token not found'),
+  invite_not_found: e(404, 'invite_not_found', 'Invite not found'),
   invite_email_mismatch: e(400, 'validation_failed', 'Invited email does not match emails from external provider'),
   // the id_token grant (its own refusals are OAuth-style bodies, grants/id-token.ts)
   provider_disabled: e(400, 'provider_disabled', 'Provider is not enabled'),
+  // grant_type=id_token: an Apple or Azure token's own issuer, read before anything is fetched (grants/id-token-issuer.ts)
+  id_token_issuer_undetected: e(400, 'validation_failed', 'Unable to detect issuer in ID token'),
+  id_token_issuer_not_apple: e(400, 'validation_failed', 'Detected ID token issuer is not an Apple ID token issuer'),
+  id_token_issuer_not_azure: e(400, 'validation_failed', 'Detected ID token issuer is not an Azure ID token issuer'),
+  id_token_issuer_mismatch: e(400, 'validation_failed', 'Provided issuer does not match ID token issuer'),
   custom_oidc_not_allowed: e(400, 'validation_failed', 'Custom OIDC provider not allowed'),
   // /admin/custom-providers (docs/custom-providers.md#errors); validation messages are given at the throwing site
   custom_oauth_disabled: e(404, 'feature_disabled', 'Custom OAuth providers are disabled'),

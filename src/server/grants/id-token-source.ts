@@ -4,6 +4,7 @@
 // refused. Each answer says how to check the token, how to read its claims and what identities.provider is.
 import { apiError } from '../errors.js';
 import { idTokenProvider, runtimeFor } from '../providers/index.js';
+import { detectedIssuer } from './id-token-issuer.js';
 import { isProviderUsable } from '../providers/configured.js';
 import { createProviderRuntime } from '../providers/runtime.js';
 import { discoveredEndpoints, standardProfile } from '../providers/oidc.js';
@@ -29,22 +30,29 @@ export interface IdTokenRequest {
   provider: string;
   clientId: string;
   issuer: string;
+  idToken: string;
 }
 
 export async function idTokenSource(ctx: AppContext, r: IdTokenRequest): Promise<IdTokenSource> {
-  const builtIn = builtInByName(ctx, r) ?? (r.issuer ? await builtInByIssuer(ctx, r.issuer) : null);
-  if (builtIn) return builtInSource(ctx, builtIn);
+  const builtIn = builtInByName(r) ?? (r.issuer ? await builtInByIssuer(ctx, r.issuer) : null);
+  if (builtIn) {
+    // Apple's and Azure's token issuer is checked first, then whether the provider is switched on (as the original orders them).
+    const detected = detectedIssuer(builtIn, runtimeFor(ctx.config, builtIn), r.idToken, r.issuer);
+    if (!isProviderUsable(ctx.config, builtIn)) {
+      throw apiError('provider_disabled', `Provider (issuer "${detected ?? (r.issuer || builtIn)}") is not enabled`);
+    }
+    return builtInSource(ctx, builtIn);
+  }
   if (r.provider.startsWith('custom:')) return customSource(ctx, r.provider);
   if (ctx.config.external.allowedIdTokenIssuers.includes(r.issuer)) return allowedIssuerSource(ctx, r.issuer, r.clientId);
   // The original names the provider sent (usually empty), not the issuer.
   throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${r.provider}" not allowed`);
 }
 
-/** A built-in provider whose tokens the grant takes, by name; switched off, it is refused here. */
-function builtInByName(ctx: AppContext, r: IdTokenRequest): OAuthProviderName | null {
+/** A built-in provider whose tokens the grant takes, by name, switched on or not. */
+function builtInByName(r: IdTokenRequest): OAuthProviderName | null {
   const name = r.provider as OAuthProviderName;
   if (!(OAUTH_PROVIDERS as readonly string[]).includes(name) || !idTokenProvider(name)) return null;
-  if (!isProviderUsable(ctx.config, name)) throw apiError('provider_disabled', `Provider (issuer "${r.issuer || name}") is not enabled`);
   return name;
 }
 
@@ -63,13 +71,10 @@ const KNOWN_ISSUERS: readonly [OAuthProviderName, (issuer: string) => boolean][]
   ['snapchat', (i) => i === 'https://accounts.snapchat.com/accounts/oauth2/token'],
 ];
 
-/** A built-in provider that owns `issuer`: one of the well-known issuers, or an enabled provider's configured one. */
+/** A built-in provider that owns `issuer`: one of the well-known issuers (switched on or not), or an enabled provider's configured one. */
 async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthProviderName | null> {
   const known = KNOWN_ISSUERS.find(([, owns]) => owns(issuer))?.[0];
-  if (known) {
-    if (!isProviderUsable(ctx.config, known)) throw apiError('provider_disabled', `Provider (issuer "${issuer}") is not enabled`);
-    return known;
-  }
+  if (known) return known;
   for (const name of OAUTH_PROVIDERS) {
     const module = idTokenProvider(name);
     if (!module || !isProviderUsable(ctx.config, name)) continue;

@@ -55,7 +55,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   // A signed-in user linking this identity (auth-js linkIdentity with an id_token) is checked first, before
   // the provider is looked up or any outbound call is made, as the original orders it.
   const linking = body.link_identity === true ? await linkingUser(req, ctx) : null;
-  const source = await idTokenSource(ctx, { provider, clientId, issuer });
+  const source = await idTokenSource(ctx, { provider, clientId, issuer, idToken: token });
   const name = source.name;
 
   let claims: Record<string, unknown>;
@@ -79,7 +79,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
     notifications = [];
     const {
       user,
-      created,
+      audit,
       needsConfirmation,
       linked,
       refusal: unverified,
@@ -97,8 +97,8 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
     }
     if (linked) notifications = notice(ctx, { kind: 'identityLinked', user, provider: name });
     return issueSession(ctx, c, user, 'oauth', req, {
-      // Linking is audited as identity_linked alone (oauth/linking.ts); only a sign-in is a login.
-      audit: linking ? undefined : { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
+      // As oauth/linking.ts decides it: a link is audited as identity_linked alone.
+      audit: audit ? { actor: actorOf(user), action: audit, traits: { provider: name } } : undefined,
     });
   });
   // An unverified address: the user and the confirmation mail are committed, then the 422 is answered.

@@ -1,12 +1,23 @@
 // GET|POST /callback (docs/oauth.md#the-flow): the provider sends the browser back with `code` and `state`
-// (Apple posts them as a form; Twitter sends oauth_token and oauth_verifier). The state is claimed first,
-// so it works once; then the code is exchanged and the profile read, with no transaction open; then one
-// short transaction decides the account (oauth/linking.ts) and issues the session, or the code of a PKCE
-// flow, or sends the confirmation mail of an unverified address (oauth/unverified.ts). Every failure becomes
-// a redirect carrying the error, to EXTERNAL_REDIRECT_URL when set (REFERENCE §9.5).
+// (Apple posts them as a form; Twitter sends oauth_token and oauth_verifier). The state's flow is read, the
+// code exchanged and the profile read, with no transaction open; then one short transaction claims the flow
+// (so a state works once, and only a callback that succeeds spends it, as the original's does), decides the
+// account (oauth/linking.ts) and issues the session, or the code of a PKCE flow, or sends the confirmation
+// mail of an unverified address (oauth/unverified.ts). Every failure becomes a redirect carrying the error:
+// a bad state's to SITE_URL, any other to EXTERNAL_REDIRECT_URL when set (REFERENCE §9.5).
 import { ApiError, apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { claimOAuthFlowState, deleteFlowState, finishOAuthFlowState, type OAuthFlowStateRow } from '../../db/flow-state.js';
+import {
+  claimOAuthFlowState,
+  deleteFlowState,
+  findOAuthFlowState,
+  finishOAuthFlowState,
+  releaseOAuthFlowState,
+  type OAuthFlowStateRow,
+} from '../../db/flow-state.js';
+import { writeAudit } from '../../db/audit-log.js';
+import { readProviderId as readUuid } from '../saml/provider-id.js';
+import { redirectTarget } from '../http/redirect-target.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { ProviderError } from '../providers/outbound.js';
@@ -21,8 +32,6 @@ import { codeRedirect, flowError, providerError, sessionRedirect, stateError } f
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The callback's parameters: the query, with a posted form's fields taking precedence. */
 export function callbackParams(req: ApiRequest): URLSearchParams {
   const params = new URLSearchParams(req.query);
@@ -36,18 +45,21 @@ export function callbackParams(req: ApiRequest): URLSearchParams {
 export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
   const params = callbackParams(req);
   const state = params.get('state') ?? '';
-  // Bad state names no flow: its errors go to EXTERNAL_REDIRECT_URL, else SITE_URL.
-  const siteUrl = ctx.config.external.redirectUrl || ctx.config.siteUrl;
+  // Bad state names no flow: its errors go to SITE_URL, as the original sends them (EXTERNAL_REDIRECT_URL
+  // is where a flow's own answers go).
+  const siteUrl = ctx.config.siteUrl;
   if (!state) return stateError(siteUrl, apiError('oauth_state_missing'));
-  if (!UUID.test(state)) return stateError(siteUrl, apiError('oauth_state_invalid'));
-  const claimed = await claimOAuthFlowState(ctx.db, state.toLowerCase());
-  if (claimed.kind === 'missing') return stateError(siteUrl, apiError('oauth_state_not_found'));
-  if (claimed.kind === 'used') return stateError(siteUrl, apiError('flow_state_already_used'));
-  const flow = claimed.flow;
+  const id = readUuid(state);
+  if ('error' in id) return stateError(siteUrl, apiError('oauth_state_invalid'));
+  const flow = id.uuid ? await findOAuthFlowState(ctx.db, id.uuid) : null;
+  if (!flow) return stateError(siteUrl, apiError('oauth_state_not_found'));
   if (flow.created_at.getTime() + ctx.config.external.flowStateExpirySeconds * 1000 < Date.now()) {
     return stateError(siteUrl, apiError('oauth_state_expired'));
   }
+  // Only a finished PKCE flow is kept with its claim (an implicit one is deleted): its state is spent.
+  if (flow.callback_at) return stateError(siteUrl, apiError('flow_state_already_used'));
   const target = ctx.config.external.redirectUrl || flow.referrer || ctx.config.siteUrl;
+  // The provider's refusal, like any failure below, leaves the flow unclaimed: the state may be tried again.
   const providerErr = params.get('error');
   if (providerErr) return providerError(target, providerErr, params.get('error_description') ?? '');
   try {
@@ -77,11 +89,17 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
     profile = await outbound(ctx, () => module.fetchProfile(rt, tokens, params), 'profile');
   }
 
+  // No address from the provider ends every flow here unless the provider's EMAIL_OPTIONAL: a returning
+  // identity, a link and an invite alike, before DISABLE_SIGNUP is consulted (as the original checks it).
+  if (profile.emails.length === 0 && !flow.email_optional) throw apiError('oauth_email_missing');
+
   let notifications: Notification[] = [];
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<ApiResponse | ApiError> => {
+    // Claimed in this transaction: a concurrent callback with the same state waits here, then is refused.
+    if (!(await claimOAuthFlowState(c, flow.id))) throw apiError('flow_state_already_used');
     const {
       user,
-      created,
+      audit,
       needsConfirmation,
       linked,
       refusal: unverified,
@@ -95,14 +113,20 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
       hookRequest: req,
     });
     if (needsConfirmation) {
-      const refusal = await mailUnverified(ctx, c, user, name, target, req, unverified);
+      // The mail's link returns where the original's does: the callback request's own redirect target (its
+      // redirect_to, else an allowed Referer, else SITE_URL), not the flow's.
+      const mailTarget = redirectTarget({ headers: req.headers, query: params }, ctx);
+      const refusal = await mailUnverified(ctx, c, user, name, mailTarget, req, unverified);
       if (refusal) {
-        await deleteFlowState(c, flow.id);
+        await releaseOAuthFlowState(c, flow.id);
         return refusal;
       }
     }
     notifications = linked ? notice(ctx, { kind: 'identityLinked', user, provider: name }) : [];
+    const traits = { provider: name };
     if (flow.code_challenge) {
+      // The sign-in is audited here, as in the implicit flow; the code exchange adds its own login.
+      if (audit) await writeAudit(c, req, actorOf(user), audit, traits);
       const authCode = await finishOAuthFlowState(c, flow.id, {
         userId: user.id,
         providerAccessToken: tokens.accessToken,
@@ -111,8 +135,10 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
       return codeRedirect(target, authCode);
     }
     await deleteFlowState(c, flow.id);
+    // An invite accepted in the implicit flow keeps the login it has always been audited with after invite_accepted.
+    const action = audit ?? (flow.invite_token ? 'login' : null);
     const session = await issueSession(ctx, c, user, 'oauth', req, {
-      audit: { actor: actorOf(user), action: created ? 'user_signedup' : 'login', traits: { provider: name } },
+      audit: action ? { actor: actorOf(user), action, traits } : undefined,
     });
     return sessionRedirect(target, name, session, tokens.accessToken, tokens.refreshToken);
   });

@@ -34,7 +34,7 @@ import type { HookRequest } from '../hooks/invoke.js';
 import { blankUserRow } from '../users/create.js';
 import { emailFromIdentities } from '../users/email-from-identities.js';
 import { findEmailHolder } from '../users/duplicate-email.js';
-import { DEFAULT_LINKING_DOMAIN, linkingDomainOf } from './linking-domains.js';
+import { DEFAULT_LINKING_DOMAIN, linkingDomainOf, multipleAccountsIn } from './linking-domains.js';
 import { acceptInvite, confirmThroughProvider, withProvider } from './account-confirmation.js';
 
 export interface LinkRequest {
@@ -52,8 +52,13 @@ export interface LinkRequest {
 
 export interface Linked {
   user: UserRow;
-  /** a new account: the sign-in is audited as user_signedup */
-  created: boolean;
+  /**
+   * How the sign-in is audited at the callback (or the id_token grant), as the original decides it: user_signedup
+   * when the provider's address confirmed the account (a new one, or one still unconfirmed), login otherwise
+   * (a new account without an address too); none while the address awaits its confirmation mail, and none for
+   * a link (identity_linked) or an invite (invite_accepted), which are audited as such.
+   */
+  audit: 'user_signedup' | 'login' | null;
   /** the user's email is unconfirmed and the provider did not verify it: the confirmation mail is due (oauth/unverified.ts) */
   needsConfirmation: boolean;
   /** a signed-in user linked this identity: its notification is due (delivery/notifications.ts) */
@@ -74,6 +79,8 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
   if (r.inviteToken) {
     if (existing) throw apiError('identity_already_exists');
     user = await acceptInvite(c, r.hookRequest, provider, profile, r.inviteToken);
+    const { confirmedNow: _, ...accepted } = await confirmed(c, r, user, trusted);
+    return { ...accepted, audit: null };
   } else if (r.linkingTargetId) {
     if (existing) throw apiError(existing.user_id === r.linkingTargetId ? 'identity_already_exists' : 'identity_linked_to_another_user');
     const target = await lockUserById(c, r.linkingTargetId);
@@ -100,12 +107,28 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
     }
   }
 
+  const { confirmedNow, ...result } = await confirmed(c, r, user, trusted);
+  if (result.needsConfirmation) return { ...result, audit: null };
+  // A new account is confirmed by the provider's address when it has one; without one (EMAIL_OPTIONAL, or
+  // its address held by another account) the original counts a verified primary address all the same.
+  const signedUp = created
+    ? !!user.email || (!r.emailOptional && !!profile.emails[0] && (profile.emails[0].verified || ctx.config.mailer.autoconfirm))
+    : confirmedNow;
+  return { ...result, audit: signedUp ? 'user_signedup' : 'login' };
+}
+
+/** A banned user is refused; an unconfirmed one is confirmed by a trusted address equal to its own, else marked for the mail. */
+async function confirmed(
+  c: pg.PoolClient,
+  r: LinkRequest,
+  user: UserRow,
+  trusted: string[],
+): Promise<Omit<Linked, 'audit'> & { confirmedNow: boolean }> {
   if (isBanned(user)) throw apiError('user_banned');
-  if (user.email && !user.email_confirmed_at) {
-    if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true, linked: false };
-    user = await confirmThroughProvider(c, r.hookRequest, user, provider, profile.claims);
-  }
-  return { user, created, needsConfirmation: false, linked: false };
+  const base = { needsConfirmation: false, linked: false, confirmedNow: false };
+  if (!user.email || user.email_confirmed_at) return { ...base, user };
+  if (!trusted.includes(user.email.toLowerCase())) return { ...base, user, needsConfirmation: true };
+  return { ...base, user: await confirmThroughProvider(c, r.hookRequest, user, r.provider, r.profile.claims), confirmedNow: true };
 }
 
 /**
@@ -132,8 +155,8 @@ async function linkToSignedInUser(ctx: AppContext, c: pg.PoolClient, linkedTo: U
   if (isBanned(user)) throw apiError('user_banned');
   const result = (u: UserRow, needsConfirmation = false): Linked =>
     needsConfirmation
-      ? { user: u, created: false, needsConfirmation, linked: true, refusal: 'link_email_not_confirmed' }
-      : { user: u, created: false, needsConfirmation, linked: true };
+      ? { user: u, audit: null, needsConfirmation, linked: true, refusal: 'link_email_not_confirmed' }
+      : { user: u, audit: null, needsConfirmation, linked: true };
   if (user.email) return result(user);
 
   const patch = await emailFromIdentities(c, user, await findIdentitiesByUser(c, user.id), ctx.config.mailer.autoconfirm);
@@ -168,7 +191,7 @@ async function accountWithEmail(ctx: AppContext, c: pg.PoolClient, emails: strin
       if (byEmail) ids.add(byEmail.id);
     }
   }
-  if (ids.size > 1) throw apiError('oauth_multiple_accounts');
+  if (ids.size > 1) throw multipleAccountsIn(domain);
   const [id] = ids;
   return id ? lockUserById(c, id) : null;
 }
@@ -223,7 +246,7 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, 
   // As for any sign-up, the hook sees the user before the insert, so its refusal leaves nothing.
   await beforeUserCreated(ctx, { ...blankUserRow(fields.id), ...fields, confirmed_at: fields.email_confirmed_at }, r.hookRequest, c);
   const user = await insertNewUser(c, fields);
-  if (!user) throw apiError('oauth_multiple_accounts'); // a concurrent sign-up took the address between the check and the insert
+  if (!user) throw multipleAccountsIn(domain); // a concurrent sign-up took the address between the check and the insert
   await insertIdentity(c, { userId: user.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
   noteUserCreated(ctx, r.hookRequest, user);
   return user;

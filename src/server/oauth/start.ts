@@ -34,11 +34,11 @@ const RESERVED = new Set([
   'scope',
 ]);
 
-/** An invite_token must name a pending invite (404 user_not_found, as the original). */
+/** An invite_token must name a pending invite (404 user_not_found "User identified by token not found", as the original). */
 async function assertInvite(ctx: AppContext, inviteToken: string): Promise<void> {
   const token = await findTokenByLink(ctx.db, inviteToken, ['confirmation_token']);
   const user = token ? await findUserById(ctx.db, token.user_id) : null;
-  if (!user?.invited_at) throw apiError('invite_not_found');
+  if (!user?.invited_at) throw apiError('invite_token_unknown');
 }
 
 /** The provider URL the browser is sent to. */
@@ -46,12 +46,13 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
   const query = req.query;
   const { name, module, rt } = await usableProvider(ctx, query.get('provider') ?? '');
   if (name === 'slack' || name === 'linkedin') noteDeprecatedEndpoint(`GET /authorize?provider=${name}`, ctx.log);
+  // In the original's order: the provider, the invite, then the PKCE parameters.
+  const inviteToken = query.get('invite_token') || null;
+  if (inviteToken) await assertInvite(ctx, inviteToken);
   const pkce = readPkceParams({
     code_challenge: query.get('code_challenge') ?? '',
     code_challenge_method: query.get('code_challenge_method') ?? '',
   });
-  const inviteToken = query.get('invite_token') || null;
-  if (inviteToken) await assertInvite(ctx, inviteToken);
   const providerVerifier = module.protocol === 'oauth2' && module.pkceToProvider ? randomBytes(48).toString('base64url') : null;
   // Looked up before the flow is stored (OIDC discovery may be a network call): an unreachable provider leaves no row.
   const endpoint = module.protocol === 'oauth2' ? await module.authorizationEndpoint(rt) : '';

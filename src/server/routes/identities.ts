@@ -31,7 +31,7 @@ function requireAudience(req: ApiRequest, ctx: AppContext, principal: Authentica
 }
 
 /**
- * 302 to the provider, or {url} with skip_http_redirect=true, as GET /authorize and the original; auth-js's
+ * 302 to the provider, or {url} with skip_http_redirect=true (only here, as the original; GET /authorize always redirects); auth-js's
  * linkIdentity always asks for the {url} and sends the browser there itself.
  */
 export const linkIdentityAuthorize: GuardedHandler<Authenticated> = async (req, ctx, principal) => {

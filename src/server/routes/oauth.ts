@@ -6,10 +6,12 @@ import { startFlow } from '../oauth/start.js';
 import { handleCallback } from '../oauth/callback.js';
 import type { Handler } from '../http/types.js';
 
-/** 302 to the provider, or {url} with skip_http_redirect=true (how auth-js's skipBrowserRedirect gets it). */
+/**
+ * Always a 302 to the provider, as the original: skip_http_redirect is honoured by
+ * GET /user/identities/authorize only (auth-js's skipBrowserRedirect builds the /authorize URL itself).
+ */
 export const authorize: Handler = async (req, ctx) => {
   const url = await providerUrl(() => startFlow(req, ctx, null));
-  if (req.query.get('skip_http_redirect') === 'true') return { body: { url } };
   return { status: 302, headers: { Location: url } };
 };
 

@@ -12,6 +12,7 @@ import { findIdentitiesByUser, findProviderIdentitiesByEmail, insertIdentity, lo
 import { writeAudit, type AuditRequest } from '../../db/audit-log.js';
 import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
+import { multipleAccountsIn } from '../oauth/linking-domains.js';
 import type { AppContext } from '../context.js';
 import { beforeUserCreated } from '../hooks/before-user-created.js';
 import { noteUserCreated } from '../hooks/after-user-created.js';
@@ -44,7 +45,7 @@ export async function signInSsoUser(
     });
   } else {
     const owners = [...new Set((await findProviderIdentitiesByEmail(c, s.provider, s.email)).map((i) => i.user_id))];
-    if (owners.length > 1) throw apiError('oauth_multiple_accounts');
+    if (owners.length > 1) throw multipleAccountsIn(s.provider); // an SSO provider is its own linking domain
     user = owners.length === 1 ? await lockUserById(c, owners[0]) : null;
     if (user) {
       // Another subject of this IdP with the same address (e.g. a changed NameID): linked, its claims merged

@@ -18,12 +18,13 @@ export function readPkceParams(body: Record<string, unknown>): PkceParams | null
   const method = typeof body.code_challenge_method === 'string' ? body.code_challenge_method : '';
   if (!challenge && !method) return null;
   if (!challenge || !method) throw apiError('pkce_params_incomplete');
-  const lower = method.toLowerCase();
-  if (lower !== 's256' && lower !== 'plain') throw apiError('pkce_method_unsupported', `code challenge method not supported: ${method}`);
   if (challenge.length < 43 || challenge.length > 128) throw apiError('pkce_challenge_length');
   if (!/^[a-zA-Z._~0-9-]+$/.test(challenge)) {
     throw apiError('pkce_challenge_characters');
   }
+  // The method last, as the original reads it when it creates the flow (docs/differences.md: the email routes refuse it here).
+  const lower = method.toLowerCase();
+  if (lower !== 's256' && lower !== 'plain') throw apiError('pkce_method_unsupported');
   return { codeChallenge: challenge, method: lower };
 }
 
