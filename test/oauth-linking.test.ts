@@ -121,32 +121,50 @@ t.test(
   },
 );
 
-t.test('email_verified=false never links: the new account gets no email, the owner is untouched', async (t) => {
+/** The refusal of a sign-in whose new account is left without an address and the provider did not verify it. */
+const VERIFY_AT_PROVIDER = {
+  error: 'access_denied',
+  error_code: 'provider_email_needs_verification',
+  error_description: 'Unverified email with github. Verify the email with github in order to sign in',
+};
+const accountOfGithubUser = async (user: GithubUser) =>
+  (
+    await api.db.query(
+      `select u.id, u.email, u.email_confirmed_at from identities i join users u on u.id = i.user_id
+       where i.provider = 'github' and i.provider_id = $1`,
+      [String(user.id)],
+    )
+  ).rows[0];
+
+t.test('email_verified=false never links: a new account without the address, refused until GitHub verifies it', async (t) => {
   const signup = await api.request('POST', '/signup', { body: { email: 'owner@example.com', password: 'Secret-password-1' } });
   await api.db.query('update users set email_confirmed_at = now() where id = $1', [signup.body.id]);
-  const { location } = await signInWithGithub(githubUser('owner@example.com', false));
-  const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
-  t.not(me.body.id, signup.body.id, 'a different account');
-  t.equal(me.body.email, '');
+  const unverified = githubUser('owner@example.com', false);
+  const { location } = await signInWithGithub(unverified);
+  t.same(queryOf(location), VERIFY_AT_PROVIDER, 'no session: as the original, the provider must verify the address');
+  const kept = await accountOfGithubUser(unverified);
+  t.not(kept.id, signup.body.id, 'a different account, kept as the original commits it');
+  t.strictSame([kept.email, kept.email_confirmed_at], [null, null], 'without the address');
   t.same(await identitiesOf(signup.body.id), ['email'], "the owner's identities are unchanged");
+  t.same(queryOf((await signInWithGithub(unverified)).location), VERIFY_AT_PROVIDER, 'refused again at the next sign-in');
   const { location: verified } = await signInWithGithub(githubUser('owner@example.com', true));
   const owner = await api.request('GET', '/user', { token: fragmentOf(verified).access_token });
   t.equal(owner.body.id, signup.body.id, 'a verified address later links to the owner, the unverified identity elsewhere does not count');
 });
 
-t.test("an unverified address that is another user's identity email stays with that user: the new account gets no email", async (t) => {
+t.test("an unverified address that is another user's identity email stays with that user: the new account gets none", async (t) => {
   const holder = await confirmedUser(api);
   await api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ($1, $2, $3, 'google')`, [
     `google-${holder.user.id}`,
     holder.user.id,
     { sub: `google-${holder.user.id}`, email: 'held-by-google@example.com', email_verified: true },
   ]);
-  const { location } = await signInWithGithub(githubUser('Held-By-Google@example.com', false));
-  const session = fragmentOf(location);
-  t.ok(session.access_token, location.href);
-  const me = await api.request('GET', '/user', { token: session.access_token });
-  t.not(me.body.id, holder.user.id, 'a new account');
-  t.equal(me.body.email, '', 'without the address');
+  const newcomer = githubUser('Held-By-Google@example.com', false);
+  const { location } = await signInWithGithub(newcomer);
+  t.same(queryOf(location), VERIFY_AT_PROVIDER);
+  const kept = await accountOfGithubUser(newcomer);
+  t.not(kept.id, holder.user.id, 'a new account');
+  t.equal(kept.email, null, 'without the address');
   t.equal(await userByEmail('held-by-google@example.com'), undefined, 'no account took it as its own');
 });
 

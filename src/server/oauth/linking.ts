@@ -126,7 +126,15 @@ async function confirmed(
 ): Promise<Omit<Linked, 'audit'> & { confirmedNow: boolean }> {
   if (isBanned(user)) throw apiError('user_banned');
   const base = { needsConfirmation: false, linked: false, confirmedNow: false };
-  if (!user.email || user.email_confirmed_at) return { ...base, user };
+  if (!user.email) {
+    // An account left without an address (the provider's is another account's) and confirmed by nothing
+    // else waits, as the original's does, for the provider to verify that address: there is no mail to send.
+    const primary = r.profile.emails[0];
+    const unconfirmed = !user.email_confirmed_at && !user.phone_confirmed_at;
+    const unverified = !!primary && !trusted.includes(primary.email.toLowerCase());
+    return { ...base, user, needsConfirmation: unconfirmed && unverified && !r.emailOptional };
+  }
+  if (user.email_confirmed_at) return { ...base, user };
   if (!trusted.includes(user.email.toLowerCase())) return { ...base, user, needsConfirmation: true };
   return { ...base, user: await confirmThroughProvider(c, r.hookRequest, user, r.provider, r.profile.claims), confirmedNow: true };
 }

@@ -21,9 +21,14 @@ export async function mailUnverified(
   req: HookRequest,
   refusal: 'provider_email_needs_verification' | 'link_email_not_confirmed' = 'provider_email_needs_verification',
 ): Promise<ApiError | null> {
+  // An account without an address of its own has nothing to confirm by mail: the provider must verify it.
+  if (!user.email) {
+    if (refusal === 'provider_email_needs_verification' && ctx.config.mailer.allowUnverifiedEmailSignIns) return null;
+    return apiError(refusal, `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`);
+  }
   await sendConfirmation(ctx, c, user, {
     provider: 'email',
-    address: user.email ?? '',
+    address: user.email,
     channel: 'sms',
     redirectTo,
     pkce: null,
