@@ -8,6 +8,7 @@ import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
+import { fragmentOf, insertUser, plantToken } from './helpers/passwordless.js';
 
 const smtp = await startSmtpServer();
 const sms = await startSmsGatewayFake();
@@ -127,6 +128,20 @@ t.test('custom access token: a removed required claim, the function’s error, i
     [500, 'unexpected_failure', 'Error running hook URI: pg-functions://postgres/hooks_test/custom_access_token'],
   );
   t.equal(await sessionsOf(slow.id), 0, 'the 2 s statement timeout ended the call and the sign-in rolled back');
+});
+
+t.test('custom access token failing at GET /verify: a 5xx goes back in the redirect, as the original sends any error there', async (t) => {
+  const email = uniqueEmail('drop');
+  const id = await insertUser(api.db, { email });
+  const { linkToken } = await plantToken(api.db, id, 'confirmation_token', email);
+  const res = await api.request('GET', `/verify?${new URLSearchParams({ type: 'signup', token: linkToken })}`);
+  t.equal(res.status, 303, 'not a JSON page for the browser that followed the mail link');
+  const location = res.headers.get('location')!;
+  t.ok(location.startsWith('http://localhost:3000#'), location);
+  t.match(fragmentOf(location), { error: 'server_error', error_code: 'unexpected_failure', error_description: /role/ });
+  t.equal(await sessionsOf(id), 0);
+  const user = await api.db.query('select email_confirmed_at from users where id = $1', [id]);
+  t.equal(user.rows[0].email_confirmed_at, null, 'the verification rolled back');
 });
 
 t.test('before-user-created: the function sees the user; its refusal leaves no user row', async (t) => {

@@ -207,6 +207,26 @@ t.test('PKCE: the callback answers ?code=, and the pkce grant answers the sessio
   t.equal(again.body.error_code, 'flow_state_not_found');
 });
 
+t.test('a redirect_to with its own fragment keeps it: the session is appended, the PKCE code goes in the query', async (t) => {
+  gh.approveAs = 101;
+  const target = encodeURIComponent('https://app.example.test/#/home');
+  const implicit = await callback(api, await gh.approve((await authorizeUrl(api, `provider=github&redirect_to=${target}`)).href));
+  t.equal(implicit.status, 302);
+  const href = implicit.location.href;
+  t.ok(href.startsWith('https://app.example.test/#/home#access_token='), href);
+  const session = Object.fromEntries(new URLSearchParams(href.slice(href.lastIndexOf('#') + 1)));
+  t.equal((await api.request('GET', '/user', { token: session.access_token })).status, 200);
+
+  const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+  const pkce = await callback(
+    api,
+    await gh.approve(
+      (await authorizeUrl(api, `provider=github&redirect_to=${target}&code_challenge=${challenge}&code_challenge_method=s256`)).href,
+    ),
+  );
+  t.match(pkce.location.href, /^https:\/\/app\.example\.test\/\?code=[0-9a-f-]{36}#\/home$/, 'as the original’s PKCE redirect keeps it');
+});
+
 t.test('google (OIDC by discovery): the id_token is verified against the JWKS and the account created', async (t) => {
   const url = await authorizeUrl(api, 'provider=google&redirect_to=https://app.example.test/');
   t.equal(url.origin, oidc.base);

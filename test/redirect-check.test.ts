@@ -75,3 +75,121 @@ t.test('same-site targets keep any path; loopback sites accept any port', async 
   t.equal(local('https://localhost:3000/'), null, 'another scheme');
   t.equal(check('https://app.example.test:8443/'), null, 'another port on a non-loopback site');
 });
+
+// The original's own redirect cases (internal/api/verify_test.go, TestVerifySignupWithRedirectURLContainedPath):
+// site, allow list, redirect_to, and what the Location must contain (null: it falls back to SITE_URL).
+const ORIGINAL_CASES: Array<[string, string, string[], string, string | null]> = [
+  [
+    'same site url and redirect url with path',
+    'http://localhost:3000/#/',
+    ['http://localhost:3000'],
+    'http://localhost:3000/#/',
+    'http://localhost:3000/#/',
+  ],
+  [
+    'different site url and redirect url in allow list',
+    'https://someapp-something.codemagic.app/#/',
+    ['http://localhost:3000'],
+    'http://localhost:3000',
+    'http://localhost:3000',
+  ],
+  [
+    'different site url and redirect url not in allow list',
+    'https://someapp-something.codemagic.app/#/',
+    ['http://localhost:3000'],
+    'http://localhost:3000/docs',
+    null,
+  ],
+  [
+    'same wildcard site url and redirect url in allow list',
+    'http://sub.test.dev:3000/#/',
+    ['http://*.test.dev:3000'],
+    'http://sub.test.dev:3000/#/',
+    'http://sub.test.dev:3000/#/',
+  ],
+  [
+    'different wildcard site url and redirect url in allow list',
+    'http://sub.test.dev/#/',
+    ['http://*.other.dev:3000'],
+    'http://sub.other.dev:3000',
+    'http://sub.other.dev:3000',
+  ],
+  [
+    'different wildcard site url and redirect url not in allow list',
+    'http://test.dev:3000/#/',
+    ['http://*.allowed.dev:3000'],
+    'http://sub.test.dev:3000/#/',
+    null,
+  ],
+  [
+    'exact mobile deep link redirect url in allow list',
+    'http://test.dev:3000/#/',
+    ['twitter://timeline'],
+    'twitter://timeline',
+    'twitter://timeline',
+  ],
+  [
+    'wildcard mobile deep link redirect url in allow list',
+    'http://test.dev:3000/#/',
+    ['com.example.app://**'],
+    'com.example.app://sign-in/v2',
+    'com.example.app://sign-in/v2',
+  ],
+  ['redirect respects . separator', 'http://localhost:3000', ['http://*.*.dev:3000'], 'http://foo.bar.dev:3000', 'http://foo.bar.dev:3000'],
+  ['redirect does not respect . separator', 'http://localhost:3000', ['http://*.dev:3000'], 'http://foo.bar.dev:3000', null],
+  [
+    'redirect respects / separator in url subdirectory',
+    'http://localhost:3000',
+    ['http://test.dev:3000/*/*'],
+    'http://test.dev:3000/bar/foo',
+    'http://test.dev:3000/bar/foo',
+  ],
+  [
+    'redirect does not respect / separator in url subdirectory',
+    'http://localhost:3000',
+    ['http://test.dev:3000/*'],
+    'http://test.dev:3000/bar/foo',
+    null,
+  ],
+  [
+    'redirect ignores fragment for validation',
+    'http://localhost:3000',
+    ['http://*.example.com/*'],
+    'http://something#.example.com/abc',
+    null,
+  ],
+  ['redirect ignores unusual hostnames', 'http://localhost:3000', ['http://*.example.com/*'], 'http://japanese。.example.com/abc', null],
+  [
+    'redirect with allowed deep-link url correctly without a hostname',
+    'http://localhost:3000',
+    ['com.myapp://**'],
+    'com.myapp://',
+    'com.myapp:',
+  ],
+];
+
+t.test('the original’s redirect cases give the original’s answers', async (t) => {
+  for (const [desc, siteUrl, uriAllowList, target, expected] of ORIGINAL_CASES) {
+    const href = createRedirectCheck({ siteUrl, uriAllowList })(target);
+    if (expected === null) t.equal(href, null, desc);
+    else t.ok(href?.includes(expected), `${desc}: ${href}`);
+  }
+});
+
+t.test('an entry ending in ** after its authority accepts any port and path of app deep links', async (t) => {
+  const accepts = (entry: string, target: string) => createRedirectCheck({ siteUrl: SITE_URL, uriAllowList: [entry] })(target);
+  t.equal(accepts('myapp://**', 'myapp://auth/callback'), 'myapp://auth/callback');
+  t.equal(accepts('exp://**', 'exp://192.168.1.5:8081/--/auth/callback'), 'exp://192.168.1.5:8081/--/auth/callback');
+  t.equal(accepts('com.example.app://**', 'com.example.app://sign-in/v2?x=1'), 'com.example.app://sign-in/v2?x=1');
+  t.equal(accepts('https://*.example.test**', 'https://a.example.test:8443/cb'), 'https://a.example.test:8443/cb');
+  t.equal(accepts('http://localhost:**', 'http://localhost:5173/auth/cb'), 'http://localhost:5173/auth/cb');
+  // Still judged on the parsed parts: the host, the scheme and the form of the URL.
+  t.equal(accepts('https://app.**', 'https://evil.example/app.x'), null, 'the host is the parsed hostname');
+  t.equal(accepts('https://*.example.test**', 'https://a.example.test.evil.example/'), null, 'no label past the entry’s');
+  t.equal(accepts('myapp://**', 'https://evil.example/'), null, 'the scheme is matched');
+  t.equal(accepts('myapp://**', 'myapp.evil://x'), null);
+  t.equal(accepts('myapp://**', 'myapp:/x'), null, 'an entry written scheme:// names only URLs with an authority');
+  t.equal(accepts('myapp://**', 'myapp://u:p@host/x'), null, 'userinfo stays refused');
+  t.equal(accepts('http://localhost:3000', 'http://localhost:3000/x'), null, 'without ** nor a path: the root only');
+  t.equal(accepts('https://app.example.test', 'https://other.example.test/'), null, 'without **: no other host');
+});

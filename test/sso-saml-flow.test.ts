@@ -320,6 +320,18 @@ t.test('IdP-initiated sign-in: no RelayState, or a URL one', async (t) => {
   t.strictSame(refusal(unknown), refused('saml_idp_not_found', 'A SAML connection has not been established with this Identity Provider'));
 });
 
+t.test('a target with its own fragment keeps it: the session is appended after it, as the original does', async (t) => {
+  const acs = await postToAcs(api.url, {
+    SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR] }),
+    RelayState: 'https://app.example.test/#/from-idp',
+  });
+  t.equal(acs.status, 302);
+  const href = acs.location!.href;
+  t.ok(href.startsWith('https://app.example.test/#/from-idp#access_token='), href);
+  const session = new URLSearchParams(href.slice(href.lastIndexOf('#') + 1));
+  t.equal((await api.request('GET', '/user', { token: session.get('access_token')! })).body.email, 'ada@acme.test');
+});
+
 t.test('the ACS refuses what it must not accept', async (t) => {
   const base = (request: { id: string }): Assertion => ({ inResponseTo: request.id, nameId: 'ada-1', attributes: [EMAIL_ATTR] });
   const post = async (build: (request: { id: string }) => string) => {

@@ -12,6 +12,7 @@ const api = await startTestService({
   AUTH_SMS_TWILIO_ACCOUNT_SID: 'AC1',
   AUTH_SMS_TWILIO_AUTH_TOKEN: 'x',
   AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: 'MG1',
+  AUTH_URI_ALLOW_LIST: 'com.example.app://**',
 });
 t.teardown(() => api.stop());
 
@@ -303,6 +304,36 @@ t.test('GET: missing parameters are JSON errors; other failures redirect', async
     'http://localhost:3000#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
     'a foreign redirect_to falls back to SITE_URL; the exact encoding of the original',
   );
+});
+
+t.test('GET: a target’s own fragment stays before the session, as the original appends it; errors replace it', async (t) => {
+  const sessionOf = (location: string) => Object.fromEntries(new URLSearchParams(location.slice(location.lastIndexOf('#') + 1)));
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email });
+  const { linkToken } = await plantToken(api.db, id, 'confirmation_token', email);
+  const hashRouted = await get({ type: 'signup', token: linkToken, redirect_to: 'http://localhost:3000/#/welcome' });
+  t.equal(hashRouted.status, 303);
+  const location = hashRouted.headers.get('location')!;
+  t.ok(location.startsWith('http://localhost:3000/#/welcome#access_token='), location);
+  t.equal((await api.request('GET', '/user', { token: sessionOf(location).access_token })).body.id, id);
+
+  const refused = await get({ type: 'signup', token: linkToken, redirect_to: 'http://localhost:3000/#/welcome' });
+  t.equal(
+    refused.headers.get('location'),
+    'http://localhost:3000/#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
+    'an error replaces the fragment, as the original’s error redirect does',
+  );
+});
+
+t.test('GET: an allow-list entry ending in ** takes app deep links with a path (the original’s verify_test cases)', async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email });
+  const { linkToken } = await plantToken(api.db, id, 'confirmation_token', email);
+  const res = await get({ type: 'signup', token: linkToken, redirect_to: 'com.example.app://sign-in/v2' });
+  t.equal(res.status, 303);
+  t.ok(res.headers.get('location')!.startsWith('com.example.app://sign-in/v2#access_token='), res.headers.get('location')!);
+  const bare = await get({ type: 'signup', token: 'f'.repeat(56), redirect_to: 'com.example.app://' });
+  t.ok(bare.headers.get('location')!.startsWith('com.example.app://#error='), 'the app link without a host');
 });
 
 t.test('POST invite with password: the invited user gets it and can then sign in with it', async (t) => {

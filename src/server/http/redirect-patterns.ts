@@ -13,23 +13,48 @@ const NEVER: UrlMatcher = () => false;
 
 /**
  * One allow-list entry as a matcher. Globs work per part: `*` in the host stays within one label and `**`
- * spans labels; in the path `*` stays within one segment and `**` spans segments. The query and fragment
- * of an entry are ignored: they cannot change where a browser goes. An entry that is not of the form
- * `scheme://host...` matches nothing.
+ * spans labels; in the path `*` stays within one segment and `**` spans segments. An entry whose authority
+ * ends in `**` and has no path (`myapp://**`, `https://*.example.com**`, `http://localhost:**`) is open
+ * after that point: the original's glob let that `**` run on over `:port/path`, so app deep links such as
+ * `com.example.app://sign-in/v2` match. The host is still judged on the parsed hostname alone. The query
+ * and fragment of an entry are ignored: they cannot change where a browser goes. An entry that is not of
+ * the form `scheme://host...` matches nothing.
  */
 export function compileAllowPattern(entry: string): UrlMatcher {
   const parts = PATTERN.exec(entry.trim());
   if (!parts) return NEVER;
-  const [, schemeGlob, hostGlob, portGlob = '', pathGlob] = parts;
+  const [, schemeGlob, hostGlob, portGlob, pathGlob] = parts;
   const scheme = schemeGlob.toLowerCase();
   const matchScheme = picomatch(scheme);
-  const matchHost = picomatch(labelsAsSegments(asciiHost(hostGlob.toLowerCase())), { dot: true });
-  const port = portGlob === DEFAULT_PORTS[scheme] ? '' : portGlob;
-  const matchPort = port.includes('*') ? picomatch(port) : (p: string) => p === port;
-  const matchPath = pathGlob === '' ? (p: string) => p === '' || p === '/' : picomatch(pathGlob, { dot: true });
+  const openEnded = pathGlob === '' && (portGlob ?? hostGlob).endsWith('**');
+  const matchHost = hostMatcher(hostGlob.toLowerCase());
+  const matchPort = openEnded && portGlob === undefined ? ANY : portMatcher(portGlob ?? '', scheme);
+  const matchPath = openEnded ? ANY : pathGlob === '' ? (p: string) => p === '' || p === '/' : picomatch(pathGlob, { dot: true });
   return (url) =>
-    matchScheme(url.protocol.slice(0, -1)) && matchHost(labelsAsSegments(url.hostname)) && matchPort(url.port) && matchPath(url.pathname);
+    hasAuthority(url) &&
+    matchScheme(url.protocol.slice(0, -1)) &&
+    matchHost(url.hostname) &&
+    matchPort(url.port) &&
+    matchPath(url.pathname);
 }
+
+const ANY = () => true;
+
+// `**` alone also matches the empty host of an app link such as `com.myapp://` (the original's test case).
+function hostMatcher(glob: string): (hostname: string) => boolean {
+  const matches = picomatch(labelsAsSegments(asciiHost(glob)), { dot: true });
+  return glob === '**' ? ANY : (hostname) => matches(labelsAsSegments(hostname));
+}
+
+// An entry without a port names the scheme's default one (which the parser leaves out of the target).
+function portMatcher(glob: string, scheme: string): (port: string) => boolean {
+  const port = glob === DEFAULT_PORTS[scheme] ? '' : glob;
+  return port.includes('*') ? picomatch(port) : (p) => p === port;
+}
+
+// Every entry is written `scheme://…`: a target without the `//` (`myapp:/x`, `myapp:x`) is another form of
+// URL that no entry names, as it never matched the original's glob either.
+const hasAuthority = (url: URL) => url.host !== '' || url.href.startsWith(`${url.protocol}//`);
 
 // Host labels become path segments, so picomatch's `*` (one segment) and `**` (any) apply per label.
 const labelsAsSegments = (host: string) => host.split('.').join('/');

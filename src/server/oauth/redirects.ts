@@ -3,6 +3,7 @@
 import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';
 import type { TokenResponse } from '../sessions/issue.js';
+import { withSessionFragment } from '../http/session-fragment.js';
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'invalid_request',
@@ -14,15 +15,17 @@ const ERROR_NAMES: Record<number, string> = {
 // Refusals of the person rather than of the request: the original names them access_denied.
 const ACCESS_DENIED = new Set(['signup_disabled', 'user_banned', 'provider_email_needs_verification']);
 
-const encode = (params: Record<string, string>) =>
-  new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
+const sorted = (params: Record<string, string>) =>
+  new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+const encode = (params: Record<string, string>) => sorted(params).toString();
 
-/** `target` with `params` in its query (existing parameters kept) and, when given, `fragment` as its fragment. */
+/** `target` with `params` in its query (existing parameters kept) and, when given, `fragment` replacing its
+ * fragment (errors); without one the target's fragment stays, as the original's PKCE redirect keeps it. */
 function withParams(target: string, params: Record<string, string>, fragment?: Record<string, string>): string {
   const url = new URL(target);
   const merged = Object.fromEntries(url.searchParams);
   url.search = encode({ ...merged, ...params });
-  url.hash = fragment ? encode(fragment) : '';
+  if (fragment) url.hash = encode(fragment);
   return url.href;
 }
 
@@ -46,7 +49,7 @@ export function providerError(target: string, error: string, description: string
   return { status: 302, headers: { Location: withParams(target, params, { ...params, sb: '' }) } };
 }
 
-/** Implicit flow: the session in the fragment, with the provider's tokens. */
+/** Implicit flow: the session appended as a fragment (the target's own kept), with the provider's tokens. */
 export function sessionRedirect(
   target: string,
   provider: string,
@@ -65,12 +68,10 @@ export function sessionRedirect(
     token_type: 'bearer',
   };
   if (providerRefreshToken) fragment.provider_refresh_token = providerRefreshToken;
-  const url = new URL(target);
-  url.hash = encode(fragment);
-  return { status: 302, headers: { Location: url.href } };
+  return { status: 302, headers: { Location: withSessionFragment(target, sorted(fragment)) } };
 }
 
-/** PKCE flow: the code the client exchanges at POST /token?grant_type=pkce. */
+/** PKCE flow: the code the client exchanges at POST /token?grant_type=pkce; the target's fragment stays. */
 export function codeRedirect(target: string, authCode: string): ApiResponse {
   return { status: 302, headers: { Location: withParams(target, { code: authCode }) } };
 }

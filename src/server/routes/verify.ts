@@ -75,8 +75,12 @@ export const verifyGet: Handler = async (req, ctx) => {
     const named = typeName === 'email' && verified.kind === 'session' ? emailLinkType(verified.tokenType) : typeName;
     return redirectWithSession(redirectTo, named, verified, pkce);
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) return redirectWithError(redirectTo, err, pkce);
-    throw err;
+    // Every refusal the service names, 5xx included (a failing hook, say), goes back to the app in the
+    // redirect as the original's does (`error=server_error`); the browser following a mail link would
+    // otherwise be left on a JSON page. An unnamed failure stays the renderer's 500 with its error_id.
+    if (!(err instanceof ApiError)) throw err;
+    if (err.status >= 500) ctx.log.warn({ err: err.cause ?? err, requestId: req.requestId }, 'GET /verify failed');
+    return redirectWithError(redirectTo, err, pkce);
   }
 };
 

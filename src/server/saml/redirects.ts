@@ -1,7 +1,8 @@
-// The ACS's answer to a finished implicit flow: 302 to the target with the session in the fragment, the
-// fields the original's redirect carries (clients read them with detectSessionInUrl).
+// The ACS's answer to a finished implicit flow: 302 to the target with the session appended as a fragment
+// (the target's own kept), the fields the original's redirect carries (clients read them with detectSessionInUrl).
 import type { ApiResponse } from '../http/types.js';
 import type { TokenResponse } from '../sessions/issue.js';
+import { withSessionFragment } from '../http/session-fragment.js';
 
 export function tokenFragmentRedirect(target: string, s: TokenResponse): ApiResponse {
   const fragment = new URLSearchParams({
@@ -12,7 +13,5 @@ export function tokenFragmentRedirect(target: string, s: TokenResponse): ApiResp
     sb: '', // the original's mark of its redirects, which clients may look for
     token_type: 'bearer',
   });
-  const url = new URL(target);
-  url.hash = fragment.toString();
-  return { status: 302, headers: { Location: url.href } };
+  return { status: 302, headers: { Location: withSessionFragment(target, fragment) } };
 }

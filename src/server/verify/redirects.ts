@@ -1,9 +1,10 @@
-// The 303 answers of GET /verify: the session, a message, or the error in the redirect target's fragment,
-// keys sorted as the original's url.Values encoding sorts them (docs/api.md#get-verify). A PKCE flow gets
+// The 303 answers of GET /verify: the session appended after the target's own fragment, or a message or
+// the error replacing it, keys sorted as the original's url.Values encoding sorts them (docs/api.md#get-verify). A PKCE flow gets
 // `?code=` in the query instead of a session, and its errors in the query as well as the fragment.
 import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';
 import type { Verified } from './consume.js';
+import { withSessionFragment } from '../http/session-fragment.js';
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'invalid_request',
@@ -13,8 +14,9 @@ const ERROR_NAMES: Record<number, string> = {
   503: 'temporarily_unavailable',
 };
 
-const encode = (params: Record<string, string>) =>
-  new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
+const sorted = (params: Record<string, string>) =>
+  new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+const encode = (params: Record<string, string>) => sorted(params).toString();
 
 /** The target with `params` added to its query (existing parameters kept, same names replaced), re-encoded
  * with sorted keys as the original's url.Values.Encode does. */
@@ -30,6 +32,7 @@ function splitFragment(target: string): [string, string | undefined] {
   return at === -1 ? [target, undefined] : [target.slice(0, at), target.slice(at + 1)];
 }
 
+/** Errors and messages replace the target's fragment, as the original's prepErrorRedirectURL and prepRedirectURL do. */
 function withFragment(target: string, params: Record<string, string>): ApiResponse {
   return { status: 303, headers: { Location: `${splitFragment(target)[0]}#${encode(params)}` } };
 }
@@ -39,7 +42,7 @@ export function redirectWithSession(target: string, type: string, verified: Veri
     return withFragment(pkce ? withQuery(target, { message: verified.message }) : target, { message: verified.message });
   if (verified.kind === 'code') return { status: 303, headers: { Location: withQuery(target, { code: verified.authCode }) } };
   const s = verified.session;
-  return withFragment(target, {
+  const session = sorted({
     access_token: s.access_token,
     expires_at: String(s.expires_at),
     expires_in: String(s.expires_in),
@@ -47,6 +50,7 @@ export function redirectWithSession(target: string, type: string, verified: Veri
     token_type: 'bearer',
     type,
   });
+  return { status: 303, headers: { Location: withSessionFragment(target, session) } };
 }
 
 export function redirectWithError(target: string, err: ApiError, pkce = false): ApiResponse {
