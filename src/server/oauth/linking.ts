@@ -103,7 +103,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
   if (isBanned(user)) throw apiError('user_banned');
   if (user.email && !user.email_confirmed_at) {
     if (!trusted.includes(user.email.toLowerCase())) return { user, created, needsConfirmation: true, linked: false };
-    user = await confirmThroughProvider(c, r.hookRequest, user, provider, profile.claims);
+    user = await confirmThroughProvider(c, user, provider, profile.claims);
   }
   return { user, created, needsConfirmation: false, linked: false };
 }
