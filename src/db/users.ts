@@ -142,6 +142,15 @@ export async function findUserByPhone(q: Queryable, phone: string, aud: string):
   return rows[0] ?? null;
 }
 
+/** The user with a pending change to this phone number (a test number's code at /verify phone_change). */
+export async function findUserByPhoneChange(q: Queryable, phone: string, aud: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>(
+    `select ${USER_COLUMNS} from users where phone_change = $1 and aud = $2 and deleted_at is null limit 1`,
+    [phone, aud],
+  );
+  return rows[0] ?? null;
+}
+
 /** Inserts a user; resolves null when the email or phone is already taken (a concurrent signup won). */
 export async function insertUser(q: Queryable, fields: UserWrite): Promise<UserRow | null> {
   const names = columnsOf(fields);
