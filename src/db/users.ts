@@ -189,23 +189,6 @@ export async function markConfirmationSent(q: Queryable, id: string): Promise<Us
   return rows[0];
 }
 
-/** The user with a pending change to this address, or holding it now (POST /resend email_change/phone_change). */
-export async function findUserByPendingAddress(
-  q: Queryable,
-  column: 'email' | 'phone',
-  address: string,
-  aud: string,
-): Promise<UserRow | null> {
-  const change = column === 'email' ? 'email_change' : 'phone_change';
-  const current = column === 'email' ? 'lower(email)' : 'phone';
-  const { rows } = await q.query<UserRow>(
-    `select ${USER_COLUMNS} from users where (${current} = $1 or ${change} = $1) and aud = $2 and deleted_at is null
-     order by (${change} = $1) desc nulls last limit 1`,
-    [address, aud],
-  );
-  return rows[0] ?? null;
-}
-
 export interface UserPage {
   users: UserRow[];
   total: number;
