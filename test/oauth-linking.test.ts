@@ -203,19 +203,27 @@ t.test('an unverified address nobody holds: provider_email_needs_verification in
   t.same(await identitiesOf(kept.id), ['github']);
 });
 
-t.test('an invited user who signs in with the invited address accepts the invite', async (t) => {
-  const invited = await api.request('POST', '/invite', { token: await adminToken(), body: { email: 'guest@example.com' } });
+t.test('an invited user who signs in with the invited address is confirmed as any unconfirmed account is', async (t) => {
+  const invited = await api.request('POST', '/invite', {
+    token: await adminToken(),
+    body: { email: 'guest@example.com', data: { team: 'red' } },
+  });
   t.equal(invited.status, 200, invited.text);
   const { location } = await signInWithGithub(githubUser('guest@example.com', true));
   const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.body.id, invited.body.id);
   t.ok(me.body.email_confirmed_at);
-  t.same(await identitiesOf(invited.body.id), ['email', 'github']);
+  // As the original: the unverified email identity the invite made goes, and the provider's claims replace
+  // the admin's data.
+  t.same(await identitiesOf(invited.body.id), ['github']);
+  t.same(me.body.app_metadata, { provider: 'github', providers: ['github'] });
+  t.notOk('team' in me.body.user_metadata, "the admin's data is gone");
+  t.match(me.body.user_metadata, { name: /^User \d+$/, email: 'guest@example.com', email_verified: true });
   const audit = await api.db.query(
     `select 1 from audit_log_entries where payload->>'action' = 'invite_accepted' and payload->>'actor_id' = $1`,
     [invited.body.id],
   );
-  t.equal(audit.rowCount, 1);
+  t.equal(audit.rowCount, 0, 'no invite was accepted: no invite_token came with the flow');
 });
 
 t.test(
@@ -224,9 +232,12 @@ t.test(
     const admin = await adminToken();
     const link = await api.request('POST', '/admin/generate_link', {
       token: admin,
-      body: { type: 'invite', email: 'linked-invite@example.com' },
+      body: { type: 'invite', email: 'linked-invite@example.com', data: { team: 'blue' } },
     });
     t.equal(link.status, 200, link.text);
+    t.match(link.body.user_metadata, { team: 'blue' });
+    // A password planted before the invite is accepted goes, as the original's acceptance removes it.
+    await api.db.query(`update users set encrypted_password = 'planted' where id = $1`, [link.body.id]);
     const unknown = await api.request('GET', '/authorize?provider=github&invite_token=not-an-invite');
     t.same(unknown.body, { code: 404, error_code: 'user_not_found', msg: 'User identified by token not found' });
 
@@ -234,11 +245,31 @@ t.test(
     const mismatch = await signInWithGithub(stranger, `&invite_token=${link.body.hashed_token}`);
     t.equal(queryOf(mismatch.location).error_description, 'Invited email does not match emails from external provider');
 
-    const { location } = await signInWithGithub(githubUser('linked-invite@example.com', false), `&invite_token=${link.body.hashed_token}`);
+    const person = githubUser('linked-invite@example.com', false);
+    const { location } = await signInWithGithub(person, `&invite_token=${link.body.hashed_token}`);
     const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
     t.equal(me.body.id, link.body.id, location.href);
     t.ok(me.body.email_confirmed_at);
-    t.same(await identitiesOf(link.body.id), ['email', 'github']);
+    // The original's TestInviteExternalGitlab: the provider is the account's provider, and its only one.
+    t.same(await identitiesOf(link.body.id), ['github']);
+    t.same(me.body.app_metadata, { provider: 'github', providers: ['github'] });
+    t.strictSame(
+      me.body.user_metadata,
+      { ...me.body.identities[0].identity_data, email_verified: true },
+      "user_metadata is the provider's claims, marked verified; the admin's data is gone",
+    );
+    t.equal(me.body.user_metadata.name, person.name);
+    t.equal((await userByEmail('linked-invite@example.com')).encrypted_password, null);
+    const audit = await api.db.query(
+      `select payload->'traits' as traits from audit_log_entries where payload->>'action' = 'invite_accepted' and payload->>'actor_id' = $1`,
+      [link.body.id],
+    );
+    t.same(
+      audit.rows.map((r) => r.traits),
+      [{ provider: 'github' }],
+    );
+    const spent = await api.request('GET', `/authorize?provider=github&invite_token=${link.body.hashed_token}`);
+    t.equal(spent.body.error_code, 'user_not_found', 'the invite is spent');
   },
 );
 

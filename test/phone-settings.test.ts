@@ -1,9 +1,12 @@
 // Phone confirmation under its settings: SMS_TEMPLATE and SMS_OTP_LENGTH, SMS_OTP_EXP, SMS_MAX_FREQUENCY,
-// RATE_LIMIT_SMS_SENT, a gateway that checks codes itself (Twilio Verify), SMS_TEST_OTP, and the
+// RATE_LIMIT_SMS_SENT, a gateway that checks codes itself (Twilio Verify), SMS_TEST_OTP (and its codes at
+// /verify), and the
 // per-client limit keyed by RATE_LIMIT_HEADER.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { startSmsGatewayFake, twilioVerifyEnv } from './helpers/sms.js';
+import { confirmedUser } from './helpers/users.js';
+import { adminToken } from './helpers/admin.js';
 
 const sms = await startSmsGatewayFake();
 t.teardown(() => sms.close());
@@ -89,6 +92,48 @@ t.test('SMS_TEST_OTP numbers skip the gateway', async (t) => {
   t.equal(sms.messages.length, before, 'nothing reached the gateway');
   const ok = await api.request('POST', '/verify', { body: { type: 'sms', phone: '15550199999', token: '424242' } });
   t.equal(ok.status, 200);
+});
+
+t.test("a test number's fixed code at /verify needs no send and has no lifetime, as the original's", async (t) => {
+  const api = await startTestService({ ...phoneOn, AUTH_SMS_TEST_OTP: '15550199001:424242, 15550199002:434343' });
+  t.teardown(() => api.stop());
+  const verify = (type: string, phone: string, token: string) => api.request('POST', '/verify', { body: { type, phone, token } });
+  const ageCodes = (id: string) =>
+    api.db.query(`update one_time_tokens set created_at = now() - interval '1 day' where user_id = $1`, [id]);
+
+  const signup = await api.request('POST', '/signup', { body: { phone: '+15550199001', password: 'secret99' } });
+  await ageCodes(signup.body.id);
+  const first = await verify('sms', '15550199001', '424242');
+  t.equal(first.status, 200, 'a day past SMS_OTP_EXP');
+  const again = await verify('sms', '15550199001', '424242');
+  t.equal(again.status, 200, 'again, with no code sent since');
+  t.equal(again.body.user.id, signup.body.id);
+  t.strictSame((await verify('sms', '15550199001', '000000')).body, {
+    code: 403,
+    error_code: 'otp_expired',
+    msg: 'Token has expired or is invalid',
+  });
+
+  const s = await confirmedUser(api);
+  t.equal((await api.request('PUT', '/user', { token: s.access_token, body: { phone: '+15550199002' } })).status, 200);
+  await ageCodes(s.user.id);
+  const changed = await verify('phone_change', '15550199002', '434343');
+  t.equal(changed.status, 200, 'phone_change, a day past SMS_OTP_EXP');
+  t.equal(changed.body.user.phone, '15550199002');
+
+  const until = await startTestService({
+    ...phoneOn,
+    AUTH_SMS_TEST_OTP: '15550199003:424242',
+    AUTH_SMS_TEST_OTP_VALID_UNTIL: '2000-01-01T00:00:00Z',
+  });
+  t.teardown(() => until.stop());
+  const made = await until.request('POST', '/admin/users', {
+    token: await adminToken(),
+    body: { phone: '+15550199003', phone_confirm: true },
+  });
+  t.equal(made.status, 200, made.text);
+  const late = await until.request('POST', '/verify', { body: { type: 'sms', phone: '15550199003', token: '424242' } });
+  t.equal(late.body.error_code, 'otp_expired', 'past SMS_TEST_OTP_VALID_UNTIL the fixed code is nothing');
 });
 
 t.test('per-client limits key on RATE_LIMIT_HEADER and hold across threads', async (t) => {

@@ -74,7 +74,7 @@ t.test("sms: a new code, with the gateway's message id", async (t) => {
   t.equal(verified.status, 200);
 });
 
-t.test('email_change: both mails again, by the new address', async (t) => {
+t.test('email_change: both mails again, by the current address; the new one finds no one, as the original', async (t) => {
   const s = await confirmedUser(api);
   const newEmail = uniqueEmail('change');
   await api.request('PUT', '/user', { token: s.access_token, body: { email: newEmail } });
@@ -82,7 +82,10 @@ t.test('email_change: both mails again, by the new address', async (t) => {
   await changeMail(newEmail);
   await changeMail(s.user.email);
   await age(s.user.id, 'email_change_sent_at');
+  const before = smtp.mails.length;
   t.strictSame((await resend({ type: 'email_change', email: newEmail })).body, {});
+  t.equal(smtp.mails.length, before, 'nothing sent for the pending address');
+  t.strictSame((await resend({ type: 'email_change', email: s.user.email })).body, {});
   const toNew = await changeMail(newEmail);
   const toCurrent = await changeMail(s.user.email);
   await api.request('GET', pathOf(toNew.link!));
@@ -92,13 +95,18 @@ t.test('email_change: both mails again, by the new address', async (t) => {
   t.equal(row.rows[0].email, newEmail);
 });
 
-t.test('phone_change: the code again to the new number', async (t) => {
+t.test('phone_change: the code again to the new number, asked for by the current one', async (t) => {
   const s = await confirmedUser(api);
+  const current = '14155550121';
+  await api.db.query('update users set phone = $2, phone_confirmed_at = now() where id = $1', [s.user.id, current]);
   const phone = '14155550122';
   await api.request('PUT', '/user', { token: s.access_token, body: { phone: `+${phone}` } });
   await sms.waitForMessage(phone);
   await age(s.user.id, 'phone_change_sent_at');
-  const res = await resend({ type: 'phone_change', phone: `+${phone}` });
+  const before = sms.messages.length;
+  t.strictSame((await resend({ type: 'phone_change', phone: `+${phone}` })).body, {}, 'the pending number finds no one');
+  t.equal(sms.messages.length, before, 'nothing sent');
+  const res = await resend({ type: 'phone_change', phone: `+${current}` });
   const message = await sms.waitForMessage(phone);
   t.strictSame(res.body, { message_id: message.id });
   const ok = await api.request('POST', '/verify', { body: { type: 'phone_change', phone: `+${phone}`, token: codeIn(message.body) } });

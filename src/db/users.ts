@@ -142,6 +142,15 @@ export async function findUserByPhone(q: Queryable, phone: string, aud: string):
   return rows[0] ?? null;
 }
 
+/** The user with a pending change to this phone number (a test number's code at /verify phone_change). */
+export async function findUserByPhoneChange(q: Queryable, phone: string, aud: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>(
+    `select ${USER_COLUMNS} from users where phone_change = $1 and aud = $2 and deleted_at is null limit 1`,
+    [phone, aud],
+  );
+  return rows[0] ?? null;
+}
+
 /** Inserts a user; resolves null when the email or phone is already taken (a concurrent signup won). */
 export async function insertUser(q: Queryable, fields: UserWrite): Promise<UserRow | null> {
   const names = columnsOf(fields);
@@ -178,23 +187,6 @@ export async function markConfirmationSent(q: Queryable, id: string): Promise<Us
   );
   if (!rows[0]) throw new Error(`users: no user ${id} to mark`);
   return rows[0];
-}
-
-/** The user with a pending change to this address, or holding it now (POST /resend email_change/phone_change). */
-export async function findUserByPendingAddress(
-  q: Queryable,
-  column: 'email' | 'phone',
-  address: string,
-  aud: string,
-): Promise<UserRow | null> {
-  const change = column === 'email' ? 'email_change' : 'phone_change';
-  const current = column === 'email' ? 'lower(email)' : 'phone';
-  const { rows } = await q.query<UserRow>(
-    `select ${USER_COLUMNS} from users where (${current} = $1 or ${change} = $1) and aud = $2 and deleted_at is null
-     order by (${change} = $1) desc nulls last limit 1`,
-    [address, aud],
-  );
-  return rows[0] ?? null;
 }
 
 export interface UserPage {

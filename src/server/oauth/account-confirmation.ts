@@ -8,40 +8,38 @@ import { writeAudit, type AuditRequest } from '../../db/audit-log.js';
 import { deleteOneTimeTokens, lockOneTimeToken } from '../../db/one-time-tokens.js';
 import { findTokenByLink } from '../verify/one-time-codes.js';
 import { actorOf } from '../users/actor.js';
-import { deleteUnverifiedIdentities, insertIdentity, mergeIdentityData } from '../../db/identities.js';
+import { deleteUnverifiedIdentities, insertIdentity } from '../../db/identities.js';
 import type { ExternalProfile } from '../providers/types.js';
 
 /**
- * The user's email is unconfirmed and the provider verified that very address: it is confirmed — after
- * removing what an unconfirmed sign-up may have planted (password, phone, unverified identities); an
- * invited user's email identity is kept and marked verified, since the invite came from an admin.
+ * The user's email is unconfirmed and the provider verified that very address (or an invite link's token
+ * proved the mailbox): it is confirmed — after removing what an unconfirmed sign-up may have planted
+ * (password, phone, unverified identities). An invited user is no exception, as in the original: its email
+ * identity, which the invite created unverified, goes too, and the admin's data gives way to the claims.
  */
 export async function confirmThroughProvider(
   c: pg.PoolClient,
-  request: AuditRequest,
   user: UserRow,
   provider: string,
   claims: Record<string, unknown>,
 ): Promise<UserRow> {
-  const invited = !!user.invited_at;
-  if (invited) await mergeIdentityData(c, user.id, 'email', { email_verified: true });
-  else await deleteUnverifiedIdentities(c, user.id, provider);
-  const confirmed = await updateUser(c, user.id, {
+  await deleteUnverifiedIdentities(c, user.id, provider);
+  return updateUser(c, user.id, {
     email_confirmed_at: new Date(),
-    ...(invited ? {} : { encrypted_password: null }),
+    encrypted_password: null,
     ...(user.phone_confirmed_at ? {} : { phone: null }),
-    raw_app_meta_data: invited ? user.raw_app_meta_data : onlyProviders(user.raw_app_meta_data, provider),
+    raw_app_meta_data: onlyProviders(user.raw_app_meta_data, provider),
     // What an unconfirmed sign-up wrote into user_metadata is not trusted either: it becomes the provider's
-    // claims, marked verified (an invitee keeps the admin's data, marked verified).
-    raw_user_meta_data: invited ? { ...user.raw_user_meta_data, email_verified: true } : { ...claims, email_verified: true },
+    // claims, marked verified.
+    raw_user_meta_data: { ...claims, email_verified: true },
   });
-  if (invited) await writeAudit(c, request, actorOf(confirmed), 'invite_accepted', { provider });
-  return confirmed;
 }
 
 /**
  * The invite link's token proves the invitee reads the invited mailbox, so the provider's address need only
- * equal it (verified or not): the identity is added, the email confirmed, the token spent.
+ * equal it (verified or not): the identity is added and the account confirmed as any unconfirmed account
+ * the provider confirms (the original's invite acceptance clears the same things), every one-time token
+ * spent.
  */
 export async function acceptInvite(
   c: pg.PoolClient,
@@ -57,13 +55,8 @@ export async function acceptInvite(
   const email = invited.email.toLowerCase();
   if (!profile.emails.some((e) => e.email.toLowerCase() === email)) throw apiError('invite_email_mismatch');
   await insertIdentity(c, { userId: invited.id, provider: provider, providerId: profile.subject, data: profile.claims });
-  await mergeIdentityData(c, invited.id, 'email', { email_verified: true });
-  await deleteOneTimeTokens(c, invited.id, ['confirmation_token']);
-  const accepted = await updateUser(c, invited.id, {
-    email_confirmed_at: invited.email_confirmed_at ?? new Date(),
-    raw_app_meta_data: withProvider(invited.raw_app_meta_data, provider),
-    raw_user_meta_data: { ...invited.raw_user_meta_data, ...profile.claims },
-  });
+  await deleteOneTimeTokens(c, invited.id);
+  const accepted = await confirmThroughProvider(c, invited, provider, profile.claims);
   await writeAudit(c, request, actorOf(accepted), 'invite_accepted', { provider: provider });
   return accepted;
 }

@@ -136,7 +136,7 @@ async function confirmed(
   }
   if (user.email_confirmed_at) return { ...base, user };
   if (!trusted.includes(user.email.toLowerCase())) return { ...base, user, needsConfirmation: true };
-  return { ...base, user: await confirmThroughProvider(c, r.hookRequest, user, r.provider, r.profile.claims), confirmedNow: true };
+  return { ...base, user: await confirmThroughProvider(c, user, r.provider, r.profile.claims), confirmedNow: true };
 }
 
 /**

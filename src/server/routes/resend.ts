@@ -1,10 +1,11 @@
 // POST /resend (docs/api.md#post-resend transitions table): sends a pending signup, sms, email_change or
-// phone_change code again. An unknown user, a confirmed address or no pending change answers 200 {}
+// phone_change code again, to the user holding the given address now. An unknown user (a pending new
+// address included), a confirmed address or no pending change answers 200 {}
 // without sending, the same as a send, so the endpoint reveals nothing about accounts.
 import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { findUserByEmail, findUserByPendingAddress, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
+import { findUserByEmail, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { requestAudience } from '../auth/bearer.js';
 import { normaliseEmail, normalisePhone } from '../users/addresses.js';
@@ -42,12 +43,9 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
     ctx,
     req.signal,
     async (c) => {
-      const found =
-        r.type === 'signup'
-          ? await findUserByEmail(c, r.address, aud)
-          : r.type === 'sms'
-            ? await findUserByPhone(c, r.address, aud)
-            : await findUserByPendingAddress(c, r.byEmail ? 'email' : 'phone', r.address, aud);
+      // By the address the user holds now, as the original: a pending new address finds no one, so the
+      // endpoint cannot be used to learn that someone is moving to it.
+      const found = r.byEmail ? await findUserByEmail(c, r.address, aud) : await findUserByPhone(c, r.address, aud);
       // Locked so that concurrent resends pass the frequency check one at a time.
       const user = found && (await lockUserById(c, found.id));
       return user ? send(ctx, c, req, user, r) : {};

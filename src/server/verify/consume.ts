@@ -1,10 +1,12 @@
 // The transaction at the heart of /verify: find the live token (by link or by code), check it, apply the
 // type's effect, spend every one-time token of the user, and sign the user in — or, for the link of a
 // PKCE flow, hand out the flow's auth code instead (docs/tokens-and-sessions.md#pkce-flow-state). A wrong code is counted and
-// committed before the refusal is returned, so the attempt limit holds.
+// committed before the refusal is returned, so the attempt limit holds. A test number's fixed code stands for
+// a token of its own (verify/test-otp.ts).
+import type pg from 'pg';
 import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { lockUserById, updateUser } from '../../db/users.js';
+import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens, lockOneTimeToken, type OneTimeTokenRow, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { findLatestFlowState, markAuthCodeIssued } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -16,6 +18,7 @@ import type { VerifyType } from './types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { gatewayCodeCheck } from './gateway-check.js';
+import { testOtpHolder } from './test-otp.js';
 import { storedPasswordHash } from '../users/password-at-rest.js';
 import { sendNotifications, type Notification } from '../delivery/notifications.js';
 
@@ -33,6 +36,11 @@ export interface ConsumeOptions {
   passwordHash?: string;
 }
 
+interface Holder {
+  user: UserRow;
+  tokenType: OneTimeTokenType;
+}
+
 const linkInvalid = () => apiError('link_expired');
 const codeInvalid = () => apiError('otp_expired');
 
@@ -48,32 +56,16 @@ export async function consumeToken(
     ctx.db,
     async (c): Promise<Verified | ApiError> => {
       notifications = [];
-      const byLink = 'linkToken' in proof;
-      const maxAttempts = ctx.config.security.otpMaxAttempts;
-      const gatewayCheck = !byLink && type.channel === 'sms' ? gatewayCodeCheck(ctx, proof.address) : undefined;
-      let row: OneTimeTokenRow | null;
-      if (byLink) row = await findTokenByLink(c, proof.linkToken, type.tokenTypes);
-      else if (gatewayCheck) {
-        const verdict = await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts);
-        // As the original: whatever went wrong asking the gateway, the code is refused like a wrong one.
-        if (verdict.outcome === 'failed') ctx.log.warn({ err: verdict.error }, 'checking a phone code with the gateway failed');
-        if (verdict.outcome !== 'approved') return codeInvalid();
-        row = verdict.row;
-      } else row = await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
-      if (!row) return byLink ? linkInvalid() : codeInvalid();
-      // A code the gateway approved is within the gateway's own lifetime, and approving it used it up there:
-      // refusing it now for SMS_OTP_EXP would leave the user with no working code.
-      const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
-      if (!gatewayCheck && isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
-      // The user first, then the token (lockOneTimeToken): a concurrent verification of another of the user's
-      // tokens, or a request that replaces or voids them, waits here instead of deadlocking with this one.
-      const user = await lockUserById(c, row.user_id);
-      if (!user || !(await lockOneTimeToken(c, row))) return byLink ? linkInvalid() : codeInvalid();
+      // A test number's fixed code first, as the original checks it before the stored token.
+      const tested = 'address' in proof && type.testOtpColumn ? await testOtpHolder(ctx, c, req, type, proof.address, proof.code) : null;
+      const holder = tested ?? (await tokenHolder(ctx, c, type, proof));
+      if (holder instanceof ApiError) return holder;
+      const { user, tokenType } = holder;
       if (isBanned(user)) return apiError('user_banned');
       // Looked up before anything changes: without its flow, a PKCE link must leave the token unspent.
       const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;
       if (options.flowMethod && !flow) return apiError('flow_state_not_found_at_verify');
-      const applied = await type.apply(ctx, c, user, row.token_type);
+      const applied = await type.apply(ctx, c, user, tokenType);
       notifications = applied.notifications ?? [];
       if (applied.message) return { kind: 'message', message: applied.message };
       if (options.passwordHash && !applied.user.encrypted_password) {
@@ -81,13 +73,13 @@ export async function consumeToken(
       }
       await deleteOneTimeTokens(c, user.id);
       // docs/users-and-audit.md#audit-log: the original's entry for this type, by the user as it was before.
-      const audit = { actor: actorOf(applied.user), ...type.audit(user, row.token_type) };
+      const audit = { actor: actorOf(applied.user), ...type.audit(user, tokenType) };
       if (flow) {
         await writeAudit(c, req, audit.actor, audit.action, audit.traits);
         await markAuthCodeIssued(c, flow.id);
         return { kind: 'code', authCode: flow.auth_code! };
       }
-      return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }), tokenType: row.token_type };
+      return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }), tokenType };
     },
     req.signal,
   );
@@ -95,4 +87,33 @@ export async function consumeToken(
   // After the commit, never failing the verification (delivery/notifications.ts).
   await sendNotifications(ctx, req, notifications);
   return outcome;
+}
+
+/**
+ * The user whose live token the link or code is, locked, with the token's type; or the refusal. A wrong
+ * code is counted here (findTokenByCode), committed with the refusal.
+ */
+async function tokenHolder(ctx: AppContext, c: pg.PoolClient, type: VerifyType, proof: Proof): Promise<Holder | ApiError> {
+  const byLink = 'linkToken' in proof;
+  const maxAttempts = ctx.config.security.otpMaxAttempts;
+  const gatewayCheck = !byLink && type.channel === 'sms' ? gatewayCodeCheck(ctx, proof.address) : undefined;
+  let row: OneTimeTokenRow | null;
+  if (byLink) row = await findTokenByLink(c, proof.linkToken, type.tokenTypes);
+  else if (gatewayCheck) {
+    const verdict = await findTokenCheckedByGateway(c, gatewayCheck, proof.address, proof.code, type.tokenTypes, maxAttempts);
+    // As the original: whatever went wrong asking the gateway, the code is refused like a wrong one.
+    if (verdict.outcome === 'failed') ctx.log.warn({ err: verdict.error }, 'checking a phone code with the gateway failed');
+    if (verdict.outcome !== 'approved') return codeInvalid();
+    row = verdict.row;
+  } else row = await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
+  if (!row) return byLink ? linkInvalid() : codeInvalid();
+  // A code the gateway approved is within the gateway's own lifetime, and approving it used it up there:
+  // refusing it now for SMS_OTP_EXP would leave the user with no working code.
+  const lifetime = type.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
+  if (!gatewayCheck && isExpired(row, lifetime)) return byLink ? linkInvalid() : codeInvalid();
+  // The user first, then the token (lockOneTimeToken): a concurrent verification of another of the user's
+  // tokens, or a request that replaces or voids them, waits here instead of deadlocking with this one.
+  const user = await lockUserById(c, row.user_id);
+  if (!user || !(await lockOneTimeToken(c, row))) return byLink ? linkInvalid() : codeInvalid();
+  return { user, tokenType: row.token_type };
 }

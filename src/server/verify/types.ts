@@ -26,6 +26,8 @@ export interface VerifyType {
   apply(ctx: AppContext, q: Queryable, user: UserRow, tokenType: OneTimeTokenType): Promise<VerifyOutcome>;
   /** The audit entry the original writes, from the user as it was before and the token spent. */
   audit(user: UserRow, tokenType: OneTimeTokenType): VerifyAudit;
+  /** sms types: the column holding the number a test number's fixed code is typed for (verify/test-otp.ts) */
+  testOtpColumn?: 'phone' | 'phone_change';
 }
 
 export interface VerifyAudit {
@@ -65,6 +67,7 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
       amr: 'otp',
       apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }),
       audit: () => ({ action: 'user_signedup', traits: { provider: 'phone' } }),
+      testOtpColumn: 'phone',
     },
   ],
   [
@@ -78,7 +81,17 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
       audit: modified,
     },
   ],
-  ['phone_change', { tokenTypes: ['phone_change_token'], channel: 'sms', amr: 'otp', apply: applyPhoneChange, audit: modified }],
+  [
+    'phone_change',
+    {
+      tokenTypes: ['phone_change_token'],
+      channel: 'sms',
+      amr: 'otp',
+      apply: applyPhoneChange,
+      audit: modified,
+      testOtpColumn: 'phone_change',
+    },
+  ],
 ]);
 
 /** The type a verified `email` link stands for, by the token it spent, as the original renames it. */
