@@ -435,6 +435,16 @@ t.test('GET /admin/users pages with X-Total-Count and Link headers, filters and 
   const other = await api.request('GET', '/admin/users?filter=list.test', { token: admin });
   t.equal(other.headers.get('x-total-count'), '0', 'another audience sees none of them');
   t.equal(other.headers.get('link'), '</admin/users?filter=list.test&page=0>; rel="last"');
+  const followed = await api.request('GET', '/admin/users?filter=list.test&page=0', { token: admin });
+  t.strictSame(
+    [followed.status, followed.body.users, followed.headers.get('link')],
+    [200, [], '</admin/users?filter=list.test&page=0>; rel="last"'],
+    'the empty list\'s own rel="last" link answers',
+  );
+  // As the original: page 0 serves page 1, and its Link counts from the 0 asked for.
+  const page0 = await api.request('GET', '/admin/users?per_page=2&page=0', { token: admin, headers });
+  t.strictSame([page0.status, page0.body.users.map((u: any) => u.email)], [200, ['page5@list.test', 'page4@list.test']]);
+  t.equal(page0.headers.get('link'), '</admin/users?page=1&per_page=2>; rel="next", </admin/users?page=3&per_page=2>; rel="last"');
 
   const badPage = await api.request('GET', '/admin/users?page=abc', { token: admin });
   t.strictSame(
