@@ -118,6 +118,11 @@ t.test('admin CRUD of SSO providers', async (t) => {
   const byId = await admin('GET', `/admin/sso/providers/${id}`);
   t.strictSame(byId.body, created.body);
   t.strictSame((await admin('GET', '/admin/sso/providers/resource_acme')).body.id, id);
+  // Any spelling the original's UUID reading takes names the provider.
+  for (const spelling of [id.replace(/-/g, ''), `{${id.toUpperCase()}}`, `urn:uuid:${id}`, `urn:uuid:${id.replace(/-/g, '')}`]) {
+    const res = await admin('GET', `/admin/sso/providers/${encodeURIComponent(spelling)}`);
+    t.strictSame([res.status, res.body.id], [200, id], spelling);
+  }
 
   const updated = await admin('PUT', `/admin/sso/providers/${id}`, {
     domains: ['example.com', 'example.net'],
@@ -176,7 +181,7 @@ t.test('admin CRUD of SSO providers', async (t) => {
     ],
   );
 
-  const deleted = await admin('DELETE', `/admin/sso/providers/${id}`);
+  const deleted = await admin('DELETE', `/admin/sso/providers/${encodeURIComponent(`{${id.replace(/-/g, '')}}`)}`);
   t.equal(deleted.status, 200);
   t.equal(deleted.body.id, id);
   const gone = await admin('GET', `/admin/sso/providers/${id}`);
