@@ -299,6 +299,18 @@ t.test('admin refusals', async (t) => {
   t.equal((await admin('GET', '/admin/sso/providers')).body.items.length, 0);
   const notUuid = await admin('GET', '/admin/sso/providers/not-a-uuid');
   t.strictSame([notUuid.status, notUuid.body.error_code], [404, 'sso_provider_not_found']);
+  // The provider is looked up before the body is read, as the original's loader runs first.
+  const notFound = [404, { code: 404, error_code: 'sso_provider_not_found', msg: 'SSO Identity Provider not found' }];
+  for (const body of [{ metadata_url: 'http://idp.example.test/m' }, { domains: 'example.com' }, { disabled: 'yes' }]) {
+    const res = await admin('PUT', `/admin/sso/providers/${crypto.randomUUID()}`, body);
+    t.strictSame([res.status, res.body], notFound, JSON.stringify(body));
+  }
+  const badJson = await api.request('PUT', '/admin/sso/providers/resource_nobody', {
+    token,
+    raw: '{not json',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.strictSame([badJson.status, badJson.body], notFound, 'a body that does not parse');
   const noAdmin = await api.request('GET', '/admin/sso/providers');
   t.equal(noAdmin.status, 401);
 });

@@ -85,9 +85,11 @@ export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
 };
 
 export const adminUpdateSsoProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
+  // The provider first, as the original's loader runs before its handler reads the body: an unknown
+  // provider is 404 whatever the body says.
+  const provider = await loadProvider(req, ctx);
   const body = req.body();
   checkProviderBody(body, true);
-  const provider = await loadProvider(req, ctx);
   const metadata = await bodyMetadata(ctx, body);
   if (metadata && metadata.parsed.entityId !== provider.entity_id) {
     throw apiError(
