@@ -254,6 +254,9 @@ t.test('admin refusals', async (t) => {
     ['no source', { type: 'saml' }, v('Either metadata_xml or metadata_url must be set')],
     ['bad url', { type: 'saml', metadata_url: 'not a url' }, v('metadata_url is not a valid URL')],
     ['http url', { type: 'saml', metadata_url: 'http://idp.example.test/m' }, v('metadata_url is not a HTTPS URL')],
+    // The original's own example: a backslash, which a WHATWG parser would read as a slash, is refused unfetched.
+    ['backslash url', { type: 'saml', metadata_url: 'https://idp.example.test\\o/saml2?idpid=X' }, v('metadata_url is not a valid URL')],
+    ['tab in url', { type: 'saml', metadata_url: 'https://idp.example.test/m\tx' }, v('metadata_url is not a valid URL')],
     [
       'name id format',
       { type: 'saml', metadata_xml: idp.metadata(), name_id_format: 'nope' },
