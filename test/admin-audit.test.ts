@@ -36,6 +36,17 @@ t.test('paging and filters', async (t) => {
   const page = await audit('?per_page=2&page=1');
   t.equal(page.body.length, 2);
   t.equal(page.headers.get('link'), '</admin/audit?page=2&per_page=2>; rel="next", </admin/audit?page=2&per_page=2>; rel="last"');
+  // As the original: page 0 serves page 1, its Link counting from the 0 asked for.
+  const page0 = await audit('?per_page=2&page=0');
+  t.strictSame(
+    [page0.status, page0.body.map((e: any) => e.id), page0.headers.get('link')],
+    [200, page.body.map((e: any) => e.id), '</admin/audit?page=1&per_page=2>; rel="next", </admin/audit?page=2&per_page=2>; rel="last"'],
+  );
+  const empty = await audit('?query=action:nothing-like-this&page=0');
+  t.strictSame(
+    [empty.status, empty.body, empty.headers.get('link')],
+    [200, [], '</admin/audit?page=0&query=action%3Anothing-like-this>; rel="last"'],
+  );
   const byAuthor = await audit('?query=author:SERVICE_ROLE');
   t.strictSame(
     byAuthor.body.map((e: any) => e.payload.action),

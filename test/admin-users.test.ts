@@ -218,6 +218,53 @@ t.test('GET /admin/users/{user_id}: the user with identities; bad and unknown id
   t.strictSame([missing.status, missing.body], [404, { code: 404, error_code: 'user_not_found', msg: 'User not found' }]);
 });
 
+t.test("admin ids in every spelling the original's UUID reading takes, stored and answered canonical", async (t) => {
+  const id = crypto.randomUUID();
+  const bare = id.replace(/-/g, '');
+  // A custom id on create: braces, upper case; the user is stored under the canonical form.
+  const made = await create({ email: 'spelled@example.com', id: `{${id.toUpperCase()}}` });
+  t.strictSame([made.status, made.body.id], [200, id]);
+  const stored = await api.db.query('select id::text from users where email = $1', ['spelled@example.com']);
+  t.equal(stored.rows[0].id, id);
+  const urnMade = await create({ email: 'spelled-urn@example.com', id: `urn:uuid:${bare.replace(/^./, 'a')}` });
+  t.equal(urnMade.body.id, `a${id.slice(1)}`);
+  const nilBare = await create({ email: 'spelled-nil@example.com', id: '0'.repeat(32) });
+  t.strictSame([nilBare.status, nilBare.body.msg], [400, 'ID cannot be a nil uuid']);
+  const wrapped = await create({ email: 'spelled-bad@example.com', id: `(${id})` });
+  t.strictSame([wrapped.status, wrapped.body.msg], [400, 'ID must conform to the uuid v4 format']);
+
+  for (const spelling of [bare, bare.toUpperCase(), `{${id}}`, `{${bare}}`, `urn:uuid:${id}`, `urn:uuid:${bare}`]) {
+    const res = await api.request('GET', `/admin/users/${encodeURIComponent(spelling)}`, { token: admin });
+    t.strictSame([res.status, res.body.id], [200, id], spelling);
+  }
+  for (const spelling of [`[${id}]`, `urn:UUID:${id}`, `${bare}0`, `{${id}`]) {
+    const res = await api.request('GET', `/admin/users/${encodeURIComponent(spelling)}`, { token: admin });
+    t.strictSame([res.status, res.body.msg], [404, 'user_id must be an UUID'], spelling);
+  }
+
+  const factor = await api.db.query(
+    `insert into mfa_factors (user_id, friendly_name, factor_type, status) values ($1, 'app', 'totp', 'verified') returning id::text`,
+    [id],
+  );
+  const factorId: string = factor.rows[0].id;
+  const renamed = await api.request('PUT', `/admin/users/urn:uuid:${bare}/factors/${encodeURIComponent(`{${factorId.toUpperCase()}}`)}`, {
+    token: admin,
+    body: { friendly_name: 'renamed' },
+  });
+  t.strictSame([renamed.status, renamed.body.id, renamed.body.friendly_name], [200, factorId, 'renamed']);
+  const badFactor = await api.request('PUT', `/admin/users/${id}/factors/x${factorId}`, { token: admin, body: {} });
+  t.strictSame([badFactor.status, badFactor.body.msg], [404, 'factor_id must be an UUID']);
+  const dropped = await api.request('DELETE', `/admin/users/${bare}/factors/${factorId.replace(/-/g, '')}`, { token: admin, body: {} });
+  t.equal(dropped.status, 200);
+  const left = await api.db.query('select count(*)::int as n from mfa_factors where user_id = $1', [id]);
+  t.equal(left.rows[0].n, 0);
+
+  const deleted = await api.request('DELETE', `/admin/users/${encodeURIComponent(`{${bare}}`)}`, { token: admin, body: {} });
+  t.equal(deleted.status, 200);
+  const gone = await api.db.query('select count(*)::int as n from users where id = $1', [id]);
+  t.equal(gone.rows[0].n, 0);
+});
+
 t.test('PUT /admin/users/{user_id} changes only what the body names', async (t) => {
   const made = await create({
     email: 'editme@example.com',
@@ -435,6 +482,16 @@ t.test('GET /admin/users pages with X-Total-Count and Link headers, filters and 
   const other = await api.request('GET', '/admin/users?filter=list.test', { token: admin });
   t.equal(other.headers.get('x-total-count'), '0', 'another audience sees none of them');
   t.equal(other.headers.get('link'), '</admin/users?filter=list.test&page=0>; rel="last"');
+  const followed = await api.request('GET', '/admin/users?filter=list.test&page=0', { token: admin });
+  t.strictSame(
+    [followed.status, followed.body.users, followed.headers.get('link')],
+    [200, [], '</admin/users?filter=list.test&page=0>; rel="last"'],
+    'the empty list\'s own rel="last" link answers',
+  );
+  // As the original: page 0 serves page 1, and its Link counts from the 0 asked for.
+  const page0 = await api.request('GET', '/admin/users?per_page=2&page=0', { token: admin, headers });
+  t.strictSame([page0.status, page0.body.users.map((u: any) => u.email)], [200, ['page5@list.test', 'page4@list.test']]);
+  t.equal(page0.headers.get('link'), '</admin/users?page=1&per_page=2>; rel="next", </admin/users?page=3&per_page=2>; rel="last"');
 
   const badPage = await api.request('GET', '/admin/users?page=abc', { token: admin });
   t.strictSame(

@@ -174,6 +174,9 @@ t.test("create: the original's checks and messages, in its order; nothing is sto
     [oidcBody({ scopes: 'openid email' }), 'scopes must be an array of strings'],
     [oidcBody({ enabled: 'yes' }), 'enabled must be a boolean'],
     [oidcBody({ issuer: 'not a url' }), 'Invalid URL format'],
+    // What a WHATWG parser would silently rewrite (here, back into the working issuer) is refused, unfetched.
+    [oidcBody({ issuer: `${idp.issuer}\t` }), 'Invalid URL format'],
+    [oauth2BodyOpen({ token_url: `${idp.issuer}\\token` }), 'Invalid URL format'],
     [
       oidcBody({ issuer: `${idp.issuer}/elsewhere` }),
       `OIDC discovery from "${idp.issuer}/elsewhere/.well-known/openid-configuration" failed: the server answered 404`,
@@ -217,6 +220,8 @@ t.test('the URL rules without CUSTOM_OAUTH_ALLOW_PRIVATE_URLS: https only, no lo
     [oauth2Body({ token_url: 'https://[::ffff:192.168.1.1]/token' }), 'URL cannot resolve to private network addresses'],
     [oauth2Body({ authorization_url: 'https://[fd00::1]/auth' }), 'URL cannot resolve to private network addresses'],
     [oauth2Body({ authorization_url: 'https://no-such-host.invalid/auth' }), 'Unable to resolve hostname'],
+    [oauth2Body({ token_url: 'https://1.1.1.1\\token' }), 'Invalid URL format'],
+    [oauth2Body({ userinfo_url: 'https://1.1.1.1/m\ne' }), 'Invalid URL format'],
   ];
   for (const [body, msg] of cases) {
     const res = await call(strict, 'POST', '/admin/custom-providers', body);

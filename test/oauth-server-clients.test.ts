@@ -130,6 +130,12 @@ t.test('update, list, regenerate, delete', async (t) => {
   t.equal(list.status, 200);
   t.ok(list.body.clients.some((c: any) => c.client_id === made.client_id && c.client_name === 'After'));
 
+  // Any spelling the original's UUID reading takes names the client.
+  const bare = await api.request('GET', `/admin/oauth/clients/${made.client_id.replace(/-/g, '').toUpperCase()}`, { token: admin });
+  t.strictSame([bare.status, bare.body.client_id], [200, made.client_id]);
+  const urn = await api.request('GET', `/admin/oauth/clients/urn:uuid:${made.client_id}`, { token: admin });
+  t.strictSame([urn.status, urn.body.client_id], [200, made.client_id]);
+
   const regenerated = await api.request('POST', `${path}/regenerate_secret`, { token: admin });
   t.equal(regenerated.status, 200);
   t.not(regenerated.body.client_secret, made.client_secret);

@@ -216,7 +216,12 @@ t.test('admin: list and delete a user’s passkeys', async (t) => {
     listed.body.map((p: any) => p.id),
     [keep.body.id, drop.body.id],
   );
-  const deleted = await api.request('DELETE', `/admin/users/${session.user.id}/passkeys/${drop.body.id}`, { token: admin });
+  // Both ids in other spellings the original's UUID reading takes; the audit names the canonical form.
+  const deleted = await api.request(
+    'DELETE',
+    `/admin/users/urn:uuid:${session.user.id}/passkeys/${encodeURIComponent(`{${drop.body.id.replace(/-/g, '').toUpperCase()}}`)}`,
+    { token: admin },
+  );
   t.equal(deleted.status, 204);
   t.same(
     (await api.request('GET', `/admin/users/${session.user.id}/passkeys`, { token: admin })).body.map((p: any) => p.id),

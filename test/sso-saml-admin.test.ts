@@ -118,6 +118,11 @@ t.test('admin CRUD of SSO providers', async (t) => {
   const byId = await admin('GET', `/admin/sso/providers/${id}`);
   t.strictSame(byId.body, created.body);
   t.strictSame((await admin('GET', '/admin/sso/providers/resource_acme')).body.id, id);
+  // Any spelling the original's UUID reading takes names the provider.
+  for (const spelling of [id.replace(/-/g, ''), `{${id.toUpperCase()}}`, `urn:uuid:${id}`, `urn:uuid:${id.replace(/-/g, '')}`]) {
+    const res = await admin('GET', `/admin/sso/providers/${encodeURIComponent(spelling)}`);
+    t.strictSame([res.status, res.body.id], [200, id], spelling);
+  }
 
   const updated = await admin('PUT', `/admin/sso/providers/${id}`, {
     domains: ['example.com', 'example.net'],
@@ -176,7 +181,7 @@ t.test('admin CRUD of SSO providers', async (t) => {
     ],
   );
 
-  const deleted = await admin('DELETE', `/admin/sso/providers/${id}`);
+  const deleted = await admin('DELETE', `/admin/sso/providers/${encodeURIComponent(`{${id.replace(/-/g, '')}}`)}`);
   t.equal(deleted.status, 200);
   t.equal(deleted.body.id, id);
   const gone = await admin('GET', `/admin/sso/providers/${id}`);
@@ -249,6 +254,9 @@ t.test('admin refusals', async (t) => {
     ['no source', { type: 'saml' }, v('Either metadata_xml or metadata_url must be set')],
     ['bad url', { type: 'saml', metadata_url: 'not a url' }, v('metadata_url is not a valid URL')],
     ['http url', { type: 'saml', metadata_url: 'http://idp.example.test/m' }, v('metadata_url is not a HTTPS URL')],
+    // The original's own example: a backslash, which a WHATWG parser would read as a slash, is refused unfetched.
+    ['backslash url', { type: 'saml', metadata_url: 'https://idp.example.test\\o/saml2?idpid=X' }, v('metadata_url is not a valid URL')],
+    ['tab in url', { type: 'saml', metadata_url: 'https://idp.example.test/m\tx' }, v('metadata_url is not a valid URL')],
     [
       'name id format',
       { type: 'saml', metadata_xml: idp.metadata(), name_id_format: 'nope' },
@@ -294,6 +302,18 @@ t.test('admin refusals', async (t) => {
   t.equal((await admin('GET', '/admin/sso/providers')).body.items.length, 0);
   const notUuid = await admin('GET', '/admin/sso/providers/not-a-uuid');
   t.strictSame([notUuid.status, notUuid.body.error_code], [404, 'sso_provider_not_found']);
+  // The provider is looked up before the body is read, as the original's loader runs first.
+  const notFound = [404, { code: 404, error_code: 'sso_provider_not_found', msg: 'SSO Identity Provider not found' }];
+  for (const body of [{ metadata_url: 'http://idp.example.test/m' }, { domains: 'example.com' }, { disabled: 'yes' }]) {
+    const res = await admin('PUT', `/admin/sso/providers/${crypto.randomUUID()}`, body);
+    t.strictSame([res.status, res.body], notFound, JSON.stringify(body));
+  }
+  const badJson = await api.request('PUT', '/admin/sso/providers/resource_nobody', {
+    token,
+    raw: '{not json',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.strictSame([badJson.status, badJson.body], notFound, 'a body that does not parse');
   const noAdmin = await api.request('GET', '/admin/sso/providers');
   t.equal(noAdmin.status, 401);
 });

@@ -402,6 +402,22 @@ t.test('the ACS refuses what it must not accept', async (t) => {
       'SAML Assertion did not contain a persistent Subject Identifier attribute or Subject NameID uniquely identifying this user',
     ),
   );
+  // As the original: the first subject-id value is the user id even when empty; the persistent NameID is
+  // used only when there is no subject-id value at all.
+  t.strictSame(
+    await post((r) =>
+      idp.response(sp, {
+        ...base(r),
+        nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+        attributes: [EMAIL_ATTR, { name: 'urn:oasis:names:tc:SAML:attribute:subject-id', values: ['', 'ada-2'] }],
+      }),
+    ),
+    refused(
+      'saml_assertion_no_user_id',
+      'SAML Assertion did not contain a persistent Subject Identifier attribute or Subject NameID uniquely identifying this user',
+    ),
+    'an empty subject-id',
+  );
   const { rows } = await api.db.query("select count(*)::int as n from users where email like 'eve%'");
   t.equal(rows[0].n, 0, 'no refused response made a user');
 });

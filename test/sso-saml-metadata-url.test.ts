@@ -15,7 +15,9 @@ const tls = makeKeyPair('127.0.0.1');
 const rotatedKeys = makeKeyPair('Test IdP, rotated');
 const idp = new TestIdp();
 let served = idp.metadata();
+let hits = 0;
 const server = https.createServer({ key: tls.privateKeyPem, cert: tls.certificatePem }, (req, res) => {
+  hits++;
   if (req.url === '/metadata') return res.writeHead(200, { 'Content-Type': 'application/xml' }).end(served);
   if (req.url === '/huge') return res.writeHead(200).end('<x>' + 'a'.repeat(2 * 1024 * 1024) + '</x>');
   if (req.url === '/silent') return; // never answers: INTERNAL_HTTP_TIMEOUT ends the wait
@@ -50,6 +52,21 @@ t.test('refusals name the URL', async (t) => {
     [silent.status, silent.body],
     [400, { code: 400, error_code: 'saml_metadata_fetch_failed', msg: `Error fetching SAML Metadata from URL '${base}/silent'` }],
   );
+  t.equal((await api.request('GET', '/admin/sso/providers', { token })).body.items.length, 0);
+});
+
+t.test('a URL a WHATWG parser would silently rewrite is refused before anything is fetched', async (t) => {
+  const before = hits;
+  // Each would otherwise be read as ${base}/metadata, and fetched.
+  for (const url of [`${base}\\metadata`, `${base}/meta\tdata`, `${base}/metadata\n`, ` ${base}/metadata`]) {
+    const res = await create(url);
+    t.strictSame(
+      [res.status, res.body],
+      [400, { code: 400, error_code: 'validation_failed', msg: 'metadata_url is not a valid URL' }],
+      JSON.stringify(url),
+    );
+  }
+  t.equal(hits, before, 'nothing fetched');
   t.equal((await api.request('GET', '/admin/sso/providers', { token })).body.items.length, 0);
 });
 

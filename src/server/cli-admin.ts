@@ -14,7 +14,7 @@ import { createUser } from './users/create.js';
 import { normaliseEmail } from './users/addresses.js';
 import { isPasswordTooLong } from './users/password-policy.js';
 import { ApiError } from './errors.js';
-import { UUID } from './admin/load-user.js';
+import { CANONICAL_UUID as UUID } from './uuid-text.js';
 import type { Config } from './config/types.js';
 import { storedPasswordHash } from './users/password-at-rest.js';
 

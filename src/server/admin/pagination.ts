@@ -7,29 +7,34 @@ import { goQueryEscape } from '../delivery/mail/links.js';
 import type { ApiRequest } from '../http/types.js';
 
 export interface PageParams {
+  /** The page served, from 1. */
   page: number;
   perPage: number;
+  /** The page as asked for: the Link header counts from it, so `page=0` links to page 1 as the next, as the original does. */
+  askedPage: number;
 }
 
 const DEFAULT_PER_PAGE = 50;
 
-function positiveInteger(name: string, text: string | null, fallback: number): number {
+function whole(text: string | null, fallback: number): number {
   if (text === null || text === '') return fallback;
-  // Go's strconv.ParseUint message; 0 is refused too, since page 0 and per_page 0 have no meaning.
+  // Go's strconv.ParseUint message.
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
     throw apiError('admin_pagination', `Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
   }
-  const value = Number(text);
-  if (value < 1) throw apiError('admin_pagination', `Bad Pagination Parameters: ${name} must be at least 1`);
-  return value;
+  return Number(text);
 }
 
 export function parsePage(query: URLSearchParams): PageParams {
-  const page = positiveInteger('page', query.get('page'), 1);
-  const perPage = positiveInteger('per_page', query.get('per_page'), DEFAULT_PER_PAGE);
+  const askedPage = whole(query.get('page'), 1);
+  // As the original's paginator: page 0 serves page 1 (and the empty list's own rel="last" link says page=0).
+  const page = Math.max(askedPage, 1);
+  const perPage = whole(query.get('per_page'), DEFAULT_PER_PAGE);
+  // The original divides by per_page for its Link header and fails with a server error on 0; a 400 says why.
+  if (perPage < 1) throw apiError('admin_pagination', 'Bad Pagination Parameters: per_page must be at least 1');
   // The row offset must stay an exact integer for the database.
   if (page * perPage > Number.MAX_SAFE_INTEGER) throw apiError('admin_pagination_range');
-  return { page, perPage };
+  return { page, perPage, askedPage };
 }
 
 /**
@@ -68,7 +73,7 @@ export function paginationHeaders(req: ApiRequest, p: PageParams, total: number)
     return queryLink(req, query);
   };
   const parts: string[] = [];
-  if (totalPages > p.page) parts.push(`${link(p.page + 1)}; rel="next"`);
+  if (totalPages > p.askedPage) parts.push(`${link(p.askedPage + 1)}; rel="next"`);
   parts.push(`${link(totalPages)}; rel="last"`);
   return { 'X-Total-Count': String(total), Link: parts.join(', ') };
 }

@@ -7,6 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { refusedAddress } from './address-rules.js';
 import { apiError } from '../errors.js';
+import { parseStrictUrl } from '../http/strict-url.js';
 
 const LOCAL_NAMES = new Set(['localhost', '127.0.0.1', '::1', '0.0.0.0', '::']);
 const DNS_TIMEOUT_MS = 5000;
@@ -14,12 +15,8 @@ const DNS_TIMEOUT_MS = 5000;
 const refuse = (msg: string) => apiError('validation_failed', msg);
 
 export async function checkProviderUrl(text: string, allowPrivate: boolean): Promise<void> {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw refuse('Invalid URL format');
-  }
+  const url = parseStrictUrl(text);
+  if (!url) throw refuse('Invalid URL format');
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) throw refuse('URL must use HTTPS');
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (!host) throw refuse('URL must have a valid hostname');

@@ -6,10 +6,16 @@ import { FACTOR_TYPES, type FactorType } from './factor-types/index.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { Queryable } from '../../db/pool.js';
 import type { ApiRequest } from '../http/types.js';
+import { CANONICAL_UUID, canonicalUuid } from '../uuid-text.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: unknown): s is string => typeof s === 'string' && CANONICAL_UUID.test(s);
 
-export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID.test(s);
+/** The {factor_id} of the path in canonical form (any spelling the original's UUID reading takes), else its 404. */
+export function factorIdParam(req: ApiRequest): string {
+  const id = canonicalUuid(req.params.factor_id);
+  if (!id) throw apiError('mfa_factor_id');
+  return id;
+}
 
 /** 403 for anonymous users, as the original's requireNotAnonymous on every /factors route. */
 export function requireNotAnonymous(principal: Authenticated): void {
@@ -18,9 +24,7 @@ export function requireNotAnonymous(principal: Authenticated): void {
 
 /** The caller's factor named by the path (locked when `lock`), or the original's 404s. */
 export async function ownedFactor(q: Queryable, req: ApiRequest, userId: string, lock = false): Promise<FactorRow> {
-  const id = req.params.factor_id;
-  if (!isUuid(id)) throw apiError('mfa_factor_id');
-  const factor = await findOwnedFactor(q, userId, id, lock);
+  const factor = await findOwnedFactor(q, userId, factorIdParam(req), lock);
   if (!factor) throw apiError('mfa_factor_not_found');
   return factor;
 }

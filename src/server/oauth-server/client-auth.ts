@@ -4,7 +4,7 @@
 // registered. Failures are the service's 400 invalid_credentials errors, with the original's messages.
 import { apiError } from '../errors.js';
 import { findOAuthClient, type OAuthClientRow } from '../../db/oauth-clients.js';
-import { UUID } from '../admin/load-user.js';
+import { CANONICAL_UUID as UUID } from '../uuid-text.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { clientSecretMatches } from './client-secret.js';

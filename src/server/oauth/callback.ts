@@ -16,7 +16,7 @@ import {
   type OAuthFlowStateRow,
 } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { readProviderId as readUuid } from '../saml/provider-id.js';
+import { readUuid } from '../uuid-text.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';

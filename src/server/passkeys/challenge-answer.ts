@@ -3,7 +3,7 @@
 // and refused when it has expired.
 import { apiError } from '../errors.js';
 import { consumeChallenge, type ChallengeRow, type ChallengeType } from '../../db/webauthn-challenges.js';
-import { UUID } from '../admin/load-user.js';
+import { CANONICAL_UUID as UUID } from '../uuid-text.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import type { Queryable } from '../../db/pool.js';
 

@@ -5,7 +5,7 @@ import { findFactorsByUser, findOwnedFactor, updateFactor, type FactorRow } from
 import { writeAudit } from '../../db/audit-log.js';
 import { loadUser } from '../admin/load-user.js';
 import { factorJson } from '../mfa/factor-json.js';
-import { isUuid } from '../mfa/factor-access.js';
+import { factorIdParam } from '../mfa/factor-access.js';
 import { checkFriendlyNameLength } from '../mfa/enroll.js';
 import { removeFactor } from '../mfa/unenroll.js';
 import { actorOf } from '../users/actor.js';
@@ -19,9 +19,7 @@ const FIELDS = { friendly_name: 'string', phone: 'string' } as const;
 export const adminFactorBody = bodySchema(FIELDS);
 
 async function loadFactor(q: Queryable, req: ApiRequest, userId: string): Promise<FactorRow> {
-  const id = req.params.factor_id;
-  if (!isUuid(id)) throw apiError('mfa_factor_id');
-  const factor = await findOwnedFactor(q, userId, id);
+  const factor = await findOwnedFactor(q, userId, factorIdParam(req));
   if (!factor) throw apiError('mfa_factor_not_found');
   return factor;
 }

@@ -10,7 +10,7 @@ import {
   updateOAuthClient,
   type OAuthClientRow,
 } from '../../db/oauth-clients.js';
-import { UUID } from '../admin/load-user.js';
+import { canonicalUuid } from '../uuid-text.js';
 import type { Admin } from '../auth/principal.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 import type { AppContext } from '../context.js';
@@ -64,8 +64,9 @@ export const adminRegenerateOAuthClientSecret: GuardedHandler<Admin> = async (re
 };
 
 async function loadClient(req: ApiRequest<unknown>, ctx: AppContext): Promise<OAuthClientRow> {
-  const id = req.params.client_id ?? '';
-  if (!UUID.test(id)) throw apiError('oauth_client_id_format');
+  // Any spelling the original's UUID reading takes.
+  const id = canonicalUuid(req.params.client_id);
+  if (!id) throw apiError('oauth_client_id_format');
   const client = await findOAuthClient(ctx.db, id);
   if (!client) throw apiError('oauth_client_not_found');
   return client;

@@ -21,14 +21,17 @@ import { normalMapping, sameMapping } from '../saml/attribute-mapping.js';
 import type { Admin } from '../auth/admin.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 import type { AppContext } from '../context.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { canonicalUuid } from '../uuid-text.js';
 
 async function loadProvider(req: ApiRequest, ctx: AppContext): Promise<SsoProviderRow> {
   const idp = req.params.idp_id ?? '';
   let provider: SsoProviderRow | null = null;
   if (idp.startsWith('resource_')) provider = await findSsoProviderByResourceId(ctx.db, idp.slice('resource_'.length));
-  else if (UUID.test(idp)) provider = await findSsoProviderById(ctx.db, idp.toLowerCase());
+  else {
+    // Any spelling the original's UUID reading takes.
+    const id = canonicalUuid(idp);
+    if (id) provider = await findSsoProviderById(ctx.db, id);
+  }
   if (!provider) throw apiError('sso_admin_provider_not_found');
   return provider;
 }
@@ -82,9 +85,11 @@ export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
 };
 
 export const adminUpdateSsoProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
+  // The provider first, as the original's loader runs before its handler reads the body: an unknown
+  // provider is 404 whatever the body says.
+  const provider = await loadProvider(req, ctx);
   const body = req.body();
   checkProviderBody(body, true);
-  const provider = await loadProvider(req, ctx);
   const metadata = await bodyMetadata(ctx, body);
   if (metadata && metadata.parsed.entityId !== provider.entity_id) {
     throw apiError(

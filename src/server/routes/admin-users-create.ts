@@ -13,7 +13,7 @@ import { normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { confirmAddress, identityData, type AddressProvider } from '../users/create.js';
 import { userJson } from '../users/user-json.js';
 import { adminAudience, type Admin } from '../auth/admin.js';
-import { UUID } from '../admin/load-user.js';
+import { NIL_UUID, readUuid } from '../uuid-text.js';
 import { storedPassword } from '../admin/password.js';
 import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
 import type { AppContext } from '../context.js';
@@ -49,9 +49,11 @@ export const adminCreateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
 
 function checkedId(id: string | undefined): string | undefined {
   if (id === undefined) return undefined;
-  if (!UUID.test(id)) throw apiError('admin_id_format');
-  if (/^[0-]+$/.test(id)) throw apiError('admin_id_nil');
-  return id.toLowerCase();
+  // Any spelling the original's UUID reading takes; the user is stored under the canonical form.
+  const read = readUuid(id);
+  if ('error' in read) throw apiError('admin_id_format');
+  if (read.uuid === NIL_UUID) throw apiError('admin_id_nil');
+  return read.uuid;
 }
 
 async function create(ctx: AppContext, c: Queryable, req: ApiRequest, admin: Admin, params: AdminUserParams, u: NewAdminUser) {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { apiError } from '../errors.js';
 import { findOAuthClient } from '../../db/oauth-clients.js';
 import { insertAuthorization } from '../../db/oauth-authorizations.js';
-import { UUID } from '../admin/load-user.js';
+import { CANONICAL_UUID as UUID } from '../uuid-text.js';
 import type { Handler } from '../http/types.js';
 import { splitList } from '../oauth-server/client-json.js';
 import { readAuthorizeParams } from '../oauth-server/authorize-params.js';

@@ -6,7 +6,7 @@ import { tx } from '../../db/pool.js';
 import { listActiveGrants, revokeGrant } from '../../db/oauth-consents.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { rfc3339Nano } from '../../db/timestamps.js';
-import { UUID } from '../admin/load-user.js';
+import { CANONICAL_UUID as UUID } from '../uuid-text.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { GuardedHandler } from '../http/types.js';
 import { actorOf } from '../users/actor.js';

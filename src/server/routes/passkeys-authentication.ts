@@ -10,7 +10,7 @@ import { insertChallenge } from '../../db/webauthn-challenges.js';
 import { findCredentialByCredentialId, recordCredentialUse, type WebAuthnCredentialRow } from '../../db/webauthn-credentials.js';
 import type { Handler, ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
-import { UUID } from '../admin/load-user.js';
+import { CANONICAL_UUID as UUID } from '../uuid-text.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';

@@ -7,7 +7,7 @@ import { deleteCredential, findCredentialOfUser, listCredentials, renameCredenti
 import type { Authenticated } from '../auth/principal.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
-import { UUID } from '../admin/load-user.js';
+import { canonicalUuid } from '../uuid-text.js';
 import { actorOf } from '../users/actor.js';
 import { passkeyJson } from '../passkeys/passkey-json.js';
 import { requireManagementAal } from '../passkeys/management-checks.js';
@@ -58,11 +58,11 @@ export const deletePasskey: GuardedHandler<Authenticated> = async (req, ctx, pri
   return { status: 204 };
 };
 
-/** The {passkey_id} of the path, lower-cased; a malformed one is the 404 of an unknown one. */
+/** The {passkey_id} of the path in canonical form (any spelling the original's UUID reading takes); a malformed one is the 404 of an unknown one. */
 export function passkeyIdParam(req: ApiRequest): string {
-  const id = req.params.passkey_id ?? '';
-  if (!UUID.test(id)) throw apiError('passkey_not_found');
-  return id.toLowerCase();
+  const id = canonicalUuid(req.params.passkey_id);
+  if (!id) throw apiError('passkey_not_found');
+  return id;
 }
 
 export async function ownPasskey(q: Queryable, id: string, userId: string) {

@@ -52,11 +52,14 @@ export function readAssertion(profile: Profile, mapping: AttributeMapping | null
   const claims = mapClaims(mapping, valuesOf);
   const mapped = typeof claims.email === 'string' ? claims.email : '';
   const email = mapped || EMAIL_ATTRIBUTES.map((n) => valuesOf(n).find((v) => v !== '')).find(Boolean) || emailNameId(profile);
+  const subjectIds = valuesOf(SUBJECT_ID);
   const notAfter = list(assertion.AuthnStatement)
     .map((s) => s.$?.SessionNotOnOrAfter)
     .find(Boolean);
   return {
-    userId: valuesOf(SUBJECT_ID)[0] || persistentNameId(profile),
+    // As the original: the first subject-id value, even an empty one (refused later as no user id); the
+    // persistent NameID only when the assertion has no subject-id value at all.
+    userId: subjectIds.length ? subjectIds[0] : persistentNameId(profile),
     email,
     claims,
     sessionNotAfter: notAfter && !Number.isNaN(Date.parse(notAfter)) ? new Date(notAfter) : null,

@@ -2,6 +2,7 @@
 // order: type, metadata source, metadata_url form, name_id_format; then the metadata itself is read.
 import { apiError } from '../errors.js';
 import { bodySchema } from '../http/validate.js';
+import { parseStrictUrl } from '../http/strict-url.js';
 import { fetchSamlMetadata } from './fetch-metadata.js';
 import { parseIdpMetadata, type IdpMetadata } from './idp-metadata.js';
 import type { AttributeMapping } from '../../db/sso-providers.js';
@@ -32,12 +33,8 @@ export function checkProviderBody(body: ProviderBody, forUpdate: boolean): void 
   if (body.metadata_url && body.metadata_xml) throw apiError('sso_metadata_both');
   if (!forUpdate && !body.metadata_url && !body.metadata_xml) throw apiError('sso_metadata_missing');
   if (body.metadata_url) {
-    let url: URL;
-    try {
-      url = new URL(body.metadata_url);
-    } catch {
-      throw apiError('sso_metadata_url_invalid');
-    }
+    const url = parseStrictUrl(body.metadata_url);
+    if (!url) throw apiError('sso_metadata_url_invalid');
     if (url.protocol !== 'https:') throw apiError('sso_metadata_url_not_https');
   }
   if (body.name_id_format && !NAME_ID_FORMATS.includes(body.name_id_format)) {

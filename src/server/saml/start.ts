@@ -11,7 +11,7 @@ import { insertRelayState } from '../../db/saml-relay-states.js';
 import { insertSsoFlowState } from '../../db/flow-state.js';
 import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { parseIdpMetadata } from './idp-metadata.js';
-import { readProviderId } from './provider-id.js';
+import { NIL_UUID, readUuid } from '../uuid-text.js';
 import { samlKeys } from './keys.js';
 import { spUrls } from './sp.js';
 import type { SsoBody } from './sso-body.js';
@@ -53,9 +53,11 @@ export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promi
 }
 
 async function findProvider(ctx: AppContext, body: SsoBody): Promise<SsoProviderRow> {
-  const read = body.provider_id === undefined || body.provider_id === null ? { uuid: null } : readProviderId(body.provider_id);
-  if ('error' in read) throw apiError('bad_json', `Could not parse request body as JSON: ${read.error}`);
-  const providerId = read.uuid;
+  // The original decodes the body straight into a UUID, so a bad one fails the whole body's decoding; the nil
+  // UUID means none.
+  const read = body.provider_id === undefined || body.provider_id === null ? null : readUuid(body.provider_id);
+  if (read && 'error' in read) throw apiError('bad_json', `Could not parse request body as JSON: ${read.error}`);
+  const providerId = read && read.uuid !== NIL_UUID ? read.uuid : null;
   const domain = body.domain ?? '';
   if (providerId && domain) throw apiError('sso_provider_and_domain');
   if (!providerId && !domain) throw apiError('sso_provider_or_domain');

@@ -1,18 +1,29 @@
-// provider_id of POST /sso, read as the original reads it: its body is decoded straight into a UUID, which
-// takes the canonical form, 32 bare hex digits, either of those in braces, or either behind "urn:uuid:".
-// Any other string fails the decoding of the whole body: 400 bad_json, worded by the UUID library (the
-// wording is rebuilt here so that clients matching on it see the same text). The nil UUID means "none".
+// A UUID in text, read as the original's UUID library (gofrs/uuid FromString) reads it: the canonical form,
+// 32 bare hex digits, either of those in braces, or either behind "urn:uuid:", in any case of hex digit.
+// The original reads its admin path ids, custom user ids and POST /sso's provider_id this way; what it stores
+// and answers is the canonical lower-case form, so that is what a successful read gives. A failed read gives
+// the library's error text (POST /sso quotes it; the wording is rebuilt so clients matching on it see the same).
 
-export type ProviderIdRead = { uuid: string | null } | { error: string };
+export type UuidRead = { uuid: string } | { error: string };
+
+/** The canonical form alone, for the places that take only it. */
+export const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 const URN = 'urn:uuid:';
 
-export function readProviderId(text: string): ProviderIdRead {
-  const bytes = Buffer.from(text, 'utf8');
-  const hex = decodeAny(bytes);
+export function readUuid(text: string): UuidRead {
+  const hex = decodeAny(Buffer.from(text, 'utf8'));
   if (typeof hex !== 'string') return hex;
-  const canonical = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  return { uuid: /^0+$/.test(hex) ? null : canonical };
+  return { uuid: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}` };
+}
+
+/** The canonical form of any accepted spelling, or null when the text (or a non-string) is no UUID. */
+export function canonicalUuid(text: unknown): string | null {
+  if (typeof text !== 'string') return null;
+  const read = readUuid(text);
+  return 'uuid' in read ? read.uuid : null;
 }
 
 /** The 32 lower-case hex digits of one of the accepted forms, else the library's error. */
