@@ -94,7 +94,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
       current = adopted.user;
       notifications.push(...addressChangeNotices(ctx, before, current, 'phone', adopted.identityCreated));
     } else if (update.phone) {
-      current = (await sendPhoneChange(ctx, c, current, update.phone, update.channel)).user;
+      current = (await sendPhoneChange(ctx, c, current, update.phone, update.channel, req)).user;
     }
     await writeAudit(c, req, actorOf(current), 'user_modified');
     return current;
