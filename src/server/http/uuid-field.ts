@@ -1,13 +1,14 @@
-// provider_id of POST /sso, read as the original reads it: its body is decoded straight into a UUID, which
-// takes the canonical form, 32 bare hex digits, either of those in braces, or either behind "urn:uuid:".
-// Any other string fails the decoding of the whole body: 400 bad_json, worded by the UUID library (the
-// wording is rebuilt here so that clients matching on it see the same text). The nil UUID means "none".
+// A UUID body field read as the original reads it (POST /sso's provider_id, POST /factors/{id}/verify's
+// challenge_id): its body is decoded straight into a UUID, which takes the canonical form, 32 bare hex digits,
+// either of those in braces, or either behind "urn:uuid:". Any other string, the empty one included, fails
+// the decoding of the whole body: 400 bad_json, worded by the UUID library (the wording is rebuilt here so
+// that clients matching on it see the same text). The nil UUID means "none".
 
-export type ProviderIdRead = { uuid: string | null } | { error: string };
+export type UuidFieldRead = { uuid: string | null } | { error: string };
 
 const URN = 'urn:uuid:';
 
-export function readProviderId(text: string): ProviderIdRead {
+export function readUuidField(text: string): UuidFieldRead {
   const bytes = Buffer.from(text, 'utf8');
   const hex = decodeAny(bytes);
   if (typeof hex !== 'string') return hex;

@@ -11,7 +11,7 @@ import { insertRelayState } from '../../db/saml-relay-states.js';
 import { insertSsoFlowState } from '../../db/flow-state.js';
 import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { parseIdpMetadata } from './idp-metadata.js';
-import { readProviderId } from './provider-id.js';
+import { readUuidField } from '../http/uuid-field.js';
 import { samlKeys } from './keys.js';
 import { spUrls } from './sp.js';
 import type { SsoBody } from './sso-body.js';
@@ -53,7 +53,7 @@ export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promi
 }
 
 async function findProvider(ctx: AppContext, body: SsoBody): Promise<SsoProviderRow> {
-  const read = body.provider_id === undefined || body.provider_id === null ? { uuid: null } : readProviderId(body.provider_id);
+  const read = body.provider_id === undefined || body.provider_id === null ? { uuid: null } : readUuidField(body.provider_id);
   if ('error' in read) throw apiError('bad_json', `Could not parse request body as JSON: ${read.error}`);
   const providerId = read.uuid;
   const domain = body.domain ?? '';
