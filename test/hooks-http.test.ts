@@ -125,6 +125,23 @@ t.test('custom access token: a required claim removed or retyped is refused, and
   hooks.once('/custom-access-token', () => ({ body: { other: true } }));
   const missing = await signIn(user.email);
   t.same([missing.status, missing.body.msg], [500, 'output claims field is missing']);
+  // As the original decodes the answer: no claims fail the schema, claims of another type the decoding.
+  const SCHEMA = /^output claims do not conform to the expected schema: \n- \(root\): /;
+  const UNDECODABLE = 'Error unmarshaling JSON output.';
+  for (const [what, reply, msg] of [
+    ['"claims": null', { body: { claims: null } }, SCHEMA],
+    ['204 No Content', { status: 204 }, SCHEMA],
+    ['an empty 200', { status: 200, headers: { 'content-type': 'application/json' }, body: '' }, UNDECODABLE],
+    ['claims a string', { body: { claims: 'sub' } }, UNDECODABLE],
+    ['claims a list', { body: { claims: [] } }, UNDECODABLE],
+    ['a list', { body: [] }, UNDECODABLE],
+  ] as const) {
+    hooks.once('/custom-access-token', reply);
+    const res = await signIn(user.email);
+    t.same([res.status, res.body.error_code], [500, 'unexpected_failure'], what);
+    if (typeof msg === 'string') t.equal(res.body.msg, msg, what);
+    else t.match(res.body.msg, msg, what);
+  }
   t.equal(await sessionsOf(user.id), 0, 'no session was left behind');
 });
 
@@ -264,6 +281,59 @@ t.test('send email: a secure email change is one hook call with both tokens, pai
   t.equal(smtp.mails.length, 0);
 });
 
+t.test('send email: an email change with one mail (no current address) shows the new address as new_email', async (t) => {
+  const anonymous = await api.request('POST', '/signup', { body: {} });
+  t.equal(anonymous.status, 200);
+  const newEmail = uniqueEmail('anon-change');
+  const res = await api.request('PUT', '/user', { token: anonymous.body.access_token, body: { email: newEmail } });
+  t.equal(res.status, 200);
+  const { payload } = lastCall('/send-email');
+  t.equal(payload.email_data.email_action_type, 'email_change');
+  t.equal(payload.user.id, anonymous.body.user.id);
+  t.equal(payload.user.new_email, newEmail, 'the pending address, as the original sets it before sending');
+  t.same(payload.user.identities, [], 'identities are a list, empty for an anonymous user, as GET /user shows them');
+  t.notOk('factors' in payload.user, 'no factors, none sent');
+});
+
+t.test('send email and SMS: the user is sent as GET /user shows it, identities and factors included', async (t) => {
+  const user = await confirmedUser();
+  const session = (await signIn(user.email)).body;
+  const factor = await api.request('POST', '/factors', { token: session.access_token, body: { factor_type: 'totp', friendly_name: 'f' } });
+  t.equal(factor.status, 200);
+  const newEmail = uniqueEmail('with-factor');
+  t.equal((await api.request('PUT', '/user', { token: session.access_token, body: { email: newEmail } })).status, 200);
+  const shown = (await api.request('GET', '/user', { token: session.access_token })).body;
+  const mailed = lastCall('/send-email').payload.user;
+  t.equal(mailed.new_email, newEmail);
+  t.same(mailed.identities, shown.identities);
+  t.match(mailed.identities, [{ provider: 'email', user_id: user.id }]);
+  t.same(mailed.factors, shown.factors);
+  t.match(mailed.factors, [{ id: factor.body.id, factor_type: 'totp', status: 'unverified' }]);
+});
+
+t.test('send SMS for a phone change: the new number as new_phone, the client address in metadata, on resend too', async (t) => {
+  const user = await confirmedUser();
+  const session = (await signIn(user.email)).body;
+  const phone = '15550003333';
+  const res = await api.request('PUT', '/user', { token: session.access_token, body: { phone } });
+  t.equal(res.status, 200);
+  const sent = lastCall('/send-sms').payload;
+  t.equal(sent.metadata.ip_address, '127.0.0.1');
+  t.match(sent.user, { id: user.id, new_phone: phone, identities: [{ provider: 'email' }] });
+  t.match(sent.sms, { otp: /^\d{6}$/, phone });
+
+  await api.db.query(`update users set phone_change_sent_at = now() - interval '1 hour' where id = $1`, [user.id]);
+  const resent = await api.request('POST', '/resend', { token: session.access_token, body: { type: 'phone_change', phone } });
+  t.equal(resent.status, 200);
+  const again = lastCall('/send-sms').payload;
+  t.not(again.metadata.uuid, sent.metadata.uuid, 'a second call');
+  t.equal(again.metadata.ip_address, '127.0.0.1');
+  t.match(again.user, { id: user.id, new_phone: phone });
+  const verified = await api.request('POST', '/verify', { body: { type: 'phone_change', phone, token: again.sms.otp } });
+  t.equal(verified.status, 200);
+  t.equal(verified.body.user.phone, phone);
+});
+
 t.test('send email: the hook’s error is the request’s, and the token it would have carried is rolled back', async (t) => {
   const email = uniqueEmail('mailfail');
   hooks.once('/send-email', { body: { error: { http_code: 429, message: 'Mail quota reached' } } });
@@ -376,6 +446,13 @@ t.test('answers the original refuses: oversize, not JSON, an unexpected status',
   hooks.once('/password-verification-attempt', { status: 418, body: {} });
   const teapot = await signIn(user.email);
   t.same([teapot.status, teapot.body.msg], [500, 'Unexpected status code returned from hook: 418']);
+  hooks.once('/password-verification-attempt', { status: 200, headers: { 'content-type': 'application/json' }, body: '' });
+  const empty = await signIn(user.email);
+  t.same(
+    [empty.status, empty.body.error_code, empty.body.msg],
+    [500, 'unexpected_failure', 'Error unmarshaling JSON output.'],
+    'an empty 200 is not "no output", as in the original',
+  );
   hooks.once('/password-verification-attempt', { status: 204 });
   t.equal((await signIn(user.email)).status, 200, '204 No Content is a continue');
 });

@@ -134,7 +134,7 @@ t.test('one verified factor per number: re-enrolling it is refused, unverified o
   });
 });
 
-t.test('phone factors are off by default; RATE_LIMIT_SMS_SENT counts MFA codes', async (t) => {
+t.test('phone factors are off by default; RATE_LIMIT_SMS_SENT does not count MFA codes, as the original', async (t) => {
   const off = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', ...twilioEnv(sms.baseUrl) });
   t.teardown(() => off.stop());
   const u = await signUp(off);
@@ -143,14 +143,28 @@ t.test('phone factors are off by default; RATE_LIMIT_SMS_SENT counts MFA codes',
     error_code: 'mfa_phone_enroll_not_enabled',
     msg: 'MFA enroll is disabled for Phone',
   });
-  const limited = await startTestService({ ...phoneOn, ...twilioEnv(sms.baseUrl), AUTH_RATE_LIMIT_SMS_SENT: '1' });
+  const limited = await startTestService({
+    ...phoneOn,
+    ...twilioEnv(sms.baseUrl),
+    AUTH_EXTERNAL_PHONE_ENABLED: 'true',
+    AUTH_RATE_LIMIT_SMS_SENT: '1',
+  });
   t.teardown(() => limited.stop());
+  // The hour's one SMS goes to a sign-in code; the next sign-in code is refused.
+  t.equal((await limited.request('POST', '/otp', { body: { phone: number() } })).status, 200);
+  const spent = await limited.request('POST', '/otp', { body: { phone: number() } });
+  t.same(errorOf(spent), { status: 429, error_code: 'over_sms_send_rate_limit', msg: 'SMS rate limit exceeded' });
+  // MFA codes still go out, so users can finish signing in.
   const s = await signUp(limited);
-  const a = (await enrollPhone(limited, s.access_token, number(), 'a')).body;
+  const phone = number();
+  const a = (await enrollPhone(limited, s.access_token, phone, 'a')).body;
   const b = (await enrollPhone(limited, s.access_token, number(), 'b')).body;
-  t.equal((await limited.request('POST', `/factors/${a.id}/challenge`, { token: s.access_token, body: {} })).status, 200);
-  const over = await limited.request('POST', `/factors/${b.id}/challenge`, { token: s.access_token, body: {} });
-  t.same(errorOf(over), { status: 429, error_code: 'over_sms_send_rate_limit', msg: 'SMS rate limit exceeded' });
+  const first = await limited.request('POST', `/factors/${a.id}/challenge`, { token: s.access_token, body: {} });
+  t.equal(first.status, 200);
+  t.equal((await limited.request('POST', `/factors/${b.id}/challenge`, { token: s.access_token, body: {} })).status, 200);
+  const v = await verify(limited, s.access_token, a.id, first.body.id, codeOf((await sms.waitForMessage(phone)).body));
+  t.equal(v.status, 200);
+  t.equal(claimsOf(v.body.access_token).aal, 'aal2');
 });
 
 t.test('with Twilio Verify the gateway makes and checks the code', async (t) => {
@@ -198,4 +212,23 @@ t.test('with the send SMS hook, a challenge goes to the hook as an "mfa" code an
   t.equal(v.status, 200);
   t.equal(claimsOf(v.body.access_token).aal, 'aal2');
   t.equal(sms.messages.filter((m) => m.to === phone).length, 0, 'nothing went to a gateway');
+
+  // The hook is not told the channel, so any string passes, as the original's channel check allows under
+  // the hook; a channel that is not a string is refused like any field of the wrong type.
+  const aal2 = v.body.access_token;
+  const other = (await enrollPhone(hooked, aal2, number(), 'other')).body;
+  const pigeon = await hooked.request('POST', `/factors/${other.id}/challenge`, { token: aal2, body: { channel: 'pigeon' } });
+  t.equal(pigeon.status, 200, 'any channel under the hook');
+  const third = (await enrollPhone(hooked, aal2, number(), 'third')).body;
+  const numeric = await hooked.request('POST', `/factors/${third.id}/challenge`, { token: aal2, body: { channel: 5 } });
+  t.same(errorOf(numeric), { status: 400, error_code: 'validation_failed', msg: 'channel must be a string' });
+
+  // Ours: the hook's own error is the answer, as for every other SMS it sends (docs/differences.md#hooks).
+  await hooked.db.query(`
+    create or replace function sms_hook_test.send(event jsonb) returns jsonb language plpgsql as $$
+    begin return '{"error": {"http_code": 429, "message": "SMS quota reached"}}'::jsonb; end $$;
+  `);
+  const refused = await hooked.request('POST', `/factors/${third.id}/challenge`, { token: aal2, body: {} });
+  t.same(errorOf(refused), { status: 429, error_code: 'unknown', msg: 'SMS quota reached' });
+  t.equal((await hooked.db.query('select 1 from mfa_challenges where factor_id = $1', [third.id])).rowCount, 0);
 });

@@ -400,7 +400,7 @@ t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
     ['POST', '/factors', { factor_type: 7 }, 400, 'factor_type needs to be totp, phone, or webauthn'],
     ['POST', '/factors', { factor_type: 'totp', friendly_name: 5 }, 400, 'friendly_name must be a string'],
     ['POST', '/factors', { factor_type: 'totp', issuer: {} }, 400, 'issuer must be a string'],
-    ['POST', `/factors/${factor.id}/verify`, { challenge_id: 'nope', code: '123456' }, 400, 'challenge_id must be an UUID'],
+    ['POST', `/factors/${factor.id}/verify`, { challenge_id: 'nope', code: '123456' }, 400, BAD_UUID('nope')],
     ['POST', `/factors/${factor.id}/verify`, { challenge_id: factor.id, code: 123456 }, 400, 'code must be a string'],
     ['POST', `/factors/${factor.id}/verify`, { code: '123456' }, 422, 'MFA factor with the provided challenge ID not found'],
   ];
@@ -414,6 +414,30 @@ t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
     headers: { 'content-type': 'application/json' },
   });
   t.equal(notObject.status, 400);
+});
+
+const BAD_UUID = (id: string) => `Could not parse request body as JSON: uuid: incorrect UUID length ${id.length} in string "${id}"`;
+
+t.test('verify: a challenge_id that is not a UUID fails the body, before the code and the switches, as the original', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token, 'uuid-first');
+  const verifyWith = (body: unknown) => api.request('POST', `/factors/${factor.id}/verify`, { token: s.access_token, body });
+  for (const body of [{ challenge_id: '', code: '123456' }, { challenge_id: '', code: '' }, { challenge_id: 'nope' }]) {
+    const res = await verifyWith(body);
+    t.same(errorOf(res), { status: 400, error_code: 'bad_json', msg: BAD_UUID(body.challenge_id) }, JSON.stringify(body));
+  }
+  const format = await verifyWith({ challenge_id: `${factor.id.slice(0, 35)}g`, code: '123456' });
+  t.same(errorOf(format), {
+    status: 400,
+    error_code: 'bad_json',
+    msg: "Could not parse request body as JSON: encoding/hex: invalid byte: U+0067 'g'",
+  });
+  // The other forms the original's UUID type reads name the same challenge.
+  const c = await api.request('POST', `/factors/${factor.id}/challenge`, { token: s.access_token, body: {} });
+  const braced = await verifyWith({ challenge_id: `{${c.body.id.toUpperCase()}}`, code: '' });
+  t.same(errorOf(braced), { status: 400, error_code: 'validation_failed', msg: 'Code needs to be non-empty' });
+  const bare = await verifyWith({ challenge_id: c.body.id.replaceAll('-', ''), code: totpCode(factor.totp.secret) });
+  t.equal(bare.status, 200, 'the challenge found by its bare hex digits');
 });
 
 t.test('an issuer too long for the QR code and a friendly_name too long for its index: 400, not a 500', async (t) => {

@@ -332,7 +332,6 @@ export const ERRORS = {
   // ours: the original has no bound and fails with a 500 (docs/mfa.md#post-factors)
   mfa_friendly_name_too_long: e(400, 'validation_failed', 'friendly_name must be 2000 bytes or less'),
   mfa_totp_uri_too_long: e(400, 'validation_failed', 'issuer is too long: the TOTP URI does not fit in a QR code'),
-  mfa_challenge_id: e(400, 'validation_failed', 'challenge_id must be an UUID'),
   insufficient_aal_enroll: e(403, 'insufficient_aal', 'AAL2 required to enroll a new factor'),
   insufficient_aal_unenroll: e(422, 'insufficient_aal', 'AAL2 required to unenroll verified factor'),
   insufficient_aal_user_update: e(401, 'insufficient_aal', 'AAL2 session is required to update email or password when MFA is enabled.'),

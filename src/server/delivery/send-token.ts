@@ -115,7 +115,7 @@ export async function sendSmsToken(
   q: Queryable,
   user: UserRow,
   r: SmsTokenRequest,
-  req: HookRequest = {},
+  req: HookRequest,
 ): Promise<{ messageId: string }> {
   const testOtp = testOtpFor(ctx.config.sms, r.to);
   if (testOtp) {

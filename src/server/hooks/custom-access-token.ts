@@ -56,13 +56,24 @@ export async function customizeAccessToken(
     req,
     q,
   );
-  if (!isObject(output) || !('claims' in output)) throw apiError('hook_failed', 'output claims field is missing');
-  const claims = output.claims;
-  if (!isObject(claims)) throw apiError('hook_failed', 'Error unmarshaling JSON output.');
+  const claims = claimsOf(output);
   const checkClaims = (claimsValidator ??= new Ajv({ allErrors: true, strict: false }).compile(MINIMUM_CLAIMS_SCHEMA));
   if (!checkClaims(claims)) {
     const problems = (checkClaims.errors ?? []).map((e) => `- ${e.instancePath.replace(/^\//, '') || '(root)'}: ${e.message}`);
     throw apiError('hook_failed', `output claims do not conform to the expected schema: \n${problems.join('\n')}\n`);
   }
-  return claims;
+  return claims as Record<string, unknown>;
+}
+
+/**
+ * The answer's claims as the original decodes them: no answer (204, or a function's SQL null) and
+ * `"claims": null` leave no claims, which then fail the schema; an answer that is not an object, or claims
+ * that are neither an object nor null, fail the decoding.
+ */
+function claimsOf(output: unknown): unknown {
+  if (output === null) return null;
+  if (!isObject(output)) throw apiError('hook_failed', 'Error unmarshaling JSON output.');
+  if (!('claims' in output)) throw apiError('hook_failed', 'output claims field is missing');
+  if (output.claims !== null && !isObject(output.claims)) throw apiError('hook_failed', 'Error unmarshaling JSON output.');
+  return output.claims;
 }

@@ -103,7 +103,7 @@ async function readAnswer(response: Response, signal: AbortSignal): Promise<unkn
     throw apiError('hook_payload_invalid_content_type', `Invalid JSON response. Received content-type: ${contentType}`);
   }
   const body = await readLimited(response, signal);
-  if (body.length === 0) return null;
+  // An empty body is not "no output" (that is 204): the original fails to decode it, whatever the hook.
   let output: unknown;
   try {
     output = JSON.parse(body.toString('utf8'));

@@ -14,7 +14,8 @@ import { encodeV2Token } from '../crypto/refresh-token-v2.js';
 import { openSessionKey } from '../sessions/refresh-key.js';
 import { tokenResponse, type TokenResponse } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
-import { isUuid, ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
+import { ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
+import { NIL_UUID, readUuid } from '../uuid-text.js';
 import { requireSession } from '../auth/session-required.js';
 import type { FactorType } from './factor-types/index.js';
 import type { Authenticated } from '../auth/principal.js';
@@ -29,13 +30,15 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   const session = requireSession(principal);
   const factor = await ownedFactor(ctx.db, req, user.id);
   const body = req.body();
+  // The original decodes challenge_id into a UUID with the rest of the body, so a string that is not one
+  // ("" included) fails before any other check. Absent or null, it is the nil UUID: no such challenge.
+  const read = typeof body.challenge_id === 'string' ? readUuid(body.challenge_id) : { uuid: NIL_UUID };
+  if ('error' in read) throw apiError('bad_json', `Could not parse request body as JSON: ${read.error}`);
   const type = typeOf(factor, 'verify');
   if (type.needsCode && !body.code) throw apiError('mfa_code_required');
   if (!type.switches(ctx).verifyEnabled) throw apiError(type.disabled.verify);
   type.checkVerifyBody?.(ctx, body);
-  const challengeId = body.challenge_id;
-  if (challengeId !== undefined && challengeId !== null && challengeId !== '' && !isUuid(challengeId)) throw apiError('mfa_challenge_id');
-  const challenge = isUuid(challengeId) ? await findChallenge(ctx.db, factor.id, challengeId) : null;
+  const challenge = read.uuid !== NIL_UUID ? await findChallenge(ctx.db, factor.id, read.uuid) : null;
   if (!challenge) throw apiError('mfa_challenge_not_found');
   if (challenge.verified_at || challenge.ip_address !== req.ip) throw apiError('mfa_ip_address_mismatch');
   if (challenge.created_at.getTime() + ctx.config.mfa.challengeExpirySeconds * 1000 < Date.now()) {

@@ -108,7 +108,7 @@ async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRo
     }
     case 'phone_change': {
       if (!user.phone_change) return {};
-      const { messageId } = await sendPhoneChange(ctx, c, user, user.phone_change, 'sms');
+      const { messageId } = await sendPhoneChange(ctx, c, user, user.phone_change, 'sms', req);
       return messageId ? { message_id: messageId } : {};
     }
   }

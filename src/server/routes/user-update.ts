@@ -102,7 +102,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     if (phoneAtOnce) {
       current = await takeAddress(ctx, c, req, current, 'phone', update.phone!, notifications);
     } else if (update.phone) {
-      current = (await sendPhoneChange(ctx, c, current, update.phone, update.channel)).user;
+      current = (await sendPhoneChange(ctx, c, current, update.phone, update.channel, req)).user;
     }
     await writeAudit(c, req, actorOf(current), 'user_modified');
     return current;

@@ -79,10 +79,12 @@ async function emailChangeHook(
   common: { kind: 'emailChange'; redirectTo: string; pkce: boolean; newEmail: string },
   r: EmailChangeRequest,
 ): Promise<void> {
+  // The hook sees the pending address as new_email, one mail or two, as the original sets it before sending.
+  const pending = { ...user, email_change: r.newEmail };
   const toNew = await issueEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail });
   if (!isSecureChange(ctx, user)) {
     const data = emailData(ctx, r.req, 'emailChange', { token: toNew.otp, token_hash: toNew.linkToken, redirect_to: r.redirectTo });
-    return sendEmailHook(ctx, user, data, r.req, q);
+    return sendEmailHook(ctx, pending, data, r.req, q);
   }
   const toCurrent = await issueEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! });
   const data = emailData(ctx, r.req, 'emailChange', {
@@ -92,5 +94,5 @@ async function emailChangeHook(
     token_hash_new: toCurrent.linkToken,
     redirect_to: r.redirectTo,
   });
-  return sendEmailHook(ctx, { ...user, email_change: r.newEmail }, data, r.req, q);
+  return sendEmailHook(ctx, pending, data, r.req, q);
 }

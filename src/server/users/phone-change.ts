@@ -3,6 +3,7 @@
 import { updateUser, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendSmsToken } from '../delivery/send-token.js';
+import type { HookRequest } from '../hooks/invoke.js';
 import { assertSendInterval } from '../limits/sends.js';
 import type { AppContext } from '../context.js';
 
@@ -12,8 +13,18 @@ export async function sendPhoneChange(
   user: UserRow,
   phone: string,
   channel: 'sms' | 'whatsapp',
+  /** the request, for the send-SMS hook's metadata (ip_address) and deadline */
+  req: HookRequest,
 ): Promise<{ user: UserRow; messageId: string }> {
   assertSendInterval('sms', user.phone_change_sent_at, ctx.config.sms.maxFrequencySeconds);
-  const { messageId } = await sendSmsToken(ctx, q, user, { tokenType: 'phone_change_token', to: phone, channel, purpose: 'phone_change' });
+  // The hook sees the pending number as new_phone, as the original sets it before sending.
+  const pending = { ...user, phone_change: phone };
+  const { messageId } = await sendSmsToken(
+    ctx,
+    q,
+    pending,
+    { tokenType: 'phone_change_token', to: phone, channel, purpose: 'phone_change' },
+    req,
+  );
   return { user: await updateUser(q, user.id, { phone_change: phone, phone_change_sent_at: new Date() }), messageId };
 }

@@ -1,14 +1,14 @@
-// Phone factors: a code by SMS or WhatsApp at each challenge, through the configured gateway and within
-// the global SMS send limit and the factor's MFA_PHONE_MAX_FREQUENCY. The code is kept sealed on the
-// challenge row (../encryption.ts) and compared in constant time; with twilio_verify the gateway makes
-// and checks the code itself, as the original.
+// Phone factors: a code by SMS or WhatsApp at each challenge, through the configured gateway (or the send-SMS
+// hook) within the factor's MFA_PHONE_MAX_FREQUENCY. As in the original, RATE_LIMIT_SMS_SENT does not count
+// these codes: a spent sign-up budget must not lock users out of their second factor. The code is kept
+// sealed on the challenge row (../encryption.ts) and compared in constant time; with twilio_verify the
+// gateway makes and checks the code itself, as the original.
 import { apiError } from '../../errors.js';
 import { deleteFactors } from '../../../db/mfa-factors.js';
 import { parsePhone } from '../../users/addresses.js';
-import { parseChannel } from '../../delivery/sms/channel-field.js';
+import { challengeChannel } from '../../delivery/sms/channel-field.js';
 import { renderSmsTemplate, SmsChannelError, SmsSendError } from '../../delivery/sms/index.js';
 import { bounded } from '../../delivery/send-token.js';
-import { spendPermit } from '../../delivery/sending-tx.js';
 import { sendSmsHook } from '../../hooks/send-sms.js';
 import { assertSendInterval } from '../../limits/sends.js';
 import { newOtp, safeEqual } from '../../crypto/tokens.js';
@@ -45,16 +45,14 @@ export const phone: FactorType = {
   },
 
   async challenge({ ctx, req, user, factor, challengeId, body, q }) {
-    const channel = parseChannel(body);
+    const channel = challengeChannel(ctx, body);
     const hooked = ctx.config.hooks.sendSms.enabled;
     const sms = ctx.sms;
     // docs/hooks.md#send-sms: as the original, the hook replaces the gateway here too, so none need be configured.
     if (!sms && !hooked) throw apiError('phone_provider_unsupported');
-    if (!hooked && !sms!.channels.includes(channel)) throw apiError('sms_channel_invalid');
     assertSendInterval('sms', factor.last_challenged_at, ctx.config.mfa.phone.maxFrequencySeconds);
     const to = factor.phone ?? '';
     const code = newOtp(ctx.config.mfa.phone.otpLength);
-    spendPermit(ctx, q, 'sms');
     if (hooked || !sms) {
       await sendSmsHook(ctx, user, { otp: code, phone: to, smsType: 'mfa' }, req, q);
       return { columns: { otpCode: secretBox(ctx.config).seal(challengeId, code) } };
