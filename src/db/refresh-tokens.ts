@@ -215,16 +215,16 @@ export async function recordRefresh(q: Queryable, sessionId: string, client: Ses
   return rows[0] ?? null;
 }
 
-/** Reuse detection: revokes every live token descended from `tokenId` (its session only). */
-export async function revokeDescendants(q: Queryable, tokenId: string, sessionId: string): Promise<number> {
-  const { rowCount } = await q.query(
-    `with recursive family as (
-       select id from refresh_tokens where parent_id = $1 and session_id = $2
-       union all
-       select rt.id from refresh_tokens rt join family f on rt.parent_id = f.id where rt.session_id = $2)
-     update refresh_tokens set revoked = true, updated_at = now()
-     where id in (select id from family) and not revoked`,
-    [tokenId, sessionId],
-  );
+/**
+ * Reuse detection: revokes every live token of the session, as the original revokes the token's family
+ * (its session's tokens). Not only the reused token's descendants: a branch given to another rotated token
+ * within the reuse interval is no descendant of a later reused token, and must not outlive the detection.
+ */
+export async function revokeSessionTokens(q: Queryable, sessionId: string): Promise<number> {
+  const { rowCount } = await q.query({
+    name: 'refresh_tokens_revoke_session',
+    text: `update refresh_tokens set revoked = true, updated_at = now() where session_id = $1 and not revoked`,
+    values: [sessionId],
+  });
   return rowCount ?? 0;
 }
