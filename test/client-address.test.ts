@@ -16,6 +16,8 @@ t.test('addresses are read as Go reads them and written as it writes them', asyn
   t.equal(canonicalAddress('203.0.113.7'), '203.0.113.7');
   t.equal(canonicalAddress('2001:DB8:0:0:0:0:0:1'), '2001:db8::1', 'IPv6 in its short, lower-case form');
   t.equal(canonicalAddress('::ffff:198.51.100.2'), '198.51.100.2', 'an IPv4-mapped address as IPv4');
+  t.equal(canonicalAddress('::FFFF:C633:6402'), '198.51.100.2', 'written in hex too');
+  t.equal(canonicalAddress('::198.51.100.2'), '::c633:6402', 'an IPv4-compatible address stays IPv6, as Go writes it');
   for (const bad of ['unknown', '203.0.113.7:443', '127.1', '0x7f.0.0.1', '010.0.0.1', 'fe80::1%eth0', '', '[::1]']) {
     t.equal(canonicalAddress(bad), undefined, `${JSON.stringify(bad)} is no address`);
   }

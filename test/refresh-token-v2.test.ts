@@ -138,6 +138,17 @@ t.test('an older token within the reuse interval is answered; outside it the who
   t.strictSame((await refresh(api, two.body.refresh_token)).body, NOT_FOUND, "the session's current token is dead too");
 });
 
+t.test('a v2 session past its not_after cannot refresh, as the original (no session limit set)', async (t) => {
+  const s = await signUp(api);
+  await api.db.query(`update sessions set not_after = now() + interval '1 hour' where id = $1`, [sessionOf(s.access_token)]);
+  const renewed = await refresh(api, s.refresh_token);
+  t.equal(renewed.status, 200, 'a not_after still ahead refreshes');
+  await api.db.query(`update sessions set not_after = now() - interval '1 second' where id = $1`, [sessionOf(s.access_token)]);
+  const res = await refresh(api, renewed.body.refresh_token);
+  t.equal(res.status, 400);
+  t.strictSame(res.body, { code: 400, error_code: 'session_expired', msg: 'Invalid Refresh Token: Session Expired' });
+});
+
 t.test('forged, damaged, ahead and unknown tokens get the original answers', async (t) => {
   const { sessionId, key } = await knownKeySession(api);
   t.equal((await refresh(api, mintV2(sessionId, 0, key))).status, 200, 'a token minted with the key is good (a key in clear opens)');

@@ -236,7 +236,7 @@ t.test('the previous token after the interval is reuse: the active token is revo
   t.strictSame((await refresh(api, t1)).body, ALREADY_USED);
 });
 
-t.test('an older token than the previous one after the interval is reuse: every descendant is revoked', async (t) => {
+t.test('an older token than the previous one after the interval is reuse: every token of the session is revoked', async (t) => {
   const [t0, t1, t2, t3] = await chain(api, 3);
   const sessionId = (await row(api, t0)).session_id;
   const other = await signIn(
@@ -249,7 +249,7 @@ t.test('an older token than the previous one after the interval is reuse: every 
   t.equal(res.status, 400);
   t.strictSame(res.body, ALREADY_USED);
   const live = await api.db.query('select token_hash from refresh_tokens where session_id = $1 and not revoked', [sessionId]);
-  t.strictSame(live.rows, [], 'the whole family below t1 is revoked');
+  t.strictSame(live.rows, [], 'the whole session is revoked');
   t.equal((await row(api, t3)).revoked, true);
   t.equal((await row(api, t0)).revoked, true);
   t.strictSame((await refresh(api, t3)).body, ALREADY_USED, 'the thief and the owner are both out');
@@ -291,6 +291,23 @@ t.test('an older token within the interval gets another child of its own; the ac
   t.equal((await refresh(api, t3)).status, 200, 't3 still refreshes');
 });
 
+t.test('reuse revokes every live token of the session, a branch given within the interval included, as the original', async (t) => {
+  // t0 -> t1 -> t2; t0 presented within the interval gets a branch t1b beside t1. t1 presented after the
+  // interval is a reuse: t1b is no descendant of t1, yet it goes too, as the original revokes the session's tokens.
+  const [t0, t1, t2] = await chain(api, 2);
+  const sessionId = (await row(api, t0)).session_id;
+  const branched = await refresh(api, t0);
+  t.equal(branched.status, 200, 'within the interval: another child of t0');
+  const t1b = branched.body.refresh_token;
+  await ageRevocation(api, [t1]);
+  t.strictSame((await refresh(api, t1)).body, ALREADY_USED);
+  t.equal((await row(api, t2)).revoked, true, "t1's descendant is revoked");
+  t.equal((await row(api, t1b)).revoked, true, 'and so is the branch, which descends from t0');
+  const live = await api.db.query('select token_hash from refresh_tokens where session_id = $1 and not revoked', [sessionId]);
+  t.strictSame(live.rows, [], 'no live token left in the session');
+  t.strictSame((await refresh(api, t1b)).body, ALREADY_USED, 'the branch no longer refreshes');
+});
+
 t.test('a token revoked by reuse detection stays refused within the interval', async (t) => {
   const [t0, t1, t2] = await chain(api, 2);
   await ageRevocation(api, [t0]);
@@ -299,7 +316,7 @@ t.test('a token revoked by reuse detection stays refused within the interval', a
   t.equal((await row(api, t1)).revoked, true);
 });
 
-t.test('reuse after the interval is refused too, and revokes the descendants', async (t) => {
+t.test("reuse after the interval is refused too, and revokes the session's tokens", async (t) => {
   const [t0, t1, t2] = await chain(api, 2);
   await ageRevocation(api, [t0, t1]);
   t.strictSame((await refresh(api, t0)).body, ALREADY_USED);

@@ -180,6 +180,28 @@ t.test("SECURITY_SB_FORWARDED_FOR_ENABLED: Sb-Forwarded-For's address keys the p
   t.equal(res.body.error_code, 'invalid_credentials');
 });
 
+t.test('Sb-Forwarded-For keys the limits by the address as Go writes it: spellings of one address share a bucket', async (t) => {
+  // Anonymous sign-ins at 1 an hour: a bucket of one token, so a second request with the same key is refused.
+  // X-Real-IP differs on every request: a shared bucket can only come from Sb-Forwarded-For.
+  const own = await startMailStack({
+    AUTH_RATE_LIMIT_HEADER: 'X-Real-IP',
+    AUTH_SECURITY_SB_FORWARDED_FOR_ENABLED: 'true',
+    AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+    AUTH_RATE_LIMIT_ANONYMOUS_USERS: '1',
+  });
+  t.teardown(() => own.stop());
+  let n = 0;
+  const signIn = async (forwarded: string) =>
+    (await own.api.request('POST', '/signup', { headers: { 'Sb-Forwarded-For': forwarded, 'X-Real-IP': `10.9.0.${++n}` }, body: {} }))
+      .status;
+  t.equal(await signIn('2600:CAFE::1'), 200);
+  t.equal(await signIn('2600:cafe:0:0::0001'), 429, 'case and zeros: the same IPv6 address, the same bucket');
+  t.equal(await signIn('::ffff:198.51.100.7'), 200);
+  t.equal(await signIn('198.51.100.7'), 429, 'an IPv4-mapped address is its IPv4 address');
+  t.equal(await signIn('fe80::1%eth0'), 200);
+  t.equal(await signIn('fe80::1%eth0'), 200, 'an address with a zone is none for Go: the key is X-Real-IP, which differs');
+});
+
 t.test("a user's limited routes check the token first, as the original: callers without one spend nothing", async (t) => {
   const own = await startMailStack({ AUTH_RATE_LIMIT_HEADER: 'X-Real-IP', AUTH_RATE_LIMIT_OTP: '1' });
   t.teardown(() => own.stop());

@@ -144,6 +144,35 @@ t.test('with no limits set nothing ends: an old, idle session and an older one b
   t.equal((await refresh(unlimited, newer.refresh_token)).status, 200);
 });
 
+t.test('not_after ends a session whatever the limits, as the original: refresh, user and admin bearers refused', async (t) => {
+  // not_after is what a SAML assertion's SessionNotOnOrAfter sets (or a session adopted from GoTrue keeps).
+  const setNotAfter = (api: TestService, s: Session, offset: string) =>
+    api.db.query(`update sessions set not_after = now() + $2::interval where id = $1`, [sessionOf(s), offset]);
+  for (const [name, api] of [
+    ['no limit set', unlimited],
+    ['limits set', limited],
+  ] as const) {
+    const s = await signUp(api);
+    const admin = await adminToken('service_role', { sub: s.user.id, session_id: sessionOf(s) });
+    await setNotAfter(api, s, '1 hour');
+    const renewed = await refresh(api, s.refresh_token);
+    t.equal(renewed.status, 200, `${name}: a not_after still ahead refreshes`);
+    t.equal((await getUser(api, renewed.body)).status, 200, `${name}: and its access token works`);
+    t.equal((await api.request('GET', '/admin/users', { token: admin })).status, 200, `${name}: and so does an admin bearer naming it`);
+
+    await setNotAfter(api, s, '-1 second');
+    const res = await refresh(api, renewed.body.refresh_token);
+    t.equal(res.status, 400, `${name}: past not_after the refresh is refused`);
+    t.strictSame(res.body, EXPIRED);
+    const user = await getUser(api, renewed.body);
+    t.equal(user.status, 403, `${name}: and its access token`);
+    t.strictSame(user.body, BEARER_ENDED);
+    const asAdmin = await api.request('GET', '/admin/users', { token: admin });
+    t.equal(asAdmin.status, 403, `${name}: and an admin bearer naming it`);
+    t.strictSame(asAdmin.body, BEARER_ENDED);
+  }
+});
+
 t.test('a negative or malformed limit stops start-up with the setting named', async (t) => {
   const { loadConfig } = await import('../dist/server/config/load.js');
   const base = {

@@ -117,7 +117,11 @@ t.test('a user without identities has an empty list; the session is looked up by
   const found = await findUserSessionIdentities(database.pool, userId, session.id);
   t.strictSame(found!.identities, []);
   t.strictSame(found!.session, { id: session.id });
-  t.strictSame(await findUserSession(database.pool, userId, session.id), { user: found!.user, session: { id: session.id } });
+  t.strictSame(await findUserSession(database.pool, userId, session.id), {
+    user: found!.user,
+    session: { id: session.id },
+    sessionEnded: null,
+  });
   // findSession never checked the session's owner, so neither does this.
   t.strictSame((await findUserSession(database.pool, userId, othersSession.id))!.session, {
     id: (await findSession(database.pool, othersSession.id))!.id,
@@ -127,4 +131,8 @@ t.test('a user without identities has an empty list; the session is looked up by
   t.equal((await findUserSession(database.pool, userId, null))!.session, null, 'null: no session looked up');
   t.equal(await findUserSession(database.pool, UNKNOWN, session.id), null);
   t.equal(await findUserSessionIdentities(database.pool, UNKNOWN, null), null);
+  // Without a session policy only not_after ends a session, in the same statement.
+  await database.pool.query(`update sessions set not_after = now() - interval '1 second' where id = $1`, [session.id]);
+  t.equal((await findUserSession(database.pool, userId, session.id))!.sessionEnded, 'expired', 'past not_after');
+  t.equal((await findUserSessionIdentities(database.pool, userId, session.id))!.sessionEnded, 'expired', 'with the identities too');
 });

@@ -3,7 +3,7 @@ import type { Queryable } from './pool.js';
 import type { SessionClient } from './sign-in.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import { USER_COLUMNS, type UserRow } from './users.js';
-import { sessionEndedSql, type SessionEnd, type SessionPolicy } from './sessions.js';
+import { NOT_AFTER_ENDED_SQL, sessionEndedSql, type SessionEnd, type SessionPolicy } from './sessions.js';
 
 export interface RefreshTokenRow {
   id: string;
@@ -26,8 +26,8 @@ export interface PresentedToken
   id: string;
   session_id: string;
   user_id: string;
-  /** read only under a session policy: why the session has ended, null while it lives */
-  session_ended?: SessionEnd | null;
+  /** why the session has ended, null while it lives: without a session policy only not_after ends it */
+  session_ended: SessionEnd | null;
   /** read only under a session policy: when the session was created (the SESSIONS_ALLOW_LOW_AAL cap of the access token's exp) */
   session_created_at?: Date;
   /** the OAuth server client the session was issued to, if any: only POST /oauth/token refreshes it (docs/oauth-server.md#token-endpoint) */
@@ -41,7 +41,8 @@ export async function findPresentedToken(q: Queryable, tokenHash: string, policy
   const { rows } = await q.query<PresentedToken>({
     name: 'refresh_tokens_presented',
     text: `select rt.id, rt.session_id, rt.user_id, u.banned_until, u.email, u.phone, u.raw_user_meta_data, u.is_sso_user, rt.revoked, extract(epoch from clock_timestamp() - rt.updated_at)::float8 as revoked_for,
-                  a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash, s.oauth_client_id, s.scopes
+                  a.id as active_id, a.parent_id as active_parent_id, a.token_hash as active_hash, s.oauth_client_id, s.scopes,
+                  ${NOT_AFTER_ENDED_SQL} as session_ended
            from refresh_tokens rt join users u on u.id = rt.user_id left join sessions s on s.id = rt.session_id
            left join lateral (select id, parent_id, token_hash from refresh_tokens
                               where session_id = rt.session_id and not revoked order by id desc limit 1) a on true
@@ -214,16 +215,16 @@ export async function recordRefresh(q: Queryable, sessionId: string, client: Ses
   return rows[0] ?? null;
 }
 
-/** Reuse detection: revokes every live token descended from `tokenId` (its session only). */
-export async function revokeDescendants(q: Queryable, tokenId: string, sessionId: string): Promise<number> {
-  const { rowCount } = await q.query(
-    `with recursive family as (
-       select id from refresh_tokens where parent_id = $1 and session_id = $2
-       union all
-       select rt.id from refresh_tokens rt join family f on rt.parent_id = f.id where rt.session_id = $2)
-     update refresh_tokens set revoked = true, updated_at = now()
-     where id in (select id from family) and not revoked`,
-    [tokenId, sessionId],
-  );
+/**
+ * Reuse detection: revokes every live token of the session, as the original revokes the token's family
+ * (its session's tokens). Not only the reused token's descendants: a branch given to another rotated token
+ * within the reuse interval is no descendant of a later reused token, and must not outlive the detection.
+ */
+export async function revokeSessionTokens(q: Queryable, sessionId: string): Promise<number> {
+  const { rowCount } = await q.query({
+    name: 'refresh_tokens_revoke_session',
+    text: `update refresh_tokens set revoked = true, updated_at = now() where session_id = $1 and not revoked`,
+    values: [sessionId],
+  });
   return rowCount ?? 0;
 }

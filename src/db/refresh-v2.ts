@@ -7,7 +7,7 @@ import type { SessionClient } from './sign-in.js';
 import { USER_COLUMNS_U, type UserRow } from './users.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 import { identitiesJsonSql, identityRows, type IdentityJsonRow } from './identities.js';
-import { amrJsonSql, sessionEndedSql, type AmrRow, type SessionEnd, type SessionPolicy } from './sessions.js';
+import { amrJsonSql, NOT_AFTER_ENDED_SQL, sessionEndedSql, type AmrRow, type SessionEnd, type SessionPolicy } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow } from './mfa-factors.js';
 import type { Rotated } from './refresh-rotation.js';
 
@@ -21,12 +21,12 @@ export interface V2Session extends Pick<UserRow, 'banned_until' | 'email' | 'pho
   session_created_at: Date;
   oauth_client_id: string | null;
   scopes: string | null;
-  /** read only under a session policy, as for v1 (refresh-tokens.ts findPresentedTokenUnderPolicy) */
-  session_ended?: SessionEnd | null;
+  /** why the session has ended, as for v1 (refresh-tokens.ts findPresentedToken): without a policy only not_after ends it */
+  session_ended: SessionEnd | null;
 }
 
 /**
- * The session a v2 token names, with its user and, under a policy, why it has ended. A v2 session has
+ * The session a v2 token names, with its user and why it has ended (by not_after alone without a policy). A v2 session has
  * no token rows, so it counts as last active at its last refresh, else its creation, as the original
  * measures it for these tokens.
  */
@@ -37,7 +37,7 @@ export async function findV2Session(q: Queryable, sessionId: string, policy: Ses
   if (!policy) {
     const { rows } = await q.query<V2Session>({
       name: 'sessions_v2_presented',
-      text: `select ${columns} from sessions s join users u on u.id = s.user_id where s.id = $1`,
+      text: `select ${columns}, ${NOT_AFTER_ENDED_SQL} as session_ended from sessions s join users u on u.id = s.user_id where s.id = $1`,
       values: [sessionId],
     });
     return rows[0] ?? null;

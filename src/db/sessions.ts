@@ -52,6 +52,14 @@ export function sessionEndedSql(p: { timebox: number; inactivity: number; lowAal
           case when $${p.lowAal}::float8 is not null and session_low_aal(${userId}, s.aal, s.created_at, $${p.lowAal}) then 'low_aal' end`;
 }
 
+/**
+ * The SQL of a session's end without a session policy, for statements that read the session as `s`: past
+ * its not_after ('expired'), which the original checks whatever the settings. One column compared on the
+ * row the statement reads anyway, so the hot statements stay as cheap. session_ended applies the same
+ * test under a policy.
+ */
+export const NOT_AFTER_ENDED_SQL = `case when s.not_after < now() then 'expired' end`;
+
 export interface SessionRow {
   id: string;
   user_id: string;

@@ -4,29 +4,29 @@
 import type { Queryable } from './pool.js';
 import { USER_COLUMNS_U, type UserRow } from './users.js';
 import { identitiesJsonSql, identityRows, type IdentityJsonRow, type IdentityRow } from './identities.js';
-import { sessionEndedSql, type SessionEnd, type SessionPolicy, type SessionRow } from './sessions.js';
+import { NOT_AFTER_ENDED_SQL, sessionEndedSql, type SessionEnd, type SessionPolicy, type SessionRow } from './sessions.js';
 import { factorRows, factorsJsonSql, type FactorJsonRow, type FactorRow } from './mfa-factors.js';
 
 export interface UserSession {
   user: UserRow;
   /** the session with the claims' session_id, null when there is none (any user's, as findSession found it) */
   session: Pick<SessionRow, 'id'> | null;
-  /** read only under a session policy: why the session has ended, null while it lives (or when there is none) */
-  sessionEnded?: SessionEnd | null;
+  /** why the session has ended, null while it lives (or when there is none): without a session policy only not_after ends it */
+  sessionEnded: SessionEnd | null;
 }
 
 type Row = UserRow & {
   found_session_id: string | null;
-  found_session_ended?: SessionEnd | null;
+  found_session_ended: SessionEnd | null;
   found_identities?: IdentityJsonRow[];
   found_factors?: FactorJsonRow[];
 };
 
 /**
- * Under a session policy the session is read by a join instead, with why it has ended as the
- * database decides it (sql/00005_session_policy_and_cleanup.sql, 00007_session_low_aal.sql): last active at its last refresh, or
- * its creation, the original's measure outside the refresh grant. Without a policy the statements
- * below stay exactly as they were, so the limits cost nothing when they are off.
+ * Under a session policy the session is read with why it has ended as the database decides it
+ * (sql/00005_session_policy_and_cleanup.sql, 00007_session_low_aal.sql): last active at its last refresh, or
+ * its creation, the original's measure outside the refresh grant. Without a policy only not_after can
+ * end it (set from a SAML assertion, or kept from GoTrue): NOT_AFTER_ENDED_SQL.
  */
 const POLICY_VALUES = (p: SessionPolicy) => [p.timeboxSeconds, p.inactivitySeconds, p.singlePerUser, p.tags, p.lowAalSeconds];
 
@@ -61,8 +61,9 @@ export async function findUserSession(
   }
   const { rows } = await q.query<Row>({
     name: 'user_session',
-    text: `select ${USER_COLUMNS_U}, (select s.id from sessions s where s.id = $2) as found_session_id
-           from users u where u.id = $1`,
+    text: `select ${USER_COLUMNS_U}, s.id as found_session_id, ${NOT_AFTER_ENDED_SQL} as found_session_ended
+           from users u left join sessions s on s.id = $2
+           where u.id = $1`,
     values: [userId, sessionId],
   });
   return rows[0] ? split(rows[0]) : null;
@@ -94,30 +95,28 @@ export async function findUserSessionIdentities(
         }
       : {
           name: 'user_session_identities',
-          text: `select ${USER_COLUMNS_U}, (select s.id from sessions s where s.id = $2) as found_session_id,
+          text: `select ${USER_COLUMNS_U}, s.id as found_session_id, ${NOT_AFTER_ENDED_SQL} as found_session_ended,
                         ${identitiesJsonSql('u.id')} as found_identities,
                         ${factorsJsonSql('u.id')} as found_factors
-                 from users u where u.id = $1`,
+                 from users u left join sessions s on s.id = $2
+                 where u.id = $1`,
           values: [userId, sessionId],
         },
   );
   if (!rows[0]) return null;
   // One rest copy of the row's ~30 members, not two (this is every GET /user).
   const { found_identities: identities = [], found_factors: factors, found_session_id: id, found_session_ended: ended, ...user } = rows[0];
-  const found: UserSession & { identities: IdentityRow[]; factors: FactorRow[] } = {
+  return {
     user,
     session: id === null ? null : { id },
+    sessionEnded: ended,
     identities: identityRows(identities),
     factors: factorRows(factors),
   };
-  if (ended !== undefined) found.sessionEnded = ended;
-  return found;
 }
 
 /** The user row as findUserById returns it (only the users columns) and the session. */
 function split(row: Row): UserSession {
   const { found_session_id: id, found_session_ended: ended, ...user } = row;
-  const found: UserSession = { user, session: id === null ? null : { id } };
-  if (ended !== undefined) found.sessionEnded = ended;
-  return found;
+  return { user, session: id === null ? null : { id }, sessionEnded: ended };
 }

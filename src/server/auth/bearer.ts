@@ -98,7 +98,7 @@ function checked(claims: VerifiedClaims, claim: SessionClaim, found: UserSession
   }
   if (!found.session) throw apiError('session_not_found');
   if (isBanned(found.user)) throw apiError('user_banned');
-  // A session the limits have ended is refused at once, not only at its next refresh
+  // A session the limits or its not_after have ended is refused at once, not only at its next refresh
   // (docs/tokens-and-sessions.md#session-limits): the answer the original gives an admin bearer.
   if (found.sessionEnded) throw apiError('session_expired');
   return { claims, user: found.user, session: found.session };
@@ -118,7 +118,7 @@ export async function requireTokenSession(claims: VerifiedClaims, ctx: AppContex
   if (!found) throw apiError('user_not_found');
   if (claim === NOT_A_UUID) throw apiError('bad_jwt_session_id');
   if (!found.session) throw apiError('session_not_found');
-  // The time limits and SESSIONS_ALLOW_LOW_AAL apply here, as in the original; SESSIONS_SINGLE_PER_USER does not.
+  // not_after, the time limits and SESSIONS_ALLOW_LOW_AAL apply here, as in the original; SESSIONS_SINGLE_PER_USER does not.
   if (found.sessionEnded && found.sessionEnded !== 'newer_login') throw apiError('session_expired');
 }
 

@@ -6,7 +6,7 @@ import type { SessionClient } from '../../db/sign-in.js';
 import type { ApiRequest } from '../http/types.js';
 
 /**
- * The session limits, checked on the read before any lock as the original checks them; nothing is
+ * The session limits and not_after, checked on the read before any lock as the original checks them; nothing is
  * written, the session stays until the cleanup removes it (docs/tokens-and-sessions.md#session-limits).
  */
 export const SESSION_ENDED = {

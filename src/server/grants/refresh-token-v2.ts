@@ -23,7 +23,7 @@ import {
   upgradeToV2,
   type V2Session,
 } from '../../db/refresh-v2.js';
-import { readTokenState, recordRefresh, revokeDescendants, type PresentedToken } from '../../db/refresh-tokens.js';
+import { readTokenState, recordRefresh, revokeSessionTokens, type PresentedToken } from '../../db/refresh-tokens.js';
 import type { UserRow } from '../../db/users.js';
 import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { encodeV2Token, parseV2Token, upgradesToV2, v2SignatureMatches, type ParsedV2Token } from '../crypto/refresh-token-v2.js';
@@ -190,7 +190,7 @@ export function upgradeToV2Locked(ctx: AppContext, found: PresentedToken, client
         return { user: locked.user, sessionId, token, outcome: 'reused_parent' };
       }
     }
-    if (rotation) await revokeDescendants(c, found.id, sessionId);
+    if (rotation) await revokeSessionTokens(c, sessionId);
     return alreadyUsed();
   });
 }

@@ -15,7 +15,7 @@ import {
   findPresentedToken,
   readTokenState,
   recordRefresh,
-  revokeDescendants,
+  revokeSessionTokens,
   rotateRefreshToken,
   type LockedTokenState,
   type PresentedToken,
@@ -169,7 +169,7 @@ function decideLocked(ctx: AppContext, found: PresentedToken, presented: string,
         return { user, sessionId: found.session_id, token: another, outcome: 'rotated' };
       }
     }
-    return refuseReuse(ctx, c, found.id, found.session_id);
+    return refuseReuse(ctx, c, found.session_id);
   });
 }
 
@@ -198,7 +198,7 @@ async function existingChild(ctx: AppContext, found: PresentedToken, child: stri
  * a concurrent refresh (docs/tokens-and-sessions.md#refresh-rotation step 3). The hash check guards the derivation (a JWT_SECRET change
  * would derive another text).
  * The reuse interval bounds this, as the docs/tokens-and-sessions.md#refresh-rotation transitions table says ("reuse interval elapsed →
- * descendants revoked"), when rotation is on and an interval is set: a previous token presented later
+ * the session's tokens revoked"), when rotation is on and an interval is set: a previous token presented later
  * than that is treated as stolen. With no interval (the default, 0) the original's rule holds and the
  * previous token is always answered; otherwise two tabs refreshing a moment apart would log the user out.
  */
@@ -224,18 +224,14 @@ function branchesWithinInterval(ctx: AppContext, state: LockedTokenState): boole
 /**
  * Any other revoked token is a reuse: an older token than the immediately previous one, or the previous
  * one, after the interval (with none set, at once), or a token revoked without being rotated (its family
- * no longer active). With rotation enabled every token descended from it is revoked — committed, then
- * refused; with rotation disabled it is only refused (docs/tokens-and-sessions.md#reuse-detection transitions table).
+ * no longer active). With rotation enabled every live token of the session is revoked, as the original
+ * does, branches given within the reuse interval included — committed, then refused; with rotation
+ * disabled it is only refused (docs/tokens-and-sessions.md#reuse-detection transitions table).
  */
-async function refuseReuse(
-  ctx: AppContext,
-  c: Parameters<Parameters<typeof tx>[1]>[0],
-  tokenId: string,
-  sessionId: string,
-): Promise<ApiError> {
+async function refuseReuse(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], sessionId: string): Promise<ApiError> {
   if (ctx.config.security.refreshTokenRotationEnabled) {
-    const revoked = await revokeDescendants(c, tokenId, sessionId);
-    ctx.log.warn({ sessionId, revoked }, 'refresh token reuse detected: descendants revoked');
+    const revoked = await revokeSessionTokens(c, sessionId);
+    ctx.log.warn({ sessionId, revoked }, "refresh token reuse detected: the session's tokens revoked");
   }
   return alreadyUsed();
 }

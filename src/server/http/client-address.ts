@@ -3,7 +3,7 @@
 // the connection's address is the proxy's, so the original reads the proxy's headers first:
 // Sb-Forwarded-For's leftmost address when SECURITY_SB_FORWARDED_FOR_ENABLED is on, else the first value
 // of X-Forwarded-For that is an IP address, else the connection's. Per-client limits have their own key
-// (limits/per-client.ts).
+// (limits/per-client.ts), Sb-Forwarded-For's written as here.
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -13,7 +13,23 @@ import ipaddr from 'ipaddr.js';
  */
 export function canonicalAddress(text: string): string | undefined {
   if (isIP(text) === 0 || text.includes('%')) return undefined;
-  return text.includes(':') ? ipaddr.process(text).toString() : text;
+  return text.includes(':') ? shortIPv6(text) : text;
+}
+
+/**
+ * An IPv6 address as Go writes it: IPv4-mapped as dotted IPv4 (ipaddr.js's process), any other in RFC 5952
+ * form. One with an embedded IPv4 (`::1.2.3.4`) passes through the WHATWG URL parser first, which writes
+ * it in hex: ipaddr.js would read `::1.2.3.4` as IPv4-mapped, where Go keeps it IPv6. Only then, so the
+ * connection's address of every request is not parsed twice.
+ */
+function shortIPv6(text: string): string | undefined {
+  let hex = text;
+  if (text.includes('.')) {
+    const url = `http://[${text}]/`;
+    if (!URL.canParse(url)) return undefined;
+    hex = new URL(url).hostname.slice(1, -1);
+  }
+  return ipaddr.process(hex).toString();
 }
 
 /** The connection's address as uWS writes it (IPv6 in full: 0000:…:0001), shortened where it is one. */

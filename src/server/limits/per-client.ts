@@ -1,9 +1,9 @@
 // Per-client request limits (docs/api.md#per-client-limits-and-captcha): token buckets keyed by the first value of the header named
 // by RATE_LIMIT_HEADER (the proxy's client address), kept in Postgres so every thread and instance
 // shares them. Without that header there is no client key and no limit, as in the original.
-import { isIP } from 'node:net';
 import { apiError } from '../errors.js';
 import { takeFromBucket } from '../../db/rate-limits.js';
+import { canonicalAddress } from '../http/client-address.js';
 import type { Config } from '../config/types.js';
 import type { ApiRequest, BucketChoice, Run } from '../http/types.js';
 import { SIGN_IN_GRANTS } from '../observability/metrics.js';
@@ -50,14 +50,16 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
 
 /**
  * The client key: with SECURITY_SB_FORWARDED_FOR_ENABLED, the leftmost address of Sb-Forwarded-For (the
- * header Supabase's own proxy sets) when it is one; else the first value of the RATE_LIMIT_HEADER header,
- * as the original chooses.
+ * header Supabase's own proxy sets) when it is one, in the form Go writes it, so that spellings of one
+ * address (case, zeros, IPv4-mapped) share a bucket as in the original; else the first value of the
+ * RATE_LIMIT_HEADER header, as given, as the original chooses.
  */
 function clientKey(req: ApiRequest, config: Pick<Config, 'rateLimit' | 'security'>): string | undefined {
   const firstValue = (name: string) => req.headers[name.toLowerCase()]?.split(',')[0]?.trim();
   if (config.security.sbForwardedForEnabled) {
     const forwarded = firstValue('sb-forwarded-for');
-    if (forwarded && isIP(forwarded)) return forwarded;
+    const address = forwarded && canonicalAddress(forwarded);
+    if (address) return address;
   }
   const header = config.rateLimit.header;
   return header ? firstValue(header) : undefined;
