@@ -179,7 +179,7 @@ t.test('the original’s redirect cases give the original’s answers', async (t
 t.test('an entry ending in ** after its authority accepts any port and path of app deep links', async (t) => {
   const accepts = (entry: string, target: string) => createRedirectCheck({ siteUrl: SITE_URL, uriAllowList: [entry] })(target);
   t.equal(accepts('myapp://**', 'myapp://auth/callback'), 'myapp://auth/callback');
-  t.equal(accepts('exp://**', 'exp://192.168.1.5:8081/--/auth/callback'), 'exp://192.168.1.5:8081/--/auth/callback');
+  t.equal(accepts('exp://**', 'exp://127.0.0.1:8081/--/auth/callback'), 'exp://127.0.0.1:8081/--/auth/callback');
   t.equal(accepts('com.example.app://**', 'com.example.app://sign-in/v2?x=1'), 'com.example.app://sign-in/v2?x=1');
   t.equal(accepts('https://*.example.test**', 'https://a.example.test:8443/cb'), 'https://a.example.test:8443/cb');
   t.equal(accepts('http://localhost:**', 'http://localhost:5173/auth/cb'), 'http://localhost:5173/auth/cb');
@@ -193,3 +193,25 @@ t.test('an entry ending in ** after its authority accepts any port and path of a
   t.equal(accepts('http://localhost:3000', 'http://localhost:3000/x'), null, 'without ** nor a path: the root only');
   t.equal(accepts('https://app.example.test', 'https://other.example.test/'), null, 'without **: no other host');
 });
+
+t.test(
+  'a host written as an IP address that is not loopback is refused for every scheme, allow list or not, as the original',
+  async (t) => {
+    const accepts = (entry: string, target: string) => createRedirectCheck({ siteUrl: SITE_URL, uriAllowList: [entry] })(target);
+    t.equal(accepts('exp://**', 'exp://192.168.1.5:8081/--/auth/callback'), null, 'an app scheme on a LAN address');
+    t.equal(accepts('http://10.0.0.5:3000/**', 'http://10.0.0.5:3000/cb'), null, 'even when the entry names it');
+    t.equal(accepts('myapp://**', 'myapp://[2001:db8::1]/cb'), null, 'IPv6 alike');
+    t.equal(accepts('myapp://**', 'myapp://12345/cb'), null, 'an integer host is an address in disguise');
+    t.equal(
+      accepts('myapp://**', 'myapp://[::ffff:127.0.0.1]/cb'),
+      'myapp://[::ffff:7f00:1]/cb',
+      'a loopback address goes by the allow list',
+    );
+    t.equal(accepts('http://127.0.0.1:*/**', 'http://127.0.0.1:53682/cb'), 'http://127.0.0.1:53682/cb', 'an entry naming an address');
+    t.equal(accepts('http://127.0.0.*:3000/**', 'http://127.0.0.1:3000/cb'), 'http://127.0.0.1:3000/cb', 'a glob over its numbers');
+    t.equal(accepts('https://app.example.test/**', 'http://127.0.0.1:53682/cb'), null, 'not listed: refused');
+    // The site itself may be an address: it is matched first, as in the original.
+    const lan = createRedirectCheck({ siteUrl: 'http://10.0.0.5:3000', uriAllowList: [] });
+    t.equal(lan('http://10.0.0.5:3000/cb?x=1'), 'http://10.0.0.5:3000/cb?x=1');
+  },
+);

@@ -59,10 +59,13 @@ const hasAuthority = (url: URL) => url.host !== '' || url.href.startsWith(`${url
 // Host labels become path segments, so picomatch's `*` (one segment) and `**` (any) apply per label.
 const labelsAsSegments = (host: string) => host.split('.').join('/');
 
-// Internationalised labels compare in their ASCII (punycode) form, as the WHATWG parser stores hostnames.
+// Internationalised labels compare in their ASCII (punycode) form, as the WHATWG parser stores hostnames. A
+// host without globs is converted whole, so an address (`127.0.0.1`) stays one; label by label, a number
+// would be read as an IPv4 address of its own (`127` → `0.0.0.127`), so numeric labels stay as written.
 function asciiHost(host: string): string {
+  if (!host.includes('*')) return domainToASCII(host) || host;
   return host
     .split('.')
-    .map((label) => (label.includes('*') || label === '' ? label : domainToASCII(label) || label))
+    .map((label) => (label.includes('*') || label === '' || /^[0-9]+$/.test(label) ? label : domainToASCII(label) || label))
     .join('.');
 }

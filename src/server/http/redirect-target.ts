@@ -1,10 +1,13 @@
 // redirect_to validation: a target is parsed by the WHATWG URL parser first, refused outright when it carries
 // userinfo, backslashes, whitespace or control characters, then accepted when it shares SITE_URL's scheme,
-// host and port (any port for loopback hosts) or matches a URI_ALLOW_LIST entry part by part. Only the
+// host and port (any port for loopback hosts); else a host written as an IP address that is not a loopback
+// one is refused for every scheme, allow list or not, as the original refuses it; else it must match a
+// URI_ALLOW_LIST entry part by part (a loopback address too: docs/differences.md). Only the
 // parsed, normalised href is handed on. A request without an acceptable target falls back to its Referer
 // header, checked alike, then to SITE_URL, silently, as the original does, so a hostile link can never
 // send tokens elsewhere (docs/redirects.md).
 import type { Config } from '../config/types.js';
+import ipaddr from 'ipaddr.js';
 import { compileAllowPattern } from './redirect-patterns.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -27,20 +30,30 @@ export function createRedirectCheck(config: Pick<Config, 'siteUrl' | 'uriAllowLi
     } catch {
       return null;
     }
-    if (url.username || url.password || !acceptableHost(url)) return null;
+    if (url.username || url.password) return null;
     if (url.href === site.href) return config.siteUrl; // the site itself, as the operator wrote it
     const sameSite =
       url.protocol === site.protocol && url.hostname === site.hostname && (url.port === site.port || LOOPBACK.has(url.hostname));
-    return sameSite || allowed.some((matches) => matches(url)) ? url.href : null;
+    if (sameSite) return url.href;
+    const ip = ipHost(url.hostname);
+    if ((ip && ip.range() !== 'loopback') || !acceptableHost(url)) return null;
+    return allowed.some((matches) => matches(url)) ? url.href : null;
   };
 }
 
+/** The address a host names when it is written as one: dotted IPv4 (four decimal parts) or bracketed IPv6. */
+function ipHost(host: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return ipaddr.IPv4.parse(host);
+  const inner = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : '';
+  // An IPv4-mapped address counts as its IPv4 address, as Go's IsLoopback reads it.
+  return inner && ipaddr.IPv6.isValid(inner) ? ipaddr.process(inner) : null;
+}
+
 function acceptableHost(url: URL): boolean {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return true; // app schemes (myapp://) are matched by the allow list
   const host = url.hostname;
-  if (LOOPBACK.has(host)) return true;
-  if (/^\d+$/.test(host) || /^[\d.]+$/.test(host) || host.startsWith('[')) return false; // integer and IP literal hosts
-  return HOSTNAME.test(host);
+  if (/^\d+$/.test(host)) return false; // an integer host is an address in disguise, for any scheme
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return true; // app schemes (myapp://) are matched by the allow list
+  return LOOPBACK.has(host) || HOSTNAME.test(host);
 }
 
 type TargetContext = { redirect: RedirectCheck; config: Pick<Config, 'siteUrl'> };
