@@ -102,6 +102,9 @@ t.test(
       body: { email: 'victim@example.com', password: 'Attackers-password-1', data: { planted: 'by the attacker' } },
     });
     t.equal(attacker.status, 200);
+    const tokensOf = async (id: string) =>
+      (await api.db.query('select token_type from one_time_tokens where user_id = $1', [id])).rows.map((r) => r.token_type);
+    t.same(await tokensOf(attacker.body.id), ['confirmation_token'], "the sign-up's confirmation link is pending");
     const { location } = await signInWithGithub(githubUser('victim@example.com', true));
     const session = fragmentOf(location);
     t.ok(session.access_token, location.href);
@@ -110,6 +113,7 @@ t.test(
     t.equal(row.encrypted_password, null, "the attacker's password is gone");
     t.ok(row.email_confirmed_at, 'confirmed by the verified provider address');
     t.same(await identitiesOf(row.id), ['github'], 'the unverified email identity is gone');
+    t.same(await tokensOf(row.id), [], 'and every pending link with it, as the original confirms an account');
     const meta = (await api.db.query('select raw_user_meta_data as m from users where id = $1', [row.id])).rows[0].m;
     t.notOk('planted' in meta, "the sign-up's metadata is replaced by the provider's claims");
     t.match(meta, { email: 'victim@example.com', email_verified: true, name: /^User \d+$/ });

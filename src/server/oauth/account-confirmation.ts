@@ -24,6 +24,8 @@ export async function confirmThroughProvider(
   claims: Record<string, unknown>,
 ): Promise<UserRow> {
   await deleteUnverifiedIdentities(c, user.id, provider);
+  // Every pending link or code goes too (the sign-up's confirmation among them), as the original's Confirm clears them.
+  await deleteOneTimeTokens(c, user.id);
   return updateUser(c, user.id, {
     email_confirmed_at: new Date(),
     encrypted_password: null,
@@ -55,7 +57,6 @@ export async function acceptInvite(
   const email = invited.email.toLowerCase();
   if (!profile.emails.some((e) => e.email.toLowerCase() === email)) throw apiError('invite_email_mismatch');
   await insertIdentity(c, { userId: invited.id, provider: provider, providerId: profile.subject, data: profile.claims });
-  await deleteOneTimeTokens(c, invited.id);
   const accepted = await confirmThroughProvider(c, invited, provider, profile.claims);
   await writeAudit(c, request, actorOf(accepted), 'invite_accepted', { provider: provider });
   return accepted;
