@@ -575,3 +575,22 @@ t.test('OAuth server authorization requests go once expired longer ago than the 
   t.strictSame(await cleanup.runOnce(), { oauth_authorizations: 2 });
   t.strictSame([...(await ids(pool, 'oauth_authorizations'))].sort(), live.sort());
 });
+
+t.test('SAML relay states of sign-ins that never reached the ACS go once older than their validity + the grace', async (t) => {
+  const { db, pool } = await migratedDatabase(t);
+  const [{ id: provider }] = (await pool.query(`insert into sso_providers default values returning id`)).rows;
+  const relayState = async (age: string) =>
+    (
+      await pool.query(
+        `insert into saml_relay_states (sso_provider_id, request_id, created_at) values ($1, $2, now() - $3::interval) returning id::text`,
+        [provider, `id-${hex()}`, age],
+      )
+    ).rows[0].id as string;
+  await relayState('2 days');
+  await relayState('1 hour 3 minutes'); // the default validity (2 minutes) + the grace (1 h) has passed
+  const live = [await relayState('1 hour 1 minute'), await relayState('1 minute')];
+  const cleanup = cleanupOn(db.url);
+  t.teardown(() => cleanup.stop());
+  t.strictSame(await cleanup.runOnce(), { saml_relay_states: 2 });
+  t.strictSame([...(await ids(pool, 'saml_relay_states'))].sort(), live.sort());
+});

@@ -89,6 +89,20 @@ export function deleteExpiredOAuthAuthorizations(q: Queryable, grace: number, li
   );
 }
 
+/**
+ * SAML relay states made longer than `age` ago: sign-ins started at POST /sso that never reached the ACS
+ * (the ACS deletes the row it uses). created_at has its own index.
+ */
+export function deleteOldRelayStates(q: Queryable, age: number, limit: number): Promise<number> {
+  return deleted(
+    q,
+    `delete from saml_relay_states where id in (
+       select id from saml_relay_states where created_at < now() - make_interval(secs => $1)
+       limit $2 for update skip locked)`,
+    [age, limit],
+  );
+}
+
 /** Used Web3 sign-in messages whose validity ended more than `grace` ago: they would be refused as expired anyway. */
 export function deleteSpentWeb3Messages(q: Queryable, grace: number, limit: number): Promise<number> {
   return deleted(

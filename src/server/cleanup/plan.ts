@@ -15,6 +15,7 @@ import {
   deleteSessionsPastPolicy,
   deleteSpentWeb3Messages,
   deleteExpiredOAuthAuthorizations,
+  deleteOldRelayStates,
 } from '../../db/cleanup.js';
 import { auditPayload } from '../../db/audit-log.js';
 import { sessionPolicy } from '../sessions/policy.js';
@@ -29,6 +30,7 @@ export interface CleanupTask {
     | 'one_time_tokens'
     | 'web3_message_uses'
     | 'oauth_authorizations'
+    | 'saml_relay_states'
     | 'mfa_challenges'
     | 'mfa_factors'
     | 'users'
@@ -63,6 +65,11 @@ export function cleanupTasks(config: Config): CleanupTask[] {
     { table: 'one_time_tokens', limit: batchSize, run: (q, n) => deleteExpiredOneTimeTokens(q, otpLifetime + grace, n) },
     { table: 'web3_message_uses', limit: batchSize, run: (q, n) => deleteSpentWeb3Messages(q, grace, n) },
     { table: 'oauth_authorizations', limit: batchSize, run: (q, n) => deleteExpiredOAuthAuthorizations(q, grace, n) },
+    {
+      table: 'saml_relay_states',
+      limit: batchSize,
+      run: (q, n) => deleteOldRelayStates(q, config.saml.relayStateValiditySeconds + grace, n),
+    },
     { table: 'mfa_challenges', limit: batchSize, run: (q, n) => deleteOldMfaChallenges(q, challengeAge, n) },
     {
       table: 'mfa_factors',
