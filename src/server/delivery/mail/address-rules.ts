@@ -66,9 +66,13 @@ const GMAIL_MIN_NAME_LENGTH = 6;
 export function staticVerdict(address: string): { domain: string } | { fault: AddressFault } {
   const at = address.lastIndexOf('@');
   if (at <= 0 || at === address.length - 1) return { fault: 'format' };
+  // The address pattern every request checks lets dots fall anywhere in the name; an RFC 5322 dot-atom,
+  // which the original's extended check parses the address as, has them only between other characters.
+  const name = address.slice(0, at);
+  if (name.startsWith('.') || name.endsWith('.') || name.includes('..')) return { fault: 'format' };
   if (PLACEHOLDER_ADDRESSES.has(address)) return { fault: 'address' };
   const domain = address.slice(at + 1);
   if (NO_MAIL_DOMAINS.has(domain) || RESERVED_SUFFIXES.some((suffix) => domain.endsWith(suffix))) return { fault: 'dns' };
-  if (domain === 'gmail.com' && at < GMAIL_MIN_NAME_LENGTH) return { fault: 'address' };
+  if (domain === 'gmail.com' && name.length < GMAIL_MIN_NAME_LENGTH) return { fault: 'address' };
   return { domain };
 }
