@@ -93,6 +93,25 @@ t.test('challenge then verify with the current code raises the session to aal2 w
   t.not(old.status, 200);
 });
 
+t.test('verifying on a session with a 12-character refresh token audits its swap token_revoked, as the original', async (t) => {
+  const s = await signUp(api);
+  const userId = claimsOf(s.access_token).sub;
+  const factor = await enrollTotp(api, s.access_token);
+  const c = await challenge(api, s.access_token, factor.id);
+  const since = (await api.db.query('select now() as at')).rows[0].at;
+  t.equal((await verify(api, s.access_token, factor.id, c.body.id, totpCode(factor.totp.secret))).status, 200);
+  const { rows } = await api.db.query(
+    `select payload->>'action' as action, payload->>'actor_id' as actor, ip_address from audit_log_entries
+     where payload->>'actor_id' = $1 and created_at >= $2 order by action`,
+    [userId, since],
+  );
+  t.strictSame(rows, [
+    { action: 'token_revoked', actor: userId, ip_address: '' },
+    { action: 'verification_attempted', actor: userId, ip_address: rows[1]?.ip_address },
+  ]);
+  t.not(rows[1]?.ip_address, '', 'the verification names the client');
+});
+
 t.test('within SECURITY_REFRESH_TOKEN_REUSE_INTERVAL, no token revoked before the upgrade gets an aal2 child', async (t) => {
   const withInterval = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '10' });
   t.teardown(() => withInterval.stop());

@@ -4,7 +4,8 @@
 // the upgraded session), the user's other sessions below aal2 end, and the user's other unverified
 // factors of the same type go. A v2 session (docs/tokens-and-sessions.md#v2-refresh-tokens) gets no token
 // row: its counter moves on by two instead, as the original's, so that neither the aal1 token nor the one
-// a fail-to-save reuse would hand back is still good.
+// a fail-to-save reuse would hand back is still good. A 12-character token's swap is audited token_revoked
+// after the verification, as the original's swap writes it.
 import type { Queryable } from './pool.js';
 import { announceAudit, storedAudit, type AuditEntry } from './audit-log.js';
 
@@ -18,6 +19,8 @@ export interface Upgrade {
   refreshTokenHash: string;
   /** verification_attempted, with the client's address */
   audit: AuditEntry;
+  /** token_revoked, written after it when the session's 12-character token is swapped, as a refresh audits its swap */
+  swapAudit: AuditEntry;
 }
 
 /**
@@ -44,13 +47,16 @@ export async function upgradeSession(
           verified as (update mfa_factors set status = 'verified', updated_at = now()
                        where id = $3 and status <> 'verified' and exists (select 1 from upgraded) returning id),
           audited as (insert into audit_log_entries (id, payload, ip_address)
-                      select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from upgraded, jsonb_array_elements($7::jsonb) as e)
+                      select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from upgraded, jsonb_array_elements($7::jsonb) as e),
+          swap_audited as (insert into audit_log_entries (id, payload, ip_address)
+                           select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from upgraded, jsonb_array_elements($8::jsonb) as e
+                           where refresh_token_hmac_key is null)
      select exists (select 1 from upgraded) as upgraded, exists (select 1 from verified) as factor_verified,
             (select refresh_token_hmac_key from upgraded) as v2_key, (select refresh_token_counter::text from upgraded) as v2_counter`,
-    [u.userId, u.sessionId, u.factorId, u.factorType, u.amrMethod, u.refreshTokenHash, storedAudit([u.audit])],
+    [u.userId, u.sessionId, u.factorId, u.factorType, u.amrMethod, u.refreshTokenHash, storedAudit([u.audit]), storedAudit([u.swapAudit])],
   );
-  if (rows[0].upgraded) announceAudit([u.audit]);
   const { v2_key: key, v2_counter: counter } = rows[0];
+  if (rows[0].upgraded) announceAudit(key === null ? [u.audit, u.swapAudit] : [u.audit]);
   return {
     upgraded: rows[0].upgraded,
     factorVerified: rows[0].factor_verified,

@@ -73,6 +73,7 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
           { factor_id: factor.id, challenge_id: challenge.id, factor_type: type.name },
           req.ip,
         ),
+        swapAudit: auditEntry(req, actorOf(user), 'token_revoked'),
       });
       if (!upgraded.upgraded) throw apiError('session_not_found');
       return upgraded;
