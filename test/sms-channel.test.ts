@@ -98,6 +98,19 @@ t.test('a gateway without WhatsApp (MessageBird)', async (t) => {
   });
 });
 
+t.test('INTERNAL_HTTP_TIMEOUT, not only SEND_TIMEOUT, bounds the gateway call, as the original', async (t) => {
+  const api = await service(t, { ...messagebird(sms.baseUrl), AUTH_INTERNAL_HTTP_TIMEOUT: '1s', AUTH_SEND_TIMEOUT: '30s' });
+  const phone = newPhone();
+  sms.delayNext('messagebird', 60_000); // never answers within the test
+  const res = await api.request('POST', '/otp', { body: { phone: `+${phone}` } });
+  t.strictSame(res.body, {
+    code: 422,
+    error_code: 'sms_send_failed',
+    msg: 'Error sending confirmation OTP to provider: messagebird request failed: no answer within 1 s',
+  });
+  t.equal(await userCount(api, phone), 0, 'the sign-up rolled back with it');
+});
+
 t.test('with SMS_AUTOCONFIRM a phone sign-up sends nothing, and WhatsApp is still refused', async (t) => {
   const api = await service(t, { ...messagebird(sms.baseUrl), AUTH_SMS_AUTOCONFIRM: 'true' });
   const phone = newPhone();

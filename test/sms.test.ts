@@ -43,8 +43,11 @@ function smsConfig(provider: GatewayName | '', env: Record<string, string> = {},
   }).sms;
 }
 
-function senderFor(provider: GatewayName, env: Record<string, string> = {}): SmsSender {
-  const sender = createSmsSender(smsConfig(provider, env), captureLog().log);
+/** INTERNAL_HTTP_TIMEOUT's default, which bounds every gateway call. */
+const HTTP_TIMEOUT = 10;
+
+function senderFor(provider: GatewayName, env: Record<string, string> = {}, timeoutSeconds = HTTP_TIMEOUT): SmsSender {
+  const sender = createSmsSender(smsConfig(provider, env), timeoutSeconds, captureLog().log);
   if (!sender) throw new Error(`no sender for ${provider}`);
   return sender;
 }
@@ -183,8 +186,26 @@ for (const gateway of ['messagebird', 'textlocal', 'vonage'] as const) {
   });
 }
 
+t.test('INTERNAL_HTTP_TIMEOUT bounds each gateway call: the send and the Twilio Verify check', async (t) => {
+  const twilio = senderFor('twilio', {}, 1);
+  fake.delayNext('twilio', 60_000); // never answers within the test
+  await t.rejects(twilio.send(phone(), 'Your code is 123456', 'sms', '123456'), {
+    name: 'SmsSendError',
+    message: 'twilio request failed: no answer within 1 s',
+  });
+  const verify = senderFor('twilio_verify', {}, 1);
+  const to = phone();
+  await verify.send(to, '', 'sms', '');
+  const { code } = await fake.waitForMessage(to);
+  fake.delayNext('twilio_verify', 60_000);
+  await t.rejects(verify.verifyOtp!(to, code ?? ''), {
+    name: 'SmsSendError',
+    message: 'twilio_verify request failed: no answer within 1 s',
+  });
+});
+
 t.test('an unreachable gateway becomes SmsSendError', async (t) => {
-  const sender = createSmsSender(smsConfig('vonage', {}, `http://127.0.0.1:${await unusedPort()}`), captureLog().log);
+  const sender = createSmsSender(smsConfig('vonage', {}, `http://127.0.0.1:${await unusedPort()}`), HTTP_TIMEOUT, captureLog().log);
   const sending = sender?.send(phone(), 'x', 'sms', '1');
   t.ok(sending);
   await t.rejects(sending!, SmsSendError);
@@ -192,7 +213,7 @@ t.test('an unreachable gateway becomes SmsSendError', async (t) => {
 
 t.test('no provider: development logs the message and code; otherwise there is no sender', async (t) => {
   const { log, lines } = captureLog();
-  const sender = createSmsSender(smsConfig(''), log, { development: true });
+  const sender = createSmsSender(smsConfig(''), HTTP_TIMEOUT, log, { development: true });
   t.ok(
     lines.some((l) => l.level === LEVEL.warn && /NOT sent/.test(l.msg)),
     'said loudly at creation',
@@ -204,7 +225,7 @@ t.test('no provider: development logs the message and code; otherwise there is n
     body: 'Your code is 123456',
     code: '123456',
   });
-  t.equal(createSmsSender(smsConfig(''), log), null);
+  t.equal(createSmsSender(smsConfig(''), HTTP_TIMEOUT, log), null);
 });
 
 t.test('the SMS template fills in .Code with or without spaces, and nothing else', async (t) => {

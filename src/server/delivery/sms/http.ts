@@ -1,10 +1,10 @@
-// The one HTTP call every gateway makes: a form POST with a 10 s budget (docs/sms.md#gateways). Network
-// failures and timeouts become SmsSendError here, so gateway modules only interpret answers.
+// The one HTTP call every gateway makes: a form POST within INTERNAL_HTTP_TIMEOUT (docs/sms.md#gateways),
+// as the original bounds its gateway clients. Network failures and timeouts become SmsSendError here, so
+// gateway modules only interpret answers.
 import type { SmsGatewayName } from '../../config/types.js';
 import { readCappedJson } from '../../outbound-body.js';
 import { SmsSendError } from './sender.js';
 
-export const SMS_TIMEOUT_MS = 10_000;
 /** A gateway's answer is a small JSON object; anything past this is not read. */
 const SMS_ANSWER_MAX_BYTES = 64 * 1024;
 
@@ -14,8 +14,14 @@ export interface GatewayAnswer {
   json: unknown;
 }
 
+/** A gateway's endpoint: its name for messages, and how long a call to it may take. */
+export interface GatewayClient {
+  gateway: SmsGatewayName;
+  timeoutSeconds: number;
+}
+
 export async function postForm(
-  gateway: SmsGatewayName,
+  { gateway, timeoutSeconds }: GatewayClient,
   url: string,
   fields: Record<string, string>,
   headers: Record<string, string> = {},
@@ -25,7 +31,7 @@ export async function postForm(
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
       body: new URLSearchParams(fields).toString(),
-      signal: AbortSignal.timeout(SMS_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutSeconds * 1000),
     });
     const json = await readCappedJson(
       response,
@@ -34,7 +40,7 @@ export async function postForm(
     );
     return { status: response.status, json };
   } catch (err) {
-    const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${SMS_TIMEOUT_MS / 1000} s` : (err as Error).message;
+    const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${timeoutSeconds} s` : (err as Error).message;
     throw new SmsSendError(gateway, `${gateway} request failed: ${reason}`, undefined, { cause: err });
   }
 }

@@ -14,23 +14,29 @@ import { vonageSender } from './vonage.js';
 export { SmsChannelError, SmsSendError, requireChannel } from './sender.js';
 export type { SmsChannel, SmsSender } from './sender.js';
 
-const GATEWAYS: Record<SmsGatewayName, (sms: Config['sms']) => SmsSender> = {
-  twilio: (sms) => twilioSender(sms.twilio),
-  twilio_verify: (sms) => twilioVerifySender(sms.twilioVerify),
-  messagebird: (sms) => messagebirdSender(sms.messagebird),
-  textlocal: (sms) => textlocalSender(sms.textlocal),
-  vonage: (sms) => vonageSender(sms.vonage),
+const GATEWAYS: Record<SmsGatewayName, (sms: Config['sms'], timeoutSeconds: number) => SmsSender> = {
+  twilio: (sms, timeoutSeconds) => twilioSender(sms.twilio, { gateway: 'twilio', timeoutSeconds }),
+  twilio_verify: (sms, timeoutSeconds) => twilioVerifySender(sms.twilioVerify, { gateway: 'twilio_verify', timeoutSeconds }),
+  messagebird: (sms, timeoutSeconds) => messagebirdSender(sms.messagebird, { gateway: 'messagebird', timeoutSeconds }),
+  textlocal: (sms, timeoutSeconds) => textlocalSender(sms.textlocal, { gateway: 'textlocal', timeoutSeconds }),
+  vonage: (sms, timeoutSeconds) => vonageSender(sms.vonage, { gateway: 'vonage', timeoutSeconds }),
 };
 
 /**
- * The sender for SMS_PROVIDER; with none configured, a sender that logs (development only) or null
- * (phone sign-ins cannot send codes; callers answer accordingly).
+ * The sender for SMS_PROVIDER, each call to its gateway bounded by `timeoutSeconds` (INTERNAL_HTTP_TIMEOUT);
+ * with none configured, a sender that logs (development only) or null (phone sign-ins cannot send codes;
+ * callers answer accordingly).
  */
-export function createSmsSender(sms: Config['sms'], log: Logger, options: { development?: boolean } = {}): SmsSender | null {
+export function createSmsSender(
+  sms: Config['sms'],
+  timeoutSeconds: number,
+  log: Logger,
+  options: { development?: boolean } = {},
+): SmsSender | null {
   if (sms.provider && sms.missingCredentials.length > 0) {
-    return unconfiguredSender(sms.provider, GATEWAYS[sms.provider](sms).channels, sms.missingCredentials);
+    return unconfiguredSender(sms.provider, GATEWAYS[sms.provider](sms, timeoutSeconds).channels, sms.missingCredentials);
   }
-  if (sms.provider) return GATEWAYS[sms.provider](sms);
+  if (sms.provider) return GATEWAYS[sms.provider](sms, timeoutSeconds);
   return options.development ? logSmsSender(log) : null;
 }
 

@@ -2,10 +2,10 @@
 // the message (`id`, and `recipients.totalSentCount`); errors are `{errors: [{code, description, parameter}]}`
 // with a 4xx status.
 import type { Config } from '../../config/types.js';
-import { field, fieldText, joinUrl, postForm, unexpectedAnswer } from './http.js';
+import { field, fieldText, joinUrl, postForm, unexpectedAnswer, type GatewayClient } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
-export function messagebirdSender(config: Config['sms']['messagebird']): SmsSender {
+export function messagebirdSender(config: Config['sms']['messagebird'], client: GatewayClient): SmsSender {
   const url = joinUrl(config.apiBaseUrl, '/messages');
   const headers = { authorization: `AccessKey ${config.accessKey}` };
   const sender: SmsSender = {
@@ -14,7 +14,7 @@ export function messagebirdSender(config: Config['sms']['messagebird']): SmsSend
     async send(to, body, channel) {
       requireChannel(sender, channel);
       const fields = { originator: config.originator, body, recipients: to, type: 'sms', datacoding: 'unicode' };
-      const answer = await postForm('messagebird', url, fields, headers);
+      const answer = await postForm(client, url, fields, headers);
       if (answer.status < 200 || answer.status > 299) {
         const errors = field(answer.json, 'errors');
         if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('messagebird', answer);

@@ -2,10 +2,10 @@
 // HTTP 200 even when it refuses, so success is `status: "success"`, failures carry
 // `{status: "failure", errors: [{code, message}]}`; the message id is `messages[0].id`.
 import type { Config } from '../../config/types.js';
-import { field, fieldText, joinUrl, postForm, unexpectedAnswer } from './http.js';
+import { field, fieldText, joinUrl, postForm, unexpectedAnswer, type GatewayClient } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
-export function textlocalSender(config: Config['sms']['textlocal']): SmsSender {
+export function textlocalSender(config: Config['sms']['textlocal'], client: GatewayClient): SmsSender {
   const url = joinUrl(config.apiBaseUrl, '/send');
   const sender: SmsSender = {
     gateway: 'textlocal',
@@ -13,7 +13,7 @@ export function textlocalSender(config: Config['sms']['textlocal']): SmsSender {
     async send(to, body, channel) {
       requireChannel(sender, channel);
       const fields = { sender: config.sender, apikey: config.apiKey, message: body, numbers: to };
-      const answer = await postForm('textlocal', url, fields);
+      const answer = await postForm(client, url, fields);
       if (field(answer.json, 'status') !== 'success') {
         const errors = field(answer.json, 'errors');
         if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('textlocal', answer);

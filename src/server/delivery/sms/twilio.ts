@@ -2,10 +2,10 @@
 // with HTTP Basic (AccountSid, AuthToken). Answers 201 with the message resource, whose `sid` is the
 // message id; a created message can already be `failed`/`undelivered`, which is a failure too.
 import type { Config } from '../../config/types.js';
-import { basicAuth, field, fieldText, joinUrl, postForm, unexpectedAnswer, type GatewayAnswer } from './http.js';
+import { basicAuth, field, fieldText, joinUrl, postForm, unexpectedAnswer, type GatewayAnswer, type GatewayClient } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
-export function twilioSender(config: Config['sms']['twilio']): SmsSender {
+export function twilioSender(config: Config['sms']['twilio'], client: GatewayClient): SmsSender {
   const url = joinUrl(config.apiBaseUrl, `/2010-04-01/Accounts/${encodeURIComponent(config.accountSid)}/Messages.json`);
   const auth = basicAuth(config.accountSid, config.authToken);
   const sender: SmsSender = {
@@ -17,7 +17,7 @@ export function twilioSender(config: Config['sms']['twilio']): SmsSender {
         channel === 'whatsapp'
           ? whatsappFields(config, to, body, otp)
           : { To: `+${to}`, Channel: channel, From: config.messageServiceSid, Body: body };
-      const answer = await postForm('twilio', url, fields, auth);
+      const answer = await postForm(client, url, fields, auth);
       if (answer.status !== 200 && answer.status !== 201) throw twilioError('twilio', answer);
       const sid = field(answer.json, 'sid');
       if (typeof sid !== 'string') throw unexpectedAnswer('twilio', answer);

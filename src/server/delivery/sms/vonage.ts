@@ -2,10 +2,10 @@
 // fields. Vonage answers HTTP 200 even when it refuses: each `messages[i].status` is "0" on success,
 // otherwise `error-text` says why. Text outside ASCII must be flagged `type=unicode` or it is mangled.
 import type { Config } from '../../config/types.js';
-import { field, fieldText, joinUrl, postForm, unexpectedAnswer } from './http.js';
+import { field, fieldText, joinUrl, postForm, unexpectedAnswer, type GatewayClient } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
-export function vonageSender(config: Config['sms']['vonage']): SmsSender {
+export function vonageSender(config: Config['sms']['vonage'], client: GatewayClient): SmsSender {
   const url = joinUrl(config.apiBaseUrl, '/sms/json');
   const sender: SmsSender = {
     gateway: 'vonage',
@@ -14,7 +14,7 @@ export function vonageSender(config: Config['sms']['vonage']): SmsSender {
       requireChannel(sender, channel);
       const fields: Record<string, string> = { from: config.from, to, text: body, api_key: config.apiKey, api_secret: config.apiSecret };
       if ([...body].some((ch) => ch.charCodeAt(0) > 0x7f)) fields.type = 'unicode';
-      const answer = await postForm('vonage', url, fields);
+      const answer = await postForm(client, url, fields);
       const messages = field(answer.json, 'messages');
       const first: unknown = Array.isArray(messages) ? messages[0] : undefined;
       if (first === undefined) throw unexpectedAnswer('vonage', answer);
