@@ -157,17 +157,34 @@ t.test('vonage: api_key/api_secret fields; message-id comes back; non-ASCII text
   t.equal((await fake.waitForMessage(other)).fields.type, 'unicode');
 });
 
-const failures: Array<[GatewayName, 'http' | 'status' | undefined, { httpStatus: number; message: RegExp }]> = [
-  ['twilio', 'http', { httpStatus: 400, message: /^The 'To' number \+\d+ is not a valid phone number\. \(error 21211\)$/ }],
-  ['twilio', 'status', { httpStatus: 201, message: /^twilio message SM[0-9a-f]+ failed: Unknown error \(error 30008\)$/ }],
-  ['twilio_verify', undefined, { httpStatus: 429, message: /^Max send attempts reached \(error 60203\)$/ }],
-  ['messagebird', undefined, { httpStatus: 422, message: /^Not enough balance \(code 25\)$/ }],
+// Each gateway's refusal in the original's words (docs/sms.md#gateways).
+const failures: Array<[GatewayName, 'http' | 'status' | 'template' | undefined, { httpStatus: number; message: RegExp }]> = [
+  [
+    'twilio',
+    'http',
+    {
+      httpStatus: 400,
+      message: /^The 'To' number \+\d+ is not a valid phone number\. More information: https:\/\/www\.twilio\.com\/docs\/errors\/21211$/,
+    },
+  ],
+  ['twilio', 'status', { httpStatus: 201, message: /^twilio error: Unknown error 30008 for message SM[0-9a-f]{32}$/ }],
+  [
+    'twilio_verify',
+    undefined,
+    { httpStatus: 429, message: /^Max send attempts reached More information: https:\/\/www\.twilio\.com\/docs\/errors\/60203$/ },
+  ],
+  ['messagebird', undefined, { httpStatus: 422, message: /^Not enough balance$/ }],
   // created, but sent to nobody: the original's "total sent count is 0" failure
   ['messagebird', 'status', { httpStatus: 201, message: /^messagebird error: total sent count is 0$/ }],
-  ['textlocal', undefined, { httpStatus: 200, message: /^Insufficient credits to send message \(code 7\)$/ }],
-  ['textlocal', 'http', { httpStatus: 503, message: /^Insufficient credits/ }],
-  ['vonage', undefined, { httpStatus: 200, message: /^Partner quota exceeded \(status 9\)$/ }],
-  ['vonage', 'http', { httpStatus: 500, message: /^Internal Error \(status 5\)$/ }],
+  ['textlocal', undefined, { httpStatus: 200, message: /^textlocal error: Insufficient credits to send message \(code: 7\) message $/ }],
+  ['textlocal', 'http', { httpStatus: 503, message: /^textlocal error: Insufficient credits/ }],
+  [
+    'textlocal',
+    'template',
+    { httpStatus: 200, message: /^textlocal error: Invalid template \(code: 80\) template message: Your code is 123456$/ },
+  ],
+  ['vonage', undefined, { httpStatus: 200, message: /^vonage error: Partner quota exceeded \(status: 9\) for message $/ }],
+  ['vonage', 'http', { httpStatus: 500, message: /^vonage error: Internal Error \(status: 5\) for message $/ }],
 ];
 for (const [gateway, kind, expected] of failures) {
   t.test(`${gateway}: its ${kind ?? 'usual'} failure shape becomes SmsSendError`, async (t) => {

@@ -70,7 +70,9 @@ t.test('Twilio failing to check (503): 403 otp_expired, logged, no attempt count
     api
       .logs()
       .some(
-        (l) => l.msg === 'checking a phone code with the gateway failed' && /Service Unavailable \(error 20503\)/.test(String(l.error)),
+        (l) =>
+          l.msg === 'checking a phone code with the gateway failed' &&
+          /Service Unavailable More information: https:\/\/www\.twilio\.com\/docs\/errors\/20503$/.test(String(l.error)),
       );
   // A thread's log lines reach the file a moment after its answer.
   for (let i = 0; i < 40 && !logged(); i++) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -5,8 +5,11 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 export type GatewayName = 'twilio' | 'twilio_verify' | 'messagebird' | 'textlocal' | 'vonage';
-/** 'http': an error status with the gateway's error body; 'status': HTTP success, refusal in the body */
-export type FailureKind = 'http' | 'status';
+/**
+ * 'http': an error status with the gateway's error body; 'status': HTTP success, refusal in the body;
+ * 'template' (Textlocal): the text matches none of the account's approved templates.
+ */
+export type FailureKind = 'http' | 'status' | 'template';
 
 export interface FakeSms {
   gateway: GatewayName;
@@ -204,6 +207,7 @@ export function textlocal({ fields, path, failure }: FakeRequest): FakeReply {
   if (!fields.apikey) return textlocalError(3, 'Invalid login details');
   if (!fields.numbers) return textlocalError(4, 'No recipients specified');
   if (!fields.message) return textlocalError(5, 'No message content');
+  if (failure === 'template') return textlocalError(80, 'Invalid template');
   if (failure) return textlocalError(7, 'Insufficient credits to send message', failure === 'http' ? 503 : 200);
   const id = String(textlocalId++);
   const json = {

@@ -33,7 +33,7 @@ const SUPPORTED_FAILURES: Record<GatewayName, FailureKind[]> = {
   twilio: ['http', 'status'],
   twilio_verify: ['http'],
   messagebird: ['http', 'status'],
-  textlocal: ['http', 'status'],
+  textlocal: ['http', 'status', 'template'],
   vonage: ['http', 'status'],
 };
 

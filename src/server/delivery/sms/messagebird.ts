@@ -18,8 +18,8 @@ export function messagebirdSender(config: Config['sms']['messagebird'], client: 
       if (answer.status < 200 || answer.status > 299) {
         const errors = field(answer.json, 'errors');
         if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('messagebird', answer);
-        const text = errors.map((e) => `${fieldText(e, 'description', 'unknown error')} (code ${fieldText(e, 'code', '?')})`).join('; ');
-        throw new SmsSendError('messagebird', text, answer.status);
+        // The first error's description alone, as the original reports it (docs/sms.md#messagebird).
+        throw new SmsSendError('messagebird', fieldText(errors[0], 'description', ''), answer.status);
       }
       // A 2xx can still mean nobody got it: MessageBird reports how many recipients it sent to, and the
       // original counts a message sent to none (or an answer that does not say) as a failure.

@@ -5,6 +5,9 @@ import type { Config } from '../../config/types.js';
 import { field, fieldText, joinUrl, postForm, unexpectedAnswer, type GatewayClient } from './http.js';
 import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
+/** Textlocal's error for a message that matches none of the account's approved templates. */
+const TEMPLATE_REFUSED = 80;
+
 export function textlocalSender(config: Config['sms']['textlocal'], client: GatewayClient): SmsSender {
   const url = joinUrl(config.apiBaseUrl, '/send');
   const sender: SmsSender = {
@@ -14,16 +17,19 @@ export function textlocalSender(config: Config['sms']['textlocal'], client: Gate
       requireChannel(sender, channel);
       const fields = { sender: config.sender, apikey: config.apiKey, message: body, numbers: to };
       const answer = await postForm(client, url, fields);
+      const messages = field(answer.json, 'messages');
+      const id = Array.isArray(messages) ? field(messages[0], 'id') : undefined;
+      const messageId = typeof id === 'string' || typeof id === 'number' ? String(id) : '';
       if (field(answer.json, 'status') !== 'success') {
         const errors = field(answer.json, 'errors');
         if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('textlocal', answer);
-        const text = errors.map((e) => `${fieldText(e, 'message', 'unknown error')} (code ${fieldText(e, 'code', '?')})`).join('; ');
-        throw new SmsSendError('textlocal', text, answer.status);
+        // The first error, in the original's words (docs/sms.md#textlocal): a refused template names the text.
+        const [text, code] = [fieldText(errors[0], 'message', ''), fieldText(errors[0], 'code', '')];
+        const subject = code === String(TEMPLATE_REFUSED) ? `template message: ${body}` : `message ${messageId}`;
+        throw new SmsSendError('textlocal', `textlocal error: ${text} (code: ${code}) ${subject}`, answer.status);
       }
       // A success is a success, as the original takes it, even without a message id to report.
-      const messages = field(answer.json, 'messages');
-      const id = Array.isArray(messages) ? field(messages[0], 'id') : undefined;
-      return { messageId: typeof id === 'string' || typeof id === 'number' ? String(id) : '' };
+      return { messageId };
     },
   };
   return sender;

@@ -23,12 +23,9 @@ export function twilioSender(config: Config['sms']['twilio'], client: GatewayCli
       if (typeof sid !== 'string') throw unexpectedAnswer('twilio', answer);
       const status = field(answer.json, 'status');
       if (status === 'failed' || status === 'undelivered') {
-        const reason = fieldText(answer.json, 'error_message', 'no reason given');
-        throw new SmsSendError(
-          'twilio',
-          `twilio message ${sid} ${status}: ${reason} (error ${fieldText(answer.json, 'error_code', 'unknown')})`,
-          answer.status,
-        );
+        // The original's words (docs/sms.md#twilio); an absent field is left empty, as there.
+        const reason = `${fieldText(answer.json, 'error_message', '')} ${fieldText(answer.json, 'error_code', '')}`;
+        throw new SmsSendError('twilio', `twilio error: ${reason} for message ${sid}`, answer.status);
       }
       return { messageId: sid };
     },
@@ -50,10 +47,9 @@ function whatsappFields(config: Config['sms']['twilio'], to: string, body: strin
   return fields;
 }
 
-/** Twilio's error answer: `{code, message, more_info, status}` (both Messaging and Verify). */
+/** Twilio's error answer: `{code, message, more_info, status}` (both Messaging and Verify), in the original's words. */
 export function twilioError(gateway: 'twilio' | 'twilio_verify', answer: GatewayAnswer): SmsSendError {
   const message = field(answer.json, 'message');
   if (typeof message !== 'string') return unexpectedAnswer(gateway, answer);
-  const code = field(answer.json, 'code') === undefined ? null : fieldText(answer.json, 'code', '');
-  return new SmsSendError(gateway, code === null ? message : `${message} (error ${code})`, answer.status);
+  return new SmsSendError(gateway, `${message} More information: ${fieldText(answer.json, 'more_info', '')}`, answer.status);
 }

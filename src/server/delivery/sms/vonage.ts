@@ -17,13 +17,14 @@ export function vonageSender(config: Config['sms']['vonage'], client: GatewayCli
       const answer = await postForm(client, url, fields);
       const messages = field(answer.json, 'messages');
       const first: unknown = Array.isArray(messages) ? messages[0] : undefined;
-      if (first === undefined) throw unexpectedAnswer('vonage', answer);
+      // The original's words (docs/sms.md#vonage); an absent field is left empty, as there.
+      if (first === undefined) {
+        if (answer.json === null || typeof answer.json !== 'object') throw unexpectedAnswer('vonage', answer);
+        throw new SmsSendError('vonage', 'vonage error: Internal Error', answer.status);
+      }
       if (field(first, 'status') !== '0') {
-        throw new SmsSendError(
-          'vonage',
-          `${fieldText(first, 'error-text', 'no reason given')} (status ${fieldText(first, 'status', '')})`,
-          answer.status,
-        );
+        const [text, status, id] = ['error-text', 'status', 'message-id'].map((name) => fieldText(first, name, ''));
+        throw new SmsSendError('vonage', `vonage error: ${text} (status: ${status}) for message ${id}`, answer.status);
       }
       const id = field(first, 'message-id');
       if (typeof id !== 'string') throw unexpectedAnswer('vonage', answer);
