@@ -243,6 +243,33 @@ t.test('identity_data as the original fills it: phone_verified false, custom_cla
   t.strictSame(rows[0].raw_user_meta_data, expected);
 });
 
+t.test("a new identity stores the IdP's email lower-cased, user_metadata as sent, as the original", async (t) => {
+  const mixed = new TestIdp();
+  const made = await api.request('POST', '/admin/sso/providers', { token, body: { type: 'saml', metadata_xml: mixed.metadata() } });
+  t.teardown(() => api.request('DELETE', `/admin/sso/providers/${made.body.id}`, { token }));
+  for (const nameId of ['gil-1', 'gil-2']) {
+    // gil-2: another subject with the same address, linked as a new identity of the same user
+    const acs = await postToAcs(api.url, {
+      SAMLResponse: mixed.response(sp, { nameId, attributes: [{ name: 'email', values: ['Gil.Moss@Mixed.test'] }] }),
+    });
+    t.equal(acs.status, 302);
+  }
+  const { rows } = await api.db.query(
+    `select i.provider_id, i.identity_data->>'email' as identity_email, i.email, u.email as user_email,
+            u.raw_user_meta_data->>'email' as metadata_email
+     from identities i join users u on u.id = i.user_id where i.provider = $1 order by i.created_at`,
+    [`sso:${made.body.id}`],
+  );
+  const stored = (provider_id: string) => ({
+    provider_id,
+    identity_email: 'gil.moss@mixed.test',
+    email: 'gil.moss@mixed.test',
+    user_email: 'gil.moss@mixed.test',
+    metadata_email: 'Gil.Moss@Mixed.test',
+  });
+  t.strictSame(rows, [stored('gil-1'), stored('gil-2')]);
+});
+
 t.test('an SSO account stays apart from a password account with the same address', async (t) => {
   const signup = await api.request('POST', '/signup', { body: { email: 'bob@acme.test', password: 'password-of-bob-1' } });
   t.equal(signup.status, 200);

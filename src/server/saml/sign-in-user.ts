@@ -50,7 +50,7 @@ export async function signInSsoUser(
     if (user) {
       // Another subject of this IdP with the same address (e.g. a changed NameID): linked, its claims merged
       // and audited as the original links any external identity.
-      const identity = await insertIdentity(c, { userId: user.id, provider: s.provider, providerId: s.subject, data: s.claims });
+      const identity = await insertIdentity(c, { userId: user.id, provider: s.provider, providerId: s.subject, data: newIdentityData(s) });
       user = await updateUser(c, user.id, {
         raw_user_meta_data: { ...user.raw_user_meta_data, ...s.claims },
         raw_app_meta_data: await withIdentityProviders(c, user),
@@ -74,12 +74,20 @@ export async function signInSsoUser(
       user = await insertNewUser(c, fields);
       if (!user) throw apiError('unexpected_failure');
       noteUserCreated(ctx, req, user);
-      await insertIdentity(c, { userId: user.id, provider: s.provider, providerId: s.subject, data: s.claims });
+      await insertIdentity(c, { userId: user.id, provider: s.provider, providerId: s.subject, data: newIdentityData(s) });
       created = true;
     }
   }
   if (isBanned(user)) throw apiError('user_banned');
   return { user, created };
+}
+
+/**
+ * identity_data of an identity created now: the claims with the email lower-cased, as the original stores a
+ * new identity's (user_metadata, and a known identity's refreshed claims, keep the IdP's letter case there too).
+ */
+function newIdentityData(s: SsoSignIn): Record<string, unknown> {
+  return { ...s.claims, email: s.email.toLowerCase() };
 }
 
 /** app_metadata with provider and providers recomputed from the user's identities, oldest first, as the original keeps them. */
