@@ -330,6 +330,27 @@ t.test('a consent covering the scopes approves the next request at once', async 
   t.equal(decodeJwt(tokens.access_token).scope, 'email');
 });
 
+t.test('an auto-approval leaves the stored consent as it was: its scopes still cover the next request', async (t) => {
+  const registered = await registerClient(api);
+  const config = await relyingParty(api, registered.client_id, oidc.ClientSecretBasic(registered.client_secret));
+  const first = await approved(config, 'email profile');
+  const consent = () =>
+    api.db.query('select scopes, granted_at from oauth_consents where user_id = $1 and client_id = $2', [
+      first.user.user.id,
+      registered.client_id,
+    ]);
+  const before = (await consent()).rows[0];
+  t.equal(before.scopes, 'email profile');
+  const autoApproved = async (scope: string) => {
+    const id = authorizationIdOf((await authorize((await startFlow(config, scope)).url)).location);
+    const details = await first.user.client.oauth.getAuthorizationDetails(id);
+    return new URL((details.data as { redirect_url: string }).redirect_url).searchParams.get('code');
+  };
+  t.ok(await autoApproved('email'));
+  t.strictSame((await consent()).rows[0], before, 'scopes and granted_at unchanged');
+  t.ok(await autoApproved('email profile'), 'the wider request is still covered');
+});
+
 t.test('the consent API: another user, an unknown request, a bad body or origin', async (t) => {
   const registered = await registerClient(api);
   const config = await relyingParty(api, registered.client_id, oidc.ClientSecretBasic(registered.client_secret));
