@@ -421,6 +421,46 @@ t.test('garbage at the token endpoint is a 4xx, never a 500', async (t) => {
   });
 });
 
+t.test('the client authenticates before a JSON member of the wrong type is refused; an empty Basic id is no client', async (t) => {
+  const registered = await registerClient(api, { token_endpoint_auth_method: 'client_secret_post' });
+  const json = async (body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${api.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  const credentials = { client_id: registered.client_id, client_secret: registered.client_secret };
+  t.strictSame(await json({ ...credentials, grant_type: 'authorization_code', code: 123 }), {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'Invalid JSON body' },
+  });
+  t.strictSame(
+    await json({ ...credentials, client_secret: 'wrong', grant_type: 'authorization_code', code: 123 }),
+    { status: 400, body: { code: 400, error_code: 'invalid_credentials', msg: 'invalid client credentials' } },
+    'a wrong secret is refused first',
+  );
+  t.strictSame(await json({ ...credentials, client_secret: 5, grant_type: 'authorization_code' }), {
+    status: 400,
+    body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: failed to parse JSON body' },
+  });
+
+  const emptyId = { authorization: `Basic ${Buffer.from(':secret').toString('base64')}` };
+  t.strictSame(await json({ grant_type: 'authorization_code', code: 'x' }, emptyId), {
+    status: 400,
+    body: { error: 'invalid_client', error_description: 'Client authentication required' },
+  });
+  t.strictSame(await json({ code: 'x' }, emptyId), {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'grant_type is required' },
+  });
+  t.strictSame(await json({ grant_type: 'authorization_code', code: 1 }, emptyId), {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'Invalid JSON body' },
+  });
+});
+
 t.test('with only JWT_SECRET, openid is not offered and is refused at authorize', async (t) => {
   const hs = await startTestService({ AUTH_OAUTH_SERVER_ENABLED: 'true', AUTH_OAUTH_SERVER_AUTHORIZATION_PATH: CONSENT_PATH });
   t.teardown(() => hs.stop());

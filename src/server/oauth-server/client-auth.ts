@@ -46,8 +46,10 @@ function formDecode(part: string): string | null {
   }
 }
 
-export async function authenticateClient(req: ApiRequest<unknown>, ctx: AppContext, params: TokenParams): Promise<OAuthClientRow> {
+/** The authenticated client; null for HTTP Basic credentials with an empty client id, which the original lets through unauthenticated. */
+export async function authenticateClient(req: ApiRequest<unknown>, ctx: AppContext, params: TokenParams): Promise<OAuthClientRow | null> {
   const { clientId, secret, method } = credentialsOf(req, params);
+  if (clientId === '') return null;
   if (!UUID.test(clientId)) throw plain('Invalid client_id format');
   const client = await findOAuthClient(ctx.db, clientId);
   if (!client) throw plain('Invalid client credentials');
