@@ -238,6 +238,41 @@ t.test('the form is read as the original reads it: body, then query string; not 
   t.type(ok.body.access_token, 'string');
 });
 
+t.test('a client_id in any spelling the original reads as a UUID names the client, at authorize and token', async (t) => {
+  const registered = await registerClient(api);
+  const config = await relyingParty(api, registered.client_id, oidc.ClientSecretBasic(registered.client_secret));
+  const braces = `{${registered.client_id}}`;
+  const flow = await startFlow(config, 'email');
+  flow.url.searchParams.set('client_id', braces);
+  const user = await signedInUser(api);
+  const started = await authorize(flow.url);
+  t.equal(started.status, 302);
+  const id = authorizationIdOf(started.location);
+  const details = (await user.client.oauth.getAuthorizationDetails(id)).data as { client: { id: string } };
+  t.equal(details.client.id, registered.client_id);
+  const approval = await user.client.oauth.approveAuthorization(id, { skipBrowserRedirect: true });
+  const code = new URL(approval.data!.redirect_url).searchParams.get('code')!;
+  const bare = registered.client_id.replace(/-/g, '').toUpperCase();
+  const exchanged = await tokenRequest(
+    api,
+    { grant_type: 'authorization_code', code, code_verifier: flow.verifier },
+    basic(bare, registered.client_secret!),
+  );
+  t.equal(exchanged.status, 200);
+  t.equal(decodeJwt(exchanged.body.access_token).client_id, registered.client_id, 'the canonical id in the token');
+
+  const publicApp = await registerClient(api, { client_type: 'public' });
+  const publicConfig = await relyingParty(api, publicApp.client_id, oidc.None());
+  const { redirect, verifier } = await approved(publicConfig, 'email');
+  const viaUrn = await tokenRequest(api, {
+    grant_type: 'authorization_code',
+    client_id: `urn:uuid:${publicApp.client_id}`,
+    code: redirect.searchParams.get('code')!,
+    code_verifier: verifier,
+  });
+  t.equal(viaUrn.status, 200);
+});
+
 t.test('the authorize endpoint: JSON errors before the redirect URI is trusted, redirects after', async (t) => {
   const registered = await registerClient(api);
   const base = `${api.url}/oauth/authorize`;
