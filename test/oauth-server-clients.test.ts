@@ -166,6 +166,25 @@ t.test("redirect URIs are read as the original's parser reads them, refused with
   });
 });
 
+t.test('the length limits count UTF-8 bytes, as the original counts them', async (t) => {
+  const uri = 'https://a.example/cb';
+  const long = await create({ client_name: '漢'.repeat(400), redirect_uris: [uri] });
+  t.strictSame(
+    [long.status, long.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: '400: client_name cannot exceed 1024 characters' }],
+    '400 characters, 1200 bytes',
+  );
+  t.equal((await create({ client_name: '漢'.repeat(341), redirect_uris: [uri] })).status, 201, '1023 bytes');
+  const longUri = await create({ client_uri: `https://a.example/${'é'.repeat(1020)}`, redirect_uris: [uri] });
+  t.strictSame(longUri.body, { code: 400, error_code: 'validation_failed', msg: '400: client_uri cannot exceed 2048 characters' });
+  const made = (await create({ redirect_uris: [uri] })).body;
+  const update = await api.request('PUT', `/admin/oauth/clients/${made.client_id}`, {
+    token: admin,
+    body: { logo_uri: `https://a.example/${'é'.repeat(1020)}` },
+  });
+  t.strictSame(update.body, { code: 400, error_code: 'validation_failed', msg: 'logo_uri cannot exceed 2048 characters' });
+});
+
 t.test('update, list, regenerate, delete', async (t) => {
   const made = (await create({ client_name: 'Before', redirect_uris: ['https://b.example/cb'] })).body;
   const path = `/admin/oauth/clients/${made.client_id}`;
