@@ -102,6 +102,89 @@ t.test('registration refusals carry the original wording, wrapped as it wraps th
   t.equal(count[0].n, 0, 'nothing written by a refused registration');
 });
 
+t.test("redirect URIs are read as the original's parser reads them, refused with its reasons", async (t) => {
+  const accepted = [
+    'https://example.com/callback',
+    'https://example.com:8443/callback',
+    'https://example.com/callback?foo=bar',
+    'http://localhost:3000/callback',
+    'http://localhost/callback',
+    'http://127.0.0.1:8080/callback',
+    'http://[::1]:8080/callback',
+    'http://localhost:/callback',
+    'myapp://callback',
+    'com.example.app://oauth/callback',
+    'myapp://localhost:8080/callback',
+    'https://example.com/callback#',
+    'https://user:p%40ss@example.com/callback',
+  ];
+  for (const uri of accepted) t.equal((await create({ redirect_uris: [uri] })).status, 201, uri);
+  const refused: Array<[string, string]> = [
+    ['http://example.com/callback', 'HTTP scheme only allowed for localhost'],
+    ['http://192.168.1.1/callback', 'HTTP scheme only allowed for localhost'],
+    ['http://LOCALHOST/callback', 'HTTP scheme only allowed for localhost'],
+    ['http://127.1/callback', 'HTTP scheme only allowed for localhost'],
+    ['http://0x7f000001/callback', 'HTTP scheme only allowed for localhost'],
+    ['https://example.com/callback#fragment', 'fragment not allowed in redirect URI'],
+    ['myapp://callback#fragment', 'fragment not allowed in redirect URI'],
+    ['example.com/callback', 'must have scheme and host'],
+    ['https:///callback', 'must have scheme and host'],
+    ['not-a-uri', 'must have scheme and host'],
+    ['https:example.com/callback', 'must have scheme and host'],
+    ['http:///localhost/callback', 'must have scheme and host'],
+    ['javascript:alert(1)', 'must have scheme and host'],
+    ['javascript://example.com/alert(1)', "scheme 'javascript' is not allowed for security reasons"],
+    ['data://text/html,<script>alert(1)</script>', "scheme 'data' is not allowed for security reasons"],
+    ['file://localhost/etc/passwd', "scheme 'file' is not allowed for security reasons"],
+    ['vbscript://example.com/malicious', "scheme 'vbscript' is not allowed for security reasons"],
+    ['about://blank', "scheme 'about' is not allowed for security reasons"],
+    ['blob://example.com/something', "scheme 'blob' is not allowed for security reasons"],
+    ['JAVASCRIPT://example.com/alert(1)', "scheme 'javascript' is not allowed for security reasons"],
+    ['https://exa mple.com/callback', 'invalid URL format'],
+    ['https://example.com/%zz', 'invalid URL format'],
+    ['http://localhost:3000:80/callback', 'invalid URL format'],
+    ['https://[127.0.0.1]/callback', 'invalid URL format'],
+    [' https://example.com/callback', 'invalid URL format'],
+    // ours: the original's parser takes these, no browser can open them (docs/differences.md)
+    ['https://example.com:99999/callback', 'invalid URL format'],
+    ['https://a<b.example/callback', 'invalid URL format'],
+  ];
+  for (const [uri, reason] of refused) {
+    const res = await create({ redirect_uris: [uri] });
+    const msg = `400: invalid redirect_uri '${uri}': ${reason}`;
+    t.strictSame([res.status, res.body], [400, { code: 400, error_code: 'validation_failed', msg }], uri);
+  }
+  const made = (await create({ redirect_uris: ['https://example.com/callback'] })).body;
+  const update = await api.request('PUT', `/admin/oauth/clients/${made.client_id}`, {
+    token: admin,
+    body: { redirect_uris: ['https:///callback'] },
+  });
+  t.strictSame(update.body, {
+    code: 400,
+    error_code: 'validation_failed',
+    msg: "invalid redirect_uri 'https:///callback': must have scheme and host",
+  });
+});
+
+t.test('the length limits count UTF-8 bytes, as the original counts them', async (t) => {
+  const uri = 'https://a.example/cb';
+  const long = await create({ client_name: '漢'.repeat(400), redirect_uris: [uri] });
+  t.strictSame(
+    [long.status, long.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: '400: client_name cannot exceed 1024 characters' }],
+    '400 characters, 1200 bytes',
+  );
+  t.equal((await create({ client_name: '漢'.repeat(341), redirect_uris: [uri] })).status, 201, '1023 bytes');
+  const longUri = await create({ client_uri: `https://a.example/${'é'.repeat(1020)}`, redirect_uris: [uri] });
+  t.strictSame(longUri.body, { code: 400, error_code: 'validation_failed', msg: '400: client_uri cannot exceed 2048 characters' });
+  const made = (await create({ redirect_uris: [uri] })).body;
+  const update = await api.request('PUT', `/admin/oauth/clients/${made.client_id}`, {
+    token: admin,
+    body: { logo_uri: `https://a.example/${'é'.repeat(1020)}` },
+  });
+  t.strictSame(update.body, { code: 400, error_code: 'validation_failed', msg: 'logo_uri cannot exceed 2048 characters' });
+});
+
 t.test('update, list, regenerate, delete', async (t) => {
   const made = (await create({ client_name: 'Before', redirect_uris: ['https://b.example/cb'] })).body;
   const path = `/admin/oauth/clients/${made.client_id}`;

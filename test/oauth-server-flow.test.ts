@@ -238,6 +238,41 @@ t.test('the form is read as the original reads it: body, then query string; not 
   t.type(ok.body.access_token, 'string');
 });
 
+t.test('a client_id in any spelling the original reads as a UUID names the client, at authorize and token', async (t) => {
+  const registered = await registerClient(api);
+  const config = await relyingParty(api, registered.client_id, oidc.ClientSecretBasic(registered.client_secret));
+  const braces = `{${registered.client_id}}`;
+  const flow = await startFlow(config, 'email');
+  flow.url.searchParams.set('client_id', braces);
+  const user = await signedInUser(api);
+  const started = await authorize(flow.url);
+  t.equal(started.status, 302);
+  const id = authorizationIdOf(started.location);
+  const details = (await user.client.oauth.getAuthorizationDetails(id)).data as { client: { id: string } };
+  t.equal(details.client.id, registered.client_id);
+  const approval = await user.client.oauth.approveAuthorization(id, { skipBrowserRedirect: true });
+  const code = new URL(approval.data!.redirect_url).searchParams.get('code')!;
+  const bare = registered.client_id.replace(/-/g, '').toUpperCase();
+  const exchanged = await tokenRequest(
+    api,
+    { grant_type: 'authorization_code', code, code_verifier: flow.verifier },
+    basic(bare, registered.client_secret!),
+  );
+  t.equal(exchanged.status, 200);
+  t.equal(decodeJwt(exchanged.body.access_token).client_id, registered.client_id, 'the canonical id in the token');
+
+  const publicApp = await registerClient(api, { client_type: 'public' });
+  const publicConfig = await relyingParty(api, publicApp.client_id, oidc.None());
+  const { redirect, verifier } = await approved(publicConfig, 'email');
+  const viaUrn = await tokenRequest(api, {
+    grant_type: 'authorization_code',
+    client_id: `urn:uuid:${publicApp.client_id}`,
+    code: redirect.searchParams.get('code')!,
+    code_verifier: verifier,
+  });
+  t.equal(viaUrn.status, 200);
+});
+
 t.test('the authorize endpoint: JSON errors before the redirect URI is trusted, redirects after', async (t) => {
   const registered = await registerClient(api);
   const base = `${api.url}/oauth/authorize`;
@@ -330,6 +365,27 @@ t.test('a consent covering the scopes approves the next request at once', async 
   t.equal(decodeJwt(tokens.access_token).scope, 'email');
 });
 
+t.test('an auto-approval leaves the stored consent as it was: its scopes still cover the next request', async (t) => {
+  const registered = await registerClient(api);
+  const config = await relyingParty(api, registered.client_id, oidc.ClientSecretBasic(registered.client_secret));
+  const first = await approved(config, 'email profile');
+  const consent = () =>
+    api.db.query('select scopes, granted_at from oauth_consents where user_id = $1 and client_id = $2', [
+      first.user.user.id,
+      registered.client_id,
+    ]);
+  const before = (await consent()).rows[0];
+  t.equal(before.scopes, 'email profile');
+  const autoApproved = async (scope: string) => {
+    const id = authorizationIdOf((await authorize((await startFlow(config, scope)).url)).location);
+    const details = await first.user.client.oauth.getAuthorizationDetails(id);
+    return new URL((details.data as { redirect_url: string }).redirect_url).searchParams.get('code');
+  };
+  t.ok(await autoApproved('email'));
+  t.strictSame((await consent()).rows[0], before, 'scopes and granted_at unchanged');
+  t.ok(await autoApproved('email profile'), 'the wider request is still covered');
+});
+
 t.test('the consent API: another user, an unknown request, a bad body or origin', async (t) => {
   const registered = await registerClient(api);
   const config = await relyingParty(api, registered.client_id, oidc.ClientSecretBasic(registered.client_secret));
@@ -397,6 +453,46 @@ t.test('garbage at the token endpoint is a 4xx, never a 500', async (t) => {
   t.strictSame(await raw('grant_type=refresh_token&refresh_token=nope', form), {
     status: 400,
     body: { code: 400, error_code: 'validation_failed', msg: 'Refresh token is not valid' },
+  });
+});
+
+t.test('the client authenticates before a JSON member of the wrong type is refused; an empty Basic id is no client', async (t) => {
+  const registered = await registerClient(api, { token_endpoint_auth_method: 'client_secret_post' });
+  const json = async (body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${api.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  const credentials = { client_id: registered.client_id, client_secret: registered.client_secret };
+  t.strictSame(await json({ ...credentials, grant_type: 'authorization_code', code: 123 }), {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'Invalid JSON body' },
+  });
+  t.strictSame(
+    await json({ ...credentials, client_secret: 'wrong', grant_type: 'authorization_code', code: 123 }),
+    { status: 400, body: { code: 400, error_code: 'invalid_credentials', msg: 'invalid client credentials' } },
+    'a wrong secret is refused first',
+  );
+  t.strictSame(await json({ ...credentials, client_secret: 5, grant_type: 'authorization_code' }), {
+    status: 400,
+    body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: failed to parse JSON body' },
+  });
+
+  const emptyId = { authorization: `Basic ${Buffer.from(':secret').toString('base64')}` };
+  t.strictSame(await json({ grant_type: 'authorization_code', code: 'x' }, emptyId), {
+    status: 400,
+    body: { error: 'invalid_client', error_description: 'Client authentication required' },
+  });
+  t.strictSame(await json({ code: 'x' }, emptyId), {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'grant_type is required' },
+  });
+  t.strictSame(await json({ grant_type: 'authorization_code', code: 1 }, emptyId), {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'Invalid JSON body' },
   });
 });
 

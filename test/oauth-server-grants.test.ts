@@ -93,6 +93,22 @@ t.test('list and revoke: revoking ends the app’s sessions and tokens, not the 
   t.strictSame(malformed.body, { code: 400, error_code: 'validation_failed', msg: 'invalid client_id format' });
 });
 
+t.test('a grant is revoked by any spelling the original reads as a UUID; the canonical id is audited', async (t) => {
+  const app = await registerClient(api);
+  const config = await relyingParty(api, app.client_id, oidc.ClientSecretBasic(app.client_secret));
+  const { user } = await grant(config, 'email');
+  const bare = app.client_id.replace(/-/g, '');
+  const res = await api.request('DELETE', `/user/oauth/grants?client_id=%7B${bare}%7D`, { token: user.session.access_token });
+  t.equal(res.status, 204);
+  t.strictSame((await user.client.oauth.listGrants()).data, []);
+  const { rows } = await api.db.query(
+    `select payload->'traits'->>'oauth_client_id' as client from audit_log_entries
+      where payload->>'action' = 'token_revoked' and payload->>'actor_id' = $1`,
+    [user.user.id],
+  );
+  t.strictSame(rows, [{ client: app.client_id }]);
+});
+
 t.test('a revoked app must ask again: the next request shows the consent page', async (t) => {
   const app = await registerClient(api);
   const config = await relyingParty(api, app.client_id, oidc.ClientSecretBasic(app.client_secret));

@@ -4,7 +4,7 @@
 // registered. Failures are the service's 400 invalid_credentials errors, with the original's messages.
 import { apiError } from '../errors.js';
 import { findOAuthClient, type OAuthClientRow } from '../../db/oauth-clients.js';
-import { CANONICAL_UUID as UUID } from '../uuid-text.js';
+import { canonicalUuid } from '../uuid-text.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { clientSecretMatches } from './client-secret.js';
@@ -46,10 +46,14 @@ function formDecode(part: string): string | null {
   }
 }
 
-export async function authenticateClient(req: ApiRequest<unknown>, ctx: AppContext, params: TokenParams): Promise<OAuthClientRow> {
+/** The authenticated client; null for HTTP Basic credentials with an empty client id, which the original lets through unauthenticated. */
+export async function authenticateClient(req: ApiRequest<unknown>, ctx: AppContext, params: TokenParams): Promise<OAuthClientRow | null> {
   const { clientId, secret, method } = credentialsOf(req, params);
-  if (!UUID.test(clientId)) throw plain('Invalid client_id format');
-  const client = await findOAuthClient(ctx.db, clientId);
+  if (clientId === '') return null;
+  // any spelling the original's UUID reading takes names the client
+  const id = canonicalUuid(clientId);
+  if (!id) throw plain('Invalid client_id format');
+  const client = await findOAuthClient(ctx.db, id);
   if (!client) throw plain('Invalid client credentials');
   if (method !== client.token_endpoint_auth_method) {
     throw plain(`invalid authentication method: client is registered for '${client.token_endpoint_auth_method}' but '${method}' was used`);

@@ -83,12 +83,15 @@ export function checkGrantTypes(grants: string[]): void {
 /** Go's url.ParseRequestURI: an absolute URL, or an absolute path. */
 const parsesAsRequestUri = (uri: string) => uri.startsWith('/') || URL.canParse(uri);
 
+/** The original counts these limits in UTF-8 bytes, whatever its messages say ("characters"). */
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
 export function checkDescriptive(p: Pick<UpdateParams, 'client_name' | 'client_uri' | 'logo_uri'>): void {
-  if (p.client_name !== undefined && p.client_name.length > 1024) throw invalid('client_name cannot exceed 1024 characters');
+  if (p.client_name !== undefined && bytes(p.client_name) > 1024) throw invalid('client_name cannot exceed 1024 characters');
   for (const key of ['client_uri', 'logo_uri'] as const) {
     const uri = p[key];
     if (!uri) continue;
-    if (uri.length > 2048) throw invalid(`${key} cannot exceed 2048 characters`);
+    if (bytes(uri) > 2048) throw invalid(`${key} cannot exceed 2048 characters`);
     if (!parsesAsRequestUri(uri)) throw invalid(`${key} must be a valid URL`);
   }
 }

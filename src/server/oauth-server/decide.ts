@@ -34,11 +34,10 @@ async function lockPending(c: Parameters<Parameters<typeof tx>[1]>[0], authoriza
   return { row };
 }
 
-/** Approves under the lock: a new code, the consent stored; answers the redirect carrying the code. */
-async function approve(c: Parameters<Parameters<typeof tx>[1]>[0], row: AuthorizationRow, userId: string): Promise<string> {
+/** Approves under the lock: a new code; answers the redirect carrying it. */
+async function issueCode(c: Parameters<Parameters<typeof tx>[1]>[0], row: AuthorizationRow): Promise<string> {
   const code = newAuthorizationCode();
   await approveAuthorization(c, row.id, codeHash(code));
-  await upsertConsent(c, userId, row.client_id, parseScopes(row.scope).join(' '));
   return withQuery(row.redirect_uri, { code, state: row.state });
 }
 
@@ -59,8 +58,10 @@ export async function showAuthorization(
       if (row.user_id === null) {
         await setAuthorizationUser(c, row.id, userId);
         const consent = await findActiveConsent(c, userId, row.client_id);
+        // The consent already covers the request and is left as it is: its scopes and granted_at change
+        // only when the user approves on the consent page (docs/oauth-server.md#consent).
         if (consent && hasAllScopes(parseScopes(consent.scopes), parseScopes(row.scope))) {
-          return { row, redirectUrl: await approve(c, row, userId) };
+          return { row, redirectUrl: await issueCode(c, row) };
         }
       } else if (row.user_id !== userId) throw notFound();
       return { row };
@@ -87,7 +88,10 @@ export async function decide(
       const { row } = locked;
       if (row.status !== 'pending') throw apiError('oauth_authorization_no_longer_pending');
       if (row.user_id !== userId) throw notFound();
-      if (action === 'approve') return approve(c, row, userId);
+      if (action === 'approve') {
+        await upsertConsent(c, userId, row.client_id, parseScopes(row.scope).join(' '));
+        return issueCode(c, row);
+      }
       await setAuthorizationStatus(c, row.id, 'denied');
       return errorRedirect(row.redirect_uri, 'access_denied', 'User denied the request', row.state);
     },

@@ -1,6 +1,6 @@
 // POST /oauth/token's parameters, from a JSON body or else a form (RFC 6749) merged with the query string
 // (form-values.ts), as the original reads them. A JSON body that does not parse, or a member that is not a
-// string, or a malformed form, is the OAuth error invalid_request.
+// string, or a malformed form, is the OAuth error invalid_request, after the client's authentication.
 import { OAuthRefusal } from '../grants/oauth-refusal.js';
 import type { ApiRequest } from '../http/types.js';
 import { formValues } from './form-values.js';
@@ -18,17 +18,22 @@ export const TOKEN_PARAMS = [
 export type TokenParams = Record<(typeof TOKEN_PARAMS)[number], string>;
 
 /**
- * Parameters that could not be read. The original's client authentication reads the same body first and
- * fails on it with its own words (authReason), unless the credentials came in the Authorization header.
+ * Parameters that could not be read. The original's client authentication reads the same body first, for
+ * the credentials alone: when it could read them they are kept (`credentials`) and the client authenticates
+ * before this refusal is answered; when it could not, it fails with its own words (authReason), unless the
+ * credentials came in the Authorization header.
  */
 export class UnreadableParams extends OAuthRefusal {
   constructor(
     readonly authReason: string,
     description: string,
+    readonly credentials: TokenParams | null = null,
   ) {
     super('invalid_request', description);
   }
 }
+
+const CREDENTIALS: ReadonlySet<string> = new Set(['client_id', 'client_secret']);
 
 export function readTokenParams(req: ApiRequest<unknown>): TokenParams {
   const params = Object.fromEntries(TOKEN_PARAMS.map((n) => [n, ''])) as TokenParams;
@@ -39,11 +44,16 @@ export function readTokenParams(req: ApiRequest<unknown>): TokenParams {
     } catch {
       throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body');
     }
+    let unreadable: 'credentials' | 'grant' | null = null;
     for (const name of TOKEN_PARAMS) {
       const v = body[name];
       if (v === undefined || v === null) continue;
-      if (typeof v !== 'string') throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body');
-      params[name] = v;
+      if (typeof v === 'string') params[name] = v;
+      else if (CREDENTIALS.has(name)) unreadable = 'credentials';
+      else unreadable ??= 'grant';
+    }
+    if (unreadable) {
+      throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body', unreadable === 'grant' ? params : null);
     }
     return params;
   }

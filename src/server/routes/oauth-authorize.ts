@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { apiError } from '../errors.js';
 import { findOAuthClient } from '../../db/oauth-clients.js';
 import { insertAuthorization } from '../../db/oauth-authorizations.js';
-import { CANONICAL_UUID as UUID } from '../uuid-text.js';
+import { canonicalUuid } from '../uuid-text.js';
 import type { Handler } from '../http/types.js';
 import { splitList } from '../oauth-server/client-json.js';
 import { readAuthorizeParams } from '../oauth-server/authorize-params.js';
@@ -20,8 +20,10 @@ export const oauthAuthorize: Handler = async (req, ctx) => {
   const redirectUri = req.query.get('redirect_uri') ?? '';
   if (!clientId) throw apiError('oauth_client_id_required');
   if (!redirectUri) throw apiError('oauth_redirect_uri_required');
-  if (!UUID.test(clientId)) throw apiError('oauth_authorize_client_format');
-  const client = await findOAuthClient(ctx.db, clientId);
+  // any spelling the original's UUID reading takes ({…}, 32 bare digits, urn:uuid:…) names the client
+  const id = canonicalUuid(clientId);
+  if (!id) throw apiError('oauth_authorize_client_format');
+  const client = await findOAuthClient(ctx.db, id);
   if (!client) throw apiError('oauth_authorize_client_unknown');
   if (!splitList(client.redirect_uris).includes(redirectUri)) throw apiError('oauth_authorize_redirect_uri');
 

@@ -6,7 +6,7 @@ import { tx } from '../../db/pool.js';
 import { listActiveGrants, revokeGrant } from '../../db/oauth-consents.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { rfc3339Nano } from '../../db/timestamps.js';
-import { CANONICAL_UUID as UUID } from '../uuid-text.js';
+import { canonicalUuid } from '../uuid-text.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { GuardedHandler } from '../http/types.js';
 import { actorOf } from '../users/actor.js';
@@ -25,9 +25,11 @@ export const listGrants: GuardedHandler<Authenticated> = async (_req, ctx, { use
 };
 
 export const revokeGrantOfClient: GuardedHandler<Authenticated> = async (req, ctx, { user }) => {
-  const clientId = req.query.get('client_id') ?? '';
-  if (!clientId) throw apiError('oauth_grant_client_id_required');
-  if (!UUID.test(clientId)) throw apiError('oauth_client_id_format');
+  const text = req.query.get('client_id') ?? '';
+  if (!text) throw apiError('oauth_grant_client_id_required');
+  // any spelling the original's UUID reading takes; the canonical form is looked up and audited
+  const clientId = canonicalUuid(text);
+  if (!clientId) throw apiError('oauth_client_id_format');
   await tx(
     ctx.db,
     async (c) => {

@@ -16,27 +16,31 @@ const NO_PARAMS = Object.fromEntries(TOKEN_PARAMS.map((n) => [n, ''])) as TokenP
 /**
  * A JSON body that does not parse, or a malformed form, fails the client's authentication first (the
  * original's middleware reads the credentials from it), unless the credentials came in the Authorization
- * header; then it is the grant's invalid_request.
+ * header or could be read all the same; then, after the client authenticates, it is the grant's
+ * invalid_request (`refusal`).
  */
-function readParams(req: ApiRequest): TokenParams | OAuthRefusal {
+function readParams(req: ApiRequest): { params: TokenParams; refusal?: OAuthRefusal } {
   try {
-    return readTokenParams(req);
+    return { params: readTokenParams(req) };
   } catch (err) {
     if (!(err instanceof UnreadableParams)) throw err;
+    if (err.credentials) return { params: err.credentials, refusal: err };
     if (!(req.headers.authorization ?? '').startsWith('Basic ')) {
       throw apiError('oauth_client_credentials', `Invalid client credentials: ${err.authReason}`);
     }
-    return err;
+    return { params: NO_PARAMS, refusal: err };
   }
 }
 
 export const oauthToken: Handler = async (req, ctx) => {
   try {
-    const params = readParams(req);
-    const client = await authenticateClient(req, ctx, params instanceof OAuthRefusal ? NO_PARAMS : params);
-    if (params instanceof OAuthRefusal) throw params;
+    const { params, refusal } = readParams(req);
+    const client = await authenticateClient(req, ctx, params);
+    if (refusal) throw refusal;
     const grantType = params.grant_type;
     if (!grantType) throw new OAuthRefusal('invalid_request', 'grant_type is required');
+    // Basic credentials with an empty client id authenticate no client, as in the original
+    if (!client) throw new OAuthRefusal('invalid_client', 'Client authentication required');
     if (!splitList(client.grant_types).includes(grantType)) {
       throw new OAuthRefusal('unsupported_grant_type', `Client is not allowed to use grant type: ${grantType}`);
     }
