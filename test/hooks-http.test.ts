@@ -536,6 +536,34 @@ t.test('answers the original refuses: oversize, not JSON, an unexpected status',
   hooks.once('/password-verification-attempt', { status: 200, body: '{"decision":"continue"}' });
   const untyped = await signIn(user.email);
   t.same([untyped.status, untyped.body.error_code], [400, 'hook_payload_invalid_content_type']);
+  // The Content-Type is parsed as the original's MIME parser does, with its complaint in the message.
+  for (const [contentType, msg] of [
+    [';/', 'Invalid Content-Type header: mime: no media type'],
+    ['application json', 'Invalid Content-Type header: mime: expected slash after first token'],
+    ['application/', 'Invalid Content-Type header: mime: expected token after slash'],
+    ['application/json/x', 'Invalid Content-Type header: mime: unexpected content after media subtype'],
+    ['application/json; charset', 'Invalid Content-Type header: mime: invalid media parameter'],
+    ['application/json; charset="utf-8', 'Invalid Content-Type header: mime: invalid media parameter'],
+    ['application/json; charset=utf-8; charset=latin1', 'Invalid Content-Type header: mime: duplicate parameter name'],
+    ['app/js', 'Invalid JSON response. Received content-type: app/js'],
+  ]) {
+    hooks.once('/password-verification-attempt', {
+      status: 200,
+      headers: { 'content-type': contentType },
+      body: '{"decision":"continue"}',
+    });
+    const res = await signIn(user.email);
+    t.same([res.status, res.body.error_code, res.body.msg], [400, 'hook_payload_invalid_content_type', msg], contentType);
+  }
+  // Case, a quoted value, a trailing semicolon and a repeated parameter of the same value are accepted.
+  for (const contentType of ['Application/JSON; Charset="utf-8";', 'application/json ; charset=utf-8 ; charset=utf-8']) {
+    hooks.once('/password-verification-attempt', {
+      status: 200,
+      headers: { 'content-type': contentType },
+      body: '{"decision":"continue"}',
+    });
+    t.equal((await signIn(user.email)).status, 200, contentType);
+  }
   hooks.once('/password-verification-attempt', { status: 418, body: {} });
   const teapot = await signIn(user.email);
   t.same([teapot.status, teapot.body.msg], [500, 'Unexpected status code returned from hook: 418']);

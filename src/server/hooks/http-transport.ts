@@ -7,6 +7,7 @@ import { apiError } from '../errors.js';
 import { readCapped } from '../outbound-body.js';
 import { NO_ANSWER, parseAnswer } from './answer.js';
 import { hookErrorOf } from './errors.js';
+import { parseMediaType } from './media-type.js';
 
 /** The original's values (internal/hooks/hookshttp): 5 s for the whole call, 3 attempts, 2 s between, 200 KiB answers. */
 export const HTTP_HOOK_TIMEOUT_MS = 5000;
@@ -94,12 +95,16 @@ function signedHeaders(call: HttpHookCall): Record<string, string> {
 
 async function readAnswer(response: Response, signal: AbortSignal): Promise<unknown> {
   const contentType = response.headers.get('content-type');
-  const mediaType = contentType?.split(';')[0].trim().toLowerCase();
   if (!contentType) {
     await response.body?.cancel();
     throw apiError('hook_payload_invalid_content_type');
   }
-  if (mediaType !== 'application/json') {
+  const parsed = parseMediaType(contentType);
+  if ('problem' in parsed) {
+    await response.body?.cancel();
+    throw apiError('hook_payload_invalid_content_type', `Invalid Content-Type header: ${parsed.problem}`);
+  }
+  if (parsed.mediaType !== 'application/json') {
     await response.body?.cancel();
     throw apiError('hook_payload_invalid_content_type', `Invalid JSON response. Received content-type: ${contentType}`);
   }
