@@ -398,6 +398,96 @@ t.test('password verification attempt: a user without a password is refused befo
   t.equal((await signIn(user.email)).body.msg, 'Account locked');
 });
 
+/** A 200 application/json answer of exactly `json`. */
+const answer = (json: string) => ({ status: 200, headers: { 'content-type': 'application/json' }, body: json });
+const UNDECODABLE = [500, 'unexpected_failure', 'Error unmarshaling JSON output.'];
+const userWith = async (column: 'email' | 'phone', value: string) =>
+  (await api.db.query(`select 1 from users where ${column} = $1`, [value])).rowCount;
+
+t.test('an answer that is not an object stops the request with the original’s 500, for every hook that expects none', async (t) => {
+  let phones = 0;
+  for (const json of ['12345', 'false', '"deny"', '[]', '[{}]']) {
+    const email = uniqueEmail('undecodable');
+    hooks.once('/before-user-created', answer(json));
+    const refused = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+    t.same([refused.status, refused.body.error_code, refused.body.msg], UNDECODABLE, `before-user-created ${json}`);
+    t.equal(await userWith('email', email), 0, 'no user was created');
+
+    hooks.once('/send-email', answer(json));
+    const unsent = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+    t.same([unsent.status, unsent.body.error_code, unsent.body.msg], UNDECODABLE, `send-email ${json}`);
+    t.equal(await userWith('email', email), 0, 'the sign-up and its token rolled back');
+
+    const phone = `1555000610${phones++}`;
+    hooks.once('/send-sms', answer(json));
+    const texted = await api.request('POST', '/otp', { body: { phone } });
+    t.same([texted.status, texted.body.error_code, texted.body.msg], UNDECODABLE, `send-sms ${json}`);
+    t.equal(await userWith('phone', phone), 0);
+
+    hooks.once('/after-user-created', answer(json));
+    const told = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+    t.same([told.status, told.body.error_code, told.body.msg], UNDECODABLE, `after-user-created ${json}`);
+    t.equal(await userWith('email', email), 1, 'as the original: created, then told');
+  }
+});
+
+t.test('an answer of null is an empty output, as in the original; for the custom access token it has no claims', async (t) => {
+  const email = uniqueEmail('null-answer');
+  for (const path of ['/before-user-created', '/send-email', '/after-user-created']) hooks.once(path, answer('null'));
+  t.equal((await api.request('POST', '/signup', { body: { email, password: PASSWORD } })).status, 200);
+  t.equal(await userWith('email', email), 1);
+  hooks.once('/send-sms', answer(' null '));
+  t.equal((await api.request('POST', '/otp', { body: { phone: '15550004444' } })).status, 200);
+
+  const user = await confirmedUser();
+  hooks.once('/password-verification-attempt', answer('null'));
+  t.equal((await signIn(user.email)).status, 200, 'a null password attempt answer continues');
+  hooks.once('/custom-access-token', answer('null'));
+  const unsigned = await signIn(user.email);
+  t.same([unsigned.status, unsigned.body.error_code, unsigned.body.msg], [500, 'unexpected_failure', 'output claims field is missing']);
+});
+
+t.test('password verification attempt: a member of the wrong type is the original’s 500, and no session ends', async (t) => {
+  const user = await confirmedUser();
+  t.equal((await signIn(user.email)).status, 200);
+  for (const json of [
+    '{"decision":"reject","message":42}',
+    '{"decision":"reject","should_logout_user":"yes"}',
+    '{"decision":true}',
+    '{"decision":"reject","message":["Locked"],"should_logout_user":true}',
+  ]) {
+    hooks.once('/password-verification-attempt', answer(json));
+    const res = await signIn(user.email, 'wrong-password');
+    t.same([res.status, res.body.error_code, res.body.msg], UNDECODABLE, json);
+  }
+  t.equal(await sessionsOf(user.id), 1, 'the existing session was kept');
+
+  // Members are matched ignoring case, and null leaves a member unset, as the original decodes them.
+  hooks.once('/password-verification-attempt', answer('{"Decision":"reject","MESSAGE":"Locked","message":null}'));
+  const refused = await signIn(user.email);
+  t.same([refused.status, refused.body.error_code, refused.body.msg], [400, 'invalid_credentials', 'Locked']);
+  t.equal(await sessionsOf(user.id), 1, 'should_logout_user absent');
+});
+
+t.test('an error the original cannot decode is no error: the answer is read as the output', async (t) => {
+  for (const json of [
+    '{"error":{"message":"Closed","http_code":"403"}}',
+    '{"error":{"message":"Closed","http_code":403.5}}',
+    '{"error":{"message":42,"http_code":403}}',
+    '{"error":"Closed"}',
+    '{"error":null}',
+  ]) {
+    const email = uniqueEmail('error-undecodable');
+    hooks.once('/before-user-created', answer(json));
+    const res = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+    t.equal(res.status, 200, json);
+    t.equal(await userWith('email', email), 1);
+  }
+  hooks.once('/before-user-created', answer('{"Error":{"Message":"Closed","HTTP_CODE":403}}'));
+  const refused = await api.request('POST', '/signup', { body: { email: uniqueEmail('error-case'), password: PASSWORD } });
+  t.same([refused.status, refused.body.error_code, refused.body.msg], [403, 'unknown', 'Closed'], 'member names in any case');
+});
+
 t.test('an endpoint that does not answer: 422 hook_timeout, nothing signed in', async (t) => {
   const user = await confirmedUser();
   hooks.once('/custom-access-token', { stall: true });
@@ -446,6 +536,34 @@ t.test('answers the original refuses: oversize, not JSON, an unexpected status',
   hooks.once('/password-verification-attempt', { status: 200, body: '{"decision":"continue"}' });
   const untyped = await signIn(user.email);
   t.same([untyped.status, untyped.body.error_code], [400, 'hook_payload_invalid_content_type']);
+  // The Content-Type is parsed as the original's MIME parser does, with its complaint in the message.
+  for (const [contentType, msg] of [
+    [';/', 'Invalid Content-Type header: mime: no media type'],
+    ['application json', 'Invalid Content-Type header: mime: expected slash after first token'],
+    ['application/', 'Invalid Content-Type header: mime: expected token after slash'],
+    ['application/json/x', 'Invalid Content-Type header: mime: unexpected content after media subtype'],
+    ['application/json; charset', 'Invalid Content-Type header: mime: invalid media parameter'],
+    ['application/json; charset="utf-8', 'Invalid Content-Type header: mime: invalid media parameter'],
+    ['application/json; charset=utf-8; charset=latin1', 'Invalid Content-Type header: mime: duplicate parameter name'],
+    ['app/js', 'Invalid JSON response. Received content-type: app/js'],
+  ]) {
+    hooks.once('/password-verification-attempt', {
+      status: 200,
+      headers: { 'content-type': contentType },
+      body: '{"decision":"continue"}',
+    });
+    const res = await signIn(user.email);
+    t.same([res.status, res.body.error_code, res.body.msg], [400, 'hook_payload_invalid_content_type', msg], contentType);
+  }
+  // Case, a quoted value, a trailing semicolon and a repeated parameter of the same value are accepted.
+  for (const contentType of ['Application/JSON; Charset="utf-8";', 'application/json ; charset=utf-8 ; charset=utf-8']) {
+    hooks.once('/password-verification-attempt', {
+      status: 200,
+      headers: { 'content-type': contentType },
+      body: '{"decision":"continue"}',
+    });
+    t.equal((await signIn(user.email)).status, 200, contentType);
+  }
   hooks.once('/password-verification-attempt', { status: 418, body: {} });
   const teapot = await signIn(user.email);
   t.same([teapot.status, teapot.body.msg], [500, 'Unexpected status code returned from hook: 418']);

@@ -103,6 +103,29 @@ t.test('enforceMfaVerificationAttempt: a rejection ends every session of the use
   t.equal(await count(), 0);
 });
 
+t.test('MFA verification attempt: an answer that does not decode is the original’s 500, and no session ends', async (t) => {
+  const ctx = contextFor(`${hooks.url}/mfa`);
+  const { rows } = await database.pool.query(
+    `insert into users (aud, role, email) values ('authenticated', 'authenticated', 'mfa-undecodable@example.com') returning id`,
+  );
+  const userId = rows[0].id;
+  await insertSessionRows(database.pool, { userId, userAgent: 'test', ip: '127.0.0.1' });
+  const answer = (json: string) => ({ status: 200, headers: { 'content-type': 'application/json' }, body: json });
+  for (const json of ['{"decision":"reject","message":1}', '{"decision":["reject"]}', '"reject"', '12345']) {
+    hooks.once('/mfa', answer(json));
+    t.same(
+      await failure(enforceMfaVerificationAttempt(ctx, { ...attempt, userId }, {})),
+      [500, 'unexpected_failure', 'Error unmarshaling JSON output.'],
+      json,
+    );
+  }
+  const count = Number((await database.pool.query('select count(*) from sessions where user_id = $1', [userId])).rows[0].count);
+  t.equal(count, 1, 'the session was kept');
+  hooks.once('/mfa', answer('null'), answer('{"DECISION":"reject","message":null}'));
+  t.same(await mfaVerificationAttempt(ctx, attempt, {}), { reject: false, message: 'Further MFA verification attempts will be rejected.' });
+  t.same(await mfaVerificationAttempt(ctx, attempt, {}), { reject: true, message: 'Further MFA verification attempts will be rejected.' });
+});
+
 t.test('MFA verification attempt off: null, nothing called', async (t) => {
   const config = loadConfig({ env: PROD, envFile: null });
   const before = hooks.calls.length;
@@ -133,6 +156,19 @@ t.test('MFA verification attempt as a Postgres function', async (t) => {
     factor_type: 'totp',
     metadata: { name: 'mfa-verification' },
   });
+});
+
+t.test('MFA verification attempt as a Postgres function returning text: parsed as JSON, decoded as the output', async (t) => {
+  await database.pool.query(`
+    create function public.mfa_text(event jsonb) returns text language sql as
+      $$ select case when (event->>'valid')::boolean then '{"decision": 1}' else '{"decision": "reject", "message": "From text"}' end $$;`);
+  const ctx = contextFor('pg-functions://postgres/public/mfa_text', '');
+  t.same(await mfaVerificationAttempt(ctx, attempt, {}), { reject: true, message: 'From text' });
+  t.same(await failure(mfaVerificationAttempt(ctx, { ...attempt, valid: true }, {})), [
+    500,
+    'unexpected_failure',
+    'Error unmarshaling JSON output.',
+  ]);
 });
 
 t.test('an endpoint nobody listens on is tried three times, then 422 hook_timeout_after_retry', async (t) => {

@@ -1,7 +1,7 @@
 // Every auth hook the service calls, as a real Postgres function created by the test
 // (pg-functions://postgres/<schema>/<function>; docs/hooks.md#postgres-functions): payloads, answers, the
 // function's {"error": …} passed to the client, its statement timeout, and a failure leaving no writes.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
@@ -22,6 +22,7 @@ const api = await startTestService({
   ...hook('SEND_EMAIL', 'send_email'),
   ...hook('SEND_SMS', 'send_sms'),
   ...hook('PASSWORD_VERIFICATION_ATTEMPT', 'password_verification_attempt'),
+  ...hook('AFTER_USER_CREATED', 'after_user_created'),
   AUTH_SMTP_HOST: '127.0.0.1',
   AUTH_SMTP_PORT: String(smtp.port),
   AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
@@ -71,6 +72,8 @@ await api.db.query(`
 
   create function hooks_test.send_sms(event jsonb) returns jsonb language plpgsql as $$
   begin perform hooks_test.record('send_sms', event); return '{}'::jsonb; end $$;
+
+  create function hooks_test.after_user_created(event jsonb) returns jsonb language sql as $$ select null::jsonb $$;
 
   create function hooks_test.password_verification_attempt(event jsonb) returns jsonb language plpgsql as $$
   begin
@@ -184,6 +187,107 @@ t.test('password verification attempt: the function rejects a wrong password and
   const res = await signIn(user.email, 'wrong-password');
   t.same([res.status, res.body.error_code, res.body.msg], [400, 'invalid_credentials', 'Locked by policy']);
   t.equal(await sessionsOf(user.id), 0);
+});
+
+/**
+ * Makes hooks_test.<fn> answer `value`, a SQL expression of type `returns`, until the test ends (the
+ * function the service was set up with is kept aside and put back).
+ */
+async function answering(t: Test, fn: string, returns: string, value: string): Promise<void> {
+  const kept = `${fn}_kept`;
+  const aside = (await api.db.query('select 1 from pg_proc where proname = $1', [kept])).rowCount;
+  await api.db.query(aside ? `drop function hooks_test.${fn}(jsonb)` : `alter function hooks_test.${fn}(jsonb) rename to ${kept}`);
+  await api.db.query(`create function hooks_test.${fn}(event jsonb) returns ${returns} language sql as $$ select ${value} $$`);
+  if (!aside)
+    t.teardown(() => api.db.query(`drop function hooks_test.${fn}(jsonb); alter function hooks_test.${kept}(jsonb) rename to ${fn}`));
+}
+const UNDECODABLE = [500, 'unexpected_failure', 'Error unmarshaling JSON output.'];
+const userWith = async (column: 'email' | 'phone', value: string) =>
+  (await api.db.query(`select 1 from users where ${column} = $1`, [value])).rowCount;
+
+t.test('a result that is not an object stops the request with the original’s 500, whatever its SQL type', async (t) => {
+  const results: Array<[string, string]> = [
+    ['integer', '12345'],
+    ['jsonb', `'12345'::jsonb`],
+    ['jsonb', `'"deny"'::jsonb`],
+    ['boolean', 'false'],
+    ['jsonb', `'[]'::jsonb`],
+    ['text', `'deny'`],
+  ];
+  for (const [returns, value] of results) {
+    const what = `${value} as ${returns}`;
+    const email = uniqueEmail('pg-undecodable');
+    await answering(t, 'before_user_created', returns, value);
+    const refused = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+    t.same([refused.status, refused.body.error_code, refused.body.msg], UNDECODABLE, `before_user_created ${what}`);
+    t.equal(await userWith('email', email), 0, 'no user was created');
+  }
+  await answering(t, 'before_user_created', 'jsonb', `'{}'::jsonb`);
+  const email = uniqueEmail('pg-undecodable');
+  await answering(t, 'send_email', 'jsonb', `'[{}]'::jsonb`);
+  const unsent = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+  t.same([unsent.status, unsent.body.error_code, unsent.body.msg], UNDECODABLE, 'send_email');
+  t.equal(await userWith('email', email), 0, 'the sign-up and its token rolled back');
+
+  await answering(t, 'send_sms', 'integer', '1');
+  const texted = await api.request('POST', '/otp', { body: { phone: '15550007771' } });
+  t.same([texted.status, texted.body.error_code, texted.body.msg], UNDECODABLE, 'send_sms');
+  t.equal(await userWith('phone', '15550007771'), 0);
+
+  await answering(t, 'send_email', 'jsonb', `'{}'::jsonb`);
+  await answering(t, 'after_user_created', 'jsonb', `'"done"'::jsonb`);
+  const told = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+  t.same([told.status, told.body.error_code, told.body.msg], UNDECODABLE, 'after_user_created');
+  t.equal(await userWith('email', email), 1, 'as the original: created, then told');
+});
+
+t.test('a function returning text is read as JSON: its error is honoured, its output decoded', async (t) => {
+  await answering(t, 'before_user_created', 'text', `'{"error": {"http_code": 403, "message": "No sign-ups today"}}'`);
+  const refused = await api.request('POST', '/signup', { body: { email: uniqueEmail('pg-text'), password: PASSWORD } });
+  t.same([refused.status, refused.body.error_code, refused.body.msg], [403, 'unknown', 'No sign-ups today']);
+  // An http_code the original cannot decode (a string) makes the error no error, and the sign-up goes ahead.
+  await answering(t, 'before_user_created', 'jsonb', `'{"error": {"http_code": "403", "message": "No"}}'::jsonb`);
+  t.equal((await api.request('POST', '/signup', { body: { email: uniqueEmail('pg-text'), password: PASSWORD } })).status, 200);
+
+  const user = await confirmedUser();
+  await answering(t, 'password_verification_attempt', 'text', `'{"decision": "reject", "message": "Text says no"}'`);
+  const rejected = await signIn(user.email);
+  t.same([rejected.status, rejected.body.error_code, rejected.body.msg], [400, 'invalid_credentials', 'Text says no']);
+});
+
+t.test('a jsonb null is an empty output, unlike SQL null for the custom access token', async (t) => {
+  for (const fn of ['before_user_created', 'send_email', 'after_user_created']) await answering(t, fn, 'jsonb', `'null'::jsonb`);
+  const email = uniqueEmail('pg-null');
+  t.equal((await api.request('POST', '/signup', { body: { email, password: PASSWORD } })).status, 200);
+  t.equal(await userWith('email', email), 1);
+  await answering(t, 'send_sms', 'json', `'null'::json`);
+  t.equal((await api.request('POST', '/otp', { body: { phone: '15550007772' } })).status, 200);
+
+  const user = await confirmedUser();
+  await answering(t, 'password_verification_attempt', 'jsonb', `'null'::jsonb`);
+  t.equal((await signIn(user.email, 'wrong-password')).body.msg, 'Invalid login credentials', 'null continues');
+  await answering(t, 'custom_access_token', 'jsonb', `'null'::jsonb`);
+  const jsonNull = await signIn(user.email);
+  t.same([jsonNull.status, jsonNull.body.error_code, jsonNull.body.msg], [500, 'unexpected_failure', 'output claims field is missing']);
+  await answering(t, 'custom_access_token', 'jsonb', 'null::jsonb');
+  const sqlNull = await signIn(user.email);
+  t.equal(sqlNull.status, 500);
+  t.match(sqlNull.body.msg, /^output claims do not conform to the expected schema/, 'SQL null: no claims');
+  t.equal(await sessionsOf(user.id), 0);
+});
+
+t.test('password verification attempt: a member of the wrong type is the original’s 500, and no session ends', async (t) => {
+  const user = await confirmedUser();
+  t.equal((await signIn(user.email)).status, 200);
+  await answering(
+    t,
+    'password_verification_attempt',
+    'jsonb',
+    `'{"decision": "reject", "message": 42, "should_logout_user": true}'::jsonb`,
+  );
+  const res = await signIn(user.email, 'wrong-password');
+  t.same([res.status, res.body.error_code, res.body.msg], UNDECODABLE);
+  t.equal(await sessionsOf(user.id), 1);
 });
 
 t.test('a function that does not exist is the original’s 500, naming the URI', async (t) => {

@@ -8,6 +8,7 @@ import { findUserById } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import type { ApiResponse, Run } from '../http/types.js';
 import { userJson } from '../users/user-json.js';
+import { noOutput } from './answer.js';
 import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
 
 const created = new WeakMap<HookRequest, string[]>();
@@ -47,6 +48,6 @@ async function tellHook(ids: string[], req: HookRequest, ctx: AppContext): Promi
   for (const id of new Set(ids)) {
     const user = await findUserById(ctx.db, id);
     if (!user) continue;
-    await invokeHook(ctx, 'afterUserCreated', { user: userJson(user, await findIdentitiesByUser(ctx.db, id)) }, req);
+    await invokeHook(ctx, 'afterUserCreated', { user: userJson(user, await findIdentitiesByUser(ctx.db, id)) }, req, noOutput);
   }
 }

@@ -6,6 +6,7 @@ import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import { userJson } from '../users/user-json.js';
 import { createUser, newUserRow, type NewUser } from '../users/create.js';
+import { noOutput } from './answer.js';
 import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
 import { noteUserCreated } from './after-user-created.js';
 import { storedPasswordHash } from '../users/password-at-rest.js';
@@ -18,7 +19,7 @@ export async function beforeUserCreated(
   q?: Queryable,
 ): Promise<void> {
   if (!hookEnabled(ctx, 'beforeUserCreated')) return;
-  await invokeHook(ctx, 'beforeUserCreated', { user: userJson(user, []) }, req, q);
+  await invokeHook(ctx, 'beforeUserCreated', { user: userJson(user, []) }, req, noOutput, q);
 }
 
 /** createUser (users/create.ts) after the hook let it go ahead; the same id in the payload and the row. */

@@ -6,7 +6,7 @@ import type { Queryable } from '../../db/pool.js';
 import type { AccessTokenClaims } from '../auth/jwt.js';
 import type { AppContext } from '../context.js';
 import { apiError } from '../errors.js';
-import { isObject } from './errors.js';
+import { isObject, NO_ANSWER, undecodable } from './answer.js';
 import { invokeHook, type HookRequest } from './invoke.js';
 
 /** The original's MinimumViableTokenSchema (internal/tokens/service.go). */
@@ -49,14 +49,14 @@ export async function customizeAccessToken(
   req: HookRequest,
   q?: Queryable,
 ): Promise<Record<string, unknown>> {
-  const output = await invokeHook(
+  const claims = await invokeHook(
     ctx,
     'customAccessToken',
     { user_id: input.claims.sub, claims: input.claims, authentication_method: input.authenticationMethod },
     req,
+    claimsOf,
     q,
   );
-  const claims = claimsOf(output);
   const checkClaims = (claimsValidator ??= new Ajv({ allErrors: true, strict: false }).compile(MINIMUM_CLAIMS_SCHEMA));
   if (!checkClaims(claims)) {
     const problems = (checkClaims.errors ?? []).map((e) => `- ${e.instancePath.replace(/^\//, '') || '(root)'}: ${e.message}`);
@@ -67,13 +67,14 @@ export async function customizeAccessToken(
 
 /**
  * The answer's claims as the original decodes them: no answer (204, or a function's SQL null) and
- * `"claims": null` leave no claims, which then fail the schema; an answer that is not an object, or claims
- * that are neither an object nor null, fail the decoding.
+ * `"claims": null` leave no claims, which then fail the schema; an answer of `null` has no claims member;
+ * an answer that is not an object, or claims that are neither an object nor null, fail the decoding.
  */
 function claimsOf(output: unknown): unknown {
-  if (output === null) return null;
-  if (!isObject(output)) throw apiError('hook_failed', 'Error unmarshaling JSON output.');
+  if (output === NO_ANSWER) return null;
+  if (output === null) throw apiError('hook_failed', 'output claims field is missing');
+  if (!isObject(output)) throw undecodable();
   if (!('claims' in output)) throw apiError('hook_failed', 'output claims field is missing');
-  if (output.claims !== null && !isObject(output.claims)) throw apiError('hook_failed', 'Error unmarshaling JSON output.');
+  if (output.claims !== null && !isObject(output.claims)) throw undecodable();
   return output.claims;
 }

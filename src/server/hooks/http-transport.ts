@@ -5,7 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { apiError } from '../errors.js';
 import { readCapped } from '../outbound-body.js';
+import { NO_ANSWER, parseAnswer } from './answer.js';
 import { hookErrorOf } from './errors.js';
+import { parseMediaType } from './media-type.js';
 
 /** The original's values (internal/hooks/hookshttp): 5 s for the whole call, 3 attempts, 2 s between, 200 KiB answers. */
 export const HTTP_HOOK_TIMEOUT_MS = 5000;
@@ -23,7 +25,7 @@ export interface HttpHookCall {
 
 class Timeout extends Error {}
 
-/** The hook's JSON answer, or null for 204 No Content; throws the original's ApiErrors. */
+/** The hook's JSON answer, or NO_ANSWER for 204 No Content; throws the original's ApiErrors. */
 export async function callHttpHook(call: HttpHookCall): Promise<unknown> {
   const deadline = AbortSignal.timeout(HTTP_HOOK_TIMEOUT_MS);
   const signal = call.signal ? AbortSignal.any([deadline, call.signal]) : deadline;
@@ -51,7 +53,7 @@ async function attempts(call: HttpHookCall, signal: AbortSignal): Promise<unknow
     switch (response.status) {
       case 204:
         await response.body?.cancel();
-        return null;
+        return NO_ANSWER;
       case 200:
       case 202:
         return readAnswer(response, signal);
@@ -93,26 +95,25 @@ function signedHeaders(call: HttpHookCall): Record<string, string> {
 
 async function readAnswer(response: Response, signal: AbortSignal): Promise<unknown> {
   const contentType = response.headers.get('content-type');
-  const mediaType = contentType?.split(';')[0].trim().toLowerCase();
   if (!contentType) {
     await response.body?.cancel();
     throw apiError('hook_payload_invalid_content_type');
   }
-  if (mediaType !== 'application/json') {
+  const parsed = parseMediaType(contentType);
+  if ('problem' in parsed) {
+    await response.body?.cancel();
+    throw apiError('hook_payload_invalid_content_type', `Invalid Content-Type header: ${parsed.problem}`);
+  }
+  if (parsed.mediaType !== 'application/json') {
     await response.body?.cancel();
     throw apiError('hook_payload_invalid_content_type', `Invalid JSON response. Received content-type: ${contentType}`);
   }
   const body = await readLimited(response, signal);
   // An empty body is not "no output" (that is 204): the original fails to decode it, whatever the hook.
-  let output: unknown;
-  try {
-    output = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw apiError('hook_failed', 'Error unmarshaling JSON output.');
-  }
-  const hookError = hookErrorOf(output);
+  const answer = parseAnswer(body.toString('utf8'));
+  const hookError = hookErrorOf(answer);
   if (hookError) throw hookError;
-  return output;
+  return answer;
 }
 
 /** The body, or hook_payload_over_size_limit as soon as it passes the limit (the rest is never read). */

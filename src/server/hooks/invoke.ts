@@ -36,16 +36,18 @@ export function hookEnabled(ctx: Pick<AppContext, 'config'>, hook: HookName): bo
 }
 
 /**
- * Calls `hook` with `payload` (plus metadata) and resolves its JSON answer (null when it answered nothing).
+ * Calls `hook` with `payload` (plus metadata) and resolves its answer as `decode` reads it (answer.ts; the
+ * answer is NO_ANSWER when the hook gave none). A decoding failure is the call's, logged as the original does.
  * `q`: the request's transaction client when it holds one, so a Postgres function runs on it (pg-transport.ts).
  */
-export async function invokeHook(
+export async function invokeHook<T>(
   ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
   hook: HookName,
   payload: Record<string, unknown>,
   req: HookRequest,
+  decode: (answer: unknown) => T,
   q?: Queryable,
-): Promise<unknown> {
+): Promise<T> {
   const settings = ctx.config.hooks[hook];
   const target = hookTarget(settings.uri, settings.secrets);
   const body = JSON.stringify({
@@ -72,8 +74,9 @@ export async function invokeHook(
             signal: req.signal,
             onFailure: (err) => ctx.log.warn({ err, hook: where }, 'hook function failed'),
           });
+    const decoded = decode(output);
     log(true);
-    return output;
+    return decoded;
   } catch (err) {
     log(false, err instanceof ApiError ? { code: err.errorCode, message: err.message } : err);
     throw err;

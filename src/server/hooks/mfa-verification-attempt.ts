@@ -7,7 +7,7 @@
 import { deleteSessions } from '../../db/sessions.js';
 import type { AppContext } from '../context.js';
 import { apiError } from '../errors.js';
-import { isObject } from './errors.js';
+import { decodeOutput } from './answer.js';
 import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
 
 export interface MfaAttemptDecision {
@@ -17,6 +17,9 @@ export interface MfaAttemptDecision {
 }
 
 export const DEFAULT_MFA_REJECTION = 'Further MFA verification attempts will be rejected.';
+
+/** The answer's members; one of another type is the original's 500 and no session ends (answer.ts). */
+const OUTPUT = { decision: 'string', message: 'string' } as const;
 
 export interface MfaAttempt {
   userId: string;
@@ -32,17 +35,14 @@ export async function mfaVerificationAttempt(
   req: HookRequest,
 ): Promise<MfaAttemptDecision | null> {
   if (!hookEnabled(ctx, 'mfaVerificationAttempt')) return null;
-  const output = await invokeHook(
+  const answer = await invokeHook(
     ctx,
     'mfaVerificationAttempt',
     { user_id: attempt.userId, factor_id: attempt.factorId, factor_type: attempt.factorType, valid: attempt.valid },
     req,
+    (a) => decodeOutput(a, OUTPUT),
   );
-  const answer = isObject(output) ? output : {};
-  return {
-    reject: answer.decision === 'reject',
-    message: typeof answer.message === 'string' && answer.message ? answer.message : DEFAULT_MFA_REJECTION,
-  };
+  return { reject: answer.decision === 'reject', message: answer.message || DEFAULT_MFA_REJECTION };
 }
 
 /**

@@ -2,7 +2,7 @@
 // checked at the password grant, right or wrong, it may refuse the sign-in ("decision": "reject") and end
 // all the user's sessions ("should_logout_user": true).
 import type { AppContext } from '../context.js';
-import { isObject } from './errors.js';
+import { decodeOutput } from './answer.js';
 import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
 
 export interface PasswordAttemptDecision {
@@ -14,6 +14,9 @@ export interface PasswordAttemptDecision {
 
 export const DEFAULT_PASSWORD_REJECTION = 'Further password verification attempts will be rejected.';
 
+/** The answer's members; one of another type is the original's 500 (answer.ts). */
+const OUTPUT = { decision: 'string', message: 'string', should_logout_user: 'boolean' } as const;
+
 /** null when the hook is off. */
 export async function passwordVerificationAttempt(
   ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
@@ -21,11 +24,12 @@ export async function passwordVerificationAttempt(
   req: HookRequest,
 ): Promise<PasswordAttemptDecision | null> {
   if (!hookEnabled(ctx, 'passwordVerificationAttempt')) return null;
-  const output = await invokeHook(ctx, 'passwordVerificationAttempt', { user_id: attempt.userId, valid: attempt.valid }, req);
-  const answer = isObject(output) ? output : {};
+  const answer = await invokeHook(ctx, 'passwordVerificationAttempt', { user_id: attempt.userId, valid: attempt.valid }, req, (a) =>
+    decodeOutput(a, OUTPUT),
+  );
   return {
     reject: answer.decision === 'reject',
-    message: typeof answer.message === 'string' && answer.message ? answer.message : DEFAULT_PASSWORD_REJECTION,
+    message: answer.message || DEFAULT_PASSWORD_REJECTION,
     logoutUser: answer.should_logout_user === true,
   };
 }

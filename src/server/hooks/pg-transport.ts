@@ -7,10 +7,14 @@ import type pg from 'pg';
 import { tx, type Queryable } from '../../db/pool.js';
 import { databaseFault } from '../../db/faults.js';
 import { apiError } from '../errors.js';
+import { NO_ANSWER, parseAnswer } from './answer.js';
 import { hookErrorOf } from './errors.js';
 
 /** The original's statement timeout for a hook function (internal/hooks/hookspgfunc). */
 export const PG_HOOK_TIMEOUT_MS = 2000;
+
+/** Every column as the text PostgreSQL sent, unparsed. */
+const RESULT_AS_TEXT = { getTypeParser: () => (text: string) => text } as unknown as pg.CustomTypesConfig;
 
 export interface PgHookCall {
   pool: pg.Pool;
@@ -29,12 +33,18 @@ export async function callPgHook(call: PgHookCall): Promise<unknown> {
   const run = async (c: pg.PoolClient) => {
     await c.query(`set local statement_timeout to ${PG_HOOK_TIMEOUT_MS}`);
     // The payload untyped, as the original passes it: PostgreSQL takes it as the function's own argument type,
-    // so a function declared (event json) works as well as one declared (event jsonb).
-    const { rows } = await c.query<{ output: unknown }>(`select ${call.qualifiedName}($1) as output`, [call.payload]);
+    // so a function declared (event json) works as well as one declared (event jsonb). The result is taken
+    // as text whatever its type, as the original reads it, and parsed as JSON below: a function returning
+    // text holding JSON is read like one returning jsonb, and a jsonb null is an answer, unlike SQL null.
+    const { rows } = await c.query<{ output: string | null }>({
+      text: `select ${call.qualifiedName}($1) as output`,
+      values: [call.payload],
+      types: RESULT_AS_TEXT,
+    });
     await c.query('set local statement_timeout to default');
     return rows[0]?.output ?? null;
   };
-  let output: unknown;
+  let output: string | null;
   try {
     output = isClient(call.q) ? await run(call.q) : await tx(call.pool, run, call.signal);
   } catch (err) {
@@ -47,9 +57,11 @@ export async function callPgHook(call: PgHookCall): Promise<unknown> {
     call.onFailure?.(err);
     throw apiError('hook_failed', `Error running hook URI: ${call.uri}`);
   }
-  const hookError = hookErrorOf(output);
+  if (output === null) return NO_ANSWER;
+  const answer = parseAnswer(output);
+  const hookError = hookErrorOf(answer);
   if (hookError) throw hookError;
-  return output;
+  return answer;
 }
 
 function isClient(q: Queryable | undefined): q is pg.PoolClient {

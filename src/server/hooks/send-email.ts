@@ -8,6 +8,7 @@ import type { AppContext } from '../context.js';
 import type { TemplateKind } from '../delivery/mail/mailer.js';
 import { mailLinkBase, type LinkBaseRequest } from '../delivery/mail/link-base.js';
 import { hookUserJson } from './hook-user.js';
+import { noOutput } from './answer.js';
 import { invokeHook, type HookRequest } from './invoke.js';
 
 /** email_action_type as the original names each mail. */
@@ -72,5 +73,5 @@ export async function sendEmailHook(
   req: HookRequest,
   q?: Queryable,
 ): Promise<void> {
-  await invokeHook(ctx, 'sendEmail', { user: await hookUserJson(ctx, user, q), email_data: data }, req, q);
+  await invokeHook(ctx, 'sendEmail', { user: await hookUserJson(ctx, user, q), email_data: data }, req, noOutput, q);
 }

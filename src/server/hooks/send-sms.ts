@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { AppContext } from '../context.js';
 import { hookUserJson } from './hook-user.js';
+import { noOutput } from './answer.js';
 import { invokeHook, type HookRequest } from './invoke.js';
 
 export async function sendSmsHook(
@@ -15,5 +16,5 @@ export async function sendSmsHook(
 ): Promise<void> {
   // sms_type names an MFA challenge's code, as the original; sign-in and verification codes carry none there.
   const payload = sms.smsType ? { otp: sms.otp, sms_type: sms.smsType, phone: sms.phone } : { otp: sms.otp, phone: sms.phone };
-  await invokeHook(ctx, 'sendSms', { user: await hookUserJson(ctx, user, q), sms: payload }, req, q);
+  await invokeHook(ctx, 'sendSms', { user: await hookUserJson(ctx, user, q), sms: payload }, req, noOutput, q);
 }
