@@ -2,12 +2,12 @@
 // (the standardwebhooks package; one signature per secret, so a receiver can rotate), the original's limits
 // and answers. One deadline covers every attempt, so the wait is bounded however the endpoint behaves.
 import { randomUUID } from 'node:crypto';
+import contentType from 'content-type';
 import { Webhook } from 'standardwebhooks';
 import { apiError } from '../errors.js';
 import { readCapped } from '../outbound-body.js';
 import { NO_ANSWER, parseAnswer } from './answer.js';
 import { hookErrorOf } from './errors.js';
-import { parseMediaType } from './media-type.js';
 
 /** The original's values (internal/hooks/hookshttp): 5 s for the whole call, 3 attempts, 2 s between, 200 KiB answers. */
 export const HTTP_HOOK_TIMEOUT_MS = 5000;
@@ -99,12 +99,12 @@ async function readAnswer(response: Response, signal: AbortSignal): Promise<unkn
     await response.body?.cancel();
     throw apiError('hook_payload_invalid_content_type');
   }
-  const parsed = parseMediaType(contentType);
-  if ('problem' in parsed) {
+  const mediaType = parseMediaType(contentType);
+  if (mediaType instanceof Error) {
     await response.body?.cancel();
-    throw apiError('hook_payload_invalid_content_type', `Invalid Content-Type header: ${parsed.problem}`);
+    throw apiError('hook_payload_invalid_content_type', `Invalid Content-Type header: ${mediaType.message}`);
   }
-  if (parsed.mediaType !== 'application/json') {
+  if (mediaType !== 'application/json') {
     await response.body?.cancel();
     throw apiError('hook_payload_invalid_content_type', `Invalid JSON response. Received content-type: ${contentType}`);
   }
@@ -149,4 +149,18 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
+}
+
+/**
+ * The lower-cased media type of a Content-Type header, read by the `content-type` package (RFC 9110's
+ * grammar), or the reason it does not parse. The original refuses the same malformed headers; at the edges
+ * the grammars differ (a trailing ';' is refused here, a parameter repeated with another value accepted),
+ * and the reasons are the package's words (docs/differences.md).
+ */
+function parseMediaType(header: string): string | Error {
+  try {
+    return contentType.parse(header).type;
+  } catch (err) {
+    return err as Error;
+  }
 }
