@@ -21,7 +21,7 @@ t.teardown(() => api.stop());
 const admin = await adminToken('service_role');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-t.test('registration options: a challenge kept server-side, for a discoverable ES256 credential of this user', async (t) => {
+t.test('registration options: a challenge kept server-side, for a discoverable credential of this user', async (t) => {
   const session = await signUp(api);
   const res = await api.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
   t.equal(res.status, 200);
@@ -32,7 +32,11 @@ t.test('registration options: a challenge kept server-side, for a discoverable E
   t.same(options.rp, { name: 'Portcullis tests', id: RP_ID });
   t.equal(Buffer.from(options.user.id, 'base64url').toString(), session.user.id, 'the user handle is the user id, as the original');
   t.equal(options.user.name, session.user.email);
-  t.ok(options.pubKeyCredParams.some((p: any) => p.alg === -7 && p.type === 'public-key'));
+  t.same(
+    options.pubKeyCredParams,
+    // the original's library's list and order: ES256, ES384, ES512, RS256, RS384, RS512, PS256, PS384, PS512, EdDSA
+    [-7, -35, -36, -257, -258, -259, -37, -38, -39, -8].map((alg) => ({ alg, type: 'public-key' })),
+  );
   t.equal(options.authenticatorSelection.residentKey, 'required');
   t.equal(options.attestation, 'none');
   const { rows } = await api.db.query('select user_id, challenge_type, session_data from webauthn_challenges where id = $1', [
@@ -104,6 +108,20 @@ t.test('register a passkey, then sign in with it: a session like any other, amr 
     { action: 'passkey_created', passkey_id: created.body.id, ip_address: '127.0.0.1' },
     { action: 'login', passkey_id: created.body.id, ip_address: '198.51.100.23' },
   ]);
+});
+
+t.test('an ES384 or a PS256 credential registers and signs in, as the original offers those algorithms too', async (t) => {
+  for (const algorithm of ['ES384', 'PS256'] as const) {
+    const session = await signUp(api);
+    const authenticator = newAuthenticator({ algorithm });
+    const created = await register(api, session.access_token, authenticator);
+    t.equal(created.status, 200, `${algorithm}: ${created.text}`);
+    const stored = await api.db.query('select credential_id from webauthn_credentials where id = $1', [created.body.id]);
+    t.same(stored.rows, [{ credential_id: Buffer.from(authenticator.credentialId, 'base64url') }], `${algorithm}: stored`);
+    const signedIn = await signInWithPasskey(api, authenticator);
+    t.equal(signedIn.status, 200, `${algorithm}: ${signedIn.text}`);
+    t.equal(signedIn.body.user.id, session.user.id);
+  }
 });
 
 t.test('list, rename and delete own passkeys', async (t) => {

@@ -1,6 +1,6 @@
 // Passkey ceremonies over HTTP with the software authenticator, for the passkey and WebAuthn tests.
 import type { TestService, Reply } from './server.js';
-import { SoftwareAuthenticator, type Tamper } from './authenticator.js';
+import { SoftwareAuthenticator, type Algorithm, type Tamper } from './authenticator.js';
 
 export const RP_ID = 'localhost';
 export const RP_ORIGIN = 'http://localhost:5173';
@@ -14,7 +14,7 @@ export const PASSKEY_ENV = {
   AUTH_WEBAUTHN_RP_ORIGINS: `${RP_ORIGIN},https://app.example.com`,
 };
 
-export const newAuthenticator = (options: { counterStep?: number } = {}) =>
+export const newAuthenticator = (options: { counterStep?: number; algorithm?: Algorithm } = {}) =>
   new SoftwareAuthenticator({ rpId: RP_ID, origin: RP_ORIGIN, ...options });
 
 /** Registration options, then the authenticator's attestation sent to /verify. */

@@ -29,7 +29,9 @@ export function relyingParty(config: Config): RelyingParty {
 }
 
 /**
- * The public-key algorithms offered and accepted (COSE ids): ES256 first, as every platform authenticator
- * supports it, then EdDSA and RS256 (Windows Hello).
+ * The public-key algorithms offered and accepted (COSE ids), those the original's WebAuthn library offers
+ * and accepts, in its order of preference: ES256, ES384, ES512, RS256, RS384, RS512, PS256, PS384, PS512,
+ * EdDSA. An authenticator picks the first it supports, so a key limited to, say, ES384 registers here as
+ * it does there.
  */
-export const ALGORITHMS = [-7, -8, -257];
+export const ALGORITHMS = [-7, -35, -36, -257, -258, -259, -37, -38, -39, -8];
