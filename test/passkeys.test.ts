@@ -51,6 +51,25 @@ t.test('registration options: a challenge kept server-side, for a discoverable c
   ]);
 });
 
+t.test("the options' timeout is the original's 300000 ms whatever WEBAUTHN_CHALLENGE_EXPIRY_DURATION is", async (t) => {
+  const longer = await startTestService({ ...PASSKEY_ENV, AUTH_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: '10m' });
+  t.teardown(() => longer.stop());
+  const session = await signUp(longer);
+  const registration = await longer.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  const signIn = await longer.request('POST', '/passkeys/authentication/options', { body: {} });
+  for (const [name, res] of [
+    ['registration', registration],
+    ['sign-in', signIn],
+  ] as const) {
+    t.equal(res.body.options.timeout, 300_000, `${name}: timeout`);
+    const { rows } = await longer.db.query(
+      'select extract(epoch from expires_at - created_at)::int as ttl from webauthn_challenges where id = $1',
+      [res.body.challenge_id],
+    );
+    t.equal(rows[0].ttl, 600, `${name}: the challenge lives 10 minutes`);
+  }
+});
+
 t.test('register a passkey, then sign in with it: a session like any other, amr "passkey"', async (t) => {
   const session = await signUp(api);
   const authenticator = newAuthenticator();

@@ -9,9 +9,15 @@ export interface RelyingParty {
   name: string;
   /** the origins a ceremony may run on (clientDataJSON.origin) */
   origins: string[];
-  /** how long a challenge may be answered */
+  /** how long a challenge may be answered (not the options' `timeout`: CEREMONY_TIMEOUT_MS) */
   challengeTtlSeconds: number;
 }
+
+/**
+ * The `timeout` of every ceremony's options: 5 minutes, the original's library's default, whatever
+ * WEBAUTHN_CHALLENGE_EXPIRY_DURATION is, as the original sends it (docs/passkeys.md#challenges).
+ */
+export const CEREMONY_TIMEOUT_MS = 300_000;
 
 /**
  * Throws 500 webauthn_not_configured, as the original fails, when a setting is empty: the service then
