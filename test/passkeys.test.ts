@@ -2,6 +2,7 @@
 // signing in with its real assertion (a session with amr "passkey"), listing, renaming and deleting, the
 // admin list and delete, and who may not register.
 import t from 'tap';
+import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
@@ -218,7 +219,14 @@ t.test('anonymous users cannot register passkeys; every passkey route needs a se
   const anonymous = await api.request('POST', '/signup', { body: {} });
   t.equal(anonymous.status, 200);
   const res = await api.request('POST', '/passkeys/registration/options', { token: anonymous.body.access_token, body: {} });
-  t.same(res.body, { code: 403, error_code: 'no_authorization', msg: 'Anonymous user not allowed to perform these actions' });
+  const refused = { code: 403, error_code: 'no_authorization', msg: 'Anonymous user not allowed to perform these actions' };
+  t.same(res.body, refused);
+  // The user is anonymous no more, but the token still says it was: refused on the claim, as the original.
+  await api.db.query('update users set is_anonymous = false where id = $1', [anonymous.body.user.id]);
+  const stale = { token: anonymous.body.access_token, body: {} };
+  t.same((await api.request('POST', '/passkeys/registration/options', stale)).body, refused, 'options, on the claim');
+  const verify = { token: anonymous.body.access_token, body: { challenge_id: randomUUID(), credential: {} } };
+  t.same((await api.request('POST', '/passkeys/registration/verify', verify)).body, refused, 'verify, on the claim');
   for (const [method, path] of [
     ['POST', '/passkeys/registration/options'],
     ['POST', '/passkeys/registration/verify'],
