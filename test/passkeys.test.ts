@@ -8,7 +8,15 @@ import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 import { adminToken } from './helpers/admin.js';
 import { behindDeletion, inOrderBehindUserLock } from './helpers/row-lock.js';
-import { PASSKEY_ENV, RP_ID, authenticationOptions, newAuthenticator, register, signInWithPasskey } from './helpers/passkeys.js';
+import {
+  PASSKEY_ENV,
+  RP_ID,
+  authenticationOptions,
+  newAuthenticator,
+  register,
+  signInWithPasskey,
+  storePasskey,
+} from './helpers/passkeys.js';
 
 const api = await startTestService({
   ...PASSKEY_ENV,
@@ -213,6 +221,19 @@ t.test('PASSKEY_MAX_PASSKEYS_PER_USER, and an authenticator registered twice', a
   t.equal((await register(api, token, newAuthenticator())).status, 200);
   const third = await api.request('POST', '/passkeys/registration/options', { token, body: {} });
   t.same(third.body, { code: 422, error_code: 'too_many_passkeys', msg: 'Maximum number of passkeys reached' });
+});
+
+t.test('PASSKEY_MAX_PASSKEYS_PER_USER=0 starts, as the original: no new passkey, those registered before still sign in', async (t) => {
+  const frozen = await startTestService({ ...PASSKEY_ENV, GOTRUE_PASSKEY_MAX_PASSKEYS_PER_USER: '0' });
+  t.teardown(() => frozen.stop());
+  const session = await signUp(frozen);
+  const refused = await frozen.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  t.same(refused.body, { code: 422, error_code: 'too_many_passkeys', msg: 'Maximum number of passkeys reached' });
+  const authenticator = newAuthenticator();
+  await storePasskey(frozen, session.user.id, authenticator);
+  const signedIn = await signInWithPasskey(frozen, authenticator);
+  t.equal(signedIn.status, 200, signedIn.text);
+  t.equal(signedIn.body.user.id, session.user.id);
 });
 
 t.test('anonymous users cannot register passkeys; every passkey route needs a session but sign-in', async (t) => {

@@ -37,7 +37,8 @@ export const ERRORS = {
   database_error_saving_user: e(500, 'unexpected_failure', 'Database error saving new user'),
   database_error_creating_anonymous_user: e(500, 'unexpected_failure', 'Database error creating anonymous user'),
   database_error_creating_user: e(500, 'unexpected_failure', 'Database error creating new user'),
-  // WEBAUTHN_RP_* empty while passkeys or WebAuthn factors are on (webauthn/relying-party.ts); the original's text
+  // WEBAUTHN_RP_* empty, or an RP id the original refuses, while passkeys or WebAuthn factors are on
+  // (webauthn/relying-party.ts); the original's text
   webauthn_not_configured: e(500, 'unexpected_failure', 'Failed to initialize WebAuthn'),
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
   database_unavailable: e(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.', 5),

@@ -108,6 +108,15 @@ export class SoftwareAuthenticator {
     };
   }
 
+  /**
+   * What a server stored when this authenticator registered for the user some other way (before the
+   * service's present settings, say): the credential id and COSE public key. Sign-ins then name the user.
+   */
+  registeredElsewhere(userId: string): { credentialId: Buffer; publicKey: Buffer } {
+    this.userHandle = Buffer.from(userId, 'utf8').toString('base64url');
+    return { credentialId: this.key.credentialId, publicKey: Buffer.from(this.key.cosePublicKey) };
+  }
+
   /** navigator.credentials.get(): an assertion over the options' challenge, the counter moved on by counterStep. */
   get(options: PublicKeyCredentialRequestOptionsJSON, tamper: Tamper = {}): AuthenticationResponseJSON {
     if (!this.userHandle) throw new Error('NotAllowedError: no credential on this authenticator (create() first)');

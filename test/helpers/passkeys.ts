@@ -25,6 +25,16 @@ export async function register(api: TestService, token: string, authenticator: S
   return api.request('POST', '/passkeys/registration/verify', { token, body: { challenge_id: options.body.challenge_id, credential } });
 }
 
+/** A passkey the user registered before the service's present settings: its row, written directly. */
+export async function storePasskey(api: TestService, userId: string, authenticator: SoftwareAuthenticator): Promise<void> {
+  const { credentialId, publicKey } = authenticator.registeredElsewhere(userId);
+  await api.db.query('insert into webauthn_credentials (user_id, credential_id, public_key) values ($1, $2, $3)', [
+    userId,
+    credentialId,
+    publicKey,
+  ]);
+}
+
 export async function authenticationOptions(api: TestService): Promise<{ challenge_id: string; options: any; expires_at: number }> {
   const res = await api.request('POST', '/passkeys/authentication/options', { body: {} });
   if (res.status !== 200) throw new Error(`authentication options: ${res.status} ${res.text}`);

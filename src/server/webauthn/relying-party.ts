@@ -2,6 +2,7 @@
 // passkeys and WebAuthn MFA factors, as in the original.
 import type { Config } from '../config/types.js';
 import { apiError } from '../errors.js';
+import { rpIdProblem } from './rp-id.js';
 
 export interface RelyingParty {
   /** the domain credentials are scoped to; authenticators sign its SHA-256 (rpIdHash) */
@@ -20,12 +21,13 @@ export interface RelyingParty {
 export const CEREMONY_TIMEOUT_MS = 300_000;
 
 /**
- * Throws 500 webauthn_not_configured, as the original fails, when a setting is empty: the service then
- * started with a warning (config/cross-field.ts). Each ceremony asks for it before it reads or writes anything.
+ * Throws 500 webauthn_not_configured, as the original fails, when a setting is empty or the relying party
+ * id is one the original's library refuses: the service then started with a warning (config/cross-field.ts,
+ * config/original-corrections.ts). Each ceremony asks for it before it reads or writes anything.
  */
 export function relyingParty(config: Config): RelyingParty {
   const { rpId, rpDisplayName, rpOrigins } = config.webauthn;
-  if (!rpId || !rpDisplayName || rpOrigins.length === 0) throw apiError('webauthn_not_configured');
+  if (!rpId || !rpDisplayName || rpOrigins.length === 0 || rpIdProblem(rpId)) throw apiError('webauthn_not_configured');
   return {
     id: config.webauthn.rpId,
     name: config.webauthn.rpDisplayName,
