@@ -516,3 +516,43 @@ t.test(
     );
   },
 );
+
+t.test(
+  'passkey settings the original starts with start here: a limit of 0, a challenge expiry of 0, an RP id its library refuses',
+  async (t) => {
+    const RP = { GOTRUE_WEBAUTHN_RP_DISPLAY_NAME: 'Example', GOTRUE_WEBAUTHN_RP_ORIGINS: 'https://example.com' };
+    const frozen = load({
+      ...PROD,
+      ...RP,
+      GOTRUE_PASSKEY_ENABLED: 'true',
+      GOTRUE_PASSKEY_MAX_PASSKEYS_PER_USER: '0',
+      RP_ID: 'example.com',
+    });
+    t.equal(frozen.passkey.maxPerUser, 0, 'no new passkey: 422 at registration, as there');
+    t.strictSame(frozen.warnings, [], 'a plausible setting: no warning');
+    t.equal(load({ ...PROD, GOTRUE_PASSKEY_MAX_PASSKEYS_PER_USER: '-1' }).passkey.maxPerUser, -1);
+
+    const expired = load({
+      ...PROD,
+      ...RP,
+      GOTRUE_PASSKEY_ENABLED: 'true',
+      RP_ID: 'example.com',
+      GOTRUE_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: '0',
+    });
+    t.equal(expired.webauthn.challengeExpirySeconds, 0);
+    t.match(expired.warnings, [/^GOTRUE_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: 0 s; every passkey challenge has expired when it is answered/]);
+    t.equal(load({ ...PROD, GOTRUE_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: '500ms' }).webauthn.challengeExpirySeconds, 0.5);
+    t.strictSame(load({ ...PROD, GOTRUE_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: '0' }).warnings, [], 'passkeys off: nothing to say');
+
+    const ported = load({ ...PROD, ...RP, GOTRUE_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true', GOTRUE_WEBAUTHN_RP_ID: 'localhost:3000' });
+    t.equal(ported.webauthn.rpId, 'localhost:3000');
+    t.match(ported.warnings, [/^GOTRUE_WEBAUTHN_RP_ID: "localhost:3000" is no relying party id: it is not a bare domain .*answers 500/]);
+    for (const id of ['https://example.com', 'example.com/app', 'intranet']) {
+      t.equal(load({ ...PROD, ...RP, GOTRUE_PASSKEY_ENABLED: 'true', RP_ID: id }).warnings.length, 1, `${id}: warned about`);
+    }
+    for (const id of ['localhost', 'auth.example.com', '127.0.0.1', '::1']) {
+      t.strictSame(load({ ...PROD, ...RP, GOTRUE_PASSKEY_ENABLED: 'true', RP_ID: id }).warnings, [], `${id}: taken`);
+    }
+    t.strictSame(load({ ...PROD, RP_ID: 'localhost:3000' }).warnings, [], 'WebAuthn off: nothing to say');
+  },
+);

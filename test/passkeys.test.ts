@@ -2,12 +2,21 @@
 // signing in with its real assertion (a session with amr "passkey"), listing, renaming and deleting, the
 // admin list and delete, and who may not register.
 import t from 'tap';
+import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 import { adminToken } from './helpers/admin.js';
 import { behindDeletion, inOrderBehindUserLock } from './helpers/row-lock.js';
-import { PASSKEY_ENV, RP_ID, authenticationOptions, newAuthenticator, register, signInWithPasskey } from './helpers/passkeys.js';
+import {
+  PASSKEY_ENV,
+  RP_ID,
+  authenticationOptions,
+  newAuthenticator,
+  register,
+  signInWithPasskey,
+  storePasskey,
+} from './helpers/passkeys.js';
 
 const api = await startTestService({
   ...PASSKEY_ENV,
@@ -21,7 +30,7 @@ t.teardown(() => api.stop());
 const admin = await adminToken('service_role');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-t.test('registration options: a challenge kept server-side, for a discoverable ES256 credential of this user', async (t) => {
+t.test('registration options: a challenge kept server-side, for a discoverable credential of this user', async (t) => {
   const session = await signUp(api);
   const res = await api.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
   t.equal(res.status, 200);
@@ -32,7 +41,11 @@ t.test('registration options: a challenge kept server-side, for a discoverable E
   t.same(options.rp, { name: 'Portcullis tests', id: RP_ID });
   t.equal(Buffer.from(options.user.id, 'base64url').toString(), session.user.id, 'the user handle is the user id, as the original');
   t.equal(options.user.name, session.user.email);
-  t.ok(options.pubKeyCredParams.some((p: any) => p.alg === -7 && p.type === 'public-key'));
+  t.same(
+    options.pubKeyCredParams,
+    // the original's library's list and order: ES256, ES384, ES512, RS256, RS384, RS512, PS256, PS384, PS512, EdDSA
+    [-7, -35, -36, -257, -258, -259, -37, -38, -39, -8].map((alg) => ({ alg, type: 'public-key' })),
+  );
   t.equal(options.authenticatorSelection.residentKey, 'required');
   t.equal(options.attestation, 'none');
   const { rows } = await api.db.query('select user_id, challenge_type, session_data from webauthn_challenges where id = $1', [
@@ -45,6 +58,25 @@ t.test('registration options: a challenge kept server-side, for a discoverable E
       session_data: { challenge: options.challenge, user_verification: 'preferred' },
     },
   ]);
+});
+
+t.test("the options' timeout is the original's 300000 ms whatever WEBAUTHN_CHALLENGE_EXPIRY_DURATION is", async (t) => {
+  const longer = await startTestService({ ...PASSKEY_ENV, AUTH_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: '10m' });
+  t.teardown(() => longer.stop());
+  const session = await signUp(longer);
+  const registration = await longer.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  const signIn = await longer.request('POST', '/passkeys/authentication/options', { body: {} });
+  for (const [name, res] of [
+    ['registration', registration],
+    ['sign-in', signIn],
+  ] as const) {
+    t.equal(res.body.options.timeout, 300_000, `${name}: timeout`);
+    const { rows } = await longer.db.query(
+      'select extract(epoch from expires_at - created_at)::int as ttl from webauthn_challenges where id = $1',
+      [res.body.challenge_id],
+    );
+    t.equal(rows[0].ttl, 600, `${name}: the challenge lives 10 minutes`);
+  }
 });
 
 t.test('register a passkey, then sign in with it: a session like any other, amr "passkey"', async (t) => {
@@ -104,6 +136,20 @@ t.test('register a passkey, then sign in with it: a session like any other, amr 
     { action: 'passkey_created', passkey_id: created.body.id, ip_address: '127.0.0.1' },
     { action: 'login', passkey_id: created.body.id, ip_address: '198.51.100.23' },
   ]);
+});
+
+t.test('an ES384 or a PS256 credential registers and signs in, as the original offers those algorithms too', async (t) => {
+  for (const algorithm of ['ES384', 'PS256'] as const) {
+    const session = await signUp(api);
+    const authenticator = newAuthenticator({ algorithm });
+    const created = await register(api, session.access_token, authenticator);
+    t.equal(created.status, 200, `${algorithm}: ${created.text}`);
+    const stored = await api.db.query('select credential_id from webauthn_credentials where id = $1', [created.body.id]);
+    t.same(stored.rows, [{ credential_id: Buffer.from(authenticator.credentialId, 'base64url') }], `${algorithm}: stored`);
+    const signedIn = await signInWithPasskey(api, authenticator);
+    t.equal(signedIn.status, 200, `${algorithm}: ${signedIn.text}`);
+    t.equal(signedIn.body.user.id, session.user.id);
+  }
 });
 
 t.test('list, rename and delete own passkeys', async (t) => {
@@ -177,11 +223,31 @@ t.test('PASSKEY_MAX_PASSKEYS_PER_USER, and an authenticator registered twice', a
   t.same(third.body, { code: 422, error_code: 'too_many_passkeys', msg: 'Maximum number of passkeys reached' });
 });
 
+t.test('PASSKEY_MAX_PASSKEYS_PER_USER=0 starts, as the original: no new passkey, those registered before still sign in', async (t) => {
+  const frozen = await startTestService({ ...PASSKEY_ENV, GOTRUE_PASSKEY_MAX_PASSKEYS_PER_USER: '0' });
+  t.teardown(() => frozen.stop());
+  const session = await signUp(frozen);
+  const refused = await frozen.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  t.same(refused.body, { code: 422, error_code: 'too_many_passkeys', msg: 'Maximum number of passkeys reached' });
+  const authenticator = newAuthenticator();
+  await storePasskey(frozen, session.user.id, authenticator);
+  const signedIn = await signInWithPasskey(frozen, authenticator);
+  t.equal(signedIn.status, 200, signedIn.text);
+  t.equal(signedIn.body.user.id, session.user.id);
+});
+
 t.test('anonymous users cannot register passkeys; every passkey route needs a session but sign-in', async (t) => {
   const anonymous = await api.request('POST', '/signup', { body: {} });
   t.equal(anonymous.status, 200);
   const res = await api.request('POST', '/passkeys/registration/options', { token: anonymous.body.access_token, body: {} });
-  t.same(res.body, { code: 403, error_code: 'no_authorization', msg: 'Anonymous user not allowed to perform these actions' });
+  const refused = { code: 403, error_code: 'no_authorization', msg: 'Anonymous user not allowed to perform these actions' };
+  t.same(res.body, refused);
+  // The user is anonymous no more, but the token still says it was: refused on the claim, as the original.
+  await api.db.query('update users set is_anonymous = false where id = $1', [anonymous.body.user.id]);
+  const stale = { token: anonymous.body.access_token, body: {} };
+  t.same((await api.request('POST', '/passkeys/registration/options', stale)).body, refused, 'options, on the claim');
+  const verify = { token: anonymous.body.access_token, body: { challenge_id: randomUUID(), credential: {} } };
+  t.same((await api.request('POST', '/passkeys/registration/verify', verify)).body, refused, 'verify, on the claim');
   for (const [method, path] of [
     ['POST', '/passkeys/registration/options'],
     ['POST', '/passkeys/registration/verify'],

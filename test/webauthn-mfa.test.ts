@@ -129,6 +129,17 @@ t.test('enrol, verify with a new credential ("create"), then step up later sessi
   t.equal(after.rows[0].last.challenge.challenge_id, requested.id);
 });
 
+t.test('a WebAuthn factor made with an ES384 or a PS256 key verifies and steps up, as the original offers those too', async (t) => {
+  for (const algorithm of ['ES384', 'PS256'] as const) {
+    const authenticator = newAuthenticator({ algorithm });
+    const { session, factorId } = await userWithFactor(authenticator);
+    const { session: later, requested, assertion } = await assertOnNewSession(session.user.email, factorId, authenticator);
+    const stepped = await verify(later.access_token, factorId, requested.id, 'request', assertion);
+    t.equal(stepped.status, 200, `${algorithm}: ${stepped.text}`);
+    t.equal(decodeJwt(stepped.body.access_token).aal, 'aal2');
+  }
+});
+
 t.test("a challenge of one WebAuthn factor may be answered by another verified one's credential, as the original", async (t) => {
   const first = newAuthenticator();
   const { session, factorId: a, aal2 } = await userWithFactor(first);

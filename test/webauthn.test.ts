@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../dist/server/config/load.js';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
-import { PASSKEY_ENV, authenticationOptions, newAuthenticator, register, signInWithPasskey } from './helpers/passkeys.js';
+import { PASSKEY_ENV, authenticationOptions, newAuthenticator, register, signInWithPasskey, storePasskey } from './helpers/passkeys.js';
 
 const api = await startTestService(PASSKEY_ENV);
 t.teardown(() => api.stop());
@@ -162,6 +162,25 @@ t.test('an expired challenge is refused, then gone', async (t) => {
   t.equal(await count('webauthn_credentials', session.user.id), 1);
 });
 
+t.test('WEBAUTHN_CHALLENGE_EXPIRY_DURATION=0 starts, as the original, and every passkey challenge has expired when answered', async (t) => {
+  const instant = await startTestService({ ...PASSKEY_ENV, GOTRUE_WEBAUTHN_CHALLENGE_EXPIRY_DURATION: '0' });
+  t.teardown(() => instant.stop());
+  const session = await signUp(instant);
+  const registration = await instant.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  t.equal(registration.status, 200);
+  const attestation = newAuthenticator().create(registration.body.options);
+  const registered = await instant.request('POST', '/passkeys/registration/verify', {
+    token: session.access_token,
+    body: { challenge_id: registration.body.challenge_id, credential: attestation },
+  });
+  t.same(registered.body, EXPIRED, 'registration');
+  const authenticator = newAuthenticator();
+  await storePasskey(instant, session.user.id, authenticator);
+  t.same((await signInWithPasskey(instant, authenticator)).body, EXPIRED, 'sign-in');
+  const written = await instant.db.query('select count(*)::int as n from webauthn_credentials where user_id = $1', [session.user.id]);
+  t.equal(written.rows[0].n, 1, 'only the passkey stored beforehand');
+});
+
 t.test("a registration challenge is the asking user's, and only for registration", async (t) => {
   const owner = await signUp(api);
   const other = await signUp(api);
@@ -263,46 +282,69 @@ t.test('PASSKEY_ENABLED and the WebAuthn factor switches without the relying par
   t.notMatch(complete.warnings.join('\n'), /WEBAUTHN/, 'no warning once the relying party is set');
 });
 
-t.test('without the relying party every ceremony is 500 "Failed to initialize WebAuthn" and writes nothing; the rest works', async (t) => {
-  const bare = await startTestService({
-    AUTH_MAILER_AUTOCONFIRM: 'true',
-    AUTH_PASSKEY_ENABLED: 'true',
-    AUTH_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true',
-    AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true',
-  });
-  t.teardown(() => bare.stop());
-  // every 500 carries an error_id for the log, as the original's do
-  const unconfigured = { code: 500, error_code: 'unexpected_failure', msg: 'Failed to initialize WebAuthn', error_id: /^[0-9a-f-]{36}$/ };
-  const user = await signUp(bare);
-  t.ok(user.access_token, 'sign-up and sign-in work as ever');
-  const token = user.access_token;
-  t.match((await bare.request('POST', '/passkeys/authentication/options', { body: {} })).body, unconfigured, 'passkey sign-in options');
-  t.match(
-    (await bare.request('POST', '/passkeys/registration/options', { token, body: {} })).body,
-    unconfigured,
-    'passkey registration options',
-  );
-  t.match(
-    (await bare.request('POST', '/passkeys/registration/verify', { token, body: { challenge_id: randomUUID(), credential: {} } })).body,
-    unconfigured,
-    'passkey registration verify',
-  );
-  const enrolled = await bare.request('POST', '/factors', { token, body: { factor_type: 'webauthn' } });
-  t.equal(
-    enrolled.status,
-    200,
-    'a WebAuthn factor is enrolled, as the original enrolls it: the relying party is needed from the challenge on',
-  );
-  const challenge = await bare.request('POST', `/factors/${enrolled.body.id}/challenge`, { token, body: {} });
-  t.equal(challenge.status, 500);
-  t.match(challenge.body, unconfigured, 'factor challenge');
-  const written = await bare.db.query(
-    `select (select count(*) from webauthn_challenges)::int as passkey_challenges,
-            (select count(*) from mfa_challenges where factor_id = $1)::int as factor_challenges`,
-    [enrolled.body.id],
-  );
-  t.strictSame(written.rows[0], { passkey_challenges: 0, factor_challenges: 0 }, 'no challenge was stored');
-});
+t.test(
+  'without the relying party, or with an RP id the original refuses, every ceremony is 500 and writes nothing; the rest works',
+  async (t) => {
+    const unusable = {
+      'no relying party': {},
+      // it starts there too, and the original's WebAuthn library refuses the id at each ceremony: a port is no part of it
+      'an RP id with a port': { ...PASSKEY_ENV, AUTH_WEBAUTHN_RP_ID: 'localhost:5173' },
+    };
+    for (const [label, relyingParty] of Object.entries(unusable)) {
+      await t.test(label, async (t) => {
+        const bare = await startTestService({
+          ...relyingParty,
+          AUTH_MAILER_AUTOCONFIRM: 'true',
+          AUTH_PASSKEY_ENABLED: 'true',
+          AUTH_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true',
+          AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true',
+        });
+        t.teardown(() => bare.stop());
+        // every 500 carries an error_id for the log, as the original's do
+        const unconfigured = {
+          code: 500,
+          error_code: 'unexpected_failure',
+          msg: 'Failed to initialize WebAuthn',
+          error_id: /^[0-9a-f-]{36}$/,
+        };
+        const user = await signUp(bare);
+        t.ok(user.access_token, 'sign-up and sign-in work as ever');
+        const token = user.access_token;
+        t.match(
+          (await bare.request('POST', '/passkeys/authentication/options', { body: {} })).body,
+          unconfigured,
+          'passkey sign-in options',
+        );
+        t.match(
+          (await bare.request('POST', '/passkeys/registration/options', { token, body: {} })).body,
+          unconfigured,
+          'passkey registration options',
+        );
+        t.match(
+          (await bare.request('POST', '/passkeys/registration/verify', { token, body: { challenge_id: randomUUID(), credential: {} } }))
+            .body,
+          unconfigured,
+          'passkey registration verify',
+        );
+        const enrolled = await bare.request('POST', '/factors', { token, body: { factor_type: 'webauthn' } });
+        t.equal(
+          enrolled.status,
+          200,
+          'a WebAuthn factor is enrolled, as the original enrolls it: the relying party is needed from the challenge on',
+        );
+        const challenge = await bare.request('POST', `/factors/${enrolled.body.id}/challenge`, { token, body: {} });
+        t.equal(challenge.status, 500);
+        t.match(challenge.body, unconfigured, 'factor challenge');
+        const written = await bare.db.query(
+          `select (select count(*) from webauthn_challenges)::int as passkey_challenges,
+                (select count(*) from mfa_challenges where factor_id = $1)::int as factor_challenges`,
+          [enrolled.body.id],
+        );
+        t.strictSame(written.rows[0], { passkey_challenges: 0, factor_challenges: 0 }, 'no challenge was stored');
+      });
+    }
+  },
+);
 
 t.test('with PASSKEY_ENABLED off every /passkeys route answers 404 passkey_disabled, before any other check', async (t) => {
   const off = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });

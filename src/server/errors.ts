@@ -37,7 +37,8 @@ export const ERRORS = {
   database_error_saving_user: e(500, 'unexpected_failure', 'Database error saving new user'),
   database_error_creating_anonymous_user: e(500, 'unexpected_failure', 'Database error creating anonymous user'),
   database_error_creating_user: e(500, 'unexpected_failure', 'Database error creating new user'),
-  // WEBAUTHN_RP_* empty while passkeys or WebAuthn factors are on (webauthn/relying-party.ts); the original's text
+  // WEBAUTHN_RP_* empty, or an RP id the original refuses, while passkeys or WebAuthn factors are on
+  // (webauthn/relying-party.ts); the original's text
   webauthn_not_configured: e(500, 'unexpected_failure', 'Failed to initialize WebAuthn'),
   // ours, not the original's: the database or the process cannot serve right now (README "Faults and readiness")
   database_unavailable: e(503, 'database_unavailable', 'The database is unavailable, please retry after a moment.', 5),
@@ -302,6 +303,8 @@ export const ERRORS = {
     'validation_failed',
     'Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash',
   ),
+  // the original's requireNotAnonymous, on /factors and /passkeys/registration (mfa/factor-access.ts)
+  anonymous_not_allowed: e(403, 'no_authorization', 'Anonymous user not allowed to perform these actions'),
   admin_ban_duration: e(400, 'validation_failed', 'invalid format for ban duration'),
   admin_link_type: e(400, 'validation_failed', 'Invalid email action link type requested'),
   admin_link_current_email: e(400, 'validation_failed', 'Enable secure email change to generate link for current email'),
@@ -310,7 +313,6 @@ export const ERRORS = {
   admin_sort: e(400, 'validation_failed', 'Bad Sort Parameters'),
   admin_audit_scope: e(400, 'validation_failed', 'Invalid query scope'),
   // multi-factor authentication (docs/mfa.md#errors), the original's statuses and wording
-  mfa_anonymous: e(403, 'no_authorization', 'Anonymous user not allowed to perform these actions'),
   mfa_factor_id: e(404, 'validation_failed', 'factor_id must be an UUID'),
   mfa_factor_not_found: e(404, 'mfa_factor_not_found', 'Factor not found'),
   mfa_challenge_not_found: e(422, 'mfa_factor_not_found', 'MFA factor with the provided challenge ID not found'),
@@ -351,7 +353,6 @@ export const ERRORS = {
   mfa_webauthn_verify_not_enabled: e(422, 'mfa_webauthn_verify_not_enabled', 'MFA verification is disabled for WebAuthn'),
   // passkeys and WebAuthn ceremonies (docs/passkeys.md#errors), the original's codes and messages
   passkey_disabled: e(404, 'passkey_disabled', 'Passkeys are disabled'),
-  passkey_anonymous: e(403, 'no_authorization', 'Anonymous user not allowed to perform these actions'),
   passkey_sso_user: e(422, 'validation_failed', 'SSO users cannot register passkeys'),
   passkey_insufficient_aal: e(403, 'insufficient_aal', 'AAL2 session is required to manage passkeys when MFA is enabled'),
   too_many_passkeys: e(422, 'too_many_passkeys', 'Maximum number of passkeys reached'),

@@ -1,8 +1,9 @@
 // A software WebAuthn authenticator for tests: what navigator.credentials.create() and .get() would return
-// from a real authenticator, built from an ES256 key of node:crypto. Attestation objects (fmt "none") and
-// COSE keys are CBOR-encoded with the encoder @simplewebauthn/server exposes (its helpers' isoCBOR), so
-// the bytes are real CBOR and the signatures real ECDSA over authenticatorData ‖ SHA-256(clientDataJSON).
-import { createHash, createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+// from a real authenticator, built from a key of node:crypto (ES256 unless told ES384 or PS256). Attestation
+// objects (fmt "none") and COSE keys are CBOR-encoded with the encoder @simplewebauthn/server exposes (its
+// helpers' isoCBOR), so the bytes are real CBOR and the signatures real ECDSA or RSA-PSS over
+// authenticatorData ‖ SHA-256(clientDataJSON).
+import { constants, createHash, createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import type {
   AuthenticationResponseJSON,
@@ -28,10 +29,14 @@ export interface Tamper {
   type?: string;
 }
 
+/** The signature algorithms this authenticator can make a credential for. */
+export type Algorithm = 'ES256' | 'ES384' | 'PS256';
+
 interface Key {
   credentialId: Buffer;
-  privateKey: KeyObject;
   cosePublicKey: Uint8Array;
+  /** the signature over `data`, as the credential's algorithm makes it */
+  sign(data: Buffer): Buffer;
 }
 
 export class SoftwareAuthenticator {
@@ -45,11 +50,11 @@ export class SoftwareAuthenticator {
   private readonly key: Key;
   private userHandle: string | null = null;
 
-  constructor(options: { rpId: string; origin: string; counterStep?: number }, key?: Key) {
+  constructor(options: { rpId: string; origin: string; counterStep?: number; algorithm?: Algorithm }, key?: Key) {
     this.rpId = options.rpId;
     this.origin = options.origin;
     this.counterStep = options.counterStep ?? 1;
-    this.key = key ?? newKey();
+    this.key = key ?? newKey(options.algorithm ?? 'ES256');
   }
 
   get credentialId(): string {
@@ -103,6 +108,15 @@ export class SoftwareAuthenticator {
     };
   }
 
+  /**
+   * What a server stored when this authenticator registered for the user some other way (before the
+   * service's present settings, say): the credential id and COSE public key. Sign-ins then name the user.
+   */
+  registeredElsewhere(userId: string): { credentialId: Buffer; publicKey: Buffer } {
+    this.userHandle = Buffer.from(userId, 'utf8').toString('base64url');
+    return { credentialId: this.key.credentialId, publicKey: Buffer.from(this.key.cosePublicKey) };
+  }
+
   /** navigator.credentials.get(): an assertion over the options' challenge, the counter moved on by counterStep. */
   get(options: PublicKeyCredentialRequestOptionsJSON, tamper: Tamper = {}): AuthenticationResponseJSON {
     if (!this.userHandle) throw new Error('NotAllowedError: no credential on this authenticator (create() first)');
@@ -112,9 +126,7 @@ export class SoftwareAuthenticator {
     const flags = USER_PRESENT | USER_VERIFIED | this.backupFlags();
     const authData = Buffer.concat([this.rpIdHash(tamper.rpId), Buffer.from([flags]), counter(this.signCount)]);
     const clientData = this.clientData('webauthn.get', options.challenge, tamper);
-    const signature = createSign('sha256')
-      .update(Buffer.concat([authData, createHash('sha256').update(clientData).digest()]))
-      .sign(this.key.privateKey);
+    const signature = this.key.sign(Buffer.concat([authData, createHash('sha256').update(clientData).digest()]));
     return {
       id: this.credentialId,
       rawId: this.credentialId,
@@ -150,21 +162,48 @@ export class SoftwareAuthenticator {
   }
 }
 
-function newKey(): Key {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+function newKey(algorithm: Algorithm): Key {
+  const credentialId = randomBytes(32);
+  const bytes = (b64url: string | undefined) => new Uint8Array(Buffer.from(b64url!, 'base64url'));
+  if (algorithm === 'PS256') {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwk = publicKey.export({ format: 'jwk' });
+    // COSE_Key of an RSA key for PS256: kty 3, alg -37, n, e.
+    const cosePublicKey = isoCBOR.encode(
+      new Map<number, number | Uint8Array>([
+        [1, 3],
+        [3, -37],
+        [-1, bytes(jwk.n)],
+        [-2, bytes(jwk.e)],
+      ]),
+    );
+    // RSASSA-PSS with SHA-256 and a salt as long as the hash, as WebAuthn's PS256 is verified.
+    const sign = (data: Buffer) =>
+      createSign('sha256').update(data).sign({ key: privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+    return { credentialId, cosePublicKey, sign };
+  }
+  const { curve, crv, alg, hash } = EC_KEYS[algorithm];
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: curve });
   const jwk = publicKey.export({ format: 'jwk' });
-  // COSE_Key of an EC2 P-256 key for ES256: kty 2, alg -7, crv 1, x, y.
+  // COSE_Key of an EC2 key: kty 2, alg, crv, x, y.
   const cosePublicKey = isoCBOR.encode(
     new Map<number, number | Uint8Array>([
       [1, 2],
-      [3, -7],
-      [-1, 1],
-      [-2, new Uint8Array(Buffer.from(jwk.x!, 'base64url'))],
-      [-3, new Uint8Array(Buffer.from(jwk.y!, 'base64url'))],
+      [3, alg],
+      [-1, crv],
+      [-2, bytes(jwk.x)],
+      [-3, bytes(jwk.y)],
     ]),
   );
-  return { credentialId: randomBytes(32), privateKey, cosePublicKey };
+  // ECDSA signatures in DER, the form WebAuthn assertions carry.
+  return { credentialId, cosePublicKey, sign: (data) => createSign(hash).update(data).sign(privateKey) };
 }
+
+/** The curve, COSE ids and hash of each ECDSA algorithm. */
+const EC_KEYS = {
+  ES256: { curve: 'P-256', crv: 1, alg: -7, hash: 'sha256' },
+  ES384: { curve: 'P-384', crv: 2, alg: -35, hash: 'sha384' },
+};
 
 function counter(value: number): Buffer {
   const out = Buffer.alloc(4);

@@ -1,6 +1,6 @@
 // Passkey ceremonies over HTTP with the software authenticator, for the passkey and WebAuthn tests.
 import type { TestService, Reply } from './server.js';
-import { SoftwareAuthenticator, type Tamper } from './authenticator.js';
+import { SoftwareAuthenticator, type Algorithm, type Tamper } from './authenticator.js';
 
 export const RP_ID = 'localhost';
 export const RP_ORIGIN = 'http://localhost:5173';
@@ -14,7 +14,7 @@ export const PASSKEY_ENV = {
   AUTH_WEBAUTHN_RP_ORIGINS: `${RP_ORIGIN},https://app.example.com`,
 };
 
-export const newAuthenticator = (options: { counterStep?: number } = {}) =>
+export const newAuthenticator = (options: { counterStep?: number; algorithm?: Algorithm } = {}) =>
   new SoftwareAuthenticator({ rpId: RP_ID, origin: RP_ORIGIN, ...options });
 
 /** Registration options, then the authenticator's attestation sent to /verify. */
@@ -23,6 +23,16 @@ export async function register(api: TestService, token: string, authenticator: S
   if (options.status !== 200) throw new Error(`registration options: ${options.status} ${options.text}`);
   const credential = authenticator.create(options.body.options, tamper);
   return api.request('POST', '/passkeys/registration/verify', { token, body: { challenge_id: options.body.challenge_id, credential } });
+}
+
+/** A passkey the user registered before the service's present settings: its row, written directly. */
+export async function storePasskey(api: TestService, userId: string, authenticator: SoftwareAuthenticator): Promise<void> {
+  const { credentialId, publicKey } = authenticator.registeredElsewhere(userId);
+  await api.db.query('insert into webauthn_credentials (user_id, credential_id, public_key) values ($1, $2, $3)', [
+    userId,
+    credentialId,
+    publicKey,
+  ]);
 }
 
 export async function authenticationOptions(api: TestService): Promise<{ challenge_id: string; options: any; expires_at: number }> {

@@ -4,6 +4,7 @@
 import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
 import { parseBlockedMx } from '../delivery/mail/address-check.js';
 import { CAPTCHA_PROVIDERS } from './cross-field.js';
+import { rpIdProblem } from '../webauthn/rp-id.js';
 
 /** Corrects `flat` in place; the warnings name the variable each value came from. */
 export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
@@ -16,6 +17,7 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...sqlLogging(flat, given),
     ...otlpProtocol(flat, given),
     ...shortJwtSecret(flat, given),
+    ...unusableWebauthnSettings(flat, given),
   ];
 }
 
@@ -98,6 +100,31 @@ function shortJwtSecret(flat: Record<string, unknown>, given: Map<string, string
   return [
     `${variableOf(given, 'JWT_SECRET')}: only ${secret.length} characters, which can be guessed, and then any token forged; use at least 32 random characters (the original accepts it, so it is used)`,
   ];
+}
+
+/**
+ * The original starts with a relying party id its WebAuthn library refuses, and with a passkey challenge
+ * expiry of 0 s or less, and then fails every ceremony concerned: so does this service, and says so at
+ * start while the feature is on (docs/passkeys.md#settings).
+ */
+function unusableWebauthnSettings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const warnings: string[] = [];
+  const rpId = flat.WEBAUTHN_RP_ID as string;
+  const problem = rpId ? rpIdProblem(rpId) : null;
+  if (problem && (flat.PASSKEY_ENABLED || flat.MFA_WEB_AUTHN_ENROLL_ENABLED || flat.MFA_WEB_AUTHN_VERIFY_ENABLED)) {
+    warnings.push(
+      `${variableOf(given, 'WEBAUTHN_RP_ID')}: "${rpId}" is no relying party id: ${problem}; every WebAuthn ceremony (passkeys, WebAuthn factors) ` +
+        'answers 500, as in the original, until it is a bare domain such as example.com or localhost',
+    );
+  }
+  const expiry = flat.WEBAUTHN_CHALLENGE_EXPIRY_DURATION as number;
+  if (expiry <= 0 && flat.PASSKEY_ENABLED) {
+    warnings.push(
+      `${variableOf(given, 'WEBAUTHN_CHALLENGE_EXPIRY_DURATION')}: ${expiry} s; every passkey challenge has expired when it is answered ` +
+        '(400 webauthn_challenge_expired), as in the original',
+    );
+  }
+  return warnings;
 }
 
 /** The variable a setting was read from (AUTH_X when it came from nowhere in particular). */

@@ -314,12 +314,15 @@ export const SETTINGS: Setting[] = [
   s('EXPERIMENTAL_CREATE_EMAIL_IDENTITY_ON_PASSWORD_SET_ENABLED', 'experimental.createEmailIdentityOnPasswordSet', 'bool', false),
 
   // WebAuthn relying party, shared by passkeys and WebAuthn MFA factors (docs/passkeys.md#settings).
-  s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', { pattern: '^[^\\s/:]*$' }, ['GOTRUE_WEBAUTHN_RP_ID', 'RP_ID']),
+  // Any value starts, as in the original; one its WebAuthn library refuses (a port, a path...) is named in a
+  // start-up warning and fails every ceremony (webauthn/rp-id.ts). 0 s or less: every passkey challenge has
+  // expired when answered; a limit of 0 or less: no new passkey (both as there, the first with a warning).
+  s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', undefined, ['GOTRUE_WEBAUTHN_RP_ID', 'RP_ID']),
   s('WEBAUTHN_RP_DISPLAY_NAME', 'webauthn.rpDisplayName', 'string', ''),
   s('WEBAUTHN_RP_ORIGINS', 'webauthn.rpOrigins', 'list', [], { type: 'array', items: { pattern: '^\\S+$' } }),
-  s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300, positive),
+  s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300),
   s('PASSKEY_ENABLED', 'passkey.enabled', 'bool', false),
-  s('PASSKEY_MAX_PASSKEYS_PER_USER', 'passkey.maxPerUser', 'int', 10, positive),
+  s('PASSKEY_MAX_PASSKEYS_PER_USER', 'passkey.maxPerUser', 'int', 10),
   // Custom OAuth/OIDC providers (docs/custom-providers.md#settings); the last is Portcullis' own.
   s('CUSTOM_OAUTH_ENABLED', 'customOAuth.enabled', 'bool', true),
   s('CUSTOM_OAUTH_MAX_PROVIDERS', 'customOAuth.maxProviders', 'int', 0, { minimum: 0 }),

@@ -17,9 +17,12 @@ export function factorIdParam(req: ApiRequest): string {
   return id;
 }
 
-/** 403 for anonymous users, as the original's requireNotAnonymous on every /factors route. */
+/**
+ * 403 for anonymous users, as the original's requireNotAnonymous on every /factors route and on passkey
+ * registration: a token issued while the user was anonymous is refused even once the user no longer is.
+ */
 export function requireNotAnonymous(principal: Authenticated): void {
-  if (principal.claims.is_anonymous === true || principal.user.is_anonymous) throw apiError('mfa_anonymous');
+  if (principal.claims.is_anonymous === true || principal.user.is_anonymous) throw apiError('anonymous_not_allowed');
 }
 
 /** The caller's factor named by the path (locked when `lock`), or the original's 404s. */

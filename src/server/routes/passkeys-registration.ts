@@ -14,11 +14,12 @@ import { relyingParty } from '../webauthn/relying-party.js';
 import { registrationOptions, verifyRegistration } from '../webauthn/registration.js';
 import { takeChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-answer.js';
 import { createdPasskeyJson } from '../passkeys/passkey-json.js';
-import { refuseAnonymous, refuseSsoUser, requireManagementAal } from '../passkeys/management-checks.js';
+import { refuseSsoUser, requireManagementAal } from '../passkeys/management-checks.js';
+import { requireNotAnonymous } from '../mfa/factor-access.js';
 
 export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
   const rp = relyingParty(ctx.config);
-  refuseAnonymous(principal);
+  requireNotAnonymous(principal);
   refuseSsoUser(principal);
   await requireManagementAal(ctx.db, principal);
   const { user } = principal;
@@ -46,7 +47,7 @@ export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (
 
 export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeAnswerBody> = async (req, ctx, principal) => {
   const rp = relyingParty(ctx.config);
-  refuseAnonymous(principal);
+  requireNotAnonymous(principal);
   refuseSsoUser(principal);
   await requireManagementAal(ctx.db, principal);
   const { user } = principal;

@@ -6,7 +6,7 @@
 // thread's start-up, and only the WebAuthn and passkey routes need it (docs/architecture.md#threads).
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import type { ChallengeSession } from '../../db/webauthn-challenges.js';
-import type { RelyingParty } from './relying-party.js';
+import { CEREMONY_TIMEOUT_MS, type RelyingParty } from './relying-party.js';
 
 /** `allow` empty: a discoverable-credential ceremony, where the authenticator picks the credential and names its user. */
 export async function authenticationOptions(
@@ -17,7 +17,7 @@ export async function authenticationOptions(
   const options = await generateAuthenticationOptions({
     rpID: rp.id,
     allowCredentials: allow.map((c) => ({ id: c.credentialId.toString('base64url'), transports: c.transports })),
-    timeout: rp.challengeTtlSeconds * 1000,
+    timeout: CEREMONY_TIMEOUT_MS,
     userVerification: 'preferred',
   });
   return { options, session: { challenge: options.challenge, user_verification: 'preferred' } };

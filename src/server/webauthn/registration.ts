@@ -4,7 +4,7 @@
 // The library is imported on first use, not with the route table (as in authentication.ts).
 import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
 import type { ChallengeSession } from '../../db/webauthn-challenges.js';
-import { ALGORITHMS, type RelyingParty } from './relying-party.js';
+import { ALGORITHMS, CEREMONY_TIMEOUT_MS, type RelyingParty } from './relying-party.js';
 import { asRegistrationResponse } from './response-shape.js';
 
 export interface RegistrationUser {
@@ -28,7 +28,7 @@ export async function registrationOptions(
     userID: Buffer.from(user.id, 'utf8'),
     userName: user.name,
     userDisplayName: user.displayName,
-    timeout: rp.challengeTtlSeconds * 1000,
+    timeout: CEREMONY_TIMEOUT_MS,
     attestationType: 'none',
     excludeCredentials: exclude.map((c) => ({ id: c.credentialId.toString('base64url'), transports: c.transports })),
     // Passkeys are discoverable credentials: sign-in starts without a user name, the authenticator finds them.

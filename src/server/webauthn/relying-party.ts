@@ -2,6 +2,7 @@
 // passkeys and WebAuthn MFA factors, as in the original.
 import type { Config } from '../config/types.js';
 import { apiError } from '../errors.js';
+import { rpIdProblem } from './rp-id.js';
 
 export interface RelyingParty {
   /** the domain credentials are scoped to; authenticators sign its SHA-256 (rpIdHash) */
@@ -9,17 +10,24 @@ export interface RelyingParty {
   name: string;
   /** the origins a ceremony may run on (clientDataJSON.origin) */
   origins: string[];
-  /** how long a challenge may be answered */
+  /** how long a challenge may be answered (not the options' `timeout`: CEREMONY_TIMEOUT_MS) */
   challengeTtlSeconds: number;
 }
 
 /**
- * Throws 500 webauthn_not_configured, as the original fails, when a setting is empty: the service then
- * started with a warning (config/cross-field.ts). Each ceremony asks for it before it reads or writes anything.
+ * The `timeout` of every ceremony's options: 5 minutes, the original's library's default, whatever
+ * WEBAUTHN_CHALLENGE_EXPIRY_DURATION is, as the original sends it (docs/passkeys.md#challenges).
+ */
+export const CEREMONY_TIMEOUT_MS = 300_000;
+
+/**
+ * Throws 500 webauthn_not_configured, as the original fails, when a setting is empty or the relying party
+ * id is one the original's library refuses: the service then started with a warning (config/cross-field.ts,
+ * config/original-corrections.ts). Each ceremony asks for it before it reads or writes anything.
  */
 export function relyingParty(config: Config): RelyingParty {
   const { rpId, rpDisplayName, rpOrigins } = config.webauthn;
-  if (!rpId || !rpDisplayName || rpOrigins.length === 0) throw apiError('webauthn_not_configured');
+  if (!rpId || !rpDisplayName || rpOrigins.length === 0 || rpIdProblem(rpId)) throw apiError('webauthn_not_configured');
   return {
     id: config.webauthn.rpId,
     name: config.webauthn.rpDisplayName,
@@ -29,7 +37,9 @@ export function relyingParty(config: Config): RelyingParty {
 }
 
 /**
- * The public-key algorithms offered and accepted (COSE ids): ES256 first, as every platform authenticator
- * supports it, then EdDSA and RS256 (Windows Hello).
+ * The public-key algorithms offered and accepted (COSE ids), those the original's WebAuthn library offers
+ * and accepts, in its order of preference: ES256, ES384, ES512, RS256, RS384, RS512, PS256, PS384, PS512,
+ * EdDSA. An authenticator picks the first it supports, so a key limited to, say, ES384 registers here as
+ * it does there.
  */
-export const ALGORITHMS = [-7, -8, -257];
+export const ALGORITHMS = [-7, -35, -36, -257, -258, -259, -37, -38, -39, -8];
