@@ -62,6 +62,13 @@ t.test('AUTH_ wins over the unprefixed alias, which wins over GOTRUE_', async (t
   t.equal(load({ OTEL_SERVICE_NAME: 'ours', GOTRUE_OTEL_SERVICE_NAME: 'theirs' }).tracing.serviceName, 'ours');
 });
 
+t.test('DATABASE_URL: a postgres:// URL or libpq keyword/value pairs (test/database-url.test.ts connects with both)', async (t) => {
+  const keywords = "host=db port=5432 user=supabase_auth_admin password='a b' dbname=postgres sslmode=require";
+  t.equal(load({ ...PROD, DATABASE_URL: keywords }).db.url, keywords);
+  t.equal(load({ ...PROD, AUTH_DB_MIGRATIONS_DATABASE_URL: keywords }).db.migrationsUrl, keywords);
+  t.same(problemsOf({ ...PROD, DATABASE_URL: 'mysql://u@db/x' }), ['DATABASE_URL: "mysql://u@db/x" is not in the expected format']);
+});
+
 t.test('where the original reads a bare name only as its fallback, its GOTRUE_ name wins over it, as there', async (t) => {
   // A platform sets PORT and DATABASE_URL for every app; the operator's GOTRUE_ settings must still hold.
   const c = load({

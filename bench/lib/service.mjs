@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { pgConnection } from '../../dist/db/database-url.js';
 
 const CHILD = new URL('./serve-child.mjs', import.meta.url);
 /** What service.ts gives each HTTP thread when DB_MAX_POOL_SIZE is 0. */
@@ -57,7 +58,9 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
     throw err;
   });
   const poolSize = info.maxPoolSize > 0 ? Math.max(1, Math.floor(info.maxPoolSize / info.workers.http)) : DEFAULT_CONNECTIONS_PER_THREAD;
-  const db = new pg.Pool({ connectionString: info.databaseUrl, max: 4, options: `-c search_path=${info.namespace}` });
+  // The bench's own connections read BENCH_DATABASE_URL as the service does (src/db/database-url.ts).
+  const { config, Client } = pgConnection(info.databaseUrl);
+  const db = new pg.Pool({ ...config, Client, max: 4, options: `-c search_path=${info.namespace}` });
   return {
     ...info,
     pid: child.pid,

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import shift from 'postgres-shift';
 import { assertNamespace } from './namespace.js';
+import { postgresJsConnection } from './database-url.js';
 import { adoptOriginalSchema, inspectNamespace } from './adopt.js';
 import { hasOriginalMfa, takeOverOriginalMfa, type SecretSealer } from './adopt-mfa.js';
 import { hasOriginalCustomProviders, takeOverOriginalCustomProviders } from './adopt-custom-providers.js';
@@ -43,13 +44,15 @@ export async function migrate(
   options: { dryRun?: boolean; sealSecret?: SecretSealer } = {},
 ): Promise<MigrateResult> {
   assertNamespace(namespace);
-  const sql = postgres(databaseUrl, {
+  const { params, ...target } = postgresJsConnection(databaseUrl);
+  const sql = postgres({
+    ...target,
     max: 1,
     // The advisory lock belongs to the session: the connection must not be closed or replaced mid-run.
     idle_timeout: 0,
     max_lifetime: null,
     onnotice: () => {},
-    connection: { search_path: namespace, application_name: 'portcullis_migrations' },
+    connection: { search_path: namespace, application_name: 'portcullis_migrations', ...params },
   });
   const lockKey = advisoryLockKey(namespace);
   try {

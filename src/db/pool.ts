@@ -10,6 +10,7 @@ import { assertNamespace } from './namespace.js';
 import { guardCheckouts } from './checkout.js';
 import { clientClass, type StatementLogger, type StatementTracer } from './client.js';
 import { POOL_TYPES } from './timestamps.js';
+import { pgConnection } from './database-url.js';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 
@@ -59,17 +60,22 @@ export function createPool(options: PoolOptions): pg.Pool {
     `-c idle_in_transaction_session_timeout=${Math.round(options.idleInTransactionTimeoutMs ?? 0)}`,
     ...(options.lockTimeoutMs === undefined ? [] : [`-c lock_timeout=${Math.round(options.lockTimeoutMs)}`]),
   ];
+  const { config, Client } = pgConnection(
+    options.url,
+    clientClass({ named: options.preparedStatements ?? true, trace: options.traceStatement, log: options.logStatement }),
+  );
   const pool = new pg.Pool({
-    ...withSessionSettings(options.url, settings, options.namespace),
-    max: options.max,
     application_name: options.applicationName ?? 'portcullis',
+    ...config,
+    options: withSessionSettings(config.options, settings, options.namespace),
+    max: options.max,
     connectionTimeoutMillis: Math.round(options.acquireTimeoutMs ?? 0),
     ...(options.idleTimeoutMs ? { idleTimeoutMillis: Math.round(options.idleTimeoutMs) } : {}),
     ...(options.maxLifetimeSeconds ? { maxLifetimeSeconds: Math.max(1, Math.round(options.maxLifetimeSeconds)) } : {}),
     // A peer that vanished without closing (a partition, a dead host) is noticed by the kernel's probes.
     keepAlive: true,
     types: POOL_TYPES,
-    Client: clientClass({ named: options.preparedStatements ?? true, trace: options.traceStatement, log: options.logStatement }),
+    Client,
   });
   const onError = (err: Error) => options.onConnectionError?.(err);
   // Without a listener, an idle client's error would be thrown as an uncaught exception and kill the
@@ -85,17 +91,11 @@ export function createPool(options: PoolOptions): pg.Pool {
 
 /**
  * Unqualified table names must resolve in the namespace, as in the migrations (sql/00001_initial.sql).
- * pg lets a connection string's `options` parameter replace the `options` setting outright, so an
- * operator's own `?options=-c statement_timeout=…` is moved out of the URL and kept: after our timeouts,
- * so that the operator's win, and before search_path, so that ours wins.
+ * The `options` parameter is one setting for the server: an operator's own (`?options=-c statement_timeout=…`)
+ * is kept, after our timeouts, so that the operator's win, and before search_path, so that ours wins.
  */
-function withSessionSettings(url: string, settings: string[], namespace: string): { connectionString: string; options: string } {
-  const ours = `-c search_path=${namespace}`;
-  if (!/[?&]options=/.test(url)) return { connectionString: url, options: [...settings, ours].join(' ') };
-  const parsed = new URL(url);
-  const theirs = parsed.searchParams.get('options') ?? '';
-  parsed.searchParams.delete('options');
-  return { connectionString: parsed.toString(), options: [...settings, theirs, ours].filter(Boolean).join(' ') };
+function withSessionSettings(theirs: string | undefined, settings: string[], namespace: string): string {
+  return [...settings, theirs, `-c search_path=${namespace}`].filter(Boolean).join(' ');
 }
 
 /**

@@ -2,8 +2,8 @@
 // highest one applied in a database's namespace (postgres-shift's `migrations` table, src/db/migrate.ts).
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { assertNamespace } from './namespace.js';
+import { pgConnection } from './database-url.js';
 
 const SQL_DIR = fileURLToPath(new URL('../../sql', import.meta.url));
 
@@ -19,7 +19,8 @@ export function knownSchemaVersion(): { version: number; file: string } {
 /** The highest migration applied in `namespace`; 0 when none is. Fails within `timeoutMs` when unreachable. */
 export async function appliedSchemaVersion(url: string, namespace: string, timeoutMs = 3000): Promise<number> {
   assertNamespace(namespace);
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  const { config, Client } = pgConnection(url);
+  const client = new Client({ ...config, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
   await client.connect();
   try {
     const { rows: found } = await client.query<{ table: string | null }>(`select to_regclass($1)::text as table`, [

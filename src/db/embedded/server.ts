@@ -22,6 +22,8 @@ export interface EmbeddedPostgresOptions {
   /** how a port is chosen when none is fixed (local-port.ts); a test stands in for a port taken meanwhile */
   choosePort?: (portFile: string) => Promise<number>;
   log: (msg: string) => void;
+  /** further server settings (`-c name=value`), e.g. `ssl=on` with its certificate files */
+  settings?: Record<string, string>;
 }
 
 export interface EmbeddedPostgres {
@@ -70,7 +72,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       // As root, postgres runs as the `postgres` OS user; the package creates it when it is missing.
       createPostgresUser: asRoot,
       // Loopback TCP only, and no Unix socket left in /tmp.
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      postgresFlags: [
+        ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+        ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      ],
       onLog,
       onError: onLog,
     });

@@ -109,7 +109,10 @@ export const SETTINGS: Setting[] = [
   s('UV_THREADPOOL_SIZE', 'workers.uvThreadpool', 'int', 4, { minimum: 1, maximum: 1024 }, ['UV_THREADPOOL_SIZE']),
 
   s('DB_DRIVER', 'db.driver', 'string', 'postgres', { enum: ['postgres'] }),
-  s('DB_DATABASE_URL', 'db.url', 'string', '', { pattern: '^(postgres|postgresql)://' }, ['GOTRUE_DB_DATABASE_URL', 'DATABASE_URL']),
+  s('DB_DATABASE_URL', 'db.url', 'string', '', { pattern: '^((postgres|postgresql)://|\\s*[A-Za-z_]\\w*\\s*=)' }, [
+    'GOTRUE_DB_DATABASE_URL',
+    'DATABASE_URL',
+  ]),
   s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
   // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
   // The original's connection lifetimes (its Go pool's), applied to each HTTP thread's pool.
@@ -123,7 +126,7 @@ export const SETTINGS: Setting[] = [
   // false: statements go unnamed, for a PgBouncer in transaction mode without max_prepared_statements.
   s('DB_PREPARED_STATEMENTS', 'db.preparedStatements', 'bool', true),
   // Migrations need one session (an advisory lock, search_path): PostgreSQL itself, not a transaction pooler.
-  s('DB_MIGRATIONS_DATABASE_URL', 'db.migrationsUrl', 'string', '', { pattern: '^(postgres|postgresql)://' }),
+  s('DB_MIGRATIONS_DATABASE_URL', 'db.migrationsUrl', 'string', '', { pattern: '^((postgres|postgresql)://|\\s*[A-Za-z_]\\w*\\s*=)' }),
   s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['GOTRUE_DB_DB_NAMESPACE', 'DB_NAMESPACE']),
   // The background cleanup of rows that can no longer be used (docs/tokens-and-sessions.md#cleanup).
   s('DB_CLEANUP_ENABLED', 'db.cleanup.enabled', 'bool', true),

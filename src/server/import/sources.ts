@@ -3,7 +3,7 @@
 // identities tables of a live database the original service uses (read only, in id order).
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import pg from 'pg';
+import { pgConnection } from '../../db/database-url.js';
 import { assertNamespace } from '../../db/namespace.js';
 
 /** A source record with where it came from, for progress and error messages. */
@@ -46,7 +46,8 @@ export async function* fromGotrueDatabase(
   after?: string,
 ): AsyncGenerator<SourceRecord[]> {
   assertNamespace(namespace);
-  const client = new pg.Client({ connectionString: url, application_name: 'portcullis_import', statement_timeout: 60_000 });
+  const { config, Client } = pgConnection(url);
+  const client = new Client({ application_name: 'portcullis_import', ...config, statement_timeout: 60_000 });
   await client.connect();
   try {
     let last = after ?? '00000000-0000-0000-0000-000000000000';

@@ -1,0 +1,126 @@
+// DATABASE_URL read as libpq and the original's pgx read it (docs/settings.md#database): with no sslmode,
+// TLS without checking the certificate when the server has it and plain text when it has not (`prefer`);
+// `require` encrypts without checking; `verify-*` check; `disable` is plain; keyword/value strings connect.
+// Against real PostgreSQL servers of the test's own (the embedded one, with and without TLS), through every
+// driver the service connects with: the pools (node-postgres) and the migrations (postgres.js).
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import t, { type Test } from 'tap';
+import { startEmbeddedPostgres } from '../dist/db/embedded/server.js';
+import { createPool } from '../dist/db/pool.js';
+import { appliedSchemaVersion } from '../dist/db/schema-version.js';
+import { postgresJsConnection } from '../dist/db/database-url.js';
+import { makeKeyPair } from './helpers/saml-idp.js';
+
+const OWN_TLS = 'select ssl from pg_stat_ssl where pid = pg_backend_pid()';
+
+/** Whether the connection the service's pool opens for `url` is encrypted. */
+async function poolTls(url: string): Promise<boolean> {
+  const pool = createPool({ url, max: 1, namespace: 'public', acquireTimeoutMs: 10_000 });
+  try {
+    const { rows } = await pool.query<{ ssl: boolean }>(OWN_TLS);
+    return rows[0].ssl;
+  } finally {
+    await pool.end();
+  }
+}
+
+/** The same through postgres.js with the settings the migrations use (src/db/migrate.ts). */
+async function migrationsTls(url: string): Promise<boolean> {
+  const { params, ...target } = postgresJsConnection(url);
+  const sql = postgres({ ...target, max: 1, connect_timeout: 10, onnotice: () => {}, connection: params });
+  try {
+    const [{ ssl }] = await sql<{ ssl: boolean }[]>`select ssl from pg_stat_ssl where pid = pg_backend_pid()`;
+    return ssl;
+  } finally {
+    await sql.end();
+  }
+}
+
+function withParams(url: string, params: Record<string, string>): string {
+  const u = new URL(url);
+  for (const [name, value] of Object.entries(params)) u.searchParams.set(name, value);
+  return u.toString();
+}
+
+/** As root the server runs as the `postgres` OS user, which must own its key file. */
+function serverUser(): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null;
+  const id = (flag: string) => Number.parseInt(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }), 10);
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/** A data directory (under the OS temp dir, reachable by the server's user) holding a self-signed certificate. */
+function dataDirWithCertificate(t: Test): { dataDir: string; certFile: string; keyFile: string } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-dburl-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const { privateKeyPem, certificatePem } = makeKeyPair('localhost');
+  const certFile = join(dataDir, 'server.crt');
+  const keyFile = join(dataDir, 'server.key');
+  writeFileSync(certFile, certificatePem, { mode: 0o644 });
+  writeFileSync(keyFile, privateKeyPem, { mode: 0o600 });
+  const owner = serverUser();
+  if (owner) chownSync(keyFile, owner.uid, owner.gid);
+  return { dataDir, certFile, keyFile };
+}
+
+t.test('a server with TLS (a self-signed certificate)', async (t) => {
+  const { dataDir, certFile, keyFile } = dataDirWithCertificate(t);
+  const db = await startEmbeddedPostgres({
+    dataDir,
+    log: () => {},
+    settings: { ssl: 'on', ssl_cert_file: certFile, ssl_key_file: keyFile },
+  });
+  t.teardown(() => db.stop());
+  const { username, password, port } = new URL(db.url);
+
+  t.equal(await poolTls(db.url), true, 'no sslmode: the pool connects encrypted (prefer), the certificate unchecked');
+  t.equal(await migrationsTls(db.url), true, 'and so do the migrations');
+  t.equal(await appliedSchemaVersion(db.url, 'public'), 0, 'and the schema version check connects');
+
+  const require = withParams(db.url, { sslmode: 'require' });
+  t.equal(await poolTls(require), true, 'sslmode=require: encrypted, the self-signed certificate accepted');
+  t.equal(await migrationsTls(require), true, 'the migrations too');
+
+  const verifyFull = withParams(db.url, { sslmode: 'verify-full' });
+  await t.rejects(poolTls(verifyFull), /self[- ]signed/, 'sslmode=verify-full: an untrusted certificate is refused');
+  await t.rejects(migrationsTls(verifyFull), /self[- ]signed/, 'by the migrations too');
+
+  const verifyCa = withParams(db.url, { sslmode: 'verify-ca', sslrootcert: certFile });
+  t.equal(await poolTls(verifyCa), true, 'sslmode=verify-ca with the certificate as root: connects');
+
+  const disable = withParams(db.url, { sslmode: 'disable' });
+  t.equal(await poolTls(disable), false, 'sslmode=disable: plain text');
+  t.equal(await migrationsTls(disable), false, 'the migrations too');
+
+  const keywords = `host=127.0.0.1 port=${port} user=${decodeURIComponent(username)} password='${decodeURIComponent(password)}' dbname=postgres`;
+  t.equal(await poolTls(keywords), true, 'a keyword/value string connects, encrypted (prefer)');
+  t.equal(await migrationsTls(keywords), true, 'the migrations too');
+  t.equal(await poolTls(`${keywords} sslmode=disable`), false, 'with its own sslmode');
+});
+
+t.test('a server without TLS', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-dburl-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const db = await startEmbeddedPostgres({ dataDir, log: () => {} });
+  t.teardown(() => db.stop());
+
+  t.equal(await poolTls(db.url), false, 'no sslmode: the pool goes on in plain text (prefer)');
+  t.equal(await migrationsTls(db.url), false, 'and so do the migrations');
+  t.equal(await appliedSchemaVersion(db.url, 'public'), 0, 'and the schema version check');
+  const pool = createPool({ url: db.url, max: 2, namespace: 'public' });
+  t.teardown(() => pool.end());
+  const both = await Promise.all([pool.query('select 1 as one'), pool.query('select 2 as two')]);
+  t.same(
+    both.map((r) => r.rows[0]),
+    [{ one: 1 }, { two: 2 }],
+    'each new connection of a pool falls back by itself',
+  );
+
+  const require = withParams(db.url, { sslmode: 'require' });
+  await t.rejects(poolTls(require), /does not support SSL/, 'sslmode=require: refused, never plain text');
+  await t.rejects(migrationsTls(require), 'by the migrations too');
+});
