@@ -9,7 +9,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import dotenv from 'dotenv';
 import { readConfigDir, readConfigFile, ConfigFileError, type Layer, type Vars } from './files.js';
 import { Ajv } from 'ajv';
 import { READ_BY_NOTHING, SETTINGS, type Setting } from './settings.js';
@@ -62,7 +61,7 @@ export interface ConfigSources {
   readonly configDir: string | null;
 }
 
-/** Reads the environment and .env or the -c file. Throws ConfigError when the -c file cannot be read. */
+/** Reads the environment and .env or the -c file. Throws ConfigError when the file cannot be read or parsed. */
 export function configSources({
   env = process.env,
   envFile = '.env',
@@ -78,7 +77,14 @@ export function configSources({
       throw err;
     }
   }
-  const dotEnv = envFile && fs.existsSync(envFile) ? dotenv.parse(fs.readFileSync(envFile)) : {};
+  // As the original: a missing .env is no error, one that does not parse stops the start.
+  let dotEnv: Vars = {};
+  try {
+    if (envFile && fs.existsSync(envFile)) dotEnv = readConfigFile(envFile);
+  } catch (err) {
+    if (err instanceof ConfigFileError) throw new ConfigError([err.message]);
+    throw err;
+  }
   return { base: [environment, { label: '.env', vars: dotEnv }], configDir };
 }
 
