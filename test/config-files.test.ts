@@ -55,6 +55,51 @@ t.test('precedence: the directory over the -c file over the environment; .env on
   t.equal(withDir.sources.JWT_EXP, `GOTRUE_JWT_EXP (${path.join(dir, '50_auth.env')})`);
 });
 
+t.test("a bare alias is read only when its setting's prefixed names are set in no source, as the original", async (t) => {
+  const root = scratch();
+  const base = { AUTH_DB_DRIVER: 'postgres', AUTH_JWT_SECRET: 'a-secret-that-is-long-enough', AUTH_SITE_URL: 'http://x.example' };
+  const file = write(root, 'auth.env', 'PORT=3000\nAPI_EXTERNAL_URL=http://file.example\n');
+  const env = {
+    ...base,
+    DATABASE_URL: 'postgres://u@127.0.0.1/x',
+    GOTRUE_API_PORT: '9999',
+    GOTRUE_API_API_EXTERNAL_URL: 'http://env.example',
+  };
+  const withFile = loadConfig({ env, envFile: null, configFile: file });
+  t.equal(withFile.api.port, 9999, "the environment's GOTRUE_API_PORT over the -c file's PORT");
+  t.equal(withFile.api.externalUrl, 'http://env.example');
+
+  const dotEnv = write(root, '.env', 'GOTRUE_DB_DATABASE_URL=postgres://u@from-dotenv/db\nGOTRUE_API_PORT=7000\n');
+  const platform = { ...base, API_EXTERNAL_URL: 'http://x.example', DATABASE_URL: 'postgres://u@from-platform/db', PORT: '8080' };
+  const withDotEnv = loadConfig({ env: platform, envFile: dotEnv });
+  t.equal(withDotEnv.db.url, 'postgres://u@from-dotenv/db', "a platform's DATABASE_URL does not beat .env's GOTRUE_DB_DATABASE_URL");
+  t.equal(withDotEnv.api.port, 7000, 'nor its PORT GOTRUE_API_PORT');
+  t.equal(withDotEnv.sources.DB_DATABASE_URL, 'GOTRUE_DB_DATABASE_URL (.env)');
+
+  const dir = path.join(root, 'auth.d');
+  mkdirSync(dir);
+  write(dir, '50_db.env', 'DATABASE_URL=postgres://u@from-dir/db\n');
+  const env2 = { ...base, API_EXTERNAL_URL: 'http://x.example', GOTRUE_DB_DATABASE_URL: 'postgres://u@from-env/db' };
+  t.equal(
+    loadConfig({ env: env2, envFile: null, configDir: dir }).db.url,
+    'postgres://u@from-env/db',
+    "the directory's DATABASE_URL does not beat it either",
+  );
+  t.equal(
+    loadConfig({ env: { ...env2, GOTRUE_DB_DATABASE_URL: '' }, envFile: null, configDir: dir }).db.url,
+    'postgres://u@from-dir/db',
+    'alone, it is read',
+  );
+});
+
+t.test('a config directory holding a file named just .env reads it', async (t) => {
+  const dir = scratch();
+  write(dir, '.env', 'GOTRUE_JWT_EXP=77\n');
+  const c = loadConfig({ env: { ...PROD, AUTH_SITE_URL: 'http://x.example' }, envFile: null, configDir: dir });
+  t.equal(c.jwt.exp, 77);
+  t.equal(c.sources.JWT_EXP, `GOTRUE_JWT_EXP (${path.join(dir, '.env')})`);
+});
+
 t.test('the directory: name order, X.json replacing X.env, other files and subdirectories skipped', async (t) => {
   const dir = scratch();
   write(dir, '10_base.env', 'GOTRUE_JWT_EXP=100\nGOTRUE_SMS_OTP_LENGTH=8\n');

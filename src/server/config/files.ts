@@ -76,7 +76,8 @@ export function configDirFiles(dir: string): string[] {
     throw new ConfigFileError(`${dir}: ${reason(err)}`);
   }
   const names = entries
-    .filter((e) => !e.isDirectory() && ['.env', '.json'].includes(path.extname(e.name)))
+    // By suffix, not path.extname: a file named just `.env` is read, as the original sees `.env` as its extension.
+    .filter((e) => !e.isDirectory() && (e.name.endsWith('.env') || e.name.endsWith('.json')))
     .map((e) => e.name)
     .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   const chosen: string[] = [];

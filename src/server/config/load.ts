@@ -4,8 +4,8 @@
 // Precedence (docs/settings.md#names-sources-and-precedence), the original's order of sources:
 //   the config directory's files (later names first) > the -c file > the environment > .env (read only
 //   without -c); within one source, AUTH_X > the setting's extra names in their order > GOTRUE_X (AUTH_
-//   first, GOTRUE_ still accepted so deployments move over). An extra list may name GOTRUE_X itself first,
-//   where the original reads the bare name only when its own is unset (PORT after GOTRUE_API_PORT).
+//   first, GOTRUE_ still accepted so deployments move over). A bare name the original reads only as a
+//   fallback (PORT, DATABASE_URL) is read only when no prefixed name is set in any source (lookup).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -176,9 +176,28 @@ function ignoredVariables(layers: Layer[]): string[] {
   return [...names].sort();
 }
 
-/** The first non-empty value, layer by layer; `from` names the variable and, outside the environment, its file. */
+/**
+ * The first non-empty value; `from` names the variable and, outside the environment, its file. Where the
+ * original reads a bare name only as the fallback of its own GOTRUE_ name (the setting lists that name,
+ * as PORT after GOTRUE_API_PORT), every prefixed name is looked up in every layer before the bare one:
+ * the original merges all its sources first, so a platform's DATABASE_URL in the environment does not
+ * beat GOTRUE_DB_DATABASE_URL in .env. Elsewhere (OTEL_SERVICE_NAME, the AWS_ variables) the bare name is
+ * the original's own and is read source by source with the others.
+ */
 function lookup(setting: Setting, layers: Layer[]): { value: string; from: string } | undefined {
   const names = [`AUTH_${setting.name}`, ...(setting.unprefixed ?? []), `GOTRUE_${setting.name}`];
+  if (!setting.unprefixed?.some((name) => name.startsWith('GOTRUE_'))) return firstIn(names, layers);
+  const prefixed = names.filter((name) => /^(AUTH|GOTRUE)_/.test(name));
+  return (
+    firstIn(prefixed, layers) ??
+    firstIn(
+      names.filter((name) => !prefixed.includes(name)),
+      layers,
+    )
+  );
+}
+
+function firstIn(names: string[], layers: Layer[]): { value: string; from: string } | undefined {
   for (const { label, vars } of layers) {
     for (const name of names) {
       const value = vars[name];
