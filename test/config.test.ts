@@ -6,6 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
 import { runPortcullis } from './helpers/cli.js';
+import { rejection } from './helpers/jwt.js';
+import { createSecretKey } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { createJwtService } from '../dist/server/auth/jwt.js';
 import { splitCharacterSets } from '../dist/server/config/convert.js';
 import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
@@ -163,6 +167,34 @@ t.test('password rules: the minimum is at least 6, sets split on colons with \\:
   t.same(load({ AUTH_PASSWORD_REQUIRED_CHARACTERS: 'abc:ABC:0123456789' }).password.requiredCharacters, ['abc', 'ABC', '0123456789']);
   t.same(splitCharacterSets('ab\\:c:DE'), ['ab:c', 'DE']);
   t.same(splitCharacterSets('a::b:'), ['a', 'b'], 'empty sets are dropped');
+});
+
+t.test('secrets, credentials and texts are used as given; numbers, switches and URLs are trimmed', async (t) => {
+  // A Kubernetes Secret made from a file often ends in a line break: the original signs with it.
+  const secret = 'a-secret-of-sufficient-length\n';
+  const c = load({ ...PROD, AUTH_JWT_SECRET: secret, AUTH_JWT_EXP: ' 60 ', AUTH_SITE_URL: ' https://app.example.com\n' });
+  t.equal(c.jwt.secret, secret);
+  t.equal(c.jwt.exp, 60);
+  t.equal(c.siteUrl, 'https://app.example.com');
+  const jwt = createJwtService(c.jwt);
+  const signed = (key: string) =>
+    new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(createSecretKey(Buffer.from(key)));
+  t.match(await jwt.verify(await signed(secret)), { sub: 'x' }, 'a token signed with exactly the secret verifies');
+  t.match(await rejection(jwt.verify(await signed(secret.trim()))), 'signature is invalid', 'one signed with it trimmed does not');
+
+  const other = load({
+    ...PROD,
+    AUTH_SMTP_PASS: ' pass ',
+    AUTH_SMS_TWILIO_AUTH_TOKEN: 'token\n',
+    AUTH_EXTERNAL_GITHUB_SECRET: 'gh-secret ',
+    AUTH_PASSWORD_REQUIRED_CHARACTERS: ' ',
+    AUTH_MAILER_SUBJECTS_INVITE: ' You are invited ',
+  });
+  t.equal(other.smtp.pass, ' pass ');
+  t.equal(other.sms.twilio.authToken, 'token\n');
+  t.equal(other.external.providers.github.secret, 'gh-secret ');
+  t.same(other.password.requiredCharacters, [' '], 'a password must hold a space, as in the original');
+  t.equal(other.mailer.subjects.invite, ' You are invited ');
 });
 
 t.test('production requires the required settings, and names every one', async (t) => {
