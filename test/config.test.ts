@@ -548,3 +548,20 @@ t.test(
     );
   },
 );
+
+t.test('a problem found across settings names the variable that was given, not its AUTH_ name', async (t) => {
+  t.same(problemsOf({ ...PROD, GOTRUE_SAML_ENABLED: 'true', GOTRUE_SAML_PRIVATE_KEY: 'not*base64' }), [
+    'GOTRUE_SAML_PRIVATE_KEY: SAML private key not in standard Base64 format',
+  ]);
+  t.same(problemsOf({ ...PROD, GOTRUE_HOOK_SEND_EMAIL_URI: 'http://hooks.example.com/mail' }), [
+    'GOTRUE_HOOK_SEND_EMAIL_URI: only localhost, 127.0.0.1 and ::1 are supported with http (use https)',
+  ]);
+  t.same(problemsOf({ ...PROD, GOTRUE_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: 'k1:short' }), [
+    'GOTRUE_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: key "k1" must be 256 bits in base64url',
+  ]);
+  t.same(
+    problemsOf({ ...PROD, GOTRUE_SMTP_HOST: 'mail.example' }),
+    ['AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],
+    'a variable not given at all is named by its AUTH_ name',
+  );
+});

@@ -219,7 +219,7 @@ t.test('captcha settings are judged only while captcha is on; a timeout of 0 is 
   const on = { ...PRODUCTION, GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 'shh' };
   t.throws(
     () => load({ ...on, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha' }),
-    /AUTH_SECURITY_CAPTCHA_PROVIDER: "recaptcha" is not hcaptcha or turnstile/,
+    /GOTRUE_SECURITY_CAPTCHA_PROVIDER: "recaptcha" is not hcaptcha or turnstile/,
   );
   const turnstile = load({ ...on, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile', GOTRUE_SECURITY_CAPTCHA_TIMEOUT: '0s' });
   t.strictSame([turnstile.security.captcha.provider, turnstile.security.captcha.timeoutSeconds], ['turnstile', 10]);

@@ -149,7 +149,7 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  warnings.push(...crossFieldWarnings(flat), ...correctAsTheOriginal(flat, given));
+  warnings.push(...crossFieldWarnings(flat, given), ...correctAsTheOriginal(flat, given));
   const ignored = ignoredVariables(layers);
   if (ignored.length > 0) warnings.push(`ignoring settings Portcullis does not know or support: ${ignored.join(', ')}`);
   const config = assemble(flat, development, warnings);
