@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../dist/server/config/load.js';
+import { configSources, loadConfig, loadFromSources } from '../dist/server/config/load.js';
+import { parseDotenv } from '../dist/server/config/dotenv.js';
 import { parseCommandLine } from '../dist/server/cli-flags.js';
 import { freePort, testServiceEnv } from './helpers/server.js';
 import { createTestDatabase } from './helpers/db.js';
@@ -52,6 +53,51 @@ t.test('precedence: the directory over the -c file over the environment; .env on
   t.equal(withDir.jwt.exp, 33, 'the directory beats the -c file');
   t.equal(withDir.siteUrl, 'http://file.example', 'and leaves the rest to it');
   t.equal(withDir.sources.JWT_EXP, `GOTRUE_JWT_EXP (${path.join(dir, '50_auth.env')})`);
+});
+
+t.test("a bare alias is read only when its setting's prefixed names are set in no source, as the original", async (t) => {
+  const root = scratch();
+  const base = { AUTH_DB_DRIVER: 'postgres', AUTH_JWT_SECRET: 'a-secret-that-is-long-enough', AUTH_SITE_URL: 'http://x.example' };
+  const file = write(root, 'auth.env', 'PORT=3000\nAPI_EXTERNAL_URL=http://file.example\n');
+  const env = {
+    ...base,
+    DATABASE_URL: 'postgres://u@127.0.0.1/x',
+    GOTRUE_API_PORT: '9999',
+    GOTRUE_API_API_EXTERNAL_URL: 'http://env.example',
+  };
+  const withFile = loadConfig({ env, envFile: null, configFile: file });
+  t.equal(withFile.api.port, 9999, "the environment's GOTRUE_API_PORT over the -c file's PORT");
+  t.equal(withFile.api.externalUrl, 'http://env.example');
+
+  const dotEnv = write(root, '.env', 'GOTRUE_DB_DATABASE_URL=postgres://u@from-dotenv/db\nGOTRUE_API_PORT=7000\n');
+  const platform = { ...base, API_EXTERNAL_URL: 'http://x.example', DATABASE_URL: 'postgres://u@from-platform/db', PORT: '8080' };
+  const withDotEnv = loadConfig({ env: platform, envFile: dotEnv });
+  t.equal(withDotEnv.db.url, 'postgres://u@from-dotenv/db', "a platform's DATABASE_URL does not beat .env's GOTRUE_DB_DATABASE_URL");
+  t.equal(withDotEnv.api.port, 7000, 'nor its PORT GOTRUE_API_PORT');
+  t.equal(withDotEnv.sources.DB_DATABASE_URL, 'GOTRUE_DB_DATABASE_URL (.env)');
+
+  const dir = path.join(root, 'auth.d');
+  mkdirSync(dir);
+  write(dir, '50_db.env', 'DATABASE_URL=postgres://u@from-dir/db\n');
+  const env2 = { ...base, API_EXTERNAL_URL: 'http://x.example', GOTRUE_DB_DATABASE_URL: 'postgres://u@from-env/db' };
+  t.equal(
+    loadConfig({ env: env2, envFile: null, configDir: dir }).db.url,
+    'postgres://u@from-env/db',
+    "the directory's DATABASE_URL does not beat it either",
+  );
+  t.equal(
+    loadConfig({ env: { ...env2, GOTRUE_DB_DATABASE_URL: '' }, envFile: null, configDir: dir }).db.url,
+    'postgres://u@from-dir/db',
+    'alone, it is read',
+  );
+});
+
+t.test('a config directory holding a file named just .env reads it', async (t) => {
+  const dir = scratch();
+  write(dir, '.env', 'GOTRUE_JWT_EXP=77\n');
+  const c = loadConfig({ env: { ...PROD, AUTH_SITE_URL: 'http://x.example' }, envFile: null, configDir: dir });
+  t.equal(c.jwt.exp, 77);
+  t.equal(c.sources.JWT_EXP, `GOTRUE_JWT_EXP (${path.join(dir, '.env')})`);
 });
 
 t.test('the directory: name order, X.json replacing X.env, other files and subdirectories skipped', async (t) => {
@@ -106,6 +152,103 @@ t.test('files that cannot be used are named in the error', async (t) => {
     missingDir.warnings,
     [`--config-dir ${path.join(dir, 'none')} does not exist (yet): starting without it`],
     'a missing directory only warns at start',
+  );
+});
+
+// The original's dotenv rules (docs/settings.md#dotenv-syntax): each text with the variables it gives, or
+// the start of the error it stops the file with. The cases of the original's parser tests, and the ones
+// where the npm `dotenv` parser read something else (a secret cut at `#`, escapes kept, backticks).
+const DOTENV_CASES: Array<[string, Record<string, string> | string]> = [
+  ['GOTRUE_JWT_SECRET=Xk9#q2Lm8vB4nR7tY1wE5uI3oP6aS0dF', { GOTRUE_JWT_SECRET: 'Xk9#q2Lm8vB4nR7tY1wE5uI3oP6aS0dF' }],
+  ['GOTRUE_SMTP_PASS=pa#ss', { GOTRUE_SMTP_PASS: 'pa#ss' }],
+  ['FOO=#bar', { FOO: '#bar' }],
+  ['FOO= #bar', { FOO: '#bar' }],
+  ['GOTRUE_JWT_KEYS="[{\\"kty\\":\\"oct\\"}]"', { GOTRUE_JWT_KEYS: '[{"kty":"oct"}]' }],
+  ['FOO="a\\\\b"', { FOO: 'a\\b' }],
+  ['FOO="x\\ y"', { FOO: 'x y' }],
+  ['FOO=\\$bar', { FOO: '$bar' }],
+  ['FOO="a\\$b"', { FOO: 'a$b' }],
+  ["FOO='a\\$b'", { FOO: 'a\\$b' }],
+  ['FOO=$BAR ${BAZ}', { FOO: '$BAR ${BAZ}' }],
+  ['FOO=`x`', { FOO: '`x`' }],
+  ['FOO="unclosed', 'line 1: the value of FOO opens a " quote that is never closed'],
+  ["A=1\nFOO='unclosed\n", "line 2: the value of FOO opens a ' quote that is never closed"],
+  ['INVALID LINE\nfoo=bar', 'line 1: a line break (no = after the name) cannot be part of a variable name'],
+  ['FOO-BAR=1', 'line 1: "-" cannot be part of a variable name'],
+  ['ONE=1\nTWO=\'2\'\nTHREE = "3"', { ONE: '1', TWO: '2', THREE: '3' }],
+  ['URLS="a:3333\nb:443"', { URLS: 'a:3333\nb:443' }],
+  [
+    '# Full line comment\nqux=thud # fred # other\nthud=fred#qux # other\nfred=qux#baz # other # more\nfoo=bar # baz\nbar=foo#baz\nbaz="foo"#bar',
+    { qux: 'thud # fred', thud: 'fred#qux', fred: 'qux#baz # other', foo: 'bar', bar: 'foo#baz', baz: 'foo' },
+  ],
+  ["export OPTION_A=2\nexport OPTION_B='\\n'", { OPTION_A: '2', OPTION_B: '\\n' }],
+  [
+    'OPTION_A=1\nOPTION_C= 3\nOPTION_D =4\nOPTION_E = 5\nOPTION_F = \nOPTION_G=\nOPTION_H=1 2',
+    { OPTION_A: '1', OPTION_C: '3', OPTION_D: '4', OPTION_E: '5', OPTION_F: '', OPTION_G: '', OPTION_H: '1 2' },
+  ],
+  [
+    'A=\'\'\nB=\'\\n\'\nC=""\nD="\\n"\nE = "echo \'asd\'"\nK=\'line one\nthis is \\\'quoted\\\'\none more\'\nM="line one\nthis is \\"quoted\\"\none more"',
+    {
+      A: '',
+      B: '\\n',
+      C: '',
+      D: '\n',
+      E: "echo 'asd'",
+      K: "line one\nthis is \\'quoted\\'\none more",
+      M: 'line one\nthis is "quoted"\none more',
+    },
+  ],
+  ['OPTION_A: Foo=bar\nOPTION_B=1:B', { OPTION_A: 'Foo=bar', OPTION_B: '1:B' }],
+  [
+    'export exportFoo=2\nexportFOO=3\nexport_FOO =4\nexport.FOO= 5\nexport\tX=6',
+    { exportFoo: '2', exportFOO: '3', export_FOO: '4', 'export.FOO': '5', X: '6' },
+  ],
+  ['FOO="bar\\n\\ b\\az"', { FOO: 'bar\n baz' }],
+  ['FOO="bar\\\\\\n\\ b\\az"', { FOO: 'bar\\\n baz' }],
+  ['FOO="bar\\\\r\\ b\\az"', { FOO: 'bar\\r baz' }],
+  ['FOO="bar#baz#bang" # comment', { FOO: 'bar#baz#bang' }],
+  ['="value"', { '': 'value' }],
+  ['\r\n \t \t\n\t # comment\n export    A=a\t \t \r\nB=b ', { A: 'a', B: 'b' }],
+  ['GOTRUE_JWT_SECRET="secret\n"', { GOTRUE_JWT_SECRET: 'secret\n' }],
+];
+
+t.test("dotenv files are read by the original's rules", async (t) => {
+  for (const [text, expected] of DOTENV_CASES) {
+    let got: Record<string, string> | string;
+    try {
+      got = parseDotenv(text);
+    } catch (err) {
+      got = (err as Error).message;
+    }
+    t.strictSame(got, expected, JSON.stringify(text));
+  }
+});
+
+t.test('a dotenv file that does not parse stops the start, and a reload; a secret with # is read whole', async (t) => {
+  const root = scratch();
+  const env = { ...PROD, AUTH_SITE_URL: 'http://x.example' };
+  const secret = 'Xk9#q2Lm8vB4nR7tY1wE5uI3oP6aS0dF';
+  const file = write(root, 'auth.env', `GOTRUE_JWT_SECRET=${secret}\n`);
+  t.equal(loadConfig({ env, envFile: null, configFile: file }).jwt.secret, secret, 'the -c file');
+  const dotEnv = write(root, '.env', `GOTRUE_JWT_SECRET=${secret}\n`);
+  t.equal(loadConfig({ env: { ...env, AUTH_JWT_SECRET: '' }, envFile: dotEnv }).jwt.secret, secret, '.env');
+
+  const broken = write(root, 'broken.env', 'GOTRUE_SITE_URL="http://unclosed.example\n');
+  t.throws(() => loadConfig({ env, envFile: null, configFile: broken }), {
+    message: `--config ${broken}: line 1: the value of GOTRUE_SITE_URL opens a " quote that is never closed`,
+  });
+  t.throws(() => loadConfig({ env, envFile: broken }), { message: `${broken}: line 1` }, 'a broken .env stops the start too');
+
+  const dir = path.join(root, 'auth.d');
+  mkdirSync(dir);
+  write(dir, '10_auth.env', 'GOTRUE_JWT_EXP=100\n');
+  const sources = configSources({ env, envFile: null, configDir: dir });
+  t.equal(loadFromSources(sources).jwt.exp, 100);
+  const bad = write(dir, '20_bad.env', 'GOTRUE_JWT_EXP 200\n');
+  t.throws(
+    () => loadFromSources(sources, { reloading: true }),
+    { message: `--config-dir ${bad}: line 1: a line break (no = after the name) cannot be part of a variable name` },
+    'a reload is refused (the running configuration is kept)',
   );
 });
 

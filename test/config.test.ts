@@ -6,6 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
 import { runPortcullis } from './helpers/cli.js';
+import { rejection } from './helpers/jwt.js';
+import { createSecretKey } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { createJwtService } from '../dist/server/auth/jwt.js';
 import { splitCharacterSets } from '../dist/server/config/convert.js';
 import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
@@ -172,6 +176,34 @@ t.test('password rules: the minimum is at least 6, sets split on colons with \\:
   t.same(splitCharacterSets('a::b:'), ['a', 'b'], 'empty sets are dropped');
 });
 
+t.test('secrets, credentials and texts are used as given; numbers, switches and URLs are trimmed', async (t) => {
+  // A Kubernetes Secret made from a file often ends in a line break: the original signs with it.
+  const secret = 'a-secret-of-sufficient-length\n';
+  const c = load({ ...PROD, AUTH_JWT_SECRET: secret, AUTH_JWT_EXP: ' 60 ', AUTH_SITE_URL: ' https://app.example.com\n' });
+  t.equal(c.jwt.secret, secret);
+  t.equal(c.jwt.exp, 60);
+  t.equal(c.siteUrl, 'https://app.example.com');
+  const jwt = createJwtService(c.jwt);
+  const signed = (key: string) =>
+    new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(createSecretKey(Buffer.from(key)));
+  t.match(await jwt.verify(await signed(secret)), { sub: 'x' }, 'a token signed with exactly the secret verifies');
+  t.match(await rejection(jwt.verify(await signed(secret.trim()))), 'signature is invalid', 'one signed with it trimmed does not');
+
+  const other = load({
+    ...PROD,
+    AUTH_SMTP_PASS: ' pass ',
+    AUTH_SMS_TWILIO_AUTH_TOKEN: 'token\n',
+    AUTH_EXTERNAL_GITHUB_SECRET: 'gh-secret ',
+    AUTH_PASSWORD_REQUIRED_CHARACTERS: ' ',
+    AUTH_MAILER_SUBJECTS_INVITE: ' You are invited ',
+  });
+  t.equal(other.smtp.pass, ' pass ');
+  t.equal(other.sms.twilio.authToken, 'token\n');
+  t.equal(other.external.providers.github.secret, 'gh-secret ');
+  t.same(other.password.requiredCharacters, [' '], 'a password must hold a space, as in the original');
+  t.equal(other.mailer.subjects.invite, ' You are invited ');
+});
+
 t.test('production requires the required settings, and names every one', async (t) => {
   t.same(problemsOf({ DATABASE_URL: 'postgres://u@db/x' }), [
     'AUTH_SITE_URL: is required when DATABASE_URL is set',
@@ -193,7 +225,7 @@ t.test('each kind of bad value is reported with the variable that carried it', a
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: 'lots' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "lots" is not a limit (N per hour, or N/duration like 10/1m)'],
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: '5/never' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "5/never" has an invalid period "never"'],
     [{ AUTH_SMS_TEST_OTP: '123' }, 'AUTH_SMS_TEST_OTP: "123" is not a key:value pair'],
-    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: "loud" must be one of panic, fatal, error, warn, info, debug, trace'],
+    [{ AUTH_LOG_LEVEL: 'loud' }, 'AUTH_LOG_LEVEL: "loud" must be one of panic, fatal, error, warn, info, debug, trace'],
     [
       { GOTRUE_SMS_PROVIDER: 'carrier-pigeon' },
       'GOTRUE_SMS_PROVIDER: "carrier-pigeon" must be one of (empty), twilio, twilio_verify, messagebird, textlocal, vonage',
@@ -563,3 +595,20 @@ t.test(
     t.strictSame(load({ ...PROD, RP_ID: 'localhost:3000' }).warnings, [], 'WebAuthn off: nothing to say');
   },
 );
+
+t.test('a problem found across settings names the variable that was given, not its AUTH_ name', async (t) => {
+  t.same(problemsOf({ ...PROD, GOTRUE_SAML_ENABLED: 'true', GOTRUE_SAML_PRIVATE_KEY: 'not*base64' }), [
+    'GOTRUE_SAML_PRIVATE_KEY: SAML private key not in standard Base64 format',
+  ]);
+  t.same(problemsOf({ ...PROD, GOTRUE_HOOK_SEND_EMAIL_URI: 'http://hooks.example.com/mail' }), [
+    'GOTRUE_HOOK_SEND_EMAIL_URI: only localhost, 127.0.0.1 and ::1 are supported with http (use https)',
+  ]);
+  t.same(problemsOf({ ...PROD, GOTRUE_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: 'k1:short' }), [
+    'GOTRUE_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: key "k1" must be 256 bits in base64url',
+  ]);
+  t.same(
+    problemsOf({ ...PROD, GOTRUE_SMTP_HOST: 'mail.example' }),
+    ['AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],
+    'a variable not given at all is named by its AUTH_ name',
+  );
+});

@@ -63,7 +63,7 @@ t.test('migrate needs the database settings only; version tells the schema known
   t.equal(schema, `schema ${known.version} (sql/${known.file})`);
   t.equal(applied, 'database schema 0 (namespace auth)', 'nothing applied yet');
 
-  const migrated = run(['migrate'], { DATABASE_URL: database.url, LOG_LEVEL: 'error' });
+  const migrated = run(['migrate'], { DATABASE_URL: database.url, GOTRUE_LOG_LEVEL: 'error' });
   t.equal(migrated.status, 0, migrated.stderr);
   t.notMatch(migrated.stderr, /SITE_URL|JWT_SECRET|DB_DRIVER/);
   const after = run(['version'], { DATABASE_URL: database.url });

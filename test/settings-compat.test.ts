@@ -62,9 +62,15 @@ t.test("LOG_LEVEL takes the original's level names in any case", async (t) => {
     ['Info', 'info'],
     ['PANIC', 'panic'],
   ]) {
-    t.equal(load({ LOG_LEVEL: given }).log.level, level, given);
+    t.equal(load({ GOTRUE_LOG_LEVEL: given }).log.level, level, given);
   }
-  t.throws(() => load({ LOG_LEVEL: 'chatty' }), /LOG_LEVEL: "chatty" must be one of/);
+  t.throws(() => load({ GOTRUE_LOG_LEVEL: 'chatty' }), /GOTRUE_LOG_LEVEL: "chatty" must be one of/);
+});
+
+t.test('a bare LOG_LEVEL, which the original never reads, is left to the programs it is meant for', async (t) => {
+  t.equal(load({ LOG_LEVEL: 'notice' }).log.level, 'info', 'a value no level has does not stop the start');
+  t.equal(load({ LOG_LEVEL: 'debug' }).log.level, 'info', 'nor does one change the level');
+  t.equal(load({ LOG_LEVEL: 'debug', GOTRUE_LOG_LEVEL: 'warn' }).log.level, 'warn');
 });
 
 t.test("a list setting's bad item stops the start, and the error names the setting and the item", async (t) => {
@@ -219,7 +225,7 @@ t.test('captcha settings are judged only while captcha is on; a timeout of 0 is 
   const on = { ...PRODUCTION, GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 'shh' };
   t.throws(
     () => load({ ...on, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha' }),
-    /AUTH_SECURITY_CAPTCHA_PROVIDER: "recaptcha" is not hcaptcha or turnstile/,
+    /GOTRUE_SECURITY_CAPTCHA_PROVIDER: "recaptcha" is not hcaptcha or turnstile/,
   );
   const turnstile = load({ ...on, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'turnstile', GOTRUE_SECURITY_CAPTCHA_TIMEOUT: '0s' });
   t.strictSame([turnstile.security.captcha.provider, turnstile.security.captcha.timeoutSeconds], ['turnstile', 10]);

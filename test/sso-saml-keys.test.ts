@@ -75,3 +75,15 @@ t.test('without SAML_ALLOW_ENCRYPTED_ASSERTIONS an encrypted assertion is refuse
   t.equal(acs.status, 303);
   t.equal(acs.location!.searchParams.get('error_description'), 'SAML Assertion is not valid');
 });
+
+t.test('a key in lines of 76 characters (base64 without -w0) loads and signs, as in the original', async (t) => {
+  const wrapped = spPrivateKey()
+    .match(/.{1,76}/g)!
+    .join('\n');
+  const { api, metadata } = await serviceWith({ AUTH_SAML_PRIVATE_KEY: `${wrapped}\n` });
+  t.teardown(() => api.stop());
+  const res = await api.request('POST', '/sso', { body: { domain: 'enc.test', skip_http_redirect: true } });
+  t.equal(res.status, 200);
+  const request = idp.readRequest(res.body.url, metadataCertificates(metadata)[0]);
+  t.equal(request.signatureValid, true, "the AuthnRequest's signature checks against the metadata certificate");
+});

@@ -65,7 +65,7 @@ t.test('SIGTERM finishes an in-flight request, then the process exits 0', async 
   t.teardown(() => database.drop());
   const port = await freePort();
   const child = spawn(process.execPath, [path.resolve('bin/portcullis.js'), 'serve'], {
-    env: { PATH: process.env.PATH, ...testServiceEnv(database.url, port), LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH, ...testServiceEnv(database.url, port), AUTH_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

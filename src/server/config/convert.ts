@@ -3,13 +3,14 @@
 import type { Setting } from './settings.js';
 import type { SendLimit } from './types.js';
 import { parseSeconds } from './duration.js';
+import { keptVerbatim } from './verbatim.js';
 import { KeySetError, parseKeySet } from '../auth/keys.js';
 
 export function convert(setting: Setting, text: string): unknown {
   const raw = text.trim();
   switch (setting.kind) {
     case 'string':
-      return raw;
+      return keptVerbatim(setting.name) ? text : raw;
     case 'logLevel': {
       const level = raw.toLowerCase();
       return level === 'warning' ? 'warn' : level;

@@ -16,8 +16,9 @@ export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'];
 
 export function crossFieldProblems(flat: Record<string, unknown>, given: Map<string, string>, development: boolean): string[] {
   const problems: string[] = [];
+  const named = (name: string) => variableOf(given, name);
   const require = (name: string, why: string) => {
-    if (!flat[name]) problems.push(`AUTH_${name}: is required ${why}`);
+    if (!flat[name]) problems.push(`${named(name)}: is required ${why}`);
   };
   if (!development) {
     for (const name of ['SITE_URL', 'API_EXTERNAL_URL']) require(name, 'when DATABASE_URL is set');
@@ -35,36 +36,44 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   }
   // WebAuthn switched on without a relying party does not stop start-up either (webauthnWarnings).
   if (flat.MAILER_AUTOCONFIRM && flat.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS)
-    problems.push('AUTH_MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: cannot be true together with MAILER_AUTOCONFIRM');
+    problems.push(`${named('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS')}: cannot be true together with MAILER_AUTOCONFIRM`);
   if (flat.SECURITY_CAPTCHA_ENABLED) require('SECURITY_CAPTCHA_SECRET', 'when SECURITY_CAPTCHA_ENABLED is true');
   if (flat.SECURITY_CAPTCHA_ENABLED && !CAPTCHA_PROVIDERS.includes(flat.SECURITY_CAPTCHA_PROVIDER as string)) {
-    problems.push(`AUTH_SECURITY_CAPTCHA_PROVIDER: "${String(flat.SECURITY_CAPTCHA_PROVIDER)}" is not hcaptcha or turnstile`);
+    problems.push(`${named('SECURITY_CAPTCHA_PROVIDER')}: "${String(flat.SECURITY_CAPTCHA_PROVIDER)}" is not hcaptcha or turnstile`);
   }
   problems.push(...validMethodProblems(flat, given));
-  problems.push(...kmsKeyProblems(flat));
-  problems.push(...samlProblems(flat));
-  problems.push(...hookProblems(flat));
-  problems.push(...dbEncryptionProblems(flat));
+  problems.push(...kmsKeyProblems(flat, given));
+  problems.push(...samlProblems(flat, given));
+  problems.push(...hookProblems(flat, given));
+  problems.push(...dbEncryptionProblems(flat, given));
   problems.push(...templateProblems(flat, given));
   return problems;
 }
 
 /** The start-up warnings of combinations that do not stop the service; run after the development defaults. */
-export function crossFieldWarnings(flat: Record<string, unknown>): string[] {
-  return [...smsCredentialWarnings(flat), ...webauthnWarnings(flat)];
+export function crossFieldWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  return [...smsCredentialWarnings(flat, given), ...webauthnWarnings(flat, given)];
+}
+
+/**
+ * The variable to name in a message about a setting: the one it was read from (GOTRUE_SAML_PRIVATE_KEY,
+ * or `X (file)`), AUTH_X when it was not given.
+ */
+function variableOf(given: Map<string, string>, name: string): string {
+  return given.get(name) ?? `AUTH_${name}`;
 }
 
 /**
  * As the original: a gateway named with empty credentials does not stop the service; phone sign-ins
  * fail when a code is sent (docs/sms.md#gateways), and the start-up log says why in advance.
  */
-function smsCredentialWarnings(flat: Record<string, unknown>): string[] {
+function smsCredentialWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   const gateway = flat.SMS_PROVIDER as string;
   const missing = gateway ? (SMS_REQUIRED[gateway] ?? []).filter((name) => !flat[name]) : [];
-  flat.SMS_MISSING_CREDENTIALS = missing.map((name) => `AUTH_${name}`);
+  flat.SMS_MISSING_CREDENTIALS = missing.map((name) => variableOf(given, name));
   if (missing.length === 0) return [];
   return [
-    `SMS_PROVIDER is ${gateway} but ${missing.map((n) => `AUTH_${n}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty: sending SMS will fail`,
+    `SMS_PROVIDER is ${gateway} but ${missing.map((n) => variableOf(given, n)).join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty: sending SMS will fail`,
   ];
 }
 
@@ -73,29 +82,29 @@ function smsCredentialWarnings(flat: Record<string, unknown>): string[] {
  * from the days a client sent the relying party itself): passkeys and WebAuthn factors switched on
  * without WEBAUTHN_RP_* start with a warning, and every ceremony is refused (webauthn/relying-party.ts).
  */
-function webauthnWarnings(flat: Record<string, unknown>): string[] {
+function webauthnWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   const switchedOn = ['PASSKEY_ENABLED', 'MFA_WEB_AUTHN_ENROLL_ENABLED', 'MFA_WEB_AUTHN_VERIFY_ENABLED'].filter((name) => flat[name]);
   const missing = ['WEBAUTHN_RP_ID', 'WEBAUTHN_RP_DISPLAY_NAME', 'WEBAUTHN_RP_ORIGINS'].filter(
     (name) => !flat[name] || (Array.isArray(flat[name]) && flat[name].length === 0),
   );
   if (switchedOn.length === 0 || missing.length === 0) return [];
   return [
-    `${switchedOn.join(', ')} ${switchedOn.length > 1 ? 'are' : 'is'} true but ${missing.map((n) => `AUTH_${n}`).join(', ')} ` +
+    `${switchedOn.join(', ')} ${switchedOn.length > 1 ? 'are' : 'is'} true but ${missing.map((n) => variableOf(given, n)).join(', ')} ` +
       `${missing.length > 1 ? 'are' : 'is'} empty: every WebAuthn ceremony (passkeys, WebAuthn factors) is refused until they are set`,
   ];
 }
 
 /** With SAML on, its keys must be usable RSA keys (the original refuses to start otherwise; docs/sso-saml.md#settings). */
-function samlProblems(flat: Record<string, unknown>): string[] {
+function samlProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   if (!flat.SAML_ENABLED) return [];
   const key = typeof flat.SAML_PRIVATE_KEY === 'string' ? flat.SAML_PRIVATE_KEY : '';
   const next = typeof flat.SAML_PRIVATE_KEY_NEXT === 'string' ? flat.SAML_PRIVATE_KEY_NEXT : '';
   const problems: string[] = [];
-  if (!key) problems.push('AUTH_SAML_PRIVATE_KEY: is required when SAML_ENABLED is true');
+  if (!key) problems.push(`${variableOf(given, 'SAML_PRIVATE_KEY')}: is required when SAML_ENABLED is true`);
   const current = key ? samlKeyProblem(key, '') : null;
-  if (current) problems.push(`AUTH_SAML_PRIVATE_KEY: ${current}`);
+  if (current) problems.push(`${variableOf(given, 'SAML_PRIVATE_KEY')}: ${current}`);
   const upcoming = next ? samlKeyProblem(next, 'next ') : null;
-  if (upcoming) problems.push(`AUTH_SAML_PRIVATE_KEY_NEXT: ${upcoming}`);
+  if (upcoming) problems.push(`${variableOf(given, 'SAML_PRIVATE_KEY_NEXT')}: ${upcoming}`);
   return problems;
 }
 
@@ -109,23 +118,25 @@ function templateProblems(flat: Record<string, unknown>, given: Map<string, stri
         return [];
       } catch (err) {
         if (!(err instanceof GoTemplateSyntaxError)) throw err;
-        return [`${given.get(name) ?? `AUTH_${name}`}: is not a valid template (${err.message})`];
+        return [`${variableOf(given, name)}: is not a valid template (${err.message})`];
       }
     });
 }
 
 /** The key that encrypts secrets at rest needs an id, and every key must be 256 bits (docs/mfa.md#secrets-at-rest). */
-function dbEncryptionProblems(flat: Record<string, unknown>): string[] {
+function dbEncryptionProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   const problems: string[] = [];
   if (flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID)
-    problems.push('AUTH_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: is required when SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY is set');
+    problems.push(
+      `${variableOf(given, 'SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID')}: is required when SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY is set`,
+    );
   if (flat.SECURITY_DB_ENCRYPTION_ENCRYPT && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY)
-    problems.push('AUTH_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: is required when SECURITY_DB_ENCRYPTION_ENCRYPT is true');
+    problems.push(`${variableOf(given, 'SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY')}: is required when SECURITY_DB_ENCRYPTION_ENCRYPT is true`);
   const keys = flat.SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS;
   if (keys && typeof keys === 'object' && !(keys instanceof Error)) {
     for (const [id, key] of Object.entries(keys as Record<string, string>)) {
       if (Buffer.from(key, 'base64url').length !== 32 || !/^[A-Za-z0-9_-]+$/.test(key))
-        problems.push(`AUTH_SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS: key "${id}" must be 256 bits in base64url`);
+        problems.push(`${variableOf(given, 'SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS')}: key "${id}" must be 256 bits in base64url`);
     }
   }
   return problems;
@@ -146,30 +157,34 @@ function validMethodProblems(flat: Record<string, unknown>, given: Map<string, s
  * children are derived from a local secret (sessions/child-token.ts), so JWT_SECRET is needed, as the original always
  * requires it; and a signature must be able to fail before the request's own deadline answers 504 for it.
  */
-function kmsKeyProblems(flat: Record<string, unknown>): string[] {
+function kmsKeyProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   const keys = Array.isArray(flat.JWT_KEYS) ? (flat.JWT_KEYS as Array<Record<string, unknown>>) : [];
   if (!keys.some((k) => KMS_ARN_MEMBER in k)) return [];
   const problems: string[] = [];
   if (!flat.JWT_SECRET && !keys.some((k) => typeof k.d === 'string' || typeof k.k === 'string'))
     problems.push(
-      'AUTH_JWT_SECRET: is required when JWT_KEYS holds no private key (the AWS KMS key signs, refresh tokens are derived from it)',
+      `${variableOf(given, 'JWT_SECRET')}: is required when JWT_KEYS holds no private key (the AWS KMS key signs, refresh tokens are derived from it)`,
     );
   if ((flat.JWT_KMS_TIMEOUT as number) >= (flat.API_MAX_REQUEST_DURATION as number))
-    problems.push('AUTH_JWT_KMS_TIMEOUT: must be shorter than API_MAX_REQUEST_DURATION');
+    problems.push(`${variableOf(given, 'JWT_KMS_TIMEOUT')}: must be shorter than API_MAX_REQUEST_DURATION`);
   // A sign-in holds its transaction while KMS signs (sessions/issue.ts).
   const idle = flat.DB_IDLE_IN_TRANSACTION_TIMEOUT as number;
   if (idle > 0 && idle <= (flat.JWT_KMS_TIMEOUT as number))
-    problems.push('AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: must be longer than JWT_KMS_TIMEOUT (or 0)');
+    problems.push(`${variableOf(given, 'DB_IDLE_IN_TRANSACTION_TIMEOUT')}: must be longer than JWT_KMS_TIMEOUT (or 0)`);
   return problems;
 }
 
 /** Each enabled hook needs a URI; any URI must be one the transports can call, with well-formed secrets. */
-function hookProblems(flat: Record<string, unknown>): string[] {
+function hookProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   const problems = HOOK_NAMES.flatMap((hook) => {
     const env = `HOOK_${hookEnvName(hook)}`;
     const uri = flat[`${env}_URI`] as string;
-    if (flat[`${env}_ENABLED`] && !uri) return [`AUTH_${env}_URI: is required when ${env}_ENABLED is true`];
-    return hookTargetProblems(uri, flat[`${env}_SECRETS`] as string[]).map((p) => `AUTH_${env}_${p}`);
+    if (flat[`${env}_ENABLED`] && !uri) return [`${variableOf(given, `${env}_URI`)}: is required when ${env}_ENABLED is true`];
+    // Each problem starts with the setting's suffix (URI: or SECRETS:), named here by its variable.
+    return hookTargetProblems(uri, flat[`${env}_SECRETS`] as string[]).map((problem) => {
+      const suffix = problem.slice(0, problem.indexOf(':'));
+      return `${variableOf(given, `${env}_${suffix}`)}${problem.slice(suffix.length)}`;
+    });
   });
   // An HTTP hook may hold its request's transaction for its whole budget (docs/architecture.md#mail-and-sms-inside-the-transaction).
   const idle = flat.DB_IDLE_IN_TRANSACTION_TIMEOUT as number;
@@ -177,7 +192,9 @@ function hookProblems(flat: Record<string, unknown>): string[] {
     (h) => flat[`HOOK_${hookEnvName(h)}_ENABLED`] && /^https?:/.test(String(flat[`HOOK_${hookEnvName(h)}_URI`])),
   );
   if (httpHook && idle > 0 && idle * 1000 <= HTTP_HOOK_TIMEOUT_MS) {
-    problems.push(`AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: must be longer than an HTTP hook's ${HTTP_HOOK_TIMEOUT_MS / 1000} s (or 0)`);
+    problems.push(
+      `${variableOf(given, 'DB_IDLE_IN_TRANSACTION_TIMEOUT')}: must be longer than an HTTP hook's ${HTTP_HOOK_TIMEOUT_MS / 1000} s (or 0)`,
+    );
   }
   return problems;
 }

@@ -3,7 +3,7 @@
 // files are layered in name order. Only reading and ordering lives here; precedence is load.ts's.
 import fs from 'node:fs';
 import path from 'node:path';
-import dotenv from 'dotenv';
+import { DotenvSyntaxError, parseDotenv } from './dotenv.js';
 
 export type Vars = Record<string, string | undefined>;
 
@@ -16,7 +16,10 @@ export interface Layer {
 /** A file or directory that cannot be read or parsed; the message names it and says what is wrong. */
 export class ConfigFileError extends Error {}
 
-/** Reads one file: JSON when its name ends in .json, dotenv syntax otherwise (as the original decides). */
+/**
+ * Reads one file: JSON when its name ends in .json, dotenv syntax otherwise (as the original decides; a
+ * file named just `.json` is JSON too, where Node's extname would see no extension).
+ */
 export function readConfigFile(file: string): Vars {
   let text: string;
   try {
@@ -24,7 +27,16 @@ export function readConfigFile(file: string): Vars {
   } catch (err) {
     throw new ConfigFileError(`${file}: ${reason(err)}`);
   }
-  return path.extname(file) === '.json' ? parseJson(file, text) : dotenv.parse(text);
+  return path.basename(file).endsWith('.json') ? parseJson(file, text) : parseDotenvFile(file, text);
+}
+
+function parseDotenvFile(file: string, text: string): Vars {
+  try {
+    return parseDotenv(text);
+  } catch (err) {
+    if (err instanceof DotenvSyntaxError) throw new ConfigFileError(`${file}: ${err.message}`);
+    throw err;
+  }
 }
 
 /**
@@ -64,7 +76,8 @@ export function configDirFiles(dir: string): string[] {
     throw new ConfigFileError(`${dir}: ${reason(err)}`);
   }
   const names = entries
-    .filter((e) => !e.isDirectory() && ['.env', '.json'].includes(path.extname(e.name)))
+    // By suffix, not path.extname: a file named just `.env` is read, as the original sees `.env` as its extension.
+    .filter((e) => !e.isDirectory() && (e.name.endsWith('.env') || e.name.endsWith('.json')))
     .map((e) => e.name)
     .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   const chosen: string[] = [];

@@ -4,12 +4,11 @@
 // Precedence (docs/settings.md#names-sources-and-precedence), the original's order of sources:
 //   the config directory's files (later names first) > the -c file > the environment > .env (read only
 //   without -c); within one source, AUTH_X > the setting's extra names in their order > GOTRUE_X (AUTH_
-//   first, GOTRUE_ still accepted so deployments move over). An extra list may name GOTRUE_X itself first,
-//   where the original reads the bare name only when its own is unset (PORT after GOTRUE_API_PORT).
+//   first, GOTRUE_ still accepted so deployments move over). A bare name the original reads only as a
+//   fallback (PORT, DATABASE_URL) is read only when no prefixed name is set in any source (lookup).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import dotenv from 'dotenv';
 import { readConfigDir, readConfigFile, ConfigFileError, type Layer, type Vars } from './files.js';
 import { Ajv } from 'ajv';
 import { READ_BY_NOTHING, SETTINGS, type Setting } from './settings.js';
@@ -62,7 +61,7 @@ export interface ConfigSources {
   readonly configDir: string | null;
 }
 
-/** Reads the environment and .env or the -c file. Throws ConfigError when the -c file cannot be read. */
+/** Reads the environment and .env or the -c file. Throws ConfigError when the file cannot be read or parsed. */
 export function configSources({
   env = process.env,
   envFile = '.env',
@@ -78,7 +77,14 @@ export function configSources({
       throw err;
     }
   }
-  const dotEnv = envFile && fs.existsSync(envFile) ? dotenv.parse(fs.readFileSync(envFile)) : {};
+  // As the original: a missing .env is no error, one that does not parse stops the start.
+  let dotEnv: Vars = {};
+  try {
+    if (envFile && fs.existsSync(envFile)) dotEnv = readConfigFile(envFile);
+  } catch (err) {
+    if (err instanceof ConfigFileError) throw new ConfigError([err.message]);
+    throw err;
+  }
   return { base: [environment, { label: '.env', vars: dotEnv }], configDir };
 }
 
@@ -143,7 +149,7 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  warnings.push(...crossFieldWarnings(flat), ...correctAsTheOriginal(flat, given));
+  warnings.push(...crossFieldWarnings(flat, given), ...correctAsTheOriginal(flat, given));
   const ignored = ignoredVariables(layers);
   if (ignored.length > 0) warnings.push(`ignoring settings Portcullis does not know or support: ${ignored.join(', ')}`);
   const config = assemble(flat, development, warnings);
@@ -170,9 +176,28 @@ function ignoredVariables(layers: Layer[]): string[] {
   return [...names].sort();
 }
 
-/** The first non-empty value, layer by layer; `from` names the variable and, outside the environment, its file. */
+/**
+ * The first non-empty value; `from` names the variable and, outside the environment, its file. Where the
+ * original reads a bare name only as the fallback of its own GOTRUE_ name (the setting lists that name,
+ * as PORT after GOTRUE_API_PORT), every prefixed name is looked up in every layer before the bare one:
+ * the original merges all its sources first, so a platform's DATABASE_URL in the environment does not
+ * beat GOTRUE_DB_DATABASE_URL in .env. Elsewhere (OTEL_SERVICE_NAME, the AWS_ variables) the bare name is
+ * the original's own and is read source by source with the others.
+ */
 function lookup(setting: Setting, layers: Layer[]): { value: string; from: string } | undefined {
   const names = [`AUTH_${setting.name}`, ...(setting.unprefixed ?? []), `GOTRUE_${setting.name}`];
+  if (!setting.unprefixed?.some((name) => name.startsWith('GOTRUE_'))) return firstIn(names, layers);
+  const prefixed = names.filter((name) => /^(AUTH|GOTRUE)_/.test(name));
+  return (
+    firstIn(prefixed, layers) ??
+    firstIn(
+      names.filter((name) => !prefixed.includes(name)),
+      layers,
+    )
+  );
+}
+
+function firstIn(names: string[], layers: Layer[]): { value: string; from: string } | undefined {
   for (const { label, vars } of layers) {
     for (const name of names) {
       const value = vars[name];

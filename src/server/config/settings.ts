@@ -138,7 +138,7 @@ export const SETTINGS: Setting[] = [
   s('AUDIT_LOG_DISABLE_POSTGRES', 'auditLog.disablePostgres', 'bool', false),
 
   // The original's names in any case too: WARNING, Debug, trace (docs/settings.md#logs-traces-and-metrics).
-  s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }, ['GOTRUE_LOG_LEVEL', 'LOG_LEVEL']),
+  s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }),
   s('LOG_FILE', 'log.file', 'string', ''),
   // The original's pop logger: any value but these two logs nothing (original-corrections.ts).
   s('LOG_SQL', 'log.sql', 'string', 'none'),

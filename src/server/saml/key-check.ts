@@ -3,8 +3,17 @@
 // certificates needs (docs/sso-saml.md#keys).
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 
+/**
+ * The key's base64 without line breaks: the original's decoder skips them, so a key from `base64` without
+ * `-w0` (76-column lines), as a Kubernetes Secret or a multi-line variable holds it, is the same key.
+ */
+export function samlKeyBase64(value: string): string {
+  return value.replace(/[\r\n]/g, '');
+}
+
 /** Why a configured key cannot be used, in the original's words; null when it can. */
-export function samlKeyProblem(base64: string, which: '' | 'next '): string | null {
+export function samlKeyProblem(value: string, which: '' | 'next '): string | null {
+  const base64 = samlKeyBase64(value);
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64) || base64.length % 4 !== 0) return `SAML ${which}private key not in standard Base64 format`;
   let key: KeyObject;
   try {

@@ -5,6 +5,7 @@
 import { createPrivateKey } from 'node:crypto';
 import forge from 'node-forge';
 import type { Config } from '../config/types.js';
+import { samlKeyBase64 } from './key-check.js';
 
 export interface SamlKey {
   /** PKCS#8 PEM, as the XML signing and decryption libraries take it */
@@ -44,8 +45,8 @@ function certificateHost(config: Config): string {
   }
 }
 
-function buildKey(base64: string, host: string, encrypt: boolean): SamlKey {
-  const key = createPrivateKey({ key: Buffer.from(base64, 'base64'), format: 'der', type: 'pkcs1' });
+function buildKey(value: string, host: string, encrypt: boolean): SamlKey {
+  const key = createPrivateKey({ key: Buffer.from(samlKeyBase64(value), 'base64'), format: 'der', type: 'pkcs1' });
   const privateKeyPem = key.export({ format: 'pem', type: 'pkcs8' }).toString();
   const forgeKey = forge.pki.privateKeyFromPem(privateKeyPem);
   const cert = forge.pki.createCertificate();
