@@ -215,6 +215,9 @@ function applyDevelopmentDefaults(flat: Record<string, unknown>, development: bo
   if (!development) return;
   const port = flat.API_PORT as number;
   flat.SITE_URL ||= 'http://localhost:3000';
+  // What `supabase start` configures, so the development setup's users and tokens look like a Supabase project's.
+  flat.JWT_AUD ||= 'authenticated';
+  flat.JWT_DEFAULT_GROUP_NAME ||= 'authenticated';
   flat.API_EXTERNAL_URL ||= `http://localhost:${port}`;
 }
 

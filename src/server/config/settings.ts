@@ -189,7 +189,9 @@ export const SETTINGS: Setting[] = [
 
   s('JWT_SECRET', 'jwt.secret', 'string', ''),
   s('JWT_EXP', 'jwt.exp', 'int', 3600, positive),
-  s('JWT_AUD', 'jwt.aud', 'string', 'authenticated'),
+  // Empty by default, as the original: a deployment that never set it has users and tokens with aud "", and
+  // must find them after the swap. The development setup and Supabase's own deployments use `authenticated`.
+  s('JWT_AUD', 'jwt.aud', 'string', ''),
   s('JWT_ISSUER', 'jwt.issuer', 'string', ''),
   s('JWT_KEY_ID', 'jwt.keyId', 'string', ''),
   // Private JWKs checked and parsed here, so bad key material stops start-up (src/server/auth/keys.ts).
@@ -203,7 +205,7 @@ export const SETTINGS: Setting[] = [
   s('JWT_KMS_TIMEOUT', 'jwt.kms.timeoutSeconds', 'duration', 3, { exclusiveMinimum: 0, maximum: 60 }),
   s('JWT_VALID_METHODS', 'jwt.validMethods', 'list', [], { type: 'array', items: { enum: SUPPORTED_ALGORITHMS } }),
   s('JWT_ADMIN_GROUP_NAME', 'jwt.adminGroupName', 'string', 'admin'),
-  s('JWT_DEFAULT_GROUP_NAME', 'jwt.defaultGroupName', 'string', 'authenticated'),
+  s('JWT_DEFAULT_GROUP_NAME', 'jwt.defaultGroupName', 'string', ''),
   s('JWT_ADMIN_ROLES', 'jwt.adminRoles', 'list', ['service_role', 'supabase_admin']),
 
   s('EXTERNAL_EMAIL_ENABLED', 'external.emailEnabled', 'bool', true),
