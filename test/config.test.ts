@@ -180,7 +180,7 @@ t.test('each kind of bad value is reported with the variable that carried it', a
   const cases: Array<[Record<string, string>, string]> = [
     [{ AUTH_DISABLE_SIGNUP: 'maybe' }, 'AUTH_DISABLE_SIGNUP: "maybe" is not a boolean (use true or false)'],
     [{ AUTH_JWT_EXP: '1h' }, 'AUTH_JWT_EXP: "1h" is not a whole number'],
-    [{ AUTH_JWT_EXP: '0' }, 'AUTH_JWT_EXP: "0" must be >= 1'],
+    [{ AUTH_JWT_EXP: '-1' }, 'AUTH_JWT_EXP: "-1" must be >= 0'],
     [{ PORT: '70000' }, 'PORT: "70000" must be <= 65535'],
     [{ AUTH_SMTP_MAX_FREQUENCY: 'soon' }, 'AUTH_SMTP_MAX_FREQUENCY: "soon" is not a duration (seconds like 900, or 15m, 1h30m)'],
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: 'lots' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "lots" is not a limit (N per hour, or N/duration like 10/1m)'],
@@ -214,6 +214,33 @@ t.test('each kind of bad value is reported with the variable that carried it', a
   t.same(misconfiguredProviders(usable), []);
   t.equal((settingsBody(usable).external as Record<string, boolean>).keycloak, true);
   t.equal(problemsOf({ AUTH_JWT_EXP: 'x', AUTH_DISABLE_SIGNUP: 'y', PORT: 'z' }).length, 3, 'all problems at once');
+});
+
+t.test('0 where the original reads it as its default starts with that default, and a warning', async (t) => {
+  const c = load({
+    ...PROD,
+    GOTRUE_JWT_EXP: '0',
+    GOTRUE_MAILER_OTP_EXP: '0',
+    GOTRUE_SMS_OTP_EXP: '0',
+    GOTRUE_INTERNAL_HTTP_TIMEOUT: '0',
+    GOTRUE_API_MAX_REQUEST_DURATION: '0',
+  });
+  t.strictSame(
+    [c.jwt.exp, c.mailer.otpExpSeconds, c.sms.otpExpSeconds, c.external.httpTimeoutSeconds],
+    [3600, 86400, 60, 10],
+    "the original's defaults",
+  );
+  t.equal(c.api.maxRequestDurationSeconds, 86400, 'no deadline in the original: a day here');
+  t.strictSame(c.warnings, [
+    'GOTRUE_JWT_EXP: 0 means the default, 3600 s, as the original does',
+    'GOTRUE_MAILER_OTP_EXP: 0 means the default, 86400 s, as the original does',
+    'GOTRUE_SMS_OTP_EXP: 0 means the default, 60 s, as the original does',
+    'GOTRUE_INTERNAL_HTTP_TIMEOUT: 0 means the default, 10 s, as the original does',
+    'GOTRUE_API_MAX_REQUEST_DURATION: the original sets no request deadline for 0 or less; requests here may take up to a day',
+  ]);
+  t.equal(load({ ...PROD, GOTRUE_API_MAX_REQUEST_DURATION: '-5s' }).api.maxRequestDurationSeconds, 86400, 'less than 0 too');
+  const kept = load({ ...PROD, GOTRUE_JWT_EXP: '60', GOTRUE_API_MAX_REQUEST_DURATION: '30s' });
+  t.strictSame([kept.jwt.exp, kept.api.maxRequestDurationSeconds, kept.warnings], [60, 30, []], 'other values are kept');
 });
 
 t.test('the CLI stops with one message naming every bad variable and exit code 1, no stack trace', async (t) => {

@@ -154,7 +154,9 @@ function kmsKeyProblems(flat: Record<string, unknown>): string[] {
     problems.push(
       'AUTH_JWT_SECRET: is required when JWT_KEYS holds no private key (the AWS KMS key signs, refresh tokens are derived from it)',
     );
-  if ((flat.JWT_KMS_TIMEOUT as number) >= (flat.API_MAX_REQUEST_DURATION as number))
+  // 0 or less is no deadline (original-corrections.ts), which any KMS timeout is shorter than.
+  const requestDuration = flat.API_MAX_REQUEST_DURATION as number;
+  if (requestDuration > 0 && (flat.JWT_KMS_TIMEOUT as number) >= requestDuration)
     problems.push('AUTH_JWT_KMS_TIMEOUT: must be shorter than API_MAX_REQUEST_DURATION');
   // A sign-in holds its transaction while KMS signs (sessions/issue.ts).
   const idle = flat.DB_IDLE_IN_TRANSACTION_TIMEOUT as number;

@@ -9,6 +9,8 @@ import { CAPTCHA_PROVIDERS } from './cross-field.js';
 export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   return [
     ...clampOtpLengthsAndFlowExpiry(flat, given),
+    ...zeroIsTheDefault(flat, given),
+    ...requestDurationWithoutDeadline(flat, given),
     ...ignoreUnreadableJson(flat, given),
     ...captchaDefaults(flat),
     ...samlDefaults(flat),
@@ -31,6 +33,39 @@ function captchaDefaults(flat: Record<string, unknown>): string[] {
   }
   return [];
 }
+
+/** The settings the original reads 0 of as its default (not as "never" or "at once"), and that default. */
+const ZERO_IS_DEFAULT: Array<[name: string, value: number]> = [
+  ['JWT_EXP', 3600],
+  ['MAILER_OTP_EXP', 86400],
+  ['SMS_OTP_EXP', 60],
+  ['INTERNAL_HTTP_TIMEOUT', 10],
+];
+
+/** As the original: 0 in one of ZERO_IS_DEFAULT's settings is its default, said at start. */
+function zeroIsTheDefault(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const warnings: string[] = [];
+  for (const [name, value] of ZERO_IS_DEFAULT) {
+    if (flat[name] !== 0) continue;
+    flat[name] = value;
+    warnings.push(`${variableOf(given, name)}: 0 means the default, ${value} s, as the original does`);
+  }
+  return warnings;
+}
+
+/**
+ * The original sets no deadline at all for API_MAX_REQUEST_DURATION of 0 or less; here every request has
+ * one (http/deadline-clock.ts), so such a value becomes a day, longer than any request can usefully take.
+ */
+function requestDurationWithoutDeadline(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  if ((flat.API_MAX_REQUEST_DURATION as number) > 0) return [];
+  flat.API_MAX_REQUEST_DURATION = NO_DEADLINE_SECONDS;
+  return [
+    `${variableOf(given, 'API_MAX_REQUEST_DURATION')}: the original sets no request deadline for 0 or less; requests here may take up to a day`,
+  ];
+}
+
+export const NO_DEADLINE_SECONDS = 86400;
 
 /** As the original: a SAML relay state validity period of 0 is its default, two minutes (not "always expired"). */
 function samlDefaults(flat: Record<string, unknown>): string[] {

@@ -99,7 +99,8 @@ export const SETTINGS: Setting[] = [
   s('API_EXTERNAL_URL', 'api.externalUrl', 'string', '', httpUrl, ['GOTRUE_API_API_EXTERNAL_URL', 'API_EXTERNAL_URL']),
   s('REQUEST_ID_HEADER', 'api.requestIdHeader', 'string', '', undefined, ['GOTRUE_API_REQUEST_ID_HEADER', 'REQUEST_ID_HEADER']),
   s('CORS_ALLOWED_HEADERS', 'api.corsAllowedHeaders', 'list', []),
-  s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10, positive),
+  // 0 or less: no deadline in the original, a day here (original-corrections.ts).
+  s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10),
   // false: uWS listens on the public port itself, with its parser's limits (docs/http-guard.md).
   s('HTTP_GUARD', 'api.guard', 'bool', true),
 
@@ -188,7 +189,8 @@ export const SETTINGS: Setting[] = [
   s('DEBUG', 'debug', 'bool', false),
 
   s('JWT_SECRET', 'jwt.secret', 'string', ''),
-  s('JWT_EXP', 'jwt.exp', 'int', 3600, positive),
+  // 0 is the default, as in the original (original-corrections.ts); so the code lifetimes and INTERNAL_HTTP_TIMEOUT.
+  s('JWT_EXP', 'jwt.exp', 'int', 3600, { minimum: 0 }),
   // Empty by default, as the original: a deployment that never set it has users and tokens with aud "", and
   // must find them after the swap. The development setup and Supabase's own deployments use `authenticated`.
   s('JWT_AUD', 'jwt.aud', 'string', ''),
@@ -229,7 +231,7 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION', 'external.web3Solana.maximumValiditySeconds', 'duration', 600, positive),
   s('EXTERNAL_WEB3_ETHEREUM_ENABLED', 'external.web3Ethereum.enabled', 'bool', false),
   s('EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION', 'external.web3Ethereum.maximumValiditySeconds', 'duration', 600, positive),
-  s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { exclusiveMinimum: 0 }),
+  s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { minimum: 0 }),
   // Where every OAuth callback ends, whatever redirect_to the flow carried (docs/oauth.md#the-flow).
   s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', httpUrl, ['GOTRUE_EXTERNAL_REDIRECTURL']),
   ...OAUTH_PROVIDERS.flatMap((p) => {
@@ -366,7 +368,7 @@ export const SETTINGS: Setting[] = [
   s('MAILER_AUTOCONFIRM', 'mailer.autoconfirm', 'bool', false),
   s('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'mailer.allowUnverifiedEmailSignIns', 'bool', false),
   s('MAILER_SECURE_EMAIL_CHANGE_ENABLED', 'mailer.secureEmailChangeEnabled', 'bool', true),
-  s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, positive),
+  s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, { minimum: 0 }),
   // Outside 6–10: 6, as the original (original-corrections.ts); so SMS_ and MFA_PHONE_OTP_LENGTH.
   s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6),
   // X-Forwarded-Host values whose https://<host> replaces API_EXTERNAL_URL in mail links (docs/one-time-codes-and-mail.md#links).
@@ -420,7 +422,7 @@ export const SETTINGS: Setting[] = [
   s('SMS_PROVIDER', 'sms.provider', 'string', '', { enum: ['', ...SMS_GATEWAYS] }),
   s('SMS_AUTOCONFIRM', 'sms.autoconfirm', 'bool', false),
   s('SMS_MAX_FREQUENCY', 'sms.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
-  s('SMS_OTP_EXP', 'sms.otpExpSeconds', 'duration', 60, positive),
+  s('SMS_OTP_EXP', 'sms.otpExpSeconds', 'duration', 60, { minimum: 0 }),
   s('SMS_OTP_LENGTH', 'sms.otpLength', 'int', 6),
   s('SMS_TEMPLATE', 'sms.template', 'string', 'Your code is {{ .Code }}'),
   s('SMS_TEST_OTP', 'sms.testOtp', 'map', {}),
