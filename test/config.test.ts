@@ -243,6 +243,21 @@ t.test('0 where the original reads it as its default starts with that default, a
   t.strictSame([kept.jwt.exp, kept.api.maxRequestDurationSeconds, kept.warnings], [60, 30, []], 'other values are kept');
 });
 
+t.test('a send interval of 0 is one minute, as the original: the per-user throttle of mails and SMS never goes away', async (t) => {
+  const c = load({ ...PROD, GOTRUE_SMTP_MAX_FREQUENCY: '0', GOTRUE_SMS_MAX_FREQUENCY: '0s' });
+  t.strictSame([c.smtp.maxFrequencySeconds, c.sms.maxFrequencySeconds], [60, 60]);
+  t.strictSame(c.warnings, [
+    'GOTRUE_SMTP_MAX_FREQUENCY: 0 would let mails to one user go out back to back; using 60 s, as the original does',
+    'GOTRUE_SMS_MAX_FREQUENCY: 0 would let SMS to one user go out back to back; using 60 s, as the original does',
+  ]);
+  const short = load({ ...PROD, GOTRUE_SMTP_MAX_FREQUENCY: '10s', GOTRUE_SMS_MAX_FREQUENCY: '1ms' });
+  t.strictSame(
+    [short.smtp.maxFrequencySeconds, short.sms.maxFrequencySeconds, short.warnings],
+    [10, 0.001, []],
+    'others are used as given',
+  );
+});
+
 t.test('the CLI stops with one message naming every bad variable and exit code 1, no stack trace', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-cli-'));
   const run = runPortcullis(['serve'], {

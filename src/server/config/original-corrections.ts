@@ -11,6 +11,7 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...clampOtpLengthsAndFlowExpiry(flat, given),
     ...zeroIsTheDefault(flat, given),
     ...requestDurationWithoutDeadline(flat, given),
+    ...sendIntervalOfZero(flat, given),
     ...ignoreUnreadableJson(flat, given),
     ...captchaDefaults(flat),
     ...samlDefaults(flat),
@@ -66,6 +67,23 @@ function requestDurationWithoutDeadline(flat: Record<string, unknown>, given: Ma
 }
 
 export const NO_DEADLINE_SECONDS = 86400;
+
+/**
+ * As the original: a per-user interval of 0 between mails or SMS is one minute, not "no interval", so the
+ * throttle against mail bombing and SMS pumping never goes away (docs/settings.md#mail).
+ */
+function sendIntervalOfZero(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const warnings: string[] = [];
+  for (const [name, what] of [
+    ['SMTP_MAX_FREQUENCY', 'mails'],
+    ['SMS_MAX_FREQUENCY', 'SMS'],
+  ]) {
+    if (flat[name] !== 0) continue;
+    flat[name] = 60;
+    warnings.push(`${variableOf(given, name)}: 0 would let ${what} to one user go out back to back; using 60 s, as the original does`);
+  }
+  return warnings;
+}
 
 /** As the original: a SAML relay state validity period of 0 is its default, two minutes (not "always expired"). */
 function samlDefaults(flat: Record<string, unknown>): string[] {
