@@ -258,6 +258,24 @@ t.test('a send interval of 0 is one minute, as the original: the per-user thrott
   );
 });
 
+t.test('send limits as the original reads its rates: any number per hour (its whole part), a zero period is an hour', async (t) => {
+  const limit = (value: string) => load({ ...PROD, GOTRUE_RATE_LIMIT_EMAIL_SENT: value }).rateLimit.emailSent;
+  // The original's TestRateDecode, and its limiter's whole part and fallback period.
+  t.strictSame(limit('1800'), { max: 1800, periodSeconds: 3600, bucket: false });
+  t.strictSame(limit('1800.0'), { max: 1800, periodSeconds: 3600, bucket: false });
+  t.strictSame(limit('13.5'), { max: 13, periodSeconds: 3600, bucket: false });
+  t.strictSame(limit('2.5'), { max: 2, periodSeconds: 3600, bucket: false });
+  t.strictSame(limit('3600/1h'), { max: 3600, periodSeconds: 3600, bucket: true });
+  t.strictSame(limit('3600/1h0m0s'), { max: 3600, periodSeconds: 3600, bucket: true });
+  t.strictSame(limit('100/24h'), { max: 100, periodSeconds: 86400, bucket: true });
+  t.strictSame(limit('0/1h'), { max: 0, periodSeconds: 3600, bucket: true });
+  t.strictSame(limit('10/0s'), { max: 10, periodSeconds: 3600, bucket: true }, 'a zero period is an hour');
+  t.strictSame(load({ ...PROD, GOTRUE_RATE_LIMIT_SMS_SENT: '7.9' }).rateLimit.smsSent, { max: 7, periodSeconds: 3600, bucket: false });
+  for (const bad of ['1h', '/', '/1h', '3600.0/1h', '100/', '1/2/3s']) {
+    t.equal(problemsOf({ GOTRUE_RATE_LIMIT_EMAIL_SENT: bad }).length, 1, `${bad} is refused, as there`);
+  }
+});
+
 t.test('the CLI stops with one message naming every bad variable and exit code 1, no stack trace', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-cli-'));
   const run = runPortcullis(['serve'], {

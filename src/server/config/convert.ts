@@ -48,13 +48,21 @@ export function convert(setting: Setting, text: string): unknown {
   }
 }
 
+/** Go's ParseFloat forms a rate is written in: 1800, 1800.0, 13.5, .5, 1e3, -1 */
+const FLOAT = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+/**
+ * As the original reads a rate: any number is that many per hour, of which its limiter counts the whole part
+ * (1800.0, 13.5); `N/duration` needs a whole N, and a period of 0 or less is an hour there too.
+ */
 function parseSendLimit(raw: string): SendLimit | Error {
-  const [count, period] = raw.split('/');
-  if (!/^\d+$/.test(count)) return new Error(`"${raw}" is not a limit (N per hour, or N/duration like 10/1m)`);
-  if (period === undefined) return { max: Number(count), periodSeconds: 3600, bucket: false };
+  if (FLOAT.test(raw)) return { max: Math.max(0, Math.floor(Number(raw))), periodSeconds: 3600, bucket: false };
+  const parts = raw.split('/');
+  const [count, period] = parts;
+  if (parts.length !== 2 || !/^\d+$/.test(count)) return new Error(`"${raw}" is not a limit (N per hour, or N/duration like 10/1m)`);
   const seconds = parseSeconds(period);
-  if (seconds === null || seconds <= 0) return new Error(`"${raw}" has an invalid period "${period}"`);
-  return { max: Number(count), periodSeconds: seconds, bucket: true };
+  if (seconds === null) return new Error(`"${raw}" has an invalid period "${period}"`);
+  return { max: Number(count), periodSeconds: seconds > 0 ? seconds : 3600, bucket: true };
 }
 
 function parseJwkSet(raw: string): unknown {
