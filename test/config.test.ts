@@ -187,11 +187,8 @@ t.test('each kind of bad value is reported with the variable that carried it', a
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: '5/never' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "5/never" has an invalid period "never"'],
     [{ AUTH_SMS_TEST_OTP: '123' }, 'AUTH_SMS_TEST_OTP: "123" is not a key:value pair'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: "loud" must be one of panic, fatal, error, warn, info, debug, trace'],
-    [
-      { GOTRUE_SMS_PROVIDER: 'carrier-pigeon' },
-      'GOTRUE_SMS_PROVIDER: "carrier-pigeon" must be one of (empty), twilio, twilio_verify, messagebird, textlocal, vonage',
-    ],
-    [{ AUTH_SITE_URL: 'not a url' }, 'AUTH_SITE_URL: "not a url" is not in the expected format'],
+    [{ AUTH_SITE_URL: 'not a url' }, 'AUTH_SITE_URL: "not a url" is not an absolute URL'],
+    [{ GOTRUE_EXTERNAL_REDIRECTURL: '/callback' }, 'GOTRUE_EXTERNAL_REDIRECTURL: "/callback" is not an absolute URL'],
     [{ DB_NAMESPACE: 'Bad-Name' }, 'DB_NAMESPACE: "Bad-Name" is not in the expected format'],
     [{ ...PROD, AUTH_DB_DRIVER: 'mysql' }, 'AUTH_DB_DRIVER: "mysql" must be one of postgres'],
     [{ AUTH_SMTP_HOST: 'mail.example' }, 'AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],

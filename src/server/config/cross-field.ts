@@ -27,6 +27,11 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
     if (!given.has('DB_DRIVER')) problems.push('AUTH_DB_DRIVER: is required when DATABASE_URL is set (must be postgres)');
   }
   if (flat.SMTP_HOST) require('SMTP_ADMIN_EMAIL', 'when SMTP_HOST is set (it is the From address)');
+  // Any scheme, as the original (an app's deep link); only a value no redirect could be built on is refused.
+  for (const name of ['SITE_URL', 'EXTERNAL_REDIRECT_URL']) {
+    const url = flat[name] as string;
+    if (url && !URL.canParse(url)) problems.push(`${given.get(name) ?? `AUTH_${name}`}: "${url}" is not an absolute URL`);
+  }
   // An enabled OAuth provider with missing credentials does not stop start-up: it is named in a warning and
   // treated as disabled (providers/configured.ts), as the original fails only at /authorize.
   const validUntil = flat.SMS_TEST_OTP_VALID_UNTIL as string;

@@ -88,7 +88,8 @@ export const SETTINGS: Setting[] = [
   // Set by the Dockerfile: in a container, no DATABASE_URL is a mistake unless DEVELOPMENT_SETUP asks for it.
   s('CONTAINER', 'container', 'bool', false, undefined, ['PORTCULLIS_CONTAINER']),
   s('DEVELOPMENT_SETUP', 'developmentSetup', 'bool', false, undefined, ['PORTCULLIS_DEVELOPMENT']),
-  s('SITE_URL', 'siteUrl', 'string', '', httpUrl),
+  // Any absolute URL, as the original: a mobile app's site may be its deep link (myapp://callback); cross-field.ts.
+  s('SITE_URL', 'siteUrl', 'string', ''),
   s('URI_ALLOW_LIST', 'uriAllowList', 'list', []),
   s('DISABLE_SIGNUP', 'disableSignup', 'bool', false),
   s('OPERATOR_TOKEN', 'operatorToken', 'string', ''),
@@ -233,7 +234,7 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION', 'external.web3Ethereum.maximumValiditySeconds', 'duration', 600, positive),
   s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { minimum: 0 }),
   // Where every OAuth callback ends, whatever redirect_to the flow carried (docs/oauth.md#the-flow).
-  s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', httpUrl, ['GOTRUE_EXTERNAL_REDIRECTURL']),
+  s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', undefined, ['GOTRUE_EXTERNAL_REDIRECTURL']),
   ...OAUTH_PROVIDERS.flatMap((p) => {
     const env = `EXTERNAL_${p.toUpperCase()}`;
     const at = `external.providers.${p}`;
