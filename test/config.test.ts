@@ -9,6 +9,9 @@ import { runPortcullis } from './helpers/cli.js';
 import { splitCharacterSets } from '../dist/server/config/convert.js';
 import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
+import { buildKeySet, generateJwk } from '../dist/server/auth/keys.js';
+import { createJwtService } from '../dist/server/auth/jwt.js';
+import { generateKeyPairSync } from 'node:crypto';
 
 const PROD = {
   DATABASE_URL: 'postgres://u@db/x',
@@ -271,6 +274,40 @@ t.test('send limits as the original reads its rates: any number per hour (its wh
   for (const bad of ['1h', '/', '/1h', '3600.0/1h', '100/', '1/2/3s']) {
     t.equal(problemsOf({ GOTRUE_RATE_LIMIT_EMAIL_SENT: bad }).length, 1, `${bad} is refused, as there`);
   }
+});
+
+t.test('JWT_KEYS the original accepts start: an empty list, sign-only keys, short or small keys, a kid given twice', async (t) => {
+  const keys = (jwks: unknown[], extra: Record<string, string> = {}) => load({ ...PROD, GOTRUE_JWT_KEYS: JSON.stringify(jwks), ...extra });
+  const empty = keys([]);
+  t.strictSame([empty.jwt.keys, empty.warnings], [[], []], '[] is no keys: JWT_SECRET signs');
+  t.equal(createJwtService(empty.jwt).algorithm, 'HS256');
+
+  const ec = generateJwk('ES256');
+  const signOnly = keys([{ ...ec, key_ops: ['sign'] }]);
+  const jwt = createJwtService(signOnly.jwt);
+  const token = await jwt.sign({ sub: 'x', role: 'authenticated' } as never);
+  t.equal((await jwt.verify(token)).sub, 'x', 'a sign-only key verifies with its public half, as there');
+
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'jwk' });
+  t.strictSame(keys([{ ...rsa, kid: 'small', alg: 'RS256', key_ops: ['sign', 'verify'] }]).warnings, [
+    'GOTRUE_JWT_KEYS: key "small": an RSA key of 1024 bits can be broken; use at least 2048',
+  ]);
+
+  const later = generateJwk('ES256');
+  const twice = keys([
+    { ...ec, kid: 'same' },
+    { ...later, kid: 'same' },
+  ]);
+  t.strictSame(twice.warnings, [
+    'GOTRUE_JWT_KEYS: key "same": kid is used by more than one key; the last of them is used, as the original does',
+  ]);
+  const [kept] = buildKeySet(twice.jwt.keys);
+  t.equal(buildKeySet(twice.jwt.keys).length, 1);
+  t.equal(kept.publicJwk?.x, later.x, 'the later key, as there');
+
+  const methods = load({ ...PROD, GOTRUE_JWT_VALID_METHODS: 'HS256,PS256' });
+  t.same(methods.jwt.validMethods, ['HS256', 'PS256']);
+  t.match(methods.warnings, [/^GOTRUE_JWT_VALID_METHODS: PS256 is no algorithm Portcullis verifies/]);
 });
 
 t.test('the CLI stops with one message naming every bad variable and exit code 1, no stack trace', async (t) => {

@@ -4,6 +4,8 @@
 import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
 import { parseBlockedMx } from '../delivery/mail/address-check.js';
 import { CAPTCHA_PROVIDERS } from './cross-field.js';
+import { SUPPORTED_ALGORITHMS, keySetWarnings } from '../auth/keys.js';
+import type { JsonWebKey } from 'node:crypto';
 
 /** Corrects `flat` in place; the warnings name the variable each value came from. */
 export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
@@ -19,6 +21,7 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...sqlLogging(flat, given),
     ...otlpProtocol(flat, given),
     ...shortJwtSecret(flat, given),
+    ...jwtKeyWarnings(flat, given),
   ];
 }
 
@@ -150,6 +153,17 @@ function shortJwtSecret(flat: Record<string, unknown>, given: Map<string, string
   if (typeof secret !== 'string' || !secret || secret.length >= 16) return [];
   return [
     `${variableOf(given, 'JWT_SECRET')}: only ${secret.length} characters, which can be guessed, and then any token forged; use at least 32 random characters (the original accepts it, so it is used)`,
+  ];
+}
+
+/** JWT_KEYS and JWT_VALID_METHODS the original starts with though they are weak or name what it never matches. */
+function jwtKeyWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const keys = keySetWarnings(flat.JWT_KEYS as JsonWebKey[]).map((w) => `${variableOf(given, 'JWT_KEYS')}: ${w}`);
+  const unknown = (flat.JWT_VALID_METHODS as string[]).filter((alg) => !SUPPORTED_ALGORITHMS.includes(alg));
+  if (unknown.length === 0) return keys;
+  return [
+    ...keys,
+    `${variableOf(given, 'JWT_VALID_METHODS')}: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} no algorithm Portcullis verifies (${SUPPORTED_ALGORITHMS.join(', ')}); no token is accepted by ${unknown.length > 1 ? 'them' : 'it'}, as in the original`,
   ];
 }
 
