@@ -11,7 +11,9 @@ import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
 import { buildKeySet, generateJwk } from '../dist/server/auth/keys.js';
 import { createJwtService } from '../dist/server/auth/jwt.js';
+import { createSmsSender } from '../dist/server/delivery/sms/index.js';
 import { generateKeyPairSync } from 'node:crypto';
+import { pino } from 'pino';
 
 const PROD = {
   DATABASE_URL: 'postgres://u@db/x',
@@ -310,6 +312,55 @@ t.test('JWT_KEYS the original accepts start: an empty list, sign-only keys, shor
   t.match(methods.warnings, [/^GOTRUE_JWT_VALID_METHODS: PS256 is no algorithm Portcullis verifies/]);
 });
 
+t.test('values the original starts with, or reads only while their feature is on, start here too', async (t) => {
+  const starts = (env: Record<string, string>) => load({ ...PROD, ...env });
+  t.same(problemsOf({ ...PROD, GOTRUE_SMS_PROVIDER: 'Twilio' }), [], 'an unknown gateway: starts');
+  const twilio = starts({ GOTRUE_SMS_PROVIDER: 'Twilio' });
+  t.match(twilio.warnings, [/^SMS_PROVIDER: "Twilio" is none of twilio, /]);
+  const sender = createSmsSender(twilio.sms, pino({ enabled: false }));
+  await t.rejects(sender!.send('15550001111', 'x', 'sms', '123456'), /Twilio could not be found/, 'and fails when it sends');
+
+  const longSecret = `v1,whsec_${'A'.repeat(91)}`;
+  t.same(
+    problemsOf({ ...PROD, GOTRUE_HOOK_SEND_SMS_URI: 'https://hooks.example.com/sms', GOTRUE_HOOK_SEND_SMS_SECRETS: longSecret }),
+    [],
+    'a symmetric hook secret longer than 88 characters',
+  );
+
+  const encryption = starts({ GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'not-a-key' });
+  t.equal(encryption.security.dbEncryption.encryptionKey, '', 'with ENCRYPT off an unusable key is ignored');
+  t.match(encryption.warnings, [/^GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: ignored, as the original ignores it/]);
+  t.equal(
+    problemsOf({ ...PROD, GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPT: 'true', GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'not-a-key' })
+      .length,
+    2,
+    'with ENCRYPT on it is checked, as there',
+  );
+
+  t.same(problemsOf({ ...PROD, GOTRUE_WEBAUTHN_RP_ID: 'example.com:443', GOTRUE_SAML_EXTERNAL_URL: 'auth.example.com' }), []);
+  t.same(problemsOf({ ...PROD, RP_ID: 'a/b', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }), [], 'features off: not read');
+  t.same(problemsOf({ ...PROD, GOTRUE_PASSKEY_ENABLED: 'true', GOTRUE_WEBAUTHN_RP_ID: 'example.com:443' }), [
+    'GOTRUE_WEBAUTHN_RP_ID: "example.com:443" is not in the expected format',
+  ]);
+  t.same(problemsOf({ ...PROD, GOTRUE_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }), [
+    'OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4317" is not in the expected format',
+  ]);
+  t.ok(
+    problemsOf({ ...PROD, GOTRUE_SAML_ENABLED: 'true', GOTRUE_SAML_EXTERNAL_URL: 'auth.example.com' }).includes(
+      'GOTRUE_SAML_EXTERNAL_URL: "auth.example.com" is not in the expected format',
+    ),
+    'with SAML on it is checked',
+  );
+
+  t.equal(starts({ GOTRUE_PASSWORD_MIN_LENGTH: '-1' }).password.minLength, 6);
+  t.equal(starts({ GOTRUE_PASSWORD_MIN_LENGTH: '100' }).password.minLength, 100);
+  t.equal(starts({ GOTRUE_PASSWORD_HIBP_BLOOM_ITEMS: '20000000' }).password.hibp.bloom.items, 20_000_000);
+  const debug = starts({ GOTRUE_DEBUG: 'verbose' });
+  t.equal(debug.debug, false);
+  t.strictSame(debug.warnings, ['GOTRUE_DEBUG: "verbose" is not a boolean; false']);
+  t.equal(starts({ GOTRUE_DEBUG: 'TRUE' }).debug, true);
+});
+
 t.test('the CLI stops with one message naming every bad variable and exit code 1, no stack trace', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-cli-'));
   const run = runPortcullis(['serve'], {
@@ -557,7 +608,10 @@ t.test("the fetched mail templates' limits and the pool's connection lifetimes, 
   t.strictSame(given.mailer.templateCache, { maxBytes: 50_000, maxAgeSeconds: 60, retryIntervalSeconds: 2 });
   t.match(given.db, { connMaxIdleTimeSeconds: 30, connMaxLifetimeSeconds: 3600 });
   t.equal(load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '40' }).db.connPercentage, 40);
-  t.strictSame(problemsOf({ GOTRUE_DB_CONN_PERCENTAGE: '101' }), ['GOTRUE_DB_CONN_PERCENTAGE: "101" must be <= 100']);
+  const clamped = load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '150' });
+  t.equal(clamped.db.connPercentage, 100, 'clamped into 0–100, as the original');
+  t.strictSame(clamped.warnings, ['GOTRUE_DB_CONN_PERCENTAGE: 150 is outside 0–100; using 100, as the original does']);
+  t.equal(load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '-5' }).db.connPercentage, 0);
 });
 
 t.test(

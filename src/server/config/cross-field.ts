@@ -65,6 +65,10 @@ export function crossFieldWarnings(flat: Record<string, unknown>): string[] {
  */
 function smsCredentialWarnings(flat: Record<string, unknown>): string[] {
   const gateway = flat.SMS_PROVIDER as string;
+  if (gateway && !Object.hasOwn(SMS_REQUIRED, gateway)) {
+    flat.SMS_MISSING_CREDENTIALS = [];
+    return [`SMS_PROVIDER: "${gateway}" is none of ${Object.keys(SMS_REQUIRED).join(', ')}: sending SMS will fail, as in the original`];
+  }
   const missing = gateway ? (SMS_REQUIRED[gateway] ?? []).filter((name) => !flat[name]) : [];
   flat.SMS_MISSING_CREDENTIALS = missing.map((name) => `AUTH_${name}`);
   if (missing.length === 0) return [];
@@ -119,10 +123,14 @@ function templateProblems(flat: Record<string, unknown>, given: Map<string, stri
     });
 }
 
-/** The key that encrypts secrets at rest needs an id, and every key must be 256 bits (docs/mfa.md#secrets-at-rest). */
+/**
+ * With ENCRYPT on, the key that encrypts secrets at rest needs an id; every decryption key must be 256 bits
+ * (docs/mfa.md#secrets-at-rest). With it off the original ignores the encryption key (original-corrections.ts).
+ */
 function dbEncryptionProblems(flat: Record<string, unknown>): string[] {
   const problems: string[] = [];
-  if (flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID)
+  const encrypt = Boolean(flat.SECURITY_DB_ENCRYPTION_ENCRYPT);
+  if (encrypt && flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID)
     problems.push('AUTH_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID: is required when SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY is set');
   if (flat.SECURITY_DB_ENCRYPTION_ENCRYPT && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY)
     problems.push('AUTH_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: is required when SECURITY_DB_ENCRYPTION_ENCRYPT is true');

@@ -188,8 +188,12 @@ const validateFlat = ajv.compile({
   properties: Object.fromEntries(SETTINGS.filter((x) => x.schema).map((x) => [x.name, x.schema])),
 });
 
+/** A feature's settings, checked only while the feature is on (Setting.checkedWhen). */
+const CHECKED_WHEN = new Map(SETTINGS.flatMap((x) => (x.checkedWhen ? [[x.name, x.checkedWhen] as const] : [])));
+
 function validateSchema(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  const supplied = Object.fromEntries([...given.keys()].map((name) => [name, flat[name]]));
+  const checked = (name: string) => CHECKED_WHEN.get(name)?.(flat) ?? true;
+  const supplied = Object.fromEntries([...given.keys()].filter(checked).map((name) => [name, flat[name]]));
   if (validateFlat(supplied)) return [];
   return (validateFlat.errors ?? []).map((e) => {
     // A list's item is reported by its position (/NAME/0): name the setting, show the item.

@@ -22,6 +22,11 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...otlpProtocol(flat, given),
     ...shortJwtSecret(flat, given),
     ...jwtKeyWarnings(flat, given),
+    ...connPercentage(flat, given),
+    ...debugSwitch(flat, given),
+    ...unmatchableExternalHosts(flat, given),
+    ...largeBloomFilter(flat, given),
+    ...unusedEncryptionKey(flat, given),
   ];
 }
 
@@ -164,6 +169,61 @@ function jwtKeyWarnings(flat: Record<string, unknown>, given: Map<string, string
   return [
     ...keys,
     `${variableOf(given, 'JWT_VALID_METHODS')}: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} no algorithm Portcullis verifies (${SUPPORTED_ALGORITHMS.join(', ')}); no token is accepted by ${unknown.length > 1 ? 'them' : 'it'}, as in the original`,
+  ];
+}
+
+/** As the original: DB_CONN_PERCENTAGE outside 0–100 is clamped into it. */
+function connPercentage(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const percentage = flat.DB_CONN_PERCENTAGE as number;
+  const clamped = Math.min(Math.max(percentage, 0), 100);
+  if (clamped === percentage) return [];
+  flat.DB_CONN_PERCENTAGE = clamped;
+  return [`${variableOf(given, 'DB_CONN_PERCENTAGE')}: ${percentage} is outside 0–100; using ${clamped}, as the original does`];
+}
+
+/** DEBUG is no setting of the original, so a value that is no boolean (GOTRUE_DEBUG=verbose) must not stop the start. */
+function debugSwitch(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const text = String(flat.DEBUG).trim();
+  const on = /^(true|1|yes|on|t)$/i.test(text);
+  flat.DEBUG = on;
+  if (on || /^(false|0|no|off|f)$/i.test(text)) return [];
+  return [`${variableOf(given, 'DEBUG')}: "${text}" is not a boolean; false`];
+}
+
+/** What X-Forwarded-Host can be: a host name and a port. Another entry (a URL) never matches one. */
+const FORWARDED_HOST = /^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/;
+
+/** As the original: a MAILER_EXTERNAL_HOSTS entry that is no host name starts the service and matches no request. */
+function unmatchableExternalHosts(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const hosts = flat.MAILER_EXTERNAL_HOSTS as string[];
+  const unmatchable = hosts.filter((host) => !FORWARDED_HOST.test(host));
+  if (unmatchable.length === 0) return [];
+  flat.MAILER_EXTERNAL_HOSTS = hosts.filter((host) => FORWARDED_HOST.test(host));
+  return [
+    `${variableOf(given, 'MAILER_EXTERNAL_HOSTS')}: ${unmatchable.map((h) => `"${h}"`).join(', ')} ${unmatchable.length > 1 ? 'are' : 'is'} no host name (like auth.example.com); no X-Forwarded-Host matches ${unmatchable.length > 1 ? 'them' : 'it'}, as in the original`,
+  ];
+}
+
+/** Each HTTP thread holds the whole filter: over 10 million items (54 MB at 1e-9) is likely a typo, said at start. */
+function largeBloomFilter(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const items = flat.PASSWORD_HIBP_BLOOM_ITEMS as number;
+  if (!flat.PASSWORD_HIBP_ENABLED || !flat.PASSWORD_HIBP_BLOOM_ENABLED || items <= 10_000_000) return [];
+  return [`${variableOf(given, 'PASSWORD_HIBP_BLOOM_ITEMS')}: ${items} items take more than 54 MB of memory in each HTTP thread`];
+}
+
+/**
+ * With SECURITY_DB_ENCRYPTION_ENCRYPT off the original never reads the encryption key. Here secrets are always
+ * sealed (docs/mfa.md#secrets-at-rest), with that key when it is usable; one without an id or not 256 bits in
+ * base64url is ignored, and the key derived from JWT_SECRET seals instead.
+ */
+function unusedEncryptionKey(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const key = flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY as string;
+  if (flat.SECURITY_DB_ENCRYPTION_ENCRYPT || !key) return [];
+  if (flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID && /^[A-Za-z0-9_-]{43}$/.test(key)) return [];
+  flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY = '';
+  return [
+    `${variableOf(given, 'SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY')}: ignored, as the original ignores it with SECURITY_DB_ENCRYPTION_ENCRYPT off: ` +
+      'it needs SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID and 256 bits in base64url; secrets are sealed with the key derived from JWT_SECRET',
   ];
 }
 

@@ -1,6 +1,6 @@
 // The table of every setting: its environment name (without AUTH_), where it lands in Config, how its
 // text is read, its default, and the JSON-schema constraints ajv checks after conversion.
-import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS, HOOK_NAMES } from './types.js';
+import { OAUTH_PROVIDERS, LOG_LEVELS, HOOK_NAMES } from './types.js';
 
 export type Kind =
   'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'pairs' | 'jwkSet' | 'logLevel';
@@ -18,6 +18,11 @@ export interface Setting {
    */
   unprefixed?: string[];
   schema?: Record<string, unknown>;
+  /**
+   * a feature's setting: its schema is checked only while this holds (the feature is on), as the original
+   * reads it only then, so a value left over from another setup does not stop the start
+   */
+  checkedWhen?: (flat: Record<string, unknown>) => boolean;
 }
 
 const s = (name: string, path: string, kind: Kind, dflt: unknown, schema?: Record<string, unknown>, unprefixed?: string[]): Setting => ({
@@ -30,6 +35,12 @@ const s = (name: string, path: string, kind: Kind, dflt: unknown, schema?: Recor
 });
 
 const httpUrl = { pattern: '^https?://[^\\s/]+' };
+/** The setting, its schema checked only while `when` holds (Setting.checkedWhen). */
+const onlyWhen = (when: (flat: Record<string, unknown>) => boolean, setting: Setting): Setting => ({ ...setting, checkedWhen: when });
+const tracing = (flat: Record<string, unknown>) => Boolean(flat.TRACING_ENABLED);
+const otlpMetrics = (flat: Record<string, unknown>) => Boolean(flat.METRICS_ENABLED) && flat.METRICS_EXPORTER === 'opentelemetry';
+const webauthn = (flat: Record<string, unknown>) =>
+  Boolean(flat.PASSKEY_ENABLED || flat.MFA_WEB_AUTHN_ENROLL_ENABLED || flat.MFA_WEB_AUTHN_VERIFY_ENABLED);
 const port = { minimum: 0, maximum: 65535 };
 const positive = { minimum: 1 };
 
@@ -114,7 +125,8 @@ export const SETTINGS: Setting[] = [
   s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
   // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
   // The original's connection lifetimes (its Go pool's), applied to each HTTP thread's pool.
-  s('DB_CONN_PERCENTAGE', 'db.connPercentage', 'int', 0, { minimum: 0, maximum: 100 }),
+  // Outside 0–100: clamped, as the original (original-corrections.ts).
+  s('DB_CONN_PERCENTAGE', 'db.connPercentage', 'int', 0),
   s('DB_CONN_MAX_IDLE_TIME', 'db.connMaxIdleTimeSeconds', 'duration', 0, { minimum: 0 }),
   s('DB_CONN_MAX_LIFETIME', 'db.connMaxLifetimeSeconds', 'duration', 0, { minimum: 0 }),
   s('DB_ACQUIRE_TIMEOUT', 'db.acquireTimeoutSeconds', 'duration', 3, { exclusiveMinimum: 0 }),
@@ -145,17 +157,27 @@ export const SETTINGS: Setting[] = [
   s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry'),
   // The standard OpenTelemetry variables (unprefixed), read here so nothing else reads the environment.
   // Empty: the protocol's default collector, http://localhost:4318 over HTTP, :4317 over gRPC (otlp-exporters.ts).
-  s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', '', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_ENDPOINT']),
-  s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, [
-    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
-  ]),
+  // Checked only while traces or metrics go over OTLP: the standard variables may be set for other programs.
+  onlyWhen(
+    (flat) => tracing(flat) || otlpMetrics(flat),
+    s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', '', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_ENDPOINT']),
+  ),
+  onlyWhen(
+    tracing,
+    s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, [
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    ]),
+  ),
   s('OTEL_SERVICE_NAME', 'tracing.serviceName', 'string', 'gotrue', undefined, ['OTEL_SERVICE_NAME']),
   s('METRICS_ENABLED', 'metrics.enabled', 'bool', false),
   // Another value exports nothing, with a warning, as the original (original-corrections.ts).
   s('METRICS_EXPORTER', 'metrics.exporter', 'string', 'opentelemetry'),
-  s('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'metrics.otlpMetricsEndpoint', 'string', '', { pattern: '^https?://' }, [
-    'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
-  ]),
+  onlyWhen(
+    otlpMetrics,
+    s('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'metrics.otlpMetricsEndpoint', 'string', '', { pattern: '^https?://' }, [
+      'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
+    ]),
+  ),
   s('OTEL_METRIC_EXPORT_INTERVAL', 'metrics.exportIntervalMs', 'int', 60000, { minimum: 100 }, ['OTEL_METRIC_EXPORT_INTERVAL']),
   s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, [
     'GOTRUE_METRICS_OTEL_EXPORTER_PROMETHEUS_HOST',
@@ -186,7 +208,8 @@ export const SETTINGS: Setting[] = [
   s('RELOADING_SIGNAL_ENABLED', 'reloading.signalEnabled', 'bool', false),
   s('RELOADING_SIGNAL_NUMBER', 'reloading.signalNumber', 'int', 10, { minimum: 1, maximum: 64 }),
   s('RELOADING_GRACE_PERIOD_INTERVAL', 'reloading.gracePeriodSeconds', 'duration', 5, { minimum: 0 }),
-  s('DEBUG', 'debug', 'bool', false),
+  // Not a setting of the original: a value that is no boolean is false, with a warning (original-corrections.ts).
+  s('DEBUG', 'debug', 'string', 'false'),
 
   s('JWT_SECRET', 'jwt.secret', 'string', ''),
   // 0 is the default, as in the original (original-corrections.ts); so the code lifetimes and INTERNAL_HTTP_TIMEOUT.
@@ -265,7 +288,8 @@ export const SETTINGS: Setting[] = [
     'GOTRUE_RATE_LIMIT_O_AUTH_DYNAMIC_CLIENT_REGISTER',
   ]),
 
-  s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
+  // Any whole number, as the original: under 6 is 6 (config/load.ts).
+  s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
   s('PASSWORD_HASH_MEMORY_KIB', 'password.hash.memoryKiB', 'int', 19456, { minimum: 1024, maximum: 1048576 }),
   s('PASSWORD_HASH_TIME_COST', 'password.hash.timeCost', 'int', 2, { minimum: 1, maximum: 20 }),
@@ -279,8 +303,8 @@ export const SETTINGS: Setting[] = [
   // ours: a mirror of the range API (or a test's fake); /range/<prefix> is appended
   s('PASSWORD_HIBP_URL', 'password.hibp.url', 'string', 'https://api.pwnedpasswords.com', httpUrl),
   s('PASSWORD_HIBP_BLOOM_ENABLED', 'password.hibp.bloom.enabled', 'bool', false),
-  // The bounds keep a typo from taking gigabytes: at most about 54 MB per HTTP thread (10 million items at 1e-9).
-  s('PASSWORD_HIBP_BLOOM_ITEMS', 'password.hibp.bloom.items', 'int', 100000, { minimum: 1, maximum: 10000000 }),
+  // Over 10 million items (54 MB per HTTP thread at 1e-9) is said at start: a typo could take gigabytes (original-corrections.ts).
+  s('PASSWORD_HIBP_BLOOM_ITEMS', 'password.hibp.bloom.items', 'int', 100000, { minimum: 1 }),
   s('PASSWORD_HIBP_BLOOM_FALSE_POSITIVES', 'password.hibp.bloom.falsePositives', 'number', 0.0000099, {
     minimum: 0.000000001,
     maximum: 0.5,
@@ -319,9 +343,10 @@ export const SETTINGS: Setting[] = [
   s('EXPERIMENTAL_CREATE_EMAIL_IDENTITY_ON_PASSWORD_SET_ENABLED', 'experimental.createEmailIdentityOnPasswordSet', 'bool', false),
 
   // WebAuthn relying party, shared by passkeys and WebAuthn MFA factors (docs/passkeys.md#settings).
-  s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', { pattern: '^[^\\s/:]*$' }, ['GOTRUE_WEBAUTHN_RP_ID', 'RP_ID']),
+  // Checked only with passkeys or WebAuthn factors on: a bare RP_ID may be another program's.
+  onlyWhen(webauthn, s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', { pattern: '^[^\\s/:]*$' }, ['GOTRUE_WEBAUTHN_RP_ID', 'RP_ID'])),
   s('WEBAUTHN_RP_DISPLAY_NAME', 'webauthn.rpDisplayName', 'string', ''),
-  s('WEBAUTHN_RP_ORIGINS', 'webauthn.rpOrigins', 'list', [], { type: 'array', items: { pattern: '^\\S+$' } }),
+  onlyWhen(webauthn, s('WEBAUTHN_RP_ORIGINS', 'webauthn.rpOrigins', 'list', [], { type: 'array', items: { pattern: '^\\S+$' } })),
   s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300, positive),
   s('PASSKEY_ENABLED', 'passkey.enabled', 'bool', false),
   s('PASSKEY_MAX_PASSKEYS_PER_USER', 'passkey.maxPerUser', 'int', 10, positive),
@@ -337,7 +362,10 @@ export const SETTINGS: Setting[] = [
   s('SAML_PRIVATE_KEY_NEXT', 'saml.privateKeyNext', 'string', ''),
   s('SAML_ALLOW_ENCRYPTED_ASSERTIONS', 'saml.allowEncryptedAssertions', 'bool', false),
   s('SAML_RELAY_STATE_VALIDITY_PERIOD', 'saml.relayStateValiditySeconds', 'duration', 120, { minimum: 0 }),
-  s('SAML_EXTERNAL_URL', 'saml.externalUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
+  onlyWhen(
+    (flat) => Boolean(flat.SAML_ENABLED),
+    s('SAML_EXTERNAL_URL', 'saml.externalUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
+  ),
   s('SAML_RATE_LIMIT_ASSERTION', 'rateLimit.samlAssertion', 'number', 15, { minimum: 0 }),
 
   // The OAuth 2.1 authorization server (docs/oauth-server.md#settings), the original's names and defaults.
@@ -373,10 +401,8 @@ export const SETTINGS: Setting[] = [
   // Outside 6–10: 6, as the original (original-corrections.ts); so SMS_ and MFA_PHONE_OTP_LENGTH.
   s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6),
   // X-Forwarded-Host values whose https://<host> replaces API_EXTERNAL_URL in mail links (docs/one-time-codes-and-mail.md#links).
-  s('MAILER_EXTERNAL_HOSTS', 'mailer.externalHosts', 'list', [], {
-    type: 'array',
-    items: { type: 'string', pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$' },
-  }),
+  // An entry that is no host name (a URL) is dropped with a warning: it could never match (original-corrections.ts).
+  s('MAILER_EXTERNAL_HOSTS', 'mailer.externalHosts', 'list', []),
   // The original's address validation before each mail (docs/one-time-codes-and-mail.md#address-validation).
   // SERVICE_HEADERS and BLOCKED_MX are JSON, read by delivery/mail/address-check.ts; a value it cannot read
   // is dropped with a warning (original-corrections.ts), as the original drops it.
@@ -417,10 +443,15 @@ export const SETTINGS: Setting[] = [
   // Encryption of secrets at rest (TOTP secrets, phone factor codes): docs/mfa.md#secrets-at-rest.
   s('SECURITY_DB_ENCRYPTION_ENCRYPT', 'security.dbEncryption.encrypt', 'bool', false),
   s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID', 'security.dbEncryption.encryptionKeyId', 'string', ''),
-  s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY', 'security.dbEncryption.encryptionKey', 'string', '', { pattern: '^([A-Za-z0-9_-]{43})?$' }),
+  // Checked with ENCRYPT on, as the original; with it off an unusable key is ignored (original-corrections.ts).
+  onlyWhen(
+    (flat) => Boolean(flat.SECURITY_DB_ENCRYPTION_ENCRYPT),
+    s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY', 'security.dbEncryption.encryptionKey', 'string', '', { pattern: '^([A-Za-z0-9_-]{43})?$' }),
+  ),
   s('SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS', 'security.dbEncryption.decryptionKeys', 'map', {}),
 
-  s('SMS_PROVIDER', 'sms.provider', 'string', '', { enum: ['', ...SMS_GATEWAYS] }),
+  // A name no gateway has starts, as the original, and fails every send (cross-field.ts warns at start).
+  s('SMS_PROVIDER', 'sms.provider', 'string', ''),
   s('SMS_AUTOCONFIRM', 'sms.autoconfirm', 'bool', false),
   s('SMS_MAX_FREQUENCY', 'sms.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
   s('SMS_OTP_EXP', 'sms.otpExpSeconds', 'duration', 60, { minimum: 0 }),
