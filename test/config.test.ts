@@ -168,6 +168,25 @@ t.test('password rules: the minimum is at least 6, sets split on colons with \\:
   t.same(load({ AUTH_PASSWORD_REQUIRED_CHARACTERS: 'abc:ABC:0123456789' }).password.requiredCharacters, ['abc', 'ABC', '0123456789']);
   t.same(splitCharacterSets('ab\\:c:DE'), ['ab:c', 'DE']);
   t.same(splitCharacterSets('a::b:'), ['a', 'b'], 'empty sets are dropped');
+  // The original's TestPasswordRequiredCharactersDecode, and its rules where escapes follow each other or end the value.
+  const cases: Array<[string, string[]]> = [
+    ['a:b:c', ['a', 'b', 'c']],
+    ['a\\:b:c', ['a:b', 'c']],
+    ['a:b\\:c', ['a', 'b:c']],
+    ['\\:a:b:c', [':a', 'b', 'c']],
+    ['a:b:c\\:', ['a', 'b', 'c:']],
+    ['a\\:b\\:c', ['a:b\\', 'c']],
+    ['ab:c\\', ['ab', 'c\\']],
+  ];
+  for (const [value, sets] of cases) t.same(splitCharacterSets(value), sets, value);
+});
+
+t.test("whole numbers in Go's syntax, as the original reads them: prefixes, octal, underscores, a sign", async (t) => {
+  const exp = (value: string) => load({ ...PROD, GOTRUE_JWT_EXP: value }).jwt.exp;
+  t.strictSame(['0x10', '1_000', '+5', '0600', '0o17', '0b101', '0x_1F'].map(exp), [16, 1000, 5, 384, 15, 5, 31]);
+  for (const bad of ['08', '1__0', '_1', '1_', '0x', '1e3', '1.0']) {
+    t.same(problemsOf({ GOTRUE_JWT_EXP: bad }), [`GOTRUE_JWT_EXP: "${bad}" is not a whole number`], bad);
+  }
 });
 
 t.test('production requires the required settings, and names every one', async (t) => {
