@@ -31,6 +31,8 @@ const env = {
   AUTH_DB_DRIVER: 'postgres',
   DATABASE_URL: 'postgres://bench@127.0.0.1/bench',
   AUTH_JWT_SECRET: secret,
+  AUTH_JWT_AUD: 'authenticated',
+  AUTH_JWT_DEFAULT_GROUP_NAME: 'authenticated',
   AUTH_SITE_URL: 'http://localhost:3000',
   AUTH_API_EXTERNAL_URL: 'http://127.0.0.1:1',
   AUTH_LOG_FILE: '/dev/null',

@@ -22,7 +22,7 @@ const stack = await startMailStack({
   AUTH_MAILER_AUTOCONFIRM: 'true',
   AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
   AUTH_RATE_LIMIT_EMAIL_SENT: '1000',
-  AUTH_SMTP_MAX_FREQUENCY: '0',
+  AUTH_SMTP_MAX_FREQUENCY: '1ms',
 });
 const { api } = stack;
 t.teardown(async () => {

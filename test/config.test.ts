@@ -13,6 +13,11 @@ import { createJwtService } from '../dist/server/auth/jwt.js';
 import { splitCharacterSets } from '../dist/server/config/convert.js';
 import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
+import { buildKeySet, generateJwk } from '../dist/server/auth/keys.js';
+import { createJwtService } from '../dist/server/auth/jwt.js';
+import { createSmsSender } from '../dist/server/delivery/sms/index.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { pino } from 'pino';
 
 const PROD = {
   DATABASE_URL: 'postgres://u@db/x',
@@ -174,6 +179,25 @@ t.test('password rules: the minimum is at least 6, sets split on colons with \\:
   t.same(load({ AUTH_PASSWORD_REQUIRED_CHARACTERS: 'abc:ABC:0123456789' }).password.requiredCharacters, ['abc', 'ABC', '0123456789']);
   t.same(splitCharacterSets('ab\\:c:DE'), ['ab:c', 'DE']);
   t.same(splitCharacterSets('a::b:'), ['a', 'b'], 'empty sets are dropped');
+  // The original's TestPasswordRequiredCharactersDecode, and its rules where escapes follow each other or end the value.
+  const cases: Array<[string, string[]]> = [
+    ['a:b:c', ['a', 'b', 'c']],
+    ['a\\:b:c', ['a:b', 'c']],
+    ['a:b\\:c', ['a', 'b:c']],
+    ['\\:a:b:c', [':a', 'b', 'c']],
+    ['a:b:c\\:', ['a', 'b', 'c:']],
+    ['a\\:b\\:c', ['a:b\\', 'c']],
+    ['ab:c\\', ['ab', 'c\\']],
+  ];
+  for (const [value, sets] of cases) t.same(splitCharacterSets(value), sets, value);
+});
+
+t.test("whole numbers in Go's syntax, as the original reads them: prefixes, octal, underscores, a sign", async (t) => {
+  const exp = (value: string) => load({ ...PROD, GOTRUE_JWT_EXP: value }).jwt.exp;
+  t.strictSame(['0x10', '1_000', '+5', '0600', '0o17', '0b101', '0x_1F'].map(exp), [16, 1000, 5, 384, 15, 5, 31]);
+  for (const bad of ['08', '1__0', '_1', '1_', '0x', '1e3', '1.0']) {
+    t.same(problemsOf({ GOTRUE_JWT_EXP: bad }), [`GOTRUE_JWT_EXP: "${bad}" is not a whole number`], bad);
+  }
 });
 
 t.test('secrets, credentials and texts are used as given; numbers, switches and URLs are trimmed', async (t) => {
@@ -219,18 +243,15 @@ t.test('each kind of bad value is reported with the variable that carried it', a
   const cases: Array<[Record<string, string>, string]> = [
     [{ AUTH_DISABLE_SIGNUP: 'maybe' }, 'AUTH_DISABLE_SIGNUP: "maybe" is not a boolean (use true or false)'],
     [{ AUTH_JWT_EXP: '1h' }, 'AUTH_JWT_EXP: "1h" is not a whole number'],
-    [{ AUTH_JWT_EXP: '0' }, 'AUTH_JWT_EXP: "0" must be >= 1'],
+    [{ AUTH_JWT_EXP: '-1' }, 'AUTH_JWT_EXP: "-1" must be >= 0'],
     [{ PORT: '70000' }, 'PORT: "70000" must be <= 65535'],
     [{ AUTH_SMTP_MAX_FREQUENCY: 'soon' }, 'AUTH_SMTP_MAX_FREQUENCY: "soon" is not a duration (seconds like 900, or 15m, 1h30m)'],
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: 'lots' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "lots" is not a limit (N per hour, or N/duration like 10/1m)'],
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: '5/never' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "5/never" has an invalid period "never"'],
     [{ AUTH_SMS_TEST_OTP: '123' }, 'AUTH_SMS_TEST_OTP: "123" is not a key:value pair'],
     [{ AUTH_LOG_LEVEL: 'loud' }, 'AUTH_LOG_LEVEL: "loud" must be one of panic, fatal, error, warn, info, debug, trace'],
-    [
-      { GOTRUE_SMS_PROVIDER: 'carrier-pigeon' },
-      'GOTRUE_SMS_PROVIDER: "carrier-pigeon" must be one of (empty), twilio, twilio_verify, messagebird, textlocal, vonage',
-    ],
-    [{ AUTH_SITE_URL: 'not a url' }, 'AUTH_SITE_URL: "not a url" is not in the expected format'],
+    [{ AUTH_SITE_URL: 'not a url' }, 'AUTH_SITE_URL: "not a url" is not an absolute URL'],
+    [{ GOTRUE_EXTERNAL_REDIRECTURL: '/callback' }, 'GOTRUE_EXTERNAL_REDIRECTURL: "/callback" is not an absolute URL'],
     [{ DB_NAMESPACE: 'Bad-Name' }, 'DB_NAMESPACE: "Bad-Name" is not in the expected format'],
     [{ ...PROD, AUTH_DB_DRIVER: 'mysql' }, 'AUTH_DB_DRIVER: "mysql" must be one of postgres'],
     [{ AUTH_SMTP_HOST: 'mail.example' }, 'AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],
@@ -253,6 +274,149 @@ t.test('each kind of bad value is reported with the variable that carried it', a
   t.same(misconfiguredProviders(usable), []);
   t.equal((settingsBody(usable).external as Record<string, boolean>).keycloak, true);
   t.equal(problemsOf({ AUTH_JWT_EXP: 'x', AUTH_DISABLE_SIGNUP: 'y', PORT: 'z' }).length, 3, 'all problems at once');
+});
+
+t.test('0 where the original reads it as its default starts with that default, and a warning', async (t) => {
+  const c = load({
+    ...PROD,
+    GOTRUE_JWT_EXP: '0',
+    GOTRUE_MAILER_OTP_EXP: '0',
+    GOTRUE_SMS_OTP_EXP: '0',
+    GOTRUE_INTERNAL_HTTP_TIMEOUT: '0',
+    GOTRUE_API_MAX_REQUEST_DURATION: '0',
+  });
+  t.strictSame(
+    [c.jwt.exp, c.mailer.otpExpSeconds, c.sms.otpExpSeconds, c.external.httpTimeoutSeconds],
+    [3600, 86400, 60, 10],
+    "the original's defaults",
+  );
+  t.equal(c.api.maxRequestDurationSeconds, 86400, 'no deadline in the original: a day here');
+  t.strictSame(c.warnings, [
+    'GOTRUE_JWT_EXP: 0 means the default, 3600 s, as the original does',
+    'GOTRUE_MAILER_OTP_EXP: 0 means the default, 86400 s, as the original does',
+    'GOTRUE_SMS_OTP_EXP: 0 means the default, 60 s, as the original does',
+    'GOTRUE_INTERNAL_HTTP_TIMEOUT: 0 means the default, 10 s, as the original does',
+    'GOTRUE_API_MAX_REQUEST_DURATION: the original sets no request deadline for 0 or less; requests here may take up to a day',
+  ]);
+  t.equal(load({ ...PROD, GOTRUE_API_MAX_REQUEST_DURATION: '-5s' }).api.maxRequestDurationSeconds, 86400, 'less than 0 too');
+  const kept = load({ ...PROD, GOTRUE_JWT_EXP: '60', GOTRUE_API_MAX_REQUEST_DURATION: '30s' });
+  t.strictSame([kept.jwt.exp, kept.api.maxRequestDurationSeconds, kept.warnings], [60, 30, []], 'other values are kept');
+});
+
+t.test('a send interval of 0 is one minute, as the original: the per-user throttle of mails and SMS never goes away', async (t) => {
+  const c = load({ ...PROD, GOTRUE_SMTP_MAX_FREQUENCY: '0', GOTRUE_SMS_MAX_FREQUENCY: '0s' });
+  t.strictSame([c.smtp.maxFrequencySeconds, c.sms.maxFrequencySeconds], [60, 60]);
+  t.strictSame(c.warnings, [
+    'GOTRUE_SMTP_MAX_FREQUENCY: 0 would let mails to one user go out back to back; using 60 s, as the original does',
+    'GOTRUE_SMS_MAX_FREQUENCY: 0 would let SMS to one user go out back to back; using 60 s, as the original does',
+  ]);
+  const short = load({ ...PROD, GOTRUE_SMTP_MAX_FREQUENCY: '10s', GOTRUE_SMS_MAX_FREQUENCY: '1ms' });
+  t.strictSame(
+    [short.smtp.maxFrequencySeconds, short.sms.maxFrequencySeconds, short.warnings],
+    [10, 0.001, []],
+    'others are used as given',
+  );
+});
+
+t.test('send limits as the original reads its rates: any number per hour (its whole part), a zero period is an hour', async (t) => {
+  const limit = (value: string) => load({ ...PROD, GOTRUE_RATE_LIMIT_EMAIL_SENT: value }).rateLimit.emailSent;
+  // The original's TestRateDecode, and its limiter's whole part and fallback period.
+  t.strictSame(limit('1800'), { max: 1800, periodSeconds: 3600, bucket: false });
+  t.strictSame(limit('1800.0'), { max: 1800, periodSeconds: 3600, bucket: false });
+  t.strictSame(limit('13.5'), { max: 13, periodSeconds: 3600, bucket: false });
+  t.strictSame(limit('2.5'), { max: 2, periodSeconds: 3600, bucket: false });
+  t.strictSame(limit('3600/1h'), { max: 3600, periodSeconds: 3600, bucket: true });
+  t.strictSame(limit('3600/1h0m0s'), { max: 3600, periodSeconds: 3600, bucket: true });
+  t.strictSame(limit('100/24h'), { max: 100, periodSeconds: 86400, bucket: true });
+  t.strictSame(limit('0/1h'), { max: 0, periodSeconds: 3600, bucket: true });
+  t.strictSame(limit('10/0s'), { max: 10, periodSeconds: 3600, bucket: true }, 'a zero period is an hour');
+  t.strictSame(load({ ...PROD, GOTRUE_RATE_LIMIT_SMS_SENT: '7.9' }).rateLimit.smsSent, { max: 7, periodSeconds: 3600, bucket: false });
+  for (const bad of ['1h', '/', '/1h', '3600.0/1h', '100/', '1/2/3s']) {
+    t.equal(problemsOf({ GOTRUE_RATE_LIMIT_EMAIL_SENT: bad }).length, 1, `${bad} is refused, as there`);
+  }
+});
+
+t.test('JWT_KEYS the original accepts start: an empty list, sign-only keys, short or small keys, a kid given twice', async (t) => {
+  const keys = (jwks: unknown[], extra: Record<string, string> = {}) => load({ ...PROD, GOTRUE_JWT_KEYS: JSON.stringify(jwks), ...extra });
+  const empty = keys([]);
+  t.strictSame([empty.jwt.keys, empty.warnings], [[], []], '[] is no keys: JWT_SECRET signs');
+  t.equal(createJwtService(empty.jwt).algorithm, 'HS256');
+
+  const ec = generateJwk('ES256');
+  const signOnly = keys([{ ...ec, key_ops: ['sign'] }]);
+  const jwt = createJwtService(signOnly.jwt);
+  const token = await jwt.sign({ sub: 'x', role: 'authenticated' } as never);
+  t.equal((await jwt.verify(token)).sub, 'x', 'a sign-only key verifies with its public half, as there');
+
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'jwk' });
+  t.strictSame(keys([{ ...rsa, kid: 'small', alg: 'RS256', key_ops: ['sign', 'verify'] }]).warnings, [
+    'GOTRUE_JWT_KEYS: key "small": an RSA key of 1024 bits can be broken; use at least 2048',
+  ]);
+
+  const later = generateJwk('ES256');
+  const twice = keys([
+    { ...ec, kid: 'same' },
+    { ...later, kid: 'same' },
+  ]);
+  t.strictSame(twice.warnings, [
+    'GOTRUE_JWT_KEYS: key "same": kid is used by more than one key; the last of them is used, as the original does',
+  ]);
+  const [kept] = buildKeySet(twice.jwt.keys);
+  t.equal(buildKeySet(twice.jwt.keys).length, 1);
+  t.equal(kept.publicJwk?.x, later.x, 'the later key, as there');
+
+  const methods = load({ ...PROD, GOTRUE_JWT_VALID_METHODS: 'HS256,PS256' });
+  t.same(methods.jwt.validMethods, ['HS256', 'PS256']);
+  t.match(methods.warnings, [/^GOTRUE_JWT_VALID_METHODS: PS256 is no algorithm Portcullis verifies/]);
+});
+
+t.test('values the original starts with, or reads only while their feature is on, start here too', async (t) => {
+  const starts = (env: Record<string, string>) => load({ ...PROD, ...env });
+  t.same(problemsOf({ ...PROD, GOTRUE_SMS_PROVIDER: 'Twilio' }), [], 'an unknown gateway: starts');
+  const twilio = starts({ GOTRUE_SMS_PROVIDER: 'Twilio' });
+  t.match(twilio.warnings, [/^SMS_PROVIDER: "Twilio" is none of twilio, /]);
+  const sender = createSmsSender(twilio.sms, pino({ enabled: false }));
+  await t.rejects(sender!.send('15550001111', 'x', 'sms', '123456'), /Twilio could not be found/, 'and fails when it sends');
+
+  const longSecret = `v1,whsec_${'A'.repeat(91)}`;
+  t.same(
+    problemsOf({ ...PROD, GOTRUE_HOOK_SEND_SMS_URI: 'https://hooks.example.com/sms', GOTRUE_HOOK_SEND_SMS_SECRETS: longSecret }),
+    [],
+    'a symmetric hook secret longer than 88 characters',
+  );
+
+  const encryption = starts({ GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'not-a-key' });
+  t.equal(encryption.security.dbEncryption.encryptionKey, '', 'with ENCRYPT off an unusable key is ignored');
+  t.match(encryption.warnings, [/^GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: ignored, as the original ignores it/]);
+  t.equal(
+    problemsOf({ ...PROD, GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPT: 'true', GOTRUE_SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY: 'not-a-key' })
+      .length,
+    2,
+    'with ENCRYPT on it is checked, as there',
+  );
+
+  t.same(problemsOf({ ...PROD, GOTRUE_WEBAUTHN_RP_ID: 'example.com:443', GOTRUE_SAML_EXTERNAL_URL: 'auth.example.com' }), []);
+  t.same(problemsOf({ ...PROD, RP_ID: 'a/b', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }), [], 'features off: not read');
+  t.same(problemsOf({ ...PROD, GOTRUE_PASSKEY_ENABLED: 'true', GOTRUE_WEBAUTHN_RP_ID: 'example.com:443' }), [
+    'GOTRUE_WEBAUTHN_RP_ID: "example.com:443" is not in the expected format',
+  ]);
+  t.same(problemsOf({ ...PROD, GOTRUE_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }), [
+    'OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4317" is not in the expected format',
+  ]);
+  t.ok(
+    problemsOf({ ...PROD, GOTRUE_SAML_ENABLED: 'true', GOTRUE_SAML_EXTERNAL_URL: 'auth.example.com' }).includes(
+      'GOTRUE_SAML_EXTERNAL_URL: "auth.example.com" is not in the expected format',
+    ),
+    'with SAML on it is checked',
+  );
+
+  t.equal(starts({ GOTRUE_PASSWORD_MIN_LENGTH: '-1' }).password.minLength, 6);
+  t.equal(starts({ GOTRUE_PASSWORD_MIN_LENGTH: '100' }).password.minLength, 100);
+  t.equal(starts({ GOTRUE_PASSWORD_HIBP_BLOOM_ITEMS: '20000000' }).password.hibp.bloom.items, 20_000_000);
+  const debug = starts({ GOTRUE_DEBUG: 'verbose' });
+  t.equal(debug.debug, false);
+  t.strictSame(debug.warnings, ['GOTRUE_DEBUG: "verbose" is not a boolean; false']);
+  t.equal(starts({ GOTRUE_DEBUG: 'TRUE' }).debug, true);
 });
 
 t.test('the CLI stops with one message naming every bad variable and exit code 1, no stack trace', async (t) => {
@@ -502,7 +666,10 @@ t.test("the fetched mail templates' limits and the pool's connection lifetimes, 
   t.strictSame(given.mailer.templateCache, { maxBytes: 50_000, maxAgeSeconds: 60, retryIntervalSeconds: 2 });
   t.match(given.db, { connMaxIdleTimeSeconds: 30, connMaxLifetimeSeconds: 3600 });
   t.equal(load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '40' }).db.connPercentage, 40);
-  t.strictSame(problemsOf({ GOTRUE_DB_CONN_PERCENTAGE: '101' }), ['GOTRUE_DB_CONN_PERCENTAGE: "101" must be <= 100']);
+  const clamped = load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '150' });
+  t.equal(clamped.db.connPercentage, 100, 'clamped into 0–100, as the original');
+  t.strictSame(clamped.warnings, ['GOTRUE_DB_CONN_PERCENTAGE: 150 is outside 0–100; using 100, as the original does']);
+  t.equal(load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '-5' }).db.connPercentage, 0);
 });
 
 t.test(

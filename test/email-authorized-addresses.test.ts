@@ -17,7 +17,7 @@ t.before(async () => {
     AUTH_SMTP_HOST: '127.0.0.1',
     AUTH_SMTP_PORT: String(smtp.port),
     AUTH_SMTP_ADMIN_EMAIL: 'noreply@example.com',
-    AUTH_SMTP_MAX_FREQUENCY: '0',
+    AUTH_SMTP_MAX_FREQUENCY: '1ms',
     AUTH_EXTERNAL_EMAIL_AUTHORIZED_ADDRESSES: 'team@example.com,Boss@Example.com,old-team@example.com,chief@example.com',
     AUTH_MAILER_NOTIFICATIONS_PASSWORD_CHANGED_ENABLED: 'true',
   });

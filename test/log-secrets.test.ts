@@ -11,7 +11,7 @@ import { codeIn } from './helpers/users.js';
 
 const stack = await startMailStack({
   AUTH_LOG_LEVEL: 'debug',
-  AUTH_SMTP_MAX_FREQUENCY: '0',
+  AUTH_SMTP_MAX_FREQUENCY: '1ms',
   AUTH_RATE_LIMIT_EMAIL_SENT: '1000',
   AUTH_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: 'true',
 });

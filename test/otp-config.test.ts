@@ -23,3 +23,16 @@ t.test('DISABLE_SIGNUP: a new number is refused, nothing is sent', async (t) => 
   t.strictSame(res.body, { code: 422, error_code: 'signup_disabled', msg: 'Signups not allowed for this instance' });
   t.equal(stack.sms!.messages.length, 0);
 });
+
+t.test('SMS_MAX_FREQUENCY=0: one code per number per minute, as the original, not codes back to back', async (t) => {
+  const stack = await startMailStack({ AUTH_SMS_MAX_FREQUENCY: '0' }, { sms: true });
+  t.teardown(() => stack.stop());
+  t.equal(stack.api.service.config.sms.maxFrequencySeconds, 60);
+  const first = await stack.api.request('POST', '/otp', { body: { phone: '+15550404040' } });
+  t.equal(first.status, 200);
+  await stack.sms!.waitForMessage('15550404040');
+  const second = await stack.api.request('POST', '/otp', { body: { phone: '+15550404040' } });
+  t.equal(second.status, 429);
+  t.equal(second.body.error_code, 'over_sms_send_rate_limit');
+  t.equal(stack.sms!.messages.length, 1, 'no second code went out');
+});

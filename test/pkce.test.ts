@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import { startMailStack, linkOf, codeOf, fragmentOf, pkcePair } from './helpers/passwordless.js';
 
-const stack = await startMailStack({ AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMTP_MAX_FREQUENCY: '0' });
+const stack = await startMailStack({ AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMTP_MAX_FREQUENCY: '1ms' });
 const { api, smtp } = stack;
 t.teardown(() => stack.stop());
 

@@ -30,7 +30,7 @@ const messagebird = (baseUrl: string, accessKey = 'bird-key') => ({
 const common = {
   AUTH_EXTERNAL_PHONE_ENABLED: 'true',
   AUTH_MAILER_AUTOCONFIRM: 'true',
-  AUTH_SMS_MAX_FREQUENCY: '0',
+  AUTH_SMS_MAX_FREQUENCY: '1ms',
   AUTH_RATE_LIMIT_SMS_SENT: '1000',
 };
 async function service(t: Test, env: Record<string, string>): Promise<TestService> {

@@ -7,7 +7,7 @@ import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
 import { confirmedUser } from './helpers/users.js';
 
-const stack = await startMailStack({ AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_SMTP_MAX_FREQUENCY: '0' });
+const stack = await startMailStack({ AUTH_RATE_LIMIT_EMAIL_SENT: '1000', AUTH_SMTP_MAX_FREQUENCY: '1ms' });
 const { api } = stack;
 t.teardown(() => stack.stop());
 const admin = await adminToken();

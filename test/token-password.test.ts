@@ -248,6 +248,28 @@ t.test('the 2024-01-01 error shape for auth-js', async (t) => {
   t.equal(res.headers.get('x-supabase-api-version'), '2024-01-01');
 });
 
+t.test('without JWT_AUD, as the original: a user with aud "" signs in and its token carries aud ""', async (t) => {
+  // The test services set both to `authenticated`; an empty value is the original's default.
+  const plain = await startTestService({ AUTH_JWT_AUD: '', AUTH_JWT_DEFAULT_GROUP_NAME: '' });
+  t.teardown(() => plain.stop());
+  t.equal(plain.service.config.jwt.aud, '');
+  await plain.db.query(
+    `insert into users (aud, role, email, email_confirmed_at, encrypted_password)
+    values ('', '', 'before-the-swap@example.com', now(), $1)`,
+    [bcrypt.hashSync('legacy-pass', 10)],
+  );
+  const res = await plain.request('POST', '/token?grant_type=password', {
+    body: { email: 'before-the-swap@example.com', password: 'legacy-pass' },
+  });
+  t.equal(res.status, 200, res.text);
+  const claims = decodeJwt(res.body.access_token);
+  t.equal(claims.aud, '');
+  t.equal(claims.role, '');
+  t.equal(res.body.user.aud, '');
+  const user = await plain.request('GET', '/user', { token: res.body.access_token });
+  t.equal(user.status, 200, 'the token is for the audience requests work in');
+});
+
 function unsignedToken(claims: Record<string, unknown>): string {
   const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
   return `${enc({ alg: 'none', typ: 'JWT' })}.${enc(claims)}.`;

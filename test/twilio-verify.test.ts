@@ -10,7 +10,7 @@ const api = await startTestService({
   AUTH_EXTERNAL_PHONE_ENABLED: 'true',
   ...twilioVerifyEnv(sms.baseUrl),
   AUTH_SMS_OTP_EXP: '60',
-  AUTH_SMS_MAX_FREQUENCY: '0',
+  AUTH_SMS_MAX_FREQUENCY: '1ms',
   AUTH_SMS_TEST_OTP: '15550300001:424242',
   AUTH_SEND_TIMEOUT: '1',
   AUTH_SECURITY_OTP_MAX_ATTEMPTS: '3',

@@ -399,3 +399,16 @@ t.test('verifications of one user at once: one after the other, never a deadlock
   t.equal(again.status, 200);
   t.strictSame(again.body.identities, [], 'the answer of a confirmed address');
 });
+
+t.test("GET: a SITE_URL that is an app's deep link starts the service, and a link without redirect_to lands there", async (t) => {
+  const app = await startTestService({ AUTH_SITE_URL: 'io.supabase.app://login-callback' });
+  t.teardown(() => app.stop());
+  const email = 'deep-link@example.com';
+  const id = await insertUser(app.db, { email });
+  const { linkToken } = await plantToken(app.db, id, 'confirmation_token', email);
+  const res = await app.request('GET', `/verify?${new URLSearchParams({ type: 'signup', token: linkToken })}`);
+  t.equal(res.status, 303);
+  const location = res.headers.get('location') ?? '';
+  t.ok(location.startsWith('io.supabase.app://login-callback#'), location);
+  t.ok(fragmentOf(location).access_token, 'with the session');
+});

@@ -41,6 +41,9 @@ export async function startBenchService(options, { uvThreadpool = options.uvThre
       AUTH_DB_DRIVER: 'postgres',
       AUTH_DB_NAMESPACE: namespace,
       AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
+      // A Supabase project's audience and role (empty by default, as in the original).
+      AUTH_JWT_AUD: 'authenticated',
+      AUTH_JWT_DEFAULT_GROUP_NAME: 'authenticated',
       AUTH_SITE_URL: 'http://localhost:3000',
       AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
     });

@@ -33,7 +33,8 @@ export const DEPRECATIONS: readonly Deprecation[] = [
     name: 'JWT_DEFAULT_GROUP_NAME',
     kind: 'setting',
     removedIn: '1.0.0',
-    instead: "not supported by the original either; new users' role is `authenticated`",
+    instead:
+      "not supported by the original either (it logs the same notice); until then new users' role, empty when unset as in the original",
     inUse: given('JWT_DEFAULT_GROUP_NAME'),
   },
   {

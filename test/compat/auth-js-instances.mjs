@@ -52,7 +52,9 @@ export function authJsInstances({ cliSecret, dockerSecret, signingKey, smtpPort,
       GOTRUE_JWT_KEYS: JSON.stringify([signingKey]),
       GOTRUE_JWT_VALID_METHODS: 'HS256,RS256',
       GOTRUE_JWT_ADMIN_ROLES: 'service_role',
+      // What the CLI sets (both are empty by default, as the compose file's instances keep them).
       GOTRUE_JWT_AUD: 'authenticated',
+      GOTRUE_JWT_DEFAULT_GROUP_NAME: 'authenticated',
       GOTRUE_JWT_EXP: '3600',
       // Sign-up by email and phone without confirmation, anonymous sign-ins, and a password minimum the
       // tests' short passwords meet ('Email Auth', 'signInAnonymously', GoTrueApi 'User registration').

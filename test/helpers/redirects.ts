@@ -8,7 +8,7 @@ export const URI_ALLOW_LIST = 'https://*.allowed.example.test/**';
 export const REDIRECT_MAIL_ENV = {
   AUTH_SITE_URL: SITE_URL,
   AUTH_URI_ALLOW_LIST: URI_ALLOW_LIST,
-  AUTH_SMTP_MAX_FREQUENCY: '0',
+  AUTH_SMTP_MAX_FREQUENCY: '1ms', // 0 would be 60 s, as in the original
   AUTH_RATE_LIMIT_EMAIL_SENT: '1000000',
 };
 

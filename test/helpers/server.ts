@@ -75,6 +75,10 @@ export function testServiceEnv(databaseUrl: string, port: number): Record<string
     DATABASE_URL: databaseUrl,
     AUTH_DB_DRIVER: 'postgres',
     AUTH_JWT_SECRET: JWT_SECRET,
+    // As the original's own test environment (hack/test.env) and every Supabase deployment set them; both are
+    // empty by default (docs/settings.md#tokens).
+    AUTH_JWT_AUD: 'authenticated',
+    AUTH_JWT_DEFAULT_GROUP_NAME: 'authenticated',
     AUTH_SITE_URL: 'http://localhost:3000',
     AUTH_API_EXTERNAL_URL: `http://127.0.0.1:${port}`,
     AUTH_API_HOST: '127.0.0.1',

@@ -54,20 +54,23 @@ export function parseKeySet(text: string): JsonWebKey[] {
   } catch {
     throw new KeySetError('is not JSON (a JSON array of private JWKs)');
   }
-  if (!Array.isArray(parsed) || parsed.length === 0) throw new KeySetError('must be a non-empty JSON array of private JWKs');
+  if (!Array.isArray(parsed)) throw new KeySetError('must be a JSON array of private JWKs');
   const jwks = parsed as JsonWebKey[];
-  buildKeySet(jwks);
+  // An empty list is no keys, as the original reads it: JWT_SECRET signs.
+  if (jwks.length > 0) buildKeySet(jwks);
   return jwks;
 }
 
 /** The KeyObjects of a key set, built once per JWT service; throws KeySetError naming the key at fault. */
 export function buildKeySet(jwks: readonly JsonWebKey[]): SigningKey[] {
-  const keys = jwks.map((jwk, index) => buildKey(jwk, index));
-  const kids = new Set<string>();
-  for (const key of keys) {
-    if (kids.has(key.kid)) throw new KeySetError(`key "${key.kid}": kid is used by more than one key`);
-    kids.add(key.kid);
+  // Keys are kept by kid, as in the original: of two with one kid the later one is the key (keySetWarnings says so).
+  const byKid = new Map<string, SigningKey>();
+  for (const [index, jwk] of jwks.entries()) {
+    const key = buildKey(jwk, index);
+    byKid.delete(key.kid);
+    byKid.set(key.kid, key);
   }
+  const keys = [...byKid.values()];
   const signers = keys.filter((k) => k.signs);
   if (signers.length !== 1) {
     throw new KeySetError(
@@ -92,9 +95,8 @@ function buildKey(jwk: JsonWebKey, index: number): SigningKey {
       : Array.isArray(rawOps) && rawOps.every((op) => typeof op === 'string')
         ? rawOps
         : fail('key_ops is not an array (["sign","verify"] or ["verify"])');
+  // Every key verifies, whatever its key_ops say, as the original makes each key's public half a verifying key.
   const kms = kmsRef(jwk, fail);
-  // The original's own form for a KMS key is key_ops ["sign"]: its public half verifies all the same.
-  if (!ops.includes('verify') && !(kms && ops.includes('sign'))) fail('key_ops must include "verify"');
   const type = jwk.kty === 'EC' || jwk.kty === 'OKP' ? `${jwk.kty}:${String(jwk.crv)}` : String(jwk.kty);
   const allowed = ALGORITHMS[type] ?? fail(`unsupported key type ${type} (RSA, EC P-256/P-384/P-521, OKP Ed25519, oct)`);
   const alg: string = typeof jwk.alg === 'string' ? jwk.alg : jwk.alg === undefined ? allowed[0] : fail('alg is not a string');
@@ -105,7 +107,6 @@ function buildKey(jwk: JsonWebKey, index: number): SigningKey {
       if (jwk.kty === 'oct') {
         if (typeof jwk.k !== 'string' || !jwk.k) throw new Error('no "k"');
         const secret = createSecretKey(Buffer.from(jwk.k, 'base64url'));
-        if (secret.symmetricKeySize! < 32) throw new Error('an HMAC key needs at least 32 bytes');
         return { signKey: secret, verifyKey: secret };
       }
       // A key that only verifies may be its public half alone (a retired key whose private part is gone),
@@ -127,10 +128,27 @@ function buildKey(jwk: JsonWebKey, index: number): SigningKey {
     }
   };
   const { signKey, verifyKey } = material();
-  if (verifyKey.asymmetricKeyType === 'rsa' && (verifyKey.asymmetricKeyDetails?.modulusLength ?? 0) < 2048)
-    fail('an RSA key needs at least 2048 bits');
   const publicJwk = jwk.kty === 'oct' ? null : publicHalf(verifyKey, kid, alg);
   return { kid, alg, signs: ops.includes('sign'), signKey, verifyKey, publicJwk, kms };
+}
+
+/**
+ * What the original accepts in JWT_KEYS though it is weak or ambiguous, said at start (config/original-corrections.ts):
+ * a key set that started the original starts here, and the operator learns what to replace.
+ */
+export function keySetWarnings(jwks: readonly JsonWebKey[]): string[] {
+  if (jwks.length === 0) return [];
+  const warnings: string[] = [];
+  const kids = jwks.map((jwk) => String(jwk.kid));
+  for (const kid of new Set(kids.filter((kid, i) => kids.indexOf(kid) !== i)))
+    warnings.push(`key "${kid}": kid is used by more than one key; the last of them is used, as the original does`);
+  for (const key of buildKeySet(jwks)) {
+    const bytes = key.verifyKey.type === 'secret' ? key.verifyKey.symmetricKeySize! : null;
+    if (bytes !== null && bytes < 32) warnings.push(`key "${key.kid}": an HMAC key of ${bytes} bytes can be guessed; use at least 32`);
+    const bits = key.verifyKey.asymmetricKeyType === 'rsa' ? (key.verifyKey.asymmetricKeyDetails?.modulusLength ?? 0) : null;
+    if (bits !== null && bits < 2048) warnings.push(`key "${key.kid}": an RSA key of ${bits} bits can be broken; use at least 2048`);
+  }
+  return warnings;
 }
 
 function kmsRef(jwk: JsonWebKey, fail: (why: string) => never): KmsKeyRef | null {

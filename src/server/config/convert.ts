@@ -20,7 +20,7 @@ export function convert(setting: Setting, text: string): unknown {
       if (/^(false|0|no|off|f)$/i.test(raw)) return false;
       return new Error(`"${raw}" is not a boolean (use true or false)`);
     case 'int':
-      return /^-?\d+$/.test(raw) ? Number(raw) : new Error(`"${raw}" is not a whole number`);
+      return parseGoInt(raw) ?? new Error(`"${raw}" is not a whole number`);
     case 'number':
       // Go's ParseFloat forms that matter here: 0.0000099, 1e-5, .5
       return /^-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(raw) ? Number(raw) : new Error(`"${raw}" is not a number`);
@@ -49,13 +49,21 @@ export function convert(setting: Setting, text: string): unknown {
   }
 }
 
+/** Go's ParseFloat forms a rate is written in: 1800, 1800.0, 13.5, .5, 1e3, -1 */
+const FLOAT = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+/**
+ * As the original reads a rate: any number is that many per hour, of which its limiter counts the whole part
+ * (1800.0, 13.5); `N/duration` needs a whole N, and a period of 0 or less is an hour there too.
+ */
 function parseSendLimit(raw: string): SendLimit | Error {
-  const [count, period] = raw.split('/');
-  if (!/^\d+$/.test(count)) return new Error(`"${raw}" is not a limit (N per hour, or N/duration like 10/1m)`);
-  if (period === undefined) return { max: Number(count), periodSeconds: 3600, bucket: false };
+  if (FLOAT.test(raw)) return { max: Math.max(0, Math.floor(Number(raw))), periodSeconds: 3600, bucket: false };
+  const parts = raw.split('/');
+  const [count, period] = parts;
+  if (parts.length !== 2 || !/^\d+$/.test(count)) return new Error(`"${raw}" is not a limit (N per hour, or N/duration like 10/1m)`);
   const seconds = parseSeconds(period);
-  if (seconds === null || seconds <= 0) return new Error(`"${raw}" has an invalid period "${period}"`);
-  return { max: Number(count), periodSeconds: seconds, bucket: true };
+  if (seconds === null) return new Error(`"${raw}" has an invalid period "${period}"`);
+  return { max: Number(count), periodSeconds: seconds > 0 ? seconds : 3600, bucket: true };
 }
 
 function parseJwkSet(raw: string): unknown {
@@ -102,19 +110,42 @@ function parsePairs(raw: string): Record<string, string> | Error {
   return out;
 }
 
-/** Sets separated by ':'; a set ending in '\' continues with a literal ':' (docs/passwords.md#strength-rules). */
+/**
+ * Sets separated by ':'; a set ending in '\' takes a literal ':' and the next part (docs/passwords.md#strength-rules).
+ * The original's rules to the letter: a joined set is not looked at again (`a\:b\:c` is `a:b\` and `c`), and
+ * the last part keeps a trailing '\', as nothing follows it to join.
+ */
 export function splitCharacterSets(raw: string): string[] {
-  const sets: string[] = [];
-  let current = '';
-  for (const part of raw.split(':')) {
-    if (part.endsWith('\\')) {
-      current += part.slice(0, -1) + ':';
-      continue;
-    }
-    current += part;
-    if (current) sets.push(current);
-    current = '';
+  const parts = raw.split(':');
+  for (let i = 0; i < parts.length - 1; i++) {
+    if (!parts[i].endsWith('\\')) continue;
+    parts[i] = `${parts[i].slice(0, -1)}:${parts[i + 1]}`;
+    parts[i + 1] = '';
   }
-  if (current) sets.push(current);
-  return sets;
+  return parts.filter(Boolean);
+}
+
+/**
+ * A whole number as the original reads it (Go's strconv.ParseInt with base 0): a sign, `0x`, `0o` or `0b`
+ * prefixes, a leading 0 for octal (`0600` is 384 there too), and `_` between digits. Null when it is none.
+ */
+export function parseGoInt(text: string): number | null {
+  const match =
+    /^([+-]?)(0[xX]_?[0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO]_?[0-7]+(?:_[0-7]+)*|0[bB]_?[01]+(?:_[01]+)*|0_?[0-7]+(?:_[0-7]+)*|0|[1-9][0-9]*(?:_[0-9]+)*)$/.exec(
+      text,
+    );
+  if (!match) return null;
+  const body = match[2].replaceAll('_', '');
+  const radix = /^0[xX]/.test(body)
+    ? 16
+    : /^0[oO]/.test(body)
+      ? 8
+      : /^0[bB]/.test(body)
+        ? 2
+        : body.length > 1 && body.startsWith('0')
+          ? 8
+          : 10;
+  const digits = radix === 10 || (radix === 8 && !/^0[oO]/.test(body)) ? body : body.slice(2);
+  const value = Number.parseInt(digits, radix);
+  return match[1] === '-' ? -value : value;
 }

@@ -28,6 +28,11 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
     if (!given.has('DB_DRIVER')) problems.push('AUTH_DB_DRIVER: is required when DATABASE_URL is set (must be postgres)');
   }
   if (flat.SMTP_HOST) require('SMTP_ADMIN_EMAIL', 'when SMTP_HOST is set (it is the From address)');
+  // Any scheme, as the original (an app's deep link); only a value no redirect could be built on is refused.
+  for (const name of ['SITE_URL', 'EXTERNAL_REDIRECT_URL']) {
+    const url = flat[name] as string;
+    if (url && !URL.canParse(url)) problems.push(`${given.get(name) ?? `AUTH_${name}`}: "${url}" is not an absolute URL`);
+  }
   // An enabled OAuth provider with missing credentials does not stop start-up: it is named in a warning and
   // treated as disabled (providers/configured.ts), as the original fails only at /authorize.
   const validUntil = flat.SMS_TEST_OTP_VALID_UNTIL as string;
@@ -69,6 +74,10 @@ function variableOf(given: Map<string, string>, name: string): string {
  */
 function smsCredentialWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   const gateway = flat.SMS_PROVIDER as string;
+  if (gateway && !Object.hasOwn(SMS_REQUIRED, gateway)) {
+    flat.SMS_MISSING_CREDENTIALS = [];
+    return [`SMS_PROVIDER: "${gateway}" is none of ${Object.keys(SMS_REQUIRED).join(', ')}: sending SMS will fail, as in the original`];
+  }
   const missing = gateway ? (SMS_REQUIRED[gateway] ?? []).filter((name) => !flat[name]) : [];
   flat.SMS_MISSING_CREDENTIALS = missing.map((name) => variableOf(given, name));
   if (missing.length === 0) return [];
@@ -123,10 +132,14 @@ function templateProblems(flat: Record<string, unknown>, given: Map<string, stri
     });
 }
 
-/** The key that encrypts secrets at rest needs an id, and every key must be 256 bits (docs/mfa.md#secrets-at-rest). */
+/**
+ * With ENCRYPT on, the key that encrypts secrets at rest needs an id; every decryption key must be 256 bits
+ * (docs/mfa.md#secrets-at-rest). With it off the original ignores the encryption key (original-corrections.ts).
+ */
 function dbEncryptionProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   const problems: string[] = [];
-  if (flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID)
+  const encrypt = Boolean(flat.SECURITY_DB_ENCRYPTION_ENCRYPT);
+  if (encrypt && flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY && !flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID)
     problems.push(
       `${variableOf(given, 'SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID')}: is required when SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY is set`,
     );
@@ -165,7 +178,9 @@ function kmsKeyProblems(flat: Record<string, unknown>, given: Map<string, string
     problems.push(
       `${variableOf(given, 'JWT_SECRET')}: is required when JWT_KEYS holds no private key (the AWS KMS key signs, refresh tokens are derived from it)`,
     );
-  if ((flat.JWT_KMS_TIMEOUT as number) >= (flat.API_MAX_REQUEST_DURATION as number))
+  // 0 or less is no deadline (original-corrections.ts), which any KMS timeout is shorter than.
+  const requestDuration = flat.API_MAX_REQUEST_DURATION as number;
+  if (requestDuration > 0 && (flat.JWT_KMS_TIMEOUT as number) >= requestDuration)
     problems.push(`${variableOf(given, 'JWT_KMS_TIMEOUT')}: must be shorter than API_MAX_REQUEST_DURATION`);
   // A sign-in holds its transaction while KMS signs (sessions/issue.ts).
   const idle = flat.DB_IDLE_IN_TRANSACTION_TIMEOUT as number;

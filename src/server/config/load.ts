@@ -213,8 +213,12 @@ const validateFlat = ajv.compile({
   properties: Object.fromEntries(SETTINGS.filter((x) => x.schema).map((x) => [x.name, x.schema])),
 });
 
+/** A feature's settings, checked only while the feature is on (Setting.checkedWhen). */
+const CHECKED_WHEN = new Map(SETTINGS.flatMap((x) => (x.checkedWhen ? [[x.name, x.checkedWhen] as const] : [])));
+
 function validateSchema(flat: Record<string, unknown>, given: Map<string, string>): string[] {
-  const supplied = Object.fromEntries([...given.keys()].map((name) => [name, flat[name]]));
+  const checked = (name: string) => CHECKED_WHEN.get(name)?.(flat) ?? true;
+  const supplied = Object.fromEntries([...given.keys()].filter(checked).map((name) => [name, flat[name]]));
   if (validateFlat(supplied)) return [];
   return (validateFlat.errors ?? []).map((e) => {
     // A list's item is reported by its position (/NAME/0): name the setting, show the item.
@@ -240,6 +244,9 @@ function applyDevelopmentDefaults(flat: Record<string, unknown>, development: bo
   if (!development) return;
   const port = flat.API_PORT as number;
   flat.SITE_URL ||= 'http://localhost:3000';
+  // What `supabase start` configures, so the development setup's users and tokens look like a Supabase project's.
+  flat.JWT_AUD ||= 'authenticated';
+  flat.JWT_DEFAULT_GROUP_NAME ||= 'authenticated';
   flat.API_EXTERNAL_URL ||= `http://localhost:${port}`;
 }
 

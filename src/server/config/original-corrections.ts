@@ -5,11 +5,16 @@ import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
 import { parseBlockedMx } from '../delivery/mail/address-check.js';
 import { CAPTCHA_PROVIDERS } from './cross-field.js';
 import { rpIdProblem } from '../webauthn/rp-id.js';
+import { SUPPORTED_ALGORITHMS, keySetWarnings } from '../auth/keys.js';
+import type { JsonWebKey } from 'node:crypto';
 
 /** Corrects `flat` in place; the warnings name the variable each value came from. */
 export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
   return [
     ...clampOtpLengthsAndFlowExpiry(flat, given),
+    ...zeroIsTheDefault(flat, given),
+    ...requestDurationWithoutDeadline(flat, given),
+    ...sendIntervalOfZero(flat, given),
     ...ignoreUnreadableJson(flat, given),
     ...captchaDefaults(flat),
     ...samlDefaults(flat),
@@ -18,6 +23,12 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...otlpProtocol(flat, given),
     ...shortJwtSecret(flat, given),
     ...unusableWebauthnSettings(flat, given),
+    ...jwtKeyWarnings(flat, given),
+    ...connPercentage(flat, given),
+    ...debugSwitch(flat, given),
+    ...unmatchableExternalHosts(flat, given),
+    ...largeBloomFilter(flat, given),
+    ...unusedEncryptionKey(flat, given),
   ];
 }
 
@@ -32,6 +43,56 @@ function captchaDefaults(flat: Record<string, unknown>): string[] {
     flat.SECURITY_CAPTCHA_PROVIDER = 'hcaptcha';
   }
   return [];
+}
+
+/** The settings the original reads 0 of as its default (not as "never" or "at once"), and that default. */
+const ZERO_IS_DEFAULT: Array<[name: string, value: number]> = [
+  ['JWT_EXP', 3600],
+  ['MAILER_OTP_EXP', 86400],
+  ['SMS_OTP_EXP', 60],
+  ['INTERNAL_HTTP_TIMEOUT', 10],
+];
+
+/** As the original: 0 in one of ZERO_IS_DEFAULT's settings is its default, said at start. */
+function zeroIsTheDefault(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const warnings: string[] = [];
+  for (const [name, value] of ZERO_IS_DEFAULT) {
+    if (flat[name] !== 0) continue;
+    flat[name] = value;
+    warnings.push(`${variableOf(given, name)}: 0 means the default, ${value} s, as the original does`);
+  }
+  return warnings;
+}
+
+/**
+ * The original sets no deadline at all for API_MAX_REQUEST_DURATION of 0 or less; here every request has
+ * one (http/deadline-clock.ts), so such a value becomes a day, longer than any request can usefully take.
+ */
+function requestDurationWithoutDeadline(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  if ((flat.API_MAX_REQUEST_DURATION as number) > 0) return [];
+  flat.API_MAX_REQUEST_DURATION = NO_DEADLINE_SECONDS;
+  return [
+    `${variableOf(given, 'API_MAX_REQUEST_DURATION')}: the original sets no request deadline for 0 or less; requests here may take up to a day`,
+  ];
+}
+
+export const NO_DEADLINE_SECONDS = 86400;
+
+/**
+ * As the original: a per-user interval of 0 between mails or SMS is one minute, not "no interval", so the
+ * throttle against mail bombing and SMS pumping never goes away (docs/settings.md#mail).
+ */
+function sendIntervalOfZero(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const warnings: string[] = [];
+  for (const [name, what] of [
+    ['SMTP_MAX_FREQUENCY', 'mails'],
+    ['SMS_MAX_FREQUENCY', 'SMS'],
+  ]) {
+    if (flat[name] !== 0) continue;
+    flat[name] = 60;
+    warnings.push(`${variableOf(given, name)}: 0 would let ${what} to one user go out back to back; using 60 s, as the original does`);
+  }
+  return warnings;
 }
 
 /** As the original: a SAML relay state validity period of 0 is its default, two minutes (not "always expired"). */
@@ -125,6 +186,72 @@ function unusableWebauthnSettings(flat: Record<string, unknown>, given: Map<stri
     );
   }
   return warnings;
+}
+
+/** JWT_KEYS and JWT_VALID_METHODS the original starts with though they are weak or name what it never matches. */
+function jwtKeyWarnings(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const keys = keySetWarnings(flat.JWT_KEYS as JsonWebKey[]).map((w) => `${variableOf(given, 'JWT_KEYS')}: ${w}`);
+  const unknown = (flat.JWT_VALID_METHODS as string[]).filter((alg) => !SUPPORTED_ALGORITHMS.includes(alg));
+  if (unknown.length === 0) return keys;
+  return [
+    ...keys,
+    `${variableOf(given, 'JWT_VALID_METHODS')}: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} no algorithm Portcullis verifies (${SUPPORTED_ALGORITHMS.join(', ')}); no token is accepted by ${unknown.length > 1 ? 'them' : 'it'}, as in the original`,
+  ];
+}
+
+/** As the original: DB_CONN_PERCENTAGE outside 0–100 is clamped into it. */
+function connPercentage(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const percentage = flat.DB_CONN_PERCENTAGE as number;
+  const clamped = Math.min(Math.max(percentage, 0), 100);
+  if (clamped === percentage) return [];
+  flat.DB_CONN_PERCENTAGE = clamped;
+  return [`${variableOf(given, 'DB_CONN_PERCENTAGE')}: ${percentage} is outside 0–100; using ${clamped}, as the original does`];
+}
+
+/** DEBUG is no setting of the original, so a value that is no boolean (GOTRUE_DEBUG=verbose) must not stop the start. */
+function debugSwitch(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const text = String(flat.DEBUG).trim();
+  const on = /^(true|1|yes|on|t)$/i.test(text);
+  flat.DEBUG = on;
+  if (on || /^(false|0|no|off|f)$/i.test(text)) return [];
+  return [`${variableOf(given, 'DEBUG')}: "${text}" is not a boolean; false`];
+}
+
+/** What X-Forwarded-Host can be: a host name and a port. Another entry (a URL) never matches one. */
+const FORWARDED_HOST = /^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/;
+
+/** As the original: a MAILER_EXTERNAL_HOSTS entry that is no host name starts the service and matches no request. */
+function unmatchableExternalHosts(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const hosts = flat.MAILER_EXTERNAL_HOSTS as string[];
+  const unmatchable = hosts.filter((host) => !FORWARDED_HOST.test(host));
+  if (unmatchable.length === 0) return [];
+  flat.MAILER_EXTERNAL_HOSTS = hosts.filter((host) => FORWARDED_HOST.test(host));
+  return [
+    `${variableOf(given, 'MAILER_EXTERNAL_HOSTS')}: ${unmatchable.map((h) => `"${h}"`).join(', ')} ${unmatchable.length > 1 ? 'are' : 'is'} no host name (like auth.example.com); no X-Forwarded-Host matches ${unmatchable.length > 1 ? 'them' : 'it'}, as in the original`,
+  ];
+}
+
+/** Each HTTP thread holds the whole filter: over 10 million items (54 MB at 1e-9) is likely a typo, said at start. */
+function largeBloomFilter(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const items = flat.PASSWORD_HIBP_BLOOM_ITEMS as number;
+  if (!flat.PASSWORD_HIBP_ENABLED || !flat.PASSWORD_HIBP_BLOOM_ENABLED || items <= 10_000_000) return [];
+  return [`${variableOf(given, 'PASSWORD_HIBP_BLOOM_ITEMS')}: ${items} items take more than 54 MB of memory in each HTTP thread`];
+}
+
+/**
+ * With SECURITY_DB_ENCRYPTION_ENCRYPT off the original never reads the encryption key. Here secrets are always
+ * sealed (docs/mfa.md#secrets-at-rest), with that key when it is usable; one without an id or not 256 bits in
+ * base64url is ignored, and the key derived from JWT_SECRET seals instead.
+ */
+function unusedEncryptionKey(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const key = flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY as string;
+  if (flat.SECURITY_DB_ENCRYPTION_ENCRYPT || !key) return [];
+  if (flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID && /^[A-Za-z0-9_-]{43}$/.test(key)) return [];
+  flat.SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY = '';
+  return [
+    `${variableOf(given, 'SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY')}: ignored, as the original ignores it with SECURITY_DB_ENCRYPTION_ENCRYPT off: ` +
+      'it needs SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID and 256 bits in base64url; secrets are sealed with the key derived from JWT_SECRET',
+  ];
 }
 
 /** The variable a setting was read from (AUTH_X when it came from nowhere in particular). */

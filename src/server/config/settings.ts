@@ -1,7 +1,6 @@
 // The table of every setting: its environment name (without AUTH_), where it lands in Config, how its
 // text is read, its default, and the JSON-schema constraints ajv checks after conversion.
-import { OAUTH_PROVIDERS, LOG_LEVELS, SMS_GATEWAYS, HOOK_NAMES } from './types.js';
-import { SUPPORTED_ALGORITHMS } from '../auth/keys.js';
+import { OAUTH_PROVIDERS, LOG_LEVELS, HOOK_NAMES } from './types.js';
 
 export type Kind =
   'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'pairs' | 'jwkSet' | 'logLevel';
@@ -19,6 +18,11 @@ export interface Setting {
    */
   unprefixed?: string[];
   schema?: Record<string, unknown>;
+  /**
+   * a feature's setting: its schema is checked only while this holds (the feature is on), as the original
+   * reads it only then, so a value left over from another setup does not stop the start
+   */
+  checkedWhen?: (flat: Record<string, unknown>) => boolean;
 }
 
 const s = (name: string, path: string, kind: Kind, dflt: unknown, schema?: Record<string, unknown>, unprefixed?: string[]): Setting => ({
@@ -31,6 +35,12 @@ const s = (name: string, path: string, kind: Kind, dflt: unknown, schema?: Recor
 });
 
 const httpUrl = { pattern: '^https?://[^\\s/]+' };
+/** The setting, its schema checked only while `when` holds (Setting.checkedWhen). */
+const onlyWhen = (when: (flat: Record<string, unknown>) => boolean, setting: Setting): Setting => ({ ...setting, checkedWhen: when });
+const tracing = (flat: Record<string, unknown>) => Boolean(flat.TRACING_ENABLED);
+const otlpMetrics = (flat: Record<string, unknown>) => Boolean(flat.METRICS_ENABLED) && flat.METRICS_EXPORTER === 'opentelemetry';
+const webauthn = (flat: Record<string, unknown>) =>
+  Boolean(flat.PASSKEY_ENABLED || flat.MFA_WEB_AUTHN_ENROLL_ENABLED || flat.MFA_WEB_AUTHN_VERIFY_ENABLED);
 const port = { minimum: 0, maximum: 65535 };
 const positive = { minimum: 1 };
 
@@ -88,7 +98,8 @@ export const SETTINGS: Setting[] = [
   // Set by the Dockerfile: in a container, no DATABASE_URL is a mistake unless DEVELOPMENT_SETUP asks for it.
   s('CONTAINER', 'container', 'bool', false, undefined, ['PORTCULLIS_CONTAINER']),
   s('DEVELOPMENT_SETUP', 'developmentSetup', 'bool', false, undefined, ['PORTCULLIS_DEVELOPMENT']),
-  s('SITE_URL', 'siteUrl', 'string', '', httpUrl),
+  // Any absolute URL, as the original: a mobile app's site may be its deep link (myapp://callback); cross-field.ts.
+  s('SITE_URL', 'siteUrl', 'string', ''),
   s('URI_ALLOW_LIST', 'uriAllowList', 'list', []),
   s('DISABLE_SIGNUP', 'disableSignup', 'bool', false),
   s('OPERATOR_TOKEN', 'operatorToken', 'string', ''),
@@ -99,7 +110,8 @@ export const SETTINGS: Setting[] = [
   s('API_EXTERNAL_URL', 'api.externalUrl', 'string', '', httpUrl, ['GOTRUE_API_API_EXTERNAL_URL', 'API_EXTERNAL_URL']),
   s('REQUEST_ID_HEADER', 'api.requestIdHeader', 'string', '', undefined, ['GOTRUE_API_REQUEST_ID_HEADER', 'REQUEST_ID_HEADER']),
   s('CORS_ALLOWED_HEADERS', 'api.corsAllowedHeaders', 'list', []),
-  s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10, positive),
+  // 0 or less: no deadline in the original, a day here (original-corrections.ts).
+  s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10),
   // false: uWS listens on the public port itself, with its parser's limits (docs/http-guard.md).
   s('HTTP_GUARD', 'api.guard', 'bool', true),
 
@@ -116,7 +128,8 @@ export const SETTINGS: Setting[] = [
   s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
   // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
   // The original's connection lifetimes (its Go pool's), applied to each HTTP thread's pool.
-  s('DB_CONN_PERCENTAGE', 'db.connPercentage', 'int', 0, { minimum: 0, maximum: 100 }),
+  // Outside 0–100: clamped, as the original (original-corrections.ts).
+  s('DB_CONN_PERCENTAGE', 'db.connPercentage', 'int', 0),
   s('DB_CONN_MAX_IDLE_TIME', 'db.connMaxIdleTimeSeconds', 'duration', 0, { minimum: 0 }),
   s('DB_CONN_MAX_LIFETIME', 'db.connMaxLifetimeSeconds', 'duration', 0, { minimum: 0 }),
   s('DB_ACQUIRE_TIMEOUT', 'db.acquireTimeoutSeconds', 'duration', 3, { exclusiveMinimum: 0 }),
@@ -147,17 +160,27 @@ export const SETTINGS: Setting[] = [
   s('TRACING_EXPORTER', 'tracing.exporter', 'string', 'opentelemetry'),
   // The standard OpenTelemetry variables (unprefixed), read here so nothing else reads the environment.
   // Empty: the protocol's default collector, http://localhost:4318 over HTTP, :4317 over gRPC (otlp-exporters.ts).
-  s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', '', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_ENDPOINT']),
-  s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, [
-    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
-  ]),
+  // Checked only while traces or metrics go over OTLP: the standard variables may be set for other programs.
+  onlyWhen(
+    (flat) => tracing(flat) || otlpMetrics(flat),
+    s('OTEL_EXPORTER_OTLP_ENDPOINT', 'tracing.otlpEndpoint', 'string', '', { pattern: '^https?://' }, ['OTEL_EXPORTER_OTLP_ENDPOINT']),
+  ),
+  onlyWhen(
+    tracing,
+    s('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'tracing.otlpTracesEndpoint', 'string', '', { pattern: '^https?://' }, [
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    ]),
+  ),
   s('OTEL_SERVICE_NAME', 'tracing.serviceName', 'string', 'gotrue', undefined, ['OTEL_SERVICE_NAME']),
   s('METRICS_ENABLED', 'metrics.enabled', 'bool', false),
   // Another value exports nothing, with a warning, as the original (original-corrections.ts).
   s('METRICS_EXPORTER', 'metrics.exporter', 'string', 'opentelemetry'),
-  s('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'metrics.otlpMetricsEndpoint', 'string', '', { pattern: '^https?://' }, [
-    'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
-  ]),
+  onlyWhen(
+    otlpMetrics,
+    s('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'metrics.otlpMetricsEndpoint', 'string', '', { pattern: '^https?://' }, [
+      'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
+    ]),
+  ),
   s('OTEL_METRIC_EXPORT_INTERVAL', 'metrics.exportIntervalMs', 'int', 60000, { minimum: 100 }, ['OTEL_METRIC_EXPORT_INTERVAL']),
   s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, [
     'GOTRUE_METRICS_OTEL_EXPORTER_PROMETHEUS_HOST',
@@ -188,11 +211,15 @@ export const SETTINGS: Setting[] = [
   s('RELOADING_SIGNAL_ENABLED', 'reloading.signalEnabled', 'bool', false),
   s('RELOADING_SIGNAL_NUMBER', 'reloading.signalNumber', 'int', 10, { minimum: 1, maximum: 64 }),
   s('RELOADING_GRACE_PERIOD_INTERVAL', 'reloading.gracePeriodSeconds', 'duration', 5, { minimum: 0 }),
-  s('DEBUG', 'debug', 'bool', false),
+  // Not a setting of the original: a value that is no boolean is false, with a warning (original-corrections.ts).
+  s('DEBUG', 'debug', 'string', 'false'),
 
   s('JWT_SECRET', 'jwt.secret', 'string', ''),
-  s('JWT_EXP', 'jwt.exp', 'int', 3600, positive),
-  s('JWT_AUD', 'jwt.aud', 'string', 'authenticated'),
+  // 0 is the default, as in the original (original-corrections.ts); so the code lifetimes and INTERNAL_HTTP_TIMEOUT.
+  s('JWT_EXP', 'jwt.exp', 'int', 3600, { minimum: 0 }),
+  // Empty by default, as the original: a deployment that never set it has users and tokens with aud "", and
+  // must find them after the swap. The development setup and Supabase's own deployments use `authenticated`.
+  s('JWT_AUD', 'jwt.aud', 'string', ''),
   s('JWT_ISSUER', 'jwt.issuer', 'string', ''),
   s('JWT_KEY_ID', 'jwt.keyId', 'string', ''),
   // Private JWKs checked and parsed here, so bad key material stops start-up (src/server/auth/keys.ts).
@@ -204,9 +231,10 @@ export const SETTINGS: Setting[] = [
   s('AWS_SECRET_ACCESS_KEY', 'jwt.kms.secretAccessKey', 'string', '', undefined, ['AWS_SECRET_ACCESS_KEY']),
   s('AWS_SESSION_TOKEN', 'jwt.kms.sessionToken', 'string', '', undefined, ['AWS_SESSION_TOKEN']),
   s('JWT_KMS_TIMEOUT', 'jwt.kms.timeoutSeconds', 'duration', 3, { exclusiveMinimum: 0, maximum: 60 }),
-  s('JWT_VALID_METHODS', 'jwt.validMethods', 'list', [], { type: 'array', items: { enum: SUPPORTED_ALGORITHMS } }),
+  // A name Portcullis has no algorithm for is kept with a warning, as the original never matches it (original-corrections.ts).
+  s('JWT_VALID_METHODS', 'jwt.validMethods', 'list', []),
   s('JWT_ADMIN_GROUP_NAME', 'jwt.adminGroupName', 'string', 'admin'),
-  s('JWT_DEFAULT_GROUP_NAME', 'jwt.defaultGroupName', 'string', 'authenticated'),
+  s('JWT_DEFAULT_GROUP_NAME', 'jwt.defaultGroupName', 'string', ''),
   s('JWT_ADMIN_ROLES', 'jwt.adminRoles', 'list', ['service_role', 'supabase_admin']),
 
   s('EXTERNAL_EMAIL_ENABLED', 'external.emailEnabled', 'bool', true),
@@ -230,9 +258,9 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_WEB3_SOLANA_MAXIMUM_VALIDITY_DURATION', 'external.web3Solana.maximumValiditySeconds', 'duration', 600, positive),
   s('EXTERNAL_WEB3_ETHEREUM_ENABLED', 'external.web3Ethereum.enabled', 'bool', false),
   s('EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION', 'external.web3Ethereum.maximumValiditySeconds', 'duration', 600, positive),
-  s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { exclusiveMinimum: 0 }),
+  s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { minimum: 0 }),
   // Where every OAuth callback ends, whatever redirect_to the flow carried (docs/oauth.md#the-flow).
-  s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', httpUrl, ['GOTRUE_EXTERNAL_REDIRECTURL']),
+  s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', undefined, ['GOTRUE_EXTERNAL_REDIRECTURL']),
   ...OAUTH_PROVIDERS.flatMap((p) => {
     const env = `EXTERNAL_${p.toUpperCase()}`;
     const at = `external.providers.${p}`;
@@ -263,7 +291,8 @@ export const SETTINGS: Setting[] = [
     'GOTRUE_RATE_LIMIT_O_AUTH_DYNAMIC_CLIENT_REGISTER',
   ]),
 
-  s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6, { minimum: 0, maximum: 72 }),
+  // Any whole number, as the original: under 6 is 6 (config/load.ts).
+  s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
   s('PASSWORD_HASH_MEMORY_KIB', 'password.hash.memoryKiB', 'int', 19456, { minimum: 1024, maximum: 1048576 }),
   s('PASSWORD_HASH_TIME_COST', 'password.hash.timeCost', 'int', 2, { minimum: 1, maximum: 20 }),
@@ -277,8 +306,8 @@ export const SETTINGS: Setting[] = [
   // ours: a mirror of the range API (or a test's fake); /range/<prefix> is appended
   s('PASSWORD_HIBP_URL', 'password.hibp.url', 'string', 'https://api.pwnedpasswords.com', httpUrl),
   s('PASSWORD_HIBP_BLOOM_ENABLED', 'password.hibp.bloom.enabled', 'bool', false),
-  // The bounds keep a typo from taking gigabytes: at most about 54 MB per HTTP thread (10 million items at 1e-9).
-  s('PASSWORD_HIBP_BLOOM_ITEMS', 'password.hibp.bloom.items', 'int', 100000, { minimum: 1, maximum: 10000000 }),
+  // Over 10 million items (54 MB per HTTP thread at 1e-9) is said at start: a typo could take gigabytes (original-corrections.ts).
+  s('PASSWORD_HIBP_BLOOM_ITEMS', 'password.hibp.bloom.items', 'int', 100000, { minimum: 1 }),
   s('PASSWORD_HIBP_BLOOM_FALSE_POSITIVES', 'password.hibp.bloom.falsePositives', 'number', 0.0000099, {
     minimum: 0.000000001,
     maximum: 0.5,
@@ -320,9 +349,10 @@ export const SETTINGS: Setting[] = [
   // Any value starts, as in the original; one its WebAuthn library refuses (a port, a path...) is named in a
   // start-up warning and fails every ceremony (webauthn/rp-id.ts). 0 s or less: every passkey challenge has
   // expired when answered; a limit of 0 or less: no new passkey (both as there, the first with a warning).
+  // The origins are checked only with passkeys or WebAuthn factors on.
   s('WEBAUTHN_RP_ID', 'webauthn.rpId', 'string', '', undefined, ['GOTRUE_WEBAUTHN_RP_ID', 'RP_ID']),
   s('WEBAUTHN_RP_DISPLAY_NAME', 'webauthn.rpDisplayName', 'string', ''),
-  s('WEBAUTHN_RP_ORIGINS', 'webauthn.rpOrigins', 'list', [], { type: 'array', items: { pattern: '^\\S+$' } }),
+  onlyWhen(webauthn, s('WEBAUTHN_RP_ORIGINS', 'webauthn.rpOrigins', 'list', [], { type: 'array', items: { pattern: '^\\S+$' } })),
   s('WEBAUTHN_CHALLENGE_EXPIRY_DURATION', 'webauthn.challengeExpirySeconds', 'duration', 300),
   s('PASSKEY_ENABLED', 'passkey.enabled', 'bool', false),
   s('PASSKEY_MAX_PASSKEYS_PER_USER', 'passkey.maxPerUser', 'int', 10),
@@ -338,7 +368,10 @@ export const SETTINGS: Setting[] = [
   s('SAML_PRIVATE_KEY_NEXT', 'saml.privateKeyNext', 'string', ''),
   s('SAML_ALLOW_ENCRYPTED_ASSERTIONS', 'saml.allowEncryptedAssertions', 'bool', false),
   s('SAML_RELAY_STATE_VALIDITY_PERIOD', 'saml.relayStateValiditySeconds', 'duration', 120, { minimum: 0 }),
-  s('SAML_EXTERNAL_URL', 'saml.externalUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
+  onlyWhen(
+    (flat) => Boolean(flat.SAML_ENABLED),
+    s('SAML_EXTERNAL_URL', 'saml.externalUrl', 'string', '', { pattern: '^(https?://\\S+)?$' }),
+  ),
   s('SAML_RATE_LIMIT_ASSERTION', 'rateLimit.samlAssertion', 'number', 15, { minimum: 0 }),
 
   // The OAuth 2.1 authorization server (docs/oauth-server.md#settings), the original's names and defaults.
@@ -370,14 +403,12 @@ export const SETTINGS: Setting[] = [
   s('MAILER_AUTOCONFIRM', 'mailer.autoconfirm', 'bool', false),
   s('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS', 'mailer.allowUnverifiedEmailSignIns', 'bool', false),
   s('MAILER_SECURE_EMAIL_CHANGE_ENABLED', 'mailer.secureEmailChangeEnabled', 'bool', true),
-  s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, positive),
+  s('MAILER_OTP_EXP', 'mailer.otpExpSeconds', 'duration', 86400, { minimum: 0 }),
   // Outside 6–10: 6, as the original (original-corrections.ts); so SMS_ and MFA_PHONE_OTP_LENGTH.
   s('MAILER_OTP_LENGTH', 'mailer.otpLength', 'int', 6),
   // X-Forwarded-Host values whose https://<host> replaces API_EXTERNAL_URL in mail links (docs/one-time-codes-and-mail.md#links).
-  s('MAILER_EXTERNAL_HOSTS', 'mailer.externalHosts', 'list', [], {
-    type: 'array',
-    items: { type: 'string', pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$' },
-  }),
+  // An entry that is no host name (a URL) is dropped with a warning: it could never match (original-corrections.ts).
+  s('MAILER_EXTERNAL_HOSTS', 'mailer.externalHosts', 'list', []),
   // The original's address validation before each mail (docs/one-time-codes-and-mail.md#address-validation).
   // SERVICE_HEADERS and BLOCKED_MX are JSON, read by delivery/mail/address-check.ts; a value it cannot read
   // is dropped with a warning (original-corrections.ts), as the original drops it.
@@ -418,13 +449,18 @@ export const SETTINGS: Setting[] = [
   // Encryption of secrets at rest (TOTP secrets, phone factor codes): docs/mfa.md#secrets-at-rest.
   s('SECURITY_DB_ENCRYPTION_ENCRYPT', 'security.dbEncryption.encrypt', 'bool', false),
   s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID', 'security.dbEncryption.encryptionKeyId', 'string', ''),
-  s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY', 'security.dbEncryption.encryptionKey', 'string', '', { pattern: '^([A-Za-z0-9_-]{43})?$' }),
+  // Checked with ENCRYPT on, as the original; with it off an unusable key is ignored (original-corrections.ts).
+  onlyWhen(
+    (flat) => Boolean(flat.SECURITY_DB_ENCRYPTION_ENCRYPT),
+    s('SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY', 'security.dbEncryption.encryptionKey', 'string', '', { pattern: '^([A-Za-z0-9_-]{43})?$' }),
+  ),
   s('SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS', 'security.dbEncryption.decryptionKeys', 'map', {}),
 
-  s('SMS_PROVIDER', 'sms.provider', 'string', '', { enum: ['', ...SMS_GATEWAYS] }),
+  // A name no gateway has starts, as the original, and fails every send (cross-field.ts warns at start).
+  s('SMS_PROVIDER', 'sms.provider', 'string', ''),
   s('SMS_AUTOCONFIRM', 'sms.autoconfirm', 'bool', false),
   s('SMS_MAX_FREQUENCY', 'sms.maxFrequencySeconds', 'duration', 60, { minimum: 0 }),
-  s('SMS_OTP_EXP', 'sms.otpExpSeconds', 'duration', 60, positive),
+  s('SMS_OTP_EXP', 'sms.otpExpSeconds', 'duration', 60, { minimum: 0 }),
   s('SMS_OTP_LENGTH', 'sms.otpLength', 'int', 6),
   s('SMS_TEMPLATE', 'sms.template', 'string', 'Your code is {{ .Code }}'),
   s('SMS_TEST_OTP', 'sms.testOtp', 'map', {}),

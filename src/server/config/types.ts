@@ -386,7 +386,8 @@ export interface Config {
     notifications: NotificationSwitches;
   };
   sms: {
-    provider: SmsGatewayName | '';
+    /** a gateway's name, '' for none, or (as the original starts with it) a name no gateway has: every send then fails */
+    provider: SmsGatewayName | '' | (string & {});
     autoconfirm: boolean;
     maxFrequencySeconds: number;
     otpExpSeconds: number;

@@ -14,8 +14,11 @@ export type HookTarget =
 
 /** A Postgres identifier the original accepts in a pg-functions URI (unquoted, up to 63 characters). */
 const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]{0,62}$/;
-/** Standard Webhooks symmetric secret, as the original checks it: v1,whsec_ and 32-88 base64 characters. */
-const SYMMETRIC_SECRET = /^v1,whsec_[A-Za-z0-9+/=]{32,88}$/;
+/**
+ * Standard Webhooks symmetric secret, as the original checks it: v1,whsec_ and at least 32 base64 characters
+ * (its pattern bounds the first 88 and not what follows, so longer secrets pass there too).
+ */
+const SYMMETRIC_SECRET = /^v1,whsec_[A-Za-z0-9+/=]{32,88}/;
 /** Plain http is for a hook on the same machine only, as the original allows. */
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', 'host.docker.internal']);
 

@@ -33,11 +33,26 @@ export function createSmsSender(
   log: Logger,
   options: { development?: boolean } = {},
 ): SmsSender | null {
-  if (sms.provider && sms.missingCredentials.length > 0) {
-    return unconfiguredSender(sms.provider, GATEWAYS[sms.provider](sms, timeoutSeconds).channels, sms.missingCredentials);
-  }
-  if (sms.provider) return GATEWAYS[sms.provider](sms, timeoutSeconds);
-  return options.development ? logSmsSender(log) : null;
+  const { provider } = sms;
+  if (!provider) return options.development ? logSmsSender(log) : null;
+  if (!isGateway(provider)) return unknownGatewaySender(provider);
+  const sender = GATEWAYS[provider](sms, timeoutSeconds);
+  if (sms.missingCredentials.length > 0) return unconfiguredSender(provider, sender.channels, sms.missingCredentials);
+  return sender;
+}
+
+const isGateway = (name: string): name is SmsGatewayName => Object.hasOwn(GATEWAYS, name);
+
+/**
+ * SMS_PROVIDER naming no gateway: the service starts, as the original does, and every send fails with its
+ * 500, since there is no gateway to ask (the start-up warning names the setting; docs/sms.md#gateways).
+ */
+function unknownGatewaySender(name: string): SmsSender {
+  return {
+    gateway: 'unknown',
+    channels: ['sms', 'whatsapp'],
+    send: () => Promise.reject(new Error(`SMS_PROVIDER ${name} could not be found`)),
+  };
 }
 
 /**

@@ -6,7 +6,7 @@ export type SmsChannel = 'sms' | 'whatsapp';
 
 export interface SmsSender {
   /** which gateway this is ('log' for the development sender that only writes to the log) */
-  readonly gateway: SmsGatewayName | 'log';
+  readonly gateway: SmsGatewayName | 'log' | 'unknown';
   /** the channels this gateway accepts; others make send() throw SmsChannelError */
   readonly channels: readonly SmsChannel[];
   /**
