@@ -64,7 +64,7 @@ export function crossFieldWarnings(flat: Record<string, unknown>, given: Map<str
  * The variable to name in a message about a setting: the one it was read from (GOTRUE_SAML_PRIVATE_KEY,
  * or `X (file)`), AUTH_X when it was not given.
  */
-function variableOf(given: Map<string, string>, name: string): string {
+export function variableOf(given: Map<string, string>, name: string): string {
   return given.get(name) ?? `AUTH_${name}`;
 }
 

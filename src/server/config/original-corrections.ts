@@ -3,7 +3,7 @@
 // config/load.ts once every setting has passed its own schema.
 import { parseSmtpHeaders } from '../delivery/mail/smtp-headers.js';
 import { parseBlockedMx } from '../delivery/mail/address-check.js';
-import { CAPTCHA_PROVIDERS } from './cross-field.js';
+import { CAPTCHA_PROVIDERS, variableOf } from './cross-field.js';
 import { rpIdProblem } from '../webauthn/rp-id.js';
 import { SUPPORTED_ALGORITHMS, keySetWarnings } from '../auth/keys.js';
 import type { JsonWebKey } from 'node:crypto';
@@ -253,9 +253,6 @@ function unusedEncryptionKey(flat: Record<string, unknown>, given: Map<string, s
       'it needs SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY_ID and 256 bits in base64url; secrets are sealed with the key derived from JWT_SECRET',
   ];
 }
-
-/** The variable a setting was read from (AUTH_X when it came from nowhere in particular). */
-const variableOf = (given: Map<string, string>, name: string) => given.get(name) ?? `AUTH_${name}`;
 
 /** The settings holding JSON, how each is read, and what it must be. */
 const JSON_SETTINGS: Array<[name: string, read: (text: string) => unknown, shape: string]> = [
