@@ -50,18 +50,19 @@ interface Forge {
   kid?: string;
   issuer?: string;
   audience?: string;
-  expires?: string | number;
+  /** null: no `exp` claim */
+  expires?: string | number | null;
 }
 
 function mint(f: Forge = {}) {
-  return (profile: Record<string, unknown>) =>
-    new SignJWT(profile)
+  return (profile: Record<string, unknown>) => {
+    const jwt = new SignJWT(profile)
       .setProtectedHeader({ alg: f.alg ?? 'RS256', kid: f.kid ?? 'rs' })
       .setIssuer(f.issuer ?? idp.base)
       .setAudience(f.audience ?? idp.clientId)
-      .setIssuedAt()
-      .setExpirationTime(f.expires ?? '5m')
-      .sign(f.key ?? idp.keys.rs);
+      .setIssuedAt();
+    return (f.expires === null ? jwt : jwt.setExpirationTime(f.expires ?? '5m')).sign(f.key ?? idp.keys.rs);
+  };
 }
 
 async function signIn(sub: string, forge: Forge = {}) {
@@ -101,6 +102,7 @@ t.test('forged, misdirected and expired tokens are refused, and nobody is signed
     ['another issuer', { issuer: 'https://evil.example.test' }, /unexpected issuer/],
     ['another audience', { audience: 'someone-else' }, /unacceptable audience/],
     ['expired', { expires: Math.floor(Date.now() / 1000) - 60 }, /token is expired/],
+    ['without exp', { expires: null }, /token has no exp claim/],
   ];
   for (const [name, forge, why] of cases) {
     const location = await signIn(`bad-${name.length}`, forge);
@@ -209,6 +211,7 @@ t.test('id_token grant: forged, misdirected and expired tokens are refused, and 
     ['a key the issuer never published', { key: stranger }],
     ['another issuer', { issuer: 'https://evil.example.test' }],
     ['expired', { expires: Math.floor(Date.now() / 1000) - 60 }],
+    ['without exp', { expires: null }],
   ];
   for (const [name, forge] of cases) {
     const res = await grant({ provider: 'custom:strict', id_token: await mint(forge)(claims) });

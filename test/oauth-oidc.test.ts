@@ -139,6 +139,8 @@ t.test('id_token grant refusals are OAuth-style 400s and create nothing', async 
   t.same((await grant({ provider: 'google', id_token: wrongIssuer })).body, bad, 'wrong issuer');
   const expired = await google.signIdToken(claims, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
   t.same((await grant({ provider: 'google', id_token: expired })).body, bad, 'expired');
+  const noExp = await google.signIdToken(claims, { expiresIn: null });
+  t.same((await grant({ provider: 'google', id_token: noExp })).body, bad, 'no exp: as long expired, never valid for ever');
   const { privateKey } = await generateKeyPair('RS256');
   const forged = await new SignJWT(claims)
     .setProtectedHeader({ alg: 'RS256', kid: 'test-key-1' })

@@ -140,6 +140,9 @@ async function verifyIdToken(
       issuer: issuers,
       audience: expect.audience,
       algorithms: expect.algorithms,
+      // jose checks `exp` only when the token has one; the original's verifier reads a missing one as
+      // already passed, so a token without it is refused rather than valid for ever (docs/oauth.md#the-id_token-grant).
+      requiredClaims: ['exp'],
     }));
   } catch (err) {
     throw new IdTokenError(describe(err));
@@ -152,6 +155,7 @@ async function verifyIdToken(
 function describe(err: unknown): string {
   if (err instanceof joseErrors.JWTExpired) return 'token is expired';
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.claim === 'exp' && err.reason === 'missing') return 'token has no exp claim';
     if (err.claim === 'aud') return 'unacceptable audience';
     if (err.claim === 'iss') return 'unexpected issuer';
     return `claim ${err.claim} is invalid`;
