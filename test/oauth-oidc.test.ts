@@ -199,6 +199,20 @@ t.test('id_token grant refusals are OAuth-style 400s and create nothing', async 
   t.equal((await api.db.query('select count(*)::int as n from users')).rows[0].n, before, 'no user was created');
 });
 
+t.test("id_token grant: an nbf up to five minutes ahead of the service's clock passes, as the original allows", async (t) => {
+  const now = Math.floor(Date.now() / 1000);
+  const soon = await google.signIdToken({ sub: 'gid-nbf', email: 'nbf@example.com', email_verified: true, nbf: now + 60 });
+  t.equal((await grant({ provider: 'google', id_token: soon })).status, 200, 'a minute ahead: a clock a little behind the issuer');
+  const later = await google.signIdToken({ sub: 'gid-nbf', email: 'nbf@example.com', email_verified: true, nbf: now + 400 });
+  t.same((await grant({ provider: 'google', id_token: later })).body, { error: 'invalid request', error_description: 'Bad ID token' });
+  const justExpired = await google.signIdToken({ sub: 'gid-nbf', email: 'nbf@example.com', email_verified: true }, { expiresIn: now - 2 });
+  t.same(
+    (await grant({ provider: 'google', id_token: justExpired })).body,
+    { error: 'invalid request', error_description: 'Bad ID token' },
+    'exp gets no such allowance',
+  );
+});
+
 t.test('id_token grant: a matching at_hash passes', async (t) => {
   const accessToken = 'ya29.a-real-looking-access-token';
   const digest = createHash('sha256').update(accessToken).digest();

@@ -123,6 +123,12 @@ export function createProviderRuntime(
   };
 }
 
+/**
+ * How far ahead of this host's clock a token's `nbf` may be, as the original's verifier allows (an issuer
+ * such as Microsoft's sets `nbf` to the moment it signs). `exp` gets no such allowance there, nor here.
+ */
+const NBF_LEEWAY_SECONDS = 300;
+
 async function verifyIdToken(
   discoverIssuer: (issuer: string) => Promise<DiscoveryDocument>,
   timeoutSeconds: number,
@@ -143,10 +149,14 @@ async function verifyIdToken(
       // jose checks `exp` only when the token has one; the original's verifier reads a missing one as
       // already passed, so a token without it is refused rather than valid for ever (docs/oauth.md#the-id_token-grant).
       requiredClaims: ['exp'],
+      // jose has one tolerance for every time claim: it is nbf's, and exp is checked exactly below.
+      clockTolerance: NBF_LEEWAY_SECONDS,
     }));
   } catch (err) {
     throw new IdTokenError(describe(err));
   }
+  // A number, as jose checked; compared as the original does, in whole seconds against the exact time.
+  if (Math.trunc(payload.exp as number) * 1000 < Date.now()) throw new IdTokenError('token is expired');
   if (expect.nonceHash !== undefined && payload.nonce !== expect.nonceHash) throw new IdTokenError('Nonces mismatch');
   if (typeof payload.sub !== 'string' || !payload.sub) throw new IdTokenError('id_token has no sub claim');
   return payload;
