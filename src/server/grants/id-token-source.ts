@@ -12,7 +12,7 @@ import { ProviderError } from '../providers/outbound.js';
 import { TENANT_ISSUER } from '../providers/azure-issuers.js';
 import { customIdTokenProvider } from '../custom-providers/lookup.js';
 import { verifyCustomIdToken } from '../custom-providers/module.js';
-import { OAUTH_PROVIDERS, type OAuthProviderConfig, type OAuthProviderName } from '../config/types.js';
+import type { OAuthProviderConfig, OAuthProviderName } from '../config/types.js';
 import type { ExternalProfile } from '../providers/types.js';
 import type { AppContext } from '../context.js';
 
@@ -49,11 +49,26 @@ export async function idTokenSource(ctx: AppContext, r: IdTokenRequest): Promise
   throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${r.provider}" not allowed`);
 }
 
+/**
+ * The built-in providers whose tokens the grant takes, the original's list. Other modules can verify an
+ * id_token (linkedin_oidc, at its /callback), but the original's grant does not take theirs: such a name
+ * falls through to the allowed issuers, and is refused there as an unknown one.
+ */
+const GRANT_PROVIDERS: readonly OAuthProviderName[] = [
+  'apple',
+  'google',
+  'azure',
+  'facebook',
+  'keycloak',
+  'kakao',
+  'vercel_marketplace',
+  'snapchat',
+];
+
 /** A built-in provider whose tokens the grant takes, by name, switched on or not. */
 function builtInByName(r: IdTokenRequest): OAuthProviderName | null {
   const name = r.provider as OAuthProviderName;
-  if (!(OAUTH_PROVIDERS as readonly string[]).includes(name) || !idTokenProvider(name)) return null;
-  return name;
+  return GRANT_PROVIDERS.includes(name) && idTokenProvider(name) ? name : null;
 }
 
 /**
@@ -75,7 +90,7 @@ const KNOWN_ISSUERS: readonly [OAuthProviderName, (issuer: string) => boolean][]
 async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthProviderName | null> {
   const known = KNOWN_ISSUERS.find(([, owns]) => owns(issuer))?.[0];
   if (known) return known;
-  for (const name of OAUTH_PROVIDERS) {
+  for (const name of GRANT_PROVIDERS) {
     const module = idTokenProvider(name);
     if (!module || !isProviderUsable(ctx.config, name)) continue;
     const configured = (await module.endpoints(runtimeFor(ctx.config, name)).catch(() => null))?.issuer;
