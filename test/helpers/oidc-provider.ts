@@ -129,7 +129,11 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     hits,
     signIn: (authorizeUrl, sub) => driveSignIn(authorizeUrl, sub),
     signIdToken: (claims, o = {}) =>
-      signWith(privateKey, kid, claims, { issuer: o.issuer ?? issuer, audience: o.audience ?? clientId, expiresIn: o.expiresIn === undefined ? '5m' : o.expiresIn }),
+      signWith(privateKey, kid, claims, {
+        issuer: o.issuer ?? issuer,
+        audience: o.audience ?? clientId,
+        expiresIn: o.expiresIn === undefined ? '5m' : o.expiresIn,
+      }),
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
