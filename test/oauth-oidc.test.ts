@@ -228,6 +228,11 @@ t.test('id_token grant: unknown and disabled providers', async (t) => {
   // Not a provider of the original's grant, on or off (test/id-token-allowed-issuers.test.ts switches it on).
   const linkedin = await grant({ provider: 'linkedin_oidc', id_token: token });
   t.same(linkedin.body, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "linkedin_oidc" not allowed' });
+  // A switched-off provider is named by its issuer, as the original names it, whatever the request sent.
+  const kakao = await grant({ provider: 'kakao', id_token: token });
+  t.same(kakao.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "https://kauth.kakao.com") is not enabled' });
+  const facebook = await grant({ provider: 'facebook', issuer: 'https://idp.example.test', client_id: 'x', id_token: token });
+  t.same(facebook.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "https://www.facebook.com") is not enabled' });
 });
 
 t.test('id_token grant: an address the provider did not verify keeps the new account and answers 422 after mailing', async (t) => {
