@@ -213,6 +213,34 @@ t.test("id_token grant: an nbf up to five minutes ahead of the service's clock p
   );
 });
 
+t.test('id_token grant: link_identity not a boolean is 400 bad_json, as the original cannot decode it; null is false', async (t) => {
+  const before = (await api.db.query('select count(*)::int as n from users')).rows[0].n;
+  const token = await google.signIdToken({ sub: 'gid-link', email: 'link@example.com', email_verified: true });
+  for (const [value, kind] of [
+    ['true', 'string'],
+    [1, 'number'],
+    [{}, 'object'],
+    [[true], 'array'],
+  ] as const) {
+    const res = await grant({ provider: 'google', id_token: token, link_identity: value });
+    t.same(
+      [res.status, res.body],
+      [
+        400,
+        {
+          code: 400,
+          error_code: 'bad_json',
+          msg: `Could not parse request body as JSON: json: cannot unmarshal ${kind} into Go struct field IdTokenGrantParams.link_identity of type bool`,
+        },
+      ],
+      JSON.stringify(value),
+    );
+  }
+  t.equal((await api.db.query('select count(*)::int as n from users')).rows[0].n, before, 'nobody signed in, no user created');
+  const plain = await grant({ provider: 'google', id_token: token, link_identity: null });
+  t.equal(plain.status, 200, 'null: a plain sign-in');
+});
+
 t.test('id_token grant: a matching at_hash passes', async (t) => {
   const accessToken = 'ya29.a-real-looking-access-token';
   const digest = createHash('sha256').update(accessToken).digest();
