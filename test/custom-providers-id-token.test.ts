@@ -49,7 +49,8 @@ interface Forge {
   alg?: string;
   kid?: string;
   issuer?: string;
-  audience?: string;
+  /** null: no `aud` claim */
+  audience?: string | string[] | null;
   /** null: no `exp` claim */
   expires?: string | number | null;
 }
@@ -59,9 +60,10 @@ function mint(f: Forge = {}) {
     const jwt = new SignJWT(profile)
       .setProtectedHeader({ alg: f.alg ?? 'RS256', kid: f.kid ?? 'rs' })
       .setIssuer(f.issuer ?? idp.base)
-      .setAudience(f.audience ?? idp.clientId)
       .setIssuedAt();
-    return (f.expires === null ? jwt : jwt.setExpirationTime(f.expires ?? '5m')).sign(f.key ?? idp.keys.rs);
+    if (f.audience !== null) jwt.setAudience(f.audience ?? idp.clientId);
+    if (f.expires !== null) jwt.setExpirationTime(f.expires ?? '5m');
+    return jwt.sign(f.key ?? idp.keys.rs);
   };
 }
 
@@ -222,6 +224,24 @@ t.test('id_token grant: forged, misdirected and expired tokens are refused, and 
     [aud.status, aud.body],
     [400, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: [someone-else]' }],
   );
+  t.equal(await users(), before, 'no user was created');
+});
+
+t.test("id_token grant: no sub, and an aud naming none of the clients, are refused in the original's words and order", async (t) => {
+  const before = await users();
+  const refusal = (error_description: string) => [400, { error: 'invalid request', error_description }];
+  const anonymous = { email: 'no-sub@example.com', email_verified: true };
+  const cases: [string, Record<string, unknown>, Forge, string][] = [
+    ['no sub', anonymous, {}, 'Missing sub claim in id_token'],
+    ['an empty sub', { ...anonymous, sub: '' }, {}, 'Missing sub claim in id_token'],
+    ['no sub, another audience: sub is checked first', anonymous, { audience: 'someone-else' }, 'Missing sub claim in id_token'],
+    ['no aud', { ...anonymous, sub: 'grant-aud' }, { audience: null }, 'Unacceptable audience in id_token: []'],
+    ['two others', { ...anonymous, sub: 'grant-aud' }, { audience: ['web', 'ios'] }, 'Unacceptable audience in id_token: [web ios]'],
+  ];
+  for (const [name, claims, forge, description] of cases) {
+    const res = await grant({ provider: 'custom:strict', id_token: await mint(forge)(claims) });
+    t.same([res.status, res.body], refusal(description), name);
+  }
   t.equal(await users(), before, 'no user was created');
 });
 

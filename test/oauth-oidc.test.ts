@@ -157,6 +157,12 @@ t.test('id_token grant refusals are OAuth-style 400s and create nothing', async 
     .sign(new TextEncoder().encode(google.clientSecret));
   t.same((await grant({ provider: 'google', id_token: hs })).body, bad, 'an HS256 token against an RSA key');
 
+  const noSub = await google.signIdToken({ email: 'bad@example.com', email_verified: true });
+  t.same((await grant({ provider: 'google', id_token: noSub })).body, {
+    error: 'invalid request',
+    error_description: 'Missing sub claim in id_token',
+  });
+
   const wrongAud = await google.signIdToken(claims, { audience: 'someone-else' });
   const aud = await grant({ provider: 'google', id_token: wrongAud });
   t.equal(aud.status, 400);

@@ -65,8 +65,11 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   } catch (err) {
     if (err instanceof IdTokenError || err instanceof ProviderError) {
       ctx.log.info({ provider: name, cause: err.message }, 'id_token refused');
-      if (err.message === 'unacceptable audience')
-        throw new OAuthRefusal('invalid request', `Unacceptable audience in id_token: ${audienceOf(token)}`);
+      if (err instanceof IdTokenError && err.refusal === 'no_subject')
+        throw new OAuthRefusal('invalid request', 'Missing sub claim in id_token');
+      // Printed as the original prints a list of strings: `[a b]`, `[]` for none.
+      if (err instanceof IdTokenError && err.refusal === 'audience')
+        throw new OAuthRefusal('invalid request', `Unacceptable audience in id_token: [${err.audience.join(' ')}]`);
       throw new OAuthRefusal('invalid request', 'Bad ID token');
     }
     throw err;
@@ -133,16 +136,6 @@ function checkAtHash(idToken: string, accessToken: string, atHash: string): void
   if (digest.subarray(0, digest.length / 2).toString('base64url') !== atHash) {
     // The original's verifier fails the whole token here, with its one answer for a bad token.
     throw new OAuthRefusal('invalid request', 'Bad ID token');
-  }
-}
-
-function audienceOf(token: string): string {
-  try {
-    const aud = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { aud?: unknown };
-    // Printed as the original prints a list of strings: `[a b]`.
-    return `[${(Array.isArray(aud.aud) ? aud.aud : [aud.aud]).map(String).join(' ')}]`;
-  } catch {
-    return '[]';
   }
 }
 
