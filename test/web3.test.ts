@@ -155,6 +155,20 @@ t.test('refusals, both chains: the original status and body, never a 500', async
     ],
     ['no chain', { message: ethMessage }, 400, { code: 400, error_code: 'web3_unsupported_chain', msg: 'Unsupported chain' }],
     ['message not a string', { chain: 'ethereum', message: 5 }, 400, validation('message must be string')],
+    // null is an empty string, as the original decodes it, not a wrong type.
+    [
+      'chain null',
+      { chain: null, message: ethMessage },
+      400,
+      { code: 400, error_code: 'web3_unsupported_chain', msg: 'Unsupported chain' },
+    ],
+    [
+      'solana: signature null',
+      { chain: 'solana', message: solMessage, signature: null },
+      400,
+      validation('signature must be 64 bytes encoded as base64 with or without padding'),
+    ],
+    ['ethereum: message null', { chain: 'ethereum', message: null, signature: null }, 400, validation('message is too short')],
     [
       'ethereum: signed by another key',
       { chain: 'ethereum', message: ethMessage, signature: other.sign(ethMessage) },
