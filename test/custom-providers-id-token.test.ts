@@ -49,19 +49,22 @@ interface Forge {
   alg?: string;
   kid?: string;
   issuer?: string;
-  audience?: string;
-  expires?: string | number;
+  /** null: no `aud` claim */
+  audience?: string | string[] | null;
+  /** null: no `exp` claim */
+  expires?: string | number | null;
 }
 
 function mint(f: Forge = {}) {
-  return (profile: Record<string, unknown>) =>
-    new SignJWT(profile)
+  return (profile: Record<string, unknown>) => {
+    const jwt = new SignJWT(profile)
       .setProtectedHeader({ alg: f.alg ?? 'RS256', kid: f.kid ?? 'rs' })
       .setIssuer(f.issuer ?? idp.base)
-      .setAudience(f.audience ?? idp.clientId)
-      .setIssuedAt()
-      .setExpirationTime(f.expires ?? '5m')
-      .sign(f.key ?? idp.keys.rs);
+      .setIssuedAt();
+    if (f.audience !== null) jwt.setAudience(f.audience ?? idp.clientId);
+    if (f.expires !== null) jwt.setExpirationTime(f.expires ?? '5m');
+    return jwt.sign(f.key ?? idp.keys.rs);
+  };
 }
 
 async function signIn(sub: string, forge: Forge = {}) {
@@ -101,6 +104,7 @@ t.test('forged, misdirected and expired tokens are refused, and nobody is signed
     ['another issuer', { issuer: 'https://evil.example.test' }, /unexpected issuer/],
     ['another audience', { audience: 'someone-else' }, /unacceptable audience/],
     ['expired', { expires: Math.floor(Date.now() / 1000) - 60 }, /token is expired/],
+    ['without exp', { expires: null }, /token has no exp claim/],
   ];
   for (const [name, forge, why] of cases) {
     const location = await signIn(`bad-${name.length}`, forge);
@@ -209,6 +213,7 @@ t.test('id_token grant: forged, misdirected and expired tokens are refused, and 
     ['a key the issuer never published', { key: stranger }],
     ['another issuer', { issuer: 'https://evil.example.test' }],
     ['expired', { expires: Math.floor(Date.now() / 1000) - 60 }],
+    ['without exp', { expires: null }],
   ];
   for (const [name, forge] of cases) {
     const res = await grant({ provider: 'custom:strict', id_token: await mint(forge)(claims) });
@@ -219,6 +224,24 @@ t.test('id_token grant: forged, misdirected and expired tokens are refused, and 
     [aud.status, aud.body],
     [400, { error: 'invalid request', error_description: 'Unacceptable audience in id_token: [someone-else]' }],
   );
+  t.equal(await users(), before, 'no user was created');
+});
+
+t.test("id_token grant: no sub, and an aud naming none of the clients, are refused in the original's words and order", async (t) => {
+  const before = await users();
+  const refusal = (error_description: string) => [400, { error: 'invalid request', error_description }];
+  const anonymous = { email: 'no-sub@example.com', email_verified: true };
+  const cases: [string, Record<string, unknown>, Forge, string][] = [
+    ['no sub', anonymous, {}, 'Missing sub claim in id_token'],
+    ['an empty sub', { ...anonymous, sub: '' }, {}, 'Missing sub claim in id_token'],
+    ['no sub, another audience: sub is checked first', anonymous, { audience: 'someone-else' }, 'Missing sub claim in id_token'],
+    ['no aud', { ...anonymous, sub: 'grant-aud' }, { audience: null }, 'Unacceptable audience in id_token: []'],
+    ['two others', { ...anonymous, sub: 'grant-aud' }, { audience: ['web', 'ios'] }, 'Unacceptable audience in id_token: [web ios]'],
+  ];
+  for (const [name, claims, forge, description] of cases) {
+    const res = await grant({ provider: 'custom:strict', id_token: await mint(forge)(claims) });
+    t.same([res.status, res.body], refusal(description), name);
+  }
   t.equal(await users(), before, 'no user was created');
 });
 

@@ -3,18 +3,23 @@
 // deprecated form does: the keys from the issuer's own discovery document, `aud` the client_id sent, the
 // nonce checked, an email required, and the identity stored with the issuer URL as its provider. An issuer
 // not listed is refused in the original's words, and the issuers of built-in providers stay theirs.
-// The issuer is a small OIDC-format server (discovery, JWKS) whose keys the test signs with.
+// The issuer is a small OIDC-format server (discovery, JWKS) whose keys the test signs with. LinkedIn
+// (OIDC) is switched on with that issuer as its own: the original's grant does not take linkedin_oidc,
+// so neither its name nor its issuer leads to it.
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { SignJWT, generateKeyPair, type KeyLike } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { startOAuth2Server } from './helpers/oauth2-server.js';
+import { providerEnv } from './helpers/oauth.js';
+import { REDIRECT_URI } from './helpers/oidc-provider.js';
 
 const idp = await startOAuth2Server();
 // The same server by another name: its discovery document names 127.0.0.1, not this one.
 const alias = idp.base.replace('127.0.0.1', 'localhost');
 const api = await startTestService({
   AUTH_EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS: `${idp.base},https://accounts.google.com,${alias}`,
+  ...providerEnv('linkedin_oidc', { clientId: 'mobile-app', secret: idp.clientSecret, redirectUri: REDIRECT_URI, url: idp.base }),
 });
 t.teardown(async () => {
   await api.stop();
@@ -59,6 +64,20 @@ t.test('an issuer not listed is refused naming the provider sent, before any cal
   t.same([res.status, res.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "" not allowed' }]);
   const named = await grant({ provider: 'myoidc', id_token: token, issuer: 'https://idp.example.test', client_id: 'mobile-app' });
   t.same(named.body, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "myoidc" not allowed' });
+});
+
+t.test('linkedin_oidc, switched on, is no provider of the grant: refused as an unknown one, as the original', async (t) => {
+  const before = await users();
+  const token = await sign({ sub: 'li-1', email: 'li-1@example.com', email_verified: true });
+  const res = await grant({ provider: 'linkedin_oidc', id_token: token });
+  t.same(
+    [res.status, res.body],
+    [400, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "linkedin_oidc" not allowed' }],
+  );
+  t.equal(await users(), before, 'nobody signed in');
+  // Its issuer, listed, is an allowed issuer like any other (the first test): the identity is the URL's.
+  const listed = await grant({ provider: 'linkedin_oidc', id_token: token, issuer: idp.base, client_id: 'mobile-app' });
+  t.match(listed.body.user?.identities, [{ provider: idp.base, id: 'li-1' }], listed.text);
 });
 
 t.test("a built-in provider's issuer stays that provider's, though listed: google is off here", async (t) => {

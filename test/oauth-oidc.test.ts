@@ -139,6 +139,8 @@ t.test('id_token grant refusals are OAuth-style 400s and create nothing', async 
   t.same((await grant({ provider: 'google', id_token: wrongIssuer })).body, bad, 'wrong issuer');
   const expired = await google.signIdToken(claims, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
   t.same((await grant({ provider: 'google', id_token: expired })).body, bad, 'expired');
+  const noExp = await google.signIdToken(claims, { expiresIn: null });
+  t.same((await grant({ provider: 'google', id_token: noExp })).body, bad, 'no exp: as long expired, never valid for ever');
   const { privateKey } = await generateKeyPair('RS256');
   const forged = await new SignJWT(claims)
     .setProtectedHeader({ alg: 'RS256', kid: 'test-key-1' })
@@ -154,6 +156,12 @@ t.test('id_token grant refusals are OAuth-style 400s and create nothing', async 
     .setExpirationTime('5m')
     .sign(new TextEncoder().encode(google.clientSecret));
   t.same((await grant({ provider: 'google', id_token: hs })).body, bad, 'an HS256 token against an RSA key');
+
+  const noSub = await google.signIdToken({ email: 'bad@example.com', email_verified: true });
+  t.same((await grant({ provider: 'google', id_token: noSub })).body, {
+    error: 'invalid request',
+    error_description: 'Missing sub claim in id_token',
+  });
 
   const wrongAud = await google.signIdToken(claims, { audience: 'someone-else' });
   const aud = await grant({ provider: 'google', id_token: wrongAud });
@@ -197,6 +205,48 @@ t.test('id_token grant refusals are OAuth-style 400s and create nothing', async 
   t.equal((await api.db.query('select count(*)::int as n from users')).rows[0].n, before, 'no user was created');
 });
 
+t.test("id_token grant: an nbf up to five minutes ahead of the service's clock passes, as the original allows", async (t) => {
+  const now = Math.floor(Date.now() / 1000);
+  const soon = await google.signIdToken({ sub: 'gid-nbf', email: 'nbf@example.com', email_verified: true, nbf: now + 60 });
+  t.equal((await grant({ provider: 'google', id_token: soon })).status, 200, 'a minute ahead: a clock a little behind the issuer');
+  const later = await google.signIdToken({ sub: 'gid-nbf', email: 'nbf@example.com', email_verified: true, nbf: now + 400 });
+  t.same((await grant({ provider: 'google', id_token: later })).body, { error: 'invalid request', error_description: 'Bad ID token' });
+  const justExpired = await google.signIdToken({ sub: 'gid-nbf', email: 'nbf@example.com', email_verified: true }, { expiresIn: now - 2 });
+  t.same(
+    (await grant({ provider: 'google', id_token: justExpired })).body,
+    { error: 'invalid request', error_description: 'Bad ID token' },
+    'exp gets no such allowance',
+  );
+});
+
+t.test('id_token grant: link_identity not a boolean is 400 bad_json, as the original cannot decode it; null is false', async (t) => {
+  const before = (await api.db.query('select count(*)::int as n from users')).rows[0].n;
+  const token = await google.signIdToken({ sub: 'gid-link', email: 'link@example.com', email_verified: true });
+  for (const [value, kind] of [
+    ['true', 'string'],
+    [1, 'number'],
+    [{}, 'object'],
+    [[true], 'array'],
+  ] as const) {
+    const res = await grant({ provider: 'google', id_token: token, link_identity: value });
+    t.same(
+      [res.status, res.body],
+      [
+        400,
+        {
+          code: 400,
+          error_code: 'bad_json',
+          msg: `Could not parse request body as JSON: json: cannot unmarshal ${kind} into Go struct field IdTokenGrantParams.link_identity of type bool`,
+        },
+      ],
+      JSON.stringify(value),
+    );
+  }
+  t.equal((await api.db.query('select count(*)::int as n from users')).rows[0].n, before, 'nobody signed in, no user created');
+  const plain = await grant({ provider: 'google', id_token: token, link_identity: null });
+  t.equal(plain.status, 200, 'null: a plain sign-in');
+});
+
 t.test('id_token grant: a matching at_hash passes', async (t) => {
   const accessToken = 'ya29.a-real-looking-access-token';
   const digest = createHash('sha256').update(accessToken).digest();
@@ -209,8 +259,14 @@ t.test('id_token grant: unknown and disabled providers', async (t) => {
   const token = await google.signIdToken({ sub: 'x' });
   const custom = await grant({ provider: 'myoidc', id_token: token });
   t.same(custom.body, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "myoidc" not allowed' });
+  // Not a provider of the original's grant, on or off (test/id-token-allowed-issuers.test.ts switches it on).
   const linkedin = await grant({ provider: 'linkedin_oidc', id_token: token });
-  t.same(linkedin.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "linkedin_oidc") is not enabled' });
+  t.same(linkedin.body, { code: 400, error_code: 'validation_failed', msg: 'Custom OIDC provider "linkedin_oidc" not allowed' });
+  // A switched-off provider is named by its issuer, as the original names it, whatever the request sent.
+  const kakao = await grant({ provider: 'kakao', id_token: token });
+  t.same(kakao.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "https://kauth.kakao.com") is not enabled' });
+  const facebook = await grant({ provider: 'facebook', issuer: 'https://idp.example.test', client_id: 'x', id_token: token });
+  t.same(facebook.body, { code: 400, error_code: 'provider_disabled', msg: 'Provider (issuer "https://www.facebook.com") is not enabled' });
 });
 
 t.test('id_token grant: an address the provider did not verify keeps the new account and answers 422 after mailing', async (t) => {

@@ -143,6 +143,12 @@ t.test('exchange refusals', async (t) => {
     error_code: 'validation_failed',
     msg: 'invalid request: both auth code and code verifier should be non-empty',
   });
+  const nulls = await api.request('POST', '/token?grant_type=pkce', { body: { auth_code: null, code_verifier: 'x' } });
+  t.strictSame(
+    nulls.body,
+    { code: 400, error_code: 'validation_failed', msg: 'invalid request: both auth code and code verifier should be non-empty' },
+    'null is an empty string, as the original decodes it',
+  );
   t.strictSame((await exchange('00000000-0000-4000-8000-000000000000', 'x')).body, {
     code: 404,
     error_code: 'flow_state_not_found',

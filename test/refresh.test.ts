@@ -99,6 +99,12 @@ t.test('malformed tokens are refused before any lookup; unknown ones are not fou
   const wrongType = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: 12 } });
   t.equal(wrongType.status, 400);
   t.equal(wrongType.body.error_code, 'validation_failed');
+  const nullToken = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: null } });
+  t.strictSame(
+    nullToken.body,
+    { code: 400, error_code: 'validation_failed', msg: 'Refresh token is not valid' },
+    'null is an empty token, as the original decodes it',
+  );
 });
 
 t.test('a refresh revokes the presented token and issues its child in the same session', async (t) => {

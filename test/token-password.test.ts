@@ -28,6 +28,9 @@ t.test('error rows', async (t) => {
     [{ email: 'nobody@example.com', password: 'correct-horse' }, 400, 'invalid_credentials', 'Invalid login credentials'],
     [{ phone: '+15550009999', password: 'correct-horse' }, 400, 'invalid_credentials', 'Invalid login credentials'],
     [{ email: 'alice@example.com', password: 12 }, 400, 'validation_failed', 'password must be string'],
+    // null is an empty string, as the original decodes it, not a wrong type.
+    [{ email: null, phone: null, password: 'x' }, 400, 'validation_failed', 'missing email or phone'],
+    [{ email: 'alice@example.com', password: null }, 400, 'invalid_credentials', 'Invalid login credentials'],
   ];
   for (const [body, status, code, msg] of cases) {
     const res = await login(body);

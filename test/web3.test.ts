@@ -67,20 +67,26 @@ t.test('ethereum: a new address becomes a user with a web3 identity and a sessio
   const { rows } = await api.db.query('select email, email_confirmed_at from users where id = $1', [user.id]);
   t.strictSame(rows, [{ email: null, email_confirmed_at: null }], 'no email, nothing to confirm');
   const { rows: audit } = await api.db.query("select payload from audit_log_entries where payload->>'actor_id' = $1", [user.id]);
+  // The original's two entries, written in one transaction (so with one created_at): the account step's, then the grant's.
   t.strictSame(
-    audit.map((r) => r.payload.traits),
+    audit
+      .map((r) => ({ action: r.payload.action, traits: r.payload.traits }))
+      .sort((a, b) => Object.keys(a.traits).length - Object.keys(b.traits).length),
     [
+      { action: 'login', traits: { provider: 'web3' } },
       {
-        provider: 'web3',
-        chain: 'ethereum',
-        network: '1',
-        address: account.address,
-        domain: 'app.example.com',
-        uri: 'https://app.example.com/login',
+        action: 'login',
+        traits: {
+          provider: 'web3',
+          chain: 'ethereum',
+          network: '1',
+          address: account.address,
+          domain: 'app.example.com',
+          uri: 'https://app.example.com/login',
+        },
       },
     ],
   );
-  t.equal(audit[0].payload.action, 'login');
 
   const again = await web3(api, ethereumSignIn({ statement: null, nonce: 'another-nonce' }, account));
   t.equal(again.status, 200, again.text);
@@ -88,6 +94,10 @@ t.test('ethereum: a new address becomes a user with a web3 identity and a sessio
   t.equal(again.body.user.identities.length, 1);
   t.equal(again.body.user.identities[0].identity_data.custom_claims.statement, null, 'an Ethereum message without statement stores null');
   t.equal((await api.db.query("select 1 from identities where provider = 'web3' and user_id = $1", [user.id])).rowCount, 1);
+  const logins = await api.db.query("select 1 from audit_log_entries where payload->>'actor_id' = $1 and payload->>'action' = 'login'", [
+    user.id,
+  ]);
+  t.equal(logins.rowCount, 4, 'two login entries for each sign-in, the account new or not');
 });
 
 t.test('solana: plain and Ledger (off-chain envelope) signatures, base64 padded or base64url', async (t) => {
@@ -145,6 +155,20 @@ t.test('refusals, both chains: the original status and body, never a 500', async
     ],
     ['no chain', { message: ethMessage }, 400, { code: 400, error_code: 'web3_unsupported_chain', msg: 'Unsupported chain' }],
     ['message not a string', { chain: 'ethereum', message: 5 }, 400, validation('message must be string')],
+    // null is an empty string, as the original decodes it, not a wrong type.
+    [
+      'chain null',
+      { chain: null, message: ethMessage },
+      400,
+      { code: 400, error_code: 'web3_unsupported_chain', msg: 'Unsupported chain' },
+    ],
+    [
+      'solana: signature null',
+      { chain: 'solana', message: solMessage, signature: null },
+      400,
+      validation('signature must be 64 bytes encoded as base64 with or without padding'),
+    ],
+    ['ethereum: message null', { chain: 'ethereum', message: null, signature: null }, 400, validation('message is too short')],
     [
       'ethereum: signed by another key',
       { chain: 'ethereum', message: ethMessage, signature: other.sign(ethMessage) },

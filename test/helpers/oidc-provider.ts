@@ -45,7 +45,8 @@ export interface OidcServer {
   /** An id_token signed with the provider's own published key (for the id_token grant). */
   signIdToken(
     claims: Record<string, unknown>,
-    options?: { issuer?: string; audience?: string; expiresIn?: string | number },
+    /** expiresIn: null leaves `exp` out */
+    options?: { issuer?: string; audience?: string; expiresIn?: string | number | null },
   ): Promise<string>;
   stop(): Promise<void>;
 }
@@ -128,7 +129,11 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     hits,
     signIn: (authorizeUrl, sub) => driveSignIn(authorizeUrl, sub),
     signIdToken: (claims, o = {}) =>
-      signWith(privateKey, kid, claims, { issuer: o.issuer ?? issuer, audience: o.audience ?? clientId, expiresIn: o.expiresIn ?? '5m' }),
+      signWith(privateKey, kid, claims, {
+        issuer: o.issuer ?? issuer,
+        audience: o.audience ?? clientId,
+        expiresIn: o.expiresIn === undefined ? '5m' : o.expiresIn,
+      }),
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -137,15 +142,10 @@ function signWith(
   key: KeyLike,
   kid: string,
   claims: Record<string, unknown>,
-  o: { issuer: string; audience: string; expiresIn: string | number },
+  o: { issuer: string; audience: string; expiresIn: string | number | null },
 ) {
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'RS256', kid })
-    .setIssuer(o.issuer)
-    .setAudience(o.audience)
-    .setIssuedAt()
-    .setExpirationTime(o.expiresIn)
-    .sign(key);
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(o.issuer).setAudience(o.audience).setIssuedAt();
+  return (o.expiresIn === null ? jwt : jwt.setExpirationTime(o.expiresIn)).sign(key);
 }
 
 /** The authorization request's path and query, `openid` added to a scope of identity scopes that lacks it. */

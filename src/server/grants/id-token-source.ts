@@ -12,7 +12,7 @@ import { ProviderError } from '../providers/outbound.js';
 import { TENANT_ISSUER } from '../providers/azure-issuers.js';
 import { customIdTokenProvider } from '../custom-providers/lookup.js';
 import { verifyCustomIdToken } from '../custom-providers/module.js';
-import { OAUTH_PROVIDERS, type OAuthProviderConfig, type OAuthProviderName } from '../config/types.js';
+import type { OAuthProviderConfig, OAuthProviderName } from '../config/types.js';
 import type { ExternalProfile } from '../providers/types.js';
 import type { AppContext } from '../context.js';
 
@@ -39,7 +39,9 @@ export async function idTokenSource(ctx: AppContext, r: IdTokenRequest): Promise
     // Apple's and Azure's token issuer is checked first, then whether the provider is switched on (as the original orders them).
     const detected = detectedIssuer(builtIn, runtimeFor(ctx.config, builtIn), r.idToken, r.issuer);
     if (!isProviderUsable(ctx.config, builtIn)) {
-      throw apiError('provider_disabled', `Provider (issuer "${detected ?? (r.issuer || builtIn)}") is not enabled`);
+      // Named by the issuer the original names it by: the token's (apple, azure), keycloak's realm URL, or the fixed one.
+      const issuer = detected ?? (builtIn === 'keycloak' ? ctx.config.external.providers.keycloak.url : WELL_KNOWN_ISSUER[builtIn]);
+      throw apiError('provider_disabled', `Provider (issuer "${issuer ?? ''}") is not enabled`);
     }
     return builtInSource(ctx, builtIn);
   }
@@ -49,12 +51,38 @@ export async function idTokenSource(ctx: AppContext, r: IdTokenRequest): Promise
   throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${r.provider}" not allowed`);
 }
 
+/**
+ * The built-in providers whose tokens the grant takes, the original's list. Other modules can verify an
+ * id_token (linkedin_oidc, at its /callback), but the original's grant does not take theirs: such a name
+ * falls through to the allowed issuers, and is refused there as an unknown one.
+ */
+const GRANT_PROVIDERS: readonly OAuthProviderName[] = [
+  'apple',
+  'google',
+  'azure',
+  'facebook',
+  'keycloak',
+  'kakao',
+  'vercel_marketplace',
+  'snapchat',
+];
+
 /** A built-in provider whose tokens the grant takes, by name, switched on or not. */
 function builtInByName(r: IdTokenRequest): OAuthProviderName | null {
   const name = r.provider as OAuthProviderName;
-  if (!(OAUTH_PROVIDERS as readonly string[]).includes(name) || !idTokenProvider(name)) return null;
-  return name;
+  return GRANT_PROVIDERS.includes(name) && idTokenProvider(name) ? name : null;
 }
+
+type SingleIssuerProvider = 'google' | 'facebook' | 'kakao' | 'vercel_marketplace' | 'snapchat';
+
+/** The issuer of each provider that has a single fixed one, as the original knows them. */
+const WELL_KNOWN_ISSUER: Record<SingleIssuerProvider, string> & Partial<Record<OAuthProviderName, string>> = {
+  google: 'https://accounts.google.com',
+  facebook: 'https://www.facebook.com',
+  kakao: 'https://kauth.kakao.com',
+  vercel_marketplace: 'https://marketplace.vercel.com',
+  snapchat: 'https://accounts.snapchat.com/accounts/oauth2/token',
+};
 
 /**
  * The issuers the original knows its built-in providers by, whether or not they are switched on: a token
@@ -63,19 +91,19 @@ function builtInByName(r: IdTokenRequest): OAuthProviderName | null {
  */
 const KNOWN_ISSUERS: readonly [OAuthProviderName, (issuer: string) => boolean][] = [
   ['apple', (i) => i === 'https://appleid.apple.com' || i === 'https://account.apple.com'],
-  ['google', (i) => i === 'https://accounts.google.com'],
+  ['google', (i) => i === WELL_KNOWN_ISSUER.google],
   ['azure', (i) => TENANT_ISSUER.test(i)],
-  ['facebook', (i) => i === 'https://www.facebook.com'],
-  ['kakao', (i) => i === 'https://kauth.kakao.com'],
-  ['vercel_marketplace', (i) => i === 'https://marketplace.vercel.com'],
-  ['snapchat', (i) => i === 'https://accounts.snapchat.com/accounts/oauth2/token'],
+  ['facebook', (i) => i === WELL_KNOWN_ISSUER.facebook],
+  ['kakao', (i) => i === WELL_KNOWN_ISSUER.kakao],
+  ['vercel_marketplace', (i) => i === WELL_KNOWN_ISSUER.vercel_marketplace],
+  ['snapchat', (i) => i === WELL_KNOWN_ISSUER.snapchat],
 ];
 
 /** A built-in provider that owns `issuer`: one of the well-known issuers (switched on or not), or an enabled provider's configured one. */
 async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthProviderName | null> {
   const known = KNOWN_ISSUERS.find(([, owns]) => owns(issuer))?.[0];
   if (known) return known;
-  for (const name of OAUTH_PROVIDERS) {
+  for (const name of GRANT_PROVIDERS) {
     const module = idTokenProvider(name);
     if (!module || !isProviderUsable(ctx.config, name)) continue;
     const configured = (await module.endpoints(runtimeFor(ctx.config, name)).catch(() => null))?.issuer;

@@ -6,7 +6,7 @@
 // as the callback. The token's own refusals are OAuth-style bodies {error, error_description}, always 400.
 import { createHash } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
-import { ApiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
@@ -48,6 +48,7 @@ export const idToken: Grant<ReturnType<typeof schema>> = {
 };
 
 async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body: ReturnType<typeof schema>): Promise<ApiResponse> {
+  checkLinkIdentity(body.link_identity);
   const token = body.id_token ?? '';
   if (!token) throw new OAuthRefusal('invalid request', 'id_token required');
   const [provider, clientId, issuer] = [body.provider ?? '', body.client_id ?? '', body.issuer ?? ''];
@@ -64,8 +65,11 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   } catch (err) {
     if (err instanceof IdTokenError || err instanceof ProviderError) {
       ctx.log.info({ provider: name, cause: err.message }, 'id_token refused');
-      if (err.message === 'unacceptable audience')
-        throw new OAuthRefusal('invalid request', `Unacceptable audience in id_token: ${audienceOf(token)}`);
+      if (err instanceof IdTokenError && err.refusal === 'no_subject')
+        throw new OAuthRefusal('invalid request', 'Missing sub claim in id_token');
+      // Printed as the original prints a list of strings: `[a b]`, `[]` for none.
+      if (err instanceof IdTokenError && err.refusal === 'audience')
+        throw new OAuthRefusal('invalid request', `Unacceptable audience in id_token: [${err.audience.join(' ')}]`);
       throw new OAuthRefusal('invalid request', 'Bad ID token');
     }
     throw err;
@@ -135,14 +139,18 @@ function checkAtHash(idToken: string, accessToken: string, atHash: string): void
   }
 }
 
-function audienceOf(token: string): string {
-  try {
-    const aud = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { aud?: unknown };
-    // Printed as the original prints a list of strings: `[a b]`.
-    return `[${(Array.isArray(aud.aud) ? aud.aud : [aud.aud]).map(String).join(' ')}]`;
-  } catch {
-    return '[]';
-  }
+/**
+ * link_identity is a boolean, or null or absent (false). Anything else fails the original's decoding of the
+ * whole body, 400 bad_json in Go's words; read as false instead, a client meaning "link to me" would get the
+ * session of whoever owns the identity.
+ */
+function checkLinkIdentity(value: unknown): void {
+  if (value === undefined || value === null || typeof value === 'boolean') return;
+  const kind = Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : typeof value;
+  throw apiError(
+    'bad_json',
+    `Could not parse request body as JSON: json: cannot unmarshal ${kind} into Go struct field IdTokenGrantParams.link_identity of type bool`,
+  );
 }
 
 /** Linking needs the user's own token; without any Authorization the original answers in the grant's OAuth style. */

@@ -9,6 +9,7 @@ import { apiError } from '../errors.js';
 import { claimWeb3Message } from '../../db/web3-message-uses.js';
 import { ZERO_TIME } from '../web3/timestamp.js';
 import { tx } from '../../db/pool.js';
+import { writeAudit } from '../../db/audit-log.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { requestAudience } from '../auth/bearer.js';
@@ -74,9 +75,10 @@ function usableUntil(message: SignInMessage, maximumValiditySeconds: number): Da
 }
 
 /**
- * The address's user (a new one unless DISABLE_SIGNUP), a session with AMR web3, and one audit entry
- * naming the chain, network, address, domain and URI. identity_data and user_metadata carry what the
- * original stores: sub, custom_claims {address, chain, network, domain, statement}, email_verified and
+ * The address's user (a new one unless DISABLE_SIGNUP), a session with AMR web3, and the original's two
+ * `login` audit entries: its account step's, naming the provider alone, then the grant's, naming the
+ * chain, network, address, domain and URI. identity_data and user_metadata carry what the original
+ * stores: sub, custom_claims {address, chain, network, domain, statement}, email_verified and
  * phone_verified false.
  */
 async function signIn(req: ApiRequest, ctx: AppContext, chain: Chain, message: SignInMessage, until: Date) {
@@ -104,6 +106,8 @@ async function signIn(req: ApiRequest, ctx: AppContext, chain: Chain, message: S
         aud: requestAudience(req, ctx),
         hookRequest: req,
       });
+      // An identity without an address is audited as a login whether the account is new or not.
+      await writeAudit(c, req, actorOf(user), 'login', { provider: 'web3' });
       const traits = {
         provider: 'web3',
         chain: chain.name,

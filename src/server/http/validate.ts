@@ -46,13 +46,14 @@ function describe(error: ErrorObject | undefined): string {
 }
 
 /**
- * The /token grants' bodies: strings, null refused, and ajv's own wording ("password must be string"),
+ * The /token grants' bodies: strings, null read as absent (the original decodes these fields into Go
+ * strings, which null leaves empty), and for another type ajv's own wording ("password must be string"),
  * which their tests pin (test/token-password.test.ts).
  */
-export function grantSchema<const N extends string>(...names: N[]): BodyCheck<{ [K in N]?: string }> {
-  const validator = compiledOnFirstUse<{ [K in N]?: string }>({
+export function grantSchema<const N extends string>(...names: N[]): BodyCheck<{ [K in N]?: string | null }> {
+  const validator = compiledOnFirstUse<{ [K in N]?: string | null }>({
     type: 'object',
-    properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])),
+    properties: Object.fromEntries(names.map((n) => [n, { type: 'string', nullable: true }])),
   });
   return (body) => {
     const validate = validator();

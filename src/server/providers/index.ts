@@ -39,8 +39,9 @@ export const PROVIDERS: Record<OAuthProviderName, ExternalProvider> = {
 export type IdTokenProvider = Pick<OidcProvider, 'endpoints' | 'verify' | 'profile'>;
 
 /**
- * The providers whose id_tokens the grant accepts: every OIDC module, and any other module that offers
- * `endpoints`, `verify` and `profile` the same way (facebook's limited login, kakao).
+ * The providers that can verify an id_token of theirs: every OIDC module, and any other module that offers
+ * `endpoints`, `verify` and `profile` the same way (facebook's limited login, kakao). The id_token grant
+ * takes the original's list of them (grants/id-token-source.ts).
  */
 export function idTokenProvider(name: OAuthProviderName): IdTokenProvider | undefined {
   const module = PROVIDERS[name] as Partial<IdTokenProvider> | undefined;

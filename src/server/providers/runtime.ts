@@ -7,9 +7,17 @@ import type { Config, OAuthProviderConfig } from '../config/types.js';
 import { boundedFetch, jsonObject, ProviderError } from './outbound.js';
 import type { DiscoveryDocument, IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
 
-/** An id_token that failed a check: the flow answers it as "Bad ID token" / the callback's error. */
+/**
+ * An id_token that failed a check: the callback answers every one with its profile error; the id_token
+ * grant answers "Bad ID token", except for the two refusals it words apart (`refusal`): no `sub`, and an
+ * `aud` naming none of the accepted clients (`audience`: the token's, as the original prints it).
+ */
 export class IdTokenError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly refusal: 'invalid' | 'no_subject' | 'audience' = 'invalid',
+    readonly audience: string[] = [],
+  ) {
     super(message);
     this.name = 'IdTokenError';
   }
@@ -123,6 +131,12 @@ export function createProviderRuntime(
   };
 }
 
+/**
+ * How far ahead of this host's clock a token's `nbf` may be, as the original's verifier allows (an issuer
+ * such as Microsoft's sets `nbf` to the moment it signs). `exp` gets no such allowance there, nor here.
+ */
+const NBF_LEEWAY_SECONDS = 300;
+
 async function verifyIdToken(
   discoverIssuer: (issuer: string) => Promise<DiscoveryDocument>,
   timeoutSeconds: number,
@@ -136,23 +150,47 @@ async function verifyIdToken(
   try {
     // No `algorithms` list: jose takes the algorithm from the matching JWK (its `alg`, or the key type),
     // so a token can only verify with the algorithm its issuer's key is for; `none` and HS* never match.
+    // `aud` is checked below, after `sub`, as the original orders them.
     ({ payload } = await jwtVerify(token, keySet(jwksUri, timeoutSeconds, restricted), {
       issuer: issuers,
-      audience: expect.audience,
       algorithms: expect.algorithms,
+      // jose checks `exp` only when the token has one; the original's verifier reads a missing one as
+      // already passed, so a token without it is refused rather than valid for ever (docs/oauth.md#the-id_token-grant).
+      requiredClaims: ['exp'],
+      // jose has one tolerance for every time claim: it is nbf's, and exp is checked exactly below.
+      clockTolerance: NBF_LEEWAY_SECONDS,
     }));
   } catch (err) {
     throw new IdTokenError(describe(err));
   }
+  // A number, as jose checked; compared as the original does, in whole seconds against the exact time.
+  if (Math.trunc(payload.exp as number) * 1000 < Date.now()) throw new IdTokenError('token is expired');
   if (expect.nonceHash !== undefined && payload.nonce !== expect.nonceHash) throw new IdTokenError('Nonces mismatch');
-  if (typeof payload.sub !== 'string' || !payload.sub) throw new IdTokenError('id_token has no sub claim');
+  // Absent, null or empty, as the original reads it into a string; any other type fails its decoding.
+  if (payload.sub === undefined || payload.sub === null || payload.sub === '')
+    throw new IdTokenError('id_token has no sub claim', 'no_subject');
+  if (typeof payload.sub !== 'string') throw new IdTokenError('sub is not a string');
+  const audience = audienceOf(payload.aud);
+  if (!audience) throw new IdTokenError('aud is neither a string nor a list of strings');
+  // An empty accepted id (a client_id left empty) matches nothing, as in the original.
+  if (!expect.audience.some((id) => id !== '' && audience.includes(id)))
+    throw new IdTokenError('unacceptable audience', 'audience', audience);
   return payload;
+}
+
+/** `aud` as the original reads it: a string, or a list of strings; absent is none, and null reads as "". */
+function audienceOf(aud: unknown): string[] | null {
+  if (aud === undefined) return [];
+  if (aud === null) return [''];
+  if (typeof aud === 'string') return [aud];
+  if (Array.isArray(aud) && aud.every((a) => a === null || typeof a === 'string')) return aud.map((a: string | null) => a ?? '');
+  return null;
 }
 
 function describe(err: unknown): string {
   if (err instanceof joseErrors.JWTExpired) return 'token is expired';
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
-    if (err.claim === 'aud') return 'unacceptable audience';
+    if (err.claim === 'exp' && err.reason === 'missing') return 'token has no exp claim';
     if (err.claim === 'iss') return 'unexpected issuer';
     return `claim ${err.claim} is invalid`;
   }
