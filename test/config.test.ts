@@ -14,7 +14,6 @@ import { splitCharacterSets } from '../dist/server/config/convert.js';
 import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
 import { buildKeySet, generateJwk } from '../dist/server/auth/keys.js';
-import { createJwtService } from '../dist/server/auth/jwt.js';
 import { createSmsSender } from '../dist/server/delivery/sms/index.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { pino } from 'pino';
@@ -375,7 +374,7 @@ t.test('values the original starts with, or reads only while their feature is on
   t.same(problemsOf({ ...PROD, GOTRUE_SMS_PROVIDER: 'Twilio' }), [], 'an unknown gateway: starts');
   const twilio = starts({ GOTRUE_SMS_PROVIDER: 'Twilio' });
   t.match(twilio.warnings, [/^SMS_PROVIDER: "Twilio" is none of twilio, /]);
-  const sender = createSmsSender(twilio.sms, pino({ enabled: false }));
+  const sender = createSmsSender(twilio.sms, 10, pino({ enabled: false }));
   await t.rejects(sender!.send('15550001111', 'x', 'sms', '123456'), /Twilio could not be found/, 'and fails when it sends');
 
   const longSecret = `v1,whsec_${'A'.repeat(91)}`;
