@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { Config, SmsGatewayName } from '../../config/types.js';
 import { renderGoTemplate } from '../mail/go-template.js';
+import type { GatewayClient } from './http.js';
 import { logSmsSender } from './log-sender.js';
 import { messagebirdSender } from './messagebird.js';
 import { SmsSendError, type SmsChannel, type SmsSender } from './sender.js';
@@ -14,12 +15,13 @@ import { vonageSender } from './vonage.js';
 export { SmsChannelError, SmsSendError, requireChannel } from './sender.js';
 export type { SmsChannel, SmsSender } from './sender.js';
 
-const GATEWAYS: Record<SmsGatewayName, (sms: Config['sms'], timeoutSeconds: number) => SmsSender> = {
-  twilio: (sms, timeoutSeconds) => twilioSender(sms.twilio, { gateway: 'twilio', timeoutSeconds }),
-  twilio_verify: (sms, timeoutSeconds) => twilioVerifySender(sms.twilioVerify, { gateway: 'twilio_verify', timeoutSeconds }),
-  messagebird: (sms, timeoutSeconds) => messagebirdSender(sms.messagebird, { gateway: 'messagebird', timeoutSeconds }),
-  textlocal: (sms, timeoutSeconds) => textlocalSender(sms.textlocal, { gateway: 'textlocal', timeoutSeconds }),
-  vonage: (sms, timeoutSeconds) => vonageSender(sms.vonage, { gateway: 'vonage', timeoutSeconds }),
+/** Each gateway's sender; its client (name and call timeout) is made once by createSmsSender. */
+const GATEWAYS: Record<SmsGatewayName, (sms: Config['sms'], client: GatewayClient) => SmsSender> = {
+  twilio: (sms, client) => twilioSender(sms.twilio, client),
+  twilio_verify: (sms, client) => twilioVerifySender(sms.twilioVerify, client),
+  messagebird: (sms, client) => messagebirdSender(sms.messagebird, client),
+  textlocal: (sms, client) => textlocalSender(sms.textlocal, client),
+  vonage: (sms, client) => vonageSender(sms.vonage, client),
 };
 
 /**
@@ -36,7 +38,7 @@ export function createSmsSender(
   const { provider } = sms;
   if (!provider) return options.development ? logSmsSender(log) : null;
   if (!isGateway(provider)) return unknownGatewaySender(provider);
-  const sender = GATEWAYS[provider](sms, timeoutSeconds);
+  const sender = GATEWAYS[provider](sms, { gateway: provider, timeoutSeconds });
   if (sms.missingCredentials.length > 0) return unconfiguredSender(provider, sender.channels, sms.missingCredentials);
   return sender;
 }
