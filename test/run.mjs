@@ -35,13 +35,17 @@ if (template) env.TEST_TEMPLATE_DATABASE = template.name;
 const tap = spawn(bin('tap'), process.argv.slice(2), { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
 let summary = null;
 let tail = '';
+const failures = collectFailures();
 tap.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
+  failures.add(chunk.toString());
   tail = (tail + chunk.toString()).slice(-4096);
   const found = [...tail.matchAll(/^# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?[^}]*\}$/gm)].pop();
   if (found) summary = { total: Number(found[1]), pass: Number(found[2]), fail: Number(found[3] ?? 0) };
 });
 const code = await new Promise((resolve) => tap.on('close', (c) => resolve(c ?? 1)));
+// A CI log is often read from its end only: the failures are repeated there, next to the count.
+if (failures.lines.length > 0) console.log(['# the failures, again:', ...failures.lines].join('\n'));
 
 await template?.drop();
 await embedded?.stop();
@@ -79,4 +83,32 @@ async function createTemplate(adminUrl) {
     await admin(`drop database if exists "${name}" with (force)`).catch(() => {});
     return null;
   }
+}
+
+/**
+ * The "not ok" lines of a tap stream, each with the lines of its diagnostic block that follow it (at most
+ * a screenful per failure, and a bounded total, so a run that fails everywhere cannot flood the log).
+ */
+function collectFailures() {
+  const lines = [];
+  let partial = '';
+  let following = 0;
+  return {
+    lines,
+    add(text) {
+      const parts = (partial + text).split('\n');
+      partial = parts.pop();
+      for (const line of parts) {
+        if (lines.length >= 400) return;
+        if (/^\s*not ok \d+/.test(line)) {
+          lines.push(line);
+          following = 25;
+        } else if (following > 0) {
+          following -= 1;
+          if (/^\s*(ok|not ok) \d+|^\s*# Subtest/.test(line)) following = 0;
+          else lines.push(line);
+        }
+      }
+    },
+  };
 }
