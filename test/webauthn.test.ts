@@ -260,15 +260,15 @@ t.test('PASSKEY_ENABLED and the WebAuthn factor switches without the relying par
   const passkeys = loadConfig({ envFile: null, env: { AUTH_PASSKEY_ENABLED: 'true' } });
   t.match(
     passkeys.warnings.join('\n'),
-    /PASSKEY_ENABLED is true but AUTH_WEBAUTHN_RP_ID, AUTH_WEBAUTHN_RP_DISPLAY_NAME, AUTH_WEBAUTHN_RP_ORIGINS are empty: every WebAuthn ceremony/,
+    /AUTH_PASSKEY_ENABLED is true but AUTH_WEBAUTHN_RP_ID, AUTH_WEBAUTHN_RP_DISPLAY_NAME, AUTH_WEBAUTHN_RP_ORIGINS are empty: every WebAuthn ceremony/,
   );
   const factors = loadConfig({
     envFile: null,
-    env: { AUTH_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true', AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true', AUTH_WEBAUTHN_RP_ID: 'example.com' },
+    env: { GOTRUE_MFA_WEB_AUTHN_ENROLL_ENABLED: 'true', AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED: 'true', AUTH_WEBAUTHN_RP_ID: 'example.com' },
   });
   t.match(
     factors.warnings.join('\n'),
-    /MFA_WEB_AUTHN_ENROLL_ENABLED, MFA_WEB_AUTHN_VERIFY_ENABLED are true but AUTH_WEBAUTHN_RP_DISPLAY_NAME, AUTH_WEBAUTHN_RP_ORIGINS are empty/,
+    /GOTRUE_MFA_WEB_AUTHN_ENROLL_ENABLED, AUTH_MFA_WEB_AUTHN_VERIFY_ENABLED are true but AUTH_WEBAUTHN_RP_DISPLAY_NAME, AUTH_WEBAUTHN_RP_ORIGINS are empty/,
   );
   const complete = loadConfig({
     envFile: null,

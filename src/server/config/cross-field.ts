@@ -76,13 +76,15 @@ function smsCredentialWarnings(flat: Record<string, unknown>, given: Map<string,
   const gateway = flat.SMS_PROVIDER as string;
   if (gateway && !Object.hasOwn(SMS_REQUIRED, gateway)) {
     flat.SMS_MISSING_CREDENTIALS = [];
-    return [`SMS_PROVIDER: "${gateway}" is none of ${Object.keys(SMS_REQUIRED).join(', ')}: sending SMS will fail, as in the original`];
+    return [
+      `${variableOf(given, 'SMS_PROVIDER')}: "${gateway}" is none of ${Object.keys(SMS_REQUIRED).join(', ')}: sending SMS will fail, as in the original`,
+    ];
   }
   const missing = gateway ? (SMS_REQUIRED[gateway] ?? []).filter((name) => !flat[name]) : [];
   flat.SMS_MISSING_CREDENTIALS = missing.map((name) => variableOf(given, name));
   if (missing.length === 0) return [];
   return [
-    `SMS_PROVIDER is ${gateway} but ${missing.map((n) => variableOf(given, n)).join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty: sending SMS will fail`,
+    `${variableOf(given, 'SMS_PROVIDER')} is ${gateway} but ${missing.map((n) => variableOf(given, n)).join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty: sending SMS will fail`,
   ];
 }
 
@@ -98,7 +100,7 @@ function webauthnWarnings(flat: Record<string, unknown>, given: Map<string, stri
   );
   if (switchedOn.length === 0 || missing.length === 0) return [];
   return [
-    `${switchedOn.join(', ')} ${switchedOn.length > 1 ? 'are' : 'is'} true but ${missing.map((n) => variableOf(given, n)).join(', ')} ` +
+    `${switchedOn.map((n) => variableOf(given, n)).join(', ')} ${switchedOn.length > 1 ? 'are' : 'is'} true but ${missing.map((n) => variableOf(given, n)).join(', ')} ` +
       `${missing.length > 1 ? 'are' : 'is'} empty: every WebAuthn ceremony (passkeys, WebAuthn factors) is refused until they are set`,
   ];
 }

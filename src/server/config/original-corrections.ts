@@ -7,6 +7,7 @@ import { CAPTCHA_PROVIDERS, variableOf } from './cross-field.js';
 import { rpIdProblem } from '../webauthn/rp-id.js';
 import { SUPPORTED_ALGORITHMS, keySetWarnings } from '../auth/keys.js';
 import type { JsonWebKey } from 'node:crypto';
+import { LOG_LEVELS } from './types.js';
 
 /** Corrects `flat` in place; the warnings name the variable each value came from. */
 export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<string, string>): string[] {
@@ -26,6 +27,7 @@ export function correctAsTheOriginal(flat: Record<string, unknown>, given: Map<s
     ...jwtKeyWarnings(flat, given),
     ...connPercentage(flat, given),
     ...debugSwitch(flat, given),
+    ...unknownLogLevel(flat, given),
     ...unmatchableExternalHosts(flat, given),
     ...largeBloomFilter(flat, given),
     ...unusedEncryptionKey(flat, given),
@@ -215,6 +217,18 @@ function debugSwitch(flat: Record<string, unknown>, given: Map<string, string>):
   flat.DEBUG = on;
   if (on || /^(false|0|no|off|f)$/i.test(text)) return [];
   return [`${variableOf(given, 'DEBUG')}: "${text}" is not a boolean; false`];
+}
+
+/**
+ * The original starts with a log level it cannot read (`verbose`) and then logs nothing below panic, its
+ * parse error being dropped; here it starts too, but keeps the default, info, and says so: the operator
+ * evidently wanted more lines, not none (docs/differences.md#telemetry).
+ */
+function unknownLogLevel(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const level = flat.LOG_LEVEL as string;
+  if ((LOG_LEVELS as readonly string[]).includes(level)) return [];
+  flat.LOG_LEVEL = 'info';
+  return [`${variableOf(given, 'LOG_LEVEL')}: "${level}" is none of ${LOG_LEVELS.join(', ')}; logging at info`];
 }
 
 /** What X-Forwarded-Host can be: a host name and a port. Another entry (a URL) never matches one. */

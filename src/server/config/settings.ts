@@ -1,6 +1,6 @@
 // The table of every setting: its environment name (without AUTH_), where it lands in Config, how its
 // text is read, its default, and the JSON-schema constraints ajv checks after conversion.
-import { OAUTH_PROVIDERS, LOG_LEVELS, HOOK_NAMES } from './types.js';
+import { OAUTH_PROVIDERS, HOOK_NAMES } from './types.js';
 
 export type Kind =
   'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'pairs' | 'jwkSet' | 'logLevel';
@@ -151,7 +151,8 @@ export const SETTINGS: Setting[] = [
   s('AUDIT_LOG_DISABLE_POSTGRES', 'auditLog.disablePostgres', 'bool', false),
 
   // The original's names in any case too: WARNING, Debug, trace (docs/settings.md#logs-traces-and-metrics).
-  s('LOG_LEVEL', 'log.level', 'logLevel', 'info', { enum: [...LOG_LEVELS] }),
+  // Another name starts the service, as in the original, with a warning (original-corrections.ts).
+  s('LOG_LEVEL', 'log.level', 'logLevel', 'info'),
   s('LOG_FILE', 'log.file', 'string', ''),
   // The original's pop logger: any value but these two logs nothing (original-corrections.ts).
   s('LOG_SQL', 'log.sql', 'string', 'none'),
