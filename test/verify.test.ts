@@ -97,6 +97,32 @@ t.test('POST email: the code of a confirmation or of a recovery mail', async (t)
   t.equal((await post({ type: 'email', token_hash: recovery.linkToken })).status, 200);
 });
 
+t.test(
+  "a code is the user's of that address in the request's audience (X-JWT-AUD); a token_hash names its user whatever it is",
+  async (t) => {
+    const email = nextEmail();
+    const id = await insertUser(api.db, { email });
+    const { code } = await plantToken(api.db, id, 'confirmation_token', email);
+    const foreign = await api.request('POST', '/verify', {
+      body: { type: 'email', token: code, email },
+      headers: { 'X-JWT-AUD': 'another-audience' },
+    });
+    t.strictSame(foreign.body, CODE_403, 'the user is in JWT_AUD, the request asks for another audience');
+    t.equal(await ottCount(id), 1, 'the token is left unspent');
+    const own = await api.request('POST', '/verify', {
+      body: { type: 'email', token: code, email },
+      headers: { 'X-JWT-AUD': 'authenticated' },
+    });
+    t.equal(own.status, 200, "the same code in the user's audience");
+    const again = await plantToken(api.db, id, 'recovery_token', email);
+    const byHash = await api.request('POST', '/verify', {
+      body: { type: 'email', token_hash: again.linkToken },
+      headers: { 'X-JWT-AUD': 'another-audience' },
+    });
+    t.equal(byHash.status, 200, 'a token_hash is not looked up by address, so no audience applies, as in the original');
+  },
+);
+
 t.test('POST sms: the code confirms the phone; no type in the body', async (t) => {
   const id = await insertUser(api.db, { phone: '15550009999' });
   const { code } = await plantToken(api.db, id, 'confirmation_token', '15550009999');

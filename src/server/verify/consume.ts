@@ -18,6 +18,7 @@ import type { VerifyType } from './types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { gatewayCodeCheck } from './gateway-check.js';
+import { requestAudience } from '../auth/bearer.js';
 import { testOtpHolder } from './test-otp.js';
 import { storedPasswordHash } from '../users/password-at-rest.js';
 import { sendNotifications, type Notification } from '../delivery/notifications.js';
@@ -58,7 +59,7 @@ export async function consumeToken(
       notifications = [];
       // A test number's fixed code first, as the original checks it before the stored token.
       const tested = 'address' in proof && type.testOtpColumn ? await testOtpHolder(ctx, c, req, type, proof.address, proof.code) : null;
-      const holder = tested ?? (await tokenHolder(ctx, c, type, proof));
+      const holder = tested ?? (await tokenHolder(ctx, c, req, type, proof));
       if (holder instanceof ApiError) return holder;
       const { user, tokenType } = holder;
       if (isBanned(user)) return apiError('user_banned');
@@ -93,7 +94,7 @@ export async function consumeToken(
  * The user whose live token the link or code is, locked, with the token's type; or the refusal. A wrong
  * code is counted here (findTokenByCode), committed with the refusal.
  */
-async function tokenHolder(ctx: AppContext, c: pg.PoolClient, type: VerifyType, proof: Proof): Promise<Holder | ApiError> {
+async function tokenHolder(ctx: AppContext, c: pg.PoolClient, req: ApiRequest, type: VerifyType, proof: Proof): Promise<Holder | ApiError> {
   const byLink = 'linkToken' in proof;
   const maxAttempts = ctx.config.security.otpMaxAttempts;
   const gatewayCheck = !byLink && type.channel === 'sms' ? gatewayCodeCheck(ctx, proof.address) : undefined;
@@ -115,5 +116,8 @@ async function tokenHolder(ctx: AppContext, c: pg.PoolClient, type: VerifyType, 
   // tokens, or a request that replaces or voids them, waits here instead of deadlocking with this one.
   const user = await lockUserById(c, row.user_id);
   if (!user || !(await lockOneTimeToken(c, row))) return byLink ? linkInvalid() : codeInvalid();
+  // As the original, a code is the user's of that address in the request's audience (X-JWT-AUD, else
+  // JWT_AUD); a link or token_hash names its user whatever the audience.
+  if (!byLink && user.aud !== requestAudience(req, ctx)) return codeInvalid();
   return { user, tokenType: row.token_type };
 }
