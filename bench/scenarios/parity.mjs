@@ -20,7 +20,6 @@ export async function parity(options) {
       AUTH_SMTP_HOST: '127.0.0.1',
       AUTH_SMTP_PORT: String(smtp.port),
       AUTH_SMTP_ADMIN_EMAIL: 'bench@example.com',
-      AUTH_SMTP_MAX_FREQUENCY: '0',
       AUTH_RATE_LIMIT_EMAIL_SENT: '100000000',
     },
   });
