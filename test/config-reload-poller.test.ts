@@ -89,3 +89,54 @@ t.test('without the poller: the watch is tried again, and once it works it count
   await edited;
   t.pass('the watch that came up notices changes');
 });
+
+// On Linux a watch of a removed or moved directory ends without an 'error' (and a new directory made at
+// the path often gets the old one's inode back), so each way a directory can go is tried on the real watch.
+for (const [how, replace] of [
+  [
+    'removed and made again',
+    (dir: string) => {
+      fs.rmSync(dir, { recursive: true });
+      fs.mkdirSync(dir);
+    },
+  ],
+  [
+    'swapped for another directory',
+    (dir: string) => {
+      const next = fs.mkdtempSync(`${dir}-next-`);
+      fs.renameSync(dir, `${dir}-old`);
+      fs.renameSync(next, dir);
+      fs.rmSync(`${dir}-old`, { recursive: true });
+    },
+  ],
+] as const) {
+  // A watch that never comes back is a wait without end: the subtest's own timeout makes it a failure.
+  t.test(`a config directory ${how} is watched again: later changes to it are noticed`, { timeout: 20_000 }, async (t) => {
+    const dir = scratchDir(t);
+    const { log, lines } = captureLog();
+    const settled = new EventEmitter();
+    let attaches = 0;
+    const counted: WatchDir = (path, listener) => {
+      attaches++;
+      return fs.watch(path, listener);
+    };
+    let rewatched = false;
+    const watch = watchConfigDir(dir, { ...SETTINGS, pollerEnabled: false }, log, () => settled.emit('reload', rewatched), counted);
+    t.teardown(() => watch.close());
+
+    replace(dir);
+    fs.writeFileSync(path.join(dir, '10.env'), 'GOTRUE_SITE_URL=http://localhost:3003\n');
+    // Until the reload that the watch coming back counts as a change: none is pending after it.
+    do await once(settled, 'reload');
+    while (attaches < 2);
+    t.match(
+      lines.find((l) => l.level === LEVEL.warn),
+      { msg: /^the config directory was (removed or moved|replaced); watching its path again$/, dir },
+    );
+    rewatched = true;
+    // Then a change made only now, which only a watch of the new directory can see.
+    fs.writeFileSync(path.join(dir, '20.env'), 'GOTRUE_JWT_EXP=600\n');
+    const [afterRewatch] = await once(settled, 'reload');
+    t.equal(afterRewatch, true, 'a change to the directory at the path is noticed');
+  });
+}

@@ -13,7 +13,7 @@ export interface DirWatch {
 }
 
 /** How the directory is watched: fs.watch, or a stand-in that fails as a file system without notifications does. */
-export type WatchDir = (dir: string, listener: () => void) => fs.FSWatcher;
+export type WatchDir = (dir: string, listener: (event: string, filename: string | null) => void) => fs.FSWatcher;
 const fsWatch: WatchDir = (dir, listener) => fs.watch(dir, listener);
 
 export function watchConfigDir(
@@ -44,14 +44,29 @@ export function watchConfigDir(
  * mounted ConfigMap by swapping a `..data` symlink, which names no such file; a change that leaves the
  * configuration as it was is noticed later and costs nothing. A directory that is missing, or goes, is
  * looked for again every grace period (at least each second) and counts as a change when it (re)appears.
+ * On Linux the watch of a removed or moved directory ends without an 'error': it reports the directory's
+ * own name once more and goes quiet. So that report, or another directory at the path (device and inode
+ * differ) at one of those looks, drops the watch, and the path is watched again.
  */
 function watchNotify(dir: string, settings: Config['reloading'], log: Logger, changed: () => void, watchDir: WatchDir): () => void {
   let watcher: fs.FSWatcher | null = null;
+  let watched: string | null = null; // the watched directory's identity
   let poller: (() => void) | null = null;
   let failing = false;
+  const drop = (why: string) => {
+    log.warn({ dir }, why);
+    watcher?.close();
+    watcher = null;
+    failing = true;
+  };
   const attach = () => {
     try {
-      watcher = watchDir(dir, () => changed());
+      watched = identityOf(dir);
+      const own: fs.FSWatcher = watchDir(dir, (_event, filename) => {
+        changed();
+        if (filename === path.basename(dir) && watcher === own) drop('the config directory was removed or moved; watching its path again');
+      });
+      watcher = own;
     } catch (err) {
       if (settings.pollerEnabled && isDirectory(dir)) {
         // The directory is there but cannot be watched (a file system without notifications).
@@ -75,6 +90,7 @@ function watchNotify(dir: string, settings: Config['reloading'], log: Logger, ch
   attach();
   const retry = setInterval(
     () => {
+      if (watcher && identityOf(dir) !== watched) drop('the config directory was replaced; watching its path again');
       if (!watcher && !poller) attach();
     },
     Math.max(1000, settings.gracePeriodSeconds * 1000),
@@ -126,6 +142,16 @@ function watchSignal(number: number, log: Logger, changed: () => void): () => vo
   const listener = () => changed();
   process.on(name, listener);
   return () => process.off(name, listener);
+}
+
+/** The directory's device and inode, or null when it is not there (or not a directory). */
+function identityOf(dir: string): string | null {
+  try {
+    const stat = fs.statSync(dir);
+    return stat.isDirectory() ? `${stat.dev}:${stat.ino}` : null;
+  } catch {
+    return null;
+  }
 }
 
 function isDirectory(dir: string): boolean {
