@@ -40,6 +40,11 @@ t.test('enroll, challenge, verify: the client stores the aal2 session; listFacto
   t.equal(factor.type, 'totp');
   t.equal(factor.friendly_name, 'Authenticator');
   t.match(factor.totp.qr_code, /^data:image\/svg\+xml;utf-8,<svg/, 'the client turns the SVG into a data URI');
+  // What a browser shows of that URI in an <img>: the body after the comma, up to a fragment's '#'.
+  const image = new URL(factor.totp.qr_code);
+  t.equal(image.hash, '', 'no # in the SVG: a browser would cut the image there and show it broken');
+  const body = decodeURIComponent(image.href.slice(image.href.indexOf(',') + 1));
+  t.match(body, /^<svg width="(\d+)" height="\1" [^>]*viewBox="0 0 (\d+) \2"[\s\S]*<\/svg>$/, 'a whole SVG, with its size');
   t.match(factor.totp.uri, /^otpauth:\/\/totp\//);
 
   let aal = await client.mfa.getAuthenticatorAssuranceLevel();

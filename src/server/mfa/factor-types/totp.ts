@@ -39,13 +39,13 @@ export const totp: FactorType = {
     const { default: QRCode } = await import('qrcode');
     // A QR code holds at most 1,273 bytes at level H and the URI carries the client's issuer (twice,
     // percent-encoded): the library's refusal of a longer one is the client's input, not a 500.
-    const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 1 }).catch(() => {
+    const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'H', margin: 4 }).catch(() => {
       throw apiError('mfa_totp_uri_too_long');
     });
     return {
       columns: { secret: secretBox(ctx.config).seal(factorId, secret.base32) },
       // The raw SVG, as the original sends it: the client makes it a data: URI (data:image/svg+xml;utf-8,…).
-      answer: { totp: { qr_code: svg.trim(), secret: secret.base32, uri } },
+      answer: { totp: { qr_code: forDataUri(svg), secret: secret.base32, uri } },
     };
   },
 
@@ -71,3 +71,22 @@ export const totp: FactorType = {
     };
   },
 };
+
+/** Pixels per module, and so the image's size, as the original draws it. */
+const PIXELS_PER_MODULE = 3;
+
+/**
+ * The library's SVG made fit for the data: URI clients build from it without escaping anything: colours by
+ * name, since a `#` there starts the URI's fragment and a browser shows a cut-off, broken image; and a
+ * width and height, so an <img> shows it at the original's size (3 pixels a module, a quiet zone of 4
+ * modules, which the QR standard asks for).
+ */
+function forDataUri(svg: string): string {
+  const modules = Number(/viewBox="0 0 (\d+) \d+"/.exec(svg)?.[1]);
+  const size = modules * PIXELS_PER_MODULE;
+  return svg
+    .trim()
+    .replace('<svg ', `<svg width="${size}" height="${size}" `)
+    .replaceAll('fill="#ffffff"', 'fill="white"')
+    .replaceAll('stroke="#000000"', 'stroke="black"');
+}
