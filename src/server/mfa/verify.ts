@@ -50,7 +50,10 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   }
   const outcome = await verdictAfterHook(ctx, req, type, { ctx, req, user, factor, challenge, body });
   const refreshToken = newRefreshToken();
-  const { factorVerified, v2 } = await tx(
+  // As at sign-in (sessions/issue.ts): a custom access token hook or a KMS signature that fails must undo
+  // the upgrade too, so with either on the answer is made inside the transaction, as the original makes it.
+  const signInside = ctx.config.hooks.customAccessToken.enabled || ctx.jwt.remoteSigning;
+  const { factorVerified, made, issued } = await tx(
     ctx.db,
     async (c) => {
       // The user's row first, as a concurrent DELETE /admin/users takes it before cascading to the challenge,
@@ -76,15 +79,17 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
         swapAudit: auditEntry(req, actorOf(user), 'token_revoked'),
       });
       if (!upgraded.upgraded) throw apiError('session_not_found');
-      return upgraded;
+      // A v2 session's token is its counter signed with its key; the 12-character one above was not stored.
+      const { v2 } = upgraded;
+      const issued = v2 ? encodeV2Token(session.id, BigInt(v2.counter), openSessionKey(ctx.config, session.id, v2.key).key) : refreshToken;
+      const made = signInside ? await tokenResponse(ctx, c, user, session, issued, undefined, req, type.amrMethod) : null;
+      return { factorVerified: upgraded.factorVerified, made, issued };
     },
     req.signal,
   );
   // The first successful verification enrols the factor: its notification goes after the commit.
   if (factorVerified) await sendNotifications(ctx, req, notice(ctx, { kind: 'mfaFactorEnrolled', user, factorType: type.name }));
-  // A v2 session's token is its counter signed with its key; the 12-character one above was not stored.
-  const issued = v2 ? encodeV2Token(session.id, BigInt(v2.counter), openSessionKey(ctx.config, session.id, v2.key).key) : refreshToken;
-  return tokenResponse(ctx, ctx.db, user, session, issued, undefined, req, type.amrMethod);
+  return made ?? tokenResponse(ctx, ctx.db, user, session, issued, undefined, req, type.amrMethod);
 }
 
 /**
