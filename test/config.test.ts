@@ -169,7 +169,11 @@ t.test('the per-client limits and MFA numbers the original reads as floats take 
     mfaChallengeAndVerify: 0.25,
   });
   t.equal(c.mfa.maxEnrolledFactors, 2.5);
-  t.equal(c.mfa.challengeExpirySeconds, 600.5);
+  t.equal(
+    c.mfa.challengeExpirySeconds,
+    600,
+    "read as a float, applied as whole seconds, as the original (a challenge's expires_at is an integer)",
+  );
   t.same(problemsOf({ AUTH_RATE_LIMIT_PASSKEY: '-1' }), ['AUTH_RATE_LIMIT_PASSKEY: "-1" must be >= 0']);
 });
 

@@ -141,6 +141,15 @@ t.test("verifying ends the user's other aal1 sessions and removes other unverifi
   t.notOk(ids.includes(stale.id));
 });
 
+t.test('a code pasted with spaces or a newline around it verifies, as the original trims it', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token);
+  const c = await challenge(api, s.access_token, factor.id);
+  const v = await verify(api, s.access_token, factor.id, c.body.id, ` ${totpCode(factor.totp.secret)}\n`);
+  t.equal(v.status, 200);
+  t.equal(claimsOf(v.body.access_token).aal, 'aal2');
+});
+
 t.test('a wrong code is refused and changes nothing', async (t) => {
   const s = await signUp(api);
   const factor = await enrollTotp(api, s.access_token);

@@ -303,6 +303,9 @@ function clampOtpLengthsAndFlowExpiry(flat: Record<string, unknown>, given: Map<
     warnings.push(`${variableOf(given, name)}: ${String(flat[name])} s is under 300 s; using 300 s, as the original does`);
     flat[name] = 300;
   }
+  // Read as a float there but applied as whole seconds (time.Duration truncates): a challenge's
+  // expires_at is a whole number of seconds, which typed clients decode as an integer.
+  flat.MFA_CHALLENGE_EXPIRY_DURATION = Math.trunc(flat.MFA_CHALLENGE_EXPIRY_DURATION as number);
   if (flat.MFA_PHONE_MAX_FREQUENCY === 0) {
     warnings.push(
       `${variableOf(given, 'MFA_PHONE_MAX_FREQUENCY')}: 0 would let codes go out back to back; using 60 s, as the original does`,

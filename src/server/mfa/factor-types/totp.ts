@@ -54,7 +54,8 @@ export const totp: FactorType = {
   },
 
   verify({ ctx, factor, body }) {
-    const code = typeof body.code === 'string' ? body.code : '';
+    // Spaces around it are dropped, as the original's TOTP library drops them: a pasted code verifies.
+    const code = typeof body.code === 'string' ? body.code.trim() : '';
     const box = secretBox(ctx.config);
     const { value, stale } = box.open(factor.id, factor.secret ?? '');
     const now = Date.now();
