@@ -5,6 +5,8 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { startTestService } from './helpers/server.js';
 import { captureLog } from './helpers/log.js';
+import { adminToken } from './helpers/admin.js';
+import { randomUUID } from 'node:crypto';
 
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -131,3 +133,34 @@ t.test('a line is timed at the millisecond it is written, however many lines sha
   );
   t.ok(new Set(times).size >= 5, 'lines of different milliseconds carry different times');
 });
+
+t.test(
+  "the ids the original's handlers add to the request line: user_id, factor_id, sso_provider_id, identifier, oauth_client_id",
+  async (t) => {
+    const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+    const admin = await adminToken();
+    const userId = randomUUID();
+    const factorId = randomUUID();
+    const idpId = randomUUID();
+    const clientId = randomUUID();
+    // Unknown ids all: the original names the id once it has read it, before looking it up.
+    const asked = [
+      ['GET', `/admin/users/${userId.toUpperCase()}`],
+      ['DELETE', `/admin/users/${userId}/factors/${factorId}`],
+      ['GET', `/admin/sso/providers/${idpId}`],
+      ['GET', '/admin/custom-providers/custom:acme'],
+      ['GET', `/admin/oauth/clients/${clientId}`],
+      ['GET', '/admin/users/not-a-uuid'],
+    ] as const;
+    for (const [method, path] of asked) await api.request(method, path, { token: admin });
+    await api.stop();
+    const line = (path: string) => api.logs().find((l) => l.msg === 'request completed' && l.path === path)!;
+    t.match(line(`/admin/users/${userId.toUpperCase()}`), { user_id: userId }, 'canonical, as the original writes a UUID');
+    t.match(line(`/admin/users/${userId}/factors/${factorId}`), { user_id: userId, factor_id: factorId });
+    t.match(line(`/admin/sso/providers/${idpId}`), { sso_provider_id: idpId });
+    t.match(line('/admin/custom-providers/custom:acme'), { identifier: 'custom:acme' });
+    t.match(line(`/admin/oauth/clients/${clientId}`), { oauth_client_id: clientId });
+    t.equal(line('/admin/users/not-a-uuid').user_id, undefined, 'an id that is no UUID is refused before it names anything');
+    t.equal(line('/admin/users/not-a-uuid').status, 404);
+  },
+);

@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import type { Route } from './types.js';
 import type { ChildSpan } from '../observability/request-spans.js';
 import { redirectTarget } from './redirect-target.js';
+import { loggedParams } from './logged-params.js';
 
 export interface Completed {
   requestId: string;
@@ -52,7 +53,8 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
   if (r.route?.quiet) return;
   // The original's fields (its request logger's), so what reads its lines reads ours: duration in
   // nanoseconds, error as it words it, grant_type on /token, referer as the redirect target the request
-  // would get (redirect-target.ts); query, route and duration_ms are ours.
+  // would get (redirect-target.ts), the ids its handlers add (logged-params.ts); query, route and
+  // duration_ms are ours.
   const query = r.query ? new URLSearchParams(r.query) : NO_QUERY;
   const line = {
     request_id: r.requestId,
@@ -70,6 +72,7 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
     error: r.error,
     aborted: r.aborted || undefined,
     auth_event: r.authEvent,
+    ...loggedParams(r.params),
   };
   // Levels as the original's: a server error is an error, a refusal of the client's request a warning.
   if (r.status >= 500) log.error(line, 'request completed');
