@@ -164,3 +164,18 @@ t.test(
     t.equal(line('/admin/users/not-a-uuid').status, 404);
   },
 );
+
+t.test('a CORS preflight gets no request line, as the original answers it before its logger; the request after it does', async (t) => {
+  const api = await startTestService({});
+  const pre = await api.request('OPTIONS', '/settings', {
+    headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' },
+  });
+  t.equal(pre.status, 204);
+  t.equal((await api.request('GET', '/settings', { headers: { Origin: 'https://app.example' } })).status, 200);
+  await api.stop();
+  const completed = api.logs().filter((l) => l.msg === 'request completed' && l.path === '/settings');
+  t.strictSame(
+    completed.map((l) => l.method),
+    ['GET'],
+  );
+});

@@ -21,6 +21,8 @@ export interface Completed {
   /** an error answer's text (render-error.ts) */
   error: string | undefined;
   aborted: boolean;
+  /** a CORS preflight: counted, but given no log line, as the original answers them before its logger */
+  preflight?: boolean;
   spans?: ChildSpan[];
   /** the payload of the request's last audit entry (db/audit-log.ts) */
   authEvent?: Record<string, unknown>;
@@ -50,7 +52,7 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
       host: r.headers.host,
       clientAddress: r.ip,
     });
-  if (r.route?.quiet) return;
+  if (r.route?.quiet || r.preflight) return;
   // The original's fields (its request logger's), so what reads its lines reads ours: duration in
   // nanoseconds, error as it words it, grant_type on /token, referer as the redirect target the request
   // would get (redirect-target.ts), the ids its handlers add (logged-params.ts); query, route and

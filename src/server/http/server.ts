@@ -38,6 +38,8 @@ interface Progress {
   route: Route | undefined;
   params: Record<string, string>;
   aborted: boolean;
+  /** answered as a CORS preflight, before any route */
+  preflight: boolean;
   /** the statements and crypto calls it waited on, when tracing is on (observability/request-spans.ts) */
   spans: ChildSpan[] | undefined;
 }
@@ -65,7 +67,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   app.any('/*', (res, req) => {
     const started = performance.now();
     const snap = snapshot(res, req, ctx.config, behindGuard);
-    const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false, spans: undefined };
+    const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false, preflight: false, spans: undefined };
     const answer = ctx.tracing.enabled
       ? withRequestSpans((progress.spans = []), () => dispatch(res, snap, progress))
       : dispatch(res, snap, progress);
@@ -103,6 +105,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       errorCode: answer.headers['x-sb-error-code'],
       error: answer.error,
       aborted: progress.aborted,
+      preflight: progress.preflight,
       spans: progress.spans,
       authEvent: snap.authEvent,
       started,
@@ -112,7 +115,10 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   function dispatch(res: uWS.HttpResponse, snap: Snapshot, progress: Progress): Answer | Promise<Answer> {
     const cors = corsHeaders(snap.headers.origin);
     const pre = preflight(snap.method, snap.headers, ctx.config.api.corsAllowedHeaders);
-    if (pre) return { status: pre.status, headers: pre.headers, body: '' };
+    if (pre) {
+      progress.preflight = true;
+      return { status: pre.status, headers: pre.headers, body: '' };
+    }
     const fail = (err: unknown): Answer => {
       if (!(err instanceof ApiError) || err.status >= 500) log.error({ err, request_id: snap.requestId }, 'request failed');
       return errorAnswer(err, snap.headers['x-supabase-api-version'], snap.requestId, cors);
