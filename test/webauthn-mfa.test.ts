@@ -127,6 +127,11 @@ t.test('enrol, verify with a new credential ("create"), then step up later sessi
   t.equal(after.rows[0].n, '0', "the counter is not stored, as the original's request path does not");
   t.equal(after.rows[0].last.type, 'request');
   t.equal(after.rows[0].last.challenge.challenge_id, requested.id);
+  const audited = await api.db.query(
+    `select count(*)::int as n from audit_log_entries where payload->>'actor_id' = $1 and payload->>'action' = 'challenge_created'`,
+    [session.user.id],
+  );
+  t.equal(audited.rows[0].n, 0, 'a WebAuthn challenge writes no challenge_created entry, as in the original (codes do)');
 });
 
 t.test('a WebAuthn factor made with an ES384 or a PS256 key verifies and steps up, as the original offers those too', async (t) => {

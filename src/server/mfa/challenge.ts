@@ -1,6 +1,6 @@
 // POST /factors/{factor_id}/challenge (docs/mfa.md#post-factorsfactor_idchallenge): the type's verify
 // switch, then one sending transaction on the locked factor: the type's work (a phone code sent), the
-// challenge row bound to the caller's address, the factor's last_challenged_at, the audit entry. A failed
+// challenge row bound to the caller's address, the factor's last_challenged_at, the audit entry (a code's). A failed
 // send rolls all of it back.
 import { randomUUID } from 'node:crypto';
 import { apiError } from '../errors.js';
@@ -26,7 +26,10 @@ export async function challengeFactor(req: ApiRequest, ctx: AppContext, principa
     const challengeId = randomUUID();
     const plan = await type.challenge({ ctx, req, user, factor, challengeId, body, q: c });
     const challenge = await insertChallenge(c, { id: challengeId, factorId: factor.id, ip: req.ip, ...plan.columns });
-    await writeAudit(c, req, actorOf(user), 'challenge_created', { factor_id: factor.id, factor_status: factor.status }, req.ip);
+    // As the original, which audits the challenges of codes (TOTP, phone) and not WebAuthn ceremonies.
+    if (type.needsCode) {
+      await writeAudit(c, req, actorOf(user), 'challenge_created', { factor_id: factor.id, factor_status: factor.status }, req.ip);
+    }
     const expiresAt = Math.floor(challenge.created_at.getTime() / 1000) + ctx.config.mfa.challengeExpirySeconds;
     return { id: challengeId, type: type.name, expires_at: expiresAt, ...plan.answer };
   });
