@@ -353,6 +353,22 @@ t.test('PUT /admin/users/{user_id} with a password ends every session and voids 
   t.equal(await count('sessions'), 0, 'a password_hash ends the sessions as well');
 });
 
+t.test('PUT /admin/users/{user_id} confirming an address voids the pending links, as the original confirms', async (t) => {
+  const made = await create({ email: 'confirmed-by-hand@example.com', password: 'a-pass-1' });
+  t.equal(made.body.email_confirmed_at, undefined);
+  const link = await api.request('POST', '/admin/generate_link', {
+    token: admin,
+    body: { type: 'magiclink', email: 'confirmed-by-hand@example.com' },
+  });
+  t.equal(link.status, 200);
+  const confirmed = await api.request('PUT', `/admin/users/${made.body.id}`, { token: admin, body: { email_confirm: true } });
+  t.ok(confirmed.body.email_confirmed_at, 'confirmed');
+  const left = await api.db.query('select count(*)::int as n from one_time_tokens where user_id = $1', [made.body.id]);
+  t.equal(left.rows[0].n, 0, 'no link or code is left');
+  const used = await api.request('POST', '/verify', { body: { type: 'magiclink', token_hash: link.body.hashed_token } });
+  t.strictSame([used.status, used.body.error_code], [403, 'otp_expired'], 'the link sent before signs nobody in');
+});
+
 t.test('PUT /admin/users/{user_id} and generate_link answer the user with its factors, as GET does', async (t) => {
   const made = await create({ email: 'factored@example.com', password: 'factored-1', email_confirm: true });
   const id = made.body.id;

@@ -54,6 +54,9 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
       // Confirming after the address is set, so a user given a first address gets it confirmed too.
       if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
       if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
+      // As the original's confirmation: an admin's voids every pending link and code (the sign-up's
+      // confirmation mail among them), as an operator confirms by hand when the mail sent is not trusted.
+      if (params.emailConfirm || params.phoneConfirm) await deleteOneTimeTokens(c, locked.id);
       // After the address and its confirmation, so an admin who sets both gets the identity they describe.
       if (isFirstPassword(locked, params.password)) user = await firstPasswordIdentity(ctx.config, c, user, params);
       await writeAudit(c, req, admin.actor, 'user_modified', {
