@@ -544,6 +544,12 @@ t.test('EMAIL_OPTIONAL: a new account without an address is audited as login, as
   const { location } = await callback(optional, await gh.approve((await authorizeUrl(optional, 'provider=github')).href));
   const me = await optional.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.status, 200, location.href);
+  t.match(
+    me.body.user_metadata,
+    { email_verified: false, phone_verified: false },
+    'no address: both flags false, as the original writes them',
+  );
+  t.notOk('email' in me.body.identities[0].identity_data);
   const { rows } = await optional.db.query(`select payload->>'action' as action from audit_log_entries where payload->>'actor_id' = $1`, [
     me.body.id,
   ]);

@@ -46,7 +46,7 @@ t.test('keycloak: the realm endpoints, the profile from userinfo, a session in t
   const { location } = await callback(api, await keycloak.signIn(url.href, 'kc-1'));
   const me = await api.request('GET', '/user', { token: fragmentOf(location).access_token });
   t.equal(me.body.email, 'kim@example.com');
-  // As the original lays it out: name, sub, email and email_verified on top, every other claim under custom_claims.
+  // As the original lays it out: name, sub, email and both flags on top, every other claim under custom_claims.
   const layout = {
     iss: keycloak.issuer,
     sub: 'kc-1',
@@ -55,6 +55,7 @@ t.test('keycloak: the realm endpoints, the profile from userinfo, a session in t
     provider_id: 'kc-1',
     email: 'kim@example.com',
     email_verified: true,
+    phone_verified: false,
     custom_claims: { preferred_username: 'kim', picture: 'https://kc.example/kim.png' },
   };
   t.match(me.body.identities[0], { provider: 'keycloak', id: 'kc-1', identity_data: layout });

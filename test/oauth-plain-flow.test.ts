@@ -164,6 +164,8 @@ t.test('discord: a session for the Discord identity, its verified address confir
   t.match(me.identities, [
     { provider: 'discord', id: '80351110224678912', identity_data: { email: 'nelly@discord.example', email_verified: true } },
   ]);
+  t.equal(me.identities[0].identity_data.phone_verified, false, 'phone_verified is always there, as the original writes it');
+  t.equal(me.user_metadata.phone_verified, false);
   const again = await signIn('discord');
   t.equal(again.me.id, me.id, 'the second sign-in finds the same user through the identity');
 });

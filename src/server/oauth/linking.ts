@@ -143,13 +143,15 @@ async function confirmed(
  * identity_data names the address the account goes by, as the original fills it in for every provider:
  * the primary address (else the last one reported) and whether the provider verified it. Without it an
  * identity of a provider whose module reports addresses apart from its claims (discord, gitlab, …) would
- * have no `email`, and a later sign-in could not find the account through it.
+ * have no `email`, and a later sign-in could not find the account through it. Both flags are always there,
+ * as the original writes them (false without an address, and phone_verified false unless a token said so).
  */
 function withPrimaryEmail(profile: ExternalProfile): ExternalProfile {
   const chosen = profile.emails.find((e) => e.primary) ?? profile.emails.at(-1);
-  if (!chosen) return profile;
+  const flags = { email_verified: false, phone_verified: profile.claims.phone_verified === true };
+  if (!chosen) return { ...profile, claims: { ...profile.claims, ...flags } };
   // Lower case, as the original stores an identity's email (and so the user_metadata it fills).
-  return { ...profile, claims: { ...profile.claims, email: chosen.email.toLowerCase(), email_verified: chosen.verified } };
+  return { ...profile, claims: { ...profile.claims, ...flags, email: chosen.email.toLowerCase(), email_verified: chosen.verified } };
 }
 
 /**
