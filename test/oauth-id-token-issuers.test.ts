@@ -130,6 +130,28 @@ t.test("apple: the address counts as verified whatever the token's email_verifie
   }
 });
 
+t.test(
+  'apple and vercel_marketplace: a token without an address signs in, as in the original, to a confirmed account with no email',
+  async (t) => {
+    const apple = await appleIdp.signIdToken({ sub: 'apple-no-email' }, { issuer: 'https://appleid.apple.com' });
+    const first = await grant({ provider: 'apple', id_token: apple });
+    t.equal(first.status, 200, first.text);
+    t.equal(first.body.user.email, '');
+    t.ok(first.body.user.email_confirmed_at, 'confirmed, as the original confirms the address-less person the provider vouches for');
+    t.match(first.body.user.identities[0], { provider: 'apple', identity_data: { sub: 'apple-no-email', email_verified: true } });
+    const again = await grant({
+      provider: 'apple',
+      id_token: await appleIdp.signIdToken({ sub: 'apple-no-email' }, { issuer: 'https://appleid.apple.com' }),
+    });
+    t.equal(again.body.user?.id, first.body.user.id, 'and signs in again to the same account');
+
+    const vercel = await vercelIdp.signIdToken({ sub: 'v-no-email', global_user_id: 'g-no-email' });
+    const res = await grant({ provider: 'vercel_marketplace', id_token: vercel });
+    t.equal(res.status, 200, res.text);
+    t.equal(res.body.user.email, '');
+  },
+);
+
 t.test("azure: a token is checked by its issuer's own keys; issuers outside Microsoft's are refused", async (t) => {
   // The configured base's own issuer (how a local server stands in for Microsoft); the Microsoft tenant
   // issuers are taken as the unit tests show (oauth-provider-claims), each by its own discovered keys.
@@ -226,5 +248,12 @@ t.test('vercel_marketplace: user_email signs in, and global_user_id finds the id
   });
   t.equal(adopted.status, 200, adopted.text);
   t.equal(adopted.body.user.id, legacy.body.user.id);
-  t.equal((await api.db.query(`select count(*)::int as n from identities where provider = 'vercel_marketplace'`)).rows[0].n, 2);
+  t.equal(
+    (
+      await api.db.query(
+        `select count(*)::int as n from identities where provider = 'vercel_marketplace' and provider_id like 'global_user_id:gu-%'`,
+      )
+    ).rows[0].n,
+    2,
+  );
 });

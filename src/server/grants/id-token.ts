@@ -91,7 +91,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
       provider: name,
       profile,
       linkingTargetId: linking?.user.id ?? null,
-      emailOptional: source.emailOptional,
+      emailOptional: source.emailOptional || profile.addressless === true,
       aud: requestAudience(req, ctx),
       hookRequest: req,
     });

@@ -91,7 +91,8 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
 
   // No address from the provider ends every flow here unless the provider's EMAIL_OPTIONAL: a returning
   // identity, a link and an invite alike, before DISABLE_SIGNUP is consulted (as the original checks it).
-  if (profile.emails.length === 0 && !flow.email_optional) throw apiError('oauth_email_missing');
+  const emailOptional = flow.email_optional || profile.addressless === true;
+  if (profile.emails.length === 0 && !emailOptional) throw apiError('oauth_email_missing');
 
   let notifications: Notification[] = [];
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<ApiResponse | ApiError> => {
@@ -108,7 +109,7 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
       profile,
       linkingTargetId: flow.linking_target_id,
       inviteToken: flow.invite_token,
-      emailOptional: flow.email_optional,
+      emailOptional,
       aud: ctx.config.jwt.aud,
       hookRequest: req,
     });

@@ -148,7 +148,7 @@ async function confirmed(
  */
 function withPrimaryEmail(profile: ExternalProfile): ExternalProfile {
   const chosen = profile.emails.find((e) => e.primary) ?? profile.emails.at(-1);
-  const flags = { email_verified: false, phone_verified: profile.claims.phone_verified === true };
+  const flags = { email_verified: profile.addressless === true, phone_verified: profile.claims.phone_verified === true };
   if (!chosen) return { ...profile, claims: { ...profile.claims, ...flags } };
   // Lower case, as the original stores an identity's email (and so the user_metadata it fills).
   return { ...profile, claims: { ...profile.claims, ...flags, email: chosen.email.toLowerCase(), email_verified: chosen.verified } };
@@ -241,7 +241,8 @@ async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, 
     ((separate && verified) ||
       !((await isEmailTaken(c, primary.email)) || (!verified && (await findEmailHolder(ctx, c, primary.email, r.aud, null)))));
   const email = keep ? primary.email.toLowerCase() : null;
-  const confirmed = !!email && verified;
+  // A person the provider vouches for without an address is confirmed, as the original confirms them.
+  const confirmed = (!!email && verified) || r.profile.addressless === true;
   const fields = {
     id: randomUUID(),
     aud: r.aud,

@@ -31,7 +31,9 @@ function appleBoolean(value: unknown): boolean | undefined {
  */
 export function appleProfile(claims: Record<string, unknown>): ExternalProfile {
   const { iss, sub, email, name } = claims;
-  const profile = profileFromClaims({ iss, sub, email, email_verified: true, name });
+  const read = profileFromClaims({ iss, sub, email, email_verified: true, name });
+  // A token without an address (an app that asked for no email scope) is a person all the same.
+  const profile: ExternalProfile = read.emails.length === 0 ? { ...read, addressless: true } : read;
   const custom: Record<string, unknown> = {};
   const isPrivate = appleBoolean(claims.is_private_email);
   if (isPrivate !== undefined) custom.is_private_email = isPrivate;

@@ -23,6 +23,12 @@ export interface ExternalProfile {
    * — only the keys the provider supplied, never tokens.
    */
   claims: Record<string, unknown>;
+  /**
+   * The provider vouches for a person without an address (Apple and Vercel Marketplace, whose tokens may
+   * carry none): as in the original, such a person signs in without EMAIL_OPTIONAL, to a confirmed account
+   * with no email.
+   */
+  addressless?: true;
 }
 
 /** The token endpoint's answer. Empty strings where the provider gave nothing. */

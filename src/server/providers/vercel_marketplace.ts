@@ -19,6 +19,7 @@ export function vercelMarketplaceProfile(token: Record<string, unknown>): Extern
     subject,
     // Vercel hands out only addresses it has verified; the original counts them verified.
     emails: email ? [{ email, verified: true, primary: true }] : [],
+    ...(email ? {} : { addressless: true as const }),
     claims: identityData({
       iss: text(token, 'iss'),
       sub: subject,
