@@ -130,6 +130,23 @@ t.test('github: first sign-in creates the user with a confirmed email, identity 
     id: '101',
     identity_data: { sub: '101', email: 'octo@example.com', email_verified: true }, // lower-cased, as the original stores it
   });
+  t.strictSame(
+    Object.keys(me.body.identities[0].identity_data).sort(),
+    [
+      'avatar_url',
+      'email',
+      'email_verified',
+      'full_name',
+      'iss',
+      'name',
+      'phone_verified',
+      'preferred_username',
+      'provider_id',
+      'sub',
+      'user_name',
+    ],
+    "the original's GitHub keys: no picture",
+  );
   const form = gh.tokenRequests.at(-1)!;
   t.equal(form.get('redirect_uri'), REDIRECT_URI);
   t.equal(form.get('grant_type'), 'authorization_code');

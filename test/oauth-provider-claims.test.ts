@@ -63,12 +63,60 @@ t.test('azure: an address counts verified without xms_edov, or with xms_edov tru
 });
 
 /** A runtime whose discovery answers each issuer with a document naming it (or `names`) and keys under it. */
-t.test('linkedin_oidc: the locale stays in identity_data, as the original keeps it', async (t) => {
+t.test("linkedin_oidc: identity_data holds the original's keys only, the locale among them", async (t) => {
   const claims = { iss: 'https://www.linkedin.com/oauth', sub: 'li-1', given_name: 'Lin', family_name: 'Ked', locale: 'en_US' };
-  const profile = linkedinOidc.profile(claims);
-  t.equal(profile.claims.locale, 'en_US');
-  t.equal(profile.claims.name, 'Lin Ked');
+  const profile = linkedinOidc.profile({
+    ...claims,
+    name: 'Lin Ked (token)',
+    picture: 'https://media.licdn.example/lin.jpg',
+    email: 'lin@example.com',
+    email_verified: 'true',
+  });
+  t.strictSame(profile.claims, {
+    iss: 'https://www.linkedin.com/oauth',
+    sub: 'li-1',
+    provider_id: 'li-1',
+    name: 'Lin Ked',
+    given_name: 'Lin',
+    family_name: 'Ked',
+    locale: 'en_US',
+    picture: 'https://media.licdn.example/lin.jpg',
+  });
+  t.strictSame(profile.emails, [{ email: 'lin@example.com', verified: true, primary: true }], 'email_verified read as Go reads a boolean');
   t.notOk('locale' in linkedinOidc.profile({ ...claims, locale: '' }).claims, 'an empty locale is left out');
+});
+
+t.test("google: identity_data holds the original's keys only (hd under custom_claims), from a token or from userinfo", async (t) => {
+  const token = google.profile({
+    iss: 'https://accounts.google.com',
+    sub: 'g-1',
+    azp: 'client',
+    aud: 'client',
+    at_hash: 'x',
+    email: 'gina@corp.example',
+    email_verified: true,
+    name: 'Gina G',
+    given_name: 'Gina',
+    family_name: 'G',
+    picture: 'https://lh3.example/g.png',
+    hd: 'corp.example',
+  });
+  t.strictSame(token.claims, {
+    iss: 'https://accounts.google.com',
+    sub: 'g-1',
+    provider_id: 'g-1',
+    name: 'Gina G',
+    full_name: 'Gina G',
+    picture: 'https://lh3.example/g.png',
+    avatar_url: 'https://lh3.example/g.png',
+    custom_claims: { hd: 'corp.example' },
+  });
+  t.strictSame(token.emails, [{ email: 'gina@corp.example', verified: true, primary: true }]);
+  // Google's legacy userinfo answer: id and verified_email, and no issuer (the original names the endpoint).
+  const info = google.profile({ id: 'g-2', email: 'gus@example.com', verified_email: true, name: 'Gus' });
+  t.match(info, { subject: 'g-2', emails: [{ email: 'gus@example.com', verified: true }] });
+  t.equal(info.claims.iss, 'https://www.googleapis.com/userinfo/v2/me');
+  t.notOk('custom_claims' in info.claims, 'no hd, no custom_claims');
 });
 
 t.test('azure: identity_data as the original lays it out: no top-level name, every other claim under custom_claims', async (t) => {

@@ -48,8 +48,8 @@ export const github: OAuth2Provider = {
       full_name: str(user.name),
       user_name: str(user.login),
       preferred_username: str(user.login),
+      // avatar_url only: the original's GitHub reader writes no picture.
       avatar_url: str(user.avatar_url),
-      picture: str(user.avatar_url),
       email: primary?.email,
       email_verified: primary ? primary.verified : undefined,
     };

@@ -1,8 +1,47 @@
 // Google: OpenID Connect by discovery of https://accounts.google.com (REFERENCE §9.2). The original ignores
 // EXTERNAL_GOOGLE_URL; here it replaces the issuer, so a test can stand in a local OIDC provider.
-import { discoveredEndpoints, oidcProvider } from './oidc.js';
+import { discoveredEndpoints, oidcProvider, truthy } from './oidc.js';
+import { ProviderError } from './outbound.js';
+import type { ExternalProfile } from './types.js';
 
 const ISSUER = 'https://accounts.google.com';
+/** The issuer the original names for a person read from Google's userinfo answer instead of an id_token. */
+const USERINFO_ISSUER = 'https://www.googleapis.com/userinfo/v2/me';
+
+/**
+ * identity_data of a Google id_token or userinfo answer, as the original's Google reader keeps it: the
+ * issuer, the subject, the name and picture (with their older names full_name and avatar_url) and the
+ * Workspace domain under custom_claims — not given_name, family_name or Google's other claims. The address
+ * and its flag are added by the sign-in (oauth/linking.ts), as for every provider.
+ */
+export function googleProfile(claims: Record<string, unknown>): ExternalProfile {
+  const str = (k: string) => {
+    const v = claims[k];
+    return typeof v === 'string' && v ? v : undefined;
+  };
+  const sub = str('sub') ?? str('id');
+  if (!sub) throw new ProviderError('the provider named no subject');
+  const email = str('email');
+  const verified = truthy(claims.email_verified) || truthy(claims.verified_email);
+  const name = str('name');
+  const picture = str('picture');
+  const hd = str('hd');
+  const data: Record<string, unknown> = {
+    iss: str('iss') ?? USERINFO_ISSUER,
+    sub,
+    provider_id: sub,
+    name,
+    full_name: name,
+    picture,
+    avatar_url: picture,
+    custom_claims: hd ? { hd } : undefined,
+  };
+  return {
+    subject: sub,
+    emails: email ? [{ email, verified, primary: true }] : [],
+    claims: Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined)),
+  };
+}
 
 export const google = oidcProvider({
   name: 'google',
@@ -14,4 +53,5 @@ export const google = oidcProvider({
     // Google's id_tokens name their issuer with or without the scheme.
     return rt.config.url ? found : { ...found, issuer: [ISSUER, 'accounts.google.com'] };
   },
+  profile: googleProfile,
 });
