@@ -1,7 +1,7 @@
 // Google: OpenID Connect by discovery of https://accounts.google.com (REFERENCE §9.2). The original ignores
 // EXTERNAL_GOOGLE_URL; here it replaces the issuer, so a test can stand in a local OIDC provider.
 import { discoveredEndpoints, oidcProvider, truthy } from './oidc.js';
-import { ProviderError } from './outbound.js';
+import { claims as identityData, requireSubject, text } from './json-fields.js';
 import type { ExternalProfile } from './types.js';
 
 const ISSUER = 'https://accounts.google.com';
@@ -14,32 +14,25 @@ const USERINFO_ISSUER = 'https://www.googleapis.com/userinfo/v2/me';
  * Workspace domain under custom_claims — not given_name, family_name or Google's other claims. The address
  * and its flag are added by the sign-in (oauth/linking.ts), as for every provider.
  */
-export function googleProfile(claims: Record<string, unknown>): ExternalProfile {
-  const str = (k: string) => {
-    const v = claims[k];
-    return typeof v === 'string' && v ? v : undefined;
-  };
-  const sub = str('sub') ?? str('id');
-  if (!sub) throw new ProviderError('the provider named no subject');
-  const email = str('email');
-  const verified = truthy(claims.email_verified) || truthy(claims.verified_email);
-  const name = str('name');
-  const picture = str('picture');
-  const hd = str('hd');
-  const data: Record<string, unknown> = {
-    iss: str('iss') ?? USERINFO_ISSUER,
-    sub,
-    provider_id: sub,
-    name,
-    full_name: name,
-    picture,
-    avatar_url: picture,
-    custom_claims: hd ? { hd } : undefined,
-  };
+export function googleProfile(token: Record<string, unknown>): ExternalProfile {
+  const sub = requireSubject(text(token, 'sub') || text(token, 'id'), 'google');
+  const email = text(token, 'email');
+  const name = text(token, 'name');
+  const picture = text(token, 'picture');
+  const hd = text(token, 'hd');
   return {
     subject: sub,
-    emails: email ? [{ email, verified, primary: true }] : [],
-    claims: Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined)),
+    emails: email ? [{ email, verified: truthy(token.email_verified) || truthy(token.verified_email), primary: true }] : [],
+    claims: identityData({
+      iss: text(token, 'iss') || USERINFO_ISSUER,
+      sub,
+      provider_id: sub,
+      name,
+      full_name: name,
+      picture,
+      avatar_url: picture,
+      custom_claims: hd ? { hd } : undefined,
+    }),
   };
 }
 
