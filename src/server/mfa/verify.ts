@@ -12,7 +12,7 @@ import { auditEntry } from '../../db/audit-log.js';
 import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
 import { encodeV2Token } from '../crypto/refresh-token-v2.js';
 import { openSessionKey } from '../sessions/refresh-key.js';
-import { tokenResponse, type TokenResponse } from '../sessions/issue.js';
+import { signsInTransaction, tokenResponse, type TokenResponse } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
 import { NIL_UUID, readUuid } from '../uuid-text.js';
@@ -50,9 +50,8 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   }
   const outcome = await verdictAfterHook(ctx, req, type, { ctx, req, user, factor, challenge, body });
   const refreshToken = newRefreshToken();
-  // As at sign-in (sessions/issue.ts): a custom access token hook or a KMS signature that fails must undo
-  // the upgrade too, so with either on the answer is made inside the transaction, as the original makes it.
-  const signInside = ctx.config.hooks.customAccessToken.enabled || ctx.jwt.remoteSigning;
+  // As at sign-in: a signature that fails must undo the upgrade too.
+  const signInside = signsInTransaction(ctx);
   const { factorVerified, made, issued } = await tx(
     ctx.db,
     async (c) => {

@@ -187,6 +187,15 @@ export interface SignInOptions {
  * Signs the user in with `method` (password, otp, anonymous, ...): a new session and its first token, in
  * one statement (src/db/sign-in.ts) whether `q` is the pool or a caller's transaction.
  */
+/**
+ * Whether a token may fail after its session's writes: with the custom access token hook on, or a KMS
+ * signing key, it is made inside the transaction that writes them, as the original signs inside its own
+ * (docs/tokens-and-sessions.md#aws-kms-signing-keys), so its failure leaves nothing behind.
+ */
+export function signsInTransaction(ctx: Pick<AppContext, 'config' | 'jwt'>): boolean {
+  return ctx.config.hooks.customAccessToken.enabled || ctx.jwt.remoteSigning;
+}
+
 export async function issueSession(
   ctx: AppContext,
   q: Queryable,
@@ -195,10 +204,8 @@ export async function issueSession(
   req: ApiRequest,
   options: SignInOptions = {},
 ): Promise<TokenResponse> {
-  // A hook or an AWS KMS signature that fails after a sign-in committed on its own would leave a session
-  // nobody holds: with the custom access token hook on, or a KMS signing key, the sign-in and the signing
-  // share one transaction, as the original signs inside its own (docs/tokens-and-sessions.md#aws-kms-signing-keys).
-  if ((ctx.config.hooks.customAccessToken.enabled || ctx.jwt.remoteSigning) && !('release' in q)) {
+  // A signature that failed after a sign-in committed on its own would leave a session nobody holds.
+  if (signsInTransaction(ctx) && !('release' in q)) {
     return tx(ctx.db, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
   }
   const { audit, passwordHash, notAfter, oauth } = options;
