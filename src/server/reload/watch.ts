@@ -53,8 +53,9 @@ function watchNotify(dir: string, settings: Config['reloading'], log: Logger, ch
   let watched: string | null = null; // the watched directory's identity
   let poller: (() => void) | null = null;
   let failing = false;
-  const drop = (why: string) => {
-    log.warn({ dir }, why);
+  /** Closes the watch; the retry below attaches a new one, which counts as a change. */
+  const drop = (level: 'warn' | 'error', why: string, err?: unknown) => {
+    log[level]({ err, dir }, why);
     watcher?.close();
     watcher = null;
     failing = true;
@@ -64,11 +65,12 @@ function watchNotify(dir: string, settings: Config['reloading'], log: Logger, ch
       watched = identityOf(dir);
       const own: fs.FSWatcher = watchDir(dir, (_event, filename) => {
         changed();
-        if (filename === path.basename(dir) && watcher === own) drop('the config directory was removed or moved; watching its path again');
+        if (filename === path.basename(dir) && watcher === own)
+          drop('warn', 'the config directory was removed or moved; watching its path again');
       });
       watcher = own;
     } catch (err) {
-      if (settings.pollerEnabled && isDirectory(dir)) {
+      if (settings.pollerEnabled && identityOf(dir) !== null) {
         // The directory is there but cannot be watched (a file system without notifications).
         log.error({ err, dir }, 'cannot watch the config directory: polling it instead');
         poller = startPoller(dir, settings.pollerIntervalSeconds, log, changed);
@@ -78,19 +80,14 @@ function watchNotify(dir: string, settings: Config['reloading'], log: Logger, ch
       failing = true;
       return;
     }
-    watcher.on('error', (err) => {
-      log.error({ err, dir }, 'the config directory watch failed; trying again');
-      watcher?.close();
-      watcher = null;
-      failing = true;
-    });
+    watcher.on('error', (err) => drop('error', 'the config directory watch failed; trying again', err));
     if (failing) changed();
     failing = false;
   };
   attach();
   const retry = setInterval(
     () => {
-      if (watcher && identityOf(dir) !== watched) drop('the config directory was replaced; watching its path again');
+      if (watcher && identityOf(dir) !== watched) drop('warn', 'the config directory was replaced; watching its path again');
       if (!watcher && !poller) attach();
     },
     Math.max(1000, settings.gracePeriodSeconds * 1000),
@@ -151,13 +148,5 @@ function identityOf(dir: string): string | null {
     return stat.isDirectory() ? `${stat.dev}:${stat.ino}` : null;
   } catch {
     return null;
-  }
-}
-
-function isDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
   }
 }
