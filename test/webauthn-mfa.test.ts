@@ -204,7 +204,13 @@ t.test('a replayed assertion is refused; a cloned authenticator is not, as in th
   t.equal((await verify(first.session.access_token, factorId, first.requested.id, 'request', first.assertion)).status, 200);
   const replay = await verify(first.session.access_token, factorId, first.requested.id, 'request', first.assertion);
   t.equal(replay.status, 422);
-  t.equal(replay.body.error_code, 'mfa_ip_address_mismatch', 'the challenge is spent');
+  t.same(
+    replay.body,
+    { code: 422, error_code: 'mfa_factor_not_found', msg: 'MFA factor with the provided challenge ID not found' },
+    'the challenge is spent: deleted, as the original deletes it, so a replay finds none',
+  );
+  const left = await api.db.query('select count(*)::int as n from mfa_challenges where id = $1', [first.requested.id]);
+  t.equal(left.rows[0].n, 0);
   // The same assertion on a fresh challenge: it signed the old one.
   const fresh = await challenge(first.session.access_token, factorId);
   t.same((await verify(first.session.access_token, factorId, fresh.id, 'request', first.assertion)).body, FAILED);

@@ -42,6 +42,12 @@ export async function deleteChallenge(q: Queryable, id: string): Promise<void> {
   await q.query('delete from mfa_challenges where id = $1', [id]);
 }
 
+/** Deletes a spent challenge: false when another request spent it first. */
+export async function deleteSpentChallenge(q: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await q.query('delete from mfa_challenges where id = $1 and verified_at is null', [id]);
+  return rowCount === 1;
+}
+
 /** Marks the challenge verified unless it already was: false when another request verified it first. */
 export async function markChallengeVerified(q: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await q.query('update mfa_challenges set verified_at = now() where id = $1 and verified_at is null', [id]);

@@ -6,7 +6,7 @@ import { ApiError, ERRORS, apiError } from '../errors.js';
 import { enforceMfaVerificationAttempt } from '../hooks/mfa-verification-attempt.js';
 import { tx } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
-import { deleteChallenge, findChallenge, markChallengeVerified } from '../../db/mfa-challenges.js';
+import { deleteChallenge, deleteSpentChallenge, findChallenge, markChallengeVerified } from '../../db/mfa-challenges.js';
 import { upgradeSession } from '../../db/mfa-upgrade.js';
 import { auditEntry } from '../../db/audit-log.js';
 import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
@@ -59,7 +59,9 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
       // factor and session written below: in the other order the two deadlock. After it, the user is gone.
       if (!(await lockUserById(c, user.id))) throw apiError('user_not_found');
       // A concurrent verification of the same challenge got there first: as for a used challenge.
-      if (!(await markChallengeVerified(c, challenge.id))) throw apiError('mfa_ip_address_mismatch');
+      if (type.spendsChallengeBy === 'deleting') {
+        if (!(await deleteSpentChallenge(c, challenge.id))) throw apiError('mfa_challenge_not_found');
+      } else if (!(await markChallengeVerified(c, challenge.id))) throw apiError('mfa_ip_address_mismatch');
       if (outcome.commit && !(await outcome.commit(c))) throw apiError(type.failed);
       const upgraded = await upgradeSession(c, {
         userId: user.id,

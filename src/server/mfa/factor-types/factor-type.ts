@@ -84,6 +84,12 @@ export interface FactorType {
   readonly failed: ErrorName;
   /** whether the type needs `code` in the verify body (webauthn sends an assertion instead) */
   readonly needsCode: boolean;
+  /**
+   * How a successful verification spends its challenge, as the original does per type: codes' challenges
+   * are marked verified (a replay is refused as "from another address"), a WebAuthn ceremony's is deleted
+   * (a replay finds no challenge).
+   */
+  readonly spendsChallengeBy: 'marking' | 'deleting';
   switches(ctx: AppContext): FactorTypeSwitches;
   /**
    * The verify body's own checks, run before the challenge is looked up, as the original orders them

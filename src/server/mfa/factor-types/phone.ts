@@ -22,6 +22,7 @@ export const phone: FactorType = {
   disabled: { enroll: 'mfa_phone_enroll_not_enabled', verify: 'mfa_phone_verify_not_enabled' },
   failed: 'mfa_phone_verification_failed',
   needsCode: true,
+  spendsChallengeBy: 'marking',
   switches: (ctx) => ctx.config.mfa.phone,
 
   enroll({ body }) {

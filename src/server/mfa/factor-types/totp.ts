@@ -28,6 +28,7 @@ export const totp: FactorType = {
   disabled: { enroll: 'mfa_totp_enroll_not_enabled', verify: 'mfa_totp_verify_not_enabled' },
   failed: 'mfa_totp_verification_failed',
   needsCode: true,
+  spendsChallengeBy: 'marking',
   switches: (ctx) => ctx.config.mfa.totp,
 
   async enroll({ ctx, user, factorId, body }) {

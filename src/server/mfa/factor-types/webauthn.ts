@@ -46,6 +46,7 @@ export const webauthn: FactorType = {
   disabled: { enroll: 'mfa_webauthn_enroll_not_enabled', verify: 'mfa_webauthn_verify_not_enabled' },
   failed: 'mfa_webauthn_verification_failed',
   needsCode: false,
+  spendsChallengeBy: 'deleting',
   switches: (ctx) => ctx.config.mfa.webauthn,
 
   // Nothing to hand out yet: the credential is made by the first challenge's "create" ceremony.
