@@ -3,10 +3,10 @@
 // check the original makes (signature by the issuer's JWKS, iss, aud among the client ids, exp, nonce, at_hash).
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { generateKeyPair, SignJWT } from 'jose';
+import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { startKeycloakRealm, startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
-import { authorizeUrl, callback, fragmentOf, providerEnv } from './helpers/oauth.js';
+import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
 
 const google = await startOidcProvider({ clientId: 'g-web' });
 const appleIdp = await startOidcProvider({ clientId: 'apple-client' });
@@ -29,6 +29,8 @@ t.teardown(async () => {
 
 const nonce = 'raw-nonce-0123456789';
 const nonceHash = createHash('sha256').update(nonce).digest('hex');
+/** OIDC's at_hash of an access token for an RS256 id_token: the left half of its SHA-256, base64url. */
+const atHashOf = (accessToken: string) => createHash('sha256').update(accessToken).digest().subarray(0, 16).toString('base64url');
 const grant = (body: Record<string, unknown>) => api.request('POST', '/token?grant_type=id_token', { body });
 
 t.test('keycloak: the realm endpoints, the profile from userinfo, a session in the fragment', async (t) => {
@@ -104,6 +106,34 @@ t.test("apple: the address counts as verified even when the token's email_verifi
   t.equal(me.body.email, 'bea@privaterelay.example.com');
   t.ok(me.body.email_confirmed_at, 'confirmed by the sign-in');
   t.equal(me.body.identities[0].identity_data.email_verified, true);
+});
+
+t.test("callback: an id_token whose at_hash is not its access token's is refused, as the original's parser refuses it", async (t) => {
+  google.accounts.set('g-at', { sub: 'g-at', email: 'gat@example.com', email_verified: true });
+  // oidc-provider leaves at_hash out of its token answers (OIDC makes it optional there; Google sends it):
+  // the answer's id_token is signed again, by the same key, with the at_hash of `hashed`.
+  const withAtHash = (hashed: (accessToken: string) => string) => async (answer: Record<string, unknown>) => {
+    const { iss, aud, iat, exp, ...claims } = decodeJwt(String(answer.id_token));
+    t.ok(iss && aud && iat && exp && claims.sub, 'the provider answered with an id_token');
+    return { ...answer, id_token: await google.signIdToken({ ...claims, at_hash: atHashOf(hashed(String(answer.access_token))) }) };
+  };
+  t.teardown(() => (google.rewriteTokenAnswer = undefined));
+  const signIn = async () => (await callback(api, await google.signIn((await authorizeUrl(api, 'provider=google')).href, 'g-at'))).location;
+
+  google.rewriteTokenAnswer = withAtHash(() => 'an access token other than the one answered');
+  const refused = await signIn();
+  t.match(queryOf(refused), {
+    error: 'server_error',
+    error_code: 'unexpected_failure',
+    error_description: 'Error getting user profile from external provider',
+  });
+  t.notOk(fragmentOf(refused).access_token, 'no session');
+  const made = await api.db.query(`select count(*)::int as n from users where email = 'gat@example.com'`);
+  t.equal(made.rows[0].n, 0, 'no account');
+
+  google.rewriteTokenAnswer = withAtHash((accessToken) => accessToken);
+  const me = await api.request('GET', '/user', { token: fragmentOf(await signIn()).access_token });
+  t.equal(me.body.email, 'gat@example.com', 'the at_hash of the answered access token signs in');
 });
 
 t.test('id_token grant: a valid token with the hashed nonce signs in, creating the user', async (t) => {
@@ -250,9 +280,7 @@ t.test('id_token grant: link_identity not a boolean is 400 bad_json, as the orig
 
 t.test('id_token grant: a matching at_hash passes', async (t) => {
   const accessToken = 'ya29.a-real-looking-access-token';
-  const digest = createHash('sha256').update(accessToken).digest();
-  const atHash = digest.subarray(0, 16).toString('base64url');
-  const token = await google.signIdToken({ sub: 'gid-at', email: 'at@example.com', email_verified: true, at_hash: atHash });
+  const token = await google.signIdToken({ sub: 'gid-at', email: 'at@example.com', email_verified: true, at_hash: atHashOf(accessToken) });
   t.equal((await grant({ provider: 'google', id_token: token, access_token: accessToken })).status, 200);
 });
 

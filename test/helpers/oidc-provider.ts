@@ -40,6 +40,8 @@ export interface OidcServer {
   accounts: Map<string, Account>;
   /** requests served, by path (how often the service fetched discovery or keys) */
   hits: Map<string, number>;
+  /** When set, the token endpoint's JSON answer passes through it before it is sent (a misbehaving provider). */
+  rewriteTokenAnswer?: (answer: Record<string, unknown>) => Promise<Record<string, unknown>>;
   /** Follows `authorizeUrl` as a browser would, signing in as `sub`; the parameters sent to the redirect URI. */
   signIn(authorizeUrl: string, sub: string): Promise<URLSearchParams>;
   /** An id_token signed with the provider's own published key (for the id_token grant). */
@@ -108,9 +110,11 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
   provider.proxy = false;
   const callback = provider.callback();
   const authorizationPath = options.routes?.authorization ?? '/auth';
+  const tokenPath = options.routes?.token ?? '/token';
   handler = (req, res) => {
     const url = new URL(req.url ?? '/', base);
     hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
+    if (url.pathname === tokenPath && served.rewriteTokenAnswer) rewriteAnswer(res, served.rewriteTokenAnswer);
     if (url.pathname === authorizationPath) req.url = impliedOpenid(url);
     // An issuer with a path publishes its discovery document under that path (where go-oidc and the
     // service look for it); oidc-provider serves it at the root of its mount.
@@ -120,7 +124,7 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     callback(req, res);
   };
 
-  return {
+  const served: OidcServer = {
     base,
     issuer,
     clientId,
@@ -136,6 +140,24 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
       }),
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+  return served;
+}
+
+/** Replaces a JSON answer's body as it is ended (oidc-provider's Koa sets headers, then ends with the whole body). */
+function rewriteAnswer(res: http.ServerResponse, rewrite: (answer: Record<string, unknown>) => Promise<Record<string, unknown>>): void {
+  const end = res.end.bind(res) as (chunk?: unknown) => http.ServerResponse;
+  res.end = ((chunk?: unknown) => {
+    if (typeof chunk !== 'string' && !Buffer.isBuffer(chunk)) return end(chunk);
+    void rewrite(JSON.parse(chunk.toString()) as Record<string, unknown>).then(
+      (answer) => {
+        const text = JSON.stringify(answer);
+        res.setHeader('content-length', Buffer.byteLength(text));
+        end(text);
+      },
+      (err: unknown) => res.destroy(err as Error),
+    );
+    return res;
+  }) as typeof res.end;
 }
 
 function signWith(

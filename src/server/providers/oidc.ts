@@ -7,6 +7,8 @@ import type { OAuthProviderName } from '../config/types.js';
 import { exchangeAuthorizationCode, fetchJson } from './code-exchange.js';
 import { clientIds } from './configured.js';
 import { ProviderError } from './outbound.js';
+import { IdTokenError } from './runtime.js';
+import { accessTokenHashMatches } from './at-hash.js';
 
 /** Where an OIDC provider's endpoints are: found by discovery, or fixed paths under a base. */
 export interface OidcEndpoints {
@@ -114,8 +116,13 @@ export function oidcProvider(def: OidcDefinition): OidcProvider {
     async fetchProfile(rt, tokens, form) {
       const endpoints = await def.endpoints(rt);
       let claims: Record<string, unknown> = {};
-      if (tokens.idToken) claims = await verify(rt, tokens.idToken);
-      else if (!endpoints.userinfo) throw new ProviderError(`${def.name} answered without an id_token`);
+      if (tokens.idToken) {
+        claims = await verify(rt, tokens.idToken);
+        // The token answer's id_token must belong to its access token, as the original's parser checks.
+        if (typeof claims.at_hash === 'string' && !accessTokenHashMatches(tokens.idToken, tokens.accessToken, claims.at_hash)) {
+          throw new IdTokenError(`${def.name}: the id_token's at_hash does not match the access token`);
+        }
+      } else if (!endpoints.userinfo) throw new ProviderError(`${def.name} answered without an id_token`);
       if (endpoints.userinfo && (!tokens.idToken || typeof claims.email !== 'string')) {
         const info = await fetchJson(rt, endpoints.userinfo, tokens.accessToken);
         if (claims.sub !== undefined && info.sub !== claims.sub) throw new ProviderError(`${def.name}: userinfo is about another subject`);
