@@ -347,6 +347,16 @@ t.test('IdP-initiated sign-in: no RelayState, or a URL one', async (t) => {
   t.strictSame(refusal(unknown), refused('saml_idp_not_found', 'A SAML connection has not been established with this Identity Provider'));
 });
 
+t.test("the audience as the original's SAML library judges it: no AudienceRestriction, or any one naming us", async (t) => {
+  const signIn = async (audience: string | string[] | null) => {
+    const acs = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], audience }) });
+    return acs.status === 302 ? new URLSearchParams(acs.location!.hash.slice(1)).get('access_token') : refusal(acs);
+  };
+  t.type(await signIn(null), 'string', 'an assertion without an AudienceRestriction signs in');
+  t.type(await signIn(['https://other-sp.example.test', sp.entityId]), 'string', 'the second of two restrictions names us');
+  t.strictSame(await signIn(['https://other-sp.example.test', 'https://third-sp.example.test']), INVALID, 'none names us');
+});
+
 t.test('a target with its own fragment keeps it: the session is appended after it, as the original does', async (t) => {
   const acs = await postToAcs(api.url, {
     SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR] }),

@@ -55,7 +55,8 @@ export interface Assertion {
   nameId?: string;
   nameIdFormat?: string;
   inResponseTo?: string | null;
-  audience?: string;
+  /** default: the SP's entity ID; an array: one AudienceRestriction for each; null: no AudienceRestriction */
+  audience?: string | string[] | null;
   /** the SubjectConfirmationData Recipient (default: the SP's ACS URL) */
   recipient?: string;
   /** the Response Destination (default: the SP's ACS URL); null leaves it out */
@@ -159,7 +160,8 @@ export class TestIdp {
       `<saml:SubjectConfirmationData NotOnOrAfter="${notOnOrAfter}" Recipient="${a.recipient ?? sp.acsUrl}"${irt}/>` +
       '</saml:SubjectConfirmation></saml:Subject>' +
       `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}">` +
-      `<saml:AudienceRestriction><saml:Audience>${a.audience ?? sp.entityId}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+      audienceRestrictions(a.audience === undefined ? sp.entityId : a.audience) +
+      '</saml:Conditions>' +
       `<saml:AuthnStatement AuthnInstant="${now.toISOString()}"${session}><saml:AuthnContext>` +
       '<saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef>' +
       '</saml:AuthnContext></saml:AuthnStatement>' +
@@ -237,4 +239,9 @@ export async function postToAcs(apiUrl: string, fields: Record<string, string>):
   await res.text();
   const location = res.headers.get('location');
   return { status: res.status, location: location ? new URL(location) : null };
+}
+
+function audienceRestrictions(audience: string | string[] | null): string {
+  const each = audience === null ? [] : Array.isArray(audience) ? audience : [audience];
+  return each.map((a) => `<saml:AudienceRestriction><saml:Audience>${a}</saml:Audience></saml:AudienceRestriction>`).join('');
 }

@@ -4,6 +4,8 @@
 // - the Response's Issuer, when present, is the provider;
 // - the Response and the Assertion were issued less than 90 seconds ago (no clock skew allowed here,
 //   as in the original);
+// - the Assertion names us as its audience in one of its AudienceRestrictions, or has none (the original's
+//   library accepts an assertion without one; node-saml would refuse it, and requires every restriction);
 // - every SubjectConfirmationData names our ACS URL as Recipient, has a NotOnOrAfter (three minutes of
 //   skew) and, in an SP-initiated flow, answers the AuthnRequest.
 // They read the parsed Response (its root is the element whose signature node-saml checked) and
@@ -23,6 +25,8 @@ const list = (v: unknown): Node[] => (Array.isArray(v) ? (v as Node[]) : []);
 export interface ResponseExpectations {
   acsUrl: string;
   idpEntityId: string;
+  /** our entity ID */
+  spEntityId: string;
   /** the AuthnRequest ID of an SP-initiated flow; null for an IdP-initiated one */
   requestId: string | null;
 }
@@ -36,6 +40,9 @@ export function responseProblem(response: Element, assertion: Node, e: ResponseE
   if (issuer && textOf(issuer) !== e.idpEntityId) return `response issued by ${textOf(issuer)}`;
   if (tooOld(response.getAttribute('IssueInstant'), now)) return 'response IssueInstant too old';
   if (tooOld(assertion.$?.IssueInstant, now)) return 'assertion IssueInstant too old';
+  const restrictions = list(assertion.Conditions).flatMap((c) => list(c.AudienceRestriction));
+  const namesUs = (r: Node) => (Array.isArray(r.Audience) ? (r.Audience as unknown[]) : []).some((a) => audienceText(a) === e.spEntityId);
+  if (restrictions.length > 0 && !restrictions.some(namesUs)) return `assertion is not for audience ${e.spEntityId}`;
 
   for (const subject of list(assertion.Subject)) {
     for (const confirmation of list(subject.SubjectConfirmation)) {
@@ -47,6 +54,13 @@ export function responseProblem(response: Element, assertion: Node, e: ResponseE
     }
   }
   return null;
+}
+
+/** An <Audience>'s text as xml2js gives it: the string, or its `_` when the element has attributes. */
+function audienceText(a: unknown): string | undefined {
+  if (typeof a === 'string') return a;
+  const text = (a as { _?: unknown } | null)?._;
+  return typeof text === 'string' ? text : undefined;
 }
 
 /** An IssueInstant missing, unreadable or more than MAX_ISSUE_DELAY_MS ago. */

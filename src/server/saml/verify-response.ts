@@ -31,7 +31,7 @@ export async function verifyResponse(samlResponse: string, o: VerifyOptions): Pr
     idpCert: (done) => done(null, o.idp.signingCerts),
     issuer: o.sp.entityId,
     callbackUrl: o.sp.acsUrl,
-    audience: o.sp.entityId,
+    audience: false, // checked in responseProblem with the original's rule (none, or any restriction naming us)
     wantAuthnResponseSigned: false,
     wantAssertionsSigned: false, // either signature suffices, as in the original; node-saml requires one of them
     acceptedClockSkewMs: CLOCK_SKEW_MS,
@@ -52,6 +52,7 @@ export async function verifyResponse(samlResponse: string, o: VerifyOptions): Pr
   const problem = responseProblem(parsedResponse(samlResponse), assertion, {
     acsUrl: o.sp.acsUrl,
     idpEntityId: o.idp.entityId,
+    spEntityId: o.sp.entityId,
     requestId: o.requestId,
   });
   if (problem) throw new AssertionRejected(problem);
