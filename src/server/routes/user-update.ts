@@ -22,7 +22,7 @@ import { sendPhoneChange } from '../users/phone-change.js';
 import { assertPasswordAcceptable, checkNewPassword, newPasswordWrite } from '../users/password-change.js';
 import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
 import { userJson } from '../users/user-json.js';
-import { PKCE_FIELDS, readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
+import { PKCE_FIELDS, emailChangePkce, type PkceParams } from '../verify/pkce-challenge.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { CHANNEL_FIELD, phoneChannel } from '../delivery/sms/channel-field.js';
 import { actorOf } from '../users/actor.js';
@@ -121,15 +121,17 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
   const phone = phoneText ? normalisePhone(phoneText) : null;
   // Read only with a phone, even the user's current one, as the original; without, it is ignored.
   const channel = phone ? phoneChannel(ctx, body.channel) : 'sms';
+  const newEmail = email && email !== user.email ? email : null;
   return {
-    email: email && email !== user.email ? email : null,
+    email: newEmail,
     phone: phone && phone !== user.phone ? phone : null,
     password: body.password ?? null,
     nonce: body.nonce ?? '',
     data: body.data ?? null,
     appMetadata: body.app_metadata ?? null,
     channel,
-    pkce: readPkceParams(body),
+    // Only an email change mails links that a flow could carry.
+    pkce: newEmail ? emailChangePkce(body) : null,
     redirectTo,
   };
 }

@@ -28,6 +28,19 @@ export function readPkceParams(body: Record<string, unknown>): PkceParams | null
   return { codeChallenge: challenge, method: lower };
 }
 
+/**
+ * PUT /user's PKCE parameters, read as the original reads them there: only for an email change that is
+ * mailed, a non-empty challenge meaning PKCE and stored as given (no length or character checks, and a
+ * method without a challenge ignored). The method must still be one we know (docs/differences.md).
+ */
+export function emailChangePkce(body: Record<string, unknown>): PkceParams | null {
+  const challenge = typeof body.code_challenge === 'string' ? body.code_challenge : '';
+  if (!challenge) return null;
+  const method = (typeof body.code_challenge_method === 'string' ? body.code_challenge_method : '').toLowerCase();
+  if (method !== 's256' && method !== 'plain') throw apiError('pkce_method_unsupported');
+  return { codeChallenge: challenge, method };
+}
+
 /** Constant-time check of a code_verifier against the stored challenge. */
 export function verifierMatches(challenge: string, method: 's256' | 'plain', verifier: string): boolean {
   const computed = method === 's256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
