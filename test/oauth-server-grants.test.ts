@@ -157,6 +157,14 @@ t.test('an app’s refresh token is refused at /token', async (t) => {
     status: 400,
     body: { error: 'invalid_client', error_description: "Client does not match the session's OAuth client" },
   });
+  // The client is checked last, as the original: a banned user's token is answered as banned whoever presents it.
+  await api.db.query(`update users set banned_until = now() + interval '1 hour' where id = $1`, [user.user.id]);
+  const banned = await tokenRequest(
+    api,
+    { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! },
+    basic(other.client_id, other.client_secret!),
+  );
+  t.strictSame(banned, { status: 400, body: { code: 400, error_code: 'user_banned', msg: 'Invalid Refresh Token: User Banned' } });
 });
 
 t.test('dynamic registration: a public app registers itself and signs a user in', async (t) => {

@@ -12,6 +12,7 @@
 // Everything but the usual path is decided in a transaction holding the session's row lock, on the
 // counter read under it.
 import { ApiError, apiError } from '../errors.js';
+import { malformedToken } from './malformed-refresh-token.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import {
   advanceV2Counter,
@@ -56,16 +57,17 @@ export function upgradesSession(config: Config, sessionId: string): boolean {
 /** The refresh of a presented v2 token; `oauthClientId` as for refresh() in grants/refresh-token.ts. */
 export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: string, oauthClientId: string | null): Promise<ApiResponse> {
   const token = parseV2Token(presented);
-  if (!token) throw apiError('refresh_token_not_valid');
+  if (!token) throw malformedToken(oauthClientId);
   const found = await findV2Session(ctx.db, token.sessionId, sessionPolicy(ctx.config));
   // A session without a key is a 12-character session: a v2 token naming it was made up, as is one whose
   // signature its key does not give. Both are answered as an unknown token, as the original does.
   if (!found || found.v2_key === null || found.v2_counter === null) throw notFound();
   const { key, resealed } = openSessionKey(ctx.config, token.sessionId, found.v2_key);
   if (!v2SignatureMatches(token, key)) throw notFound();
-  if (oauthClientId !== null) checkSessionClient(found.oauth_client_id, oauthClientId);
   if (isBanned(found)) throw banned();
   if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
+  // The client last, as the original checks it.
+  if (oauthClientId !== null) checkSessionClient(found.oauth_client_id, oauthClientId);
   if (oauthClientId === null && found.oauth_client_id) {
     return refusalResponse(new OAuthRefusal('invalid_client', 'Client authentication required for OAuth session'), req);
   }

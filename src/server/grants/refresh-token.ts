@@ -37,6 +37,7 @@ import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
 import { SESSION_ENDED, checkSessionClient, clientOf, type Client } from './refresh-checks.js';
 import { refreshV2, upgradeToV2Locked, upgradesSession } from './refresh-token-v2.js';
+import { malformedToken } from './malformed-refresh-token.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 
 const notFound = () => apiError('refresh_token_not_found');
@@ -66,14 +67,15 @@ export async function refresh(
   presented: string,
   oauthClientId: string | null = null,
 ): Promise<ApiResponse> {
-  if (!isPlausibleRefreshToken(presented)) throw apiError('refresh_token_not_valid');
+  if (!isPlausibleRefreshToken(presented)) throw malformedToken(oauthClientId);
   // As the original tells them apart: exactly 12 characters is this format, anything longer a v2 token.
   if (presented.length > 12) return refreshV2(req, ctx, presented, oauthClientId);
   const found = await findPresentedToken(ctx.db, sha256Hex(presented), sessionPolicy(ctx.config));
   if (!found) throw notFound();
-  if (oauthClientId !== null) checkSessionClient(found.oauth_client_id, oauthClientId);
   if (isBanned(found)) throw banned();
   if (found.session_ended) throw apiError(SESSION_ENDED[found.session_ended]);
+  // The client last, as the original checks it.
+  if (oauthClientId !== null) checkSessionClient(found.oauth_client_id, oauthClientId);
   if (oauthClientId === null && found.oauth_client_id) {
     return refusalResponse(new OAuthRefusal('invalid_client', 'Client authentication required for OAuth session'), req);
   }
