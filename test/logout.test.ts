@@ -79,3 +79,23 @@ t.test('logout needs a bearer token; a logged-out token cannot log out again', a
   await api.request('POST', '/logout', { token: a.access_token });
   t.strictSame((await api.request('POST', '/logout', { token: a.access_token })).body, SESSION_GONE);
 });
+
+t.test('a logout that fails writes nothing: its audit entry and the sessions it ends are one transaction', async (t) => {
+  const [a, b] = await threeSessions();
+  // Refuses this user's logout audit row, as a full disk or a broken trigger would.
+  await api.db.query(`create function refuse_logout_audit() returns trigger language plpgsql as $$
+    begin
+      if new.payload->>'action' = 'logout' and new.payload->>'actor_id' = '${a.user.id}' then raise exception 'audit refused by the test'; end if;
+      return new;
+    end $$;
+    create trigger refuse_logout_audit before insert on audit_log_entries for each row execute function refuse_logout_audit();`);
+  t.teardown(() =>
+    api.db.query('drop trigger if exists refuse_logout_audit on audit_log_entries; drop function if exists refuse_logout_audit()'),
+  );
+  const refused = await api.request('POST', '/logout', { token: a.access_token });
+  t.equal(refused.status, 500);
+  t.ok((await alive(a)) && (await alive(b)), 'every session is still there');
+  await api.db.query('drop trigger refuse_logout_audit on audit_log_entries; drop function refuse_logout_audit()');
+  t.equal((await api.request('POST', '/logout', { token: a.access_token })).status, 204);
+  t.notOk((await alive(a)) || (await alive(b)), 'once the audit entry is accepted the logout ends them');
+});

@@ -4,6 +4,7 @@
 import { apiError } from '../errors.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { writeAudit } from '../../db/audit-log.js';
+import { tx } from '../../db/pool.js';
 import type { Authenticated } from '../auth/bearer.js';
 import { actorOf } from '../users/actor.js';
 import type { GuardedHandler } from '../http/types.js';
@@ -14,8 +15,15 @@ const SCOPES = { global: 'all', local: 'only', others: 'others' } as const;
 export const logout: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   const scopeName = req.query.get('scope') || 'global';
   if (!Object.hasOwn(SCOPES, scopeName)) throw apiError('logout_scope', `Unsupported logout scope "${scopeName}"`);
-  // A token that names no session signs the user out everywhere, whatever the scope, as the original.
-  await deleteSessions(ctx.db, user.id, session ? SCOPES[scopeName as keyof typeof SCOPES] : 'all', session?.id);
-  await writeAudit(ctx.db, req, actorOf(user), 'logout');
+  // One transaction, the audit entry first, as the original: a failure leaves every session as it was.
+  await tx(
+    ctx.db,
+    async (c) => {
+      await writeAudit(c, req, actorOf(user), 'logout');
+      // A token that names no session signs the user out everywhere, whatever the scope, as the original.
+      await deleteSessions(c, user.id, session ? SCOPES[scopeName as keyof typeof SCOPES] : 'all', session?.id);
+    },
+    req.signal,
+  );
   return { status: 204 };
 };
