@@ -1,6 +1,7 @@
 // What both refresh-token formats check alike before any lock (grants/refresh-token.ts for the
 // 12-character tokens, grants/refresh-token-v2.ts for v2): the session limits and the OAuth client.
 import { OAuthRefusal } from './oauth-refusal.js';
+import { apiError, type ApiError } from '../errors.js';
 import type { AuditRequest } from '../../db/audit-log.js';
 import type { SessionClient } from '../../db/sign-in.js';
 import type { ApiRequest } from '../http/types.js';
@@ -27,3 +28,12 @@ export type Client = SessionClient & { request: AuditRequest | null };
 
 /** The refresh's client: no (or an empty) User-Agent header is recorded as NULL, as the original records it. */
 export const clientOf = (req: ApiRequest): Client => ({ userAgent: req.headers['user-agent'] || null, ip: req.ip || null, request: req });
+
+/**
+ * A presented token of no format the service issues. POST /token checks the shape first (400 "Refresh
+ * token is not valid"); the OAuth server's /oauth/token (`oauthClientId` set) does not, and answers it as
+ * a token it cannot find, as the original does.
+ */
+export function malformedToken(oauthClientId: string | null): ApiError {
+  return apiError(oauthClientId === null ? 'refresh_token_not_valid' : 'refresh_token_not_found');
+}

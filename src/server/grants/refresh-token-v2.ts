@@ -12,7 +12,6 @@
 // Everything but the usual path is decided in a transaction holding the session's row lock, on the
 // counter read under it.
 import { ApiError, apiError } from '../errors.js';
-import { malformedToken } from './malformed-refresh-token.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import {
   advanceV2Counter,
@@ -34,7 +33,7 @@ import { tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions
 import { isBanned } from '../users/user-json.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
-import { SESSION_ENDED, checkSessionClient, clientOf, type Client } from './refresh-checks.js';
+import { SESSION_ENDED, checkSessionClient, clientOf, malformedToken, type Client } from './refresh-checks.js';
 import type { Config } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';

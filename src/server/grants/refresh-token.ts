@@ -35,9 +35,8 @@ import { grantSchema } from '../http/validate.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
-import { SESSION_ENDED, checkSessionClient, clientOf, type Client } from './refresh-checks.js';
+import { SESSION_ENDED, checkSessionClient, clientOf, malformedToken, type Client } from './refresh-checks.js';
 import { refreshV2, upgradeToV2Locked, upgradesSession } from './refresh-token-v2.js';
-import { malformedToken } from './malformed-refresh-token.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 
 const notFound = () => apiError('refresh_token_not_found');

@@ -23,9 +23,14 @@ export function readPkceParams(body: Record<string, unknown>): PkceParams | null
     throw apiError('pkce_challenge_characters');
   }
   // The method last, as the original reads it when it creates the flow (docs/differences.md: the email routes refuse it here).
+  return { codeChallenge: challenge, method: knownMethod(method) };
+}
+
+/** A method the flow can store, in any case; anything else refused (docs/differences.md). */
+function knownMethod(method: string): PkceParams['method'] {
   const lower = method.toLowerCase();
   if (lower !== 's256' && lower !== 'plain') throw apiError('pkce_method_unsupported');
-  return { codeChallenge: challenge, method: lower };
+  return lower;
 }
 
 /**
@@ -36,9 +41,10 @@ export function readPkceParams(body: Record<string, unknown>): PkceParams | null
 export function emailChangePkce(body: Record<string, unknown>): PkceParams | null {
   const challenge = typeof body.code_challenge === 'string' ? body.code_challenge : '';
   if (!challenge) return null;
-  const method = (typeof body.code_challenge_method === 'string' ? body.code_challenge_method : '').toLowerCase();
-  if (method !== 's256' && method !== 'plain') throw apiError('pkce_method_unsupported');
-  return { codeChallenge: challenge, method };
+  return {
+    codeChallenge: challenge,
+    method: knownMethod(typeof body.code_challenge_method === 'string' ? body.code_challenge_method : ''),
+  };
 }
 
 /** Constant-time check of a code_verifier against the stored challenge. */
