@@ -533,6 +533,8 @@ t.test('POST /sso refusals', async (t) => {
       { domain: 'acme.test', code_challenge: 'short', code_challenge_method: 'md5' },
       v('code challenge has to be between 43 and 128 characters'),
     ],
+    [{ domain: 'acme.test', code_challenge: 42, code_challenge_method: 's256' }, v('code_challenge must be a string')],
+    [{ domain: 'acme.test', code_challenge: 'c'.repeat(43), code_challenge_method: true }, v('code_challenge_method must be a string')],
   ];
   for (const [body, expected] of cases) {
     const res = await api.request('POST', '/sso', { body });

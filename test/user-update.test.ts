@@ -176,6 +176,10 @@ t.test('PUT /user reads PKCE fields as the original: only for an email change, t
     code_challenge_method: 'sha1',
   });
   t.strictSame(unknown.body, { code: 400, error_code: 'validation_failed', msg: 'Invalid code_challenge_method' });
+  // A type the original cannot decode fails the whole body there; here it is refused naming the field.
+  const typed = await put(s.access_token, { data: { nick: 'typed' }, code_challenge: 42 });
+  t.strictSame(typed.body, { code: 400, error_code: 'validation_failed', msg: 'code_challenge must be a string' });
+  t.equal((await api.db.query("select raw_user_meta_data ->> 'nick' as nick from users where id = $1", [s.user.id])).rows[0].nick, 'pk');
 });
 
 t.test('an address another user holds is refused', async (t) => {

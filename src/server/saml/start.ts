@@ -76,7 +76,7 @@ async function findProvider(ctx: AppContext, body: SsoBody): Promise<SsoProvider
  * an unknown method in words of its own ("Invalid code_challenge_method", where the email flows name it).
  */
 function ssoPkce(body: SsoBody): PkceParams | null {
-  const method = typeof body.code_challenge_method === 'string' ? body.code_challenge_method : '';
+  const method = body.code_challenge_method ?? '';
   const known = ['s256', 'plain'].includes(method.toLowerCase());
   const pkce = readPkceParams(known || !method ? body : { ...body, code_challenge_method: 's256' });
   if (pkce && !known) throw apiError('pkce_method_unsupported', 'Invalid code_challenge_method');

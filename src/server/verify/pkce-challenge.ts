@@ -4,18 +4,28 @@ import { createHash } from 'node:crypto';
 import { apiError } from '../errors.js';
 import { safeEqual } from '../crypto/tokens.js';
 
+/** A body's PKCE fields as the schema (PKCE_FIELDS) leaves them. */
+export interface PkceBody {
+  code_challenge?: string | null;
+  code_challenge_method?: string | null;
+}
+
 export interface PkceParams {
   codeChallenge: string;
   method: 's256' | 'plain';
 }
 
-/** The PKCE fields of a route's body schema: read as sent, checked by readPkceParams (non-strings are ignored). */
-export const PKCE_FIELDS = { code_challenge: 'unknown', code_challenge_method: 'unknown' } as const;
+/**
+ * The PKCE fields of a route's body schema. Strings (null read as absent, as auth-js sends them outside a
+ * PKCE flow); another type is refused naming the field, where the original cannot decode the body
+ * (docs/differences.md), rather than read as no PKCE and the flow silently made implicit.
+ */
+export const PKCE_FIELDS = { code_challenge: 'string', code_challenge_method: 'string' } as const;
 
 /** The body's PKCE parameters, validated; null when the request does not use PKCE. */
-export function readPkceParams(body: Record<string, unknown>): PkceParams | null {
-  const challenge = typeof body.code_challenge === 'string' ? body.code_challenge : '';
-  const method = typeof body.code_challenge_method === 'string' ? body.code_challenge_method : '';
+export function readPkceParams(body: PkceBody): PkceParams | null {
+  const challenge = body.code_challenge ?? '';
+  const method = body.code_challenge_method ?? '';
   if (!challenge && !method) return null;
   if (!challenge || !method) throw apiError('pkce_params_incomplete');
   if (challenge.length < 43 || challenge.length > 128) throw apiError('pkce_challenge_length');
@@ -38,13 +48,10 @@ function knownMethod(method: string): PkceParams['method'] {
  * mailed, a non-empty challenge meaning PKCE and stored as given (no length or character checks, and a
  * method without a challenge ignored). The method must still be one we know (docs/differences.md).
  */
-export function emailChangePkce(body: Record<string, unknown>): PkceParams | null {
-  const challenge = typeof body.code_challenge === 'string' ? body.code_challenge : '';
+export function emailChangePkce(body: PkceBody): PkceParams | null {
+  const challenge = body.code_challenge ?? '';
   if (!challenge) return null;
-  return {
-    codeChallenge: challenge,
-    method: knownMethod(typeof body.code_challenge_method === 'string' ? body.code_challenge_method : ''),
-  };
+  return { codeChallenge: challenge, method: knownMethod(body.code_challenge_method ?? '') };
 }
 
 /** Constant-time check of a code_verifier against the stored challenge. */
