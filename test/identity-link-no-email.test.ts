@@ -39,15 +39,22 @@ const userRow = async (id: string) =>
   ).rows[0];
 
 t.test('a verified address: the anonymous user becomes permanent with it, confirmed', async (t) => {
-  const { auth, id } = await anonymous();
-  const token = await google.signIdToken({ sub: 'g-verified', email: 'Linked-Verified@example.com', email_verified: true });
+  const auth = authClient(api.url);
+  const anon = await auth.signInAnonymously({ options: { data: { theme: 'dark' } } });
+  const id = anon.data.user!.id;
+  const token = await google.signIdToken({
+    sub: 'g-verified',
+    email: 'Linked-Verified@example.com',
+    email_verified: true,
+    name: 'Linked Person',
+  });
   const { data, error } = await auth.linkIdentity({ provider: 'google', token });
   t.equal(error, null);
   t.equal(data.user?.email, 'linked-verified@example.com');
   t.equal(data.user?.is_anonymous, false);
   const row = await userRow(id);
   t.ok(row.email_confirmed_at);
-  t.equal(row.raw_user_meta_data.email_verified, true);
+  t.strictSame(row.raw_user_meta_data, { theme: 'dark', email_verified: true }, "the user's own metadata, not the provider's claims");
   t.same(row.providers, ['google']);
 });
 
@@ -64,6 +71,7 @@ t.test('an unverified address: linked and mailed for confirmation, then 422 emai
   t.equal(row.email, 'linked-unverified@example.com', 'committed with the refusal');
   t.equal(row.email_confirmed_at, null);
   t.equal(row.is_anonymous, true);
+  t.strictSame(row.raw_user_meta_data, { email_verified: false }, 'marked unverified, nothing of the claims');
   t.same(row.providers, ['google']);
 });
 

@@ -171,10 +171,10 @@ async function linkToSignedInUser(ctx: AppContext, c: pg.PoolClient, linkedTo: U
 
   const patch = await emailFromIdentities(c, user, await findIdentitiesByUser(c, user.id), ctx.config.mailer.autoconfirm);
   if (!patch) throw apiError('link_email_exists');
-  const claims = user.is_anonymous ? { raw_user_meta_data: { ...user.raw_user_meta_data, ...r.profile.claims } } : {};
-  if (!patch.email) return result(user.is_anonymous ? await updateUser(c, user.id, { ...patch, ...claims, is_anonymous: false }) : user);
+  // The provider's claims stay in identity_data: the user's own metadata is not filled from them, as the original leaves it.
+  if (!patch.email) return result(user.is_anonymous ? await updateUser(c, user.id, { ...patch, is_anonymous: false }) : user);
 
-  user = await updateUser(c, user.id, { ...patch, ...claims });
+  user = await updateUser(c, user.id, patch);
   if (!r.profile.emails[0]?.verified) return result(user, true);
   await deleteOneTimeTokens(c, user.id);
   return result(
