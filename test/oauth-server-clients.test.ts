@@ -200,14 +200,20 @@ t.test('update, list, regenerate, delete', async (t) => {
     token: admin,
     body: {
       client_name: 'After',
+      client_uri: 'https://b.example/about',
       redirect_uris: ['https://b.example/cb', 'http://localhost:8080/cb'],
       token_endpoint_auth_method: 'client_secret_post',
     },
   });
   t.equal(updated.status, 200);
   t.equal(updated.body.client_name, 'After');
+  t.equal(updated.body.client_uri, 'https://b.example/about');
   t.strictSame(updated.body.redirect_uris, ['https://b.example/cb', 'http://localhost:8080/cb']);
   t.equal(updated.body.token_endpoint_auth_method, 'client_secret_post');
+  const cleared = await api.request('PUT', path, { token: admin, body: { client_uri: '' } });
+  t.equal(cleared.status, 200);
+  const stored = (await api.db.query('select client_name, client_uri from oauth_clients where id = $1', [made.client_id])).rows[0];
+  t.strictSame(stored, { client_name: 'After', client_uri: null }, "an empty URI is stored NULL, as the original's update stores it");
 
   const list = await api.request('GET', '/admin/oauth/clients', { token: admin });
   t.equal(list.status, 200);
