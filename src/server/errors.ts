@@ -261,7 +261,7 @@ export const ERRORS = {
     'Multiple accounts with the same email address in the same linking domain detected',
   ),
   provider_email_needs_verification: e(422, 'provider_email_needs_verification', 'Unverified email with provider'),
-  // Linking an identity to a signed-in user without an email (oauth/linking.ts linkToSignedInUser).
+  // Linking an identity to a signed-in user without an email (oauth/identity-link.ts linkToSignedInUser).
   link_email_exists: e(400, 'email_exists', 'A user with this email address has already been registered'),
   link_email_not_confirmed: e(422, 'email_not_confirmed', 'Unverified email with provider'),
   // GET /authorize?invite_token= naming no pending invite, and the callback's invite gone meanwhile: the original's two answers

@@ -10,62 +10,18 @@
 // verified address confirms it: whoever pre-registered someone else's address keeps no way in. One whose
 // address the provider did not verify is kept unconfirmed and marked for the confirmation mail
 // (oauth/unverified.ts).
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { apiError } from '../errors.js';
-import { findUserByEmail, isEmailTaken, lockUserById, updateUser, type UserRow } from '../../db/users.js';
-import { insertNewUser } from '../users/insert-new-user.js';
-import {
-  findIdentitiesByUser,
-  findVerifiedIdentitiesByEmails,
-  insertIdentity,
-  lockIdentity,
-  refreshIdentity,
-} from '../../db/identities.js';
-import { writeAudit, type AuditRequest } from '../../db/audit-log.js';
-import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
-import { actorOf } from '../users/actor.js';
+import { findUserByEmail, lockUserById, updateUser, type UserRow } from '../../db/users.js';
+import { findVerifiedIdentitiesByEmails, lockIdentity, refreshIdentity } from '../../db/identities.js';
 import { isBanned } from '../users/user-json.js';
 import type { ExternalProfile } from '../providers/types.js';
 import type { AppContext } from '../context.js';
-import { beforeUserCreated } from '../hooks/before-user-created.js';
-import { noteUserCreated } from '../hooks/after-user-created.js';
-import type { HookRequest } from '../hooks/invoke.js';
-import { blankUserRow } from '../users/create.js';
-import { emailFromIdentities } from '../users/email-from-identities.js';
-import { findEmailHolder } from '../users/duplicate-email.js';
 import { DEFAULT_LINKING_DOMAIN, linkingDomainOf, multipleAccountsIn } from './linking-domains.js';
 import { acceptInvite, confirmThroughProvider, withProvider } from './account-confirmation.js';
-
-export interface LinkRequest {
-  provider: string;
-  profile: ExternalProfile;
-  /** the signed-in user who started GET /user/identities/authorize */
-  linkingTargetId: string | null;
-  /** the invite link's token passed to /authorize: the invitee accepts the invite with this provider */
-  inviteToken?: string | null;
-  emailOptional: boolean;
-  aud: string;
-  /** the request signing in: the user-created hooks are called for it (docs/hooks.md#before-user-created), its audit entries logged with it */
-  hookRequest: HookRequest & AuditRequest;
-}
-
-export interface Linked {
-  user: UserRow;
-  /**
-   * How the sign-in is audited at the callback (or the id_token grant), as the original decides it: user_signedup
-   * when the provider's address confirmed the account (a new one, or one still unconfirmed), login otherwise
-   * (a new account without an address too); none while the address awaits its confirmation mail, and none for
-   * a link (identity_linked) or an invite (invite_accepted), which are audited as such.
-   */
-  audit: 'user_signedup' | 'login' | null;
-  /** the user's email is unconfirmed and the provider did not verify it: the confirmation mail is due (oauth/unverified.ts) */
-  needsConfirmation: boolean;
-  /** a signed-in user linked this identity: its notification is due (delivery/notifications.ts) */
-  linked: boolean;
-  /** with needsConfirmation: the error the sign-in ends with after the mail (oauth/unverified.ts) */
-  refusal?: 'provider_email_needs_verification' | 'link_email_not_confirmed';
-}
+import { addIdentity, linkToSignedInUser } from './identity-link.js';
+import { createAccount } from './new-account.js';
+import type { Linked, LinkRequest } from './link-request.js';
 
 export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request: LinkRequest): Promise<Linked> {
   const r: LinkRequest = { ...request, profile: withPrimaryEmail(request.profile) };
@@ -155,38 +111,6 @@ function withPrimaryEmail(profile: ExternalProfile): ExternalProfile {
 }
 
 /**
- * The identity is added to the signed-in user. One without an email takes it from its identities as the
- * original does (users/email-from-identities.ts; 400 email_exists when every address is held): confirmed
- * when the linked provider verified its address, else mailed for confirmation and refused with 422
- * email_not_confirmed after the commit. An anonymous user becomes a permanent one unless that refusal comes.
- */
-async function linkToSignedInUser(ctx: AppContext, c: pg.PoolClient, linkedTo: UserRow, r: LinkRequest): Promise<Linked> {
-  let user = linkedTo;
-  if (isBanned(user)) throw apiError('user_banned');
-  const result = (u: UserRow, needsConfirmation = false): Linked =>
-    needsConfirmation
-      ? { user: u, audit: null, needsConfirmation, linked: true, refusal: 'link_email_not_confirmed' }
-      : { user: u, audit: null, needsConfirmation, linked: true };
-  if (user.email) return result(user);
-
-  const patch = await emailFromIdentities(c, user, await findIdentitiesByUser(c, user.id), ctx.config.mailer.autoconfirm);
-  if (!patch) throw apiError('link_email_exists');
-  // The provider's claims stay in identity_data: the user's own metadata is not filled from them, as the original leaves it.
-  if (!patch.email) return result(user.is_anonymous ? await updateUser(c, user.id, { ...patch, is_anonymous: false }) : user);
-
-  user = await updateUser(c, user.id, patch);
-  if (!r.profile.emails[0]?.verified) return result(user, true);
-  await deleteOneTimeTokens(c, user.id);
-  return result(
-    await updateUser(c, user.id, {
-      email_confirmed_at: new Date(),
-      is_anonymous: false,
-      raw_user_meta_data: { ...user.raw_user_meta_data, email_verified: true },
-    }),
-  );
-}
-
-/**
  * The one user who holds one of these addresses within `domain`: through an identity of a provider in that
  * domain, or, in the default domain only, as the account's own email (where email and phone sign-ins are;
  * accounts made in another domain carry is_sso_user, which findUserByEmail leaves out).
@@ -204,61 +128,4 @@ async function accountWithEmail(ctx: AppContext, c: pg.PoolClient, emails: strin
   if (ids.size > 1) throw multipleAccountsIn(domain);
   const [id] = ids;
   return id ? lockUserById(c, id) : null;
-}
-
-async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest, o: { mergeClaims?: boolean } = {}): Promise<UserRow> {
-  const identity = await insertIdentity(c, {
-    userId: user.id,
-    provider: r.provider,
-    providerId: r.profile.subject,
-    data: r.profile.claims,
-  });
-  const traits = { identity_id: identity.id, provider: identity.provider, provider_id: identity.provider_id };
-  await writeAudit(c, r.hookRequest, actorOf(user), 'identity_linked', traits, r.hookRequest.ip);
-  return updateUser(c, user.id, {
-    raw_app_meta_data: withProvider(user.raw_app_meta_data, r.provider),
-    ...(o.mergeClaims ? { raw_user_meta_data: { ...user.raw_user_meta_data, ...r.profile.claims } } : {}),
-  });
-}
-
-async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, domain: string): Promise<UserRow> {
-  if (ctx.config.disableSignup) throw apiError('signup_disabled');
-  const primary = r.profile.emails[0];
-  if (!primary && !r.emailOptional) throw apiError('oauth_email_missing');
-  const verified = !!primary && (primary.verified || ctx.config.mailer.autoconfirm);
-  // An account of another linking domain is flagged is_sso_user, as the original flags it: the flag is what
-  // lets several accounts hold one address (the unique index on email leaves such rows out), and keeps the
-  // account out of email and phone sign-ins, which belong to the default domain.
-  const separate = domain !== DEFAULT_LINKING_DOMAIN;
-  // An address another account already holds stays with it: the new account gets none (REFERENCE §9.4). Held
-  // in any audience, as the unique index on email counts it: a user of another one (a sign-up with X-JWT-AUD)
-  // is not found by the linking above, and the insert would fail on the index. A separate domain's account
-  // keeps a verified address all the same: it is that domain's, and the index does not count it.
-  // An unverified address is also dropped when another user's identity carries it, as the original's
-  // IsDuplicatedEmail decides for a sign-in without a verified address (docs/users-and-audit.md#duplicate-addresses).
-  const keep =
-    !!primary &&
-    ((separate && verified) ||
-      !((await isEmailTaken(c, primary.email)) || (!verified && (await findEmailHolder(ctx, c, primary.email, r.aud, null)))));
-  const email = keep ? primary.email.toLowerCase() : null;
-  // A person the provider vouches for without an address is confirmed, as the original confirms them.
-  const confirmed = (!!email && verified) || r.profile.addressless === true;
-  const fields = {
-    id: randomUUID(),
-    aud: r.aud,
-    role: ctx.config.jwt.defaultGroupName,
-    email,
-    email_confirmed_at: confirmed ? new Date() : null,
-    is_sso_user: separate,
-    raw_app_meta_data: { provider: r.provider, providers: [r.provider] },
-    // A confirmed account's metadata says so, whatever the provider said (MAILER_AUTOCONFIRM), as the original's confirmation writes it.
-    raw_user_meta_data: confirmed ? { ...r.profile.claims, email_verified: true } : { ...r.profile.claims },
-  };
-  // As for any sign-up, the hook sees the user before the insert, so its refusal leaves nothing.
-  await beforeUserCreated(ctx, { ...blankUserRow(fields.id), ...fields, confirmed_at: fields.email_confirmed_at }, r.hookRequest, c);
-  const user = await insertNewUser(c, fields);
-  if (!user) throw multipleAccountsIn(domain); // a concurrent sign-up took the address between the check and the insert
-  await insertIdentity(c, { userId: user.id, provider: r.provider, providerId: r.profile.subject, data: r.profile.claims });
-  noteUserCreated(ctx, r.hookRequest, user);
-  return user;
 }
