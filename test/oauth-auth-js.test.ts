@@ -222,4 +222,9 @@ t.test('DELETE /user/identities/{id}: an id that is not a UUID, an identity of s
   ]);
   const other = await api.request('DELETE', `/user/identities/${foreign}`, { token });
   t.same(other.body, { code: 422, error_code: 'identity_not_found', msg: "Identity doesn't exist" });
+  // Any spelling the original's UUID reading takes names the identity: here braces, upper-case hex.
+  const google = (await api.db.query(`select id from identities where provider_id = 'x-1'`)).rows[0].id as string;
+  const braced = await api.request('DELETE', `/user/identities/%7B${google.toUpperCase()}%7D`, { token });
+  t.equal(braced.status, 200, braced.text);
+  t.equal((await api.db.query('select 1 from identities where id = $1', [google])).rowCount, 0, 'unlinked');
 });

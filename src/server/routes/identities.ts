@@ -15,8 +15,7 @@ import type { Authenticated } from '../auth/principal.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import { notice, sendNotifications } from '../delivery/notifications.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { canonicalUuid } from '../uuid-text.js';
 
 function requireManualLinking(ctx: AppContext): void {
   if (!ctx.config.security.manualLinkingEnabled) throw apiError('manual_linking_disabled');
@@ -44,8 +43,9 @@ export const linkIdentityAuthorize: GuardedHandler<Authenticated> = async (req, 
 
 export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
   requireManualLinking(ctx);
-  const identityId = req.params.identity_id ?? '';
-  if (!UUID.test(identityId)) throw apiError('identity_id_format');
+  // Any spelling the original's UUID reading takes (braces, urn:uuid:, bare hex) names the identity.
+  const identityId = canonicalUuid(req.params.identity_id ?? '');
+  if (!identityId) throw apiError('identity_id_format');
   requireAudience(req, ctx, principal);
   const unlinked = await tx(
     ctx.db,
@@ -54,7 +54,7 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
       if (!user) throw apiError('admin_user_not_found');
       const identities = await findIdentitiesByUser(c, user.id);
       if (identities.length <= 1) throw apiError('single_identity_not_deletable');
-      const doomed = identities.find((i) => i.id === identityId.toLowerCase());
+      const doomed = identities.find((i) => i.id === identityId);
       if (!doomed) throw apiError('identity_not_found');
       const rest = identities.filter((i) => i.id !== doomed.id);
       await deleteIdentity(c, doomed.id);
