@@ -2,6 +2,7 @@
 // signature with the standardwebhooks package (docs/hooks.md): payloads as the original's, answers
 // acted on, the send hooks replacing SMTP and the SMS gateway, and the transport's limits and errors.
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
@@ -106,6 +107,33 @@ t.test('custom access token: the claims the hook returns are signed; the payload
   t.equal(refreshed.status, 200);
   t.equal(decodeJwt(refreshed.body.access_token).tenant, 'acme');
   t.equal(lastCall('/custom-access-token').payload.authentication_method, 'token_refresh');
+});
+
+t.test('custom access token: a refresh the hook fails changes nothing, so the same token refreshes later', async (t) => {
+  const user = await confirmedUser();
+  const { refresh_token } = (await signIn(user.email)).body;
+  const refresh = () => api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token } });
+  // What a rotation writes: the presented token revoked, a child, the session's refresh time, two audit rows.
+  const written = async () =>
+    (
+      await api.db.query(
+        `select rt.revoked, (select count(*)::int from refresh_tokens c where c.parent_id = rt.id) as children, s.refreshed_at,
+                (select count(*)::int from audit_log_entries a where a.payload ->> 'actor_id' = $2
+                   and a.payload ->> 'action' in ('token_refreshed', 'token_revoked')) as audited
+           from refresh_tokens rt join sessions s on s.id = rt.session_id where rt.token_hash = $1`,
+        [createHash('sha256').update(refresh_token).digest('hex'), user.id],
+      )
+    ).rows[0];
+  const before = await written();
+  t.match(before, { revoked: false, children: 0, audited: 0 });
+  hooks.once('/custom-access-token', () => ({ body: { other: true } }));
+  const failed = await refresh();
+  t.same([failed.status, failed.body.msg], [500, 'output claims field is missing']);
+  t.strictSame(await written(), before, 'nothing of the rotation is left: the token is still the active one');
+  const retried = await refresh();
+  t.equal(retried.status, 200, retried.text);
+  t.not(retried.body.refresh_token, refresh_token, 'a new child, as for a first refresh');
+  t.match(await written(), { revoked: true, children: 1, audited: 2 });
 });
 
 t.test('custom access token: a required claim removed or retyped is refused, and the sign-in leaves no session', async (t) => {

@@ -52,7 +52,8 @@ await api.db.query(`
     perform hooks_test.record('custom_access_token', event);
     if claims->>'email' like 'slow-%' then perform pg_sleep(3); end if;
     if claims->>'email' like 'drop-%' then return jsonb_build_object('claims', claims - 'role'); end if;
-    if claims->>'email' like 'deny-%' then
+    if claims->>'email' like 'deny-%'
+       or (claims->>'email' like 'refreshdeny-%' and event->>'authentication_method' = 'token_refresh') then
       return jsonb_build_object('error', jsonb_build_object('http_code', 403, 'message', 'No tokens for you'));
     end if;
     return jsonb_build_object('claims', claims || jsonb_build_object('tenant', 'pg'));
@@ -110,6 +111,28 @@ t.test('custom access token: the function’s claims are signed, on sign-in and 
   t.equal(refreshed.status, 200);
   t.equal(decodeJwt(refreshed.body.access_token).tenant, 'pg');
   t.equal((await lastEvent('custom_access_token')).authentication_method, 'token_refresh');
+});
+
+t.test('custom access token on refresh: the function runs in the refresh’s transaction; its refusal undoes both', async (t) => {
+  const user = await confirmedUser(uniqueEmail('refreshdeny'));
+  const { refresh_token } = (await signIn(user.email)).body;
+  const refreshEvents = async () =>
+    Number(
+      (
+        await api.db.query(
+          `select count(*) from hooks_test.events where event->>'user_id' = $1 and event->>'authentication_method' = 'token_refresh'`,
+          [user.id],
+        )
+      ).rows[0].count,
+    );
+  const refused = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token } });
+  t.same([refused.status, refused.body.msg], [403, 'No tokens for you']);
+  t.equal(await refreshEvents(), 0, 'the event the function wrote rolled back with the refresh');
+  const { rows } = await api.db.query(
+    'select rt.revoked, (select count(*)::int from refresh_tokens c where c.session_id = rt.session_id) as tokens from refresh_tokens rt where rt.user_id = $1',
+    [user.id],
+  );
+  t.strictSame(rows, [{ revoked: false, tokens: 1 }], 'the presented token is still the active one, and it has no child');
 });
 
 t.test('custom access token: a removed required claim, the function’s error, its timeout: refused, no session left', async (t) => {

@@ -9,6 +9,7 @@ import { startTestService, type TestService } from './helpers/server.js';
 import { refresh, signUp, uniqueEmail } from './helpers/accounts.js';
 import { authClient } from './helpers/auth-client.js';
 import { decodeV2, mintV2 } from './helpers/refresh-v2.js';
+import { startHookServer } from './helpers/hook-server.js';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
 
 const V2 = { AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION: '2' };
@@ -25,7 +26,18 @@ const v1 = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
 const sharedUrl = (v1.db as unknown as { options: { connectionString: string } }).options.connectionString;
 const upgradeAll = await startTestService({ ...V2, DATABASE_URL: sharedUrl, AUTH_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '100' });
 const upgradeNone = await startTestService({ ...V2, DATABASE_URL: sharedUrl, AUTH_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '0' });
+// A custom access token hook, which the refresh of a v2 token runs inside the counter's transaction.
+const hooks = await startHookServer();
+hooks.on('/custom-access-token', (p) => ({ body: { claims: p.claims } }));
+const hooked = await startTestService({
+  ...V2,
+  AUTH_HOOK_CUSTOM_ACCESS_TOKEN_ENABLED: 'true',
+  AUTH_HOOK_CUSTOM_ACCESS_TOKEN_URI: `${hooks.url}/custom-access-token`,
+  AUTH_HOOK_CUSTOM_ACCESS_TOKEN_SECRETS: hooks.secret,
+});
 t.teardown(async () => {
+  await hooked.stop();
+  await hooks.close();
   await upgradeAll.stop();
   await upgradeNone.stop();
   await v1.stop();
@@ -115,6 +127,19 @@ t.test('the token before the current one (a client that failed to save) is answe
   t.equal(again.status, 200);
   t.equal(again.body.refresh_token, first.body.refresh_token, 'the same token, counter 1');
   t.equal((await sessionRow(api, sessionId)).counter, 1, 'the counter did not move');
+});
+
+t.test('a refresh whose custom access token hook fails leaves the counter where it was; the token then refreshes', async (t) => {
+  const s = await signUp(hooked);
+  const sessionId = sessionOf(s.access_token);
+  hooks.once('/custom-access-token', { body: { other: true } });
+  const failed = await refresh(hooked, s.refresh_token);
+  t.same([failed.status, failed.body.msg], [500, 'output claims field is missing']);
+  t.equal((await sessionRow(hooked, sessionId)).counter, 0, 'not advanced: the token is still the current one');
+  const retried = await refresh(hooked, s.refresh_token);
+  t.equal(retried.status, 200, retried.text);
+  t.equal(decodeV2(retried.body.refresh_token).counter, 1, 'the first advance');
+  t.equal((await sessionRow(hooked, sessionId)).counter, 1);
 });
 
 t.test('an older token within the reuse interval is answered; outside it the whole session is logged out', async (t) => {

@@ -99,6 +99,14 @@ function withSessionSettings(theirs: string | undefined, settings: string[], nam
 }
 
 /**
+ * Runs `fn` in a transaction: the caller's, when `q` is the client of one (tx hands out clients only
+ * inside BEGIN … COMMIT), else a new one of its own on the pool.
+ */
+export function inTransaction<T>(q: Queryable, fn: (client: pg.PoolClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  return 'release' in q ? fn(q) : tx(q, fn, signal);
+}
+
+/**
  * Runs `fn` inside BEGIN … COMMIT on one pooled client; any throw rolls back and is rethrown. This is the
  * only place that writes BEGIN/COMMIT/ROLLBACK (docs/architecture.md#transactions-begin-and-end-in-one-place). `fn` must use the client it is given.
  * A connection lost meanwhile surfaces as the failing statement's error (src/db/faults.ts); the client's

@@ -10,9 +10,10 @@
 //        is on; otherwise reuse: with rotation on the whole session is deleted, then 400
 //        refresh_token_already_used either way.
 // Everything but the usual path is decided in a transaction holding the session's row lock, on the
-// counter read under it.
+// counter read under it; with a signature that may fail, the whole refresh is one transaction
+// (sessions/issue.ts refreshSigned).
 import { ApiError, apiError } from '../errors.js';
-import { tx, type Queryable } from '../../db/pool.js';
+import { inTransaction, type Queryable } from '../../db/pool.js';
 import {
   advanceV2Counter,
   deleteSession,
@@ -29,7 +30,7 @@ import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { encodeV2Token, parseV2Token, upgradesToV2, v2SignatureMatches, type ParsedV2Token } from '../crypto/refresh-token-v2.js';
 import { newSessionKey, openSessionKey } from '../sessions/refresh-key.js';
 import { sessionPolicy } from '../sessions/policy.js';
-import { tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
+import { refreshSigned, tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
 import { isBanned } from '../users/user-json.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
@@ -77,13 +78,17 @@ export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: str
   const client = clientOf(req);
   const signing = { key, resealed };
 
-  const decision =
-    (BigInt(found.v2_counter) === token.counter ? await advanceAtOnce(ctx, token, found, signing, client) : null) ??
-    (await decideV2Locked(ctx, token, signing, client));
-  if (decision instanceof ApiError) throw decision;
-  ctx.metrics.refresh(decision.outcome);
-  const session = { id: token.sessionId, created_at: found.session_created_at };
-  return { body: await tokenResponse(ctx, ctx.db, decision.user, session, decision.token, decision.reads, req, undefined, oauth) };
+  const current = BigInt(found.v2_counter) === token.counter;
+  const answered = await refreshSigned(ctx, req.signal, async (q) => {
+    const decision =
+      (current ? await advanceAtOnce(q, token, found, signing, client) : null) ?? (await decideV2Locked(ctx, q, token, signing, client));
+    if (decision instanceof ApiError) return decision;
+    const session = { id: token.sessionId, created_at: found.session_created_at };
+    const body = await tokenResponse(ctx, q, decision.user, session, decision.token, decision.reads, req, undefined, oauth);
+    return { body, outcome: decision.outcome };
+  });
+  ctx.metrics.refresh(answered.outcome);
+  return { body: answered.body };
 }
 
 type Signing = { key: Buffer; resealed: string | null };
@@ -99,13 +104,13 @@ const ownerOf = (found: V2Session): ActingUser => ({
 
 /** The usual path: the current token, advanced in one statement. Null when it did not advance (see advanceV2Counter). */
 async function advanceAtOnce(
-  ctx: AppContext,
+  q: Queryable,
   token: ParsedV2Token,
   found: V2Session,
   signing: Signing,
   client: Client,
 ): Promise<V2Decision | null> {
-  return advance(ctx.db, token, signing, client, refreshedAudit(client, ownerOf(found)));
+  return advance(q, token, signing, client, refreshedAudit(client, ownerOf(found)));
 }
 
 async function advance(
@@ -129,9 +134,9 @@ async function advance(
 }
 
 /** Every case but the usual one, on the counter read under the session's lock. */
-function decideV2Locked(ctx: AppContext, token: ParsedV2Token, signing: Signing, client: Client): Promise<V2Decision> {
+function decideV2Locked(ctx: AppContext, q: Queryable, token: ParsedV2Token, signing: Signing, client: Client): Promise<V2Decision> {
   const { sessionId } = token;
-  return tx(ctx.db, async (c): Promise<V2Decision> => {
+  return inTransaction(q, async (c): Promise<V2Decision> => {
     const locked = await lockV2Session(c, sessionId);
     if (!locked || locked.v2_counter === null) return notFound(); // logged out meanwhile
     if (isBanned(locked.user)) return banned();
@@ -163,9 +168,9 @@ function decideV2Locked(ctx: AppContext, token: ParsedV2Token, signing: Signing,
  * (docs/tokens-and-sessions.md#refresh-rotation step 3); any other revoked token is a reuse, refused as for
  * 12-character sessions.
  */
-export function upgradeToV2Locked(ctx: AppContext, found: PresentedToken, client: Client): Promise<V2Decision> {
+export function upgradeToV2Locked(ctx: AppContext, q: Queryable, found: PresentedToken, client: Client): Promise<V2Decision> {
   const sessionId = found.session_id;
-  return tx(ctx.db, async (c): Promise<V2Decision> => {
+  return inTransaction(q, async (c): Promise<V2Decision> => {
     const locked = await lockV2Session(c, sessionId);
     if (!locked) return notFound();
     if (isBanned(locked.user)) return banned();

@@ -4,12 +4,14 @@
 // without locking → anything else (and an active token that could not be rotated after all): in a
 // transaction, lock the session, rotate if the token is still active, else decide on the state read under
 // the lock: hand back the existing child, give a rotated token another child within the reuse interval,
-// or refuse → sign outside the lock.
+// or refuse → sign outside the lock; with the custom access token hook or a KMS key, whose signature may
+// fail, all of it runs in one transaction with the signature, so a failure changes nothing
+// (sessions/issue.ts refreshSigned).
 // The session row lock (select … for update) is what makes 1,000 concurrent refreshes of one token yield
 // exactly one child: each waiter finds the token revoked once the winner committed, re-reads the state,
 // and answers the active token, which is the winner's child (test/refresh.test.ts pins this).
 import { ApiError, apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
+import { inTransaction, type Queryable } from '../../db/pool.js';
 import {
   branchRefreshToken,
   findPresentedToken,
@@ -27,7 +29,7 @@ import type { UserRow } from '../../db/users.js';
 import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
 import { isBanned } from '../users/user-json.js';
-import { tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
+import { refreshSigned, tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
 import { childRefreshToken, childSecretOf } from '../sessions/child-token.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { sessionPolicy } from '../sessions/policy.js';
@@ -89,23 +91,24 @@ export async function refresh(
   // A session SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE moves to v2 does so at the refresh of its active
   // token (or of the token that move revoked); a revoked token of a session still holding an active one
   // is decided below as ever.
-  if (upgradesSession(ctx.config, found.session_id) && (!found.revoked || found.active_id === null)) {
-    const upgraded = await upgradeToV2Locked(ctx, found, client);
-    if (upgraded instanceof ApiError) throw upgraded;
-    ctx.metrics.refresh(upgraded.outcome);
-    const session = { id: upgraded.sessionId, created_at: found.session_created_at };
-    return { body: await tokenResponse(ctx, ctx.db, upgraded.user, session, upgraded.token, undefined, req, undefined, oauth) };
-  }
-  const decision =
-    (await rotateAtOnce(ctx, found, child, client)) ??
-    (found.revoked && answersWithChild(ctx, found, found.id, child)
-      ? await existingChild(ctx, found, child, client)
-      : await decideLocked(ctx, found, presented, child, client));
-  if (decision instanceof ApiError) throw decision;
-  ctx.metrics.refresh(decision.outcome);
-  // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
-  const session = { id: decision.sessionId, created_at: found.session_created_at };
-  return { body: await tokenResponse(ctx, ctx.db, decision.user, session, decision.token, decision.reads, req, undefined, oauth) };
+  const upgrading = upgradesSession(ctx.config, found.session_id) && (!found.revoked || found.active_id === null);
+  const decide = async (q: Queryable): Promise<Decision> =>
+    upgrading
+      ? upgradeToV2Locked(ctx, q, found, client)
+      : ((await rotateAtOnce(q, found, child, client)) ??
+        (found.revoked && answersWithChild(ctx, found, found.id, child)
+          ? await existingChild(q, found, child, client)
+          : await decideLocked(ctx, q, found, presented, child, client)));
+  const answered = await refreshSigned(ctx, req.signal, async (q) => {
+    const decision = await decide(q);
+    if (decision instanceof ApiError) return decision;
+    // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
+    const session = { id: decision.sessionId, created_at: found.session_created_at };
+    const body = await tokenResponse(ctx, q, decision.user, session, decision.token, decision.reads, req, undefined, oauth);
+    return { body, outcome: decision.outcome };
+  });
+  ctx.metrics.refresh(answered.outcome);
+  return { body: answered.body };
 }
 
 /**
@@ -117,9 +120,9 @@ export async function refresh(
  * The audit rows name the user as findPresentedToken read it, one statement before the lock (decideLocked
  * names the user as locked): the same snapshot-level race the lock's own read of the user row has.
  */
-async function rotateAtOnce(ctx: AppContext, found: PresentedToken, child: string, client: Client): Promise<Decision | null> {
+async function rotateAtOnce(q: Queryable, found: PresentedToken, child: string, client: Client): Promise<Decision | null> {
   if (found.revoked) return null;
-  const rotated = await lockAndRotate(ctx.db, {
+  const rotated = await lockAndRotate(q, {
     parentId: found.id,
     sessionId: found.session_id,
     childHash: sha256Hex(child),
@@ -143,8 +146,15 @@ export const ownerOf = (found: PresentedToken): ActingUser => ({
  * Every case but the usual one, in a transaction: lock the session, rotate if the token still looks
  * active, else decide on the state read under the lock. `child` is the presented token's first child.
  */
-function decideLocked(ctx: AppContext, found: PresentedToken, presented: string, child: string, client: Client): Promise<Decision> {
-  return tx(ctx.db, async (c): Promise<Decision> => {
+function decideLocked(
+  ctx: AppContext,
+  q: Queryable,
+  found: PresentedToken,
+  presented: string,
+  child: string,
+  client: Client,
+): Promise<Decision> {
+  return inTransaction(q, async (c): Promise<Decision> => {
     const user = await lockSessionUser(c, found.session_id);
     if (!user) return notFound(); // the session was logged out meanwhile
     if (isBanned(user)) return banned();
@@ -188,8 +198,8 @@ const refreshedAudit = (client: Client, user: ActingUser): AuditEntry[] => [audi
  * token_refreshed is audited, as the original does for every refresh it answers, in the one statement that
  * also reads the user (the round trip this path always made).
  */
-async function existingChild(ctx: AppContext, found: PresentedToken, child: string, client: Client): Promise<Decision> {
-  const user = await recordRefresh(ctx.db, found.session_id, client, refreshedAudit(client, ownerOf(found)));
+async function existingChild(q: Queryable, found: PresentedToken, child: string, client: Client): Promise<Decision> {
+  const user = await recordRefresh(q, found.session_id, client, refreshedAudit(client, ownerOf(found)));
   return user ? { user, sessionId: found.session_id, token: child, outcome: 'reused_parent' } : notFound();
 }
 
@@ -229,7 +239,7 @@ function branchesWithinInterval(ctx: AppContext, state: LockedTokenState): boole
  * does, branches given within the reuse interval included — committed, then refused; with rotation
  * disabled it is only refused (docs/tokens-and-sessions.md#reuse-detection transitions table).
  */
-async function refuseReuse(ctx: AppContext, c: Parameters<Parameters<typeof tx>[1]>[0], sessionId: string): Promise<ApiError> {
+async function refuseReuse(ctx: AppContext, c: Queryable, sessionId: string): Promise<ApiError> {
   if (ctx.config.security.refreshTokenRotationEnabled) {
     const revoked = await revokeSessionTokens(c, sessionId);
     ctx.log.warn({ sessionId, revoked }, "refresh token reuse detected: the session's tokens revoked");
