@@ -110,6 +110,31 @@ t.test('secure email change: mails to both addresses, both links needed', async 
   t.equal((await signIn(api, newEmail)).user.id, s.user.id, 'signs in with the new address');
 });
 
+t.test("secure email change: one link never completes it, even once wrong codes spent the other half's token", async (t) => {
+  const s = await confirmedUser(api);
+  const newEmail = uniqueEmail('onehalf');
+  t.equal((await put(s.access_token, { email: newEmail })).status, 200);
+  const toNew = await changeMail(newEmail);
+  await changeMail(s.user.email);
+  // Whoever asked for the change (a stolen session) guesses codes for the current address until its token is spent.
+  for (let i = 0; i < 5; i++) {
+    const wrong = await api.request('POST', '/verify', { body: { type: 'email_change', email: s.user.email, token: '000000' } });
+    t.equal(wrong.status, 403);
+  }
+  const currentHalf = await api.db.query("select 1 from one_time_tokens where user_id = $1 and token_type = 'email_change_token_current'", [
+    s.user.id,
+  ]);
+  t.equal(currentHalf.rowCount, 0, "the current address's token is gone");
+  const followed = await api.request('GET', pathOf(toNew.link!));
+  t.equal(
+    followed.headers.get('location'),
+    'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email',
+    'the first of two, as ever',
+  );
+  const row = (await api.db.query('select email, email_change_confirm_status from users where id = $1', [s.user.id])).rows[0];
+  t.strictSame(row, { email: s.user.email, email_change_confirm_status: 1 }, 'the address did not move');
+});
+
 t.test('email change by code through POST /verify, current address first', async (t) => {
   const s = await confirmedUser(api);
   const newEmail = uniqueEmail('code');

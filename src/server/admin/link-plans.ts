@@ -4,7 +4,7 @@
 import { apiError } from '../errors.js';
 import { updateUser, type UserRow } from '../../db/users.js';
 import { writeAudit, type AuditAction, type AuditActor, type AuditRequest } from '../../db/audit-log.js';
-import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
+import { hasOneTimeToken, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import { createUserAfterHook } from '../hooks/before-user-created.js';
 import type { HookRequest } from '../hooks/invoke.js';
@@ -117,10 +117,15 @@ const emailChange =
     const newEmail = normaliseEmail(input.newEmail);
     // Taken also when it is another user's identity email, as for PUT /user (docs/users-and-audit.md#duplicate-addresses).
     await assertEmailFreeFor(ctx, c, user, newEmail);
+    // Under a secure change a link generated while the other side has none outstanding counts as the second
+    // half, so that following it completes the change (docs/differences.md); with both generated, the first
+    // one followed is the first of two, as for PUT /user (verify/address-change.ts).
+    const otherSide = side === 'current' ? 'email_change_token_new' : 'email_change_token_current';
+    const alone = ctx.config.mailer.secureEmailChangeEnabled && !!user.email && !(await hasOneTimeToken(c, user.id, otherSide));
     const target = await updateUser(c, user.id, {
       email_change: newEmail,
       email_change_sent_at: new Date(),
-      email_change_confirm_status: 0,
+      email_change_confirm_status: alone ? 1 : 0,
     });
     return side === 'current'
       ? { user: target, tokenType: 'email_change_token_current', address: input.email, kind: 'emailChange', audit: null }

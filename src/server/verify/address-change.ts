@@ -3,10 +3,11 @@
 // marks the change half-confirmed and answers a message instead of a session; the second (or the only one)
 // makes the new address the user's.
 import { apiError } from '../errors.js';
-import { deleteOneTimeTokens, hasOneTimeToken, type OneTimeTokenType } from '../../db/one-time-tokens.js';
+import { deleteOneTimeTokens, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { updateUser, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
 import { adoptAddress } from '../users/change-address.js';
+import { isSecureChange } from '../users/email-change.js';
 import { addressChangeNotices } from '../delivery/notifications.js';
 import type { AppContext } from '../context.js';
 import type { Notification } from '../delivery/notifications.js';
@@ -29,9 +30,12 @@ const OTHER_HALF: Partial<Record<OneTimeTokenType, OneTimeTokenType>> = {
 export const applyEmailChange: Apply = async (ctx, q, user, tokenType) => {
   // A token without a pending change (cancelled meanwhile) proves nothing.
   if (!user.email_change) throw apiError('link_expired');
-  const other = OTHER_HALF[tokenType];
+  // The first half of a secure change is told by the change's own state, as the original tells it, never by
+  // whether the other half's token still exists: that token can be gone for other reasons (spent by wrong
+  // codes, SECURITY_OTP_MAX_ATTEMPTS), and one link must never complete a change that needs two.
   // Under MAILER_AUTOCONFIRM both halves are mailed but either one completes the change, as in the original.
-  if (other && !ctx.config.mailer.autoconfirm && (await hasOneTimeToken(q, user.id, other))) {
+  const firstHalf = isSecureChange(ctx, user) && !ctx.config.mailer.autoconfirm && user.email_change_confirm_status === 0;
+  if (firstHalf && OTHER_HALF[tokenType]) {
     await deleteOneTimeTokens(q, user.id, [tokenType]);
     return { user: await updateUser(q, user.id, { email_change_confirm_status: 1 }), message: SECURE_CHANGE_FIRST_HALF };
   }
