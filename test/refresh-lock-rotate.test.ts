@@ -117,11 +117,10 @@ t.test("an active parent: rotated, recorded, audited, and the token response's u
   t.strictSame(rotated.user, await findUserById(database.pool, userId));
   const amr = (
     await database.pool.query(
-      `select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
-    from mfa_amr_claims where session_id = $1 order by updated_at desc`,
+      'select authentication_method, updated_at from mfa_amr_claims where session_id = $1 order by updated_at desc',
       [sessionId],
     )
-  ).rows;
+  ).rows.map((r) => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }));
   t.strictSame(rotated.amr, amr);
   t.strictSame(
     rotated.amr.map((a) => a.method),

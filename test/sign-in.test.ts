@@ -159,10 +159,12 @@ t.test("identities travel with their exact timestamps, whatever the session's ti
   const me = await api.request('GET', '/user', { token: res.body.access_token });
   t.strictSame(res.body.user.identities, me.body.identities);
 
-  // Two AMR claims, so the order (newest first) is pinned too; compared with plain selects.
+  // Two AMR claims, so the order (newest first) is pinned too; compared with plain selects. The second is
+  // 0.7 s into its second: its timestamp is that second, truncated as the original's Unix() truncates.
   const sessionId = decodeJwt(res.body.access_token).session_id as string;
   await api.db.query(
-    `insert into mfa_amr_claims (session_id, authentication_method, updated_at) values ($1, 'otp', now() + interval '5 seconds')`,
+    `insert into mfa_amr_claims (session_id, authentication_method, updated_at)
+     values ($1, 'otp', date_trunc('second', now()) + interval '5.7 seconds')`,
     [sessionId],
   );
   const client = await api.db.connect();
@@ -171,12 +173,10 @@ t.test("identities travel with their exact timestamps, whatever the session's ti
     const together = await findAmrAndIdentities(client, sessionId, userId);
     // The session's AMR claims as a plain select gives them, newest first.
     const amr = (
-      await client.query(
-        `select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
-      from mfa_amr_claims where session_id = $1 order by updated_at desc`,
-        [sessionId],
-      )
-    ).rows;
+      await client.query('select authentication_method, updated_at from mfa_amr_claims where session_id = $1 order by updated_at desc', [
+        sessionId,
+      ])
+    ).rows.map((r) => ({ method: r.authentication_method, timestamp: Math.floor(r.updated_at.getTime() / 1000) }));
     t.strictSame(together, { amr, identities: await findIdentitiesByUser(client, userId), factors: [] });
     t.same(
       together.amr.map((a) => a.method),

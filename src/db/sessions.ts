@@ -10,11 +10,12 @@ export interface AmrRow {
 
 /**
  * The SQL of a session's AMR claims as one json array of AmrRow, newest first, for statements that answer
- * with a token; `sessionIdSql` is the expression of the session's id in that statement.
+ * with a token; `sessionIdSql` is the expression of the session's id in that statement. A timestamp is its
+ * second truncated, as the original's Unix() gives it (a cast alone would round).
  */
 export function amrJsonSql(sessionIdSql: string): string {
   return `(select coalesce(json_agg(json_build_object('method', authentication_method,
-                                                   'timestamp', extract(epoch from updated_at)::bigint::int)
+                                                   'timestamp', floor(extract(epoch from updated_at))::int)
                                  order by updated_at desc), '[]')
            from mfa_amr_claims where session_id = ${sessionIdSql})`;
 }

@@ -90,7 +90,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
              select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from signed_in, jsonb_array_elements($8::jsonb) as e)
            select u.*, (select id from session) as sign_in_session_id, (select created_at from session) as sign_in_session_created_at,
                   (select json_agg(json_build_object('method', authentication_method,
-                                                     'timestamp', extract(epoch from updated_at)::bigint::int))
+                                                     'timestamp', floor(extract(epoch from updated_at))::int))
                    from amr) as sign_in_amr,
                   ${identitiesJsonSql('$1::uuid')} as sign_in_identities,
                   ${factorsJsonSql('$1::uuid')} as sign_in_factors
