@@ -52,7 +52,8 @@ t.test('an unknown user and a wrong password get the same answer after the same 
 t.test("success: the token response and the access token's claims", async (t) => {
   const res = await login({ email: 'alice@example.com', password: 'correct-horse' });
   t.equal(res.status, 200);
-  t.same(Object.keys(res.body).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'user']);
+  t.strictSame(Object.keys(res.body), ['access_token', 'token_type', 'expires_in', 'expires_at', 'refresh_token', 'user', 'weak_password']);
+  t.equal(res.body.weak_password, null, "the original's answer carries it, null for a strong password");
   t.equal(res.body.token_type, 'bearer');
   t.equal(res.body.expires_in, 3600);
   t.match(res.body.refresh_token, /^[a-z2-7]{12}$/);

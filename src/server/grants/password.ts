@@ -64,7 +64,8 @@ export const password: Grant<ReturnType<typeof schema>> = {
       throw err;
     });
     const weak = await weakness;
-    if (weak) response.weak_password = { message: weak.message, reasons: weak.reasons };
+    // Always there, null for a strong password, as the original's answer carries it on this grant alone.
+    response.weak_password = weak ? { message: weak.message, reasons: weak.reasons } : null;
     return { body: response };
   },
 };
