@@ -226,26 +226,48 @@ t.test('before-user-created: anonymous sign-in, invites and generated sign-up li
   t.equal(smtp.mails.length, 0);
 });
 
-t.test('after-user-created: told of the committed user; its error is the answer, the user stays', async (t) => {
-  const email = uniqueEmail('after');
-  const res = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
-  t.equal(res.status, 200);
-  const calls = hooks.callsTo('/after-user-created').filter((c) => c.payload.user.email === email);
-  t.equal(calls.length, 1);
-  t.equal(calls[0].payload.metadata.name, 'after-user-created');
-  t.match(calls[0].payload.user, { id: res.body.id, email, identities: [{ provider: 'email' }] });
+t.test(
+  'after-user-created: told of the committed user; a failure is a 500 at sign-up, its own error elsewhere; the user stays',
+  async (t) => {
+    const email = uniqueEmail('after');
+    const res = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+    t.equal(res.status, 200);
+    const calls = hooks.callsTo('/after-user-created').filter((c) => c.payload.user.email === email);
+    t.equal(calls.length, 1);
+    t.equal(calls[0].payload.metadata.name, 'after-user-created');
+    t.match(calls[0].payload.user, { id: res.body.id, email, identities: [{ provider: 'email' }] });
 
-  const refusedEmail = uniqueEmail('after-refused');
-  hooks.once('/after-user-created', { body: { error: { http_code: 409, message: 'CRM unavailable' } } });
-  const refused = await api.request('POST', '/signup', { body: { email: refusedEmail, password: PASSWORD } });
-  t.same([refused.status, refused.body.error_code, refused.body.msg], [409, 'unknown', 'CRM unavailable']);
-  t.equal((await api.db.query('select 1 from users where email = $1', [refusedEmail])).rowCount, 1, 'as the original: created, then told');
+    const refusedEmail = uniqueEmail('after-refused');
+    hooks.once('/after-user-created', { body: { error: { http_code: 409, message: 'CRM unavailable' } } });
+    const refused = await api.request('POST', '/signup', { body: { email: refusedEmail, password: PASSWORD } });
+    t.same(
+      [refused.status, refused.body.error_code, refused.body.msg],
+      [500, 'unexpected_failure', 'Error invoking hook'],
+      "POST /signup answers any failure in the original's own words",
+    );
+    t.equal(
+      (await api.db.query('select 1 from users where email = $1', [refusedEmail])).rowCount,
+      1,
+      'as the original: created, then told',
+    );
+    const otpEmail = uniqueEmail('after-otp');
+    hooks.once('/after-user-created', { body: { error: { http_code: 409, message: 'CRM unavailable' } } });
+    const otp = await api.request('POST', '/otp', { body: { email: otpEmail } });
+    t.same([otp.status, otp.body.msg], [500, 'Error invoking hook'], 'so do the sign-ups /otp makes through it');
+    hooks.once('/after-user-created', { body: { error: { http_code: 409, message: 'CRM unavailable' } } });
+    const anonymous = await api.request('POST', '/signup', { body: {} });
+    t.same(
+      [anonymous.status, anonymous.body.error_code, anonymous.body.msg],
+      [409, 'unknown', 'CRM unavailable'],
+      'elsewhere the hook speaks',
+    );
 
-  const before = hooks.callsTo('/after-user-created').length;
-  hooks.once('/before-user-created', { body: { error: { http_code: 403, message: 'No' } } });
-  t.equal((await api.request('POST', '/signup', { body: { email: uniqueEmail('never'), password: PASSWORD } })).status, 403);
-  t.equal(hooks.callsTo('/after-user-created').length, before, 'a user never created is never announced');
-});
+    const before = hooks.callsTo('/after-user-created').length;
+    hooks.once('/before-user-created', { body: { error: { http_code: 403, message: 'No' } } });
+    t.equal((await api.request('POST', '/signup', { body: { email: uniqueEmail('never'), password: PASSWORD } })).status, 403);
+    t.equal(hooks.callsTo('/after-user-created').length, before, 'a user never created is never announced');
+  },
+);
 
 t.test("send email for reauthentication: redirect_to is the request's, else SITE_URL, as the original", async (t) => {
   const email = uniqueEmail('reauth');
@@ -453,8 +475,11 @@ t.test('an answer that is not an object stops the request with the original’s 
     t.equal(await userWith('phone', phone), 0);
 
     hooks.once('/after-user-created', answer(json));
-    const told = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
-    t.same([told.status, told.body.error_code, told.body.msg], UNDECODABLE, `after-user-created ${json}`);
+    const told = await api.request('POST', '/signup', { body: {} });
+    t.same([told.status, told.body.error_code, told.body.msg], UNDECODABLE, `after-user-created ${json} (an anonymous sign-in)`);
+    hooks.once('/after-user-created', answer(json));
+    const signedUp = await api.request('POST', '/signup', { body: { email, password: PASSWORD } });
+    t.same([signedUp.status, signedUp.body.msg], [500, 'Error invoking hook'], `after-user-created ${json} at sign-up`);
     t.equal(await userWith('email', email), 1, 'as the original: created, then told');
   }
 });

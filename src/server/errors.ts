@@ -407,6 +407,8 @@ export const ERRORS = {
   hook_payload_over_size_limit: e(422, 'hook_payload_over_size_limit', 'Payload size exceeded size limit of 204800 bytes'),
   hook_payload_invalid_content_type: e(400, 'hook_payload_invalid_content_type', 'Invalid Content-Type: Missing Content-Type header'),
   hook_failed: e(500, 'unexpected_failure', 'Error running hook'),
+  // the sign-up routes' answer to any failure of the after-user-created hook (hooks/after-user-created.ts)
+  hook_after_sign_up_failed: e(500, 'unexpected_failure', 'Error invoking hook'),
   // a hook's own {"error": {"http_code", "message"}} with a status other than 500 (hooks/errors.ts)
   hook_error: e(400, 'unknown', 'Hook error'),
   password_verification_rejected: e(400, 'invalid_credentials', 'Further password verification attempts will be rejected.'),

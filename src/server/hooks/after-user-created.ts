@@ -2,6 +2,7 @@
 // that request's transaction has committed, with the user as committed. A creation is noted on the
 // request where it happens; the route runner (http/dispatch.ts) calls the hook after the handler, so the
 // hook's error is still the request's answer, as in the original (the user then exists).
+import { apiError } from '../errors.js';
 import type { UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { findUserById } from '../../db/users.js';
@@ -42,6 +43,19 @@ export async function announceCreatedUsers(req: HookRequest, ctx: AppContext): P
   if (!ids) return;
   created.delete(req);
   await tellHook(ids, req, ctx);
+}
+
+/**
+ * announceCreatedUsers for the sign-ups of POST /signup (and those /otp and /magiclink make through it): there
+ * the original answers any failure of the hook with its own 500 "Error invoking hook" (the user stays, its
+ * mail sent), where every other route answers the hook's error itself (docs/hooks.md#after-user-created).
+ */
+export async function announceSignUp(req: HookRequest, ctx: AppContext): Promise<void> {
+  try {
+    await announceCreatedUsers(req, ctx);
+  } catch (err) {
+    throw apiError('hook_after_sign_up_failed').causedBy(err);
+  }
 }
 
 async function tellHook(ids: string[], req: HookRequest, ctx: AppContext): Promise<void> {

@@ -14,6 +14,7 @@ import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import type { Handler, ApiRequest, BucketChoice } from '../http/types.js';
 import type { AppContext } from '../context.js';
+import { announceSignUp } from '../hooks/after-user-created.js';
 
 const FIELDS = { email: 'string', phone: 'string', password: 'string', ...CHANNEL_FIELD, ...PKCE_FIELDS, data: 'object' } as const;
 export const signupBody = bodySchema(FIELDS);
@@ -68,6 +69,7 @@ const signupUncounted: Handler<SignupBody> = async (req, ctx) => {
   const passwordHash = await ctx.hasher.hash(input.password, req.signal);
   const outcome = await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, passwordHash), timing);
   if (outcome instanceof ApiError) throw outcome;
+  await announceSignUp(req, ctx);
   return outcome;
 };
 

@@ -21,6 +21,7 @@ import { redirectTarget } from '../http/redirect-target.js';
 import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
+import { announceSignUp } from '../hooks/after-user-created.js';
 
 export interface SignupInput {
   provider: AddressProvider;
@@ -68,6 +69,7 @@ export async function signUpWithoutPassword(req: ApiRequest, ctx: AppContext, s:
   };
   const outcome = await sendingTx(ctx, req.signal, (c) => signUp(ctx, c, req, input, null));
   if (outcome instanceof ApiError) throw outcome;
+  await announceSignUp(req, ctx);
 }
 
 /**
