@@ -136,6 +136,52 @@ t.test('POST sms: the code confirms the phone; no type in the body', async (t) =
   t.strictSame((await post({ type: 'sms', token: aged.code, phone: '+15550009999' })).body, CODE_403, 'SMS_OTP_EXP is 60 s');
 });
 
+t.test('POST sms for a confirmed phone: a sign-in by code confirms it again, now, as the original', async (t) => {
+  const id = await insertUser(api.db, { phone: '15550009977', confirmed: true });
+  await api.db.query("update users set phone_confirmed_at = '2024-01-01T00:00:00Z' where id = $1", [id]);
+  const { code } = await plantToken(api.db, id, 'confirmation_token', '15550009977');
+  const res = await post({ type: 'sms', token: code, phone: '15550009977' });
+  t.equal(res.status, 200);
+  t.ok(Date.parse(res.body.user.phone_confirmed_at) > Date.parse('2025-01-01T00:00:00Z'), 'moved to now');
+});
+
+t.test("a confirmation marks every identity carrying the address verified, an OAuth one too; a recovery only the email's", async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email });
+  const github = (userId: string, subject: string) =>
+    api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ($1, $2, $3, 'github')`, [
+      subject,
+      userId,
+      { sub: subject, email, email_verified: false },
+    ]);
+  await github(id, `gh-${id}`);
+  const { code } = await plantToken(api.db, id, 'confirmation_token', email);
+  t.equal((await post({ type: 'signup', token: code, email })).status, 200);
+  const verified = async (userId: string) =>
+    (
+      await api.db.query("select provider, identity_data -> 'email_verified' as v from identities where user_id = $1 order by provider", [
+        userId,
+      ])
+    ).rows;
+  t.strictSame(await verified(id), [
+    { provider: 'email', v: true },
+    { provider: 'github', v: true },
+  ]);
+  const other = nextEmail();
+  const recovering = await insertUser(api.db, { email: other });
+  await api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ($1, $2, $3, 'github')`, [
+    `gh-${recovering}`,
+    recovering,
+    { sub: `gh-${recovering}`, email: other, email_verified: false },
+  ]);
+  const recovery = await plantToken(api.db, recovering, 'recovery_token', other);
+  t.equal((await post({ type: 'recovery', token: recovery.code, email: other })).status, 200);
+  t.strictSame(await verified(recovering), [
+    { provider: 'email', v: true },
+    { provider: 'github', v: false },
+  ]);
+});
+
 t.test('a code is verified on its own channel only: a mail type by the email, a phone type by the phone, as the original', async (t) => {
   const email = nextEmail();
   const mailUser = await insertUser(api.db, { email });

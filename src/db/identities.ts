@@ -44,6 +44,15 @@ export async function mergeIdentityData(q: Queryable, userId: string, provider: 
   );
 }
 
+/** Every identity of the user that carries `email` (the generated, lower-cased column) is marked verified. */
+export async function markEmailVerifiedEverywhere(q: Queryable, userId: string, email: string): Promise<void> {
+  await q.query(
+    `update identities set identity_data = identity_data || '{"email_verified": true}'::jsonb, updated_at = now()
+     where user_id = $1 and email = lower($2)`,
+    [userId, email],
+  );
+}
+
 // The statements that read a user's identities alongside other rows (sign-in.ts, user-session.ts,
 // refresh-rotation.ts) aggregate them as json with the timestamps as text in the session's own output
 // format, keys in the table's column order, oldest first. identityRows parses that text with the pool's

@@ -122,14 +122,18 @@ export async function createUser(q: Queryable, u: NewUser): Promise<{ user: User
   return { user, identity };
 }
 
-/** Marks the email or phone confirmed, in the user and in its identity data. */
-export async function confirmAddress(q: Queryable, user: UserRow, provider: AddressProvider): Promise<UserRow> {
+/**
+ * Marks the email or phone confirmed, in the user and in its identity data. A confirmed address keeps its
+ * confirmation time unless `again` (the original's phone confirmation, which every SMS code sign-in repeats,
+ * sets it to now each time).
+ */
+export async function confirmAddress(q: Queryable, user: UserRow, provider: AddressProvider, again = false): Promise<UserRow> {
   const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
   await mergeIdentityData(q, user.id, provider, { [flag]: true });
+  const confirmedAt = (provider === 'email' ? user.email_confirmed_at : user.phone_confirmed_at) ?? null;
+  const at = again || !confirmedAt ? new Date() : confirmedAt;
   return updateUser(q, user.id, {
-    ...(provider === 'email'
-      ? { email_confirmed_at: user.email_confirmed_at ?? new Date() }
-      : { phone_confirmed_at: user.phone_confirmed_at ?? new Date() }),
+    ...(provider === 'email' ? { email_confirmed_at: at } : { phone_confirmed_at: at }),
     raw_user_meta_data: { ...user.raw_user_meta_data, [flag]: true },
   });
 }

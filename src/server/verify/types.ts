@@ -4,6 +4,7 @@ import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import { confirmAddress } from '../users/create.js';
+import { markEmailVerifiedEverywhere } from '../../db/identities.js';
 import type { AppContext } from '../context.js';
 import type { Notification } from '../delivery/notifications.js';
 import { applyEmailChange, applyPhoneChange } from './address-change.js';
@@ -46,18 +47,28 @@ const modified = (): VerifyAudit => ({ action: 'user_modified' });
 
 const confirmEmail: VerifyType['apply'] = async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'email') });
 
+/**
+ * A confirmation link or code (sign-up, invite, or an email code of either): as the original confirms it,
+ * every identity carrying the address is marked verified too, an OAuth one included, not only the email
+ * identity. A recovery or magic link token confirms the email identity alone.
+ */
+const confirmSignUp: VerifyType['apply'] = async (ctx, q, user, tokenType) => {
+  if (tokenType === 'confirmation_token' && user.email) await markEmailVerifiedEverywhere(q, user.id, user.email);
+  return confirmEmail(ctx, q, user, tokenType);
+};
+
 export const VERIFY_TYPES = new Map<string, VerifyType>([
-  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: confirmation }],
-  ['invite', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: confirmation }],
+  ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmSignUp, audit: confirmation }],
+  ['invite', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmSignUp, audit: confirmation }],
   // Magic links reuse the recovery token; a new or unconfirmed user got the confirmation mail instead.
   [
     'magiclink',
-    { tokenTypes: ['recovery_token', 'confirmation_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: recovery },
+    { tokenTypes: ['recovery_token', 'confirmation_token'], channel: 'email', amr: 'otp', apply: confirmSignUp, audit: recovery },
   ],
   ['recovery', { tokenTypes: ['recovery_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: recovery }],
   // The email OTP: the code of a confirmation, magic link or recovery mail; as a link (or token_hash), either
   // mail's link token, the session then counted as a sign-up or a magic link (emailLinkType).
-  ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', amr: 'otp', apply: confirmEmail, audit: emailCode }],
+  ['email', { tokenTypes: ['confirmation_token', 'recovery_token'], channel: 'email', amr: 'otp', apply: confirmSignUp, audit: emailCode }],
   [
     'sms',
     {
@@ -65,7 +76,8 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
       channel: 'sms',
 
       amr: 'otp',
-      apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone') }),
+      // Confirmed again, now, at every code: the original's ConfirmPhone on each SMS sign-in.
+      apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone', true) }),
       audit: () => ({ action: 'user_signedup', traits: { provider: 'phone' } }),
       testOtpColumn: 'phone',
     },
