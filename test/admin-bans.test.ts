@@ -48,6 +48,7 @@ t.test('ban → refused at sign-in, GET /user and /verify links → unban → ev
     error: 'access_denied',
     error_code: 'user_banned',
     error_description: 'User is banned',
+    sb: '',
   });
 
   const shown = await api.request('GET', `/admin/users/${user.id}`, { token: admin });

@@ -39,7 +39,7 @@ async function assertFollowedToSession(t: Test, link: string, type: string, emai
   const location = res.headers.get('location')!;
   t.ok(location.startsWith(`${target}#`), `redirects to ${target}`);
   const fragment = fragmentOf(location);
-  t.strictSame(Object.keys(fragment).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'type']);
+  t.strictSame(Object.keys(fragment).sort(), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'sb', 'token_type', 'type']);
   t.equal(fragment.type, type);
   const me = await api.request('GET', '/user', { token: fragment.access_token });
   t.equal(me.status, 200);
@@ -193,7 +193,7 @@ t.test('following both email_change links changes the address: each link carries
   t.equal(first.status, 303);
   t.match(
     first.headers.get('location'),
-    /#message=Confirmation\+link\+accepted\.\+Please\+proceed\+to\+confirm\+link\+sent\+to\+the\+other\+email$/,
+    /#message=Confirmation\+link\+accepted\.\+Please\+proceed\+to\+confirm\+link\+sent\+to\+the\+other\+email&sb=$/,
   );
   await assertFollowedToSession(t, current.body.action_link, 'email_change', 'moved@example.com');
   const { rows } = await api.db.query(`select email, email_change from users where email in ('moving@example.com', 'moved@example.com')`);

@@ -78,7 +78,7 @@ t.test(
     const current = await api.request('POST', '/admin/generate_link', { token: admin, body: { ...body, type: 'email_change_current' } });
     const next = await api.request('POST', '/admin/generate_link', { token: admin, body: { ...body, type: 'email_change_new' } });
     const first = fragmentOf((await follow(next.body.action_link)).headers.get('location'));
-    t.strictSame(first, { message: 'Confirmation link accepted. Please proceed to confirm link sent to the other email' });
+    t.strictSame(first, { message: 'Confirmation link accepted. Please proceed to confirm link sent to the other email', sb: '' });
     const second = fragmentOf((await follow(current.body.action_link)).headers.get('location'));
     t.equal(second.type, 'email_change');
     const shown = await api.request('GET', `/admin/users/${user.id}`, { token: admin });

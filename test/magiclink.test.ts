@@ -34,7 +34,7 @@ t.test('a confirmed user gets a magic link that signs in and redirects with type
   const location = followed.headers.get('location')!;
   t.ok(location.startsWith('http://localhost:3000/welcome#'));
   const fragment = fragmentOf(location);
-  t.strictSame(Object.keys(fragment), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'type']);
+  t.strictSame(Object.keys(fragment), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'sb', 'token_type', 'type']);
   t.equal(fragment.type, 'magiclink');
   const me = await api.request('GET', '/user', { token: fragment.access_token });
   t.equal(me.body.email, 'mia@example.com');

@@ -113,7 +113,7 @@ t.test('email signup: user answered, confirmation mail sent, link confirms and s
   const location = new URL(verified.headers.get('location')!);
   t.equal(location.origin + location.pathname, 'http://localhost:3000/');
   const fragment = new URLSearchParams(location.hash.slice(1));
-  t.same([...fragment.keys()], ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'type'], 'sorted keys');
+  t.same([...fragment.keys()], ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'sb', 'token_type', 'type'], 'sorted keys');
   t.equal(fragment.get('type'), 'signup');
   t.equal(fragment.get('token_type'), 'bearer');
   t.equal(fragment.get('expires_in'), '3600');
@@ -126,7 +126,7 @@ t.test('email signup: user answered, confirmation mail sent, link confirms and s
   t.equal(again.status, 303);
   t.equal(
     new URL(again.headers.get('location')!).hash,
-    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
+    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired&sb=',
     'a link works once',
   );
 
@@ -378,7 +378,7 @@ t.test('a confirmation link expires after MAILER_OTP_EXP (default one day)', asy
   const late = await api.request('GET', link.pathname + link.search);
   t.equal(
     new URL(late.headers.get('location')!).hash,
-    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
+    '#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired&sb=',
   );
   const post = await api.request('POST', '/verify', { body: { type: 'signup', token_hash: link.searchParams.get('token') } });
   t.strictSame(post.body, { code: 403, error_code: 'otp_expired', msg: 'Email link is invalid or has expired' });

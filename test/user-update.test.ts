@@ -94,7 +94,7 @@ t.test('secure email change: mails to both addresses, both links needed', async 
   t.equal(first.status, 303);
   t.equal(
     first.headers.get('location'),
-    'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email',
+    'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email&sb=',
   );
   t.equal((await api.request('GET', '/user', { token: s.access_token })).body.email, s.user.email, 'one half is not enough');
   const again = await api.request('GET', pathOf(toNew.link!));
@@ -128,11 +128,29 @@ t.test("secure email change: one link never completes it, even once wrong codes 
   const followed = await api.request('GET', pathOf(toNew.link!));
   t.equal(
     followed.headers.get('location'),
-    'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email',
+    'http://localhost:3000#message=Confirmation+link+accepted.+Please+proceed+to+confirm+link+sent+to+the+other+email&sb=',
     'the first of two, as ever',
   );
   const row = (await api.db.query('select email, email_change_confirm_status from users where id = $1', [s.user.id])).rows[0];
   t.strictSame(row, { email: s.user.email, email_change_confirm_status: 1 }, 'the address did not move');
+});
+
+t.test('an address taken before the last link is followed: a 422 in the fragment, without an OAuth error name', async (t) => {
+  const s = await confirmedUser(api);
+  const newEmail = uniqueEmail('taken');
+  t.equal((await put(s.access_token, { email: newEmail })).status, 200);
+  const toNew = await changeMail(newEmail);
+  const toCurrent = await changeMail(s.user.email);
+  await api.request('GET', pathOf(toNew.link!));
+  await api.db.query(`insert into users (aud, role, email, email_confirmed_at) values ('authenticated', 'authenticated', $1, now())`, [
+    newEmail,
+  ]);
+  const refused = await api.request('GET', pathOf(toCurrent.link!));
+  // The original names only 400, 401, 403, 500 and 503 errors (invalid_request, ...); a 422 goes without one.
+  t.equal(
+    refused.headers.get('location'),
+    'http://localhost:3000#error_code=email_exists&error_description=A+user+with+this+email+address+has+already+been+registered&sb=',
+  );
 });
 
 t.test('email change by code through POST /verify, current address first', async (t) => {

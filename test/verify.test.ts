@@ -20,7 +20,12 @@ let n = 0;
 const nextEmail = () => `v${++n}@example.com`;
 const post = (body: unknown) => api.request('POST', '/verify', { body });
 const get = (query: Record<string, string>) => api.request('GET', `/verify?${new URLSearchParams(query)}`);
-const LINK_INVALID = { error: 'access_denied', error_code: 'otp_expired', error_description: 'Email link is invalid or has expired' };
+const LINK_INVALID = {
+  error: 'access_denied',
+  error_code: 'otp_expired',
+  error_description: 'Email link is invalid or has expired',
+  sb: '',
+};
 const CODE_403 = { code: 403, error_code: 'otp_expired', msg: 'Token has expired or is invalid' };
 const LINK_403 = { code: 403, error_code: 'otp_expired', msg: 'Email link is invalid or has expired' };
 const ottCount = async (userId: string) => (await api.db.query('select 1 from one_time_tokens where user_id = $1', [userId])).rowCount;
@@ -43,7 +48,7 @@ for (const { type, tokenType, user } of EMAIL_TYPES) {
     const location = res.headers.get('location')!;
     t.ok(location.startsWith('http://localhost:3000/after#'), location);
     const fragment = fragmentOf(location);
-    t.strictSame(Object.keys(fragment), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'token_type', 'type']);
+    t.strictSame(Object.keys(fragment), ['access_token', 'expires_at', 'expires_in', 'refresh_token', 'sb', 'token_type', 'type']);
     t.equal(fragment.type, type);
     t.equal(fragment.expires_in, '3600');
     const me = await api.request('GET', '/user', { token: fragment.access_token });
@@ -285,6 +290,7 @@ t.test('a banned user: 403 user_banned on POST, in the fragment on GET', async (
     error: 'access_denied',
     error_code: 'user_banned',
     error_description: 'User is banned',
+    sb: '',
   });
 });
 
@@ -356,12 +362,13 @@ t.test('GET: missing parameters are JSON errors; other failures redirect', async
     error: 'invalid_request',
     error_code: 'validation_failed',
     error_description: 'Invalid email verification type',
+    sb: '',
   });
   for (const type of ['sms', 'phone_change']) {
     const codeOnly = await get({ type, token: 'x' });
     t.strictSame(
       fragmentOf(codeOnly.headers.get('location')),
-      { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Invalid email verification type' },
+      { error: 'invalid_request', error_code: 'validation_failed', error_description: 'Invalid email verification type', sb: '' },
       `${type}: phone codes have no links, refused as the original refuses them`,
     );
   }
@@ -373,7 +380,7 @@ t.test('GET: missing parameters are JSON errors; other failures redirect', async
   const wrong = await get({ type: 'signup', token: 'f'.repeat(56), redirect_to: 'https://evil.example/steal' });
   t.equal(
     wrong.headers.get('location'),
-    'http://localhost:3000#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
+    'http://localhost:3000#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired&sb=',
     'a foreign redirect_to falls back to SITE_URL; the exact encoding of the original',
   );
 });
@@ -392,7 +399,7 @@ t.test('GET: a target’s own fragment stays before the session, as the original
   const refused = await get({ type: 'signup', token: linkToken, redirect_to: 'http://localhost:3000/#/welcome' });
   t.equal(
     refused.headers.get('location'),
-    'http://localhost:3000/#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired',
+    'http://localhost:3000/#error=access_denied&error_code=otp_expired&error_description=Email+link+is+invalid+or+has+expired&sb=',
     'an error replaces the fragment, as the original’s error redirect does',
   );
 });

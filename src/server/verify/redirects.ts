@@ -1,6 +1,7 @@
 // The 303 answers of GET /verify: the session appended after the target's own fragment, or a message or
 // the error replacing it, keys sorted as the original's url.Values encoding sorts them (docs/api.md#get-verify). A PKCE flow gets
-// `?code=` in the query instead of a session, and its errors in the query as well as the fragment.
+// `?code=` in the query instead of a session, and its errors in the query as well as the fragment. Every
+// fragment carries the original's empty `sb`, its mark of a redirect from the auth service.
 import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';
 import type { Verified } from './consume.js';
@@ -39,7 +40,7 @@ function withFragment(target: string, params: Record<string, string>): ApiRespon
 
 export function redirectWithSession(target: string, type: string, verified: Verified, pkce = false): ApiResponse {
   if (verified.kind === 'message')
-    return withFragment(pkce ? withQuery(target, { message: verified.message }) : target, { message: verified.message });
+    return withFragment(pkce ? withQuery(target, { message: verified.message }) : target, { message: verified.message, sb: '' });
   if (verified.kind === 'code') return { status: 303, headers: { Location: withQuery(target, { code: verified.authCode }) } };
   const s = verified.session;
   const session = sorted({
@@ -47,13 +48,16 @@ export function redirectWithSession(target: string, type: string, verified: Veri
     expires_at: String(s.expires_at),
     expires_in: String(s.expires_in),
     refresh_token: s.refresh_token,
+    sb: '',
     token_type: 'bearer',
     type,
   });
   return { status: 303, headers: { Location: withSessionFragment(target, session) } };
 }
 
+/** `error` only for the statuses the original names (a 422 or a 429 has none), then the code and description. */
 export function redirectWithError(target: string, err: ApiError, pkce = false): ApiResponse {
-  const params = { error: ERROR_NAMES[err.status] ?? 'server_error', error_code: err.errorCode, error_description: err.message };
-  return withFragment(pkce ? withQuery(target, params) : target, params);
+  const name = ERROR_NAMES[err.status];
+  const params = { ...(name ? { error: name } : {}), error_code: err.errorCode, error_description: err.message };
+  return withFragment(pkce ? withQuery(target, params) : target, { ...params, sb: '' });
 }
