@@ -314,6 +314,27 @@ t.test('password verification attempt: a member of the wrong type is the origina
   t.equal(await sessionsOf(user.id), 1);
 });
 
+t.test('a function that raises for the client is answered in PostgREST’s shape, as the original keeps its error', async (t) => {
+  await answering(t, 'password_verification_attempt', 'jsonb', '(select null::jsonb)');
+  await api.db.query(`create or replace function hooks_test.password_verification_attempt(event jsonb) returns jsonb language plpgsql as $$
+    begin raise exception 'Accounts are frozen' using errcode = 'PT403', hint = 'Try tomorrow'; end $$`);
+  const user = await confirmedUser();
+  const res = await signIn(user.email);
+  t.same([res.status, res.body], [403, { code: 'PT403', message: 'Accounts are frozen', hint: 'Try tomorrow' }]);
+  const versioned = await api.request('POST', '/token?grant_type=password', {
+    body: { email: user.email, password: PASSWORD },
+    headers: { 'X-Supabase-Api-Version': '2024-01-01' },
+  });
+  t.same(
+    [versioned.status, versioned.body],
+    [
+      500,
+      { code: 'unexpected_failure', message: 'Error running hook URI: pg-functions://postgres/hooks_test/password_verification_attempt' },
+    ],
+    'the 2024-01-01 shape keeps the hook error',
+  );
+});
+
 t.test('a function that does not exist is the original’s 500, naming the URI', async (t) => {
   await api.db.query('alter function hooks_test.password_verification_attempt(jsonb) rename to gone');
   t.teardown(() => api.db.query('alter function hooks_test.gone(jsonb) rename to password_verification_attempt'));

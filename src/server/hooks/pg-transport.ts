@@ -55,7 +55,9 @@ export async function callPgHook(call: PgHookCall): Promise<unknown> {
     if (!timedOut && databaseFault(err)) throw err;
     if (call.signal?.aborted) throw err;
     call.onFailure?.(err);
-    throw apiError('hook_failed', `Error running hook URI: ${call.uri}`);
+    // The function's error stays the cause, as the original keeps it: a RAISE it meant for the client
+    // (P0001, or USING ERRCODE = 'PT403') is then answered in PostgREST's shape (http/postgres-error.ts).
+    throw apiError('hook_failed', `Error running hook URI: ${call.uri}`).causedBy(err);
   }
   if (output === null) return NO_ANSWER;
   const answer = parseAnswer(output);
