@@ -153,6 +153,17 @@ t.test('an address taken before the last link is followed: a 422 in the fragment
   );
 });
 
+t.test('a secure email change counts once against RATE_LIMIT_EMAIL_SENT, its two mails together, as the original', async (t) => {
+  const s = await confirmedUser(api);
+  const sent = async () => Number((await api.db.query("select count from rate_limits where key = 'email_sent'")).rows[0]?.count ?? 0);
+  const before = await sent();
+  const newEmail = uniqueEmail('counted');
+  t.equal((await put(s.access_token, { email: newEmail })).status, 200);
+  await changeMail(newEmail);
+  await changeMail(s.user.email);
+  t.equal((await sent()) - before, 1, 'one permit for two mails');
+});
+
 t.test('email change by code through POST /verify, current address first', async (t) => {
   const s = await confirmedUser(api);
   const newEmail = uniqueEmail('code');

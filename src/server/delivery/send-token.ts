@@ -27,12 +27,17 @@ export interface EmailTokenRequest {
   redirectTo: string;
   pkce?: boolean;
   newEmail?: string;
+  /**
+   * false for the second mail of one action (a secure email change's mail to the current address): the
+   * original counts RATE_LIMIT_EMAIL_SENT once per action, however many mails it sends.
+   */
+  counted?: false;
 }
 
-/** Issues the token a mail will carry, its send counted against the global limit. */
+/** Issues the token a mail will carry, its send counted against the global limit (unless `counted` is false). */
 export async function issueEmailToken(ctx: AppContext, q: Queryable, user: UserRow, r: EmailTokenRequest): Promise<IssuedToken> {
   assertAuthorizedRecipients(ctx, [r.to]);
-  spendPermit(ctx, q, 'email');
+  if (r.counted !== false) spendPermit(ctx, q, 'email');
   return issueOneTimeToken(q, {
     userId: user.id,
     type: r.tokenType,

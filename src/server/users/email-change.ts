@@ -40,7 +40,8 @@ export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserR
       authenticationMethod: 'email_change',
     });
   }
-  requirePermits(ctx, q, 'email', isSecureChange(ctx, user) ? 2 : 1);
+  // One permit for the change, its two mails included, as the original counts one per email action.
+  requirePermits(ctx, q, 'email', 1);
   const common = { kind: 'emailChange' as const, redirectTo: r.redirectTo, pkce: !!r.pkce, newEmail: r.newEmail };
   if (ctx.config.hooks.sendEmail.enabled) {
     await emailChangeHook(ctx, q, user, common, r);
@@ -48,7 +49,8 @@ export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserR
     requireCheckedRecipients(ctx, q, recipients);
     await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_new', to: r.newEmail }, r.req);
     if (isSecureChange(ctx, user)) {
-      await sendEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! }, r.req);
+      const current = { ...common, tokenType: 'email_change_token_current' as const, to: user.email!, counted: false as const };
+      await sendEmailToken(ctx, q, user, current, r.req);
     }
   }
   return updateUser(q, user.id, { email_change: r.newEmail, email_change_sent_at: new Date(), email_change_confirm_status: 0 });
@@ -86,7 +88,12 @@ async function emailChangeHook(
     const data = emailData(ctx, r.req, 'emailChange', { token: toNew.otp, token_hash: toNew.linkToken, redirect_to: r.redirectTo });
     return sendEmailHook(ctx, pending, data, r.req, q);
   }
-  const toCurrent = await issueEmailToken(ctx, q, user, { ...common, tokenType: 'email_change_token_current', to: user.email! });
+  const toCurrent = await issueEmailToken(ctx, q, user, {
+    ...common,
+    tokenType: 'email_change_token_current',
+    to: user.email!,
+    counted: false,
+  });
   const data = emailData(ctx, r.req, 'emailChange', {
     token: toCurrent.otp,
     token_hash: toNew.linkToken,
