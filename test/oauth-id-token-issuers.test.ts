@@ -28,7 +28,15 @@ const api = await startTestService({
     url: vercelIdp.issuer,
   }),
 });
+// A native iOS app's setup: Sign in with Apple switched on with the bundle id only, no Services ID, secret or
+// redirect URI (the web flow cannot run; the original takes the grant all the same).
+const native = await startTestService({
+  AUTH_EXTERNAL_APPLE_ENABLED: 'true',
+  AUTH_EXTERNAL_APPLE_URL: appleIdp.issuer,
+  AUTH_EXTERNAL_IOS_BUNDLE_ID: 'com.example.ios',
+});
 t.teardown(async () => {
+  await native.stop();
   await api.stop();
   await Promise.all([appleIdp.stop(), azureIdp.stop(), vercelIdp.stop()]);
 });
@@ -180,6 +188,21 @@ t.test('azure: xms_edov "1" verifies the address, false leaves it unverified', a
   t.equal(refused.status, 422);
   t.equal(refused.body.error_code, 'provider_email_needs_verification');
 });
+
+t.test(
+  'apple switched on for a native app alone (bundle id, no secret or redirect URI): the grant signs in; the web flow stays off',
+  async (t) => {
+    const token = await appleIdp.signIdToken(
+      { sub: 'apple-native', email: 'native@privaterelay.example', email_verified: 'true' },
+      { audience: 'com.example.ios', issuer: 'https://appleid.apple.com' },
+    );
+    const res = await native.request('POST', '/token?grant_type=id_token', { body: { provider: 'apple', id_token: token } });
+    t.equal(res.status, 200, res.text);
+    t.equal(res.body.user.email, 'native@privaterelay.example');
+    t.equal((await native.request('GET', '/settings')).body.external.apple, false, 'the redirect flow cannot run');
+    t.equal((await native.request('GET', '/authorize?provider=apple')).status, 400);
+  },
+);
 
 t.test("snapchat's issuer is snapchat's even while it is off: refused as a disabled provider, not an unknown issuer", async (t) => {
   const res = await grant({ client_id: 'snap-client', issuer: 'https://accounts.snapchat.com/accounts/oauth2/token', id_token: 'x.y.z' });

@@ -5,7 +5,7 @@
 import { apiError } from '../errors.js';
 import { idTokenProvider, runtimeFor } from '../providers/index.js';
 import { detectedIssuer } from './id-token-issuer.js';
-import { isProviderUsable } from '../providers/configured.js';
+import { acceptsIdTokens } from '../providers/configured.js';
 import { createProviderRuntime } from '../providers/runtime.js';
 import { discoveredEndpoints, standardProfile } from '../providers/oidc.js';
 import { ProviderError } from '../providers/outbound.js';
@@ -38,7 +38,7 @@ export async function idTokenSource(ctx: AppContext, r: IdTokenRequest): Promise
   if (builtIn) {
     // Apple's and Azure's token issuer is checked first, then whether the provider is switched on (as the original orders them).
     const detected = detectedIssuer(builtIn, runtimeFor(ctx.config, builtIn), r.idToken, r.issuer);
-    if (!isProviderUsable(ctx.config, builtIn)) {
+    if (!acceptsIdTokens(ctx.config, builtIn)) {
       // Named by the issuer the original names it by: the token's (apple, azure), keycloak's realm URL, or the fixed one.
       const issuer = detected ?? (builtIn === 'keycloak' ? ctx.config.external.providers.keycloak.url : WELL_KNOWN_ISSUER[builtIn]);
       throw apiError('provider_disabled', `Provider (issuer "${issuer ?? ''}") is not enabled`);
@@ -105,7 +105,7 @@ async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthPr
   if (known) return known;
   for (const name of GRANT_PROVIDERS) {
     const module = idTokenProvider(name);
-    if (!module || !isProviderUsable(ctx.config, name)) continue;
+    if (!module || !acceptsIdTokens(ctx.config, name)) continue;
     const configured = (await module.endpoints(runtimeFor(ctx.config, name)).catch(() => null))?.issuer;
     if (configured && (Array.isArray(configured) ? configured : [configured]).includes(issuer)) return name;
   }

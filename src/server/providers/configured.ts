@@ -1,6 +1,7 @@
 // Which OAuth providers can actually run: enabled AND given what the flow needs. An enabled provider with
-// missing credentials is named in one start-up warning and treated as disabled everywhere (/settings,
-// /authorize, the id_token grant) instead of stopping the service, as the original fails only at /authorize.
+// missing credentials is named in one start-up warning and treated as disabled by /settings and /authorize
+// instead of stopping the service, as the original fails only at /authorize. The id_token grant needs no
+// secret or redirect URI (acceptsIdTokens).
 import { OAUTH_PROVIDERS, type Config, type OAuthProviderConfig, type OAuthProviderName } from '../config/types.js';
 
 /** Why `name` cannot run, in the original's words ("provider is not enabled", "missing OAuth secret"), or null. */
@@ -15,6 +16,16 @@ export function providerProblem(name: OAuthProviderName, p: OAuthProviderConfig)
 
 export const isProviderUsable = (config: Config, name: OAuthProviderName) =>
   providerProblem(name, config.external.providers[name]) === null;
+
+/**
+ * Whether the id_token grant takes `name`'s tokens: switched on, the only check the original's grant makes,
+ * so that a native app (Sign in with Apple with EXTERNAL_IOS_BUNDLE_ID, Google One Tap) signs in with a
+ * client ID alone, no secret or redirect URI; keycloak also needs its realm URL, which is its issuer.
+ */
+export function acceptsIdTokens(config: Config, name: OAuthProviderName): boolean {
+  const p = config.external.providers[name];
+  return p.enabled && (name !== 'keycloak' || !!p.url);
+}
 
 /** One line per enabled provider that cannot run, for the start-up warning. */
 export function misconfiguredProviders(config: Config): string[] {
