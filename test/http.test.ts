@@ -1,6 +1,7 @@
 // The HTTP core: health and settings bodies, 404/405 (with Allow), CORS, both error shapes, request ids in logs.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
+import { preflight } from '../dist/server/http/cors.js';
 
 const EXTERNAL_OFF = Object.fromEntries(
   [
@@ -150,6 +151,15 @@ t.test('CORS: preflight answered, origin echoed with credentials, headers expose
   t.equal(simple.headers.get('vary'), 'Origin');
   const errored = await api.request('GET', '/missing', { headers: { Origin: 'https://app.example' } });
   t.equal(errored.headers.get('access-control-allow-origin'), '*', 'errors carry CORS headers too');
+
+  // `*` among CORS_ALLOWED_HEADERS allows any header, as the original's CORS library reads it (the list read as configured).
+  const wanted = {
+    origin: 'https://app.example',
+    'access-control-request-method': 'POST',
+    'access-control-request-headers': 'content-type,traceparent',
+  };
+  t.equal(preflight('OPTIONS', wanted, ['X-Tenant'])?.headers['Access-Control-Allow-Origin'], undefined, 'a list without it');
+  t.strictSame(preflight('OPTIONS', wanted, ['*'])?.headers['Access-Control-Allow-Headers'], 'content-type, traceparent', 'with it');
 
   // A preflight that names no Origin is answered as one (204, nothing allowed), not routed to a 405.
   const originless = await api.request('OPTIONS', '/token', { headers: { 'Access-Control-Request-Method': 'POST' } });

@@ -51,7 +51,8 @@ export function preflight(
     .split(',')
     .map((h) => h.trim().toLowerCase())
     .filter(Boolean);
-  const allowed = (h: string) => ALLOWED_HEADERS.has(h) || extraHeaders.some((extra) => extra.toLowerCase() === h);
+  // A `*` among CORS_ALLOWED_HEADERS allows every header, as the original's CORS library reads it.
+  const allowed = (h: string) => ALLOWED_HEADERS.has(h) || extraHeaders.some((extra) => extra === '*' || extra.toLowerCase() === h);
   if (!ALLOWED_METHODS.has(requested.toUpperCase()) || !wantHeaders.every(allowed)) {
     return { status: 204, headers: vary };
   }
