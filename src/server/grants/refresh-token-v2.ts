@@ -11,8 +11,8 @@
 //        refresh_token_already_used either way.
 // Everything but the usual path is decided in a transaction holding the session's row lock, on the
 // counter read under it; with a signature that may fail, the whole refresh is one transaction
-// (sessions/issue.ts refreshSigned).
-import { ApiError, apiError } from '../errors.js';
+// (grants/refresh-answer.ts).
+import { apiError } from '../errors.js';
 import { inTransaction, type Queryable } from '../../db/pool.js';
 import {
   advanceV2Counter,
@@ -25,12 +25,12 @@ import {
   type V2Session,
 } from '../../db/refresh-v2.js';
 import { readTokenState, recordRefresh, revokeSessionTokens, type PresentedToken } from '../../db/refresh-tokens.js';
-import type { UserRow } from '../../db/users.js';
 import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { encodeV2Token, parseV2Token, upgradesToV2, v2SignatureMatches, type ParsedV2Token } from '../crypto/refresh-token-v2.js';
 import { newSessionKey, openSessionKey } from '../sessions/refresh-key.js';
 import { sessionPolicy } from '../sessions/policy.js';
-import { refreshSigned, tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
+import type { OAuthClaims } from '../sessions/issue.js';
+import { answerRefresh, type RefreshDecision } from './refresh-answer.js';
 import { isBanned } from '../users/user-json.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
@@ -43,10 +43,6 @@ const notFound = () => apiError('refresh_token_not_found');
 const banned = () => apiError('refresh_token_user_banned');
 const alreadyUsed = () => apiError('refresh_token_already_used');
 const notIssuedHere = () => apiError('refresh_token_not_issued_here');
-
-/** The answer decided: `reads` when the statement that advanced the counter returned them. */
-export type V2Decision =
-  { user: UserRow; sessionId: string; token: string; reads?: ResponseReads; outcome: 'rotated' | 'reused_parent' } | ApiError;
 
 /** Whether a refresh of this 12-character session's active token turns it into a v2 session. */
 export function upgradesSession(config: Config, sessionId: string): boolean {
@@ -79,16 +75,9 @@ export async function refreshV2(req: ApiRequest, ctx: AppContext, presented: str
   const signing = { key, resealed };
 
   const current = BigInt(found.v2_counter) === token.counter;
-  const answered = await refreshSigned(ctx, req.signal, async (q) => {
-    const decision =
-      (current ? await advanceAtOnce(q, token, found, signing, client) : null) ?? (await decideV2Locked(ctx, q, token, signing, client));
-    if (decision instanceof ApiError) return decision;
-    const session = { id: token.sessionId, created_at: found.session_created_at };
-    const body = await tokenResponse(ctx, q, decision.user, session, decision.token, decision.reads, req, undefined, oauth);
-    return { body, outcome: decision.outcome };
-  });
-  ctx.metrics.refresh(answered.outcome);
-  return { body: answered.body };
+  const decide = async (q: Queryable) =>
+    (current ? await advanceAtOnce(q, token, found, signing, client) : null) ?? (await decideV2Locked(ctx, q, token, signing, client));
+  return answerRefresh(ctx, req, decide, found.session_created_at, oauth);
 }
 
 type Signing = { key: Buffer; resealed: string | null };
@@ -109,7 +98,7 @@ async function advanceAtOnce(
   found: V2Session,
   signing: Signing,
   client: Client,
-): Promise<V2Decision | null> {
+): Promise<RefreshDecision | null> {
   return advance(q, token, signing, client, refreshedAudit(client, ownerOf(found)));
 }
 
@@ -119,7 +108,7 @@ async function advance(
   signing: Signing,
   client: Client,
   audit: AuditEntry[],
-): Promise<V2Decision | null> {
+): Promise<RefreshDecision | null> {
   const advanced = await advanceV2Counter(q, {
     sessionId: token.sessionId,
     counter: token.counter.toString(),
@@ -134,9 +123,9 @@ async function advance(
 }
 
 /** Every case but the usual one, on the counter read under the session's lock. */
-function decideV2Locked(ctx: AppContext, q: Queryable, token: ParsedV2Token, signing: Signing, client: Client): Promise<V2Decision> {
+function decideV2Locked(ctx: AppContext, q: Queryable, token: ParsedV2Token, signing: Signing, client: Client): Promise<RefreshDecision> {
   const { sessionId } = token;
-  return inTransaction(q, async (c): Promise<V2Decision> => {
+  return inTransaction(q, async (c): Promise<RefreshDecision> => {
     const locked = await lockV2Session(c, sessionId);
     if (!locked || locked.v2_counter === null) return notFound(); // logged out meanwhile
     if (isBanned(locked.user)) return banned();
@@ -168,9 +157,9 @@ function decideV2Locked(ctx: AppContext, q: Queryable, token: ParsedV2Token, sig
  * (docs/tokens-and-sessions.md#refresh-rotation step 3); any other revoked token is a reuse, refused as for
  * 12-character sessions.
  */
-export function upgradeToV2Locked(ctx: AppContext, q: Queryable, found: PresentedToken, client: Client): Promise<V2Decision> {
+export function upgradeToV2Locked(ctx: AppContext, q: Queryable, found: PresentedToken, client: Client): Promise<RefreshDecision> {
   const sessionId = found.session_id;
-  return inTransaction(q, async (c): Promise<V2Decision> => {
+  return inTransaction(q, async (c): Promise<RefreshDecision> => {
     const locked = await lockV2Session(c, sessionId);
     if (!locked) return notFound();
     if (isBanned(locked.user)) return banned();

@@ -6,7 +6,7 @@
 // the lock: hand back the existing child, give a rotated token another child within the reuse interval,
 // or refuse → sign outside the lock; with the custom access token hook or a KMS key, whose signature may
 // fail, all of it runs in one transaction with the signature, so a failure changes nothing
-// (sessions/issue.ts refreshSigned).
+// (grants/refresh-answer.ts).
 // The session row lock (select … for update) is what makes 1,000 concurrent refreshes of one token yield
 // exactly one child: each waiter finds the token revoked once the winner committed, re-reads the state,
 // and answers the active token, which is the winner's child (test/refresh.test.ts pins this).
@@ -25,11 +25,11 @@ import {
 } from '../../db/refresh-tokens.js';
 import { lockAndRotate } from '../../db/refresh-rotation.js';
 import { lockSessionUser } from '../../db/sessions.js';
-import type { UserRow } from '../../db/users.js';
 import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
 import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
 import { isBanned } from '../users/user-json.js';
-import { refreshSigned, tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
+import type { OAuthClaims } from '../sessions/issue.js';
+import { answerRefresh, type RefreshDecision } from './refresh-answer.js';
 import { childRefreshToken, childSecretOf } from '../sessions/child-token.js';
 import { actorOf, type ActingUser } from '../users/actor.js';
 import { sessionPolicy } from '../sessions/policy.js';
@@ -44,10 +44,6 @@ import type { ApiRequest, ApiResponse } from '../http/types.js';
 const notFound = () => apiError('refresh_token_not_found');
 const alreadyUsed = () => apiError('refresh_token_already_used');
 const banned = () => apiError('refresh_token_user_banned');
-/** The answer decided: `reads` are the token response's AMR and identities when the rotation returned them. */
-type Decision = { user: UserRow; sessionId: string; token: string; reads?: ResponseReads; outcome: RefreshOutcome } | ApiError;
-/** How a refresh was answered (auth_token_refreshes_total): a new child, or the existing child of the previous token. */
-type RefreshOutcome = 'rotated' | 'reused_parent';
 
 const schema = grantSchema('refresh_token');
 
@@ -92,23 +88,14 @@ export async function refresh(
   // token (or of the token that move revoked); a revoked token of a session still holding an active one
   // is decided below as ever.
   const upgrading = upgradesSession(ctx.config, found.session_id) && (!found.revoked || found.active_id === null);
-  const decide = async (q: Queryable): Promise<Decision> =>
+  const decide = async (q: Queryable): Promise<RefreshDecision> =>
     upgrading
       ? upgradeToV2Locked(ctx, q, found, client)
       : ((await rotateAtOnce(q, found, child, client)) ??
         (found.revoked && answersWithChild(ctx, found, found.id, child)
           ? await existingChild(q, found, child, client)
           : await decideLocked(ctx, q, found, presented, child, client)));
-  const answered = await refreshSigned(ctx, req.signal, async (q) => {
-    const decision = await decide(q);
-    if (decision instanceof ApiError) return decision;
-    // The session's creation time is read only under a session policy: SESSIONS_ALLOW_LOW_AAL needs it to cap exp.
-    const session = { id: decision.sessionId, created_at: found.session_created_at };
-    const body = await tokenResponse(ctx, q, decision.user, session, decision.token, decision.reads, req, undefined, oauth);
-    return { body, outcome: decision.outcome };
-  });
-  ctx.metrics.refresh(answered.outcome);
-  return { body: answered.body };
+  return answerRefresh(ctx, req, decide, found.session_created_at, oauth);
 }
 
 /**
@@ -120,7 +107,7 @@ export async function refresh(
  * The audit rows name the user as findPresentedToken read it, one statement before the lock (decideLocked
  * names the user as locked): the same snapshot-level race the lock's own read of the user row has.
  */
-async function rotateAtOnce(q: Queryable, found: PresentedToken, child: string, client: Client): Promise<Decision | null> {
+async function rotateAtOnce(q: Queryable, found: PresentedToken, child: string, client: Client): Promise<RefreshDecision | null> {
   if (found.revoked) return null;
   const rotated = await lockAndRotate(q, {
     parentId: found.id,
@@ -153,8 +140,8 @@ function decideLocked(
   presented: string,
   child: string,
   client: Client,
-): Promise<Decision> {
-  return inTransaction(q, async (c): Promise<Decision> => {
+): Promise<RefreshDecision> {
+  return inTransaction(q, async (c): Promise<RefreshDecision> => {
     const user = await lockSessionUser(c, found.session_id);
     if (!user) return notFound(); // the session was logged out meanwhile
     if (isBanned(user)) return banned();
@@ -198,7 +185,7 @@ const refreshedAudit = (client: Client, user: ActingUser): AuditEntry[] => [audi
  * token_refreshed is audited, as the original does for every refresh it answers, in the one statement that
  * also reads the user (the round trip this path always made).
  */
-async function existingChild(q: Queryable, found: PresentedToken, child: string, client: Client): Promise<Decision> {
+async function existingChild(q: Queryable, found: PresentedToken, child: string, client: Client): Promise<RefreshDecision> {
   const user = await recordRefresh(q, found.session_id, client, refreshedAudit(client, ownerOf(found)));
   return user ? { user, sessionId: found.session_id, token: child, outcome: 'reused_parent' } : notFound();
 }

@@ -1,7 +1,7 @@
 // Issuing sessions and the token response every grant returns. A new sign-in creates a session, its
 // first refresh token (stored hashed), the AMR entry of the method used, and an access token.
 // With the custom access token hook on, the hook shapes the claims before signing (docs/hooks.md#custom-access-token).
-import { ApiError, apiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import type { IdentityRow } from '../../db/identities.js';
@@ -195,22 +195,6 @@ export interface SignInOptions {
  */
 export function signsInTransaction(ctx: Pick<AppContext, 'config' | 'jwt'>): boolean {
   return ctx.config.hooks.customAccessToken.enabled || ctx.jwt.remoteSigning;
-}
-
-/**
- * Runs a refresh's writes and its signature: on the pool, or, when the signature may fail
- * (signsInTransaction), in one transaction, so that a failed hook or KMS call leaves the presented token
- * as it was, as the original's refresh does. `fn` answers a refusal it decided (a reuse) as a value: that
- * commits what it wrote, and only then is it thrown.
- */
-export async function refreshSigned<T>(
-  ctx: AppContext,
-  signal: AbortSignal | undefined,
-  fn: (q: Queryable) => Promise<T | ApiError>,
-): Promise<T> {
-  const answered = signsInTransaction(ctx) ? await tx(ctx.db, fn, signal) : await fn(ctx.db);
-  if (answered instanceof ApiError) throw answered;
-  return answered;
 }
 
 export async function issueSession(
