@@ -129,6 +129,13 @@ t.test('invite creates an invited user without a password; the link signs in wit
   const res = await generate({ type: 'invite', email: 'guest@example.com', data: { team: 'blue' } });
   t.equal(res.status, 200);
   t.match(res.body, { invited_at: String, confirmation_sent_at: String, user_metadata: { team: 'blue' }, verification_type: 'invite' });
+  // As the original writes them: the metadata exactly as sent, and the identity only its claims.
+  const written = await api.db.query(
+    `select u.raw_user_meta_data as meta, i.identity_data as identity from users u join identities i on i.user_id = u.id where u.email = $1`,
+    ['guest@example.com'],
+  );
+  t.strictSame(written.rows[0].meta, { team: 'blue' });
+  t.strictSame(Object.keys(written.rows[0].identity).sort(), ['email', 'email_verified', 'phone_verified', 'sub']);
   t.equal(res.body.action_link, `${api.url}/verify?token=${res.body.hashed_token}&type=invite&redirect_to=${SITE}`);
   const { rows } = await api.db.query('select encrypted_password from users where id = $1', [res.body.id]);
   t.equal(rows[0].encrypted_password, null);

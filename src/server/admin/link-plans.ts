@@ -52,6 +52,8 @@ async function newUser(ctx: AppContext, c: Queryable, input: LinkInput, invited:
       role: ctx.config.jwt.defaultGroupName,
       passwordHash: input.passwordHash,
       data: input.data,
+      // As the original builds these users: `data` is the user_metadata as sent, and the identity holds only its claims.
+      invite: true,
       confirmed: false,
       invitedAt: invited ? new Date() : undefined,
     },

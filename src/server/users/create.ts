@@ -17,7 +17,7 @@ export interface NewUser {
   passwordHash: string | null;
   data: Record<string, unknown>;
   confirmed: boolean;
-  /** POST /invite: `data` is the user's metadata as sent, and none of it goes into the identity */
+  /** POST /invite and generate_link: `data` is the user's metadata as sent, and none of it goes into the identity */
   invite?: boolean;
   invitedAt?: Date;
   id?: string;
