@@ -44,11 +44,11 @@ export async function mergeIdentityData(q: Queryable, userId: string, provider: 
   );
 }
 
-/** Every identity of the user that carries `email` (the generated, lower-cased column) is marked verified. */
+/** The user's email identity, and every other identity carrying `email` (the generated, lower-cased column), marked verified. */
 export async function markEmailVerifiedEverywhere(q: Queryable, userId: string, email: string): Promise<void> {
   await q.query(
     `update identities set identity_data = identity_data || '{"email_verified": true}'::jsonb, updated_at = now()
-     where user_id = $1 and email = lower($2)`,
+     where user_id = $1 and (provider = 'email' or email = lower($2))`,
     [userId, email],
   );
 }

@@ -53,7 +53,7 @@ async function newUser(ctx: AppContext, c: Queryable, input: LinkInput, invited:
       passwordHash: input.passwordHash,
       data: input.data,
       // As the original builds these users: `data` is the user_metadata as sent, and the identity holds only its claims.
-      invite: true,
+      metadataAsSent: true,
       confirmed: false,
       invitedAt: invited ? new Date() : undefined,
     },
@@ -70,8 +70,7 @@ const signup: Planner = async (ctx, c, user, input) => {
         raw_user_meta_data: mergeMetadata(user.raw_user_meta_data, input.data),
         confirmation_sent_at: new Date(),
       })
-    : // user_metadata is exactly the request's data, without the identity's fields (auth-js's admin tests).
-      await updateUser(c, (await newUser(ctx, c, input, false)).id, { confirmation_sent_at: new Date(), raw_user_meta_data: input.data });
+    : await updateUser(c, (await newUser(ctx, c, input, false)).id, { confirmation_sent_at: new Date() });
   return {
     user: target,
     tokenType: 'confirmation_token',

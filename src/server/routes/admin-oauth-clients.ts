@@ -38,13 +38,12 @@ export const adminUpdateOAuthClient: GuardedHandler<Admin, UpdateParams | null> 
   const params = oauthJsonBody(req);
   if (!params) throw apiError('oauth_client_no_changes');
   checkUpdate(params, client.client_type);
-  const { redirect_uris, grant_types, client_name, client_uri, logo_uri, ...rest } = params;
+  const { redirect_uris, grant_types, ...rest } = params;
   // An empty name or URI clears the column to NULL, as the original stores it (and as registration does).
+  const cleared = (['client_name', 'client_uri', 'logo_uri'] as const).filter((k) => rest[k] === '').map((k) => [k, null]);
   const updated = await updateOAuthClient(ctx.db, client.id, {
     ...rest,
-    ...(client_name === undefined ? {} : { client_name: client_name || null }),
-    ...(client_uri === undefined ? {} : { client_uri: client_uri || null }),
-    ...(logo_uri === undefined ? {} : { logo_uri: logo_uri || null }),
+    ...Object.fromEntries(cleared),
     ...(redirect_uris ? { redirect_uris: redirect_uris.join(',') } : {}),
     ...(grant_types ? { grant_types: grant_types.join(',') } : {}),
   } as Parameters<typeof updateOAuthClient>[2]);

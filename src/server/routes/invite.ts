@@ -45,7 +45,7 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
             passwordHash: null,
             data,
             confirmed: false,
-            invite: true,
+            metadataAsSent: true,
           },
           req,
         )

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { updateUser, type UserRow } from '../../db/users.js';
 import { insertNewUser } from './insert-new-user.js';
-import { insertIdentity, mergeIdentityData, type IdentityRow } from '../../db/identities.js';
+import { insertIdentity, markEmailVerifiedEverywhere, mergeIdentityData, type IdentityRow } from '../../db/identities.js';
 import type { Queryable } from '../../db/pool.js';
 
 export type AddressProvider = 'email' | 'phone';
@@ -18,7 +18,7 @@ export interface NewUser {
   data: Record<string, unknown>;
   confirmed: boolean;
   /** POST /invite and generate_link: `data` is the user's metadata as sent, and none of it goes into the identity */
-  invite?: boolean;
+  metadataAsSent?: boolean;
   invitedAt?: Date;
   id?: string;
 }
@@ -41,12 +41,12 @@ function newIdentityData(u: NewUser, id: string): Record<string, unknown> {
     email_verified: u.confirmed && u.provider === 'email',
     phone_verified: u.confirmed && u.provider === 'phone',
   };
-  return u.invite ? base : { ...u.data, ...base };
+  return u.metadataAsSent ? base : { ...u.data, ...base };
 }
 
 /** A sign-up's user_metadata is its identity data, without the keys `data` set to null, as the original merges it. */
 function newUserMetadata(u: NewUser, id: string): Record<string, unknown> {
-  if (u.invite) return { ...u.data };
+  if (u.metadataAsSent) return { ...u.data };
   return Object.fromEntries(Object.entries(newIdentityData(u, id)).filter(([, value]) => value !== null));
 }
 
@@ -125,13 +125,20 @@ export async function createUser(q: Queryable, u: NewUser): Promise<{ user: User
 /**
  * Marks the email or phone confirmed, in the user and in its identity data. A confirmed address keeps its
  * confirmation time unless `again` (the original's phone confirmation, which every SMS code sign-in repeats,
- * sets it to now each time).
+ * sets it to now each time). `everyIdentity`: a confirmation token's, which marks every identity carrying
+ * the email verified, an OAuth one included, as the original's confirmation does.
  */
-export async function confirmAddress(q: Queryable, user: UserRow, provider: AddressProvider, again = false): Promise<UserRow> {
+export async function confirmAddress(
+  q: Queryable,
+  user: UserRow,
+  provider: AddressProvider,
+  o: { again?: boolean; everyIdentity?: boolean } = {},
+): Promise<UserRow> {
   const flag = provider === 'email' ? 'email_verified' : 'phone_verified';
-  await mergeIdentityData(q, user.id, provider, { [flag]: true });
+  if (provider === 'email' && o.everyIdentity && user.email) await markEmailVerifiedEverywhere(q, user.id, user.email);
+  else await mergeIdentityData(q, user.id, provider, { [flag]: true });
   const confirmedAt = (provider === 'email' ? user.email_confirmed_at : user.phone_confirmed_at) ?? null;
-  const at = again || !confirmedAt ? new Date() : confirmedAt;
+  const at = o.again || !confirmedAt ? new Date() : confirmedAt;
   return updateUser(q, user.id, {
     ...(provider === 'email' ? { email_confirmed_at: at } : { phone_confirmed_at: at }),
     raw_user_meta_data: { ...user.raw_user_meta_data, [flag]: true },

@@ -4,7 +4,6 @@ import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
 import { confirmAddress } from '../users/create.js';
-import { markEmailVerifiedEverywhere } from '../../db/identities.js';
 import type { AppContext } from '../context.js';
 import type { Notification } from '../delivery/notifications.js';
 import { applyEmailChange, applyPhoneChange } from './address-change.js';
@@ -52,10 +51,9 @@ const confirmEmail: VerifyType['apply'] = async (_ctx, q, user) => ({ user: awai
  * every identity carrying the address is marked verified too, an OAuth one included, not only the email
  * identity. A recovery or magic link token confirms the email identity alone.
  */
-const confirmSignUp: VerifyType['apply'] = async (ctx, q, user, tokenType) => {
-  if (tokenType === 'confirmation_token' && user.email) await markEmailVerifiedEverywhere(q, user.id, user.email);
-  return confirmEmail(ctx, q, user, tokenType);
-};
+const confirmSignUp: VerifyType['apply'] = async (_ctx, q, user, tokenType) => ({
+  user: await confirmAddress(q, user, 'email', { everyIdentity: tokenType === 'confirmation_token' }),
+});
 
 export const VERIFY_TYPES = new Map<string, VerifyType>([
   ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmSignUp, audit: confirmation }],
@@ -77,7 +75,7 @@ export const VERIFY_TYPES = new Map<string, VerifyType>([
 
       amr: 'otp',
       // Confirmed again, now, at every code: the original's ConfirmPhone on each SMS sign-in.
-      apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone', true) }),
+      apply: async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'phone', { again: true }) }),
       audit: () => ({ action: 'user_signedup', traits: { provider: 'phone' } }),
       testOtpColumn: 'phone',
     },
