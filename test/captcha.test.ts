@@ -196,3 +196,10 @@ t.test("provider defaults: each provider's real siteverify URL unless overridden
   t.equal(verifyUrlOf({ ...base, provider: 'turnstile' }), 'https://challenges.cloudflare.com/turnstile/v0/siteverify');
   t.equal(verifyUrlOf({ ...base, provider: 'turnstile', verifyUrl: 'http://127.0.0.1:1/x' }), 'http://127.0.0.1:1/x');
 });
+
+t.test('the token is read under member names in another case, as the original decodes them', async (t) => {
+  const res = await api.request('POST', '/signup', {
+    body: { email: uniqueEmail('cased'), password, GoTrue_Meta_Security: { Captcha_Token: 'good-token' } },
+  });
+  t.equal(res.status, 200, res.text);
+});

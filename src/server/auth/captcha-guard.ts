@@ -2,6 +2,7 @@
 // token the provider accepts — top-level `captcha_token` (docs/captcha.md#the-token) or `gotrue_meta_security.captcha_token`
 // (auth-js) — unless it has an admin bearer. Declared with the route in routes.ts, applied by http/dispatch.ts.
 import { ApiError, apiError } from '../errors.js';
+import { fieldNames, underFieldNames } from '../http/field-names.js';
 import { requireAdmin } from './admin.js';
 import { verifyCaptchaToken, type CaptchaVerdict } from './captcha.js';
 import type { AppContext } from '../context.js';
@@ -33,9 +34,14 @@ async function checkCaptcha(req: ApiRequest, ctx: AppContext): Promise<void> {
   if (!verdict.success) throw apiError('captcha_disallowed', `captcha protection: request disallowed (${verdict.errorCodes.join(', ')})`);
 }
 
-function tokenOf(body: Record<string, unknown>): string {
+const TOP_LEVEL = fieldNames(['gotrue_meta_security', 'captcha_token']);
+const NESTED = fieldNames(['captcha_token']);
+
+/** The token, its members named as the original's decoder matches them (http/field-names.ts). */
+function tokenOf(sent: Record<string, unknown>): string {
+  const body = underFieldNames(sent, TOP_LEVEL);
   const meta = body.gotrue_meta_security;
-  const nested = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).captcha_token : undefined;
+  const nested = meta && typeof meta === 'object' ? underFieldNames(meta as Record<string, unknown>, NESTED).captcha_token : undefined;
   const token = typeof nested === 'string' && nested.trim() ? nested : body.captcha_token;
   return typeof token === 'string' ? token.trim() : '';
 }

@@ -4,6 +4,7 @@
 // never lets a gatekeeping hook's request through. Members are matched by name as the original matches
 // them: exactly, else ignoring case ("Decision" is decision).
 import { apiError, type ApiError } from '../errors.js';
+import { foldedName } from '../http/field-names.js';
 
 /** What a transport resolves when the hook gave no output at all: HTTP 204, or a function's SQL null. */
 export const NO_ANSWER = undefined;
@@ -63,13 +64,8 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/**
- * A key as compared with the (lower-case) member names: case folded, with the two non-ASCII letters
- * that fold to ASCII ones (ſ to s, the Kelvin sign to k, which toLowerCase already does).
- */
-function memberName(key: string): string {
-  return key.toLowerCase().replaceAll('ſ', 's');
-}
+/** A key as compared with the (lower-case) member names: case folded, as request bodies' are. */
+const memberName = foldedName;
 
 function hasType(value: unknown, type: MemberType): boolean {
   // An integer member takes a whole number the original's int holds; 403.5 or 1e30 do not decode.

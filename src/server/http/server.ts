@@ -15,6 +15,7 @@ import { clientAddress, connectionAddress } from './client-address.js';
 import { withRequestSpans, type ChildSpan } from '../observability/request-spans.js';
 import { methodNotAllowed, type Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
+import { underFieldNames } from './field-names.js';
 import type { AppContext } from '../context.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -239,7 +240,7 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
       return deadline.signal;
     },
     json() {
-      return (parsed ??= parseJsonObject(rawBody));
+      return (parsed ??= check?.fields ? underFieldNames(parseJsonObject(rawBody), check.fields) : parseJsonObject(rawBody));
     },
     // The route's schema is checked where the handler first reads the body, so its errors keep their
     // place among the handler's own checks (after the guard, after a 404 for an unknown user).

@@ -3,6 +3,7 @@
 // may call it; the dispatcher (dispatch.ts) enforces that and hands the handler its principal.
 import type { AppContext } from '../context.js';
 import type { Admin, Authenticated, AuthenticatedWithIdentities, ClientBucket } from '../auth/principal.js';
+import type { FieldNames } from './field-names.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -20,7 +21,10 @@ export interface ApiRequest<B = JsonObject> {
   rawBody: Buffer;
   /** aborts when API_MAX_REQUEST_DURATION passes (the 504): pass it to tx() and the hasher */
   signal: AbortSignal;
-  /** The parsed JSON body ({} when empty), unchecked. Throws 400 bad_json when it does not parse. */
+  /**
+   * The parsed JSON body ({} when empty), unchecked but with its members named as the route's fields
+   * (field-names.ts). Throws 400 bad_json when it does not parse.
+   */
   json(): JsonObject;
   /** The body checked by the route's schema (validate.ts), typed; json() when the route has none. */
   body(): B;
@@ -52,8 +56,11 @@ export interface Principals {
 
 export type GuardedHandler<P, B = JsonObject> = (req: ApiRequest<B>, ctx: AppContext, principal: P) => Reply;
 
-/** A body check made by validate.ts: returns the body typed, or throws the route's 400. */
-export type BodyCheck<B> = (body: JsonObject) => B;
+/**
+ * A body check made by validate.ts: returns the body typed, or throws the route's 400. `fields` names the
+ * fields it reads, so that req.json() matches members to them as the original does (field-names.ts).
+ */
+export type BodyCheck<B> = ((body: JsonObject) => B) & { readonly fields?: FieldNames };
 
 interface RouteFields {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';

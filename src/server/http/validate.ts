@@ -9,6 +9,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { apiError } from '../errors.js';
 import type { BodyCheck, JsonObject } from './types.js';
+import { fieldNames, underFieldNames, type FieldNames } from './field-names.js';
 
 const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false });
 
@@ -32,11 +33,16 @@ export function bodySchema<const F extends Record<string, FieldType>>(fields: F)
   const properties: Record<string, object> = {};
   for (const [name, type] of Object.entries(fields)) properties[name] = type === 'unknown' ? {} : { type, nullable: true };
   const validator = compiledOnFirstUse<BodyOf<F>>({ type: 'object', properties });
-  return (body) => {
+  return withFields(fieldNames(Object.keys(fields)), (body) => {
     const validate = validator();
     if (!validate(body)) throw apiError('validation_failed', describe(validate.errors?.[0]));
     return body;
-  };
+  });
+}
+
+/** A check that first names the body's members as its fields, as the original's decoder matches them. */
+export function withFields<B>(fields: FieldNames, check: (body: JsonObject) => B): BodyCheck<B> {
+  return Object.assign((body: JsonObject) => check(underFieldNames(body, fields)), { fields });
 }
 
 function describe(error: ErrorObject | undefined): string {
@@ -55,12 +61,12 @@ export function grantSchema<const N extends string>(...names: N[]): BodyCheck<{ 
     type: 'object',
     properties: Object.fromEntries(names.map((n) => [n, { type: 'string', nullable: true }])),
   });
-  return (body) => {
+  return withFields(fieldNames(names), (body) => {
     const validate = validator();
     if (!validate(body)) {
       const error = validate.errors?.[0];
       throw apiError('validation_failed', `${error?.instancePath.replace(/^\//, '') || 'body'} ${error?.message ?? 'is invalid'}`);
     }
     return body;
-  };
+  });
 }

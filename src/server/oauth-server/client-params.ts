@@ -4,6 +4,8 @@
 import { apiError } from '../errors.js';
 import type { JsonObject } from '../http/types.js';
 import { redirectUriProblem } from './redirect-uri.js';
+import { fieldNames } from '../http/field-names.js';
+import { withFields } from '../http/validate.js';
 
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
@@ -37,8 +39,18 @@ function listField(body: JsonObject, key: string): string[] | undefined {
   return v as string[];
 }
 
+const REGISTER_FIELDS = [
+  'redirect_uris',
+  'client_type',
+  'token_endpoint_auth_method',
+  'grant_types',
+  'client_name',
+  'client_uri',
+  'logo_uri',
+];
+
 /** The registration body's check (the route's schema): each field of its JSON type, else bad_json. */
-export function readRegisterParams(body: JsonObject): RegisterParams {
+export const readRegisterParams = withFields(fieldNames(REGISTER_FIELDS), (body): RegisterParams => {
   return {
     redirect_uris: listField(body, 'redirect_uris') ?? [],
     client_type: stringField(body, 'client_type') ?? '',
@@ -48,10 +60,10 @@ export function readRegisterParams(body: JsonObject): RegisterParams {
     client_uri: stringField(body, 'client_uri') ?? '',
     logo_uri: stringField(body, 'logo_uri') ?? '',
   };
-}
+});
 
 /** The update body's check (the route's schema): only the fields present; null when none is (the original's "No fields provided for update"). */
-export function readUpdateParams(body: JsonObject): UpdateParams | null {
+export const readUpdateParams = withFields(fieldNames(REGISTER_FIELDS), (body): UpdateParams | null => {
   const p: UpdateParams = {};
   const uris = listField(body, 'redirect_uris');
   if (uris) p.redirect_uris = uris;
@@ -62,7 +74,7 @@ export function readUpdateParams(body: JsonObject): UpdateParams | null {
     if (v !== undefined) p[key] = v;
   }
   return Object.keys(p).length === 0 ? null : p;
-}
+});
 
 export function checkRedirectUris(uris: string[]): void {
   if (uris.length === 0) throw invalid('redirect_uris cannot be empty');

@@ -4,6 +4,7 @@
 import { OAuthRefusal } from '../grants/oauth-refusal.js';
 import type { ApiRequest } from '../http/types.js';
 import { formValues } from './form-values.js';
+import { fieldNames, underFieldNames } from '../http/field-names.js';
 
 export const TOKEN_PARAMS = [
   'grant_type',
@@ -16,6 +17,8 @@ export const TOKEN_PARAMS = [
   'resource',
 ] as const;
 export type TokenParams = Record<(typeof TOKEN_PARAMS)[number], string>;
+/** A JSON body's members match them as the original's decoder matches them (http/field-names.ts). */
+const TOKEN_FIELDS = fieldNames(TOKEN_PARAMS);
 
 /**
  * Parameters that could not be read. The original's client authentication reads the same body first, for
@@ -40,7 +43,7 @@ export function readTokenParams(req: ApiRequest<unknown>): TokenParams {
   if ((req.headers['content-type'] ?? '').includes('application/json')) {
     let body: Record<string, unknown>;
     try {
-      body = req.json();
+      body = underFieldNames(req.json(), TOKEN_FIELDS);
     } catch {
       throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body');
     }

@@ -10,6 +10,8 @@ import type { AppContext } from '../context.js';
 import { clientSummary } from '../oauth-server/client-json.js';
 import { decide, showAuthorization } from '../oauth-server/decide.js';
 import { oauthJsonBody } from '../oauth-server/json-body.js';
+import { fieldNames } from '../http/field-names.js';
+import { withFields } from '../http/validate.js';
 
 export const getAuthorization: GuardedHandler<Authenticated> = async (req, ctx, { user }) => {
   checkOrigin(req, ctx);
@@ -34,11 +36,11 @@ interface ConsentBody {
 }
 
 /** The consent body: an action of the wrong JSON type is the original's "invalid JSON body". */
-export const consentBody: BodyCheck<ConsentBody> = (body) => {
+export const consentBody: BodyCheck<ConsentBody> = withFields(fieldNames(['action']), (body) => {
   const { action } = body;
   if (action !== undefined && action !== null && typeof action !== 'string') throw apiError('oauth_consent_bad_json');
   return { action: action ?? '' };
-};
+});
 
 export const postConsent: GuardedHandler<Authenticated, ConsentBody> = async (req, ctx, { user }) => {
   checkOrigin(req, ctx);

@@ -1,0 +1,71 @@
+// Request bodies' member names are matched to fields as the original's JSON decoder matches them
+// (docs/api.md#conventions-for-every-endpoint): exactly, else ignoring case, a later member of a field replacing an earlier
+// one unless it is null. A client written against the original that sends `Email` or `PASSWORD` is served,
+// not answered as if it had sent nothing.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { adminToken } from './helpers/admin.js';
+import { uniqueEmail } from './helpers/accounts.js';
+import { oauthServerEnv, registerClient } from './helpers/oauth-server.js';
+
+const api = await startTestService(oauthServerEnv());
+t.teardown(() => api.stop());
+const admin = await adminToken('service_role');
+const password = 'Secret-password-1';
+
+t.test('sign-up and the password grant read fields sent in another case', async (t) => {
+  const email = uniqueEmail('cased');
+  const signedUp = await api.request('POST', '/signup', { body: { Email: email, PASSWORD: password, Data: { plan: 'pro' } } });
+  t.equal(signedUp.status, 200, signedUp.text);
+  t.equal(signedUp.body.user.email, email);
+  t.equal(signedUp.body.user.user_metadata.plan, 'pro');
+  const signedIn = await api.request('POST', '/token?grant_type=password', { body: { EMAIL: email, Password: password } });
+  t.equal(signedIn.status, 200, signedIn.text);
+  t.equal(signedIn.body.user.id, signedUp.body.user.id);
+  // ſ folds to s and the Kelvin sign to k, as Unicode case folding (and Go's decoder) has them.
+  const folded = await api.request('POST', '/token?grant_type=password', { body: { email, paſſword: password } });
+  t.equal(folded.status, 200, folded.text);
+});
+
+t.test('a later member of a field replaces an earlier one, except null; a wrong type is named by the field', async (t) => {
+  const first = uniqueEmail('first');
+  const last = uniqueEmail('last');
+  const later = await api.request('POST', '/signup', { body: { email: first, Email: last, password } });
+  t.equal(later.status, 200, later.text);
+  t.equal(later.body.user.email, last);
+  const kept = uniqueEmail('kept');
+  const nulled = await api.request('POST', '/signup', { body: { email: kept, EMAIL: null, password } });
+  t.equal(nulled.status, 200, nulled.text);
+  t.equal(nulled.body.user.email, kept);
+  const mistyped = await api.request('POST', '/signup', { body: { Email: 42, password } });
+  t.strictSame([mistyped.status, mistyped.body], [400, { code: 400, error_code: 'validation_failed', msg: 'email must be a string' }]);
+});
+
+t.test('admin routes: a user created with cased fields', async (t) => {
+  const email = uniqueEmail('admin');
+  const res = await api.request('POST', '/admin/users', {
+    token: admin,
+    body: { Email: email, Email_Confirm: true, User_Metadata: { team: 'a' } },
+  });
+  t.equal(res.status, 200, res.text);
+  t.equal(res.body.email, email);
+  t.ok(res.body.email_confirmed_at, 'email_confirm was read');
+  t.equal(res.body.user_metadata.team, 'a');
+});
+
+t.test('the OAuth server: a client registered and a token request sent with cased fields', async (t) => {
+  const res = await api.request('POST', '/admin/oauth/clients', {
+    token: admin,
+    body: { Client_Name: 'Cased', Redirect_URIs: ['https://cased.example/cb'] },
+  });
+  t.equal(res.status, 201, res.text);
+  t.equal(res.body.client_name, 'Cased');
+  t.strictSame(res.body.redirect_uris, ['https://cased.example/cb']);
+
+  const client = await registerClient(api, { token_endpoint_auth_method: 'client_secret_post' });
+  const token = await api.request('POST', '/oauth/token', {
+    body: { Grant_Type: 'refresh_token', Refresh_Token: 'not-a-token', Client_ID: client.client_id, Client_Secret: client.client_secret },
+  });
+  // The grant type, the credentials and the token were all read: the refusal is about the token itself.
+  t.strictSame([token.status, token.body.error_code], [400, 'refresh_token_not_found'], token.text);
+});
