@@ -69,3 +69,30 @@ t.test('the OAuth server: a client registered and a token request sent with case
   // The grant type, the credentials and the token were all read: the refusal is about the token itself.
   t.strictSame([token.status, token.body.error_code], [400, 'refresh_token_not_found'], token.text);
 });
+
+t.test('a body of null is an empty one, as the original decodes it; other non-objects stay bad_json', async (t) => {
+  const email = uniqueEmail('null-body');
+  const created = await api.request('POST', '/admin/users', { token: admin, body: { email, password } });
+  t.equal(created.status, 200, created.text);
+  const nulled = await api.request('PUT', `/admin/users/${created.body.id}`, {
+    token: admin,
+    raw: 'null',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.equal(nulled.status, 200, nulled.text);
+  t.equal(nulled.body.email, email, 'nothing changed');
+  const registered = await api.request('POST', '/admin/oauth/clients', {
+    token: admin,
+    raw: 'null',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.strictSame([registered.status, registered.body.msg], [400, '400: redirect_uris is required'], 'checked as an empty registration');
+  for (const raw of ['[]', '"null"', '0']) {
+    const res = await api.request('PUT', `/admin/users/${created.body.id}`, {
+      token: admin,
+      raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    t.strictSame([res.status, res.body.error_code], [400, 'bad_json'], raw);
+  }
+});

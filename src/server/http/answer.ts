@@ -44,7 +44,7 @@ export function errorAnswer(
 const JSON_NUL = /\\u0000/i;
 const QUERY_NUL = /%00/;
 
-/** A JSON body that must be an object ({} when empty), nested at most MAX_JSON_DEPTH deep; anything else is 400 bad_json. */
+/** A JSON body that must be an object ({} when empty or null), nested at most MAX_JSON_DEPTH deep; anything else is 400 bad_json. */
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) return {};
   const latin1 = raw.toString('latin1');
@@ -57,7 +57,9 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   } catch (err) {
     throw apiError('bad_json', `Could not parse request body as JSON: ${(err as Error).message}`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  // A body of `null` is an empty one: the original's decoder leaves its request struct as it was.
+  if (value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
     throw apiError('bad_json');
   }
   const opener = mayBeTooDeep(raw.length) ? tooDeep(value) : null;
