@@ -69,6 +69,9 @@ t.test('an unknown scope is refused and ends nothing', async (t) => {
   const [a] = await threeSessions();
   const res = await api.request('POST', '/logout?scope=everything', { token: a.access_token });
   t.strictSame(res.body, { code: 400, error_code: 'validation_failed', msg: 'Unsupported logout scope "everything"' });
+  // quoted as Go's %q quotes it: quotes and backslashes escaped, characters that do not print as escapes
+  const odd = await api.request('POST', '/logout?scope=a%22b%5Cc%09%E2%80%8B%C3%A9%F0%9F%98%80%7F', { token: a.access_token });
+  t.equal(odd.body.msg, 'Unsupported logout scope "a\\"b\\\\c\\t\\u200bé😀\\x7f"');
   t.ok(await alive(a));
 });
 

@@ -4,6 +4,8 @@
 // and answers is the canonical lower-case form, so that is what a successful read gives. A failed read gives
 // the library's error text (POST /sso quotes it; the wording is rebuilt so clients matching on it see the same).
 
+import { goQuoted } from './go-quoted.js';
+
 export type UuidRead = { uuid: string } | { error: string };
 
 /** The canonical form alone, for the places that take only it. */
@@ -77,27 +79,12 @@ function hexOf(b: Buffer): string | { error: string } {
   return b.toString('latin1').toLowerCase();
 }
 
-const lengthError = (b: Buffer) => ({ error: `uuid: incorrect UUID length ${b.length} in string ${quoted(b)}` });
-const formatError = (b: Buffer) => ({ error: `uuid: incorrect UUID format in string ${quoted(b)}` });
+const lengthError = (b: Buffer) => ({ error: `uuid: incorrect UUID length ${b.length} in string ${goQuoted(b.toString('utf8'))}` });
+const formatError = (b: Buffer) => ({ error: `uuid: incorrect UUID format in string ${goQuoted(b.toString('utf8'))}` });
 
 /** A byte as Go's %#U prints it: U+0067 'g', the character left out when it is not printable. */
 function codePoint(byte: number): string {
   const code = `U+${byte.toString(16).toUpperCase().padStart(4, '0')}`;
   const printable = (byte >= 0x20 && byte < 0x7f) || (byte > 0xa0 && byte !== 0xad);
   return printable ? `${code} '${String.fromCharCode(byte)}'` : code;
-}
-
-/** Text in double quotes with Go's escapes (%q): printable characters kept, others escaped. */
-function quoted(b: Buffer): string {
-  const named: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v' };
-  let out = '"';
-  for (const ch of b.toString('utf8')) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += `\\${ch}`;
-    else if (named[ch]) out += named[ch];
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0x80 && cp < 0xa0) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += ch;
-  }
-  return `${out}"`;
 }

@@ -10,6 +10,7 @@ import type { AppContext } from '../context.js';
 import { customModule, customRuntime } from './module.js';
 import { discoveryUrlOf, fetchDiscovery } from './discovery.js';
 import { customProviderConnections } from './public-connections.js';
+import { goQuoted } from '../go-quoted.js';
 
 export async function customProvider(ctx: AppContext, identifier: string, error: ErrorName): Promise<UsableProvider> {
   const refuse = (why: string) => apiError(error, `Unsupported provider: ${why}`);
@@ -35,10 +36,10 @@ export async function customProvider(ctx: AppContext, identifier: string, error:
 export async function customIdTokenProvider(ctx: AppContext, identifier: string): Promise<{ row: CustomProviderRow; rt: ProviderRuntime }> {
   if (!ctx.config.customOAuth.enabled) throw apiError('validation_failed', 'Custom OAuth providers are disabled');
   const row = await findCustomProvider(ctx.db, identifier);
-  if (!row) throw apiError('validation_failed', `Custom provider "${identifier}" not found`);
-  if (!row.enabled) throw apiError('provider_disabled', `Custom provider "${identifier}" is disabled`);
-  if (row.provider_type !== 'oidc') throw apiError('validation_failed', `Provider "${identifier}" is not an OIDC provider`);
-  if (!row.issuer) throw apiError('validation_failed', `OIDC provider "${identifier}" missing issuer`);
+  if (!row) throw apiError('validation_failed', `Custom provider ${goQuoted(identifier)} not found`);
+  if (!row.enabled) throw apiError('provider_disabled', `Custom provider ${goQuoted(identifier)} is disabled`);
+  if (row.provider_type !== 'oidc') throw apiError('validation_failed', `Provider ${goQuoted(identifier)} is not an OIDC provider`);
+  if (!row.issuer) throw apiError('validation_failed', `OIDC provider ${goQuoted(identifier)} missing issuer`);
   await ensureDiscovery(ctx, row);
   return { row, rt: customRuntime(ctx.config, row, '') };
 }

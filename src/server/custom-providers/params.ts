@@ -3,6 +3,7 @@
 // format, lengths), which it then answers with a 500, are made here first and answered as 400s.
 import { bodySchema } from '../http/validate.js';
 import { apiError } from '../errors.js';
+import { goQuoted } from '../go-quoted.js';
 
 export const providerBody = bodySchema({
   provider_type: 'string',
@@ -91,7 +92,7 @@ const RESERVED_PARAMS = [
 export function checkAuthorizationParams(params: Record<string, unknown> | null | undefined): void {
   for (const [key, value] of Object.entries(params ?? {})) {
     if (RESERVED_PARAMS.includes(key)) throw invalid(`Cannot override reserved OAuth parameter: ${key}`);
-    if (typeof value !== 'string') throw invalid(`Authorization parameter "${key}" must be a string`);
+    if (typeof value !== 'string') throw invalid(`Authorization parameter ${goQuoted(key)} must be a string`);
   }
 }
 

@@ -4,6 +4,7 @@
 // refused with 400 email_address_not_authorized before its token is issued or anything is sent.
 import { apiError } from '../errors.js';
 import type { AppContext } from '../context.js';
+import { goQuoted } from '../go-quoted.js';
 
 const LABEL = /\+[^@]+@/g;
 
@@ -18,6 +19,6 @@ export function isAuthorizedRecipient(ctx: AppContext, address: string): boolean
 export function assertAuthorizedRecipients(ctx: AppContext, addresses: string[]): void {
   const refused = addresses.find((address) => !isAuthorizedRecipient(ctx, address));
   if (refused !== undefined) {
-    throw apiError('email_address_not_authorized', `Email address ${JSON.stringify(refused)} cannot be used as it is not authorized`);
+    throw apiError('email_address_not_authorized', `Email address ${goQuoted(refused)} cannot be used as it is not authorized`);
   }
 }

@@ -18,6 +18,7 @@ import { testOtpFor } from './sms/test-otp.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { emailData, sendEmailHook } from '../hooks/send-email.js';
 import { sendSmsHook } from '../hooks/send-sms.js';
+import { goQuoted } from '../go-quoted.js';
 
 export interface EmailTokenRequest {
   kind: MailKind;
@@ -99,7 +100,7 @@ export async function sendEmailToken(
     if (err instanceof MailAddressRefused) {
       // The client's own input, so a 400 (a blocked MX included: the original answers that one 500).
       ctx.log.info({ kind: r.kind, fault: err.fault }, 'the address check refused the recipient');
-      throw apiError('email_address_invalid', `Email address ${JSON.stringify(err.address)} is invalid`);
+      throw apiError('email_address_invalid', `Email address ${goQuoted(err.address)} is invalid`);
     }
     ctx.log.error({ err, kind: r.kind }, 'sending mail failed');
     throw apiError('email_send_failed', `Error sending ${describe(r.kind)} email`);

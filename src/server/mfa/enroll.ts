@@ -14,6 +14,7 @@ import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, JsonObject } from '../http/types.js';
 import type { MfaConfig } from '../config/types.js';
+import { goQuoted } from '../go-quoted.js';
 
 export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: Authenticated): Promise<JsonObject> {
   requireNotAnonymous(principal);
@@ -58,7 +59,7 @@ export function checkFriendlyNameLength(friendlyName: string): void {
 /** The original's validateFactors: a name taken (an empty name too), too many factors, or aal1 with a verified factor. */
 function checkEnrolment(factors: FactorRow[], friendlyName: string, mfa: MfaConfig, aal: string): void {
   if (factors.some((f) => (f.friendly_name ?? '') === friendlyName)) {
-    throw apiError('mfa_factor_name_conflict', `A factor with the friendly name "${friendlyName}" for this user already exists`);
+    throw apiError('mfa_factor_name_conflict', `A factor with the friendly name ${goQuoted(friendlyName)} for this user already exists`);
   }
   const verified = factors.filter((f) => f.status === 'verified').length;
   // MFA_MAX_ENROLLED_FACTORS may be fractional; the original counts against its whole part (2.5 allows 2).

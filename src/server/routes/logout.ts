@@ -8,13 +8,14 @@ import { tx } from '../../db/pool.js';
 import type { Authenticated } from '../auth/bearer.js';
 import { actorOf } from '../users/actor.js';
 import type { GuardedHandler } from '../http/types.js';
+import { goQuoted } from '../go-quoted.js';
 
 const SCOPES = { global: 'all', local: 'only', others: 'others' } as const;
 
 // The guard authenticates before the scope is read, as the original does.
 export const logout: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   const scopeName = req.query.get('scope') || 'global';
-  if (!Object.hasOwn(SCOPES, scopeName)) throw apiError('logout_scope', `Unsupported logout scope "${scopeName}"`);
+  if (!Object.hasOwn(SCOPES, scopeName)) throw apiError('logout_scope', `Unsupported logout scope ${goQuoted(scopeName)}`);
   // One transaction, the audit entry first, as the original: a failure leaves every session as it was.
   await tx(
     ctx.db,

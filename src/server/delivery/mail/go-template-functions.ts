@@ -2,6 +2,7 @@
 // booleans, null, arrays, plain objects), as templates written for the original service expect them
 // (docs/one-time-codes-and-mail.md#template-language). Numbers print as Go prints a float64, because the
 // original decodes user_metadata into float64s: 30 prints "30", 1234567 prints "1.234567e+06".
+import { goQuoted } from '../../go-quoted.js';
 
 /** An action that cannot be evaluated (Go's execution error); the renderer turns it into nothing. */
 export class TemplateExecError extends Error {
@@ -200,7 +201,7 @@ function sprintf(format: string, values: unknown[]): string {
       case 't':
         return typeof value === 'boolean' ? String(value) : `%!t(${formatValue(value)})`;
       case 'q':
-        return typeof value === 'string' ? JSON.stringify(value) : `%!q(${formatValue(value)})`;
+        return typeof value === 'string' ? goQuoted(value) : `%!q(${formatValue(value)})`;
       case 'x':
         return typeof value === 'string' ? Buffer.from(value).toString('hex') : `%!x(${formatValue(value)})`;
       case 'f':
