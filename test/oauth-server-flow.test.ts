@@ -315,6 +315,7 @@ t.test('the authorize endpoint: JSON errors before the redirect URI is trusted, 
     [{ ...good, code_challenge: 'short' }, 'code_challenge must be between 43 and 128 characters'],
     [{ ...good, scope: 'email admin' }, 'unsupported scope: admin'],
     [{ ...good, response_type: 'token' }, 'only response_type=code is supported'],
+    [{ ...good, nonce: 'n'.repeat(256) }, 'scope, state or nonce is too long'],
   ];
   for (const [params, description] of redirected) {
     const res = await authorize(q(params));
