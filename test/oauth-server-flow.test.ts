@@ -431,6 +431,23 @@ t.test('garbage at the token endpoint is a 4xx, never a 500', async (t) => {
     status: 400,
     body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: failed to parse JSON body' },
   });
+  // no bytes are no JSON, as the original's decoder reads them; null is an empty object
+  t.strictSame(await raw('', { 'content-type': 'application/json' }), {
+    status: 400,
+    body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: failed to parse JSON body' },
+  });
+  t.strictSame(await raw('', { 'content-type': 'application/json', ...auth }), {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'Invalid JSON body' },
+  });
+  t.strictSame(await raw('null', { 'content-type': 'application/json' }), {
+    status: 400,
+    body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials: client_id is required' },
+  });
+  t.strictSame(await raw('null', { 'content-type': 'application/json', ...auth }), {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'grant_type is required' },
+  });
   t.strictSame(await raw('{"grant_type": 5}', { 'content-type': 'application/json', ...auth }), {
     status: 400,
     body: { error: 'invalid_request', error_description: 'Invalid JSON body' },

@@ -43,6 +43,8 @@ export function readTokenParams(req: ApiRequest<unknown>): TokenParams {
   if ((req.headers['content-type'] ?? '').includes('application/json')) {
     let body: Record<string, unknown>;
     try {
+      // No bytes are no JSON to the original's decoder (an empty body is {} on the service's other routes).
+      if (req.rawBody.length === 0) throw new Error('empty body');
       body = underFieldNames(req.json(), TOKEN_FIELDS);
     } catch {
       throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body');
