@@ -616,6 +616,19 @@ t.test('answers the original refuses: oversize, not JSON, an unexpected status',
     });
     t.equal((await signIn(user.email)).status, 200, contentType);
   }
+  // Content-Type sent twice (a proxy adding its own): the first field is the answer's, as the original reads it.
+  for (const [fields, status] of [
+    [['application/json', 'text/plain'], 200],
+    [['application/json; note="a,b"', 'text/html'], 200],
+    [['text/plain', 'application/json'], 400],
+  ] as const) {
+    hooks.once('/password-verification-attempt', {
+      status: 200,
+      headers: { 'content-type': [...fields] },
+      body: '{"decision":"continue"}',
+    });
+    t.equal((await signIn(user.email)).status, status, fields.join(' + '));
+  }
   hooks.once('/password-verification-attempt', { status: 418, body: {} });
   const teapot = await signIn(user.email);
   t.same([teapot.status, teapot.body.msg], [500, 'Unexpected status code returned from hook: 418']);

@@ -16,7 +16,8 @@ export interface HookCall {
 
 export interface HookReply {
   status?: number;
-  headers?: Record<string, string>;
+  /** an array sends the field once per value */
+  headers?: Record<string, string | string[]>;
   /** JSON-encoded unless a string or Buffer */
   body?: unknown;
   /** never answer (the connection is closed when the server closes) */

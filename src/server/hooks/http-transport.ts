@@ -94,7 +94,7 @@ function signedHeaders(call: HttpHookCall): Record<string, string> {
 }
 
 async function readAnswer(response: Response, signal: AbortSignal): Promise<unknown> {
-  const contentType = response.headers.get('content-type');
+  const contentType = firstValue(response.headers.get('content-type'));
   if (!contentType) {
     await response.body?.cancel();
     throw apiError('hook_payload_invalid_content_type');
@@ -149,6 +149,23 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
+}
+
+/**
+ * The first of a header's values, as the original's Header.Get reads it: fetch joins repeated fields with
+ * ", ", and a media type holds no comma outside a quoted string, so the first such comma ends the first
+ * field (a hook behind a proxy that adds its own Content-Type is still read by the hook's).
+ */
+function firstValue(joined: string | null): string | null {
+  if (joined === null) return null;
+  let quoted = false;
+  for (let i = 0; i < joined.length; i++) {
+    const c = joined[i];
+    if (quoted && c === '\\') i++;
+    else if (c === '"') quoted = !quoted;
+    else if (c === ',' && !quoted) return joined.slice(0, i).trim();
+  }
+  return joined;
 }
 
 /**
