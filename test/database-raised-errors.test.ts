@@ -16,6 +16,8 @@ await api.db.query(`
       raise exception 'Sign-ups from blocked.test are closed' using hint = 'Use another address', detail = 'policy 7';
     elsif new.email like '%@teapot.test' then
       raise exception 'No coffee here' using errcode = 'PT418';
+    elsif new.email like '%@busy.test' then
+      raise exception 'Try later' using errcode = 'PT503';
     elsif new.email like '%@buggy.test' then
       insert into no_such_profiles (id) values (new.id);
     elsif new.is_anonymous then
@@ -50,6 +52,10 @@ t.test('under the initial API version the database speaks for itself', async (t)
   const teapot = await signUp('cy@teapot.test');
   t.equal(teapot.status, 418, 'PTxxx names the status');
   t.same(teapot.body, { code: 'PT418', message: 'No coffee here' });
+  t.equal(teapot.headers.get('retry-after'), null);
+  const busy = await signUp('ed@busy.test');
+  t.same([busy.status, busy.body], [503, { code: 'PT503', message: 'Try later' }]);
+  t.equal(busy.headers.get('retry-after'), '5', 'a 503 says when to come back, whoever named it');
 
   const buggy = await signUp('di@buggy.test');
   t.equal(buggy.status, 500);

@@ -55,7 +55,12 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
   // Only a failure an answer names as its cause (causedBy), as the original passes through only the internal
   // error of an HTTP error it built: a statement that fails on its own stays an unexpected failure.
   const raised = err instanceof ApiError ? publicPostgresError(err.cause) : null;
-  if (raised) return { status: raised.status, headers, body: JSON.stringify(raised.body), logged };
+  if (raised) {
+    // A 429 or 503 the database names says when to come back, as every other one does.
+    const wait = DEFAULT_RETRY_AFTER[raised.status];
+    if (wait !== undefined) headers['Retry-After'] ??= String(wait);
+    return { status: raised.status, headers, body: JSON.stringify(raised.body), logged };
+  }
   const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
   if (e.status >= 500) body.error_id = requestId;
   return { status: e.status, headers, body: JSON.stringify(body), logged };
