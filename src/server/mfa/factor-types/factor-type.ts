@@ -43,7 +43,7 @@ export interface ChallengeInput {
   factor: FactorRow;
   challengeId: string;
   body: JsonObject;
-  /** the challenge's transaction (a sendingTx: SMS sent here count against the send limits) */
+  /** the challenge's transaction (a sendingTx; the phone type's codes are not counted against RATE_LIMIT_SMS_SENT) */
   q: pg.PoolClient;
 }
 
