@@ -9,6 +9,7 @@ import { SignJWT, decodeProtectedHeader } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { authClient } from './helpers/auth-client.js';
 import { generateJwk } from '../dist/server/auth/keys.js';
+import { Secret, TOTP } from 'otpauth';
 
 const signer = generateJwk('ES256');
 const rsa = { ...generateJwk('RS256'), key_ops: ['verify'] };
@@ -53,4 +54,19 @@ t.test('a kid-less HS256 token verifies against nothing when JWT_SECRET is unset
     .sign(new Uint8Array(32));
   const res = await api.request('GET', '/admin/users', { token: forged });
   t.same([res.status, res.body.error_code], [403, 'bad_jwt']);
+});
+
+t.test('with no key to seal secrets with, a TOTP factor is enrolled and verified, its secret kept in clear', async (t) => {
+  const client = authClient(api.url);
+  const signedIn = await client.signInWithPassword({ email: 'keys-e2e@example.com', password: 'Secret-password-1' });
+  t.equal(signedIn.error, null);
+  const enrolled = await client.mfa.enroll({ factorType: 'totp', friendlyName: 'no keys' });
+  t.equal(enrolled.error, null, 'enrolled');
+  const factorId = enrolled.data!.id;
+  const { rows } = await api.db.query('select secret from mfa_factors where id = $1', [factorId]);
+  t.equal(rows[0].secret, (enrolled.data as { totp: { secret: string } }).totp.secret, 'stored as the original stores it without keys');
+  const code = new TOTP({ secret: Secret.fromBase32((enrolled.data as { totp: { secret: string } }).totp.secret) }).generate();
+  const verified = await client.mfa.challengeAndVerify({ factorId, code });
+  t.equal(verified.error, null, 'verified');
+  t.equal(verified.data?.user.factors?.[0]?.status, 'verified');
 });

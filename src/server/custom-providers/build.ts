@@ -34,7 +34,7 @@ export async function newProvider(body: ProviderBody, type: CustomProviderType, 
     identifier: body.identifier!,
     name: body.name!,
     client_id: body.client_id!,
-    client_secret: o.box.seal(id, body.client_secret!),
+    client_secret: o.box.sealOrClear(id, body.client_secret!),
     acceptable_client_ids: stringList(body, 'acceptable_client_ids') ?? [],
     scopes: oidc ? withOpenid(scopes) : scopes,
     pkce_enabled: body.pkce_enabled ?? true,
@@ -80,7 +80,7 @@ export async function changedProvider(row: CustomProviderRow, body: ProviderBody
     p.skip_nonce_check = body.skip_nonce_check ?? p.skip_nonce_check;
     if (body.issuer || body.discovery_url) await rediscover(p, o);
   }
-  if (body.client_secret) p.client_secret = o.box.seal(p.id, body.client_secret);
+  if (body.client_secret) p.client_secret = o.box.sealOrClear(p.id, body.client_secret);
   return p;
 }
 

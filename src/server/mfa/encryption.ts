@@ -24,13 +24,18 @@ interface Envelope {
 
 export interface Opened {
   value: string;
-  /** sealed with a key other than the current one (or not sealed at all): seal it again when convenient */
+  /** sealed with a key other than the current one (or not sealed at all) while there is a current key: seal it again when convenient */
   stale: boolean;
 }
 
 export interface SecretBox {
-  /** the envelope text of `value`, bound to the row `rowId` */
+  /** the envelope text of `value`, bound to the row `rowId`; throws when there is no key to seal with */
   seal(rowId: string, value: string): string;
+  /**
+   * seal()'s envelope, or `value` as it is when no key is configured at all (JWT_KEYS without JWT_SECRET or
+   * SECURITY_DB_ENCRYPTION_ENCRYPTION_KEY): then the original stores it in clear too, and so does the service.
+   */
+  sealOrClear(rowId: string, value: string): string;
   /** the value of an envelope (or of a value stored in clear by an older setup); throws when no key opens it */
   open(rowId: string, stored: string): Opened;
   /** `stored` sealed for `rowId` when it is in clear; an envelope (any key's) unchanged. For moving rows in. */
@@ -69,16 +74,19 @@ function buildBox(config: Pick<Config, 'security' | 'jwt'>): SecretBox {
       const envelope: Envelope = { key_id: currentId, alg: ALG, data: data.toString('base64'), nonce: nonce.toString('base64') };
       return JSON.stringify(envelope);
     },
+    sealOrClear(rowId, value) {
+      return current ? box.seal(rowId, value) : value;
+    },
     open(rowId, stored) {
       const envelope = parseEnvelope(stored);
-      if (!envelope) return { value: stored, stale: true };
+      if (!envelope) return { value: stored, stale: !!current };
       const key = keys.get(envelope.key_id);
       if (!key) throw new Error(`no decryption key with id "${envelope.key_id}" (SECURITY_DB_ENCRYPTION_DECRYPTION_KEYS)`);
       const data = Buffer.from(envelope.data, 'base64');
       const decipher = createDecipheriv('aes-256-gcm', rowKey(key, rowId), Buffer.from(envelope.nonce, 'base64'));
       decipher.setAuthTag(data.subarray(data.length - 16));
       const value = Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
-      return { value, stale: envelope.key_id !== currentId };
+      return { value, stale: !!current && envelope.key_id !== currentId };
     },
     sealIfClear(rowId, stored) {
       return parseEnvelope(stored) ? stored : box.seal(rowId, stored);

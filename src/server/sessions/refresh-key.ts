@@ -14,7 +14,7 @@ type Keys = Pick<Config, 'security' | 'jwt'>;
 /** A new key for `sessionId`: the bytes to sign with, and the text to store. */
 export function newSessionKey(config: Keys, sessionId: string): { key: Buffer; stored: string } {
   const key = newRefreshTokenKey();
-  return { key, stored: sealOrClear(config, sessionId, key.toString('base64url')) };
+  return { key, stored: secretBox(config).sealOrClear(sessionId, key.toString('base64url')) };
 }
 
 /**
@@ -25,14 +25,5 @@ export function openSessionKey(config: Keys, sessionId: string, stored: string):
   const box = secretBox(config);
   const { value, stale } = box.open(sessionId, stored);
   if (!stale) return { key: Buffer.from(value, 'base64url'), resealed: null };
-  const resealed = sealOrClear(config, sessionId, value);
-  return { key: Buffer.from(value, 'base64url'), resealed: resealed === value ? null : resealed };
-}
-
-function sealOrClear(config: Keys, sessionId: string, value: string): string {
-  try {
-    return secretBox(config).seal(sessionId, value);
-  } catch {
-    return value; // no current key: seal throws before writing anything
-  }
+  return { key: Buffer.from(value, 'base64url'), resealed: box.seal(sessionId, value) };
 }

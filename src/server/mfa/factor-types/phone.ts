@@ -56,7 +56,7 @@ export const phone: FactorType = {
     const code = newOtp(ctx.config.mfa.phone.otpLength);
     if (hooked || !sms) {
       await sendSmsHook(ctx, user, { otp: code, phone: to, smsType: 'mfa' }, req, q);
-      return { columns: { otpCode: secretBox(ctx.config).seal(challengeId, code) } };
+      return { columns: { otpCode: secretBox(ctx.config).sealOrClear(challengeId, code) } };
     }
     // twilio_verify makes its own code and checks it at verify; the others send ours.
     try {
@@ -74,7 +74,7 @@ export const phone: FactorType = {
       if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error sending MFA OTP to provider: ${err.message}`);
       throw err;
     }
-    return { columns: { otpCode: sms.verifyOtp ? null : secretBox(ctx.config).seal(challengeId, code) } };
+    return { columns: { otpCode: sms.verifyOtp ? null : secretBox(ctx.config).sealOrClear(challengeId, code) } };
   },
 
   async verify({ ctx, factor, challenge, body }) {

@@ -44,7 +44,7 @@ export const totp: FactorType = {
       throw apiError('mfa_totp_uri_too_long');
     });
     return {
-      columns: { secret: secretBox(ctx.config).seal(factorId, secret.base32) },
+      columns: { secret: secretBox(ctx.config).sealOrClear(factorId, secret.base32) },
       // The raw SVG, as the original sends it: the client makes it a data: URI (data:image/svg+xml;utf-8,…).
       answer: { totp: { qr_code: forDataUri(svg), secret: secret.base32, uri } },
     };
