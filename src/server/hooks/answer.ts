@@ -43,7 +43,7 @@ export function decodeMembers<F extends Record<string, MemberType>>(value: unkno
   if (!isObject(value)) return null;
   const decoded: Record<string, unknown> = {};
   for (const [key, member] of Object.entries(value)) {
-    const name = memberName(key);
+    const name = foldedName(key); // the member names are lower case
     if (!Object.hasOwn(members, name)) continue;
     // null leaves a member as it was, as the original decodes it; a later duplicate overrides an earlier one.
     if (member === null) continue;
@@ -56,16 +56,13 @@ export function decodeMembers<F extends Record<string, MemberType>>(value: unkno
 /** The members named `name` (matched as decodeMembers matches them), in order. */
 export function membersNamed(value: Record<string, unknown>, name: string): unknown[] {
   return Object.entries(value)
-    .filter(([key]) => memberName(key) === name)
+    .filter(([key]) => foldedName(key) === name)
     .map(([, member]) => member);
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
-
-/** A key as compared with the (lower-case) member names: case folded, as request bodies' are. */
-const memberName = foldedName;
 
 function hasType(value: unknown, type: MemberType): boolean {
   // An integer member takes a whole number the original's int holds; 403.5 or 1e30 do not decode.

@@ -35,7 +35,7 @@ function fieldOf(member: string, fields: FieldNames): string | undefined {
  */
 export function underFieldNames(body: Record<string, unknown>, fields: FieldNames): Record<string, unknown> {
   const members = Object.keys(body);
-  if (members.every((member) => fields.exact.has(member) || !fields.folded.has(foldedName(member)))) return body;
+  if (members.every((member) => (fieldOf(member, fields) ?? member) === member)) return body;
   const named = new Map<string, unknown>();
   for (const member of members) {
     const name = fieldOf(member, fields) ?? member;

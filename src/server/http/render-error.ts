@@ -45,22 +45,20 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
   // An unexpected error is logged with its own message, as the original logs the internal cause.
   const cause = err instanceof ApiError ? err.cause : err;
   const logged = `${e.status}: ${cause instanceof Error ? cause.message : e.message}`;
+  const version2024 = apiVersionOf(apiVersion) === API_VERSION_2024;
+  // Under the initial version, only a failure an answer names as its cause (causedBy) speaks for itself, as
+  // the original passes through only the internal error of an HTTP error it built: a statement that fails
+  // on its own stays an unexpected failure.
+  const raised = !version2024 && err instanceof ApiError ? publicPostgresError(err.cause) : null;
   const headers: Record<string, string> = { ...e.headers, 'x-sb-error-code': e.errorCode };
-  const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[e.status];
+  // Retry-After follows the status answered, a 429 or 503 a database error names included.
+  const retryAfter = e.retryAfterSeconds ?? DEFAULT_RETRY_AFTER[raised?.status ?? e.status];
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-  if (apiVersionOf(apiVersion) === API_VERSION_2024) {
+  if (version2024) {
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
     return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }), logged };
   }
-  // Only a failure an answer names as its cause (causedBy), as the original passes through only the internal
-  // error of an HTTP error it built: a statement that fails on its own stays an unexpected failure.
-  const raised = err instanceof ApiError ? publicPostgresError(err.cause) : null;
-  if (raised) {
-    // A 429 or 503 the database names says when to come back, as every other one does.
-    const wait = DEFAULT_RETRY_AFTER[raised.status];
-    if (wait !== undefined) headers['Retry-After'] ??= String(wait);
-    return { status: raised.status, headers, body: JSON.stringify(raised.body), logged };
-  }
+  if (raised) return { status: raised.status, headers, body: JSON.stringify(raised.body), logged };
   const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
   if (e.status >= 500) body.error_id = requestId;
   return { status: e.status, headers, body: JSON.stringify(body), logged };

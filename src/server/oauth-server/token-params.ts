@@ -38,17 +38,24 @@ export class UnreadableParams extends OAuthRefusal {
 
 const CREDENTIALS: ReadonlySet<string> = new Set(['client_id', 'client_secret']);
 
+/**
+ * The JSON body's members named as the parameters, or null when the original's decoder reads no JSON: no
+ * bytes (an empty body is {} on the service's other routes) or text that does not parse.
+ */
+function jsonMembers(req: ApiRequest<unknown>): Record<string, unknown> | null {
+  if (req.rawBody.length === 0) return null;
+  try {
+    return underFieldNames(req.json(), TOKEN_FIELDS);
+  } catch {
+    return null;
+  }
+}
+
 export function readTokenParams(req: ApiRequest<unknown>): TokenParams {
   const params = Object.fromEntries(TOKEN_PARAMS.map((n) => [n, ''])) as TokenParams;
   if ((req.headers['content-type'] ?? '').includes('application/json')) {
-    let body: Record<string, unknown>;
-    try {
-      // No bytes are no JSON to the original's decoder (an empty body is {} on the service's other routes).
-      if (req.rawBody.length === 0) throw new Error('empty body');
-      body = underFieldNames(req.json(), TOKEN_FIELDS);
-    } catch {
-      throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body');
-    }
+    const body = jsonMembers(req);
+    if (!body) throw new UnreadableParams('failed to parse JSON body', 'Invalid JSON body');
     let unreadable: 'credentials' | 'grant' | null = null;
     for (const name of TOKEN_PARAMS) {
       const v = body[name];
