@@ -107,6 +107,32 @@ t.test('unverified address: the account is kept, the confirmation mail sent, 422
   t.equal(me.body.id, row.id, 'once confirmed, the same identity signs in');
 });
 
+t.test('verified addresses none of which is primary: an account without an address, kept, and 422 with no mail', async (t) => {
+  const person = githubUser('first-listed@example.com', true);
+  person.emails = [
+    { email: 'first-listed@example.com', primary: false, verified: true, visibility: null },
+    { email: 'last-listed@example.com', primary: false, verified: true, visibility: null },
+  ];
+  const mailsBefore = smtp.mails.length;
+  const { location } = await signIn(api, person);
+  t.same(queryOf(location), {
+    error: 'access_denied',
+    error_code: 'provider_email_needs_verification',
+    error_description: 'Unverified email with github. Verify the email with github in order to sign in',
+  });
+  t.equal(fragmentOf(location).access_token, undefined, 'no session');
+  const identity = await api.db.query(
+    `select i.identity_data, u.email, u.email_confirmed_at from identities i join users u on u.id = i.user_id
+      where i.provider = 'github' and i.provider_id = $1`,
+    [String(person.id)],
+  );
+  t.equal(identity.rows.length, 1, 'the account is committed with the refusal');
+  t.equal(identity.rows[0].email, null, 'no address is taken as the account’s when none is primary');
+  t.equal(identity.rows[0].email_confirmed_at, null);
+  t.match(identity.rows[0].identity_data, { email: 'last-listed@example.com', email_verified: true }, 'identity_data names the last one');
+  t.equal(smtp.mails.length, mailsBefore, 'no confirmation mail: there is no address to send it to');
+});
+
 t.test('MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS: the session is issued for the unconfirmed account, the mail still sent', async (t) => {
   const { location } = await signIn(lenient, githubUser('unverified-allowed@example.com', false));
   const f = fragmentOf(location);

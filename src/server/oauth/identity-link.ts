@@ -11,7 +11,7 @@ import { isBanned } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
 import { emailFromIdentities } from '../users/email-from-identities.js';
 import { withProvider } from './account-confirmation.js';
-import type { Linked, LinkRequest } from './link-request.js';
+import { namedEmail, type Linked, type LinkRequest } from './link-request.js';
 
 /** The identity inserted and audited identity_linked; the provider joins app_metadata (and with mergeClaims its claims join user_metadata). */
 export async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest, o: { mergeClaims?: boolean } = {}): Promise<UserRow> {
@@ -50,7 +50,7 @@ export async function linkToSignedInUser(ctx: AppContext, c: pg.PoolClient, link
   if (!patch.email) return result(user.is_anonymous ? await updateUser(c, user.id, { ...patch, is_anonymous: false }) : user);
 
   user = await updateUser(c, user.id, patch);
-  if (!r.profile.emails[0]?.verified) return result(user, true);
+  if (!namedEmail(r.profile)?.verified) return result(user, true);
   await deleteOneTimeTokens(c, user.id);
   return result(
     await updateUser(c, user.id, {

@@ -1,7 +1,7 @@
 // What signing in with an external profile is asked (LinkRequest) and what it decides (Linked), shared by the
 // decision (oauth/linking.ts) and the writes it makes (oauth/identity-link.ts, oauth/new-account.ts).
 import type { UserRow } from '../../db/users.js';
-import type { ExternalProfile } from '../providers/types.js';
+import type { ExternalEmail, ExternalProfile } from '../providers/types.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import type { AuditRequest } from '../../db/audit-log.js';
 
@@ -33,4 +33,18 @@ export interface Linked {
   linked: boolean;
   /** with needsConfirmation: the error the sign-in ends with after the mail (oauth/unverified.ts) */
   refusal?: 'provider_email_needs_verification' | 'link_email_not_confirmed';
+}
+
+/**
+ * The address a new account takes, as the original's linking decision picks it: the last one the provider
+ * marked primary, or none (then the account has no address, and an unconfirmed one waits for the provider
+ * to verify one), never another address the profile happens to list first.
+ */
+export function candidateEmail(profile: ExternalProfile): ExternalEmail | undefined {
+  return profile.emails.filter((e) => e.primary).at(-1);
+}
+
+/** The address identity_data names, and whose flag says whether the provider verified it: the primary one, else the last reported. */
+export function namedEmail(profile: ExternalProfile): ExternalEmail | undefined {
+  return profile.emails.find((e) => e.primary) ?? profile.emails.at(-1);
 }

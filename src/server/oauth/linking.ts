@@ -21,7 +21,7 @@ import { DEFAULT_LINKING_DOMAIN, linkingDomainOf, multipleAccountsIn } from './l
 import { acceptInvite, confirmThroughProvider, withProvider } from './account-confirmation.js';
 import { addIdentity, linkToSignedInUser } from './identity-link.js';
 import { createAccount } from './new-account.js';
-import type { Linked, LinkRequest } from './link-request.js';
+import { candidateEmail, namedEmail, type Linked, type LinkRequest } from './link-request.js';
 
 export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request: LinkRequest): Promise<Linked> {
   const r: LinkRequest = { ...request, profile: withPrimaryEmail(request.profile) };
@@ -67,8 +67,9 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
   if (result.needsConfirmation) return { ...result, audit: null };
   // A new account is confirmed by the provider's address when it has one; without one (EMAIL_OPTIONAL, or
   // its address held by another account) the original counts a verified primary address all the same.
+  const candidate = candidateEmail(profile);
   const signedUp = created
-    ? !!user.email || (!r.emailOptional && !!profile.emails[0] && (profile.emails[0].verified || ctx.config.mailer.autoconfirm))
+    ? !!user.email || (!r.emailOptional && !!candidate && (candidate.verified || ctx.config.mailer.autoconfirm))
     : confirmedNow;
   return { ...result, audit: signedUp ? 'user_signedup' : 'login' };
 }
@@ -85,9 +86,10 @@ async function confirmed(
   if (!user.email) {
     // An account left without an address (the provider's is another account's) and confirmed by nothing
     // else waits, as the original's does, for the provider to verify that address: there is no mail to send.
-    const primary = r.profile.emails[0];
+    // Reported addresses none of which is marked primary leave nothing the provider verified for this account.
+    const candidate = candidateEmail(r.profile);
     const unconfirmed = !user.email_confirmed_at && !user.phone_confirmed_at;
-    const unverified = !!primary && !trusted.includes(primary.email.toLowerCase());
+    const unverified = r.profile.emails.length > 0 && !(candidate && trusted.includes(candidate.email.toLowerCase()));
     return { ...base, user, needsConfirmation: unconfirmed && unverified && !r.emailOptional };
   }
   if (user.email_confirmed_at) return { ...base, user };
@@ -103,7 +105,7 @@ async function confirmed(
  * as the original writes them (false without an address, and phone_verified false unless a token said so).
  */
 function withPrimaryEmail(profile: ExternalProfile): ExternalProfile {
-  const chosen = profile.emails.find((e) => e.primary) ?? profile.emails.at(-1);
+  const chosen = namedEmail(profile);
   const flags = { email_verified: profile.addressless === true, phone_verified: profile.claims.phone_verified === true };
   if (!chosen) return { ...profile, claims: { ...profile.claims, ...flags } };
   // Lower case, as the original stores an identity's email (and so the user_metadata it fills).

@@ -12,12 +12,12 @@ import { noteUserCreated } from '../hooks/after-user-created.js';
 import { blankUserRow } from '../users/create.js';
 import { findEmailHolder } from '../users/duplicate-email.js';
 import { DEFAULT_LINKING_DOMAIN, multipleAccountsIn } from './linking-domains.js';
-import type { LinkRequest } from './link-request.js';
+import { candidateEmail, type LinkRequest } from './link-request.js';
 
 export async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, domain: string): Promise<UserRow> {
   if (ctx.config.disableSignup) throw apiError('signup_disabled');
-  const primary = r.profile.emails[0];
-  if (!primary && !r.emailOptional) throw apiError('oauth_email_missing');
+  if (r.profile.emails.length === 0 && !r.emailOptional) throw apiError('oauth_email_missing');
+  const primary = candidateEmail(r.profile);
   const verified = !!primary && (primary.verified || ctx.config.mailer.autoconfirm);
   // An account of another linking domain is flagged is_sso_user, as the original flags it: the flag is what
   // lets several accounts hold one address (the unique index on email leaves such rows out), and keeps the
