@@ -90,6 +90,24 @@ for (const { type, tokenType, user } of EMAIL_TYPES) {
   });
 }
 
+t.test('HEAD on a link (a mail scanner, a link preview) is 405 and spends nothing; the GET after it still signs in', async (t) => {
+  const email = nextEmail();
+  const id = await insertUser(api.db, { email, confirmed: true });
+  const { linkToken } = await plantToken(api.db, id, 'recovery_token', email);
+  const head = await api.request('HEAD', `/verify?${new URLSearchParams({ type: 'magiclink', token: linkToken })}`);
+  t.equal(head.status, 405);
+  t.equal(head.headers.get('allow'), 'GET, POST');
+  t.equal(head.headers.get('location'), null, 'no session in a Location');
+  t.equal(await ottCount(id), 1, 'the link is not spent');
+  const res = await get({ type: 'magiclink', token: linkToken });
+  t.equal(res.status, 303);
+  t.ok(fragmentOf(res.headers.get('location')!).access_token, 'the link still signs in');
+  for (const path of ['/reauthenticate', '/authorize?provider=github', '/callback', '/user/identities/authorize']) {
+    t.equal((await api.request('HEAD', path)).status, 405, `HEAD ${path}`);
+  }
+  t.equal((await api.request('HEAD', '/settings')).status, 200, 'a GET that only reads still answers HEAD');
+});
+
 t.test('POST email: the code of a confirmation or of a recovery mail', async (t) => {
   const email = nextEmail();
   const id = await insertUser(api.db, { email });

@@ -103,12 +103,12 @@ export const ROUTES: Route[] = [
     handler: signup,
   },
   { method: 'POST', path: '/token', guard: 'none', limit: tokenBucket, captcha: uncheckedGrant, captchaFirst: true, handler: token }, // body: the grant's schema (grants/)
-  { method: 'GET', path: '/verify', guard: 'none', limit: 'verify', handler: verifyGet },
+  { method: 'GET', path: '/verify', guard: 'none', limit: 'verify', changesState: true, handler: verifyGet },
   { method: 'POST', path: '/verify', guard: 'none', limit: 'verify', body: verifyBody, handler: verifyPost },
   { method: 'GET', path: '/user', guard: 'user+identities', handler: getUser },
   { method: 'PUT', path: '/user', guard: 'user', limit: 'user_update', body: putUserBody, handler: putUser },
   { method: 'POST', path: '/logout', guard: 'user', handler: logout },
-  { method: 'GET', path: '/reauthenticate', guard: 'user', handler: reauthenticate },
+  { method: 'GET', path: '/reauthenticate', guard: 'user', changesState: true, handler: reauthenticate },
   { method: 'POST', path: '/otp', guard: 'none', limit: 'otp', captcha: true, body: otpBody, handler: otp },
   { method: 'POST', path: '/magiclink', guard: 'none', limit: 'magiclink', captcha: true, body: magiclinkBody, handler: magiclink },
   { method: 'POST', path: '/recover', guard: 'none', limit: 'recover', captcha: true, body: recoverBody, handler: recover },
@@ -243,10 +243,10 @@ export const ROUTES: Route[] = [
     body: noPasskeyFields,
     handler: adminDeletePasskey,
   },
-  { method: 'GET', path: '/authorize', guard: 'none', handler: authorize },
-  { method: 'GET', path: '/callback', guard: 'none', handler: callback },
+  { method: 'GET', path: '/authorize', guard: 'none', changesState: true, handler: authorize },
+  { method: 'GET', path: '/callback', guard: 'none', changesState: true, handler: callback },
   { method: 'POST', path: '/callback', guard: 'none', handler: callback }, // Apple's form_post
-  { method: 'GET', path: '/user/identities/authorize', guard: 'user', handler: linkIdentityAuthorize },
+  { method: 'GET', path: '/user/identities/authorize', guard: 'user', changesState: true, handler: linkIdentityAuthorize },
   { method: 'DELETE', path: '/user/identities/{identity_id}', guard: 'user', handler: unlinkIdentity },
   // the OAuth 2.1 authorization server (docs/oauth-server.md): every route but the OpenID document is switched by
   // OAUTH_SERVER_ENABLED, the admin and /user ones after their guard (afterGuard), as the original orders them
@@ -297,7 +297,7 @@ export const ROUTES: Route[] = [
     body: readRegisterParams,
     handler: registerOAuthClient,
   },
-  { method: 'GET', path: '/oauth/authorize', feature: oauthServerEnabled, guard: 'none', handler: oauthAuthorize },
+  { method: 'GET', path: '/oauth/authorize', feature: oauthServerEnabled, guard: 'none', changesState: true, handler: oauthAuthorize },
   // a form (RFC 6749) or JSON body, read by the handler as the original reads both (oauth-server/token-params.ts)
   { method: 'POST', path: '/oauth/token', feature: oauthServerEnabled, guard: 'none', handler: oauthToken },
   {
@@ -305,6 +305,7 @@ export const ROUTES: Route[] = [
     path: '/oauth/authorizations/{authorization_id}',
     feature: oauthServerEnabled,
     guard: 'user',
+    changesState: true, // claims the authorization for the user, and approves it when consent was given
     handler: getAuthorization,
   },
   {

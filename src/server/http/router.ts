@@ -75,10 +75,8 @@ export class Router {
   private matchTable(method: string, trimmed: string): Match {
     const exact = this.exact.get(trimmed);
     if (exact) {
-      return (
-        exact.get(method) ??
-        (method === 'HEAD' ? exact.get('GET') : undefined) ?? { kind: 'method_not_allowed', allowed: [...exact.keys()] }
-      );
+      const found = exact.get(method) ?? (method === 'HEAD' ? headAsGet(exact.get('GET')) : undefined);
+      return found ?? { kind: 'method_not_allowed', allowed: [...exact.keys()] };
     }
     const parts = trimmed.split('/');
     for (const pattern of this.patterns) {
@@ -90,8 +88,14 @@ export class Router {
 }
 
 function pick(byMethod: Map<string, Endpoint>, method: string, params: Record<string, string>): Match {
-  const found = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
+  const found = byMethod.get(method) ?? (method === 'HEAD' ? headAsGet(byMethod.get('GET')) : undefined);
   return found ? { kind: 'found', ...found, params } : { kind: 'method_not_allowed', allowed: [...byMethod.keys()] };
+}
+
+/** HEAD stands for a GET that only reads; a GET that changes state is not run for it (types.ts changesState). */
+function headAsGet<T extends { route: Route } | Match>(get: T | undefined): T | undefined {
+  if (!get) return undefined;
+  return 'route' in get && get.route.changesState ? undefined : get;
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {

@@ -80,6 +80,12 @@ interface RouteFields {
   body?: BodyCheck<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the handler's B, checked in its module
   /** excluded from the per-request log line (the original does not log /health) */
   quiet?: boolean;
+  /**
+   * a GET that changes something (spends a link, starts or ends a flow, sends a code): HEAD is 405 here, as
+   * the original answers HEAD everywhere, rather than the GET it stands for elsewhere (router.ts), so that a
+   * mail scanner or a link preview asking HEAD first spends nothing
+   */
+  changesState?: true;
   /** a feature switch checked before anything else (the original's require…Enabled middleware): throws when off */
   feature?: (ctx: AppContext) => void;
 }
