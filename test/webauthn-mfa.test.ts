@@ -90,6 +90,11 @@ t.test('enrol, verify with a new credential ("create"), then step up later sessi
   const publicKey = created.webauthn.credential_options.publicKey;
   t.equal(publicKey.rp.id, 'localhost');
   t.equal(Buffer.from(publicKey.user.id, 'base64url').toString(), session.user.id);
+  t.equal(
+    publicKey.authenticatorSelection?.residentKey ?? 'discouraged',
+    'discouraged',
+    'a second factor does not ask for a passkey (a slot and a PIN on a security key), as the original',
+  );
   const authenticator = newAuthenticator();
   const verified = await verify(session.access_token, enrolled.body.id, created.id, 'create', authenticator.create(publicKey));
   t.equal(verified.status, 200, verified.text);

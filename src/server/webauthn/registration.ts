@@ -18,8 +18,12 @@ export async function registrationOptions(
   rp: RelyingParty,
   user: RegistrationUser,
   exclude: Array<{ credentialId: Buffer; transports: string[] }>,
-  /** passkeys must be discoverable ('required'); a second factor need not be ('preferred') */
-  residentKey: 'required' | 'preferred' = 'required',
+  /**
+   * Passkeys must be discoverable ('required'). A second factor is not asked to be ('discouraged', the
+   * browser's default, as the original leaves it): a discoverable credential takes one of a security key's
+   * few slots and usually its PIN, and the factor's challenges name their credentials anyway.
+   */
+  residentKey: 'required' | 'discouraged' = 'required',
 ): Promise<{ options: PublicKeyCredentialCreationOptionsJSON; session: ChallengeSession }> {
   const { generateRegistrationOptions } = await import('@simplewebauthn/server');
   const options = await generateRegistrationOptions({

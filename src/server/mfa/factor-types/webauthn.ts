@@ -61,7 +61,7 @@ export const webauthn: FactorType = {
         rp,
         { id: user.id, name, displayName: name },
         existing.map((c) => ({ credentialId: Buffer.from(c.credential_id, 'base64url'), transports: c.transports })),
-        'preferred',
+        'discouraged',
       );
       const ceremony: FactorCeremony = { ...session, type: 'create' };
       return {
