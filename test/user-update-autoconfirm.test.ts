@@ -41,6 +41,16 @@ t.test('anonymous user + email + password: permanent at once, no mail', async (t
   t.equal((await signIn(api, email, 'Anon-password-5')).user.id, anon.user.id);
 });
 
+t.test('anonymous user + email taken at once: the PKCE fields are not read, as nothing is mailed', async (t) => {
+  const anon = await anonymous();
+  const email = uniqueEmail('auto-anon-pkce');
+  const res = await put(anon.access_token, { email, code_challenge: 'x'.repeat(43), code_challenge_method: 'sha1' });
+  t.equal(res.status, 200, JSON.stringify(res.body));
+  t.match(res.body, { email, is_anonymous: false });
+  const flows = await api.db.query('select count(*)::int as n from flow_state where user_id = $1', [anon.user.id]);
+  t.equal(flows.rows[0].n, 0, 'no flow is made');
+});
+
 t.test('anonymous user + phone: permanent at once with the phone provider', async (t) => {
   const anon = await anonymous();
   const res = await put(anon.access_token, { phone: '+14155550133' });

@@ -130,8 +130,9 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
     data: body.data ?? null,
     appMetadata: body.app_metadata ?? null,
     channel,
-    // Only an email change mails links that a flow could carry.
-    pkce: newEmail ? emailChangePkce(body) : null,
+    // Only a mailed email change carries a flow, so only it reads the PKCE fields, as the original: an
+    // anonymous user's address taken at once (MAILER_AUTOCONFIRM) ignores them.
+    pkce: newEmail && !(user.is_anonymous && ctx.config.mailer.autoconfirm) ? emailChangePkce(body) : null,
     redirectTo,
   };
 }
