@@ -272,6 +272,16 @@ t.test(
       audit.rows.map((r) => r.traits),
       [{ provider: 'github' }],
     );
+    const signIn = await api.db.query(
+      `select payload->>'action' as action from audit_log_entries
+        where payload->>'actor_id' = $1 and payload->>'action' in ('invite_accepted', 'login', 'user_signedup')`,
+      [link.body.id],
+    );
+    t.same(
+      signIn.rows.map((r) => r.action),
+      ['invite_accepted'],
+      'the acceptance is the sign-in: no login entry beside it, as the original issues the session',
+    );
     const spent = await api.request('GET', `/authorize?provider=github&invite_token=${link.body.hashed_token}`);
     t.equal(spent.body.error_code, 'user_not_found', 'the invite is spent');
   },

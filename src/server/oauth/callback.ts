@@ -136,10 +136,9 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
       return codeRedirect(target, authCode);
     }
     await deleteFlowState(c, flow.id);
-    // An invite accepted in the implicit flow keeps the login it has always been audited with after invite_accepted.
-    const action = audit ?? (flow.invite_token ? 'login' : null);
+    // An accepted invite is audited invite_accepted alone (oauth/account-confirmation.ts): issuing its session adds nothing, as the original.
     const session = await issueSession(ctx, c, user, 'oauth', req, {
-      audit: action ? { actor: actorOf(user), action, traits } : undefined,
+      audit: audit ? { actor: actorOf(user), action: audit, traits } : undefined,
     });
     return sessionRedirect(target, name, session, tokens.accessToken, tokens.refreshToken);
   });

@@ -32,16 +32,17 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
 
   let user: UserRow;
   let created = false;
-  if (r.inviteToken) {
-    if (existing) throw apiError('identity_already_exists');
-    user = await acceptInvite(c, r.hookRequest, provider, profile, r.inviteToken);
-    const { confirmedNow: _, ...accepted } = await confirmed(c, r, user, trusted);
-    return { ...accepted, audit: null };
-  } else if (r.linkingTargetId) {
+  // A signed-in user's link comes before an invite_token sent along with it, as the original decides.
+  if (r.linkingTargetId) {
     if (existing) throw apiError(existing.user_id === r.linkingTargetId ? 'identity_already_exists' : 'identity_linked_to_another_user');
     const target = await lockUserById(c, r.linkingTargetId);
     if (!target) throw apiError('admin_user_not_found');
     return linkToSignedInUser(ctx, c, await addIdentity(c, target, r), r);
+  } else if (r.inviteToken) {
+    if (existing) throw apiError('identity_already_exists');
+    user = await acceptInvite(c, r.hookRequest, provider, profile, r.inviteToken);
+    const { confirmedNow: _, ...accepted } = await confirmed(c, r, user, trusted);
+    return { ...accepted, audit: null };
   } else if (existing) {
     await refreshIdentity(c, existing.id, profile.claims);
     const owner = await lockUserById(c, existing.user_id);
