@@ -54,7 +54,14 @@ for (const { type, tokenType, user } of EMAIL_TYPES) {
     const me = await api.request('GET', '/user', { token: fragment.access_token });
     t.equal(me.body.id, id);
     t.ok(me.body.email_confirmed_at, 'the address is confirmed');
-    t.equal(me.body.identities[0].identity_data.email_verified, true);
+    if ('confirmed' in user) {
+      // A sign-in by link of a confirmed user changes nothing of it, as the original's recovery.
+      t.equal(me.body.identities[0].identity_data.email_verified, false, 'the identity is left as it was');
+      t.strictSame(me.body.user_metadata, {}, 'user_metadata is left as it was');
+    } else {
+      t.equal(me.body.identities[0].identity_data.email_verified, true);
+      t.equal(me.body.user_metadata.email_verified, true);
+    }
     t.equal(await ottCount(id), 0, 'every one-time token of the user is spent');
     const again = await get({ type, token: linkToken });
     t.strictSame(fragmentOf(again.headers.get('location')), LINK_INVALID);

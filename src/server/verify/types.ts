@@ -44,16 +44,24 @@ const recovery = (user: UserRow): VerifyAudit => (user.email_confirmed_at ? { ac
 const emailCode = (user: UserRow, tokenType: OneTimeTokenType) => (tokenType === 'recovery_token' ? recovery(user) : confirmation());
 const modified = (): VerifyAudit => ({ action: 'user_modified' });
 
-const confirmEmail: VerifyType['apply'] = async (_ctx, q, user) => ({ user: await confirmAddress(q, user, 'email') });
+/**
+ * A recovery or magic link token signs in: it confirms an address never confirmed (and its email identity),
+ * and changes nothing of a confirmed user, whose user_metadata and identities stay as they were, as the
+ * original's recovery leaves them.
+ */
+const confirmEmail: VerifyType['apply'] = async (_ctx, q, user) => ({
+  user: user.email_confirmed_at ? user : await confirmAddress(q, user, 'email'),
+});
 
 /**
  * A confirmation link or code (sign-up, invite, or an email code of either): as the original confirms it,
  * every identity carrying the address is marked verified too, an OAuth one included, not only the email
- * identity. A recovery or magic link token confirms the email identity alone.
+ * identity. A recovery or magic link token among them is a sign-in (confirmEmail).
  */
-const confirmSignUp: VerifyType['apply'] = async (_ctx, q, user, tokenType) => ({
-  user: await confirmAddress(q, user, 'email', { everyIdentity: tokenType === 'confirmation_token' }),
-});
+const confirmSignUp: VerifyType['apply'] = async (ctx, q, user, tokenType) =>
+  tokenType === 'recovery_token'
+    ? confirmEmail(ctx, q, user, tokenType)
+    : { user: await confirmAddress(q, user, 'email', { everyIdentity: true }) };
 
 export const VERIFY_TYPES = new Map<string, VerifyType>([
   ['signup', { tokenTypes: ['confirmation_token'], channel: 'email', amr: 'otp', apply: confirmSignUp, audit: confirmation }],
