@@ -442,6 +442,24 @@ t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
     headers: { 'content-type': 'application/json' },
   });
   t.equal(notObject.status, 400);
+  for (const raw of ['[1]', '{"truncated', '"text"']) {
+    const res = await api.request('POST', `/factors/${factor.id}/challenge`, {
+      token: s.access_token,
+      raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    t.equal(res.status, 200, `a TOTP challenge never reads its body (${raw}), as the original`);
+  }
+});
+
+t.test("a TOTP enrolment's audit entry names the factor alone, as the original's", async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token, 'audited');
+  const { rows } = await api.db.query(
+    `select payload->'traits' as traits from audit_log_entries where payload->>'action' = 'factor_in_progress' and payload->>'actor_id' = $1`,
+    [s.user.id],
+  );
+  t.same(rows, [{ traits: { factor_id: factor.id } }]);
 });
 
 const BAD_UUID = (id: string) => `Could not parse request body as JSON: uuid: incorrect UUID length ${id.length} in string "${id}"`;
