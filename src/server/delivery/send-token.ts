@@ -83,7 +83,9 @@ export async function sendEmailToken(
       ctx,
       ctx.mailer.send(r.kind, r.to, {
         SiteURL: ctx.config.siteUrl,
-        Email: user.email ?? r.to,
+        // The user's own address, as the original fills it: empty for a user adding a first email (the
+        // change's new address is NewEmail).
+        Email: user.email ?? '',
         ConfirmationURL: confirmationUrl,
         Token: issued.otp,
         TokenHash: issued.linkToken,

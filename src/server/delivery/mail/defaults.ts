@@ -23,7 +23,7 @@ export const DEFAULT_TEMPLATES: Readonly<MailTemplateSet<string>> = Object.freez
   magicLink: linkMail('Magic Link', 'Follow this link to sign in:', 'Log In'),
   emailChange: linkMail(
     'Confirm email address change',
-    'Follow this link to confirm changing your email address from {{ .Email }} to {{ .NewEmail }}:',
+    'Follow this link to confirm changing your email address {{ if .Email }}from {{ .Email }} {{ end }}to {{ .NewEmail }}:',
     'Change email address',
   ),
   reauthentication: '<h2>Confirm reauthentication</h2>\n\n<p>Enter the code: {{ .Token }}</p>\n',
