@@ -41,6 +41,14 @@ t.test('create_user false with an unknown address: 422 otp_disabled and nothing 
   t.strictSame(res.body, { code: 422, error_code: 'otp_disabled', msg: 'Signups not allowed for otp' });
   const phone = await api.request('POST', '/otp', { body: { phone: '+15550001111', create_user: false } });
   t.strictSame(phone.body, { code: 422, error_code: 'otp_disabled', msg: 'Signups not allowed for otp' });
+  for (const address of [{ email: 'not-an-address' }, { phone: '12' }]) {
+    const malformed = await api.request('POST', '/otp', { body: { ...address, create_user: false } });
+    t.strictSame(
+      malformed.body,
+      { code: 422, error_code: 'otp_disabled', msg: 'Signups not allowed for otp' },
+      'a malformed address names nobody',
+    );
+  }
   t.equal(smtp.mails.length, before);
   t.equal((await api.db.query("select 1 from users where email = 'stranger@example.com' or phone = '15550001111'")).rowCount, 0);
 });

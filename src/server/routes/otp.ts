@@ -1,7 +1,7 @@
 // POST /otp (docs/api.md#post-otp): an email gets a magic link exactly as POST /magiclink; a phone gets an SMS
 // code. create_user follows the original (docs/differences.md): true (the default) may sign the address up;
 // false with an unknown address is 422 otp_disabled.
-import { apiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockLiveUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -39,13 +39,21 @@ export const otp: Handler<OtpBody> = async (req, ctx) => {
   return sendSmsOtp(req, ctx, body);
 };
 
-/** create_user false: only an existing user may get a code. */
+/**
+ * create_user false: only an existing user may get a code. An address that does not parse names nobody, so
+ * it is refused as otp_disabled too, as the original refuses it, not as a malformed address.
+ */
 async function mayProceed(req: ApiRequest, ctx: AppContext, body: OtpBody, email: string, phone: string): Promise<boolean> {
   if (body.create_user ?? true) return true;
   const aud = requestAudience(req, ctx);
-  const user = email
-    ? await findUserByEmail(ctx.db, normaliseEmail(email), aud)
-    : await findUserByPhone(ctx.db, normalisePhone(phone), aud);
+  let address: string;
+  try {
+    address = email ? normaliseEmail(email) : normalisePhone(phone);
+  } catch (err) {
+    if (err instanceof ApiError) return false;
+    throw err;
+  }
+  const user = email ? await findUserByEmail(ctx.db, address, aud) : await findUserByPhone(ctx.db, address, aud);
   return user !== null;
 }
 
