@@ -20,7 +20,7 @@ import { readUuid } from '../uuid-text.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
-import { ProviderError } from '../providers/outbound.js';
+import { DiscoveryError, ProviderError } from '../providers/outbound.js';
 import { IdTokenError } from '../providers/runtime.js';
 import type { ExternalProfile, ProviderTokens } from '../providers/types.js';
 import { usableProvider } from './provider-lookup.js';
@@ -157,6 +157,8 @@ async function outbound<T>(ctx: AppContext, call: () => Promise<T>, step: 'excha
   } catch (err) {
     if (!(err instanceof ProviderError) && !(err instanceof IdTokenError)) throw err;
     ctx.log.warn({ step, cause: err.message }, 'OAuth provider call failed');
+    // As the original, which cannot build a provider without its discovery document.
+    if (err instanceof DiscoveryError) throw apiError('oauth_provider_not_supported', `Unsupported provider: ${err.message}`);
     if (step === 'exchange') throw apiError('oauth_exchange_failed', `Unable to exchange external code: ${code.slice(0, 4)}`);
     // The cause (a provider's host, status, why its id_token failed) is logged above, never put in the redirect URL.
     throw apiError('oauth_profile_failed');

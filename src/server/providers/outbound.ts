@@ -14,6 +14,17 @@ export class ProviderError extends Error {
   }
 }
 
+/**
+ * The provider's OIDC discovery document could not be had (none cached): the original cannot even build
+ * the provider then, and answers as for a provider it does not support (routes/oauth.ts, oauth/callback.ts).
+ */
+export class DiscoveryError extends ProviderError {
+  constructor(cause: ProviderError) {
+    super(cause.message, cause.status, { cause });
+    this.name = 'DiscoveryError';
+  }
+}
+
 /** `restricted`: connections only to the addresses it allows (custom providers); a refused one is a ProviderError. */
 export function boundedFetch(timeoutSeconds: number, restricted?: RestrictedConnections): ProviderFetch {
   return async (url, init) => {

@@ -4,7 +4,7 @@
 // discovery documents are kept EXTERNAL_OIDC_PROVIDER_CACHE_TTL, an hour by default, as the original does).
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import type { Config, OAuthProviderConfig } from '../config/types.js';
-import { boundedFetch, jsonObject, ProviderError } from './outbound.js';
+import { boundedFetch, DiscoveryError, jsonObject, ProviderError } from './outbound.js';
 import type { DiscoveryDocument, IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
 
 /**
@@ -89,11 +89,15 @@ function discover(fetch: ProviderFetch, issuer: string, ttlMs: number, discovery
 }
 
 async function fetchDiscovery(fetch: ProviderFetch, url: string, issuer: string): Promise<DiscoveryDocument> {
-  const body = await jsonObject(await fetch(url, { headers: { Accept: 'application/json' } }));
-  for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
-    if (typeof body[field] !== 'string') throw new ProviderError(`${issuer}: discovery document lacks ${field}`);
+  try {
+    const body = await jsonObject(await fetch(url, { headers: { Accept: 'application/json' } }));
+    for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
+      if (typeof body[field] !== 'string') throw new ProviderError(`${issuer}: discovery document lacks ${field}`);
+    }
+    return body as DiscoveryDocument;
+  } catch (err) {
+    throw err instanceof ProviderError ? new DiscoveryError(err) : err;
   }
-  return body as DiscoveryDocument;
 }
 
 /** jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid. */

@@ -1,6 +1,6 @@
 // GET /authorize and GET|POST /callback (docs/api.md#get-authorize, docs/oauth.md#the-flow).
 import { ApiError } from '../errors.js';
-import { ProviderError } from '../providers/outbound.js';
+import { DiscoveryError, ProviderError } from '../providers/outbound.js';
 import { apiError } from '../errors.js';
 import { startFlow } from '../oauth/start.js';
 import { handleCallback } from '../oauth/callback.js';
@@ -17,12 +17,16 @@ export const authorize: Handler = async (req, ctx) => {
 
 export const callback: Handler = (req, ctx) => handleCallback(req, ctx);
 
-/** A provider that cannot be reached to build its URL (discovery, Twitter's request token) is a 500 naming it. */
+/**
+ * A provider whose discovery document cannot be had is, as in the original, one it cannot build: 400
+ * validation_failed "Unsupported provider: …". Any other failure to reach it for its URL is a 500 naming it.
+ */
 export async function providerUrl(start: () => Promise<string>): Promise<string> {
   try {
     return await start();
   } catch (err) {
     if (err instanceof ApiError || !(err instanceof ProviderError)) throw err;
+    if (err instanceof DiscoveryError) throw apiError('provider_unsupported', `Unsupported provider: ${err.message}`);
     throw apiError('oauth_profile_failed', `Error reaching the external provider: ${err.message}`);
   }
 }
