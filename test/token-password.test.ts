@@ -102,6 +102,15 @@ t.test('phone login, normalised', async (t) => {
   t.equal(res.body.user.phone, '447700900123');
 });
 
+t.test("an SSO user's phone and password sign in nobody: its sign-ins are the IdP's, as the original looks it up", async (t) => {
+  const made = await api.request('POST', '/signup', { body: { phone: '+15550007711', password: 'correct-horse' } });
+  t.equal(made.status, 200);
+  t.equal((await login({ phone: '15550007711', password: 'correct-horse' })).status, 200, 'a plain user signs in');
+  await api.db.query(`update users set is_sso_user = true where phone = '15550007711'`);
+  const res = await login({ phone: '15550007711', password: 'correct-horse' });
+  t.same([res.status, res.body.error_code], [400, 'invalid_credentials']);
+});
+
 t.test('a banned user is told so only after a correct password; a wrong one reveals nothing', async (t) => {
   await api.request('POST', '/signup', { body: { email: 'banned@example.com', password: 'correct-horse' } });
   await api.db.query("update users set banned_until = now() + interval '1 hour' where email = 'banned@example.com'");

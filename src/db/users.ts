@@ -133,12 +133,28 @@ export async function findUsersByIdentityEmail(
   return rows.map(({ identity_provider, ...user }) => ({ user, provider: identity_provider }));
 }
 
+/**
+ * The user who signs in with this phone: an SSO user is not one (its sign-ins are the IdP's), as the
+ * original's look-up leaves them out, like findUserByEmail.
+ */
 export async function findUserByPhone(q: Queryable, phone: string, aud: string): Promise<UserRow | null> {
   const { rows } = await q.query<UserRow>({
     name: 'users_by_phone',
-    text: `select ${USER_COLUMNS} from users where phone = $1 and aud = $2 and deleted_at is null`,
+    text: `select ${USER_COLUMNS} from users where phone = $1 and aud = $2 and deleted_at is null and not is_sso_user`,
     values: [phone, aud],
   });
+  return rows[0] ?? null;
+}
+
+/**
+ * Whoever holds this phone in the audience, an SSO user included: the unique index on phone counts every
+ * user, so a number an SSO user holds cannot become another's (users/change-address.ts).
+ */
+export async function findPhoneHolder(q: Queryable, phone: string, aud: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>(`select ${USER_COLUMNS} from users where phone = $1 and aud = $2 and deleted_at is null`, [
+    phone,
+    aud,
+  ]);
   return rows[0] ?? null;
 }
 

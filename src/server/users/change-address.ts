@@ -5,14 +5,14 @@
 // The callers void the user's pending links and codes, as the original's confirmation does: /verify after
 // the change (verify/consume.ts), PUT /user before it sends any of its own (routes/user-update.ts).
 import { apiError } from '../errors.js';
-import { findUserByEmail, findUserByPhone, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
+import { findPhoneHolder, findUserByEmail, updateUser, type UserRow, type UserWrite } from '../../db/users.js';
 import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
 import type { Queryable } from '../../db/pool.js';
 import { identityData, type AddressProvider } from './create.js';
 
 /** 422 when another live user of the audience already has this address. */
 export async function assertAddressFree(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<void> {
-  const holder = provider === 'email' ? await findUserByEmail(q, address, user.aud) : await findUserByPhone(q, address, user.aud);
+  const holder = provider === 'email' ? await findUserByEmail(q, address, user.aud) : await findPhoneHolder(q, address, user.aud);
   if (holder && holder.id !== user.id) throw apiError(provider === 'email' ? 'email_exists' : 'phone_exists');
 }
 
