@@ -329,6 +329,25 @@ t.test('the authorize endpoint: JSON errors before the redirect URI is trusted, 
   t.equal(none[0].n, 0, 'no refused request was stored');
 });
 
+t.test('an authorization the table refuses (a redirect URI over 2,048 characters) goes back to the app as server_error', async (t) => {
+  const longRedirect = `http://localhost:4000/callback?pad=${'a'.repeat(2100)}`;
+  const registered = await registerClient(api, { redirect_uris: [longRedirect] });
+  const url = `${api.url}/oauth/authorize?${new URLSearchParams({
+    client_id: registered.client_id,
+    redirect_uri: longRedirect,
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    state: 's-long',
+  })}`;
+  const res = await authorize(url);
+  t.equal(res.status, 302, JSON.stringify(res.body));
+  const back = new URL(res.location!);
+  t.equal(back.searchParams.get('error'), 'server_error');
+  t.equal(back.searchParams.get('error_description'), 'error creating authorization');
+  t.equal(back.searchParams.get('state'), 's-long');
+  t.equal(back.searchParams.get('pad')?.length, 2100, "the app's own URL, as registered");
+});
+
 t.test('denied consent goes back to the app as access_denied, and the request is over', async (t) => {
   const registered = await registerClient(api);
   const config = await relyingParty(api, registered.client_id, oidc.ClientSecretBasic(registered.client_secret));

@@ -3,7 +3,9 @@
 // redirected to); every later problem goes back to the app as error=invalid_request. A valid request is
 // stored pending and the user sent to the operator's consent page with its authorization_id.
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { apiError } from '../errors.js';
+import { databaseFault } from '../../db/faults.js';
 import { findOAuthClient } from '../../db/oauth-clients.js';
 import { insertAuthorization } from '../../db/oauth-authorizations.js';
 import { canonicalUuid } from '../uuid-text.js';
@@ -34,13 +36,22 @@ export const oauthAuthorize: Handler = async (req, ctx) => {
   if (!authorizationPath) return found(errorRedirect(redirectUri, 'server_error', 'oauth authorization path not configured', state));
 
   const authorizationId = randomAlphanumeric(32);
-  await insertAuthorization(ctx.db, {
-    authorizationId,
-    clientId: client.id,
-    redirectUri,
-    ...params,
-    ttlSeconds: ctx.config.oauthServer.authorizationTtlSeconds,
-  });
+  try {
+    await insertAuthorization(ctx.db, {
+      authorizationId,
+      clientId: client.id,
+      redirectUri,
+      ...params,
+      ttlSeconds: ctx.config.oauthServer.authorizationTtlSeconds,
+    });
+  } catch (err) {
+    // A request the table refuses (a registered redirect URI longer than the column allows) goes back to the
+    // app as server_error, as the original sends it, never the database's words to the browser. A lost or
+    // saturated database stays the service's 503.
+    if (!(err instanceof pg.DatabaseError) || databaseFault(err)) throw err;
+    ctx.log.warn({ err: err.message }, 'OAuth authorization not stored');
+    return found(errorRedirect(redirectUri, 'server_error', 'error creating authorization', state));
+  }
   const consentPage = ctx.config.siteUrl.replace(/\/+$/, '') + (authorizationPath.startsWith('/') ? '' : '/') + authorizationPath;
   return found(`${consentPage}?authorization_id=${authorizationId}`);
 };
