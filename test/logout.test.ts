@@ -40,6 +40,22 @@ t.test('global (the default) ends every session of the user', async (t) => {
   t.equal(audit.rowCount, 1);
 });
 
+t.test("a session that has ended (past its not_after) may still sign out, and global ends the user's others", async (t) => {
+  const [a, b] = await threeSessions();
+  await api.db.query(`update sessions set not_after = now() - interval '1 minute' where user_id = $1 and id = $2`, [
+    a.user.id,
+    JSON.parse(Buffer.from(a.access_token.split('.')[1], 'base64url').toString()).session_id,
+  ]);
+  t.equal(
+    (await api.request('GET', '/user', { token: a.access_token })).body.error_code,
+    'session_expired',
+    'the ended session reads nothing',
+  );
+  const res = await api.request('POST', '/logout', { token: a.access_token });
+  t.equal(res.status, 204);
+  t.notOk(await alive(b), 'the other session ended too');
+});
+
 t.test('scope=global explicitly is the same', async (t) => {
   const [a, b] = await threeSessions();
   t.equal((await api.request('POST', '/logout?scope=global', { token: a.access_token })).status, 204);

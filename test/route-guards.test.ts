@@ -22,7 +22,7 @@ const api = await startTestService({
 });
 t.teardown(() => api.stop());
 
-const GUARDS = ['none', 'user', 'user+identities', 'admin'];
+const GUARDS = ['none', 'user', 'user+identities', 'user-signing-out', 'admin'];
 const NO_AUTHORIZATION = { code: 401, error_code: 'no_authorization', msg: 'This endpoint requires a valid Bearer token' };
 const NOT_ADMIN = { code: 403, error_code: 'not_admin', msg: 'User not allowed' };
 const SOME_ID = '00000000-0000-4000-8000-000000000001';

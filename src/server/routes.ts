@@ -1,5 +1,5 @@
 // The route table: one line per endpoint saying everything about it — method, path, who may call it
-// (guard: none | user | user+identities | admin), its per-client limit, its captcha and its body schema.
+// (guard: none | user | user+identities | user-signing-out | admin), its per-client limit, its captcha and its body schema.
 // http/dispatch.ts enforces them in that order (limit, captcha, guard, schema; captcha first where a route says so) and hands the handler
 // the principal the guard found. Handlers live in routes/ (one file per endpoint family) and grants/
 // (one module per /token grant, each with its own body schema).
@@ -107,7 +107,7 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/verify', guard: 'none', limit: 'verify', body: verifyBody, handler: verifyPost },
   { method: 'GET', path: '/user', guard: 'user+identities', handler: getUser },
   { method: 'PUT', path: '/user', guard: 'user', limit: 'user_update', body: putUserBody, handler: putUser },
-  { method: 'POST', path: '/logout', guard: 'user', handler: logout },
+  { method: 'POST', path: '/logout', guard: 'user-signing-out', handler: logout },
   { method: 'GET', path: '/reauthenticate', guard: 'user', changesState: true, handler: reauthenticate },
   { method: 'POST', path: '/otp', guard: 'none', limit: 'otp', captcha: true, body: otpBody, handler: otp },
   { method: 'POST', path: '/magiclink', guard: 'none', limit: 'magiclink', captcha: true, body: magiclinkBody, handler: magiclink },

@@ -35,6 +35,16 @@ export async function authenticate(req: ApiRequest, ctx: AppContext): Promise<Au
   return checked(claims, claim, await findUserSession(ctx.db, claims.sub!, lookedUp(claim), sessionPolicy(ctx.config)));
 }
 
+/**
+ * authenticate() for POST /logout: a session the limits or its not_after have ended may still be signed out,
+ * as the original lets it, so that "sign out everywhere" from such a session ends the user's others too.
+ */
+export async function authenticateSigningOut(req: ApiRequest, ctx: AppContext): Promise<Authenticated> {
+  const claims = await bearerClaims(req, ctx);
+  const claim = subjectOf(claims, req, ctx);
+  return checked(claims, claim, await findUserSession(ctx.db, claims.sub!, lookedUp(claim), sessionPolicy(ctx.config)), true);
+}
+
 /** authenticate() and the user's identities, still in one round trip (GET /user). */
 export async function authenticateWithIdentities(req: ApiRequest, ctx: AppContext): Promise<AuthenticatedWithIdentities> {
   const claims = await bearerClaims(req, ctx);
@@ -89,7 +99,7 @@ function audienceMatches(aud: unknown, expected: string): boolean {
   return Array.isArray(aud) ? aud.includes(expected) : aud === expected;
 }
 
-function checked(claims: VerifiedClaims, claim: SessionClaim, found: UserSession | null): Authenticated {
+function checked(claims: VerifiedClaims, claim: SessionClaim, found: UserSession | null, endedAllowed = false): Authenticated {
   if (!found) throw apiError('user_not_found');
   if (claim === NOT_A_UUID) throw apiError('bad_jwt_session_id');
   if (claim === SESSIONLESS) {
@@ -100,7 +110,7 @@ function checked(claims: VerifiedClaims, claim: SessionClaim, found: UserSession
   if (isBanned(found.user)) throw apiError('user_banned');
   // A session the limits or its not_after have ended is refused at once, not only at its next refresh
   // (docs/tokens-and-sessions.md#session-limits): the answer the original gives an admin bearer.
-  if (found.sessionEnded) throw apiError('session_expired');
+  if (found.sessionEnded && !endedAllowed) throw apiError('session_expired');
   return { claims, user: found.user, session: found.session };
 }
 

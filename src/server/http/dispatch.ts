@@ -4,7 +4,7 @@
 // a factor's challenge and verify) checks the token before its limit, as the original nests those limits
 // inside its sign-in check: a caller without a valid token is answered 401/403 and spends nothing of the
 // client's allowance.
-import { authenticate, authenticateWithIdentities } from '../auth/bearer.js';
+import { authenticate, authenticateSigningOut, authenticateWithIdentities } from '../auth/bearer.js';
 import { requireAdmin } from '../auth/admin.js';
 import { limited, takeClientLimit } from '../limits/per-client.js';
 import { captchaChecked } from '../auth/captcha-guard.js';
@@ -33,7 +33,8 @@ function gated(feature: NonNullable<Route['feature']>, run: Run): Run {
   };
 }
 
-const limitsAfterGuard = (route: Route) => route.guard === 'user' || route.guard === 'user+identities';
+const limitsAfterGuard = (route: Route) =>
+  route.guard === 'user' || route.guard === 'user+identities' || route.guard === 'user-signing-out';
 
 function guarded(route: Route): Run {
   const limit = limitsAfterGuard(route) ? route.limit : undefined;
@@ -44,6 +45,8 @@ function guarded(route: Route): Run {
       return withPrincipal(authenticate, route.handler, limit);
     case 'user+identities':
       return withPrincipal(authenticateWithIdentities, route.handler, limit);
+    case 'user-signing-out':
+      return withPrincipal(authenticateSigningOut, route.handler, limit);
     case 'admin':
       return withPrincipal(requireAdmin, route.handler);
   }

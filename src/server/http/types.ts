@@ -50,6 +50,8 @@ export interface Principals {
   user: Authenticated;
   /** the same, with the user's identities read in the same statement (GET /user) */
   'user+identities': AuthenticatedWithIdentities;
+  /** the same as user, its session possibly ended by the limits or its not_after (POST /logout) */
+  'user-signing-out': Authenticated;
   /** a token whose role is one of JWT_ADMIN_ROLES (auth/admin.ts) */
   admin: Admin;
 }
