@@ -185,6 +185,17 @@ t.test('the length limits count UTF-8 bytes, as the original counts them', async
   t.strictSame(update.body, { code: 400, error_code: 'validation_failed', msg: 'logo_uri cannot exceed 2048 characters' });
 });
 
+t.test('client_uri and logo_uri are read as the original reads them (a request URI, as Go parses it)', async (t) => {
+  const uri = 'https://a.example/cb';
+  for (const bad of ['https://a.example/\tx', ' https://a.example', 'https://a.example/%zz', 'a.example/home']) {
+    const res = await create({ client_uri: bad, redirect_uris: [uri] });
+    t.strictSame(res.body, { code: 400, error_code: 'validation_failed', msg: '400: client_uri must be a valid URL' }, JSON.stringify(bad));
+  }
+  for (const good of ['https://a.example:99999/home', 'https://*.a.example/', '/relative/logo.png']) {
+    t.equal((await create({ logo_uri: good, redirect_uris: [uri] })).status, 201, JSON.stringify(good));
+  }
+});
+
 t.test('update, list, regenerate, delete', async (t) => {
   const made = (await create({ client_name: 'Before', redirect_uris: ['https://b.example/cb'] })).body;
   const path = `/admin/oauth/clients/${made.client_id}`;

@@ -316,6 +316,10 @@ t.test('the authorize endpoint: JSON errors before the redirect URI is trusted, 
     [{ ...good, scope: 'email admin' }, 'unsupported scope: admin'],
     [{ ...good, response_type: 'token' }, 'only response_type=code is supported'],
     [{ ...good, nonce: 'n'.repeat(256) }, 'scope, state or nonce is too long'],
+    [{ ...good, resource: 'https://api.example/%zz' }, 'resource must be a valid URI'],
+    [{ ...good, resource: 'api.example/v1' }, 'resource must be an absolute URI'],
+    [{ ...good, resource: 'https://api.example/v1#part' }, 'resource must not include a fragment component'],
+    [{ ...good, resource: 'https://api.example/v1?x=1' }, 'resource must not include a query component'],
   ];
   for (const [params, description] of redirected) {
     const res = await authorize(q(params));
@@ -327,6 +331,10 @@ t.test('the authorize endpoint: JSON errors before the redirect URI is trusted, 
     registered.client_id,
   ]);
   t.equal(none[0].n, 0, 'no refused request was stored');
+  for (const resource of ['https://api.example/v1#', 'https://api.example:99999/v1']) {
+    const res = await authorize(q({ ...good, resource }));
+    t.equal(new URL(res.location!).searchParams.get('error'), null, `${resource} is a resource the original takes`);
+  }
 });
 
 t.test('an authorization the table refuses (a redirect URI over 2,048 characters) goes back to the app as server_error', async (t) => {

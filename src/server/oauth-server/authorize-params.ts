@@ -3,6 +3,7 @@
 // (docs/oauth-server.md#authorization). PKCE is required; S256 and plain are accepted, as the original.
 import type { AppContext } from '../context.js';
 import { isSupportedScope, parseScopes } from './scopes.js';
+import { uriParts } from './uri-parts.js';
 
 export interface AuthorizeParams {
   scope: string;
@@ -39,16 +40,17 @@ export function readAuthorizeParams(query: URLSearchParams, ctx: AppContext, idT
   return { scope, state, resource, codeChallenge: challenge, codeChallengeMethod: method, nonce };
 }
 
-/** RFC 8707: an absolute URI without fragment or query. */
+/**
+ * RFC 8707: an absolute URI without fragment or query, read as the original reads it (Go's url.Parse, so an
+ * empty `#` or `?` is none, and the host and port are taken as written). Longer than the column: ours.
+ */
 function resourceProblemOf(resource: string): string | null {
-  if (resource.length > 2048) return 'resource must be a valid URI';
-  let url: URL;
-  try {
-    url = new URL(resource);
-  } catch {
-    return 'resource must be an absolute URI';
-  }
-  if (url.hash !== '' || resource.includes('#')) return 'resource must not include a fragment component';
-  if (url.search !== '') return 'resource must not include a query component';
+  const parts = resource.length > 2048 ? null : uriParts(resource);
+  if (!parts) return 'resource must be a valid URI';
+  if (!parts.scheme) return 'resource must be an absolute URI';
+  if (parts.fragment !== '') return 'resource must not include a fragment component';
+  const beforeFragment = resource.split('#')[0];
+  const query = beforeFragment.indexOf('?');
+  if (query >= 0 && query < beforeFragment.length - 1) return 'resource must not include a query component';
   return null;
 }

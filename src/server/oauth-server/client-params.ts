@@ -4,6 +4,7 @@
 import { apiError } from '../errors.js';
 import type { JsonObject } from '../http/types.js';
 import { redirectUriProblem } from './redirect-uri.js';
+import { parsesAsRequestUri } from './uri-parts.js';
 import { fieldNames } from '../http/field-names.js';
 import { withFields } from '../http/validate.js';
 
@@ -91,9 +92,6 @@ export function checkGrantTypes(grants: string[]): void {
     throw invalid("grant_types must only contain 'authorization_code' and/or 'refresh_token'");
   }
 }
-
-/** Go's url.ParseRequestURI: an absolute URL, or an absolute path. */
-const parsesAsRequestUri = (uri: string) => uri.startsWith('/') || URL.canParse(uri);
 
 /** The original counts these limits in UTF-8 bytes, whatever its messages say ("characters"). */
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');

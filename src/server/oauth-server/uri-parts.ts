@@ -54,6 +54,18 @@ export function uriParts(text: string): UriParts | null {
   return BAD_ESCAPE.test(path) ? null : parts;
 }
 
+/**
+ * Go's url.ParseRequestURI, as the original checks a client's client_uri and logo_uri: no control byte, every
+ * escape well formed (a `#` is no fragment there, so the whole text is checked), and either an absolute path
+ * or a URL with a scheme whose authority the original's parser takes.
+ */
+export function parsesAsRequestUri(text: string): boolean {
+  if (CONTROL.test(text) || BAD_ESCAPE.test(text)) return false;
+  if (text.startsWith('/')) return true;
+  const parts = uriParts(text);
+  return parts !== null && parts.scheme !== '';
+}
+
 /** The host[:port] of an authority (after the last '@'), the user info before it checked too. */
 function hostOf(scheme: string, authority: string): string | null {
   const at = authority.lastIndexOf('@');
