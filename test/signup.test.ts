@@ -254,6 +254,39 @@ t.test('duplicate of an unconfirmed user re-sends within the frequency limit', a
   await smtp.waitForMail('pending@example.com');
 });
 
+t.test("a repeated sign-up of an unconfirmed address shows only that provider's identity, never the account's others", async (t) => {
+  const first = await signup({ email: 'pending-linked@example.com', password: 'secret99' });
+  await smtp.waitForMail('pending-linked@example.com');
+  await api.db.query(
+    `insert into identities (provider_id, user_id, identity_data, provider) values ('gh-4711', $1, '{"sub": "gh-4711", "name": "Private Name"}', 'github')`,
+    [first.body.id],
+  );
+  await api.db.query("update users set confirmation_sent_at = now() - interval '901 seconds' where id = $1", [first.body.id]);
+  const again = await signup({ email: 'pending-linked@example.com', password: 'secret99' });
+  t.equal(again.status, 200);
+  t.same(
+    again.body.identities.map((i: { provider: string }) => i.provider),
+    ['email'],
+  );
+  t.notMatch(JSON.stringify(again.body), 'Private Name');
+
+  // An account an OAuth sign-in made, its address unverified by the provider: no email identity at all.
+  const { rows } = await api.db.query(
+    `insert into users (aud, role, email, raw_app_meta_data, raw_user_meta_data, confirmation_sent_at)
+     values ('authenticated', 'authenticated', 'oauth-pending@example.com', '{"provider": "github", "providers": ["github"]}',
+             '{"name": "Provider Claim", "email": "oauth-pending@example.com"}', now() - interval '1 hour') returning id`,
+  );
+  await api.db.query(
+    `insert into identities (provider_id, user_id, identity_data, provider) values ('gh-4712', $1, '{"sub": "gh-4712", "name": "Provider Claim"}', 'github')`,
+    [rows[0].id],
+  );
+  const oauthMade = await signup({ email: 'oauth-pending@example.com', password: 'secret99' });
+  t.equal(oauthMade.status, 200);
+  t.equal(oauthMade.body.id, rows[0].id);
+  t.same(oauthMade.body.identities, [], 'no identity of another provider');
+  t.same(oauthMade.body.user_metadata, {}, "none of the provider's claims");
+});
+
 t.test('simultaneous signups of one address create one user and never a 500', async (t) => {
   const answers = await Promise.all(Array.from({ length: 8 }, () => signup({ email: 'race@example.com', password: 'secret99' })));
   // A request that loses the insert race answers with the winner's user; one that starts after the

@@ -163,7 +163,12 @@ async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, 
   const sent = await sendConfirmation(ctx, c, user, { ...input, checkInterval: resend, req });
   // Whoever signs up with an invited address learns nothing of what the admin attached to the invitation.
   if (sent.user.invited_at) return userJson({ ...sent.user, raw_user_meta_data: {} }, []);
-  return userJson(sent.user, await findIdentitiesByUser(c, user.id));
+  // Nor, signing up again with an address still unconfirmed, of the account's other sign-in methods: only the
+  // identity of the provider signed up with is shown, as the original shows it. An account without one (made
+  // by an OAuth sign-in whose provider did not verify the address) shows none, and none of the provider's
+  // claims its user_metadata holds.
+  const own = (await findIdentitiesByUser(c, user.id)).filter((identity) => identity.provider === input.provider);
+  return own.length > 0 ? userJson(sent.user, own) : userJson({ ...sent.user, raw_user_meta_data: {} }, []);
 }
 
 function fakeUser(ctx: AppContext, input: SignupInput): Record<string, unknown> {
