@@ -369,6 +369,17 @@ t.test('PUT /admin/users/{user_id} confirming an address voids the pending links
   t.strictSame([used.status, used.body.error_code], [403, 'otp_expired'], 'the link sent before signs nobody in');
 });
 
+t.test("PUT /admin/users/{user_id}: the request's user_metadata has the last word over a confirmation's email_verified", async (t) => {
+  const made = await create({ email: 'verified-by-say-so@example.com', password: 'a-pass-1' });
+  const res = await api.request('PUT', `/admin/users/${made.body.id}`, {
+    token: admin,
+    body: { email_confirm: true, user_metadata: { email_verified: false, team: 'red' } },
+  });
+  t.equal(res.status, 200);
+  t.ok(res.body.email_confirmed_at, 'confirmed');
+  t.match(res.body.user_metadata, { email_verified: false, team: 'red' }, 'merged after the confirmation, as the original');
+});
+
 t.test('PUT /admin/users/{user_id} and generate_link answer the user with its factors, as GET does', async (t) => {
   const made = await create({ email: 'factored@example.com', password: 'factored-1', email_confirm: true });
   const id = made.body.id;

@@ -54,6 +54,11 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
       // Confirming after the address is set, so a user given a first address gets it confirmed too.
       if (params.emailConfirm && user.email) user = await confirmAddress(c, user, 'email');
       if (params.phoneConfirm && user.phone) user = await confirmAddress(c, user, 'phone');
+      // The request's user_metadata has the last word over the confirmation's email_verified / phone_verified,
+      // as the original merges it after confirming.
+      if ((params.emailConfirm || params.phoneConfirm) && params.userMetadata) {
+        user = await updateUser(c, user.id, { raw_user_meta_data: mergeMetadata(user.raw_user_meta_data, params.userMetadata) });
+      }
       // As the original's confirmation: an admin's voids every pending link and code (the sign-up's
       // confirmation mail among them), as an operator confirms by hand when the mail sent is not trusted.
       if (params.emailConfirm || params.phoneConfirm) await deleteOneTimeTokens(c, locked.id);
