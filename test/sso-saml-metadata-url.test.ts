@@ -21,6 +21,10 @@ const server = https.createServer({ key: tls.privateKeyPem, cert: tls.certificat
   if (req.url === '/metadata') return res.writeHead(200, { 'Content-Type': 'application/xml' }).end(served);
   if (req.url === '/huge') return res.writeHead(200).end('<x>' + 'a'.repeat(2 * 1024 * 1024) + '</x>');
   if (req.url === '/silent') return; // never answers: INTERNAL_HTTP_TIMEOUT ends the wait
+  if (req.url === '/moved') return res.writeHead(301, { Location: '/metadata' }).end();
+  if (req.url === '/to-http')
+    return res.writeHead(302, { Location: `http://127.0.0.1:${(server.address() as AddressInfo).port}/metadata` }).end();
+  if (req.url === '/loop') return res.writeHead(307, { Location: '/loop' }).end();
   res.writeHead(404).end();
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -53,6 +57,21 @@ t.test('refusals name the URL', async (t) => {
     [400, { code: 400, error_code: 'saml_metadata_fetch_failed', msg: `Error fetching SAML Metadata from URL '${base}/silent'` }],
   );
   t.equal((await api.request('GET', '/admin/sso/providers', { token })).body.items.length, 0);
+});
+
+t.test('redirects are followed, as the original follows them: at most 10, and never to plain HTTP', async (t) => {
+  for (const path of ['/to-http', '/loop']) {
+    const res = await create(`${base}${path}`);
+    t.strictSame(
+      [res.status, res.body],
+      [400, { code: 400, error_code: 'saml_metadata_fetch_failed', msg: `Error fetching SAML Metadata from URL '${base}${path}'` }],
+      path,
+    );
+  }
+  const moved = await create(`${base}/moved`);
+  t.equal(moved.status, 201, JSON.stringify(moved.body));
+  t.equal(moved.body.saml.metadata_url, `${base}/moved`, 'the URL as given is kept');
+  t.equal((await api.request('DELETE', `/admin/sso/providers/${moved.body.id}`, { token })).status, 200);
 });
 
 t.test('a URL a WHATWG parser would silently rewrite is refused before anything is fetched', async (t) => {

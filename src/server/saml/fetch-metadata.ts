@@ -1,23 +1,39 @@
 // GET of an IdP's metadata_url: HTTPS only (checked by the caller), bounded by INTERNAL_HTTP_TIMEOUT and by
-// size, no redirects followed. Every failure is a 400 saml_metadata_fetch_failed naming the URL: the
-// original's wording for a non-200 answer, ours for an unreachable host or an oversized document (where the
-// original answers 500 or reads without bound).
+// size. Redirects are followed, as the original's HTTP client follows them (an IdP that moved its metadata
+// keeps being refreshed), at most 10 and only to HTTPS. Every failure is a 400 saml_metadata_fetch_failed
+// naming the URL: the original's wording for a non-200 answer, ours for an unreachable host, a redirect we do
+// not follow or an oversized document (where the original answers 500 or reads without bound).
 import { ApiError, apiError } from '../errors.js';
 
 /** A metadata document larger than this is refused (real IdP metadata is a few KiB; federations use aggregates we do not take). */
 export const METADATA_MAX_BYTES = 1024 * 1024;
 
+/** As many redirects as Go's default HTTP client follows. */
+const MAX_REDIRECTS = 10;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
 export async function fetchSamlMetadata(url: string, timeoutSeconds: number): Promise<string> {
-  let response: Response;
   const signal = AbortSignal.timeout(timeoutSeconds * 1000);
-  try {
-    response = await fetch(url, {
-      redirect: 'manual',
-      signal,
-      headers: { Accept: 'application/xml;charset=UTF-8', 'Accept-Charset': 'UTF-8' },
-    });
-  } catch {
-    throw apiError('saml_metadata_fetch_failed', `Error fetching SAML Metadata from URL '${url}'`);
+  const failed = () => apiError('saml_metadata_fetch_failed', `Error fetching SAML Metadata from URL '${url}'`);
+  let response: Response;
+  let at = url;
+  for (let redirects = 0; ; redirects++) {
+    try {
+      response = await fetch(at, {
+        redirect: 'manual',
+        signal,
+        headers: { Accept: 'application/xml;charset=UTF-8', 'Accept-Charset': 'UTF-8' },
+      });
+    } catch {
+      throw failed();
+    }
+    const location = response.headers.get('location');
+    if (!REDIRECTS.has(response.status) || location === null) break;
+    await response.body?.cancel();
+    // Parsed against the URL that answered, as a relative Location must be; never to plain HTTP.
+    const next = URL.canParse(location, at) ? new URL(location, at) : null;
+    if (redirects >= MAX_REDIRECTS || next?.protocol !== 'https:') throw failed();
+    at = next.href;
   }
   if (response.status !== 200) {
     await response.body?.cancel();
