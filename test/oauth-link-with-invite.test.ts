@@ -4,7 +4,7 @@
 // its wire format.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
-import { startGithubFake } from './helpers/github.js';
+import { githubPerson, startGithubFake } from './helpers/github.js';
 import { REDIRECT_URI } from './helpers/oidc-provider.js';
 import { callback, fragmentOf, providerEnv } from './helpers/oauth.js';
 import { adminToken } from './helpers/admin.js';
@@ -27,13 +27,7 @@ t.test('a link with an invite_token links to the signed-in user; the invite stay
     body: { type: 'invite', email: 'pending-invitee@example.com' },
   });
   t.equal(invite.status, 200, invite.text);
-  gh.users.set(7001, {
-    id: 7001,
-    login: 'invitee',
-    name: 'Invitee',
-    avatar_url: 'https://avatars.example.test/7001',
-    emails: [{ email: 'pending-invitee@example.com', primary: true, verified: true, visibility: 'public' }],
-  });
+  gh.users.set(7001, githubPerson(7001, 'pending-invitee@example.com'));
   gh.approveAs = 7001;
   const start = await api.request(
     'GET',

@@ -14,6 +14,17 @@ export interface GithubUser {
   emails: Array<{ email: string; primary: boolean; verified: boolean; visibility: 'public' | 'private' | null }>;
 }
 
+/** A GitHub account with one primary address, for tests that need a person and nothing special about them. */
+export function githubPerson(id: number, email: string, verified = true): GithubUser {
+  return {
+    id,
+    login: `user${id}`,
+    name: `User ${id}`,
+    avatar_url: `https://avatars.example.test/${id}`,
+    emails: [{ email, primary: true, verified, visibility: 'public' }],
+  };
+}
+
 export interface GithubFake {
   base: string;
   clientId: string;
