@@ -236,6 +236,16 @@ t.test('PASSKEY_MAX_PASSKEYS_PER_USER=0 starts, as the original: no new passkey,
   t.equal(signedIn.body.user.id, session.user.id);
 });
 
+t.test('WEBAUTHN_RP_ORIGINS entries are compared as the original compares them: case, a default port and a path aside', async (t) => {
+  const loose = await startTestService({ ...PASSKEY_ENV, AUTH_WEBAUTHN_RP_ORIGINS: 'http://LOCALHOST:5173/app/' });
+  t.teardown(() => loose.stop());
+  const session = await signUp(loose);
+  const authenticator = newAuthenticator();
+  t.equal((await register(loose, session.access_token, authenticator)).status, 200, 'registered from http://localhost:5173');
+  const signedIn = await signInWithPasskey(loose, authenticator);
+  t.equal(signedIn.status, 200, signedIn.text);
+});
+
 t.test('anonymous users cannot register passkeys; every passkey route needs a session but sign-in', async (t) => {
   const anonymous = await api.request('POST', '/signup', { body: {} });
   t.equal(anonymous.status, 200);

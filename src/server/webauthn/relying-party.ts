@@ -31,9 +31,20 @@ export function relyingParty(config: Config): RelyingParty {
   return {
     id: config.webauthn.rpId,
     name: config.webauthn.rpDisplayName,
-    origins: [...config.webauthn.rpOrigins],
+    origins: config.webauthn.rpOrigins.map(comparableOrigin),
     challengeTtlSeconds: config.webauthn.challengeExpirySeconds,
   };
+}
+
+/**
+ * A WEBAUTHN_RP_ORIGINS entry as a browser writes the origin it compares with it: the original's library
+ * compares an http(s) origin by scheme and host, case aside, a default port and a path ignored, so
+ * `https://App.example.com:443/` there is `https://app.example.com`. Other entries (an Android app's
+ * `android:apk-key-hash:…`) are compared as written, there as here.
+ */
+function comparableOrigin(entry: string): string {
+  const url = /^https?:\/\//i.test(entry) && URL.canParse(entry) ? new URL(entry) : null;
+  return url ? url.origin : entry;
 }
 
 /**
