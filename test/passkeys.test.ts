@@ -246,6 +246,19 @@ t.test('WEBAUTHN_RP_ORIGINS entries are compared as the original compares them: 
   t.equal(signedIn.status, 200, signedIn.text);
 });
 
+t.test("a challenge_id in another spelling the original's UUID reading takes names the challenge", async (t) => {
+  const session = await signUp(api);
+  const authenticator = newAuthenticator();
+  await storePasskey(api, session.user.id, authenticator);
+  const { challenge_id, options } = await authenticationOptions(api);
+  const credential = authenticator.get(options);
+  const res = await api.request('POST', '/passkeys/authentication/verify', {
+    body: { challenge_id: `{${challenge_id.toUpperCase()}}`, credential },
+  });
+  t.equal(res.status, 200, res.text);
+  t.equal(res.body.user.id, session.user.id);
+});
+
 t.test('anonymous users cannot register passkeys; every passkey route needs a session but sign-in', async (t) => {
   const anonymous = await api.request('POST', '/signup', { body: {} });
   t.equal(anonymous.status, 200);

@@ -3,7 +3,7 @@
 // and refused when it has expired.
 import { apiError } from '../errors.js';
 import { consumeChallenge, type ChallengeRow, type ChallengeType } from '../../db/webauthn-challenges.js';
-import { CANONICAL_UUID as UUID } from '../uuid-text.js';
+import { canonicalUuid } from '../uuid-text.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import type { Queryable } from '../../db/pool.js';
 
@@ -22,8 +22,10 @@ export async function takeChallenge(
 ): Promise<{ challenge: ChallengeRow; credential: unknown }> {
   if (!body.challenge_id) throw apiError('challenge_id_required');
   if (body.credential === undefined || body.credential === null) throw apiError('credential_required');
-  if (!UUID.test(body.challenge_id)) throw apiError('challenge_id_invalid');
-  const challenge = await consumeChallenge(q, body.challenge_id.toLowerCase(), type, userId);
+  // In any spelling the original's UUID reading takes ({…}, urn:uuid:…, 32 bare digits), as for passkey ids.
+  const challengeId = canonicalUuid(body.challenge_id);
+  if (!challengeId) throw apiError('challenge_id_invalid');
+  const challenge = await consumeChallenge(q, challengeId, type, userId);
   if (!challenge) throw apiError('webauthn_challenge_not_found');
   if (challenge.expires_at.getTime() <= Date.now()) throw apiError('webauthn_challenge_expired');
   return { challenge, credential: body.credential };
