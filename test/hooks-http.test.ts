@@ -27,6 +27,8 @@ const api = await startTestService({
   ...hook('SEND_EMAIL', '/send-email'),
   ...hook('SEND_SMS', '/send-sms'),
   ...hook('PASSWORD_VERIFICATION_ATTEMPT', '/password-verification-attempt'),
+  // User info in the URI, as Go's client sends it: Basic credentials (fetch refuses such a URL as it is).
+  AUTH_HOOK_PASSWORD_VERIFICATION_ATTEMPT_URI: `${hooks.url.replace('://', '://hook-user:p%40ss-word@')}/password-verification-attempt?key=hook-query-key`,
   ...hook('AFTER_USER_CREATED', '/after-user-created'),
   AUTH_SMTP_HOST: '127.0.0.1',
   AUTH_SMTP_PORT: String(smtp.port),
@@ -407,6 +409,17 @@ t.test('send SMS replaces the gateway: the hook gets the code, which verifies; t
   t.equal(verified.status, 200);
   t.equal(verified.body.user.phone, phone);
   t.equal(sms.messages.length, 0, 'the gateway received nothing');
+});
+
+t.test("a hook URI's user info is sent as Basic credentials, as Go's HTTP client sends it, and never logged", async (t) => {
+  const user = await confirmedUser();
+  const before = hooks.calls.length;
+  t.equal((await signIn(user.email)).status, 200);
+  const call = hooks.calls.slice(before).find((c) => c.path === '/password-verification-attempt');
+  t.ok(call, 'the hook was reached');
+  t.equal(call?.headers.authorization, `Basic ${Buffer.from('hook-user:p@ss-word').toString('base64')}`);
+  t.equal(call?.verified, true, 'still signed');
+  t.notMatch(JSON.stringify(api.logs()), /p%40ss-word|p@ss-word/);
 });
 
 t.test('password verification attempt: told of right and wrong passwords; reject with logout ends every session', async (t) => {

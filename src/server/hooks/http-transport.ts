@@ -18,6 +18,8 @@ export const HTTP_HOOK_RESPONSE_LIMIT = 200 * 1024;
 export interface HttpHookCall {
   url: string;
   secrets: string[];
+  /** the Authorization header the hook's URI carried as user info */
+  authorization?: string;
   payload: string;
   /** the request's own deadline (API_MAX_REQUEST_DURATION), on top of the hook's */
   signal?: AbortSignal;
@@ -90,6 +92,7 @@ function signedHeaders(call: HttpHookCall): Record<string, string> {
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
     'webhook-signature': signatures.join(', '),
+    ...(call.authorization ? { authorization: call.authorization } : {}),
   };
 }
 

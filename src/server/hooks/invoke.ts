@@ -64,7 +64,13 @@ export async function invokeHook<T>(
   try {
     const output =
       target.kind === 'http'
-        ? await callHttpHook({ url: target.url, secrets: target.secrets, payload: body, signal: req.signal })
+        ? await callHttpHook({
+            url: target.url,
+            secrets: target.secrets,
+            authorization: target.authorization,
+            payload: body,
+            signal: req.signal,
+          })
         : await callPgHook({
             pool: ctx.db,
             q,

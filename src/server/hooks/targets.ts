@@ -2,7 +2,14 @@
 // original's rules (docs/hooks.md#uris-and-secrets). Checked once at start-up, so a request never meets a bad URI.
 
 export type HookTarget =
-  | { kind: 'http'; url: string; secrets: string[] }
+  | {
+      kind: 'http';
+      /** the URI without user info, which fetch refuses to carry */
+      url: string;
+      secrets: string[];
+      /** `Basic …` from the URI's user info, sent as Go's HTTP client sends it; undefined without one */
+      authorization?: string;
+    }
   | {
       kind: 'pg';
       /**
@@ -63,5 +70,10 @@ export function hookTarget(uri: string, secrets: string[]): HookTarget {
     // Safe to quote as they are: hookTargetProblems allowed letters, digits and underscores only.
     return { kind: 'pg', qualifiedName: `"${schema}"."${fn}"` };
   }
-  return { kind: 'http', url: uri, secrets };
+  if (!parsed.username && !parsed.password) return { kind: 'http', url: uri, secrets };
+  // https://user:pass@host/hook: Go's client sends the user info as Basic credentials; fetch refuses such a URL.
+  const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  parsed.username = '';
+  parsed.password = '';
+  return { kind: 'http', url: parsed.href, secrets, authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
 }
