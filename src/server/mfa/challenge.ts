@@ -19,9 +19,7 @@ export async function challengeFactor(req: ApiRequest, ctx: AppContext, principa
   const found = await ownedFactor(ctx.db, req, user.id);
   const type = typeOf(found, 'verify');
   if (!type.switches(ctx).verifyEnabled) throw apiError(type.disabled.verify);
-  // A TOTP challenge has nothing to read in its body, and the original never parses it: a body that is not
-  // a JSON object is no error there. Phone (the channel) and WebAuthn challenges read theirs.
-  const body = type.name === 'totp' ? {} : req.body();
+  const body = type.readsChallengeBody ? req.body() : {};
   return sendingTx(ctx, req.signal, async (c) => {
     // Locked, so two challenges of one factor pass its send interval one at a time.
     const factor = await ownedFactor(c, req, user.id, true);

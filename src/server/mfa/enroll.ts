@@ -41,8 +41,7 @@ export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: 
       const { aal } = await assuranceOf(c, user.id, session.id);
       checkEnrolment(factors, friendlyName, ctx.config.mfa, aal);
       await insertFactor(c, { id: factorId, userId: user.id, friendlyName, factorType: type.name, ...plan.columns });
-      // As the original: a TOTP enrolment's entry names the factor alone, a phone or WebAuthn one its type too.
-      const traits = type.name === 'totp' ? { factor_id: factorId } : { factor_id: factorId, factor_type: type.name };
+      const traits = type.auditsTypeAtEnrolment ? { factor_id: factorId, factor_type: type.name } : { factor_id: factorId };
       await writeAudit(c, req, actorOf(user), 'factor_in_progress', traits, req.ip);
     },
     req.signal,

@@ -90,6 +90,13 @@ export interface FactorType {
    * (a replay finds no challenge).
    */
   readonly spendsChallengeBy: 'marking' | 'deleting';
+  /**
+   * Whether a challenge parses its body, as the original does per type: phone (its channel) and webauthn do,
+   * so a body that is not a JSON object is 400 there; a TOTP challenge never reads one.
+   */
+  readonly readsChallengeBody: boolean;
+  /** Whether the enrolment's audit entry names the type (factor_type) beside factor_id: the original's phone and webauthn entries do, TOTP's not. */
+  readonly auditsTypeAtEnrolment: boolean;
   switches(ctx: AppContext): FactorTypeSwitches;
   /**
    * The verify body's own checks, run before the challenge is looked up, as the original orders them

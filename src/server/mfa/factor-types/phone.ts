@@ -23,6 +23,8 @@ export const phone: FactorType = {
   failed: 'mfa_phone_verification_failed',
   needsCode: true,
   spendsChallengeBy: 'marking',
+  readsChallengeBody: true,
+  auditsTypeAtEnrolment: true,
   switches: (ctx) => ctx.config.mfa.phone,
 
   enroll({ body }) {

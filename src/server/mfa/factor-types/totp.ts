@@ -29,6 +29,8 @@ export const totp: FactorType = {
   failed: 'mfa_totp_verification_failed',
   needsCode: true,
   spendsChallengeBy: 'marking',
+  readsChallengeBody: false,
+  auditsTypeAtEnrolment: false,
   switches: (ctx) => ctx.config.mfa.totp,
 
   async enroll({ ctx, user, factorId, body }) {

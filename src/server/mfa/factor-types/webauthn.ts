@@ -47,6 +47,8 @@ export const webauthn: FactorType = {
   failed: 'mfa_webauthn_verification_failed',
   needsCode: false,
   spendsChallengeBy: 'deleting',
+  readsChallengeBody: true,
+  auditsTypeAtEnrolment: true,
   switches: (ctx) => ctx.config.mfa.webauthn,
 
   // Nothing to hand out yet: the credential is made by the first challenge's "create" ceremony.
