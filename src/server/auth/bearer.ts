@@ -15,7 +15,6 @@ const BEARER = /^bearer\s+(\S+)\s*$/i;
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The session is only its id: no caller needs more (logout and user-update pass it on). */
 /** The verified claims of the request's bearer token (401 no_authorization / 403 bad_jwt). */
 export async function bearerClaims(req: ApiRequest, ctx: AppContext): Promise<VerifiedClaims> {
   const match = BEARER.exec(req.headers.authorization ?? '');
@@ -29,20 +28,23 @@ export async function bearerClaims(req: ApiRequest, ctx: AppContext): Promise<Ve
 }
 
 /** The bearer's user and session, checked: one round trip to the database (src/db/user-session.ts). */
-export async function authenticate(req: ApiRequest, ctx: AppContext): Promise<Authenticated> {
-  const claims = await bearerClaims(req, ctx);
-  const claim = subjectOf(claims, req, ctx);
-  return checked(claims, claim, await findUserSession(ctx.db, claims.sub!, lookedUp(claim), sessionPolicy(ctx.config)));
+export function authenticate(req: ApiRequest, ctx: AppContext): Promise<Authenticated> {
+  return authenticated(req, ctx, false);
 }
 
 /**
  * authenticate() for POST /logout: a session the limits or its not_after have ended may still be signed out,
  * as the original lets it, so that "sign out everywhere" from such a session ends the user's others too.
  */
-export async function authenticateSigningOut(req: ApiRequest, ctx: AppContext): Promise<Authenticated> {
+export function authenticateSigningOut(req: ApiRequest, ctx: AppContext): Promise<Authenticated> {
+  return authenticated(req, ctx, true);
+}
+
+async function authenticated(req: ApiRequest, ctx: AppContext, endedAllowed: boolean): Promise<Authenticated> {
   const claims = await bearerClaims(req, ctx);
   const claim = subjectOf(claims, req, ctx);
-  return checked(claims, claim, await findUserSession(ctx.db, claims.sub!, lookedUp(claim), sessionPolicy(ctx.config)), true);
+  const found = await findUserSession(ctx.db, claims.sub!, lookedUp(claim), sessionPolicy(ctx.config));
+  return checked(claims, claim, found, endedAllowed);
 }
 
 /** authenticate() and the user's identities, still in one round trip (GET /user). */
