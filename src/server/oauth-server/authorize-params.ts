@@ -49,8 +49,6 @@ function resourceProblemOf(resource: string): string | null {
   if (!parts) return 'resource must be a valid URI';
   if (!parts.scheme) return 'resource must be an absolute URI';
   if (parts.fragment !== '') return 'resource must not include a fragment component';
-  const beforeFragment = resource.split('#')[0];
-  const query = beforeFragment.indexOf('?');
-  if (query >= 0 && query < beforeFragment.length - 1) return 'resource must not include a query component';
+  if (parts.query !== '') return 'resource must not include a query component';
   return null;
 }

@@ -12,6 +12,8 @@ export interface UriParts {
   host: string;
   /** the host without its port and IPv6 brackets */
   hostname: string;
+  /** everything between the first '?' and the fragment; '' when there is none or it is empty */
+  query: string;
   /** everything after the first '#' */
   fragment: string;
 }
@@ -34,8 +36,10 @@ export function uriParts(text: string): UriParts | null {
   if (CONTROL.test(beforeFragment) || BAD_ESCAPE.test(fragment)) return null;
   if (beforeFragment.startsWith(':')) return null; // a scheme that is empty
   const scheme = SCHEME.exec(beforeFragment)?.[1] ?? '';
-  const parts: UriParts = { scheme: scheme.toLowerCase(), host: '', hostname: '', fragment };
-  const rest = (scheme ? beforeFragment.slice(scheme.length + 1) : beforeFragment).split('?')[0];
+  const question = beforeFragment.indexOf('?');
+  const query = question < 0 ? '' : beforeFragment.slice(question + 1);
+  const parts: UriParts = { scheme: scheme.toLowerCase(), host: '', hostname: '', query, fragment };
+  const rest = beforeFragment.slice(scheme ? scheme.length + 1 : 0, question < 0 ? undefined : question);
   if (!rest.startsWith('/')) {
     if (scheme) return parts; // opaque (scheme:rest): no authority
     // without a scheme, a colon in the first segment is a scheme spelled wrong
