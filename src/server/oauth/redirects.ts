@@ -17,7 +17,8 @@ const ACCESS_DENIED = new Set(['signup_disabled', 'user_banned', 'provider_email
 
 const byKey = ([a]: [string, string], [b]: [string, string]) => (a < b ? -1 : a > b ? 1 : 0);
 /** Sorted by key, a repeated key's values in their order (a stable sort), as url.Values.Encode writes them. */
-const encode = (entries: Iterable<[string, string]>) => new URLSearchParams([...entries].sort(byKey)).toString();
+const sorted = (entries: Iterable<[string, string]>) => new URLSearchParams([...entries].sort(byKey));
+const encode = (entries: Iterable<[string, string]>) => sorted(entries).toString();
 
 /** `target` with `params` in its query (existing parameters kept) and, when given, `fragment` replacing its
  * fragment (errors); without one the target's fragment stays, as the original's PKCE redirect keeps it. */
@@ -75,7 +76,7 @@ export function sessionRedirect(
     token_type: 'bearer',
   };
   if (providerRefreshToken) fragment.provider_refresh_token = providerRefreshToken;
-  return { status: 302, headers: { Location: withSessionFragment(target, new URLSearchParams(Object.entries(fragment).sort(byKey))) } };
+  return { status: 302, headers: { Location: withSessionFragment(target, sorted(Object.entries(fragment))) } };
 }
 
 /** PKCE flow: the code the client exchanges at POST /token?grant_type=pkce; the target's fragment stays. */
