@@ -10,6 +10,7 @@ import { SUPPORTED_ALGORITHMS, buildKeySet } from '../auth/keys.js';
 import { KMS_ARN_MEMBER } from '../auth/kms-key.js';
 import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
 import { samlKeyProblem } from '../saml/key-check.js';
+import { proxyAddress } from '../outbound-proxy/rules.js';
 
 /** The captcha providers there are; any other name stops start-up only while captcha is on, as the original. */
 export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'];
@@ -52,7 +53,16 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   problems.push(...hookProblems(flat, given));
   problems.push(...dbEncryptionProblems(flat, given));
   problems.push(...templateProblems(flat, given));
+  problems.push(...proxyProblems(flat, given));
   return problems;
+}
+
+/** A proxy this service cannot use stops the start (the original fails each call through it instead). */
+function proxyProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  return ['HTTPS_PROXY', 'HTTP_PROXY'].flatMap((name) => {
+    const address = flat[name] ? proxyAddress(flat[name] as string) : null;
+    return typeof address === 'string' ? [`${variableOf(given, name)}: ${address}`] : [];
+  });
 }
 
 /** The start-up warnings of combinations that do not stop the service; run after the development defaults. */

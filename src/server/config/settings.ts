@@ -260,6 +260,11 @@ export const SETTINGS: Setting[] = [
   s('EXTERNAL_WEB3_ETHEREUM_ENABLED', 'external.web3Ethereum.enabled', 'bool', false),
   s('EXTERNAL_WEB3_ETHEREUM_MAXIMUM_VALIDITY_DURATION', 'external.web3Ethereum.maximumValiditySeconds', 'duration', 600, positive),
   s('INTERNAL_HTTP_TIMEOUT', 'external.httpTimeoutSeconds', 'duration', 10, { minimum: 0 }),
+  // The egress proxy of every outbound HTTP call, read under the names the original's HTTP client reads
+  // (upper case first), AUTH_ and GOTRUE_ too; checked in cross-field.ts (docs/settings.md#outbound-proxy).
+  s('HTTPS_PROXY', 'outbound.httpsProxy', 'string', '', undefined, ['HTTPS_PROXY', 'https_proxy']),
+  s('HTTP_PROXY', 'outbound.httpProxy', 'string', '', undefined, ['HTTP_PROXY', 'http_proxy']),
+  s('NO_PROXY', 'outbound.noProxy', 'string', '', undefined, ['NO_PROXY', 'no_proxy']),
   // Where every OAuth callback ends, whatever redirect_to the flow carried (docs/oauth.md#the-flow).
   s('EXTERNAL_REDIRECT_URL', 'external.redirectUrl', 'string', '', undefined, ['GOTRUE_EXTERNAL_REDIRECTURL']),
   ...OAUTH_PROVIDERS.flatMap((p) => {

@@ -210,6 +210,8 @@ export interface Config {
     defaultGroupName: string;
     adminRoles: string[];
   };
+  /** HTTPS_PROXY, HTTP_PROXY, NO_PROXY: the egress proxy of outbound HTTP calls (outbound-proxy/rules.ts) */
+  outbound: { httpsProxy: string; httpProxy: string; noProxy: string };
   external: {
     emailEnabled: boolean;
     phoneEnabled: boolean;
