@@ -9,6 +9,7 @@ import type { AppResources } from '../server/context.js';
 import { Router } from '../server/http/router.js';
 import { MOUNTS, ROUTES } from '../server/routes.js';
 import { createHttpServer, type ListenOn } from '../server/http/server.js';
+import { useOutboundProxy } from '../server/outbound-proxy/active.js';
 
 export interface HttpWorkerData extends AppResources {
   config: Config;
@@ -28,6 +29,8 @@ export type FromWorker =
 const data = workerData as HttpWorkerData;
 const port = parentPort!;
 const log = createLogger(data.config.log, { thread: data.index }, { pretty: data.prettyLogs });
+// Before the context: its mailer, SMS sender and hooks call out through whatever this sets.
+await useOutboundProxy(data.config.outbound);
 const ctx = await createAppContext(data.config, data, log);
 // The route table is the thread's, not the context's: handlers never need it, and the context stays a leaf.
 const server = createHttpServer(new Router(ROUTES, MOUNTS), ctx, log);

@@ -52,7 +52,7 @@ export async function fetchDiscovery(
 }
 
 async function read(url: string, restricted?: RestrictedConnections): Promise<Record<string, unknown>> {
-  const refused = restricted?.refusedLiteral(url);
+  const refused = await restricted?.refused(url);
   if (refused) throw new Error(refused);
   // `dispatcher` is Node's fetch's own option (undici), not in the DOM RequestInit type.
   const connections = restricted ? ({ dispatcher: restricted.dispatcher } as RequestInit) : {};

@@ -2,13 +2,18 @@
 // The admin API checked every URL's addresses when it was saved, but a name can resolve elsewhere later (a
 // changed record, DNS rebinding), so the check is made again on the address each connection is opened to:
 // the resolver every socket uses refuses the rules of address-rules.ts, and an IP literal (which skips the
-// resolver) is checked before the request. CUSTOM_OAUTH_ALLOW_PRIVATE_URLS turns this off, as at saving.
+// resolver) is checked before the request. A call that goes through an egress proxy opens its socket to the
+// proxy, which resolves the name itself: that name is then resolved and checked here just before the call,
+// as the original checks every call. CUSTOM_OAUTH_ALLOW_PRIVATE_URLS turns this off, as at saving.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as resolve } from 'node:dns/promises';
+import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
 import { refusedAddress } from './address-rules.js';
+import { agentFor, proxyFor, viaProxy } from '../outbound-proxy/active.js';
 import type { RestrictedConnections } from '../providers/types.js';
 import type { Config } from '../config/types.js';
 
@@ -25,27 +30,39 @@ function publicLookup(hostname: string, options: LookupOptions, callback: Lookup
   });
 }
 
-/** The reason `url`'s host may not be called when it is an IP literal (names are checked as they resolve). */
-function refusedLiteral(url: string | URL): string | null {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  return isIP(host) ? refusedAddress(host) : null;
+/**
+ * Why `url` may not be called: its host is an IP literal the rules refuse (a name is checked as the socket
+ * resolves it), or the call goes through the proxy and the name resolves to an address the rules refuse.
+ */
+async function refused(url: string | URL): Promise<string | null> {
+  const where = new URL(url);
+  const host = where.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return refusedAddress(host);
+  if (!proxyFor(where)) return null;
+  // Unresolvable here is refused, as the original refuses it, rather than left to the proxy's resolver.
+  const addresses = await resolve(host, { all: true }).catch(() => null);
+  if (!addresses) return `${host}: the name could not be resolved`;
+  const refusal = addresses.map((a) => refusedAddress(a.address)).find((reason) => reason !== null);
+  return refusal ? `${host}: ${refusal}` : null;
 }
 
 const require = createRequire(import.meta.url);
 let dispatcher: Agent | undefined;
+const httpAgent = new HttpAgent({ keepAlive: true, lookup: publicLookup });
+const httpsAgent = new HttpsAgent({ keepAlive: true, lookup: publicLookup });
 
 /**
- * One per thread: fetch's dispatcher and the agent of jose's key sets (node:https), pooled as their defaults.
+ * One per thread: fetch's dispatcher and the agents of jose's key sets (node:http(s)), pooled as their defaults.
  * undici loads with the first call to a stored provider, not when an HTTP thread starts (most deployments
  * store none); require, because fetch needs the dispatcher at once.
  */
 export const publicConnections: RestrictedConnections = {
   get dispatcher() {
-    dispatcher ??= new (require('undici') as typeof import('undici')).Agent({ connect: { lookup: publicLookup } });
+    dispatcher ??= viaProxy(new (require('undici') as typeof import('undici')).Agent({ connect: { lookup: publicLookup } }));
     return dispatcher;
   },
-  httpsAgent: new HttpsAgent({ keepAlive: true, lookup: publicLookup }),
-  refusedLiteral,
+  agentFor: (url) => agentFor(url, url.protocol === 'https:' ? httpsAgent : httpAgent),
+  refused,
 };
 
 /** The connections a custom provider's calls use under the configuration: unrestricted with CUSTOM_OAUTH_ALLOW_PRIVATE_URLS. */

@@ -29,7 +29,7 @@ export class DiscoveryError extends ProviderError {
 export function boundedFetch(timeoutSeconds: number, restricted?: RestrictedConnections): ProviderFetch {
   return async (url, init) => {
     const where = new URL(url);
-    const refused = restricted?.refusedLiteral(where);
+    const refused = await restricted?.refused(where);
     if (refused) throw new ProviderError(`${where.host}: ${refused}`);
     // `dispatcher` is Node's fetch's own option (undici), not in the DOM RequestInit type.
     const connections = restricted ? ({ dispatcher: restricted.dispatcher } as RequestInit) : {};

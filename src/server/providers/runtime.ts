@@ -5,6 +5,7 @@
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import type { Config, OAuthProviderConfig } from '../config/types.js';
 import { boundedFetch, DiscoveryError, jsonObject, ProviderError } from './outbound.js';
+import { agentFor } from '../outbound-proxy/active.js';
 import type { DiscoveryDocument, IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
 
 /**
@@ -100,18 +101,20 @@ async function fetchDiscovery(fetch: ProviderFetch, url: string, issuer: string)
   }
 }
 
-/** jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid. */
-function keySet(jwksUri: string, timeoutSeconds: number, restricted?: RestrictedConnections): JWTVerifyGetKey {
+/**
+ * jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid.
+ * A restricted one is checked before every use, as jose may fetch again with it.
+ */
+async function keySet(jwksUri: string, timeoutSeconds: number, restricted?: RestrictedConnections): Promise<JWTVerifyGetKey> {
+  const refused = await restricted?.refused(jwksUri);
+  if (refused) throw new ProviderError(`${new URL(jwksUri).host}: ${refused}`);
   const key = restricted ? `restricted ${jwksUri}` : jwksUri;
   let set = recall(keySets, key);
   if (!set) {
-    const refused = restricted?.refusedLiteral(jwksUri);
-    if (refused) throw new ProviderError(`${new URL(jwksUri).host}: ${refused}`);
-    set = createRemoteJWKSet(new URL(jwksUri), {
-      timeoutDuration: timeoutSeconds * 1000,
-      cooldownDuration: 30_000,
-      ...(restricted && jwksUri.startsWith('https:') ? { agent: restricted.httpsAgent } : {}),
-    });
+    const url = new URL(jwksUri);
+    // jose fetches with node:http(s), not fetch: the agent carries the restriction and the proxy (agentFor).
+    const agent = restricted ? restricted.agentFor(url) : agentFor(url, undefined);
+    set = createRemoteJWKSet(url, { timeoutDuration: timeoutSeconds * 1000, cooldownDuration: 30_000, ...(agent ? { agent } : {}) });
     remember(keySets, key, set);
   }
   return set;
@@ -155,7 +158,7 @@ async function verifyIdToken(
     // No `algorithms` list: jose takes the algorithm from the matching JWK (its `alg`, or the key type),
     // so a token can only verify with the algorithm its issuer's key is for; `none` and HS* never match.
     // `aud` is checked below, after `sub`, as the original orders them.
-    ({ payload } = await jwtVerify(token, keySet(jwksUri, timeoutSeconds, restricted), {
+    ({ payload } = await jwtVerify(token, await keySet(jwksUri, timeoutSeconds, restricted), {
       issuer: issuers,
       algorithms: expect.algorithms,
       // jose checks `exp` only when the token has one; the original's verifier reads a missing one as
