@@ -80,7 +80,7 @@ export class TestIdp {
     this.ssoUrl = `${new URL(this.entityId).origin}/sso`;
   }
 
-  metadata(extra: { validUntil?: string; cacheDuration?: string } = {}): string {
+  metadata(extra: { validUntil?: string; cacheDuration?: string; artifactResolutionUrl?: string } = {}): string {
     const attrs = [
       extra.validUntil ? ` validUntil="${extra.validUntil}"` : '',
       extra.cacheDuration ? ` cacheDuration="${extra.cacheDuration}"` : '',
@@ -90,6 +90,9 @@ export class TestIdp {
       '<md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">' +
       '<md:KeyDescriptor use="signing"><ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data>' +
       `<ds:X509Certificate>${this.keys.certificateBase64}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>` +
+      (extra.artifactResolutionUrl
+        ? `<md:ArtifactResolutionService Binding="urn:oasis:names:tc:SAML:2.0:bindings:SOAP" Location="${extra.artifactResolutionUrl}" index="0"/>`
+        : '') +
       '<md:NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</md:NameIDFormat>' +
       `<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${this.ssoUrl}"/>` +
       `<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${this.ssoUrl}"/>` +

@@ -1,5 +1,6 @@
-// POST /sso/saml/acs (docs/sso-saml.md#the-flow): the IdP's browser post of SAMLResponse and RelayState.
-// Its flow and provider are found first (saml/acs-flow.ts); the response is then verified (saml/verify-response.ts) with no transaction open; then one transaction finds or creates the
+// POST /sso/saml/acs (docs/sso-saml.md#the-flow): the IdP's browser post of SAMLResponse (or of an artifact,
+// resolved by saml/artifact.ts) and RelayState. Its flow and provider are found first (saml/acs-flow.ts); the
+// response is then verified (saml/verify-response.ts) with no transaction open; then one transaction finds or creates the
 // user and issues the session (or the PKCE code). Every refusal is a 303 to SITE_URL carrying the error,
 // as the original answers.
 import { ApiError, apiError } from '../errors.js';
@@ -14,7 +15,9 @@ import { identifyFlow } from './acs-flow.js';
 import { freshMetadata } from './metadata-refresh.js';
 import { verifyResponse, AssertionRejected } from './verify-response.js';
 import { readAssertion } from './assertion.js';
-import { samlKeys } from './keys.js';
+import { samlKeys, type SamlKey } from './keys.js';
+import { resolveArtifact } from './artifact.js';
+import type { IdpMetadata } from './idp-metadata.js';
 import { spUrls } from './sp.js';
 import { signInSsoUser, ssoClaims } from './sign-in-user.js';
 import { tokenFragmentRedirect } from './redirects.js';
@@ -34,11 +37,14 @@ export async function handleAcs(req: ApiRequest, ctx: AppContext): Promise<ApiRe
 
 async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
   const params = callbackParams(req);
-  const samlResponse = params.get('SAMLResponse') ?? '';
-  const started = await identifyFlow(ctx, params, samlResponse);
+  const posted = params.get('SAMLResponse') ?? '';
+  const started = await identifyFlow(ctx, params, posted);
   const provider = started.provider;
   const idp = await freshMetadata(ctx, provider);
   const keys = samlKeys(ctx.config);
+  const artifact = params.get('SAMLart') ?? '';
+  // An artifact (only an SP-initiated flow gets this far with one) is resolved once, before the key rotation's second try.
+  const samlResponse = artifact ? await resolved(ctx, req, provider.id, artifact, { idp, key: keys.current }) : posted;
   const verify = (key: typeof keys.current | null) =>
     verifyResponse(samlResponse, {
       idp,
@@ -54,9 +60,7 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
       throw err;
     });
   } catch (err) {
-    if (!(err instanceof AssertionRejected)) throw err;
-    ctx.log.info({ requestId: req.requestId, reason: err.message, sso_provider_id: provider.id }, 'SAML assertion refused');
-    throw apiError('saml_assertion_invalid');
+    throw refused(ctx, req, provider.id, err);
   }
 
   const read = readAssertion(profile, provider.attribute_mapping);
@@ -102,4 +106,26 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
   // Here rather than after the handler: the hook's error is redirected like every error of the flow.
   await announceCreatedUsers(req, ctx);
   return response;
+}
+
+async function resolved(
+  ctx: AppContext,
+  req: ApiRequest,
+  providerId: string,
+  artifact: string,
+  o: { idp: IdpMetadata; key: SamlKey },
+): Promise<string> {
+  try {
+    const spEntityId = spUrls(ctx.config).entityId;
+    return await resolveArtifact(artifact, { ...o, spEntityId, timeoutSeconds: ctx.config.external.httpTimeoutSeconds });
+  } catch (err) {
+    throw refused(ctx, req, providerId, err);
+  }
+}
+
+/** A response (or artifact) that failed its checks: the original's one answer, the reason in the log. */
+function refused(ctx: AppContext, req: ApiRequest, providerId: string, err: unknown): unknown {
+  if (!(err instanceof AssertionRejected)) return err;
+  ctx.log.info({ requestId: req.requestId, reason: err.message, sso_provider_id: providerId }, 'SAML assertion refused');
+  return apiError('saml_assertion_invalid');
 }

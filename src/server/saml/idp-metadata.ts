@@ -1,5 +1,5 @@
 // An identity provider's SAML metadata, read for what the service provider needs: its entity ID, where
-// to send the browser (the HTTP-Redirect SingleSignOnService), the certificates its signatures verify
+// to send the browser (the HTTP-Redirect SingleSignOnService), where artifacts are resolved, the certificates its signatures verify
 // against, and how long the document stays fresh (docs/sso-saml.md#identity-providers).
 import { apiError } from '../errors.js';
 import { children, descendants, parseXml, textOf, XmlProblem } from './xml.js';
@@ -9,6 +9,8 @@ export interface IdpMetadata {
   entityId: string;
   /** the HTTP-Redirect SingleSignOnService, else the HTTP-POST one (the AuthnRequest is sent by redirect either way) */
   ssoUrl: string;
+  /** the SOAP ArtifactResolutionService, where a `SAMLart` is resolved (saml/artifact.ts); '' when none */
+  artifactResolutionUrl: string;
   /** base64 DER certificates of the signing (or unspecified-use) KeyDescriptors */
   signingCerts: string[];
   validUntil: Date | null;
@@ -17,6 +19,7 @@ export interface IdpMetadata {
 
 const REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
 const POST = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
+const SOAP = 'urn:oasis:names:tc:SAML:2.0:bindings:SOAP';
 
 /** Parses metadata given to the admin API; problems are the original's 400 validation_failed. */
 export function parseIdpMetadata(raw: string): IdpMetadata {
@@ -45,6 +48,10 @@ export function parseIdpMetadata(raw: string): IdpMetadata {
   return {
     entityId,
     ssoUrl: service?.getAttribute('Location') ?? '',
+    artifactResolutionUrl:
+      children(idp, 'ArtifactResolutionService')
+        .find((s) => s.getAttribute('Binding') === SOAP)
+        ?.getAttribute('Location') ?? '',
     signingCerts,
     validUntil: validUntil && !Number.isNaN(validUntil.getTime()) ? validUntil : null,
     cacheDurationMs: durationMs(entity.getAttribute('cacheDuration') ?? ''),

@@ -1,7 +1,7 @@
 // GET /sso/saml/metadata: this service provider's metadata for IdP administrators (docs/sso-saml.md#the-service-provider).
 // Like the original: valid 48 hours (5 years with ?download=true, which also names a file); the signing
 // key, the encryption key only with SAML_ALLOW_ENCRYPTED_ASSERTIONS, and during a key rotation the next
-// certificate too, with a shorter cache; the persistent and email NameID formats; assertions posted to the ACS.
+// certificate too, with a shorter cache; the persistent and email NameID formats; the ACS for posted responses and artifacts.
 import { escapeXml } from './xml.js';
 import { samlKeys, type SamlKey } from './keys.js';
 import { spUrls } from './sp.js';
@@ -25,6 +25,7 @@ export function spMetadata(config: Config, download: boolean, now = new Date()):
     '<NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</NameIDFormat>' +
     '<NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</NameIDFormat>' +
     `<AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${escapeXml(urls.acsUrl)}" index="1"></AssertionConsumerService>` +
+    `<AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact" Location="${escapeXml(urls.acsUrl)}" index="2"></AssertionConsumerService>` +
     '</SPSSODescriptor></EntityDescriptor>';
   // IdPs and CDNs refetch sooner while a next key waits to be promoted.
   return { xml, cacheControl: next ? 'public, max-age=60' : 'public, max-age=600' };
