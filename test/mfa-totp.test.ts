@@ -54,6 +54,15 @@ t.test('enrolling answers the secret, an otpauth URI for SITE_URL and the email,
   t.equal(URI.parse(issuer.body.totp.uri).issuer, 'Acme');
 });
 
+t.test("the default issuer is SITE_URL's host as written there, case and port kept, as the original reads it", async (t) => {
+  const cased = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_SITE_URL: 'https://Auth.Example.COM:443/app' });
+  t.teardown(() => cased.stop());
+  const s = await signUp(cased);
+  const res = await cased.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp' } });
+  t.equal(res.status, 200, res.text);
+  t.equal(URI.parse(res.body.totp.uri).issuer, 'Auth.Example.COM:443');
+});
+
 t.test('a user without factors has no factors key', async (t) => {
   const s = await signUp(api);
   t.notOk('factors' in s.user);

@@ -6,10 +6,13 @@ import { apiError } from '../../errors.js';
 import { spendTotpStep, updateFactor } from '../../../db/mfa-factors.js';
 import { secretBox } from '../encryption.js';
 import type { FactorType } from './factor-type.js';
+import { uriParts } from '../../oauth-server/uri-parts.js';
 
 const PERIOD = 30;
 const DIGITS = 6;
 const WINDOW = 1;
+
+const siteHost = (siteUrl: string) => uriParts(siteUrl)?.host || new URL(siteUrl).host;
 
 function totpFor(secret: Secret | string, issuer: string, label: string): TOTP {
   return new TOTP({
@@ -34,8 +37,9 @@ export const totp: FactorType = {
   switches: (ctx) => ctx.config.mfa.totp,
 
   async enroll({ ctx, user, factorId, body }) {
-    // The issuer defaults to SITE_URL's host; the account is the user's email (the original's choice).
-    const issuer = typeof body.issuer === 'string' && body.issuer ? body.issuer : new URL(ctx.config.siteUrl).host;
+    // The issuer defaults to SITE_URL's host as written there (its case, an explicit port), as the original's
+    // URL parser hands it over; the account is the user's email (the original's choice).
+    const issuer = typeof body.issuer === 'string' && body.issuer ? body.issuer : siteHost(ctx.config.siteUrl);
     const secret = new Secret({ size: 20 });
     const uri = totpFor(secret, issuer, user.email ?? '').toString();
     // Imported on the first enrolment, not with the route table (docs/architecture.md#threads).
