@@ -95,6 +95,50 @@ t.test('phone: a user deleted while the request waits for its row: 200 {} and no
   }
 });
 
+t.test('phone: a number is kept as typed, a trunk 0 too, so rows read as the original wrote them', async (t) => {
+  const res = await api.request('POST', '/otp', { body: { phone: '+44 020 7946 0999' } });
+  t.equal(res.status, 200, res.text);
+  const message = await sms.waitForMessage('4402079460999');
+  const { rows } = await api.db.query("select phone from users where phone like '44%'");
+  t.same(rows, [{ phone: '4402079460999' }], 'not rewritten to 442079460999 by the phone library');
+  const verified = await api.request('POST', '/verify', { body: { type: 'sms', phone: '+4402079460999', token: smsCode(message.body) } });
+  t.equal(verified.status, 200, verified.text);
+});
+
+t.test('phone: a number the original stored that libphonenumber finds impossible still signs in, but none is signed up', async (t) => {
+  const admin = await adminToken();
+  const created = await api.request('POST', '/admin/users', {
+    token: admin,
+    body: { phone: '+15550003333', password: 'Secret-password-1', phone_confirm: true },
+  });
+  t.equal(created.status, 200, created.text);
+  // As an adopted row of the original holds it: its only check is 2–15 digits.
+  await api.db.query("update users set phone = '1234567890', confirmation_sent_at = now() - interval '1 hour' where id = $1", [
+    created.body.id,
+  ]);
+  const signedIn = await api.request('POST', '/token?grant_type=password', {
+    body: { phone: '+1234567890', password: 'Secret-password-1' },
+  });
+  t.equal(signedIn.status, 200, signedIn.text);
+  t.equal(signedIn.body.user.id, created.body.id);
+
+  const otp = await api.request('POST', '/otp', { body: { phone: '+1234567890', create_user: false } });
+  t.equal(otp.status, 200, otp.text);
+  const message = await sms.waitForMessage('1234567890');
+  const verified = await api.request('POST', '/verify', { body: { type: 'sms', phone: '1234567890', token: smsCode(message.body) } });
+  t.equal(verified.status, 200, verified.text);
+  t.equal(verified.body.user.id, created.body.id);
+
+  for (const path of ['/otp', '/signup']) {
+    const fresh = await api.request('POST', path, { body: { phone: '+1987654320', password: 'Secret-password-1' } });
+    t.same(
+      [fresh.status, fresh.body.msg],
+      [400, 'Invalid phone number format (E.164 required)'],
+      `${path}: no new user gets an impossible number`,
+    );
+  }
+});
+
 t.test("validation errors in the original's order", async (t) => {
   const cases: Array<[unknown, number, string, string]> = [
     [

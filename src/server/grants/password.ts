@@ -3,7 +3,7 @@
 // first, which answers a banned account ~30 ms sooner than any other: an enumeration signal.
 import { ApiError, apiError } from '../errors.js';
 import { findUserByEmail, findUserByPhone, type UserRow } from '../../db/users.js';
-import { parsePhone } from '../users/addresses.js';
+import { phoneDigits } from '../users/addresses.js';
 import { isBanned } from '../users/user-json.js';
 import { signInWeakness } from '../users/password-policy.js';
 import { issueSession } from '../sessions/issue.js';
@@ -31,7 +31,8 @@ export const password: Grant<ReturnType<typeof schema>> = {
     if (phoneText && !ctx.config.external.phoneEnabled) throw apiError('phone_logins_disabled_422');
 
     const aud = requestAudience(req, ctx);
-    const phone = phoneText ? parsePhone(phoneText) : null;
+    // Looked up in the original's form only, so a number it stored that libphonenumber would refuse still signs in.
+    const phone = phoneText ? phoneDigits(phoneText) : null;
     const user = email ? await findUserByEmail(ctx.db, email.toLowerCase(), aud) : phone ? await findUserByPhone(ctx.db, phone, aud) : null;
     const stored = user ? passwordHashOf(ctx.config, user) : null;
     const verdict = await ctx.hasher.verify(stored, password, req.signal);

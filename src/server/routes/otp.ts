@@ -5,7 +5,7 @@ import { ApiError, apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockLiveUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { lookupPhone, normaliseEmail, parsePhone } from '../users/addresses.js';
 import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import { requestAudience } from '../auth/bearer.js';
@@ -48,7 +48,7 @@ async function mayProceed(req: ApiRequest, ctx: AppContext, body: OtpBody, email
   const aud = requestAudience(req, ctx);
   let address: string;
   try {
-    address = email ? normaliseEmail(email) : normalisePhone(phone);
+    address = email ? normaliseEmail(email) : lookupPhone(phone);
   } catch (err) {
     if (err instanceof ApiError) return false;
     throw err;
@@ -59,12 +59,14 @@ async function mayProceed(req: ApiRequest, ctx: AppContext, body: OtpBody, email
 
 async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Promise<ApiResponse> {
   if (!ctx.config.external.phoneEnabled) throw apiError('phone_provider_unsupported');
-  const phone = normalisePhone(body.phone);
+  // Looked up as the original looks it up; only a number that is to be signed up must also be possible.
+  const phone = lookupPhone(body.phone);
   const channel = phoneChannel(ctx, body.channel);
   const aud = requestAudience(req, ctx);
   let user = await findUserByPhone(ctx.db, phone, aud);
   if (!user?.phone_confirmed_at) {
     // An unknown or unconfirmed number is signed up silently; its confirmation SMS is the code.
+    if (!parsePhone(phone)) throw apiError('phone_invalid');
     await signUpWithoutPassword(req, ctx, { provider: 'phone', address: phone, data: body.data ?? {}, channel });
     if (!ctx.config.sms.autoconfirm) return { body: {} };
     user = await findUserByPhone(ctx.db, phone, aud);

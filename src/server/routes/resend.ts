@@ -8,7 +8,7 @@ import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { requestAudience } from '../auth/bearer.js';
-import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { lookupPhone, normaliseEmail } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import { resendEmailChange } from '../users/email-change.js';
 import { sendPhoneChange } from '../users/phone-change.js';
@@ -66,7 +66,7 @@ function readResend(body: ResendBody, ctx: AppContext, redirectTo: string): Rese
   if (!email && !phone) throw apiError('resend_no_address');
   if (email && !ctx.config.external.emailEnabled) throw apiError('email_logins_disabled');
   if (phone && !ctx.config.external.phoneEnabled) throw apiError('phone_logins_disabled');
-  return { type, address: email ? normaliseEmail(email) : normalisePhone(phone), byEmail: !!email, pkce: readPkceParams(body), redirectTo };
+  return { type, address: email ? normaliseEmail(email) : lookupPhone(phone), byEmail: !!email, pkce: readPkceParams(body), redirectTo };
 }
 
 async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRow, r: Resend): Promise<Record<string, string>> {

@@ -3,7 +3,7 @@
 import { ApiError, apiError } from '../errors.js';
 import { emailLinkType, VERIFY_TYPES } from '../verify/types.js';
 import { consumeToken, type Proof } from '../verify/consume.js';
-import { normaliseEmail, normalisePhone } from '../users/addresses.js';
+import { lookupPhone, normaliseEmail } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { SIGNUP_FLOW_METHOD } from '../users/confirmation.js';
@@ -38,7 +38,7 @@ export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
     proof = { linkToken: tokenHash };
   } else {
     if (!email === !phone) throw apiError('verify_email_or_phone');
-    proof = { address: email ? validEmail(email) : normalisePhone(phone), code: token.trim() };
+    proof = { address: email ? validEmail(email) : lookupPhone(phone), code: token.trim() };
   }
   const type = VERIFY_TYPES.get(typeName);
   if (!type) {

@@ -1,6 +1,6 @@
 // Email and phone validation and normalisation. Emails follow the original's HTML5-style check
-// (docs/users-and-audit.md#addresses) and are lower-cased; phones are parsed by libphonenumber and stored as E.164
-// digits without '+', as the original stores them.
+// (docs/users-and-audit.md#addresses) and are lower-cased; phones are stored and looked up as the original
+// stores them (digits without '+'), a new one checked by libphonenumber as well.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { apiError } from '../errors.js';
 
@@ -16,18 +16,40 @@ export function normaliseEmail(input: unknown): string {
   return email.toLowerCase();
 }
 
-/** E.164 digits without '+', or null when the text is not a possible phone number. */
-export function parsePhone(input: unknown): string | null {
+/**
+ * A phone number in the form the original stores and looks numbers up in: its digits without '+' and
+ * spaces (and here without `(`, `)`, `-` too), when they are 2–15 digits not starting with 0; else null.
+ */
+export function phoneDigits(input: unknown): string | null {
   if (typeof input !== 'string') return null;
-  const compact = input.replace(/[\s()-]/g, '');
-  if (!/^\+?[1-9]\d{1,14}$/.test(compact)) return null;
-  const parsed = parsePhoneNumberFromString(compact.startsWith('+') ? compact : `+${compact}`);
-  if (!parsed || !parsed.isPossible()) return null;
-  return parsed.number.slice(1);
+  const digits = input.replace(/[\s()-]/g, '').replace(/^\+/, '');
+  return /^[1-9]\d{1,14}$/.test(digits) ? digits : null;
 }
 
+/**
+ * A number a user may be given: the original's form (phoneDigits), never rewritten, so that the row reads
+ * as the original would have written it and its lookups keep finding it; and, ours, one that
+ * libphonenumber finds possible for its country (`1234567890` is no one's: docs/differences.md#answers).
+ */
+export function parsePhone(input: unknown): string | null {
+  const digits = phoneDigits(input);
+  return digits && parsePhoneNumberFromString(`+${digits}`)?.isPossible() ? digits : null;
+}
+
+/** parsePhone, or the original's 400 phone_invalid: for a number that is to be stored. */
 export function normalisePhone(input: unknown): string {
   const phone = parsePhone(input);
+  if (!phone) throw apiError('phone_invalid');
+  return phone;
+}
+
+/**
+ * phoneDigits, or 400 phone_invalid: for a number that is only looked up (a sign-in, a code to verify or
+ * resend). The original's check alone, so that a number it stored, which libphonenumber would refuse
+ * today (adopted rows), still finds its user.
+ */
+export function lookupPhone(input: unknown): string {
+  const phone = phoneDigits(input);
   if (!phone) throw apiError('phone_invalid');
   return phone;
 }
