@@ -76,6 +76,23 @@ t.test('an artifact is resolved with a signed ArtifactResolve, and its response 
   t.equal(service.seen.length, before + 1, 'resolved once');
 });
 
+t.test('a response signed where it sits in the answer, a prefix of the answer named in its canonical form, verifies', async (t) => {
+  // As OpenSAML signs: typed values (xsi:type="xs:string") whose `xs` is declared on the ArtifactResponse
+  // only, and named in the signature's InclusiveNamespaces. The response taken out of the answer must keep it.
+  const request = await start();
+  const unsigned = idp.responseXml(sp, {
+    inResponseTo: request.id,
+    nameId: 'typed',
+    typedValues: true,
+    attributes: [{ name: 'email', values: ['typed@artifact.test'] }],
+  });
+  const artifact = service.issue(unsigned, { signInPlace: (soap) => idp.sign(soap, 'Assertion', idp.keys, ['xs']) });
+  const acs = await postToAcs(api.url, { SAMLart: artifact, RelayState: request.relayState });
+  t.equal(acs.status, 302, String(acs.location));
+  t.ok(new URLSearchParams(acs.location!.hash.slice(1)).get('access_token'));
+  t.equal(await usersNamed('typed@artifact.test'), 1);
+});
+
 t.test('an ArtifactResponse that does not answer the request, fails, or is old: refused, nobody signed in', async (t) => {
   const cases = [
     { inResponseTo: 'id-someone-elses' },

@@ -23,6 +23,8 @@ export interface ArtifactAnswer {
   issueInstant?: Date;
   issuer?: string;
   httpStatus?: number;
+  /** signs the whole SOAP answer (its Assertion, in place), as an IdP that signs the response where it sends it */
+  signInPlace?: (soapXml: string) => string;
 }
 
 export interface ArtifactService {
@@ -86,17 +88,16 @@ export async function startArtifactService(idpEntityId: string): Promise<Artifac
     if (a.httpStatus) return res.writeHead(a.httpStatus).end();
     const status = found ? (a.status ?? 'urn:oasis:names:tc:SAML:2.0:status:Success') : 'urn:oasis:names:tc:SAML:2.0:status:Requester';
     const inner = found ? found.responseXml.replace(/^<\?xml[^>]*>/, '') : '';
-    res
-      .writeHead(200, { 'content-type': 'text/xml' })
-      .end(
-        '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>' +
-          `<samlp:ArtifactResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ` +
-          `ID="_ar${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${(a.issueInstant ?? new Date()).toISOString()}" ` +
-          `InResponseTo="${a.inResponseTo ?? id}">` +
-          `<saml:Issuer>${a.issuer ?? idpEntityId}</saml:Issuer>` +
-          `<samlp:Status><samlp:StatusCode Value="${status}"/></samlp:Status>${inner}` +
-          '</samlp:ArtifactResponse></soap:Body></soap:Envelope>',
-      );
+    const soap =
+      '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>' +
+      `<samlp:ArtifactResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ` +
+      'xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" ' +
+      `ID="_ar${randomBytes(8).toString('hex')}" Version="2.0" IssueInstant="${(a.issueInstant ?? new Date()).toISOString()}" ` +
+      `InResponseTo="${a.inResponseTo ?? id}">` +
+      `<saml:Issuer>${a.issuer ?? idpEntityId}</saml:Issuer>` +
+      `<samlp:Status><samlp:StatusCode Value="${status}"/></samlp:Status>${inner}` +
+      '</samlp:ArtifactResponse></soap:Body></soap:Envelope>';
+    res.writeHead(200, { 'content-type': 'text/xml' }).end(a.signInPlace ? a.signInPlace(soap) : soap);
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/artifact`;

@@ -67,6 +67,8 @@ export interface Assertion {
   notOnOrAfter?: Date;
   sessionNotOnOrAfter?: Date;
   attributes?: Array<{ name: string; friendlyName?: string; values: string[] }>;
+  /** attribute values typed `xsi:type="xs:string"`, as OpenSAML writes them; `xsi` and `xs` must then be declared around the response */
+  typedValues?: boolean;
 }
 
 export class TestIdp {
@@ -146,7 +148,7 @@ export class TestIdp {
       .map(
         (at) =>
           `<saml:Attribute Name="${at.name}"${at.friendlyName ? ` FriendlyName="${at.friendlyName}"` : ''}>` +
-          at.values.map((v) => `<saml:AttributeValue>${v}</saml:AttributeValue>`).join('') +
+          at.values.map((v) => `<saml:AttributeValue${a.typedValues ? ' xsi:type="xs:string"' : ''}>${v}</saml:AttributeValue>`).join('') +
           '</saml:Attribute>',
       )
       .join('');
@@ -173,8 +175,11 @@ export class TestIdp {
     );
   }
 
-  /** Signs the Assertion (or the whole Response) of `xml` with `key` (this IdP's by default). */
-  sign(xml: string, what: 'Assertion' | 'Response' = 'Assertion', key: KeyPair = this.keys): string {
+  /**
+   * Signs the Assertion (or the whole Response) of `xml` with `key` (this IdP's by default); `prefixList`: the
+   * exclusive canonicalisation's InclusiveNamespaces, as OpenSAML names the prefixes used in attribute values.
+   */
+  sign(xml: string, what: 'Assertion' | 'Response' = 'Assertion', key: KeyPair = this.keys, prefixList?: string[]): string {
     const sig = new SignedXml({
       privateKey: key.privateKeyPem,
       publicCert: key.certificatePem,
@@ -186,6 +191,7 @@ export class TestIdp {
       xpath,
       digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
       transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'],
+      ...(prefixList ? { inclusiveNamespacesPrefixList: prefixList } : {}),
     });
     sig.computeSignature(xml, { location: { reference: `${xpath}/*[local-name(.)='Issuer']`, action: 'after' } });
     return sig.getSignedXml();

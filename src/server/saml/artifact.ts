@@ -35,7 +35,27 @@ export async function resolveArtifact(artifact: string, o: ArtifactResolution): 
   const id = `id-${randomBytes(20).toString('hex')}`;
   const answer = await post(o.idp.artifactResolutionUrl, soapEnvelope(signedArtifactResolve(id, artifact, o)), o.timeoutSeconds);
   const response = artifactResponse(answer, id, o.idp.entityId);
-  return Buffer.from(new XMLSerializer().serializeToString(response)).toString('base64');
+  return Buffer.from(new XMLSerializer().serializeToString(detached(response))).toString('base64');
+}
+
+const XMLNS = 'http://www.w3.org/2000/xmlns/';
+
+/**
+ * A copy of `element` holding every namespace declaration it inherits, as the original's library detaches an
+ * element before checking its signature: a prefix declared around the Response and used only in text
+ * (`xsi:type="xs:string"`, an InclusiveNamespaces prefix of its signature) stays bound once it stands alone.
+ */
+function detached(element: Element): Element {
+  const copy = element.cloneNode(true) as Element;
+  for (let node = element.parentNode; node && node.nodeType === 1; node = node.parentNode) {
+    const attributes = (node as Element).attributes;
+    for (let i = 0; i < attributes.length; i++) {
+      const { name, value } = attributes.item(i)!;
+      const declaration = name === 'xmlns' || name.startsWith('xmlns:');
+      if (declaration && !copy.hasAttribute(name)) copy.setAttributeNS(XMLNS, name, value);
+    }
+  }
+  return copy;
 }
 
 function signedArtifactResolve(id: string, artifact: string, o: ArtifactResolution): string {
