@@ -2,22 +2,23 @@
 // internet only through one runs: a real forward proxy with Basic credentials, and identity providers under
 // names only that proxy resolves (test/helpers/forward-proxy.ts), so every call that succeeds went through it.
 // Covered: fetch's calls (discovery, token exchange, userinfo), jose's key-set fetch (its own HTTP agent),
-// the proxy's credentials, loopback and NO_PROXY going direct, and a custom provider's restricted calls,
+// AWS KMS signing (the SDK's own HTTP agent), the proxy's credentials, loopback and NO_PROXY going direct, and a custom provider's restricted calls,
 // which are checked before they leave, as the proxy resolves their names out of the service's sight.
 // Two instances share one database: `open` (HTTP_PROXY, custom providers may be private) and `guarded`
 // (the lower-case spelling, NO_PROXY naming one provider host, custom providers restricted as in production).
 import t from 'tap';
-import { SignJWT } from 'jose';
+import { SignJWT, decodeProtectedHeader } from 'jose';
 import { GoTrueAdminApi } from '@supabase/auth-js';
 import { startTestService } from './helpers/server.js';
 import { createTestDatabase } from './helpers/db.js';
 import { startOAuth2Server } from './helpers/oauth2-server.js';
 import { startForwardProxy } from './helpers/forward-proxy.js';
+import { startFakeKms } from './helpers/kms-fake.js';
 import { REDIRECT_URI } from './helpers/oidc-provider.js';
 import { adminToken } from './helpers/admin.js';
 import { callback, fragmentOf } from './helpers/oauth.js';
 
-const proxy = await startForwardProxy({ credentials: 'egress:s3cr@t' });
+const proxy = await startForwardProxy({ credentials: ['egress:s3cr@t', 'apikey123:'] });
 const proxyWithCredentials = proxy.url.replace('://', '://egress:s3cr%40t@');
 // An issuer reachable through the proxy only, one on loopback, and an OAuth2 provider for a custom provider.
 const remote = await startOAuth2Server();
@@ -71,15 +72,27 @@ t.test('an issuer only the proxy reaches: discovery by fetch and keys by jose go
   t.equal(res.body.user?.email, 'through-proxy@example.com');
   t.equal(remote.discoveryRequests, 1);
   const calls = proxy.seen.slice(before);
-  t.ok(calls.length >= 2, 'one connection for the discovery document, one for the key set');
-  t.ok(
-    calls.every((c) => c.method === 'CONNECT' && c.target === remoteHost),
-    'tunnels to the issuer, none to the unused HTTPS_PROXY',
+  // As the original's client sends an http:// target: a plain request in absolute form, not a CONNECT tunnel.
+  t.same(
+    calls.map((c) => `${c.method} ${c.target}`),
+    [`GET ${remote.base}/.well-known/openid-configuration`, `GET ${remote.base}/jwks`],
+    'discovery (fetch) and the key set (jose), none to the unused HTTPS_PROXY',
   );
   t.ok(
     calls.every((c) => c.proxyAuthorization === `Basic ${Buffer.from('egress:s3cr@t').toString('base64')}`),
     "the proxy URL's user info is sent as its Basic credentials, decoded",
   );
+});
+
+t.test('a proxy URL with a user name alone sends it as credentials, as the original does', async (t) => {
+  const tokenOnly = await startTestService({ ...shared, HTTP_PROXY: proxy.url.replace('://', '://apikey123@') });
+  t.teardown(() => tokenOnly.stop());
+  const before = proxy.seen.length;
+  const res = await grant(tokenOnly, remote.base, 'token-only');
+  t.equal(res.status, 200, res.text);
+  const calls = proxy.seen.slice(before);
+  t.ok(calls.length >= 1);
+  t.ok(calls.every((c) => c.proxyAuthorization === `Basic ${Buffer.from('apikey123:').toString('base64')}`));
 });
 
 t.test('loopback goes direct: the proxy sees nothing of it', async (t) => {
@@ -140,4 +153,27 @@ t.test("a custom provider's calls through the proxy: made where allowed, refused
   t.ok(allowed.access_token, 'with CUSTOM_OAUTH_ALLOW_PRIVATE_URLS the sign-in completes through the proxy');
   t.equal(custom.tokenRequests.length, 1);
   t.ok(proxy.seenFor(customHost).length >= 1, 'token and userinfo calls tunnelled to the provider');
+});
+
+t.test("AWS KMS signing goes through the proxy too, as the original's AWS SDK does", async (t) => {
+  const kms = await startFakeKms('eu-west-1');
+  const kmsHost = `kms.proxied.test:${new URL(kms.url).port}`;
+  const signing = await startTestService({
+    HTTP_PROXY: proxyWithCredentials,
+    AUTH_JWT_KEYS: JSON.stringify([kms.jwk]),
+    AWS_ENDPOINT_URL_KMS: `http://${kmsHost}`,
+    AWS_ACCESS_KEY_ID: 'AKIAPORTCULLISTEST01',
+    AWS_SECRET_ACCESS_KEY: 'fake-secret-access-key-for-the-test',
+    AUTH_JWT_KMS_TIMEOUT: '5s',
+    AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+  });
+  t.teardown(async () => {
+    await signing.stop();
+    await kms.stop();
+  });
+  const res = await signing.request('POST', '/signup', { body: {} });
+  t.equal(res.status, 200, res.text);
+  t.equal(decodeProtectedHeader(res.body.access_token).kid, kms.jwk.kid, 'signed by the KMS key');
+  t.ok(kms.requests.length >= 1);
+  t.ok(proxy.seenFor(kmsHost).length >= 1, 'the Sign call reached KMS through the proxy (its name resolves nowhere else)');
 });

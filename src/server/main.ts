@@ -14,6 +14,7 @@ import { developmentBanner } from './development-banner.js';
 import { prettyLogsWanted } from './observability/log.js';
 import { importCommand } from './cli-import.js';
 import { adminCommand } from './cli-admin.js';
+import { useOutboundProxy } from './outbound-proxy/active.js';
 import { secretBox } from './mfa/encryption.js';
 
 const USAGE =
@@ -49,6 +50,8 @@ async function main(argv: string[]): Promise<number> {
     console.error(`portcullis: ${err.message}`);
     return 1;
   }
+  // The commands that may call out themselves (KMS signing, the admin command's hooks), as the HTTP threads do.
+  if (command === 'token' || command === 'admin') await useOutboundProxy(config.outbound);
   if (command === 'token') return tokenCommand(config, args);
   const log = createLogger(config.log, {}, { pretty: prettyLogsWanted(config, process.stdout.isTTY === true) });
   if (command === 'migrate') return runMigrate(config, log, args.includes('--dry-run'));

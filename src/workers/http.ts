@@ -9,7 +9,7 @@ import type { AppResources } from '../server/context.js';
 import { Router } from '../server/http/router.js';
 import { MOUNTS, ROUTES } from '../server/routes.js';
 import { createHttpServer, type ListenOn } from '../server/http/server.js';
-import { useOutboundProxy } from '../server/outbound-proxy/active.js';
+import { closeOutboundProxy, useOutboundProxy } from '../server/outbound-proxy/active.js';
 
 export interface HttpWorkerData extends AppResources {
   config: Config;
@@ -43,6 +43,7 @@ function shutDown(timeoutMs: number): Promise<void> {
   closing ??= server
     .drain(timeoutMs)
     .then(() => closeAppContext(ctx))
+    .then(() => closeOutboundProxy())
     .catch((err) => log.error({ err }, 'shutdown failed'))
     .then(() => new Promise<void>((resolve) => log.flush(() => resolve())));
   return closing;

@@ -26,10 +26,11 @@ export interface ForwardProxy {
 /** The address the proxy connects to for `host`. */
 const resolveHere = (host: string) => (host.endsWith('.proxied.test') ? '127.0.0.1' : host);
 
-export async function startForwardProxy(options: { credentials?: string } = {}): Promise<ForwardProxy> {
+/** `credentials`: the `user:password` pairs it takes (Basic); none, it asks for none. */
+export async function startForwardProxy(options: { credentials?: string[] } = {}): Promise<ForwardProxy> {
   const seen: ProxiedRequest[] = [];
-  const expected = options.credentials ? `Basic ${Buffer.from(options.credentials).toString('base64')}` : undefined;
-  const allowed = (header: string | undefined) => expected === undefined || header === expected;
+  const expected = options.credentials?.map((pair) => `Basic ${Buffer.from(pair).toString('base64')}`);
+  const allowed = (header: string | undefined) => expected === undefined || (header !== undefined && expected.includes(header));
   const sockets = new Set<net.Socket>();
 
   const server = http.createServer((req, res) => {

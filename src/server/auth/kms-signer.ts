@@ -6,6 +6,7 @@ import type { KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { apiError, type ApiError } from '../errors.js';
 import type { Config } from '../config/types.js';
 import type { KmsKeyRef } from './kms-key.js';
+import { agentFor } from '../outbound-proxy/active.js';
 
 export interface KmsSigningKey {
   kms: KmsKeyRef;
@@ -42,12 +43,19 @@ export function createKmsSigner(key: KmsSigningKey, settings: Config['jwt']['kms
   };
 }
 
-/** Region from the ARN; endpoint and credentials from our settings, else the SDK's defaults (its credential chain). */
+/**
+ * Region from the ARN; endpoint and credentials from our settings, else the SDK's defaults (its credential
+ * chain). The SDK sends with node:https, which no proxy setting reaches by itself: its agent is the egress
+ * proxy's when the endpoint goes through one (docs/settings.md#outbound-proxy), as the original's SDK does.
+ */
 function clientConfig(kms: KmsKeyRef, settings: Config['jwt']['kms']) {
   const { endpoint, accessKeyId, secretAccessKey, sessionToken } = settings;
+  const target = new URL(endpoint || `https://kms.${kms.region}.amazonaws.com`);
+  const agent = agentFor(target, undefined);
   return {
     region: kms.region,
     ...(endpoint ? { endpoint } : {}),
+    ...(agent ? { requestHandler: target.protocol === 'https:' ? { httpsAgent: agent } : { httpAgent: agent } } : {}),
     ...(accessKeyId ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } } : {}),
   };
 }

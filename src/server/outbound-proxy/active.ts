@@ -8,7 +8,8 @@ interface ActiveProxy {
   rule: ProxyFor;
   /** fetch's dispatcher that sends what the rule proxies through it and the rest to `direct` */
   routed(direct: unknown): unknown;
-  tunnellingAgent(proxy: URL): HttpAgent;
+  agentThrough(proxy: URL, target: URL): HttpAgent;
+  close(): Promise<void>;
 }
 
 let active: ActiveProxy | null = null;
@@ -17,10 +18,18 @@ let active: ActiveProxy | null = null;
 export async function useOutboundProxy(settings: ProxySettings): Promise<void> {
   const rule = proxyRule(settings);
   if (!rule) return;
-  const [{ Agent, setGlobalDispatcher }, { ProxyRouting, tunnellingAgent }] = await Promise.all([import('undici'), import('./routing.js')]);
-  active = { rule, routed: (direct) => new ProxyRouting(rule, direct as InstanceType<typeof Agent>), tunnellingAgent };
+  const [{ Agent, setGlobalDispatcher }, { ProxyRouting, agentThrough, closeProxies }] = await Promise.all([
+    import('undici'),
+    import('./routing.js'),
+  ]);
+  active = { rule, routed: (direct) => new ProxyRouting(rule, direct as InstanceType<typeof Agent>), agentThrough, close: closeProxies };
   // Node's fetch reads the dispatcher undici's setGlobalDispatcher installs (one global slot for both).
   setGlobalDispatcher(new ProxyRouting(rule, new Agent()));
+}
+
+/** Closes this thread's connections to the proxy, when it ends. */
+export async function closeOutboundProxy(): Promise<void> {
+  await active?.close();
 }
 
 /** The proxy `url`'s call goes through, or null when it goes direct (no proxy set, or NO_PROXY and loopback). */
@@ -33,8 +42,8 @@ export function viaProxy<D>(direct: D): D {
   return active ? (active.routed(direct) as D) : direct;
 }
 
-/** The node:http(s) agent for a call to `url`: a tunnel through its proxy, or `direct` (undefined: Node's default). */
+/** The node:http(s) agent for a call to `url`: through its proxy, or `direct` (undefined: Node's default). */
 export function agentFor<A extends HttpAgent | undefined>(url: URL, direct: A): HttpAgent | A {
   const proxy = proxyFor(url);
-  return proxy && active ? active.tunnellingAgent(proxy) : direct;
+  return proxy && active ? active.agentThrough(proxy, url) : direct;
 }
