@@ -139,6 +139,22 @@ t.test('phone: a number the original stored that libphonenumber finds impossible
   }
 });
 
+t.test('SMS_AUTOCONFIRM: an unconfirmed number gets one code and a 200, not a 429 for a second send', async (t) => {
+  const auto = await startMailStack({ AUTH_SMS_AUTOCONFIRM: 'true' }, { sms: true });
+  t.teardown(() => auto.stop());
+  const fresh = await auto.api.request('POST', '/otp', { body: { phone: '+15550006666' } });
+  t.equal(fresh.status, 200, fresh.text);
+  const first = await auto.sms!.waitForMessage('15550006666');
+  t.strictSame(fresh.body, { message_id: first.id }, 'a new number is confirmed by its sign-up, then sent its code');
+  // An unconfirmed user, as one from before autoconfirm was switched on.
+  await auto.api.db.query("update users set phone_confirmed_at = null, confirmation_sent_at = null where phone = '15550006666'");
+  const before = auto.sms!.messages.length;
+  const again = await auto.api.request('POST', '/otp', { body: { phone: '+15550006666' } });
+  t.equal(again.status, 200, again.text);
+  await auto.sms!.waitForMessage('15550006666');
+  t.equal(auto.sms!.messages.length, before + 1, 'one code');
+});
+
 t.test("validation errors in the original's order", async (t) => {
   const cases: Array<[unknown, number, string, string]> = [
     [

@@ -68,7 +68,10 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
     // An unknown or unconfirmed number is signed up silently; its confirmation SMS is the code.
     if (!parsePhone(phone)) throw apiError('phone_invalid');
     await signUpWithoutPassword(req, ctx, { provider: 'phone', address: phone, data: body.data ?? {}, channel });
-    if (!ctx.config.sms.autoconfirm) return { body: {} };
+    // Under SMS_AUTOCONFIRM a new number is confirmed by its sign-up and gets its code below; an unconfirmed
+    // one was sent its confirmation code by the sign-up (docs/differences.md), which a second send would
+    // only refuse for its interval.
+    if (!ctx.config.sms.autoconfirm || user) return { body: {} };
     user = await findUserByPhone(ctx.db, phone, aud);
     if (!user) return { body: {} };
   }
