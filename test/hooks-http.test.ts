@@ -185,6 +185,36 @@ t.test('before-user-created: the payload is the user about to be created, whose 
   t.match(payload.user.app_metadata, { provider: 'email', providers: ['email'] });
 });
 
+t.test('before-user-created is called once per sign-up that sends a code, by email or by phone, as the original calls it', async (t) => {
+  // A sign-up's send needs a permit of RATE_LIMIT_*_SENT; taking it must not run the hook a second time.
+  for (const body of [{ email: uniqueEmail('once') }, { phone: '+15550007777' }]) {
+    const before = hooks.callsTo('/before-user-created').length;
+    const res = await api.request('POST', '/signup', { body: { ...body, password: PASSWORD } });
+    t.equal(res.status, 200, res.text);
+    const calls = hooks.callsTo('/before-user-created').slice(before);
+    t.equal(calls.length, 1, JSON.stringify(body));
+    t.equal(calls[0]?.payload.user.id, res.body.id, 'with the id the user gets');
+  }
+});
+
+t.test('PUT /user changing email and phone sends each code once', async (t) => {
+  const email = uniqueEmail('both');
+  const signedUp = await api.request('POST', '/admin/users', {
+    token: await adminToken(),
+    body: { email, password: PASSWORD, email_confirm: true },
+  });
+  t.equal(signedUp.status, 200, signedUp.text);
+  const session = await api.request('POST', '/token?grant_type=password', { body: { email, password: PASSWORD } });
+  const [mails, texts] = [hooks.callsTo('/send-email').length, hooks.callsTo('/send-sms').length];
+  const res = await api.request('PUT', '/user', {
+    token: session.body.access_token,
+    body: { email: uniqueEmail('both-new'), phone: '+15550008888' },
+  });
+  t.equal(res.status, 200, res.text);
+  t.equal(hooks.callsTo('/send-email').length - mails, 1, 'one email change hook call, not one per attempt');
+  t.equal(hooks.callsTo('/send-sms').length - texts, 1);
+});
+
 t.test('before-user-created: a refusal is the client’s error, and no user row is written', async (t) => {
   const email = uniqueEmail('refused');
   hooks.once('/before-user-created', { body: { error: { http_code: 403, message: 'Sign-ups from this domain are closed' } } });

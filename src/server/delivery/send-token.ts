@@ -7,7 +7,7 @@ import { buildConfirmationUrl, linkPathFor, MailAddressRefused, type MailKind } 
 import { mailLinkBase } from './mail/link-base.js';
 import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
 import { issueOneTimeToken, type IssuedToken } from '../verify/one-time-codes.js';
-import { requireCheckedRecipients, spendPermit } from './sending-tx.js';
+import { requireCheckedRecipients, requirePermits, spendPermit } from './sending-tx.js';
 import { assertAuthorizedRecipients } from './authorized-addresses.js';
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
@@ -108,6 +108,23 @@ export async function sendEmailToken(
     throw apiError('email_send_failed', `Error sending ${describe(r.kind)} email`);
   }
   return issued;
+}
+
+/**
+ * Makes the transaction's first attempt already cover what a code sent to `to` will need (its send permit
+ * and, for mail, its recipient's check), so that a request calls out (the before-user-created hook, an
+ * earlier mail) only in the attempt that commits: sendingTx otherwise finds the need at the send, rolls back
+ * and runs everything again. The same conditions as the sends below, so no permit is taken for a send that
+ * will not count (a test number, a missing gateway).
+ */
+export function prepareTokenSend(ctx: AppContext, q: Queryable, channel: 'email' | 'sms', to: string): void {
+  if (channel === 'email') {
+    if (!ctx.config.hooks.sendEmail.enabled) requireCheckedRecipients(ctx, q, [to]);
+    requirePermits(ctx, q, 'email', 1);
+    return;
+  }
+  if (testOtpFor(ctx.config.sms, to) || (!ctx.sms && !ctx.config.hooks.sendSms.enabled)) return;
+  requirePermits(ctx, q, 'sms', 1);
 }
 
 export interface SmsTokenRequest {

@@ -22,6 +22,15 @@ export async function beforeUserCreated(
   await invokeHook(ctx, 'beforeUserCreated', { user: userJson(user, []) }, req, noOutput, q);
 }
 
+/**
+ * The users an HTTP hook let a request create, by what was asked, with the id it was shown. A transaction that
+ * sends (sendingTx) may run again from the start to take a send permit; its second run creates the same user
+ * with the same id without asking again, so the endpoint is called once per sign-up, as the original calls it,
+ * and never about an id that is then thrown away. A Postgres hook runs inside the transaction, so a run that
+ * rolled back also undid it: it is asked again.
+ */
+const approvedBy = new WeakMap<HookRequest, Map<string, string>>();
+
 /** createUser (users/create.ts) after the hook let it go ahead; the same id in the payload and the row. */
 export async function createUserAfterHook(
   ctx: Pick<AppContext, 'config' | 'db' | 'log'>,
@@ -29,8 +38,16 @@ export async function createUserAfterHook(
   u: NewUser,
   req: HookRequest,
 ): Promise<Awaited<ReturnType<typeof createUser>>> {
-  const withId = { ...u, id: u.id ?? randomUUID() };
-  await beforeUserCreated(ctx, newUserRow(withId), req, q);
+  const asked = JSON.stringify(u);
+  const approved = approvedBy.get(req)?.get(asked);
+  const withId = { ...u, id: u.id ?? approved ?? randomUUID() };
+  if (approved === undefined) {
+    await beforeUserCreated(ctx, newUserRow(withId), req, q);
+    if (hookEnabled(ctx, 'beforeUserCreated') && !ctx.config.hooks.beforeUserCreated.uri.startsWith('pg-functions:')) {
+      if (!approvedBy.has(req)) approvedBy.set(req, new Map());
+      approvedBy.get(req)!.set(asked, withId.id);
+    }
+  }
   const passwordHash = withId.passwordHash && storedPasswordHash(ctx.config, withId.id, withId.passwordHash);
   const result = await createUser(q, { ...withId, passwordHash });
   if (result) noteUserCreated(ctx, req, result.user);
