@@ -27,6 +27,10 @@ t.test("the original's validation messages", async (t) => {
     bad('Only an email address or phone number should be provided.'),
   );
   t.strictSame((await resend({ type: 'email_change' })).body, bad('Missing email address or phone number'));
+  // PKCE fields are read for the mail types only, and before the address, as the original reads them.
+  const pkce = { code_challenge: 'short', code_challenge_method: 's256' };
+  t.strictSame((await resend({ type: 'signup', ...pkce })).body, bad('code challenge has to be between 43 and 128 characters'));
+  t.strictSame((await resend({ type: 'sms', phone: '+14155550197', ...pkce })).body, {}, 'a phone type ignores them');
 });
 
 t.test('unknown users and confirmed addresses answer {} and nothing is sent', async (t) => {

@@ -60,13 +60,15 @@ function readResend(body: ResendBody, ctx: AppContext, redirectTo: string): Rese
   const email = body.email ?? '';
   const phone = body.phone ?? '';
   if (!isResendType(type)) throw apiError('resend_type_invalid');
+  // Read for the mail types only, right after the type, as the original: a phone type ignores them.
+  const pkce = type === 'signup' || type === 'email_change' ? readPkceParams(body) : null;
   if (type === 'signup' && !email) throw apiError('resend_email_required');
   if (type === 'sms' && !phone) throw apiError('resend_phone_required');
   if (email && phone) throw apiError('resend_email_and_phone');
   if (!email && !phone) throw apiError('resend_no_address');
   if (email && !ctx.config.external.emailEnabled) throw apiError('email_logins_disabled');
   if (phone && !ctx.config.external.phoneEnabled) throw apiError('phone_logins_disabled');
-  return { type, address: email ? normaliseEmail(email) : lookupPhone(phone), byEmail: !!email, pkce: readPkceParams(body), redirectTo };
+  return { type, address: email ? normaliseEmail(email) : lookupPhone(phone), byEmail: !!email, pkce, redirectTo };
 }
 
 async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRow, r: Resend): Promise<Record<string, string>> {
