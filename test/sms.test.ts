@@ -73,6 +73,14 @@ t.test('twilio: WhatsApp prefixes a phone-number sender and the recipient', asyn
   const sms = await fake.waitForMessage(to);
   t.equal(sms.channel, 'whatsapp');
   t.same(sms.fields, { To: `whatsapp:+${to}`, Channel: 'whatsapp', From: 'whatsapp:+15550009999', Body: 'Your code is 654321' });
+  // A sender number written with spaces is a number all the same, as the original reads it.
+  await senderFor('twilio', { AUTH_SMS_TWILIO_MESSAGE_SERVICE_SID: '+1 555 000 9999' }).send(
+    to,
+    'Your code is 654321',
+    'whatsapp',
+    '654321',
+  );
+  t.equal((await fake.waitForMessage(to)).fields?.From, 'whatsapp:+1 555 000 9999');
 });
 
 t.test('twilio: WhatsApp with a content template sends the bare code instead of a body', async (t) => {

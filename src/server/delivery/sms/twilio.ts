@@ -36,7 +36,9 @@ export function twilioSender(config: Config['sms']['twilio'], client: GatewayCli
 // WhatsApp addresses carry a `whatsapp:` prefix; a sender that is a messaging-service SID does not.
 // With SMS_TWILIO_CONTENT_SID, Twilio fills an approved WhatsApp template with the bare code.
 function whatsappFields(config: Config['sms']['twilio'], to: string, body: string, otp: string): Record<string, string> {
-  const from = /^\+?[1-9][0-9]{1,14}$/.test(config.messageServiceSid) ? `whatsapp:${config.messageServiceSid}` : config.messageServiceSid;
+  // A phone number as the original tells it from a SID: without its '+' and spaces; sent as it is written.
+  const isNumber = /^[1-9][0-9]{1,14}$/.test(config.messageServiceSid.replace(/^\+/, '').replaceAll(' ', ''));
+  const from = isNumber ? `whatsapp:${config.messageServiceSid}` : config.messageServiceSid;
   const fields: Record<string, string> = { To: `whatsapp:+${to}`, Channel: 'whatsapp', From: from };
   if (config.contentSid) {
     fields.ContentSid = config.contentSid;
