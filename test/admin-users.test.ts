@@ -317,6 +317,33 @@ t.test('PUT /admin/users/{user_id} changes only what the body names', async (t) 
   t.equal(missing.body.error_code, 'user_not_found');
 });
 
+t.test('PUT /admin/users/{user_id}: the edges the original reads as Go does', async (t) => {
+  const made = await create({ email: 'edges@example.com', password: 'edge-pass', email_confirm: true });
+  t.equal(made.status, 200, made.text);
+  const put = (id: string, body: unknown) => api.request('PUT', `/admin/users/${id}`, { token: admin, body });
+  // An SSO user may be given an address a password account holds: the unique index leaves SSO users out.
+  const sso = await create({ email: 'sso-edge@corp.example', email_confirm: true });
+  await api.db.query('update users set is_sso_user = true where id = $1', [sso.body.id]);
+  const shared = await put(sso.body.id, { email: 'edges@example.com' });
+  t.strictSame([shared.status, shared.body.email], [200, 'edges@example.com'], shared.text);
+  // `__proto__` is a metadata key like any other (a Go map's).
+  const proto = await put(made.body.id, { app_metadata: JSON.parse('{"__proto__": {"x": 1}, "plan": "pro"}') });
+  t.equal(proto.status, 200, proto.text);
+  t.strictSame(Object.getOwnPropertyDescriptor(proto.body.app_metadata, '__proto__')?.value, { x: 1 });
+  const stored = await api.db.query(`select raw_app_meta_data->'__proto__' as p from users where id = $1`, [made.body.id]);
+  t.strictSame(stored.rows[0].p, { x: 1 });
+  // A signed zero is a duration of zero to Go: the ban is lifted.
+  t.equal((await put(made.body.id, { ban_duration: '1h' })).status, 200);
+  const unbanned = await put(made.body.id, { ban_duration: '-0' });
+  t.equal(unbanned.status, 200, unbanned.text);
+  t.notOk(unbanned.body.banned_until, 'no longer banned');
+  const far = await api.request('GET', '/admin/users?page=99999999999999999999', { token: admin });
+  t.strictSame(
+    [far.status, far.body.msg],
+    [400, 'Bad Pagination Parameters: strconv.ParseUint: parsing "99999999999999999999": value out of range'],
+  );
+});
+
 t.test('PUT /admin/users/{user_id} with a password ends every session and voids pending links, as the original', async (t) => {
   const made = await create({ email: 'taken-back@example.com', password: 'old-pass-1', email_confirm: true });
   const id = made.body.id;

@@ -18,11 +18,11 @@ const DEFAULT_PER_PAGE = 50;
 
 function whole(text: string | null, fallback: number): number {
   if (text === null || text === '') return fallback;
-  // Go's strconv.ParseUint message.
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw apiError('admin_pagination', `Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
-  }
-  return Number(text);
+  // Go's strconv.ParseUint messages: digits only, and at most 2^64 - 1.
+  const why = !/^\d+$/.test(text) ? 'invalid syntax' : BigInt(text) > 2n ** 64n - 1n ? 'value out of range' : null;
+  if (why) throw apiError('admin_pagination', `Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(text)}: ${why}`);
+  // Parsed by Go but past what paging can reach here: the range refusal below.
+  return Number.isSafeInteger(Number(text)) ? Number(text) : Number.MAX_SAFE_INTEGER;
 }
 
 export function parsePage(query: URLSearchParams): PageParams {

@@ -83,7 +83,9 @@ export function mergeMetadata(current: Record<string, unknown>, updates: Record<
   const merged = { ...current };
   for (const [key, value] of Object.entries(updates)) {
     if (value === null) delete merged[key];
-    else merged[key] = value;
+    // Defined, not assigned: `__proto__` is a key like any other to the original (a Go map), and assigning
+    // it would set the object's prototype instead of storing it.
+    else Object.defineProperty(merged, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return merged;
 }

@@ -5,7 +5,8 @@ const WHOLE = /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/;
 const PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
 
 export function parseGoDuration(text: string): number | null {
-  if (text === '0') return 0;
+  // Go takes a bare zero, signed or not, without a unit.
+  if (/^[-+]?0$/.test(text)) return 0;
   if (!WHOLE.test(text)) return null;
   let total = 0;
   for (const [, amount, unit] of text.matchAll(PART)) total += Number(amount) * UNIT_MS[unit];

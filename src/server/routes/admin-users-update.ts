@@ -27,7 +27,9 @@ export const adminUpdateUser: GuardedHandler<Admin, AdminUserBody> = async (req,
   const params = readAdminUserParams(req.body());
   const email = params.email ? normaliseEmail(params.email) : undefined;
   const phone = params.phone ? normalisePhone(params.phone) : undefined;
-  if (email && (await isEmailTaken(ctx.db, email, found.id))) throw apiError('email_exists');
+  // An SSO user may share an address with an account of another kind, as the unique index allows and the
+  // original lets the admin API give it one.
+  if (email && !found.is_sso_user && (await isEmailTaken(ctx.db, email, found.id))) throw apiError('email_exists');
   if (phone && (await isPhoneTaken(ctx.db, phone, found.id))) throw apiError('phone_exists_admin');
   const passwordHash = await storedPassword(ctx, params, true, req);
   const body = await tx(
