@@ -128,3 +128,17 @@ t.test('link_identity without an Authorization header: the grant refuses it in i
   }
   t.equal((await api.db.query(`select count(*)::int as n from identities where provider_id = 'g-no-bearer'`)).rows[0].n, 0);
 });
+
+t.test("a link re-derives app_metadata's providers from the identities, oldest first, as the original does", async (t) => {
+  const user = await confirmedUser(api);
+  // What an earlier write may leave there (an identity added without touching app_metadata, a hand edit).
+  await api.db.query(`update users set raw_app_meta_data = '{"provider": "stale", "providers": ["stale"], "plan": "pro"}' where id = $1`, [
+    user.user.id,
+  ]);
+  const auth = authClient(api.url);
+  await auth.setSession({ access_token: user.access_token, refresh_token: user.refresh_token });
+  const token = await google.signIdToken({ sub: 'g-rederived', email: user.user.email, email_verified: true });
+  const { data, error } = await auth.linkIdentity({ provider: 'google', token });
+  t.equal(error, null);
+  t.strictSame(data.user?.app_metadata, { provider: 'email', providers: ['email', 'google'], plan: 'pro' });
+});

@@ -62,11 +62,6 @@ export async function acceptInvite(
   return accepted;
 }
 
-export function withProvider(meta: Record<string, unknown>, provider: string): Record<string, unknown> {
-  const providers = Array.isArray(meta.providers) ? (meta.providers as string[]) : [];
-  return { ...meta, provider: meta.provider ?? provider, providers: providers.includes(provider) ? providers : [...providers, provider] };
-}
-
 /** app_metadata after the unverified identities are gone: this provider is the account's provider. */
 function onlyProviders(meta: Record<string, unknown>, provider: string): Record<string, unknown> {
   return { ...meta, provider, providers: [provider] };

@@ -10,10 +10,10 @@ import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
 import { emailFromIdentities } from '../users/email-from-identities.js';
-import { withProvider } from './account-confirmation.js';
+import { withProvidersOfIdentities } from '../users/providers-of-identities.js';
 import { namedEmail, type Linked, type LinkRequest } from './link-request.js';
 
-/** The identity inserted and audited identity_linked; the provider joins app_metadata (and with mergeClaims its claims join user_metadata). */
+/** The identity inserted and audited identity_linked; app_metadata's providers re-derived (and with mergeClaims its claims join user_metadata). */
 export async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest, o: { mergeClaims?: boolean } = {}): Promise<UserRow> {
   const identity = await insertIdentity(c, {
     userId: user.id,
@@ -24,7 +24,7 @@ export async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkReques
   const traits = { identity_id: identity.id, provider: identity.provider, provider_id: identity.provider_id };
   await writeAudit(c, r.hookRequest, actorOf(user), 'identity_linked', traits, r.hookRequest.ip);
   return updateUser(c, user.id, {
-    raw_app_meta_data: withProvider(user.raw_app_meta_data, r.provider),
+    raw_app_meta_data: await withProvidersOfIdentities(c, user.id, user.raw_app_meta_data),
     ...(o.mergeClaims ? { raw_user_meta_data: { ...user.raw_user_meta_data, ...r.profile.claims } } : {}),
   });
 }

@@ -18,7 +18,8 @@ import { isBanned } from '../users/user-json.js';
 import type { ExternalProfile } from '../providers/types.js';
 import type { AppContext } from '../context.js';
 import { DEFAULT_LINKING_DOMAIN, linkingDomainOf, multipleAccountsIn } from './linking-domains.js';
-import { acceptInvite, confirmThroughProvider, withProvider } from './account-confirmation.js';
+import { acceptInvite, confirmThroughProvider } from './account-confirmation.js';
+import { withProvidersOfIdentities } from '../users/providers-of-identities.js';
 import { addIdentity, linkToSignedInUser } from './identity-link.js';
 import { createAccount } from './new-account.js';
 import { candidateEmail, namedEmail, type Linked, type LinkRequest } from './link-request.js';
@@ -49,7 +50,7 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
     if (!owner) throw apiError('admin_user_not_found');
     user = await updateUser(c, owner.id, {
       raw_user_meta_data: { ...owner.raw_user_meta_data, ...profile.claims },
-      raw_app_meta_data: withProvider(owner.raw_app_meta_data, provider),
+      raw_app_meta_data: await withProvidersOfIdentities(c, owner.id, owner.raw_app_meta_data),
     });
   } else {
     const domain = linkingDomainOf(provider, ctx.config.experimental.providerLinkingDomains);

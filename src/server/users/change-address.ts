@@ -9,6 +9,7 @@ import { findPhoneHolder, findUserByEmail, updateUser, type UserRow, type UserWr
 import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
 import type { Queryable } from '../../db/pool.js';
 import { identityData, type AddressProvider } from './create.js';
+import { withProvidersOfIdentities } from './providers-of-identities.js';
 
 /** 422 when another live user of the audience already has this address. */
 export async function assertAddressFree(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<void> {
@@ -17,7 +18,7 @@ export async function assertAddressFree(q: Queryable, user: UserRow, provider: A
 }
 
 export interface AdoptOptions {
-  /** add the provider to app_metadata.providers (and make it `provider` when there is none) */
+  /** re-derive app_metadata's provider and providers from the identities, as the original's /verify does */
   listProvider?: boolean;
 }
 
@@ -50,7 +51,7 @@ export async function adoptAddress(
   } else {
     await insertIdentity(q, { userId: user.id, provider, providerId: user.id, data: identityData(provider, user.id, address, true) });
   }
-  if (options.listProvider) fields.raw_app_meta_data = withProviderListed(user.raw_app_meta_data ?? {}, provider);
+  if (options.listProvider) fields.raw_app_meta_data = await withProvidersOfIdentities(q, user.id, user.raw_app_meta_data ?? {});
   if (user.is_anonymous) fields.is_anonymous = false;
   const meta = user.raw_user_meta_data ?? {};
   const metaChanges: Record<string, unknown> = {};
@@ -67,13 +68,4 @@ export async function adoptAddress(
     if ((err as { code?: string }).code === '23505') throw apiError(provider === 'email' ? 'email_exists' : 'phone_exists');
     throw err;
   }
-}
-
-function withProviderListed(app: Record<string, unknown>, provider: AddressProvider): Record<string, unknown> {
-  const providers = Array.isArray(app.providers) ? (app.providers as string[]) : [];
-  return {
-    ...app,
-    provider: app.provider ?? provider,
-    providers: providers.includes(provider) ? providers : [...providers, provider],
-  };
 }
