@@ -139,8 +139,8 @@ t.test('phone: a number the original stored that libphonenumber finds impossible
   }
 });
 
-t.test('SMS_AUTOCONFIRM: an unconfirmed number gets one code and a 200, not a 429 for a second send', async (t) => {
-  const auto = await startMailStack({ AUTH_SMS_AUTOCONFIRM: 'true' }, { sms: true });
+t.test('autoconfirm: an unconfirmed user gets one code or link, as the original, and using it confirms the address', async (t) => {
+  const auto = await startMailStack({ AUTH_SMS_AUTOCONFIRM: 'true', AUTH_MAILER_AUTOCONFIRM: 'true' }, { sms: true });
   t.teardown(() => auto.stop());
   const fresh = await auto.api.request('POST', '/otp', { body: { phone: '+15550006666' } });
   t.equal(fresh.status, 200, fresh.text);
@@ -148,11 +148,29 @@ t.test('SMS_AUTOCONFIRM: an unconfirmed number gets one code and a 200, not a 42
   t.strictSame(fresh.body, { message_id: first.id }, 'a new number is confirmed by its sign-up, then sent its code');
   // An unconfirmed user, as one from before autoconfirm was switched on.
   await auto.api.db.query("update users set phone_confirmed_at = null, confirmation_sent_at = null where phone = '15550006666'");
-  const before = auto.sms!.messages.length;
+  const texts = auto.sms!.messages.length;
   const again = await auto.api.request('POST', '/otp', { body: { phone: '+15550006666' } });
   t.equal(again.status, 200, again.text);
-  await auto.sms!.waitForMessage('15550006666');
-  t.equal(auto.sms!.messages.length, before + 1, 'one code');
+  const code = await auto.sms!.waitForMessage('15550006666');
+  t.strictSame(again.body, { message_id: code.id }, 'not a 429 for a second send');
+  t.equal(auto.sms!.messages.length, texts + 1, 'one code');
+  const verified = await auto.api.request('POST', '/verify', { body: { type: 'sms', phone: '15550006666', token: smsCode(code.body) } });
+  t.equal(verified.status, 200, verified.text);
+  t.ok(verified.body.user.phone_confirmed_at, 'the code confirms the number');
+
+  const signedUp = await auto.api.request('POST', '/signup', { body: { email: 'late@example.com', password: 'Secret-password-1' } });
+  t.equal(signedUp.status, 200, signedUp.text);
+  // Sent a confirmation a moment ago: the magic link's interval is its own, as the original counts it.
+  await auto.api.db.query("update users set email_confirmed_at = null, confirmation_sent_at = now() where email = 'late@example.com'");
+  const mails = auto.smtp.mails.length;
+  const link = await auto.api.request('POST', '/otp', { body: { email: 'late@example.com' } });
+  t.equal(link.status, 200, link.text);
+  const mail = await auto.smtp.waitForMail('late@example.com');
+  t.equal(mail.subject, 'Your Magic Link');
+  t.equal(auto.smtp.mails.length, mails + 1, 'the magic link alone, no confirmation beside it');
+  const used = await auto.api.request('POST', '/verify', { body: { type: 'email', email: 'late@example.com', token: codeOf(mail) } });
+  t.equal(used.status, 200, used.text);
+  t.ok(used.body.user.email_confirmed_at, 'following it confirms the address');
 });
 
 t.test("validation errors in the original's order", async (t) => {

@@ -37,9 +37,12 @@ export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: Magi
   const pkce = readPkceParams(body);
   const aud = requestAudience(req, ctx);
   let user = await findUserByEmail(ctx.db, email, aud);
-  if (!user?.email_confirmed_at) {
+  // Under autoconfirm an unconfirmed user gets the magic link alone, as the original sends it one after
+  // confirming it; here the link itself confirms the address when followed (a repeated sign-up confirms
+  // nothing: docs/differences.md), so no second mail, nor the confirmation's interval, comes into it.
+  if (!user || (!user.email_confirmed_at && !ctx.config.mailer.autoconfirm)) {
     await signUpWithoutPassword(req, ctx, { provider: 'email', address: email, data: body.data ?? {}, pkce });
-    // With autoconfirm the sign-up confirmed the address and sent nothing: send a real magic link now.
+    // With autoconfirm the sign-up confirmed the new address and sent nothing: send a real magic link now.
     if (!ctx.config.mailer.autoconfirm) return;
     user = await findUserByEmail(ctx.db, email, aud);
     if (!user) return;

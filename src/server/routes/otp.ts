@@ -64,14 +64,14 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
   const channel = phoneChannel(ctx, body.channel);
   const aud = requestAudience(req, ctx);
   let user = await findUserByPhone(ctx.db, phone, aud);
-  if (!user?.phone_confirmed_at) {
-    // An unknown or unconfirmed number is signed up silently; its confirmation SMS is the code.
+  // An unknown number is signed up silently, and so, without SMS_AUTOCONFIRM, is an unconfirmed one: its
+  // confirmation SMS is the code. Under autoconfirm an unconfirmed user gets the code below alone, as the
+  // original sends one after confirming it; verifying it confirms the number (a repeated sign-up confirms
+  // nothing here: docs/differences.md).
+  if (!user || (!user.phone_confirmed_at && !ctx.config.sms.autoconfirm)) {
     if (!parsePhone(phone)) throw apiError('phone_invalid');
     await signUpWithoutPassword(req, ctx, { provider: 'phone', address: phone, data: body.data ?? {}, channel });
-    // Under SMS_AUTOCONFIRM a new number is confirmed by its sign-up and gets its code below; an unconfirmed
-    // one was sent its confirmation code by the sign-up (docs/differences.md), which a second send would
-    // only refuse for its interval.
-    if (!ctx.config.sms.autoconfirm || user) return { body: {} };
+    if (!ctx.config.sms.autoconfirm) return { body: {} };
     user = await findUserByPhone(ctx.db, phone, aud);
     if (!user) return { body: {} };
   }
