@@ -114,3 +114,18 @@ t.test('a user deleted while its recovery request waits for it: 200 {} and no ma
   }
   t.equal(smtp.mails.filter((m) => m.to.startsWith('gone-') || !m.to.includes('@')).length, 0, 'no mail');
 });
+
+t.test('RATE_LIMIT_EMAIL_SENT=0 turns mail off even under MAILER_AUTOCONFIRM, as the original', async (t) => {
+  const off = await startMailStack({ AUTH_RATE_LIMIT_EMAIL_SENT: '0', AUTH_MAILER_AUTOCONFIRM: 'true' });
+  t.teardown(() => off.stop());
+  const signedUp = await off.api.request('POST', '/signup', { body: { email: 'quiet@example.com', password: 'Secret-password-1' } });
+  t.equal(signedUp.status, 200, 'an autoconfirmed sign-up sends nothing');
+  for (const [path, body] of [
+    ['/recover', { email: 'quiet@example.com' }],
+    ['/magiclink', { email: 'quiet@example.com' }],
+  ] as const) {
+    const res = await off.api.request('POST', path, { body });
+    t.strictSame(res.body, { code: 429, error_code: 'over_email_send_rate_limit', msg: 'email rate limit exceeded' }, path);
+  }
+  t.equal(off.smtp.mails.length, 0);
+});

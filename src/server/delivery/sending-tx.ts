@@ -89,8 +89,12 @@ export async function sendingTx<T>(
   }
 }
 
-/** Whether a send on `channel` counts against the global limit (not with autoconfirm, as the original). */
-const counted = (ctx: AppContext, channel: Channel) => !(channel === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm);
+/**
+ * Whether a send on `channel` counts against the global limit: not with autoconfirm, as the original, except
+ * that an email limit of 0 refuses every mail (takeSendPermit).
+ */
+const counted = (ctx: AppContext, channel: Channel) =>
+  channel === 'email' ? !ctx.config.mailer.autoconfirm || ctx.config.rateLimit.emailSent.max === 0 : !ctx.config.sms.autoconfirm;
 
 /**
  * Makes sure `count` more sends on `channel` are covered before the first of them goes out, so a request
