@@ -246,6 +246,23 @@ t.test('WEBAUTHN_RP_ORIGINS entries are compared as the original compares them: 
   t.equal(signedIn.status, 200, signedIn.text);
 });
 
+t.test('without WEBAUTHN_RP_DISPLAY_NAME, passkeys registered before still sign in; only registering needs the name', async (t) => {
+  const nameless = await startTestService({ ...PASSKEY_ENV, AUTH_WEBAUTHN_RP_DISPLAY_NAME: '' });
+  t.teardown(() => nameless.stop());
+  const session = await signUp(nameless);
+  const authenticator = newAuthenticator();
+  await storePasskey(nameless, session.user.id, authenticator);
+  const signedIn = await signInWithPasskey(nameless, authenticator);
+  t.equal(signedIn.status, 200, signedIn.text);
+  t.equal(signedIn.body.user.id, session.user.id);
+  const offered = await nameless.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  t.same(
+    [offered.status, offered.body.msg],
+    [500, 'Failed to initialize WebAuthn'],
+    'as the original: no credential is offered without the name',
+  );
+});
+
 t.test("a challenge_id in another spelling the original's UUID reading takes names the challenge", async (t) => {
   const session = await signUp(api);
   const authenticator = newAuthenticator();

@@ -18,7 +18,7 @@ import { refuseSsoUser, requireManagementAal } from '../passkeys/management-chec
 import { requireNotAnonymous } from '../mfa/factor-access.js';
 
 export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
-  const rp = relyingParty(ctx.config);
+  const rp = relyingParty(ctx.config, { registering: true });
   requireNotAnonymous(principal);
   refuseSsoUser(principal);
   await requireManagementAal(ctx.db, principal);

@@ -23,11 +23,14 @@ export const CEREMONY_TIMEOUT_MS = 300_000;
 /**
  * Throws 500 webauthn_not_configured, as the original fails, when a setting is empty or the relying party
  * id is one the original's library refuses: the service then started with a warning (config/cross-field.ts,
- * config/original-corrections.ts). Each ceremony asks for it before it reads or writes anything.
+ * config/original-corrections.ts). Each ceremony asks for it before it reads or writes anything. The
+ * display name is needed only to offer a new credential (`registering`), as the original's library needs it
+ * only there: sign-ins with passkeys already registered go on without it.
  */
-export function relyingParty(config: Config): RelyingParty {
+export function relyingParty(config: Config, { registering = false } = {}): RelyingParty {
   const { rpId, rpDisplayName, rpOrigins } = config.webauthn;
-  if (!rpId || !rpDisplayName || rpOrigins.length === 0 || rpIdProblem(rpId)) throw apiError('webauthn_not_configured');
+  if (!rpId || rpOrigins.length === 0 || rpIdProblem(rpId)) throw apiError('webauthn_not_configured');
+  if (registering && !rpDisplayName) throw apiError('webauthn_not_configured');
   return {
     id: config.webauthn.rpId,
     name: config.webauthn.rpDisplayName,

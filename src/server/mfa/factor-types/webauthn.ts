@@ -55,7 +55,7 @@ export const webauthn: FactorType = {
   enroll: () => Promise.resolve({ columns: {}, answer: {} }),
 
   async challenge({ ctx, user, factor, q }) {
-    const rp = relyingParty(ctx.config);
+    const rp = relyingParty(ctx.config, { registering: factor.status === 'unverified' });
     if (factor.status === 'unverified') {
       const existing = await verifiedFactorCredentials(q, user.id);
       const name = user.email || user.phone || '';
