@@ -263,6 +263,18 @@ t.test('without WEBAUTHN_RP_DISPLAY_NAME, passkeys registered before still sign 
   );
 });
 
+t.test("a user handle must be the user id's text exactly: in capitals it names no passkey, as in the original", async (t) => {
+  const session = await signUp(api);
+  const authenticator = newAuthenticator();
+  await storePasskey(api, session.user.id, authenticator);
+  const { challenge_id, options } = await authenticationOptions(api);
+  const credential = authenticator.get(options);
+  // The handle is not signed, so a client may send it in another case.
+  credential.response.userHandle = Buffer.from(session.user.id.toUpperCase()).toString('base64url');
+  const res = await api.request('POST', '/passkeys/authentication/verify', { body: { challenge_id, credential } });
+  t.same([res.status, res.body.msg], [400, 'Credential verification failed'], res.text);
+});
+
 t.test("a challenge_id in another spelling the original's UUID reading takes names the challenge", async (t) => {
   const session = await signUp(api);
   const authenticator = newAuthenticator();

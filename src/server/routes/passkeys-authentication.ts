@@ -69,7 +69,8 @@ async function findPasskey(ctx: AppContext, response: AuthenticationResponseJSON
   const handle = userHandleOf(response);
   if (!handle || !UUID.test(handle)) return null;
   const row = await findCredentialByCredentialId(ctx.db, Buffer.from(response.rawId, 'base64url'));
-  return row && row.user_id === handle.toLowerCase() ? row : null;
+  // Compared exactly, as the original's library compares the handle's bytes with the user id's text.
+  return row && row.user_id === handle ? row : null;
 }
 
 function refused(req: ApiRequest, ctx: AppContext, detail: string): never {

@@ -1,7 +1,10 @@
 // The credential a client sends back (the JSON form of a PublicKeyCredential, as @supabase/auth-js serialises
 // it) checked for shape before the library reads it, so malformed input is "Invalid credential response"
-// and only a well-formed response that fails the ceremony is "Credential verification failed".
+// and only a well-formed response that fails the ceremony is "Credential verification failed". Shape as the
+// original's library parses it before verifying anything: clientDataJSON a JSON object, authenticator data
+// that parses (a new credential's carrying its attested credential data), an attestation object in CBOR.
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import { decodeAttestationObject, parseAuthenticatorData } from '@simplewebauthn/server/helpers';
 
 const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
 
@@ -9,13 +12,36 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isB64 = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && BASE64URL.test(v);
 
 function common(v: unknown): v is { id: string; rawId: string; type: string; response: Record<string, unknown> } {
-  return (
-    isObject(v) && isB64(v.id) && isB64(v.rawId) && v.type === 'public-key' && isObject(v.response) && isB64(v.response.clientDataJSON)
-  );
+  if (!isObject(v) || !isB64(v.id) || !isB64(v.rawId) || v.type !== 'public-key' || !isObject(v.response)) return false;
+  const clientData = v.response.clientDataJSON;
+  return isB64(clientData) && parses(() => isObject(JSON.parse(Buffer.from(clientData, 'base64url').toString('utf8'))));
+}
+
+const bytes = (b64: string) => new Uint8Array(Buffer.from(b64, 'base64url'));
+
+/** Whether `read` returns true without throwing (the libraries' parsers throw on malformed input). */
+function parses(read: () => boolean): boolean {
+  try {
+    return read();
+  } catch {
+    return false;
+  }
+}
+
+/** Authenticator data that parses: at least 37 bytes, its flags matching what follows; `attested`: a new credential's. */
+function authenticatorDataParses(data: Uint8Array<ArrayBuffer>, attested: boolean): boolean {
+  if (data.length < 37) return false;
+  return parses(() => {
+    const { flags } = parseAuthenticatorData(data);
+    return !attested || flags.at;
+  });
 }
 
 export function asRegistrationResponse(v: unknown): RegistrationResponseJSON | null {
   if (!common(v) || !isB64(v.response.attestationObject)) return null;
+  const attestation = v.response.attestationObject;
+  if (!parses(() => authenticatorDataParses(new Uint8Array(decodeAttestationObject(bytes(attestation)).get('authData')), true)))
+    return null;
   const transports = v.response.transports;
   if (transports !== undefined && !(Array.isArray(transports) && transports.every((t) => typeof t === 'string'))) return null;
   return { clientExtensionResults: {}, ...v } as unknown as RegistrationResponseJSON;
@@ -23,6 +49,7 @@ export function asRegistrationResponse(v: unknown): RegistrationResponseJSON | n
 
 export function asAuthenticationResponse(v: unknown): AuthenticationResponseJSON | null {
   if (!common(v) || !isB64(v.response.authenticatorData) || !isB64(v.response.signature)) return null;
+  if (!authenticatorDataParses(bytes(v.response.authenticatorData), false)) return null;
   const handle = v.response.userHandle;
   if (handle !== undefined && handle !== null && typeof handle !== 'string') return null;
   return { clientExtensionResults: {}, ...v } as unknown as AuthenticationResponseJSON;
