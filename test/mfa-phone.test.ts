@@ -183,6 +183,10 @@ t.test('with Twilio Verify the gateway makes and checks the code', async (t) => 
   t.equal(sent.gateway, 'twilio_verify');
   const wrong = await verify(tv, s.access_token, factor.id, c.body.id, sent.code === '000000' ? '111111' : '000000');
   t.equal(wrong.body.error_code, 'otp_expired');
+  // A check the gateway fails (an outage, its attempts spent) is a code that did not verify, as the original answers it.
+  sms.failNext('twilio_verify');
+  const failed = await verify(tv, s.access_token, factor.id, c.body.id, sent.code!);
+  t.same([failed.status, failed.body.error_code, failed.body.msg], [403, 'otp_expired', 'Token has expired or is invalid']);
   const v = await verify(tv, s.access_token, factor.id, c.body.id, sent.code!);
   t.equal(v.status, 200);
   t.equal(claimsOf(v.body.access_token).aal, 'aal2');

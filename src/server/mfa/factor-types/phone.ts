@@ -89,8 +89,11 @@ export const phone: FactorType = {
       try {
         approved = await bounded(ctx, check, timeout);
       } catch (err) {
-        if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error verifying MFA OTP with provider: ${err.message}`);
-        throw err;
+        // As the original, and as /verify answers it: a check the gateway could not make (an outage, its
+        // attempts spent) is a code that did not verify; the gateway's words go to the log only.
+        if (!(err instanceof SmsSendError)) throw err;
+        ctx.log.warn({ err }, 'the SMS gateway could not check an MFA code');
+        throw apiError('otp_expired');
       }
       if (!approved) throw apiError('otp_expired');
       return {};
