@@ -67,12 +67,13 @@ function signedArtifactResolve(id: string, artifact: string, o: ArtifactResoluti
   const signature = new SignedXml({
     privateKey: o.key.privateKeyPem,
     publicCert: o.key.certificatePem,
-    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    // RSA-SHA1 with a SHA-1 digest, as the original's library signs every request (start.ts).
+    signatureAlgorithm: 'http://www.w3.org/2000/09/xmldsig#rsa-sha1',
     canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
   });
   signature.addReference({
     xpath: "/*[local-name(.)='ArtifactResolve']",
-    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+    digestAlgorithm: 'http://www.w3.org/2000/09/xmldsig#sha1',
     transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'],
   });
   // The schema puts the Signature right after the Issuer.

@@ -43,7 +43,10 @@ export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promi
     issuer: sp.entityId,
     callbackUrl: sp.acsUrl,
     privateKey: samlKeys(ctx.config).current.privateKeyPem,
-    signatureAlgorithm: 'sha256',
+    // RSA-SHA1, as the original's SAML library (crewjam/saml 0.4) signs its requests: IdP trusts set up for
+    // the original (ADFS pins the algorithm) keep accepting them. Only what we send; responses are verified
+    // with whatever their IdP signs (docs/sso-saml.md#keys).
+    signatureAlgorithm: 'sha1',
     identifierFormat: provider.name_id_format || PERSISTENT,
     disableRequestedAuthnContext: true,
     generateUniqueId: () => requestId,
