@@ -87,3 +87,18 @@ t.test('a key in lines of 76 characters (base64 without -w0) loads and signs, as
   const request = idp.readRequest(res.body.url, metadataCertificates(metadata)[0]);
   t.equal(request.signatureValid, true, "the AuthnRequest's signature checks against the metadata certificate");
 });
+
+t.test(
+  'the entity ID and ACS URL are the external URL as written, its host capitals and explicit port kept, as the original',
+  async (t) => {
+    const api = await startTestService({
+      AUTH_SAML_ENABLED: 'true',
+      AUTH_SAML_PRIVATE_KEY: spPrivateKey(),
+      AUTH_SAML_EXTERNAL_URL: 'https://Auth.Example.COM:443/auth/v1',
+    });
+    t.teardown(() => api.stop());
+    const metadata = (await api.request('GET', '/sso/saml/metadata')).text;
+    t.match(metadata, 'entityID="https://Auth.Example.COM:443/auth/v1/sso/saml/metadata"');
+    t.match(metadata, 'Location="https://Auth.Example.COM:443/auth/v1/sso/saml/acs"');
+  },
+);

@@ -9,10 +9,11 @@ export interface SpUrls {
 }
 
 export function spUrls(config: Config): SpUrls {
-  const base = new URL(config.saml.externalUrl || config.api.externalUrl || 'http://localhost');
-  if (!base.pathname.endsWith('/')) base.pathname += '/';
-  base.search = '';
-  base.hash = '';
-  const metadataUrl = new URL('sso/saml/metadata', base).href;
-  return { entityId: metadataUrl, metadataUrl, acsUrl: new URL('sso/saml/acs', base).href };
+  // Joined to the setting as written, as the original's URL type keeps it: a host's capitals or an explicit
+  // default port stay, so the entity ID an IdP registered with the original is still ours.
+  const configured = config.saml.externalUrl || config.api.externalUrl || 'http://localhost';
+  const base = configured.split('#')[0].split('?')[0];
+  const dir = base.endsWith('/') ? base : `${base}/`;
+  const metadataUrl = `${dir}sso/saml/metadata`;
+  return { entityId: metadataUrl, metadataUrl, acsUrl: `${dir}sso/saml/acs` };
 }
