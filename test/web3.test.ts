@@ -328,6 +328,15 @@ t.test('refusals, both chains: the original status and body, never a 500', async
       validation('siws: Not Before is after Expiration Time'),
     ],
     ['URI not a URI', 'ethereum', { uri: 'not a uri' }, 400, validation('siwe: URI is not valid')],
+    // Go's url.ParseRequestURI refuses a malformed escape before the query, and an escaped ASCII byte in the host.
+    ['URI with a bad escape', 'ethereum', { uri: 'https://app.example.com/%zz' }, 400, validation('siwe: URI is not valid')],
+    [
+      'resource with an escaped ASCII host',
+      'ethereum',
+      { resources: ['https://app%2eexample.com/a'] },
+      400,
+      validation('siwe: Resource at position 0 has invalid URI'),
+    ],
     [
       'resource not a URI',
       'solana',

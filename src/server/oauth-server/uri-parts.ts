@@ -59,12 +59,13 @@ export function uriParts(text: string): UriParts | null {
 }
 
 /**
- * Go's url.ParseRequestURI, as the original checks a client's client_uri and logo_uri: no control byte, every
- * escape well formed (a `#` is no fragment there, so the whole text is checked), and either an absolute path
- * or a URL with a scheme whose authority the original's parser takes.
+ * Go's url.ParseRequestURI, as the original checks a client's client_uri and logo_uri and a Web3 message's
+ * URI and resources: no control byte, every escape before the query well formed (a `#` is no fragment
+ * there; the query is kept raw, unchecked), and either an absolute path or a URL with a scheme whose
+ * authority the original's parser takes.
  */
 export function parsesAsRequestUri(text: string): boolean {
-  if (CONTROL.test(text) || BAD_ESCAPE.test(text)) return false;
+  if (CONTROL.test(text) || BAD_ESCAPE.test(text.split('?')[0])) return false;
   if (text.startsWith('/')) return true;
   const parts = uriParts(text);
   return parts !== null && parts.scheme !== '';

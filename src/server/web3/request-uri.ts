@@ -1,6 +1,8 @@
 // A URI as the original reads the URI and Resources lines of a sign-in message (Go's url.ParseRequestURI):
 // an absolute URI or an absolute path. Only what the checks need is kept: the scheme, the host as written
 // (port included) and its name (docs/web3.md#the-checks).
+import { parsesAsRequestUri } from '../oauth-server/uri-parts.js';
+
 export interface RequestUri {
   text: string;
   /** lower-cased, '' for an absolute path */
@@ -13,11 +15,13 @@ export interface RequestUri {
 
 // eslint-disable-next-line no-control-regex -- control characters are exactly what a URL may not hold
 const CONTROL = /[\u0000-\u001f\u007f]/;
+
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 const REG_NAME = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=\u0080-\uffff]|%[0-9A-Fa-f]{2})*$/;
 
 export function parseRequestUri(text: string): RequestUri | null {
-  if (!text || CONTROL.test(text)) return null;
+  // What Go's parser refuses (a bad escape, bad user info, an escaped ASCII byte in the host) is refused first.
+  if (!text || CONTROL.test(text) || !parsesAsRequestUri(text)) return null;
   if (text.startsWith('/')) return { text, scheme: '', host: '', hostname: '' };
   const scheme = SCHEME.exec(text)?.[1];
   if (!scheme) return null;
