@@ -474,6 +474,11 @@ t.test('chains switched separately; both off is the original answer whatever the
     const res = await web3(off, body);
     t.strictSame([res.status, res.body], [422, { code: 422, error_code: 'web3_provider_disabled', msg: 'Web3 provider is disabled' }]);
   }
+  // Before the body is read at all, as the original: one that is no JSON object gets the same answer.
+  for (const raw of ['not json', '[]']) {
+    const res = await off.request('POST', '/token?grant_type=web3', { raw, headers: { 'content-type': 'application/json' } });
+    t.same([res.status, res.body?.error_code], [422, 'web3_provider_disabled'], raw);
+  }
 });
 
 t.test('DISABLE_SIGNUP: a new address is refused, a known one still signs in', async (t) => {

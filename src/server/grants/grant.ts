@@ -6,5 +6,7 @@ import type { AppContext } from '../context.js';
 export interface Grant<B = unknown> {
   grantType: string;
   schema: BodyCheck<B>;
+  /** checks the original makes before it reads the body at all, so a body that does not parse comes after them */
+  beforeBody?(ctx: AppContext): void;
   handle(req: ApiRequest, ctx: AppContext, body: B): Promise<ApiResponse> | ApiResponse;
 }

@@ -29,11 +29,13 @@ const MAX_MESSAGE_BYTES = 20 * 1024;
 
 export const web3: Grant<JsonObject> = {
   grantType: 'web3',
-  // Read as is: with both chains off the answer is web3_provider_disabled whatever the body holds.
-  schema: (body) => body,
-  async handle(req, ctx, body) {
+  // With both chains off the answer is web3_provider_disabled whatever the body holds, even one that is no JSON.
+  beforeBody(ctx) {
     const { web3Solana, web3Ethereum } = ctx.config.external;
     if (!web3Solana.enabled && !web3Ethereum.enabled) throw apiError('web3_provider_disabled');
+  },
+  schema: (body) => body,
+  async handle(req, ctx, body) {
     const params = fields(body);
     const chain = CHAINS.get(params.chain ?? '');
     if (!chain) throw apiError('web3_unsupported_chain');

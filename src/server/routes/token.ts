@@ -25,6 +25,7 @@ export const token: Handler = async (req, ctx) => {
   const grant = grantType ? GRANTS.get(grantType) : undefined;
   if (!grant) throw apiError('unsupported_grant_type');
   try {
+    grant.beforeBody?.(ctx);
     const response = await grant.handle(req, ctx, grant.schema(req.json()));
     if (SIGN_INS.has(grant.grantType)) ctx.metrics.signIn(grant.grantType, outcomeOf(response));
     return response;
