@@ -29,7 +29,7 @@ export const passkeyAuthenticationOptions: Handler = async (_req, ctx) => {
 export const passkeyAuthenticationVerify: Handler<ChallengeAnswerBody> = async (req, ctx) => {
   const rp = relyingParty(ctx.config);
   const { challenge, credential } = await takeChallenge(ctx.db, req.body(), 'authentication', null);
-  const response = asAuthenticationResponse(credential);
+  const response = await asAuthenticationResponse(credential);
   if (!response) throw apiError('webauthn_response_invalid');
   const stored = await findPasskey(ctx, response);
   if (!stored) return refused(req, ctx, 'no such passkey for this user handle');

@@ -61,7 +61,7 @@ export type RegistrationOutcome =
   { ok: true; credential: RegisteredCredential } | { ok: false; reason: 'malformed' | 'rejected'; detail?: string };
 
 export async function verifyRegistration(rp: RelyingParty, session: ChallengeSession, raw: unknown): Promise<RegistrationOutcome> {
-  const response = asRegistrationResponse(raw);
+  const response = await asRegistrationResponse(raw);
   if (!response) return { ok: false, reason: 'malformed' };
   // Outside the try, as in verifyAssertion: a library that cannot load is not a rejected attestation.
   const { verifyRegistrationResponse } = await import('@simplewebauthn/server');

@@ -3,8 +3,8 @@
 // and only a well-formed response that fails the ceremony is "Credential verification failed". Shape as the
 // original's library parses it before verifying anything: clientDataJSON a JSON object, authenticator data
 // that parses (a new credential's carrying its attested credential data), an attestation object in CBOR.
+// The library's parsers load with the first ceremony, not when an HTTP thread starts (docs/architecture.md#threads).
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import { decodeAttestationObject, parseAuthenticatorData } from '@simplewebauthn/server/helpers';
 
 const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
 
@@ -29,27 +29,31 @@ function parses(read: () => boolean): boolean {
 }
 
 /** Authenticator data that parses: at least 37 bytes, its flags matching what follows; `attested`: a new credential's. */
-function authenticatorDataParses(data: Uint8Array<ArrayBuffer>, attested: boolean): boolean {
+type Helpers = typeof import('@simplewebauthn/server/helpers');
+const helpers = (): Promise<Helpers> => import('@simplewebauthn/server/helpers');
+
+function authenticatorDataParses(lib: Helpers, data: Uint8Array<ArrayBuffer>, attested: boolean): boolean {
   if (data.length < 37) return false;
   return parses(() => {
-    const { flags } = parseAuthenticatorData(data);
+    const { flags } = lib.parseAuthenticatorData(data);
     return !attested || flags.at;
   });
 }
 
-export function asRegistrationResponse(v: unknown): RegistrationResponseJSON | null {
+export async function asRegistrationResponse(v: unknown): Promise<RegistrationResponseJSON | null> {
   if (!common(v) || !isB64(v.response.attestationObject)) return null;
   const attestation = v.response.attestationObject;
-  if (!parses(() => authenticatorDataParses(new Uint8Array(decodeAttestationObject(bytes(attestation)).get('authData')), true)))
+  const lib = await helpers();
+  if (!parses(() => authenticatorDataParses(lib, new Uint8Array(lib.decodeAttestationObject(bytes(attestation)).get('authData')), true)))
     return null;
   const transports = v.response.transports;
   if (transports !== undefined && !(Array.isArray(transports) && transports.every((t) => typeof t === 'string'))) return null;
   return { clientExtensionResults: {}, ...v } as unknown as RegistrationResponseJSON;
 }
 
-export function asAuthenticationResponse(v: unknown): AuthenticationResponseJSON | null {
+export async function asAuthenticationResponse(v: unknown): Promise<AuthenticationResponseJSON | null> {
   if (!common(v) || !isB64(v.response.authenticatorData) || !isB64(v.response.signature)) return null;
-  if (!authenticatorDataParses(bytes(v.response.authenticatorData), false)) return null;
+  if (!authenticatorDataParses(await helpers(), bytes(v.response.authenticatorData), false)) return null;
   const handle = v.response.userHandle;
   if (handle !== undefined && handle !== null && typeof handle !== 'string') return null;
   return { clientExtensionResults: {}, ...v } as unknown as AuthenticationResponseJSON;

@@ -98,7 +98,7 @@ export const webauthn: FactorType = {
     // Parsed as the type it claims before anything is judged: a response that is no credential at all is
     // the request's fault, as the original answers it.
     const parse = params.type === 'create' ? asRegistrationResponse : asAuthenticationResponse;
-    if (!parse(params.credential_response)) throw apiError('mfa_webauthn_response_invalid');
+    if (!(await parse(params.credential_response))) throw apiError('mfa_webauthn_response_invalid');
     const ceremony = challenge.web_authn_session_data as FactorCeremony | null;
     if (!ceremony || ceremony.type !== params.type) throw apiError('mfa_webauthn_verification_failed');
     const refused = (detail?: string): never => {
@@ -123,7 +123,7 @@ export const webauthn: FactorType = {
       return { commit: (q) => saveFactorCredential(q, factor.id, stored, c.aaguid, last) };
     }
 
-    const response = asAuthenticationResponse(params.credential_response)!; // parsed above
+    const response = (await asAuthenticationResponse(params.credential_response))!; // parsed above
     // Any of the user's verified WebAuthn factors may answer, as the original's check accepts any of them.
     const credentials = await verifiedFactorCredentials(ctx.db, user.id);
     const stored = credentials.find((c) => c.credential_id === response.rawId || c.credential_id === response.id);
