@@ -312,6 +312,14 @@ t.test('refusals, both chains: the original status and body, never a 500', async
     ['Ethereum chain ID missing its value', 'ethereum', { chainId: '' }, 400, validation('siwe: Chain ID is not valid')],
     ['Solana unknown cluster', 'solana', { chainId: 'solana:foonet' }, 400, validation('siws: Chain ID is not valid')],
     ['version 2', 'ethereum', { version: '2' }, 400, validation('siwe: Version value is not supported, expected 1 got "2"')],
+    // Quoted as Go's %q quotes it: an invisible character is escaped, not sent raw.
+    [
+      'version with a zero-width space',
+      'ethereum',
+      { version: '1\u200b' },
+      400,
+      validation('siwe: Version value is not supported, expected 1 got "1\\u200b"'),
+    ],
     ['Issued At not a timestamp', 'solana', { issuedAt: 'yesterday' }, 400, validation('siws: Issued At is not a valid ISO8601 timestamp')],
     [
       'Issued At after Expiration Time',

@@ -4,6 +4,7 @@
 // The refusal texts are wire API: the grant answers them as 400 validation_failed messages.
 import { parseTimestamp, ZERO_TIME } from './timestamp.js';
 import { parseRequestUri, type RequestUri } from './request-uri.js';
+import { goQuoted } from '../go-quoted.js';
 
 export interface ChainRules {
   /** the refusal prefix: "siws" or "siwe" */
@@ -90,7 +91,7 @@ export function parseMessage(raw: string, rules: ChainRules): SignInMessage {
   }
 
   const version = fields.get('Version') ?? '';
-  if (version !== '1') throw refuse(`Version value is not supported, expected 1 got ${JSON.stringify(version)}`);
+  if (version !== '1') throw refuse(`Version value is not supported, expected 1 got ${goQuoted(version)}`);
   const issuedAt = timeOf(fields.get('Issued At'), true);
   if (issuedAt === null) throw refuse('Issued At is not specified');
   const uriText = fields.get('URI');
