@@ -16,6 +16,7 @@ import type { ApiRequest, GuardedHandler } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import { notice, sendNotifications } from '../delivery/notifications.js';
 import { canonicalUuid } from '../uuid-text.js';
+import { withProviders } from '../users/providers-of-identities.js';
 
 function requireManualLinking(ctx: AppContext): void {
   if (!ctx.config.security.manualLinkingEnabled) throw apiError('manual_linking_disabled');
@@ -60,12 +61,10 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
       await deleteIdentity(c, doomed.id);
       // Oldest first (findIdentitiesByUser): the provider becomes the oldest remaining identity's, as the
       // original re-derives it, even when the one the user had is still linked.
-      const providers = [...new Set(rest.map((i) => i.provider))];
-      const meta = user.raw_app_meta_data;
       const addresses = await addressesAfterUnlink(c, user, doomed, rest, ctx.config.mailer.autoconfirm);
       const updated = await updateUser(c, user.id, {
         ...addresses,
-        raw_app_meta_data: { ...meta, provider: providers[0], providers },
+        raw_app_meta_data: withProviders(user.raw_app_meta_data, rest),
       });
       await writeAudit(
         c,

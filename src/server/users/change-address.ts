@@ -9,7 +9,7 @@ import { findPhoneHolder, findUserByEmail, updateUser, type UserRow, type UserWr
 import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../db/identities.js';
 import type { Queryable } from '../../db/pool.js';
 import { identityData, type AddressProvider } from './create.js';
-import { withProvidersOfIdentities } from './providers-of-identities.js';
+import { withProviders } from './providers-of-identities.js';
 
 /** 422 when another live user of the audience already has this address. */
 export async function assertAddressFree(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<void> {
@@ -51,7 +51,9 @@ export async function adoptAddress(
   } else {
     await insertIdentity(q, { userId: user.id, provider, providerId: user.id, data: identityData(provider, user.id, address, true) });
   }
-  if (options.listProvider) fields.raw_app_meta_data = await withProvidersOfIdentities(q, user.id, user.raw_app_meta_data ?? {});
+  // The identities read above, with the one just inserted (the newest) at the end.
+  const heldNow = identityCreated ? [...identities, { provider }] : identities;
+  if (options.listProvider) fields.raw_app_meta_data = withProviders(user.raw_app_meta_data ?? {}, heldNow);
   if (user.is_anonymous) fields.is_anonymous = false;
   const meta = user.raw_user_meta_data ?? {};
   const metaChanges: Record<string, unknown> = {};
