@@ -111,18 +111,12 @@ export async function sendEmailToken(
 }
 
 /**
- * Makes the transaction's first attempt already cover what a code sent to `to` will need (its send permit
- * and, for mail, its recipient's check), so that a request calls out (the before-user-created hook, an
- * earlier mail) only in the attempt that commits: sendingTx otherwise finds the need at the send, rolls back
- * and runs everything again. The same conditions as the sends below, so no permit is taken for a send that
- * will not count (a test number, a missing gateway).
+ * Makes the transaction's first attempt already cover the permit of an SMS code to `to`, for a request that
+ * sends something else first (an email change's mails): sendingTx otherwise finds the need at the send, rolls
+ * back and runs everything again, the mails included. The same conditions as sendSmsToken's, so no permit is
+ * taken for a send that will not count (a test number, a missing gateway).
  */
-export function prepareTokenSend(ctx: AppContext, q: Queryable, channel: 'email' | 'sms', to: string): void {
-  if (channel === 'email') {
-    if (!ctx.config.hooks.sendEmail.enabled) requireCheckedRecipients(ctx, q, [to]);
-    requirePermits(ctx, q, 'email', 1);
-    return;
-  }
+export function prepareSmsSend(ctx: AppContext, q: Queryable, to: string): void {
   if (testOtpFor(ctx.config.sms, to) || (!ctx.sms && !ctx.config.hooks.sendSms.enabled)) return;
   requirePermits(ctx, q, 'sms', 1);
 }

@@ -7,7 +7,7 @@
 // connection, and runs again. The counters keep their old meaning: one per mail or SMS attempted.
 import type pg from 'pg';
 import { tx, type Queryable } from '../../db/pool.js';
-import { takeSendPermit, type Channel } from '../limits/sends.js';
+import { countsAgainstLimit, takeSendPermit, type Channel } from '../limits/sends.js';
 import type { AppContext } from '../context.js';
 import type { SendTimingKey } from './send-timing.js';
 
@@ -90,18 +90,11 @@ export async function sendingTx<T>(
 }
 
 /**
- * Whether a send on `channel` counts against the global limit: not with autoconfirm, as the original, except
- * that an email limit of 0 refuses every mail (takeSendPermit).
- */
-const counted = (ctx: AppContext, channel: Channel) =>
-  channel === 'email' ? !ctx.config.mailer.autoconfirm || ctx.config.rateLimit.emailSent.max === 0 : !ctx.config.sms.autoconfirm;
-
-/**
  * Makes sure `count` more sends on `channel` are covered before the first of them goes out, so a request
  * sending two mails never sends the first and then starts over for the second.
  */
 export function requirePermits(ctx: AppContext, q: Queryable, channel: Channel, count: number): void {
-  if (!counted(ctx, channel)) return;
+  if (!countsAgainstLimit(ctx, channel)) return;
   const permits = permitsInside(q);
   const total = permits.spent[channel] + count;
   if (total > permits.held[channel]) throw new PermitNeeded(channel, total);

@@ -34,13 +34,18 @@ async function take(pool: pg.Pool, key: string, limit: SendLimit): Promise<boole
 }
 
 /**
- * Counts one outgoing mail or SMS against RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT (skipped with
- * MAILER_AUTOCONFIRM / SMS_AUTOCONFIRM, as the original); 429 when the limit is spent. An email limit of 0
- * refuses every mail, autoconfirm or not: the original's switch that turns mail off.
+ * Whether a send on `channel` counts against RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT: not with
+ * MAILER_AUTOCONFIRM / SMS_AUTOCONFIRM, as the original, except that an email limit of 0 counts (and so
+ * refuses) every mail, autoconfirm or not: the original's switch that turns mail off.
  */
+export function countsAgainstLimit(ctx: AppContext, channel: Channel): boolean {
+  if (channel === 'sms') return !ctx.config.sms.autoconfirm;
+  return !ctx.config.mailer.autoconfirm || ctx.config.rateLimit.emailSent.max === 0;
+}
+
+/** Counts one outgoing mail or SMS against its limit (countsAgainstLimit); 429 when the limit is spent. */
 export async function takeSendPermit(ctx: AppContext, pool: pg.Pool, channel: Channel): Promise<void> {
-  if (channel === 'email' && ctx.config.rateLimit.emailSent.max === 0) throw apiError(EXCEEDED.email);
-  if (channel === 'email' ? ctx.config.mailer.autoconfirm : ctx.config.sms.autoconfirm) return;
+  if (!countsAgainstLimit(ctx, channel)) return;
   const limit = channel === 'email' ? ctx.config.rateLimit.emailSent : ctx.config.rateLimit.smsSent;
   if (!(await take(pool, `${channel}_sent`, limit))) throw apiError(EXCEEDED[channel]);
 }

@@ -5,7 +5,7 @@ import { ApiError, apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockLiveUserById } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { lookupPhone, normaliseEmail, parsePhone } from '../users/addresses.js';
+import { lookupPhone, normaliseEmail, normalisePhone } from '../users/addresses.js';
 import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import { requestAudience } from '../auth/bearer.js';
@@ -69,8 +69,8 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
   // original sends one after confirming it; verifying it confirms the number (a repeated sign-up confirms
   // nothing here: docs/differences.md).
   if (!user || (!user.phone_confirmed_at && !ctx.config.sms.autoconfirm)) {
-    if (!parsePhone(phone)) throw apiError('phone_invalid');
-    await signUpWithoutPassword(req, ctx, { provider: 'phone', address: phone, data: body.data ?? {}, channel });
+    // The number signed up must also be possible (normalisePhone, as every number given to a user).
+    await signUpWithoutPassword(req, ctx, { provider: 'phone', address: normalisePhone(phone), data: body.data ?? {}, channel });
     if (!ctx.config.sms.autoconfirm) return { body: {} };
     user = await findUserByPhone(ctx.db, phone, aud);
     if (!user) return { body: {} };

@@ -26,7 +26,7 @@ import { PKCE_FIELDS, emailChangePkce, type PkceParams } from '../verify/pkce-ch
 import { redirectTarget } from '../http/redirect-target.js';
 import { CHANNEL_FIELD, phoneChannel } from '../delivery/sms/channel-field.js';
 import { actorOf } from '../users/actor.js';
-import { prepareTokenSend } from '../delivery/send-token.js';
+import { prepareSmsSend } from '../delivery/send-token.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 
@@ -96,7 +96,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     // along with an autoconfirmed phone still works (the original voids it too: docs/differences.md).
     if (emailAtOnce || phoneAtOnce) await deleteOneTimeTokens(c, user.id);
     // The phone code's needs before the email change's mails go out, so no attempt mails and then starts over.
-    if (update.phone && !phoneAtOnce) prepareTokenSend(ctx, c, 'sms', update.phone);
+    if (update.phone && !phoneAtOnce) prepareSmsSend(ctx, c, update.phone);
     if (emailAtOnce) current = await takeAddress(ctx, c, req, current, 'email', update.email!, notifications);
     else if (update.email) {
       const { redirectTo, pkce } = update;
