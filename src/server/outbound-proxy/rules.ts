@@ -48,18 +48,25 @@ export function proxyRule(settings: ProxySettings): ProxyFor | null {
   };
 }
 
-type Exemption = (host: string, port: string, family: 0 | 4 | 6) => boolean;
+type Family = 'ipv4' | 'ipv6';
+/** Whether an exemption covers a target: its host (an IPv4-mapped address read as IPv4), port, and family when an IP. */
+type Exemption = (host: string, port: string, family: Family | null) => boolean;
 
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 
+function familyOf(address: string): Family | null {
+  const version = isIP(address);
+  return version === 4 ? 'ipv4' : version === 6 ? 'ipv6' : null;
+}
+
 function goesDirect(host: string, port: string, exempt: Exemption[]): boolean {
   if (host === 'localhost') return true;
   const plain = host.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
-  const family = isIP(plain) as 0 | 4 | 6;
-  if (family !== 0 && LOOPBACK.check(plain, family === 4 ? 'ipv4' : 'ipv6')) return true;
-  return exempt.some((matches) => matches(family === 0 ? host : plain, port, family));
+  const family = familyOf(plain);
+  if (family && LOOPBACK.check(plain, family)) return true;
+  return exempt.some((matches) => matches(family ? plain : host, port, family));
 }
 
 /** NO_PROXY's entries, comma-separated, read as the original reads them (lower-cased, blanks skipped). */
@@ -78,29 +85,26 @@ function exemptions(noProxy: string): Exemption[] {
 function exemptionOf(entry: string): Exemption | null {
   const { host, port } = splitPort(entry);
   if (!host) return null;
-  const slash = host.indexOf('/');
-  if (slash > 0 && isIP(host.slice(0, slash))) {
-    // A CIDR block matches any port, as in the original.
-    const bits = Number(host.slice(slash + 1));
-    const family = isIP(host.slice(0, slash)) === 4 ? 'ipv4' : 'ipv6';
-    if (!/^\d+$/.test(host.slice(slash + 1)) || bits > (family === 'ipv4' ? 32 : 128)) return null;
+  // An address, or a CIDR block (which matches any port, as in the original).
+  const cidr = /^(.+)\/(\d+)$/.exec(host);
+  const address = cidr ? cidr[1] : host;
+  const addressFamily = familyOf(address);
+  if (addressFamily) {
+    const maxBits = addressFamily === 'ipv4' ? 32 : 128;
+    const bits = cidr ? Number(cidr[2]) : maxBits;
+    if (bits > maxBits) return null;
     const block = new BlockList();
-    block.addSubnet(host.slice(0, slash), bits, family);
-    return (_host, _port, ipFamily) => ipFamily !== 0 && block.check(_host, ipFamily === 4 ? 'ipv4' : 'ipv6');
+    block.addSubnet(address, bits, addressFamily);
+    const wanted = cidr ? '' : port;
+    return (target, targetPort, family) => family !== null && block.check(target, family) && portMatches(wanted, targetPort);
   }
-  if (isIP(host)) {
-    const block = new BlockList();
-    block.addAddress(host, isIP(host) === 4 ? 'ipv4' : 'ipv6');
-    return (target, targetPort, family) =>
-      family !== 0 && block.check(target, family === 4 ? 'ipv4' : 'ipv6') && portMatches(port, targetPort);
-  }
+  if (host.includes('/')) return null; // a block that is none is skipped
   // `example.com` is the name and its subdomains; `.example.com` and `*.example.com` its subdomains only.
   // Names compare as URLs hold them: an international name in its ASCII (punycode) form.
-  const subdomainsOnly = host.startsWith('.') || host.startsWith('*.');
-  const dotted = host.startsWith('*.') ? host.slice(1) : host.startsWith('.') ? host : `.${host}`;
-  const suffix = `.${domainToASCII(dotted.slice(1)) || dotted.slice(1)}`;
-  const name = suffix.slice(1);
-  return (target, targetPort) => (target.endsWith(suffix) || (!subdomainsOnly && target === name)) && portMatches(port, targetPort);
+  const subdomainsOnly = /^\*?\./.test(host);
+  const bare = host.replace(/^\*?\./, '');
+  const name = domainToASCII(bare) || bare;
+  return (target, targetPort) => (target.endsWith(`.${name}`) || (!subdomainsOnly && target === name)) && portMatches(port, targetPort);
 }
 
 const portMatches = (wanted: string, port: string) => wanted === '' || wanted === port;

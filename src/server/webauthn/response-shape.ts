@@ -14,38 +14,36 @@ const isB64 = (v: unknown): v is string => typeof v === 'string' && v.length > 0
 function common(v: unknown): v is { id: string; rawId: string; type: string; response: Record<string, unknown> } {
   if (!isObject(v) || !isB64(v.id) || !isB64(v.rawId) || v.type !== 'public-key' || !isObject(v.response)) return false;
   const clientData = v.response.clientDataJSON;
-  return isB64(clientData) && parses(() => isObject(JSON.parse(Buffer.from(clientData, 'base64url').toString('utf8'))));
+  return isB64(clientData) && isObject(parsedOrNull((): unknown => JSON.parse(Buffer.from(clientData, 'base64url').toString('utf8'))));
 }
 
 const bytes = (b64: string) => new Uint8Array(Buffer.from(b64, 'base64url'));
 
-/** Whether `read` returns true without throwing (the libraries' parsers throw on malformed input). */
-function parses(read: () => boolean): boolean {
+/** What `read` returns, or null when it throws (the libraries' parsers throw on malformed input). */
+function parsedOrNull<T>(read: () => T): T | null {
   try {
     return read();
   } catch {
-    return false;
+    return null;
   }
 }
 
-/** Authenticator data that parses: at least 37 bytes, its flags matching what follows; `attested`: a new credential's. */
 type Helpers = typeof import('@simplewebauthn/server/helpers');
 const helpers = (): Promise<Helpers> => import('@simplewebauthn/server/helpers');
 
+/** Authenticator data that parses: at least 37 bytes, its flags matching what follows; `attested`: a new credential's. */
 function authenticatorDataParses(lib: Helpers, data: Uint8Array<ArrayBuffer>, attested: boolean): boolean {
   if (data.length < 37) return false;
-  return parses(() => {
-    const { flags } = lib.parseAuthenticatorData(data);
-    return !attested || flags.at;
-  });
+  const flags = parsedOrNull(() => lib.parseAuthenticatorData(data).flags);
+  return flags !== null && (!attested || flags.at);
 }
 
 export async function asRegistrationResponse(v: unknown): Promise<RegistrationResponseJSON | null> {
   if (!common(v) || !isB64(v.response.attestationObject)) return null;
   const attestation = v.response.attestationObject;
   const lib = await helpers();
-  if (!parses(() => authenticatorDataParses(lib, new Uint8Array(lib.decodeAttestationObject(bytes(attestation)).get('authData')), true)))
-    return null;
+  const authData = parsedOrNull(() => new Uint8Array(lib.decodeAttestationObject(bytes(attestation)).get('authData')));
+  if (!authData || !authenticatorDataParses(lib, authData, true)) return null;
   const transports = v.response.transports;
   if (transports !== undefined && !(Array.isArray(transports) && transports.every((t) => typeof t === 'string'))) return null;
   return { clientExtensionResults: {}, ...v } as unknown as RegistrationResponseJSON;
