@@ -75,6 +75,13 @@ t.test('proxy addresses as the original reads them', async (t) => {
   t.match(proxyAddress('http://exa mple:80'), /is not a proxy address/);
 });
 
+t.test('a proxy address that is refused is quoted without its password', async (t) => {
+  t.equal(proxyAddress('http://egress:s3cret@exa mple:80'), '"http://…@exa mple:80" is not a proxy address');
+  t.equal(proxyAddress('egress:s3cret@exa mple:80'), '"…@exa mple:80" is not a proxy address', 'no scheme');
+  t.equal(proxyAddress('http://a@b:s3cret@exa mple'), '"http://…@exa mple" is not a proxy address', 'an @ in the password');
+  t.match(proxyAddress('socks5://egress:s3cret@egress.internal:1080'), /^"socks5:\/\/…@egress\.internal:1080": only http:\/\//);
+});
+
 const production = {
   DATABASE_URL: 'postgres://u@db.internal/auth',
   AUTH_DB_DRIVER: 'postgres',

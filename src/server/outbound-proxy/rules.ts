@@ -27,10 +27,20 @@ const SUPPORTED_SCHEMES = new Set(['http:', 'https:']);
  */
 export function proxyAddress(text: string): URL | string {
   const withScheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]/.test(text) ? text : `http://${text}`;
-  if (!URL.canParse(withScheme)) return `"${text}" is not a proxy address`;
+  if (!URL.canParse(withScheme)) return `"${withoutUserInfo(text)}" is not a proxy address`;
   const url = new URL(withScheme);
-  if (!SUPPORTED_SCHEMES.has(url.protocol)) return `"${text}": only http:// and https:// proxies are supported (not ${url.protocol}//)`;
+  if (!SUPPORTED_SCHEMES.has(url.protocol))
+    return `"${withoutUserInfo(text)}": only http:// and https:// proxies are supported (not ${url.protocol}//)`;
   return url;
+}
+
+/**
+ * The variable's text with any user info (`user:password@`) replaced by `…@`, so that the start-up error
+ * naming a bad proxy never prints its password. Done on the text, since a value that does not parse has no
+ * URL to take the credentials from; the user info is whatever precedes the authority's last `@`.
+ */
+function withoutUserInfo(text: string): string {
+  return text.replace(/^((?:[A-Za-z][A-Za-z0-9+.-]*:\/\/)?)[^/?#]*@/, '$1…@');
 }
 
 /** The rule for a deployment's settings: null when neither proxy variable is set (every call goes direct). */
