@@ -82,3 +82,43 @@ t.test('a token without exp is accepted on user and admin endpoints; an expired 
     [403, 'bad_jwt', 'invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired'],
   );
 });
+
+// The original decodes every bearer into its claims struct, so a claim of another JSON type is a malformed
+// token there. Here a one-element array as sub read as text, passed the UUID check and reached the
+// database as an array literal: a 500 on every user endpoint, and on admin ones for a token with a session.
+t.test('a claim of another JSON type is 403 bad_jwt, before anything reads it', async (t) => {
+  const malformed = (reason: string) => ({
+    code: 403,
+    error_code: 'bad_jwt',
+    msg: `invalid JWT: unable to parse or verify signature, token is malformed: could not JSON decode claim: ${reason}`,
+  });
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ ...claims, sub: [claims.sub] }, 'json: cannot unmarshal array into Go struct field AccessTokenClaims.sub of type string'],
+    [{ ...claims, session_id: 7 }, 'json: cannot unmarshal number into Go struct field AccessTokenClaims.session_id of type string'],
+    [
+      { ...claims, is_anonymous: 'false' },
+      'json: cannot unmarshal string into Go struct field AccessTokenClaims.is_anonymous of type bool',
+    ],
+    [
+      { ...claims, user_metadata: [] },
+      'json: cannot unmarshal array into Go struct field AccessTokenClaims.user_metadata of type map[string]interface {}',
+    ],
+    [{ ...claims, aud: ['authenticated', 1] }, 'invalid type for claim'],
+  ];
+  for (const [payload, reason] of cases) {
+    for (const [method, path, body] of USER_ENDPOINTS) {
+      const res = await api.request(method, path, { token: await signedToken(payload), body });
+      t.strictSame([res.status, res.body], [403, malformed(reason)], `${method} ${path}: ${reason}`);
+    }
+  }
+  const admin = await api.request('GET', '/admin/users', {
+    token: await signedToken({ role: ['service_role'], sub: claims.sub, session_id: claims.session_id }),
+  });
+  t.strictSame(
+    [admin.status, admin.body],
+    [403, malformed('json: cannot unmarshal array into Go struct field AccessTokenClaims.role of type string')],
+    'an admin key whose role is a list',
+  );
+  const nulls = await api.request('GET', '/user', { token: await signedToken({ ...claims, email: null, app_metadata: null }) });
+  t.equal(nulls.status, 200, 'null is an absent claim, as Go leaves the field empty');
+});

@@ -9,6 +9,7 @@ import type { Config } from '../config/types.js';
 import { buildKeySet, type SigningKey } from './keys.js';
 import { createKmsSigner } from './kms-signer.js';
 import { parseHeader, signHs256, verifyHs256 } from './hs256.js';
+import { claimTypeProblem } from './claim-types.js';
 
 /** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
 export interface AccessTokenClaims {
@@ -128,10 +129,11 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
         if (!found) throw new JwtError('token signature is invalid: key is invalid');
         const { key, algorithms } = found;
         const fast = header && hmacOnly(key, algorithms) ? verifyHs256(token, header, key) : null;
-        if (fast) return fast as VerifiedClaims;
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
         // No claim is required: exp and nbf are checked when present, as golang-jwt v5 does unless asked to require them.
-        const { payload } = await jwtVerify(token, key, { algorithms });
+        const payload = fast ?? (await jwtVerify(token, key, { algorithms })).payload;
+        const problem = claimTypeProblem(payload);
+        if (problem) throw new JwtError(problem);
         return payload as VerifiedClaims;
       } catch (error) {
         if (error instanceof JwtError) throw error;
