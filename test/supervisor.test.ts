@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort, startTestService, testServiceEnv } from './helpers/server.js';
 import { createTestDatabase } from './helpers/db.js';
+import { adminToken } from './helpers/admin.js';
 
 t.test('bodies over 1 MiB are refused with 413; invalid JSON is 400 bad_json', async (t) => {
   const api = await startTestService();
@@ -31,6 +32,13 @@ t.test('bodies over 1 MiB are refused with 413; invalid JSON is 400 bad_json', a
   });
   const nulQuery = await api.request('GET', '/verify?type=signup&token=%00');
   t.strictSame(nulQuery.body, { code: 400, error_code: 'validation_failed', msg: 'Query parameters cannot contain NUL characters' });
+  // A NUL in a path parameter reached PostgreSQL, which cannot hold one in text: a 500 before.
+  const nulPath = { code: 400, error_code: 'validation_failed', msg: 'Path parameters cannot contain NUL characters' };
+  const admin = await adminToken();
+  for (const method of ['GET', 'PUT', 'DELETE']) {
+    const res = await api.request(method, '/admin/custom-providers/custom:%00', { token: admin, body: method === 'PUT' ? {} : undefined });
+    t.strictSame([res.status, res.body], [400, nulPath], `${method} a custom provider named with a NUL`);
+  }
   const still = await api.request('GET', '/health');
   t.equal(still.status, 200, 'the service is unharmed');
 });

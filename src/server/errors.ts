@@ -24,6 +24,7 @@ export const ERRORS = {
   // a body nested deeper than the original's decoder reads (http/json-depth.ts); the message names the character
   bad_json_depth: e(400, 'bad_json', "Could not parse request body as JSON: invalid character '{' exceeded max depth"),
   query_nul: e(400, 'validation_failed', 'Query parameters cannot contain NUL characters'),
+  path_nul: e(400, 'validation_failed', 'Path parameters cannot contain NUL characters'),
   // ours: what the HTTP guard refuses before uWS sees it (docs/http-guard.md#what-the-guard-refuses)
   http_malformed: e(400, 'bad_request', 'Malformed HTTP request'),
   http_head_too_large: e(431, 'request_header_fields_too_large', 'Request header fields too large'),

@@ -72,6 +72,11 @@ export function assertNoNulInQuery(query: string): void {
   if (QUERY_NUL.test(query)) throw apiError('query_nul');
 }
 
+/** 400 when a decoded path parameter (`/oauth/authorizations/%00`) carries a NUL character (see JSON_NUL). */
+export function assertNoNulInParams(params: Record<string, string>): void {
+  for (const name in params) if (params[name].includes('\0')) throw apiError('path_nul');
+}
+
 /**
  * A request's deadline as an AbortSignal, made only when a handler asks for it (most never do). It expires
  * when the deadline passes (with the 504 itself) or when the client goes away before its answer (with

@@ -9,7 +9,16 @@ import uWS from '@trufflesuite/uws-js-unofficial';
 import type { Logger } from 'pino';
 import { ApiError, apiError } from '../errors.js';
 import { corsHeaders, preflight } from './cors.js';
-import { assertNoNulInQuery, Deadline, errorAnswer, parseJsonObject, serialise, withTimeout, type Answer } from './answer.js';
+import {
+  assertNoNulInParams,
+  assertNoNulInQuery,
+  Deadline,
+  errorAnswer,
+  parseJsonObject,
+  serialise,
+  withTimeout,
+  type Answer,
+} from './answer.js';
 import { recordRequest } from './request-record.js';
 import { clientAddress, connectionAddress } from './client-address.js';
 import { withRequestSpans, type ChildSpan } from '../observability/request-spans.js';
@@ -131,6 +140,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       progress.route = match.route;
       progress.params = match.params;
       if (snap.query) assertNoNulInQuery(snap.query);
+      assertNoNulInParams(match.params);
       const { run, route } = match;
       const deadline = new Deadline();
       if (BODY_METHODS.has(snap.method)) {
