@@ -34,6 +34,7 @@ async function throughRelay(t: Test, behaviours: Behaviour[]) {
   const front = net.createServer((client) =>
     relay(client, {
       headTimeoutMs: 5_000,
+      bodyIdleMs: 4_000,
       lingerMs: 200,
       connectUpstream: () => {
         const picked = threads[next];

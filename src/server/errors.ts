@@ -29,6 +29,7 @@ export const ERRORS = {
   http_malformed: e(400, 'bad_request', 'Malformed HTTP request'),
   http_head_too_large: e(431, 'request_header_fields_too_large', 'Request header fields too large'),
   http_head_timeout: e(408, 'request_timeout', 'The request head did not arrive in time'),
+  http_body_timeout: e(408, 'request_timeout', 'The request body did not arrive in time'),
   http_version_not_supported: e(505, 'http_version_not_supported', 'HTTP version not supported: use HTTP/1.1'),
   request_timeout: e(504, 'request_timeout', 'Processing this request timed out, please retry after a moment.'),
   // ours: never written (the connection is gone); it names the request in the log and stops its work

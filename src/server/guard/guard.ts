@@ -11,6 +11,7 @@ export interface GuardOptions {
   host: string;
   port: number;
   headTimeoutMs: number;
+  bodyIdleMs: number;
   log: Logger;
 }
 
@@ -48,6 +49,7 @@ export function createGuard(options: GuardOptions): Guard {
     client.once('close', () => open.delete(client));
     relay(client, {
       headTimeoutMs: options.headTimeoutMs,
+      bodyIdleMs: options.bodyIdleMs,
       lingerMs: LINGER_MS,
       connectUpstream,
       refused: (err, socket) =>

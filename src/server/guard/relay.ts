@@ -14,6 +14,8 @@ import { apiError, type ApiError } from '../errors.js';
 export interface RelayOptions {
   /** a head must be complete this long after its first byte (and a silent connection is closed after it) */
   headTimeoutMs: number;
+  /** a body that stops arriving for this long is answered 408: less than uWS's own idle timeout, which would close it unanswered */
+  bodyIdleMs: number;
   /** after a refusal, how long the client's remaining bytes are read and dropped before the socket closes */
   lingerMs: number;
   /** opens a connection to the next HTTP thread not in `tried`; null when none is left */
@@ -39,6 +41,8 @@ class Relay {
   /** the current request's head was handed on but not all of its body */
   private partial = false;
   private headStartedAt = 0;
+  /** the client's idle timeout is bodyIdleMs: a body is awaited, handed on to uWS only in part */
+  private awaitingBody = false;
   private upstream: net.Socket | null = null;
   private connected = false;
   private waiting: Buffer[] = [];
@@ -128,6 +132,18 @@ class Relay {
     }
     buf = buf.subarray(at);
     this.input = buf.length > 0 ? buf : null;
+    this.watchBody(this.phase === 'length' || this.phase === 'chunked');
+  }
+
+  /**
+   * While a body is awaited, uWS has its head and times the connection out on its own (8–12 s after its last
+   * read, its timer ticking every 4 s) without an answer; the guard's shorter timer answers first. Switched
+   * only when a body outlasts the read its head came in, so the common request re-arms no timer.
+   */
+  private watchBody(awaiting: boolean): void {
+    if (awaiting === this.awaitingBody) return;
+    this.awaitingBody = awaiting;
+    this.client.setTimeout(awaiting ? this.options.bodyIdleMs : this.options.headTimeoutMs);
   }
 
   private bodyDone(): void {
@@ -269,6 +285,8 @@ class Relay {
   }
 
   private clientIdle(): void {
+    // (A client we stopped reading, while uWS drains what it has, is not idle: it waits on us.)
+    if ((this.phase === 'length' || this.phase === 'chunked') && !this.clientPaused) return this.refuse(apiError('http_body_timeout'));
     if (this.phase !== 'head') return;
     if (this.input) return this.refuse(apiError('http_head_timeout'));
     // Silent between requests while nothing is being answered: an idle keep-alive connection.

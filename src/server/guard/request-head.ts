@@ -79,12 +79,28 @@ export function readRequestHead(buf: Buffer, start: number): HeadResult {
 const NO_OPTIONS: readonly string[] = [];
 const refused = (refusal: Refusal): HeadResult => ({ kind: 'refused', refusal });
 
-/** A request line that is already wrong need not wait for the rest of its head (or for the head timeout). */
+/**
+ * A request line that is already wrong need not wait for the rest of its head (or for the head timeout): one
+ * ended by a bare LF (such a head never holds the CRLF CRLF that would end it), or a method that is already
+ * no token (binary bytes, a TLS handshake sent to this plain-text port).
+ */
 function earlyRefusal(buf: Buffer, from: number): HeadResult {
-  const eol = buf.indexOf('\r\n', from);
-  if (eol < 0) return { kind: 'incomplete' };
-  const line = requestLine(buf.toString('latin1', from, eol));
+  const eol = buf.indexOf(0x0a, from);
+  if (eol < 0) return methodSoFar(buf, from);
+  if (eol === from || buf[eol - 1] !== 0x0d) return refused({ kind: 'malformed', reason: 'lines must end with CRLF' });
+  const line = requestLine(buf.toString('latin1', from, eol - 1));
   return 'refusal' in line ? refused(line.refusal) : { kind: 'incomplete' };
+}
+
+/** Refused when the bytes before the request line's first space are not all token characters. */
+function methodSoFar(buf: Buffer, from: number): HeadResult {
+  const space = buf.indexOf(0x20, from);
+  const method = buf.toString('latin1', from, space < 0 ? buf.length : space);
+  // Nothing yet, or the first half of an empty line's CRLF (allowed before a request) split across reads.
+  if (space < 0 && (method === '' || method === '\r')) return { kind: 'incomplete' };
+  return TOKEN.test(method)
+    ? { kind: 'incomplete' }
+    : refused({ kind: 'malformed', reason: 'the request line is not "METHOD target HTTP/1.1"' });
 }
 
 interface RequestLine {

@@ -9,6 +9,11 @@ import { createGuard, type Guard } from './guard.js';
 
 /** uWS's own idle timeout: a head must be complete, and a silent connection speaks, within it. */
 const HEAD_TIMEOUT_MS = 10_000;
+/**
+ * A body that stops arriving is answered 408 after this long. uWS, which has the head by then, closes such a
+ * connection without an answer 8 to 12 s after its last read (10 s on a timer that ticks every 4 s).
+ */
+const BODY_IDLE_MS = 7_000;
 
 export interface SupervisedGuard extends Guard {
   /** the Unix socket path for HTTP thread `index`, cleared of what a crashed thread left there */
@@ -20,7 +25,13 @@ export interface SupervisedGuard extends Guard {
 export function superviseGuard(config: Config, log: Logger): SupervisedGuard {
   // mkdtemp creates the directory 0700: only the service's user can reach the threads behind the guard.
   const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'portcullis-'));
-  const guard = createGuard({ host: config.api.host, port: config.api.port, headTimeoutMs: HEAD_TIMEOUT_MS, log });
+  const guard = createGuard({
+    host: config.api.host,
+    port: config.api.port,
+    headTimeoutMs: HEAD_TIMEOUT_MS,
+    bodyIdleMs: BODY_IDLE_MS,
+    log,
+  });
   return {
     ...guard,
     socketFor(index) {
