@@ -65,8 +65,12 @@ export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
 
 export const adminDeleteFactor: GuardedHandler<Admin> = async (req, ctx) => {
   const user = await loadUser(ctx.db, req);
-  const factor = await loadFactor(ctx.db, req, user.id);
+  const found = await loadFactor(ctx.db, req, user.id);
   // Audited under the factor's owner, not the admin, as the original does (its update is the admin's).
-  await removeFactor(ctx, req, factor, actorOf(user), 'factor_deleted', { user_id: user.id, factor_id: factor.id });
+  const factor = await removeFactor(ctx, req, found, {
+    actor: actorOf(user),
+    action: 'factor_deleted',
+    traits: (row) => ({ user_id: user.id, factor_id: row.id }),
+  });
   return { body: factorJson(factor) };
 };
