@@ -80,6 +80,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
     let current = await lockLiveUserById(c, user.id);
     // Deleted, or soft-deleted (its addresses obfuscated), by a concurrent request since the bearer check.
     if (!current) return apiError('user_not_found');
+    const change = stillChanges(ctx, update, current, body);
     if (passwordHash) {
       const firstPassword = isFirstPassword(current, update.password);
       current = await changePassword(c, req, current, passwordHash, sessionId);
@@ -88,24 +89,24 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
       // To the address the user had when the password changed, as the original (an anonymous user has none).
       notifications.push(...notice(ctx, { kind: 'passwordChanged', user: current }));
     }
-    current = await mergeMetadata(c, current, update);
-    const emailAtOnce = !!update.email && current.is_anonymous && ctx.config.mailer.autoconfirm;
-    const phoneAtOnce = !!update.phone && ctx.config.sms.autoconfirm;
+    current = await mergeMetadata(c, current, change);
+    const emailAtOnce = !!change.email && current.is_anonymous && ctx.config.mailer.autoconfirm;
+    const phoneAtOnce = !!change.phone && ctx.config.sms.autoconfirm;
     // An address taken at once voids the user's earlier links and codes, as a confirmed change does in
     // /verify and as the original. Voided before this request sends any, so an email-change link sent
     // along with an autoconfirmed phone still works (the original voids it too: docs/differences.md).
     if (emailAtOnce || phoneAtOnce) await deleteOneTimeTokens(c, user.id);
     // The phone code's needs before the email change's mails go out, so no attempt mails and then starts over.
-    if (update.phone && !phoneAtOnce) prepareSmsSend(ctx, c, update.phone);
-    if (emailAtOnce) current = await takeAddress(ctx, c, req, current, 'email', update.email!, notifications);
-    else if (update.email) {
-      const { redirectTo, pkce } = update;
-      current = await sendEmailChange(ctx, c, current, { newEmail: update.email, redirectTo, pkce, req });
+    if (change.phone && !phoneAtOnce) prepareSmsSend(ctx, c, change.phone);
+    if (emailAtOnce) current = await takeAddress(ctx, c, req, current, 'email', change.email!, notifications);
+    else if (change.email) {
+      const { redirectTo, pkce } = change;
+      current = await sendEmailChange(ctx, c, current, { newEmail: change.email, redirectTo, pkce, req });
     }
     if (phoneAtOnce) {
-      current = await takeAddress(ctx, c, req, current, 'phone', update.phone!, notifications);
-    } else if (update.phone) {
-      current = (await sendPhoneChange(ctx, c, current, update.phone, update.channel, req)).user;
+      current = await takeAddress(ctx, c, req, current, 'phone', change.phone!, notifications);
+    } else if (change.phone) {
+      current = (await sendPhoneChange(ctx, c, current, change.phone, change.channel, req)).user;
     }
     await writeAudit(c, req, actorOf(current), 'user_modified');
     return current;
@@ -138,6 +139,21 @@ function readUpdate(ctx: AppContext, user: UserRow, body: UserUpdateBody, redire
     pkce: newEmail && !(user.is_anonymous && ctx.config.mailer.autoconfirm) ? emailChangePkce(body) : null,
     redirectTo,
   };
+}
+
+/**
+ * The update's addresses against the row as locked: the bearer check's read may be stale, and an address a
+ * concurrent request took since is no change, as it is for a request sent after that one (no second take, no
+ * change mail to the address the user holds). The PKCE fields are read here when the stale read had the user
+ * anonymous under MAILER_AUTOCONFIRM (its address taken at once, so none read) but it is permanent now, and
+ * its change is mailed. An address that became a change only since is left no change: the checks a change
+ * needs (aal2, a free address) ran before the lock for what the request could then change.
+ */
+function stillChanges(ctx: AppContext, update: UserUpdate, locked: UserRow, body: UserUpdateBody): UserUpdate {
+  const email = update.email !== locked.email ? update.email : null;
+  const phone = update.phone !== locked.phone ? update.phone : null;
+  const mailed = !!email && !(locked.is_anonymous && ctx.config.mailer.autoconfirm);
+  return { ...update, email, phone, pkce: mailed ? (update.pkce ?? emailChangePkce(body)) : null };
 }
 
 /**

@@ -106,9 +106,11 @@ export async function signUp(
       req,
     );
     if (!created) {
-      // A concurrent signup of the same address won the insert: answer as that request did, without a second send.
+      // A concurrent sign-up of the same address won the insert, and has committed (the insert waited for it):
+      // answered as a repeat sent after it is, with its audit entry and its send or refusal, never with the
+      // winner's user. The hook this request already asked is not asked again: the winner is found now.
       const winner = await find();
-      if (winner) return { body: userJson(winner, await findIdentitiesByUser(c, winner.id)) };
+      if (winner) return signUpAgain(ctx, c, req, input, passwordHash, winner);
       // Nobody in this audience has it: a user of another audience (X-JWT-AUD) does, since the unique indexes
       // on email and phone span audiences. Answered as a confirmed duplicate, minus the audit entry, which
       // would name a user the request cannot see; /otp and /magiclink then find no user and send nothing.
@@ -132,13 +134,24 @@ export async function signUp(
     const login = { actor, action: 'login', traits: { provider: input.provider } } as const;
     return { body: await issueSession(ctx, c, confirmed, 'password', req, { audit: login }) };
   }
+  return signUpAgain(ctx, c, req, input, passwordHash, user);
+}
+
+/** A sign-up of an address `user` holds in the request's audience: a repeat, confirmed or still pending. */
+async function signUpAgain(
+  ctx: AppContext,
+  c: Queryable,
+  req: ApiRequest,
+  input: SignupInput,
+  passwordHash: string | null,
+  found: UserRow,
+): Promise<ApiResponse | ApiError> {
   // Locked and re-read before its confirmation token is replaced: the order of /verify and every other writer of
   // one-time tokens (user, then token: db/one-time-tokens.ts), and repeats pass the frequency check one at a time.
-  const locked = await lockLiveUserById(c, user.id);
+  const user = await lockLiveUserById(c, found.id);
   // Deleted, or soft-deleted, by a concurrent request while this one waited for the row: the address is free
   // now, and the sign-up goes on as it would have after the deletion (the lock's wait ended with its commit).
-  if (!locked) return signUp(ctx, c, req, input, passwordHash);
-  user = locked;
+  if (!user) return signUp(ctx, c, req, input, passwordHash);
   if (isAddressConfirmed(user, input.provider)) {
     await writeAudit(c, req, actorOf(user), 'user_repeated_signup', { provider: input.provider });
     return confirmedDuplicate(ctx, input);
