@@ -1,4 +1,6 @@
 // identities: one row per (provider, subject); email/phone identities use the user id as provider_id.
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
 import type { Queryable } from './pool.js';
 import { parseTimestamptz } from './timestamps.js';
 
@@ -90,13 +92,35 @@ export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
   }));
 }
 
-/** The identity of (provider, subject), locked: a concurrent callback for the same person waits. */
-export async function lockIdentity(q: Queryable, provider: string, providerId: string): Promise<IdentityRow | null> {
+/**
+ * The identity of (provider, subject), locked: a concurrent sign-in of the same person waits, until this
+ * transaction ends, whether or not the identity exists yet. `for update` alone locks nothing when there is no
+ * row: concurrent first sign-ins would each find none, each create an account, and all but one would then
+ * fail on the unique index. A pooled client, as tx hands them out only inside a transaction: the lock is
+ * that transaction's and ends with it.
+ */
+export async function lockIdentity(q: pg.PoolClient, provider: string, providerId: string): Promise<IdentityRow | null> {
+  // A statement of its own: a statement's snapshot predates the lock it waits for, so a select in the same
+  // statement would miss the identity the transaction it waited on has just committed. Every caller takes
+  // it before the sign-in locks any identity or user row, so a transaction waiting here holds none of them:
+  // no deadlock with the user-row locks taken later in the flow.
+  await q.query('select pg_advisory_xact_lock($1::bigint)', [identityLockKey(provider, providerId)]);
   const { rows } = await q.query<IdentityRow>('select * from identities where provider = $1 and provider_id = $2 for update', [
     provider,
     providerId,
   ]);
   return rows[0] ?? null;
+}
+
+/**
+ * A 64-bit advisory lock id per (provider, subject), as migrate.ts derives its own. Two keys that share one
+ * (or share it with another namespace's) only take turns: the lock decides no outcome, the lookup after it does.
+ */
+function identityLockKey(provider: string, providerId: string): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify(['portcullis:identity', provider, providerId]))
+    .digest();
+  return digest.readBigInt64BE(0).toString();
 }
 
 /**

@@ -29,6 +29,8 @@ export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request:
   const { provider, profile } = r;
   const autoconfirm = ctx.config.mailer.autoconfirm;
   const trusted = profile.emails.filter((e) => e.verified || autoconfirm).map((e) => e.email.toLowerCase());
+  // Held to the end of the transaction even while there is no identity yet: a concurrent first sign-in of the
+  // same person waits here, then signs in the user this one creates, as a sequential repeat would.
   const existing = await lockIdentity(c, provider, profile.subject);
 
   let user: UserRow;

@@ -32,6 +32,7 @@ export async function signInSsoUser(
   req: HookRequest & AuditRequest,
   s: SsoSignIn,
 ): Promise<{ user: UserRow; created: boolean }> {
+  // A concurrent first sign-in of the same subject waits here, then finds the user this one creates.
   const existing = await lockIdentity(c, s.provider, s.subject);
   let user: UserRow | null;
   let created = false;
