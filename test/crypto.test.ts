@@ -106,9 +106,20 @@ t.test('an HTTP-style worker thread hashes and verifies through its MessagePort,
 
 t.test('the host refuses task names it does not serve', async (t) => {
   const port = host.connect();
-  const reply = new Promise((resolve) => port.once('message', resolve));
+  // The first message is the host's fullness flag (PasswordHasher.busy); the reply comes after it.
+  const reply = new Promise((resolve) => port.on('message', (m: object) => 'id' in m && resolve(m)));
   port.postMessage({ id: 7, task: 'constructor', arg: {} });
   t.same(await reply, { id: 7, error: 'unknown crypto task constructor' });
+  port.close();
+});
+
+t.test('the host keeps every port told whether its queue is full', async (t) => {
+  const port = host.connect();
+  const flag = await new Promise<SharedArrayBuffer>((resolve) =>
+    port.once('message', (m: { fullness: SharedArrayBuffer }) => resolve(m.fullness)),
+  );
+  t.equal(Atomics.load(new Int32Array(flag), 0), 0, 'an idle pool is not full');
+  t.equal(host.local().busy(), false);
   port.close();
 });
 

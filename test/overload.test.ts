@@ -3,6 +3,7 @@
 // Default-cost argon2 so that the queue really fills.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
+import { samples, scrapeMetrics } from './helpers/exposition.js';
 
 const api = await startTestService({
   AUTH_MAILER_AUTOCONFIRM: 'true',
@@ -41,4 +42,50 @@ t.test('a login flood past the queue bound: the excess refused with Retry-After,
   }
   const after = await api.request('POST', '/token?grant_type=password', { body: { email: 'flood@example.com', password: 'secret99' } });
   t.equal(after.status, 200, 'logins succeed once the flood is over');
+});
+
+// With the hashing queue full, a login is refused before its lookup: a flood's refused logins took a pooled
+// connection each for the lookup, and starved the other routes of the pool. Shown in order, not by timing:
+// with the users table locked, the refusal must come back without the login waiting on that lock.
+t.test('with the hashing queue full a login is refused before it reads the database', async (t) => {
+  const slow = await startTestService({
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_CRYPTO_WORKERS: '1',
+    // About 1.5 s a hash: the queue stays full for that long once a second login waits.
+    AUTH_PASSWORD_HASH_MEMORY_KIB: '131072',
+    AUTH_PASSWORD_HASH_TIME_COST: '20',
+    AUTH_PASSWORD_HASH_MAX_QUEUE: '1',
+    AUTH_API_MAX_REQUEST_DURATION: '120',
+    AUTH_METRICS_ENABLED: 'true',
+    AUTH_METRICS_EXPORTER: 'prometheus',
+  });
+  t.teardown(() => slow.stop());
+  const login = () => slow.request('POST', '/token?grant_type=password', { body: { email: 'full@example.com', password: 'secret99' } });
+  t.equal((await slow.request('POST', '/signup', { body: { email: 'full@example.com', password: 'secret99' } })).status, 200);
+  const gauge = async (name: string) => samples(await scrapeMetrics(slow.service.metricsPort)).find((s) => s.name === name)?.value ?? 0;
+  const filling = [login(), login()];
+  for (let i = 0; i < 600 && (await gauge('auth_crypto_pool_queued_tasks')) < 1; i++) await new Promise((r) => setTimeout(r, 25));
+  t.equal(await gauge('auth_crypto_pool_running_tasks'), 1, 'one login hashing');
+  t.equal(await gauge('auth_crypto_pool_queued_tasks'), 1, 'and one waiting: the queue is full');
+
+  const holder = await slow.db.connect();
+  await holder.query('begin');
+  await holder.query('lock table users in access exclusive mode');
+  const waitedOnLock = (async () => {
+    for (;;) {
+      const { rows } = await slow.db.query(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      );
+      if (rows[0].n > 0) return 'waited on the lock' as const;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  })();
+  const refused = login();
+  const first = await Promise.race([refused.then(() => 'answered' as const), waitedOnLock]);
+  await holder.query('commit');
+  holder.release();
+  t.equal(first, 'answered', 'answered without reading users');
+  const res = await refused;
+  t.strictSame([res.status, res.body.error_code, res.headers.get('retry-after')], [503, 'over_capacity', '1']);
+  for (const filled of await Promise.all(filling)) t.equal(filled.status, 200, 'the logins admitted before still succeed');
 });

@@ -48,10 +48,13 @@ interface Waiting {
 export interface CryptoQueue {
   /** Runs `task` when a thread is free; rejects with CryptoBusyError when the queue is full. */
   submit<T>(task: () => Promise<T>): { result: Promise<T>; cancel: () => void };
+  /** Whether the next task would be refused: every thread busy and as many waiting as the bound allows. */
+  full(): boolean;
   stats(): CryptoQueueStats;
 }
 
-export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs = 25): CryptoQueue {
+/** `changed` is called after every task admitted, started, finished, dropped or refused. */
+export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs = 25, changed: () => void = () => {}): CryptoQueue {
   const waiting: Waiting[] = [];
   let running = 0;
   let taskMs = initialTaskMs;
@@ -86,6 +89,7 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
               counts.completed++;
               state = 'done';
               next();
+              changed();
             });
         },
         cancel() {
@@ -95,6 +99,7 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
           counts.dropped++;
           state = 'done';
           settle.reject(new CryptoCancelledError('crypto pool: dropped before it ran'));
+          changed();
         },
       };
       if (running < threads) entry.start();
@@ -106,6 +111,7 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
         state = 'done';
         settle.reject(new CryptoBusyError('crypto pool: queue full'));
       }
+      changed();
       // Only a waiting task can be dropped; one already running finishes (its thread is not interrupted).
       return {
         result,
@@ -114,6 +120,7 @@ export function createCryptoQueue(threads: number, maxQueue = 0, initialTaskMs =
         },
       };
     },
+    full: () => running >= threads && waiting.length >= bound(),
     stats: () => ({ running, queued: waiting.length, bound: bound(), ...counts, taskMs: Math.round(taskMs * 100) / 100 }),
   };
 }

@@ -34,6 +34,7 @@ export function countingHashes(inner: PasswordHasher, metrics: RequestMetrics, p
         metrics.passwordHashing('compare', 'completed', { ...labels, match: String(match) });
       }
     },
+    busy: () => inner.busy(),
   };
 }
 

@@ -29,6 +29,11 @@ export interface PasswordHasher {
   hash(password: string, signal?: AbortSignal): Promise<string>;
   /** hash null = unknown user or no password: same work, ok false. needsRehash: store hash(password). */
   verify(hash: string | null, password: string, signal?: AbortSignal): Promise<VerifyResult>;
+  /**
+   * Whether a hash submitted now would be refused (over_capacity): a request with other work to do before
+   * its hash (the password grant's lookup) refuses first, so a login flood costs the database nothing.
+   */
+  busy(): boolean;
 }
 
 export interface CryptoPoolHost {
@@ -49,6 +54,8 @@ const INLINE: Record<TaskName, (arg: never) => Promise<unknown>> = { hashPasswor
 type Request = { id: number; task: TaskName; arg: unknown } | { id: number; cancel: true };
 type Refusal = 'busy' | 'cancelled';
 type Reply = { id: number; result: unknown } | { id: number; error: string; refused?: Refusal };
+/** The first message on every port: the flag the host keeps at 1 while its queue is full (PasswordHasher.busy). */
+type Fullness = { fullness: SharedArrayBuffer };
 type Run = (task: TaskName, arg: unknown, signal?: AbortSignal) => Promise<unknown>;
 
 export type CryptoPoolParams = Config['password']['hash'] | (HashParams & { maxQueue?: number });
@@ -70,7 +77,11 @@ export function createCryptoPool({ threads, params, execArgv }: CryptoPoolOption
     execArgv,
   });
   // Piscina's own queue stays empty: this one admits at most `threads` tasks to it at a time.
-  const queue = createCryptoQueue(threads, params.maxQueue ?? 0, expectedTaskMs(params));
+  // Whether it is full is kept in shared memory, which every HTTP thread reads without a message.
+  const fullness = new Int32Array(new SharedArrayBuffer(4));
+  const queue = createCryptoQueue(threads, params.maxQueue ?? 0, expectedTaskMs(params), () =>
+    Atomics.store(fullness, 0, queue.full() ? 1 : 0),
+  );
   const ports = new Set<MessagePort>();
   const start = (task: TaskName, arg: unknown): Promise<unknown> =>
     blocksItsThread(task, arg as { hash?: string | null })
@@ -117,9 +128,10 @@ export function createCryptoPool({ threads, params, execArgv }: CryptoPoolOption
         for (const cancel of waiting.values()) cancel();
       });
       port1.unref(); // the host's life is ended by close(), not by idle ports
+      port1.postMessage({ fullness: fullness.buffer as SharedArrayBuffer } satisfies Fullness);
       return port2;
     },
-    local: () => hasher(local, params),
+    local: () => hasher(local, params, () => queue.full()),
     stats: () => queue.stats(),
     async close() {
       for (const port of ports) port.close();
@@ -140,6 +152,7 @@ export function connectCryptoPool(port: MessagePort, params: HashParams): Passwo
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   let closed = false;
+  let fullness: Int32Array | null = null; // until the host's first message: never busy
 
   const settle = (id: number) => {
     const call = pending.get(id);
@@ -147,7 +160,8 @@ export function connectCryptoPool(port: MessagePort, params: HashParams): Passwo
     if (pending.size === 0) port.unref();
     return call;
   };
-  port.on('message', (reply: Reply) => {
+  port.on('message', (reply: Reply | Fullness) => {
+    if ('fullness' in reply) return void (fullness = new Int32Array(reply.fullness));
     const call = settle(reply.id);
     if (!call) return;
     if (!('error' in reply)) return call.resolve(reply.result);
@@ -198,10 +212,10 @@ export function connectCryptoPool(port: MessagePort, params: HashParams): Passwo
       );
     return result;
   };
-  return hasher(traced, params);
+  return hasher(traced, params, () => fullness !== null && Atomics.load(fullness, 0) === 1);
 }
 
-function hasher(run: Run, params: HashParams): PasswordHasher {
+function hasher(run: Run, params: HashParams, busy: () => boolean): PasswordHasher {
   const current: HashParams = { memoryKiB: params.memoryKiB, timeCost: params.timeCost, parallelism: params.parallelism };
   // A full queue is the client's answer at once: 503 with Retry-After, before any hashing work.
   const refuseWhenBusy = (error: unknown): never => {
@@ -211,5 +225,6 @@ function hasher(run: Run, params: HashParams): PasswordHasher {
     hash: (password, signal) => run('hashPassword', { ...current, password }, signal).catch(refuseWhenBusy) as Promise<string>,
     verify: (hash, password, signal) =>
       run('verifyPassword', { ...current, hash, password }, signal).catch(refuseWhenBusy) as Promise<VerifyResult>,
+    busy,
   };
 }

@@ -30,6 +30,9 @@ export const password: Grant<ReturnType<typeof schema>> = {
     if (email && !ctx.config.external.emailEnabled) throw apiError('email_logins_disabled_422');
     if (phoneText && !ctx.config.external.phoneEnabled) throw apiError('phone_logins_disabled_422');
 
+    // A full hashing queue would refuse this login after its lookup: refused before it instead, so a login
+    // flood takes no pooled connection from the other routes (same answer, so nothing about the account).
+    if (ctx.hasher.busy()) throw apiError('over_capacity');
     const aud = requestAudience(req, ctx);
     // Looked up in the original's form only, so a number it stored that libphonenumber would refuse still signs in.
     const phone = phoneText ? phoneDigits(phoneText) : null;
