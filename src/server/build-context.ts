@@ -15,6 +15,7 @@ import { startChildSpan } from './observability/request-spans.js';
 import { createTracing } from './observability/tracing.js';
 import { statementLogger } from './observability/sql-log.js';
 import { createSendTiming } from './delivery/send-timing.js';
+import { createSendingSlots } from './delivery/sending-slots.js';
 import { createPwnedPasswords } from './users/pwned-passwords.js';
 
 export async function createAppContext(config: Config, resources: AppResources, log: Logger): Promise<AppContext> {
@@ -51,6 +52,11 @@ export async function createAppContext(config: Config, resources: AppResources, 
     redirect: createRedirectCheck(config),
     metrics,
     sendTiming: createSendTiming(),
+    sendingSlots: createSendingSlots({
+      poolSize: resources.poolSize,
+      maxWaiting: resources.poolSize * config.db.poolWaitersPerConnection,
+      timeoutMs: config.db.acquireTimeoutSeconds * 1000,
+    }),
     pwned: config.password.hibp.enabled ? createPwnedPasswords(config.password.hibp) : null,
     tracing: await createTracing(config, log, resources.traceExportFailing),
   };

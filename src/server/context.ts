@@ -12,6 +12,7 @@ import type { RedirectCheck } from './http/redirect-target.js';
 import type { RequestMetrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import type { SendTiming } from './delivery/send-timing.js';
+import type { SendingSlots } from './delivery/sending-slots.js';
 import type { PwnedPasswords } from './users/pwned-passwords.js';
 
 export interface AppContext {
@@ -29,6 +30,8 @@ export interface AppContext {
   tracing: Tracing;
   /** how long sends take lately, so that requests with nothing to send answer as late */
   sendTiming: SendTiming;
+  /** how many sending transactions may be open at once on `db` (delivery/sending-slots.ts) */
+  sendingSlots: SendingSlots;
   /** the leaked-password check; null unless PASSWORD_HIBP_ENABLED */
   pwned: PwnedPasswords | null;
 }

@@ -5,6 +5,9 @@
 // connection that wedged the pool (issue 11). So a send spends a permit taken before the transaction
 // began; one that reaches a send without a permit rolls back, takes it through the pool while holding no
 // connection, and runs again. The counters keep their old meaning: one per mail or SMS attempted.
+// Each attempt's transaction holds one of the thread's sending slots (sending-slots.ts) while it is open,
+// so sends waiting on a stalled relay never take more than half the pool; the slot is waited for, and
+// given back, while no connection is held.
 import type pg from 'pg';
 import { tx, type Queryable } from '../../db/pool.js';
 import { countsAgainstLimit, takeSendPermit, type Channel } from '../limits/sends.js';
@@ -59,18 +62,25 @@ export async function sendingTx<T>(
   for (let attempt = 1; ; attempt++) {
     try {
       const permits: Permits = { held: { ...held }, spent: { email: 0, sms: 0 } };
-      const result = await tx(
-        ctx.db,
-        async (c) => {
-          permitsOf.set(c, permits);
-          try {
-            return await fn(c);
-          } finally {
-            permitsOf.delete(c);
-          }
-        },
-        signal,
-      );
+      // A slot is held only while the transaction is open (sending-slots.ts), taken before its connection.
+      const releaseSlot = await ctx.sendingSlots.acquire(signal);
+      let result: T;
+      try {
+        result = await tx(
+          ctx.db,
+          async (c) => {
+            permitsOf.set(c, permits);
+            try {
+              return await fn(c);
+            } finally {
+              permitsOf.delete(c);
+            }
+          },
+          signal,
+        );
+      } finally {
+        releaseSlot();
+      }
       if (timing && permits.spent.email + permits.spent.sms > 0) ctx.sendTiming.sent(timing);
       else if (timing) await ctx.sendTiming.nothingSent(timing, signal);
       return result;
