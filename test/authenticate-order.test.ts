@@ -16,6 +16,11 @@ const USER_NOT_FOUND = { code: 403, error_code: 'user_not_found', msg: 'User fro
 const BAD_SESSION_ID = { code: 403, error_code: 'bad_jwt', msg: 'invalid claim: session_id claim must be a UUID' };
 const SESSION_NOT_FOUND = { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' };
 const BANNED = { code: 403, error_code: 'user_banned', msg: 'User is banned' };
+const SESSION_ID_NOT_A_STRING = {
+  code: 403,
+  error_code: 'bad_jwt',
+  msg: 'invalid JWT: unable to parse or verify signature, token is malformed: could not JSON decode claim: json: cannot unmarshal number into Go struct field AccessTokenClaims.session_id of type string',
+};
 
 t.test('the first failing check answers, on every endpoint that authenticates', async (t) => {
   const known = await signUp(api);
@@ -26,7 +31,8 @@ t.test('the first failing check answers, on every endpoint that authenticates', 
 
   const cases: Array<[string, Record<string, unknown>, object]> = [
     ['unknown user + bad session_id', { ...claims, sub: UNKNOWN, session_id: 'nope' }, USER_NOT_FOUND],
-    ['unknown user + session_id not a string', { ...claims, sub: UNKNOWN, session_id: 12 }, USER_NOT_FOUND],
+    // Not a check of the order: the original's parser cannot decode a number into its session_id string.
+    ['unknown user + session_id not a string', { ...claims, sub: UNKNOWN, session_id: 12 }, SESSION_ID_NOT_A_STRING],
     ['unknown user + unknown session', { ...claims, sub: UNKNOWN, session_id: UNKNOWN }, USER_NOT_FOUND],
     ['unknown user + existing session', { ...claims, sub: UNKNOWN }, USER_NOT_FOUND],
     ['known user + bad session_id', { ...claims, session_id: 'nope' }, BAD_SESSION_ID],

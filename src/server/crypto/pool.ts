@@ -128,7 +128,7 @@ export function createCryptoPool({ threads, params, execArgv }: CryptoPoolOption
         for (const cancel of waiting.values()) cancel();
       });
       port1.unref(); // the host's life is ended by close(), not by idle ports
-      port1.postMessage({ fullness: fullness.buffer as SharedArrayBuffer } satisfies Fullness);
+      port1.postMessage({ fullness: fullness.buffer } satisfies Fullness);
       return port2;
     },
     local: () => hasher(local, params, () => queue.full()),
