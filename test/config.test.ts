@@ -305,6 +305,47 @@ t.test('0 where the original reads it as its default starts with that default, a
   t.strictSame([kept.jwt.exp, kept.api.maxRequestDurationSeconds, kept.warnings], [60, 30, []], 'other values are kept');
 });
 
+// Past 2^31 - 1 ms Node fires a timer at once and PostgreSQL refuses the session's statement_timeout: the
+// service started, then refused every request. The original's Go timers take such values.
+t.test('a timeout or interval longer than the longest timer is read as that timer, with a warning', async (t) => {
+  const c = load({
+    ...PROD,
+    GOTRUE_DB_ACQUIRE_TIMEOUT: '1000h',
+    GOTRUE_DB_STATEMENT_TIMEOUT: '1000h',
+    GOTRUE_SEND_TIMEOUT: '3600000',
+    GOTRUE_API_MAX_REQUEST_DURATION: '1000h',
+    OTEL_METRIC_EXPORT_INTERVAL: '3000000000',
+  });
+  t.strictSame(
+    [
+      c.db.acquireTimeoutSeconds,
+      c.db.statementTimeoutSeconds,
+      c.api.sendTimeoutSeconds,
+      c.api.maxRequestDurationSeconds,
+      c.metrics.exportIntervalMs,
+    ],
+    [2147483, 2147483, 2147483, 2147483, 2147483647],
+  );
+  t.strictSame(c.warnings, [
+    'GOTRUE_API_MAX_REQUEST_DURATION: 3600000 s is longer than the longest timer kept here; read as 2147483 s (24.8 days)',
+    'GOTRUE_DB_ACQUIRE_TIMEOUT: 3600000 s is longer than the longest timer kept here; read as 2147483 s (24.8 days)',
+    'GOTRUE_DB_STATEMENT_TIMEOUT: 3600000 s is longer than the longest timer kept here; read as 2147483 s (24.8 days)',
+    'GOTRUE_SEND_TIMEOUT: 3600000 s is longer than the longest timer kept here; read as 2147483 s (24.8 days)',
+    'OTEL_METRIC_EXPORT_INTERVAL: 3000000000 ms is longer than the longest timer kept here; read as 2147483647 ms',
+  ]);
+  const kept = load({ ...PROD, GOTRUE_DB_ACQUIRE_TIMEOUT: '596h', GOTRUE_SESSIONS_TIMEBOX: '1000h' });
+  t.strictSame(
+    [kept.db.acquireTimeoutSeconds, kept.sessions.timeboxSeconds, kept.warnings],
+    [2145600, 3600000, []],
+    'shorter ones, and intervals that are no timer, are kept',
+  );
+});
+
+t.test('a duration past what Go can hold (about 292 years) is refused, as the original refuses it', async (t) => {
+  t.throws(() => load({ ...PROD, GOTRUE_SESSIONS_TIMEBOX: '9999999999h' }), /GOTRUE_SESSIONS_TIMEBOX: "9999999999h" is not a duration/);
+  t.equal(load({ ...PROD, GOTRUE_SESSIONS_TIMEBOX: '2562047h' }).sessions.timeboxSeconds, 2562047 * 3600, 'the longest Go holds');
+});
+
 t.test('a send interval of 0 is one minute, as the original: the per-user throttle of mails and SMS never goes away', async (t) => {
   const c = load({ ...PROD, GOTRUE_SMTP_MAX_FREQUENCY: '0', GOTRUE_SMS_MAX_FREQUENCY: '0s' });
   t.strictSame([c.smtp.maxFrequencySeconds, c.sms.maxFrequencySeconds], [60, 60]);

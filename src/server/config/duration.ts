@@ -4,12 +4,16 @@ const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e
 const WHOLE = /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/;
 const PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
 
+/** Go's durations are int64 nanoseconds: about 292 years, past which time.ParseDuration refuses the text. */
+const LONGEST_GO_DURATION_MS = 9_223_372_036_854.775;
+
 export function parseGoDuration(text: string): number | null {
   // Go takes a bare zero, signed or not, without a unit.
   if (/^[-+]?0$/.test(text)) return 0;
   if (!WHOLE.test(text)) return null;
   let total = 0;
   for (const [, amount, unit] of text.matchAll(PART)) total += Number(amount) * UNIT_MS[unit];
+  if (total > LONGEST_GO_DURATION_MS) return null;
   return text.startsWith('-') ? -total : total;
 }
 

@@ -15,6 +15,7 @@ import { READ_BY_NOTHING, SETTINGS, type Setting } from './settings.js';
 import type { Config } from './types.js';
 import { convert, splitCharacterSets } from './convert.js';
 import { crossFieldProblems, crossFieldWarnings } from './cross-field.js';
+import { heldToTimerLimits } from './timer-limits.js';
 import { correctAsTheOriginal } from './original-corrections.js';
 
 export type { Config } from './types.js';
@@ -149,7 +150,7 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
   if (problems.length > 0) throw new ConfigError(problems);
 
   applyDevelopmentDefaults(flat, development);
-  warnings.push(...crossFieldWarnings(flat, given), ...correctAsTheOriginal(flat, given));
+  warnings.push(...crossFieldWarnings(flat, given), ...correctAsTheOriginal(flat, given), ...heldToTimerLimits(flat, given));
   const ignored = ignoredVariables(layers);
   if (ignored.length > 0) warnings.push(`ignoring settings Portcullis does not know or support: ${ignored.join(', ')}`);
   const config = assemble(flat, development, warnings);
