@@ -1,6 +1,6 @@
 // oauth_clients (sql/00012_oauth_server.sql): the third-party apps of the OAuth 2.1 server. A deleted
 // client keeps its row with deleted_at set and is never found again, as in the original.
-import type { Queryable } from './pool.js';
+import { inTransaction, type Queryable } from './pool.js';
 
 export interface OAuthClientRow {
   id: string;
@@ -28,6 +28,21 @@ export async function findOAuthClient(q: Queryable, id: string): Promise<OAuthCl
     values: [id],
   });
   return rows[0] ?? null;
+}
+
+/**
+ * Whether the client is still live, read under a share lock by the transaction that issues it a session
+ * (src/server/oauth-server/code-grant.ts). The lock conflicts with the delete's row lock (deleteOAuthClient):
+ * a delete that comes later waits for that transaction and then ends the session it committed; one that
+ * came first leaves nothing to find here (READ COMMITTED re-reads the row once its lock is granted).
+ */
+export async function lockLiveOAuthClient(q: Queryable, id: string): Promise<boolean> {
+  const { rows } = await q.query({
+    name: 'oauth_client_lock_live',
+    text: `select 1 from oauth_clients where id = $1::uuid and deleted_at is null for share`,
+    values: [id],
+  });
+  return rows.length > 0;
 }
 
 /** Every live client, newest first (the original's list has no pagination). */
@@ -100,14 +115,18 @@ export async function setOAuthClientSecretHash(q: Queryable, id: string, hash: s
 
 /**
  * Soft delete; the client's sessions end with it (ours: docs/oauth-server.md#departures), so the tokens it
- * holds stop working at once. False when there was no such live client.
+ * holds stop working at once. False when there was no such live client. The update takes the client's row
+ * lock first, waiting for a code exchange that holds the row (lockLiveOAuthClient); the sessions are then
+ * deleted by a statement of their own, whose fresh snapshot sees the session that exchange committed.
  */
-export async function deleteOAuthClient(q: Queryable, id: string): Promise<boolean> {
-  const { rows } = await q.query<{ deleted: number }>(
-    `with gone as (update oauth_clients set deleted_at = now(), updated_at = now() where id = $1::uuid and deleted_at is null returning id),
-          ended as (delete from sessions where oauth_client_id in (select id from gone))
-     select count(*)::int as deleted from gone`,
-    [id],
-  );
-  return rows[0].deleted > 0;
+export function deleteOAuthClient(q: Queryable, id: string): Promise<boolean> {
+  return inTransaction(q, async (c) => {
+    const { rowCount } = await c.query(
+      `update oauth_clients set deleted_at = now(), updated_at = now() where id = $1::uuid and deleted_at is null`,
+      [id],
+    );
+    if (!rowCount) return false;
+    await c.query(`delete from sessions where oauth_client_id = $1::uuid`, [id]);
+    return true;
+  });
 }

@@ -46,6 +46,9 @@ function formDecode(part: string): string | null {
   }
 }
 
+/** The refusal of a client that is not (or no longer) live, as authenticateClient answers it. */
+export const clientGone = () => plain('Invalid client credentials');
+
 /** The authenticated client; null for HTTP Basic credentials with an empty client id, which the original lets through unauthenticated. */
 export async function authenticateClient(req: ApiRequest<unknown>, ctx: AppContext, params: TokenParams): Promise<OAuthClientRow | null> {
   const { clientId, secret, method } = credentialsOf(req, params);
@@ -54,7 +57,7 @@ export async function authenticateClient(req: ApiRequest<unknown>, ctx: AppConte
   const id = canonicalUuid(clientId);
   if (!id) throw plain('Invalid client_id format');
   const client = await findOAuthClient(ctx.db, id);
-  if (!client) throw plain('Invalid client credentials');
+  if (!client) throw clientGone();
   if (method !== client.token_endpoint_auth_method) {
     throw plain(`invalid authentication method: client is registered for '${client.token_endpoint_auth_method}' but '${method}' was used`);
   }

@@ -1,10 +1,12 @@
 // POST /oauth/token with grant_type=authorization_code (docs/oauth-server.md#token-endpoint): the code's
 // request is locked, checked in the original's order (client, resource, redirect URI, PKCE, user),
 // deleted and a session issued to the client in one transaction — a refused exchange changes nothing
-// and a code is exchanged once, even by concurrent requests. Refusals are RFC 6749 error bodies.
+// and a code is exchanged once, even by concurrent requests; the client's row is held meanwhile, so a
+// concurrent delete of the client either refuses the exchange or ends its session. Refusals are RFC 6749
+// error bodies.
 import { tx } from '../../db/pool.js';
 import { deleteAuthorization, lockApprovedCode, type AuthorizationRow } from '../../db/oauth-authorizations.js';
-import type { OAuthClientRow } from '../../db/oauth-clients.js';
+import { lockLiveOAuthClient, type OAuthClientRow } from '../../db/oauth-clients.js';
 import { findUserById, type UserRow } from '../../db/users.js';
 import { OAuthRefusal } from '../grants/oauth-refusal.js';
 import { issueSession, type TokenResponse } from '../sessions/issue.js';
@@ -14,6 +16,7 @@ import { safeEqual, sha256Hex } from '../crypto/tokens.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { codeHash } from './authorization-code.js';
+import { clientGone } from './client-auth.js';
 import { idTokenClaims } from './id-token.js';
 import { parseScopes } from './scopes.js';
 import type { TokenParams } from './token-params.js';
@@ -30,6 +33,9 @@ export async function exchangeCode(
   const { row, issued } = await tx(
     ctx.db,
     async (c) => {
+      // The client again, under a share lock: a delete that began since it authenticated is refused as
+      // after the delete; one that comes later waits for this session and ends it (lockLiveOAuthClient).
+      if (!(await lockLiveOAuthClient(c, client.id))) throw clientGone();
       const row = await lockApprovedCode(c, codeHash(p.code));
       if (!row) throw invalidGrant('Invalid authorization code');
       const user = await checkCode(c, row, client, p);

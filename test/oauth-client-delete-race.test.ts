@@ -1,0 +1,203 @@
+// Deleting an OAuth server client (DELETE /admin/oauth/clients/{id}) while its codes are exchanged or its
+// refresh tokens used at POST /oauth/token: whatever the interleaving, no session of the deleted client
+// survives the delete, and a request the delete overtook is refused as a request after the delete is.
+// The interleavings are forced, not hoped for: the test holds a row's lock, starts each request once the
+// ones before it wait on a lock (pg_stat_activity), then lets them go in that order (test/helpers/row-lock.ts).
+import t, { type Test } from 'tap';
+import * as oidc from 'openid-client';
+import type pg from 'pg';
+import { startTestService, type Reply } from './helpers/server.js';
+import { adminToken } from './helpers/admin.js';
+import {
+  APP_REDIRECT,
+  authorizationIdOf,
+  authorize,
+  basic,
+  oauthServerEnv,
+  registerClient,
+  relyingParty,
+  signedInUser,
+  startFlow,
+  tokenRequest,
+} from './helpers/oauth-server.js';
+
+const api = await startTestService(oauthServerEnv());
+t.teardown(() => api.stop());
+
+type Answer = { status: number; body: any };
+
+/** A confidential client and an approved code for it: the exchange's form and credentials. */
+async function approvedCode() {
+  const client = await registerClient(api);
+  const config = await relyingParty(api, client.client_id, oidc.ClientSecretBasic(client.client_secret));
+  const flow = await startFlow(config, 'email');
+  const user = await signedInUser(api);
+  const authorizationId = authorizationIdOf((await authorize(flow.url)).location);
+  await user.client.oauth.getAuthorizationDetails(authorizationId);
+  const { data, error } = await user.client.oauth.approveAuthorization(authorizationId, { skipBrowserRedirect: true });
+  if (error || !data) throw new Error(`approve failed: ${error?.message}`);
+  const code = new URL(data.redirect_url).searchParams.get('code')!;
+  const exchange = () =>
+    tokenRequest(
+      api,
+      { grant_type: 'authorization_code', code, code_verifier: flow.verifier, redirect_uri: APP_REDIRECT },
+      basic(client.client_id, client.client_secret!),
+    );
+  return { client, authorizationId, exchange };
+}
+
+/** Locks the rows `sql` selects (it ends in `for update`) in a transaction of its own, as holdUserLock does. */
+async function holdLock(db: pg.Pool, sql: string, values: unknown[]) {
+  const holder = await db.connect();
+  await holder.query('begin');
+  const { rowCount } = await holder.query(sql, values);
+  if (rowCount !== 1) throw new Error(`the lock's query found ${rowCount} rows`);
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    try {
+      await holder.query('commit');
+    } finally {
+      holder.release();
+    }
+  };
+  const waiting = async () => {
+    const { rows } = await db.query(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return rows[0].n as number;
+  };
+  return {
+    /** Resolves once `n` sessions wait on a lock, or once `done` (a request that need not wait) has settled. */
+    async waiters(n: number, done?: { settled: boolean }) {
+      for (let i = 0; i < 400; i++) {
+        if ((await waiting()) >= n || done?.settled) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await release();
+      throw new Error(`${n} requests never waited on the lock`);
+    },
+    release,
+  };
+}
+
+interface Started<T> {
+  promise: Promise<T>;
+  settled: boolean;
+}
+
+/** `send`'s promise, and whether it has settled yet. */
+function started<T>(send: () => Promise<T>): Started<T> {
+  const s = { settled: false } as Started<T>;
+  s.promise = send().finally(() => {
+    s.settled = true;
+  });
+  return s;
+}
+
+const deleteClient = async (id: string): Promise<Reply> =>
+  api.request('DELETE', `/admin/oauth/clients/${id}`, { token: await adminToken('service_role') });
+
+const liveSessions = async (clientId: string): Promise<number> =>
+  (await api.db.query(`select count(*)::int as n from sessions where oauth_client_id = $1`, [clientId])).rows[0].n;
+
+/**
+ * The race's outcome is one of the two sequential ones: the request refused as after the delete (`after`,
+ * the same request sent again now), or answered as before it, its tokens then ended by the delete.
+ */
+async function checkOutcome(t: Test, raced: Answer, after: Answer, clientId: string) {
+  t.equal(after.status, 400, 'sent after the delete, the request is refused');
+  if (raced.status === 200) {
+    const user = await api.request('GET', '/user', { token: raced.body.access_token });
+    t.equal(user.status, 403, 'the access token issued in the race names a session the delete ended');
+  } else {
+    t.strictSame(raced, after, 'refused as a request after the delete is');
+  }
+  t.equal(await liveSessions(clientId), 0, 'no session of the deleted client survives');
+}
+
+t.test('an exchange that holds its code when the client is deleted: its session ends with the client', async (t) => {
+  const { client, authorizationId, exchange } = await approvedCode();
+  // the exchange authenticates the client, then waits for the code's row, which the test holds
+  const lock = await holdLock(api.db, `select 1 from oauth_authorizations where authorization_id = $1 for update`, [authorizationId]);
+  let deletion!: Started<Reply>;
+  let exchanged!: Started<Answer>;
+  try {
+    exchanged = started(exchange);
+    await lock.waiters(1);
+    // the delete runs meanwhile: to its end, or until it waits for the exchange
+    deletion = started(() => deleteClient(client.client_id));
+    await lock.waiters(2, deletion);
+  } finally {
+    await lock.release();
+  }
+  const [deleted, raced] = await Promise.all([deletion.promise, exchanged.promise]);
+  t.equal(deleted.status, 204, deleted.text);
+  await checkOutcome(t, raced, await exchange(), client.client_id);
+});
+
+t.test('an exchange that authenticated the client before its delete committed is refused as after the delete', async (t) => {
+  const { client, exchange } = await approvedCode();
+  // the delete queues first on the client's row, the exchange (past its client check) second
+  const lock = await holdLock(api.db, `select 1 from oauth_clients where id = $1 for update`, [client.client_id]);
+  let deletion!: Started<Reply>;
+  let exchanged!: Started<Answer>;
+  try {
+    deletion = started(() => deleteClient(client.client_id));
+    await lock.waiters(1);
+    exchanged = started(exchange);
+    await lock.waiters(2, exchanged);
+  } finally {
+    await lock.release();
+  }
+  const [deleted, raced] = await Promise.all([deletion.promise, exchanged.promise]);
+  t.equal(deleted.status, 204, deleted.text);
+  const after = await exchange();
+  t.strictSame(after, {
+    status: 400,
+    body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials' },
+  });
+  t.strictSame(raced, after, 'the delete came first: the exchange is refused as after it');
+  t.equal(await liveSessions(client.client_id), 0, 'no session of the deleted client survives');
+});
+
+t.test('a refresh racing the delete of its client: either way no session survives', async (t) => {
+  for (const deleteFirst of [false, true]) {
+    const { client, exchange } = await approvedCode();
+    const tokens = await exchange();
+    t.equal(tokens.status, 200);
+    const refresh = () =>
+      tokenRequest(
+        api,
+        { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token },
+        basic(client.client_id, client.client_secret!),
+      );
+    const { rows } = await api.db.query(`select id from sessions where oauth_client_id = $1`, [client.client_id]);
+    // both the rotation and the delete's ending of the session take the session's row, held by the test
+    const lock = await holdLock(api.db, `select 1 from sessions where id = $1 for update`, [rows[0].id]);
+    const sends: Array<() => Promise<Answer>> = [() => deleteClient(client.client_id), refresh];
+    if (!deleteFirst) sends.reverse();
+    const replies: Array<Started<Answer>> = [];
+    try {
+      for (const [i, send] of sends.entries()) {
+        replies.push(started<Answer>(send));
+        await lock.waiters(i + 1);
+      }
+    } finally {
+      await lock.release();
+    }
+    const [deleted, raced] = deleteFirst
+      ? await Promise.all([replies[0].promise, replies[1].promise])
+      : await Promise.all([replies[1].promise, replies[0].promise]);
+    t.equal(deleted.status, 204);
+    const after = await refresh();
+    t.strictSame(after, {
+      status: 400,
+      body: { code: 400, error_code: 'invalid_credentials', msg: 'Invalid client credentials' },
+    });
+    if (deleteFirst) t.strictSame(raced, after, 'the delete came first: the refresh is refused as after it');
+    else t.equal(raced.status, 200, 'the refresh came first');
+    await checkOutcome(t, raced, after, client.client_id);
+  }
+});
