@@ -1,6 +1,8 @@
 // custom_oauth_providers: OAuth2 and OIDC providers added at run time (docs/custom-providers.md). Every
 // sign-in reads its provider's row here, so a change made through the admin API holds from the next
 // request on every thread and instance.
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
 import type { Queryable } from './pool.js';
 
 export type CustomProviderType = 'oauth2' | 'oidc';
@@ -40,6 +42,50 @@ export type CustomProviderFields = Omit<CustomProviderRow, 'created_at' | 'updat
 export async function findCustomProvider(q: Queryable, identifier: string): Promise<CustomProviderRow | null> {
   const { rows } = await q.query<CustomProviderRow>('select * from custom_oauth_providers where identifier = $1', [identifier]);
   return rows[0] ?? null;
+}
+
+/**
+ * The row and its version (the system column xmin, new at every write of the row, whoever makes it), for an
+ * update that merges onto it outside a transaction and writes only if lockCustomProviderVersion still finds it.
+ */
+export async function findCustomProviderVersion(
+  q: Queryable,
+  identifier: string,
+): Promise<{ row: CustomProviderRow; version: string } | null> {
+  const { rows } = await q.query<CustomProviderRow & { row_version: string }>(
+    'select *, xmin::text as row_version from custom_oauth_providers where identifier = $1',
+    [identifier],
+  );
+  if (!rows[0]) return null;
+  const { row_version: version, ...row } = rows[0];
+  return { row, version };
+}
+
+/**
+ * Locks the row `id` until the caller's transaction ends (a concurrent update waits) and returns its current
+ * version, the newest committed one; null when it was deleted meanwhile.
+ */
+export async function lockCustomProviderVersion(q: pg.PoolClient, id: string): Promise<string | null> {
+  const { rows } = await q.query<{ version: string }>('select xmin::text as version from custom_oauth_providers where id = $1 for update', [
+    id,
+  ]);
+  return rows[0]?.version ?? null;
+}
+
+/**
+ * Makes the namespace's creates take turns until the caller's transaction ends, so that a count taken after
+ * it (a statement of its own: a statement's snapshot predates the lock it waits for) counts every provider a
+ * concurrent create committed, and the quota holds. A pooled client, as tx hands them out only inside a
+ * transaction: the lock is that transaction's.
+ */
+export async function lockCustomProviderCreates(q: pg.PoolClient, namespace: string): Promise<void> {
+  await q.query('select pg_advisory_xact_lock($1::bigint)', [createLockKey(namespace)]);
+}
+
+/** A 64-bit advisory lock id per namespace, as migrate.ts derives its own. */
+function createLockKey(namespace: string): string {
+  const digest = createHash('sha256').update(`portcullis:custom-oauth-providers:create:${namespace}`).digest();
+  return digest.readBigInt64BE(0).toString();
 }
 
 /** Newest first, optionally of one type. */

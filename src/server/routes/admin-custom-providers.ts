@@ -1,13 +1,20 @@
 // /admin/custom-providers (docs/custom-providers.md#admin-api): operators list, create, read, change and
 // delete the OAuth2/OIDC providers users sign in with as `custom:<id>`. Outbound checks (DNS, discovery)
-// run before the one statement that writes, so no transaction is held across the network.
+// run before the short transaction that writes, so no transaction is held across the network. Concurrent
+// requests: creates take turns on an advisory lock for their count and insert, so the quota holds; an update
+// writes only onto the row version it merged onto (locked `for update`), else merges again onto the newer one,
+// so no concurrent update's change is lost.
 import { apiError } from '../errors.js';
+import { tx } from '../../db/pool.js';
 import {
   countCustomProviders,
   deleteCustomProvider,
   findCustomProvider,
+  findCustomProviderVersion,
   insertCustomProvider,
   listCustomProviders,
+  lockCustomProviderCreates,
+  lockCustomProviderVersion,
   updateCustomProvider,
   type CustomProviderRow,
 } from '../../db/custom-oauth-providers.js';
@@ -56,7 +63,18 @@ export const createProvider: GuardedHandler<Admin, ProviderBody> = async (req, c
   await checkNewProviderUrls(body, type, options);
   if (await findCustomProvider(ctx.db, body.identifier!)) throw apiError('custom_provider_exists');
   const fields = await newProvider(body, type, options);
-  const row = await insertCustomProvider(ctx.db, fields);
+  const row = await tx(
+    ctx.db,
+    async (c) => {
+      // The count above answers early, before the outbound checks; this one, taken in turn, decides.
+      if (maxProviders > 0) {
+        await lockCustomProviderCreates(c, ctx.config.db.namespace);
+        if ((await countCustomProviders(c)) >= maxProviders) throw apiError('over_custom_provider_quota');
+      }
+      return insertCustomProvider(c, fields);
+    },
+    req.signal,
+  );
   if (!row) throw apiError('custom_provider_exists');
   return { status: 201, body: providerJson(row) };
 };
@@ -66,11 +84,28 @@ export const updateProvider: GuardedHandler<Admin, ProviderBody> = async (req, c
   const body = req.body();
   checkOptions(body);
   checkLengths(body);
-  const row = await load(req, ctx, identifier);
-  const changed = await changedProvider(row, body, buildOptions(ctx));
-  const saved = await updateCustomProvider(ctx.db, changed);
-  if (!saved) throw apiError('custom_provider_not_found');
-  return { body: providerJson(saved) };
+  const options = buildOptions(ctx);
+  // Merged outside a transaction (changedProvider may check URLs and fetch a discovery document), written
+  // only if the row is still the version merged onto; a concurrent write in between means merging again
+  // onto the newer row. Each retry follows another request's committed write, and the deadline ends it.
+  for (;;) {
+    const found = await findCustomProviderVersion(ctx.db, identifier);
+    if (!found) throw apiError('custom_provider_not_found');
+    const changed = await changedProvider(found.row, body, options);
+    const saved = await tx(
+      ctx.db,
+      async (c) => {
+        const version = await lockCustomProviderVersion(c, found.row.id);
+        if (version === null) throw apiError('custom_provider_not_found');
+        if (version !== found.version) return 'stale' as const;
+        return updateCustomProvider(c, changed);
+      },
+      req.signal,
+    );
+    if (saved === 'stale') continue;
+    if (!saved) throw apiError('custom_provider_not_found');
+    return { body: providerJson(saved) };
+  }
 };
 
 export const deleteProvider: GuardedHandler<Admin> = async (req, ctx) => {
@@ -84,8 +119,8 @@ function identifierParam(req: ApiRequest<unknown>): string {
   return identifier;
 }
 
-async function load(req: ApiRequest<unknown>, ctx: AppContext, identifier = identifierParam(req)): Promise<CustomProviderRow> {
-  const row = await findCustomProvider(ctx.db, identifier);
+async function load(req: ApiRequest<unknown>, ctx: AppContext): Promise<CustomProviderRow> {
+  const row = await findCustomProvider(ctx.db, identifierParam(req));
   if (!row) throw apiError('custom_provider_not_found');
   return row;
 }
