@@ -22,6 +22,15 @@ export async function insertRelayState(
 }
 
 /**
+ * The relay state's insert failed because its provider is gone: deleted after POST /sso found it (the
+ * foreign key's check waited for the deletion to commit). Other failures, even of other constraints, are not.
+ */
+export function relayStateProviderGone(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23503' && e.constraint === 'saml_relay_states_sso_provider_id_fkey';
+}
+
+/**
  * The ACS takes its relay state in one statement: deleted and returned, so of two posts with the same
  * RelayState only one finds it (a replayed response is refused as not found).
  */

@@ -144,8 +144,26 @@ export async function domainsTaken(
   return rows;
 }
 
-export async function deleteSsoProvider(q: Queryable, id: string): Promise<void> {
-  await q.query('delete from sso_providers where id = $1', [id]);
+/**
+ * Takes the provider row's lock in the caller's transaction, waiting for a PUT or DELETE that holds it;
+ * false when the provider is gone (deleted meanwhile). Read the provider only after it: a statement that
+ * starts then sees what the previous holder committed. A PUT takes `no key update`, the lock its update
+ * takes anyway, which leaves POST /sso's relay-state inserts (their foreign key's `key share`) free to go.
+ */
+export async function lockSsoProvider(q: Queryable, id: string, strength: 'update' | 'no key update'): Promise<boolean> {
+  const { rowCount } = await q.query(
+    strength === 'update'
+      ? 'select 1 from sso_providers where id = $1 for update'
+      : 'select 1 from sso_providers where id = $1 for no key update',
+    [id],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Whether a row was deleted: of concurrent deletes of one provider, only one deletes it. */
+export async function deleteSsoProvider(q: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await q.query('delete from sso_providers where id = $1', [id]);
+  return (rowCount ?? 0) > 0;
 }
 
 /** Metadata refetched from metadata_url at the ACS (docs/sso-saml.md#identity-providers). */

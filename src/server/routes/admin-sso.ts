@@ -10,6 +10,7 @@ import {
   findSsoProviderByResourceId,
   insertSsoProvider,
   listSsoProviders,
+  lockSsoProvider,
   replaceSsoDomains,
   updateSamlProvider,
   updateSsoProvider,
@@ -87,65 +88,81 @@ export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
 export const adminUpdateSsoProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
   // The provider first, as the original's loader runs before its handler reads the body: an unknown
   // provider is 404 whatever the body says.
-  const provider = await loadProvider(req, ctx);
+  const { id, entity_id: entityId } = await loadProvider(req, ctx);
   const body = req.body();
   checkProviderBody(body, true);
   const metadata = await bodyMetadata(ctx, body);
-  if (metadata && metadata.parsed.entityId !== provider.entity_id) {
+  // Checked here, in the original's order: a provider's EntityID never changes (no write moves it).
+  if (metadata && metadata.parsed.entityId !== entityId) {
     throw apiError(
       'saml_entity_id_mismatch',
-      `SAML Metadata can be updated only if the EntityID matches for the provider; expected '${provider.entity_id}' but got '${metadata.parsed.entityId}'`,
+      `SAML Metadata can be updated only if the EntityID matches for the provider; expected '${entityId}' but got '${metadata.parsed.entityId}'`,
     );
   }
   const domains = readDomains(body);
-  const resourceId = body.resource_id === undefined || body.resource_id === null ? provider.resource_id : body.resource_id || null;
-  const disabled = body.disabled ?? provider.disabled;
-  const nameIdFormat = body.name_id_format || null;
   const mapping = readAttributeMapping(body);
-  const mappingChanged = mapping !== null && !sameMapping(mapping, provider.attribute_mapping);
-  // As the original: the SAML row is written only with new metadata or a changed mapping (it then takes the
-  // body's name_id_format, absent meaning none), so that its updated_at, which metadata freshness counts
-  // from, moves only then; the provider row only when something differs.
-  const samlChanged = metadata !== null || mappingChanged;
-  const domainsChanged = domains !== null && !sameDomains(domains, provider.domains);
-  const modified =
-    samlChanged ||
-    domainsChanged ||
-    nameIdFormat !== (provider.name_id_format || null) ||
-    resourceId !== provider.resource_id ||
-    disabled !== provider.disabled;
-  if (modified) {
-    await tx(
-      ctx.db,
-      async (c) => {
-        const [taken] = domains ? await domainsTaken(c, domains, provider.id) : [];
-        if (taken) {
-          throw apiError(
-            'sso_domain_already_exists',
-            `SSO domain '${taken.domain}' already assigned to another provider (${taken.sso_provider_id})`,
-          );
-        }
-        await updateSsoProvider(c, provider.id, { resourceId, disabled });
-        if (domains && domainsChanged) await replaceSsoDomains(c, provider.id, domains);
-        if (samlChanged) {
-          await updateSamlProvider(c, provider.id, {
-            metadataXml: metadata?.raw ?? provider.metadata_xml,
-            metadataUrl: (metadata && body.metadata_url) || provider.metadata_url,
-            attributeMapping: mappingChanged ? mapping : normalMapping(provider.attribute_mapping),
-            nameIdFormat,
-          });
-        }
-      },
-      req.signal,
-    ).catch(conflict('sso_update_conflict'));
-  }
-  return { body: providerJson((await findSsoProviderById(ctx.db, provider.id))!) };
+  const nameIdFormat = body.name_id_format || null;
+  // The body merges into the stored provider under its row's lock, read after taking it: of two concurrent
+  // PUTs, the second merges into what the first wrote, so neither's change is lost. Gone meanwhile: 404.
+  const updated = await tx(
+    ctx.db,
+    async (c) => {
+      const provider = (await lockSsoProvider(c, id, 'no key update')) ? await findSsoProviderById(c, id) : null;
+      if (!provider) throw apiError('sso_admin_provider_not_found');
+      const resourceId = body.resource_id === undefined || body.resource_id === null ? provider.resource_id : body.resource_id || null;
+      const disabled = body.disabled ?? provider.disabled;
+      const mappingChanged = mapping !== null && !sameMapping(mapping, provider.attribute_mapping);
+      // As the original: the SAML row is written only with new metadata or a changed mapping (it then takes the
+      // body's name_id_format, absent meaning none), so that its updated_at, which metadata freshness counts
+      // from, moves only then; the provider row only when something differs.
+      const samlChanged = metadata !== null || mappingChanged;
+      const domainsChanged = domains !== null && !sameDomains(domains, provider.domains);
+      const modified =
+        samlChanged ||
+        domainsChanged ||
+        nameIdFormat !== (provider.name_id_format || null) ||
+        resourceId !== provider.resource_id ||
+        disabled !== provider.disabled;
+      if (!modified) return provider;
+      const [taken] = domains ? await domainsTaken(c, domains, id) : [];
+      if (taken) {
+        throw apiError(
+          'sso_domain_already_exists',
+          `SSO domain '${taken.domain}' already assigned to another provider (${taken.sso_provider_id})`,
+        );
+      }
+      await updateSsoProvider(c, id, { resourceId, disabled });
+      if (domains && domainsChanged) await replaceSsoDomains(c, id, domains);
+      if (samlChanged) {
+        await updateSamlProvider(c, id, {
+          metadataXml: metadata?.raw ?? provider.metadata_xml,
+          metadataUrl: (metadata && body.metadata_url) || provider.metadata_url,
+          attributeMapping: mappingChanged ? mapping : normalMapping(provider.attribute_mapping),
+          nameIdFormat,
+        });
+      }
+      return (await findSsoProviderById(c, id))!;
+    },
+    req.signal,
+  ).catch(conflict('sso_update_conflict'));
+  return { body: providerJson(updated) };
 };
 
 export const adminDeleteSsoProvider: GuardedHandler<Admin> = async (req, ctx) => {
-  const provider = await loadProvider(req, ctx);
-  await deleteSsoProvider(ctx.db, provider.id);
-  return { body: providerJson(provider) };
+  const { id } = await loadProvider(req, ctx);
+  // Under the row's lock, so that of concurrent deletes only the one that deletes the provider answers it,
+  // with the provider as it was when deleted; the others find it gone, as a delete made after it does.
+  const deleted = await tx(
+    ctx.db,
+    async (c) => {
+      if (!(await lockSsoProvider(c, id, 'update'))) return null;
+      const provider = await findSsoProviderById(c, id);
+      return provider && (await deleteSsoProvider(c, id)) ? provider : null;
+    },
+    req.signal,
+  );
+  if (!deleted) throw apiError('sso_admin_provider_not_found');
+  return { body: providerJson(deleted) };
 };
 
 /** Whether the provider would hold exactly these domains (compared as stored, lower-cased). */

@@ -7,7 +7,7 @@ import { SAML } from '@node-saml/node-saml';
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { findSsoProviderByDomain, findSsoProviderById, type SsoProviderRow } from '../../db/sso-providers.js';
-import { insertRelayState } from '../../db/saml-relay-states.js';
+import { insertRelayState, relayStateProviderGone } from '../../db/saml-relay-states.js';
 import { insertSsoFlowState } from '../../db/flow-state.js';
 import { readPkceParams, type PkceParams } from '../verify/pkce-challenge.js';
 import { parseIdpMetadata } from './idp-metadata.js';
@@ -35,7 +35,11 @@ export async function startSso(req: ApiRequest<SsoBody>, ctx: AppContext): Promi
       return insertRelayState(c, { ssoProviderId: provider.id, requestId, redirectTo, flowStateId });
     },
     req.signal,
-  );
+  ).catch((err: unknown) => {
+    // Deleted since it was found: answered as a request made after the deletion is.
+    if (relayStateProviderGone(err)) throw providerNotFound(body);
+    throw err;
+  });
   const sp = spUrls(ctx.config);
   const saml = new SAML({
     idpCert: (done) => done(null, idp.signingCerts),
@@ -64,14 +68,14 @@ async function findProvider(ctx: AppContext, body: SsoBody): Promise<SsoProvider
   const domain = body.domain ?? '';
   if (providerId && domain) throw apiError('sso_provider_and_domain');
   if (!providerId && !domain) throw apiError('sso_provider_or_domain');
-  if (providerId) {
-    const found = await findSsoProviderById(ctx.db, providerId);
-    if (!found) throw apiError('sso_provider_not_found');
-    return found;
-  }
-  const found = await findSsoProviderByDomain(ctx.db, domain);
-  if (!found) throw apiError('sso_domain_not_found');
+  const found = providerId ? await findSsoProviderById(ctx.db, providerId) : await findSsoProviderByDomain(ctx.db, domain);
+  if (!found) throw providerNotFound(body);
   return found;
+}
+
+/** The 404 of a provider not found: by its id, or by the domain when the body names one instead. */
+function providerNotFound(body: SsoBody) {
+  return apiError(body.domain ? 'sso_domain_not_found' : 'sso_provider_not_found');
 }
 
 /**
