@@ -8,6 +8,7 @@ import t from 'tap';
 import type pg from 'pg';
 import { startTestService, type Reply } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
+import { holdLock, inOrderBehind } from './helpers/row-lock.js';
 
 const LIMIT = 3;
 const CREATES = 8;
@@ -34,47 +35,17 @@ const oauth2Body = (identifier: string, over: Record<string, unknown> = {}) => (
   ...over,
 });
 
-/** Resolves once `n` sessions of the database wait on a lock; throws if they never do. */
-async function waiters(db: pg.Pool, n: number): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const { rows } = await db.query(
-      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    if (rows[0].n >= n) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`${n} requests never waited on a lock`);
-}
-
-/**
- * Runs `lock` in a transaction of its own, starts `requests` one after another, each once the ones before it
- * wait on a lock (so they queue in this order), then commits: they go on. Resolves their replies in order.
- */
-async function behindLock(db: pg.Pool, lock: (c: pg.PoolClient) => Promise<unknown>, requests: Array<() => Promise<Reply>>) {
-  const holder = await db.connect();
-  const replies: Promise<Reply>[] = [];
-  try {
-    await holder.query('begin');
-    await lock(holder);
-    for (const [i, send] of requests.entries()) {
-      const reply = send();
-      reply.catch(() => undefined); // awaited below; must not go unhandled meanwhile
-      replies.push(reply);
-      await waiters(db, i + 1);
-    }
-  } finally {
-    await holder.query('commit').catch(() => undefined);
-    holder.release();
-  }
-  return Promise.all(replies);
-}
+/** `requests` queued in order behind the lock `sql` takes in a transaction of the test's own, then let go. */
+const behindLock = async (db: pg.Pool, sql: string, params: unknown[], requests: Array<() => Promise<Reply>>) =>
+  inOrderBehind(await holdLock(db, sql, params), requests);
 
 t.test('concurrent creates never exceed CUSTOM_OAUTH_MAX_PROVIDERS; the excess is refused as past the quota', async (t) => {
   // SHARE ROW EXCLUSIVE lets the count and the identifier look-up through but makes the insert wait: without
   // serialization every create has counted none before any of them inserts.
   const replies = await behindLock(
     limited.db,
-    (c) => c.query('lock table custom_oauth_providers in share row exclusive mode'),
+    'lock table custom_oauth_providers in share row exclusive mode',
+    [],
     Array.from(
       { length: CREATES },
       (_, i) => () => limited.request('POST', '/admin/custom-providers', { token, body: oauth2Body(`custom:race-${i}`) }),
@@ -106,7 +77,8 @@ t.test('concurrent PUTs changing different fields each keep their change', async
   // PUT has merged its change onto the same row before any of them writes it back.
   const [renamed, rescoped, disabled] = await behindLock(
     api.db,
-    (c) => c.query('select 1 from custom_oauth_providers where identifier = $1 for update', [identifier]),
+    'select 1 from custom_oauth_providers where identifier = $1 for update',
+    [identifier],
     [
       () => api.request('PUT', path, { token, body: { name: 'After' } }),
       () => api.request('PUT', path, { token, body: { scopes: ['email', 'openid'] } }),
@@ -131,7 +103,8 @@ t.test('a PUT queued behind a DELETE of its provider answers 404 custom_provider
   const path = `/admin/custom-providers/${identifier}`;
   const [deleted, changed] = await behindLock(
     api.db,
-    (c) => c.query('select 1 from custom_oauth_providers where identifier = $1 for update', [identifier]),
+    'select 1 from custom_oauth_providers where identifier = $1 for update',
+    [identifier],
     [() => api.request('DELETE', path, { token }), () => api.request('PUT', path, { token, body: { name: 'Gone' } })],
   );
   t.equal(deleted.status, 204, deleted.text);

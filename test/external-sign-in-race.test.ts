@@ -7,9 +7,9 @@
 // serialization on the identity every request is then past its lookup and about to create an account.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
 import { startTestService, type Reply } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
+import { holdLock } from './helpers/row-lock.js';
 import { startKeycloakRealm } from './helpers/oidc-provider.js';
 import { providerEnv } from './helpers/oauth.js';
 import { newHookSecret, startHookServer } from './helpers/hook-server.js';
@@ -52,34 +52,18 @@ hooks.on('/after', () => ({ body: {} }));
 
 /** Starts every request behind a SHARE lock on identities, waits until all of them wait on a lock, then releases it. */
 async function racing<T>(requests: Array<() => Promise<T>>): Promise<T[]> {
-  const holder = await api.db.connect();
-  await holder.query('begin');
-  await holder.query('lock table identities in share mode');
+  const held = await holdLock(api.db, 'lock table identities in share mode');
   const replies = requests.map((send) => send());
   for (const reply of replies) reply.catch(() => undefined); // awaited below; must not go unhandled meanwhile
   try {
-    await waiters(api.db, requests.length);
+    await held.waiters(requests.length); // releases the lock when they never all wait
   } catch (err) {
     // The answers of those that did not wait tell why (an error before the lookup, say).
-    await holder.query('commit');
-    holder.release();
     const answers = await Promise.all(replies);
     throw new Error(`${(err as Error).message}: ${JSON.stringify(answers).slice(0, 2000)}`, { cause: err });
   }
-  await holder.query('commit');
-  holder.release();
+  await held.release();
   return Promise.all(replies);
-}
-
-async function waiters(db: pg.Pool, n: number): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const { rows } = await db.query(
-      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    if (rows[0].n >= n) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`${n} requests never waited on a lock`);
 }
 
 /** The answers that are not a 200, for the assertion's message. */

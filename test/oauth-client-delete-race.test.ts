@@ -8,6 +8,7 @@ import * as oidc from 'openid-client';
 import type pg from 'pg';
 import { startTestService, type Reply } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
+import { holdLock, type HeldLock } from './helpers/row-lock.js';
 import {
   APP_REDIRECT,
   authorizationIdOf,
@@ -46,40 +47,14 @@ async function approvedCode() {
   return { client, authorizationId, exchange };
 }
 
-/** Locks the rows `sql` selects (it ends in `for update`) in a transaction of its own, as holdUserLock does. */
-async function holdLock(db: pg.Pool, sql: string, values: unknown[]) {
-  const holder = await db.connect();
-  await holder.query('begin');
-  const { rowCount } = await holder.query(sql, values);
-  if (rowCount !== 1) throw new Error(`the lock's query found ${rowCount} rows`);
-  let released = false;
-  const release = async () => {
-    if (released) return;
-    released = true;
-    try {
-      await holder.query('commit');
-    } finally {
-      holder.release();
-    }
-  };
-  const waiting = async () => {
-    const { rows } = await db.query(
-      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    return rows[0].n as number;
-  };
-  return {
-    /** Resolves once `n` sessions wait on a lock, or once `done` (a request that need not wait) has settled. */
-    async waiters(n: number, done?: { settled: boolean }) {
-      for (let i = 0; i < 400; i++) {
-        if ((await waiting()) >= n || done?.settled) return;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      await release();
-      throw new Error(`${n} requests never waited on the lock`);
-    },
-    release,
-  };
+/** Locks the one row `sql` selects (it ends in `for update`) in a transaction of the test's own. */
+async function holdRow(db: pg.Pool, sql: string, values: unknown[]): Promise<HeldLock> {
+  const held = await holdLock(db, sql, values);
+  if (held.rows !== 1) {
+    await held.release();
+    throw new Error(`the lock's query found ${held.rows} rows`);
+  }
+  return held;
 }
 
 interface Started<T> {
@@ -120,7 +95,7 @@ async function checkOutcome(t: Test, raced: Answer, after: Answer, clientId: str
 t.test('an exchange that holds its code when the client is deleted: its session ends with the client', async (t) => {
   const { client, authorizationId, exchange } = await approvedCode();
   // the exchange authenticates the client, then waits for the code's row, which the test holds
-  const lock = await holdLock(api.db, `select 1 from oauth_authorizations where authorization_id = $1 for update`, [authorizationId]);
+  const lock = await holdRow(api.db, `select 1 from oauth_authorizations where authorization_id = $1 for update`, [authorizationId]);
   let deletion!: Started<Reply>;
   let exchanged!: Started<Answer>;
   try {
@@ -140,7 +115,7 @@ t.test('an exchange that holds its code when the client is deleted: its session 
 t.test('an exchange that authenticated the client before its delete committed is refused as after the delete', async (t) => {
   const { client, exchange } = await approvedCode();
   // the delete queues first on the client's row, the exchange (past its client check) second
-  const lock = await holdLock(api.db, `select 1 from oauth_clients where id = $1 for update`, [client.client_id]);
+  const lock = await holdRow(api.db, `select 1 from oauth_clients where id = $1 for update`, [client.client_id]);
   let deletion!: Started<Reply>;
   let exchanged!: Started<Answer>;
   try {
@@ -175,7 +150,7 @@ t.test('a refresh racing the delete of its client: either way no session survive
       );
     const { rows } = await api.db.query(`select id from sessions where oauth_client_id = $1`, [client.client_id]);
     // both the rotation and the delete's ending of the session take the session's row, held by the test
-    const lock = await holdLock(api.db, `select 1 from sessions where id = $1 for update`, [rows[0].id]);
+    const lock = await holdRow(api.db, `select 1 from sessions where id = $1 for update`, [rows[0].id]);
     const sends: Array<() => Promise<Answer>> = [() => deleteClient(client.client_id), refresh];
     if (!deleteFirst) sends.reverse();
     const replies: Array<Started<Answer>> = [];

@@ -5,8 +5,8 @@
 // of a deleted provider, of concurrent DELETEs one deletes and the rest 404 as a repeat, and concurrent PUTs
 // of different fields keep both changes.
 import t from 'tap';
-import type pg from 'pg';
 import { startTestService, type Reply } from './helpers/server.js';
+import { holdLock, inOrderBehind } from './helpers/row-lock.js';
 import { adminToken } from './helpers/admin.js';
 import { TestIdp, spPrivateKey } from './helpers/saml-idp.js';
 
@@ -25,59 +25,7 @@ async function newProvider(idp = new TestIdp()): Promise<{ id: string; domain: s
   return { id: res.body.id, domain, idp };
 }
 
-interface Held {
-  /** Resolves once `n` sessions of the database wait on a lock; throws (releasing) if they never do. */
-  waiters(n: number): Promise<void>;
-  /** Commits the holding transaction. */
-  release(): Promise<void>;
-}
-
-/** Runs `sql` in a transaction of the test's own, left open: its locks are held until release(). */
-async function hold(db: pg.Pool, sql: string, params: unknown[]): Promise<Held> {
-  const holder = await db.connect();
-  await holder.query('begin');
-  await holder.query(sql, params);
-  let released = false;
-  const release = async () => {
-    if (released) return;
-    released = true;
-    try {
-      await holder.query('commit');
-    } finally {
-      holder.release();
-    }
-  };
-  return {
-    async waiters(n) {
-      for (let i = 0; i < 400; i++) {
-        const { rows } = await db.query(
-          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-        );
-        if (rows[0].n >= n) return;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      await release();
-      throw new Error(`${n} requests never waited on the lock`);
-    },
-    release,
-  };
-}
-
-/** Starts the requests one after another behind the held lock, each once the ones before it wait, then releases. */
-async function behind(held: Held, requests: Array<() => Promise<Reply>>): Promise<Reply[]> {
-  const replies: Promise<Reply>[] = [];
-  try {
-    for (const [i, send] of requests.entries()) {
-      replies.push(send());
-      await held.waiters(i + 1);
-    }
-  } finally {
-    await held.release();
-  }
-  return Promise.all(replies);
-}
-
-const holdProviderRow = (id: string) => hold(api.db, 'select 1 from sso_providers where id = $1 for update', [id]);
+const holdProviderRow = (id: string) => holdLock(api.db, 'select 1 from sso_providers where id = $1 for update', [id]);
 const answer = (r: Reply) => [r.status, r.body];
 /** Answers as [status, body], in an order independent of which request won. */
 const unordered = (answers: unknown[][]) => answers.map((a) => JSON.stringify(a)).sort();
@@ -88,8 +36,8 @@ for (const by of ['provider_id', 'domain'] as const) {
     const body = { skip_http_redirect: true, ...(by === 'provider_id' ? { provider_id: id } : { domain }) };
     // The deletion is made but not committed: the request still finds the provider, and its relay state's
     // insert waits on the deletion (the foreign key's check) until it commits.
-    const deletion = await hold(api.db, 'delete from sso_providers where id = $1', [id]);
-    const [during] = await behind(deletion, [() => api.request('POST', '/sso', { body })]);
+    const deletion = await holdLock(api.db, 'delete from sso_providers where id = $1', [id]);
+    const [during] = await inOrderBehind(deletion, [() => api.request('POST', '/sso', { body })]);
     const after = await api.request('POST', '/sso', { body });
     t.equal(after.status, 404);
     t.strictSame(answer(during), answer(after), 'answered as a request made after the deletion');
@@ -103,7 +51,7 @@ t.test('concurrent DELETEs of one provider: one 200 with the provider, the other
   const before = await admin('GET', `/admin/sso/providers/${id}`);
   const held = await holdProviderRow(id);
   const del = () => admin('DELETE', `/admin/sso/providers/${id}`);
-  const replies = await behind(held, [del, del, del]);
+  const replies = await inOrderBehind(held, [del, del, del]);
   t.strictSame(unordered(replies.map(answer)), unordered([[200, before.body], NOT_FOUND, NOT_FOUND]));
   t.strictSame(answer(await del()), NOT_FOUND, 'as a sequential repeat answers');
   const { rows } = await api.db.query('select count(*)::int as n from sso_domains where domain = $1', [domain]);
@@ -113,7 +61,7 @@ t.test('concurrent DELETEs of one provider: one 200 with the provider, the other
 t.test('a DELETE answers the provider as it deleted it, with a PUT committed meanwhile', async (t) => {
   const { id } = await newProvider();
   const held = await holdProviderRow(id);
-  const [put, del] = await behind(held, [
+  const [put, del] = await inOrderBehind(held, [
     () => admin('PUT', `/admin/sso/providers/${id}`, { disabled: true }),
     () => admin('DELETE', `/admin/sso/providers/${id}`),
   ]);
@@ -126,7 +74,7 @@ t.test('a DELETE answers the provider as it deleted it, with a PUT committed mea
 t.test('a PUT of a provider deleted meanwhile is the 404 of a PUT after the deletion', async (t) => {
   const { id } = await newProvider();
   const held = await holdProviderRow(id);
-  const [del, put] = await behind(held, [
+  const [del, put] = await inOrderBehind(held, [
     () => admin('DELETE', `/admin/sso/providers/${id}`),
     () => admin('PUT', `/admin/sso/providers/${id}`, { disabled: true }),
   ]);
@@ -139,7 +87,7 @@ t.test('concurrent PUTs of disabled and resource_id: both changes kept', async (
   const { id } = await newProvider();
   const resourceId = `res-${id}`;
   const held = await holdProviderRow(id);
-  const replies = await behind(held, [
+  const replies = await inOrderBehind(held, [
     () => admin('PUT', `/admin/sso/providers/${id}`, { disabled: true }),
     () => admin('PUT', `/admin/sso/providers/${id}`, { resource_id: resourceId }),
   ]);
@@ -158,7 +106,7 @@ t.test('concurrent PUTs of metadata and attribute_mapping: both changes kept', a
   const rekeyed = new TestIdp(idp.entityId);
   const mapping = { keys: { full_name: { name: 'displayName' } } };
   const held = await holdProviderRow(id);
-  const replies = await behind(held, [
+  const replies = await inOrderBehind(held, [
     () => admin('PUT', `/admin/sso/providers/${id}`, { attribute_mapping: mapping }),
     () => admin('PUT', `/admin/sso/providers/${id}`, { metadata_xml: rekeyed.metadata() }),
   ]);

@@ -8,7 +8,7 @@ import t from 'tap';
 import { startTestService, type Reply } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { newHookSecret, startHookServer } from './helpers/hook-server.js';
-import { holdUserLock } from './helpers/row-lock.js';
+import { inOrderBehindUserLock } from './helpers/row-lock.js';
 import { signUp, uniqueEmail } from './helpers/accounts.js';
 
 const smtp = await startSmtpServer();
@@ -45,19 +45,7 @@ hooks.on('/pending', () => ({ body: {} }));
 const put = (token: string, body: unknown) => () => api.request('PUT', '/user', { token, body });
 
 /** `requests` queued behind the user's row lock in order, then let go; their replies. */
-async function behindLock(userId: string, requests: Array<() => Promise<Reply>>): Promise<Reply[]> {
-  const lock = await holdUserLock(api.db, userId);
-  const replies: Promise<Reply>[] = [];
-  try {
-    for (const [i, send] of requests.entries()) {
-      replies.push(send());
-      await lock.waiters(i + 1);
-    }
-  } finally {
-    await lock.release();
-  }
-  return Promise.all(replies);
-}
+const behindLock = (userId: string, requests: Array<() => Promise<Reply>>) => inOrderBehindUserLock(api.db, userId, requests);
 
 const userModified = async (id: string) =>
   (

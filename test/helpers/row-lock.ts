@@ -5,18 +5,23 @@ import type pg from 'pg';
 import type { Reply, TestService } from './server.js';
 import { adminToken } from './admin.js';
 
-export interface HeldUserLock {
-  /** Resolves once `n` sessions of this database wait on a lock; throws if they never do. */
-  waiters(n: number): Promise<void>;
+export interface HeldLock {
+  /** how many rows the holding statement found or changed */
+  readonly rows: number;
+  /**
+   * Resolves once `n` sessions of this database wait on a lock, or once `done` (a request that may not need
+   * to wait) has settled; throws if neither happens.
+   */
+  waiters(n: number, done?: { settled: boolean }): Promise<void>;
   /** Commits the holding transaction: the waiters go on, in the order they queued. */
   release(): Promise<void>;
 }
 
-/** Locks the user's row (`for update`, as the service's lockUserById does) in a transaction of its own. */
-export async function holdUserLock(db: pg.Pool, userId: string): Promise<HeldUserLock> {
+/** Runs `sql` (a `for update`, a `lock table`, an uncommitted write) in a transaction of the test's own, left open until release(). */
+export async function holdLock(db: pg.Pool, sql: string, params: unknown[] = []): Promise<HeldLock> {
   const holder = await db.connect();
   await holder.query('begin');
-  await holder.query('select 1 from users where id = $1 for update', [userId]);
+  const { rowCount } = await holder.query(sql, params);
   let released = false;
   const release = async () => {
     if (released) return;
@@ -28,19 +33,44 @@ export async function holdUserLock(db: pg.Pool, userId: string): Promise<HeldUse
     }
   };
   return {
-    async waiters(n) {
+    rows: rowCount ?? 0,
+    async waiters(n, done) {
       for (let i = 0; i < 400; i++) {
         const { rows } = await db.query(
           `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
         );
-        if (rows[0].n >= n) return;
+        if (rows[0].n >= n || done?.settled) return;
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       await release();
-      throw new Error(`${n} requests never waited on the user's row lock`);
+      throw new Error(`${n} requests never waited on the lock`);
     },
     release,
   };
+}
+
+/** Locks the user's row (`for update`, as the service's lockUserById does) in a transaction of its own. */
+export function holdUserLock(db: pg.Pool, userId: string): Promise<HeldLock> {
+  return holdLock(db, 'select 1 from users where id = $1 for update', [userId]);
+}
+
+/**
+ * Starts `requests` one after another behind `held`, each once the ones before it wait on a lock, then
+ * releases it: they take the lock in this order. Resolves their replies, in the same order.
+ */
+export async function inOrderBehind<R>(held: HeldLock, requests: Array<() => Promise<R>>): Promise<R[]> {
+  const replies: Promise<R>[] = [];
+  try {
+    for (const [i, send] of requests.entries()) {
+      const reply = send();
+      reply.catch(() => undefined); // awaited below; must not go unhandled meanwhile
+      replies.push(reply);
+      await held.waiters(i + 1);
+    }
+  } finally {
+    await held.release();
+  }
+  return Promise.all(replies);
 }
 
 /**
@@ -48,17 +78,7 @@ export async function holdUserLock(db: pg.Pool, userId: string): Promise<HeldUse
  * then lets them go: they take the row in this order. Resolves their replies, in the same order.
  */
 export async function inOrderBehindUserLock(db: pg.Pool, userId: string, requests: Array<() => Promise<Reply>>): Promise<Reply[]> {
-  const lock = await holdUserLock(db, userId);
-  const replies: Promise<Reply>[] = [];
-  try {
-    for (const [i, send] of requests.entries()) {
-      replies.push(send());
-      await lock.waiters(i + 1);
-    }
-  } finally {
-    await lock.release();
-  }
-  return Promise.all(replies);
+  return inOrderBehind(await holdUserLock(db, userId), requests);
 }
 
 /**
