@@ -4,24 +4,26 @@
 // (docs/tokens-and-sessions.md#verification). Without this a subject that is no string reached the
 // database as text it could not read as a UUID. null is accepted everywhere: Go leaves the field empty.
 
-/** The Go type of each claim the original's struct declares with a plain JSON type. */
-const GO_TYPES: Readonly<Record<string, 'string' | 'bool' | 'map[string]interface {}'>> = {
-  iss: 'string',
-  sub: 'string',
-  jti: 'string',
-  email: 'string',
-  phone: 'string',
-  role: 'string',
-  aal: 'string',
-  session_id: 'string',
-  client_id: 'string',
-  scope: 'string',
-  is_anonymous: 'bool',
-  app_metadata: 'map[string]interface {}',
-  user_metadata: 'map[string]interface {}',
-};
+const STRING = { kind: 'string', goType: 'string' } as const;
+const BOOL = { kind: 'bool', goType: 'bool' } as const;
+const MAP = { kind: 'object', goType: 'map[string]interface {}' } as const;
 
-const JSON_TYPE_OF_GO: Readonly<Record<string, string>> = { string: 'string', bool: 'bool', 'map[string]interface {}': 'object' };
+/** Each claim the original's struct declares with a plain JSON type: the JSON kind it takes, and its Go type. */
+const DECLARED: Readonly<Record<string, { kind: string; goType: string }>> = {
+  iss: STRING,
+  sub: STRING,
+  jti: STRING,
+  email: STRING,
+  phone: STRING,
+  role: STRING,
+  aal: STRING,
+  session_id: STRING,
+  client_id: STRING,
+  scope: STRING,
+  is_anonymous: BOOL,
+  app_metadata: MAP,
+  user_metadata: MAP,
+};
 
 /**
  * Why the claims cannot be the original's struct, in its parser's words, or null when they can. Go's decoder
@@ -35,9 +37,10 @@ export function claimTypeProblem(claims: Record<string, unknown>): string | null
       if (!isAudience(value)) return 'token is malformed: could not JSON decode claim: invalid type for claim';
       continue;
     }
-    const goType = GO_TYPES[name];
-    if (goType === undefined || jsonKind(value) === JSON_TYPE_OF_GO[goType]) continue;
-    return `token is malformed: could not JSON decode claim: json: cannot unmarshal ${jsonKind(value)} into Go struct field AccessTokenClaims.${name} of type ${goType}`;
+    const declared = DECLARED[name];
+    const kind = jsonKind(value);
+    if (declared === undefined || kind === declared.kind) continue;
+    return `token is malformed: could not JSON decode claim: json: cannot unmarshal ${kind} into Go struct field AccessTokenClaims.${name} of type ${declared.goType}`;
   }
   return null;
 }
