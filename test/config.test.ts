@@ -1,6 +1,6 @@
 // Configuration: precedence of the sources and names, conversions, and every validation path.
 import t from 'tap';
-import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,8 @@ import { buildKeySet, generateJwk } from '../dist/server/auth/keys.js';
 import { createSmsSender } from '../dist/server/delivery/sms/index.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { pino } from 'pino';
+import { SMTPServer } from 'smtp-server';
+import { smtpDelivery } from '../dist/server/delivery/mail/transport.js';
 
 const PROD = {
   DATABASE_URL: 'postgres://u@db/x',
@@ -26,9 +28,9 @@ const PROD = {
   AUTH_API_EXTERNAL_URL: 'https://auth.example.com',
 };
 const load = (env: Record<string, string>, envFile: string | null = null) => loadConfig({ env, envFile });
-const problemsOf = (env: Record<string, string>) => {
+const problemsOf = (env: Record<string, string>, only?: 'database') => {
   try {
-    load(env);
+    loadConfig({ env, envFile: null, only });
   } catch (err) {
     if (err instanceof ConfigError) return err.problems;
     throw err;
@@ -75,6 +77,13 @@ t.test('DATABASE_URL: a postgres:// URL or libpq keyword/value pairs (test/datab
   t.equal(load({ ...PROD, DATABASE_URL: keywords }).db.url, keywords);
   t.equal(load({ ...PROD, AUTH_DB_MIGRATIONS_DATABASE_URL: keywords }).db.migrationsUrl, keywords);
   t.same(problemsOf({ ...PROD, DATABASE_URL: 'mysql://u@db/x' }), ['DATABASE_URL: "mysql://u@db/x" is not in the expected format']);
+  // A refused value is shown without its password: the message goes to stderr and the logs.
+  t.same(problemsOf({ ...PROD, DATABASE_URL: 'mysql://u:hunter2@db/x' }), [
+    'DATABASE_URL: "mysql://u:***@db/x" is not in the expected format',
+  ]);
+  t.same(problemsOf({ ...PROD, DATABASE_URL: "mysql password='hunter 2' host=db" }), [
+    'DATABASE_URL: "mysql password=*** host=db" is not in the expected format',
+  ]);
 });
 
 t.test('where the original reads a bare name only as its fallback, its GOTRUE_ name wins over it, as there', async (t) => {
@@ -825,4 +834,151 @@ t.test('a problem found across settings names the variable that was given, not i
     ['AUTH_SMTP_ADMIN_EMAIL: is required when SMTP_HOST is set (it is the From address)'],
     'a variable not given at all is named by its AUTH_ name',
   );
+});
+
+t.test("an enabled provider's URL that is no http(s) URL stops the start, naming it (/authorize would answer 500)", async (t) => {
+  const keycloak = {
+    GOTRUE_EXTERNAL_KEYCLOAK_ENABLED: 'true',
+    GOTRUE_EXTERNAL_KEYCLOAK_CLIENT_ID: 'id',
+    GOTRUE_EXTERNAL_KEYCLOAK_SECRET: 's',
+    GOTRUE_EXTERNAL_KEYCLOAK_REDIRECT_URI: 'https://auth.example.com/callback',
+  };
+  t.same(problemsOf({ ...PROD, ...keycloak, GOTRUE_EXTERNAL_KEYCLOAK_URL: 'keycloak.example.com/realms/x' }), [
+    'GOTRUE_EXTERNAL_KEYCLOAK_URL: "keycloak.example.com/realms/x" is not an http:// or https:// URL (such as https://keycloak.example.com)',
+  ]);
+  // Every provider's URL and API URL, whatever the provider.
+  t.same(
+    problemsOf({
+      ...PROD,
+      AUTH_EXTERNAL_GITLAB_ENABLED: 'true',
+      AUTH_EXTERNAL_GITLAB_URL: 'gitlab.example.com',
+      AUTH_EXTERNAL_WORKOS_ENABLED: 'true',
+      AUTH_EXTERNAL_WORKOS_API_URL: 'ftp://api.workos.example',
+    }),
+    [
+      'AUTH_EXTERNAL_GITLAB_URL: "gitlab.example.com" is not an http:// or https:// URL (such as https://gitlab.example.com)',
+      'AUTH_EXTERNAL_WORKOS_API_URL: "ftp://api.workos.example" is not an http:// or https:// URL (such as https://workos.example.com)',
+    ],
+  );
+  t.same(problemsOf({ ...PROD, GOTRUE_EXTERNAL_KEYCLOAK_URL: 'keycloak.example.com/realms/x' }), [], 'a disabled provider: never read');
+  const usable = load({ ...PROD, ...keycloak, GOTRUE_EXTERNAL_KEYCLOAK_URL: 'http://localhost:8080/realms/x/' });
+  t.equal(usable.external.providers.keycloak.url, 'http://localhost:8080/realms/x/', 'http for a local provider, as before');
+});
+
+t.test('SMTP_HOST must be a host alone and SMTP_PORT a port: the original dials "<host>:<port>" and every mail fails', async (t) => {
+  const mail = { ...PROD, AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com' };
+  const hostProblem = (host: string) =>
+    `AUTH_SMTP_HOST: "${host}" is not a host name or IP address: give the host alone (mail.example.com), without a scheme or path, ` +
+    'its port in SMTP_PORT and an IPv6 address in brackets ([2001:db8::1])';
+  for (const host of ['smtp://mail.example.com', 'mail.example.com:25', 'mail.example.com/relay', '::1']) {
+    t.same(problemsOf({ ...mail, AUTH_SMTP_HOST: host }), [hostProblem(host)], host);
+  }
+  for (const host of ['mail.example.com', 'supabase_mail', 'inbucket', '10.0.0.5', '[2001:db8::1]', 'mail.example.com.']) {
+    t.same(problemsOf({ ...mail, AUTH_SMTP_HOST: host }), [], `${host}: taken`);
+  }
+  // nodemailer would send to 587 instead, where the original fails every mail.
+  t.same(problemsOf({ ...mail, AUTH_SMTP_HOST: 'mail.example.com', GOTRUE_SMTP_PORT: '0' }), [
+    'GOTRUE_SMTP_PORT: 0 is no port to send mail to; use 1–65535 (587 or 465, usually)',
+  ]);
+  t.same(problemsOf({ ...PROD, GOTRUE_SMTP_PORT: '0' }), [], 'without SMTP_HOST no mail server is dialled: not read');
+});
+
+t.test('an IPv6 SMTP_HOST in brackets, as the original takes it, is where mail goes', async (t) => {
+  const received: string[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      received.push(session.envelope.rcptTo.map((r) => r.address).join());
+      stream.resume().on('end', () => callback());
+    },
+  });
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(0, '::1', () => resolve(true));
+  });
+  if (!listening) return t.pass('no IPv6 loopback here: nothing to send to');
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.server.address() as { port: number }).port;
+  const config = load({ ...PROD, AUTH_SMTP_HOST: '[::1]', AUTH_SMTP_PORT: String(port), AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com' });
+  const delivery = smtpDelivery(config.smtp, 5000, pino({ enabled: false }));
+  t.teardown(() => delivery.close());
+  const mail = { kind: 'confirmation', to: 'user@example.com', subject: 's', html: '<p>x</p>', text: 'x', link: '', code: '' };
+  await delivery.deliver(mail);
+  t.same(received, ['user@example.com']);
+});
+
+t.test('DATABASE_URL parameters pgx refuses to read stop the start, naming the parameter and never the password', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [
+      { DATABASE_URL: 'postgres://u:pw@db/x?connect_timeout=abc' },
+      'DATABASE_URL: cannot be read (connect_timeout "abc" is not a whole number of seconds (0 or more))',
+    ],
+    [
+      { DATABASE_URL: 'postgres://u:pw@db/x?connect_timeout=-1' },
+      'DATABASE_URL: cannot be read (connect_timeout "-1" is not a whole number of seconds (0 or more))',
+    ],
+    [
+      { DATABASE_URL: "host=db user=u password='p w' connect_timeout=5s" },
+      'DATABASE_URL: cannot be read (connect_timeout "5s" is not a whole number of seconds (0 or more))',
+    ],
+    [{ DATABASE_URL: 'host=db port=pg user=u password=pw' }, 'DATABASE_URL: cannot be read (port "pg" is not a port number (1–65535))'],
+    [{ DATABASE_URL: 'postgres://u:pw@db:0/x' }, 'DATABASE_URL: cannot be read (port "0" is not a port number (1–65535))'],
+    [{ DATABASE_URL: 'postgres://u:pw@db:abc/x' }, 'DATABASE_URL: cannot be read (Invalid URL)'],
+    [
+      { DATABASE_URL: 'postgres://u:pw@db/x?sslmode=on' },
+      'DATABASE_URL: cannot be read (sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full; got on)',
+    ],
+    [
+      { AUTH_DB_MIGRATIONS_DATABASE_URL: 'postgres://u:pw@db/x?connect_timeout=ten' },
+      'AUTH_DB_MIGRATIONS_DATABASE_URL: cannot be read (connect_timeout "ten" is not a whole number of seconds (0 or more))',
+    ],
+  ];
+  for (const [env, expected] of cases) {
+    t.same(problemsOf({ ...PROD, ...env }), [expected], expected);
+    t.same(problemsOf({ ...PROD, ...env }, 'database'), [expected], '`portcullis migrate` too');
+  }
+  for (const url of ['postgres://u:pw@db:6543/x?connect_timeout=10', 'host=db port=5432 connect_timeout=0 dbname=postgres']) {
+    t.same(problemsOf({ ...PROD, DATABASE_URL: url }), [], url);
+  }
+});
+
+t.test('a LOG_FILE that takes no log lines stops the start at once, naming it', async (t) => {
+  const kernel = (file: string, where: string) =>
+    `AUTH_LOG_FILE: "${file}" is a file of the kernel's ${where}, which takes no log lines; name a regular file, or leave it empty for stdout`;
+  t.same(problemsOf({ ...PROD, AUTH_LOG_FILE: '/proc/self/mem' }), [kernel('/proc/self/mem', '/proc')]);
+  t.same(problemsOf({ ...PROD, AUTH_LOG_FILE: '/proc/1/status' }).length, 1);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-log-'));
+  t.match(problemsOf({ ...PROD, AUTH_LOG_FILE: dir }), [
+    new RegExp(`^AUTH_LOG_FILE: "${dir}" cannot be opened for appending log lines \\(EISDIR`),
+  ]);
+  const nested = path.join(dir, 'a', 'b', 'auth.log');
+  t.same(problemsOf({ ...PROD, AUTH_LOG_FILE: nested }), [], 'a new file in new directories, as the logger makes them');
+  t.ok(existsSync(nested));
+  t.same(problemsOf({ ...PROD, AUTH_LOG_FILE: '/dev/null' }), [], 'a device');
+
+  // A FIFO nothing reads: opening it to write would wait for a reader for good.
+  const fifo = path.join(dir, 'fifo');
+  if (spawnSync('mkfifo', [fifo]).status !== 0) return t.pass('no mkfifo here: no FIFO to try');
+  t.match(problemsOf({ ...PROD, AUTH_LOG_FILE: fifo }), [/^AUTH_LOG_FILE: ".*fifo" cannot be opened for appending log lines \(ENXIO/]);
+  const run = runPortcullis(['serve'], { cwd: dir, env: { PATH: process.env.PATH, ...PROD, AUTH_LOG_FILE: fifo } });
+  t.equal(run.status, 1, 'the CLI stops');
+  t.match(run.stderr, /AUTH_LOG_FILE: ".*fifo" cannot be opened for appending log lines/);
+});
+
+t.test('JWT_KEYS: when a kid shared by two keys hides the signing key, the refusal names that kid', async (t) => {
+  const first = generateJwk('ES256');
+  const later = generateJwk('ES256');
+  const shadowed = [
+    { ...first, kid: 'same' },
+    { ...later, kid: 'same', key_ops: ['verify'] },
+  ];
+  t.same(problemsOf({ ...PROD, GOTRUE_JWT_KEYS: JSON.stringify(shadowed) }), [
+    'GOTRUE_JWT_KEYS: exactly one key must have "sign" in key_ops (found 0); kid "same" is used by more than one key, ' +
+      'of which only the last is kept, as in the original: give each key its own kid',
+  ]);
+  t.same(problemsOf({ ...PROD, GOTRUE_JWT_KEYS: JSON.stringify([first, later]) }), [
+    `GOTRUE_JWT_KEYS: exactly one key must have "sign" in key_ops (found 2: ${first.kid}, ${later.kid})`,
+  ]);
 });

@@ -43,6 +43,14 @@ export function readDatabaseUrl(url: string): DatabaseTarget {
   if (!(SSL_MODES as readonly string[]).includes(sslmode)) {
     throw new TypeError(`sslmode must be one of ${SSL_MODES.join(', ')}; got ${sslmode}`);
   }
+  // As pgx reads them, which refuses the string otherwise: dropping a value unread would mean, for
+  // connect_timeout, no limit at all.
+  const badPort = (parsed.port || undefined)?.split(',').find((p) => !/^\d+$/.test(p) || Number(p) < 1 || Number(p) > 65535);
+  if (badPort !== undefined) throw new TypeError(`port "${badPort}" is not a port number (1–65535)`);
+  const timeout = parsed.connect_timeout as string | undefined;
+  if (timeout !== undefined && !(/^[+-]?\d+$/.test(timeout) && Number(timeout) >= 0)) {
+    throw new TypeError(`connect_timeout "${timeout}" is not a whole number of seconds (0 or more)`);
+  }
   // libpq's `allow` tries plain text first and TLS second; here TLS is tried first, as for `prefer`: the
   // same servers accept the connection, some of them encrypted (docs/differences.md#configuration).
   const fallback = sslmode === 'prefer' || sslmode === 'allow';

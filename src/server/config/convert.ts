@@ -70,9 +70,29 @@ function parseJwkSet(raw: string): unknown {
   try {
     return parseKeySet(raw);
   } catch (err) {
-    if (err instanceof KeySetError) return err;
-    throw err;
+    if (!(err instanceof KeySetError)) throw err;
+    const shared = sharedKids(raw);
+    if (shared.length === 0) return err;
+    // Of two keys with one kid only the later is kept, as the original keeps it, so the set that was checked
+    // is not the list as written (a signing key given first is gone): name the kid, or the count misleads.
+    return new KeySetError(
+      `${err.message}; ${shared.map((kid) => `kid "${kid}"`).join(', ')} ${shared.length > 1 ? 'are each' : 'is'} used by more than one key, ` +
+        'of which only the last is kept, as in the original: give each key its own kid',
+    );
   }
+}
+
+/** The kids given to more than one key of a JWT_KEYS list; none when it is no JSON list. */
+function sharedKids(raw: string): string[] {
+  let keys: unknown;
+  try {
+    keys = JSON.parse(raw);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(keys)) return [];
+  const kids = keys.map((key: unknown) => (key && typeof key === 'object' ? (key as { kid?: unknown }).kid : undefined));
+  return [...new Set(kids.filter((kid, i): kid is string => typeof kid === 'string' && kid !== '' && kids.indexOf(kid) !== i))];
 }
 
 function parseMap(raw: string): Record<string, string> | Error {

@@ -3,7 +3,8 @@
 // setting has passed its own. Each problem names the variable to fix. Combinations the original starts
 // with (a gateway without credentials, WebAuthn without a relying party) are warnings instead.
 import { hookEnvName, SMS_REQUIRED } from './settings.js';
-import { HOOK_NAMES } from './types.js';
+import { HOOK_NAMES, OAUTH_PROVIDERS } from './types.js';
+import { isIPv6 } from 'node:net';
 import { hookTargetProblems } from '../hooks/targets.js';
 import { HTTP_HOOK_TIMEOUT_MS } from '../hooks/http-transport.js';
 import { SUPPORTED_ALGORITHMS, buildKeySet } from '../auth/keys.js';
@@ -29,13 +30,16 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
     if (!given.has('DB_DRIVER')) problems.push('AUTH_DB_DRIVER: is required when DATABASE_URL is set (must be postgres)');
   }
   if (flat.SMTP_HOST) require('SMTP_ADMIN_EMAIL', 'when SMTP_HOST is set (it is the From address)');
+  problems.push(...smtpServerProblems(flat, given));
   // Any scheme, as the original (an app's deep link); only a value no redirect could be built on is refused.
   for (const name of ['SITE_URL', 'EXTERNAL_REDIRECT_URL']) {
     const url = flat[name] as string;
     if (url && !URL.canParse(url)) problems.push(`${given.get(name) ?? `AUTH_${name}`}: "${url}" is not an absolute URL`);
   }
   // An enabled OAuth provider with missing credentials does not stop start-up: it is named in a warning and
-  // treated as disabled (providers/configured.ts), as the original fails only at /authorize.
+  // treated as disabled (providers/configured.ts), as the original fails only at /authorize. Its URLs, given,
+  // must be usable, though: no request could be built on them.
+  problems.push(...providerUrlProblems(flat, given));
   const validUntil = flat.SMS_TEST_OTP_VALID_UNTIL as string;
   if (validUntil && Number.isNaN(Date.parse(validUntil))) {
     problems.push(`${given.get('SMS_TEST_OTP_VALID_UNTIL')}: "${validUntil}" is not a time (use RFC 3339, like 2030-01-01T00:00:00Z)`);
@@ -55,6 +59,55 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   problems.push(...templateProblems(flat, given));
   problems.push(...proxyProblems(flat, given));
   return problems;
+}
+
+/**
+ * An enabled provider's EXTERNAL_<PROVIDER>_URL and _API_URL must be http(s) URLs: every endpoint is built on
+ * them. The original starts with `keycloak.example.com/realms/x` and then sends the browser to a relative
+ * address; here /authorize would answer 500, so the start is refused instead (docs/settings.md#sign-in-methods).
+ * A disabled provider's URLs are never read, as there.
+ */
+function providerUrlProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  return OAUTH_PROVIDERS.filter((provider) => flat[`EXTERNAL_${provider.toUpperCase()}_ENABLED`]).flatMap((provider) =>
+    ['URL', 'API_URL']
+      .map((suffix) => `EXTERNAL_${provider.toUpperCase()}_${suffix}`)
+      .filter((name) => flat[name] && !isHttpUrl(flat[name] as string))
+      .map(
+        (name) =>
+          `${variableOf(given, name)}: "${String(flat[name])}" is not an http:// or https:// URL (such as https://${provider}.example.com)`,
+      ),
+  );
+}
+
+function isHttpUrl(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const url = new URL(text);
+  return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '';
+}
+
+/**
+ * The original dials `<SMTP_HOST>:<SMTP_PORT>` as one string, so a host with a scheme or a port of its own,
+ * or port 0, starts there and fails every mail; here such a value stops the start (docs/settings.md#mail).
+ * Only with SMTP_HOST set: without it no mail server is dialled, and SMTP_PORT is never read.
+ */
+function smtpServerProblems(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+  const host = flat.SMTP_HOST as string;
+  if (!host) return [];
+  const problems: string[] = [];
+  if (!isSmtpHost(host))
+    problems.push(
+      `${variableOf(given, 'SMTP_HOST')}: "${host}" is not a host name or IP address: give the host alone (mail.example.com), ` +
+        'without a scheme or path, its port in SMTP_PORT and an IPv6 address in brackets ([2001:db8::1])',
+    );
+  if (flat.SMTP_PORT === 0)
+    problems.push(`${variableOf(given, 'SMTP_PORT')}: 0 is no port to send mail to; use 1–65535 (587 or 465, usually)`);
+  return problems;
+}
+
+/** A DNS name (underscores too, as container names have them), an IPv4 address, or an IPv6 address in brackets. */
+function isSmtpHost(host: string): boolean {
+  if (host.startsWith('[') && host.endsWith(']')) return isIPv6(host.slice(1, -1));
+  return /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?$/.test(host);
 }
 
 /** A proxy this service cannot use stops the start (the original fails each call through it instead). */

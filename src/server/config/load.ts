@@ -17,6 +17,8 @@ import { convert, splitCharacterSets } from './convert.js';
 import { crossFieldProblems, crossFieldWarnings } from './cross-field.js';
 import { heldToTimerLimits } from './timer-limits.js';
 import { correctAsTheOriginal } from './original-corrections.js';
+import { databaseUrlProblems } from './database-url-check.js';
+import { logFileProblem } from './log-file.js';
 
 export type { Config } from './types.js';
 
@@ -139,7 +141,14 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
     if (value instanceof Error) problems.push(`${found.from}: ${value.message}`);
     else flat[setting.name] = value;
   }
-  problems.push(...validateSchema(flat, given));
+  const schemaProblems = validateSchema(flat, given);
+  problems.push(...schemaProblems.map(({ problem }) => problem));
+  // Read further only where their form passed; here, so `portcullis migrate` checks them too.
+  problems.push(...databaseUrlProblems(flat, given, new Set(schemaProblems.map(({ name }) => name))));
+  // Opened now, at start, so a file that takes no lines stops the start instead of the logger; a reload
+  // keeps the logger it has, so its LOG_FILE is not opened.
+  const logFile = reloading ? null : logFileProblem(flat.LOG_FILE as string);
+  if (logFile) problems.push(`${given.get('LOG_FILE')}: ${logFile}`);
   const development = !flat.DB_DATABASE_URL;
   if (development && flat.CONTAINER && !flat.DEVELOPMENT_SETUP)
     problems.push(
@@ -217,7 +226,8 @@ const validateFlat = ajv.compile({
 /** A feature's settings, checked only while the feature is on (Setting.checkedWhen). */
 const CHECKED_WHEN = new Map(SETTINGS.flatMap((x) => (x.checkedWhen ? [[x.name, x.checkedWhen] as const] : [])));
 
-function validateSchema(flat: Record<string, unknown>, given: Map<string, string>): string[] {
+/** Each schema error, with the setting it is about. */
+function validateSchema(flat: Record<string, unknown>, given: Map<string, string>): Array<{ name: string; problem: string }> {
   const checked = (name: string) => CHECKED_WHEN.get(name)?.(flat) ?? true;
   const supplied = Object.fromEntries([...given.keys()].filter(checked).map((name) => [name, flat[name]]));
   if (validateFlat(supplied)) return [];
@@ -231,8 +241,15 @@ function validateSchema(flat: Record<string, unknown>, given: Map<string, string
         : e.keyword === 'pattern'
           ? 'is not in the expected format'
           : (e.message ?? 'is invalid');
-    return `${given.get(name)}: "${String(value)}" ${detail}`;
+    return { name, problem: `${given.get(name)}: "${withoutPasswords(String(value))}" ${detail}` };
   });
+}
+
+/** A refused value as shown back: a URL's password (or libpq's `password=`) goes to stderr and logs as ***. */
+function withoutPasswords(value: string): string {
+  return value
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:@/\s]*:)[^@/\s]*@/gi, '$1***@')
+    .replace(/(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)/gi, '$1***');
 }
 
 function applyDevelopmentDefaults(flat: Record<string, unknown>, development: boolean): void {

@@ -153,6 +153,7 @@ export const SETTINGS: Setting[] = [
   // The original's names in any case too: WARNING, Debug, trace (docs/settings.md#logs-traces-and-metrics).
   // Another name starts the service, as in the original, with a warning (original-corrections.ts).
   s('LOG_LEVEL', 'log.level', 'logLevel', 'info'),
+  // Opened at start: one that takes no lines stops it (config/log-file.ts).
   s('LOG_FILE', 'log.file', 'string', ''),
   // The original's pop logger: any value but these two logs nothing (original-corrections.ts).
   s('LOG_SQL', 'log.sql', 'string', 'none'),
@@ -275,6 +276,7 @@ export const SETTINGS: Setting[] = [
       s(`${env}_CLIENT_ID`, `${at}.clientId`, 'string', ''),
       s(`${env}_SECRET`, `${at}.secret`, 'string', ''),
       s(`${env}_REDIRECT_URI`, `${at}.redirectUri`, 'string', ''),
+      // Both URLs http(s) once the provider is enabled (cross-field.ts).
       s(`${env}_URL`, `${at}.url`, 'string', ''),
       s(`${env}_API_URL`, `${at}.apiUrl`, 'string', ''),
       s(`${env}_EMAIL_OPTIONAL`, `${at}.emailOptional`, 'bool', false),
@@ -392,6 +394,7 @@ export const SETTINGS: Setting[] = [
   // The original's experimental switches, under its names. Keyset pages for GET /admin/users (docs/api.md#get-adminusers).
   s('EXPERIMENTAL_CURSOR_PAGINATION_ENABLED', 'experimental.cursorPaginationEnabled', 'bool', false),
 
+  // With SMTP_HOST set, a host with a scheme or port, or SMTP_PORT 0, stops the start (cross-field.ts).
   s('SMTP_HOST', 'smtp.host', 'string', ''),
   s('SMTP_PORT', 'smtp.port', 'int', 587, port),
   s('SMTP_USER', 'smtp.user', 'string', ''),

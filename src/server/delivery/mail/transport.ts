@@ -37,7 +37,8 @@ export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number, log: Logge
     (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
       nodemailer.createTransport({
         pool: true,
-        host: smtp.host,
+        // An IPv6 SMTP_HOST comes in brackets, as the original joins it with the port; nodemailer takes it bare.
+        host: smtp.host.replace(/^\[(.*)\]$/, '$1'),
         port: smtp.port,
         secure: smtp.port === 465, // implicit TLS; other ports upgrade with STARTTLS when offered
         auth: smtp.user ? { user: smtp.user, pass: smtp.pass } : undefined,
