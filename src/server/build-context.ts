@@ -57,6 +57,11 @@ export async function createAppContext(config: Config, resources: AppResources, 
       maxWaiting: resources.poolSize * config.db.poolWaitersPerConnection,
       timeoutMs: config.db.acquireTimeoutSeconds * 1000,
     }),
+    hookSlots: createSendingSlots({
+      poolSize: resources.poolSize,
+      maxWaiting: resources.poolSize * config.db.poolWaitersPerConnection,
+      timeoutMs: config.db.acquireTimeoutSeconds * 1000,
+    }),
     pwned: config.password.hibp.enabled ? createPwnedPasswords(config.password.hibp) : null,
     tracing: await createTracing(config, log, resources.traceExportFailing),
   };

@@ -32,6 +32,11 @@ export interface AppContext {
   sendTiming: SendTiming;
   /** how many sending transactions may be open at once on `db` (delivery/sending-slots.ts) */
   sendingSlots: SendingSlots;
+  /**
+   * how many sign-in transactions may wait at once on a hook or KMS (sessions/issue.ts issuingTx); apart
+   * from the sending slots, so a stalled relay stops no sign-in
+   */
+  hookSlots: SendingSlots;
   /** the leaked-password check; null unless PASSWORD_HIBP_ENABLED */
   pwned: PwnedPasswords | null;
 }

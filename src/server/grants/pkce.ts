@@ -1,12 +1,11 @@
 // grant_type=pkce (docs/tokens-and-sessions.md#pkce-flow-state): exchanges the auth code of a finished PKCE flow, with the
 // verifier whose challenge the flow stored, for a session. The flow is spent by the exchange.
 import { apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
 import { deleteFlowState, lockFlowStateByAuthCode, type FlowStateRow } from '../../db/flow-state.js';
 import { verifierMatches } from '../verify/pkce-challenge.js';
 import { isBanned } from '../users/user-json.js';
-import { issueSession } from '../sessions/issue.js';
+import { issueSession, issuingTx } from '../sessions/issue.js';
 import { grantSchema } from '../http/validate.js';
 import { actorOf } from '../users/actor.js';
 import type { Grant } from './grant.js';
@@ -20,8 +19,8 @@ export const pkce: Grant<ReturnType<typeof schema>> = {
     const authCode = body.auth_code ?? '';
     const verifier = body.code_verifier ?? '';
     if (!authCode || !verifier) throw apiError('pkce_grant_incomplete');
-    const response = await tx(
-      ctx.db,
+    const response = await issuingTx(
+      ctx,
       async (c) => {
         const flow = await lockFlowStateByAuthCode(c, authCode);
         if (!flow) throw apiError('flow_state_not_found');

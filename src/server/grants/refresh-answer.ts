@@ -5,9 +5,9 @@
 // later retry is a first refresh. Without them the decision writes on the pool (one statement on the usual
 // path) and the signature follows.
 import { ApiError } from '../errors.js';
-import { tx, type Queryable } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
-import { signsInTransaction, tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
+import { issuingTx, signsInTransaction, tokenResponse, type OAuthClaims, type ResponseReads } from '../sessions/issue.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 
@@ -35,7 +35,7 @@ export async function answerRefresh(
     const body = await tokenResponse(ctx, q, decision.user, session, decision.token, decision.reads, req, undefined, oauth);
     return { body, outcome: decision.outcome };
   };
-  const answered = signsInTransaction(ctx) ? await tx(ctx.db, signed, req.signal) : await signed(ctx.db);
+  const answered = signsInTransaction(ctx) ? await issuingTx(ctx, signed, req.signal) : await signed(ctx.db);
   if (answered instanceof ApiError) throw answered;
   ctx.metrics.refresh(answered.outcome);
   return { body: answered.body };

@@ -8,9 +8,8 @@ import { createHash } from 'node:crypto';
 import { apiError } from '../errors.js';
 import { claimWeb3Message } from '../../db/web3-message-uses.js';
 import { ZERO_TIME } from '../web3/timestamp.js';
-import { tx } from '../../db/pool.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { issueSession } from '../sessions/issue.js';
+import { issueSession, issuingTx } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { requestAudience } from '../auth/bearer.js';
 import { grantSchema } from '../http/validate.js';
@@ -93,8 +92,8 @@ async function signIn(req: ApiRequest, ctx: AppContext, chain: Chain, message: S
     statement: message.statement,
   };
   const claims = { sub: subject, custom_claims: customClaims, email_verified: false, phone_verified: false };
-  return tx(
-    ctx.db,
+  return issuingTx(
+    ctx,
     async (c) => {
       // docs/web3.md#replay: a signed message signs in once (the original accepts it again while it is valid).
       const hash = createHash('sha256').update(message.raw).digest();

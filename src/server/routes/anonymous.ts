@@ -2,10 +2,9 @@
 // identity and no provider in app_metadata, and its JWT says is_anonymous: true.
 import { randomUUID } from 'node:crypto';
 import { apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
 import { insertNewUser } from '../users/insert-new-user.js';
 
-import { issueSession } from '../sessions/issue.js';
+import { issueSession, issuingTx } from '../sessions/issue.js';
 import { beforeUserCreated } from '../hooks/before-user-created.js';
 import { noteUserCreated } from '../hooks/after-user-created.js';
 import { blankUserRow } from '../users/create.js';
@@ -16,8 +15,8 @@ import type { AppContext } from '../context.js';
 export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: Record<string, unknown>): Promise<ApiResponse> {
   if (!ctx.config.external.anonymousUsersEnabled) throw apiError('anonymous_provider_disabled');
   if (ctx.config.disableSignup) throw apiError('signup_disabled');
-  return tx(
-    ctx.db,
+  return issuingTx(
+    ctx,
     async (c) => {
       const fields = {
         id: randomUUID(),
@@ -37,5 +36,6 @@ export async function signUpAnonymously(req: ApiRequest, ctx: AppContext, data: 
       };
     },
     req.signal,
+    ['beforeUserCreated'],
   );
 }

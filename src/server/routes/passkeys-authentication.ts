@@ -4,14 +4,13 @@
 // Success is a sign-in like any other: a session with amr "passkey" and the usual token response.
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
 import { findUserById, lockLiveUserById } from '../../db/users.js';
 import { insertChallenge } from '../../db/webauthn-challenges.js';
 import { findCredentialByCredentialId, recordCredentialUse, type WebAuthnCredentialRow } from '../../db/webauthn-credentials.js';
 import type { Handler, ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import { CANONICAL_UUID as UUID } from '../uuid-text.js';
-import { issueSession } from '../sessions/issue.js';
+import { issueSession, issuingTx } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
 import { relyingParty } from '../webauthn/relying-party.js';
@@ -46,8 +45,8 @@ export const passkeyAuthenticationVerify: Handler<ChallengeAnswerBody> = async (
   if (user.email && !user.email_confirmed_at) throw apiError('passkey_email_not_confirmed');
   if (user.phone && !user.phone_confirmed_at) throw apiError('passkey_phone_not_confirmed');
   if (isBanned(user)) throw apiError('user_banned');
-  const body = await tx(
-    ctx.db,
+  const body = await issuingTx(
+    ctx,
     async (c) => {
       // The user's row first, as a deletion takes it before its cascade reaches the passkey: the other way
       // round, a sign-in beside the user's deletion deadlocked (a 500). Gone meanwhile: as gone above.

@@ -4,11 +4,10 @@
 // user and issues the session (or the PKCE code). Every refusal is a 303 to SITE_URL carrying the error,
 // as the original answers.
 import { ApiError, apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
 import { finishOAuthFlowState } from '../../db/flow-state.js';
 import { callbackParams } from '../oauth/callback.js';
 import { stateError, codeRedirect } from '../oauth/redirects.js';
-import { issueSession } from '../sessions/issue.js';
+import { issueSession, issuingTx } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { identifyFlow } from './acs-flow.js';
@@ -70,8 +69,8 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
   const claims = ssoClaims(provider.entity_id, read.userId, read.email, read.claims);
   const target = ctx.redirect(started.redirectTo || undefined) ?? ctx.config.siteUrl;
 
-  const response = await tx(
-    ctx.db,
+  const response = await issuingTx(
+    ctx,
     async (c) => {
       const { user, created } = await signInSsoUser(ctx, c, req, {
         provider: providerName,
@@ -102,6 +101,7 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
       return tokenFragmentRedirect(target, session);
     },
     req.signal,
+    ['beforeUserCreated'],
   );
   // Here rather than after the handler: the hook's error is redirected like every error of the flow.
   await announceCreatedUsers(req, ctx);

@@ -1,6 +1,7 @@
 // Issuing sessions and the token response every grant returns. A new sign-in creates a session, its
 // first refresh token (stored hashed), the AMR entry of the method used, and an access token.
 // With the custom access token hook on, the hook shapes the claims before signing (docs/hooks.md#custom-access-token).
+import type pg from 'pg';
 import { apiError } from '../errors.js';
 import { tx, type Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
@@ -17,6 +18,7 @@ import { userJson } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import type { HookRequest } from '../hooks/invoke.js';
+import type { HookName } from '../config/types.js';
 import { customizeAccessToken } from '../hooks/custom-access-token.js';
 
 export interface TokenResponse {
@@ -197,6 +199,36 @@ export function signsInTransaction(ctx: Pick<AppContext, 'config' | 'jwt'>): boo
   return ctx.config.hooks.customAccessToken.enabled || ctx.jwt.remoteSigning;
 }
 
+/**
+ * The transaction of a sign-in, which may wait inside it on the network: on the custom access token hook or
+ * KMS signing its session (signsInTransaction), or on the HTTP hooks in `waitsOn` (before-user-created). Such
+ * a transaction holds one of the thread's hook slots while open, taken before its connection as a sending
+ * slot is (delivery/sending-slots.ts), so a stalled hook keeps at most half the pool's connections idle in
+ * transaction and GET /user, sign-outs and the rest still find one. Apart from the sending slots: a stalled
+ * mail relay stops no sign-in. Without such a wait, a plain transaction.
+ */
+export async function issuingTx<T>(
+  ctx: AppContext,
+  fn: (c: pg.PoolClient) => Promise<T>,
+  signal: AbortSignal | undefined,
+  waitsOn: HookName[] = [],
+): Promise<T> {
+  const waits = signsInTransaction(ctx) || waitsOn.some((hook) => callsOverHttp(ctx, hook));
+  if (!waits) return tx(ctx.db, fn, signal);
+  const release = await ctx.hookSlots.acquire(signal);
+  try {
+    return await tx(ctx.db, fn, signal);
+  } finally {
+    release();
+  }
+}
+
+/** An enabled hook that is no Postgres function: its call waits on the network, not on this connection. */
+function callsOverHttp(ctx: AppContext, hook: HookName): boolean {
+  const { enabled, uri } = ctx.config.hooks[hook];
+  return enabled && !uri.startsWith('pg-functions:');
+}
+
 export async function issueSession(
   ctx: AppContext,
   q: Queryable,
@@ -207,7 +239,7 @@ export async function issueSession(
 ): Promise<TokenResponse> {
   // A signature that failed after a sign-in committed on its own would leave a session nobody holds.
   if (signsInTransaction(ctx) && !('release' in q)) {
-    return tx(ctx.db, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
+    return issuingTx(ctx, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
   }
   const { audit, passwordHash, notAfter, oauth } = options;
   // Under SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION=2 the session is a v2 one: no token row, its first

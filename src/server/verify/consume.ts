@@ -5,13 +5,13 @@
 // a token of its own (verify/test-otp.ts).
 import type pg from 'pg';
 import { ApiError, apiError } from '../errors.js';
-import { tx } from '../../db/pool.js';
 import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens, lockOneTimeToken, type OneTimeTokenRow, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { findLatestFlowState, markAuthCodeIssued } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from './one-time-codes.js';
-import { issueSession, type TokenResponse } from '../sessions/issue.js';
+import { issueSession, issuingTx, type TokenResponse } from '../sessions/issue.js';
+import { sendingTx } from '../delivery/sending-tx.js';
 import { isBanned } from '../users/user-json.js';
 import { actorOf } from '../users/actor.js';
 import type { VerifyType } from './types.js';
@@ -53,41 +53,52 @@ export async function consumeToken(
   options: ConsumeOptions = {},
 ): Promise<Verified> {
   let notifications: Notification[] = [];
-  const outcome = await tx(
-    ctx.db,
-    async (c): Promise<Verified | ApiError> => {
-      notifications = [];
-      // A test number's fixed code first, as the original checks it before the stored token.
-      const tested = 'address' in proof && type.testOtpColumn ? await testOtpHolder(ctx, c, req, type, proof.address, proof.code) : null;
-      const holder = tested ?? (await tokenHolder(ctx, c, req, type, proof));
-      if (holder instanceof ApiError) return holder;
-      const { user, tokenType } = holder;
-      if (isBanned(user)) return apiError('user_banned');
-      // Looked up before anything changes: without its flow, a PKCE link must leave the token unspent.
-      const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;
-      if (options.flowMethod && !flow) return apiError('flow_state_not_found_at_verify');
-      const applied = await type.apply(ctx, c, user, tokenType);
-      notifications = applied.notifications ?? [];
-      if (applied.message) return { kind: 'message', message: applied.message };
-      if (options.passwordHash && !applied.user.encrypted_password) {
-        applied.user = await updateUser(c, user.id, { encrypted_password: storedPasswordHash(ctx.config, user.id, options.passwordHash) });
-      }
-      await deleteOneTimeTokens(c, user.id);
-      // docs/users-and-audit.md#audit-log: the original's entry for this type, by the user as it was before.
-      const audit = { actor: actorOf(applied.user), ...type.audit(user, tokenType) };
-      if (flow) {
-        await writeAudit(c, req, audit.actor, audit.action, audit.traits);
-        await markAuthCodeIssued(c, flow.id);
-        return { kind: 'code', authCode: flow.auth_code! };
-      }
-      return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }), tokenType };
-    },
-    req.signal,
-  );
+  const outcome = await inTransaction(ctx, req, waitsOnGateway(ctx, type, proof), async (c): Promise<Verified | ApiError> => {
+    notifications = [];
+    // A test number's fixed code first, as the original checks it before the stored token.
+    const tested = 'address' in proof && type.testOtpColumn ? await testOtpHolder(ctx, c, req, type, proof.address, proof.code) : null;
+    const holder = tested ?? (await tokenHolder(ctx, c, req, type, proof));
+    if (holder instanceof ApiError) return holder;
+    const { user, tokenType } = holder;
+    if (isBanned(user)) return apiError('user_banned');
+    // Looked up before anything changes: without its flow, a PKCE link must leave the token unspent.
+    const flow = options.flowMethod ? await findLatestFlowState(c, user.id, options.flowMethod) : null;
+    if (options.flowMethod && !flow) return apiError('flow_state_not_found_at_verify');
+    const applied = await type.apply(ctx, c, user, tokenType);
+    notifications = applied.notifications ?? [];
+    if (applied.message) return { kind: 'message', message: applied.message };
+    if (options.passwordHash && !applied.user.encrypted_password) {
+      applied.user = await updateUser(c, user.id, { encrypted_password: storedPasswordHash(ctx.config, user.id, options.passwordHash) });
+    }
+    await deleteOneTimeTokens(c, user.id);
+    // docs/users-and-audit.md#audit-log: the original's entry for this type, by the user as it was before.
+    const audit = { actor: actorOf(applied.user), ...type.audit(user, tokenType) };
+    if (flow) {
+      await writeAudit(c, req, audit.actor, audit.action, audit.traits);
+      await markAuthCodeIssued(c, flow.id);
+      return { kind: 'code', authCode: flow.auth_code! };
+    }
+    return { kind: 'session', session: await issueSession(ctx, c, applied.user, type.amr, req, { audit }), tokenType };
+  });
   if (outcome instanceof ApiError) throw outcome;
   // After the commit, never failing the verification (delivery/notifications.ts).
   await sendNotifications(ctx, req, notifications);
   return outcome;
+}
+
+/** What the transaction waits on over the network, if anything, besides the database. */
+function waitsOnGateway(ctx: AppContext, type: VerifyType, proof: Proof): boolean {
+  // The SMS gateway's check of a phone code (Twilio Verify) waits on the gateway a send waits on.
+  return 'address' in proof && type.channel === 'sms' && gatewayCodeCheck(ctx, proof.address) !== undefined;
+}
+
+/**
+ * A wait on the SMS gateway holds a sending slot (delivery/sending-tx.ts), a wait on the hook or KMS signing
+ * the session a sign-in's (issuingTx), so a stalled gateway or hook keeps at most half the pool's connections
+ * and the rest of the service answers.
+ */
+function inTransaction<T>(ctx: AppContext, req: ApiRequest, gateway: boolean, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  return gateway ? sendingTx(ctx, req.signal, fn) : issuingTx(ctx, fn, req.signal);
 }
 
 /**
