@@ -5,6 +5,7 @@ import bcrypt from 'bcryptjs';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { JWT_SECRET, startTestService } from './helpers/server.js';
 import { behindDeletion } from './helpers/row-lock.js';
+import { adminToken } from './helpers/admin.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_EXTERNAL_PHONE_ENABLED: 'true', AUTH_SMS_AUTOCONFIRM: 'true' });
 t.teardown(() => api.stop());
@@ -157,6 +158,25 @@ t.test('an imported bcrypt hash verifies and is upgraded to argon2id', async (t)
   const { rows } = await api.db.query("select encrypted_password from users where email = 'imported@example.com'");
   t.match(rows[0].encrypted_password, /^\$argon2id\$v=19\$m=1024,t=1,p=1\$/, 'rehashed with the current parameters');
   t.equal((await login({ email: 'imported@example.com', password: 'legacy-pass' })).status, 200, 'the new hash verifies');
+});
+
+t.test('a stored bcrypt hash of a cost no check could finish in time is refused without running it', async (t) => {
+  // Cost 31 takes days: run, it held a crypto thread for good and every later sign-in there timed out.
+  const email = 'bcrypt-31@example.com';
+  await api.db.query(
+    `insert into users (aud, role, email, email_confirmed_at, encrypted_password)
+    values ('authenticated', 'authenticated', $1, now(), $2)`,
+    [email, bcrypt.hashSync('legacy-pass', 4).replace('$04$', '$31$')],
+  );
+  const refused = await login({ email, password: 'legacy-pass' });
+  t.equal(refused.status, 400, refused.text);
+  t.equal(refused.body.error_code, 'invalid_credentials');
+  const admin = await api.request('POST', '/admin/users', {
+    token: await adminToken(),
+    body: { email: 'bcrypt-17@example.com', password_hash: bcrypt.hashSync('x', 4).replace('$04$', '$17$') },
+  });
+  t.equal(admin.status, 400, 'an admin may not store one either');
+  t.equal(admin.body.error_code, 'validation_failed');
 });
 
 t.test('GET /user and its authentication errors', async (t) => {
