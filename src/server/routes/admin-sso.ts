@@ -53,7 +53,9 @@ export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
   checkProviderBody(body, false);
   const metadata = (await bodyMetadata(ctx, body))!;
   const domains = readDomains(body) ?? [];
-  const id = await tx(
+  // Answered as this transaction wrote it: read after the commit, a concurrent delete or PUT of the new
+  // provider could come first (a 500 for a provider no longer found, or another request's changes).
+  const created = await tx(
     ctx.db,
     async (c) => {
       if (await findSsoProviderByEntityId(c, metadata.parsed.entityId)) {
@@ -66,7 +68,7 @@ export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
           `SSO Domain '${taken.domain}' is already assigned to an SSO identity provider (${taken.sso_provider_id})`,
         );
       }
-      return insertSsoProvider(
+      const id = await insertSsoProvider(
         c,
         {
           resourceId: body.resource_id || null,
@@ -79,10 +81,11 @@ export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
         },
         domains,
       );
+      return (await findSsoProviderById(c, id))!;
     },
     req.signal,
   ).catch(conflict('sso_create_conflict'));
-  return { status: 201, body: providerJson((await findSsoProviderById(ctx.db, id))!) };
+  return { status: 201, body: providerJson(created) };
 };
 
 export const adminUpdateSsoProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
