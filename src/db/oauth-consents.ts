@@ -9,9 +9,15 @@ export interface ConsentRow {
   granted_at: Date;
 }
 
-export async function findActiveConsent(q: Queryable, userId: string, clientId: string): Promise<ConsentRow | null> {
+/**
+ * The user's active consent for a client, share-locked to the end of the caller's transaction: a code approved
+ * on its strength commits before a concurrent revoke goes on (which then discards the code), or the revoke
+ * commits first and there is no consent to approve with (revokeGrant).
+ */
+export async function lockActiveConsent(q: Queryable, userId: string, clientId: string): Promise<ConsentRow | null> {
   const { rows } = await q.query<ConsentRow>(
-    `select client_id, scopes, granted_at from oauth_consents where user_id = $1::uuid and client_id = $2::uuid and revoked_at is null`,
+    `select client_id, scopes, granted_at from oauth_consents where user_id = $1::uuid and client_id = $2::uuid and revoked_at is null
+        for share`,
     [userId, clientId],
   );
   return rows[0] ?? null;
@@ -39,18 +45,25 @@ export async function listActiveGrants(q: Queryable, userId: string): Promise<Gr
 }
 
 /**
- * Revokes the user's active consent for a client and deletes the sessions issued to that client (their
- * refresh tokens go with them), in one statement. False when there was no active consent.
+ * Revokes the user's active consent for a client, then ends what was granted under it: the codes approved and
+ * not yet exchanged, and the sessions issued to that client (their refresh tokens go with them). False when
+ * there was no active consent. A statement each, in the caller's transaction: the codes' delete waits for an
+ * exchange that holds one (lockApprovedCode), which is then refused (the code is gone) or has committed its
+ * session, which the sessions' delete, with a snapshot taken after that wait, sees and ends.
  */
 export async function revokeGrant(q: Queryable, userId: string, clientId: string): Promise<boolean> {
-  const { rows } = await q.query<{ revoked: number }>(
-    `with revoked as (update oauth_consents set revoked_at = greatest(now(), granted_at)
-                      where user_id = $1::uuid and client_id = $2::uuid and revoked_at is null returning id),
-          ended as (delete from sessions where user_id = $1::uuid and oauth_client_id = $2::uuid and exists (select 1 from revoked))
-     select count(*)::int as revoked from revoked`,
+  const { rowCount } = await q.query(
+    `update oauth_consents set revoked_at = greatest(now(), granted_at)
+      where user_id = $1::uuid and client_id = $2::uuid and revoked_at is null`,
     [userId, clientId],
   );
-  return rows[0].revoked > 0;
+  if (!rowCount) return false;
+  await q.query(`delete from oauth_authorizations where user_id = $1::uuid and client_id = $2::uuid and status = 'approved'`, [
+    userId,
+    clientId,
+  ]);
+  await q.query(`delete from sessions where user_id = $1::uuid and oauth_client_id = $2::uuid`, [userId, clientId]);
+  return true;
 }
 
 /** The scopes of a session issued to an OAuth client; null for any other session (GET /oauth/userinfo). */

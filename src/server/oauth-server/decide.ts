@@ -11,7 +11,7 @@ import {
   setAuthorizationUser,
   type AuthorizationRow,
 } from '../../db/oauth-authorizations.js';
-import { findActiveConsent, upsertConsent } from '../../db/oauth-consents.js';
+import { lockActiveConsent, upsertConsent } from '../../db/oauth-consents.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { codeHash, newAuthorizationCode } from './authorization-code.js';
@@ -57,7 +57,7 @@ export async function showAuthorization(
       if (row.status !== 'pending') throw apiError('oauth_authorization_not_pending');
       if (row.user_id === null) {
         await setAuthorizationUser(c, row.id, userId);
-        const consent = await findActiveConsent(c, userId, row.client_id);
+        const consent = await lockActiveConsent(c, userId, row.client_id);
         // The consent already covers the request and is left as it is: its scopes and granted_at change
         // only when the user approves on the consent page (docs/oauth-server.md#consent).
         if (consent && hasAllScopes(parseScopes(consent.scopes), parseScopes(row.scope))) {

@@ -1,6 +1,7 @@
 // GET and DELETE /user/oauth/grants (docs/oauth-server.md#grants): the apps the signed-in user has
-// authorized, and revoking one, which ends every session issued to that app for the user (their refresh
-// tokens with them) in the same statement. auth-js: supabase.auth.oauth.listGrants() / revokeGrant().
+// authorized, and revoking one, which in the same transaction discards the codes approved for that app and
+// not yet exchanged and ends every session issued to it for the user (their refresh tokens with them), an
+// exchange in progress included. auth-js: supabase.auth.oauth.listGrants() / revokeGrant().
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { listActiveGrants, revokeGrant } from '../../db/oauth-consents.js';
