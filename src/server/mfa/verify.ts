@@ -58,6 +58,9 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
       // The user's row first, as a concurrent DELETE /admin/users takes it before cascading to the challenge,
       // factor and session written below: in the other order the two deadlock. After it, the user is gone.
       if (!(await lockUserById(c, user.id))) throw apiError('user_not_found');
+      // Removed meanwhile (unenrolled, or another of the type verified first: upgradeSession): the 404 a
+      // verification sent after that gets, rather than a refusal of the challenge that went with it.
+      await ownedFactor(c, req, user.id);
       // A concurrent verification of the same challenge got there first: as for a used challenge.
       if (type.spendsChallengeBy === 'deleting') {
         if (!(await deleteSpentChallenge(c, challenge.id))) throw apiError('mfa_challenge_not_found');
