@@ -4,7 +4,6 @@
 // upgrades the session (src/db/mfa-upgrade.ts); the answer is a token response for the upgraded session.
 import { ApiError, ERRORS, apiError } from '../errors.js';
 import { enforceMfaVerificationAttempt } from '../hooks/mfa-verification-attempt.js';
-import { tx } from '../../db/pool.js';
 import { lockUserById } from '../../db/users.js';
 import { deleteChallenge, deleteSpentChallenge, findChallenge, markChallengeVerified } from '../../db/mfa-challenges.js';
 import { upgradeSession } from '../../db/mfa-upgrade.js';
@@ -12,7 +11,7 @@ import { auditEntry } from '../../db/audit-log.js';
 import { newRefreshToken, sha256Hex } from '../crypto/tokens.js';
 import { encodeV2Token } from '../crypto/refresh-token-v2.js';
 import { openSessionKey } from '../sessions/refresh-key.js';
-import { signsInTransaction, tokenResponse, type TokenResponse } from '../sessions/issue.js';
+import { issuingTx, signsInTransaction, tokenResponse, type TokenResponse } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { ownedFactor, requireNotAnonymous, typeOf } from './factor-access.js';
 import { NIL_UUID, readUuid } from '../uuid-text.js';
@@ -52,8 +51,8 @@ export async function verifyFactor(req: ApiRequest, ctx: AppContext, principal: 
   const refreshToken = newRefreshToken();
   // As at sign-in: a signature that fails must undo the upgrade too.
   const signInside = signsInTransaction(ctx);
-  const { factorVerified, made, issued } = await tx(
-    ctx.db,
+  const { factorVerified, made, issued } = await issuingTx(
+    ctx,
     async (c) => {
       // The user's row first, as a concurrent DELETE /admin/users takes it before cascading to the challenge,
       // factor and session written below: in the other order the two deadlock. After it, the user is gone.

@@ -9,7 +9,7 @@ import { deleteAuthorization, lockApprovedCode, type AuthorizationRow } from '..
 import { lockLiveOAuthClient, type OAuthClientRow } from '../../db/oauth-clients.js';
 import { findUserById, type UserRow } from '../../db/users.js';
 import { OAuthRefusal } from '../grants/oauth-refusal.js';
-import { issueSession, type TokenResponse } from '../sessions/issue.js';
+import { issueSession, issuingTx, type TokenResponse } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { isBanned } from '../users/user-json.js';
 import { safeEqual, sha256Hex } from '../crypto/tokens.js';
@@ -30,8 +30,8 @@ export async function exchangeCode(
   p: TokenParams,
 ): Promise<Record<string, unknown>> {
   if (!p.code) throw new OAuthRefusal('invalid_request', 'code is required for authorization_code grant');
-  const { row, issued } = await tx(
-    ctx.db,
+  const { row, issued } = await issuingTx(
+    ctx,
     async (c) => {
       // The client again, under a share lock: a delete that began since it authenticated is refused as
       // after the delete; one that comes later waits for this session and ends it (lockLiveOAuthClient).
