@@ -4,48 +4,16 @@
 // The interleavings are forced, not hoped for: the test holds a row's lock, starts each request once the
 // ones before it wait on a lock (pg_stat_activity), then lets them go in that order (test/helpers/row-lock.ts).
 import t, { type Test } from 'tap';
-import * as oidc from 'openid-client';
 import type pg from 'pg';
 import { startTestService, type Reply } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
 import { holdLock, type HeldLock } from './helpers/row-lock.js';
-import {
-  APP_REDIRECT,
-  authorizationIdOf,
-  authorize,
-  basic,
-  oauthServerEnv,
-  registerClient,
-  relyingParty,
-  signedInUser,
-  startFlow,
-  tokenRequest,
-} from './helpers/oauth-server.js';
+import { approvedCode, basic, oauthServerEnv, tokenRequest } from './helpers/oauth-server.js';
 
 const api = await startTestService(oauthServerEnv());
 t.teardown(() => api.stop());
 
 type Answer = { status: number; body: any };
-
-/** A confidential client and an approved code for it: the exchange's form and credentials. */
-async function approvedCode() {
-  const client = await registerClient(api);
-  const config = await relyingParty(api, client.client_id, oidc.ClientSecretBasic(client.client_secret));
-  const flow = await startFlow(config, 'email');
-  const user = await signedInUser(api);
-  const authorizationId = authorizationIdOf((await authorize(flow.url)).location);
-  await user.client.oauth.getAuthorizationDetails(authorizationId);
-  const { data, error } = await user.client.oauth.approveAuthorization(authorizationId, { skipBrowserRedirect: true });
-  if (error || !data) throw new Error(`approve failed: ${error?.message}`);
-  const code = new URL(data.redirect_url).searchParams.get('code')!;
-  const exchange = () =>
-    tokenRequest(
-      api,
-      { grant_type: 'authorization_code', code, code_verifier: flow.verifier, redirect_uri: APP_REDIRECT },
-      basic(client.client_id, client.client_secret!),
-    );
-  return { client, authorizationId, exchange };
-}
 
 /** Locks the one row `sql` selects (it ends in `for update`) in a transaction of the test's own. */
 async function holdRow(db: pg.Pool, sql: string, values: unknown[]): Promise<HeldLock> {
@@ -93,7 +61,7 @@ async function checkOutcome(t: Test, raced: Answer, after: Answer, clientId: str
 }
 
 t.test('an exchange that holds its code when the client is deleted: its session ends with the client', async (t) => {
-  const { client, authorizationId, exchange } = await approvedCode();
+  const { client, authorizationId, exchange } = await approvedCode(api);
   // the exchange authenticates the client, then waits for the code's row, which the test holds
   const lock = await holdRow(api.db, `select 1 from oauth_authorizations where authorization_id = $1 for update`, [authorizationId]);
   let deletion!: Started<Reply>;
@@ -113,7 +81,7 @@ t.test('an exchange that holds its code when the client is deleted: its session 
 });
 
 t.test('an exchange that authenticated the client before its delete committed is refused as after the delete', async (t) => {
-  const { client, exchange } = await approvedCode();
+  const { client, exchange } = await approvedCode(api);
   // the delete queues first on the client's row, the exchange (past its client check) second
   const lock = await holdRow(api.db, `select 1 from oauth_clients where id = $1 for update`, [client.client_id]);
   let deletion!: Started<Reply>;
@@ -139,7 +107,7 @@ t.test('an exchange that authenticated the client before its delete committed is
 
 t.test('a refresh racing the delete of its client: either way no session survives', async (t) => {
   for (const deleteFirst of [false, true]) {
-    const { client, exchange } = await approvedCode();
+    const { client, exchange } = await approvedCode(api);
     const tokens = await exchange();
     t.equal(tokens.status, 200);
     const refresh = () =>

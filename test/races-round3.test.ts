@@ -17,17 +17,14 @@ import { REDIRECT_URI } from './helpers/oidc-provider.js';
 import { callback, fragmentOf, providerEnv } from './helpers/oauth.js';
 import {
   APP_REDIRECT,
+  approvedCode,
   authorizationIdOf,
   authorize,
   basic,
   oauthServerEnv,
-  registerClient,
-  relyingParty,
-  signedInUser,
   startFlow,
   tokenRequest,
 } from './helpers/oauth-server.js';
-import * as oidc from 'openid-client';
 
 const gh = await startGithubFake();
 const api = await startTestService({
@@ -275,27 +272,6 @@ t.test('manual linking: two users completing the link of one GitHub account at o
   );
 });
 
-/** A confidential client, a user who approved it, and the exchange of the code the user's approval issued. */
-async function approvedCode() {
-  const client = await registerClient(oauthApi);
-  const config = await relyingParty(oauthApi, client.client_id, oidc.ClientSecretBasic(client.client_secret));
-  const flow = await startFlow(config, 'email');
-  const user = await signedInUser(oauthApi);
-  const authorizationId = authorizationIdOf((await authorize(flow.url)).location);
-  await user.client.oauth.getAuthorizationDetails(authorizationId);
-  const { data, error } = await user.client.oauth.approveAuthorization(authorizationId, { skipBrowserRedirect: true });
-  if (error || !data) throw new Error(`approve failed: ${error?.message}`);
-  const code = new URL(data.redirect_url).searchParams.get('code')!;
-  const exchange = () =>
-    tokenRequest(
-      oauthApi,
-      { grant_type: 'authorization_code', code, code_verifier: flow.verifier, redirect_uri: APP_REDIRECT },
-      basic(client.client_id, client.client_secret!),
-    );
-  const revoke = () => oauthApi.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, { token: user.session.access_token });
-  return { client, config, user: user.user, accessToken: user.session.access_token, exchange, revoke };
-}
-
 const sessionsOf = async (userId: string, clientId: string): Promise<number> =>
   (await oauthApi.db.query(`select count(*)::int as n from sessions where user_id = $1 and oauth_client_id = $2`, [userId, clientId]))
     .rows[0].n;
@@ -303,7 +279,7 @@ const sessionsOf = async (userId: string, clientId: string): Promise<number> =>
 const INVALID_CODE = { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid authorization code' } };
 
 t.test('DELETE /user/oauth/grants: a code approved before the revoke is refused after it', async (t) => {
-  const { client, user, exchange, revoke } = await approvedCode();
+  const { client, user, exchange, revoke } = await approvedCode(oauthApi);
   const revoked = await revoke();
   t.equal(revoked.status, 204, revoked.text);
   t.strictSame(await exchange(), INVALID_CODE, 'as a code already used');
@@ -311,7 +287,7 @@ t.test('DELETE /user/oauth/grants: a code approved before the revoke is refused 
 });
 
 t.test('DELETE /user/oauth/grants while the code is being exchanged: no session of the app survives the revoke', async (t) => {
-  const { client, user, exchange, revoke } = await approvedCode();
+  const { client, user, exchange, revoke } = await approvedCode(oauthApi);
   // The exchange locks and spends its code, then waits on the user's row to record the sign-in; the revoke
   // runs meanwhile: to its end, or until it waits for the exchange.
   const held = await holdLock(oauthApi.db, 'select 1 from users where id = $1 for update', [user.id]);
@@ -338,7 +314,7 @@ t.test('DELETE /user/oauth/grants while the code is being exchanged: no session 
 });
 
 t.test('DELETE /user/oauth/grants while an earlier consent approves a new request: its code does not outlive the revoke', async (t) => {
-  const { client, config, user, accessToken, exchange, revoke } = await approvedCode();
+  const { client, config, user, accessToken, exchange, revoke } = await approvedCode(oauthApi);
   t.equal((await exchange()).status, 200);
   const flow = await startFlow(config, 'email');
   const authorizationId = authorizationIdOf((await authorize(flow.url)).location);

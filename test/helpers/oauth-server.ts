@@ -82,3 +82,27 @@ export async function tokenRequest(api: TestService, form: Record<string, string
 }
 
 export const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` });
+
+/**
+ * A confidential client, a user who approved it, and the exchange of the code that approval issued (the race
+ * tests hold it back behind a lock), with the user's revoke of the grant.
+ */
+export async function approvedCode(api: TestService) {
+  const client = await registerClient(api);
+  const config = await relyingParty(api, client.client_id, oidc.ClientSecretBasic(client.client_secret));
+  const flow = await startFlow(config, 'email');
+  const user = await signedInUser(api);
+  const authorizationId = authorizationIdOf((await authorize(flow.url)).location);
+  await user.client.oauth.getAuthorizationDetails(authorizationId);
+  const { data, error } = await user.client.oauth.approveAuthorization(authorizationId, { skipBrowserRedirect: true });
+  if (error || !data) throw new Error(`approve failed: ${error?.message}`);
+  const code = new URL(data.redirect_url).searchParams.get('code')!;
+  const exchange = () =>
+    tokenRequest(
+      api,
+      { grant_type: 'authorization_code', code, code_verifier: flow.verifier, redirect_uri: APP_REDIRECT },
+      basic(client.client_id, client.client_secret!),
+    );
+  const revoke = () => api.request('DELETE', `/user/oauth/grants?client_id=${client.client_id}`, { token: user.session.access_token });
+  return { client, config, authorizationId, user: user.user, accessToken: user.session.access_token, exchange, revoke };
+}
