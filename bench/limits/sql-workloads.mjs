@@ -70,7 +70,6 @@ export const WORKLOADS = {
         userAgent: 'bench',
         ip: '127.0.0.1',
         refreshTokenHash: sha256Hex(token),
-        signedInAt: new Date(),
       });
       return async () => {
         const found = await findPresentedToken(pool, sha256Hex(token));
@@ -118,7 +117,6 @@ export const WORKLOADS = {
             userAgent: 'bench',
             ip: '127.0.0.1',
             refreshTokenHash: sha256Hex(newToken()),
-            signedInAt: new Date(),
             audit: auditEntry(null, actorOf(user), 'user_signedup', { provider: 'email' }),
           });
         });

@@ -27,8 +27,6 @@ export interface SignInWrite {
   refreshTokenHash: string | null;
   /** a v2 session (docs/tokens-and-sessions.md#v2-refresh-tokens): its id, chosen by the caller since its tokens name it, and its key as stored */
   v2?: { sessionId: string; storedKey: string } | null;
-  /** users.last_sign_in_at, the application's clock as updateUser was given it */
-  signedInAt: Date;
   /** a new password hash stored with the sign-in (the password grant's upgrade of an older hash) */
   passwordHash?: string | null;
   /** the sign-in's audit entry (auditEntry() in audit-log.ts), written and announced with it */
@@ -53,7 +51,9 @@ export interface SignIn {
 
 /**
  * Creates the session, its first refresh token and its AMR claim, sets last_sign_in_at (and the upgraded
- * hash, if any), writes the audit entry, and returns what the token response needs. Null, and nothing
+ * hash, if any), writes the audit entry, and returns what the token response needs. The sign-in's time is
+ * the database's, to the microsecond as every timestamp of the answer (and the same instant the session
+ * records as its creation): a time from the application would be whole milliseconds. Null, and nothing
  * written, when the user is gone or soft-deleted: every write hangs off the user's update, whose row lock
  * orders it after a concurrent deletion (which re-checks deleted_at), so no session outlives one. The CTEs' writes are
  * invisible to the rest of the statement (one snapshot), so the user and the AMR come from their RETURNING
@@ -72,13 +72,13 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
   >({
     name: 'sign_in',
     text: `with signed_in as (
-             update users set last_sign_in_at = $6::timestamptz, encrypted_password = coalesce($7::text, encrypted_password),
+             update users set last_sign_in_at = now(), encrypted_password = coalesce($6::text, encrypted_password),
                               updated_at = now()
              where id = $1::uuid and deleted_at is null returning ${USER_COLUMNS}),
            session as (
              insert into sessions (id, user_id, aal, user_agent, ip, not_after, oauth_client_id, scopes, refresh_token_hmac_key, refresh_token_counter)
-             select coalesce($12::uuid, gen_random_uuid()), id, 'aal1', $2::text, $3::text, $9::timestamptz, $10::uuid, $11::text,
-                    $13::text, case when $13::text is not null then 0 end
+             select coalesce($11::uuid, gen_random_uuid()), id, 'aal1', $2::text, $3::text, $8::timestamptz, $9::uuid, $10::text,
+                    $12::text, case when $12::text is not null then 0 end
              from signed_in returning id, created_at),
            token as (
              insert into refresh_tokens (token_hash, user_id, session_id) select $4::text, $1::uuid, id from session where $4::text is not null),
@@ -87,7 +87,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
              returning authentication_method, updated_at),
            audit as (
              insert into audit_log_entries (id, payload, ip_address)
-             select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from signed_in, jsonb_array_elements($8::jsonb) as e)
+             select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from signed_in, jsonb_array_elements($7::jsonb) as e)
            select u.*, (select id from session) as sign_in_session_id, (select created_at from session) as sign_in_session_created_at,
                   (select json_agg(json_build_object('method', authentication_method,
                                                      'timestamp', floor(extract(epoch from updated_at))::int))
@@ -101,7 +101,6 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
       s.ip,
       s.refreshTokenHash,
       s.method,
-      s.signedInAt,
       s.passwordHash ?? null,
       storedAudit(s.audit ? [s.audit] : []),
       s.notAfter ?? null,

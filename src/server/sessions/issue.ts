@@ -254,7 +254,6 @@ export async function issueSession(
     ip: req.ip || null,
     refreshTokenHash: v2 ? null : sha256Hex(refreshToken),
     v2,
-    signedInAt: new Date(),
     passwordHash,
     notAfter,
     audit: audit ? auditEntry(req, audit.actor, audit.action, audit.traits, audit.ip) : null,
