@@ -558,7 +558,8 @@ t.test('GET /admin/users pages with X-Total-Count and Link headers, filters and 
     ],
   );
   const huge = await api.request('GET', '/admin/users?page=9007199254740991&per_page=1000', { token: admin });
-  t.strictSame([huge.status, huge.body.msg], [400, 'Bad Pagination Parameters: page * per_page is out of range']);
+  // Far past the last row: an empty page, as the original serves it, never a database error.
+  t.strictSame([huge.status, huge.body.users], [200, []]);
   const zero = await api.request('GET', '/admin/users?per_page=0', { token: admin });
   t.strictSame([zero.status, zero.body.msg], [400, 'Bad Pagination Parameters: per_page must be at least 1']);
   const badSort = await api.request('GET', '/admin/users?sort=email', { token: admin });

@@ -311,7 +311,6 @@ export const ERRORS = {
   admin_link_type: e(400, 'validation_failed', 'Invalid email action link type requested'),
   admin_link_current_email: e(400, 'validation_failed', 'Enable secure email change to generate link for current email'),
   admin_pagination: e(400, 'validation_failed', 'Bad Pagination Parameters'),
-  admin_pagination_range: e(400, 'validation_failed', 'Bad Pagination Parameters: page * per_page is out of range'),
   admin_sort: e(400, 'validation_failed', 'Bad Sort Parameters'),
   admin_audit_scope: e(400, 'validation_failed', 'Invalid query scope'),
   // multi-factor authentication (docs/mfa.md#errors), the original's statuses and wording

@@ -32,9 +32,16 @@ export function parsePage(query: URLSearchParams): PageParams {
   const perPage = whole(query.get('per_page'), DEFAULT_PER_PAGE);
   // The original divides by per_page for its Link header and fails with a server error on 0; a 400 says why.
   if (perPage < 1) throw apiError('admin_pagination', 'Bad Pagination Parameters: per_page must be at least 1');
-  // The row offset must stay an exact integer for the database.
-  if (page * perPage > Number.MAX_SAFE_INTEGER) throw apiError('admin_pagination_range');
-  return { page, perPage, askedPage };
+  return { page: reachablePage(page, perPage), perPage, askedPage };
+}
+
+/**
+ * A page so deep that its row offset is past any table is served as an empty page, as the original serves
+ * it (its Link header still counts from the page asked for). Held at the first page that starts 2^52 rows
+ * in or further, which no table comes near, so that the row offset stays an exact integer for the database.
+ */
+function reachablePage(page: number, perPage: number): number {
+  return Math.min(page, Math.floor(Number.MAX_SAFE_INTEGER / perPage) + 1);
 }
 
 /**
