@@ -116,6 +116,9 @@ const emailChange =
       throw apiError('admin_link_current_email');
     }
     const newEmail = normaliseEmail(input.newEmail);
+    // The user's own address counts as taken, as the original's duplicate check finds the user itself
+    // there (PUT /user never gets that far: it skips an unchanged email).
+    if (newEmail === user.email?.toLowerCase()) throw apiError('email_exists');
     // Taken also when it is another user's identity email, as for PUT /user (docs/users-and-audit.md#duplicate-addresses).
     await assertEmailFreeFor(ctx, c, user, newEmail);
     // Under a secure change a link generated while the other side has none outstanding counts as the second
