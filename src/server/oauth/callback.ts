@@ -22,7 +22,15 @@ import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { DiscoveryError, ProviderError } from '../providers/outbound.js';
 import { IdTokenError } from '../providers/runtime.js';
-import type { ExternalProfile, ProviderTokens } from '../providers/types.js';
+import type {
+  ExternalProfile,
+  ExternalProvider,
+  OAuth1Provider,
+  OAuth2Provider,
+  ProviderRuntime,
+  ProviderTokens,
+} from '../providers/types.js';
+import { PROVIDERS } from '../providers/index.js';
 import { usableProvider } from './provider-lookup.js';
 import { signInExternal } from './linking.js';
 import { notice, sendNotifications, type Notification } from '../delivery/notifications.js';
@@ -60,7 +68,8 @@ export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<
   if (flow.callback_at) return stateError(siteUrl, apiError('flow_state_already_used'));
   const target = ctx.config.external.redirectUrl || flow.referrer || ctx.config.siteUrl;
   // The provider's refusal, like any failure below, leaves the flow unclaimed: the state may be tried again.
-  const providerErr = params.get('error');
+  // OAuth 1.0a has no `error` parameter (Twitter sends `denied`), and the original reads none for Twitter.
+  const providerErr = speaksOAuth1(flow.provider_type) ? null : params.get('error');
   if (providerErr) return providerError(target, providerErr, params.get('error_description') ?? '');
   try {
     return await finish(req, ctx, flow, params, target);
@@ -71,23 +80,72 @@ export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<
   }
 }
 
-async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow, params: URLSearchParams, target: string) {
+/** Twitter's flow: its callback carries oauth_token and oauth_verifier rather than a code. */
+function speaksOAuth1(provider: string): boolean {
+  return (PROVIDERS as Partial<Record<string, ExternalProvider>>)[provider]?.protocol === 'oauth1';
+}
+
+type ProviderSide = { tokens: ProviderTokens; profile: ExternalProfile };
+
+/** The provider's side of the callback, in the original's order: an OAuth 2.0 code is looked for before the provider. */
+async function readProvider(ctx: AppContext, flow: OAuthFlowStateRow, params: URLSearchParams): Promise<ProviderSide & { name: string }> {
+  const code = params.get('code') ?? '';
+  if (!speaksOAuth1(flow.provider_type) && !code) throw apiError('oauth_code_missing');
   const { name, module, rt } = await usableProvider(ctx, flow.provider_type, 'oauth_provider_not_supported');
-  let tokens: ProviderTokens;
-  let profile: ExternalProfile;
-  if (module.protocol === 'oauth1') {
-    const token = params.get('oauth_token') ?? '';
-    const verifier = params.get('oauth_verifier') ?? '';
-    if (!token || !verifier) throw apiError('oauth_code_missing');
-    const got = await outbound(ctx, () => module.accessToken(rt, token, flow.oauth1_token_secret ?? '', verifier), 'exchange', token);
-    tokens = got;
-    profile = await outbound(ctx, () => module.fetchProfile(rt, got), 'profile');
-  } else {
-    const code = params.get('code') ?? '';
-    if (!code) throw apiError('oauth_code_missing');
-    tokens = await outbound(ctx, () => module.exchangeCode(rt, code, flow.provider_code_verifier ?? undefined), 'exchange', code);
-    profile = await outbound(ctx, () => module.fetchProfile(rt, tokens, params), 'profile');
-  }
+  const side =
+    module.protocol === 'oauth2' ? await readByCode(ctx, module, rt, code, flow, params) : await readOAuth1(ctx, module, rt, flow, params);
+  return { name, ...side };
+}
+
+async function readByCode(
+  ctx: AppContext,
+  module: OAuth2Provider,
+  rt: ProviderRuntime,
+  code: string,
+  flow: OAuthFlowStateRow,
+  params: URLSearchParams,
+): Promise<ProviderSide> {
+  const exchange = () => module.exchangeCode(rt, code, flow.provider_code_verifier ?? undefined);
+  const tokens = await outbound(ctx, exchange, 'exchange', () =>
+    apiError('oauth_exchange_failed', `Unable to exchange external code: ${code.slice(0, 4)}`),
+  );
+  const profile = await outbound(
+    ctx,
+    () => module.fetchProfile(rt, tokens, params),
+    'profile',
+    () => apiError('oauth_profile_failed'),
+  );
+  return { tokens, profile };
+}
+
+/**
+ * Twitter's two steps, failing in the original's words for them. A person who declined comes back with
+ * `denied` and no token: the original asks Twitter all the same and reports its refusal, answered here without asking.
+ */
+async function readOAuth1(
+  ctx: AppContext,
+  module: OAuth1Provider,
+  rt: ProviderRuntime,
+  flow: OAuthFlowStateRow,
+  params: URLSearchParams,
+): Promise<ProviderSide> {
+  const exchangeFailed = () => apiError('oauth_exchange_failed', 'Unable to retrieve access token');
+  const token = params.get('oauth_token') ?? '';
+  const verifier = params.get('oauth_verifier') ?? '';
+  if (!token || !verifier) throw exchangeFailed();
+  const secret = flow.oauth1_token_secret ?? '';
+  const tokens = await outbound(ctx, () => module.accessToken(rt, token, secret, verifier), 'exchange', exchangeFailed);
+  const profile = await outbound(
+    ctx,
+    () => module.fetchProfile(rt, tokens),
+    'profile',
+    () => apiError('oauth_profile_failed', 'Error getting user email from external provider'),
+  );
+  return { tokens, profile };
+}
+
+async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow, params: URLSearchParams, target: string) {
+  const { name, tokens, profile } = await readProvider(ctx, flow, params);
 
   // No address from the provider ends every flow here unless the provider's EMAIL_OPTIONAL: a returning
   // identity, a link and an invite alike, before DISABLE_SIGNUP is consulted (as the original checks it).
@@ -150,8 +208,8 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
   return outcome;
 }
 
-/** A provider call; its failures become the original's 500s, logged with their cause. */
-async function outbound<T>(ctx: AppContext, call: () => Promise<T>, step: 'exchange' | 'profile', code = ''): Promise<T> {
+/** A provider call; its failure becomes `refusal` (the original's 500 for that step), logged with its cause. */
+async function outbound<T>(ctx: AppContext, call: () => Promise<T>, step: 'exchange' | 'profile', refusal: () => ApiError): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -159,8 +217,7 @@ async function outbound<T>(ctx: AppContext, call: () => Promise<T>, step: 'excha
     ctx.log.warn({ step, cause: err.message }, 'OAuth provider call failed');
     // As the original, which cannot build a provider without its discovery document.
     if (err instanceof DiscoveryError) throw apiError('oauth_provider_not_supported', `Unsupported provider: ${err.message}`);
-    if (step === 'exchange') throw apiError('oauth_exchange_failed', `Unable to exchange external code: ${code.slice(0, 4)}`);
     // The cause (a provider's host, status, why its id_token failed) is logged above, never put in the redirect URL.
-    throw apiError('oauth_profile_failed');
+    throw refusal();
   }
 }

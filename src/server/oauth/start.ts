@@ -34,6 +34,18 @@ const RESERVED = new Set([
   'scope',
 ]);
 
+/**
+ * The client's own parameters for the provider (auth-js queryParams): every one the flow does not set or read,
+ * `Redirect_URI` too (a provider may read names in any case), each with its first value, as the original reads it.
+ */
+function forwardedParams(query: URLSearchParams): Map<string, string> {
+  const forwarded = new Map<string, string>();
+  for (const [key, value] of query) {
+    if (!RESERVED.has(key.toLowerCase()) && !forwarded.has(key)) forwarded.set(key, value);
+  }
+  return forwarded;
+}
+
 /** An invite_token must name a pending invite (404 user_not_found "User identified by token not found", as the original). */
 async function assertInvite(ctx: AppContext, inviteToken: string): Promise<void> {
   const token = await findTokenByLink(ctx.db, inviteToken, ['confirmation_token']);
@@ -82,8 +94,7 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
   }
 
   const url = new URL(endpoint);
-  for (const [key, value] of module.forwardsQuery === false ? [] : query) {
-    if (RESERVED.has(key.toLowerCase())) continue; // `Redirect_URI` too: a provider may read names in any case
+  for (const [key, value] of module.forwardsQuery === false ? [] : forwardedParams(query)) {
     url.searchParams.set(key === 'workos_provider' ? 'provider' : key, value);
   }
   const extra = (query.get('scopes') ?? '')
