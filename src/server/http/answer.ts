@@ -4,6 +4,7 @@ import { apiError } from '../errors.js';
 import { renderError } from './render-error.js';
 import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
 import { mayBeTooDeep, tooDeep } from './json-depth.js';
+import { goJsonSyntaxError } from './json-syntax-error.js';
 import type { ApiResponse } from './types.js';
 import { requestDeadlines, type DeadlineClock } from './deadline-clock.js';
 
@@ -47,15 +48,19 @@ const QUERY_NUL = /%00/;
 /** A JSON body that must be an object ({} when empty or null), nested at most MAX_JSON_DEPTH deep; anything else is 400 bad_json. */
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) return {};
-  const latin1 = raw.toString('latin1');
-  if (JSON_NUL.test(latin1)) {
-    throw apiError('bad_json_nul');
-  }
   let value: unknown;
   try {
     value = JSON.parse(raw.toString('utf8'));
   } catch (err) {
-    throw apiError('bad_json', `Could not parse request body as JSON: ${(err as Error).message}`);
+    // In Go's words, as the original answers (json-syntax-error.ts). JSON.parse also throws a RangeError
+    // for a body nested too deep for its stack, which Go's walk refuses by its depth limit.
+    const words = goJsonSyntaxError(raw) ?? (err as Error).message;
+    throw apiError('bad_json', `Could not parse request body as JSON: ${words}`);
+  }
+  // After the parse: a malformed body is refused for its syntax, as the original refuses it, NUL or not.
+  const latin1 = raw.toString('latin1');
+  if (JSON_NUL.test(latin1)) {
+    throw apiError('bad_json_nul');
   }
   // A body of `null` is an empty one: the original's decoder leaves its request struct as it was.
   if (value === null) return {};
