@@ -38,7 +38,8 @@ export const verifyPost: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
     proof = { linkToken: tokenHash };
   } else {
     if (!email === !phone) throw apiError('verify_email_or_phone');
-    proof = { address: email ? validEmail(email) : lookupPhone(phone), code: token.trim() };
+    // The code as typed, not trimmed: the original hashes it as sent, so ' 123456' is a wrong code there too.
+    proof = { address: email ? validEmail(email) : lookupPhone(phone), code: token };
   }
   const type = VERIFY_TYPES.get(typeName);
   if (!type) {

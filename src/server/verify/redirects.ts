@@ -15,17 +15,38 @@ const ERROR_NAMES: Record<number, string> = {
   503: 'temporarily_unavailable',
 };
 
-const sorted = (params: Record<string, string>) =>
-  new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-const encode = (params: Record<string, string>) => sorted(params).toString();
+type Pairs = Array<[string, string]>;
 
-/** The target with `params` added to its query (existing parameters kept, same names replaced), re-encoded
- * with sorted keys as the original's url.Values.Encode does. */
-function withQuery(target: string, params: Record<string, string>): string {
+/**
+ * Go's url.QueryEscape: only letters, digits and `-_.~` stay as they are, a space is `+`. The app reads the
+ * same values either way, but a target's query comes back byte for byte as the original writes it.
+ */
+const goQueryEscape = (value: string) =>
+  encodeURIComponent(value)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, '+');
+
+/** url.Values.Encode: pairs sorted by key (a key's values keep their order), each side escaped. */
+const encodePairs = (pairs: Pairs) =>
+  [...pairs]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, value]) => `${goQueryEscape(key)}=${goQueryEscape(value)}`)
+    .join('&');
+const encode = (params: Record<string, string>) => encodePairs(Object.entries(params));
+
+/**
+ * The target with its query read and written again as the original's url.Values round trip does: `params`
+ * replace the parameters of their names, every other parameter is kept (a repeated one with each of its
+ * values), keys sorted. A target whose query comes out empty keeps the bare `?` it had, if any, as Go's URL does.
+ */
+function withQuery(target: string, params: Record<string, string> = {}): string {
   const [beforeFragment, fragment] = splitFragment(target);
-  const [base, query = ''] = beforeFragment.split(/\?(.*)/s);
-  const merged = Object.fromEntries(new URLSearchParams(query));
-  return `${base}?${encode({ ...merged, ...params })}${fragment === undefined ? '' : `#${fragment}`}`;
+  const at = beforeFragment.indexOf('?');
+  const base = at === -1 ? beforeFragment : beforeFragment.slice(0, at);
+  const kept = [...new URLSearchParams(at === -1 ? '' : beforeFragment.slice(at + 1))].filter(([key]) => !(key in params));
+  const query = encodePairs([...kept, ...Object.entries(params)]);
+  const separator = query || at !== -1 ? '?' : '';
+  return `${base}${separator}${query}${fragment === undefined ? '' : `#${fragment}`}`;
 }
 
 function splitFragment(target: string): [string, string | undefined] {
@@ -39,19 +60,24 @@ function withFragment(target: string, params: Record<string, string>): ApiRespon
 }
 
 export function redirectWithSession(target: string, type: string, verified: Verified, pkce = false): ApiResponse {
+  // The message redirect writes the target's query again in every flow (sorted, as the original's
+  // prepRedirectURL does), adding the message to it only in a PKCE flow.
   if (verified.kind === 'message')
-    return withFragment(pkce ? withQuery(target, { message: verified.message }) : target, { message: verified.message, sb: '' });
+    return withFragment(withQuery(target, pkce ? { message: verified.message } : {}), { message: verified.message, sb: '' });
   if (verified.kind === 'code') return { status: 303, headers: { Location: withQuery(target, { code: verified.authCode }) } };
   const s = verified.session;
-  const session = sorted({
-    access_token: s.access_token,
-    expires_at: String(s.expires_at),
-    expires_in: String(s.expires_in),
-    refresh_token: s.refresh_token,
-    sb: '',
-    token_type: 'bearer',
-    type,
-  });
+  // Tokens, numbers and a type name: nothing in them that the two encodings would write differently.
+  const session = new URLSearchParams(
+    Object.entries({
+      access_token: s.access_token,
+      expires_at: String(s.expires_at),
+      expires_in: String(s.expires_in),
+      refresh_token: s.refresh_token,
+      sb: '',
+      token_type: 'bearer',
+      type,
+    }),
+  );
   return { status: 303, headers: { Location: withSessionFragment(target, session) } };
 }
 
