@@ -10,7 +10,7 @@ import { createUserAfterHook } from '../hooks/before-user-created.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { assertEmailFreeFor } from '../users/duplicate-email.js';
-import { mergeMetadata } from './user-params.js';
+import { mergeMetadata } from '../users/merge-metadata.js';
 import { actorOf } from '../users/actor.js';
 import type { LinkKind } from '../delivery/mail/mailer.js';
 import type { AppContext } from '../context.js';

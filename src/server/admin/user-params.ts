@@ -77,15 +77,3 @@ function goDurationError(text: string): string {
   if (unit && !/^(ns|us|µs|μs|ms|s|m|h)$/.test(unit)) return `time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}`;
   return `time: invalid duration ${quoted}`;
 }
-
-/** Merges metadata as the original does: a key set to null is removed. */
-export function mergeMetadata(current: Record<string, unknown>, updates: Record<string, unknown>): Record<string, unknown> {
-  const merged = { ...current };
-  for (const [key, value] of Object.entries(updates)) {
-    if (value === null) delete merged[key];
-    // Defined, not assigned: `__proto__` is a key like any other to the original (a Go map), and assigning
-    // it would set the object's prototype instead of storing it.
-    else Object.defineProperty(merged, key, { value, enumerable: true, writable: true, configurable: true });
-  }
-  return merged;
-}

@@ -16,7 +16,8 @@ import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/firs
 import type { Admin } from '../auth/admin.js';
 import { loadUser } from '../admin/load-user.js';
 import { storedPassword } from '../admin/password.js';
-import { mergeMetadata, readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
+import { readAdminUserParams, type AdminUserBody, type AdminUserParams } from '../admin/user-params.js';
+import { mergeMetadata } from '../users/merge-metadata.js';
 import type { GuardedHandler } from '../http/types.js';
 import type { Config } from '../config/types.js';
 import { storedPasswordHash } from '../users/password-at-rest.js';

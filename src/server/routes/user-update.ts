@@ -22,6 +22,7 @@ import { sendPhoneChange } from '../users/phone-change.js';
 import { assertPasswordAcceptable, checkNewPassword, newPasswordWrite } from '../users/password-change.js';
 import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
 import { userJson } from '../users/user-json.js';
+import { mergeMetadata as merged } from '../users/merge-metadata.js';
 import { PKCE_FIELDS, emailChangePkce, type PkceParams } from '../verify/pkce-challenge.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { CHANNEL_FIELD, phoneChannel } from '../delivery/sms/channel-field.js';
@@ -192,22 +193,13 @@ async function changePassword(
   return updated;
 }
 
-/** `data` merges into user_metadata and `app_metadata` into app_metadata; a null value deletes its key. */
+/** `data` merges into user_metadata and `app_metadata` into app_metadata, one level deep; a null value deletes its key. */
 async function mergeMetadata(c: Queryable, user: UserRow, update: UserUpdate): Promise<UserRow> {
   if (!update.data && !update.appMetadata) return user;
   return updateUser(c, user.id, {
     raw_user_meta_data: update.data ? merged(user.raw_user_meta_data, update.data) : undefined,
     raw_app_meta_data: update.appMetadata ? merged(user.raw_app_meta_data, update.appMetadata) : undefined,
   });
-}
-
-function merged(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...base };
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete out[key];
-    else out[key] = value;
-  }
-  return out;
 }
 
 /**
