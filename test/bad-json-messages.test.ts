@@ -4,6 +4,7 @@
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
+import { uniqueEmail } from './helpers/accounts.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
 t.teardown(() => api.stop());
@@ -87,4 +88,29 @@ t.test('well-formed bodies are still read, and a NUL escape in one is still refu
     headers: { 'content-type': 'application/json' },
   });
   t.strictSame([nul.status, nul.body.msg], [400, 'Could not parse request body as JSON: NUL characters (\\u0000) are not allowed']);
+});
+
+t.test('a number too large for a float64 is refused, as the original decoder refuses it, not stored as null', async (t) => {
+  const signUp = (data: string) =>
+    api.request('POST', '/signup', {
+      raw: `{"email":"${uniqueEmail('big')}","password":"Secret-99","data":${data}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+  for (const [data, number] of [
+    ['{"big":1e400}', '1e400'],
+    ['{"note":"1e999 in a string is text","big":[-2.5E+308]}', '-2.5E+308'],
+    [`{"digits":${'9'.repeat(400)}}`, '9'.repeat(400)],
+  ]) {
+    const res = await signUp(data);
+    t.strictSame(
+      [res.status, res.body.error_code, res.body.msg],
+      [400, 'bad_json', `Could not parse request body as JSON: json: cannot unmarshal number ${number} into Go value of type float64`],
+      data.slice(0, 60),
+    );
+  }
+  // The largest float64s and numbers that underflow to 0 are read, in both.
+  const read = await signUp('{"max":1.7976931348623157e308,"tiny":1e-400,"big":1e300}');
+  t.equal(read.status, 200, read.text);
+  t.strictSame(read.body.user.user_metadata.max, 1.7976931348623157e308);
+  t.equal(read.body.user.user_metadata.tiny, 0);
 });

@@ -5,6 +5,7 @@ import { renderError } from './render-error.js';
 import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
 import { mayBeTooDeep, tooDeep } from './json-depth.js';
 import { goJsonSyntaxError } from './json-syntax-error.js';
+import { numberOutOfRange } from './json-number-range.js';
 import type { ApiResponse } from './types.js';
 import { requestDeadlines, type DeadlineClock } from './deadline-clock.js';
 
@@ -69,6 +70,8 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   }
   const opener = mayBeTooDeep(raw.length) ? tooDeep(value) : null;
   if (opener) throw apiError('bad_json_depth', `Could not parse request body as JSON: invalid character '${opener}' exceeded max depth`);
+  const overflow = numberOutOfRange(latin1, value);
+  if (overflow) throw apiError('bad_json', `Could not parse request body as JSON: ${overflow}`);
   return (mayHoldLoneSurrogates(latin1) ? wellFormed(value) : value) as Record<string, unknown>;
 }
 
