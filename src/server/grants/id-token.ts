@@ -1,9 +1,9 @@
 // grant_type=id_token (docs/oauth.md#the-id_token-grant): a client that signed the person in with the provider
 // itself (Sign in with Apple/Google on a device, auth-js signInWithIdToken) hands over the id_token. The
 // provider is a built-in one, a custom one or an allowed issuer (id-token-source.ts); the token is verified
-// against its issuer's JWKS (signature, iss, aud = one of the provider's client ids, exp), its nonce
-// against the client's raw nonce (the token must carry its SHA-256 hex), its at_hash against the access token when one is given; then the same account rules
-// as the callback. The token's own refusals are OAuth-style bodies {error, error_description}, always 400.
+// against its issuer's JWKS (signature, iss, aud = one of the provider's client ids, exp), its claims' JSON
+// types (id-token-claims.ts), its at_hash against the access token when one is given, its nonce against the
+// client's raw nonce (the token must carry its SHA-256 hex); then the same account rules as the callback. The token's own refusals are OAuth-style bodies {error, error_description}, always 400.
 import { createHash } from 'node:crypto';
 import { ApiError, apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
@@ -23,6 +23,7 @@ import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
 import { idTokenSource } from './id-token-source.js';
+import { misfitClaim } from './id-token-claims.js';
 
 const schema = bodySchema({
   id_token: 'string',
@@ -65,6 +66,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   } catch (err) {
     if (err instanceof IdTokenError || err instanceof ProviderError) {
       ctx.log.info({ provider: name, cause: err.message }, 'id_token refused');
+      if (err instanceof IdTokenError && err.claims) checkReadable(ctx, name, token, body.access_token ?? '', err.claims);
       if (err instanceof IdTokenError && err.refusal === 'no_subject')
         throw new OAuthRefusal('invalid request', 'Missing sub claim in id_token');
       // Printed as the original prints a list of strings: `[a b]`, `[]` for none.
@@ -74,11 +76,8 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
     }
     throw err;
   }
+  checkReadable(ctx, name, token, body.access_token ?? '', claims);
   checkNonce(body.nonce ?? '', claims.nonce, source.skipNonceCheck);
-  if (body.access_token && typeof claims.at_hash === 'string' && !accessTokenHashMatches(token, body.access_token, claims.at_hash)) {
-    // The original's verifier fails the whole token here, with its one answer for a bad token.
-    throw new OAuthRefusal('invalid request', 'Bad ID token');
-  }
 
   const profile = source.profile(claims);
   let notifications: Notification[] = [];
@@ -112,6 +111,24 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   if (response instanceof ApiError) throw response;
   await sendNotifications(ctx, req, notifications);
   return { body: response };
+}
+
+/**
+ * What the original's parser checks once the signature holds, before `sub`, `aud` or the nonce: every claim
+ * decodes into its reader's field (id-token-claims.ts), and a non-empty at_hash is the access token's when
+ * one is sent. Either failure is its one answer for a bad token.
+ */
+function checkReadable(ctx: AppContext, provider: string, token: string, accessToken: string, claims: Record<string, unknown>): void {
+  const misfit = misfitClaim(provider, claims);
+  const atHash = typeof claims.at_hash === 'string' ? claims.at_hash : '';
+  const cause = misfit
+    ? `claim ${misfit} is not of the type the original reads it as`
+    : accessToken && atHash && !accessTokenHashMatches(token, accessToken, atHash)
+      ? 'at_hash does not match the access token'
+      : null;
+  if (!cause) return;
+  ctx.log.info({ provider, cause }, 'id_token refused');
+  throw new OAuthRefusal('invalid request', 'Bad ID token');
 }
 
 /** The original's rule: both present with the token's nonce the SHA-256 hex of the given one, or both absent; SKIP_NONCE_CHECK skips it all. */

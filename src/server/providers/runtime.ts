@@ -18,6 +18,11 @@ export class IdTokenError extends Error {
     message: string,
     readonly refusal: 'invalid' | 'no_subject' | 'audience' = 'invalid',
     readonly audience: string[] = [],
+    /**
+     * The signed claims, with the two worded refusals: the original reads the token's claims and checks its
+     * at_hash before it looks at `sub` or `aud`, so the grant still answers "Bad ID token" when those fail.
+     */
+    readonly claims?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'IdTokenError';
@@ -175,13 +180,13 @@ async function verifyIdToken(
   if (expect.nonceHash !== undefined && payload.nonce !== expect.nonceHash) throw new IdTokenError('Nonces mismatch');
   // Absent, null or empty, as the original reads it into a string; any other type fails its decoding.
   if (payload.sub === undefined || payload.sub === null || payload.sub === '')
-    throw new IdTokenError('id_token has no sub claim', 'no_subject');
+    throw new IdTokenError('id_token has no sub claim', 'no_subject', [], payload);
   if (typeof payload.sub !== 'string') throw new IdTokenError('sub is not a string');
   const audience = audienceOf(payload.aud);
   if (!audience) throw new IdTokenError('aud is neither a string nor a list of strings');
   // An empty accepted id (a client_id left empty) matches nothing, as in the original.
   if (!expect.audience.some((id) => id !== '' && audience.includes(id)))
-    throw new IdTokenError('unacceptable audience', 'audience', audience);
+    throw new IdTokenError('unacceptable audience', 'audience', audience, payload);
   return payload;
 }
 
