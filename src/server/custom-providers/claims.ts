@@ -8,7 +8,8 @@ import { ProviderError } from '../providers/outbound.js';
 /** The claims under their names, empty ones absent. */
 export type Claims = Record<string, unknown>;
 
-const STRINGS = [
+/** The original's standard claims of string type (its generic Claims struct); also the id_token grant's reader (grants/id-token-claims.ts). */
+export const STANDARD_STRING_CLAIMS = [
   'iss',
   'sub',
   'name',
@@ -72,7 +73,7 @@ function typed(source: Record<string, unknown>): Claims {
   const out: Claims = {};
   // null is the claim's empty value, as absent.
   const given = (key: string) => source[key] !== undefined && source[key] !== null;
-  for (const key of STRINGS) {
+  for (const key of STANDARD_STRING_CLAIMS) {
     if (!given(key)) continue;
     if (typeof source[key] !== 'string') throw new WrongType(`${key} is not a string`);
     if (source[key]) out[key] = source[key];

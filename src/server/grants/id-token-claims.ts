@@ -5,6 +5,8 @@
 // token rather than read as a verified address. null is every field's zero value, and unknown claims are
 // ignored. (Field names are matched exactly here; Go would also match them ignoring case.)
 
+import { STANDARD_STRING_CLAIMS } from '../custom-providers/claims.js';
+
 type ClaimType = 'string' | 'bool' | 'number' | 'object' | 'time' | 'bool_or_bool_string';
 
 type ClaimTypes = Readonly<Record<string, ClaimType>>;
@@ -20,28 +22,7 @@ const strings = (...names: string[]): ClaimTypes => Object.fromEntries(names.map
 /** The standard claims' reader: keycloak, snapchat, custom providers and EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS. */
 const GENERIC: ClaimTypes = {
   ...VERIFIER,
-  ...strings(
-    'name',
-    'family_name',
-    'given_name',
-    'middle_name',
-    'nickname',
-    'preferred_username',
-    'profile',
-    'picture',
-    'website',
-    'gender',
-    'birthdate',
-    'zoneinfo',
-    'locale',
-    'email',
-    'phone',
-    'full_name',
-    'avatar_url',
-    'slug',
-    'provider_id',
-    'user_name',
-  ),
+  ...strings(...STANDARD_STRING_CLAIMS),
   iat: 'number',
   exp: 'number',
   email_verified: 'bool',
