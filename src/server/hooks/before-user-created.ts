@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import { userJson } from '../users/user-json.js';
 import { createUser, newUserRow, type NewUser } from '../users/create.js';
 import { noOutput } from './answer.js';
-import { hookEnabled, invokeHook, type HookRequest } from './invoke.js';
+import { hookCallsOverHttp, hookEnabled, invokeHook, type HookRequest } from './invoke.js';
 import { noteUserCreated } from './after-user-created.js';
 import { storedPasswordHash } from '../users/password-at-rest.js';
 
@@ -43,7 +43,7 @@ export async function createUserAfterHook(
   const withId = { ...u, id: u.id ?? approved ?? randomUUID() };
   if (approved === undefined) {
     await beforeUserCreated(ctx, newUserRow(withId), req, q);
-    if (hookEnabled(ctx, 'beforeUserCreated') && !ctx.config.hooks.beforeUserCreated.uri.startsWith('pg-functions:')) {
+    if (hookCallsOverHttp(ctx, 'beforeUserCreated')) {
       if (!approvedBy.has(req)) approvedBy.set(req, new Map());
       approvedBy.get(req)!.set(asked, withId.id);
     }

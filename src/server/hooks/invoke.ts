@@ -35,6 +35,11 @@ export function hookEnabled(ctx: Pick<AppContext, 'config'>, hook: HookName): bo
   return ctx.config.hooks[hook].enabled;
 }
 
+/** An enabled hook that is no Postgres function: its call waits on the network, not on the caller's connection. */
+export function hookCallsOverHttp(ctx: Pick<AppContext, 'config'>, hook: HookName): boolean {
+  return hookEnabled(ctx, hook) && !ctx.config.hooks[hook].uri.startsWith('pg-functions:');
+}
+
 /**
  * Calls `hook` with `payload` (plus metadata) and resolves its answer as `decode` reads it (answer.ts; the
  * answer is NO_ANSWER when the hook gave none). A decoding failure is the call's, logged as the original does.

@@ -17,7 +17,7 @@ import { newSessionKey } from './refresh-key.js';
 import { userJson } from '../users/user-json.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
-import type { HookRequest } from '../hooks/invoke.js';
+import { hookCallsOverHttp, type HookRequest } from '../hooks/invoke.js';
 import type { HookName } from '../config/types.js';
 import { customizeAccessToken } from '../hooks/custom-access-token.js';
 
@@ -213,7 +213,7 @@ export async function issuingTx<T>(
   signal: AbortSignal | undefined,
   waitsOn: HookName[] = [],
 ): Promise<T> {
-  const waits = signsInTransaction(ctx) || waitsOn.some((hook) => callsOverHttp(ctx, hook));
+  const waits = signsInTransaction(ctx) || waitsOn.some((hook) => hookCallsOverHttp(ctx, hook));
   if (!waits) return tx(ctx.db, fn, signal);
   const release = await ctx.hookSlots.acquire(signal);
   try {
@@ -221,12 +221,6 @@ export async function issuingTx<T>(
   } finally {
     release();
   }
-}
-
-/** An enabled hook that is no Postgres function: its call waits on the network, not on this connection. */
-function callsOverHttp(ctx: AppContext, hook: HookName): boolean {
-  const { enabled, uri } = ctx.config.hooks[hook];
-  return enabled && !uri.startsWith('pg-functions:');
 }
 
 export async function issueSession(

@@ -6,6 +6,7 @@ import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';
 import type { Verified } from './consume.js';
 import { withSessionFragment } from '../http/session-fragment.js';
+import { goQueryEscape } from '../delivery/mail/links.js';
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'invalid_request',
@@ -16,15 +17,6 @@ const ERROR_NAMES: Record<number, string> = {
 };
 
 type Pairs = Array<[string, string]>;
-
-/**
- * Go's url.QueryEscape: only letters, digits and `-_.~` stay as they are, a space is `+`. The app reads the
- * same values either way, but a target's query comes back byte for byte as the original writes it.
- */
-const goQueryEscape = (value: string) =>
-  encodeURIComponent(value)
-    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-    .replace(/%20/g, '+');
 
 /** url.Values.Encode: pairs sorted by key (a key's values keep their order), each side escaped. */
 const encodePairs = (pairs: Pairs) =>

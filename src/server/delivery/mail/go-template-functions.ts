@@ -3,6 +3,7 @@
 // (docs/one-time-codes-and-mail.md#template-language). Numbers print as Go prints a float64, because the
 // original decodes user_metadata into float64s: 30 prints "30", 1234567 prints "1.234567e+06".
 import { goQuoted } from '../../go-quoted.js';
+import { goQueryEscape } from './links.js';
 
 /** An action that cannot be evaluated (Go's execution error); the renderer turns it into nothing. */
 export class TemplateExecError extends Error {
@@ -133,7 +134,7 @@ const BUILTINS: Record<string, (args: Argument[]) => unknown> = {
   },
   html: (args) => escapeHtml(sprint(args.map((arg) => arg()))),
   js: (args) => escapeJs(sprint(args.map((arg) => arg()))),
-  urlquery: (args) => queryEscape(sprint(args.map((arg) => arg()))),
+  urlquery: (args) => goQueryEscape(sprint(args.map((arg) => arg()))),
 };
 
 function atLeast(args: Argument[], count: number, name: string): void {
@@ -221,11 +222,4 @@ function escapeJs(text: string): string {
     else out += c;
   }
   return out;
-}
-
-/** Go's url.QueryEscape: everything but letters, digits and -_.~ is %-escaped, a space becomes '+'. */
-function queryEscape(text: string): string {
-  return encodeURIComponent(text)
-    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-    .replaceAll('%20', '+');
 }
