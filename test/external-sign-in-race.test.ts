@@ -39,7 +39,7 @@ const api = await startTestService({
   AUTH_SAML_ENABLED: 'true',
   AUTH_SAML_PRIVATE_KEY: spPrivateKey(),
   // Every racing request holds a connection while it waits on the lock, and an id_token sign-in also one of
-  // the sending-transaction slots, which are half the pool: room for all N, whatever the default.
+  // the sending-transaction slots, about half the pool: room for all N, whatever the default.
   AUTH_DB_MAX_POOL_SIZE: String(4 * N),
 });
 t.teardown(async () => {

@@ -171,7 +171,7 @@ function inFlight(requests: Array<Promise<Reply>>) {
   };
 }
 
-/** Half the pool (2 of 4) reached the stalled dependency and the rest were refused: the slots held. */
+/** The slots (2 of a pool of 6) reached the stalled dependency and the rest were refused: the slots held. */
 async function slotsHoldTheStall(t: Test, fault: FaultServer, stuck: ReturnType<typeof inFlight>, what: string): Promise<void> {
   await until(
     () => fault.held >= 2,
@@ -243,9 +243,10 @@ t.test('HTTP hooks', async (t) => {
     [`AUTH_HOOK_${name}_URI`]: `${fault.url}${path}`,
     [`AUTH_HOOK_${name}_SECRETS`]: secret,
   });
-  // A pool of 4 on one thread: 2 of its connections may be in transactions that wait on the network.
+  // A pool of 6 on one thread: 2 sending slots and 2 hook slots, so at most 4 of its connections are in
+  // transactions that wait on the network, and 2 stay with the rest of the API.
   const api = await startTestService({
-    AUTH_DB_MAX_POOL_SIZE: '4',
+    AUTH_DB_MAX_POOL_SIZE: '6',
     AUTH_HTTP_WORKERS: '1',
     AUTH_DB_ACQUIRE_TIMEOUT: '2',
     AUTH_EXTERNAL_PHONE_ENABLED: 'true',
@@ -302,27 +303,27 @@ t.test('HTTP hooks', async (t) => {
   });
 
   // A sign-in's transaction waits on the hook signing its session holding its connection: such transactions
-  // take hook slots (sessions/issue.ts issuingTx), half the pool, apart from the sending slots.
+  // take hook slots (sessions/issue.ts issuingTx), apart from the sending slots.
 
-  t.test('a stalled custom access token hook holds at most half the pool in sign-in transactions', async (t) => {
+  t.test('a stalled custom access token hook holds at most the hook slots in sign-in transactions', async (t) => {
     const users = await Promise.all(Array.from({ length: STUCK }, () => confirmedUser(api)));
     fault.behave((req) => (req.path === '/custom-access-token' ? { kind: 'hang' } : normal(req)));
     const stuck = inFlight(users.map((u) => passwordGrant(api, u.email)));
-    await slotsHoldTheStall(t, fault, stuck, 'no more sign-ins than half the pool wait on the hook inside a transaction');
+    await slotsHoldTheStall(t, fault, stuck, 'no more sign-ins than the hook slots wait on the hook inside a transaction');
     await serviceKeepsAnswering(t, api, bearer, null, 2);
     fault.behave(normal);
     fault.release();
     endedRefusedTimedOutOrDone(t, await stuck.all, 'a stuck sign-in ends as refused, timed out or signed in');
   });
 
-  t.test('a stalled custom access token hook holds at most half the pool in refresh transactions', async (t) => {
+  t.test('a stalled custom access token hook holds at most the hook slots in refresh transactions', async (t) => {
     const users = await Promise.all(Array.from({ length: STUCK }, () => confirmedUser(api)));
     const sessions = await Promise.all(users.map((u) => passwordGrant(api, u.email)));
     fault.behave((req) => (req.path === '/custom-access-token' ? { kind: 'hang' } : normal(req)));
     const stuck = inFlight(
       sessions.map((s) => api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: s.body.refresh_token } })),
     );
-    await slotsHoldTheStall(t, fault, stuck, 'no more refreshes than half the pool wait on the hook inside a transaction');
+    await slotsHoldTheStall(t, fault, stuck, 'no more refreshes than the hook slots wait on the hook inside a transaction');
     await serviceKeepsAnswering(t, api, bearer, null, 2);
     fault.behave(normal);
     fault.release();
@@ -338,6 +339,31 @@ t.test('HTTP hooks', async (t) => {
     fault.behave(normal);
     fault.release();
     endedRefusedTimedOutOrDone(t, await stuck.all, 'a stuck send ends as refused, timed out or sent');
+  });
+
+  t.test('a stalled send-SMS hook and a stalled custom access token hook together leave GET /user a connection', async (t) => {
+    // Each set of slots is half the pool but one, so both full still leave 2 of the 6 connections.
+    const users = await Promise.all(Array.from({ length: STUCK }, () => confirmedUser(api)));
+    const sessions = await Promise.all(users.map((u) => passwordGrant(api, u.email)));
+    fault.behave((req) => (req.path === '/send-sms' || req.path === '/custom-access-token' ? { kind: 'hang' } : normal(req)));
+    const phones = Array.from({ length: STUCK }, (_, i) => `1555030${String(1000 + i)}`);
+    const stuck = inFlight([
+      ...phones.map((phone) => api.request('POST', '/otp', { body: { phone } })),
+      ...sessions.map((s) => api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: s.body.refresh_token } })),
+    ]);
+    await until(
+      () => fault.held >= 4,
+      () => stuck.answered > 0,
+    );
+    await until(
+      () => fault.held > 4,
+      () => stuck.answered === 2 * STUCK - 4,
+    );
+    t.equal(fault.held, 4, 'the sending slots and the hook slots, no more, reached the stalled hooks');
+    await serviceKeepsAnswering(t, api, bearer, null, 4);
+    fault.behave(normal);
+    fault.release();
+    endedRefusedTimedOutOrDone(t, await stuck.all, 'a stuck send or refresh ends as refused, timed out or answered');
   });
 
   t.test('garbage from a hook is refused with the original errors', async (t) => {
@@ -385,11 +411,11 @@ t.test('HTTP hooks', async (t) => {
   });
 });
 
-t.test('a stalled before-user-created hook holds at most half the pool in anonymous sign-ins', async (t) => {
+t.test('a stalled before-user-created hook holds at most the hook slots in anonymous sign-ins', async (t) => {
   // Only this hook on: the anonymous sign-in's transaction waits on it, and signs its session locally.
   const fault = await startFaultServer();
   const api = await startTestService({
-    AUTH_DB_MAX_POOL_SIZE: '4',
+    AUTH_DB_MAX_POOL_SIZE: '6',
     AUTH_HTTP_WORKERS: '1',
     AUTH_DB_ACQUIRE_TIMEOUT: '2',
     AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
@@ -406,7 +432,7 @@ t.test('a stalled before-user-created hook holds at most half the pool in anonym
   const bearer = (await passwordGrant(api, user.email)).body.access_token as string;
   fault.behave(() => ({ kind: 'hang' }));
   const stuck = inFlight(Array.from({ length: STUCK }, () => api.request('POST', '/signup', { body: {} })));
-  await slotsHoldTheStall(t, fault, stuck, 'no more anonymous sign-ins than half the pool wait on the hook inside a transaction');
+  await slotsHoldTheStall(t, fault, stuck, 'no more anonymous sign-ins than the hook slots wait on the hook inside a transaction');
   await serviceKeepsAnswering(t, api, bearer, user.email, 2);
   fault.behave(() => ({ kind: 'answer', body: {} }));
   fault.release();
@@ -425,7 +451,7 @@ t.test('a stalled before-user-created hook holds at most half the pool in anonym
 t.test('SMS gateway', async (t) => {
   const fault = await startFaultServer();
   const api = await startTestService({
-    AUTH_DB_MAX_POOL_SIZE: '4',
+    AUTH_DB_MAX_POOL_SIZE: '6',
     AUTH_HTTP_WORKERS: '1',
     AUTH_DB_ACQUIRE_TIMEOUT: '2',
     // Longer than the test: only the test ends a stall.
@@ -471,7 +497,7 @@ t.test('SMS gateway', async (t) => {
   });
 
   // /verify asks Twilio inside its transaction: it takes a sending slot (verify/consume.ts).
-  t.test('a stalled code check holds at most half the pool', async (t) => {
+  t.test('a stalled code check holds at most the sending slots', async (t) => {
     fault.behave(normal);
     for (const phone of phones) {
       const res = await api.request('POST', '/otp', { body: { phone } });
@@ -479,7 +505,7 @@ t.test('SMS gateway', async (t) => {
     }
     fault.behave((req) => (req.path.endsWith('/VerificationCheck') ? { kind: 'hang' } : normal(req)));
     const stuck = inFlight(phones.map((phone) => api.request('POST', '/verify', { body: { type: 'sms', phone, token: '123456' } })));
-    await slotsHoldTheStall(t, fault, stuck, 'no more checks than half the pool wait on the gateway inside a transaction');
+    await slotsHoldTheStall(t, fault, stuck, 'no more checks than the sending slots wait on the gateway inside a transaction');
     await serviceKeepsAnswering(t, api, bearer, bystander.email, 2);
     fault.release();
     for (const res of await stuck.all) t.not(res.status, 500, `a stuck check does not end in a 500: ${res.text.slice(0, 120)}`);
@@ -510,7 +536,7 @@ t.test('SMS gateway', async (t) => {
 t.test('captcha, leaked passwords and OpenID discovery', async (t) => {
   const fault = await startFaultServer();
   const api = await startTestService({
-    AUTH_DB_MAX_POOL_SIZE: '4',
+    AUTH_DB_MAX_POOL_SIZE: '6',
     AUTH_HTTP_WORKERS: '1',
     AUTH_DB_ACQUIRE_TIMEOUT: '2',
     AUTH_MAILER_AUTOCONFIRM: 'true',

@@ -3,10 +3,12 @@
 // A send is bounded by SEND_TIMEOUT, but a relay that stalls makes every one of them take that long, and
 // with nothing limiting how many do so at once a burst of sign-ups or recoveries took every connection of
 // the thread's pool, idle in transaction, and GET /user, refresh grants and the rest answered 503
-// database_busy. So at most half the pool's connections (at least one) are in sending transactions; a
-// request that finds every slot taken waits for one holding no connection, queued and bounded like a wait
-// for a connection (DB_POOL_WAITERS_PER_CONNECTION, DB_ACQUIRE_TIMEOUT), then is refused 503 database_busy
-// with Retry-After. Its abort signal (deadline, client gone) takes it out of the queue at once.
+// database_busy. So fewer than half the pool's connections (at least one) are in sending transactions. The
+// same slots, a second set of them, bound the sign-in transactions that wait on a hook (sessions/issue.ts):
+// with one connection of the pool kept out of both halves, a hook and a relay stalling together still leave
+// a connection for everything else (a pool of three or more). A request that finds every slot taken waits
+// for one holding no connection, queued and bounded like a wait for a connection
+// (DB_POOL_WAITERS_PER_CONNECTION, DB_ACQUIRE_TIMEOUT), then is refused 503 database_busy with Retry-After. Its abort signal (deadline, client gone) takes it out of the queue at once.
 import { apiError } from '../errors.js';
 
 export interface SendingSlots {
@@ -21,7 +23,7 @@ export interface SendingSlots {
 }
 
 export interface SendingSlotsOptions {
-  /** the connections of the thread's pool; the slots are half of them, at least one */
+  /** the connections of the thread's pool; the slots are half of all but one of them, at least one */
   poolSize: number;
   /** requests that may wait for a slot; beyond, refused at once */
   maxWaiting: number;
@@ -33,8 +35,13 @@ interface Waiter {
   grant: () => void;
 }
 
+/** Half the pool but one connection: two such sets (sending, hooks) never take the whole pool. */
+function slotsFor(poolSize: number): number {
+  return Math.max(1, Math.floor((poolSize - 1) / 2));
+}
+
 export function createSendingSlots(options: SendingSlotsOptions): SendingSlots {
-  const size = Math.max(1, Math.floor(options.poolSize / 2));
+  const size = slotsFor(options.poolSize);
   let taken = 0;
   const queue: Waiter[] = [];
 

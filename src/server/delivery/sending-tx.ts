@@ -6,7 +6,7 @@
 // began; one that reaches a send without a permit rolls back, takes it through the pool while holding no
 // connection, and runs again. The counters keep their old meaning: one per mail or SMS attempted.
 // Each attempt's transaction holds one of the thread's sending slots (sending-slots.ts) while it is open,
-// so sends waiting on a stalled relay never take more than half the pool; the slot is waited for, and
+// so sends waiting on a stalled relay never take half the pool; the slot is waited for, and
 // given back, while no connection is held.
 import type pg from 'pg';
 import { tx, type Queryable } from '../../db/pool.js';

@@ -203,9 +203,10 @@ export function signsInTransaction(ctx: Pick<AppContext, 'config' | 'jwt'>): boo
  * The transaction of a sign-in, which may wait inside it on the network: on the custom access token hook or
  * KMS signing its session (signsInTransaction), or on the HTTP hooks in `waitsOn` (before-user-created). Such
  * a transaction holds one of the thread's hook slots while open, taken before its connection as a sending
- * slot is (delivery/sending-slots.ts), so a stalled hook keeps at most half the pool's connections idle in
+ * slot is (delivery/sending-slots.ts), so a stalled hook keeps fewer than half the pool's connections idle in
  * transaction and GET /user, sign-outs and the rest still find one. Apart from the sending slots: a stalled
- * mail relay stops no sign-in. Without such a wait, a plain transaction.
+ * mail relay stops no sign-in, and the two sets together leave a connection free. Without such a wait, a
+ * plain transaction.
  */
 export async function issuingTx<T>(
   ctx: AppContext,
