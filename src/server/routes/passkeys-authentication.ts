@@ -17,12 +17,14 @@ import { relyingParty } from '../webauthn/relying-party.js';
 import { authenticationOptions, verifyAssertion } from '../webauthn/authentication.js';
 import { asAuthenticationResponse, userHandleOf } from '../webauthn/response-shape.js';
 import { takeChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-answer.js';
+import { passkeyRequestOptionsJson } from '../passkeys/options-json.js';
 
 export const passkeyAuthenticationOptions: Handler = async (_req, ctx) => {
   const rp = relyingParty(ctx.config);
   const { options, session } = await authenticationOptions(rp);
   const challenge = await insertChallenge(ctx.db, { userId: null, type: 'authentication', session, ttlSeconds: rp.challengeTtlSeconds });
-  return { body: { challenge_id: challenge.id, options, expires_at: Math.floor(challenge.expires_at.getTime() / 1000) } };
+  const expiresAt = Math.floor(challenge.expires_at.getTime() / 1000);
+  return { body: { challenge_id: challenge.id, options: passkeyRequestOptionsJson(options), expires_at: expiresAt } };
 };
 
 export const passkeyAuthenticationVerify: Handler<ChallengeAnswerBody> = async (req, ctx) => {

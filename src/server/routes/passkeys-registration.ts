@@ -14,6 +14,7 @@ import { relyingParty } from '../webauthn/relying-party.js';
 import { registrationOptions, verifyRegistration } from '../webauthn/registration.js';
 import { takeChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-answer.js';
 import { createdPasskeyJson } from '../passkeys/passkey-json.js';
+import { passkeyCreationOptionsJson } from '../passkeys/options-json.js';
 import { refuseSsoUser, requireManagementAal } from '../passkeys/management-checks.js';
 import { requireNotAnonymous } from '../mfa/factor-access.js';
 
@@ -42,7 +43,8 @@ export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (
     },
     req.signal,
   );
-  return { body: { challenge_id: challenge.id, options, expires_at: Math.floor(challenge.expires_at.getTime() / 1000) } };
+  const expiresAt = Math.floor(challenge.expires_at.getTime() / 1000);
+  return { body: { challenge_id: challenge.id, options: passkeyCreationOptionsJson(options), expires_at: expiresAt } };
 };
 
 export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeAnswerBody> = async (req, ctx, principal) => {

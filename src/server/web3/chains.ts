@@ -31,7 +31,12 @@ const solana: Chain<Uint8Array> = {
     if (length !== 86 && length !== 88) {
       throw apiError('validation_failed', 'signature must be 64 bytes encoded as base64 with or without padding');
     }
-    const url = signature.replace(/=+$/, '').replaceAll('+', '-').replaceAll('/', '_');
+    // Padding comes off the end only; line breaks anywhere are skipped, as the original's decoder skips them.
+    const url = signature
+      .replace(/=+$/, '')
+      .replaceAll('+', '-')
+      .replaceAll('/', '_')
+      .replace(/[\r\n]/g, '');
     if (!/^[A-Za-z0-9_-]*$/.test(url) || url.length % 4 === 1) {
       throw apiError('validation_failed', 'signature does not contain valid base64 characters');
     }

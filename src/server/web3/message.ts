@@ -42,6 +42,19 @@ export class MessageRefusal extends Error {}
 // "localhost" or dot-separated labels ending in a 2+ letter top-level label, with an optional port.
 const DOMAIN = /^(localhost|(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,})(?::\d{1,5})?$/;
 
+// What Go's strings.TrimSpace takes off both ends (Unicode White_Space), which is not String#trim's set: it
+// keeps U+FEFF and takes U+0085, so a line ends the same here as there.
+const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+
+/** Walked from both ends, not one regular expression: a long run of inner spaces must not cost quadratic time. */
+function trimSpace(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && GO_SPACE.test(text[start])) start++;
+  while (end > start && GO_SPACE.test(text[end - 1])) end--;
+  return text.slice(start, end);
+}
+
 type Field = 'URI' | 'Version' | 'Chain ID' | 'Nonce' | 'Issued At' | 'Expiration Time' | 'Not Before' | 'Request ID';
 
 export function parseMessage(raw: string, rules: ChainRules): SignInMessage {
@@ -49,9 +62,9 @@ export function parseMessage(raw: string, rules: ChainRules): SignInMessage {
   const lines = raw.split('\n');
   if (lines.length < 6) throw refuse('message needs at least 6 lines');
   if (!lines[0].endsWith(rules.header)) throw refuse(`message first line does not end in "${rules.header}"`);
-  const domain = lines[0].slice(0, -rules.header.length).trim();
+  const domain = trimSpace(lines[0].slice(0, -rules.header.length));
   if (!DOMAIN.test(domain)) throw refuse('domain in first line of message is not valid');
-  const address = lines[1].trim();
+  const address = trimSpace(lines[1]);
   if (!rules.address.test(address)) throw refuse(rules.addressRefusal);
   if (lines[2] !== '') throw refuse('third line must be empty');
 
@@ -61,10 +74,10 @@ export function parseMessage(raw: string, rules: ChainRules): SignInMessage {
   const resources: RequestUri[] = [];
   let inResources = false;
   for (let i = hasStatement ? 5 : 3; i < lines.length; i++) {
-    const line = lines[i].trim();
+    const line = trimSpace(lines[i]);
     if (inResources) {
       if (line.startsWith('- ')) {
-        const resource = parseRequestUri(line.slice(2).trim());
+        const resource = parseRequestUri(trimSpace(line.slice(2)));
         if (!resource) throw refuse(`Resource at position ${resources.length} has invalid URI`);
         resources.push(resource);
         continue;
@@ -79,7 +92,7 @@ export function parseMessage(raw: string, rules: ChainRules): SignInMessage {
     const colon = line.indexOf(':');
     if (colon < 0) throw refuse(`encountered unparsable line at index ${i}`);
     const key = line.slice(0, colon);
-    const value = line.slice(colon + 1).trim();
+    const value = trimSpace(line.slice(colon + 1));
     if (key === 'URI' && !parseRequestUri(value)) throw refuse('URI is not valid');
     if (key === 'Chain ID' && !rules.chainId(value)) throw refuse('Chain ID is not valid');
     if (key === 'Issued At' || key === 'Expiration Time' || key === 'Not Before') {
