@@ -16,6 +16,8 @@ export const oauthServerEnv = (): Record<string, string> => ({
   AUTH_OAUTH_SERVER_AUTHORIZATION_PATH: CONSENT_PATH,
   AUTH_MAILER_AUTOCONFIRM: 'true',
   AUTH_JWT_KEYS: JSON.stringify([generateJwk('ES256')]),
+  // HS256 stays accepted beside the ES256 key: the tests' admin and service_role keys are HS256 (helpers/admin.ts)
+  AUTH_JWT_VALID_METHODS: 'ES256,HS256',
 });
 
 export async function registerClient(api: TestService, body: Record<string, unknown> = {}) {

@@ -91,14 +91,16 @@ async function idTokenFor(ctx: AppContext, issued: TokenResponse, client: OAuthC
   return fresh ? ctx.jwt.sign(idTokenClaims(ctx, fresh, client.id, scopes, row.nonce)) : null;
 }
 
-/** The OAuth token response: the user object and expires_at are left out, as the original leaves them. */
+/**
+ * The OAuth token response: the user object and expires_at are left out, as the original leaves them. Its
+ * members come in the original's order: it answers a map, whose keys its encoder writes sorted.
+ */
 export function oauthTokenBody(issued: TokenResponse, idToken: string | null = null): Record<string, unknown> {
-  const body: Record<string, unknown> = {
+  return {
     access_token: issued.access_token,
-    token_type: issued.token_type,
     expires_in: issued.expires_in,
+    ...(idToken ? { id_token: idToken } : {}),
     refresh_token: issued.refresh_token,
+    token_type: issued.token_type,
   };
-  if (idToken) body.id_token = idToken;
-  return body;
 }
