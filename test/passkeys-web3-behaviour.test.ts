@@ -1,5 +1,6 @@
 // Passkeys and Web3 sign-in compared with the original, black-box: what a client sees of the cases the other
-// passkey and web3 test files leave out. Passkeys: a user without email or phone, the display name, names
+// passkey and web3 test files leave out. Passkeys: a user without email or phone, the display name, the name
+// a new passkey takes from its AAGUID, names
 // counted in bytes, duplicates, the default limit, bodies the original never reads, a credential of another
 // user, an unconfirmed phone. Web3: timestamps read as Go's time.Parse reads them (a one-digit hour, long
 // fractions, offsets up to 24:60), lines trimmed of what Go's strings.TrimSpace trims, a Solana signature
@@ -128,6 +129,23 @@ t.test('a rename answers the passkey in the list shape: last_used_at once it sig
   t.equal(renamed.body.created_at, created.created_at);
   const listed = (await api.request('GET', '/passkeys', { token })).body[0];
   t.same(renamed.body, listed);
+});
+
+t.test('a new passkey is named after the authenticator model its AAGUID names, else "Passkey", as in the original', async (t) => {
+  const { access_token: token } = await signUp(api);
+  const named = async (aaguid: string) => {
+    const authenticator = newAuthenticator();
+    authenticator.aaguid = Buffer.from(aaguid.replaceAll('-', ''), 'hex');
+    const created = await register(api, token, authenticator);
+    t.equal(created.status, 200, created.text);
+    return created.body.friendly_name;
+  };
+  t.equal(await named('ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4'), 'Google Password Manager');
+  t.equal(await named('bada5566-a7aa-401f-bd96-45619a55120d'), '1Password');
+  t.equal(await named('00000000-0000-0000-0000-000000000000'), 'Passkey', 'a zero AAGUID (attestation "none")');
+  t.equal(await named('0123abcd-0000-4000-8000-000000000000'), 'Passkey', 'a model in no list');
+  const listed = (await api.request('GET', '/passkeys', { token })).body.map((p: { friendly_name: string }) => p.friendly_name);
+  t.same(listed, ['Google Password Manager', '1Password', 'Passkey', 'Passkey'], 'the name is stored');
 });
 
 t.test('PASSKEY_MAX_PASSKEYS_PER_USER is 10 by default, as in the original', async (t) => {

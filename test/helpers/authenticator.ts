@@ -47,6 +47,8 @@ export class SoftwareAuthenticator {
   counterStep: number;
   /** the BE flag of its authenticator data (a synced passkey sets it); may be flipped between ceremonies */
   backupEligible = false;
+  /** the AAGUID its attested credential data names: zero, as with attestation "none", unless a model is given */
+  aaguid: Buffer = Buffer.alloc(16);
   private readonly key: Key;
   private userHandle: string | null = null;
 
@@ -67,6 +69,7 @@ export class SoftwareAuthenticator {
     copy.signCount = this.signCount;
     copy.userHandle = this.userHandle;
     copy.backupEligible = this.backupEligible;
+    copy.aaguid = this.aaguid;
     return copy;
   }
 
@@ -82,7 +85,7 @@ export class SoftwareAuthenticator {
       this.rpIdHash(tamper.rpId),
       Buffer.from([USER_PRESENT | USER_VERIFIED | ATTESTED_CREDENTIAL_DATA | this.backupFlags()]),
       counter(this.signCount),
-      Buffer.alloc(16), // AAGUID: none given, as with attestation "none"
+      this.aaguid,
       idLength,
       this.key.credentialId,
       this.key.cosePublicKey,

@@ -15,6 +15,7 @@ import { registrationOptions, verifyRegistration } from '../webauthn/registratio
 import { takeChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-answer.js';
 import { createdPasskeyJson } from '../passkeys/passkey-json.js';
 import { passkeyCreationOptionsJson } from '../passkeys/options-json.js';
+import { passkeyFriendlyName } from '../passkeys/friendly-name.js';
 import { refuseSsoUser, requireManagementAal } from '../passkeys/management-checks.js';
 import { requireNotAnonymous } from '../mfa/factor-access.js';
 
@@ -66,7 +67,11 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
       // would fail the credential's foreign key, and one soft-deleted would keep a passkey its deletion removed.
       if (!(await lockLiveUserById(c, user.id))) throw apiError('user_not_found');
       if ((await countCredentials(c, user.id)) >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
-      const row = await insertCredential(c, { userId: user.id, ...outcome.credential, friendlyName: 'Passkey' });
+      const row = await insertCredential(c, {
+        userId: user.id,
+        ...outcome.credential,
+        friendlyName: passkeyFriendlyName(outcome.credential.aaguid),
+      });
       if (!row) throw apiError('webauthn_credential_exists');
       await writeAudit(c, req, actorOf(user), 'passkey_created', { passkey_id: row.id }, req.ip);
       return row;
