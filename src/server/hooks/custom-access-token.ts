@@ -1,40 +1,13 @@
 // The custom access token hook (docs/hooks.md#custom-access-token): the claims about to be signed go out, the
 // claims to sign come back. The original's minimum schema still holds afterwards: the required claims
 // stay, with their types, or the grant fails with the original's 500 and nothing is signed.
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { Queryable } from '../../db/pool.js';
 import type { AccessTokenClaims } from '../auth/jwt.js';
 import type { AppContext } from '../context.js';
 import { apiError } from '../errors.js';
 import { isObject, NO_ANSWER, undecodable } from './answer.js';
 import { invokeHook, type HookRequest } from './invoke.js';
-
-/** The original's MinimumViableTokenSchema (internal/tokens/service.go). */
-const MINIMUM_CLAIMS_SCHEMA = {
-  type: 'object',
-  properties: {
-    aud: { type: ['string', 'array'] },
-    exp: { type: 'integer' },
-    jti: { type: 'string' },
-    iat: { type: 'integer' },
-    iss: { type: 'string' },
-    nbf: { type: 'integer' },
-    sub: { type: 'string' },
-    email: { type: 'string' },
-    phone: { type: 'string' },
-    app_metadata: { type: 'object', additionalProperties: true },
-    user_metadata: { type: 'object', additionalProperties: true },
-    role: { type: 'string' },
-    aal: { type: 'string' },
-    amr: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'object' }] } },
-    session_id: { type: 'string' },
-    client_id: { type: 'string' },
-  },
-  required: ['aud', 'exp', 'iat', 'sub', 'email', 'phone', 'role', 'aal', 'session_id', 'is_anonymous'],
-};
-
-// Compiled when the hook first answers, not when an HTTP thread starts: most deployments have no such hook.
-let claimsValidator: ValidateFunction | undefined;
+import { claimsSchemaProblems } from './claims-schema.js';
 
 export interface CustomAccessTokenInput {
   claims: AccessTokenClaims;
@@ -57,10 +30,9 @@ export async function customizeAccessToken(
     claimsOf,
     q,
   );
-  const checkClaims = (claimsValidator ??= new Ajv({ allErrors: true, strict: false }).compile(MINIMUM_CLAIMS_SCHEMA));
-  if (!checkClaims(claims)) {
-    const problems = (checkClaims.errors ?? []).map((e) => `- ${e.instancePath.replace(/^\//, '') || '(root)'}: ${e.message}`);
-    throw apiError('hook_failed', `output claims do not conform to the expected schema: \n${problems.join('\n')}\n`);
+  const problems = claimsSchemaProblems(claims);
+  if (problems.length) {
+    throw apiError('hook_failed', `output claims do not conform to the expected schema: \n${problems.map((p) => `- ${p}\n`).join('')}`);
   }
   return claims as Record<string, unknown>;
 }

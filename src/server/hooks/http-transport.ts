@@ -92,6 +92,8 @@ function signedHeaders(call: HttpHookCall): Record<string, string> {
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
     'webhook-signature': signatures.join(', '),
+    // As the original: no compressed answer, so the response limit counts the bytes the hook sent.
+    'accept-encoding': 'identity',
     ...(call.authorization ? { authorization: call.authorization } : {}),
   };
 }
