@@ -1,15 +1,15 @@
 // Which flow a post to the ACS belongs to, from its RelayState (docs/sso-saml.md#the-flow), as the original
-// tells them apart: a UUID names an SP-initiated flow's relay state, which is taken (deleted) here so it
-// works once, and must be younger than SAML_RELAY_STATE_VALIDITY_PERIOD; an empty RelayState or a URL
-// is an IdP-initiated post, whose provider is the one the response's (not yet verified) Issuer names;
-// anything else is refused.
+// tells them apart: a UUID (in any spelling its UUID library reads, the nil UUID being none) names an
+// SP-initiated flow's relay state, which is taken (deleted) here so it works once, and must be younger than
+// SAML_RELAY_STATE_VALIDITY_PERIOD; an empty RelayState or a URL is an IdP-initiated post, whose provider
+// is the one the response's (not yet verified) Issuer names; anything else is refused.
 import { apiError } from '../errors.js';
 import { takeRelayState } from '../../db/saml-relay-states.js';
 import { findSsoProviderByEntityId, findSsoProviderById, type SsoProviderRow } from '../../db/sso-providers.js';
 import { parseXml, children, textOf, XmlProblem } from './xml.js';
+import { NIL_UUID, readUuid } from '../uuid-text.js';
+import type { AcsForm } from './acs-form.js';
 import type { AppContext } from '../context.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Started {
   provider: SsoProviderRow;
@@ -21,10 +21,12 @@ export interface Started {
 }
 
 /** The provider and request of this post, from its RelayState (REFERENCE: the original's three cases). */
-export async function identifyFlow(ctx: AppContext, params: URLSearchParams, samlResponse: string): Promise<Started> {
-  const relayState = params.get('RelayState') ?? '';
-  if (UUID.test(relayState)) {
-    const row = await takeRelayState(ctx.db, relayState.toLowerCase());
+export async function identifyFlow(ctx: AppContext, form: AcsForm): Promise<Started> {
+  const { relayState, samlResponse } = form;
+  const read = readUuid(relayState);
+  const relayStateId = 'uuid' in read && read.uuid !== NIL_UUID ? read.uuid : null;
+  if (relayStateId) {
+    const row = await takeRelayState(ctx.db, relayStateId);
     if (!row) throw apiError('saml_relay_state_not_found');
     if (Date.now() - row.created_at.getTime() >= ctx.config.saml.relayStateValiditySeconds * 1000) {
       throw apiError('saml_relay_state_expired');
@@ -35,7 +37,7 @@ export async function identifyFlow(ctx: AppContext, params: URLSearchParams, sam
     return { provider, requestId: row.request_id, redirectTo: row.redirect_to ?? '', flowStateId: row.flow_state_id };
   }
   if (relayState !== '' && !isRequestUri(relayState)) throw apiError('saml_relay_state_invalid');
-  if (params.get('SAMLart')) throw apiError('saml_artifact_unsupported');
+  if (form.artifact) throw apiError('saml_artifact_unsupported');
   if (!samlResponse) throw apiError('saml_response_missing');
   const issuer = peekIssuer(samlResponse);
   const provider = await findSsoProviderByEntityId(ctx.db, issuer);

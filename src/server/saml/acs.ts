@@ -5,12 +5,12 @@
 // as the original answers.
 import { ApiError, apiError } from '../errors.js';
 import { finishOAuthFlowState } from '../../db/flow-state.js';
-import { callbackParams } from '../oauth/callback.js';
 import { stateError, codeRedirect } from '../oauth/redirects.js';
 import { issueSession, issuingTx } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { identifyFlow } from './acs-flow.js';
+import { readAcsForm } from './acs-form.js';
 import { freshMetadata } from './metadata-refresh.js';
 import { verifyResponse, AssertionRejected } from './verify-response.js';
 import { readAssertion } from './assertion.js';
@@ -35,15 +35,14 @@ export async function handleAcs(req: ApiRequest, ctx: AppContext): Promise<ApiRe
 }
 
 async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
-  const params = callbackParams(req);
-  const posted = params.get('SAMLResponse') ?? '';
-  const started = await identifyFlow(ctx, params, posted);
+  const form = await readAcsForm(req);
+  const started = await identifyFlow(ctx, form);
   const provider = started.provider;
   const idp = await freshMetadata(ctx, provider);
   const keys = samlKeys(ctx.config);
-  const artifact = params.get('SAMLart') ?? '';
+  const artifact = form.artifact;
   // An artifact (only an SP-initiated flow gets this far with one) is resolved once, before the key rotation's second try.
-  const samlResponse = artifact ? await resolved(ctx, req, provider.id, artifact, { idp, key: keys.current }) : posted;
+  const samlResponse = artifact ? await resolved(ctx, req, provider.id, artifact, { idp, key: keys.current }) : form.postedResponse;
   const verify = (key: typeof keys.current | null) =>
     verifyResponse(samlResponse, {
       idp,
