@@ -1,7 +1,7 @@
 // The row a create or an update writes (docs/custom-providers.md#admin-api): a create fills every field
 // from the body with the original's defaults; an update changes only what the body sets (an empty string
 // or an absent field leaves the stored value), and never the type or the identifier. URLs are checked
-// (url-check.ts) and, when an OIDC provider's issuer or discovery URL is set, its discovery document is
+// (url-check.ts) and, when an OIDC provider's issuer or discovery URL is sent, its discovery document is
 // fetched again. The client secret is sealed for the row (mfa/encryption.ts).
 import { randomUUID } from 'node:crypto';
 import type { CustomProviderFields, CustomProviderRow, CustomProviderType } from '../../db/custom-oauth-providers.js';
@@ -78,7 +78,9 @@ export async function changedProvider(row: CustomProviderRow, body: ProviderBody
   }
   if (p.provider_type === 'oidc') {
     p.skip_nonce_check = body.skip_nonce_check ?? p.skip_nonce_check;
-    if (body.issuer || body.discovery_url) await rediscover(p, o);
+    // A discovery_url sent at all, even empty (which leaves the stored one), fetches the document again, as in
+    // the original: the way to pick up an issuer's changed endpoints without changing anything else.
+    if (body.issuer || (body.discovery_url !== undefined && body.discovery_url !== null)) await rediscover(p, o);
   }
   if (body.client_secret) p.client_secret = o.box.sealOrClear(p.id, body.client_secret);
   return p;

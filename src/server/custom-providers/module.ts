@@ -109,7 +109,8 @@ export function customModule(row: CustomProviderRow): OAuth2Provider {
     scopeSeparator: ' ',
     pkceToProvider: row.pkce_enabled,
     scopesFor(requested) {
-      const asked = requested.split(/[\s,]+/).filter(Boolean);
+      // Space-separated (RFC 6749), as the original reads a custom provider's `scopes`: a comma is part of a scope.
+      const asked = requested.split(/\s+/).filter(Boolean);
       const scopes = asked.length > 0 ? asked : row.scopes;
       return oidc ? withOpenid(scopes) : scopes;
     },
