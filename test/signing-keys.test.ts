@@ -82,29 +82,43 @@ t.test('a token signed by a key not configured is refused', async (t) => {
   const jwt = service([generateJwk('ES256')]);
   const stranger = service([generateJwk('ES256')]);
   const token = await stranger.sign(claims);
-  // Unknown kid: checked against the secret with HS256 only, as the original does.
+  // Unknown kid with an accepted algorithm other than HS256: no key, named as the original names it.
   t.equal(
     await rejection(jwt.verify(token)),
-    'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method ES256 is invalid',
+    `invalid JWT: unable to parse or verify signature, token is unverifiable: error while executing keyfunc: unrecognized JWT kid ${String(decodeProtectedHeader(token).kid)} for algorithm ES256`,
   );
+  // HS256 is not among JWT_KEYS' algorithms, so it is not accepted at all (test/keys-settings-behaviour.test.ts).
   const strangerHs = service([generateJwk('HS256')]);
   t.equal(
     await rejection(jwt.verify(await strangerHs.sign(claims))),
+    'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method HS256 is invalid',
+  );
+  // With an HS256 key among them, an unknown kid under HS256 is checked against JWT_SECRET.
+  t.equal(
+    await rejection(service([generateJwk('ES256'), verifyOnly(generateJwk('HS256'))]).verify(await strangerHs.sign(claims))),
     'invalid JWT: unable to parse or verify signature, token signature is invalid: signature is invalid',
   );
 });
 
-t.test('a token without kid is still checked against JWT_SECRET with HS256', async (t) => {
-  const jwt = service([generateJwk('ES256')]);
+t.test('a token without kid is checked against JWT_SECRET with HS256 while HS256 is accepted', async (t) => {
   const legacy = await new SignJWT({ ...claims })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .sign(createSecretKey(Buffer.from(SECRET)));
-  t.equal((await jwt.verify(legacy)).sub, claims.sub);
   t.equal(
-    await rejection(service([generateJwk('ES256')], ['ES256']).verify(legacy)),
-    'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method HS256 is invalid',
-    'JWT_VALID_METHODS without HS256 refuses the secret',
+    (await service([generateJwk('ES256'), verifyOnly(generateJwk('HS256'))]).verify(legacy)).sub,
+    claims.sub,
+    'an HS256 key in JWT_KEYS',
   );
+  t.equal((await service([generateJwk('ES256')], ['ES256', 'HS256']).verify(legacy)).sub, claims.sub, 'HS256 in JWT_VALID_METHODS');
+  for (const [jwt, why] of [
+    [service([generateJwk('ES256')]), 'JWT_KEYS without an HS256 key refuse the secret, as in the original'],
+    [service([generateJwk('ES256')], ['ES256']), 'JWT_VALID_METHODS without HS256 refuses the secret'],
+  ] as const)
+    t.equal(
+      await rejection(jwt.verify(legacy)),
+      'invalid JWT: unable to parse or verify signature, token signature is invalid: signing method HS256 is invalid',
+      why,
+    );
 });
 
 t.test('rotation: [new signer, old verify-only] accepts what the old key signed and signs with the new one', async (t) => {

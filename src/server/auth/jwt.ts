@@ -95,9 +95,9 @@ export class JwtError extends Error {
 
 export function createJwtService(jwt: Config['jwt']): JwtService {
   if (!jwt.secret && !jwt.keys.length) throw new TypeError('createJwtService: neither jwt.secret nor jwt.keys is set');
-  // JWT_SECRET, when set, is always a key: tokens without a kid (or with JWT_KEY_ID, or an unknown kid) are
-  // checked against it with HS256, as the original does (docs/tokens-and-sessions.md#signing-and-keys).
-  // With JWT_KEYS and no JWT_SECRET such tokens are refused.
+  // JWT_SECRET, when set, is the fallback key: HS256 tokens whose kid names none of JWT_KEYS (none, JWT_KEY_ID,
+  // another) are checked against it while HS256 is accepted (below), as the original does
+  // (docs/tokens-and-sessions.md#verification). With JWT_KEYS and no JWT_SECRET such tokens are refused.
   const secret: KeyObject | null = jwt.secret ? createSecretKey(Buffer.from(jwt.secret, 'utf8')) : null;
   const keys = jwt.keys.length ? buildKeySet(jwt.keys) : [];
   const signer = keys.find((k) => k.signs);
@@ -106,13 +106,35 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
   const header: JWTHeaderParameters = signer
     ? { alg: signer.alg, kid: signer.kid, typ: 'JWT' }
     : { alg: 'HS256', ...(jwt.keyId ? { kid: jwt.keyId } : {}), typ: 'JWT' };
-  // JWT_VALID_METHODS narrows what verification accepts; each key still accepts only its own algorithm.
-  const valid = (alg: string) => jwt.validMethods.length === 0 || jwt.validMethods.includes(alg);
-  const pinned = (alg: string) => (valid(alg) ? [alg] : []);
-  const secretAlgorithms = pinned('HS256');
+  // The algorithms verification accepts, as the original reads them: JWT_VALID_METHODS, else those of the
+  // JWT_KEYS (HS256 when there are none). So with JWT_KEYS set and no HS256 key among them, tokens under
+  // JWT_SECRET are refused: taking the legacy secret out of JWT_KEYS revokes the keys it signed.
+  const accepted = new Set(jwt.validMethods.length ? jwt.validMethods : keys.length ? keys.map((k) => k.alg) : ['HS256']);
+  // Each key still accepts only its own algorithm.
+  const pinned = (alg: string) => (accepted.has(alg) ? [alg] : []);
   const byKid = new Map(keys.map((k) => [k.kid, { key: k.verifyKey, algorithms: pinned(k.alg) }]));
+  const secretKey = secret && { key: secret, algorithms: pinned('HS256') };
   /** keys checked by the HS256 fast path (hs256.ts): secret keys that accept exactly HS256 */
   const hmacOnly = (key: KeyObject, algorithms: string[]) => key.type === 'secret' && algorithms.length === 1 && algorithms[0] === 'HS256';
+  /** A header jose cannot read: any key, so that jose reports the token as malformed. */
+  const anyKey = secretKey ?? byKid.values().next().value!;
+
+  /**
+   * The key of a token whose kid names none of JWT_KEYS, as the original's key lookup falls back: JWT_SECRET
+   * for HS256, when HS256 is accepted; any other algorithm is refused naming the kid.
+   */
+  function fallbackKey(header: Record<string, unknown>, token: string): { key: KeyObject; algorithms: string[] } {
+    const alg = header.alg;
+    const problem = algorithmProblem(alg, accepted);
+    if (!problem && alg === 'HS256' && secretKey) return secretKey;
+    // A token that is not three segments is malformed before anything else, in the original's parser.
+    if (!threeSegments(token)) throw new JwtError(SEGMENTS);
+    if (problem) throw new JwtError(problem);
+    if (alg === 'HS256') throw new JwtError('token signature is invalid: key is invalid');
+    throw new JwtError(
+      `token is unverifiable: error while executing keyfunc: unrecognized JWT kid ${goValue(header.kid)} for algorithm ${String(alg)}`,
+    );
+  }
 
   return {
     algorithm,
@@ -122,13 +144,13 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
     async verify(token) {
       try {
         const dot = token.indexOf('.');
-        const header = dot > 0 ? parseHeader(token.slice(0, dot)) : null;
-        // A canonical header gives the kid directly; anything else goes through jose's decoding, as before.
-        const kid = header ? (typeof header.kid === 'string' ? header.kid : undefined) : kidOf(token);
-        const found = byKid.get(kid ?? '') ?? (secret && { key: secret, algorithms: secretAlgorithms });
-        if (!found) throw new JwtError('token signature is invalid: key is invalid');
+        const canonical = dot > 0 ? parseHeader(token.slice(0, dot)) : null;
+        // A canonical header is read directly; anything else goes through jose's decoding.
+        const header = canonical ?? headerOf(token);
+        const kid = header && typeof header.kid === 'string' ? header.kid : undefined;
+        const found = (kid !== undefined && byKid.get(kid)) || (header ? fallbackKey(header, token) : anyKey);
         const { key, algorithms } = found;
-        const fast = header && hmacOnly(key, algorithms) ? verifyHs256(token, header, key) : null;
+        const fast = canonical && hmacOnly(key, algorithms) ? verifyHs256(token, canonical, key) : null;
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
         // No claim is required: exp and nbf are checked when present, as golang-jwt v5 does unless asked to require them.
         const payload = fast ?? (await jwtVerify(token, key, { algorithms })).payload;
@@ -141,6 +163,49 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
       }
     },
   };
+}
+
+const SEGMENTS = 'token is malformed: token contains an invalid number of segments';
+
+/** Whether a compact token has its three segments (two dots), counted without splitting it. */
+function threeSegments(token: string): boolean {
+  const first = token.indexOf('.');
+  const second = first < 0 ? -1 : token.indexOf('.', first + 1);
+  return second > 0 && token.indexOf('.', second + 1) < 0;
+}
+
+/** The algorithms golang-jwt v5 knows; another name in a token's header is "unavailable" there. */
+const KNOWN_ALGORITHMS = new Set([
+  'HS256',
+  'HS384',
+  'HS512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'none',
+]);
+
+/** No algorithm: algorithmProblem() then refuses every known one as not accepted. */
+const NONE: ReadonlySet<string> = new Set();
+
+/** Why a header's alg is refused before any key is looked at, in golang-jwt's words, or null. */
+function algorithmProblem(alg: unknown, accepted: ReadonlySet<string>): string | null {
+  if (typeof alg !== 'string') return 'token is unverifiable: signing method (alg) is unspecified';
+  if (!KNOWN_ALGORITHMS.has(alg)) return 'token is unverifiable: signing method (alg) is unavailable';
+  return accepted.has(alg) ? null : `token signature is invalid: signing method ${alg} is invalid`;
+}
+
+/** A header value as Go's %v prints it: the original names an unknown kid so. */
+function goValue(value: unknown): string {
+  if (value === undefined || value === null) return '<nil>';
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /** The signing function, chosen once: KMS (kms-signer.ts), a local private key through jose, or JWT_SECRET. */
@@ -160,13 +225,12 @@ function signerOf(
   return (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(key);
 }
 
-/** The token's kid, or undefined (a malformed header is left for jwtVerify to report). */
-function kidOf(token: string): string | undefined {
+/** The token's protected header as jose decodes it, or null (a malformed header is left for jwtVerify to report). */
+function headerOf(token: string): Record<string, unknown> | null {
   try {
-    const { kid } = decodeProtectedHeader(token);
-    return typeof kid === 'string' ? kid : undefined;
+    return decodeProtectedHeader(token);
   } catch {
-    return undefined;
+    return null;
   }
 }
 
@@ -217,7 +281,11 @@ export function buildAccessTokenClaims({ user, sessionId, aal, amr, now, jwt }: 
  * to parse or verify signature, " (docs/tokens-and-sessions.md#verification). Clients and logs match on these strings.
  */
 function describe(error: unknown, token: string): string {
-  if (error instanceof errors.JOSEAlgNotAllowed) return `token signature is invalid: signing method ${algorithmOf(token)} is invalid`;
+  if (!threeSegments(token)) return SEGMENTS;
+  const header = headerOf(token);
+  // The header's alg is golang-jwt's first check after parsing: unspecified, unknown, or not this key's
+  // (with no algorithm accepted, algorithmProblem() refuses every one).
+  if (header && (typeof header.alg !== 'string' || error instanceof errors.JOSEAlgNotAllowed)) return algorithmProblem(header.alg, NONE)!;
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'token signature is invalid: signature is invalid';
   if (error instanceof errors.JWTExpired) return 'token has invalid claims: token is expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
@@ -225,14 +293,5 @@ function describe(error: unknown, token: string): string {
     if (error.claim === 'nbf' && error.reason === 'check_failed') return 'token has invalid claims: token is not valid yet';
     return `token has invalid claims: ${error.message}`;
   }
-  if (token.split('.').length !== 3) return 'token is malformed: token contains an invalid number of segments';
   return `token is malformed: ${error instanceof Error ? error.message : String(error)}`;
-}
-
-function algorithmOf(token: string): string {
-  try {
-    return String(decodeProtectedHeader(token).alg);
-  } catch {
-    return 'unknown';
-  }
 }
