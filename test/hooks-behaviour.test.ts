@@ -10,6 +10,7 @@ import { startTestService } from './helpers/server.js';
 import { newHookSecret, startHookServer, type HookCall } from './helpers/hook-server.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
+import { PASSWORD, adminCreatedUser } from './helpers/users.js';
 import { challenge, enrollTotp, totpCode, verify } from './helpers/mfa.js';
 import { fragmentOf } from './helpers/passwordless.js';
 
@@ -56,7 +57,6 @@ for (const path of [HOOKS.BEFORE_USER_CREATED, HOOKS.AFTER_USER_CREATED, HOOKS.S
 hooks.on(HOOKS.PASSWORD_VERIFICATION_ATTEMPT, () => ({ body: { decision: 'continue' } }));
 hooks.on(HOOKS.MFA_VERIFICATION_ATTEMPT, () => ({ body: { decision: 'continue' } }));
 
-const PASSWORD = 'Secret-password-1';
 const SITE_URL = 'http://localhost:3000';
 /** The original's token_hash: SHA-224 of the address and the code, in hex. */
 const tokenHash = (address: string, otp: string) =>
@@ -69,14 +69,7 @@ const mark = () => hooks.calls.length;
 const pkce = { code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' };
 const pkceVerifier = 'x'.repeat(43);
 
-async function confirmedUser(email = uniqueEmail('hb')): Promise<{ id: string; email: string }> {
-  const res = await api.request('POST', '/admin/users', {
-    token: await adminToken(),
-    body: { email, password: PASSWORD, email_confirm: true },
-  });
-  if (res.status !== 200) throw new Error(`admin create failed: ${res.status} ${res.text}`);
-  return { id: res.body.id, email };
-}
+const confirmedUser = (email = uniqueEmail('hb')) => adminCreatedUser(api, email);
 const signIn = (email: string, password = PASSWORD) => api.request('POST', '/token?grant_type=password', { body: { email, password } });
 async function session(email: string): Promise<{ access_token: string; refresh_token: string }> {
   const res = await signIn(email);

@@ -10,6 +10,7 @@ import { startSmsGatewayFake } from './helpers/sms.js';
 import { newHookSecret, startHookServer } from './helpers/hook-server.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
+import { PASSWORD, adminCreatedUser } from './helpers/users.js';
 
 const hooks = await startHookServer();
 const smtp = await startSmtpServer();
@@ -55,15 +56,7 @@ hooks.on('/send-email', () => ({ body: {} }));
 hooks.on('/send-sms', () => ({ body: {} }));
 hooks.on('/password-verification-attempt', () => ({ body: { decision: 'continue' } }));
 
-const PASSWORD = 'Secret-password-1';
-async function confirmedUser(email = uniqueEmail('hooks')): Promise<{ id: string; email: string }> {
-  const res = await api.request('POST', '/admin/users', {
-    token: await adminToken(),
-    body: { email, password: PASSWORD, email_confirm: true },
-  });
-  if (res.status !== 200) throw new Error(`admin create failed: ${res.status} ${res.text}`);
-  return { id: res.body.id, email };
-}
+const confirmedUser = (email = uniqueEmail('hooks')) => adminCreatedUser(api, email);
 const signIn = (email: string, password = PASSWORD) => api.request('POST', '/token?grant_type=password', { body: { email, password } });
 const lastCall = (path: string) => hooks.callsTo(path).at(-1)!;
 const sessionsOf = async (userId: string) =>

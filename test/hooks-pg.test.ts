@@ -8,6 +8,7 @@ import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
+import { PASSWORD, adminCreatedUser } from './helpers/users.js';
 import { fragmentOf, insertUser, plantToken } from './helpers/passwordless.js';
 
 const smtp = await startSmtpServer();
@@ -84,15 +85,7 @@ await api.db.query(`
   end $$;
 `);
 
-const PASSWORD = 'Secret-password-1';
-async function confirmedUser(email = uniqueEmail('pg')): Promise<{ id: string; email: string }> {
-  const res = await api.request('POST', '/admin/users', {
-    token: await adminToken(),
-    body: { email, password: PASSWORD, email_confirm: true },
-  });
-  if (res.status !== 200) throw new Error(`admin create failed: ${res.status} ${res.text}`);
-  return { id: res.body.id, email };
-}
+const confirmedUser = (email = uniqueEmail('pg')) => adminCreatedUser(api, email);
 const signIn = (email: string, password = PASSWORD) => api.request('POST', '/token?grant_type=password', { body: { email, password } });
 const lastEvent = async (hook: string): Promise<any> =>
   (await api.db.query('select event from hooks_test.events where hook = $1 order by id desc limit 1', [hook])).rows[0]?.event;

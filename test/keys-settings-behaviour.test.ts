@@ -9,11 +9,10 @@ import { createPrivateKey, createSecretKey, type JsonWebKey } from 'node:crypto'
 import { SignJWT, decodeProtectedHeader } from 'jose';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
 import { adminToken, signedToken } from './helpers/admin.js';
-import { rejection } from './helpers/jwt.js';
+import { jwtService, rejection } from './helpers/jwt.js';
 import { signUp } from './helpers/accounts.js';
 import { spPrivateKey } from './helpers/saml-idp.js';
 import { PASSKEY_ENV } from './helpers/passkeys.js';
-import { createJwtService } from '../dist/server/auth/jwt.js';
 import { generateJwk } from '../dist/server/auth/keys.js';
 import { loadConfig } from '../dist/server/config/load.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
@@ -126,42 +125,31 @@ t.test('GET /settings: each field follows its setting as in the original', async
 
 // ---------------------------------------------------------------- verification rules, on the JWT service itself
 
-const jwtBase = {
-  secret: JWT_SECRET,
-  exp: 3600,
-  aud: 'authenticated',
-  issuer: '',
-  keyId: '',
-  adminGroupName: 'admin',
-  defaultGroupName: 'authenticated',
-  adminRoles: ['service_role'],
-  kms: { endpoint: '', accessKeyId: '', secretAccessKey: '', sessionToken: '', timeoutSeconds: 3 },
-};
-const jwtService = (keys: JsonWebKey[], validMethods: string[] = [], extra: Record<string, unknown> = {}) =>
-  createJwtService({ ...jwtBase, keys, validMethods, ...extra });
+const service = (keys: JsonWebKey[], validMethods: string[] = [], extra: Record<string, unknown> = {}) =>
+  jwtService(JWT_SECRET, keys, validMethods, extra);
 
 t.test('the accepted algorithms: JWT_VALID_METHODS, else those of JWT_KEYS, else HS256', async (t) => {
   const es = generateJwk('ES256');
   const hs = verifyOnly(generateJwk('HS256'));
   const legacy = await withSecret(serviceRole());
   const refusedHs256 = PREFIX + 'token signature is invalid: signing method HS256 is invalid';
-  t.equal((await jwtService([]).verify(legacy)).role, 'service_role', 'JWT_SECRET alone: HS256');
-  t.equal(await rejection(jwtService([es]).verify(legacy)), refusedHs256, 'JWT_KEYS of ES256 alone: the secret is revoked');
-  t.equal((await jwtService([es, hs]).verify(legacy)).role, 'service_role', 'an HS256 key in JWT_KEYS keeps the secret');
-  t.equal((await jwtService([es], ['ES256', 'HS256']).verify(legacy)).role, 'service_role', 'or HS256 in JWT_VALID_METHODS');
-  t.equal(await rejection(jwtService([], ['ES256']).verify(legacy)), refusedHs256, 'JWT_VALID_METHODS decides for the secret too');
+  t.equal((await service([]).verify(legacy)).role, 'service_role', 'JWT_SECRET alone: HS256');
+  t.equal(await rejection(service([es]).verify(legacy)), refusedHs256, 'JWT_KEYS of ES256 alone: the secret is revoked');
+  t.equal((await service([es, hs]).verify(legacy)).role, 'service_role', 'an HS256 key in JWT_KEYS keeps the secret');
+  t.equal((await service([es], ['ES256', 'HS256']).verify(legacy)).role, 'service_role', 'or HS256 in JWT_VALID_METHODS');
+  t.equal(await rejection(service([], ['ES256']).verify(legacy)), refusedHs256, 'JWT_VALID_METHODS decides for the secret too');
   // JWT_KEY_ID names the secret: a kid that is no key of JWT_KEYS is checked against it while HS256 is accepted.
   const keyed = await withSecret(serviceRole(), { alg: 'HS256', kid: 'legacy', typ: 'JWT' });
-  t.equal((await jwtService([es, hs], [], { keyId: 'legacy' }).verify(keyed)).role, 'service_role');
-  t.equal(await rejection(jwtService([es], [], { keyId: 'legacy' }).verify(keyed)), refusedHs256);
+  t.equal((await service([es, hs], [], { keyId: 'legacy' }).verify(keyed)).role, 'service_role');
+  t.equal(await rejection(service([es], [], { keyId: 'legacy' }).verify(keyed)), refusedHs256);
   // The service's own tokens, signed with JWT_KEYS' signer, verify whatever else is accepted.
-  const own = jwtService([es]);
+  const own = service([es]);
   t.equal((await own.verify(await own.sign({ ...serviceRole() }))).role, 'service_role');
 });
 
 t.test('a token whose kid names no configured key', async (t) => {
   const es = generateJwk('ES256');
-  const jwt = jwtService([es, verifyOnly(generateJwk('HS256'))]);
+  const jwt = service([es, verifyOnly(generateJwk('HS256'))]);
   const stranger = generateJwk('ES256');
   t.equal(
     await rejection(jwt.verify(await signWith(stranger, serviceRole()))),
@@ -188,7 +176,7 @@ t.test('a token whose kid names no configured key', async (t) => {
 });
 
 t.test("the header's alg: unspecified, unknown, or none, in golang-jwt's words", async (t) => {
-  const jwt = jwtService([]);
+  const jwt = service([]);
   const b64 = (x: unknown) => Buffer.from(JSON.stringify(x)).toString('base64url');
   const body = b64(serviceRole());
   t.equal(
@@ -210,7 +198,7 @@ t.test("the header's alg: unspecified, unknown, or none, in golang-jwt's words",
   );
   // Under a configured kid the same words: the algorithm is checked before the key's signature.
   const es = generateJwk('ES256');
-  const keyed = jwtService([es]);
+  const keyed = service([es]);
   t.equal(
     await rejection(keyed.verify(`${b64({ alg: 'XS1', kid: es.kid })}.${body}.x`)),
     `${PREFIX}token is unverifiable: signing method (alg) is unavailable`,
@@ -222,7 +210,7 @@ t.test("the header's alg: unspecified, unknown, or none, in golang-jwt's words",
 });
 
 t.test('exp and nbf without leeway, iat not checked, no claim required', async (t) => {
-  const jwt = jwtService([]);
+  const jwt = service([]);
   const at = now();
   t.equal(await rejection(jwt.verify(await withSecret({ exp: at }))), `${PREFIX}token has invalid claims: token is expired`, 'exp = now');
   t.ok(await jwt.verify(await withSecret({ exp: at + 2 })), 'exp just ahead');

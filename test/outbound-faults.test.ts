@@ -9,9 +9,9 @@ import t, { type Test } from 'tap';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestService, type Reply, type TestService } from './helpers/server.js';
-import { adminToken } from './helpers/admin.js';
 import { newHookSecret } from './helpers/hook-server.js';
 import { uniqueEmail } from './helpers/accounts.js';
+import { PASSWORD, adminCreatedUser } from './helpers/users.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // The misbehaving server
@@ -136,7 +136,6 @@ async function until(check: () => boolean, stop: () => boolean = () => false): P
   while (!check() && !stop()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
-const PASSWORD = 'Secret-password-1';
 const STUCK = 20;
 
 async function idleInTransaction(api: TestService): Promise<number> {
@@ -147,14 +146,7 @@ async function idleInTransaction(api: TestService): Promise<number> {
 }
 
 /** A confirmed user with a password, made through the admin API (no hook on the way). */
-async function confirmedUser(api: TestService, email = uniqueEmail('outbound')): Promise<{ id: string; email: string }> {
-  const res = await api.request('POST', '/admin/users', {
-    token: await adminToken(),
-    body: { email, password: PASSWORD, email_confirm: true },
-  });
-  if (res.status !== 200) throw new Error(`admin create failed: ${res.status} ${res.text}`);
-  return { id: res.body.id, email };
-}
+const confirmedUser = (api: TestService, email = uniqueEmail('outbound')) => adminCreatedUser(api, email);
 
 const passwordGrant = (api: TestService, email: string) =>
   api.request('POST', '/token?grant_type=password', { body: { email, password: PASSWORD } });

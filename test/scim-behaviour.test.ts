@@ -6,45 +6,12 @@
 import t, { type Test } from 'tap';
 import { loadConfig } from '../dist/server/config/load.js';
 import { startTestService, type Reply } from './helpers/server.js';
+import { EMPTY_LIST, FILTER_FORBIDDEN, NOT_FOUND, expectedConfig } from './helpers/scim.js';
 
 const SCIM_JSON = 'application/scim+json';
 const BASE = 'https://auth.example.com/auth/v1/scim/v2';
 
-// Built in the original's member order, so JSON.stringify gives the exact text it sends (no newline after it).
-const SERVICE_PROVIDER_CONFIG = {
-  schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
-  patch: { supported: false },
-  bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
-  filter: { supported: false, maxResults: 0 },
-  changePassword: { supported: false },
-  sort: { supported: false },
-  etag: { supported: false },
-  authenticationSchemes: [
-    {
-      type: 'oauthbearertoken',
-      name: 'OAuth Bearer Token',
-      description: 'Authentication scheme using the OAuth Bearer Token Standard',
-      specUri: 'http://www.rfc-editor.org/info/rfc6750',
-      primary: true,
-    },
-  ],
-  meta: { resourceType: 'ServiceProviderConfig', location: `${BASE}/ServiceProviderConfig` },
-};
-const EMPTY_LIST = {
-  schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
-  totalResults: 0,
-  startIndex: 1,
-  itemsPerPage: 0,
-  Resources: [],
-};
-// No refusal of the original carries a scimType: it is left out, not sent empty.
-const scimError = (status: number, detail: string) => ({
-  schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
-  detail,
-  status: String(status),
-});
-const NOT_FOUND = scimError(404, 'Endpoint or resource does not exist');
-const FILTER_FORBIDDEN = scimError(403, 'Filtering is not supported on this endpoint');
+const SERVICE_PROVIDER_CONFIG = expectedConfig(BASE);
 const DISABLED = { code: 404, error_code: 'feature_disabled', msg: 'SCIM server is disabled' };
 
 /** The answer is exactly `status` with `body` as the original's bytes, as application/scim+json and nothing else. */

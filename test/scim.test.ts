@@ -6,6 +6,7 @@ import t from 'tap';
 import { loadConfig } from '../dist/server/config/load.js';
 import { serviceProviderConfig } from '../dist/server/scim/documents.js';
 import { startTestService } from './helpers/server.js';
+import { EMPTY_LIST, FILTER_FORBIDDEN, NOT_FOUND, expectedConfig } from './helpers/scim.js';
 
 const SCIM_JSON = 'application/scim+json';
 const DOCUMENTS = ['/scim/v2/ServiceProviderConfig', '/scim/v2/ResourceTypes', '/scim/v2/Schemas'];
@@ -14,41 +15,6 @@ const LISTS = ['/scim/v2/ResourceTypes', '/scim/v2/Schemas'];
 const UNKNOWN = ['/scim/v2', '/scim/v2/', '/scim/v2/Users', '/scim/v2/Groups/1', '/scim/v2/serviceproviderconfig', '/scim/v2/Schemas/x'];
 const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
 const DISABLED = { code: 404, error_code: 'feature_disabled', msg: 'SCIM server is disabled' };
-
-/** The whole document a client reads, for a service whose SCIM base URL is `base`. */
-const expectedConfig = (base: string) => ({
-  schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
-  patch: { supported: false },
-  bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
-  filter: { supported: false, maxResults: 0 },
-  changePassword: { supported: false },
-  sort: { supported: false },
-  etag: { supported: false },
-  authenticationSchemes: [
-    {
-      type: 'oauthbearertoken',
-      name: 'OAuth Bearer Token',
-      description: 'Authentication scheme using the OAuth Bearer Token Standard',
-      specUri: 'http://www.rfc-editor.org/info/rfc6750',
-      primary: true,
-    },
-  ],
-  meta: { resourceType: 'ServiceProviderConfig', location: `${base}/ServiceProviderConfig` },
-});
-const EMPTY_LIST = {
-  schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
-  totalResults: 0,
-  startIndex: 1,
-  itemsPerPage: 0,
-  Resources: [],
-};
-const scimError = (status: number, detail: string) => ({
-  schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
-  detail,
-  status: String(status),
-});
-const NOT_FOUND = scimError(404, 'Endpoint or resource does not exist');
-const FILTER_FORBIDDEN = scimError(403, 'Filtering is not supported on this endpoint');
 
 t.test('off by default: every path and method under /scim/v2 is the service 404 feature_disabled', async (t) => {
   t.equal(loadConfig({ env: {}, envFile: null }).scim.enabled, false, 'EXPERIMENTAL_SCIM_ENABLED defaults to false');

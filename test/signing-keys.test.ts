@@ -2,26 +2,14 @@
 // another algorithm or a key not configured is refused, rotation keeps old tokens valid, and bad key
 // material stops start-up with a config error naming the key.
 import t from 'tap';
-import { rejection } from './helpers/jwt.js';
+import { jwtService, rejection } from './helpers/jwt.js';
 import { createPrivateKey, createSecretKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader } from 'jose';
-import { createJwtService } from '../dist/server/auth/jwt.js';
 import { generateJwk } from '../dist/server/auth/keys.js';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-characters!';
-const base = {
-  secret: SECRET,
-  exp: 3600,
-  aud: 'authenticated',
-  issuer: '',
-  keyId: '',
-  adminGroupName: 'admin',
-  defaultGroupName: 'authenticated',
-  adminRoles: ['service_role'],
-  kms: { endpoint: '', accessKeyId: '', secretAccessKey: '', sessionToken: '', timeoutSeconds: 3 },
-};
-const service = (keys: JsonWebKey[], validMethods: string[] = []) => createJwtService({ ...base, keys, validMethods });
+const service = (keys: JsonWebKey[], validMethods: string[] = []) => jwtService(SECRET, keys, validMethods);
 const now = Math.floor(Date.now() / 1000);
 const claims = {
   sub: '6b0c2d1e-0a43-4c5e-9a63-2f1b8e7d9c10',

@@ -2,6 +2,7 @@
 // in the database (the confirmation flow is tested elsewhere), then sign in with the password grant.
 import type { TestService } from './server.js';
 import { signIn, uniqueEmail, type Session } from './accounts.js';
+import { adminToken } from './admin.js';
 
 export const PASSWORD = 'Secret-password-1';
 
@@ -24,3 +25,13 @@ export const pathOf = (link: string) => {
   const u = new URL(link);
   return u.pathname + u.search;
 };
+
+/** A confirmed user with PASSWORD made through the admin API: no hook, mail or sign-in on the way. */
+export async function adminCreatedUser(api: TestService, email = uniqueEmail('admin-made')): Promise<{ id: string; email: string }> {
+  const res = await api.request('POST', '/admin/users', {
+    token: await adminToken(),
+    body: { email, password: PASSWORD, email_confirm: true },
+  });
+  if (res.status !== 200) throw new Error(`admin create failed: ${res.status} ${res.text}`);
+  return { id: res.body.id, email };
+}
