@@ -6,7 +6,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import type { Config } from '../config/types.js';
-import { buildKeySet, type SigningKey } from './keys.js';
+import { buildKeySet, SUPPORTED_ALGORITHMS, type SigningKey } from './keys.js';
 import { createKmsSigner } from './kms-signer.js';
 import { parseHeader, signHs256, verifyHs256 } from './hs256.js';
 import { claimTypeProblem } from './claim-types.js';
@@ -174,23 +174,11 @@ function threeSegments(token: string): boolean {
   return second > 0 && token.indexOf('.', second + 1) < 0;
 }
 
-/** The algorithms golang-jwt v5 knows; another name in a token's header is "unavailable" there. */
-const KNOWN_ALGORITHMS = new Set([
-  'HS256',
-  'HS384',
-  'HS512',
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'none',
-]);
+/**
+ * The algorithms golang-jwt v5 knows: the ones keys here can carry, and RSA-PSS and "none", which it names
+ * though no key here verifies them; another name in a token's header is "unavailable" there.
+ */
+const KNOWN_ALGORITHMS: ReadonlySet<string> = new Set([...SUPPORTED_ALGORITHMS, 'PS256', 'PS384', 'PS512', 'none']);
 
 /** No algorithm: algorithmProblem() then refuses every known one as not accepted. */
 const NONE: ReadonlySet<string> = new Set();

@@ -5,6 +5,7 @@
 // ParseForm skips that type, and FormValue would parse it only if no ParseForm had run, so a multipart
 // body's fields are never seen there and are not here either.
 import type { ApiRequest } from '../http/types.js';
+import { mediaTypeOf } from '../http/media-type.js';
 
 const URLENCODED = 'application/x-www-form-urlencoded';
 
@@ -14,8 +15,7 @@ const MALFORMED = /;|%(?![0-9A-Fa-f]{2})/;
 
 /** The merged form, or undefined when the body or the query string is malformed. */
 export function formValues(req: ApiRequest<unknown>): URLSearchParams | undefined {
-  const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  const body = mediaType === URLENCODED ? req.rawBody.toString('utf8') : '';
+  const body = mediaTypeOf(req) === URLENCODED ? req.rawBody.toString('utf8') : '';
   if (MALFORMED.test(body) || MALFORMED.test(req.rawQuery)) return undefined;
   const form = new URLSearchParams(body);
   for (const [name, value] of new URLSearchParams(req.rawQuery)) form.append(name, value);

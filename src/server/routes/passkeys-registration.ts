@@ -60,6 +60,7 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
     ctx.log.info({ request_id: req.requestId, reason: outcome.reason, detail: outcome.detail }, 'passkey registration refused');
     throw apiError(outcome.reason === 'malformed' ? 'webauthn_response_invalid' : 'webauthn_verification_failed');
   }
+  const friendlyName = await passkeyFriendlyName(outcome.credential.aaguid);
   const created = await tx(
     ctx.db,
     async (c) => {
@@ -70,7 +71,7 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
       const row = await insertCredential(c, {
         userId: user.id,
         ...outcome.credential,
-        friendlyName: passkeyFriendlyName(outcome.credential.aaguid),
+        friendlyName,
       });
       if (!row) throw apiError('webauthn_credential_exists');
       await writeAudit(c, req, actorOf(user), 'passkey_created', { passkey_id: row.id }, req.ip);

@@ -5,6 +5,7 @@
 // SAML library reads it. An assertion put in the URL (and so in access logs and browser history) signs
 // nobody in.
 import type { ApiRequest } from '../http/types.js';
+import { mediaTypeOf } from '../http/media-type.js';
 
 export interface AcsForm {
   relayState: string;
@@ -33,8 +34,7 @@ export async function readAcsForm(req: ApiRequest): Promise<AcsForm> {
  * matched ignoring case and parameters, as Go's mime parsing does.
  */
 async function postedForm(req: ApiRequest): Promise<{ fields: Map<string, string>; beforeQuery: boolean }> {
-  const contentType = req.headers['content-type'] ?? '';
-  const type = contentType.split(';')[0].trim().toLowerCase();
+  const type = mediaTypeOf(req);
   const fields = new Map<string, string>();
   const add = (name: string, value: unknown) => {
     if (typeof value === 'string' && !fields.has(name)) fields.set(name, value);
@@ -45,7 +45,7 @@ async function postedForm(req: ApiRequest): Promise<{ fields: Map<string, string
     return { fields, beforeQuery: true };
   }
   if (type === 'multipart/form-data') {
-    const parsed = await new Response(new Uint8Array(req.rawBody), { headers: { 'content-type': contentType } })
+    const parsed = await new Response(new Uint8Array(req.rawBody), { headers: { 'content-type': req.headers['content-type'] ?? '' } })
       .formData()
       .catch(() => null);
     for (const [name, value] of parsed ?? []) add(name, value);

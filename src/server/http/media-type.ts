@@ -1,0 +1,7 @@
+// A request's media type as Go's mime parsing reads it for a form: the Content-Type without its parameters,
+// case ignored; '' when there is none.
+import type { ApiRequest } from './types.js';
+
+export function mediaTypeOf(req: ApiRequest<unknown>): string {
+  return (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+}
