@@ -3,6 +3,7 @@
 // (auth-js) — unless it has an admin bearer. Declared with the route in routes.ts, applied by http/dispatch.ts.
 import { ApiError, apiError } from '../errors.js';
 import { fieldNames, underFieldNames } from '../http/field-names.js';
+import { CAPTCHA_PARAMS } from '../http/go-param-types.js';
 import { requireAdmin } from './admin.js';
 import { verifyCaptchaToken, type CaptchaVerdict } from './captcha.js';
 import type { AppContext } from '../context.js';
@@ -20,7 +21,8 @@ export function captchaChecked(handler: Run, exempt?: (req: ApiRequest) => boole
 export const uncheckedGrant = (req: ApiRequest) => ['refresh_token', 'pkce', 'id_token'].includes(req.query.get('grant_type') ?? '');
 
 async function checkCaptcha(req: ApiRequest, ctx: AppContext): Promise<void> {
-  const token = tokenOf(req.json());
+  // The original's captcha check decodes the body into its own type, before the handler reads it.
+  const token = tokenOf(req.json(CAPTCHA_PARAMS));
   if (!token) throw apiError('captcha_missing');
   let verdict: CaptchaVerdict;
   try {

@@ -3,6 +3,7 @@
 // makes the token malformed, refused 403 bad_jwt before anything reads it
 // (docs/tokens-and-sessions.md#verification). Without this a subject that is no string reached the
 // database as text it could not read as a UUID. null is accepted everywhere: Go leaves the field empty.
+import { goJsonKind } from '../http/go-json-kind.js';
 
 const STRING = { kind: 'string', goType: 'string' } as const;
 const BOOL = { kind: 'bool', goType: 'bool' } as const;
@@ -38,7 +39,7 @@ export function claimTypeProblem(claims: Record<string, unknown>): string | null
       continue;
     }
     const declared = DECLARED[name];
-    const kind = jsonKind(value);
+    const kind = goJsonKind(value);
     if (declared === undefined || kind === declared.kind) continue;
     return `token is malformed: could not JSON decode claim: json: cannot unmarshal ${kind} into Go struct field AccessTokenClaims.${name} of type ${declared.goType}`;
   }
@@ -47,12 +48,4 @@ export function claimTypeProblem(claims: Record<string, unknown>): string | null
 
 function isAudience(value: unknown): boolean {
   return typeof value === 'string' || (Array.isArray(value) && value.every((entry) => typeof entry === 'string'));
-}
-
-/** The JSON kind as Go's decoder names it in its type errors. */
-function jsonKind(value: unknown): string {
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'object') return 'object';
-  if (typeof value === 'boolean') return 'bool';
-  return typeof value; // 'string' or 'number'
 }

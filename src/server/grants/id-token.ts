@@ -10,6 +10,7 @@ import { sendingTx } from '../delivery/sending-tx.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { bodySchema } from '../http/validate.js';
+import { goJsonKind } from '../http/go-json-kind.js';
 import { authenticate, requestAudience } from '../auth/bearer.js';
 import { IdTokenError } from '../providers/runtime.js';
 import { accessTokenHashMatches } from '../providers/at-hash.js';
@@ -154,10 +155,9 @@ function checkNonce(given: string, inToken: unknown, skip: boolean): void {
  */
 function checkLinkIdentity(value: unknown): void {
   if (value === undefined || value === null || typeof value === 'boolean') return;
-  const kind = Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : typeof value;
   throw apiError(
     'bad_json',
-    `Could not parse request body as JSON: json: cannot unmarshal ${kind} into Go struct field IdTokenGrantParams.link_identity of type bool`,
+    `Could not parse request body as JSON: json: cannot unmarshal ${goJsonKind(value)} into Go struct field IdTokenGrantParams.link_identity of type bool`,
   );
 }
 

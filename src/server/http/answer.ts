@@ -6,6 +6,7 @@ import { mayHoldLoneSurrogates, wellFormed } from './well-formed.js';
 import { mayBeTooDeep, tooDeep } from './json-depth.js';
 import { goJsonSyntaxError } from './json-syntax-error.js';
 import { numberOutOfRange } from './json-number-range.js';
+import { goJsonKind } from './go-json-kind.js';
 import type { ApiResponse } from './types.js';
 import { requestDeadlines, type DeadlineClock } from './deadline-clock.js';
 
@@ -46,8 +47,12 @@ export function errorAnswer(
 const JSON_NUL = /\\u0000/i;
 const QUERY_NUL = /%00/;
 
-/** A JSON body that must be an object ({} when empty or null), nested at most MAX_JSON_DEPTH deep; anything else is 400 bad_json. */
-export function parseJsonObject(raw: Buffer): Record<string, unknown> {
+/**
+ * A JSON body that must be an object ({} when empty or null), nested at most MAX_JSON_DEPTH deep; anything
+ * else is 400 bad_json. `goParams` is the Go type the original decodes this body into (go-param-types.ts):
+ * a body that is no object is refused in that decoder's words, naming it.
+ */
+export function parseJsonObject(raw: Buffer, goParams?: string): Record<string, unknown> {
   if (raw.length === 0) return {};
   let value: unknown;
   try {
@@ -58,18 +63,23 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
     const words = goJsonSyntaxError(raw) ?? (err as Error).message;
     throw apiError('bad_json', `Could not parse request body as JSON: ${words}`);
   }
-  // After the parse: a malformed body is refused for its syntax, as the original refuses it, NUL or not.
+  // A body of `null` is an empty one: the original's decoder leaves its request struct as it was.
+  if (value === null) return {};
+  // Go checks the depth with the syntax, before it decodes anything, so a list nested too deep is refused for that.
+  const opener = mayBeTooDeep(raw.length) ? tooDeep(value) : null;
+  if (opener) throw apiError('bad_json_depth', `Could not parse request body as JSON: invalid character '${opener}' exceeded max depth`);
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    if (goParams === undefined) throw apiError('bad_json');
+    throw apiError(
+      'bad_json',
+      `Could not parse request body as JSON: json: cannot unmarshal ${goJsonKind(value)} into Go value of type ${goParams}`,
+    );
+  }
+  // After the original's own refusals: a body it refuses is refused in its words, NUL or not.
   const latin1 = raw.toString('latin1');
   if (JSON_NUL.test(latin1)) {
     throw apiError('bad_json_nul');
   }
-  // A body of `null` is an empty one: the original's decoder leaves its request struct as it was.
-  if (value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw apiError('bad_json');
-  }
-  const opener = mayBeTooDeep(raw.length) ? tooDeep(value) : null;
-  if (opener) throw apiError('bad_json_depth', `Could not parse request body as JSON: invalid character '${opener}' exceeded max depth`);
   const overflow = numberOutOfRange(latin1, value);
   if (overflow) throw apiError('bad_json', `Could not parse request body as JSON: ${overflow}`);
   return (mayHoldLoneSurrogates(latin1) ? wellFormed(value) : value) as Record<string, unknown>;

@@ -25,6 +25,7 @@ import { withRequestSpans, type ChildSpan } from '../observability/request-spans
 import { methodNotAllowed, type Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import { underFieldNames } from './field-names.js';
+import { goParamsType } from './go-param-types.js';
 import type { AppContext } from '../context.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -249,8 +250,10 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
     get signal() {
       return deadline.signal;
     },
-    json() {
-      return (parsed ??= check?.fields ? underFieldNames(parseJsonObject(rawBody), check.fields) : parseJsonObject(rawBody));
+    json(goParams) {
+      if (parsed) return parsed;
+      const value = parseJsonObject(rawBody, goParams ?? goParamsType(this));
+      return (parsed = check?.fields ? underFieldNames(value, check.fields) : value);
     },
     // The route's schema is checked where the handler first reads the body, so its errors keep their
     // place among the handler's own checks (after the guard, after a 404 for an unknown user).

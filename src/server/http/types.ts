@@ -23,9 +23,11 @@ export interface ApiRequest<B = JsonObject> {
   signal: AbortSignal;
   /**
    * The parsed JSON body ({} when empty), unchecked but with its members named as the route's fields
-   * (field-names.ts). Throws 400 bad_json when it does not parse.
+   * (field-names.ts). Throws 400 bad_json when it does not parse, or is no object: then in the words of the
+   * original's decoder, naming `goParams`, the Go type it decodes into at this read, by default the
+   * route's (go-param-types.ts).
    */
-  json(): JsonObject;
+  json(goParams?: string): JsonObject;
   /** The body checked by the route's schema (validate.ts), typed; json() when the route has none. */
   body(): B;
   /** Notes an audit entry written for this request: the last one is the request line's auth_event (db/audit-log.ts). */
