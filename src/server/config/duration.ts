@@ -19,8 +19,12 @@ export function parseGoDuration(text: string): number | null {
 
 /** A duration setting: a bare number of seconds (`900`) or a Go duration (`15m`). Seconds, or null. */
 export function parseSeconds(text: string): number | null {
-  // Bare seconds in Go's float forms too (5., .5, 3e2): the original reads MFA_CHALLENGE_EXPIRY_DURATION as a float.
-  if (/^(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text)) return Number(text);
+  // Bare seconds in Go's float forms too (5., .5, 3e2, -5, +400): the original reads MFA_CHALLENGE_EXPIRY_DURATION
+  // with ParseFloat, which takes a sign and refuses a number past a float64's range (1e400) rather than read it as infinite.
+  if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text)) {
+    const seconds = Number(text);
+    return Number.isFinite(seconds) ? seconds : null;
+  }
   const ms = parseGoDuration(text);
   return ms === null ? null : ms / 1000;
 }

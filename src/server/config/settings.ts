@@ -451,9 +451,9 @@ export const SETTINGS: Setting[] = [
   // A number as in the original, which compares against its whole part (mfa/enroll.ts).
   s('MFA_MAX_ENROLLED_FACTORS', 'mfa.maxEnrolledFactors', 'number', 10, { minimum: 0 }),
   s('MFA_MAX_VERIFIED_FACTORS', 'mfa.maxVerifiedFactors', 'int', 10, { minimum: 0 }),
-  // Under 300 s (0 too) becomes 300 s, with a warning, as the original (original-corrections.ts).
-  s('MFA_CHALLENGE_EXPIRY_DURATION', 'mfa.challengeExpirySeconds', 'duration', 300, { minimum: 0 }),
-  s('MFA_FACTOR_EXPIRY_DURATION', 'mfa.factorExpirySeconds', 'duration', 300, { minimum: 0 }),
+  // Under 300 s (0 and negative values too) becomes 300 s, with a warning, as the original (original-corrections.ts).
+  s('MFA_CHALLENGE_EXPIRY_DURATION', 'mfa.challengeExpirySeconds', 'duration', 300),
+  s('MFA_FACTOR_EXPIRY_DURATION', 'mfa.factorExpirySeconds', 'duration', 300),
   s('MFA_RATE_LIMIT_CHALLENGE_AND_VERIFY', 'rateLimit.mfaChallengeAndVerify', 'number', 15, { minimum: 0 }),
   // Encryption of secrets at rest (TOTP secrets, phone factor codes): docs/mfa.md#secrets-at-rest.
   s('SECURITY_DB_ENCRYPTION_ENCRYPT', 'security.dbEncryption.encrypt', 'bool', false),
