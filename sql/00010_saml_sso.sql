@@ -1,13 +1,14 @@
 -- SAML 2.0 single sign-on (docs/sso-saml.md): the original's four tables with its columns, so an adopted
 -- database keeps its SSO connections and an operator's SQL against them keeps working.
 -- sso_providers: one row per identity provider connection; disabled null means enabled (the original's).
+-- resource_id may be "": the original's admin API stores it as given, its check (`resource_id = null or ...`)
+-- letting "" through, so none is made here (00018 drops the one this file first made).
 create table sso_providers (
   id          uuid primary key default gen_random_uuid(),
   resource_id text,
   disabled    boolean,
   created_at  timestamptz not null default now(),
-  updated_at  timestamptz not null default now(),
-  constraint "resource_id not empty" check (resource_id is null or char_length(resource_id) > 0)
+  updated_at  timestamptz not null default now()
 );
 create unique index sso_providers_resource_id_idx on sso_providers (lower(resource_id));
 create index sso_providers_resource_id_pattern_idx on sso_providers (resource_id text_pattern_ops);
@@ -79,9 +80,9 @@ begin
   end if;
   execute format(
     'insert into sso_providers (id, resource_id, disabled, created_at, updated_at)
-     select id, nullif(resource_id, %L), %s, coalesce(created_at, now()), coalesce(updated_at, created_at, now())
+     select id, resource_id, %s, coalesce(created_at, now()), coalesce(updated_at, created_at, now())
        from gotrue_sso_providers',
-    '', case when has_disabled then 'disabled' else 'null::boolean' end);
+    case when has_disabled then 'disabled' else 'null::boolean' end);
   if to_regclass('gotrue_saml_providers') is not null then
     execute format(
       'insert into saml_providers (id, sso_provider_id, entity_id, metadata_xml, metadata_url, attribute_mapping, name_id_format,

@@ -311,8 +311,8 @@ t.test('admin: PUT validation, in the original words and order', async (t) => {
 t.test('admin: create refusals and what is kept', async (t) => {
   const refused = await admin('POST', '/admin/sso/providers', { type: 'SAML', metadata_xml: new TestIdp().metadata() });
   t.strictSame([refused.status, refused.body.msg], [400, "Only 'saml' supported for SSO provider type"], 'type is case-sensitive');
-  // Departures: the original stores an empty resource_id as "" (and answers it), and fails with a 500 on a
-  // domain repeated in one body.
+  // An empty resource_id is stored and answered as "", as in the original (sso-admin-resource-behaviour.test.ts).
+  // Departure: the original fails with a 500 on a domain repeated in one body.
   const made = await admin('POST', '/admin/sso/providers', {
     type: 'saml',
     metadata_xml: new TestIdp().metadata(),
@@ -321,7 +321,7 @@ t.test('admin: create refusals and what is kept', async (t) => {
   });
   t.teardown(() => admin('DELETE', `/admin/sso/providers/${made.body.id}`));
   t.equal(made.status, 201);
-  t.notOk('resource_id' in made.body);
+  t.equal(made.body.resource_id, '');
   t.strictSame(made.body.domains, [{ domain: 'twice.test' }]);
 });
 
@@ -361,5 +361,9 @@ t.test('admin: the resource as the original serialises it, and the list', async 
     'resource_id wins over resource_id_prefix',
   );
   const wildcard = await admin('GET', '/admin/sso/providers?resource_id_prefix=shape_');
-  t.strictSame(wildcard.body.items, [], 'a prefix is literal (the original passes LIKE wildcards through)');
+  t.strictSame(
+    wildcard.body.items.map((p: { id: string }) => p.id),
+    [made.body.id],
+    'a prefix is a LIKE pattern, as in the original: _ is any character',
+  );
 });

@@ -50,7 +50,7 @@ export async function findSsoProviderByEntityId(q: Queryable, entityId: string):
   return rows[0] ?? null;
 }
 
-/** GET /admin/sso/providers: all, or those of one resource_id or resource_id prefix (the original's filters). */
+/** GET /admin/sso/providers: all, or those of one resource_id or resource_id prefix (the original's filters, as it reads them). */
 export async function listSsoProviders(
   q: Queryable,
   filter: { resourceId?: string; resourceIdPrefix?: string },
@@ -59,8 +59,10 @@ export async function listSsoProviders(
     return (await q.query<SsoProviderRow>(`${SELECT} where p.resource_id = $1 order by p.created_at`, [filter.resourceId])).rows;
   }
   if (filter.resourceIdPrefix) {
-    const pattern = filter.resourceIdPrefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%';
-    return (await q.query<SsoProviderRow>(`${SELECT} where p.resource_id like $1 order by p.created_at`, [pattern])).rows;
+    // As the original: the prefix is LIKE's pattern as given, followed by `%`, so its `%` and `_` match any text or
+    // character and `\` escapes the next one. Passed as a parameter, it is never SQL.
+    return (await q.query<SsoProviderRow>(`${SELECT} where p.resource_id like $1 order by p.created_at`, [`${filter.resourceIdPrefix}%`]))
+      .rows;
   }
   return (await q.query<SsoProviderRow>(`${SELECT} order by p.created_at`)).rows;
 }

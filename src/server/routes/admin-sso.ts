@@ -71,7 +71,8 @@ export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
       const id = await insertSsoProvider(
         c,
         {
-          resourceId: body.resource_id || null,
+          // "" is stored as given, as the original does (only an absent or null resource_id is none).
+          resourceId: body.resource_id ?? null,
           disabled: body.disabled ?? null,
           entityId: metadata.parsed.entityId,
           metadataXml: metadata.raw,

@@ -9,7 +9,8 @@ export function providerJson(p: SsoProviderRow, withMetadata = true): Record<str
   if (p.name_id_format) saml.name_id_format = p.name_id_format;
   return {
     id: p.id,
-    ...(p.resource_id ? { resource_id: p.resource_id } : {}),
+    // Left out only when there is none: a stored "" is answered, as the original's omitempty on a pointer does.
+    ...(p.resource_id !== null ? { resource_id: p.resource_id } : {}),
     disabled: p.disabled,
     saml,
     domains: p.domains.map((domain) => ({ domain })),
