@@ -18,8 +18,8 @@ export function redirectUriProblem(uri: string): string | null {
   if (parts.fragment !== '') return 'fragment not allowed in redirect URI';
   // ours: the list is stored comma-joined (the original's format), so a comma would split one URI in two
   if (uri.includes(',')) return 'comma not allowed in redirect URI';
-  // ours: the redirect back is built on the address as a browser reads it; one no browser can open
-  // (a port above 65535, `<` in a host name) is refused (docs/differences.md)
+  // ours: an address no browser can open (a port above 65535, `<` in a host name) is refused, since
+  // the redirect back to it would lead nowhere (docs/differences.md)
   if (!URL.canParse(uri)) return 'invalid URL format';
   return null;
 }
