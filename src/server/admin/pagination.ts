@@ -9,30 +9,47 @@ import type { ApiRequest } from '../http/types.js';
 export interface PageParams {
   /** The page served, from 1. */
   page: number;
+  /** The rows a page holds, as served. */
   perPage: number;
   /** The page as asked for: the Link header counts from it, so `page=0` links to page 1 as the next, as the original does. */
   askedPage: number;
+  /** `per_page` as asked for: the Link header's page count divides by it, as the original's does. */
+  askedPerPage: number;
 }
 
 const DEFAULT_PER_PAGE = 50;
+const UINT64_MAX = 2n ** 64n - 1n;
+const INT64_MAX = 2n ** 63n - 1n;
+/** What the original's database layer (pop's paginator) pages by when handed a page or page size below 1. */
+const PAGINATOR_FALLBACK = { page: 1, perPage: 20 };
 
-function whole(text: string | null, fallback: number): number {
-  if (text === null || text === '') return fallback;
+function whole(text: string | null, fallback: number): bigint {
+  if (text === null || text === '') return BigInt(fallback);
   // Go's strconv.ParseUint messages: digits only, and at most 2^64 - 1.
-  const why = !/^\d+$/.test(text) ? 'invalid syntax' : BigInt(text) > 2n ** 64n - 1n ? 'value out of range' : null;
+  const why = !/^\d+$/.test(text) ? 'invalid syntax' : BigInt(text) > UINT64_MAX ? 'value out of range' : null;
   if (why) throw apiError('admin_pagination', `Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(text)}: ${why}`);
-  // Parsed by Go but past what paging can reach here: the range refusal below.
-  return Number.isSafeInteger(Number(text)) ? Number(text) : Number.MAX_SAFE_INTEGER;
+  return BigInt(text);
 }
 
+/** Held at 2^53 - 1: no table comes near that many rows, so neither the Link header nor reachablePage needs more. */
+const asNumber = (value: bigint) => (value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value));
+
+/**
+ * The value the original's query pages by. It parses a uint64 but hands the database layer a Go int, and
+ * 2^63 or more turns negative there, which that layer replaces by its own default (page 1, 20 rows);
+ * its Link header still counts with the value asked for.
+ */
+const served = (value: bigint, fallback: number) => (value > INT64_MAX ? fallback : asNumber(value));
+
 export function parsePage(query: URLSearchParams): PageParams {
-  const askedPage = whole(query.get('page'), 1);
-  // As the original's paginator: page 0 serves page 1 (and the empty list's own rel="last" link says page=0).
-  const page = Math.max(askedPage, 1);
-  const perPage = whole(query.get('per_page'), DEFAULT_PER_PAGE);
+  const asked = whole(query.get('page'), 1);
+  const perPageAsked = whole(query.get('per_page'), DEFAULT_PER_PAGE);
   // The original divides by per_page for its Link header and fails with a server error on 0; a 400 says why.
-  if (perPage < 1) throw apiError('admin_pagination', 'Bad Pagination Parameters: per_page must be at least 1');
-  return { page: reachablePage(page, perPage), perPage, askedPage };
+  if (perPageAsked < 1n) throw apiError('admin_pagination', 'Bad Pagination Parameters: per_page must be at least 1');
+  // As the original's paginator: page 0 serves page 1 (and the empty list's own rel="last" link says page=0).
+  const page = Math.max(served(asked, PAGINATOR_FALLBACK.page), 1);
+  const perPage = served(perPageAsked, PAGINATOR_FALLBACK.perPage);
+  return { page: reachablePage(page, perPage), perPage, askedPage: asNumber(asked), askedPerPage: asNumber(perPageAsked) };
 }
 
 /**
@@ -73,7 +90,7 @@ export function queryLink(req: ApiRequest, query: URLSearchParams): string {
 }
 
 export function paginationHeaders(req: ApiRequest, p: PageParams, total: number): Record<string, string> {
-  const totalPages = Math.ceil(total / p.perPage);
+  const totalPages = Math.ceil(total / p.askedPerPage);
   const link = (page: number) => {
     const query = new URLSearchParams(req.query);
     query.set('page', String(page));

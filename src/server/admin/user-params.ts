@@ -3,6 +3,7 @@
 import { apiError } from '../errors.js';
 import { parseGoDuration } from '../config/duration.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
+import { trimSpace } from '../go-trim-space.js';
 
 export interface AdminUserParams {
   id?: string;
@@ -39,12 +40,16 @@ const FIELDS = {
 export const adminUserBody = bodySchema(FIELDS);
 export type AdminUserBody = BodyOf<typeof FIELDS>;
 
-/** Empty strings count as absent, except a password (on update, '' is a password that fails the policy). */
+/**
+ * Empty strings count as absent, except a password (on update, '' is a password that fails the policy).
+ * A role is absent only when empty: the original trims it as it stores it, so one of white space alone
+ * is stored as the empty role, not replaced by the default.
+ */
 export function readAdminUserParams(body: AdminUserBody, now = Date.now()): AdminUserParams {
   return {
     id: body.id || undefined,
     aud: body.aud || undefined,
-    role: body.role?.trim() || undefined,
+    role: body.role ? trimSpace(body.role) : undefined,
     email: body.email || undefined,
     phone: body.phone || undefined,
     password: body.password ?? undefined,

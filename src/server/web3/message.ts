@@ -5,6 +5,7 @@
 import { parseTimestamp, ZERO_TIME } from './timestamp.js';
 import { parseRequestUri, type RequestUri } from './request-uri.js';
 import { goQuoted } from '../go-quoted.js';
+import { trimSpace } from '../go-trim-space.js';
 
 export interface ChainRules {
   /** the refusal prefix: "siws" or "siwe" */
@@ -41,19 +42,6 @@ export class MessageRefusal extends Error {}
 
 // "localhost" or dot-separated labels ending in a 2+ letter top-level label, with an optional port.
 const DOMAIN = /^(localhost|(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,})(?::\d{1,5})?$/;
-
-// What Go's strings.TrimSpace takes off both ends (Unicode White_Space), which is not String#trim's set: it
-// keeps U+FEFF and takes U+0085, so a line ends the same here as there.
-const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
-
-/** Walked from both ends, not one regular expression: a long run of inner spaces must not cost quadratic time. */
-function trimSpace(text: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && GO_SPACE.test(text[start])) start++;
-  while (end > start && GO_SPACE.test(text[end - 1])) end--;
-  return text.slice(start, end);
-}
 
 type Field = 'URI' | 'Version' | 'Chain ID' | 'Nonce' | 'Issued At' | 'Expiration Time' | 'Not Before' | 'Request ID';
 
