@@ -2,8 +2,10 @@
 // its fixed set of profile claims, by name and type. Every other key is dropped (custom_claims_allowlist
 // brings chosen ones back, profile.ts), a key of the wrong type refuses the answer as a whole, and empty
 // values are left out, as its JSON form leaves them out. attribute_mapping works on that form, so a source
-// or target outside the set maps nothing (docs/custom-providers.md#signing-in).
+// or target outside the set maps nothing (docs/custom-providers.md#signing-in). A claim's name is matched
+// as Go matches a struct field's, ignoring case (providers/go-json-fields.ts): `EMAIL` is the email.
 import { ProviderError } from '../providers/outbound.js';
+import { fieldValues } from '../providers/go-json-fields.js';
 
 /** The claims under their names, empty ones absent. */
 export type Claims = Record<string, unknown>;
@@ -40,10 +42,14 @@ class WrongType extends Error {}
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The claims of `answer`; throws ProviderError when a claim of the set has a value of another type. */
-export function readClaims(answer: Record<string, unknown>): Claims {
+/**
+ * The claims of `answer`; throws ProviderError when a claim of the set has a value of another type.
+ * `written`: the answer was a map the original wrote out before reading it (a userinfo answer), so keys
+ * of one name in different cases are met in byte order (`email` after `EMAIL`), not the answer's own.
+ */
+export function readClaims(answer: Record<string, unknown>, written = false): Claims {
   try {
-    return typed(answer);
+    return typed(answer, written);
   } catch (err) {
     if (err instanceof WrongType) throw new ProviderError(`the provider's claim ${err.message}`);
     throw err;
@@ -62,42 +68,46 @@ export function mapClaims(claims: Claims, mapping: Record<string, unknown>): Cla
     else if (Object.hasOwn(mapped, source)) mapped[target] = mapped[source];
   }
   try {
-    return typed(mapped);
+    return typed(mapped, true);
   } catch (err) {
     if (err instanceof WrongType) return claims;
     throw err;
   }
 }
 
-function typed(source: Record<string, unknown>): Claims {
+function typed(source: Record<string, unknown>, written: boolean): Claims {
   const out: Claims = {};
+  // Every value assigned to a claim (from its keys of any case) must be of its type; the last stays, and
   // null is the claim's empty value, as absent.
-  const given = (key: string) => source[key] !== undefined && source[key] !== null;
+  const given = (key: string) => fieldValues(source, key, written).filter((v) => v !== undefined && v !== null);
+  const last = (values: unknown[]) => values[values.length - 1];
   for (const key of STANDARD_STRING_CLAIMS) {
-    if (!given(key)) continue;
-    if (typeof source[key] !== 'string') throw new WrongType(`${key} is not a string`);
-    if (source[key]) out[key] = source[key];
+    const values = given(key);
+    if (values.some((v) => typeof v !== 'string')) throw new WrongType(`${key} is not a string`);
+    if (last(values)) out[key] = last(values);
   }
   for (const key of NUMBERS) {
-    if (!given(key)) continue;
-    if (typeof source[key] !== 'number') throw new WrongType(`${key} is not a number`);
-    if (source[key]) out[key] = source[key];
+    const values = given(key);
+    if (values.some((v) => typeof v !== 'number')) throw new WrongType(`${key} is not a number`);
+    if (last(values)) out[key] = last(values);
   }
   for (const key of BOOLEANS) {
-    if (!given(key)) continue;
-    if (typeof source[key] !== 'boolean') throw new WrongType(`${key} is not a boolean`);
-    if (source[key]) out[key] = true;
+    const values = given(key);
+    if (values.some((v) => typeof v !== 'boolean')) throw new WrongType(`${key} is not a boolean`);
+    if (last(values)) out[key] = true;
   }
-  if (given('aud')) {
-    const aud = typeof source.aud === 'string' ? [source.aud] : source.aud;
-    if (!Array.isArray(aud) || !aud.every((a) => typeof a === 'string')) throw new WrongType('aud is not a string or a list of strings');
-    if (aud.length > 0) out.aud = aud;
+  const auds = given('aud').map((v) => (typeof v === 'string' ? [v] : v));
+  if (auds.some((aud) => !Array.isArray(aud) || !aud.every((a) => typeof a === 'string'))) {
+    throw new WrongType('aud is not a string or a list of strings');
   }
-  if (given('updated_at')) out.updated_at = timestamp(source.updated_at);
-  if (given('custom_claims')) {
-    if (!isObject(source.custom_claims)) throw new WrongType('custom_claims is not an object');
-    if (Object.keys(source.custom_claims).length > 0) out.custom_claims = source.custom_claims;
-  }
+  const aud = last(auds) as string[] | undefined;
+  if (aud && aud.length > 0) out.aud = aud;
+  const times = given('updated_at').map(timestamp);
+  if (times.length > 0) out.updated_at = last(times);
+  const custom = given('custom_claims');
+  if (custom.some((v) => !isObject(v))) throw new WrongType('custom_claims is not an object');
+  const customClaims = last(custom) as Record<string, unknown> | undefined;
+  if (customClaims && Object.keys(customClaims).length > 0) out.custom_claims = customClaims;
   return out;
 }
 

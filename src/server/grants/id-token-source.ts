@@ -9,7 +9,7 @@ import { acceptsIdTokens } from '../providers/configured.js';
 import { createProviderRuntime } from '../providers/runtime.js';
 import { discoveredEndpoints, standardProfile } from '../providers/oidc.js';
 import { ProviderError } from '../providers/outbound.js';
-import { TENANT_ISSUER } from '../providers/azure-issuers.js';
+import { issuerReader, readerOfIssuer, WELL_KNOWN_ISSUER } from '../providers/issuer-readers.js';
 import { customIdTokenProvider } from '../custom-providers/lookup.js';
 import { verifyCustomIdToken } from '../custom-providers/module.js';
 import type { OAuthProviderConfig, OAuthProviderName } from '../config/types.js';
@@ -19,6 +19,8 @@ import type { AppContext } from '../context.js';
 export interface IdTokenSource {
   /** identities.provider: the built-in name, `custom:<id>`, or the allowed issuer's URL */
   name: string;
+  /** Whose reader decodes the claims (id-token-claims.ts): the built-in provider's, or by the issuer's (providers/issuer-readers.ts). */
+  reader: string;
   /** Signature by the issuer's keys, iss, aud, exp; the claims. Throws IdTokenError or ProviderError. */
   verify(idToken: string): Promise<Record<string, unknown>>;
   profile(claims: Record<string, unknown>): ExternalProfile;
@@ -73,36 +75,13 @@ function builtInByName(r: IdTokenRequest): OAuthProviderName | null {
   return GRANT_PROVIDERS.includes(name) && idTokenProvider(name) ? name : null;
 }
 
-type SingleIssuerProvider = 'google' | 'facebook' | 'kakao' | 'vercel_marketplace' | 'snapchat';
-
-/** The issuer of each provider that has a single fixed one, as the original knows them. */
-const WELL_KNOWN_ISSUER: Record<SingleIssuerProvider, string> & Partial<Record<OAuthProviderName, string>> = {
-  google: 'https://accounts.google.com',
-  facebook: 'https://www.facebook.com',
-  kakao: 'https://kauth.kakao.com',
-  vercel_marketplace: 'https://marketplace.vercel.com',
-  snapchat: 'https://accounts.snapchat.com/accounts/oauth2/token',
-};
-
-/**
- * The issuers the original knows its built-in providers by, whether or not they are switched on: a token
- * of a disabled one is refused as that provider's, never taken as an allowed issuer's (the setting's
- * default lists apple's and google's, which the original's switch reaches first).
- */
-const KNOWN_ISSUERS: readonly [OAuthProviderName, (issuer: string) => boolean][] = [
-  ['apple', (i) => i === 'https://appleid.apple.com' || i === 'https://account.apple.com'],
-  ['google', (i) => i === WELL_KNOWN_ISSUER.google],
-  ['azure', (i) => TENANT_ISSUER.test(i)],
-  ['facebook', (i) => i === WELL_KNOWN_ISSUER.facebook],
-  ['kakao', (i) => i === WELL_KNOWN_ISSUER.kakao],
-  ['vercel_marketplace', (i) => i === WELL_KNOWN_ISSUER.vercel_marketplace],
-  ['snapchat', (i) => i === WELL_KNOWN_ISSUER.snapchat],
-];
-
 /** A built-in provider that owns `issuer`: one of the well-known issuers (switched on or not), or an enabled provider's configured one. */
 async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthProviderName | null> {
-  const known = KNOWN_ISSUERS.find(([, owns]) => owns(issuer))?.[0];
-  if (known) return known;
+  // The issuers the original knows its built-in providers by, whether or not they are switched on: a token
+  // of a disabled one is refused as that provider's, never taken as an allowed issuer's (the setting's
+  // default lists apple's and google's, which the original's switch reaches first). LinkedIn's is not one.
+  const known = readerOfIssuer(issuer);
+  if (known && GRANT_PROVIDERS.includes(known)) return known;
   for (const name of GRANT_PROVIDERS) {
     const module = idTokenProvider(name);
     if (!module || !acceptsIdTokens(ctx.config, name)) continue;
@@ -120,6 +99,7 @@ function builtInSource(ctx: AppContext, name: OAuthProviderName): IdTokenSource 
   const extraAudiences = name === 'apple' && ctx.config.external.iosBundleId ? [ctx.config.external.iosBundleId] : [];
   return {
     name,
+    reader: name,
     verify: (idToken) => module.verify(rt, idToken, { extraAudiences, atGrant: true }),
     profile: (claims) => module.profile(claims),
     // Facebook's Limited Login SDK puts the nonce in the token its own way: the original never checks it.
@@ -128,13 +108,23 @@ function builtInSource(ctx: AppContext, name: OAuthProviderName): IdTokenSource 
   };
 }
 
+/**
+ * How a token of `issuer` that came through no built-in provider is read: by the reader of the built-in
+ * provider owning that issuer, as the original picks its reader by the token's issuer; else as the
+ * standard claims (the issuer is checked against the token's by verify).
+ */
+function readingOf(issuer: string): Pick<IdTokenSource, 'reader' | 'profile'> {
+  const reader = issuerReader(issuer);
+  return reader ? { reader: reader.name, profile: reader.profile } : { reader: '', profile: standardProfile };
+}
+
 /** `custom:<id>`: checked as its /callback checks it, but read as the original's grant reads it (no attribute_mapping, no allowlist). */
 async function customSource(ctx: AppContext, identifier: string): Promise<IdTokenSource> {
   const { row, rt } = await customIdTokenProvider(ctx, identifier);
   return {
     name: identifier,
+    ...readingOf(row.issuer ?? ''),
     verify: (idToken) => verifyCustomIdToken(rt, row, idToken),
-    profile: standardProfile,
     skipNonceCheck: row.skip_nonce_check,
     emailOptional: row.email_optional,
   };
@@ -162,13 +152,13 @@ function allowedIssuerSource(ctx: AppContext, issuer: string, clientId: string):
   const rt = createProviderRuntime(settings, ctx.config.external);
   return {
     name: issuer,
+    ...readingOf(issuer),
     async verify(idToken) {
       const endpoints = await discoveredEndpoints(rt, issuer);
       // As go-oidc's discovery: a document naming another issuer is not this issuer's.
       if (endpoints.issuer !== issuer) throw new ProviderError(`${issuer}: discovery document names issuer ${String(endpoints.issuer)}`);
       return rt.verifyIdToken(idToken, { issuer, audience: [clientId], jwksUri: endpoints.jwksUri });
     },
-    profile: standardProfile,
     skipNonceCheck: settings.skipNonceCheck,
     emailOptional: settings.emailOptional,
   };

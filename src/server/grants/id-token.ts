@@ -23,8 +23,8 @@ import type { ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
-import { idTokenSource } from './id-token-source.js';
-import { misfitClaim } from './id-token-claims.js';
+import { idTokenSource, type IdTokenSource } from './id-token-source.js';
+import { readClaimsAs } from './id-token-claims.js';
 
 const schema = bodySchema({
   id_token: 'string',
@@ -67,7 +67,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   } catch (err) {
     if (err instanceof IdTokenError || err instanceof ProviderError) {
       ctx.log.info({ provider: name, cause: err.message }, 'id_token refused');
-      if (err instanceof IdTokenError && err.claims) checkReadable(ctx, name, token, body.access_token ?? '', err.claims);
+      if (err instanceof IdTokenError && err.claims) checkReadable(ctx, source, token, body.access_token ?? '', err.claims);
       if (err instanceof IdTokenError && err.refusal === 'no_subject')
         throw new OAuthRefusal('invalid request', 'Missing sub claim in id_token');
       // Printed as the original prints a list of strings: `[a b]`, `[]` for none.
@@ -77,10 +77,10 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
     }
     throw err;
   }
-  checkReadable(ctx, name, token, body.access_token ?? '', claims);
-  checkNonce(body.nonce ?? '', claims.nonce, source.skipNonceCheck);
+  const read = checkReadable(ctx, source, token, body.access_token ?? '', claims);
+  checkNonce(body.nonce ?? '', read.nonce, source.skipNonceCheck);
 
-  const profile = source.profile(claims);
+  const profile = source.profile(read);
   let notifications: Notification[] = [];
   const response = await sendingTx(ctx, req.signal, async (c) => {
     notifications = [];
@@ -117,17 +117,24 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
 /**
  * What the original's parser checks once the signature holds, before `sub`, `aud` or the nonce: every claim
  * decodes into its reader's field (id-token-claims.ts), and a non-empty at_hash is the access token's when
- * one is sent. Either failure is its one answer for a bad token.
+ * one is sent. Either failure is its one answer for a bad token. Returns the claims as that reader decodes them.
  */
-function checkReadable(ctx: AppContext, provider: string, token: string, accessToken: string, claims: Record<string, unknown>): void {
-  const misfit = misfitClaim(provider, claims);
+function checkReadable(
+  ctx: AppContext,
+  source: IdTokenSource,
+  token: string,
+  accessToken: string,
+  raw: Record<string, unknown>,
+): Record<string, unknown> {
+  const provider = source.name;
+  const { claims, misfit } = readClaimsAs(source.reader, raw);
   const atHash = typeof claims.at_hash === 'string' ? claims.at_hash : '';
   const cause = misfit
     ? `claim ${misfit} is not of the type the original reads it as`
     : accessToken && atHash && !accessTokenHashMatches(token, accessToken, atHash)
       ? 'at_hash does not match the access token'
       : null;
-  if (!cause) return;
+  if (!cause) return claims;
   ctx.log.info({ provider, cause }, 'id_token refused');
   throw new OAuthRefusal('invalid request', 'Bad ID token');
 }

@@ -1,7 +1,9 @@
 // Google: OpenID Connect by discovery of https://accounts.google.com (REFERENCE §9.2). The original ignores
 // EXTERNAL_GOOGLE_URL; here it replaces the issuer, so a test can stand in a local OIDC provider.
-import { discoveredEndpoints, oidcProvider, truthy } from './oidc.js';
+import { discoveredEndpoints, oidcProvider } from './oidc.js';
 import { claims as identityData, requireSubject, text } from './json-fields.js';
+import { decodeFields, stringFields, type FieldTypes } from './go-json-fields.js';
+import { ProviderError } from './outbound.js';
 import type { ExternalProfile } from './types.js';
 
 const ISSUER = 'https://accounts.google.com';
@@ -9,12 +11,24 @@ const ISSUER = 'https://accounts.google.com';
 const USERINFO_ISSUER = 'https://www.googleapis.com/userinfo/v2/me';
 
 /**
+ * The original's one struct for Google's id_token and its userinfo answer. Both verification flags are
+ * booleans there: a `"true"` (or `"false"`) fails the decoding, and with it the sign-in.
+ */
+export const GOOGLE_FIELDS: FieldTypes = {
+  ...stringFields('id', 'sub', 'iss', 'name', 'picture', 'email', 'hd'),
+  verified_email: 'bool',
+  email_verified: 'bool',
+};
+
+/**
  * identity_data of a Google id_token or userinfo answer, as the original's Google reader keeps it: the
  * issuer, the subject, the name and picture (with their older names full_name and avatar_url) and the
  * Workspace domain under custom_claims — not given_name, family_name or Google's other claims. The address
  * and its flag are added by the sign-in (oauth/linking.ts), as for every provider.
  */
-export function googleProfile(token: Record<string, unknown>): ExternalProfile {
+export function googleProfile(answer: Record<string, unknown>): ExternalProfile {
+  const { claims: token, misfit } = decodeFields(answer, GOOGLE_FIELDS);
+  if (misfit) throw new ProviderError(`google: claim ${misfit} is not of the type the original reads it as`);
   const sub = requireSubject(text(token, 'sub') || text(token, 'id'), 'google');
   const email = text(token, 'email');
   const name = text(token, 'name');
@@ -22,7 +36,7 @@ export function googleProfile(token: Record<string, unknown>): ExternalProfile {
   const hd = text(token, 'hd');
   return {
     subject: sub,
-    emails: email ? [{ email, verified: truthy(token.email_verified) || truthy(token.verified_email), primary: true }] : [],
+    emails: email ? [{ email, verified: token.email_verified === true || token.verified_email === true, primary: true }] : [],
     claims: identityData({
       iss: text(token, 'iss') || USERINFO_ISSUER,
       sub,

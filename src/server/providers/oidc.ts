@@ -9,6 +9,7 @@ import { clientIds } from './configured.js';
 import { ProviderError } from './outbound.js';
 import { IdTokenError } from './runtime.js';
 import { accessTokenHashMatches } from './at-hash.js';
+import { scalarField } from './go-json-fields.js';
 
 /** Where an OIDC provider's endpoints are: found by discovery, or fixed paths under a base. */
 export interface OidcEndpoints {
@@ -123,7 +124,8 @@ export function oidcProvider(def: OidcDefinition): OidcProvider {
           throw new IdTokenError(`${def.name}: the id_token's at_hash does not match the access token`);
         }
       } else if (!endpoints.userinfo) throw new ProviderError(`${def.name} answered without an id_token`);
-      if (endpoints.userinfo && (!tokens.idToken || typeof claims.email !== 'string')) {
+      // The token's email under any case of its name is its email (go-json-fields.ts).
+      if (endpoints.userinfo && (!tokens.idToken || typeof scalarField(claims, 'email') !== 'string')) {
         const info = await fetchJson(rt, endpoints.userinfo, tokens.accessToken);
         if (claims.sub !== undefined && info.sub !== claims.sub) throw new ProviderError(`${def.name}: userinfo is about another subject`);
         claims = { ...claims, ...withoutUndefined(info) };
