@@ -93,11 +93,11 @@ t.test(
   },
 );
 
-t.test('userinfo: user_metadata’s members sorted by key in byte order at every depth, as Go writes a map', async (t) => {
+t.test('userinfo: user_metadata’s members sorted by key in byte order at every depth, HTML-escaped, as Go writes a map', async (t) => {
   const client = await registerClient(api);
   const user = await signedInUser(api);
   await api.db.query(
-    `update users set raw_user_meta_data = '{"z": "last", "é": "x", "b": 1, "aa": {"z": [{"y": 1, "x": 2}], "9": false, "A": null, "10": true}}'
+    `update users set raw_user_meta_data = '{"z": "last", "é": "x", "<k>": "a&b", "b": 1, "aa": {"z": [{"y": 1, "x": 2}], "9": false, "A": null, "10": true}}'
        where id = $1`,
     [user.user.id],
   );
@@ -117,7 +117,7 @@ t.test('userinfo: user_metadata’s members sorted by key in byte order at every
   const res = await api.request('GET', '/oauth/userinfo', { token: tokens.body.access_token });
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^application\/json/);
-  const metadata = '{"aa":{"10":true,"9":false,"A":null,"z":[{"x":2,"y":1}]},"b":1,"z":"last","é":"x"}';
+  const metadata = '{"\\u003ck\\u003e":"a\\u0026b","aa":{"10":true,"9":false,"A":null,"z":[{"x":2,"y":1}]},"b":1,"z":"last","é":"x"}';
   t.equal(
     res.text,
     `{"name":${JSON.stringify(user.user.email)},"sub":"${user.user.id}","updated_at":${res.body.updated_at},"user_metadata":${metadata}}`,

@@ -9,6 +9,7 @@ import { numberOutOfRange } from './json-number-range.js';
 import { goJsonKind } from './go-json-kind.js';
 import type { ApiResponse } from './types.js';
 import { requestDeadlines, type DeadlineClock } from './deadline-clock.js';
+import { goJsonText } from './go-json-text.js';
 
 export interface Answer {
   status: number;
@@ -24,7 +25,7 @@ export function serialise(response: ApiResponse, cors: Readonly<Record<string, s
   if (response.body === undefined) return { status, headers, body: '' };
   if (typeof response.body === 'string') return { status, headers, body: response.body };
   headers['Content-Type'] ??= 'application/json';
-  return { status, headers, body: JSON.stringify(response.body) };
+  return { status, headers, body: goJsonText(response.body) };
 }
 
 export function errorAnswer(

@@ -4,6 +4,7 @@
 import { ApiError, apiError } from '../errors.js';
 import { databaseFault, type DatabaseFault } from '../../db/faults.js';
 import { publicPostgresError } from './postgres-error.js';
+import { goJsonText } from './go-json-text.js';
 
 export interface RenderedError {
   status: number;
@@ -56,10 +57,10 @@ export function renderError(err: unknown, apiVersion: string | undefined, reques
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   if (version2024) {
     headers['X-Supabase-Api-Version'] = API_VERSION_2024;
-    return { status: e.status, headers, body: JSON.stringify({ code: e.errorCode, message: e.message, ...e.extra }), logged };
+    return { status: e.status, headers, body: goJsonText({ code: e.errorCode, message: e.message, ...e.extra }), logged };
   }
-  if (raised) return { status: raised.status, headers, body: JSON.stringify(raised.body), logged };
+  if (raised) return { status: raised.status, headers, body: goJsonText(raised.body), logged };
   const body: Record<string, unknown> = { code: e.status, error_code: e.errorCode, msg: e.message, ...e.extra };
   if (e.status >= 500) body.error_id = requestId;
-  return { status: e.status, headers, body: JSON.stringify(body), logged };
+  return { status: e.status, headers, body: goJsonText(body), logged };
 }

@@ -2,6 +2,7 @@
 // verify access tokens. Symmetric keys (JWT_SECRET, `oct` keys) are never published, so with none
 // configured the set is empty and clients such as auth-js verify through GET /user.
 import type { Handler } from '../http/types.js';
+import { goJsonText } from '../http/go-json-text.js';
 
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=600' };
 /** The body, serialised once per JWT service (the keys are fixed for the process's life). */
@@ -10,7 +11,7 @@ const bodies = new WeakMap<object, string>();
 export const jwks: Handler = (_req, ctx) => {
   let body = bodies.get(ctx.jwt);
   if (body === undefined) {
-    body = JSON.stringify({ keys: ctx.jwt.publicKeys });
+    body = goJsonText({ keys: ctx.jwt.publicKeys });
     bodies.set(ctx.jwt, body);
   }
   return { body, headers: HEADERS };

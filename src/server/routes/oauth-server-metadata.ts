@@ -7,6 +7,7 @@ import type { Handler } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import { endpointBase, issuerOf } from '../oauth-server/issuer.js';
 import { SUPPORTED_SCOPES } from '../oauth-server/scopes.js';
+import { goJsonText } from '../http/go-json-text.js';
 
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=600' };
 
@@ -53,5 +54,5 @@ export const openidConfiguration: Handler = (_req, ctx) => {
   doc.token_endpoint_auth_methods_supported = ['client_secret_basic', 'client_secret_post', 'none'];
   doc.claims_supported = CLAIMS;
   doc.code_challenge_methods_supported = ['S256', 'plain'];
-  return { headers: HEADERS, body: JSON.stringify(doc) };
+  return { headers: HEADERS, body: goJsonText(doc) };
 };

@@ -5,6 +5,7 @@
 import type { Config, OAuthProviderName } from '../config/types.js';
 import type { ApiResponse, Handler } from '../http/types.js';
 import { isProviderUsable } from '../providers/configured.js';
+import { goJsonText } from '../http/go-json-text.js';
 
 /**
  * The providers `external` lists, in the original's order (its ProviderSettings), email and phone among
@@ -66,7 +67,7 @@ export const settings: Handler = (_req, ctx) => {
   let response = cache.get(ctx.config);
   if (!response) {
     response = Object.freeze({
-      body: JSON.stringify(settingsBody(ctx.config)),
+      body: goJsonText(settingsBody(ctx.config)),
       headers: Object.freeze({ 'Content-Type': 'application/json' }),
     });
     cache.set(ctx.config, response);

@@ -2,6 +2,7 @@
 // application/scim+json (section 8.1). Refusals are the section 3.12 error message, not the service's
 // {code, error_code, msg}: SCIM clients parse `schemas`, `status` and `detail`.
 import type { ApiResponse } from '../http/types.js';
+import { goJsonText } from '../http/go-json-text.js';
 
 export const SCIM_MEDIA_TYPE = 'application/scim+json';
 
@@ -10,7 +11,7 @@ const LIST_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse
 
 /** A SCIM answer: the body as JSON, with the SCIM media type. */
 export function scimAnswer(status: number, body: unknown): ApiResponse {
-  return { status, headers: { 'Content-Type': SCIM_MEDIA_TYPE }, body: JSON.stringify(body) };
+  return { status, headers: { 'Content-Type': SCIM_MEDIA_TYPE }, body: goJsonText(body) };
 }
 
 /**
