@@ -12,13 +12,13 @@
 //     carriage return, and a backslash before any other character stands for that character;
 //   - quotes may span lines; a quote that is never closed stops the parse; `\$` is `$` (nothing is expanded).
 
+import { GO_SPACE } from '../go-trim-space.js';
+
 /** A file that does not follow the syntax; the message says where, never the value (it may be a secret). */
 export class DotenvSyntaxError extends Error {}
 
 /** Spaces within a line, as the original counts them (a line break ends a value, so it is not one). */
 const INLINE_SPACE = new Set(['\t', '\v', '\f', '\r', ' ', '\u0085', '\u00a0']);
-/** Any white space, line breaks included: what may stand between statements. */
-const ANY_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 const NAME_CHARACTER = /[A-Za-z0-9_.]/;
 
 /** The variables of a dotenv text, later lines overriding earlier ones. Throws DotenvSyntaxError. */
@@ -39,7 +39,8 @@ export function parseDotenv(text: string): Record<string, string> {
 function nextStatement(src: string, from: number): number {
   let at = from;
   for (;;) {
-    while (at < src.length && ANY_SPACE.test(src[at])) at++;
+    // Any white space, line breaks included, may stand between statements.
+    while (at < src.length && GO_SPACE.test(src[at])) at++;
     if (at >= src.length || src[at] !== '#') return at;
     const lineEnd = src.indexOf('\n', at);
     if (lineEnd < 0) return src.length;
