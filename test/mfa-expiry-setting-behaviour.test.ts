@@ -4,15 +4,9 @@
 // Both were refused here when negative, and an out-of-range number was read as an infinite lifetime.
 import t from 'tap';
 import { loadConfig } from '../dist/server/config/load.js';
+import { PRODUCTION_ENV } from './helpers/settings.js';
 
-const PRODUCTION = {
-  GOTRUE_DB_DRIVER: 'postgres',
-  DATABASE_URL: 'postgres://localhost/x',
-  GOTRUE_JWT_SECRET: 'x'.repeat(40),
-  GOTRUE_SITE_URL: 'http://localhost:3000',
-  API_EXTERNAL_URL: 'http://localhost:9999',
-};
-const load = (env: Record<string, string>) => loadConfig({ env: { ...PRODUCTION, ...env }, envFile: null });
+const load = (env: Record<string, string>) => loadConfig({ env: { ...PRODUCTION_ENV, ...env }, envFile: null });
 const raised = (name: string, given: string) => `${name}: ${given} s is under 300 s; using 300 s, as the original does`;
 
 t.test('a fraction of a second is a number of seconds under 300, raised to 300 with a warning', async (t) => {

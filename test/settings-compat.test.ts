@@ -7,20 +7,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../dist/server/config/load.js';
+import { PRODUCTION_ENV } from './helpers/settings.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
 import { startTestService } from './helpers/server.js';
 import { startMailStack } from './helpers/passwordless.js';
 
 const load = (env: Record<string, string>, envFile: string | null = null) => loadConfig({ env, envFile });
-
-/** The least a production configuration needs, in the original's names. */
-const PRODUCTION = {
-  GOTRUE_DB_DRIVER: 'postgres',
-  DATABASE_URL: 'postgres://localhost/x',
-  GOTRUE_JWT_SECRET: 'x'.repeat(40),
-  GOTRUE_SITE_URL: 'http://localhost:3000',
-  API_EXTERNAL_URL: 'http://localhost:9999',
-};
 
 t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environment and .env, sorted', async (t) => {
   const envFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'compat-')), '.env');
@@ -132,7 +124,7 @@ t.test('SMS_TEST_OTP applies until SMS_TEST_OTP_VALID_UNTIL, then the number nee
 
 t.test("GET /settings lists the original's providers in its order, x and vercel_marketplace not among them", async (t) => {
   const config = load({
-    ...PRODUCTION,
+    ...PRODUCTION_ENV,
     GOTRUE_EXTERNAL_X_ENABLED: 'true',
     GOTRUE_EXTERNAL_X_CLIENT_ID: 'id',
     GOTRUE_EXTERNAL_X_SECRET: 'secret',
@@ -170,7 +162,7 @@ t.test("GET /settings lists the original's providers in its order, x and vercel_
 
 t.test('code lengths outside 6–10 and a flow-state lifetime under 300 s start, corrected as the original corrects them', async (t) => {
   const read = (env: Record<string, string>) => {
-    const config = load({ ...PRODUCTION, ...env });
+    const config = load({ ...PRODUCTION_ENV, ...env });
     return {
       values: [config.mailer.otpLength, config.sms.otpLength, config.mfa.phone.otpLength, config.external.flowStateExpirySeconds],
       warnings: config.warnings.filter((w) => /as the original does$/.test(w)),
@@ -202,7 +194,7 @@ t.test('code lengths outside 6–10 and a flow-state lifetime under 300 s start,
 
 t.test('MFA lifetimes under 300 s (0 too) become 300 s, and an MFA phone interval of 0 becomes 60 s, as the original', async (t) => {
   const c = load({
-    ...PRODUCTION,
+    ...PRODUCTION_ENV,
     GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION: '60s',
     GOTRUE_MFA_FACTOR_EXPIRY_DURATION: '0',
     GOTRUE_MFA_PHONE_MAX_FREQUENCY: '0',
@@ -216,16 +208,16 @@ t.test('MFA lifetimes under 300 s (0 too) become 300 s, and an MFA phone interva
       'GOTRUE_MFA_PHONE_MAX_FREQUENCY: 0 would let codes go out back to back; using 60 s, as the original does',
     ],
   );
-  const kept = load({ ...PRODUCTION, GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION: '10m', GOTRUE_MFA_PHONE_MAX_FREQUENCY: '5s' });
+  const kept = load({ ...PRODUCTION_ENV, GOTRUE_MFA_CHALLENGE_EXPIRY_DURATION: '10m', GOTRUE_MFA_PHONE_MAX_FREQUENCY: '5s' });
   t.strictSame([kept.mfa.challengeExpirySeconds, kept.mfa.phone.maxFrequencySeconds], [600, 5], 'values inside the bounds are kept');
 });
 
 t.test('captcha settings are judged only while captcha is on; a timeout of 0 is 10 s, as the original', async (t) => {
-  const off = load({ ...PRODUCTION, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha', GOTRUE_SECURITY_CAPTCHA_TIMEOUT: '0' });
+  const off = load({ ...PRODUCTION_ENV, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha', GOTRUE_SECURITY_CAPTCHA_TIMEOUT: '0' });
   t.equal(off.security.captcha.enabled, false);
   t.equal(off.security.captcha.provider, 'hcaptcha', 'a leftover provider name is never read');
   t.equal(off.security.captcha.timeoutSeconds, 10);
-  const on = { ...PRODUCTION, GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 'shh' };
+  const on = { ...PRODUCTION_ENV, GOTRUE_SECURITY_CAPTCHA_ENABLED: 'true', GOTRUE_SECURITY_CAPTCHA_SECRET: 'shh' };
   t.throws(
     () => load({ ...on, GOTRUE_SECURITY_CAPTCHA_PROVIDER: 'recaptcha' }),
     /GOTRUE_SECURITY_CAPTCHA_PROVIDER: "recaptcha" is not hcaptcha or turnstile/,
