@@ -228,7 +228,9 @@ t.test('pkce_ link errors go to the query and the fragment', async (t) => {
   const missing = await api.request('GET', link.path);
   const expected =
     'error=invalid_request&error_code=flow_state_not_found&error_description=No+associated+flow+state+found.+422%3A+No+valid+flow+state+found+for+user.';
-  t.equal(missing.headers.get('location'), `http://localhost:3000/cb?${expected}#${expected}&sb=`, 'the mark in the fragment only');
+  // The fragment escaped once more, as the original's URL.String escapes the fragment it sets (`%` as `%25`).
+  const fragment = expected.replace(/%/g, '%25');
+  t.equal(missing.headers.get('location'), `http://localhost:3000/cb?${expected}#${fragment}&sb=`, 'the mark in the fragment only');
   const { rows } = await api.db.query("select 1 from one_time_tokens o join users u on u.id = o.user_id where u.email = 'pk@example.com'");
   t.equal(rows.length, 1, 'without its flow the link is not spent');
 

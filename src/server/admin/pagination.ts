@@ -3,7 +3,7 @@
 // Link headers. Link targets are the request's own relative path and query with `page` replaced, the
 // query keys sorted as Go's url.Values.Encode sorts them.
 import { apiError } from '../errors.js';
-import { goQueryEscape } from '../delivery/mail/links.js';
+import { goQueryEscape } from '../http/go-url.js';
 import type { ApiRequest } from '../http/types.js';
 
 export interface PageParams {

@@ -4,8 +4,8 @@
 // type api.SignupParams". `null` decodes into a struct as nothing at all, so it is no error there (nor
 // here: answer.ts reads it as {}).
 //
-// Routes left out keep the generic "expected a JSON object": POST /magiclink (the original's decoder there
-// words every failure "Could not read verification params: …"), POST /admin/users/{user_id} (ours only),
+// Routes left out keep the generic "expected a JSON object": POST /magiclink (it reads its body itself, as
+// the original's decoder there does: routes/magiclink.ts), POST /admin/users/{user_id} (ours only),
 // the OAuth server's routes (their own "Invalid JSON body") and the routes that read a form or no body.
 import type { ApiRequest } from './types.js';
 

@@ -60,7 +60,28 @@ export function goJsonSyntaxError(body: Uint8Array): string | null {
   return walk.finish();
 }
 
+/**
+ * What json.Decoder.Decode reads of a body: its first JSON value, whatever follows left unread and unchecked
+ * (a body's length in bytes of it), or the words of its failure: "EOF" for a body of nothing but white space,
+ * "unexpected EOF" for one that ends inside its value (where the whole-body check says "unexpected end of
+ * JSON input", or names the last byte: "1."), else the complaint about the offending byte that check makes.
+ */
+export function goDecoderValue(body: Uint8Array): { length: number } | { error: string } {
+  const walk = new SyntaxWalk();
+  for (let i = 0; i < body.length; i++) {
+    const ok = walk.step(body[i]);
+    // A closing bracket is the value's last byte; any other value ends at the byte after it (not its part).
+    if (walk.ended) return { length: walk.ended === 'closed' ? i + 1 : i };
+    if (!ok) return { error: walk.error ?? '' };
+  }
+  walk.step(SPACE);
+  if (walk.ended) return { length: body.length };
+  return { error: body.some((c) => !isWhitespace(c)) ? 'unexpected EOF' : 'EOF' };
+}
+
 class SyntaxWalk {
+  /** How the body's value ended: at its closing bracket, or at the byte after it; null while it has not. */
+  ended: 'closed' | 'followed' | null = null;
   private mode: Mode = 'value';
   private readonly open: Container[] = [];
   private literalWord = '';
@@ -163,6 +184,7 @@ class SyntaxWalk {
   private afterValue(c: number): void {
     const container = this.open[this.open.length - 1];
     if (container === undefined) {
+      this.ended ??= 'followed';
       this.mode = 'trailing';
       this.trailing(c);
       return;
@@ -188,6 +210,7 @@ class SyntaxWalk {
 
   private close(): void {
     this.open.pop();
+    if (this.open.length === 0) this.ended = 'closed';
     this.mode = this.open.length === 0 ? 'trailing' : 'afterValue';
   }
 

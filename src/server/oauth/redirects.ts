@@ -1,9 +1,11 @@
-// The answers of GET|POST /callback (REFERENCE §9.5, docs/oauth.md#errors): always a redirect, never a
-// JSON page. Keys are sorted as the original's url.Values encoding sorts them.
+// The answers of GET|POST /callback (REFERENCE §9.5, docs/oauth.md#errors) and the SAML ACS's: always a
+// redirect, never a JSON page, byte for byte as the original builds them (http/go-url.ts): the target read
+// and written back by Go's URL parser, its query by url.Values (sorted, url.QueryEscape).
 import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';
 import type { TokenResponse } from '../sessions/issue.js';
 import { withSessionFragment } from '../http/session-fragment.js';
+import { goEncode, goFragmentEscape, goParse, goQueryGet, goQueryWith, goString } from '../http/go-url.js';
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'invalid_request',
@@ -15,47 +17,45 @@ const ERROR_NAMES: Record<number, string> = {
 // Refusals of the person rather than of the request: the original names them access_denied.
 const ACCESS_DENIED = new Set(['signup_disabled', 'user_banned', 'provider_email_needs_verification']);
 
-const byKey = ([a]: [string, string], [b]: [string, string]) => (a < b ? -1 : a > b ? 1 : 0);
-/** Sorted by key, a repeated key's values in their order (a stable sort), as url.Values.Encode writes them. */
-const sorted = (entries: Iterable<[string, string]>) => new URLSearchParams([...entries].sort(byKey));
-const encode = (entries: Iterable<[string, string]>) => sorted(entries).toString();
-
-/** `target` with `params` in its query (existing parameters kept) and, when given, `fragment` replacing its
- * fragment (errors); without one the target's fragment stays, as the original's PKCE redirect keeps it. */
-function withParams(target: string, params: Record<string, string>, fragment?: Record<string, string>): string {
-  const url = new URL(target);
-  // The target's own parameters stay, each value of a repeated one too; a parameter set here replaces them all.
-  const kept = [...url.searchParams].filter(([key]) => !(key in params));
-  url.search = encode([...kept, ...Object.entries(params)]);
-  if (fragment) url.hash = encode(Object.entries(fragment));
-  return url.href;
-}
-
-/** The error's copy in the fragment: only the fields that have a value, then `sb` (the original's mark of its redirects). */
-const errorFragment = (params: Record<string, string>): Record<string, string> => ({
-  ...Object.fromEntries(Object.entries(params).filter(([, value]) => value !== '')),
-  sb: '',
-});
-
 const errorName = (err: ApiError) => (ACCESS_DENIED.has(err.errorCode) ? 'access_denied' : (ERROR_NAMES[err.status] ?? 'server_error'));
+const errorParams = (err: ApiError) => ({ error: errorName(err), error_code: err.errorCode, error_description: err.message });
 
-/** A bad or missing `state`: 303 to SITE_URL, the error in the query only (the flow's redirect_to is unknown). */
-export function stateError(siteUrl: string, err: ApiError): ApiResponse {
-  const params = { error: errorName(err), error_code: err.errorCode, error_description: err.message };
-  return { status: 303, headers: { Location: withParams(siteUrl, params) } };
+/** SITE_URL with the error set in its query, as the original's getErrorQueryString leaves it; 303. */
+function siteError(siteUrl: string, err: ApiError, requestUri: boolean): ApiResponse {
+  const u = goParse(siteUrl, requestUri);
+  return { status: 303, headers: { Location: goString({ ...u, query: goEncode(goQueryWith(u.query, errorParams(err))) }) } };
 }
 
-/** Any other failure: 302 to the flow's target, the error in the query and the fragment (with `sb`, the original's mark of its redirects). */
-export function flowError(target: string, err: ApiError): ApiResponse {
-  const params = { error: errorName(err), error_code: err.errorCode, error_description: err.message };
-  return { status: 302, headers: { Location: withParams(target, params, errorFragment(params)) } };
+/**
+ * A bad or missing `state`: 303 to SITE_URL, the error in the query only (the flow's redirect_to is unknown).
+ * The original reads SITE_URL here with url.ParseRequestURI, which takes no fragment: a `#` in it stays in
+ * the path (written %23) or the query.
+ */
+export const stateError = (siteUrl: string, err: ApiError): ApiResponse => siteError(siteUrl, err, true);
+
+/** A refused SAML response: the same 303 to SITE_URL, read by url.Parse there (its fragment kept). */
+export const acsError = (siteUrl: string, err: ApiError): ApiResponse => siteError(siteUrl, err, false);
+
+/**
+ * The original's redirectErrors: the target's query with `params` set; its fragment replaced by the
+ * query's error, error_description and error_code where they have a value, then `sb` (the original's mark of
+ * its redirects), encoded and then escaped once more as URL.String escapes a fragment (each `%` as `%25`).
+ */
+function withError(target: string, params: Record<string, string>): ApiResponse {
+  const u = goParse(target);
+  const pairs = goQueryWith(u.query, params);
+  // Values.Get of the query just written: an error_code of the target's own stands when none is set here.
+  const shown = ['error', 'error_code', 'error_description'].map((name) => [name, goQueryGet(pairs, name)]).filter(([, value]) => value);
+  const fragment = goFragmentEscape([...shown.map(([name, value]) => `${name}=${value}`), 'sb='].join('&'));
+  return { status: 302, headers: { Location: goString({ ...u, query: goEncode(pairs), fragment }) } };
 }
+
+/** Any other failure: 302 to the flow's target, the error in the query and the fragment. */
+export const flowError = (target: string, err: ApiError): ApiResponse => withError(target, errorParams(err));
 
 /** The provider itself refused (?error=...): passed on as it came, without an error_code. */
-export function providerError(target: string, error: string, description: string): ApiResponse {
-  const params: Record<string, string> = { error, error_description: description };
-  return { status: 302, headers: { Location: withParams(target, params, errorFragment(params)) } };
-}
+export const providerError = (target: string, error: string, description: string): ApiResponse =>
+  withError(target, { error, error_description: description });
 
 /** Implicit flow: the session appended as a fragment (the target's own kept), with the provider's tokens. */
 export function sessionRedirect(
@@ -76,10 +76,11 @@ export function sessionRedirect(
     token_type: 'bearer',
   };
   if (providerRefreshToken) fragment.provider_refresh_token = providerRefreshToken;
-  return { status: 302, headers: { Location: withSessionFragment(target, sorted(Object.entries(fragment))) } };
+  return { status: 302, headers: { Location: withSessionFragment(target, fragment) } };
 }
 
-/** PKCE flow: the code the client exchanges at POST /token?grant_type=pkce; the target's fragment stays. */
+/** PKCE flow (the original's prepPKCERedirectURL): `code` set in the target's query; the fragment stays. */
 export function codeRedirect(target: string, authCode: string): ApiResponse {
-  return { status: 302, headers: { Location: withParams(target, { code: authCode }) } };
+  const u = goParse(target);
+  return { status: 302, headers: { Location: goString({ ...u, query: goEncode(goQueryWith(u.query, { code: authCode })) }) } };
 }

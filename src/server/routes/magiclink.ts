@@ -1,7 +1,7 @@
 // POST /magiclink (docs/api.md#post-magiclink), also the email half of POST /otp: a confirmed user gets a magic link
 // (the recovery token); an unknown or unconfirmed address is signed up and gets the confirmation mail,
 // whose link signs in just the same. The answer is always {} so it reveals nothing about the address.
-import { apiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { findUserByEmail } from '../../db/users.js';
 import { normaliseEmail } from '../users/addresses.js';
 import { PKCE_FIELDS, readPkceParams } from '../verify/pkce-challenge.js';
@@ -10,6 +10,8 @@ import { requestAudience } from '../auth/bearer.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { sendLinkMail } from '../passwordless/link-mail.js';
 import { signUpWithoutPassword } from '../users/signup.js';
+import { goDecoderValue } from '../http/json-syntax-error.js';
+import { parseJsonObject } from '../http/answer.js';
 import type { Handler, ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
@@ -19,7 +21,7 @@ type MagicLinkBody = BodyOf<typeof FIELDS>;
 
 export const magiclink: Handler<MagicLinkBody> = async (req, ctx) => {
   assertMagicLinksEnabled(ctx); // before the body is read, as the original checks the provider first
-  await sendMagicLink(req, ctx, req.body());
+  await sendMagicLink(req, ctx, magicLinkParams(req));
   return { body: {} };
 };
 
@@ -27,6 +29,27 @@ function assertMagicLinksEnabled(ctx: AppContext): void {
   if (!ctx.config.external.emailEnabled) throw apiError('email_logins_disabled_422');
   if (!ctx.config.external.magicLinkEnabled) throw apiError('magic_link_disabled');
 }
+
+/**
+ * The body as the original reads it here: with json.Decoder.Decode, which takes the first JSON value and
+ * leaves whatever follows it unread, refusing an empty body ("EOF"); every refusal is worded "Could not read
+ * verification params: …" rather than the common path's "Could not parse request body as JSON: …".
+ */
+function magicLinkParams(req: ApiRequest): MagicLinkBody {
+  const read = goDecoderValue(req.rawBody);
+  if ('error' in read) throw unreadable(read.error);
+  let value;
+  try {
+    value = parseJsonObject(req.rawBody.subarray(0, read.length), 'api.MagicLinkParams');
+  } catch (err) {
+    if (err instanceof ApiError && err.errorCode === 'bad_json') throw unreadable(err.message.replace(COMMON_WORDS, ''));
+    throw err;
+  }
+  return magiclinkBody(value);
+}
+
+const COMMON_WORDS = /^Could not parse request body as JSON: /;
+const unreadable = (words: string) => apiError('bad_json', `Could not read verification params: ${words}`);
 
 /** Also the email half of POST /otp, with that route's body (a superset of this one's fields). */
 export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: MagicLinkBody): Promise<void> {

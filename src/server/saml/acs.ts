@@ -5,7 +5,7 @@
 // as the original answers.
 import { ApiError, apiError } from '../errors.js';
 import { finishOAuthFlowState } from '../../db/flow-state.js';
-import { stateError, codeRedirect } from '../oauth/redirects.js';
+import { acsError, codeRedirect } from '../oauth/redirects.js';
 import { issueSession, issuingTx } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -28,9 +28,9 @@ export async function handleAcs(req: ApiRequest, ctx: AppContext): Promise<ApiRe
   try {
     return await consume(req, ctx);
   } catch (err) {
-    if (err instanceof ApiError) return stateError(ctx.config.siteUrl, err);
+    if (err instanceof ApiError) return acsError(ctx.config.siteUrl, err);
     ctx.log.error({ err, requestId: req.requestId }, 'SAML ACS failed');
-    return stateError(ctx.config.siteUrl, apiError('unexpected_failure'));
+    return acsError(ctx.config.siteUrl, apiError('unexpected_failure'));
   }
 }
 

@@ -3,7 +3,7 @@
 // (docs/one-time-codes-and-mail.md#template-language). Numbers print as Go prints a float64, because the
 // original decodes user_metadata into float64s: 30 prints "30", 1234567 prints "1.234567e+06".
 import { goQuoted } from '../../go-quoted.js';
-import { goQueryEscape } from './links.js';
+import { goQueryEscape } from '../../http/go-url.js';
 
 /** An action that cannot be evaluated (Go's execution error); the renderer turns it into nothing. */
 export class TemplateExecError extends Error {

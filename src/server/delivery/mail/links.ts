@@ -2,6 +2,7 @@
 // a wire format: clients and existing email templates parse it, so it follows the original service
 // exactly (docs/one-time-codes-and-mail.md#links): `<base resolved with MAILER_URLPATHS_X>?token=<hash>&type=<t>&redirect_to=<url>`.
 import type { Config } from '../../config/types.js';
+import { goQueryEscape } from '../../http/go-url.js';
 
 /** The mails that carry a verification link (reauthentication carries only a code). */
 export type LinkKind = 'invite' | 'confirmation' | 'recovery' | 'magicLink' | 'emailChange';
@@ -47,11 +48,4 @@ export function buildConfirmationUrl({ externalUrl, path, tokenHash, type, redir
 // query decoder of GET /verify would otherwise turn them into other characters than the ones checked.
 function encodeRedirectTo(redirectTo: string): string {
   return /[&=#%+]/.test(redirectTo) ? goQueryEscape(redirectTo) : redirectTo;
-}
-
-/** Go's url.QueryEscape: everything but [A-Za-z0-9-_.~] is %XX-escaped, and a space becomes '+'. */
-export function goQueryEscape(text: string): string {
-  return encodeURIComponent(text)
-    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-    .replace(/%20/g, '+');
 }
