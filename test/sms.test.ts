@@ -92,7 +92,7 @@ t.test('twilio: WhatsApp with a content template sends the bare code instead of 
     Channel: 'whatsapp',
     From: 'MGservice',
     ContentSid: 'HXtemplate',
-    ContentVariables: '{"1":"111222"}',
+    ContentVariables: '{"1": "111222"}',
   });
 });
 

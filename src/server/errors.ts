@@ -245,6 +245,9 @@ export const ERRORS = {
   // MAILER_EMAIL_VALIDATION_* refused the recipient (delivery/mail/address-check.ts); the message names it
   email_address_invalid: e(400, 'email_address_invalid', 'Email address is invalid'),
   sms_send_failed: e(422, 'sms_send_failed', 'Error sending OTP to provider'),
+  // SMS_PROVIDER names no gateway (docs/sms.md#gateways): the original's 500s, worded apart for MFA there.
+  sms_gateway_unknown: e(500, 'unexpected_failure', 'Unable to get SMS provider'),
+  mfa_sms_gateway_unknown: e(500, 'unexpected_failure', 'Failed to get SMS provider'),
   // external providers (docs/oauth.md#errors): /authorize answers JSON; /callback puts these in the redirect
   provider_unsupported: e(400, 'validation_failed', 'Unsupported provider'),
   oauth_provider_not_supported: e(400, 'oauth_provider_not_supported', 'Unsupported provider'),

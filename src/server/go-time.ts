@@ -1,5 +1,5 @@
-// The timestamps of a sign-in message (docs/web3.md#the-message): RFC 3339 with optional fractional seconds,
-// read as the original reads them (Go's time.Parse with RFC3339), as milliseconds since the epoch. Go's
+// RFC 3339 timestamps read as the original reads them (Go's time.Parse with RFC3339), as milliseconds since
+// the epoch: a Web3 sign-in message's times (docs/web3.md#the-message) and SMS_TEST_OTP_VALID_UNTIL. Go's
 // reading is laxer than RFC 3339 in three ways a wallet's message may rely on, taken here too: a one-digit
 // hour, fractional seconds of any length (digits past the nanosecond ignored), and zone offsets up to
 // 24 hours and 60 minutes.

@@ -12,6 +12,7 @@ import { KMS_ARN_MEMBER } from '../auth/kms-key.js';
 import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-template.js';
 import { samlKeyProblem } from '../saml/key-check.js';
 import { proxyAddress } from '../outbound-proxy/rules.js';
+import { parseTimestamp } from '../go-time.js';
 
 /** The captcha providers there are; any other name stops start-up only while captcha is on, as the original. */
 export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'];
@@ -40,8 +41,10 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   // treated as disabled (providers/configured.ts), as the original fails only at /authorize. Its URLs, given,
   // must be usable, though: no request could be built on them.
   problems.push(...providerUrlProblems(flat, given));
+  // Read as the original reads it (Go's RFC 3339), not by Date.parse: a date alone or a time without a zone,
+  // which the original refuses to start with, would otherwise pass, the latter read in the host's zone.
   const validUntil = flat.SMS_TEST_OTP_VALID_UNTIL as string;
-  if (validUntil && Number.isNaN(Date.parse(validUntil))) {
+  if (validUntil && parseTimestamp(validUntil) === null) {
     problems.push(`${given.get('SMS_TEST_OTP_VALID_UNTIL')}: "${validUntil}" is not a time (use RFC 3339, like 2030-01-01T00:00:00Z)`);
   }
   // WebAuthn switched on without a relying party does not stop start-up either (webauthnWarnings).

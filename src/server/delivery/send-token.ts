@@ -5,7 +5,7 @@
 import { apiError } from '../errors.js';
 import { buildConfirmationUrl, linkPathFor, MailAddressRefused, type MailKind } from './mail/mailer.js';
 import { mailLinkBase } from './mail/link-base.js';
-import { renderSmsTemplate, SmsChannelError, SmsSendError, type SmsChannel } from './sms/index.js';
+import { renderSmsTemplate, SmsChannelError, SmsGatewayUnknownError, SmsSendError, type SmsChannel } from './sms/index.js';
 import { issueOneTimeToken, type IssuedToken } from '../verify/one-time-codes.js';
 import { requireCheckedRecipients, requirePermits, spendPermit } from './sending-tx.js';
 import { assertAuthorizedRecipients } from './authorized-addresses.js';
@@ -168,6 +168,7 @@ export async function sendSmsToken(
   } catch (err) {
     if (err instanceof SmsChannelError) throw apiError('sms_channel_invalid');
     if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error sending ${r.purpose} OTP to provider: ${err.message}`);
+    if (err instanceof SmsGatewayUnknownError) throw apiError('sms_gateway_unknown').causedBy(err);
     throw err;
   }
 }

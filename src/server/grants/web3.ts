@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { apiError } from '../errors.js';
 import { claimWeb3Message } from '../../db/web3-message-uses.js';
-import { ZERO_TIME } from '../web3/timestamp.js';
+import { ZERO_TIME } from '../go-time.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { issueSession, issuingTx } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';

@@ -5,7 +5,7 @@
 import { OAuthRefusal } from '../grants/oauth-refusal.js';
 import type { RedirectCheck } from '../http/redirect-target.js';
 import type { SignInMessage } from './message.js';
-import { ZERO_TIME } from './timestamp.js';
+import { ZERO_TIME } from '../go-time.js';
 
 const refuse = (description: string) => new OAuthRefusal('invalid_grant', description);
 

@@ -2,7 +2,7 @@
 // parses them (docs/web3.md#the-message). Both chains share the layout; a chain's rules differ in the
 // header, the address, the Chain ID, and whether an absent statement is "" (Solana) or null (Ethereum).
 // The refusal texts are wire API: the grant answers them as 400 validation_failed messages.
-import { parseTimestamp, ZERO_TIME } from './timestamp.js';
+import { parseTimestamp, ZERO_TIME } from '../go-time.js';
 import { parseRequestUri, type RequestUri } from './request-uri.js';
 import { goQuoted } from '../go-quoted.js';
 import { trimSpace } from '../go-trim-space.js';

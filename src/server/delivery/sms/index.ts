@@ -6,13 +6,13 @@ import { renderGoTemplate } from '../mail/go-template.js';
 import type { GatewayClient } from './http.js';
 import { logSmsSender } from './log-sender.js';
 import { messagebirdSender } from './messagebird.js';
-import { SmsSendError, type SmsChannel, type SmsSender } from './sender.js';
+import { SmsGatewayUnknownError, SmsSendError, type SmsChannel, type SmsSender } from './sender.js';
 import { textlocalSender } from './textlocal.js';
 import { twilioSender } from './twilio.js';
 import { twilioVerifySender } from './twilio-verify.js';
 import { vonageSender } from './vonage.js';
 
-export { SmsChannelError, SmsSendError, requireChannel } from './sender.js';
+export { SmsChannelError, SmsGatewayUnknownError, SmsSendError, requireChannel } from './sender.js';
 export type { SmsChannel, SmsSender } from './sender.js';
 
 /** Each gateway's sender; its client (name and call timeout) is made once by createSmsSender. */
@@ -48,12 +48,14 @@ const isGateway = (name: string): name is SmsGatewayName => Object.hasOwn(GATEWA
 /**
  * SMS_PROVIDER naming no gateway: the service starts, as the original does, and every send fails with its
  * 500, since there is no gateway to ask (the start-up warning names the setting; docs/sms.md#gateways).
+ * WhatsApp is no channel of it: the original allows it only when the name is twilio or twilio_verify, so a
+ * WhatsApp code is refused up front (400) rather than failing at the send.
  */
 function unknownGatewaySender(name: string): SmsSender {
   return {
     gateway: 'unknown',
-    channels: ['sms', 'whatsapp'],
-    send: () => Promise.reject(new Error(`SMS_PROVIDER ${name} could not be found`)),
+    channels: ['sms'],
+    send: () => Promise.reject(new SmsGatewayUnknownError(name)),
   };
 }
 

@@ -31,6 +31,17 @@ export class SmsSendError extends Error {
   }
 }
 
+/**
+ * SMS_PROVIDER names no gateway, so there is none to ask. Callers answer the original's 500 (its
+ * "Unable to get SMS provider", or "Failed to get SMS provider" for an MFA challenge).
+ */
+export class SmsGatewayUnknownError extends Error {
+  override readonly name = 'SmsGatewayUnknownError';
+  constructor(readonly provider: string) {
+    super(`SMS_PROVIDER ${provider} could not be found`);
+  }
+}
+
 /** A channel this gateway cannot deliver on. Callers answer 400 validation_failed with this message. */
 export class SmsChannelError extends Error {
   override readonly name = 'SmsChannelError';

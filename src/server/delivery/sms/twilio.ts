@@ -42,7 +42,8 @@ function whatsappFields(config: Config['sms']['twilio'], to: string, body: strin
   const fields: Record<string, string> = { To: `whatsapp:+${to}`, Channel: 'whatsapp', From: from };
   if (config.contentSid) {
     fields.ContentSid = config.contentSid;
-    fields.ContentVariables = JSON.stringify({ 1: otp });
+    // Written as the original writes it, a space after the colon: the exact text Twilio has always been sent.
+    fields.ContentVariables = `{"1": ${JSON.stringify(otp)}}`;
   } else {
     fields.Body = body;
   }

@@ -7,7 +7,7 @@ import { apiError } from '../../errors.js';
 import { deleteFactors } from '../../../db/mfa-factors.js';
 import { parsePhone } from '../../users/addresses.js';
 import { challengeChannel } from '../../delivery/sms/channel-field.js';
-import { renderSmsTemplate, SmsChannelError, SmsSendError } from '../../delivery/sms/index.js';
+import { renderSmsTemplate, SmsChannelError, SmsGatewayUnknownError, SmsSendError } from '../../delivery/sms/index.js';
 import { bounded } from '../../delivery/send-token.js';
 import { sendSmsHook } from '../../hooks/send-sms.js';
 import { assertSendInterval } from '../../limits/sends.js';
@@ -74,6 +74,7 @@ export const phone: FactorType = {
     } catch (err) {
       if (err instanceof SmsChannelError) throw apiError('sms_channel_invalid');
       if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error sending MFA OTP to provider: ${err.message}`);
+      if (err instanceof SmsGatewayUnknownError) throw apiError('mfa_sms_gateway_unknown').causedBy(err);
       throw err;
     }
     return { columns: { otpCode: sms.verifyOtp ? null : secretBox(ctx.config).sealOrClear(challengeId, code) } };
