@@ -83,7 +83,7 @@ t.test("linkedin_oidc: identity_data holds the original's keys only, the locale 
     picture: 'https://media.licdn.example/lin.jpg',
   });
   t.strictSame(profile.emails, [{ email: 'lin@example.com', verified: true, primary: true }], 'email_verified read as Go reads a boolean');
-  t.notOk('locale' in linkedinOidc.profile({ ...claims, locale: '' }).claims, 'an empty locale is left out');
+  t.notOk('locale' in linkedinOidc.profile({ ...claims, locale: '', email_verified: 'false' }).claims, 'an empty locale is left out');
 });
 
 t.test("google: identity_data holds the original's keys only (hd under custom_claims), from a token or from userinfo", async (t) => {
@@ -307,8 +307,10 @@ t.test('apple: custom_claims hold only is_private_email (a boolean), auth_time a
     );
     t.equal(unverified.claims.email_verified, true);
   }
-  const none = apple.profile({ sub: 's', is_private_email: 'maybe', real_user_status: 1 });
+  const none = apple.profile({ sub: 's', real_user_status: 1 });
   t.notOk('custom_claims' in none.claims, 'nothing to keep: no custom_claims at all');
+  // The original's IsPrivateEmail takes a boolean or a string strconv.ParseBool reads: anything else fails the token.
+  t.throws(() => apple.profile({ sub: 's', is_private_email: 'maybe' }), /is_private_email/);
 });
 
 t.test("default scopes are the original's: google `email profile`, azure `openid`, keycloak `profile email`", async (t) => {

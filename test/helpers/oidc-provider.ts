@@ -47,8 +47,8 @@ export interface OidcServer {
   /** An id_token signed with the provider's own published key (for the id_token grant). */
   signIdToken(
     claims: Record<string, unknown>,
-    /** expiresIn: null leaves `exp` out */
-    options?: { issuer?: string; audience?: string; expiresIn?: string | number | null },
+    /** null leaves the claim out: `iss` (issuer), `aud` (audience), `exp` (expiresIn) */
+    options?: { issuer?: string | null; audience?: string | null; expiresIn?: string | number | null },
   ): Promise<string>;
   stop(): Promise<void>;
 }
@@ -134,8 +134,8 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     signIn: (authorizeUrl, sub) => driveSignIn(authorizeUrl, sub),
     signIdToken: (claims, o = {}) =>
       signWith(privateKey, kid, claims, {
-        issuer: o.issuer ?? issuer,
-        audience: o.audience ?? clientId,
+        issuer: o.issuer === undefined ? issuer : o.issuer,
+        audience: o.audience === undefined ? clientId : o.audience,
         expiresIn: o.expiresIn === undefined ? '5m' : o.expiresIn,
       }),
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
@@ -164,10 +164,13 @@ function signWith(
   key: KeyLike,
   kid: string,
   claims: Record<string, unknown>,
-  o: { issuer: string; audience: string; expiresIn: string | number | null },
+  o: { issuer: string | null; audience: string | null; expiresIn: string | number | null },
 ) {
-  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(o.issuer).setAudience(o.audience).setIssuedAt();
-  return (o.expiresIn === null ? jwt : jwt.setExpirationTime(o.expiresIn)).sign(key);
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid }).setIssuedAt();
+  if (o.issuer !== null) jwt.setIssuer(o.issuer);
+  if (o.audience !== null) jwt.setAudience(o.audience);
+  if (o.expiresIn !== null) jwt.setExpirationTime(o.expiresIn);
+  return jwt.sign(key);
 }
 
 /** The authorization request's path and query, `openid` added to a scope of identity scopes that lacks it. */

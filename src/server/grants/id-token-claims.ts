@@ -6,14 +6,14 @@
 // is matched ignoring case, `EMAIL` filling `email` (providers/go-json-fields.ts).
 
 import { STANDARD_STRING_CLAIMS } from '../custom-providers/claims.js';
-import { decodeFields, stringFields as strings, type FieldTypes } from '../providers/go-json-fields.js';
+import { decodeFields, REGISTERED_CLAIMS as REGISTERED, stringFields as strings, type FieldTypes } from '../providers/go-json-fields.js';
 import { GOOGLE_FIELDS } from '../providers/google.js';
+import { APPLE_FIELDS } from '../providers/apple.js';
+import { AZURE_FIELDS } from '../providers/azure.js';
+import { LINKEDIN_FIELDS, linkedinEmailVerified } from '../providers/linkedin_oidc.js';
 
-/** What go-oidc itself decodes from every token before any reader runs (exp, iat, nbf, aud: runtime.ts). */
+/** What go-oidc itself decodes from every token before any reader runs, and has refused already when they misfit (providers/go-oidc-claims.ts). */
 const VERIFIER: FieldTypes = { iss: 'string', sub: 'string', nonce: 'string', at_hash: 'string' };
-
-/** The registered claims of a reader built on golang-jwt's RegisteredClaims. */
-const REGISTERED: FieldTypes = { ...VERIFIER, jti: 'string' };
 
 /** The standard claims' reader: keycloak, snapchat, custom providers and EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS. */
 const GENERIC: FieldTypes = {
@@ -30,12 +30,12 @@ const GENERIC: FieldTypes = {
 /** The readers by issuer name (readerOf), each with the claims go-oidc decodes first. */
 const READERS: Readonly<Record<string, FieldTypes>> = {
   google: { ...VERIFIER, ...GOOGLE_FIELDS },
-  apple: { ...REGISTERED, email: 'string', auth_time: 'number', is_private_email: 'bool_or_bool_string', transfer_sub: 'string' },
-  azure: { ...REGISTERED, ...strings('email', 'name', 'preferred_username') },
+  apple: APPLE_FIELDS,
+  azure: AZURE_FIELDS,
   facebook: { ...REGISTERED, ...strings('email', 'name', 'picture') },
   kakao: { ...REGISTERED, ...strings('email', 'nickname', 'picture') },
-  // LinkedIn's email_verified is a string it parses (a custom provider with LinkedIn's issuer reaches this).
-  linkedin_oidc: { ...REGISTERED, ...strings('email', 'email_verified', 'family_name', 'given_name', 'locale', 'picture') },
+  // A custom provider or an allowed issuer with LinkedIn's issuer reaches this (its own grant does not).
+  linkedin_oidc: LINKEDIN_FIELDS,
   vercel_marketplace: { ...REGISTERED, ...strings('global_user_id', 'user_email', 'user_name', 'user_avatar_url') },
 };
 
@@ -44,5 +44,9 @@ const READERS: Readonly<Record<string, FieldTypes>> = {
  * claims) decodes them, and the first claim it cannot decode (null when all fit).
  */
 export function readClaimsAs(reader: string, claims: Record<string, unknown>): { claims: Record<string, unknown>; misfit: string | null } {
-  return decodeFields(claims, READERS[reader] ?? GENERIC);
+  const read = decodeFields(claims, READERS[reader] ?? GENERIC);
+  // LinkedIn's reader parses email_verified with strconv.ParseBool, and fails the token when it cannot ("" included).
+  if (!read.misfit && reader === 'linkedin_oidc' && linkedinEmailVerified(read.claims) === null)
+    return { ...read, misfit: 'email_verified' };
+  return read;
 }

@@ -5,13 +5,24 @@
 // account.apple.com without notice, and not always both at once: a token naming either is taken (always
 // checked against the configured issuer's published keys), as the original takes both.
 import { discoveredEndpoints, oidcProvider, profileFromClaims } from './oidc.js';
+import { decodeFields, REGISTERED_CLAIMS, type FieldTypes } from './go-json-fields.js';
+import { ProviderError } from './outbound.js';
 import type { ExternalProfile } from './types.js';
 
 export const APPLE_ISSUERS = ['https://appleid.apple.com', 'https://account.apple.com'] as const;
 
+/** The original's struct for an Apple id_token: a claim of another type fails the sign-in (go-json-fields.ts). */
+export const APPLE_FIELDS: FieldTypes = {
+  ...REGISTERED_CLAIMS,
+  email: 'string',
+  auth_time: 'number',
+  is_private_email: 'bool_or_bool_string',
+  transfer_sub: 'string',
+};
+
 /**
  * Apple's `is_private_email` arrives as a boolean or as a string: read as the original reads it (Go's
- * boolean spellings). Anything else drops the claim; the original refuses the whole token for it.
+ * boolean spellings; anything else has refused the token, APPLE_FIELDS).
  */
 function appleBoolean(value: unknown): boolean | undefined {
   if (typeof value === 'boolean') return value;
@@ -29,7 +40,9 @@ function appleBoolean(value: unknown): boolean | undefined {
  * it has confirmed (or its private relay ones), and the original trusts every Apple address, in the code
  * flow and at the id_token grant alike. Reading email_verified would leave such users unconfirmed here.
  */
-export function appleProfile(claims: Record<string, unknown>): ExternalProfile {
+export function appleProfile(token: Record<string, unknown>): ExternalProfile {
+  const { claims, misfit } = decodeFields(token, APPLE_FIELDS);
+  if (misfit) throw new ProviderError(`apple: claim ${misfit} is not of the type the original reads it as`);
   const { iss, sub, email, name } = claims;
   const read = profileFromClaims({ iss, sub, email, email_verified: true, name });
   // A token without an address (an app that asked for no email scope) is a person all the same.

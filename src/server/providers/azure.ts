@@ -4,7 +4,15 @@
 import { oidcProvider } from './oidc.js';
 import { azureBase as base, azureTrust } from './azure-issuers.js';
 import { claims as present, requireSubject, text } from './json-fields.js';
+import { decodeFields, REGISTERED_CLAIMS, stringFields, type FieldTypes } from './go-json-fields.js';
+import { ProviderError } from './outbound.js';
 import type { ExternalProfile } from './types.js';
+
+/**
+ * The original's struct for an Entra id_token (xms_edov is of any type there): a claim of another type
+ * fails the sign-in (go-json-fields.ts). custom_claims is read from the token as a map, names as they are.
+ */
+export const AZURE_FIELDS: FieldTypes = { ...REGISTERED_CLAIMS, ...stringFields('email', 'name', 'preferred_username') };
 
 /** The token's bookkeeping, which the original leaves out of custom_claims (sub, name, preferred_username are on top). */
 const NOT_CUSTOM = new Set([
@@ -45,11 +53,14 @@ export function azureEmailVerified(claims: Record<string, unknown>): boolean {
  * verification, and every other claim (email, given_name, family_name, oid, tid, sid, auth_time,
  * xms_edov...) under custom_claims, which apps read Entra's claims from.
  */
-export function azureProfile(claims: Record<string, unknown>): ExternalProfile {
+export function azureProfile(token: Record<string, unknown>): ExternalProfile {
+  const { claims, misfit } = decodeFields(token, AZURE_FIELDS);
+  if (misfit) throw new ProviderError(`azure: claim ${misfit} is not of the type the original reads it as`);
   const subject = requireSubject(text(claims, 'sub'), 'azure');
   const email = text(claims, 'email');
   const verified = azureEmailVerified(claims);
-  const custom = Object.fromEntries(Object.entries(claims).filter(([k, v]) => !NOT_CUSTOM.has(k) && v !== undefined));
+  // From the token as it came: the original reads custom_claims as a map, its keys as the token spells them.
+  const custom = Object.fromEntries(Object.entries(token).filter(([k, v]) => !NOT_CUSTOM.has(k) && v !== undefined));
   return {
     subject,
     emails: email ? [{ email, verified, primary: true }] : [],

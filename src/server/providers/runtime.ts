@@ -2,10 +2,11 @@
 // INTERNAL_HTTP_TIMEOUT, and id_token verification against the issuer's published keys. Key sets and
 // discovery documents are cached per HTTP thread (jose refetches a key set when an unknown kid appears;
 // discovery documents are kept EXTERNAL_OIDC_PROVIDER_CACHE_TTL, an hour by default, as the original does).
-import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
+import { compactVerify, createRemoteJWKSet, errors as joseErrors, type CompactVerifyGetKey } from 'jose';
 import type { Config, OAuthProviderConfig } from '../config/types.js';
 import { boundedFetch, DiscoveryError, jsonObject, ProviderError } from './outbound.js';
 import { agentFor } from '../outbound-proxy/active.js';
+import { readVerifierClaims } from './go-oidc-claims.js';
 import type { DiscoveryDocument, IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
 
 /**
@@ -36,7 +37,7 @@ export class IdTokenError extends Error {
 // without end; an evicted provider is only fetched again.
 const MAX_CACHED = 256;
 const discoveries = new Map<string, CachedDiscovery>();
-const keySets = new Map<string, JWTVerifyGetKey>();
+const keySets = new Map<string, CompactVerifyGetKey>();
 
 /** The entry, marked as just used (a Map keeps insertion order: the first key is the least recently used). */
 function recall<V>(cache: Map<string, V>, key: string): V | undefined {
@@ -110,7 +111,7 @@ async function fetchDiscovery(fetch: ProviderFetch, url: string, issuer: string)
  * jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid.
  * A restricted one is checked before every use, as jose may fetch again with it.
  */
-async function keySet(jwksUri: string, timeoutSeconds: number, restricted?: RestrictedConnections): Promise<JWTVerifyGetKey> {
+async function keySet(jwksUri: string, timeoutSeconds: number, restricted?: RestrictedConnections): Promise<CompactVerifyGetKey> {
   const refused = await restricted?.refused(jwksUri);
   if (refused) throw new ProviderError(`${new URL(jwksUri).host}: ${refused}`);
   const key = restricted ? `restricted ${jwksUri}` : jwksUri;
@@ -158,54 +159,39 @@ async function verifyIdToken(
 ): Promise<Record<string, unknown>> {
   const issuers = Array.isArray(expect.issuer) ? expect.issuer : [expect.issuer];
   const jwksUri = expect.jwksUri ?? (await discoverIssuer(issuers[0])).jwks_uri;
-  let payload: Record<string, unknown>;
+  let raw: Record<string, unknown>;
   try {
-    // No `algorithms` list: jose takes the algorithm from the matching JWK (its `alg`, or the key type),
-    // so a token can only verify with the algorithm its issuer's key is for; `none` and HS* never match.
-    // `aud` is checked below, after `sub`, as the original orders them.
-    ({ payload } = await jwtVerify(token, await keySet(jwksUri, timeoutSeconds, restricted), {
-      issuer: issuers,
+    // The signature alone: no `algorithms` list means jose takes the algorithm from the matching JWK (its
+    // `alg`, or the key type), so a token can only verify with the algorithm its issuer's key is for;
+    // `none` and HS* never match. The claims are read and checked below as go-oidc reads them, which
+    // jose's JWT checks cannot express (names in any case, numbers written as strings).
+    const { payload, protectedHeader } = await compactVerify(token, await keySet(jwksUri, timeoutSeconds, restricted), {
       algorithms: expect.algorithms,
-      // jose checks `exp` only when the token has one; the original's verifier reads a missing one as
-      // already passed, so a token without it is refused rather than valid for ever (docs/oauth.md#the-id_token-grant).
-      requiredClaims: ['exp'],
-      // jose has one tolerance for every time claim: it is nbf's, and exp is checked exactly below.
-      clockTolerance: NBF_LEEWAY_SECONDS,
-    }));
+    });
+    if (protectedHeader.b64 === false) throw new IdTokenError('unencoded payload');
+    raw = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
   } catch (err) {
-    throw new IdTokenError(describe(err));
+    throw err instanceof IdTokenError ? err : new IdTokenError(describe(err));
   }
-  // A number, as jose checked; compared as the original does, in whole seconds against the exact time.
-  if (Math.trunc(payload.exp as number) * 1000 < Date.now()) throw new IdTokenError('token is expired');
-  if (expect.nonceHash !== undefined && payload.nonce !== expect.nonceHash) throw new IdTokenError('Nonces mismatch');
-  // Absent, null or empty, as the original reads it into a string; any other type fails its decoding.
-  if (payload.sub === undefined || payload.sub === null || payload.sub === '')
-    throw new IdTokenError('id_token has no sub claim', 'no_subject', [], payload);
-  if (typeof payload.sub !== 'string') throw new IdTokenError('sub is not a string');
-  const audience = audienceOf(payload.aud);
-  if (!audience) throw new IdTokenError('aud is neither a string nor a list of strings');
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new IdTokenError('the payload is not a JSON object');
+  const { claims, payload, misfit } = readVerifierClaims(raw);
+  if (misfit !== null) throw new IdTokenError(`failed to unmarshal claims: ${misfit}`);
+  if (!issuers.includes(claims.iss)) throw new IdTokenError('unexpected issuer');
+  // A missing exp is Go's zero time, long past: expired there, logged here by its own cause.
+  if (claims.exp === null) throw new IdTokenError('token has no exp claim');
+  // Compared, as the original does, in whole seconds against the exact time.
+  if (claims.exp * 1000 < Date.now()) throw new IdTokenError('token is expired');
+  if (claims.nbf !== null && Date.now() + NBF_LEEWAY_SECONDS * 1000 < claims.nbf * 1000) throw new IdTokenError('token is not valid yet');
+  if (expect.nonceHash !== undefined && claims.nonce !== expect.nonceHash) throw new IdTokenError('Nonces mismatch');
+  // Absent, null or empty, as the original reads it into a string.
+  if (claims.sub === '') throw new IdTokenError('id_token has no sub claim', 'no_subject', [], payload);
   // An empty accepted id (a client_id left empty) matches nothing, as in the original.
-  if (!expect.audience.some((id) => id !== '' && audience.includes(id)))
-    throw new IdTokenError('unacceptable audience', 'audience', audience, payload);
+  if (!expect.audience.some((id) => id !== '' && claims.aud.includes(id)))
+    throw new IdTokenError('unacceptable audience', 'audience', claims.aud, payload);
   return payload;
 }
 
-/** `aud` as the original reads it: a string, or a list of strings; absent is none, and null reads as "". */
-function audienceOf(aud: unknown): string[] | null {
-  if (aud === undefined) return [];
-  if (aud === null) return [''];
-  if (typeof aud === 'string') return [aud];
-  if (Array.isArray(aud) && aud.every((a) => a === null || typeof a === 'string')) return aud.map((a: string | null) => a ?? '');
-  return null;
-}
-
 function describe(err: unknown): string {
-  if (err instanceof joseErrors.JWTExpired) return 'token is expired';
-  if (err instanceof joseErrors.JWTClaimValidationFailed) {
-    if (err.claim === 'exp' && err.reason === 'missing') return 'token has no exp claim';
-    if (err.claim === 'iss') return 'unexpected issuer';
-    return `claim ${err.claim} is invalid`;
-  }
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'signature verification failed';
   if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'signature algorithm not allowed';
   if (err instanceof joseErrors.JWKSNoMatchingKey) return 'no key of the issuer matches the token';
