@@ -204,10 +204,11 @@ t.test(
         error_code: 'oauth_provider_not_supported',
         error_description: 'Unsupported provider: provider is not enabled',
       },
+      // The fragment's escapes are escaped once more, as the original's URL.String writes a set Fragment.
       fragment: {
         error: 'invalid_request',
         error_code: 'oauth_provider_not_supported',
-        error_description: 'Unsupported provider: provider is not enabled',
+        error_description: 'Unsupported provider%3A provider is not enabled',
         sb: '',
       },
     });
