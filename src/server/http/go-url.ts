@@ -114,6 +114,9 @@ export function goQueryWith(query: string, params: Record<string, string>): GoQu
 /** Values.Encode of pairs goQueryWith gave. */
 export const goEncode = (pairs: GoQueryPair[]): string => pairs.map((pair) => `${pair.name}=${pair.value}`).join('&');
 
+/** `u` with its query read as url.Values, `params` set over it, and written again by Encode. */
+export const goWithQuery = (u: GoUrl, params: Record<string, string>): GoUrl => ({ ...u, query: goEncode(goQueryWith(u.query, params)) });
+
 /** Values.Encode of fresh values. */
 export const goValuesEncode = (params: Record<string, string>): string => goEncode(goQueryWith('', params));
 

@@ -5,7 +5,7 @@ import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';
 import type { TokenResponse } from '../sessions/issue.js';
 import { withSessionFragment } from '../http/session-fragment.js';
-import { goEncode, goFragmentEscape, goParse, goQueryGet, goQueryWith, goString } from '../http/go-url.js';
+import { goEncode, goFragmentEscape, goParse, goQueryGet, goQueryWith, goString, goWithQuery } from '../http/go-url.js';
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'invalid_request',
@@ -23,7 +23,7 @@ const errorParams = (err: ApiError) => ({ error: errorName(err), error_code: err
 /** SITE_URL with the error set in its query, as the original's getErrorQueryString leaves it; 303. */
 function siteError(siteUrl: string, err: ApiError, requestUri: boolean): ApiResponse {
   const u = goParse(siteUrl, requestUri);
-  return { status: 303, headers: { Location: goString({ ...u, query: goEncode(goQueryWith(u.query, errorParams(err))) }) } };
+  return { status: 303, headers: { Location: goString(goWithQuery(u, errorParams(err))) } };
 }
 
 /**
@@ -81,6 +81,5 @@ export function sessionRedirect(
 
 /** PKCE flow (the original's prepPKCERedirectURL): `code` set in the target's query; the fragment stays. */
 export function codeRedirect(target: string, authCode: string): ApiResponse {
-  const u = goParse(target);
-  return { status: 302, headers: { Location: goString({ ...u, query: goEncode(goQueryWith(u.query, { code: authCode })) }) } };
+  return { status: 302, headers: { Location: goString(goWithQuery(goParse(target), { code: authCode })) } };
 }

@@ -6,7 +6,7 @@ import type { ApiError } from '../errors.js';
 import type { ApiResponse } from '../http/types.js';
 import type { Verified } from './consume.js';
 import { withSessionFragment } from '../http/session-fragment.js';
-import { goEncode, goFragmentEscape, goParse, goQueryWith, goString, goValuesEncode, type GoUrl } from '../http/go-url.js';
+import { goFragmentEscape, goParse, goString, goValuesEncode, goWithQuery, type GoUrl } from '../http/go-url.js';
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'invalid_request',
@@ -15,9 +15,6 @@ const ERROR_NAMES: Record<number, string> = {
   500: 'server_error',
   503: 'temporarily_unavailable',
 };
-
-/** The target's query read as url.Values and written again (sorted), with `params` set over it. */
-const withQuery = (u: GoUrl, params: Record<string, string>): GoUrl => ({ ...u, query: goEncode(goQueryWith(u.query, params)) });
 
 /**
  * Errors and messages replace the target's fragment (the original's prepErrorRedirectURL and
@@ -32,9 +29,9 @@ export function redirectWithSession(target: string, type: string, verified: Veri
   // The message redirect writes the target's query again in every flow (sorted, as the original's
   // prepRedirectURL does), adding the message to it only in a PKCE flow.
   if (verified.kind === 'message')
-    return withFragment(withQuery(goParse(target), pkce ? { message: verified.message } : {}), { message: verified.message, sb: '' });
+    return withFragment(goWithQuery(goParse(target), pkce ? { message: verified.message } : {}), { message: verified.message, sb: '' });
   if (verified.kind === 'code')
-    return { status: 303, headers: { Location: goString(withQuery(goParse(target), { code: verified.authCode })) } };
+    return { status: 303, headers: { Location: goString(goWithQuery(goParse(target), { code: verified.authCode })) } };
   const s = verified.session;
   const session = {
     access_token: s.access_token,
@@ -56,5 +53,5 @@ export function redirectWithError(target: string, err: ApiError, pkce = false): 
   const name = ERROR_NAMES[err.status];
   const params = { ...(name ? { error: name } : {}), error_code: err.errorCode, error_description: err.message };
   const u = goParse(target);
-  return withFragment(pkce ? withQuery(u, params) : u, { ...params, sb: '' });
+  return withFragment(pkce ? goWithQuery(u, params) : u, { ...params, sb: '' });
 }
