@@ -171,8 +171,6 @@ t.test("create: the original's checks and messages, in its order; nothing is sto
     [oidcBody({ authorization_params: { prompt: 1 } }), 'Authorization parameter "prompt" must be a string'],
     [oidcBody({ attribute_mapping: { role: 'groups' } }), 'Cannot map to protected system field: role'],
     [oidcBody({ custom_claims_allowlist: ['groups', ' '] }), 'custom_claims_allowlist entries must be non-empty strings'],
-    [oidcBody({ scopes: 'openid email' }), 'scopes must be an array of strings'],
-    [oidcBody({ enabled: 'yes' }), 'enabled must be a boolean'],
     [oidcBody({ issuer: 'not a url' }), 'Invalid URL format'],
     // What a WHATWG parser would silently rewrite (here, back into the working issuer) is refused, unfetched.
     [oidcBody({ issuer: `${idp.issuer}\t` }), 'Invalid URL format'],
@@ -277,8 +275,18 @@ t.test('admins only; bad JSON and wrong types are 400s', async (t) => {
   });
   t.equal(broken.status, 400);
   t.equal(broken.body.error_code, 'bad_json');
-  const wrong = await call(api, 'POST', '/admin/custom-providers', { provider_type: 7 });
-  t.same(wrong.body, refusal('provider_type must be a string'));
+  // A member of the wrong JSON type fails the original's decoding, named in Go's words, before any other check.
+  const struct = 'Go struct field AdminCustomOAuthProviderParams';
+  for (const [body, words] of [
+    [{ provider_type: 7 }, `number into ${struct}.provider_type of type string`],
+    [oidcBody({ scopes: 'openid email' }), `string into ${struct}.scopes of type []string`],
+    [oidcBody({ scopes: ['openid', 5] }), `number into ${struct}.scopes of type string`],
+    [oidcBody({ enabled: 'yes' }), `string into ${struct}.enabled of type bool`],
+    [oidcBody({ authorization_params: [] }), `array into ${struct}.authorization_params of type map[string]interface {}`],
+  ] as const) {
+    const wrong = await call(api, 'POST', '/admin/custom-providers', body);
+    t.same(wrong.body, refusal(`Could not parse request body as JSON: json: cannot unmarshal ${words}`, 'bad_json'), words);
+  }
 });
 
 t.test('CUSTOM_OAUTH_MAX_PROVIDERS: past the quota, 400 over_custom_provider_quota', async (t) => {

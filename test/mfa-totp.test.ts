@@ -431,14 +431,37 @@ t.test('a verification and an unenrolment of one factor at once never deadlock: 
 });
 
 t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
+  const mistyped = (kind: string, field: string, type: string) =>
+    `Could not parse request body as JSON: json: cannot unmarshal ${kind} into Go struct field ${field} of type ${type}`;
   const s = await signUp(api);
   const factor = await enrollTotp(api, s.access_token, 'bodies');
   const cases: Array<[string, string, unknown, number, string]> = [
-    ['POST', '/factors', { factor_type: 7 }, 400, 'factor_type needs to be totp, phone, or webauthn'],
-    ['POST', '/factors', { factor_type: 'totp', friendly_name: 5 }, 400, 'friendly_name must be a string'],
-    ['POST', '/factors', { factor_type: 'totp', issuer: {} }, 400, 'issuer must be a string'],
+    // A member of the wrong JSON type fails the body's decoding, as the original's decoder words it.
+    ['POST', '/factors', { factor_type: 7 }, 400, mistyped('number', 'EnrollFactorParams.factor_type', 'string')],
+    ['POST', '/factors', { factor_type: 'totp', friendly_name: 5 }, 400, mistyped('number', 'EnrollFactorParams.friendly_name', 'string')],
+    ['POST', '/factors', { factor_type: 'totp', issuer: {} }, 400, mistyped('object', 'EnrollFactorParams.issuer', 'string')],
     ['POST', `/factors/${factor.id}/verify`, { challenge_id: 'nope', code: '123456' }, 400, BAD_UUID('nope')],
-    ['POST', `/factors/${factor.id}/verify`, { challenge_id: factor.id, code: 123456 }, 400, 'code must be a string'],
+    [
+      'POST',
+      `/factors/${factor.id}/verify`,
+      { challenge_id: factor.id, code: 123456 },
+      400,
+      mistyped('number', 'VerifyFactorParams.code', 'string'),
+    ],
+    [
+      'POST',
+      `/factors/${factor.id}/verify`,
+      { challenge_id: 7, code: '123456' },
+      400,
+      mistyped('number', 'VerifyFactorParams.challenge_id', 'uuid.UUID'),
+    ],
+    [
+      'POST',
+      `/factors/${factor.id}/verify`,
+      { challenge_id: factor.id, webauthn: 'x' },
+      400,
+      mistyped('string', 'VerifyFactorParams.webauthn', 'api.WebAuthnParams'),
+    ],
     ['POST', `/factors/${factor.id}/verify`, { code: '123456' }, 422, 'MFA factor with the provided challenge ID not found'],
   ];
   for (const [method, path, body, status, msg] of cases) {

@@ -83,37 +83,49 @@ t.test('signup: phone with a code_challenge is refused', async (t) => {
   t.strictSame(res.body, { code: 400, error_code: 'validation_failed', msg: 'PKCE not supported for phone signups' });
 });
 
-t.test('a PKCE field that is not a string is refused naming it, on every route that reads one; nothing is written', async (t) => {
-  const { challenge } = await pkcePair();
-  const email = 'pk-typed@example.com';
-  const bodies: Array<[string, Record<string, unknown>]> = [
-    ['/signup', { email, password: 'secret-password' }],
-    ['/magiclink', { email }],
-    ['/otp', { email }],
-    ['/recover', { email }],
-    ['/resend', { type: 'signup', email }],
-  ];
-  for (const [path, body] of bodies) {
-    for (const [field, wrong] of [
-      ['code_challenge', 42],
-      ['code_challenge_method', ['s256']],
-    ] as const) {
-      const pkce = { code_challenge: challenge, code_challenge_method: 's256', [field]: wrong };
-      const res = await api.request('POST', path, { body: { ...body, ...pkce } });
-      t.strictSame(
-        [res.status, res.body],
-        [400, { code: 400, error_code: 'validation_failed', msg: `${field} must be a string` }],
-        `${path} ${field}`,
-      );
+t.test(
+  'a PKCE field that is not a string is refused in Go words naming it, on every route that reads one; nothing is written',
+  async (t) => {
+    const { challenge } = await pkcePair();
+    const email = 'pk-typed@example.com';
+    // Each route decodes into its own Go type, named in the refusal as the original's decoder names it;
+    // /magiclink words its refusals its own way.
+    const bodies: Array<[string, Record<string, unknown>, string, string]> = [
+      ['/signup', { email, password: 'secret-password' }, 'SignupParams', 'Could not parse request body as JSON'],
+      ['/magiclink', { email }, 'MagicLinkParams', 'Could not read verification params'],
+      ['/otp', { email }, 'OtpParams', 'Could not parse request body as JSON'],
+      ['/recover', { email }, 'RecoverParams', 'Could not parse request body as JSON'],
+      ['/resend', { type: 'signup', email }, 'ResendConfirmationParams', 'Could not parse request body as JSON'],
+    ];
+    for (const [path, body, struct, words] of bodies) {
+      for (const [field, wrong, kind] of [
+        ['code_challenge', 42, 'number'],
+        ['code_challenge_method', ['s256'], 'array'],
+      ] as const) {
+        const pkce = { code_challenge: challenge, code_challenge_method: 's256', [field]: wrong };
+        const res = await api.request('POST', path, { body: { ...body, ...pkce } });
+        t.strictSame(
+          [res.status, res.body],
+          [
+            400,
+            {
+              code: 400,
+              error_code: 'bad_json',
+              msg: `${words}: json: cannot unmarshal ${kind} into Go struct field ${struct}.${field} of type string`,
+            },
+          ],
+          `${path} ${field}`,
+        );
+      }
     }
-  }
-  t.strictSame(await flowsOf(email), [], 'no flow stored');
-  t.equal((await api.db.query('select 1 from users where email = $1', [email])).rowCount, 0, 'nobody signed up');
-  // null is what auth-js sends outside a PKCE flow: read as absent.
-  const implicit = await api.request('POST', '/magiclink', { body: { email, code_challenge: null, code_challenge_method: null } });
-  t.equal(implicit.status, 200);
-  t.notOk(linkOf(await smtp.waitForMail(email)).token.startsWith('pkce_'), 'an implicit-flow link');
-});
+    t.strictSame(await flowsOf(email), [], 'no flow stored');
+    t.equal((await api.db.query('select 1 from users where email = $1', [email])).rowCount, 0, 'nobody signed up');
+    // null is what auth-js sends outside a PKCE flow: read as absent.
+    const implicit = await api.request('POST', '/magiclink', { body: { email, code_challenge: null, code_challenge_method: null } });
+    t.equal(implicit.status, 200);
+    t.notOk(linkOf(await smtp.waitForMail(email)).token.startsWith('pkce_'), 'an implicit-flow link');
+  },
+);
 
 t.test("magic link (plain method): the redirect keeps the target's query; AMR magiclink", async (t) => {
   await api.db.query("update users set email_confirmed_at = now() where email = 'pk@example.com'");

@@ -55,7 +55,18 @@ t.test("validation errors, in the original's order", async (t) => {
       'validation_failed',
       "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
     ],
-    [{ email: 5, password: 'secret99' }, 400, 'validation_failed', 'email must be a string'],
+    [
+      { email: 5, password: 'secret99' },
+      400,
+      'bad_json',
+      'Could not parse request body as JSON: json: cannot unmarshal number into Go struct field SignupParams.email of type string',
+    ],
+    [
+      { data: [], password: 'secret99' },
+      400,
+      'bad_json',
+      'Could not parse request body as JSON: json: cannot unmarshal array into Go struct field SignupParams.data of type map[string]interface {}',
+    ],
   ];
   for (const [body, status, code, msg] of cases) {
     const res = await signup(body);

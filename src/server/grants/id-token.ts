@@ -5,12 +5,11 @@
 // types (id-token-claims.ts), its at_hash against the access token when one is given, its nonce against the
 // client's raw nonce (the token must carry its SHA-256 hex); then the same account rules as the callback. The token's own refusals are OAuth-style bodies {error, error_description}, always 400.
 import { createHash } from 'node:crypto';
-import { ApiError, apiError } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { issueSession } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { bodySchema } from '../http/validate.js';
-import { goJsonKind } from '../http/go-json-kind.js';
 import { authenticate, requestAudience } from '../auth/bearer.js';
 import { IdTokenError } from '../providers/runtime.js';
 import { accessTokenHashMatches } from '../providers/at-hash.js';
@@ -33,7 +32,7 @@ const schema = bodySchema({
   provider: 'string',
   client_id: 'string',
   issuer: 'string',
-  link_identity: 'unknown',
+  link_identity: 'boolean',
 });
 
 export const idToken: Grant<ReturnType<typeof schema>> = {
@@ -50,7 +49,6 @@ export const idToken: Grant<ReturnType<typeof schema>> = {
 };
 
 async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body: ReturnType<typeof schema>): Promise<ApiResponse> {
-  checkLinkIdentity(body.link_identity);
   const token = body.id_token ?? '';
   if (!token) throw new OAuthRefusal('invalid request', 'id_token required');
   const [provider, clientId, issuer] = [body.provider ?? '', body.client_id ?? '', body.issuer ?? ''];
@@ -153,19 +151,6 @@ function checkNonce(given: string, inToken: unknown, skip: boolean): void {
   if (given || tokenNonce) {
     throw new OAuthRefusal('invalid request', 'Passed nonce and nonce in id_token should either both exist or not.');
   }
-}
-
-/**
- * link_identity is a boolean, or null or absent (false). Anything else fails the original's decoding of the
- * whole body, 400 bad_json in Go's words; read as false instead, a client meaning "link to me" would get the
- * session of whoever owns the identity.
- */
-function checkLinkIdentity(value: unknown): void {
-  if (value === undefined || value === null || typeof value === 'boolean') return;
-  throw apiError(
-    'bad_json',
-    `Could not parse request body as JSON: json: cannot unmarshal ${goJsonKind(value)} into Go struct field IdTokenGrantParams.link_identity of type bool`,
-  );
 }
 
 /** Linking needs the user's own token; without any Authorization the original answers in the grant's OAuth style. */

@@ -26,6 +26,7 @@ import { methodNotAllowed, type Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import { underFieldNames } from './field-names.js';
 import { goParamsType } from './go-param-types.js';
+import { assertDecodesAsGo } from './go-field-types.js';
 import type { AppContext } from '../context.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -255,10 +256,14 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
       const value = parseJsonObject(rawBody, goParams ?? goParamsType(this));
       return (parsed = check?.fields ? underFieldNames(value, check.fields) : value);
     },
-    // The route's schema is checked where the handler first reads the body, so its errors keep their
-    // place among the handler's own checks (after the guard, after a 404 for an unknown user).
+    // The body is decoded as the original's type (go-field-types.ts), then the route's schema checked, where
+    // the handler first reads it, so their errors keep their place among the handler's own checks (after
+    // the guard, after a 404 for an unknown user).
     body() {
-      return (checked ??= check ? check(this.json()) : this.json());
+      if (checked) return checked;
+      const value = this.json();
+      assertDecodesAsGo(value, goParamsType(this));
+      return (checked = check ? check(value) : value);
     },
     audited(payload) {
       snap.authEvent = payload;

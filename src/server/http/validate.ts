@@ -2,10 +2,11 @@
 // is checked against them (compiling them all took a tenth of an HTTP thread's start-up); the
 // dispatcher checks a route's schema where the handler first reads req.body() (http/server.ts). A field
 // is declared with its JSON type, and the handler receives the body typed from that declaration.
-// Fields are optional and null counts as absent; a field of the wrong type is a 400 validation_failed
-// naming it ("email must be a string"), the first in declaration order, which follows the order the
-// original reads them. Checks beyond the type (missing email before weak password...) live next to the
-// schema, in the route's module, in the original's order.
+// Fields are optional and null counts as absent. A field the original's request type declares is first
+// checked as its decoder checks it, refused 400 bad_json in Go's words (go-field-types.ts); the schema's
+// own refusal, 400 validation_failed naming the field ("email must be a string"), is left for fields of
+// ours and routes the original has not. Checks beyond the type (missing email before weak password...)
+// live next to the schema, in the route's module, in the original's order.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { apiError } from '../errors.js';
 import type { BodyCheck, JsonObject } from './types.js';
@@ -53,8 +54,8 @@ function describe(error: ErrorObject | undefined): string {
 
 /**
  * The /token grants' bodies: strings, null read as absent (the original decodes these fields into Go
- * strings, which null leaves empty), and for another type ajv's own wording ("password must be string"),
- * which their tests pin (test/token-password.test.ts).
+ * strings, which null leaves empty). Another type is refused before, as Go's decoder refuses it
+ * (routes/token.ts); ajv's own wording ("password must be string") stays for a grant declaring more.
  */
 export function grantSchema<const N extends string>(...names: N[]): BodyCheck<{ [K in N]?: string | null }> {
   const validator = compiledOnFirstUse<{ [K in N]?: string | null }>({

@@ -12,6 +12,7 @@ import { sendLinkMail } from '../passwordless/link-mail.js';
 import { signUpWithoutPassword } from '../users/signup.js';
 import { goDecoderValue } from '../http/json-syntax-error.js';
 import { parseJsonObject } from '../http/answer.js';
+import { assertDecodesAsGo } from '../http/go-field-types.js';
 import type { Handler, ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
@@ -41,6 +42,7 @@ function magicLinkParams(req: ApiRequest): MagicLinkBody {
   let value;
   try {
     value = parseJsonObject(req.rawBody.subarray(0, read.length), 'api.MagicLinkParams');
+    assertDecodesAsGo(value, 'api.MagicLinkParams');
   } catch (err) {
     if (err instanceof ApiError && err.errorCode === 'bad_json') throw unreadable(err.message.replace(COMMON_WORDS, ''));
     throw err;

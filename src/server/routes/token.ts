@@ -6,6 +6,8 @@ import type { AppContext } from '../context.js';
 import type { ApiRequest, ApiResponse, Handler } from '../http/types.js';
 import type { ClientBucket } from '../auth/principal.js';
 import { SIGN_IN_GRANTS } from '../observability/metrics.js';
+import { assertDecodesAsGo } from '../http/go-field-types.js';
+import { goParamsType } from '../http/go-param-types.js';
 
 const SIGN_INS = SIGN_IN_GRANTS;
 
@@ -26,7 +28,9 @@ export const token: Handler = async (req, ctx) => {
   if (!grant) throw apiError('unsupported_grant_type');
   try {
     grant.beforeBody?.(ctx);
-    const response = await grant.handle(req, ctx, grant.schema(req.json()));
+    const body = req.json();
+    assertDecodesAsGo(body, goParamsType(req)); // each grant decodes its own type, before reading anything else
+    const response = await grant.handle(req, ctx, grant.schema(body));
     if (SIGN_INS.has(grant.grantType)) ctx.metrics.signIn(grant.grantType, outcomeOf(response));
     return response;
   } catch (err) {
