@@ -35,6 +35,8 @@ async function throughRelay(t: Test, behaviours: Behaviour[]) {
     relay(client, {
       headTimeoutMs: 5_000,
       bodyIdleMs: 4_000,
+      keepAliveMs: 60_000,
+      upstreamIdleMs: 60_000,
       lingerMs: 200,
       connectUpstream: () => {
         const picked = threads[next];

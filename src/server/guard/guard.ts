@@ -12,6 +12,8 @@ export interface GuardOptions {
   port: number;
   headTimeoutMs: number;
   bodyIdleMs: number;
+  keepAliveMs: number;
+  upstreamIdleMs: number;
   log: Logger;
 }
 
@@ -50,6 +52,8 @@ export function createGuard(options: GuardOptions): Guard {
     relay(client, {
       headTimeoutMs: options.headTimeoutMs,
       bodyIdleMs: options.bodyIdleMs,
+      keepAliveMs: options.keepAliveMs,
+      upstreamIdleMs: options.upstreamIdleMs,
       lingerMs: LINGER_MS,
       connectUpstream,
       refused: (err, socket) =>

@@ -12,8 +12,19 @@ import { refusalBytes, refusalError } from './refusals.js';
 import { apiError, type ApiError } from '../errors.js';
 
 export interface RelayOptions {
-  /** a head must be complete this long after its first byte (and a silent connection is closed after it) */
+  /** a head must be complete this long after its first byte (and a connection silent from its start is closed after it) */
   headTimeoutMs: number;
+  /**
+   * Between requests, a connection that has had an answer is kept while it is quiet for this long (a
+   * multiple of headTimeoutMs). Longer than the proxies in front keep theirs, so that it is they that close:
+   * a request written as the service closed would be lost (docs/http-guard.md#kept-alive-connections).
+   */
+  keepAliveMs: number;
+  /**
+   * A connection to an HTTP thread quiet this long is not used for the next request; a fresh one is. uWS
+   * closes a quiet connection 8–12 s after its last activity, and a request written as it closed would be lost.
+   */
+  upstreamIdleMs: number;
   /** a body that stops arriving for this long is answered 408: less than uWS's own idle timeout, which would close it unanswered */
   bodyIdleMs: number;
   /** after a refusal, how long the client's remaining bytes are read and dropped before the socket closes */
@@ -45,6 +56,12 @@ class Relay {
   private awaitingBody = false;
   private upstream: net.Socket | null = null;
   private connected = false;
+  /** when the thread's connection last connected or sent something (Date.now()) */
+  private upstreamSeenAt = 0;
+  /** a request on this connection has had its answer */
+  private served = false;
+  /** head timeouts in a row that found the connection quiet between requests */
+  private quietTicks = 0;
   private waiting: Buffer[] = [];
   private readonly tried = new Set<string>();
   private readonly framing = new ResponseFraming();
@@ -66,7 +83,9 @@ class Relay {
     private readonly options: RelayOptions,
   ) {
     client.setNoDelay(true);
-    client.setTimeout(options.headTimeoutMs, () => this.clientIdle());
+    // on, not the once that setTimeout's callback would be: a connection is found quiet more than once.
+    client.setTimeout(options.headTimeoutMs);
+    client.on('timeout', () => this.clientIdle());
     client.on('data', (chunk: Buffer) => this.fromClient(chunk));
     client.on('error', () => this.close());
     client.on('close', () => this.close());
@@ -74,6 +93,7 @@ class Relay {
 
   private fromClient(chunk: Buffer): void {
     if (this.phase === 'refusing' || this.phase === 'closed') return; // read and dropped while lingering
+    this.quietTicks = 0;
     this.input = this.input ? Buffer.concat([this.input, chunk]) : chunk;
     const upstream = this.connected ? this.upstream : null;
     upstream?.cork();
@@ -98,6 +118,9 @@ class Relay {
           break;
         }
         this.headStartedAt = 0;
+        if (this.connected && this.framing.outstanding === 0 && Date.now() - this.upstreamSeenAt >= this.options.upstreamIdleMs) {
+          this.dropUpstream();
+        }
         this.handOn(head.value.head);
         if (this.phase !== 'head') return; // no HTTP thread could take it: refused
         this.framing.handedOn(head.value.method);
@@ -181,6 +204,7 @@ class Relay {
     socket.once('connect', () => {
       if (this.phase === 'closed') return void socket.destroy();
       this.connected = true;
+      this.upstreamSeenAt = Date.now();
       socket.cork();
       socket.write(proxyHeader(this.client));
       for (const bytes of this.waiting) socket.write(bytes);
@@ -190,7 +214,8 @@ class Relay {
     socket.on('data', (chunk: Buffer) => this.fromUpstream(chunk));
     socket.on('error', () => {
       // Before it connected (a thread being replaced): try the next one with the bytes still held here.
-      if (!this.connected && this.phase !== 'closed') {
+      // (A connection already left for a fresh one is not this one's to replace.)
+      if (!this.connected && this.upstream === socket && this.phase !== 'closed') {
         socket.destroy();
         return this.connect();
       }
@@ -201,6 +226,7 @@ class Relay {
   }
 
   private fromUpstream(chunk: Buffer): void {
+    this.upstreamSeenAt = Date.now();
     const completed = this.framing.read(chunk);
     if (completed > 0) this.answered(completed);
     if (this.phase === 'closed') return;
@@ -217,6 +243,7 @@ class Relay {
 
   /** The oldest requests had their answers: theirs no longer need keeping. */
   private answered(count: number): void {
+    this.served = true;
     this.resent = false;
     if (this.unanswered) this.unanswered.splice(0, count);
     else if (this.framing.outstanding === 0) this.unanswered = [];
@@ -289,8 +316,20 @@ class Relay {
     if ((this.phase === 'length' || this.phase === 'chunked') && !this.clientPaused) return this.refuse(apiError('http_body_timeout'));
     if (this.phase !== 'head') return;
     if (this.input) return this.refuse(apiError('http_head_timeout'));
-    // Silent between requests while nothing is being answered: an idle keep-alive connection.
-    if (this.framing.outstanding === 0) this.close();
+    if (this.framing.outstanding > 0) return; // an answer is awaited: its bytes will wake the timer again
+    // Quiet between requests. One that never had an answer goes now; a kept-alive one once quiet for
+    // keepAliveMs, the timer re-armed meanwhile (the original keeps such a connection with no limit at all).
+    if (!this.served || ++this.quietTicks * this.options.headTimeoutMs >= this.options.keepAliveMs) return this.close();
+    this.client.setTimeout(this.options.headTimeoutMs);
+  }
+
+  /** Leaves the thread's connection for a fresh one, taken by the next bytes handed on (handOn). */
+  private dropUpstream(): void {
+    const stale = this.upstream;
+    this.upstream = null; // first: its close is then not taken for the thread going away
+    this.connected = false;
+    this.tried.clear();
+    stale?.destroy();
   }
 
   private close(): void {

@@ -14,6 +14,15 @@ const HEAD_TIMEOUT_MS = 10_000;
  * connection without an answer 8 to 12 s after its last read (10 s on a timer that ticks every 4 s).
  */
 const BODY_IDLE_MS = 7_000;
+/**
+ * How long a kept-alive connection may be quiet between requests. The original sets no limit; this one is
+ * above what proxies keep their idle connections to a service for (nginx and Kong 60 s, AWS load balancers
+ * 60 s, Google's 600 s, Cloudflare 900 s, Envoy an hour), so that they close first and never write a
+ * request into the service's close.
+ */
+const KEEP_ALIVE_MS = 3_900_000;
+/** A connection to an HTTP thread quiet this long is replaced, well before uWS's timer (8–12 s) can close it. */
+const UPSTREAM_IDLE_MS = 4_000;
 
 export interface SupervisedGuard extends Guard {
   /** the Unix socket path for HTTP thread `index`, cleared of what a crashed thread left there */
@@ -30,6 +39,8 @@ export function superviseGuard(config: Config, log: Logger): SupervisedGuard {
     port: config.api.port,
     headTimeoutMs: HEAD_TIMEOUT_MS,
     bodyIdleMs: BODY_IDLE_MS,
+    keepAliveMs: KEEP_ALIVE_MS,
+    upstreamIdleMs: UPSTREAM_IDLE_MS,
     log,
   });
   return {
