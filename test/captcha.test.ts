@@ -203,3 +203,19 @@ t.test('the token is read under member names in another case, as the original de
   });
   t.equal(res.status, 200, res.text);
 });
+
+t.test("the captcha check's own decoding refuses a mistyped gotrue_meta_security in Go's words, before any handler", async (t) => {
+  const asked = fake.requests.length;
+  const refused = (words: string) => [
+    400,
+    { code: 400, error_code: 'bad_json', msg: `Could not parse request body as JSON: json: cannot unmarshal ${words}` },
+  ];
+  for (const [meta, words] of [
+    ['x', 'string into Go struct field captchaRequest.gotrue_meta_security of type api.captchaSecurity'],
+    [{ Captcha_Token: 5 }, 'number into Go struct field captchaSecurity.gotrue_meta_security.captcha_token of type string'],
+  ] as const) {
+    const res = await api.request('POST', '/signup', { body: { email: uniqueEmail('typed'), password, gotrue_meta_security: meta } });
+    t.strictSame([res.status, res.body], refused(words), words);
+  }
+  t.equal(fake.requests.length, asked, 'the provider is never asked');
+});

@@ -462,6 +462,13 @@ t.test('malformed bodies are clear 4xx answers, never 500', async (t) => {
       400,
       mistyped('string', 'VerifyFactorParams.webauthn', 'api.WebAuthnParams'),
     ],
+    [
+      'POST',
+      `/factors/${factor.id}/verify`,
+      { challenge_id: factor.id, webauthn: { Type: 5 } },
+      400,
+      mistyped('number', 'WebAuthnParams.webauthn.type', 'string'),
+    ],
     ['POST', `/factors/${factor.id}/verify`, { code: '123456' }, 422, 'MFA factor with the provided challenge ID not found'],
   ];
   for (const [method, path, body, status, msg] of cases) {

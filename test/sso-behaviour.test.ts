@@ -294,7 +294,22 @@ t.test('admin: PUT validation, in the original words and order', async (t) => {
     // Departures: the original decodes these into Go types, failing with bad_json and Go's message.
     [{ domains: [''] }, v('domains must be an array of domain names')],
     [{ domains: [5] }, mistyped('number into Go struct field CreateSSOProviderParams.domains of type string')],
-    [{ attribute_mapping: { keys: { email: 'mail' } } }, v('attribute_mapping.keys.email must be {name, names, default, array}')],
+    [
+      { attribute_mapping: { keys: { email: 'mail' } } },
+      mistyped('string into Go struct field SAMLAttributeMapping.attribute_mapping.keys of type models.SAMLAttribute'),
+    ],
+    [
+      { attribute_mapping: { keys: { email: { Name: 5 } } } },
+      mistyped('number into Go struct field SAMLAttribute.attribute_mapping.keys.name of type string'),
+    ],
+    [
+      { attribute_mapping: { keys: { email: { names: ['mail', true] } } } },
+      mistyped('bool into Go struct field SAMLAttribute.attribute_mapping.keys.names of type string'),
+    ],
+    [
+      { attribute_mapping: { keys: [] } },
+      mistyped('array into Go struct field SAMLAttributeMapping.attribute_mapping.keys of type map[string]models.SAMLAttribute'),
+    ],
     [
       { attribute_mapping: [] },
       mistyped('array into Go struct field CreateSSOProviderParams.attribute_mapping of type models.SAMLAttributeMapping'),

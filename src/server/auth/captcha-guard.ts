@@ -4,6 +4,7 @@
 import { ApiError, apiError } from '../errors.js';
 import { fieldNames, underFieldNames } from '../http/field-names.js';
 import { CAPTCHA_PARAMS } from '../http/go-param-types.js';
+import { assertDecodesAsGo } from '../http/go-field-types.js';
 import { requireAdmin } from './admin.js';
 import { verifyCaptchaToken, type CaptchaVerdict } from './captcha.js';
 import type { AppContext } from '../context.js';
@@ -22,7 +23,9 @@ export const uncheckedGrant = (req: ApiRequest) => ['refresh_token', 'pkce', 'id
 
 async function checkCaptcha(req: ApiRequest, ctx: AppContext): Promise<void> {
   // The original's captcha check decodes the body into its own type, before the handler reads it.
-  const token = tokenOf(req.json(CAPTCHA_PARAMS));
+  const body = req.json(CAPTCHA_PARAMS);
+  assertDecodesAsGo(body, CAPTCHA_PARAMS);
+  const token = tokenOf(body);
   if (!token) throw apiError('captcha_missing');
   let verdict: CaptchaVerdict;
   try {

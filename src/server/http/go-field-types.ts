@@ -4,18 +4,29 @@
 // number into Go struct field SignupParams.email of type string"). It comes where the original decodes the
 // body, before any other check of the handler's (docs/api.md#conventions-for-every-endpoint).
 //
-// Only what Go checks at the top level is modelled: each field's kind, and the strings of a []string.
-// Members no field takes are ignored, as Go ignores them; null is no error anywhere (Go leaves the field).
-// A field's deeper shape (an SSO attribute mapping's, a WebAuthn credential's) is the route's own check.
+// Nested types are walked as Go walks them: a struct's members matched to its fields (exactly, else
+// ignoring case), a map's values, a list's entries; an error names the innermost struct and the field's
+// whole path ("SAMLAttribute.attribute_mapping.keys.name"), a map's keys and a list's indexes not in it.
+// Members no field takes are ignored, as Go ignores them; null is no error anywhere (Go leaves the field);
+// json.RawMessage and interface{} take anything.
 import { apiError } from '../errors.js';
 import { foldedName } from './field-names.js';
 import { goJsonKind } from './go-json-kind.js';
 
-/** A Go type as its decoder takes JSON: the kind it accepts, and for a list the kind of each entry. */
+/** A Go type as its decoder takes JSON: the kind it accepts, and what it holds. */
 interface GoType {
   readonly name: string;
   readonly kind: 'string' | 'bool' | 'object' | 'array' | 'any';
+  /** a list's entries */
   readonly entries?: GoType;
+  /** a map's values */
+  readonly values?: GoType;
+  /** a struct's fields by folded JSON name: the declared name and its type */
+  readonly fields?: ReadonlyMap<string, readonly [string, GoType]>;
+}
+
+function struct(name: string, fields: Readonly<Record<string, GoType>>): GoType {
+  return { name, kind: 'object', fields: new Map(Object.entries(fields).map(([field, type]) => [foldedName(field), [field, type]])) };
 }
 
 const STRING: GoType = { name: 'string', kind: 'string' };
@@ -24,10 +35,14 @@ const MAP: GoType = { name: 'map[string]interface {}', kind: 'object' };
 const STRINGS: GoType = { name: '[]string', kind: 'array', entries: STRING };
 /** uuid.UUID decodes a JSON string with UnmarshalText, whose own refusal of a non-UUID is the handler's. */
 const UUID: GoType = { name: 'uuid.UUID', kind: 'string' };
-const WEBAUTHN: GoType = { name: 'api.WebAuthnParams', kind: 'object' };
-const SAML_ATTRIBUTE_MAPPING: GoType = { name: 'models.SAMLAttributeMapping', kind: 'object' };
-/** json.RawMessage: any value, kept as sent. */
+/** json.RawMessage (any value, kept as sent) and interface{} take anything. */
 const RAW: GoType = { name: 'json.RawMessage', kind: 'any' };
+const ANY: GoType = { name: 'interface {}', kind: 'any' };
+const WEBAUTHN = struct('api.WebAuthnParams', { type: STRING, credential_response: RAW });
+const SAML_ATTRIBUTE = struct('models.SAMLAttribute', { name: STRING, names: STRINGS, default: ANY, array: BOOL });
+const SAML_ATTRIBUTE_MAPPING = struct('models.SAMLAttributeMapping', {
+  keys: { name: 'map[string]models.SAMLAttribute', kind: 'object', values: SAML_ATTRIBUTE },
+});
 
 const PKCE = { code_challenge: STRING, code_challenge_method: STRING };
 
@@ -123,45 +138,54 @@ const FIELDS_BY_TYPE: Readonly<Record<string, Readonly<Record<string, GoType>>>>
     link_identity: BOOL,
   },
   'api.Web3GrantParams': { message: STRING, signature: STRING, chain: STRING },
+  // The captcha check's own decoding of the body, before the handler's (auth/captcha-guard.ts).
+  'api.captchaRequest': { gotrue_meta_security: struct('api.captchaSecurity', { captcha_token: STRING }) },
 };
 
-/** Each type's fields by folded name: Go's decoder matches a member to a field exactly, else ignoring case. */
-const FOLDED: ReadonlyMap<string, ReadonlyMap<string, [string, GoType]>> = new Map(
-  Object.entries(FIELDS_BY_TYPE).map(([type, fields]) => [
-    type,
-    new Map(Object.entries(fields).map(([name, goType]) => [foldedName(name), [name, goType]])),
-  ]),
-);
+const STRUCTS: ReadonlyMap<string, GoType> = new Map(Object.entries(FIELDS_BY_TYPE).map(([type, fields]) => [type, struct(type, fields)]));
 
 /**
  * Throws the original's 400 bad_json when `body` cannot decode into `goParams`: the first member, in the
- * body's order, whose value (or, in a list, an entry's) is of a kind its field's type does not take.
+ * body's order and depth first, whose value is of a kind its field's type does not take.
  */
 export function assertDecodesAsGo(body: Record<string, unknown>, goParams: string | undefined): void {
-  if (goParams === undefined) return;
-  const fields = FOLDED.get(goParams);
-  if (fields === undefined) return;
-  for (const member in body) {
-    const field = fields.get(foldedName(member));
-    if (field === undefined) continue;
-    const [name, goType] = field;
-    const problem = mismatch(body[member], goType);
-    if (problem === null) continue;
-    const struct = goParams.slice(goParams.indexOf('.') + 1); // Go names the struct without its package
-    throw apiError(
-      'bad_json',
-      `Could not parse request body as JSON: json: cannot unmarshal ${problem.kind} into Go struct field ${struct}.${name} of type ${problem.type}`,
-    );
-  }
+  const type = goParams === undefined ? undefined : STRUCTS.get(goParams);
+  if (type === undefined) return;
+  const problem = mismatch(body, type, { struct: '', path: [] });
+  if (problem === null) return;
+  throw apiError('bad_json', `Could not parse request body as JSON: ${problem}`);
 }
 
-function mismatch(value: unknown, goType: GoType): { kind: string; type: string } | null {
-  if (value === null || goType.kind === 'any') return null;
+/** Where the decoder is: the innermost struct whose field it decodes (Go names it bare), and the field path. */
+interface Place {
+  struct: string;
+  path: string[];
+}
+
+function mismatch(value: unknown, type: GoType, place: Place): string | null {
+  if (value === null || type.kind === 'any') return null;
   const kind = goJsonKind(value);
-  if (kind !== goType.kind) return { kind, type: goType.name };
-  if (goType.entries === undefined) return null;
-  for (const entry of value as unknown[]) {
-    const problem = mismatch(entry, goType.entries);
+  if (kind !== type.kind) {
+    const into = place.path.length > 0 ? `Go struct field ${place.struct}.${place.path.join('.')}` : 'Go value';
+    return `json: cannot unmarshal ${kind} into ${into} of type ${type.name}`;
+  }
+  if (type.entries) return firstOf(value as unknown[], type.entries, place);
+  if (type.values) return firstOf(Object.values(value as object), type.values, place);
+  if (!type.fields) return null;
+  const struct = type.name.slice(type.name.indexOf('.') + 1);
+  const members = value as Record<string, unknown>;
+  for (const member in members) {
+    const field = type.fields.get(foldedName(member));
+    if (field === undefined) continue;
+    const problem = mismatch(members[member], field[1], { struct, path: [...place.path, field[0]] });
+    if (problem !== null) return problem;
+  }
+  return null;
+}
+
+function firstOf(values: unknown[], type: GoType, place: Place): string | null {
+  for (const value of values) {
+    const problem = mismatch(value, type, place);
     if (problem !== null) return problem;
   }
   return null;
