@@ -45,11 +45,12 @@ export async function relyingParty(api: TestService, clientId: string, auth: oid
   return config;
 }
 
-/** GET /oauth/authorize as a browser would, without following: the Location it answers. */
+/** GET /oauth/authorize as a browser would, without following: the Location it answers (a redirect's HTML page is not read). */
 export async function authorize(url: URL | string): Promise<{ status: number; location: string | null; body: any }> {
   const res = await fetch(url, { redirect: 'manual' });
   const text = await res.text();
-  return { status: res.status, location: res.headers.get('location'), body: text ? JSON.parse(text) : undefined };
+  const json = res.headers.get('content-type')?.startsWith('application/json');
+  return { status: res.status, location: res.headers.get('location'), body: text && json ? JSON.parse(text) : undefined };
 }
 
 /** The app's side of the flow up to the consent page: the authorization URL with PKCE, state and nonce. */

@@ -10,6 +10,7 @@ import { goJsonKind } from './go-json-kind.js';
 import type { ApiResponse } from './types.js';
 import { requestDeadlines, type DeadlineClock } from './deadline-clock.js';
 import { goJsonText } from './go-json-text.js';
+import { goRedirectPage } from './go-redirect-body.js';
 
 export interface Answer {
   status: number;
@@ -19,10 +20,17 @@ export interface Answer {
   error?: string;
 }
 
-export function serialise(response: ApiResponse, cors: Readonly<Record<string, string>>): Answer {
+/** `method` is the request's, for the page under a redirect answering a GET or HEAD (go-redirect-body.ts). */
+export function serialise(response: ApiResponse, cors: Readonly<Record<string, string>>, method?: string): Answer {
   const status = response.status ?? 200;
   const headers: Record<string, string> = { ...cors, ...response.headers };
-  if (response.body === undefined) return { status, headers, body: '' };
+  if (response.body === undefined) {
+    const location = headers.Location;
+    if (location === undefined || (method !== 'GET' && method !== 'HEAD') || status < 300 || status > 399)
+      return { status, headers, body: '' };
+    headers['Content-Type'] = 'text/html; charset=utf-8';
+    return { status, headers, body: goRedirectPage(status, location) };
+  }
   if (typeof response.body === 'string') return { status, headers, body: response.body };
   headers['Content-Type'] ??= 'application/json';
   return { status, headers, body: goJsonText(response.body) };

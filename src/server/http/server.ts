@@ -152,9 +152,9 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
           .then((response) => serialise(response, cors), fail);
       }
       const result = run(toApiRequest(snap, route, match.params, NO_BODY, deadline), ctx);
-      if (!(result instanceof Promise)) return serialise(result, cors);
+      if (!(result instanceof Promise)) return serialise(result, cors, snap.method);
       watchAbort(res, progress, deadline);
-      return withTimeout(result, timeoutMs(), deadline).then((response) => serialise(response, cors), fail);
+      return withTimeout(result, timeoutMs(), deadline).then((response) => serialise(response, cors, snap.method), fail);
     } catch (err) {
       return fail(err);
     }
