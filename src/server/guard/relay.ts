@@ -56,7 +56,7 @@ class Relay {
   private awaitingBody = false;
   private upstream: net.Socket | null = null;
   private connected = false;
-  /** when the thread's connection last connected or sent something (Date.now()) */
+  /** when the thread's connection connected or last completed an answer (Date.now()): quiet since, when nothing is owed */
   private upstreamSeenAt = 0;
   /** a request on this connection has had its answer */
   private served = false;
@@ -226,7 +226,6 @@ class Relay {
   }
 
   private fromUpstream(chunk: Buffer): void {
-    this.upstreamSeenAt = Date.now();
     const completed = this.framing.read(chunk);
     if (completed > 0) this.answered(completed);
     if (this.phase === 'closed') return;
@@ -244,6 +243,7 @@ class Relay {
   /** The oldest requests had their answers: theirs no longer need keeping. */
   private answered(count: number): void {
     this.served = true;
+    this.upstreamSeenAt = Date.now(); // once per answer, not per chunk: only a connection owing nothing is judged
     this.resent = false;
     if (this.unanswered) this.unanswered.splice(0, count);
     else if (this.framing.outstanding === 0) this.unanswered = [];

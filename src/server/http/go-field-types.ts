@@ -23,10 +23,17 @@ interface GoType {
   readonly values?: GoType;
   /** a struct's fields by folded JSON name: the declared name and its type */
   readonly fields?: ReadonlyMap<string, readonly [string, GoType]>;
+  /** a struct's name without its package, as Go's errors name it */
+  readonly bare?: string;
 }
 
 function struct(name: string, fields: Readonly<Record<string, GoType>>): GoType {
-  return { name, kind: 'object', fields: new Map(Object.entries(fields).map(([field, type]) => [foldedName(field), [field, type]])) };
+  return {
+    name,
+    kind: 'object',
+    bare: name.slice(name.indexOf('.') + 1),
+    fields: new Map(Object.entries(fields).map(([field, type]) => [foldedName(field), [field, type]])),
+  };
 }
 
 const STRING: GoType = { name: 'string', kind: 'string' };
@@ -151,41 +158,42 @@ const STRUCTS: ReadonlyMap<string, GoType> = new Map(Object.entries(FIELDS_BY_TY
 export function assertDecodesAsGo(body: Record<string, unknown>, goParams: string | undefined): void {
   const type = goParams === undefined ? undefined : STRUCTS.get(goParams);
   if (type === undefined) return;
-  const problem = mismatch(body, type, { struct: '', path: [] });
+  const problem = mismatch(body, type, '', []);
   if (problem === null) return;
   throw apiError('bad_json', `Could not parse request body as JSON: ${problem}`);
 }
 
-/** Where the decoder is: the innermost struct whose field it decodes (Go names it bare), and the field path. */
-interface Place {
-  struct: string;
-  path: string[];
-}
-
-function mismatch(value: unknown, type: GoType, place: Place): string | null {
+/**
+ * Go's words for the first value under `value` its type does not take, or null. `struct` is the innermost
+ * struct whose field is being decoded (Go names it bare) and `path` that field's path, one array pushed and
+ * popped on the way down: the common body, which decodes, allocates nothing here.
+ */
+function mismatch(value: unknown, type: GoType, struct: string, path: string[]): string | null {
   if (value === null || type.kind === 'any') return null;
   const kind = goJsonKind(value);
   if (kind !== type.kind) {
-    const into = place.path.length > 0 ? `Go struct field ${place.struct}.${place.path.join('.')}` : 'Go value';
+    const into = path.length > 0 ? `Go struct field ${struct}.${path.join('.')}` : 'Go value';
     return `json: cannot unmarshal ${kind} into ${into} of type ${type.name}`;
   }
-  if (type.entries) return firstOf(value as unknown[], type.entries, place);
-  if (type.values) return firstOf(Object.values(value as object), type.values, place);
+  if (type.entries) return firstOf(value as unknown[], type.entries, struct, path);
+  if (type.values) return firstOf(Object.values(value as object), type.values, struct, path);
   if (!type.fields) return null;
-  const struct = type.name.slice(type.name.indexOf('.') + 1);
   const members = value as Record<string, unknown>;
   for (const member in members) {
-    const field = type.fields.get(foldedName(member));
+    // Declared names are lower case, so an exact match needs no folding.
+    const field = type.fields.get(member) ?? type.fields.get(foldedName(member));
     if (field === undefined) continue;
-    const problem = mismatch(members[member], field[1], { struct, path: [...place.path, field[0]] });
+    path.push(field[0]);
+    const problem = mismatch(members[member], field[1], type.bare!, path);
+    path.pop();
     if (problem !== null) return problem;
   }
   return null;
 }
 
-function firstOf(values: unknown[], type: GoType, place: Place): string | null {
+function firstOf(values: unknown[], type: GoType, struct: string, path: string[]): string | null {
   for (const value of values) {
-    const problem = mismatch(value, type, place);
+    const problem = mismatch(value, type, struct, path);
     if (problem !== null) return problem;
   }
   return null;
