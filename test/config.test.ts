@@ -10,7 +10,7 @@ import { rejection } from './helpers/jwt.js';
 import { createSecretKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { createJwtService } from '../dist/server/auth/jwt.js';
-import { splitCharacterSets } from '../dist/server/config/convert.js';
+import { parseGoInt, splitCharacterSets } from '../dist/server/config/convert.js';
 import { misconfiguredProviders } from '../dist/server/providers/configured.js';
 import { settingsBody } from '../dist/server/routes/settings.js';
 import { buildKeySet, generateJwk } from '../dist/server/auth/keys.js';
@@ -210,6 +210,35 @@ t.test("whole numbers in Go's syntax, as the original reads them: prefixes, octa
   for (const bad of ['08', '1__0', '_1', '1_', '0x', '1e3', '1.0']) {
     t.same(problemsOf({ GOTRUE_JWT_EXP: bad }), [`GOTRUE_JWT_EXP: "${bad}" is not a whole number`], bad);
   }
+});
+
+t.test('a number past 64 bits stops the start, as ParseInt and ParseFloat refuse it there, not an endless value', async (t) => {
+  const exp = (value: string) => load({ ...PROD, GOTRUE_JWT_EXP: value }).jwt.exp;
+  t.equal(exp('9223372036854775807'), 2 ** 63, 'the largest int64 is still a number of seconds');
+  t.equal(parseGoInt('-0x8000000000000000'), -(2 ** 63), 'and the smallest, in hex');
+  const outOfRange = (name: string, value: string) => `${name}: "${value}" is out of range (a 64-bit number, as the original reads it)`;
+  for (const big of [
+    '9223372036854775808',
+    '99999999999999999999',
+    '0x8000000000000000',
+    '-9223372036854775809',
+    '01000000000000000000000',
+  ]) {
+    t.same(problemsOf({ GOTRUE_JWT_EXP: big }), [outOfRange('GOTRUE_JWT_EXP', big)], big);
+  }
+  for (const big of ['1e400', '-1e400', '1' + '0'.repeat(400)]) {
+    t.same(problemsOf({ GOTRUE_RATE_LIMIT_VERIFY: big }), [outOfRange('GOTRUE_RATE_LIMIT_VERIFY', big)], `a rate of ${big}`);
+    t.same(problemsOf({ GOTRUE_RATE_LIMIT_EMAIL_SENT: big }), [outOfRange('GOTRUE_RATE_LIMIT_EMAIL_SENT', big)], `a send limit of ${big}`);
+  }
+  t.equal(load({ ...PROD, GOTRUE_RATE_LIMIT_VERIFY: '+30' }).rateLimit.verify, 30, 'a signed rate is a number, as ParseFloat reads it');
+  t.strictSame(load({ ...PROD, GOTRUE_RATE_LIMIT_EMAIL_SENT: '4503599627370495/1h' }).rateLimit.emailSent, {
+    max: 4503599627370495,
+    periodSeconds: 3600,
+    bucket: true,
+  });
+  t.same(problemsOf({ GOTRUE_RATE_LIMIT_EMAIL_SENT: '4503599627370496/1h' }), [
+    'GOTRUE_RATE_LIMIT_EMAIL_SENT: "4503599627370496/1h" counts more than 4503599627370495 events',
+  ]);
 });
 
 t.test('secrets, credentials and texts are used as given; numbers, switches and URLs are trimmed', async (t) => {

@@ -19,11 +19,16 @@ export function convert(setting: Setting, text: string): unknown {
       if (/^(true|1|yes|on|t)$/i.test(raw)) return true;
       if (/^(false|0|no|off|f)$/i.test(raw)) return false;
       return new Error(`"${raw}" is not a boolean (use true or false)`);
-    case 'int':
-      return parseGoInt(raw) ?? new Error(`"${raw}" is not a whole number`);
-    case 'number':
-      // Go's ParseFloat forms that matter here: 0.0000099, 1e-5, .5
-      return /^-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(raw) ? Number(raw) : new Error(`"${raw}" is not a number`);
+    case 'int': {
+      const value = parseGoInt(raw);
+      if (value === null) return new Error(`"${raw}" is not a whole number`);
+      return Number.isFinite(value) ? value : outOfRange(raw);
+    }
+    case 'number': {
+      if (!FLOAT.test(raw)) return new Error(`"${raw}" is not a number`);
+      const value = Number(raw);
+      return Number.isFinite(value) ? value : outOfRange(raw);
+    }
     case 'duration': {
       const seconds = parseSeconds(raw);
       return seconds === null ? new Error(`"${raw}" is not a duration (seconds like 900, or 15m, 1h30m)`) : seconds;
@@ -49,18 +54,33 @@ export function convert(setting: Setting, text: string): unknown {
   }
 }
 
-/** Go's ParseFloat forms a rate is written in: 1800, 1800.0, 13.5, .5, 1e3, -1 */
+/** Go's ParseFloat forms a number setting or a rate is written in: 1800, 1800.0, 13.5, .5, 1e3, -1, +30 */
 const FLOAT = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+/**
+ * The original's ParseInt and ParseFloat refuse a number past an int64 or a float64 (`1e400`), which stops its
+ * start; read here as an endless value, it would put a token's expiry or a limit beyond any clock.
+ */
+function outOfRange(raw: string): Error {
+  return new Error(`"${raw}" is out of range (a 64-bit number, as the original reads it)`);
+}
+
+/** The most events a `N/duration` rate takes: the original parses N as a 52-bit unsigned number, to fit a float64. */
+const MAX_RATE_EVENTS = 2 ** 52 - 1;
 
 /**
  * As the original reads a rate: any number is that many per hour, of which its limiter counts the whole part
  * (1800.0, 13.5); `N/duration` needs a whole N, and a period of 0 or less is an hour there too.
  */
 function parseSendLimit(raw: string): SendLimit | Error {
-  if (FLOAT.test(raw)) return { max: Math.max(0, Math.floor(Number(raw))), periodSeconds: 3600, bucket: false };
+  if (FLOAT.test(raw)) {
+    const perHour = Number(raw);
+    return Number.isFinite(perHour) ? { max: Math.max(0, Math.floor(perHour)), periodSeconds: 3600, bucket: false } : outOfRange(raw);
+  }
   const parts = raw.split('/');
   const [count, period] = parts;
   if (parts.length !== 2 || !/^\d+$/.test(count)) return new Error(`"${raw}" is not a limit (N per hour, or N/duration like 10/1m)`);
+  if (Number(count) > MAX_RATE_EVENTS) return new Error(`"${raw}" counts more than ${MAX_RATE_EVENTS} events`);
   const seconds = parseSeconds(period);
   if (seconds === null) return new Error(`"${raw}" has an invalid period "${period}"`);
   return { max: Number(count), periodSeconds: seconds > 0 ? seconds : 3600, bucket: true };
@@ -145,9 +165,14 @@ export function splitCharacterSets(raw: string): string[] {
   return parts.filter(Boolean);
 }
 
+/** The prefix BigInt reads a whole number's digits in, by radix: exact where a Number rounds past 2^53. */
+const BIGINT_PREFIX: Record<number, string> = { 16: '0x', 8: '0o', 2: '0b', 10: '' };
+const INT64_MAX = 2n ** 63n - 1n;
+
 /**
  * A whole number as the original reads it (Go's strconv.ParseInt with base 0): a sign, `0x`, `0o` or `0b`
- * prefixes, a leading 0 for octal (`0600` is 384 there too), and `_` between digits. Null when it is none.
+ * prefixes, a leading 0 for octal (`0600` is 384 there too), and `_` between digits. Null when it is none;
+ * ±Infinity past an int64, which ParseInt refuses as out of range.
  */
 export function parseGoInt(text: string): number | null {
   const match =
@@ -166,6 +191,9 @@ export function parseGoInt(text: string): number | null {
           ? 8
           : 10;
   const digits = radix === 10 || (radix === 8 && !/^0[oO]/.test(body)) ? body : body.slice(2);
+  const negative = match[1] === '-';
+  const exact = BigInt(BIGINT_PREFIX[radix] + digits);
+  if (exact > (negative ? INT64_MAX + 1n : INT64_MAX)) return negative ? -Infinity : Infinity;
   const value = Number.parseInt(digits, radix);
-  return match[1] === '-' ? -value : value;
+  return negative ? -value : value;
 }
