@@ -290,6 +290,9 @@ t.test('each kind of bad value is reported with the variable that carried it', a
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: 'lots' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "lots" is not a limit (N per hour, or N/duration like 10/1m)'],
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: '5/never' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "5/never" has an invalid period "never"'],
     [{ AUTH_SMS_TEST_OTP: '123' }, 'AUTH_SMS_TEST_OTP: "123" is not a key:value pair'],
+    // The original's loader refuses both: a third half, and an empty pair.
+    [{ AUTH_SMS_TEST_OTP: '15551234567:123456:789' }, 'AUTH_SMS_TEST_OTP: "15551234567:123456:789" is not a key:value pair'],
+    [{ AUTH_SMS_TEST_OTP: '15551234567:123456,' }, 'AUTH_SMS_TEST_OTP: "15551234567:123456," has an empty pair (a stray comma)'],
     [{ AUTH_SITE_URL: 'not a url' }, 'AUTH_SITE_URL: "not a url" is not an absolute URL'],
     [{ GOTRUE_EXTERNAL_REDIRECTURL: '/callback' }, 'GOTRUE_EXTERNAL_REDIRECTURL: "/callback" is not an absolute URL'],
     [{ DB_NAMESPACE: 'Bad-Name' }, 'DB_NAMESPACE: "Bad-Name" is not in the expected format'],

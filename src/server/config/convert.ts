@@ -115,14 +115,18 @@ function sharedKids(raw: string): string[] {
   return [...new Set(kids.filter((kid, i): kid is string => typeof kid === 'string' && kid !== '' && kids.indexOf(kid) !== i))];
 }
 
+/**
+ * `key:value` pairs separated by ','. As the original's loader, a pair is exactly two halves: `a:b:c` stops the
+ * start rather than read as `a:b` (a test number's code cut short), and so does a stray comma.
+ */
 function parseMap(raw: string): Record<string, string> | Error {
   const out: Record<string, string> = {};
-  for (const pair of raw
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean)) {
-    const [key, value] = pair.split(':').map((x) => x.trim());
-    if (!key || !value) return new Error(`"${pair}" is not a key:value pair`);
+  if (raw === '') return out;
+  for (const pair of raw.split(',').map((x) => x.trim())) {
+    if (pair === '') return new Error(`"${raw}" has an empty pair (a stray comma)`);
+    const halves = pair.split(':').map((x) => x.trim());
+    const [key, value] = halves;
+    if (halves.length !== 2 || !key || !value) return new Error(`"${pair}" is not a key:value pair`);
     // SMS_TEST_OTP's phone numbers as the original formats them: no leading '+', no spaces (the other map,
     // of key ids, holds neither).
     out[key.replace(/^\+/, '').replaceAll(' ', '')] = value;
