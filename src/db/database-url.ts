@@ -1,12 +1,15 @@
 // DATABASE_URL read as libpq reads it, as the original does through pgx: a `postgres://` URL or keyword/value
 // pairs (`host=db user=auth dbname=postgres`), and `sslmode` with libpq's meaning, `prefer` when absent
 // (docs/settings.md#database). pg-connection-string does the reading (its libpq-compatible mode); what it
-// leaves out is done here: keyword strings, the `prefer` default, and `prefer`'s plain-text fallback.
+// leaves out is done here: keyword strings, the `prefer` default, `prefer`'s plain-text fallback, and several
+// hosts with `target_session_attrs` (server-choice.ts).
 // Every connection the service opens goes through these settings: the pools (pool.ts), the migrations
 // (migrate.ts, postgres.js), the schema version, and the source database of `portcullis import`.
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
+import { isIP } from 'node:net';
 import pg from 'pg';
 import { parse } from 'pg-connection-string';
+import { TARGET_SESSION_ATTRS, withServerChoice, type DatabaseServer, type TargetSessionAttrs } from './server-choice.js';
 
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
 export type SslMode = (typeof SSL_MODES)[number];
@@ -25,6 +28,10 @@ export interface DatabaseTarget {
   connectTimeout?: number;
   /** the other parameters the string gave (`options`, `application_name`, …): settings of the server's session */
   params: Record<string, string>;
+  /** every host the string names, in its order (the first is `host` and `port` above); one when it names one */
+  servers: DatabaseServer[];
+  /** which of them a connection may use (`target_session_attrs`); `any` when absent */
+  targetSessionAttrs: TargetSessionAttrs;
 }
 
 /**
@@ -38,7 +45,16 @@ const CONNECTION_KEYS = new Set([
 ]);
 
 export function readDatabaseUrl(url: string): DatabaseTarget {
-  const parsed = parse(isUrl(url) ? url : keywordsAsUrl(url), { useLibpqCompat: true });
+  const hostList = isUrl(url) ? urlHostList(url) : null;
+  const parsed = parse(hostList ? hostList.firstHostOnly : isUrl(url) ? url : keywordsAsUrl(url), { useLibpqCompat: true });
+  if (hostList) {
+    parsed.host = hostList.hosts.join(',');
+    parsed.port = hostList.ports.length > 0 ? hostList.ports.join(',') : parsed.port;
+  }
+  const targetSessionAttrs = (parsed.target_session_attrs as string | undefined) ?? 'any';
+  if (!(TARGET_SESSION_ATTRS as readonly string[]).includes(targetSessionAttrs)) {
+    throw new TypeError(`target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}; got ${targetSessionAttrs}`);
+  }
   const sslmode = (parsed.sslmode as string | undefined) ?? 'prefer';
   if (!(SSL_MODES as readonly string[]).includes(sslmode)) {
     throw new TypeError(`sslmode must be one of ${SSL_MODES.join(', ')}; got ${sslmode}`);
@@ -60,9 +76,9 @@ export function readDatabaseUrl(url: string): DatabaseTarget {
   for (const [key, value] of Object.entries(parsed)) {
     if (!CONNECTION_KEYS.has(key) && typeof value === 'string') params[key] = value;
   }
+  const servers = serversOf(parsed.host || undefined, parsed.port || undefined);
   return {
-    ...(parsed.host ? { host: parsed.host } : {}),
-    ...(parsed.port ? { port: Number(parsed.port) } : {}),
+    ...servers[0],
     ...(parsed.user ? { user: parsed.user } : {}),
     ...(parsed.password ? { password: parsed.password } : {}),
     ...(parsed.database ? { database: parsed.database } : {}),
@@ -70,14 +86,71 @@ export function readDatabaseUrl(url: string): DatabaseTarget {
     ssl,
     plainWhenRefused: fallback,
     params,
+    servers,
+    targetSessionAttrs: targetSessionAttrs as TargetSessionAttrs,
   };
+}
+
+/**
+ * The hosts as pgx pairs them with the ports: host i with port i, or with the first port when fewer ports
+ * are given (`h1,h2:5433` is both on 5433), the default port when none is. Empty entries are skipped.
+ */
+function serversOf(hosts: string | undefined, ports: string | undefined): DatabaseServer[] {
+  const portList = ports?.split(',').map(Number) ?? [];
+  const named = hosts?.split(',').filter(Boolean) ?? [];
+  if (named.length === 0) return [portList.length > 0 ? { port: portList[0] } : {}];
+  return named.map((host, i) => {
+    const port = portList[i] ?? portList[0];
+    return port === undefined ? { host } : { host, port };
+  });
+}
+
+/**
+ * A URL naming several hosts (`postgres://u@h1:5432,h2:5433/db`), which the URL parser under
+ * pg-connection-string refuses: its hosts and ports as pgx splits them, and the URL with the first alone,
+ * for the rest to be read as usual. Null for a URL with one host.
+ */
+function urlHostList(url: string): { hosts: string[]; ports: string[]; firstHostOnly: string } | null {
+  const [, scheme, authority, rest] = /^([a-z]+:\/\/)([^/?#]*)(.*)$/is.exec(url) ?? [];
+  if (authority === undefined) return null;
+  const at = authority.lastIndexOf('@');
+  const userinfo = authority.slice(0, at + 1);
+  const entries = authority
+    .slice(at + 1)
+    .split(',')
+    .filter(Boolean);
+  if (entries.length < 2) return null;
+  const hosts: string[] = [];
+  const ports: string[] = [];
+  for (const entry of entries) {
+    const bare = entry.replace(/^\[(.*)\]$/, '$1');
+    // A name or address without a port (pgx's isIPOnly): an IPv6 address holds colons of its own.
+    if (isIP(bare) !== 0 || !entry.includes(':')) {
+      hosts.push(bare);
+      continue;
+    }
+    const colon = entry.lastIndexOf(':');
+    const host = entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+    const port = entry.slice(colon + 1);
+    if (!host && !port) throw new TypeError(`"${entry}" is not a host:port pair`);
+    if (host) hosts.push(host);
+    if (port) ports.push(port);
+  }
+  return { hosts, ports, firstHostOnly: `${scheme}${userinfo}${entries[0]}${rest}` };
 }
 
 /** The settings node-postgres takes for `url`, and the Client class (based on `Base`) that honours them. */
 export function pgConnection(url: string, Base: typeof pg.Client = pg.Client): { config: pg.ClientConfig; Client: typeof pg.Client } {
-  const { plainWhenRefused, params, connectTimeout, ...target } = readDatabaseUrl(url);
+  const { plainWhenRefused, params, connectTimeout, servers, targetSessionAttrs, ...target } = readDatabaseUrl(url);
   const config = { ...params, ...target, ...(connectTimeout ? { connectionTimeoutMillis: connectTimeout * 1000 } : {}) };
-  return { config, Client: plainWhenRefused ? plainWhenTlsRefused(Base) : Base };
+  const Client = plainWhenRefused ? plainWhenTlsRefused(Base) : Base;
+  if (servers.length === 1 && targetSessionAttrs === 'any') return { config, Client };
+  // The servers are tried with plain clients: the pool's own (named statements, tracing) only for the one kept.
+  const Probe = plainWhenRefused ? plainWhenTlsRefused(pg.Client) : pg.Client;
+  return {
+    config,
+    Client: withServerChoice(Client, Probe, servers, targetSessionAttrs, connectTimeout ? connectTimeout * 1000 : undefined),
+  };
 }
 
 function isUrl(url: string): boolean {
@@ -144,11 +217,21 @@ interface PgConnection {
  * server that asks for client certificates has TLS).
  */
 export function postgresJsConnection(url: string): PostgresJsConnection {
-  const { host, port, user, password, database, connectTimeout, ssl, plainWhenRefused, params } = readDatabaseUrl(url);
+  const { host, port, user, password, database, connectTimeout, ssl, plainWhenRefused, params, servers, targetSessionAttrs } =
+    readDatabaseUrl(url);
   const withClientCertificate = ssl !== false && (ssl.cert !== undefined || ssl.key !== undefined);
+  // postgres.js tries several hosts in order itself, and checks target_session_attrs as libpq does. It takes
+  // them as lists, which its types leave out (they name one host and one port).
+  const where =
+    servers.length > 1
+      ? {
+          host: servers.map((s) => s.host ?? 'localhost') as unknown as string,
+          port: servers.map((s) => s.port ?? 5432) as unknown as number,
+        }
+      : { ...(host ? { host } : {}), ...(port ? { port } : {}) };
   return {
-    ...(host ? { host } : {}),
-    ...(port ? { port } : {}),
+    ...where,
+    ...(targetSessionAttrs === 'any' ? {} : { target_session_attrs: targetSessionAttrs }),
     ...(user ? { user } : {}),
     ...(password ? { pass: password } : {}),
     ...(database ? { database } : {}),
@@ -159,8 +242,10 @@ export function postgresJsConnection(url: string): PostgresJsConnection {
 }
 
 export interface PostgresJsConnection {
+  /** one host, or (several hosts) a list of them in the place postgres.js reads it */
   host?: string;
   port?: number;
+  target_session_attrs?: Exclude<TargetSessionAttrs, 'any'>;
   user?: string;
   pass?: string;
   database?: string;
