@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import t from 'tap';
-import { postgresJsConnection, readDatabaseUrl } from '../dist/db/database-url.js';
+import { readDatabaseUrl } from '../dist/db/database-url.js';
 import { startEmbeddedPostgres } from '../dist/db/embedded/server.js';
 import { createPool } from '../dist/db/pool.js';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
 import { createTestDatabase } from './helpers/db.js';
+import { throughMigrations, throughPool } from './helpers/db-drivers.js';
 import { freePort, startTestService } from './helpers/server.js';
 import { PRODUCTION_ENV } from './helpers/settings.js';
 
@@ -111,29 +111,11 @@ t.teardown(() => {
 const urlOf = (ports: number[], query = '', database = 'postgres') =>
   `postgres://postgres:${password}@${ports.map((p) => `127.0.0.1:${p}`).join(',')}/${database}${query ? `?${query}` : ''}`;
 
+const PORT = 'select inet_server_port() as port';
 /** The port of the server the service's pool connects to for `url`. */
-async function poolLandsOn(url: string): Promise<number> {
-  const pool = createPool({ url, max: 1, namespace: 'public', acquireTimeoutMs: 10_000 });
-  pool.on('error', () => {});
-  try {
-    const { rows } = await pool.query<{ port: number }>('select inet_server_port() as port');
-    return rows[0].port;
-  } finally {
-    await pool.end();
-  }
-}
-
-/** The same through postgres.js with the settings the migrations use (src/db/migrate.ts). */
-async function migrationsLandOn(url: string): Promise<number> {
-  const { params, ...target } = postgresJsConnection(url);
-  const sql = postgres({ ...target, max: 1, connect_timeout: 10, onnotice: () => {}, connection: params });
-  try {
-    const [{ port }] = await sql<{ port: number }[]>`select inet_server_port() as port`;
-    return port;
-  } finally {
-    await sql.end();
-  }
-}
+const poolLandsOn = (url: string) => throughPool<number>(url, PORT);
+/** The same for the migrations' connection. */
+const migrationsLandOn = (url: string) => throughMigrations<number>(url, PORT);
 
 t.test('a host that is down or silent is passed over for the next one', async (t) => {
   t.equal(await poolLandsOn(urlOf([DOWN, RW])), RW, 'a refused connection: the next host');

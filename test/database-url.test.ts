@@ -7,38 +7,20 @@ import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import t, { type Test } from 'tap';
 import { startEmbeddedPostgres } from '../dist/db/embedded/server.js';
-import { createPool } from '../dist/db/pool.js';
 import { appliedSchemaVersion } from '../dist/db/schema-version.js';
-import { postgresJsConnection } from '../dist/db/database-url.js';
+import { createPool } from '../dist/db/pool.js';
+import { throughMigrations, throughPool } from './helpers/db-drivers.js';
 import { makeKeyPair } from './helpers/saml-idp.js';
 
 const OWN_TLS = 'select ssl from pg_stat_ssl where pid = pg_backend_pid()';
 
 /** Whether the connection the service's pool opens for `url` is encrypted. */
-async function poolTls(url: string): Promise<boolean> {
-  const pool = createPool({ url, max: 1, namespace: 'public', acquireTimeoutMs: 10_000 });
-  try {
-    const { rows } = await pool.query<{ ssl: boolean }>(OWN_TLS);
-    return rows[0].ssl;
-  } finally {
-    await pool.end();
-  }
-}
+const poolTls = (url: string) => throughPool<boolean>(url, OWN_TLS);
 
-/** The same through postgres.js with the settings the migrations use (src/db/migrate.ts). */
-async function migrationsTls(url: string): Promise<boolean> {
-  const { params, ...target } = postgresJsConnection(url);
-  const sql = postgres({ ...target, max: 1, connect_timeout: 10, onnotice: () => {}, connection: params });
-  try {
-    const [{ ssl }] = await sql<{ ssl: boolean }[]>`select ssl from pg_stat_ssl where pid = pg_backend_pid()`;
-    return ssl;
-  } finally {
-    await sql.end();
-  }
-}
+/** The same for the migrations' connection. */
+const migrationsTls = (url: string) => throughMigrations<boolean>(url, OWN_TLS);
 
 function withParams(url: string, params: Record<string, string>): string {
   const u = new URL(url);
