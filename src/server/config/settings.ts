@@ -114,6 +114,8 @@ export const SETTINGS: Setting[] = [
   s('API_MAX_REQUEST_DURATION', 'api.maxRequestDurationSeconds', 'duration', 10),
   // false: uWS listens on the public port itself, with its parser's limits (docs/http-guard.md).
   s('HTTP_GUARD', 'api.guard', 'bool', true),
+  // Client connections the guard holds at once (0: no limit); beyond, the oldest quiet one is closed.
+  s('HTTP_MAX_CONNECTIONS', 'api.maxConnections', 'int', 10_000, { minimum: 0 }),
 
   s('HTTP_WORKERS', 'workers.http', 'int', 0, { minimum: 0, maximum: 256 }),
   s('CRYPTO_WORKERS', 'workers.crypto', 'int', 0, { minimum: 0, maximum: 256 }),

@@ -115,6 +115,8 @@ export interface Config {
     maxRequestDurationSeconds: number;
     /** the HTTP guard in front of uWS (src/server/guard/); false: uWS on the public port */
     guard: boolean;
+    /** client connections the guard holds at once; 0: no limit */
+    maxConnections: number;
     /** SEND_TIMEOUT: a mail or SMS send that takes longer fails the request (its transaction rolls back) */
     sendTimeoutSeconds: number;
   };

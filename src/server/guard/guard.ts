@@ -5,7 +5,9 @@
 // 4 KiB that arrive in more than one read (docs/http-guard.md).
 import net from 'node:net';
 import type { Logger } from 'pino';
-import { relay } from './relay.js';
+import { apiError } from '../errors.js';
+import { refusalBytes } from './refusals.js';
+import { relay, type RelayedConnection } from './relay.js';
 
 export interface GuardOptions {
   host: string;
@@ -14,6 +16,8 @@ export interface GuardOptions {
   bodyIdleMs: number;
   keepAliveMs: number;
   upstreamIdleMs: number;
+  /** connections held at once, 0 for no limit (docs/http-guard.md#connection-limit) */
+  maxConnections: number;
   log: Logger;
 }
 
@@ -32,8 +36,37 @@ const LINGER_MS = 2000;
 
 export function createGuard(options: GuardOptions): Guard {
   const upstreams: Array<string | null> = [];
-  const open = new Set<net.Socket>();
+  /** every open client connection, oldest first (a Map keeps insertion order) */
+  const open = new Map<net.Socket, RelayedConnection>();
   let next = 0;
+  let loggedAt = 0;
+  let refusedSinceLog = 0;
+
+  /**
+   * At the limit, the oldest connection quiet between requests makes room, as its keep-alive timer would
+   * have closed it later (a client opens a new one when it needs it); when every connection is busy, the
+   * new one is answered 503 and closed. Memory per connection stays bounded under a flood of them.
+   */
+  const roomFor = (client: net.Socket): boolean => {
+    if (options.maxConnections <= 0 || open.size < options.maxConnections) return true;
+    for (const connection of open.values()) if (connection.closeIfIdle()) return true;
+    const err = apiError('over_capacity');
+    // One line a second at most, with the count since the last: a flood of connections is no flood of lines.
+    refusedSinceLog++;
+    if (Date.now() - loggedAt >= 1000) {
+      options.log.warn(
+        { status: err.status, error_code: err.errorCode, connections: open.size, refused: refusedSinceLog },
+        'connections refused by the HTTP guard: every connection it may hold is busy (HTTP_MAX_CONNECTIONS)',
+      );
+      loggedAt = Date.now();
+      refusedSinceLog = 0;
+    }
+    client.on('error', () => {});
+    client.end(refusalBytes(err));
+    client.resume(); // the request is read and dropped, so the client gets the answer rather than a reset
+    setTimeout(() => client.destroy(), LINGER_MS).unref();
+    return false;
+  };
 
   const connectUpstream = (tried: Set<string>) => {
     for (let i = 0; i < upstreams.length; i++) {
@@ -47,9 +80,9 @@ export function createGuard(options: GuardOptions): Guard {
   };
 
   const server = net.createServer({ noDelay: true }, (client) => {
-    open.add(client);
+    if (!roomFor(client)) return;
     client.once('close', () => open.delete(client));
-    relay(client, {
+    const connection = relay(client, {
       headTimeoutMs: options.headTimeoutMs,
       bodyIdleMs: options.bodyIdleMs,
       keepAliveMs: options.keepAliveMs,
@@ -62,6 +95,7 @@ export function createGuard(options: GuardOptions): Guard {
           'request refused by the HTTP guard',
         ),
     });
+    open.set(client, connection);
   });
   return {
     listen: () =>
@@ -81,7 +115,7 @@ export function createGuard(options: GuardOptions): Guard {
       return Promise.resolve();
     },
     destroy() {
-      for (const socket of open) socket.destroy();
+      for (const socket of open.keys()) socket.destroy();
     },
   };
 }

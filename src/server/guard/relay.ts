@@ -40,11 +40,20 @@ type Phase = 'head' | 'length' | 'chunked' | 'refusing' | 'closed';
 /** Requests that change nothing (RFC 9110 9.2.1): sent again when their thread went away before answering. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function relay(client: net.Socket, options: RelayOptions): void {
-  new Relay(client, options);
+/** What the guard may do to a relayed connection besides letting it run. */
+export interface RelayedConnection {
+  /**
+   * Closes the connection if it is quiet between requests (nothing unread, no answer owed), as its keep-alive
+   * timer would, and says whether it did: room for another when the guard holds all it may.
+   */
+  closeIfIdle(): boolean;
 }
 
-class Relay {
+export function relay(client: net.Socket, options: RelayOptions): RelayedConnection {
+  return new Relay(client, options);
+}
+
+class Relay implements RelayedConnection {
   private phase: Phase = 'head';
   private input: Buffer | null = null;
   private bodyLeft = 0;
@@ -321,6 +330,12 @@ class Relay {
     // keepAliveMs, the timer re-armed meanwhile (the original keeps such a connection with no limit at all).
     if (!this.served || ++this.quietTicks * this.options.headTimeoutMs >= this.options.keepAliveMs) return this.close();
     this.client.setTimeout(this.options.headTimeoutMs);
+  }
+
+  closeIfIdle(): boolean {
+    if (this.phase !== 'head' || this.input || this.framing.outstanding > 0) return false;
+    this.close();
+    return true;
   }
 
   /** Leaves the thread's connection for a fresh one, taken by the next bytes handed on (handOn). */

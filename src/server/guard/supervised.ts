@@ -41,6 +41,7 @@ export function superviseGuard(config: Config, log: Logger): SupervisedGuard {
     bodyIdleMs: BODY_IDLE_MS,
     keepAliveMs: KEEP_ALIVE_MS,
     upstreamIdleMs: UPSTREAM_IDLE_MS,
+    maxConnections: config.api.maxConnections,
     log,
   });
   return {
