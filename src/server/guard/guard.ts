@@ -33,10 +33,12 @@ export interface Guard {
 }
 
 const LINGER_MS = 2000;
+/** connections looked at for a quiet one to close when the guard holds all it may */
+const LOOKS_FOR_ROOM = 64;
 
 export function createGuard(options: GuardOptions): Guard {
   const upstreams: Array<string | null> = [];
-  /** every open client connection, oldest first (a Map keeps insertion order) */
+  /** every open client connection, oldest first (a Map keeps insertion order), but for busy ones passed over */
   const open = new Map<net.Socket, RelayedConnection>();
   let next = 0;
   let loggedAt = 0;
@@ -49,7 +51,16 @@ export function createGuard(options: GuardOptions): Guard {
    */
   const roomFor = (client: net.Socket): boolean => {
     if (options.maxConnections <= 0 || open.size < options.maxConnections) return true;
-    for (const connection of open.values()) if (connection.closeIfIdle()) return true;
+    // A bounded look, so that a flood of new connections while all are busy costs little each: a busy one
+    // looked at goes to the back, and the next look starts with others.
+    const looks = Math.min(LOOKS_FOR_ROOM, open.size);
+    let looked = 0;
+    for (const [socket, connection] of open) {
+      if (connection.closeIfIdle()) return true;
+      open.delete(socket);
+      open.set(socket, connection);
+      if (++looked === looks) break;
+    }
     const err = apiError('over_capacity');
     // One line a second at most, with the count since the last: a flood of connections is no flood of lines.
     refusedSinceLog++;
