@@ -21,8 +21,8 @@ interface Connection {
   ended: Promise<void>;
 }
 
-async function connect(): Promise<Connection> {
-  const socket = net.connect(Number(port), '127.0.0.1');
+async function connect(to = Number(port)): Promise<Connection> {
+  const socket = net.connect(to, '127.0.0.1');
   await once(socket, 'connect');
   let text = '';
   socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
@@ -44,6 +44,21 @@ async function get(connection: Connection, path: string): Promise<string> {
   }
 }
 
+const SLOW_BODY_BYTES = 64;
+
+/**
+ * Puts the connection in the middle of a request whose body is still arriving. A GET goes first in the same
+ * write: its answer coming back shows the guard has read the POST's head behind it.
+ */
+async function startSlowRequest(connection: Connection): Promise<void> {
+  const before = connection.received().length;
+  connection.socket.write(
+    'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n' +
+      `POST /token?grant_type=password HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${SLOW_BODY_BYTES}\r\n\r\n{`,
+  );
+  while (!/\r\n\r\n\{.*\}$/s.test(connection.received().slice(before))) await once(connection.socket, 'data');
+}
+
 t.test('at the limit, the oldest quiet connection makes room for a new one', async (t) => {
   const held = [await connect(), await connect(), await connect()];
   for (const connection of held) t.match(await get(connection, '/health'), /^HTTP\/1\.1 200 /, 'each is served and kept alive');
@@ -58,16 +73,9 @@ t.test('at the limit, the oldest quiet connection makes room for a new one', asy
 });
 
 t.test('when every connection is busy, a new one is answered 503 over_capacity and closed', async (t) => {
-  // Three connections each in the middle of a request whose body is still arriving. A GET goes first in the
-  // same write: its answer coming back shows the guard has read the POST's head behind it.
+  // Three connections each in the middle of a request whose body is still arriving.
   const busy = [await connect(), await connect(), await connect()];
-  const post =
-    'POST /token?grant_type=password HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 64\r\n\r\n{';
-  for (const connection of busy) {
-    const before = connection.received().length;
-    connection.socket.write(`GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n${post}`);
-    while (!/\r\n\r\n\{.*\}$/s.test(connection.received().slice(before))) await once(connection.socket, 'data');
-  }
+  for (const connection of busy) await startSlowRequest(connection);
   // A byte now and then keeps each body arriving, so none is answered 408 while the test runs.
   let bodySent = 1;
   const trickle = setInterval(() => {
@@ -95,7 +103,7 @@ t.test('when every connection is busy, a new one is answered 503 over_capacity a
   // Their bodies complete: each request is answered, and its connection is quiet again.
   for (const connection of busy) {
     const before = connection.received().length;
-    connection.socket.write(`${' '.repeat(64 - bodySent - 1)}}`);
+    connection.socket.write(`${' '.repeat(SLOW_BODY_BYTES - bodySent - 1)}}`);
     while (!/\r\n\r\n\{.*\}$/s.test(connection.received().slice(before))) await once(connection.socket, 'data');
   }
   const after = await connect();
@@ -104,4 +112,32 @@ t.test('when every connection is busy, a new one is answered 503 over_capacity a
   t.pass('the oldest of them');
   for (const connection of busy) connection.socket.destroy();
   after.socket.destroy();
+});
+
+t.test('at most 64 connections are looked at for a quiet one; busy ones looked at go to the back', async (t) => {
+  const limit = 66;
+  const wide = await startTestService({ AUTH_HTTP_MAX_CONNECTIONS: String(limit) });
+  t.teardown(() => wide.stop());
+  const widePort = Number(new URL(wide.url).port);
+  const busy: Connection[] = [];
+  for (let i = 0; i < limit - 1; i++) {
+    const connection = await connect(widePort);
+    await startSlowRequest(connection);
+    busy.push(connection);
+  }
+  const trickle = setInterval(() => busy.forEach((c) => c.socket.write(' ')), 1000);
+  t.teardown(() => clearInterval(trickle));
+  const quiet = await connect(widePort);
+  t.match(await get(quiet, '/health'), /^HTTP\/1\.1 200 /, 'the newest connection is served and quiet');
+
+  const first = await connect(widePort);
+  first.socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  await first.ended;
+  t.match(first.received(), /^HTTP\/1\.1 503 /, 'the 64 oldest are busy: the next connection is refused');
+  const second = await connect(widePort);
+  t.match(await get(second, '/health'), /^HTTP\/1\.1 200 /, 'the next look starts past them and finds the quiet one');
+  await quiet.ended;
+  t.pass('which was closed to make room');
+  clearInterval(trickle);
+  for (const connection of [...busy, second]) connection.socket.destroy();
 });
