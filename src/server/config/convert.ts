@@ -198,6 +198,5 @@ export function parseGoInt(text: string): number | null {
   const negative = match[1] === '-';
   const exact = BigInt(BIGINT_PREFIX[radix] + digits);
   if (exact > (negative ? INT64_MAX + 1n : INT64_MAX)) return negative ? -Infinity : Infinity;
-  const value = Number.parseInt(digits, radix);
-  return negative ? -value : value;
+  return Number(negative ? -exact : exact);
 }

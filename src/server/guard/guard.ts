@@ -6,7 +6,7 @@
 import net from 'node:net';
 import type { Logger } from 'pino';
 import { apiError } from '../errors.js';
-import { refusalBytes } from './refusals.js';
+import { lingerThenClose, refusalBytes } from './refusals.js';
 import { relay, type RelayedConnection } from './relay.js';
 
 export interface GuardOptions {
@@ -73,9 +73,8 @@ export function createGuard(options: GuardOptions): Guard {
       refusedSinceLog = 0;
     }
     client.on('error', () => {});
-    client.end(refusalBytes(err));
-    client.resume(); // the request is read and dropped, so the client gets the answer rather than a reset
-    setTimeout(() => client.destroy(), LINGER_MS).unref();
+    client.write(refusalBytes(err));
+    lingerThenClose(client, LINGER_MS);
     return false;
   };
 

@@ -3,6 +3,7 @@
 // longer be trusted to say where the next request begins.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import type net from 'node:net';
 import { apiError, type ApiError } from '../errors.js';
 import { renderError } from '../http/render-error.js';
 import type { Refusal } from './request-head.js';
@@ -34,4 +35,14 @@ export function refusalBytes(err: ApiError): Buffer {
   ];
   if (err.status === 405) lines.push('Allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body]);
+}
+
+/**
+ * Half-closes the client's connection and keeps reading for `lingerMs`, dropping what comes, so that the
+ * client is not reset before it reads the answer just written.
+ */
+export function lingerThenClose(client: net.Socket, lingerMs: number): void {
+  client.end();
+  client.resume();
+  setTimeout(() => client.destroy(), lingerMs).unref();
 }

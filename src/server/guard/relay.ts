@@ -8,7 +8,7 @@ import { ChunkedBody } from './chunked-body.js';
 import { proxyHeader } from './proxy-header.js';
 import { readRequestHead, type Refusal } from './request-head.js';
 import { ResponseFraming } from './response-framing.js';
-import { refusalBytes, refusalError } from './refusals.js';
+import { lingerThenClose, refusalBytes, refusalError } from './refusals.js';
 import { apiError, type ApiError } from '../errors.js';
 
 export interface RelayOptions {
@@ -281,11 +281,8 @@ class Relay implements RelayedConnection {
     this.linger();
   }
 
-  /** Half-closes and keeps reading for a moment, so the client is not reset before it reads the answer. */
   private linger(): void {
-    this.client.end();
-    this.client.resume();
-    setTimeout(() => this.client.destroy(), this.options.lingerMs).unref();
+    lingerThenClose(this.client, this.options.lingerMs);
   }
 
   private upstreamClosed(): void {

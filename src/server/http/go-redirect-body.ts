@@ -3,11 +3,9 @@
 // text/html (a HEAD gets the type and no body; other methods neither). Old user agents that do not follow
 // a Location show it as a link.
 import { STATUS_CODES } from 'node:http';
-
-const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
+import { escapeHtml } from '../delivery/mail/go-template-functions.js';
 
 /** The page under a `status` redirect to `location`. */
 export function goRedirectPage(status: number, location: string): string {
-  const href = location.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
-  return `<a href="${href}">${STATUS_CODES[status] ?? ''}</a>.\n\n`;
+  return `<a href="${escapeHtml(location)}">${STATUS_CODES[status] ?? ''}</a>.\n\n`;
 }
