@@ -1,8 +1,8 @@
 // DATABASE_URL read as libpq reads it, as the original does through pgx: a `postgres://` URL or keyword/value
 // pairs (`host=db user=auth dbname=postgres`), and `sslmode` with libpq's meaning, `prefer` when absent
 // (docs/settings.md#database). pg-connection-string does the reading (its libpq-compatible mode); what it
-// leaves out is done here: keyword strings, the `prefer` default, `prefer`'s plain-text fallback, and several
-// hosts with `target_session_attrs` (server-choice.ts).
+// leaves out is done here: keyword strings, the `prefer` default, `prefer`'s plain-text fallback, several
+// hosts with `target_session_attrs` (server-choice.ts), and the PG* variables' values (withConnectionDefaults).
 // Every connection the service opens goes through these settings: the pools (pool.ts), the migrations
 // (migrate.ts, postgres.js), the schema version, and the source database of `portcullis import`.
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
@@ -39,7 +39,8 @@ export interface DatabaseTarget {
  * the ones pgx keeps to itself, and pg-connection-string's own.
  */
 const CONNECTION_KEYS = new Set([
-  ...['host', 'port', 'user', 'password', 'passfile', 'database', 'connect_timeout', 'target_session_attrs', 'service', 'servicefile'],
+  ...['host', 'port', 'user', 'password', 'passfile', 'database', 'dbname', 'connect_timeout', 'target_session_attrs'],
+  ...['service', 'servicefile'],
   ...['sslmode', 'sslkey', 'sslcert', 'sslrootcert', 'sslpassword', 'sslsni', 'krbspn', 'krbsrvname'],
   ...['ssl', 'sslnegotiation', 'uselibpqcompat'],
 ]);
@@ -51,6 +52,8 @@ export function readDatabaseUrl(url: string): DatabaseTarget {
     parsed.host = hostList.hosts.join(',');
     parsed.port = hostList.ports.length > 0 ? hostList.ports.join(',') : parsed.port;
   }
+  // pgx takes the database from `?dbname=` too, before the path (pg-connection-string reads the path only).
+  if (typeof parsed.dbname === 'string' && parsed.dbname) parsed.database = parsed.dbname;
   const targetSessionAttrs = (parsed.target_session_attrs as string | undefined) ?? 'any';
   if (!(TARGET_SESSION_ATTRS as readonly string[]).includes(targetSessionAttrs)) {
     throw new TypeError(`target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}; got ${targetSessionAttrs}`);
@@ -162,18 +165,67 @@ function isUrl(url: string): boolean {
  * white space, a value in single quotes when it holds spaces, `\` escaping the next character.
  */
 function keywordsAsUrl(text: string): string {
-  const pair = /\s*([\w.-]+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|((?:[^\s'\\]|\\.)*))/y;
   const params = new URLSearchParams();
   let database = '';
+  for (const [key, value] of keywordPairs(text)) {
+    // pgx takes `database` as a name of `dbname`.
+    if (key === 'dbname' || key === 'database') database = value;
+    else params.set(key, value);
+  }
+  return `postgres:///${encodeURIComponent(database)}?${params.toString()}`;
+}
+
+/** The pairs of a keyword/value string, in its order. */
+function keywordPairs(text: string): [string, string][] {
+  const pair = /\s*([\w.-]+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|((?:[^\s'\\]|\\.)*))/y;
+  const pairs: [string, string][] = [];
   while (pair.lastIndex < text.length && text.slice(pair.lastIndex).trim() !== '') {
     const at = pair.lastIndex;
     const match = pair.exec(text);
     if (!match) throw new TypeError(`not a postgres:// URL nor key=value pairs (at character ${at + 1})`);
-    const value = (match[2] ?? match[3] ?? '').replace(/\\(.)/g, '$1');
-    if (match[1] === 'dbname') database = value;
-    else params.set(match[1], value);
+    pairs.push([match[1], (match[2] ?? match[3] ?? '').replace(/\\(.)/g, '$1')]);
   }
-  return `postgres:///${encodeURIComponent(database)}?${params.toString()}`;
+  return pairs;
+}
+
+/**
+ * `connection` with each keyword of `defaults` it leaves out added, in its own form (a URL gains query
+ * parameters, which pgx and pg-connection-string both read before the URL's parts); empty defaults are
+ * none. The keywords it gives are kept: pgx's order is its defaults, then the environment, then the string.
+ */
+export function withConnectionDefaults(connection: string, defaults: Readonly<Record<string, string>>): string {
+  const given = keywordsGiven(connection);
+  const missing = Object.entries(defaults).filter(([key, value]) => value !== '' && !given.has(key));
+  if (missing.length === 0) return connection;
+  if (!isUrl(connection)) {
+    const quoted = (value: string) => `'${value.replace(/[\\']/g, '\\$&')}'`;
+    return `${connection.trimEnd()} ${missing.map(([key, value]) => `${key}=${quoted(value)}`).join(' ')}`;
+  }
+  const [, before, query = '', fragment = ''] = /^([^?#]*)(?:\?([^#]*))?(#.*)?$/s.exec(connection) ?? [];
+  const params = new URLSearchParams(missing);
+  return `${before}?${query ? `${query}&` : ''}${params.toString()}${fragment}`;
+}
+
+/** Whether the string names a connection service, whose file pgx would read and this service does not. */
+export function namesService(connection: string): boolean {
+  return keywordsGiven(connection).has('service');
+}
+
+/** The keywords a connection string gives a value for, whether in a URL's parts or its query (`dbname` for the path). */
+function keywordsGiven(connection: string): Set<string> {
+  // pgx takes `database` as a name of `dbname`.
+  if (!isUrl(connection)) return new Set(keywordPairs(connection).map(([key]) => (key === 'database' ? 'dbname' : key)));
+  const [, authority = '', path = '', query = ''] = /^[a-z]+:\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/is.exec(connection) ?? [];
+  const given = new Set(new URLSearchParams(query).keys());
+  const at = authority.lastIndexOf('@');
+  const userinfo = at < 0 ? '' : authority.slice(0, at);
+  const hosts = authority.slice(at + 1).split(',');
+  if (userinfo.split(':')[0] !== '') given.add('user');
+  if (userinfo.includes(':')) given.add('password');
+  if (hosts.some((entry) => entry.replace(/:\d*$/, '') !== '')) given.add('host');
+  if (hosts.some((entry) => /^(\[[^\]]*\]|[^:]*):\d+$/.test(entry))) given.add('port');
+  if (path.replace(/^\//, '') !== '') given.add('dbname');
+  return given;
 }
 
 /**

@@ -17,7 +17,7 @@ import { convert, splitCharacterSets } from './convert.js';
 import { crossFieldProblems, crossFieldWarnings } from './cross-field.js';
 import { heldToTimerLimits } from './timer-limits.js';
 import { correctAsTheOriginal } from './original-corrections.js';
-import { databaseUrlProblems } from './database-url-check.js';
+import { foldAndCheckDatabaseUrls } from './database-url-check.js';
 import { logFileProblem } from './log-file.js';
 
 export type { Config } from './types.js';
@@ -52,7 +52,7 @@ export interface LoadOptions {
  * (docs/adopting-gotrue.md#mfa-factors-and-passkeys).
  */
 const DATABASE_SETTINGS = (name: string) =>
-  /^(DB_|LOG_|SECURITY_DB_ENCRYPTION_)/.test(name) || ['DATA_DIR', 'CONTAINER', 'DEVELOPMENT_SETUP', 'JWT_SECRET'].includes(name);
+  /^(DB_|PG|LOG_|SECURITY_DB_ENCRYPTION_)/.test(name) || ['DATA_DIR', 'CONTAINER', 'DEVELOPMENT_SETUP', 'JWT_SECRET'].includes(name);
 
 /**
  * What a load starts from, read once: the environment and the contents of .env or the -c file as they
@@ -144,7 +144,9 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
   const schemaProblems = validateSchema(flat, given);
   problems.push(...schemaProblems.map(({ problem }) => problem));
   // Read further only where their form passed; here, so `portcullis migrate` checks them too.
-  problems.push(...databaseUrlProblems(flat, given, new Set(schemaProblems.map(({ name }) => name))));
+  const databaseUrls = foldAndCheckDatabaseUrls(flat, given, new Set(schemaProblems.map(({ name }) => name)));
+  problems.push(...databaseUrls.problems);
+  warnings.push(...databaseUrls.warnings);
   // Opened now, at start, so a file that takes no lines stops the start instead of the logger; a reload
   // keeps the logger it has, so its LOG_FILE is not opened.
   const logFile = reloading ? null : logFileProblem(flat.LOG_FILE as string);

@@ -1,6 +1,7 @@
 // The table of every setting: its environment name (without AUTH_), where it lands in Config, how its
 // text is read, its default, and the JSON-schema constraints ajv checks after conversion.
 import { OAUTH_PROVIDERS, HOOK_NAMES } from './types.js';
+import { PG_VARIABLES } from '../../db/pg-variables.js';
 
 export type Kind =
   'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'pairs' | 'jwkSet' | 'logLevel';
@@ -142,6 +143,9 @@ export const SETTINGS: Setting[] = [
   s('DB_PREPARED_STATEMENTS', 'db.preparedStatements', 'bool', true),
   // Migrations need one session (an advisory lock, search_path): PostgreSQL itself, not a transaction pooler.
   s('DB_MIGRATIONS_DATABASE_URL', 'db.migrationsUrl', 'string', '', { pattern: '^((postgres|postgresql)://|\\s*[A-Za-z_]\\w*\\s*=)' }),
+  // The variables libpq and the original's pgx read for what the connection strings leave out; folded
+  // into both at load (database-url-check.ts), so nothing reads them after (docs/settings.md#pg-variables).
+  ...Object.keys(PG_VARIABLES).map((name) => s(name, `db.pgVariables.${name}`, 'string', '', undefined, [name])),
   s('DB_NAMESPACE', 'db.namespace', 'string', 'auth', { pattern: '^[a-z_][a-z0-9_]{0,62}$' }, ['GOTRUE_DB_DB_NAMESPACE', 'DB_NAMESPACE']),
   // The background cleanup of rows that can no longer be used (docs/tokens-and-sessions.md#cleanup).
   s('DB_CLEANUP_ENABLED', 'db.cleanup.enabled', 'bool', true),

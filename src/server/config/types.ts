@@ -145,6 +145,8 @@ export interface Config {
     preparedStatements: boolean;
     /** where migrations run; empty: url */
     migrationsUrl: string;
+    /** the PG* variables given (PGHOST, PGSSLMODE, …), by name: already in url and migrationsUrl where those leave them out */
+    pgVariables: Readonly<Record<string, string>>;
   };
   log: {
     level: LogLevel;

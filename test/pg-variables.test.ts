@@ -1,0 +1,181 @@
+// The PG* variables (PGHOST, PGUSER, PGSSLMODE, …) give what DATABASE_URL leaves out, as the original's pgx
+// reads them (docs/settings.md#pg-variables): what the URL gives wins, in either of its forms; a value pgx
+// would refuse stops the start naming the variable; the service, both drivers and the migrations connect
+// with the result.
+import t from 'tap';
+import { readDatabaseUrl, withConnectionDefaults } from '../dist/db/database-url.js';
+import { loadConfig, ConfigError, type Config } from '../dist/server/config/load.js';
+import { createTestDatabase } from './helpers/db.js';
+import { throughMigrations, throughPool } from './helpers/db-drivers.js';
+import { startTestService } from './helpers/server.js';
+import { PRODUCTION_ENV } from './helpers/settings.js';
+import { makeKeyPair } from './helpers/saml-idp.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const PASSWORD = `p w'@:/?#&\\%41`;
+const VARIABLES = {
+  PGHOST: 'h1,h2',
+  PGPORT: '6543',
+  PGUSER: 'env-user',
+  PGPASSWORD: PASSWORD,
+  PGDATABASE: 'env db',
+  PGSSLMODE: 'disable',
+  PGAPPNAME: 'from-env',
+  PGCONNECT_TIMEOUT: '7',
+};
+
+const load = (env: Record<string, string>): Config => loadConfig({ env: { ...PRODUCTION_ENV, ...env }, envFile: null });
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    load(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+};
+
+/** What the service's connections use for the URL it loads from `env`. */
+const target = (env: Record<string, string>) => readDatabaseUrl(load(env).db.url);
+
+t.test('what the URL leaves out comes from the PG* variables; what it gives wins', async (t) => {
+  const bare = target({ ...VARIABLES, DATABASE_URL: 'postgres:///' });
+  t.strictSame(
+    bare,
+    {
+      host: 'h1',
+      port: 6543,
+      user: 'env-user',
+      password: PASSWORD,
+      database: 'env db',
+      connectTimeout: 7,
+      ssl: false,
+      plainWhenRefused: false,
+      params: { application_name: 'from-env' },
+      servers: [
+        { host: 'h1', port: 6543 },
+        { host: 'h2', port: 6543 },
+      ],
+      targetSessionAttrs: 'any',
+    },
+    'a URL naming nothing takes every variable, a password of any characters intact',
+  );
+
+  const full = target({ ...VARIABLES, DATABASE_URL: 'postgres://u:pw@db:5432/app?sslmode=require&application_name=own&connect_timeout=3' });
+  t.match(full, {
+    host: 'db',
+    port: 5432,
+    user: 'u',
+    password: 'pw',
+    database: 'app',
+    connectTimeout: 3,
+    params: { application_name: 'own' },
+  });
+  t.strictSame(full.ssl, { rejectUnauthorized: false }, "the URL's sslmode=require, not PGSSLMODE=disable");
+  t.strictSame(full.servers, [{ host: 'db', port: 5432 }]);
+
+  t.match(
+    target({ ...VARIABLES, DATABASE_URL: 'postgres://u@db/app' }),
+    { host: 'db', port: 6543, user: 'u', password: PASSWORD, database: 'app' },
+    'a host without a port takes PGPORT, as in pgx',
+  );
+  t.match(
+    target({ ...VARIABLES, DATABASE_URL: 'postgres://u:@db/app' }),
+    { password: undefined },
+    'an empty password in the URL is given, so PGPASSWORD is not used',
+  );
+  t.match(
+    target({ ...VARIABLES, DATABASE_URL: 'postgres://db/?dbname=q' }),
+    { database: 'q' },
+    "pgx's dbname query parameter names the database",
+  );
+  t.strictSame(
+    target({ ...VARIABLES, DATABASE_URL: 'postgres://u@[::1]/app' }).servers,
+    [{ host: '::1', port: 6543 }],
+    'an IPv6 host is a host given',
+  );
+
+  const keywords = target({ ...VARIABLES, DATABASE_URL: "dbname=app user='k u'" });
+  t.match(
+    keywords,
+    { host: 'h1', port: 6543, user: 'k u', password: PASSWORD, database: 'app', ssl: false },
+    'keyword/value strings likewise',
+  );
+  t.match(target({ ...VARIABLES, DATABASE_URL: 'database=app' }), { database: 'app' }, '`database` is a name of `dbname` there');
+
+  const migrations = readDatabaseUrl(
+    load({ ...VARIABLES, DATABASE_URL: 'postgres://db/app', AUTH_DB_MIGRATIONS_DATABASE_URL: 'postgres://direct/' }).db.migrationsUrl,
+  );
+  t.match(migrations, { host: 'direct', user: 'env-user', database: 'env db' }, 'DB_MIGRATIONS_DATABASE_URL takes them too');
+
+  t.equal(load({ DATABASE_URL: 'postgres://u@db/app' }).db.url, 'postgres://u@db/app', 'without PG* variables the URL is used as given');
+  t.equal(withConnectionDefaults('host=a', { port: '' }), 'host=a', 'an empty variable gives nothing, as in pgx');
+});
+
+t.test('a PG* value pgx refuses stops the start, naming the variable; a service file is named in a warning', async (t) => {
+  t.strictSame(problemsOf({ PGSSLMODE: 'sometimes' }), [
+    'DATABASE_URL with PGSSLMODE: cannot be read (sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full; got sometimes)',
+  ]);
+  t.strictSame(problemsOf({ PGPORT: '99999', PGTARGETSESSIONATTRS: 'master' }).length, 1);
+  t.match(problemsOf({ PGCONNECT_TIMEOUT: 'soon' })[0], /^DATABASE_URL with PGCONNECT_TIMEOUT: cannot be read \(connect_timeout "soon"/);
+  t.strictSame(
+    problemsOf({ PGSSLMODE: 'sometimes', DATABASE_URL: 'postgres://localhost/x?sslmode=disable' }),
+    [],
+    'not when the URL gives its own',
+  );
+  t.strictSame(problemsOf({ AUTH_PGSSLMODE: 'sometimes' }).length, 1, 'read under the AUTH_ prefix too, as every setting');
+
+  const warnings = load({ PGSERVICE: 'auth-db' }).warnings;
+  t.match(warnings, [/^DATABASE_URL: names a service \(service=, PGSERVICE\), but service files are not read here/]);
+  t.notOk(
+    load({}).warnings.some((w) => w.includes('service')),
+    'no warning without one',
+  );
+});
+
+t.test('the service and both drivers connect with what the variables give', async (t) => {
+  const database = await createTestDatabase({ migrated: true });
+  t.teardown(() => database.drop());
+  const { hostname, port, username, password, pathname } = new URL(database.url);
+  const variables = {
+    PGUSER: decodeURIComponent(username),
+    ...(password ? { PGPASSWORD: decodeURIComponent(password) } : {}),
+    PGDATABASE: decodeURIComponent(pathname.slice(1)),
+    PGPORT: port || '5432',
+    PGAPPNAME: 'pg-variables-test',
+  };
+  const bareUrl = `postgres://${hostname}/`;
+  const url = load({ ...variables, DATABASE_URL: bareUrl }).db.url;
+  const WHO = "select current_user || ' ' || current_database() || ' ' || current_setting('application_name')";
+  const expected = `${variables.PGUSER} ${variables.PGDATABASE} pg-variables-test`;
+  t.equal(await throughPool(url, WHO), expected, "the service's pool");
+  t.equal(await throughMigrations(url, WHO), expected, 'the migrations');
+
+  // A CA the server's certificate (if it has one) was never signed by: verify-full can only fail.
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-pgvars-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const caFile = join(dir, 'ca.crt');
+  writeFileSync(caFile, makeKeyPair('elsewhere.example').certificatePem);
+  const checked = { ...variables, PGSSLMODE: 'verify-full', PGSSLROOTCERT: caFile };
+  await t.rejects(throughPool(load({ ...checked, DATABASE_URL: bareUrl }).db.url, WHO), 'PGSSLMODE=verify-full is honoured by the pool');
+  await t.rejects(throughMigrations(load({ ...checked, DATABASE_URL: bareUrl }).db.url, WHO), 'and by the migrations');
+  t.equal(
+    await throughPool(load({ ...checked, DATABASE_URL: `${bareUrl}?sslmode=disable` }).db.url, WHO),
+    expected,
+    "the URL's sslmode wins",
+  );
+
+  const api = await startTestService({
+    ...variables,
+    DATABASE_URL: database.url,
+    AUTH_DB_DATABASE_URL: bareUrl,
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+  });
+  t.teardown(() => api.stop());
+  const signUp = await api.request('POST', '/signup', { body: { email: 'pgvars@example.com', password: 'pg-variables-1' } });
+  t.equal(signUp.status, 200, 'the service started on the bare URL serves a sign-up');
+  const { rows } = await api.db.query('select email from auth.users');
+  t.strictSame(rows, [{ email: 'pgvars@example.com' }], 'into the database PGDATABASE names');
+});
