@@ -68,7 +68,7 @@ t.test('AUTH_ wins over the unprefixed alias, which wins over GOTRUE_', async (t
   t.equal(load({ PORT: '2' }).api.port, 2);
   t.equal(load({ GOTRUE_API_PORT: '3' }).api.port, 3);
   t.equal(load({ GOTRUE_JWT_EXP: '60' }).jwt.exp, 60, 'GOTRUE_ names are accepted');
-  t.equal(load({ ...PROD, DATABASE_URL: 'postgres://a/b', AUTH_DB_DATABASE_URL: 'postgres://c/d' }).db.url, 'postgres://c/d');
+  t.equal(load({ ...PROD, DATABASE_URL: 'postgres://u@a/b', AUTH_DB_DATABASE_URL: 'postgres://u@c/d' }).db.url, 'postgres://u@c/d');
   t.equal(load({ OTEL_SERVICE_NAME: 'ours', GOTRUE_OTEL_SERVICE_NAME: 'theirs' }).tracing.serviceName, 'ours');
 });
 

@@ -10,8 +10,8 @@ import { throughMigrations, throughPool } from './helpers/db-drivers.js';
 import { startTestService } from './helpers/server.js';
 import { PRODUCTION_ENV } from './helpers/settings.js';
 import { makeKeyPair } from './helpers/saml-idp.js';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
 const PASSWORD = `p w'@:/?#&\\%41`;
@@ -111,6 +111,15 @@ t.test('what the URL leaves out comes from the PG* variables; what it gives wins
   t.match(migrations, { host: 'direct', user: 'env-user', database: 'env db' }, 'DB_MIGRATIONS_DATABASE_URL takes them too');
 
   t.equal(load({ DATABASE_URL: 'postgres://u@db/app' }).db.url, 'postgres://u@db/app', 'without PG* variables the URL is used as given');
+  // pgx's own defaults beneath them: a socket directory of libpq's builds, the first that exists, and the OS user.
+  const socketDirectory = ['/var/run/postgresql', '/private/tmp', '/tmp'].find((dir) => existsSync(dir)) ?? 'localhost';
+  t.match(
+    target({ DATABASE_URL: 'postgres:///app' }),
+    { host: socketDirectory, user: userInfo().username, database: 'app' },
+    'neither given: where pgx looks',
+  );
+  t.match(target({ DATABASE_URL: 'dbname=app' }), { host: socketDirectory, user: userInfo().username }, 'in keyword strings too');
+  t.match(target({ DATABASE_URL: 'postgres:///app', PGHOST: 'db' }), { host: 'db' }, 'a variable before them');
   t.equal(withConnectionDefaults('host=a', { port: '' }), 'host=a', 'an empty variable gives nothing, as in pgx');
 });
 

@@ -1,6 +1,8 @@
 // The PG* variables of the environment, as libpq and the original's pgx read them: each gives the value of
 // one keyword of the connection string when the string leaves that keyword out. Apart from the connection
 // code so the settings table can name them without loading a driver.
+import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 
 /**
  * The libpq keyword each `PG*` variable of the environment stands for, as pgx reads them: the value of a
@@ -25,3 +27,21 @@ export const PG_VARIABLES = {
   PGSERVICE: 'service',
   PGSERVICEFILE: 'servicefile',
 } as const;
+
+/** Where pgx looks for a server's socket when no host is given: the first of these that exists. */
+const SOCKET_DIRECTORIES = ['/var/run/postgresql', '/private/tmp', '/tmp'];
+
+/**
+ * What pgx takes when neither the string nor a variable gives it: the host, a socket directory of libpq's
+ * build where one exists (else `localhost`), and the user, the process's own. The drivers here would take
+ * `localhost` and `$USER` (or fail without it), so these are given to them.
+ */
+export function pgxDefaults(): { host: string; user?: string } {
+  const host = SOCKET_DIRECTORIES.find((dir) => existsSync(dir)) ?? 'localhost';
+  try {
+    return { host, user: userInfo().username };
+  } catch {
+    // A user id with no name (a container's arbitrary uid): pgx leaves the user out then too.
+    return { host };
+  }
+}

@@ -3,7 +3,7 @@
 // opening database"), so it stops this one too, naming the variable, instead of a connection failing later
 // or a parameter being dropped unread. The PG* variables are folded in here, as pgx takes them.
 import { namesService, readDatabaseUrl, withConnectionDefaults } from '../../db/database-url.js';
-import { PG_VARIABLES } from '../../db/pg-variables.js';
+import { PG_VARIABLES, pgxDefaults } from '../../db/pg-variables.js';
 import { variableOf } from './cross-field.js';
 
 const DATABASE_URLS = ['DB_DATABASE_URL', 'DB_MIGRATIONS_DATABASE_URL'];
@@ -19,7 +19,7 @@ export function foldAndCheckDatabaseUrls(
   refused: ReadonlySet<string>,
 ): { problems: string[]; warnings: string[] } {
   const variables = Object.entries(PG_VARIABLES).filter(([variable]) => flat[variable]);
-  const defaults = Object.fromEntries(variables.map(([variable, keyword]) => [keyword, flat[variable] as string]));
+  const defaults = { ...pgxDefaults(), ...Object.fromEntries(variables.map(([variable, keyword]) => [keyword, flat[variable] as string])) };
   const problems: string[] = [];
   const warnings: string[] = [];
   for (const name of DATABASE_URLS) {
