@@ -3,7 +3,7 @@
 // would refuse stops the start naming the variable; the service, both drivers and the migrations connect
 // with the result.
 import t from 'tap';
-import { readDatabaseUrl, withConnectionDefaults } from '../dist/db/database-url.js';
+import { postgresJsConnection, readDatabaseUrl, withConnectionDefaults } from '../dist/db/database-url.js';
 import { loadConfig, ConfigError, type Config } from '../dist/server/config/load.js';
 import { createTestDatabase } from './helpers/db.js';
 import { throughMigrations, throughPool } from './helpers/db-drivers.js';
@@ -120,6 +120,20 @@ t.test('what the URL leaves out comes from the PG* variables; what it gives wins
   );
   t.match(target({ DATABASE_URL: 'dbname=app' }), { host: socketDirectory, user: userInfo().username }, 'in keyword strings too');
   t.match(target({ DATABASE_URL: 'postgres:///app', PGHOST: 'db' }), { host: 'db' }, 'a variable before them');
+
+  // TLS settings are ignored for a Unix socket, as libpq and pgx ignore them there.
+  const socket = target({ DATABASE_URL: 'postgres:///app', PGHOST: '/var/run/postgresql', PGSSLMODE: 'require' });
+  t.match(socket, { host: '/var/run/postgresql', ssl: false, plainWhenRefused: false }, 'PGSSLMODE=require and a socket directory: plain');
+  t.match(
+    postgresJsConnection(load({ DATABASE_URL: 'host=/tmp sslmode=verify-full' }).db.url),
+    { host: '/tmp', ssl: false },
+    'for the migrations too',
+  );
+  t.strictSame(
+    target({ DATABASE_URL: 'postgres:///app', PGHOST: '/tmp,db', PGSSLMODE: 'require' }).ssl,
+    { rejectUnauthorized: false },
+    'a list with a network host keeps its TLS',
+  );
   t.equal(withConnectionDefaults('host=a', { port: '' }), 'host=a', 'an empty variable gives nothing, as in pgx');
 });
 

@@ -72,14 +72,17 @@ export function readDatabaseUrl(url: string): DatabaseTarget {
   }
   // libpq's `allow` tries plain text first and TLS second; here TLS is tried first, as for `prefer`: the
   // same servers accept the connection, some of them encrypted (docs/differences.md#configuration).
-  const fallback = sslmode === 'prefer' || sslmode === 'allow';
+  const servers = serversOf(parsed.host || undefined, parsed.port || undefined);
+  // A Unix socket carries no TLS, and libpq and pgx ignore sslmode there: `require` from PGSSLMODE still
+  // connects to a socket directory.
+  const plain = sslmode === 'disable' || servers.every((server) => server.host?.startsWith('/'));
+  const fallback = !plain && (sslmode === 'prefer' || sslmode === 'allow');
   const given = typeof parsed.ssl === 'object' ? (parsed.ssl as TlsOptions) : {};
-  const ssl: TlsOptions | false = sslmode === 'disable' ? false : fallback ? { ...given, rejectUnauthorized: false } : given;
+  const ssl: TlsOptions | false = plain ? false : fallback ? { ...given, rejectUnauthorized: false } : given;
   const params: Record<string, string> = {};
   for (const [key, value] of Object.entries(parsed)) {
     if (!CONNECTION_KEYS.has(key) && typeof value === 'string') params[key] = value;
   }
-  const servers = serversOf(parsed.host || undefined, parsed.port || undefined);
   return {
     ...servers[0],
     ...(parsed.user ? { user: parsed.user } : {}),
