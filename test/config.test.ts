@@ -962,6 +962,23 @@ t.test('DATABASE_URL parameters pgx refuses to read stop the start, naming the p
       { DATABASE_URL: 'postgres://u:pw@db/x?sslmode=on' },
       'DATABASE_URL: cannot be read (sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full; got on)',
     ],
+    // The files TLS names are read at start: one that cannot be read is named with the setting, not thrown bare.
+    [
+      { DATABASE_URL: 'postgres://u:pw@db/x?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem' },
+      'DATABASE_URL: cannot be read (a certificate or key file cannot be read (/nonexistent/ca.pem): ENOENT)',
+    ],
+    [
+      { DATABASE_URL: 'host=db user=u sslcert=/ sslkey=/' },
+      'DATABASE_URL: cannot be read (a certificate or key file cannot be read: EISDIR)',
+    ],
+    [
+      { DATABASE_URL: 'postgres://u:pw@db/x?sslmode=verify-ca' },
+      'DATABASE_URL: cannot be read (sslmode=verify-ca needs sslrootcert, the CA to check the certificate with)',
+    ],
+    [
+      { DATABASE_URL: 'postgres://u:pw@db/x?uselibpqcompat=true' },
+      "DATABASE_URL: cannot be read (uselibpqcompat is node-postgres' own option, not a parameter libpq knows)",
+    ],
     [
       { AUTH_DB_MIGRATIONS_DATABASE_URL: 'postgres://u:pw@db/x?connect_timeout=ten' },
       'AUTH_DB_MIGRATIONS_DATABASE_URL: cannot be read (connect_timeout "ten" is not a whole number of seconds (0 or more))',

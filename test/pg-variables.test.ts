@@ -148,6 +148,9 @@ t.test('a PG* value pgx refuses stops the start, naming the variable; a service 
     [],
     'not when the URL gives its own',
   );
+  t.strictSame(problemsOf({ PGSSLMODE: 'verify-full', PGSSLROOTCERT: '/nonexistent/ca.pem' }), [
+    'DATABASE_URL with PGSSLMODE, PGSSLROOTCERT: cannot be read (a certificate or key file cannot be read (/nonexistent/ca.pem): ENOENT)',
+  ]);
   t.strictSame(problemsOf({ AUTH_PGSSLMODE: 'sometimes' }).length, 1, 'read under the AUTH_ prefix too, as every setting');
 
   const warnings = load({ PGSERVICE: 'auth-db' }).warnings;

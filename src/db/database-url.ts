@@ -47,7 +47,7 @@ const CONNECTION_KEYS = new Set([
 
 export function readDatabaseUrl(url: string): DatabaseTarget {
   const hostList = isUrl(url) ? urlHostList(url) : null;
-  const parsed = parse(hostList ? hostList.firstHostOnly : isUrl(url) ? url : keywordsAsUrl(url), { useLibpqCompat: true });
+  const parsed = parseConnection(hostList ? hostList.firstHostOnly : isUrl(url) ? url : keywordsAsUrl(url));
   if (hostList) {
     parsed.host = hostList.hosts.join(',');
     parsed.port = hostList.ports.length > 0 ? hostList.ports.join(',') : parsed.port;
@@ -95,6 +95,25 @@ export function readDatabaseUrl(url: string): DatabaseTarget {
     servers,
     targetSessionAttrs: targetSessionAttrs as TargetSessionAttrs,
   };
+}
+
+/**
+ * pg-connection-string's reading, which also reads the certificate and key files: a file that cannot be
+ * read, `verify-ca` without a CA and its own option `uselibpqcompat` are thrown as plain Errors, and become
+ * the TypeError of a string that cannot be used (the start names the setting then, not a bare file error).
+ */
+function parseConnection(text: string): ReturnType<typeof parse> {
+  try {
+    return parse(text, { useLibpqCompat: true });
+  } catch (err) {
+    if (err instanceof TypeError || !(err instanceof Error)) throw err;
+    const file = err as NodeJS.ErrnoException;
+    if (file.code && file.syscall)
+      throw new TypeError(`a certificate or key file cannot be read${file.path ? ` (${file.path})` : ''}: ${file.code}`);
+    if (/verify-ca/.test(err.message)) throw new TypeError('sslmode=verify-ca needs sslrootcert, the CA to check the certificate with');
+    if (/uselibpqcompat/.test(err.message)) throw new TypeError("uselibpqcompat is node-postgres' own option, not a parameter libpq knows");
+    throw new TypeError(err.message);
+  }
 }
 
 /**
