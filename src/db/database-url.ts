@@ -107,12 +107,15 @@ function parseConnection(text: string): ReturnType<typeof parse> {
     return parse(text, { useLibpqCompat: true });
   } catch (err) {
     if (err instanceof TypeError || !(err instanceof Error)) throw err;
-    const file = err as NodeJS.ErrnoException;
-    if (file.code && file.syscall)
-      throw new TypeError(`a certificate or key file cannot be read${file.path ? ` (${file.path})` : ''}: ${file.code}`);
-    if (/verify-ca/.test(err.message)) throw new TypeError('sslmode=verify-ca needs sslrootcert, the CA to check the certificate with');
-    if (/uselibpqcompat/.test(err.message)) throw new TypeError("uselibpqcompat is node-postgres' own option, not a parameter libpq knows");
-    throw new TypeError(err.message);
+    const file = (err as NodeJS.ErrnoException).syscall ? (err as NodeJS.ErrnoException) : null;
+    const message = file
+      ? `a certificate or key file cannot be read${file.path ? ` (${file.path})` : ''}: ${file.code}`
+      : /verify-ca/.test(err.message)
+        ? 'sslmode=verify-ca needs sslrootcert, the CA to check the certificate with'
+        : /uselibpqcompat/.test(err.message)
+          ? "uselibpqcompat is node-postgres' own option, not a parameter libpq knows"
+          : err.message;
+    throw new TypeError(message, { cause: err });
   }
 }
 
