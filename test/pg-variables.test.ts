@@ -1,7 +1,7 @@
 // The PG* variables (PGHOST, PGUSER, PGSSLMODE, …) give what DATABASE_URL leaves out, as the original's pgx
 // reads them (docs/settings.md#pg-variables): what the URL gives wins, in either of its forms; a value pgx
-// would refuse stops the start naming the variable; the service, both drivers and the migrations connect
-// with the result.
+// would refuse stops the start naming the variable; a service file (`service=`, PGSERVICE) gives its
+// keywords before the variables; the service, both drivers and the migrations connect with the result.
 import t from 'tap';
 import { postgresJsConnection, readDatabaseUrl, withConnectionDefaults } from '../dist/db/database-url.js';
 import { loadConfig, ConfigError, type Config } from '../dist/server/config/load.js';
@@ -137,7 +137,7 @@ t.test('what the URL leaves out comes from the PG* variables; what it gives wins
   t.equal(withConnectionDefaults('host=a', { port: '' }), 'host=a', 'an empty variable gives nothing, as in pgx');
 });
 
-t.test('a PG* value pgx refuses stops the start, naming the variable; a service file is named in a warning', async (t) => {
+t.test('a PG* value pgx refuses stops the start, naming the variable', async (t) => {
   t.strictSame(problemsOf({ PGSSLMODE: 'sometimes' }), [
     'DATABASE_URL with PGSSLMODE: cannot be read (sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full; got sometimes)',
   ]);
@@ -152,13 +152,63 @@ t.test('a PG* value pgx refuses stops the start, naming the variable; a service 
     'DATABASE_URL with PGSSLMODE, PGSSLROOTCERT: cannot be read (a certificate or key file cannot be read (/nonexistent/ca.pem): ENOENT)',
   ]);
   t.strictSame(problemsOf({ AUTH_PGSSLMODE: 'sometimes' }).length, 1, 'read under the AUTH_ prefix too, as every setting');
+});
 
-  const warnings = load({ PGSERVICE: 'auth-db' }).warnings;
-  t.match(warnings, [/^DATABASE_URL: names a service \(service=, PGSERVICE\), but service files are not read here/]);
-  t.notOk(
-    load({}).warnings.some((w) => w.includes('service')),
-    'no warning without one',
+t.test('a service file gives what the string leaves out, before the PG* variables', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-pgservice-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'pg_service.conf');
+  writeFileSync(
+    file,
+    [
+      '# services of the auth database',
+      '[auth.primary]',
+      '  host = db1 ',
+      'port=6000',
+      'user=svc',
+      'dbname=auth',
+      'password=a;b=c',
+      'application_name=from-service',
+      '',
+      '[other]',
+      'host=elsewhere',
+    ].join('\n'),
   );
+  const viaUrl = target({ DATABASE_URL: `postgres://u@/?service=auth.primary&servicefile=${encodeURIComponent(file)}`, PGPORT: '7000' });
+  t.match(
+    viaUrl,
+    { host: 'db1', port: 6000, user: 'u', password: 'a;b=c', database: 'auth', params: { application_name: 'from-service' } },
+    "named in the URL: the service's keywords where the URL has none (a dot in the name, `;` in a value, as in pgx), before PGPORT",
+  );
+  t.notOk('service' in viaUrl.params || 'servicefile' in viaUrl.params, 'neither is sent to the server as a setting');
+  t.match(
+    target({ DATABASE_URL: 'host=db2', PGSERVICE: 'auth.primary', PGSERVICEFILE: file, PGUSER: 'env-user' }),
+    { host: 'db2', port: 6000, user: 'svc', database: 'auth' },
+    'named by PGSERVICE in PGSERVICEFILE, for a keyword string',
+  );
+  t.match(
+    target({ DATABASE_URL: `postgres:///?service=other&servicefile=${encodeURIComponent(file)}`, PGSERVICE: 'auth.primary' }),
+    { host: 'elsewhere' },
+    "the string's service before PGSERVICE",
+  );
+
+  const bad = join(dir, 'bad.conf');
+  writeFileSync(bad, '[auth]\nhost db\n');
+  const orphan = join(dir, 'orphan.conf');
+  writeFileSync(orphan, 'host=db\n[auth]\n');
+  t.strictSame(problemsOf({ PGSERVICE: 'auth', PGSERVICEFILE: join(dir, 'missing.conf') }), [
+    `DATABASE_URL with PGSERVICE, PGSERVICEFILE: cannot be read (the service file ${join(dir, 'missing.conf')} cannot be read: ENOENT)`,
+  ]);
+  t.strictSame(problemsOf({ PGSERVICE: 'nope', PGSERVICEFILE: file }), [
+    `DATABASE_URL with PGSERVICE, PGSERVICEFILE: cannot be read (the service file ${file} has no service "nope")`,
+  ]);
+  t.strictSame(problemsOf({ PGSERVICE: 'auth', PGSERVICEFILE: bad }), [
+    `DATABASE_URL with PGSERVICE, PGSERVICEFILE: cannot be read (the service file ${bad} cannot be read: line 2 is not key=value)`,
+  ]);
+  t.strictSame(problemsOf({ PGSERVICE: 'auth', PGSERVICEFILE: orphan }), [
+    `DATABASE_URL with PGSERVICE, PGSERVICEFILE: cannot be read (the service file ${orphan} cannot be read: line 1 is not in a service)`,
+  ]);
+  t.strictSame(problemsOf({ PGSERVICEFILE: bad }), [], 'a service file no service names is not read');
 });
 
 t.test('the service and both drivers connect with what the variables give', async (t) => {
@@ -178,6 +228,16 @@ t.test('the service and both drivers connect with what the variables give', asyn
   const expected = `${variables.PGUSER} ${variables.PGDATABASE} pg-variables-test`;
   t.equal(await throughPool(url, WHO), expected, "the service's pool");
   t.equal(await throughMigrations(url, WHO), expected, 'the migrations');
+
+  const serviceDir = mkdtempSync(join(tmpdir(), 'portcullis-pgservice-'));
+  t.teardown(() => rmSync(serviceDir, { recursive: true, force: true }));
+  const serviceFile = join(serviceDir, 'pg_service.conf');
+  const passwordLine = password ? [`password=${decodeURIComponent(password)}`] : [];
+  const serviceLines = [`host=${hostname}`, `port=${variables.PGPORT}`, `user=${variables.PGUSER}`, `dbname=${variables.PGDATABASE}`];
+  writeFileSync(serviceFile, ['[auth]', ...serviceLines, ...passwordLine, 'application_name=pg-variables-test'].join('\n'));
+  const viaService = load({ DATABASE_URL: 'postgres:///?service=auth', PGSERVICEFILE: serviceFile }).db.url;
+  t.equal(await throughPool(viaService, WHO), expected, 'a service file: the pool');
+  t.equal(await throughMigrations(viaService, WHO), expected, 'and the migrations');
 
   // A CA the server's certificate (if it has one) was never signed by: verify-full can only fail.
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-pgvars-'));

@@ -231,9 +231,15 @@ export function withConnectionDefaults(connection: string, defaults: Readonly<Re
   return `${before}?${query ? `${query}&` : ''}${params.toString()}${fragment}`;
 }
 
-/** Whether the string names a connection service, whose file pgx would read and this service does not. */
-export function namesService(connection: string): boolean {
-  return keywordsGiven(connection).has('service');
+/** The value the string gives `keyword` in its query or its keyword/value pairs (`service`, `servicefile`, …). */
+export function connectionKeyword(connection: string, keyword: string): string | undefined {
+  // pgx: the last of a keyword given twice in pairs, the first in a URL's query.
+  if (!isUrl(connection))
+    return keywordPairs(connection)
+      .filter(([key]) => key === keyword)
+      .pop()?.[1];
+  const [, query = ''] = /^[^?#]*(?:\?([^#]*))?/s.exec(connection) ?? [];
+  return new URLSearchParams(query).get(keyword) ?? undefined;
 }
 
 /** The keywords a connection string gives a value for, whether in a URL's parts or its query (`dbname` for the path). */

@@ -3,6 +3,7 @@
 // code so the settings table can name them without loading a driver.
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * The libpq keyword each `PG*` variable of the environment stands for, as pgx reads them: the value of a
@@ -33,15 +34,16 @@ const SOCKET_DIRECTORIES = ['/var/run/postgresql', '/private/tmp', '/tmp'];
 
 /**
  * What pgx takes when neither the string nor a variable gives it: the host, a socket directory of libpq's
- * build where one exists (else `localhost`), and the user, the process's own. The drivers here would take
- * `localhost` and `$USER` (or fail without it), so these are given to them.
+ * build where one exists (else `localhost`); the user, the process's own; the service file in its home. The
+ * drivers here would take `localhost` and `$USER` (or fail without it), so these are given to them.
  */
-export function pgxDefaults(): { host: string; user?: string } {
+export function pgxDefaults(): { host: string; user?: string; servicefile?: string } {
   const host = SOCKET_DIRECTORIES.find((dir) => existsSync(dir)) ?? 'localhost';
   try {
-    return { host, user: userInfo().username };
+    const { username, homedir } = userInfo();
+    return { host, user: username, servicefile: join(homedir, '.pg_service.conf') };
   } catch {
-    // A user id with no name (a container's arbitrary uid): pgx leaves the user out then too.
+    // A user id with no name (a container's arbitrary uid): pgx leaves these out then too.
     return { host };
   }
 }

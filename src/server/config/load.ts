@@ -144,9 +144,7 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
   const schemaProblems = validateSchema(flat, given);
   problems.push(...schemaProblems.map(({ problem }) => problem));
   // Read further only where their form passed; here, so `portcullis migrate` checks them too.
-  const databaseUrls = foldAndCheckDatabaseUrls(flat, given, new Set(schemaProblems.map(({ name }) => name)));
-  problems.push(...databaseUrls.problems);
-  warnings.push(...databaseUrls.warnings);
+  problems.push(...foldAndCheckDatabaseUrls(flat, given, new Set(schemaProblems.map(({ name }) => name))));
   // Opened now, at start, so a file that takes no lines stops the start instead of the logger; a reload
   // keeps the logger it has, so its LOG_FILE is not opened.
   const logFile = reloading ? null : logFileProblem(flat.LOG_FILE as string);
