@@ -211,6 +211,42 @@ t.test('a service file gives what the string leaves out, before the PG* variable
   t.strictSame(problemsOf({ PGSERVICEFILE: bad }), [], 'a service file no service names is not read');
 });
 
+t.test('a password file gives the password when nothing else does, as pgx looks it up', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-pgpass-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'pgpass');
+  writeFileSync(
+    file,
+    [
+      '# host:port:database:user:password',
+      'db:5432:app:u:first',
+      'db:5432:app:u:second',
+      'db:*:other:*:any-user',
+      'localhost:5432:app:sock:over-socket',
+      'db:5432:app:odd:c\\:ol\\\\on',
+      'too:few:fields',
+    ].join('\n'),
+  );
+  const password = (url: string, env: Record<string, string> = {}) => target({ DATABASE_URL: url, PGPASSFILE: file, ...env }).password;
+  t.equal(password('postgres://u@db/app'), 'first', 'the first entry that matches');
+  t.equal(password('postgres://someone@db:6000/other'), 'any-user', '`*` matches any port and user');
+  t.equal(
+    password('postgres://sock@/app', { PGHOST: '/var/run/postgresql' }),
+    'over-socket',
+    'a socket directory is looked up as localhost',
+  );
+  t.equal(password('postgres://odd@db/app'), 'c:ol\\on', 'escaped colons and backslashes');
+  t.equal(password('postgres://u:given@db/app'), 'given', 'a password given wins');
+  t.equal(password('postgres://u@db/app', { PGPASSWORD: 'env' }), 'env', 'and so does PGPASSWORD');
+  t.equal(password('postgres://nobody@db/app'), undefined, 'none matches: none');
+  t.equal(
+    password(`postgres://u@db/app?passfile=${encodeURIComponent(join(dir, 'missing'))}`),
+    undefined,
+    "the string's passfile first; one that cannot be read gives none, as in pgx",
+  );
+  t.equal(target({ DATABASE_URL: 'host=db user=u dbname=app', PGPASSFILE: file }).password, 'first', 'keyword strings likewise');
+});
+
 t.test('the service and both drivers connect with what the variables give', async (t) => {
   const database = await createTestDatabase({ migrated: true });
   t.teardown(() => database.drop());
@@ -238,6 +274,15 @@ t.test('the service and both drivers connect with what the variables give', asyn
   const viaService = load({ DATABASE_URL: 'postgres:///?service=auth', PGSERVICEFILE: serviceFile }).db.url;
   t.equal(await throughPool(viaService, WHO), expected, 'a service file: the pool');
   t.equal(await throughMigrations(viaService, WHO), expected, 'and the migrations');
+
+  if (password) {
+    // Only a server that asks for the password can tell whether the file gave it.
+    const passFile = join(serviceDir, 'pgpass');
+    writeFileSync(passFile, `*:*:*:${variables.PGUSER}:${decodeURIComponent(password).replace(/[\\:]/g, '\\$&')}\n`);
+    const { PGPASSWORD: _, ...withoutPassword } = variables;
+    const viaFile = load({ ...withoutPassword, DATABASE_URL: bareUrl, PGPASSFILE: passFile }).db.url;
+    t.equal(await throughMigrations(viaFile, WHO), expected, 'a password file: the migrations, whose driver reads none by itself');
+  }
 
   // A CA the server's certificate (if it has one) was never signed by: verify-full can only fail.
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-pgvars-'));

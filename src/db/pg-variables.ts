@@ -34,14 +34,15 @@ const SOCKET_DIRECTORIES = ['/var/run/postgresql', '/private/tmp', '/tmp'];
 
 /**
  * What pgx takes when neither the string nor a variable gives it: the host, a socket directory of libpq's
- * build where one exists (else `localhost`); the user, the process's own; the service file in its home. The
+ * build where one exists (else `localhost`); the user, the process's own; the service and password files in
+ * its home. The
  * drivers here would take `localhost` and `$USER` (or fail without it), so these are given to them.
  */
-export function pgxDefaults(): { host: string; user?: string; servicefile?: string } {
+export function pgxDefaults(): { host: string; user?: string; servicefile?: string; passfile?: string } {
   const host = SOCKET_DIRECTORIES.find((dir) => existsSync(dir)) ?? 'localhost';
   try {
     const { username, homedir } = userInfo();
-    return { host, user: username, servicefile: join(homedir, '.pg_service.conf') };
+    return { host, user: username, servicefile: join(homedir, '.pg_service.conf'), passfile: join(homedir, '.pgpass') };
   } catch {
     // A user id with no name (a container's arbitrary uid): pgx leaves these out then too.
     return { host };

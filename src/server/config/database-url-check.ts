@@ -2,9 +2,10 @@
 // (src/db/database-url.ts, after pgx): a string the original's driver cannot read stops its start ("error
 // opening database"), so it stops this one too, naming the variable, instead of a connection failing later
 // or a parameter being dropped unread. What the strings leave out is folded in here, as pgx takes it: from a
-// service file, the PG* variables, pgx's defaults (docs/settings.md#pg-variables).
+// service file, the PG* variables, pgx's defaults, a password file (docs/settings.md#pg-variables).
 import { connectionKeyword, readDatabaseUrl, withConnectionDefaults } from '../../db/database-url.js';
 import { serviceKeywords } from '../../db/service-file.js';
+import { passwordFromFile } from '../../db/password-file.js';
 import { PG_VARIABLES, pgxDefaults } from '../../db/pg-variables.js';
 import { variableOf } from './cross-field.js';
 
@@ -22,8 +23,13 @@ export function foldAndCheckDatabaseUrls(
 ): string[] {
   const variables = Object.entries(PG_VARIABLES).filter(([variable]) => flat[variable]);
   const fromVariables = Object.fromEntries(variables.map(([variable, keyword]) => [keyword, flat[variable] as string]));
-  // The service and its file are read here, not handed on.
-  const { service: serviceNamed, servicefile: serviceFile, ...defaults } = { ...pgxDefaults(), ...fromVariables } as Record<string, string>;
+  // The service, its file and the password file are read here, not handed on.
+  const {
+    service: serviceNamed,
+    servicefile: serviceFile,
+    passfile: passwordFile,
+    ...defaults
+  } = { ...pgxDefaults(), ...fromVariables } as Record<string, string>;
   const problems: string[] = [];
   for (const name of DATABASE_URLS) {
     const url = flat[name];
@@ -40,8 +46,7 @@ export function foldAndCheckDatabaseUrls(
       // The service's keywords come before the variables', after the string's own.
       const withService = service ? withConnectionDefaults(url, serviceKeywords(servicefile, service)) : url;
       const folded = withConnectionDefaults(withService, defaults);
-      readDatabaseUrl(folded);
-      flat[name] = folded;
+      flat[name] = withFilePassword(folded, connectionKeyword(folded, 'passfile') ?? passwordFile);
     } catch (err) {
       if (!(err instanceof TypeError)) throw err;
       const other = sources.length > 0 ? ` with ${sources.join(', ')}` : '';
@@ -49,6 +54,18 @@ export function foldAndCheckDatabaseUrls(
     }
   }
   return problems;
+}
+
+/**
+ * `connection` with the password its password file gives, when it has none, as pgx looks it up: for the
+ * first host. Throws a TypeError when `connection` cannot be read.
+ */
+function withFilePassword(connection: string, file: string | undefined): string {
+  const { password, servers, user, database } = readDatabaseUrl(connection);
+  if (password || !file) return connection;
+  const [{ host = 'localhost', port = 5432 }] = servers;
+  const found = passwordFromFile(file, { host, port, database: database ?? '', user: user ?? '' });
+  return found === undefined ? connection : withConnectionDefaults(connection, { password: found });
 }
 
 /** What stops `url` being read, or undefined when it can be. */
