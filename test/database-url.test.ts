@@ -5,6 +5,7 @@
 // driver the service connects with: the pools (node-postgres) and the migrations (postgres.js).
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -77,6 +78,23 @@ t.test('a server with TLS (a self-signed certificate)', async (t) => {
   const disable = withParams(db.url, { sslmode: 'disable' });
   t.equal(await poolTls(disable), false, 'sslmode=disable: plain text');
   t.equal(await migrationsTls(disable), false, 'the migrations too');
+
+  // A client certificate whose key is encrypted: sslpassword unlocks it.
+  const client = makeKeyPair('auth');
+  const clientCert = join(dataDir, 'client.crt');
+  const clientKey = join(dataDir, 'client.key');
+  writeFileSync(clientCert, client.certificatePem);
+  const encrypted = createPrivateKey(client.privateKeyPem).export({
+    type: 'pkcs8',
+    format: 'pem',
+    cipher: 'aes-256-cbc',
+    passphrase: 'k3y pass',
+  });
+  writeFileSync(clientKey, encrypted, { mode: 0o600 });
+  const withKey = { sslmode: 'require', sslcert: clientCert, sslkey: clientKey };
+  t.equal(await poolTls(withParams(db.url, { ...withKey, sslpassword: 'k3y pass' })), true, 'sslpassword unlocks an encrypted sslkey');
+  t.equal(await migrationsTls(withParams(db.url, { ...withKey, sslpassword: 'k3y pass' })), true, 'for the migrations too');
+  await t.rejects(poolTls(withParams(db.url, withKey)), 'without it the key cannot be used');
 
   const keywords = `host=127.0.0.1 port=${port} user=${decodeURIComponent(username)} password='${decodeURIComponent(password)}' dbname=postgres`;
   t.equal(await poolTls(keywords), true, 'a keyword/value string connects, encrypted (prefer)');

@@ -78,7 +78,10 @@ export function readDatabaseUrl(url: string): DatabaseTarget {
   const plain = sslmode === 'disable' || servers.every((server) => server.host?.startsWith('/'));
   const fallback = !plain && (sslmode === 'prefer' || sslmode === 'allow');
   const given = typeof parsed.ssl === 'object' ? (parsed.ssl as TlsOptions) : {};
-  const ssl: TlsOptions | false = plain ? false : fallback ? { ...given, rejectUnauthorized: false } : given;
+  // sslpassword unlocks an encrypted sslkey, as in libpq and pgx.
+  const withPassphrase =
+    typeof parsed.sslpassword === 'string' && parsed.sslpassword ? { ...given, passphrase: parsed.sslpassword } : given;
+  const ssl: TlsOptions | false = plain ? false : fallback ? { ...withPassphrase, rejectUnauthorized: false } : withPassphrase;
   const params: Record<string, string> = {};
   for (const [key, value] of Object.entries(parsed)) {
     if (!CONNECTION_KEYS.has(key) && typeof value === 'string') params[key] = value;
