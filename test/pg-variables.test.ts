@@ -3,7 +3,8 @@
 // would refuse stops the start naming the variable; a service file (`service=`, PGSERVICE) gives its
 // keywords before the variables; the service, both drivers and the migrations connect with the result.
 import t from 'tap';
-import { postgresJsConnection, readDatabaseUrl, withConnectionDefaults } from '../dist/db/database-url.js';
+import { withConnectionDefaults } from '../dist/db/connection-string.js';
+import { postgresJsConnection, readDatabaseUrl } from '../dist/db/database-url.js';
 import { loadConfig, ConfigError, type Config } from '../dist/server/config/load.js';
 import { createTestDatabase } from './helpers/db.js';
 import { throughMigrations, throughPool } from './helpers/db-drivers.js';

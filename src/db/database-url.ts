@@ -2,13 +2,15 @@
 // pairs (`host=db user=auth dbname=postgres`), and `sslmode` with libpq's meaning, `prefer` when absent
 // (docs/settings.md#database). pg-connection-string does the reading (its libpq-compatible mode); what it
 // leaves out is done here: keyword strings, the `prefer` default, `prefer`'s plain-text fallback, several
-// hosts with `target_session_attrs` (server-choice.ts), and the PG* variables' values (withConnectionDefaults).
+// hosts with `target_session_attrs` (server-choice.ts); the PG* variables' values are in the string by
+// then (connection-string.ts).
 // Every connection the service opens goes through these settings: the pools (pool.ts), the migrations
 // (migrate.ts, postgres.js), the schema version, and the source database of `portcullis import`.
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import { isIP } from 'node:net';
 import pg from 'pg';
 import { parse } from 'pg-connection-string';
+import { isUrl, keywordPairs } from './connection-string.js';
 import { TARGET_SESSION_ATTRS, withServerChoice, type DatabaseServer, type TargetSessionAttrs } from './server-choice.js';
 
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
@@ -184,10 +186,6 @@ export function pgConnection(url: string, Base: typeof pg.Client = pg.Client): {
   };
 }
 
-function isUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(url);
-}
-
 /**
  * libpq's keyword/value form as the equivalent URL, for pg-connection-string: `key = value` pairs apart by
  * white space, a value in single quotes when it holds spaces, `\` escaping the next character.
@@ -201,65 +199,6 @@ function keywordsAsUrl(text: string): string {
     else params.set(key, value);
   }
   return `postgres:///${encodeURIComponent(database)}?${params.toString()}`;
-}
-
-/** The pairs of a keyword/value string, in its order. */
-function keywordPairs(text: string): [string, string][] {
-  const pair = /\s*([\w.-]+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|((?:[^\s'\\]|\\.)*))/y;
-  const pairs: [string, string][] = [];
-  while (pair.lastIndex < text.length && text.slice(pair.lastIndex).trim() !== '') {
-    const at = pair.lastIndex;
-    const match = pair.exec(text);
-    if (!match) throw new TypeError(`not a postgres:// URL nor key=value pairs (at character ${at + 1})`);
-    pairs.push([match[1], (match[2] ?? match[3] ?? '').replace(/\\(.)/g, '$1')]);
-  }
-  return pairs;
-}
-
-/**
- * `connection` with each keyword of `defaults` it leaves out added, in its own form (a URL gains query
- * parameters, which pgx and pg-connection-string both read before the URL's parts); empty defaults are
- * none. The keywords it gives are kept: pgx's order is its defaults, then the environment, then the string.
- */
-export function withConnectionDefaults(connection: string, defaults: Readonly<Record<string, string>>): string {
-  const given = keywordsGiven(connection);
-  const missing = Object.entries(defaults).filter(([key, value]) => value !== '' && !given.has(key));
-  if (missing.length === 0) return connection;
-  if (!isUrl(connection)) {
-    const quoted = (value: string) => `'${value.replace(/[\\']/g, '\\$&')}'`;
-    return `${connection.trimEnd()} ${missing.map(([key, value]) => `${key}=${quoted(value)}`).join(' ')}`;
-  }
-  const [, before, query = '', fragment = ''] = /^([^?#]*)(?:\?([^#]*))?(#.*)?$/s.exec(connection) ?? [];
-  const params = new URLSearchParams(missing);
-  return `${before}?${query ? `${query}&` : ''}${params.toString()}${fragment}`;
-}
-
-/** The value the string gives `keyword` in its query or its keyword/value pairs (`service`, `servicefile`, …). */
-export function connectionKeyword(connection: string, keyword: string): string | undefined {
-  // pgx: the last of a keyword given twice in pairs, the first in a URL's query.
-  if (!isUrl(connection))
-    return keywordPairs(connection)
-      .filter(([key]) => key === keyword)
-      .pop()?.[1];
-  const [, query = ''] = /^[^?#]*(?:\?([^#]*))?/s.exec(connection) ?? [];
-  return new URLSearchParams(query).get(keyword) ?? undefined;
-}
-
-/** The keywords a connection string gives a value for, whether in a URL's parts or its query (`dbname` for the path). */
-function keywordsGiven(connection: string): Set<string> {
-  // pgx takes `database` as a name of `dbname`.
-  if (!isUrl(connection)) return new Set(keywordPairs(connection).map(([key]) => (key === 'database' ? 'dbname' : key)));
-  const [, authority = '', path = '', query = ''] = /^[a-z]+:\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/is.exec(connection) ?? [];
-  const given = new Set(new URLSearchParams(query).keys());
-  const at = authority.lastIndexOf('@');
-  const userinfo = at < 0 ? '' : authority.slice(0, at);
-  const hosts = authority.slice(at + 1).split(',');
-  if (userinfo.split(':')[0] !== '') given.add('user');
-  if (userinfo.includes(':')) given.add('password');
-  if (hosts.some((entry) => entry.replace(/:\d*$/, '') !== '')) given.add('host');
-  if (hosts.some((entry) => /^(\[[^\]]*\]|[^:]*):\d+$/.test(entry))) given.add('port');
-  if (path.replace(/^\//, '') !== '') given.add('dbname');
-  return given;
 }
 
 /**

@@ -3,7 +3,8 @@
 // opening database"), so it stops this one too, naming the variable, instead of a connection failing later
 // or a parameter being dropped unread. What the strings leave out is folded in here, as pgx takes it: from a
 // service file, the PG* variables, pgx's defaults, a password file (docs/settings.md#pg-variables).
-import { connectionKeyword, readDatabaseUrl, withConnectionDefaults } from '../../db/database-url.js';
+import { connectionKeyword, withConnectionDefaults } from '../../db/connection-string.js';
+import { readDatabaseUrl } from '../../db/database-url.js';
 import { serviceKeywords } from '../../db/service-file.js';
 import { passwordFromFile } from '../../db/password-file.js';
 import { PG_VARIABLES, pgxDefaults } from '../../db/pg-variables.js';
