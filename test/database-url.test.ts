@@ -3,17 +3,17 @@
 // `require` encrypts without checking; `verify-*` check; `disable` is plain; keyword/value strings connect.
 // Against real PostgreSQL servers of the test's own (the embedded one, with and without TLS), through every
 // driver the service connects with: the pools (node-postgres) and the migrations (postgres.js).
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createPrivateKey } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startEmbeddedPostgres } from '../dist/db/embedded/server.js';
 import { appliedSchemaVersion } from '../dist/db/schema-version.js';
 import { createPool } from '../dist/db/pool.js';
 import { throughMigrations, throughPool } from './helpers/db-drivers.js';
 import { makeKeyPair } from './helpers/saml-idp.js';
+import { startTlsPostgres } from './helpers/tls-postgres.js';
 
 const OWN_TLS = 'select ssl from pg_stat_ssl where pid = pg_backend_pid()';
 
@@ -29,35 +29,9 @@ function withParams(url: string, params: Record<string, string>): string {
   return u.toString();
 }
 
-/** As root the server runs as the `postgres` OS user, which must own its key file. */
-function serverUser(): { uid: number; gid: number } | null {
-  if (process.getuid?.() !== 0) return null;
-  const id = (flag: string) => Number.parseInt(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }), 10);
-  return { uid: id('-u'), gid: id('-g') };
-}
-
-/** A data directory (under the OS temp dir, reachable by the server's user) holding a self-signed certificate. */
-function dataDirWithCertificate(t: Test): { dataDir: string; certFile: string; keyFile: string } {
-  const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-dburl-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const { privateKeyPem, certificatePem } = makeKeyPair('localhost');
-  const certFile = join(dataDir, 'server.crt');
-  const keyFile = join(dataDir, 'server.key');
-  writeFileSync(certFile, certificatePem, { mode: 0o644 });
-  writeFileSync(keyFile, privateKeyPem, { mode: 0o600 });
-  const owner = serverUser();
-  if (owner) chownSync(keyFile, owner.uid, owner.gid);
-  return { dataDir, certFile, keyFile };
-}
-
 t.test('a server with TLS (a self-signed certificate)', async (t) => {
-  const { dataDir, certFile, keyFile } = dataDirWithCertificate(t);
-  const db = await startEmbeddedPostgres({
-    dataDir,
-    log: () => {},
-    settings: { ssl: 'on', ssl_cert_file: certFile, ssl_key_file: keyFile },
-  });
-  t.teardown(() => db.stop());
+  const db = await startTlsPostgres(t);
+  const { dataDir, certFile } = db;
   const { username, password, port } = new URL(db.url);
 
   t.equal(await poolTls(db.url), true, 'no sslmode: the pool connects encrypted (prefer), the certificate unchecked');
