@@ -12,8 +12,9 @@ FROM node:20-bookworm-slim
 # development setup (data lost with the container); PORTCULLIS_DEVELOPMENT=true asks for it explicitly.
 ENV NODE_ENV=production PORTCULLIS_CONTAINER=true
 # wget, as the original's (Alpine) image has it: the self-hosted Supabase stack's compose file checks the
-# auth container's health with `wget --spider http://localhost:9999/health`.
-RUN apt-get update && apt-get install -y --no-install-recommends wget && rm -rf /var/lib/apt/lists/*
+# auth container's health with `wget --spider http://localhost:9999/health`. ca-certificates, as there too:
+# the system's bundle, which bin/with-system-cas hands to node, so a CA added to it is trusted as by the original.
+RUN apt-get update && apt-get install -y --no-install-recommends wget ca-certificates && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -32,5 +33,7 @@ EXPOSE 8081 9100
 # AUTH_API_PORT, then GOTRUE_API_PORT, then PORT, then 8081.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "bin/healthcheck.js"]
-ENTRYPOINT ["node", "bin/portcullis.js"]
+# Through bin/with-system-cas, which names the certificate authorities to trust before node starts, then
+# execs it: node stays the container's first process and gets its signals.
+ENTRYPOINT ["/app/bin/with-system-cas", "node", "bin/portcullis.js"]
 CMD ["serve"]

@@ -1,0 +1,57 @@
+// The certificate authorities the service trusts, started as the container starts it (bin/with-system-cas,
+// docs/settings.md#certificate-authorities): as the original, the system's bundle or the file SSL_CERT_FILE
+// names. Shown on the strictest outbound check there is, DATABASE_URL's sslmode=verify-full without a CA
+// of its own, against a PostgreSQL server of the test's whose certificate no public CA signed.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { startTlsPostgres } from './helpers/tls-postgres.js';
+
+const BIN = (name: string) => fileURLToPath(new URL(`../bin/${name}`, import.meta.url));
+const SYSTEM_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+/** Runs `command` as the image's entry point runs node: through bin/with-system-cas, with only `env`. */
+function throughLauncher(command: string[], env: Record<string, string>): { status: number | null; output: string } {
+  const res = spawnSync(BIN('with-system-cas'), command, {
+    env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: res.status, output: `${res.stdout}${res.stderr}` };
+}
+
+t.test('what the launcher hands node', async (t) => {
+  const named = (env: Record<string, string>) => throughLauncher(['sh', '-c', 'printf %s "$NODE_EXTRA_CA_CERTS"'], env).output;
+  t.equal(named({ SSL_CERT_FILE: '/etc/corp/ca.pem' }), '/etc/corp/ca.pem', 'SSL_CERT_FILE, as Go reads it');
+  t.equal(named({ SSL_CERT_FILE: '/etc/corp/ca.pem', NODE_EXTRA_CA_CERTS: '/own.pem' }), '/own.pem', "node's own variable first");
+  t.equal(named({}), existsSync(SYSTEM_BUNDLE) ? SYSTEM_BUNDLE : '', "else the system's bundle, where there is one");
+});
+
+t.test('a server certificate signed by a CA the operator trusts is accepted, as by the original', async (t) => {
+  const db = await startTlsPostgres(t);
+  const url = new URL(db.url);
+  url.hostname = 'localhost';
+  url.searchParams.set('sslmode', 'verify-full');
+  const env = { DATABASE_URL: url.toString(), AUTH_DB_DRIVER: 'postgres' };
+  const migrate = (extra: Record<string, string>, bin = 'portcullis.js') =>
+    throughLauncher(['node', BIN(bin), 'migrate'], { ...env, ...extra });
+
+  const untrusted = migrate({});
+  t.not(untrusted.status, 0, 'no CA of the operator: the self-signed certificate is refused');
+  t.match(untrusted.output, /self[- ]signed certificate/);
+
+  const trusted = migrate({ SSL_CERT_FILE: db.certFile });
+  t.equal(trusted.status, 0, trusted.output);
+  t.match(trusted.output, /migrations complete/, 'SSL_CERT_FILE names it: the migrations run');
+
+  t.equal(migrate({ NODE_EXTRA_CA_CERTS: db.certFile, SSL_CERT_FILE: '/nonexistent.pem' }).status, 0, 'NODE_EXTRA_CA_CERTS first');
+
+  const viaAuth = spawnSync(BIN('auth'), ['migrate'], {
+    env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, ...env, SSL_CERT_FILE: db.certFile },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  t.equal(viaAuth.status, 0, `the original's command name, as \`docker exec … auth migrate\` runs it: ${viaAuth.stderr}`);
+});
