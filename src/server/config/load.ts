@@ -7,14 +7,14 @@
 //   first, GOTRUE_ still accepted so deployments move over). A bare name the original reads only as a
 //   fallback (PORT, DATABASE_URL) is read only when no prefixed name is set in any source (lookup).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { readConfigDir, readConfigFile, ConfigFileError, type Layer, type Vars } from './files.js';
 import { Ajv } from 'ajv';
 import { READ_BY_NOTHING, SETTINGS, type Setting } from './settings.js';
 import type { Config } from './types.js';
 import { convert, splitCharacterSets } from './convert.js';
-import { crossFieldProblems, crossFieldWarnings } from './cross-field.js';
+import { crossFieldProblems, crossFieldWarnings, variableOf } from './cross-field.js';
+import { cpuBudget } from './cpu-budget.js';
 import { heldToTimerLimits } from './timer-limits.js';
 import { correctAsTheOriginal } from './original-corrections.js';
 import { foldAndCheckDatabaseUrls } from './database-url-check.js';
@@ -158,6 +158,7 @@ export function loadFromSources(sources: ConfigSources, { only, reloading = fals
   if (!only) problems.push(...crossFieldProblems(flat, given, development));
   if (problems.length > 0) throw new ConfigError(problems);
 
+  applyThreadDefaults(flat, given, warnings);
   applyDevelopmentDefaults(flat, development);
   warnings.push(...crossFieldWarnings(flat, given), ...correctAsTheOriginal(flat, given), ...heldToTimerLimits(flat, given));
   const ignored = ignoredVariables(layers);
@@ -252,12 +253,23 @@ function withoutPasswords(value: string): string {
     .replace(/(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)/gi, '$1***');
 }
 
-function applyDevelopmentDefaults(flat: Record<string, unknown>, development: boolean): void {
+/** Thread counts not given, from the cores the service may use (cpu-budget.ts). */
+function applyThreadDefaults(flat: Record<string, unknown>, given: Map<string, string>, warnings: string[]): void {
+  const gomaxprocs = flat.GOMAXPROCS as string;
+  const budget = cpuBudget(gomaxprocs);
+  if (gomaxprocs && budget.from !== 'GOMAXPROCS') {
+    warnings.push(
+      `${variableOf(given, 'GOMAXPROCS')}: "${gomaxprocs}" is not a positive whole number; ignored, as Go's runtime ignores it`,
+    );
+  }
   // One core is left to everything else the service needs to run: PostgreSQL when it is on the same
   // machine (the embedded default), the TLS proxy, the kernel's network work. On 2 cores one HTTP thread
   // answered 7-30 % more requests per second than two in every bench scenario (bench/README.md).
-  if (!flat.HTTP_WORKERS) flat.HTTP_WORKERS = Math.max(1, os.availableParallelism() - 1);
-  if (!flat.CRYPTO_WORKERS) flat.CRYPTO_WORKERS = Math.max(2, os.availableParallelism());
+  if (!flat.HTTP_WORKERS) flat.HTTP_WORKERS = Math.max(1, budget.cores - 1);
+  if (!flat.CRYPTO_WORKERS) flat.CRYPTO_WORKERS = Math.max(2, budget.cores);
+}
+
+function applyDevelopmentDefaults(flat: Record<string, unknown>, development: boolean): void {
   flat.DATA_DIR = path.resolve(String(flat.DATA_DIR));
   if (!development) return;
   const port = flat.API_PORT as number;

@@ -120,6 +120,8 @@ export const SETTINGS: Setting[] = [
 
   s('HTTP_WORKERS', 'workers.http', 'int', 0, { minimum: 0, maximum: 256 }),
   s('CRYPTO_WORKERS', 'workers.crypto', 'int', 0, { minimum: 0, maximum: 256 }),
+  // The original's Go runtime sizes itself by it; here the default thread counts (cpu-budget.ts).
+  s('GOMAXPROCS', 'workers.gomaxprocs', 'string', '', undefined, ['GOMAXPROCS']),
   // libuv reads this itself before any of our code runs; we read it only to warn when it caps the pool.
   s('UV_THREADPOOL_SIZE', 'workers.uvThreadpool', 'int', 4, { minimum: 1, maximum: 1024 }, ['UV_THREADPOOL_SIZE']),
 

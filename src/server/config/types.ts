@@ -121,7 +121,8 @@ export interface Config {
     sendTimeoutSeconds: number;
   };
   /** uvThreadpool: libuv's threadpool size (UV_THREADPOOL_SIZE), where argon2 actually runs */
-  workers: { http: number; crypto: number; uvThreadpool: number };
+  /** gomaxprocs: GOMAXPROCS as given, already applied to http and crypto where those were not given */
+  workers: { http: number; crypto: number; uvThreadpool: number; gomaxprocs: string };
   db: {
     driver: 'postgres';
     url: string;
