@@ -64,9 +64,65 @@ const withoutId = (body: Record<string, unknown>) => {
 };
 
 t.test('DB_MAX_POOL_SIZE is shared out without exceeding it, one connection per thread at least', async (t) => {
-  t.strictSame(poolBudget(3, 2), { threads: 2, connections: [1, 1] });
-  t.strictSame(poolBudget(2, 5), { threads: 2, connections: [3, 2] }, 'the remainder is used too');
-  t.strictSame(poolBudget(4, 0), { threads: 4, connections: [10, 10, 10, 10] }, '0: ten per thread');
+  t.strictSame(poolBudget(3, 2), { threads: 2, connections: [1, 1], idle: null });
+  t.strictSame(poolBudget(2, 5), { threads: 2, connections: [3, 2], idle: null }, 'the remainder is used too');
+  t.strictSame(poolBudget(4, 0), { threads: 4, connections: [10, 10, 10, 10], idle: null }, '0: ten per thread');
+  t.strictSame(poolBudget(3, 0, 4).idle, [2, 1, 1], 'DB_MAX_IDLE_POOL_SIZE is shared out the same way');
+  t.strictSame(poolBudget(2, 3, 8).idle, [2, 1], "never above the thread's own connections");
+  t.strictSame(poolBudget(3, 0, 2).idle, [1, 1, 0], 'a thread may keep none');
+});
+
+t.test('DB_MAX_IDLE_POOL_SIZE: a connection released beyond the idle cap is closed, unless a caller waits for it', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(() => db.drop());
+  const name = `idle_cap_${process.pid}`;
+  const open = async () => {
+    const { rows } = await admin.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1', [
+      name,
+    ]);
+    return rows[0].n;
+  };
+  const admin = createPool({ url: db.url, max: 1, namespace: 'public' });
+  t.teardown(() => admin.end());
+
+  const capped = createPool({ url: db.url, max: 3, maxIdle: 1, namespace: 'public', applicationName: name });
+  t.teardown(() => capped.end());
+  await Promise.all([1, 2, 3].map(() => capped.query('select pg_sleep(0.05)')));
+  t.equal(capped.totalCount, 1, 'three connections were open at once; one is kept');
+  t.equal(await open(), 1, 'and the server sees one');
+
+  const none = createPool({ url: db.url, max: 1, maxIdle: 0, namespace: 'public', applicationName: `${name}_0` });
+  t.teardown(() => none.end());
+  const pid = 'select pg_backend_pid() as pid';
+  const [first, second] = await Promise.all([none.query<{ pid: number }>(pid), none.query<{ pid: number }>(pid)]);
+  t.equal(second.rows[0].pid, first.rows[0].pid, 'a waiting caller is handed the connection, not made to open another');
+  t.equal(none.totalCount, 0, 'with no one waiting it is closed');
+
+  const uncapped = createPool({ url: db.url, max: 3, namespace: 'public', applicationName: `${name}_all` });
+  t.teardown(() => uncapped.end());
+  await Promise.all([1, 2, 3].map(() => uncapped.query('select pg_sleep(0.05)')));
+  t.equal(uncapped.totalCount, 3, 'without a cap every connection stays until its idle timeout');
+});
+
+t.test('DB_MAX_IDLE_POOL_SIZE reaches the service: after a burst, its pool keeps that many connections', async (t) => {
+  const api = await startTestService({
+    AUTH_MAILER_AUTOCONFIRM: 'true',
+    AUTH_DB_MAX_IDLE_POOL_SIZE: '1',
+    // Idle connections would otherwise stay a minute: whatever closes them here is the cap.
+    AUTH_DB_CONN_MAX_IDLE_TIME: '60s',
+  });
+  t.teardown(() => api.stop());
+  const { access_token: token } = await signUp(api);
+  const release = await lockUsers(t, api);
+  const burst = getUsers(api, token, 5);
+  await until('five connections, each waiting on the lock', async () => ((await backends(api)).blocked === 5 ? true : undefined));
+  await release();
+  t.ok((await burst.all).every((r) => r.status === 200));
+  t.strictSame(
+    await until('the burst over', async () => ((await backends(api)).total === 1 ? await backends(api) : undefined)),
+    { total: 1, blocked: 0 },
+    'one connection kept, four closed',
+  );
 });
 
 t.test('which errors are database faults', async (t) => {

@@ -20,10 +20,15 @@ export interface CheckoutHooks {
   onAcquired?: (seconds: number) => void;
   /** keep the caller's async context across the wait (statement tracing needs it; it costs a resource per checkout) */
   keepContext?: boolean;
+  /** idle connections kept (DB_MAX_IDLE_POOL_SIZE's share); unset: no cap */
+  maxIdle?: number;
 }
 
 export function guardCheckouts(pool: pg.Pool, maxWaiting: number, hooks: CheckoutHooks): void {
-  const { onError, onAcquired, keepContext } = hooks;
+  const { onError, onAcquired, keepContext, maxIdle } = hooks;
+  // As Go's database/sql with SetMaxIdleConns: a connection released while enough others sit idle, and no
+  // caller waits for one, is closed instead of kept (pg-pool closes a client released with `true`).
+  const keep = maxIdle === undefined ? null : () => pool.waitingCount > 0 || pool.idleCount < maxIdle;
   const acquire = pool.connect.bind(pool) as unknown as (cb: Callback) => void;
   const max = pool.options.max ?? 10;
   const connect = (cb?: Callback): Promise<pg.PoolClient> | void => {
@@ -42,20 +47,23 @@ export function guardCheckouts(pool: pg.Pool, maxWaiting: number, hooks: Checkou
     const acquired: Callback = (err, client) => {
       if (err || !client) return cb(err, undefined, () => {});
       onAcquired?.((performance.now() - started) / 1000);
-      cb(undefined, client, watch(client, onError));
+      cb(undefined, client, watch(client, onError, keep));
     };
     acquire(keepContext ? AsyncResource.bind(acquired) : acquired);
   };
   pool.connect = connect as typeof pool.connect;
 }
 
-/** Listens for 'error' until the client is released; returns the release that stops listening. */
-function watch(client: pg.PoolClient, onError: (err: Error) => void): Done {
+/**
+ * Listens for 'error' until the client is released; returns the release that stops listening, and that
+ * closes the client instead of keeping it when `keep` says no.
+ */
+function watch(client: pg.PoolClient, onError: (err: Error) => void, keep: (() => boolean) | null): Done {
   const release = client.release.bind(client);
   client.on('error', onError);
   const releaseAndStop = (err?: Error | boolean) => {
     client.removeListener('error', onError);
-    release(err);
+    release(err || (keep && !keep() ? true : undefined));
   };
   client.release = releaseAndStop;
   return releaseAndStop;

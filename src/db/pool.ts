@@ -33,6 +33,8 @@ export interface PoolOptions {
   idleTimeoutMs?: number;
   /** a connection this old is closed when next released, and replaced when needed; unset or 0 = no limit */
   maxLifetimeSeconds?: number;
+  /** idle connections kept: one released beyond them, with no caller waiting, is closed; unset = no cap */
+  maxIdle?: number;
   /** callers allowed to queue for a connection when all are taken; beyond it connect() fails at once */
   maxWaiting?: number;
   /** a connection failed (server restart, network), idle or checked out; pg drops it from the pool */
@@ -83,6 +85,7 @@ export function createPool(options: PoolOptions): pg.Pool {
   pool.on('error', onError);
   guardCheckouts(pool, options.maxWaiting ?? Infinity, {
     onError,
+    maxIdle: options.maxIdle,
     onAcquired: options.onAcquired,
     keepContext: !!options.traceStatement,
   });

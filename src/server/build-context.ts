@@ -24,6 +24,7 @@ export async function createAppContext(config: Config, resources: AppResources, 
   const db = createPool({
     url: resources.databaseUrl,
     max: resources.poolSize,
+    maxIdle: resources.maxIdle,
     namespace: config.db.namespace,
     applicationName: 'portcullis',
     acquireTimeoutMs: config.db.acquireTimeoutSeconds * 1000,

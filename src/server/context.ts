@@ -44,6 +44,8 @@ export interface AppContext {
 export interface AppResources {
   databaseUrl: string;
   poolSize: number;
+  /** idle connections the pool keeps (DB_MAX_IDLE_POOL_SIZE's share); absent: no cap */
+  maxIdle?: number;
   cryptoPort: MessagePort;
   /** This HTTP thread's number, the `thread` label of its database pool metrics. */
   index?: number;

@@ -21,6 +21,8 @@ export interface HttpThreadsOptions {
   databaseUrl: string;
   /** each thread's pool size, by index (pool-budget.ts) */
   connections: number[];
+  /** idle connections each thread's pool keeps (DB_MAX_IDLE_POOL_SIZE shared out); null: no cap */
+  idle: number[] | null;
   crypto: CryptoPoolHost;
   /** each thread listens on its Unix socket behind the guard, and the guard is told which can take connections */
   guard: SupervisedGuard | null;
@@ -56,7 +58,7 @@ export interface HttpThreads {
 }
 
 export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
-  const { config, databaseUrl, connections, crypto, guard, sharedPort, log, execArgv, slotBase = 0 } = options;
+  const { config, databaseUrl, connections, idle, crypto, guard, sharedPort, log, execArgv, slotBase = 0 } = options;
   // Decided here, in the supervisor: a worker thread's stdout is never a terminal itself.
   const prettyLogs = prettyLogsWanted(config, process.stdout.isTTY === true);
   const threads: Worker[] = [];
@@ -82,6 +84,7 @@ export function createHttpThreads(options: HttpThreadsOptions): HttpThreads {
         config,
         databaseUrl,
         poolSize: connections[index],
+        ...(idle ? { maxIdle: idle[index] } : {}),
         listen,
         index,
         cryptoPort,

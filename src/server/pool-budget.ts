@@ -12,16 +12,22 @@ export interface PoolBudget {
   threads: number;
   /** connections of thread i's pool; the sum never exceeds a non-zero DB_MAX_POOL_SIZE */
   connections: number[];
+  /** idle connections thread i's pool keeps; the sum never exceeds DB_MAX_IDLE_POOL_SIZE; null: no cap */
+  idle: number[] | null;
 }
 
-export function poolBudget(httpWorkers: number, maxPoolSize: number): PoolBudget {
-  if (maxPoolSize <= 0)
-    return { threads: httpWorkers, connections: Array.from({ length: httpWorkers }, () => DEFAULT_CONNECTIONS_PER_THREAD) };
-  const threads = Math.min(httpWorkers, maxPoolSize);
-  const share = Math.floor(maxPoolSize / threads);
-  // The remainder goes one each to the first threads, so the whole ceiling is usable.
-  const connections = Array.from({ length: threads }, (_, i) => share + (i < maxPoolSize % threads ? 1 : 0));
-  return { threads, connections };
+export function poolBudget(httpWorkers: number, maxPoolSize: number, maxIdlePoolSize = 0): PoolBudget {
+  const threads = maxPoolSize <= 0 ? httpWorkers : Math.min(httpWorkers, maxPoolSize);
+  const connections =
+    maxPoolSize <= 0 ? Array.from({ length: threads }, () => DEFAULT_CONNECTIONS_PER_THREAD) : shares(maxPoolSize, threads);
+  const idle = maxIdlePoolSize > 0 ? shares(maxIdlePoolSize, threads).map((n, i) => Math.min(n, connections[i])) : null;
+  return { threads, connections, idle };
+}
+
+/** `total` shared out over `threads`: the remainder one each to the first threads, so the whole of it is usable. */
+function shares(total: number, threads: number): number[] {
+  const share = Math.floor(total / threads);
+  return Array.from({ length: threads }, (_, i) => share + (i < total % threads ? 1 : 0));
 }
 
 /**

@@ -119,7 +119,8 @@ async function spawnThreads(
   options: StartOptions,
 ): Promise<Service> {
   const execArgv = options.threadExecArgv;
-  const budget = poolBudget(config.workers.http, maxPoolSize);
+  // With DB_CONN_PERCENTAGE the original keeps every connection idle that it may open: no cap then.
+  const budget = poolBudget(config.workers.http, maxPoolSize, config.db.connPercentage > 0 ? 0 : config.db.maxIdlePoolSize);
   const count = budget.threads;
   if (count < config.workers.http) {
     log.warn(
@@ -140,6 +141,7 @@ async function spawnThreads(
       config: settings,
       databaseUrl,
       connections: budget.connections,
+      idle: budget.idle,
       crypto: owned.crypto,
       guard,
       sharedPort,

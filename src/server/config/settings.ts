@@ -131,6 +131,7 @@ export const SETTINGS: Setting[] = [
     'DATABASE_URL',
   ]),
   s('DB_MAX_POOL_SIZE', 'db.maxPoolSize', 'int', 0, { minimum: 0 }),
+  s('DB_MAX_IDLE_POOL_SIZE', 'db.maxIdlePoolSize', 'int', 0, { minimum: 0 }),
   // Every wait on the database is bounded, so a mistake or an outage costs a request seconds, not a thread.
   // The original's connection lifetimes (its Go pool's), applied to each HTTP thread's pool.
   // Outside 0–100: clamped, as the original (original-corrections.ts).

@@ -127,6 +127,8 @@ export interface Config {
     driver: 'postgres';
     url: string;
     maxPoolSize: number;
+    /** DB_MAX_IDLE_POOL_SIZE: idle connections kept in the whole process, shared out like maxPoolSize; 0 = no cap */
+    maxIdlePoolSize: number;
     namespace: string;
     /** bounds in seconds (0 = none for the two server-side ones) */
     acquireTimeoutSeconds: number;
