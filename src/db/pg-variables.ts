@@ -1,6 +1,6 @@
 // The PG* variables of the environment, as libpq and the original's pgx read them: each gives the value of
-// one keyword of the connection string when the string leaves that keyword out. Apart from the connection
-// code so the settings table can name them without loading a driver.
+// one keyword of the connection string when the string leaves that keyword out; and pgx's own defaults
+// beneath them. Apart from the connection code so the settings table can name them without loading a driver.
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -35,8 +35,7 @@ const SOCKET_DIRECTORIES = ['/var/run/postgresql', '/private/tmp', '/tmp'];
 /**
  * What pgx takes when neither the string nor a variable gives it: the host, a socket directory of libpq's
  * build where one exists (else `localhost`); the user, the process's own; the service and password files in
- * its home. The
- * drivers here would take `localhost` and `$USER` (or fail without it), so these are given to them.
+ * its home. The drivers here would take `localhost` and `$USER` (or fail without it), so these are given.
  */
 export function pgxDefaults(): { host: string; user?: string; servicefile?: string; passfile?: string } {
   const host = SOCKET_DIRECTORIES.find((dir) => existsSync(dir)) ?? 'localhost';

@@ -14,8 +14,9 @@ const DATABASE_URLS = ['DB_DATABASE_URL', 'DB_MIGRATIONS_DATABASE_URL'];
 
 /**
  * Gives each URL (in `flat`) what it leaves out, as pgx fills it in: from the service it names (a service
- * file), else from the PG* variables, else from pgx's own defaults. Returns one problem per URL that cannot
- * be used, except those `refused` already (their form). Never repeats the URL, which may hold a password.
+ * file), else from the PG* variables, else from pgx's own defaults; then, with no password yet, from the
+ * password file. Returns one problem per URL that cannot be used, except those `refused` already (their
+ * form). Never repeats the URL, which may hold a password.
  */
 export function foldAndCheckDatabaseUrls(
   flat: Record<string, unknown>,
