@@ -1,7 +1,8 @@
 // The PG* variables (PGHOST, PGUSER, PGSSLMODE, …) give what DATABASE_URL leaves out, as the original's pgx
 // reads them (docs/settings.md#pg-variables): what the URL gives wins, in either of its forms; a value pgx
 // would refuse stops the start naming the variable; a service file (`service=`, PGSERVICE) gives its
-// keywords before the variables; the service, both drivers and the migrations connect with the result.
+// keywords before the variables, a password file the password; pgx's defaults lie beneath them all; the
+// service, both drivers and the migrations connect with the result.
 import t from 'tap';
 import { withConnectionDefaults } from '../dist/db/connection-string.js';
 import { postgresJsConnection, readDatabaseUrl } from '../dist/db/database-url.js';
