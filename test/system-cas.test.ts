@@ -3,8 +3,9 @@
 // names. Shown on the strictest outbound check there is, DATABASE_URL's sslmode=verify-full without a CA
 // of its own, against a PostgreSQL server of the test's whose certificate no public CA signed.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startTlsPostgres } from './helpers/tls-postgres.js';
@@ -27,6 +28,20 @@ t.test('what the launcher hands node', async (t) => {
   t.equal(named({ SSL_CERT_FILE: '/etc/corp/ca.pem' }), '/etc/corp/ca.pem', 'SSL_CERT_FILE, as Go reads it');
   t.equal(named({ SSL_CERT_FILE: '/etc/corp/ca.pem', NODE_EXTRA_CA_CERTS: '/own.pem' }), '/own.pem', "node's own variable first");
   t.equal(named({}), existsSync(SYSTEM_BUNDLE) ? SYSTEM_BUNDLE : '', "else the system's bundle, where there is one");
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-cas-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'file.pem'), 'FROM SSL_CERT_FILE');
+  mkdirSync(join(dir, 'certs'));
+  writeFileSync(join(dir, 'certs', 'one.pem'), 'FROM SSL_CERT_DIR');
+  const joined = throughLauncher(['sh', '-c', 'cat "$NODE_EXTRA_CA_CERTS"'], {
+    SSL_CERT_FILE: join(dir, 'file.pem'),
+    SSL_CERT_DIR: `${join(dir, 'certs')}:/nonexistent`,
+  });
+  t.same(
+    joined.output.split('\n').filter(Boolean),
+    ['FROM SSL_CERT_FILE', 'FROM SSL_CERT_DIR'],
+    'with SSL_CERT_DIR, one file joining both',
+  );
 });
 
 t.test('a server certificate signed by a CA the operator trusts is accepted, as by the original', async (t) => {
@@ -47,6 +62,14 @@ t.test('a server certificate signed by a CA the operator trusts is accepted, as 
   t.match(trusted.output, /migrations complete/, 'SSL_CERT_FILE names it: the migrations run');
 
   t.equal(migrate({ NODE_EXTRA_CA_CERTS: db.certFile, SSL_CERT_FILE: '/nonexistent.pem' }).status, 0, 'NODE_EXTRA_CA_CERTS first');
+
+  // A directory of certificates, as Go reads SSL_CERT_DIR (a list, apart by colons): every file in it.
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-cas-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'README'), 'not a certificate');
+  copyFileSync(db.certFile, join(dir, 'internal-ca.pem'));
+  const fromDir = migrate({ SSL_CERT_DIR: `/nonexistent:${dir}` });
+  t.equal(fromDir.status, 0, `SSL_CERT_DIR: its files are trusted too: ${fromDir.output}`);
 
   const viaAuth = spawnSync(BIN('auth'), ['migrate'], {
     env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, ...env, SSL_CERT_FILE: db.certFile },
