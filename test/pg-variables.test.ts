@@ -3,7 +3,7 @@
 // would refuse stops the start naming the variable; a service file (`service=`, PGSERVICE) gives its
 // keywords before the variables, a password file the password; pgx's defaults lie beneath them all; the
 // service, both drivers and the migrations connect with the result.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { withConnectionDefaults } from '../dist/db/connection-string.js';
 import { postgresJsConnection, readDatabaseUrl } from '../dist/db/database-url.js';
 import { loadConfig, ConfigError, type Config } from '../dist/server/config/load.js';
@@ -38,6 +38,21 @@ const problemsOf = (env: Record<string, string>): string[] => {
   }
   return [];
 };
+
+/** A fresh folder under the OS temp dir, removed with the test. */
+function tempDir(t: Test, prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** `lines` written to a file `name` in a fresh folder; the file's path, and its folder for more. */
+function fileOf(t: Test, name: string, lines: string[]): { file: string; dir: string } {
+  const dir = tempDir(t, 'portcullis-pgfiles-');
+  const file = join(dir, name);
+  writeFileSync(file, lines.join('\n'));
+  return { file, dir };
+}
 
 /** What the service's connections use for the URL it loads from `env`. */
 const target = (env: Record<string, string>) => readDatabaseUrl(load(env).db.url);
@@ -157,25 +172,19 @@ t.test('a PG* value pgx refuses stops the start, naming the variable', async (t)
 });
 
 t.test('a service file gives what the string leaves out, before the PG* variables', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'portcullis-pgservice-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'pg_service.conf');
-  writeFileSync(
-    file,
-    [
-      '# services of the auth database',
-      '[auth.primary]',
-      '  host = db1 ',
-      'port=6000',
-      'user=svc',
-      'dbname=auth',
-      'password=a;b=c',
-      'application_name=from-service',
-      '',
-      '[other]',
-      'host=elsewhere',
-    ].join('\n'),
-  );
+  const { file, dir } = fileOf(t, 'pg_service.conf', [
+    '# services of the auth database',
+    '[auth.primary]',
+    '  host = db1 ',
+    'port=6000',
+    'user=svc',
+    'dbname=auth',
+    'password=a;b=c',
+    'application_name=from-service',
+    '',
+    '[other]',
+    'host=elsewhere',
+  ]);
   const viaUrl = target({ DATABASE_URL: `postgres://u@/?service=auth.primary&servicefile=${encodeURIComponent(file)}`, PGPORT: '7000' });
   t.match(
     viaUrl,
@@ -214,21 +223,15 @@ t.test('a service file gives what the string leaves out, before the PG* variable
 });
 
 t.test('a password file gives the password when nothing else does, as pgx looks it up', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'portcullis-pgpass-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'pgpass');
-  writeFileSync(
-    file,
-    [
-      '# host:port:database:user:password',
-      'db:5432:app:u:first',
-      'db:5432:app:u:second',
-      'db:*:other:*:any-user',
-      'localhost:5432:app:sock:over-socket',
-      'db:5432:app:odd:c\\:ol\\\\on',
-      'too:few:fields',
-    ].join('\n'),
-  );
+  const { file, dir } = fileOf(t, 'pgpass', [
+    '# host:port:database:user:password',
+    'db:5432:app:u:first',
+    'db:5432:app:u:second',
+    'db:*:other:*:any-user',
+    'localhost:5432:app:sock:over-socket',
+    'db:5432:app:odd:c\\:ol\\\\on',
+    'too:few:fields',
+  ]);
   const password = (url: string, env: Record<string, string> = {}) => target({ DATABASE_URL: url, PGPASSFILE: file, ...env }).password;
   t.equal(password('postgres://u@db/app'), 'first', 'the first entry that matches');
   t.equal(password('postgres://someone@db:6000/other'), 'any-user', '`*` matches any port and user');
@@ -267,8 +270,7 @@ t.test('the service and both drivers connect with what the variables give', asyn
   t.equal(await throughPool(url, WHO), expected, "the service's pool");
   t.equal(await throughMigrations(url, WHO), expected, 'the migrations');
 
-  const serviceDir = mkdtempSync(join(tmpdir(), 'portcullis-pgservice-'));
-  t.teardown(() => rmSync(serviceDir, { recursive: true, force: true }));
+  const serviceDir = tempDir(t, 'portcullis-pgservice-');
   const serviceFile = join(serviceDir, 'pg_service.conf');
   const passwordLine = password ? [`password=${decodeURIComponent(password)}`] : [];
   const serviceLines = [`host=${hostname}`, `port=${variables.PGPORT}`, `user=${variables.PGUSER}`, `dbname=${variables.PGDATABASE}`];
@@ -287,8 +289,7 @@ t.test('the service and both drivers connect with what the variables give', asyn
   }
 
   // A CA the server's certificate (if it has one) was never signed by: verify-full can only fail.
-  const dir = mkdtempSync(join(tmpdir(), 'portcullis-pgvars-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t, 'portcullis-pgvars-');
   const caFile = join(dir, 'ca.crt');
   writeFileSync(caFile, makeKeyPair('elsewhere.example').certificatePem);
   const checked = { ...variables, PGSSLMODE: 'verify-full', PGSSLROOTCERT: caFile };
