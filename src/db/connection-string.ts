@@ -33,9 +33,9 @@ export function withConnectionDefaults(connection: string, defaults: Readonly<Re
     const quoted = (value: string) => `'${value.replace(/[\\']/g, '\\$&')}'`;
     return `${connection.trimEnd()} ${missing.map(([key, value]) => `${key}=${quoted(value)}`).join(' ')}`;
   }
-  const [, before, query = '', fragment = ''] = /^([^?#]*)(?:\?([^#]*))?(#.*)?$/s.exec(connection) ?? [];
+  const { scheme, authority, path, query, fragment } = urlParts(connection);
   const params = new URLSearchParams(missing);
-  return `${before}?${query ? `${query}&` : ''}${params.toString()}${fragment}`;
+  return `${scheme}${authority}${path}?${query ? `${query}&` : ''}${params.toString()}${fragment}`;
 }
 
 /** The value the string gives `keyword` in its query or its keyword/value pairs (`service`, `servicefile`, …). */
@@ -45,15 +45,14 @@ export function connectionKeyword(connection: string, keyword: string): string |
     return keywordPairs(connection)
       .filter(([key]) => key === keyword)
       .pop()?.[1];
-  const [, query = ''] = /^[^?#]*(?:\?([^#]*))?/s.exec(connection) ?? [];
-  return new URLSearchParams(query).get(keyword) ?? undefined;
+  return new URLSearchParams(urlParts(connection).query).get(keyword) ?? undefined;
 }
 
 /** The keywords a connection string gives a value for, whether in a URL's parts or its query (`dbname` for the path). */
 function keywordsGiven(connection: string): Set<string> {
   // pgx takes `database` as a name of `dbname`.
   if (!isUrl(connection)) return new Set(keywordPairs(connection).map(([key]) => (key === 'database' ? 'dbname' : key)));
-  const [, authority = '', path = '', query = ''] = /^[a-z]+:\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/is.exec(connection) ?? [];
+  const { authority, path, query } = urlParts(connection);
   const given = new Set(new URLSearchParams(query).keys());
   const at = authority.lastIndexOf('@');
   const userinfo = at < 0 ? '' : authority.slice(0, at);
@@ -64,4 +63,11 @@ function keywordsGiven(connection: string): Set<string> {
   if (hosts.some((entry) => /^(\[[^\]]*\]|[^:]*):\d+$/.test(entry))) given.add('port');
   if (path.replace(/^\//, '') !== '') given.add('dbname');
   return given;
+}
+
+/** A URL's parts as text: scheme (with `://`), authority, path, query (without `?`), fragment (with `#`). */
+function urlParts(url: string): { scheme: string; authority: string; path: string; query: string; fragment: string } {
+  const [, scheme = '', authority = '', path = '', query = '', fragment = ''] =
+    /^([a-z]+:\/\/)([^/?#]*)([^?#]*)(?:\?([^#]*))?(#.*)?$/is.exec(url) ?? [];
+  return { scheme, authority, path, query, fragment };
 }

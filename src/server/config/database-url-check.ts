@@ -23,8 +23,11 @@ export function foldAndCheckDatabaseUrls(
   given: Map<string, string>,
   refused: ReadonlySet<string>,
 ): string[] {
+  const names = DATABASE_URLS.filter((name) => typeof flat[name] === 'string' && flat[name] && !refused.has(name));
+  if (names.length === 0) return [];
   const variables = Object.entries(PG_VARIABLES).filter(([variable]) => flat[variable]);
   const fromVariables = Object.fromEntries(variables.map(([variable, keyword]) => [keyword, flat[variable] as string]));
+  const withVariables = variables.length > 0 ? ` with ${variables.map(([variable]) => variable).join(', ')}` : '';
   // The service, its file and the password file are read here, not handed on.
   const {
     service: serviceNamed,
@@ -33,15 +36,8 @@ export function foldAndCheckDatabaseUrls(
     ...defaults
   } = { ...pgxDefaults(), ...fromVariables } as Record<string, string>;
   const problems: string[] = [];
-  for (const name of DATABASE_URLS) {
-    const url = flat[name];
-    if (typeof url !== 'string' || !url || refused.has(name)) continue;
-    const own = unreadable(url);
-    if (own !== undefined) {
-      problems.push(`${variableOf(given, name)}: cannot be read (${own})`);
-      continue;
-    }
-    const sources = variables.map(([variable]) => variable);
+  for (const name of names) {
+    const url = flat[name] as string;
     try {
       const service = connectionKeyword(url, 'service') ?? serviceNamed;
       const servicefile = connectionKeyword(url, 'servicefile') ?? serviceFile ?? '';
@@ -51,8 +47,13 @@ export function foldAndCheckDatabaseUrls(
       flat[name] = withFilePassword(folded, connectionKeyword(folded, 'passfile') ?? passwordFile);
     } catch (err) {
       if (!(err instanceof TypeError)) throw err;
-      const other = sources.length > 0 ? ` with ${sources.join(', ')}` : '';
-      problems.push(`${variableOf(given, name)}${other}: cannot be read (${err.message})`);
+      // Read again on its own only now, to say whether the string itself or what was added to it is at fault.
+      const own = unreadable(url);
+      problems.push(
+        own === undefined
+          ? `${variableOf(given, name)}${withVariables}: cannot be read (${err.message})`
+          : `${variableOf(given, name)}: cannot be read (${own})`,
+      );
     }
   }
   return problems;
