@@ -723,6 +723,7 @@ t.test("the original's settings it reads nowhere are accepted quietly; those it 
     GOTRUE_TRACING_SERVICE_NAME: 'gotrue',
     GOTRUE_TRACING_TAGS: 'env:prod',
     GOTRUE_DB_MIGRATIONS_PATH: '/usr/local/etc/auth/migrations',
+    GOTRUE_DB_HEALTH_CHECK_PERIOD: '30s',
     GOTRUE_MAILER_URLPATHS_MAGIC_LINK: '/auth/v1/verify',
     GOTRUE_MAILER_URLPATHS_REAUTHENTICATION: '/auth/v1/verify',
     GOTRUE_MAILER_URLPATHS_PASSWORD_CHANGED_NOTIFICATION: '/auth/v1/verify',

@@ -542,6 +542,8 @@ export const READ_BY_NOTHING = [
   'TRACING_SERVICE_NAME',
   'TRACING_TAGS',
   'DB_MIGRATIONS_PATH',
+  // Handed to the original's ORM as a pool option, which it leaves unused when given DATABASE_URL (always).
+  'DB_HEALTH_CHECK_PERIOD',
   // Link paths for the mails that have no link of their own (a magic link takes MAILER_URLPATHS_RECOVERY).
   ...mailTypes.filter(([env]) => !LINKED_MAILS.some(([linked]) => linked === env)).map(([env]) => `MAILER_URLPATHS_${env}`),
 ];
