@@ -729,9 +729,9 @@ t.test("the original's settings it reads nowhere are accepted quietly; those it 
     GOTRUE_MAILER_URLPATHS_PASSWORD_CHANGED_NOTIFICATION: '/auth/v1/verify',
   });
   t.strictSame(quiet.warnings, []);
-  const named = load({ ...PROD, GOTRUE_DB_ADVISOR_ENABLED: 'true', GOTRUE_PROFILER_ENABLED: 'true' });
+  const named = load({ ...PROD, GOTRUE_INDEX_WORKER_MAX_USERS_THRESHOLD: '1000', GOTRUE_PROFILER_ENABLED: 'true' });
   t.strictSame(named.warnings, [
-    'ignoring settings Portcullis does not know or support: GOTRUE_DB_ADVISOR_ENABLED, GOTRUE_PROFILER_ENABLED',
+    'ignoring settings Portcullis does not know or support: GOTRUE_INDEX_WORKER_MAX_USERS_THRESHOLD, GOTRUE_PROFILER_ENABLED',
   ]);
 });
 
@@ -754,6 +754,25 @@ t.test("the fetched mail templates' limits and the pool's connection lifetimes, 
   t.strictSame(given.warnings, []);
   t.strictSame(given.mailer.templateCache, { maxBytes: 50_000, maxAgeSeconds: 60, retryIntervalSeconds: 2 });
   t.match(given.db, { connMaxIdleTimeSeconds: 30, connMaxLifetimeSeconds: 3600 });
+  t.strictSame(
+    defaults.db.advisor,
+    { enabled: true, samplingIntervalSeconds: 0.2, observationIntervalSeconds: 20 },
+    "the pool advisor: the original's defaults",
+  );
+  const advisor = load({ ...PROD, GOTRUE_DB_ADVISOR_SAMPLING_INTERVAL: '500ms', GOTRUE_DB_ADVISOR_OBSERVATION_INTERVAL: '1m' });
+  t.strictSame(advisor.warnings, []);
+  t.strictSame(advisor.db.advisor, { enabled: true, samplingIntervalSeconds: 0.5, observationIntervalSeconds: 60 });
+  t.throws(
+    () => load({ ...PROD, GOTRUE_DB_ADVISOR_SAMPLING_INTERVAL: '0s' }),
+    /GOTRUE_DB_ADVISOR_SAMPLING_INTERVAL/,
+    'no interval to sample at',
+  );
+  t.throws(() => load({ ...PROD, GOTRUE_DB_ADVISOR_OBSERVATION_INTERVAL: '-1s' }), /GOTRUE_DB_ADVISOR_OBSERVATION_INTERVAL/, 'no window');
+  t.equal(
+    load({ ...PROD, GOTRUE_DB_ADVISOR_ENABLED: 'false', GOTRUE_DB_ADVISOR_SAMPLING_INTERVAL: '0s' }).db.advisor.enabled,
+    false,
+    'with the advisor off its intervals are not checked, as the original reads them only then',
+  );
   t.equal(load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '40' }).db.connPercentage, 40);
   const clamped = load({ ...PROD, GOTRUE_DB_CONN_PERCENTAGE: '150' });
   t.equal(clamped.db.connPercentage, 100, 'clamped into 0–100, as the original');

@@ -24,13 +24,13 @@ t.test('one warning names every ignored AUTH_/GOTRUE_ variable, from the environ
       AUTH_SITE_URI: 'http://typo.example',
       GOTRUE_EXTERNAL_GITHUB_ENABLED: 'false',
       AUTH_JWT_EXP: '3600',
-      GOTRUE_DB_ADVISOR_ENABLED: 'true',
+      GOTRUE_PROFILER_ENABLED: 'true',
       API_EXTERNAL_URL: 'http://localhost:9999',
     },
     envFile,
   );
   t.strictSame(config.warnings, [
-    'ignoring settings Portcullis does not know or support: AUTH_SITE_URI, GOTRUE_DB_ADVISOR_ENABLED, GOTRUE_EXPERIMENTAL_NOT_A_SETTING, GOTRUE_SCIM_BASE_PATH',
+    'ignoring settings Portcullis does not know or support: AUTH_SITE_URI, GOTRUE_EXPERIMENTAL_NOT_A_SETTING, GOTRUE_PROFILER_ENABLED, GOTRUE_SCIM_BASE_PATH',
   ]);
   t.strictSame(load({ GOTRUE_SITE_URL: 'http://localhost:3000' }).warnings, [], 'none when every variable is read');
 });

@@ -4,7 +4,8 @@
 // when the connection drops (a server restart, an idle-in-transaction timeout): with no listener, that
 // is an uncaught exception that takes the whole HTTP thread down. The statement in flight, or the next
 // one, fails with the cause, so the request gets its 503 and the listener only reports.
-// It also times each wait for a connection (the acquire-time histogram), and, when statements are traced,
+// It also times each wait for a connection (the acquire-time histogram, and the pool advisor's waits of
+// callers that had to queue), and, when statements are traced,
 // hands the caller's async context on to the callback: pg-pool calls a queued caller back from whichever
 // request released a connection, and the statement spans must land under the waiting request's span.
 import { AsyncResource } from 'node:async_hooks';
@@ -18,6 +19,11 @@ export interface CheckoutHooks {
   onError: (err: Error) => void;
   /** seconds a checkout waited for its connection (successful checkouts only) */
   onAcquired?: (seconds: number) => void;
+  /**
+   * a checkout queues (every connection is taken); the function it returns is called with the seconds it
+   * waited, whether it got a connection or gave up
+   */
+  onQueued?: () => (seconds: number) => void;
   /** keep the caller's async context across the wait (statement tracing needs it; it costs a resource per checkout) */
   keepContext?: boolean;
   /** idle connections kept (DB_MAX_IDLE_POOL_SIZE's share); unset: no cap */
@@ -25,7 +31,7 @@ export interface CheckoutHooks {
 }
 
 export function guardCheckouts(pool: pg.Pool, maxWaiting: number, hooks: CheckoutHooks): void {
-  const { onError, onAcquired, keepContext, maxIdle } = hooks;
+  const { onError, onAcquired, onQueued, keepContext, maxIdle } = hooks;
   // As Go's database/sql with SetMaxIdleConns: a connection released while enough others sit idle, and no
   // caller waits for one, is closed instead of kept (pg-pool closes a client released with `true`).
   const keep = maxIdle === undefined ? null : () => pool.waitingCount > 0 || pool.idleCount < maxIdle;
@@ -43,8 +49,10 @@ export function guardCheckouts(pool: pg.Pool, maxWaiting: number, hooks: Checkou
       process.nextTick(() => cb(refused, undefined, () => {}));
       return;
     }
-    const started = onAcquired ? performance.now() : 0;
+    const queued = saturated && onQueued ? onQueued() : null;
+    const started = onAcquired || queued ? performance.now() : 0;
     const acquired: Callback = (err, client) => {
+      queued?.((performance.now() - started) / 1000);
       if (err || !client) return cb(err, undefined, () => {});
       onAcquired?.((performance.now() - started) / 1000);
       cb(undefined, client, watch(client, onError, keep));

@@ -11,6 +11,7 @@ import { guardCheckouts } from './checkout.js';
 import { clientClass, type StatementLogger, type StatementTracer } from './client.js';
 import { POOL_TYPES } from './timestamps.js';
 import { pgConnection } from './database-url.js';
+import { startPoolAdvisor, type PoolAdvisorOptions } from './pool-advisor.js';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 
@@ -41,6 +42,8 @@ export interface PoolOptions {
   onConnectionError?: (err: Error) => void;
   /** seconds each checkout waited for a connection (metrics) */
   onAcquired?: (seconds: number) => void;
+  /** watch the callers that queue for a connection and advise a larger pool (DB_ADVISOR_*); unset = off */
+  advisor?: PoolAdvisorOptions;
   /** called as each statement starts; the function it returns, when the statement ends (tracing) */
   traceStatement?: StatementTracer;
   /** called with each statement's text and values as it is sent (LOG_SQL) */
@@ -83,12 +86,22 @@ export function createPool(options: PoolOptions): pg.Pool {
   // Without a listener, an idle client's error would be thrown as an uncaught exception and kill the
   // thread; the pool has already discarded that client, so reporting it is all that is left to do.
   pool.on('error', onError);
+  const advisor = options.advisor ? startPoolAdvisor(options.advisor) : null;
   guardCheckouts(pool, options.maxWaiting ?? Infinity, {
     onError,
     maxIdle: options.maxIdle,
     onAcquired: options.onAcquired,
+    onQueued: advisor?.queued,
     keepContext: !!options.traceStatement,
   });
+  if (advisor) {
+    // The advisor's timers do not keep the thread alive, but a pool that ends has nothing left to advise on.
+    const end = pool.end.bind(pool) as (callback?: () => void) => Promise<void> | void;
+    pool.end = ((callback?: () => void) => {
+      advisor.stop();
+      return end(callback);
+    }) as typeof pool.end;
+  }
   return pool;
 }
 

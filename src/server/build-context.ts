@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AppContext, AppResources } from './context.js';
 import type { Config } from './config/types.js';
 import { createPool } from '../db/pool.js';
+import type { PoolAdvisorOptions } from '../db/pool-advisor.js';
 import { connectCryptoPool } from './crypto/pool.js';
 import { countingHashes } from './crypto/hash-metrics.js';
 import { createJwtService } from './auth/jwt.js';
@@ -14,6 +15,7 @@ import { NO_REQUEST_METRICS, requestMetricsFor, type RequestMetrics } from './ob
 import { startChildSpan } from './observability/request-spans.js';
 import { createTracing } from './observability/tracing.js';
 import { statementLogger } from './observability/sql-log.js';
+import { componentLogger } from './observability/log.js';
 import { createSendTiming } from './delivery/send-timing.js';
 import { createSendingSlots } from './delivery/sending-slots.js';
 import { createPwnedPasswords } from './users/pwned-passwords.js';
@@ -35,6 +37,7 @@ export async function createAppContext(config: Config, resources: AppResources, 
     maxWaiting: resources.poolSize * config.db.poolWaitersPerConnection,
     onConnectionError: (err) => log.warn({ err }, 'database connection failed'),
     onAcquired: config.metrics.enabled ? (seconds) => metrics.dbAcquired(seconds) : undefined,
+    advisor: config.db.advisor.enabled ? poolAdvisor(config, log) : undefined,
     traceStatement: config.tracing.enabled ? (statement) => startChildSpan(`db ${statement}`, DB_ATTRIBUTES(statement)) : undefined,
     logStatement: statementLogger(log, config.log.sql),
     preparedStatements: config.db.preparedStatements,
@@ -67,6 +70,23 @@ export async function createAppContext(config: Config, resources: AppResources, 
     tracing: await createTracing(config, log, resources.traceExportFailing),
   };
 }
+
+/** The original's advice, its wording and fields, from each HTTP thread about its own pool. */
+const poolAdvisor = (config: Config, log: Logger): PoolAdvisorOptions => {
+  const advisorLog = componentLogger(log, 'db.advisor');
+  return {
+    samplingMs: config.db.advisor.samplingIntervalSeconds * 1000,
+    observationMs: config.db.advisor.observationIntervalSeconds * 1000,
+    advise: (advice) =>
+      advisorLog.warn(
+        {
+          long_wait_duration_samples: advice.longWaitDurationSamples,
+          over_2_waiting_samples: advice.over2WaitingSamples,
+        },
+        'Suboptimal database connection pool settings detected! Consider doubling the max DB pool size configuration',
+      ),
+  };
+};
 
 /** OpenTelemetry's database attributes: the system and the statement's name, never its text or values. */
 const DB_ATTRIBUTES = (statement: string) => ({ 'db.system': 'postgresql', 'db.operation': statement });

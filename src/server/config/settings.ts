@@ -42,6 +42,7 @@ const tracing = (flat: Record<string, unknown>) => Boolean(flat.TRACING_ENABLED)
 const otlpMetrics = (flat: Record<string, unknown>) => Boolean(flat.METRICS_ENABLED) && flat.METRICS_EXPORTER === 'opentelemetry';
 const webauthn = (flat: Record<string, unknown>) =>
   Boolean(flat.PASSKEY_ENABLED || flat.MFA_WEB_AUTHN_ENROLL_ENABLED || flat.MFA_WEB_AUTHN_VERIFY_ENABLED);
+const dbAdvisor = (flat: Record<string, unknown>) => Boolean(flat.DB_ADVISOR_ENABLED);
 const port = { minimum: 0, maximum: 65535 };
 const positive = { minimum: 1 };
 
@@ -144,6 +145,13 @@ export const SETTINGS: Setting[] = [
   s('DB_POOL_WAITERS_PER_CONNECTION', 'db.poolWaitersPerConnection', 'int', 100, { minimum: 0 }),
   // false: statements go unnamed, for a PgBouncer in transaction mode without max_prepared_statements.
   s('DB_PREPARED_STATEMENTS', 'db.preparedStatements', 'bool', true),
+  // The original's pool advisor (src/db/pool-advisor.ts); its intervals crash the original's start at 0.
+  s('DB_ADVISOR_ENABLED', 'db.advisor.enabled', 'bool', true),
+  onlyWhen(dbAdvisor, s('DB_ADVISOR_SAMPLING_INTERVAL', 'db.advisor.samplingIntervalSeconds', 'duration', 0.2, { minimum: 0.001 })),
+  onlyWhen(
+    dbAdvisor,
+    s('DB_ADVISOR_OBSERVATION_INTERVAL', 'db.advisor.observationIntervalSeconds', 'duration', 20, { exclusiveMinimum: 0 }),
+  ),
   // Migrations need one session (an advisory lock, search_path): PostgreSQL itself, not a transaction pooler.
   s('DB_MIGRATIONS_DATABASE_URL', 'db.migrationsUrl', 'string', '', { pattern: '^((postgres|postgresql)://|\\s*[A-Za-z_]\\w*\\s*=)' }),
   // The variables libpq and the original's pgx read for what the connection strings leave out; folded

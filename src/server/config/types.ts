@@ -146,6 +146,8 @@ export interface Config {
     cleanup: { enabled: boolean; intervalSeconds: number; batchSize: number; graceSeconds: number; auditLogRetentionSeconds: number };
     /** false: no named prepared statements (PgBouncer in transaction mode before max_prepared_statements) */
     preparedStatements: boolean;
+    /** DB_ADVISOR_*: each HTTP thread watches its pool's queue and advises a larger pool in a log line */
+    advisor: { enabled: boolean; samplingIntervalSeconds: number; observationIntervalSeconds: number };
     /** where migrations run; empty: url */
     migrationsUrl: string;
     /** the PG* variables given (PGHOST, PGSSLMODE, …), by name: already in url and migrationsUrl where those leave them out */
