@@ -2,13 +2,14 @@
 // docs/settings.md#certificate-authorities): as the original, the system's bundle or the file SSL_CERT_FILE
 // names. Shown on the strictest outbound check there is, DATABASE_URL's sslmode=verify-full without a CA
 // of its own, against a PostgreSQL server of the test's whose certificate no public CA signed.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startTlsPostgres } from './helpers/tls-postgres.js';
+import { freePort, testServiceEnv } from './helpers/server.js';
 
 const BIN = (name: string) => fileURLToPath(new URL(`../bin/${name}`, import.meta.url));
 const SYSTEM_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
@@ -77,4 +78,39 @@ t.test('a server certificate signed by a CA the operator trusts is accepted, as 
     timeout: 60_000,
   });
   t.equal(viaAuth.status, 0, `the original's command name, as \`docker exec … auth migrate\` runs it: ${viaAuth.stderr}`);
+});
+
+t.test('`npm start` goes through the launcher too: the service it starts trusts the same CAs', async (t) => {
+  const db = await startTlsPostgres(t);
+  const url = new URL(db.url);
+  url.hostname = 'localhost';
+  url.searchParams.set('sslmode', 'verify-full');
+  const port = await freePort();
+  const child = spawn('npm', ['start'], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    env: {
+      PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+      ...testServiceEnv(url.toString(), port),
+      SSL_CERT_FILE: db.certFile,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // npm, its shell and node: the whole group is stopped at the end
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  t.teardown(async () => {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+  });
+  let health = 0;
+  for (let i = 0; i < 600 && health !== 200 && child.exitCode === null; i++) {
+    health = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (health !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.equal(health, 200, `the service started on a verify-full connection: ${output.slice(-2000)}`);
 });
