@@ -3,9 +3,9 @@
 // names. Shown on the strictest outbound check there is, DATABASE_URL's sslmode=verify-full without a CA
 // of its own, against a PostgreSQL server of the test's whose certificate no public CA signed.
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startTlsPostgres } from './helpers/tls-postgres.js';
@@ -43,6 +43,20 @@ t.test('what the launcher hands node', async (t) => {
     ['FROM SSL_CERT_FILE', 'FROM SSL_CERT_DIR'],
     'with SSL_CERT_DIR, one file joining both',
   );
+  // Each start replaces the one joined file rather than leaving its own behind.
+  const temp = join(dir, 'tmp');
+  mkdirSync(temp);
+  const joinedIn = (extra: string) =>
+    throughLauncher(['sh', '-c', 'printf %s "$NODE_EXTRA_CA_CERTS"'], {
+      TMPDIR: temp,
+      SSL_CERT_FILE: join(dir, 'file.pem'),
+      SSL_CERT_DIR: join(dir, extra),
+    }).output;
+  const first = joinedIn('certs');
+  writeFileSync(join(dir, 'certs', 'two.pem'), 'ADDED SINCE');
+  t.equal(joinedIn('certs'), first, 'the same file, named again');
+  t.strictSame(readdirSync(temp), [basename(first)], 'and no other left in TMPDIR');
+  t.match(readFileSync(first, 'utf8'), /ADDED SINCE/, 'holding what the directory holds now');
 });
 
 t.test('a server certificate signed by a CA the operator trusts is accepted, as by the original', async (t) => {
