@@ -162,5 +162,5 @@ t.test('npm start builds only when dist/ is older than its sources', async (t) =
   t.equal(spawnSync(process.execPath, [script], { stdio: 'ignore' }).status, 0);
   t.equal(statSync(main).mtimeMs, built, 'dist/ current: not compiled again');
   const pkg = JSON.parse(readFileSync(path.resolve('package.json'), 'utf8'));
-  t.match(pkg.scripts.start, /^node bin\/build-if-stale\.mjs && node bin\/portcullis\.js serve$/);
+  t.match(pkg.scripts.start, /^node bin\/build-if-stale\.mjs && bin\/with-system-cas node bin\/portcullis\.js serve$/);
 });
