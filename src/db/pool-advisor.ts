@@ -67,22 +67,28 @@ export function startPoolAdvisor(options: PoolAdvisorOptions): PoolAdvisor {
 /**
  * The window of samples, as a function taking each interval's total wait and number of waits and saying
  * whether to advise. It judges only once the window is full; a third of it is at least one sample. A
- * window of more samples than MOST_SAMPLES is cut to its last MOST_SAMPLES.
+ * window of more samples than MOST_SAMPLES is cut to its last MOST_SAMPLES. The long and crowded samples
+ * are counted as samples enter and leave the window, so a judgement costs the same whatever its size.
  */
 export function createSampleJudge(samplingMs: number, observationMs: number): (waitedMs: number, waits: number) => Advice | null {
   const size = Math.min(MOST_SAMPLES, Math.max(1, Math.round(observationMs / samplingMs)));
   const enough = Math.max(1, Math.floor(size / 3));
-  const waited = new Array<number>(size).fill(0);
-  const counts = new Array<number>(size).fill(0);
+  const isLong = new Uint8Array(size);
+  const isCrowded = new Uint8Array(size);
+  let longWaitDurationSamples = 0;
+  let crowdedSamples = 0;
   let taken = 0;
   return (waitedMs, waits) => {
-    waited[taken % size] = waitedMs;
-    counts[taken % size] = waits;
+    const slot = taken % size;
+    const long = waitedMs >= samplingMs ? 1 : 0;
+    const crowded = waits > 2 ? 1 : 0;
+    longWaitDurationSamples += long - isLong[slot];
+    crowdedSamples += crowded - isCrowded[slot];
+    isLong[slot] = long;
+    isCrowded[slot] = crowded;
     taken = (taken + 1) % (size * 2) || size; // stays ≥ size once the window is full, without growing
     if (taken < size) return null;
-    const longWaitDurationSamples = waited.filter((ms) => ms >= samplingMs).length;
     if (longWaitDurationSamples >= enough) return { longWaitDurationSamples, over2WaitingSamples: 0 };
-    const over2WaitingSamples = counts.filter((n) => n > 2).length;
-    return over2WaitingSamples >= enough ? { longWaitDurationSamples, over2WaitingSamples } : null;
+    return crowdedSamples >= enough ? { longWaitDurationSamples, over2WaitingSamples: crowdedSamples } : null;
   };
 }
