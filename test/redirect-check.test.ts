@@ -186,6 +186,16 @@ t.test('an entry ending in ** after its authority accepts any port and path of a
   // Still judged on the parsed parts: the host, the scheme and the form of the URL.
   t.equal(accepts('https://app.**', 'https://evil.example/app.x'), null, 'the host is the parsed hostname');
   t.equal(accepts('https://*.example.test**', 'https://a.example.test.evil.example/'), null, 'no label past the entry’s');
+  // The `**` that opens port and path is no glob inside the last label: another top-level domain is another site.
+  t.equal(accepts('https://*.example.com**', 'https://login.example.company/x'), null, 'no label that only starts like the entry’s');
+  t.equal(accepts('https://example.com**', 'https://example.computer/x'), null);
+  t.equal(accepts('https://example.com**', 'https://example.com:8443/x'), 'https://example.com:8443/x');
+  t.equal(
+    accepts('https://app.**', 'https://app.example.test/x'),
+    'https://app.example.test/x',
+    'a `**` label of its own still spans labels',
+  );
+  t.equal(accepts('https://**', 'https://any.example.test:8443/x'), 'https://any.example.test:8443/x');
   t.equal(accepts('myapp://**', 'https://evil.example/'), null, 'the scheme is matched');
   t.equal(accepts('myapp://**', 'myapp.evil://x'), null);
   t.equal(accepts('myapp://**', 'myapp:/x'), null, 'an entry written scheme:// names only URLs with an authority');

@@ -27,7 +27,7 @@ export function compileAllowPattern(entry: string): UrlMatcher {
   const scheme = schemeGlob.toLowerCase();
   const matchScheme = picomatch(scheme);
   const openEnded = pathGlob === '' && (portGlob ?? hostGlob).endsWith('**');
-  const matchHost = hostMatcher(hostGlob.toLowerCase());
+  const matchHost = hostMatcher((openEnded && portGlob === undefined ? hostBefore(hostGlob) : hostGlob).toLowerCase());
   const matchPort = openEnded && portGlob === undefined ? ANY : portMatcher(portGlob ?? '', scheme);
   const matchPath = openEnded ? ANY : pathGlob === '' ? (p: string) => p === '' || p === '/' : picomatch(pathGlob, { dot: true });
   return (url) =>
@@ -39,6 +39,17 @@ export function compileAllowPattern(entry: string): UrlMatcher {
 }
 
 const ANY = () => true;
+
+/**
+ * The host of an entry whose host runs on into `**` (`https://*.example.com**`): that `**` stands for the
+ * port and path, so it is no part of the last label. Read as a glob in the label, `com**` would take any
+ * label starting with `com`, and `login.example.company` would pass for a subdomain. A `**` of its own
+ * (`**`, `app.**`) stays, as it names labels.
+ */
+function hostBefore(hostGlob: string): string {
+  const host = hostGlob.replace(/\*+$/, '');
+  return host === '' || host.endsWith('.') ? hostGlob : host;
+}
 
 // `**` alone also matches the empty host of an app link such as `com.myapp://` (the original's test case).
 function hostMatcher(glob: string): (hostname: string) => boolean {
