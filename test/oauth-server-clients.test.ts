@@ -191,9 +191,30 @@ t.test('client_uri and logo_uri are read as the original reads them (a request U
     const res = await create({ client_uri: bad, redirect_uris: [uri] });
     t.strictSame(res.body, { code: 400, error_code: 'validation_failed', msg: '400: client_uri must be a valid URL' }, JSON.stringify(bad));
   }
-  for (const good of ['https://a.example:99999/home', 'https://*.a.example/', '/relative/logo.png']) {
+  for (const good of ['https://a.example:99999/home', 'https://*.a.example/', '/relative/logo.png', 'HTTP://a.example/logo.png']) {
     t.equal((await create({ logo_uri: good, redirect_uris: [uri] })).status, 201, JSON.stringify(good));
   }
+  // Shown on the consent page: an address that runs script there is refused, though the original takes it.
+  for (const key of ['client_uri', 'logo_uri']) {
+    for (const script of ['javascript:alert(document.cookie)', 'JavaScript://a.example/%0aalert(1)', 'data:text/html,<script>1</script>']) {
+      const res = await create({ [key]: script, redirect_uris: [uri] });
+      t.strictSame(res.body, { code: 400, error_code: 'validation_failed', msg: `400: ${key} must be an http or https URL` }, script);
+    }
+  }
+  const made = (await create({ redirect_uris: [uri] })).body;
+  const update = await api.request('PUT', `/admin/oauth/clients/${made.client_id}`, {
+    token: admin,
+    body: { client_uri: 'vbscript:msgbox(1)' },
+  });
+  t.strictSame(
+    update.body,
+    { code: 400, error_code: 'validation_failed', msg: 'client_uri must be an http or https URL' },
+    'on update too',
+  );
+  const { rows } = await api.db.query(
+    `select count(*)::int as n from oauth_clients where concat(client_uri, ' ', logo_uri) ~* '(javascript|data|vbscript):'`,
+  );
+  t.equal(rows[0].n, 0, 'none was stored');
 });
 
 t.test('update, list, regenerate, delete', async (t) => {

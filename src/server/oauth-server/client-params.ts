@@ -4,7 +4,7 @@
 import { apiError } from '../errors.js';
 import type { JsonObject } from '../http/types.js';
 import { redirectUriProblem } from './redirect-uri.js';
-import { parsesAsRequestUri } from './uri-parts.js';
+import { parsesAsRequestUri, uriParts } from './uri-parts.js';
 import { fieldNames } from '../http/field-names.js';
 import { withFields } from '../http/validate.js';
 
@@ -103,6 +103,11 @@ export function checkDescriptive(p: Pick<UpdateParams, 'client_name' | 'client_u
     if (!uri) continue;
     if (bytes(uri) > 2048) throw invalid(`${key} cannot exceed 2048 characters`);
     if (!parsesAsRequestUri(uri)) throw invalid(`${key} must be a valid URL`);
+    // Shown as a link and an image on the consent page and in the user's grants: a `javascript:` or `data:`
+    // address there would run on the operator's origin, where the user's session lives. The original takes
+    // any scheme (docs/oauth-server.md#departures).
+    const scheme = uriParts(uri)?.scheme ?? '';
+    if (scheme !== '' && scheme !== 'https' && scheme !== 'http') throw invalid(`${key} must be an http or https URL`);
   }
 }
 
