@@ -358,6 +358,18 @@ t.test('grants: listed with the client summary and scopes, revoked once', async 
   t.strictSame((await api.request('GET', '/user/oauth/grants', { token: user.session.access_token })).body, []);
 });
 
+t.test('a scope naming the same scopes many times is approved, and the consent keeps each once', async (t) => {
+  const client = await registerClient(api);
+  // 3,000 characters: within the request's 4,096, beyond the stored consent's 2,048 if kept as written.
+  const scope = Array.from({ length: 500 }, (_, i) => (i % 2 ? 'email' : 'profile')).join(' ');
+  const { user, code } = await approvedCode(client.client_id, { code_challenge: S256(VERIFIER), code_challenge_method: 'S256', scope });
+  t.ok(code, 'the approval redirects with a code');
+  const list = await api.request('GET', '/user/oauth/grants', { token: user.session.access_token });
+  t.strictSame(list.body[0]?.scopes, ['profile', 'email']);
+  const tokens = await exchange(client, code);
+  t.equal(tokens.status, 200, 'and the code is exchanged');
+});
+
 t.test('a JSON token request: the resource bound to the code must match; a banned user is access_denied', async (t) => {
   const client = await registerClient(api, { token_endpoint_auth_method: 'client_secret_post' });
   const { code, user } = await approvedCode(client.client_id, {

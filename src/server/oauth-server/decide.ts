@@ -89,7 +89,9 @@ export async function decide(
       if (row.status !== 'pending') throw apiError('oauth_authorization_no_longer_pending');
       if (row.user_id !== userId) throw notFound();
       if (action === 'approve') {
-        await upsertConsent(c, userId, row.client_id, parseScopes(row.scope).join(' '));
+        // Each scope once: a request may name one many times (up to its 4,096 characters), and the consent
+        // holds 2,048 (the original fails the insert then).
+        await upsertConsent(c, userId, row.client_id, [...new Set(parseScopes(row.scope))].join(' '));
         return issueCode(c, row);
       }
       await setAuthorizationStatus(c, row.id, 'denied');
