@@ -189,6 +189,34 @@ t.test('the token answer: its members in the original’s order, no user, an ID 
   t.equal(access.scope, 'openid');
 });
 
+t.test('an ID token is no bearer for the user endpoints, whatever audience the request names', async (t) => {
+  const client = await registerClient(api);
+  const { code, user } = await approvedCode(client.client_id, {
+    code_challenge: S256(VERIFIER),
+    code_challenge_method: 'S256',
+    scope: 'openid email',
+  });
+  const { id_token: idToken, access_token: accessToken } = (await exchange(client, code)).body;
+  const asClient = { 'x-jwt-aud': client.client_id };
+  const refused = { code: 403, error_code: 'bad_jwt', msg: 'invalid JWT: an ID token is not an access token' };
+  for (const [method, path, body] of [
+    ['GET', '/user', undefined],
+    ['POST', '/factors', { factor_type: 'totp' }],
+    ['GET', '/user/oauth/grants', undefined],
+  ] as const) {
+    const res = await api.request(method, path, { token: idToken, headers: asClient, body });
+    t.strictSame([res.status, res.body], [403, refused], `${method} ${path}`);
+  }
+  const update = await api.request('PUT', '/user', { token: idToken, headers: asClient, body: { data: { taken: true } } });
+  t.strictSame([update.status, update.body], [403, refused], 'PUT /user');
+  const { rows } = await api.db.query('select raw_user_meta_data from users where id = $1', [user.user.id]);
+  t.notOk(rows[0].raw_user_meta_data?.taken, 'nothing changed');
+  const factors = await api.db.query('select count(*)::int as n from mfa_factors where user_id = $1', [user.user.id]);
+  t.equal(factors.rows[0].n, 0, 'no factor enrolled');
+  t.equal((await api.request('GET', '/user', { token: accessToken })).status, 200, 'the app’s access token still works');
+  t.equal((await api.request('GET', '/user', { token: user.session.access_token })).status, 200, 'and the user’s own');
+});
+
 t.test('ID token claims follow the scopes; email_verified and phone_number_verified are always there', async (t) => {
   const client = await registerClient(api);
   const openidOnly = await approvedCode(client.client_id, {

@@ -62,6 +62,7 @@ export const ERRORS = {
   bad_jwt_missing_sub: e(403, 'bad_jwt', 'invalid claim: missing sub claim'),
   bad_jwt_sub: e(403, 'bad_jwt', 'invalid claim: sub claim must be a UUID'),
   bad_jwt_session_id: e(403, 'bad_jwt', 'invalid claim: session_id claim must be a UUID'),
+  bad_jwt_id_token: e(403, 'bad_jwt', 'invalid JWT: an ID token is not an access token'),
   audience_mismatch: e(400, 'validation_failed', "Token audience doesn't match request audience"),
   user_not_found: e(403, 'user_not_found', 'User from sub claim in JWT does not exist'),
   session_not_found: e(403, 'session_not_found', 'Session from session_id claim in JWT does not exist'),

@@ -77,7 +77,21 @@ function subjectOf(claims: VerifiedClaims, req: ApiRequest, ctx: AppContext): Se
   if (!audienceMatches(claims.aud, requestAudience(req, ctx))) {
     throw apiError('audience_mismatch');
   }
-  return sessionClaim(claims);
+  const claim = sessionClaim(claims);
+  if (claim === SESSIONLESS && isIdToken(claims)) throw apiError('bad_jwt_id_token');
+  return claim;
+}
+
+/**
+ * An ID token of the OAuth server (oauth-server/id-token.ts): addressed to the client it names, and of no
+ * session. It is signed with the same key as access tokens, so with `X-JWT-AUD` set to the client's id it
+ * would otherwise pass as a sessionless user token: a credential for the whole account, handed to the
+ * relying party, that no sign-out or revoked grant could end (the original accepts it;
+ * docs/oauth-server.md#id-tokens).
+ */
+function isIdToken(claims: VerifiedClaims): boolean {
+  const clientId = (claims as { client_id?: unknown }).client_id;
+  return typeof clientId === 'string' && audienceMatches(claims.aud, clientId);
 }
 
 /**
