@@ -196,6 +196,17 @@ t.test('an entry ending in ** after its authority accepts any port and path of a
     'a `**` label of its own still spans labels',
   );
   t.equal(accepts('https://**', 'https://any.example.test:8443/x'), 'https://any.example.test:8443/x');
+  // A scheme glob names every scheme, but never one that runs script where the redirect's page links to it.
+  t.equal(accepts('*://app.example.test/**', 'myapp://app.example.test/cb'), 'myapp://app.example.test/cb');
+  for (const target of [
+    'javascript://app.example.test/%0aalert(1)',
+    'JavaScript://app.example.test/%0aalert(1)',
+    'data://app.example.test/x',
+    'vbscript://app.example.test/x',
+    'file://app.example.test/etc/passwd',
+  ]) {
+    t.equal(accepts('*://app.example.test/**', target), null, target);
+  }
   t.equal(accepts('myapp://**', 'https://evil.example/'), null, 'the scheme is matched');
   t.equal(accepts('myapp://**', 'myapp.evil://x'), null);
   t.equal(accepts('myapp://**', 'myapp:/x'), null, 'an entry written scheme:// names only URLs with an authority');

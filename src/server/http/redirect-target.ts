@@ -16,6 +16,10 @@ const HOSTNAME = /^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$/;
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
 const REFUSED_CHARACTERS = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f\u3000\ufeff\\]/;
 
+// Schemes that run script or show local content on the page that follows them (the redirect page's link
+// included: docs/redirects.md#the-check): never a target, though an entry like `*://app.example/**` names them.
+const SCRIPT_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:']);
+
 /** The normalised href of an acceptable redirect target, or null when it must not be used. */
 export type RedirectCheck = (target: string | undefined | null) => string | null;
 
@@ -30,7 +34,7 @@ export function createRedirectCheck(config: Pick<Config, 'siteUrl' | 'uriAllowLi
     } catch {
       return null;
     }
-    if (url.username || url.password) return null;
+    if (url.username || url.password || SCRIPT_SCHEMES.has(url.protocol)) return null;
     if (url.href === site.href) return config.siteUrl; // the site itself, as the operator wrote it
     const sameSite =
       url.protocol === site.protocol && url.hostname === site.hostname && (url.port === site.port || LOOPBACK.has(url.hostname));
