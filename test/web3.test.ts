@@ -347,6 +347,22 @@ t.test('refusals, both chains: the original status and body, never a 500', async
     ['URI not a URI', 'ethereum', { uri: 'not a uri' }, 400, validation('siwe: URI is not valid')],
     // Go's url.ParseRequestURI refuses a malformed escape before the query, and an escaped ASCII byte in the host.
     ['URI with a bad escape', 'ethereum', { uri: 'https://app.example.com/%zz' }, 400, validation('siwe: URI is not valid')],
+    // A `#` starts no fragment in a request URI: here it sits in the user info, which Go refuses. Read as a
+    // fragment it would make the site the URI and localhost its host, and a phishing domain would pass.
+    [
+      'URI whose # hides the host from one reading',
+      'ethereum',
+      { uri: 'https://app.example.com#@localhost/', domain: 'evil.example.net' },
+      400,
+      validation('siwe: URI is not valid'),
+    ],
+    [
+      'the same, Solana',
+      'solana',
+      { uri: 'https://app.example.com#@localhost/', domain: 'evil.example.net' },
+      400,
+      validation('siws: URI is not valid'),
+    ],
     [
       'resource with an escaped ASCII host',
       'ethereum',

@@ -28,9 +28,13 @@ const USERINFO = /^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$/;
 /** The ASCII a host may hold unescaped: unreserved, sub-delims, and the few more the original lets through. */
 const HOST_ASCII = /^[A-Za-z0-9\-_.~!$&'()*+,;=:[\]<>"]$/;
 
-/** The parts, or null where the original's parser fails (its "invalid URL format"). */
-export function uriParts(text: string): UriParts | null {
-  const hash = text.indexOf('#');
+/**
+ * The parts, or null where the original's parser fails (its "invalid URL format"). `asRequestUri`: read as
+ * Go's url.ParseRequestURI reads it, where a `#` starts no fragment and is one more character of the part it
+ * is in (so one in the authority fails its user-info or host rules).
+ */
+export function uriParts(text: string, asRequestUri = false): UriParts | null {
+  const hash = asRequestUri ? -1 : text.indexOf('#');
   const beforeFragment = hash < 0 ? text : text.slice(0, hash);
   const fragment = hash < 0 ? '' : text.slice(hash + 1);
   if (CONTROL.test(beforeFragment) || BAD_ESCAPE.test(fragment)) return null;
@@ -67,7 +71,7 @@ export function uriParts(text: string): UriParts | null {
 export function parsesAsRequestUri(text: string): boolean {
   if (CONTROL.test(text) || BAD_ESCAPE.test(text.split('?')[0])) return false;
   if (text.startsWith('/')) return true;
-  const parts = uriParts(text);
+  const parts = uriParts(text, true);
   return parts !== null && parts.scheme !== '';
 }
 
