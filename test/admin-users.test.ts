@@ -156,6 +156,20 @@ t.test('create refusals, each with the original status, code and message, and no
       'validation_failed',
       'Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash',
     ],
+    // Within the original's ceilings, but each sign-in against them would hold a crypto thread for half a
+    // minute and a gigabyte: refused here, as a hash no sign-in could verify in time.
+    ...[
+      '$argon2id$v=19$m=1048576,t=20,p=16$AQEBAQEBAQEBAQEBAQEBAQ$AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI',
+      '$argon2id$v=19$m=262145,t=1,p=1$AQEBAQEBAQEBAQEBAQEBAQ$AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI',
+      '$argon2id$v=19$m=262144,t=5,p=1$AQEBAQEBAQEBAQEBAQEBAQ$AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI',
+      '$fbscrypt$v=1,n=22,r=2,p=16,ss=Bw==,sk=AQID$AQID$AQID',
+      '$fbscrypt$v=1,n=20,r=2,p=3,ss=Bw==,sk=AQID$AQID$AQID',
+    ].map((hash, i): [unknown, number, string, string] => [
+      { email: `x4-${i}@example.com`, password_hash: hash },
+      400,
+      'validation_failed',
+      'Invalid password hash format: expected an argon2, bcrypt or Firebase scrypt hash',
+    ]),
     [
       { email: 'x5@example.com', ban_duration: '10' },
       400,

@@ -286,6 +286,12 @@ t.test('each kind of bad value is reported with the variable that carried it', a
     [{ AUTH_JWT_EXP: '1h' }, 'AUTH_JWT_EXP: "1h" is not a whole number'],
     [{ AUTH_JWT_EXP: '-1' }, 'AUTH_JWT_EXP: "-1" must be >= 0'],
     [{ PORT: '70000' }, 'PORT: "70000" must be <= 65535'],
+    // The hashes the service makes must stay within what its own sign-ins verify.
+    [{ AUTH_PASSWORD_HASH_MEMORY_KIB: '262145' }, 'AUTH_PASSWORD_HASH_MEMORY_KIB: "262145" must be <= 262144'],
+    [
+      { AUTH_PASSWORD_HASH_MEMORY_KIB: '262144', AUTH_PASSWORD_HASH_TIME_COST: '5' },
+      'AUTH_PASSWORD_HASH_TIME_COST: PASSWORD_HASH_MEMORY_KIB × PASSWORD_HASH_TIME_COST must be at most 1048576 (1 GiB over its passes), the most a sign-in verifies',
+    ],
     [{ AUTH_SMTP_MAX_FREQUENCY: 'soon' }, 'AUTH_SMTP_MAX_FREQUENCY: "soon" is not a duration (seconds like 900, or 15m, 1h30m)'],
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: 'lots' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "lots" is not a limit (N per hour, or N/duration like 10/1m)'],
     [{ AUTH_RATE_LIMIT_EMAIL_SENT: '5/never' }, 'AUTH_RATE_LIMIT_EMAIL_SENT: "5/never" has an invalid period "never"'],

@@ -33,7 +33,8 @@ t.test('no hash (unknown user) is not ok', async (t) => {
 });
 
 t.test('unreadable or unverifiable hashes are not ok and never throw', async (t) => {
-  const tooMuchMemory = LIBRARY_ARGON2ID.replace('m=2048', 'm=1048577');
+  const tooMuchMemory = LIBRARY_ARGON2ID.replace('m=2048', 'm=262145');
+  const tooMuchWork = LIBRARY_ARGON2ID.replace('m=2048', 'm=262144').replace('t=2', 't=5');
   const tooManyPasses = LIBRARY_ARGON2ID.replace('t=2', 't=21');
   const extraParam = LIBRARY_ARGON2ID.replace('t=2', 't=2,keyid=1');
   const oldVersion = LIBRARY_ARGON2ID.replace('v=19', 'v=16');
@@ -44,6 +45,7 @@ t.test('unreadable or unverifiable hashes are not ok and never throw', async (t)
     '$2a$10$short',
     '$fbscrypt$v=2',
     tooMuchMemory,
+    tooMuchWork,
     tooManyPasses,
     extraParam,
     oldVersion,

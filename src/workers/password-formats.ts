@@ -28,16 +28,22 @@ export interface FirebaseScryptHash {
 }
 export type StoredHash = Argon2Hash | BcryptHash | FirebaseScryptHash;
 
-// The original's ceilings (docs/passwords.md#imported-hash-formats): beyond them a hash is "not verifiable", which also stops a
-// crafted import from pinning a pool thread or allocating gigabytes.
-const ARGON2_MAX_MEMORY_KIB = 1024 * 1024;
+// Beyond these ceilings a hash is "not verifiable" (docs/passwords.md#imported-hash-formats): each check of a
+// hash within them ends in a few seconds, well inside a request's deadline. The original's own ceilings
+// (argon2 1 GiB and 20 passes, scrypt 1 GiB) let one imported hash take half a minute and a gigabyte per
+// sign-in attempt, so a few unauthenticated attempts at that one account held every crypto thread.
+export const ARGON2_MAX_MEMORY_KIB = 256 * 1024;
+/** memory × passes, the work of one check: 256 MiB over 4 passes (libsodium's "moderate" is 256 MiB × 3). */
+export const ARGON2_MAX_WORK_KIB = 1024 * 1024;
 const ARGON2_MAX_TIME = 20;
 const ARGON2_MAX_PARALLELISM = 16;
 // The original takes bcrypt up to cost 31, which takes days; bcryptjs holds its thread for the whole check,
 // so one such hash stopped every sign-in on that crypto thread for good. Cost 16 takes about 5 s here, within
 // any request's deadline; past it a check could never answer in time (docs/passwords.md#imported-hash-formats).
 const BCRYPT_MAX_COST = 16;
-const SCRYPT_MAX_MEMORY_BYTES = 1024 ** 3;
+const SCRYPT_MAX_MEMORY_BYTES = 256 * 1024 ** 2;
+/** memory × p, the work of one check (node:crypto runs the p lanes one after the other); Firebase's default is 16 MiB. */
+const SCRYPT_MAX_WORK_BYTES = 512 * 1024 ** 2;
 const SCRYPT_MAX_PARALLELISM = 16;
 
 export function parseStoredHash(text: string): StoredHash | null {
@@ -60,7 +66,7 @@ function parseArgon2(text: string): Argon2Hash | null {
   if (!params) return null;
   const [m, t, p] = [params.get('m'), params.get('t'), params.get('p')].map(Number);
   if (p < 1 || p > ARGON2_MAX_PARALLELISM || t < 1 || t > ARGON2_MAX_TIME) return null;
-  if (m < 8 * p || m > ARGON2_MAX_MEMORY_KIB) return null;
+  if (m < 8 * p || m > ARGON2_MAX_MEMORY_KIB || m * t > ARGON2_MAX_WORK_KIB) return null;
   const salt = Buffer.from(match[3], 'base64');
   const hash = Buffer.from(match[4], 'base64');
   if (salt.length < 8 || hash.length < 4 || salt.length > 1024 || hash.length > 1024) return null;
@@ -88,7 +94,7 @@ function parseFirebaseScrypt(text: string): FirebaseScryptHash | null {
   if (params.get('v') !== '1') return null;
   const [log2N, r, p] = ['n', 'r', 'p'].map((key) => (/^\d{1,3}$/.test(params.get(key) ?? '') ? Number(params.get(key)) : NaN));
   if (!(log2N >= 1 && log2N < 32 && r >= 1 && p >= 1 && p <= SCRYPT_MAX_PARALLELISM)) return null;
-  if (128 * r * 2 ** log2N > SCRYPT_MAX_MEMORY_BYTES) return null;
+  if (128 * r * 2 ** log2N > SCRYPT_MAX_MEMORY_BYTES || 128 * r * 2 ** log2N * p > SCRYPT_MAX_WORK_BYTES) return null;
   const [saltSeparator, signerKey, salt, hash] = [params.get('ss') ?? '', params.get('sk') ?? '', parts[3], parts[4]].map(unb64);
   if (!saltSeparator || !signerKey || !salt || !hash || signerKey.length === 0 || hash.length === 0) return null;
   return { kind: 'fbscrypt', log2N, r, p, saltSeparator, signerKey, salt, hash };

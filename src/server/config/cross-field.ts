@@ -13,6 +13,7 @@ import { checkGoTemplate, GoTemplateSyntaxError } from '../delivery/mail/go-temp
 import { samlKeyProblem } from '../saml/key-check.js';
 import { proxyAddress } from '../outbound-proxy/rules.js';
 import { parseTimestamp } from '../go-time.js';
+import { ARGON2_MAX_WORK_KIB } from '../../workers/password-formats.js';
 
 /** The captcha providers there are; any other name stops start-up only while captcha is on, as the original. */
 export const CAPTCHA_PROVIDERS = ['hcaptcha', 'turnstile'];
@@ -46,6 +47,12 @@ export function crossFieldProblems(flat: Record<string, unknown>, given: Map<str
   const validUntil = flat.SMS_TEST_OTP_VALID_UNTIL as string;
   if (validUntil && parseTimestamp(validUntil) === null) {
     problems.push(`${given.get('SMS_TEST_OTP_VALID_UNTIL')}: "${validUntil}" is not a time (use RFC 3339, like 2030-01-01T00:00:00Z)`);
+  }
+  // The hashes made must stay within what a sign-in verifies (docs/passwords.md#imported-hash-formats).
+  if (Number(flat.PASSWORD_HASH_MEMORY_KIB) * Number(flat.PASSWORD_HASH_TIME_COST) > ARGON2_MAX_WORK_KIB) {
+    problems.push(
+      `${named('PASSWORD_HASH_TIME_COST')}: PASSWORD_HASH_MEMORY_KIB × PASSWORD_HASH_TIME_COST must be at most ${ARGON2_MAX_WORK_KIB} (1 GiB over its passes), the most a sign-in verifies`,
+    );
   }
   // WebAuthn switched on without a relying party does not stop start-up either (webauthnWarnings).
   if (flat.MAILER_AUTOCONFIRM && flat.MAILER_ALLOW_UNVERIFIED_EMAIL_SIGN_INS)

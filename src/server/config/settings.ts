@@ -2,6 +2,7 @@
 // text is read, its default, and the JSON-schema constraints ajv checks after conversion.
 import { OAUTH_PROVIDERS, HOOK_NAMES } from './types.js';
 import { PG_VARIABLES } from '../../db/pg-variables.js';
+import { ARGON2_MAX_MEMORY_KIB } from '../../workers/password-formats.js';
 
 export type Kind =
   'string' | 'bool' | 'int' | 'number' | 'duration' | 'list' | 'pipeList' | 'sendLimit' | 'map' | 'pairs' | 'jwkSet' | 'logLevel';
@@ -319,7 +320,7 @@ export const SETTINGS: Setting[] = [
   // Any whole number, as the original: under 6 is 6 (config/load.ts).
   s('PASSWORD_MIN_LENGTH', 'password.minLength', 'int', 6),
   s('PASSWORD_REQUIRED_CHARACTERS', 'password.requiredCharacters', 'string', ''),
-  s('PASSWORD_HASH_MEMORY_KIB', 'password.hash.memoryKiB', 'int', 19456, { minimum: 1024, maximum: 1048576 }),
+  s('PASSWORD_HASH_MEMORY_KIB', 'password.hash.memoryKiB', 'int', 19456, { minimum: 1024, maximum: ARGON2_MAX_MEMORY_KIB }),
   s('PASSWORD_HASH_TIME_COST', 'password.hash.timeCost', 'int', 2, { minimum: 1, maximum: 20 }),
   s('PASSWORD_HASH_PARALLELISM', 'password.hash.parallelism', 'int', 1, { minimum: 1, maximum: 16 }),
   // 0: what the crypto threads finish within half a second at the hash time measured (src/server/crypto/admission.ts)
