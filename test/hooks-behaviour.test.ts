@@ -3,10 +3,11 @@
 // verification attempt hooks, the user creation hooks), how the service acts on each answer, and the Standard
 // Webhooks headers of every call.
 import t from 'tap';
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { Webhook } from 'standardwebhooks';
-import { startTestService } from './helpers/server.js';
+import { JWT_SECRET, startTestService } from './helpers/server.js';
+import { linkKeyFor } from '../dist/server/verify/one-time-codes.js';
 import { newHookSecret, startHookServer, type HookCall } from './helpers/hook-server.js';
 import { adminToken } from './helpers/admin.js';
 import { uniqueEmail } from './helpers/accounts.js';
@@ -58,9 +59,13 @@ hooks.on(HOOKS.PASSWORD_VERIFICATION_ATTEMPT, () => ({ body: { decision: 'contin
 hooks.on(HOOKS.MFA_VERIFICATION_ATTEMPT, () => ({ body: { decision: 'continue' } }));
 
 const SITE_URL = 'http://localhost:3000';
-/** The original's token_hash: SHA-224 of the address and the code, in hex. */
+/**
+ * The token_hash of a code: the original's SHA-224 of the address and the code, in hex, keyed here with the
+ * service's link key (docs/one-time-codes-and-mail.md#codes-and-link-tokens).
+ */
+const linkKey = linkKeyFor({ secret: JWT_SECRET, keys: [] });
 const tokenHash = (address: string, otp: string) =>
-  createHash('sha224')
+  createHmac('sha224', linkKey)
     .update(address + otp)
     .digest('hex');
 const callsSince = (mark: number, path: string) => hooks.calls.slice(mark).filter((c) => c.path === path);

@@ -1,6 +1,7 @@
 // POST /magiclink (REFERENCE §2.5) over a real SMTP server: confirmed users get a magic link that signs
 // them in; unknown and unconfirmed addresses are signed up and get the confirmation mail instead.
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import { startMailStack, linkOf, codeOf, fragmentOf } from './helpers/passwordless.js';
 
 const stack = await startMailStack();
@@ -48,6 +49,26 @@ t.test('the magic link mail also carries a code for POST /verify type=magiclink'
   t.equal(res.status, 200);
   t.equal(res.body.user.email, 'mia@example.com');
   t.ok(res.body.access_token && res.body.refresh_token);
+});
+
+t.test('a link cannot be computed from a guessed code: the link token is keyed, and guesses by link are refused', async (t) => {
+  await confirmedUser('guess@example.com');
+  await api.request('POST', '/magiclink', { body: { email: 'guess@example.com' } });
+  const mail = await smtp.waitForMail('guess@example.com');
+  const code = codeOf(mail);
+  const link = linkOf(mail);
+  // A link names no account, so a wrong one cannot be counted against one (SECURITY_OTP_MAX_ATTEMPTS): were the
+  // link the original's unkeyed SHA-224(address + code), trying the 10^6 codes by link would sign in.
+  const unkeyed = createHash('sha224').update(`guess@example.com${code}`).digest('hex');
+  t.not(link.token, unkeyed, 'the mailed link is not the unkeyed hash of its code');
+  const guessed = await api.request('POST', '/verify', { body: { type: 'magiclink', token_hash: unkeyed } });
+  t.strictSame(
+    [guessed.status, guessed.body.error_code],
+    [403, 'otp_expired'],
+    'the link a guesser computes from the right code is refused',
+  );
+  const followed = await api.request('POST', '/verify', { body: { type: 'magiclink', token_hash: link.token } });
+  t.equal(followed.status, 200, 'the mailed link still signs in');
 });
 
 t.test('a second magic link within the interval is 429 and sends nothing', async (t) => {

@@ -2,7 +2,7 @@
 // (docs/tokens-and-sessions.md#refresh-token-formats, docs/one-time-codes-and-mail.md#codes-and-link-tokens) so existing clients and links keep working; what we keep at rest is a hash
 // (docs/differences.md decisions: "store hashes only"). Everything here is cheap: it runs inline on the HTTP
 // thread, never through the crypto pool, whose round trip costs more than the work (bench/README.md).
-import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import { parseV2Token } from './refresh-token-v2.js';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -31,14 +31,39 @@ export function newOtp(length: number): string {
 }
 
 /**
- * Lowercase hex SHA-224 of identifier + otp: 56 hex chars. This is the original's token hash — it goes
- * into links as `token`/`token_hash` and is what auth-js sends back — so the algorithm is frozen.
- * identifier: lowercase email, or phone digits without '+'.
+ * Lowercase hex SHA-224 of identifier + otp: 56 hex chars. This is the original's token hash, which it puts
+ * into links as `token`/`token_hash`: codes it sent before an adoption are still found by it. New codes get
+ * keyedOtpHash. identifier: lowercase email, or phone digits without '+'.
  */
 export function otpHash(identifier: string, otp: string): string {
   return createHash('sha224')
     .update(identifier + otp)
     .digest('hex');
+}
+
+/**
+ * The link token of a new code: HMAC-SHA224 of identifier + otp under a key of the service's, 56 lowercase hex
+ * chars, the same shape as the original's unkeyed otpHash. Derived from the code, so a code typed by the
+ * user is found by recomputing it; keyed, so nobody without the key can compute the links of the 10^6
+ * codes and try them, where a wrong link, unlike a wrong typed code, names no account to count the
+ * attempt against (docs/one-time-codes-and-mail.md#codes-and-link-tokens).
+ */
+export function keyedOtpHash(key: Buffer, identifier: string, otp: string): string {
+  return createHmac('sha224', key)
+    .update(identifier + otp)
+    .digest('hex');
+}
+
+const linkKeys = new Map<string, Buffer>();
+
+/** The key of keyedOtpHash, derived from a secret of the service's (sessions/child-token.ts's childSecretOf). */
+export function linkKeyOf(secret: string): Buffer {
+  let key = linkKeys.get(secret);
+  if (!key) {
+    key = createHash('sha256').update('portcullis/one-time-link\0').update(secret).digest();
+    linkKeys.set(secret, key);
+  }
+  return key;
 }
 
 /** Lowercase hex SHA-256, for keeping refresh tokens and link hashes at rest. */

@@ -6,7 +6,7 @@ import { apiError } from '../errors.js';
 import { buildConfirmationUrl, linkPathFor, MailAddressRefused, type MailKind } from './mail/mailer.js';
 import { mailLinkBase } from './mail/link-base.js';
 import { renderSmsTemplate, SmsChannelError, SmsGatewayUnknownError, SmsSendError, type SmsChannel } from './sms/index.js';
-import { issueOneTimeToken, type IssuedToken } from '../verify/one-time-codes.js';
+import { issueOneTimeToken, linkKeyFor, type IssuedToken } from '../verify/one-time-codes.js';
 import { requireCheckedRecipients, requirePermits, spendPermit } from './sending-tx.js';
 import { assertAuthorizedRecipients } from './authorized-addresses.js';
 import type { OneTimeTokenType } from '../../db/one-time-tokens.js';
@@ -45,6 +45,7 @@ export async function issueEmailToken(ctx: AppContext, q: Queryable, user: UserR
     address: r.to,
     length: ctx.config.mailer.otpLength,
     pkce: r.pkce,
+    linkKey: linkKeyFor(ctx.config.jwt),
   });
 }
 
@@ -138,14 +139,27 @@ export async function sendSmsToken(
 ): Promise<{ messageId: string }> {
   const testOtp = testOtpFor(ctx.config.sms, r.to);
   if (testOtp) {
-    await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength, otp: testOtp });
+    await issueOneTimeToken(q, {
+      userId: user.id,
+      type: r.tokenType,
+      address: r.to,
+      length: ctx.config.sms.otpLength,
+      otp: testOtp,
+      linkKey: linkKeyFor(ctx.config.jwt),
+    });
     return { messageId: 'test-otp' };
   }
   // docs/hooks.md#send-sms: the hook replaces the gateway, so none need be configured.
   const hooked = ctx.config.hooks.sendSms.enabled;
   if (!ctx.sms && !hooked) throw apiError('phone_provider_unsupported');
   spendPermit(ctx, q, 'sms');
-  const { otp } = await issueOneTimeToken(q, { userId: user.id, type: r.tokenType, address: r.to, length: ctx.config.sms.otpLength });
+  const { otp } = await issueOneTimeToken(q, {
+    userId: user.id,
+    type: r.tokenType,
+    address: r.to,
+    length: ctx.config.sms.otpLength,
+    linkKey: linkKeyFor(ctx.config.jwt),
+  });
   if (hooked || !ctx.sms) {
     await sendSmsHook(ctx, user, { otp, phone: r.to }, req, q);
     return { messageId: '' };

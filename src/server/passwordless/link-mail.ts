@@ -6,7 +6,8 @@ import { insertFlowState } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { sendEmailToken } from '../delivery/send-token.js';
 import { assertSendInterval, takeSendPermit } from '../limits/sends.js';
-import { newOtp, otpHash } from '../crypto/tokens.js';
+import { keyedOtpHash, newOtp } from '../crypto/tokens.js';
+import { linkKeyFor } from '../verify/one-time-codes.js';
 import { actorOf } from '../users/actor.js';
 import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { Config } from '../config/types.js';
@@ -83,6 +84,6 @@ export async function sendLinkMail(
  */
 export async function pretendLinkMail(ctx: AppContext, address: string, timing: SendTimingKey, signal?: AbortSignal): Promise<void> {
   await takeSendPermit(ctx, ctx.db, 'email');
-  otpHash(address, newOtp(ctx.config.mailer.otpLength));
+  keyedOtpHash(linkKeyFor(ctx.config.jwt), address, newOtp(ctx.config.mailer.otpLength));
   await ctx.sendTiming.nothingSent(timing, signal);
 }

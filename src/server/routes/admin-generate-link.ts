@@ -10,7 +10,7 @@ import { normaliseEmail } from '../users/addresses.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import { userJson } from '../users/user-json.js';
 import { assertStrongPassword, isPasswordTooLong } from '../users/password-policy.js';
-import { issueOneTimeToken } from '../verify/one-time-codes.js';
+import { issueOneTimeToken, linkKeyFor } from '../verify/one-time-codes.js';
 import { buildConfirmationUrl, linkPathFor } from '../delivery/mail/mailer.js';
 import { mailLinkBase } from '../delivery/mail/link-base.js';
 import { redirectTarget } from '../http/redirect-target.js';
@@ -54,6 +54,7 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
         type: plan.tokenType,
         address: plan.address,
         length: ctx.config.mailer.otpLength,
+        linkKey: linkKeyFor(ctx.config.jwt),
       });
       await auditLink(c, req, admin.actor, plan);
       const actionLink = buildConfirmationUrl({

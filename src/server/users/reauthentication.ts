@@ -5,7 +5,7 @@ import { apiError, type ApiError } from '../errors.js';
 import { deleteOneTimeTokens, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
 import type { UserRow } from '../../db/users.js';
-import { findTokenByCode, findTokenCheckedByGateway, isExpired } from '../verify/one-time-codes.js';
+import { findTokenByCode, findTokenCheckedByGateway, isExpired, linkKeyFor } from '../verify/one-time-codes.js';
 import type { AppContext } from '../context.js';
 import { gatewayCodeCheck } from '../verify/gateway-check.js';
 
@@ -39,7 +39,7 @@ export async function spendNonce(ctx: AppContext, q: Queryable, user: UserRow, n
     if (verdict.outcome === 'failed') ctx.log.warn({ err: verdict.error }, 'checking a reauthentication code with the gateway failed');
     if (verdict.outcome !== 'approved' || verdict.row.user_id !== user.id) return apiError('otp_expired');
   } else {
-    const row = await findTokenByCode(q, target.address, code, types, maxAttempts);
+    const row = await findTokenByCode(q, linkKeyFor(ctx.config.jwt), target.address, code, types, maxAttempts);
     const lifetime = target.channel === 'email' ? ctx.config.mailer.otpExpSeconds : ctx.config.sms.otpExpSeconds;
     if (!row || row.user_id !== user.id || isExpired(row, lifetime)) return nonceInvalid();
   }

@@ -9,7 +9,7 @@ import { lockUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens, lockOneTimeToken, type OneTimeTokenRow, type OneTimeTokenType } from '../../db/one-time-tokens.js';
 import { findLatestFlowState, markAuthCodeIssued } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired } from './one-time-codes.js';
+import { findTokenByCode, findTokenByLink, findTokenCheckedByGateway, isExpired, linkKeyFor } from './one-time-codes.js';
 import { issueSession, issuingTx, type TokenResponse } from '../sessions/issue.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { isBanned } from '../users/user-json.js';
@@ -117,7 +117,7 @@ async function tokenHolder(ctx: AppContext, c: pg.PoolClient, req: ApiRequest, t
     if (verdict.outcome === 'failed') ctx.log.warn({ err: verdict.error }, 'checking a phone code with the gateway failed');
     if (verdict.outcome !== 'approved') return codeInvalid();
     row = verdict.row;
-  } else row = await findTokenByCode(c, proof.address, proof.code, type.tokenTypes, maxAttempts);
+  } else row = await findTokenByCode(c, linkKeyFor(ctx.config.jwt), proof.address, proof.code, type.tokenTypes, maxAttempts);
   if (!row) return byLink ? linkInvalid() : codeInvalid();
   // A code the gateway approved is within the gateway's own lifetime, and approving it used it up there:
   // refusing it now for SMS_OTP_EXP would leave the user with no working code.

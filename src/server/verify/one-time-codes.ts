@@ -1,6 +1,7 @@
-// One-time codes and link tokens (docs/one-time-codes-and-mail.md#codes-and-link-tokens). The code is a random number; the link token is the
-// original's SHA-224(address + code) hex (optionally 'pkce_'-prefixed); the database keeps only the
-// SHA-256 of the link token, so neither a code nor a working link can be read back from a dump.
+// One-time codes and link tokens (docs/one-time-codes-and-mail.md#codes-and-link-tokens). The code is a random number; the link token is
+// HMAC-SHA224(key, address + code) hex, in the shape of the original's unkeyed SHA-224 (optionally
+// 'pkce_'-prefixed); the database keeps only the SHA-256 of the link token, so neither a code nor a
+// working link can be read back from a dump.
 import {
   countFailedAttempt,
   findOneTimeTokenByHash,
@@ -10,8 +11,13 @@ import {
   type OneTimeTokenType,
 } from '../../db/one-time-tokens.js';
 import type { Queryable } from '../../db/pool.js';
-import { newOtp, otpHash, safeEqual, sha256Hex } from '../crypto/tokens.js';
+import type { JsonWebKey } from 'node:crypto';
+import { keyedOtpHash, linkKeyOf, newOtp, otpHash, safeEqual, sha256Hex } from '../crypto/tokens.js';
+import { childSecretOf } from '../sessions/child-token.js';
 import { SmsSendError } from '../delivery/sms/sender.js';
+
+/** The key of the service's link tokens: from JWT_SECRET (or the keys' private parts), as refresh-token children. */
+export const linkKeyFor = (jwt: { secret: string; keys: ReadonlyArray<JsonWebKey> }): Buffer => linkKeyOf(childSecretOf(jwt));
 
 export interface IssuedToken {
   otp: string;
@@ -20,10 +26,10 @@ export interface IssuedToken {
 
 export async function issueOneTimeToken(
   q: Queryable,
-  t: { userId: string; type: OneTimeTokenType; address: string; length: number; pkce?: boolean; otp?: string },
+  t: { userId: string; type: OneTimeTokenType; address: string; length: number; pkce?: boolean; otp?: string; linkKey: Buffer },
 ): Promise<IssuedToken> {
   const otp = t.otp ?? newOtp(t.length);
-  const linkToken = (t.pkce ? 'pkce_' : '') + otpHash(t.address, otp);
+  const linkToken = (t.pkce ? 'pkce_' : '') + keyedOtpHash(t.linkKey, t.address, otp);
   await putOneTimeToken(q, { userId: t.userId, type: t.type, tokenHash: sha256Hex(linkToken), relatesTo: t.address });
   return { otp, linkToken };
 }
@@ -41,15 +47,19 @@ export function findTokenByLink(q: Queryable, linkToken: string, types: OneTimeT
  */
 export async function findTokenByCode(
   q: Queryable,
+  linkKey: Buffer,
   address: string,
   code: string,
   types: OneTimeTokenType[],
   maxAttempts: number,
 ): Promise<OneTimeTokenRow | null> {
   const candidates = await findOneTimeTokensByAddress(q, address, types);
-  const plain = sha256Hex(otpHash(address, code));
-  const pkce = sha256Hex('pkce_' + otpHash(address, code));
-  const match = candidates.find((row) => safeEqual(row.token_hash, plain) || safeEqual(row.token_hash, pkce));
+  // A code sent before the link tokens were keyed (by the original, or before an upgrade) is still found.
+  const stored = [keyedOtpHash(linkKey, address, code), otpHash(address, code)].flatMap((hash) => [
+    sha256Hex(hash),
+    sha256Hex('pkce_' + hash),
+  ]);
+  const match = candidates.find((row) => stored.some((hash) => safeEqual(row.token_hash, hash)));
   if (match) return match;
   for (const row of candidates) await countFailedAttempt(q, row.id, maxAttempts);
   return null;
