@@ -207,7 +207,7 @@ t.test('two clients run the statement for one parent: the one that waited for th
 t.test('the transactional path holds the lock and rotates: the statement waiting for it rotates nothing', async (t) => {
   const { userId, sessionId, parentId } = await userWithSession('hash-g0');
   const second = await racing('hash-g0', 'hash-g2', async (c) => {
-    const user = (await lockSessionUser(c, sessionId))!;
+    const { user } = (await lockSessionUser(c, sessionId))!;
     t.ok(await rotateRefreshToken(c, parentId, 'hash-g1', CLIENT, rotationAudit(CLIENT, user)));
   });
   t.equal(second, null);

@@ -26,6 +26,12 @@ const v1 = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
 const sharedUrl = (v1.db as unknown as { options: { connectionString: string } }).options.connectionString;
 const upgradeAll = await startTestService({ ...V2, DATABASE_URL: sharedUrl, AUTH_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '100' });
 const upgradeNone = await startTestService({ ...V2, DATABASE_URL: sharedUrl, AUTH_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '0' });
+const upgradeWithInterval = await startTestService({
+  ...V2,
+  DATABASE_URL: sharedUrl,
+  AUTH_SECURITY_REFRESH_TOKEN_UPGRADE_PERCENTAGE: '100',
+  AUTH_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: '1',
+});
 // A custom access token hook, which the refresh of a v2 token runs inside the counter's transaction.
 const hooks = await startHookServer();
 hooks.on('/custom-access-token', (p) => ({ body: { claims: p.claims } }));
@@ -40,6 +46,7 @@ t.teardown(async () => {
   await hooks.close();
   await upgradeAll.stop();
   await upgradeNone.stop();
+  await upgradeWithInterval.stop();
   await v1.stop();
   await sealed.stop();
   await api.stop();
@@ -240,6 +247,33 @@ t.test('upgrade percentage 100 turns a 12-character session into v2 at its next 
   const next = await refresh(upgradeAll, upgraded.body.refresh_token);
   t.equal(decodeV2(next.body.refresh_token).counter, 1);
   t.strictSame((await refresh(upgradeAll, s.refresh_token)).body, ALREADY_USED, 'an older 12-character token is a reuse');
+});
+
+t.test('the 12-character token a v2 upgrade revoked, reused after the reuse interval, logs the whole session out', async (t) => {
+  // A thief refreshes a stolen token first: the session moves to v2 and the thief holds its v2 token.
+  const s = await signUp(v1);
+  const sessionId = sessionOf(s.access_token);
+  const thief = await refresh(upgradeWithInterval, s.refresh_token);
+  t.equal(thief.status, 200);
+  t.equal(decodeV2(thief.body.refresh_token).sessionId, sessionId);
+  // The owner presents it after the interval: the revocation moved back rather than waited for.
+  await v1.db.query(`update refresh_tokens set updated_at = now() - interval '1 hour' where session_id = $1`, [sessionId]);
+  t.strictSame((await refresh(upgradeWithInterval, s.refresh_token)).body, ALREADY_USED, 'a reuse');
+  t.equal((await v1.db.query('select 1 from sessions where id = $1', [sessionId])).rowCount, 0, 'the session is gone, its key with it');
+  t.strictSame((await refresh(upgradeWithInterval, thief.body.refresh_token)).body, NOT_FOUND, "the thief's v2 token is dead");
+  const me = await upgradeWithInterval.request('GET', '/user', { token: thief.body.access_token });
+  t.same([me.status, me.body.error_code], [403, 'session_not_found'], "and so are the thief's access tokens");
+});
+
+t.test('a service that no longer upgrades ends a v2 session whose 12-character token is reused, as a v2 reuse', async (t) => {
+  const s = await signUp(v1);
+  const sessionId = sessionOf(s.access_token);
+  const upgraded = await refresh(upgradeAll, s.refresh_token);
+  t.equal(upgraded.status, 200);
+  // Percentage 0 reads the revoked 12-character token as ever: without an interval, a reuse at once.
+  t.strictSame((await refresh(upgradeNone, s.refresh_token)).body, ALREADY_USED);
+  t.equal((await v1.db.query('select 1 from sessions where id = $1', [sessionId])).rowCount, 0, 'the session is gone');
+  t.strictSame((await refresh(upgradeNone, upgraded.body.refresh_token)).body, NOT_FOUND, 'its v2 token is dead');
 });
 
 t.test(

@@ -88,17 +88,21 @@ export async function deleteSessions(q: Queryable, userId: string, scope: 'all' 
 }
 
 /**
- * Locks a session row until the transaction ends and returns its user (null when the session is gone).
+ * Locks a session row until the transaction ends and returns its user (null when the session is gone),
+ * and whether the session has moved to v2 refresh tokens (it holds a key: its reuse ends it whole).
  * The refresh grant serialises on this lock, so concurrent refreshes of one session, from any thread or
  * instance, see each other's rotation.
  */
-export async function lockSessionUser(q: Queryable, sessionId: string): Promise<UserRow | null> {
-  const { rows } = await q.query<UserRow>({
+export async function lockSessionUser(q: Queryable, sessionId: string): Promise<{ user: UserRow; movedToV2: boolean } | null> {
+  const { rows } = await q.query<UserRow & { moved_to_v2: boolean }>({
     name: 'sessions_lock_user',
-    text: `select ${USER_COLUMNS_U} from sessions s join users u on u.id = s.user_id where s.id = $1 for update of s`,
+    text: `select ${USER_COLUMNS_U}, s.refresh_token_hmac_key is not null as moved_to_v2
+           from sessions s join users u on u.id = s.user_id where s.id = $1 for update of s`,
     values: [sessionId],
   });
-  return rows[0] ?? null;
+  if (!rows[0]) return null;
+  const { moved_to_v2, ...user } = rows[0];
+  return { user, movedToV2: moved_to_v2 };
 }
 
 /**

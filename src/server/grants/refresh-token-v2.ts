@@ -12,7 +12,7 @@
 // Everything but the usual path is decided in a transaction holding the session's row lock, on the
 // counter read under it; with a signature that may fail, the whole refresh is one transaction
 // (grants/refresh-answer.ts).
-import { apiError } from '../errors.js';
+import { apiError, type ApiError } from '../errors.js';
 import { inTransaction, type Queryable } from '../../db/pool.js';
 import {
   advanceV2Counter,
@@ -133,19 +133,30 @@ function decideV2Locked(ctx: AppContext, q: Queryable, token: ParsedV2Token, sig
     const difference = current - token.counter;
     if (difference < 0n) return notIssuedHere();
     if (difference === 0n) return (await advance(c, token, signing, client, refreshedAudit(client, locked.user))) ?? notFound();
-    const { refreshTokenReuseIntervalSeconds: interval, refreshTokenAllowReuse, refreshTokenRotationEnabled } = ctx.config.security;
+    const { refreshTokenReuseIntervalSeconds: interval, refreshTokenAllowReuse } = ctx.config.security;
     const concurrent = locked.since_refresh < interval;
     const failedToSave = difference === 1n;
     if (concurrent || failedToSave || refreshTokenAllowReuse) {
       await recordV2Reuse(c, sessionId, client, refreshedAudit(client, locked.user), signing.resealed);
       return { user: locked.user, sessionId, token: encodeV2Token(sessionId, current, signing.key), outcome: 'reused_parent' };
     }
-    if (refreshTokenRotationEnabled) {
-      await deleteSession(c, sessionId);
-      ctx.log.warn({ sessionId, behind: difference.toString() }, 'refresh token reuse detected: session logged out');
-    }
-    return alreadyUsed(); // committed: the session stays deleted
+    return refuseV2Reuse(ctx, c, sessionId, { behind: difference.toString() });
   });
+}
+
+/**
+ * Reuse of a token of a session that has moved to v2, a v2 token or one of its earlier 12-character
+ * tokens, under the session's lock: with rotation on the whole session is deleted, its key and counter with
+ * it, so that no token of it refreshes any more and its access tokens are refused (revoking its
+ * `refresh_tokens` rows alone would leave its v2 token refreshing); then 400 refresh_token_already_used
+ * either way, committed: the session stays deleted.
+ */
+export async function refuseV2Reuse(ctx: AppContext, c: Queryable, sessionId: string, detail: object = {}): Promise<ApiError> {
+  if (ctx.config.security.refreshTokenRotationEnabled) {
+    await deleteSession(c, sessionId);
+    ctx.log.warn({ sessionId, ...detail }, 'refresh token reuse detected: session logged out');
+  }
+  return alreadyUsed();
 }
 
 /**
@@ -154,7 +165,8 @@ function decideV2Locked(ctx: AppContext, q: Queryable, token: ParsedV2Token, sig
  * keeps its own) and the answer is its v2 token, counter 0 (audited token_revoked, token_refreshed, as a
  * rotation). The token revoked by that move, presented again, is answered with the session's current v2
  * token (the refresh recorded and audited) as long as a previous 12-character token would be answered with its child
- * (docs/tokens-and-sessions.md#refresh-rotation step 3); any other revoked token is a reuse, refused as for
+ * (docs/tokens-and-sessions.md#refresh-rotation step 3); any other revoked token is a reuse, which ends the
+ * session as a v2 token's reuse does once the session has a key (refuseV2Reuse), else is refused as for
  * 12-character sessions.
  */
 export function upgradeToV2Locked(ctx: AppContext, q: Queryable, found: PresentedToken, client: Client): Promise<RefreshDecision> {
@@ -185,6 +197,8 @@ export function upgradeToV2Locked(ctx: AppContext, q: Queryable, found: Presente
         return { user: locked.user, sessionId, token, outcome: 'reused_parent' };
       }
     }
+    // The session moved on to v2 (its key stays after the move): its reuse ends it as a v2 token's does.
+    if (locked.v2_key !== null) return refuseV2Reuse(ctx, c, sessionId);
     if (rotation) await revokeSessionTokens(c, sessionId);
     return alreadyUsed();
   });

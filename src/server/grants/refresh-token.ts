@@ -38,7 +38,7 @@ import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
 import { SESSION_ENDED, checkSessionClient, clientOf, malformedToken, type Client } from './refresh-checks.js';
-import { refreshV2, upgradeToV2Locked, upgradesSession } from './refresh-token-v2.js';
+import { refreshV2, refuseV2Reuse, upgradeToV2Locked, upgradesSession } from './refresh-token-v2.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 
 const notFound = () => apiError('refresh_token_not_found');
@@ -142,8 +142,9 @@ function decideLocked(
   client: Client,
 ): Promise<RefreshDecision> {
   return inTransaction(q, async (c): Promise<RefreshDecision> => {
-    const user = await lockSessionUser(c, found.session_id);
-    if (!user) return notFound(); // the session was logged out meanwhile
+    const locked = await lockSessionUser(c, found.session_id);
+    if (!locked) return notFound(); // the session was logged out meanwhile
+    const { user } = locked;
     if (isBanned(user)) return banned();
     // Optimistic: the token looked active, and the rotation writes (and audits) only if it still is.
     if (!found.revoked && (await rotateRefreshToken(c, found.id, sha256Hex(child), client, rotationAudit(client, user)))) {
@@ -167,7 +168,7 @@ function decideLocked(
         return { user, sessionId: found.session_id, token: another, outcome: 'rotated' };
       }
     }
-    return refuseReuse(ctx, c, found.session_id);
+    return refuseReuse(ctx, c, found.session_id, locked.movedToV2);
   });
 }
 
@@ -224,9 +225,12 @@ function branchesWithinInterval(ctx: AppContext, state: LockedTokenState): boole
  * one, after the interval (with none set, at once), or a token revoked without being rotated (its family
  * no longer active). With rotation enabled every live token of the session is revoked, as the original
  * does, branches given within the reuse interval included — committed, then refused; with rotation
- * disabled it is only refused (docs/tokens-and-sessions.md#reuse-detection transitions table).
+ * disabled it is only refused (docs/tokens-and-sessions.md#reuse-detection transitions table). A session
+ * that has moved to v2 (a service no longer upgrading reads its 12-character tokens here) is ended as a
+ * v2 reuse ends it: revoking its rows would leave its v2 token refreshing.
  */
-async function refuseReuse(ctx: AppContext, c: Queryable, sessionId: string): Promise<ApiError> {
+async function refuseReuse(ctx: AppContext, c: Queryable, sessionId: string, movedToV2: boolean): Promise<ApiError> {
+  if (movedToV2) return refuseV2Reuse(ctx, c, sessionId);
   if (ctx.config.security.refreshTokenRotationEnabled) {
     const revoked = await revokeSessionTokens(c, sessionId);
     ctx.log.warn({ sessionId, revoked }, "refresh token reuse detected: the session's tokens revoked");
