@@ -175,6 +175,29 @@ t.test('POST sms for a confirmed phone: a sign-in by code confirms it again, now
   t.ok(Date.parse(res.body.user.phone_confirmed_at) > Date.parse('2025-01-01T00:00:00Z'), 'moved to now');
 });
 
+t.test('a token proves only the address it was sent to: an SMS code by link confirms no email, a mail link no phone', async (t) => {
+  const email = 'two-addresses@example.com';
+  const phone = '15550009955';
+  const id = await insertUser(api.db, { email, phone });
+  await api.db.query('update users set phone_confirmed_at = now() where id = $1', [id]);
+  const sms = await plantToken(api.db, id, 'confirmation_token', phone);
+  for (const type of ['signup', 'email', 'magiclink', 'invite']) {
+    const res = await post({ type, token_hash: sms.linkToken });
+    t.strictSame([res.status, res.body.error_code], [403, 'otp_expired'], `the SMS code's link as type ${type}`);
+  }
+  const { rows } = await api.db.query('select email_confirmed_at from users where id = $1', [id]);
+  t.equal(rows[0].email_confirmed_at, null, 'the email stays unconfirmed');
+  const mail = await plantToken(api.db, id, 'confirmation_token', email);
+  const confirmed = await post({ type: 'signup', token_hash: mail.linkToken });
+  t.equal(confirmed.status, 200, 'the mail link confirms the email it was sent to');
+  t.ok(confirmed.body.user.email_confirmed_at);
+  // A link sent to an address the user has since left confirms nothing.
+  const moved = await plantToken(api.db, id, 'recovery_token', email);
+  await api.db.query("update users set email = 'moved-away@example.com' where id = $1", [id]);
+  const stale = await post({ type: 'recovery', token_hash: moved.linkToken });
+  t.strictSame([stale.status, stale.body.error_code], [403, 'otp_expired'], 'a link to the old address');
+});
+
 t.test("a confirmation marks every identity carrying the address verified, an OAuth one too; a recovery only the email's", async (t) => {
   const email = nextEmail();
   const id = await insertUser(api.db, { email });

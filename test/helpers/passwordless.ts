@@ -82,7 +82,8 @@ export async function plantToken(
   const linkToken = (options.pkce ? 'pkce_' : '') + otpHash(address, code);
   await db.query(
     `insert into one_time_tokens (user_id, token_type, token_hash, relates_to) values ($1, $2, $3, $4)
-    on conflict (user_id, token_type) do update set token_hash = excluded.token_hash, attempts = 0, created_at = now()`,
+    on conflict (user_id, token_type) do update
+      set token_hash = excluded.token_hash, relates_to = excluded.relates_to, attempts = 0, created_at = now()`,
     [userId, type, sha256Hex(linkToken), address],
   );
   return { code, linkToken };

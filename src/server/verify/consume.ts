@@ -86,6 +86,19 @@ export async function consumeToken(
   return outcome;
 }
 
+/**
+ * A sign-up, sign-in or recovery token proves the address it was sent to, which must still be the user's
+ * address of the kind the type confirms: an SMS code, presented by link as a mail's type, would otherwise
+ * confirm an email address no mail reached (and an email link, as type sms, a phone), and a link sent to
+ * an address the user has since left would confirm the new one (docs/differences.md#security). The two
+ * tokens of a change prove the new and the current address, and are checked where they are applied.
+ */
+function provesUsersAddress(type: VerifyType, row: OneTimeTokenRow, user: UserRow): boolean {
+  if (row.token_type !== 'confirmation_token' && row.token_type !== 'recovery_token') return true;
+  const address = type.channel === 'email' ? user.email : user.phone;
+  return !!address && address.toLowerCase() === row.relates_to.toLowerCase();
+}
+
 /** What the transaction waits on over the network, if anything, besides the database. */
 function waitsOnGateway(ctx: AppContext, type: VerifyType, proof: Proof): boolean {
   // The SMS gateway's check of a phone code (Twilio Verify) waits on the gateway a send waits on.
@@ -127,6 +140,7 @@ async function tokenHolder(ctx: AppContext, c: pg.PoolClient, req: ApiRequest, t
   // tokens, or a request that replaces or voids them, waits here instead of deadlocking with this one.
   const user = await lockUserById(c, row.user_id);
   if (!user || !(await lockOneTimeToken(c, row))) return byLink ? linkInvalid() : codeInvalid();
+  if (!provesUsersAddress(type, row, user)) return byLink ? linkInvalid() : codeInvalid();
   // As the original, a code is the user's of that address in the request's audience (X-JWT-AUD, else
   // JWT_AUD); a link or token_hash names its user whatever the audience.
   if (!byLink && user.aud !== requestAudience(req, ctx)) return codeInvalid();
