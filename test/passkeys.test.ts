@@ -7,7 +7,7 @@ import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 import { adminToken } from './helpers/admin.js';
-import { behindDeletion, inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion, holdLock, inOrderBehind, inOrderBehindUserLock } from './helpers/row-lock.js';
 import {
   PASSKEY_ENV,
   RP_ID,
@@ -362,6 +362,41 @@ t.test('admin: list and delete a user’s passkeys', async (t) => {
   t.equal(unknownUser.body.error_code, 'user_not_found');
   const notAdmin = await api.request('GET', `/admin/users/${session.user.id}/passkeys`, { token: session.access_token });
   t.equal(notAdmin.status, 403);
+});
+
+t.test('a rename and deletions racing a deletion of one passkey: one 204, the others the 404 of a deleted passkey', async (t) => {
+  const session = await signUp(api);
+  const token = session.access_token;
+  const { body: passkey } = await register(api, token, newAuthenticator());
+  const path = `/passkeys/${passkey.id}`;
+  // All four reach the passkey's row while the test holds it, and take it in this order once it is let go.
+  const held = await holdLock(api.db, 'select 1 from webauthn_credentials where id = $1 for update', [passkey.id]);
+  const replies = await inOrderBehind(held, [
+    () => api.request('DELETE', path, { token }),
+    () => api.request('PATCH', path, { token, body: { friendly_name: 'n' } }),
+    () => api.request('DELETE', `/admin/users/${session.user.id}${path}`, { token: admin }),
+    () => api.request('DELETE', path, { token }),
+  ]);
+  const gone = { code: 404, error_code: 'validation_failed', msg: 'Passkey not found' };
+  t.strictSame(
+    replies.map((r) => [r.status, r.status === 204 ? null : r.body]),
+    [
+      [204, null],
+      [404, gone],
+      [404, gone],
+      [404, gone],
+    ],
+  );
+  const audit = await api.db.query(
+    `select payload->>'action' as action from audit_log_entries
+     where payload->'traits'->>'passkey_id' = $1 and payload->>'action' in ('passkey_updated', 'passkey_deleted')`,
+    [passkey.id],
+  );
+  t.strictSame(
+    audit.rows.map((r) => r.action),
+    ['passkey_deleted'],
+    'only the deletion that happened is audited',
+  );
 });
 
 t.test('GET /settings says passkeys are enabled', async (t) => {

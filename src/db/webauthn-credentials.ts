@@ -46,11 +46,6 @@ export async function countCredentials(q: Queryable, userId: string): Promise<nu
   return rows[0].n;
 }
 
-export async function findCredentialOfUser(q: Queryable, id: string, userId: string): Promise<WebAuthnCredentialRow | null> {
-  const { rows } = await q.query<WebAuthnCredentialRow>('select * from webauthn_credentials where id = $1 and user_id = $2', [id, userId]);
-  return rows[0] ?? null;
-}
-
 /** The credential an assertion names, by the authenticator's raw credential id. */
 export async function findCredentialByCredentialId(q: Queryable, credentialId: Buffer): Promise<WebAuthnCredentialRow | null> {
   const { rows } = await q.query<WebAuthnCredentialRow>({
@@ -99,14 +94,25 @@ export async function recordCredentialUse(q: Queryable, id: string, newCount: nu
   return rowCount === 1;
 }
 
-export async function renameCredential(q: Queryable, id: string, friendlyName: string): Promise<WebAuthnCredentialRow> {
+/**
+ * Renames the user's passkey `id`; null when it is not the user's, or no longer exists. One statement, so a
+ * deletion that commits first leaves nothing to rename rather than a row read before it.
+ */
+export async function renameCredential(
+  q: Queryable,
+  id: string,
+  userId: string,
+  friendlyName: string,
+): Promise<WebAuthnCredentialRow | null> {
   const { rows } = await q.query<WebAuthnCredentialRow>(
-    'update webauthn_credentials set friendly_name = $2, updated_at = now() where id = $1 returning *',
-    [id, friendlyName],
+    'update webauthn_credentials set friendly_name = $3, updated_at = now() where id = $1 and user_id = $2 returning *',
+    [id, userId, friendlyName],
   );
-  return rows[0];
+  return rows[0] ?? null;
 }
 
-export async function deleteCredential(q: Queryable, id: string): Promise<void> {
-  await q.query('delete from webauthn_credentials where id = $1', [id]);
+/** Deletes the user's passkey `id`; false when it is not the user's, or another deletion took it first. */
+export async function deleteCredential(q: Queryable, id: string, userId: string): Promise<boolean> {
+  const { rowCount } = await q.query('delete from webauthn_credentials where id = $1 and user_id = $2', [id, userId]);
+  return rowCount === 1;
 }

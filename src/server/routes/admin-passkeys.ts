@@ -1,5 +1,6 @@
 // GET /admin/users/{user_id}/passkeys and DELETE /admin/users/{user_id}/passkeys/{passkey_id}
 // (docs/passkeys.md#admin): an operator lists or removes a user's passkeys, audited as the admin.
+import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { deleteCredential, listCredentials } from '../../db/webauthn-credentials.js';
@@ -7,7 +8,7 @@ import type { Admin } from '../auth/principal.js';
 import type { GuardedHandler } from '../http/types.js';
 import { loadUser } from '../admin/load-user.js';
 import { passkeyJson } from '../passkeys/passkey-json.js';
-import { ownPasskey, passkeyIdParam } from './passkeys-manage.js';
+import { passkeyIdParam } from './passkeys-manage.js';
 
 export const adminListPasskeys: GuardedHandler<Admin> = async (req, ctx) => {
   const user = await loadUser(ctx.db, req);
@@ -20,8 +21,8 @@ export const adminDeletePasskey: GuardedHandler<Admin> = async (req, ctx, admin)
   await tx(
     ctx.db,
     async (c) => {
-      await ownPasskey(c, id, user.id);
-      await deleteCredential(c, id);
+      // One statement: of concurrent deletions only the one that removed the row answers 204.
+      if (!(await deleteCredential(c, id, user.id))) throw apiError('passkey_not_found');
       await writeAudit(c, req, admin.actor, 'passkey_deleted', { user_id: user.id, passkey_id: id }, req.ip);
     },
     req.signal,

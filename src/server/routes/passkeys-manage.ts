@@ -3,7 +3,7 @@
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { deleteCredential, findCredentialOfUser, listCredentials, renameCredential } from '../../db/webauthn-credentials.js';
+import { deleteCredential, listCredentials, renameCredential } from '../../db/webauthn-credentials.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { ApiRequest, GuardedHandler } from '../http/types.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
@@ -11,7 +11,6 @@ import { canonicalUuid } from '../uuid-text.js';
 import { actorOf } from '../users/actor.js';
 import { passkeyJson } from '../passkeys/passkey-json.js';
 import { requireManagementAal } from '../passkeys/management-checks.js';
-import type { Queryable } from '../../db/pool.js';
 
 export const listPasskeys: GuardedHandler<Authenticated> = async (_req, ctx, { user }) => {
   const rows = await listCredentials(ctx.db, user.id);
@@ -32,8 +31,9 @@ export const renamePasskey: GuardedHandler<Authenticated, BodyOf<typeof FIELDS>>
   const renamed = await tx(
     ctx.db,
     async (c) => {
-      await ownPasskey(c, id, user.id);
-      const row = await renameCredential(c, id, name);
+      // Not the caller's, or deleted since: the update finds no row, and nothing is audited.
+      const row = await renameCredential(c, id, user.id, name);
+      if (!row) throw apiError('passkey_not_found');
       await writeAudit(c, req, actorOf(user), 'passkey_updated', { passkey_id: id }, req.ip);
       return row;
     },
@@ -49,8 +49,8 @@ export const deletePasskey: GuardedHandler<Authenticated> = async (req, ctx, pri
   await tx(
     ctx.db,
     async (c) => {
-      await ownPasskey(c, id, user.id);
-      await deleteCredential(c, id);
+      // Of concurrent deletions only the one whose statement removed the row answers 204; the others, a 404.
+      if (!(await deleteCredential(c, id, user.id))) throw apiError('passkey_not_found');
       await writeAudit(c, req, actorOf(user), 'passkey_deleted', { passkey_id: id }, req.ip);
     },
     req.signal,
@@ -63,10 +63,4 @@ export function passkeyIdParam(req: ApiRequest): string {
   const id = canonicalUuid(req.params.passkey_id);
   if (!id) throw apiError('passkey_not_found');
   return id;
-}
-
-export async function ownPasskey(q: Queryable, id: string, userId: string) {
-  const row = await findCredentialOfUser(q, id, userId);
-  if (!row) throw apiError('passkey_not_found');
-  return row;
 }
