@@ -1,13 +1,13 @@
-// Concurrent deletions of one thing, in a forced interleaving: the test holds the user's row lock until every
-// request has made its own look-ups and waits on it, then lets them go. Each must then answer as if made
-// after the others (docs/users-and-audit.md#deletion, docs/mfa.md): one removes, the rest answer as a
-// repeat does, and only what a sequential run writes is written (audit entries, hashes).
+// Concurrent deletions of one thing, and updates racing them, in a forced interleaving: the test holds a
+// row lock until every request has made its own look-ups and waits on it, then lets them go. Each must then
+// answer as if made after the others (docs/users-and-audit.md#deletion, docs/mfa.md): one removes, the rest
+// answer as a repeat does, and only what a sequential run writes is written (audit entries, hashes).
 import t from 'tap';
 import { startTestService, type Reply } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
 import { signUp } from './helpers/accounts.js';
 import { verifiedTotp } from './helpers/mfa.js';
-import { holdUserLock } from './helpers/row-lock.js';
+import { holdLock, holdUserLock, inOrderBehind } from './helpers/row-lock.js';
 import { obfuscate } from '../dist/db/user-deletion.js';
 
 const RACERS = 3;
@@ -101,4 +101,27 @@ t.test("concurrent admin deletions of one user's factor: one 200, one entry, the
     [FACTOR_NOT_FOUND, FACTOR_NOT_FOUND],
   );
   t.equal((await auditEntries('factor_deleted', 'factor_id', factor.id)).length, 1, 'audited once');
+});
+
+t.test('admin updates of a factor an admin deletes meanwhile: the 404 of a missing factor, not a 500, and no entry', async (t) => {
+  const { user } = await signUp(api);
+  const {
+    rows: [factor],
+  } = await api.db.query(
+    `insert into mfa_factors (user_id, friendly_name, factor_type, phone) values ($1, 'phone', 'phone', '15550001111') returning id`,
+    [user.id],
+  );
+  const path = `/admin/users/${user.id}/factors/${factor.id}`;
+  // Each update found the factor before the deletion commits; the test holds the factor's row so that
+  // all three are under way, and the deletion is first to take it.
+  const held = await holdLock(api.db, 'select 1 from mfa_factors where id = $1 for update', [factor.id]);
+  const [deleted, renamed, renumbered] = await inOrderBehind(held, [
+    () => api.request('DELETE', path, { token: admin }),
+    () => api.request('PUT', path, { token: admin, body: { friendly_name: 'x' } }),
+    () => api.request('PUT', path, { token: admin, body: { phone: '+15550002222' } }),
+  ]);
+  t.match([deleted.status, deleted.body], [200, { id: factor.id }]);
+  t.strictSame([renamed.status, renamed.body], FACTOR_NOT_FOUND, 'renamed');
+  t.strictSame([renumbered.status, renumbered.body], FACTOR_NOT_FOUND, 'renumbered');
+  t.equal((await auditEntries('factor_updated', 'factor_id', factor.id)).length, 0, 'no update audited');
 });

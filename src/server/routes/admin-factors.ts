@@ -3,6 +3,7 @@ import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { findFactorsByUser, findOwnedFactor, updateFactor, type FactorRow } from '../../db/mfa-factors.js';
 import { writeAudit } from '../../db/audit-log.js';
+import { lockUserById } from '../../db/users.js';
 import { loadUser } from '../admin/load-user.js';
 import { factorJson } from '../mfa/factor-json.js';
 import { factorIdParam } from '../mfa/factor-access.js';
@@ -31,12 +32,18 @@ export const adminListFactors: GuardedHandler<Admin> = async (req, ctx) => {
 
 export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, ctx, admin) => {
   const user = await loadUser(ctx.db, req);
-  const factor = await loadFactor(ctx.db, req, user.id);
+  const found = await loadFactor(ctx.db, req, user.id);
   const body = req.body();
   if (body.friendly_name) checkFriendlyNameLength(body.friendly_name);
   const updated = await tx(
     ctx.db,
     async (c) => {
+      // The user's row first, as removeFactor and enrolment take it, then the factor read again under it: a
+      // concurrent deletion, rename or enrolment of the user's factors goes wholly before or after this one,
+      // so a factor deleted meanwhile is the 404 of a missing one and the checks below see the others' writes.
+      if (!(await lockUserById(c, user.id))) throw apiError('admin_user_not_found');
+      const factor = await findOwnedFactor(c, user.id, found.id, true);
+      if (!factor) throw apiError('mfa_factor_not_found');
       let row = factor;
       // The user's other factors, for the unique name and number (checked here rather than left to the indexes' 500).
       const others = (await findFactorsByUser(c, user.id)).filter((f) => f.id !== factor.id);
