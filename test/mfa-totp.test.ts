@@ -2,11 +2,11 @@
 // compute, the session raised to aal2, and every refusal of the original in its place.
 import t from 'tap';
 import { URI } from 'otpauth';
-import { startTestService, type TestService } from './helpers/server.js';
+import { startTestService, type Reply, type TestService } from './helpers/server.js';
 import { refresh, signIn, signUp, uniqueEmail } from './helpers/accounts.js';
 import { challenge, claimsOf, enrollTotp, totpCode, verifiedTotp, verify } from './helpers/mfa.js';
 import { adminToken } from './helpers/admin.js';
-import { behindDeletion } from './helpers/row-lock.js';
+import { behindDeletion, holdLock, inOrderBehind } from './helpers/row-lock.js';
 
 let api: TestService;
 t.before(async () => {
@@ -555,4 +555,62 @@ t.test('an issuer too long for the QR code and a friendly_name too long for its 
     2,
     'nothing else written',
   );
+});
+
+/** The 422 of a name another factor of the user has, as the admin rename words it. */
+const adminNameConflict = (name: string) => ({
+  status: 422,
+  error_code: 'mfa_factor_name_conflict',
+  msg: `A factor with the friendly name "${name}" for this user already exists`,
+});
+
+t.test("admin renames of two factors to one name at once: one renames, the other the check's 422, not a 500", async (t) => {
+  const s = await signUp(api);
+  const first = await enrollTotp(api, s.access_token, 'first');
+  const second = await enrollTotp(api, s.access_token, 'second');
+  const admin = await adminToken();
+  const rename = (id: string) => () =>
+    api.request('PUT', `/admin/users/${s.user.id}/factors/${id}`, { token: admin, body: { friendly_name: 'same' } });
+  // The test holds both factors' rows until both renames are under way, each past its own look-ups.
+  const held = await holdLock(api.db, 'select 1 from mfa_factors where id = any($1::uuid[]) for update', [[first.id, second.id]]);
+  const replies = await inOrderBehind(held, [rename(first.id), rename(second.id)]);
+  const answers = replies.map(errorOf).sort((a, b) => a.status - b.status);
+  t.strictSame(answers, [{ status: 200, error_code: undefined, msg: undefined }, adminNameConflict('same')]);
+  const { rows } = await api.db.query("select count(*)::int as n from mfa_factors where user_id = $1 and friendly_name = 'same'", [
+    s.user.id,
+  ]);
+  t.equal(rows[0].n, 1, 'one factor has the name');
+});
+
+t.test('an enrolment beside an admin rename to its name: one has the name, the other the 422, not a 500', async (t) => {
+  const s = await signUp(api);
+  const factor = await enrollTotp(api, s.access_token, 'old');
+  // The rename is under way (past its look-ups, at the factor's row the test holds) before the enrolment starts.
+  const held = await holdLock(api.db, 'select 1 from mfa_factors where id = $1 for update', [factor.id]);
+  const enrolment = { settled: false };
+  let renamed: Promise<Reply> | undefined;
+  let enrolled: Promise<Reply> | undefined;
+  try {
+    renamed = api.request('PUT', `/admin/users/${s.user.id}/factors/${factor.id}`, {
+      token: await adminToken(),
+      body: { friendly_name: 'new' },
+    });
+    await held.waiters(1);
+    enrolled = api
+      .request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'new' } })
+      .finally(() => (enrolment.settled = true));
+    // The enrolment waits behind the rename for the user's row, or (were the rename not to take it) finishes first.
+    await held.waiters(2, enrolment);
+  } finally {
+    await held.release();
+  }
+  const [rename, enrol] = [await renamed, await enrolled];
+  const answers = [rename.status, enrol.status].sort();
+  t.strictSame(answers, [200, 422], `rename ${rename.status}, enrolment ${enrol.status}`);
+  const refused = rename.status === 422 ? rename : enrol;
+  t.equal(refused.body.error_code, 'mfa_factor_name_conflict');
+  const { rows } = await api.db.query("select count(*)::int as n from mfa_factors where user_id = $1 and friendly_name = 'new'", [
+    s.user.id,
+  ]);
+  t.equal(rows[0].n, 1, 'one factor has the name');
 });

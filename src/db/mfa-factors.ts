@@ -105,6 +105,17 @@ export async function insertFactor(q: Queryable, f: NewFactor): Promise<FactorRo
   return rows[0];
 }
 
+/**
+ * Which of the user's unique factor indexes a write ran into (23505), else null: a writer that does not take
+ * the user's row first (as ours all do) committed the same name or number between a check and the write.
+ */
+export function takenFactorIndex(err: unknown): 'friendly_name' | 'phone' | null {
+  const e = err as { code?: string; constraint?: string } | null;
+  if (e?.code !== '23505') return null;
+  if (e.constraint === 'mfa_factors_user_friendly_name_unique') return 'friendly_name';
+  return e.constraint === 'unique_phone_factor_per_user' ? 'phone' : null;
+}
+
 export async function deleteFactors(q: Queryable, ids: string[]): Promise<void> {
   if (ids.length) await q.query('delete from mfa_factors where id = any($1::uuid[])', [ids]);
 }

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { assuranceOf, insertFactor, lockFactorsForEnrolment, type FactorRow } from '../../db/mfa-factors.js';
+import { assuranceOf, insertFactor, lockFactorsForEnrolment, takenFactorIndex, type FactorRow } from '../../db/mfa-factors.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { actorOf } from '../users/actor.js';
 import { FACTOR_TYPES, KNOWN_FACTOR_TYPES } from './factor-types/index.js';
@@ -45,7 +45,11 @@ export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: 
       await writeAudit(c, req, actorOf(user), 'factor_in_progress', traits, req.ip);
     },
     req.signal,
-  );
+  ).catch((err: unknown) => {
+    // A name committed after the check (by a writer that does not take the user's row): the check's 422, not a 500.
+    if (takenFactorIndex(err) === 'friendly_name') throw nameConflict(friendlyName);
+    throw err;
+  });
   return { id: factorId, type: type.name, friendly_name: friendlyName, ...plan.answer };
 }
 
@@ -59,12 +63,13 @@ export function checkFriendlyNameLength(friendlyName: string): void {
 
 /** The original's validateFactors: a name taken (an empty name too), too many factors, or aal1 with a verified factor. */
 function checkEnrolment(factors: FactorRow[], friendlyName: string, mfa: MfaConfig, aal: string): void {
-  if (factors.some((f) => (f.friendly_name ?? '') === friendlyName)) {
-    throw apiError('mfa_factor_name_conflict', `A factor with the friendly name ${goQuoted(friendlyName)} for this user already exists`);
-  }
+  if (factors.some((f) => (f.friendly_name ?? '') === friendlyName)) throw nameConflict(friendlyName);
   const verified = factors.filter((f) => f.status === 'verified').length;
   // MFA_MAX_ENROLLED_FACTORS may be fractional; the original counts against its whole part (2.5 allows 2).
   if (factors.length >= Math.trunc(mfa.maxEnrolledFactors) || verified >= mfa.maxVerifiedFactors)
     throw apiError('too_many_enrolled_mfa_factors');
   if (verified > 0 && aal !== 'aal2' && aal !== 'aal3') throw apiError('insufficient_aal_enroll');
 }
+
+const nameConflict = (friendlyName: string) =>
+  apiError('mfa_factor_name_conflict', `A factor with the friendly name ${goQuoted(friendlyName)} for this user already exists`);

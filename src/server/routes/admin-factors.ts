@@ -1,7 +1,7 @@
 // The admin's view of a user's MFA factors (docs/mfa.md#admin): list, rename or renumber, delete.
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { findFactorsByUser, findOwnedFactor, updateFactor, type FactorRow } from '../../db/mfa-factors.js';
+import { findFactorsByUser, findOwnedFactor, takenFactorIndex, updateFactor, type FactorRow } from '../../db/mfa-factors.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { lockUserById } from '../../db/users.js';
 import { loadUser } from '../admin/load-user.js';
@@ -24,6 +24,9 @@ async function loadFactor(q: Queryable, req: ApiRequest, userId: string): Promis
   if (!factor) throw apiError('mfa_factor_not_found');
   return factor;
 }
+
+const nameConflict = (name: string) =>
+  apiError('mfa_factor_name_conflict', `A factor with the friendly name "${name}" for this user already exists`);
 
 export const adminListFactors: GuardedHandler<Admin> = async (req, ctx) => {
   const user = await loadUser(ctx.db, req);
@@ -48,12 +51,7 @@ export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
       // The user's other factors, for the unique name and number (checked here rather than left to the indexes' 500).
       const others = (await findFactorsByUser(c, user.id)).filter((f) => f.id !== factor.id);
       if (body.friendly_name) {
-        if (others.some((f) => f.friendly_name === body.friendly_name)) {
-          throw apiError(
-            'mfa_factor_name_conflict',
-            `A factor with the friendly name "${body.friendly_name}" for this user already exists`,
-          );
-        }
+        if (others.some((f) => f.friendly_name === body.friendly_name)) throw nameConflict(body.friendly_name);
         row = await updateFactor(c, factor.id, { friendly_name: body.friendly_name });
       }
       if (body.phone && factor.factor_type === 'phone') {
@@ -66,7 +64,13 @@ export const adminUpdateFactor: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
       return row;
     },
     req.signal,
-  );
+  ).catch((err: unknown) => {
+    // The indexes' refusal of a name or number taken after the checks is the checks' answer, not a 500.
+    const taken = takenFactorIndex(err);
+    if (taken === 'friendly_name' && body.friendly_name) throw nameConflict(body.friendly_name);
+    if (taken === 'phone') throw apiError('mfa_phone_factor_exists');
+    throw err;
+  });
   return { body: factorJson(updated) };
 };
 
