@@ -5,7 +5,8 @@
 import t from 'tap';
 import * as oidc from 'openid-client';
 import { decodeJwt } from 'jose';
-import { startTestService } from './helpers/server.js';
+import { startTestService, type Reply } from './helpers/server.js';
+import { holdLock } from './helpers/row-lock.js';
 import {
   APP_REDIRECT,
   CONSENT_PATH,
@@ -444,6 +445,36 @@ t.test('the consent API: another user, an unknown request, a bad body or origin'
   t.strictSame(origin.body, { code: 400, error_code: 'validation_failed', msg: 'unauthorized request origin' });
   const { rows } = await api.db.query('select status from oauth_authorizations where authorization_id = $1', [id]);
   t.equal(rows[0].status, 'pending', 'none of them decided the request');
+});
+
+t.test("a consent page's concurrent fetches of a fresh request both find it; another user's still does not", async (t) => {
+  const registered = await registerClient(api);
+  const config = await relyingParty(api, registered.client_id, oidc.ClientSecretBasic(registered.client_secret));
+  const owner = await signedInUser(api);
+  const other = await signedInUser(api);
+  const id = authorizationIdOf((await authorize((await startFlow(config, 'email')).url)).location);
+  const show = (token: string) => () => api.request('GET', `/oauth/authorizations/${id}`, { token });
+  // The test holds the request's row, as a first fetch does while it claims it; the fetches queue behind it
+  // in this order (one that skipped the row instead settles at once, and is not waited for).
+  const held = await holdLock(api.db, 'select 1 from oauth_authorizations where authorization_id = $1 for update', [id]);
+  const replies: Promise<Reply>[] = [];
+  try {
+    for (const send of [show(owner.session.access_token), show(owner.session.access_token), show(other.session.access_token)]) {
+      const done = { settled: false };
+      replies.push(send().finally(() => (done.settled = true)));
+      await held.waiters(replies.length, done);
+    }
+  } finally {
+    await held.release();
+  }
+  const [first, second, theirs] = await Promise.all(replies);
+  t.equal(first.status, 200, first.text);
+  t.match(first.body, { authorization_id: id, user: { id: owner.user.id } });
+  t.strictSame([second.status, second.body], [200, first.body], 'the second fetch answers as the first');
+  const notFound = { code: 404, error_code: 'oauth_authorization_not_found', msg: 'authorization not found' };
+  t.strictSame([theirs.status, theirs.body], [404, notFound], 'claimed by the owner meanwhile');
+  const { rows } = await api.db.query('select user_id, status from oauth_authorizations where authorization_id = $1', [id]);
+  t.strictSame(rows, [{ user_id: owner.user.id, status: 'pending' }]);
 });
 
 t.test('garbage at the token endpoint is a 4xx, never a 500', async (t) => {

@@ -56,12 +56,15 @@ export async function insertAuthorization(q: Queryable, a: NewAuthorization): Pr
 }
 
 /**
- * The request under a row lock, skipping a row another request holds (as the original does), so two
- * concurrent decisions on one request cannot both issue a code: the second finds nothing.
+ * The request under a row lock. A decision skips a row another request holds (as the original does), so two
+ * concurrent decisions on one request cannot both issue a code: the second finds nothing. With `wait` (the
+ * GET that shows it) the lock is waited for instead, and the row read as the holder committed it: a consent
+ * page that fetches twice at once finds the request both times, and a request decided, claimed or expired
+ * meanwhile is seen so, as by a GET after it.
  */
-export async function lockAuthorization(q: Queryable, authorizationId: string): Promise<AuthorizationRow | null> {
+export async function lockAuthorization(q: Queryable, authorizationId: string, wait = false): Promise<AuthorizationRow | null> {
   const { rows } = await q.query<AuthorizationRow>(
-    `select ${COLUMNS} from oauth_authorizations where authorization_id = $1 for update skip locked`,
+    `select ${COLUMNS} from oauth_authorizations where authorization_id = $1 for update${wait ? '' : ' skip locked'}`,
     [authorizationId],
   );
   return rows[0] ?? null;

@@ -23,8 +23,8 @@ const notFound = () => apiError('oauth_authorization_not_found');
 /** An expired request is marked expired (committed) and answered 404; the outcome carries that. */
 type Locked = { row: AuthorizationRow } | { expired: true };
 
-async function lockPending(c: Parameters<Parameters<typeof tx>[1]>[0], authorizationId: string): Promise<Locked> {
-  const row = await lockAuthorization(c, authorizationId);
+async function lockPending(c: Parameters<Parameters<typeof tx>[1]>[0], authorizationId: string, wait = false): Promise<Locked> {
+  const row = await lockAuthorization(c, authorizationId, wait);
   if (!row) throw notFound();
   if (row.expired && row.status === 'pending') {
     await setAuthorizationStatus(c, row.id, 'expired');
@@ -51,7 +51,9 @@ export async function showAuthorization(
   const outcome = await tx(
     ctx.db,
     async (c) => {
-      const locked = await lockPending(c, authorizationId);
+      // Waits for a concurrent GET or decision rather than skip the row: the same user's second fetch must
+      // find the request too (the first claimed it for them), and a decision is read as it committed.
+      const locked = await lockPending(c, authorizationId, true);
       if ('expired' in locked) return locked;
       const { row } = locked;
       if (row.status !== 'pending') throw apiError('oauth_authorization_not_pending');
