@@ -218,3 +218,28 @@ t.test('linkIdentity with an id_token links to the signed-in user; without a bea
   t.equal(res.body.user.id, signup.body.user.id, "the signed-in user's session");
   t.same(res.body.user.identities.map((i: { provider: string }) => i.provider).sort(), ['email', 'google']);
 });
+
+t.test('a NUL or a lone surrogate in a claim: U+FFFD in a name, a sub or email with a NUL refused as a bad token', async (t) => {
+  // PostgreSQL stores neither; passed on raw, the sign-in failed as a 500 Database error saving new user.
+  const named = await keycloak.signIdToken({
+    sub: 'nul-name',
+    email: 'nul-name@example.com',
+    email_verified: true,
+    name: 'a\u0000b',
+    nickname: 'lone\ud800',
+  });
+  const res = await grant({ provider: 'keycloak', id_token: named });
+  t.equal(res.status, 200, status(res));
+  t.equal(res.body.user.user_metadata.name, 'a\ufffdb');
+  t.equal(res.body.user.user_metadata.nickname, 'lone\ufffd');
+
+  const before = await userCount();
+  for (const claims of [
+    { sub: 'nul\u0000sub', email: 'nul-sub@example.com', email_verified: true },
+    { sub: 'nul-email', email: 'nul\u0000email@example.com', email_verified: true },
+  ]) {
+    const res = await grant({ provider: 'keycloak', id_token: await keycloak.signIdToken(claims) });
+    t.same([res.status, res.body], [400, BAD], JSON.stringify(claims));
+  }
+  t.equal(await userCount(), before, 'nobody was created');
+});

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
 import { startTestService } from './helpers/server.js';
-import { startGithubFake } from './helpers/github.js';
+import { githubPerson, startGithubFake } from './helpers/github.js';
 import { startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
 import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
 
@@ -263,4 +263,30 @@ t.test('google (OIDC by discovery): the id_token is verified against the JWKS an
   t.ok(fragmentOf((await callback(api, await oidc.signIn(again.href, 'g-1'))).location).access_token);
   t.equal(oidc.hits.get('/.well-known/openid-configuration'), 1, 'the discovery document is cached');
   t.equal(oidc.hits.get('/jwks'), 1, 'so is the key set');
+});
+
+t.test('a NUL or a lone surrogate in the profile: a display claim keeps it as U+FFFD, an address with a NUL is refused', async (t) => {
+  // PostgreSQL stores neither; passed on raw, either failed the sign-in as Database error saving new user.
+  gh.users.set(151, { ...githubPerson(151, 'nul-name@example.com'), login: 'nul\ud800login', name: 'Octo\u0000Cat' });
+  gh.approveAs = 151;
+  const { location } = await callback(api, await gh.approve((await authorizeUrl(api, 'provider=github')).href));
+  const f = fragmentOf(location);
+  t.ok(f.access_token, location.href);
+  const me = await api.request('GET', '/user', { token: f.access_token });
+  t.equal(me.body.user_metadata.full_name, 'Octo\ufffdCat');
+  t.equal(me.body.user_metadata.user_name, 'nul\ufffdlogin');
+  t.equal(me.body.identities[0].identity_data.name, 'Octo\ufffdCat');
+
+  // One address with a NUL and one without would otherwise be the same account: refused as an unusable profile.
+  gh.users.set(152, githubPerson(152, 'nul\u0000addr@example.com'));
+  gh.approveAs = 152;
+  const refused = await callback(api, await gh.approve((await authorizeUrl(api, 'provider=github')).href));
+  t.equal(refused.status, 302);
+  t.same(queryOf(refused.location), {
+    error: 'server_error',
+    error_code: 'unexpected_failure',
+    error_description: 'Error getting user profile from external provider',
+  });
+  const { rows } = await api.db.query("select count(*)::int as n from identities where provider_id in ('151', '152')");
+  t.equal(rows[0].n, 1, 'only the display-name case made an identity');
 });

@@ -13,6 +13,7 @@ import { linkedinOidc } from '../dist/server/providers/linkedin_oidc.js';
 import { CLIENT_ID, providerConfig, startProviderFake, testRuntime, userEndpoint } from './helpers/provider-fakes.js';
 import { startOidcProvider } from './helpers/oidc-provider.js';
 import { createProviderRuntime } from '../dist/server/providers/runtime.js';
+import { storableProfile, UnstorableProfile } from '../dist/server/providers/storable.js';
 import type { ProviderRuntime } from '../dist/server/providers/types.js';
 
 const GUID = '72f988bf-86f1-41af-91ab-2d7cd011db47';
@@ -359,4 +360,16 @@ t.test('keycloak: the code flow reads userinfo only; an id_token of another issu
     provider_id: 'kc-7',
   });
   t.equal(fake.requests.length, 1, 'no discovery, no key set: userinfo alone');
+});
+
+t.test('storableProfile: NULs and lone surrogates in claims and their keys become U+FFFD; a NUL in an identifier refuses', async (t) => {
+  // Azure keeps its token's other claims under custom_claims with their names as sent, so a key can carry one too.
+  const profile = azure.profile({ sub: 'az', email: 'a@contoso.example', name: 'N\u0000\udc00', 'x\u0000y': ['v\u0000'] });
+  const stored = storableProfile(profile);
+  t.equal(stored.claims.full_name, 'N\ufffd\ufffd');
+  t.strictSame(stored.claims.custom_claims, { email: 'a@contoso.example', 'x\ufffdy': ['v\ufffd'] });
+  t.equal(storableProfile(azure.profile({ sub: 'a\ud800z' })).subject, 'a\ufffdz', 'a lone surrogate, as the Go decoder reads it');
+  t.throws(() => storableProfile(azure.profile({ sub: 'a\u0000z' })), UnstorableProfile);
+  t.throws(() => storableProfile(azure.profile({ sub: 'az', email: 'a\u0000@contoso.example' })), UnstorableProfile);
+  t.throws(() => storableProfile({ ...profile, claims: { ...profile.claims, phone: '+1\u0000' } }), UnstorableProfile);
 });

@@ -14,6 +14,7 @@ import { authenticate, requestAudience } from '../auth/bearer.js';
 import { IdTokenError } from '../providers/runtime.js';
 import { accessTokenHashMatches } from '../providers/at-hash.js';
 import { ProviderError } from '../providers/outbound.js';
+import { storableProfile, UnstorableProfile } from '../providers/storable.js';
 import { signInExternal } from '../oauth/linking.js';
 import { notice, sendNotifications, type Notification } from '../delivery/notifications.js';
 import { mailUnverified } from '../oauth/unverified.js';
@@ -78,7 +79,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   const read = checkReadable(ctx, source, token, body.access_token ?? '', claims);
   checkNonce(body.nonce ?? '', read.nonce, source.skipNonceCheck);
 
-  const profile = source.profile(read);
+  const profile = storableTokenProfile(ctx, source, read);
   let notifications: Notification[] = [];
   const response = await sendingTx(ctx, req.signal, async (c) => {
     notifications = [];
@@ -135,6 +136,20 @@ function checkReadable(
   if (!cause) return claims;
   ctx.log.info({ provider, cause }, 'id_token refused');
   throw new OAuthRefusal('invalid request', 'Bad ID token');
+}
+
+/**
+ * The token's person as it may be stored (providers/storable.ts; oauth/linking.ts makes it so for every
+ * sign-in): checked here too so that a sub or email holding a NUL is refused in the grant's own words.
+ */
+function storableTokenProfile(ctx: AppContext, source: IdTokenSource, claims: Record<string, unknown>) {
+  try {
+    return storableProfile(source.profile(claims));
+  } catch (err) {
+    if (!(err instanceof UnstorableProfile)) throw err;
+    ctx.log.info({ provider: source.name, cause: err.message }, 'id_token refused');
+    throw new OAuthRefusal('invalid request', 'Bad ID token');
+  }
 }
 
 /** The original's rule: both present with the token's nonce the SHA-256 hex of the given one, or both absent; SKIP_NONCE_CHECK skips it all. */

@@ -16,6 +16,7 @@ import { findUserByEmail, lockUserById, updateUser, type UserRow } from '../../d
 import { findVerifiedIdentitiesByEmails, lockIdentity, refreshIdentity } from '../../db/identities.js';
 import { isBanned } from '../users/user-json.js';
 import type { ExternalProfile } from '../providers/types.js';
+import { storableProfile, UnstorableProfile } from '../providers/storable.js';
 import type { AppContext } from '../context.js';
 import { DEFAULT_LINKING_DOMAIN, linkingDomainOf, multipleAccountsIn } from './linking-domains.js';
 import { acceptInvite, confirmThroughProvider } from './account-confirmation.js';
@@ -25,7 +26,7 @@ import { createAccount } from './new-account.js';
 import { candidateEmail, namedEmail, type Linked, type LinkRequest } from './link-request.js';
 
 export async function signInExternal(ctx: AppContext, c: pg.PoolClient, request: LinkRequest): Promise<Linked> {
-  const r: LinkRequest = { ...request, profile: withPrimaryEmail(request.profile) };
+  const r: LinkRequest = { ...request, profile: withPrimaryEmail(storable(ctx, request.provider, request.profile)) };
   const { provider, profile } = r;
   const autoconfirm = ctx.config.mailer.autoconfirm;
   const trusted = profile.emails.filter((e) => e.verified || autoconfirm).map((e) => e.email.toLowerCase());
@@ -99,6 +100,20 @@ async function confirmed(
   if (user.email_confirmed_at) return { ...base, user };
   if (!trusted.includes(user.email.toLowerCase())) return { ...base, user, needsConfirmation: true };
   return { ...base, user: await confirmThroughProvider(c, user, r.provider, r.profile.claims), confirmedNow: true };
+}
+
+/**
+ * The profile as PostgreSQL can hold it (providers/storable.ts), made here because every sign-in with a
+ * provider comes this way. One whose subject or address holds a NUL is refused as an unreadable profile.
+ */
+function storable(ctx: AppContext, provider: string, profile: ExternalProfile): ExternalProfile {
+  try {
+    return storableProfile(profile);
+  } catch (err) {
+    if (!(err instanceof UnstorableProfile)) throw err;
+    ctx.log.warn({ provider, cause: err.message }, 'Provider profile refused');
+    throw apiError('oauth_profile_failed');
+  }
 }
 
 /**

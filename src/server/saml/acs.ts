@@ -13,7 +13,8 @@ import { identifyFlow } from './acs-flow.js';
 import { readAcsForm } from './acs-form.js';
 import { freshMetadata } from './metadata-refresh.js';
 import { verifyResponse, AssertionRejected } from './verify-response.js';
-import { readAssertion } from './assertion.js';
+import { readAssertion, type ReadAssertion } from './assertion.js';
+import { storableAssertion, UnstorableProfile } from '../providers/storable.js';
 import { samlKeys, type SamlKey } from './keys.js';
 import { resolveArtifact } from './artifact.js';
 import type { IdpMetadata } from './idp-metadata.js';
@@ -61,7 +62,7 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
     throw refused(ctx, req, provider.id, err);
   }
 
-  const read = readAssertion(profile, provider.attribute_mapping);
+  const read = storableRead(ctx, req, provider.id, readAssertion(profile, provider.attribute_mapping));
   if (!read.userId) throw apiError('saml_assertion_no_user_id');
   if (!read.email) throw apiError('saml_assertion_no_email');
   const providerName = `sso:${provider.id}`;
@@ -127,4 +128,18 @@ function refused(ctx: AppContext, req: ApiRequest, providerId: string, err: unkn
   if (!(err instanceof AssertionRejected)) return err;
   ctx.log.info({ requestId: req.requestId, reason: err.message, sso_provider_id: providerId }, 'SAML assertion refused');
   return apiError('saml_assertion_invalid');
+}
+
+/**
+ * The assertion as PostgreSQL can hold it (providers/storable.ts): a raw NUL byte is well-formed enough for
+ * the XML parsers, but a user ID or email holding one is refused as an invalid assertion.
+ */
+function storableRead(ctx: AppContext, req: ApiRequest, providerId: string, read: ReadAssertion): ReadAssertion {
+  try {
+    return storableAssertion(read);
+  } catch (err) {
+    if (!(err instanceof UnstorableProfile)) throw err;
+    ctx.log.info({ requestId: req.requestId, reason: err.message, sso_provider_id: providerId }, 'SAML assertion refused');
+    throw apiError('saml_assertion_invalid');
+  }
 }
