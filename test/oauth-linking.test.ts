@@ -2,6 +2,7 @@
 // GitHub played by a local server speaking its wire format: linking by verified email only, the takeover of a
 // pre-registered unconfirmed account refused, invites accepted, bans and bad states in the redirect.
 import t from 'tap';
+import net from 'node:net';
 import { startTestService } from './helpers/server.js';
 import { startGithubFake, type GithubUser } from './helpers/github.js';
 import { REDIRECT_URI } from './helpers/oidc-provider.js';
@@ -375,6 +376,41 @@ t.test('a provider that never answers: the outbound timeout ends the wait with s
   t.equal(queryOf(location).error, 'server_error');
   t.match(queryOf(location).error_description, /^Unable to exchange external code: /);
   t.equal((await api.db.query(`select 1 from users where email = 'slow@example.com'`)).rowCount, 0);
+});
+
+t.test('a provider slower than the request deadline: /callback still redirects with the error, /authorize refuses in JSON', async (t) => {
+  // The provider's own bound far past the request's: without the cap the deadline's JSON 504 always came first.
+  const silent = net.createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const silentUrl = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+  const hurried = await startTestService({
+    ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+    ...providerEnv('google', { clientId: 'g', secret: 'g-secret', redirectUri: REDIRECT_URI, url: silentUrl }),
+    AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
+    AUTH_API_MAX_REQUEST_DURATION: '1',
+    AUTH_INTERNAL_HTTP_TIMEOUT: '60',
+  });
+  t.teardown(async () => {
+    gh.hangTokenEndpoint = false;
+    await hurried.stop();
+    silent.close();
+  });
+
+  const person = githubUser('hurried@example.com', true);
+  gh.approveAs = person.id;
+  const params = await gh.approve((await authorizeUrl(hurried, 'provider=github&redirect_to=https://app.example.test/done')).href);
+  gh.hangTokenEndpoint = true;
+  const { status, location } = await callback(hurried, params);
+  t.equal(status, 302);
+  t.equal(location.origin + location.pathname, 'https://app.example.test/done');
+  t.equal(queryOf(location).error_code, 'unexpected_failure');
+  t.match(queryOf(location).error_description, /^Unable to exchange external code: /);
+  t.equal((await hurried.db.query(`select 1 from users where email = 'hurried@example.com'`)).rowCount, 0);
+
+  // Google's discovery document from an issuer that never answers: the refusal for an unreachable document.
+  const res = await hurried.request('GET', '/authorize?provider=google');
+  t.equal(res.status, 400, res.text);
+  t.match(res.body, { error_code: 'validation_failed', msg: /^Unsupported provider: / });
 });
 
 t.test('redirect_to outside SITE_URL and the allow list falls back to SITE_URL', async (t) => {

@@ -4,6 +4,7 @@
 // exactly as a posted one. A test IdP signs the responses; its artifact service (a real SOAP endpoint)
 // checks each ArtifactResolve's signature against the SP metadata's certificate and hands a response out once.
 import t from 'tap';
+import net from 'node:net';
 import { startTestService } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
 import { TestIdp, metadataCertificates, postToAcs, spPrivateKey } from './helpers/saml-idp.js';
@@ -158,4 +159,33 @@ t.test('an IdP-initiated post of an artifact is still refused in the original wo
     error_code: 'validation_failed',
     error_description: 'SAML Artifact response can only be used with SP initiated flow',
   });
+});
+
+t.test('a resolution service slower than the request deadline: the ACS still redirects with the refusal, no 504', async (t) => {
+  // Its own bound far past the request's: without the cap the deadline's JSON 504 always came first.
+  const silent = net.createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const hurried = await startTestService({
+    AUTH_SAML_ENABLED: 'true',
+    AUTH_SAML_PRIVATE_KEY: spPrivateKey(),
+    AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
+    AUTH_API_MAX_REQUEST_DURATION: '1',
+    AUTH_INTERNAL_HTTP_TIMEOUT: '60',
+  });
+  t.teardown(async () => {
+    await hurried.stop();
+    silent.close();
+  });
+  const slowIdp = new TestIdp();
+  const silentUrl = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/soap`;
+  const created = await hurried.request('POST', '/admin/sso/providers', {
+    token,
+    body: { type: 'saml', metadata_xml: slowIdp.metadata({ artifactResolutionUrl: silentUrl }), domains: ['slow.test'] },
+  });
+  t.equal(created.status, 201, created.text);
+  const res = await hurried.request('POST', '/sso', { body: { domain: 'slow.test', skip_http_redirect: true } });
+  const request = slowIdp.readRequest(res.body.url, service.spCertificatePem);
+  const acs = await postToAcs(hurried.url, { SAMLart: 'AAQAAAAAAAAAAAAAAAAAAAAAAAAA', RelayState: request.relayState });
+  t.equal(acs.status, 303);
+  t.same(refusal(acs), INVALID);
 });

@@ -113,6 +113,16 @@ export function assertNoNulInParams(params: Record<string, string>): void {
 export class Deadline {
   private controller: AbortController | undefined;
   private reason: Error | undefined;
+  /** performance.now() at which the 504 is due, once withTimeout started the request's clock */
+  private endsAt = Infinity;
+  /** Milliseconds before the 504 (Infinity before the clock starts): an outbound call must end sooner (http/request-budget.ts). */
+  msLeft(): number {
+    return this.endsAt - performance.now();
+  }
+  /** The clock fires at most one resolution late, never early: the 504 comes no sooner than this. */
+  startsClock(ms: number): void {
+    this.endsAt = performance.now() + ms;
+  }
   get signal(): AbortSignal {
     return (this.controller ??= abortController(this.reason)).signal;
   }
@@ -135,6 +145,7 @@ function abortController(reason: Error | undefined): AbortController {
  */
 export function withTimeout<T>(work: Promise<T>, ms: number, deadline?: Deadline, clock: DeadlineClock = requestDeadlines): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    deadline?.startsClock(ms);
     const expiry = clock.add(ms, () => {
       const err = apiError('request_timeout');
       deadline?.expire(err);

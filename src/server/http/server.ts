@@ -251,6 +251,7 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
     get signal() {
       return deadline.signal;
     },
+    msLeft: () => deadline.msLeft(),
     json(goParams) {
       if (parsed) return parsed;
       const value = parseJsonObject(rawBody, goParams ?? goParamsType(this));

@@ -21,6 +21,8 @@ export interface ApiRequest<B = JsonObject> {
   rawBody: Buffer;
   /** aborts when API_MAX_REQUEST_DURATION passes (the 504): pass it to tx() and the hasher */
   signal: AbortSignal;
+  /** milliseconds before API_MAX_REQUEST_DURATION answers 504 (Infinity before its clock starts): bounds outbound calls (request-budget.ts) */
+  msLeft(): number;
   /**
    * The parsed JSON body ({} when empty), unchecked but with its members named as the route's fields
    * (field-names.ts). Throws 400 bad_json when it does not parse, or is no object: then in the words of the

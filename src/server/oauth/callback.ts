@@ -38,6 +38,7 @@ import { mailUnverified } from './unverified.js';
 import { announceCreatedUsers } from '../hooks/after-user-created.js';
 import { codeRedirect, flowError, providerError, sessionRedirect, stateError } from './redirects.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
+import { beforeDeadline } from '../http/request-budget.js';
 import type { AppContext } from '../context.js';
 
 /** The callback's parameters: the query, with a posted form's fields taking precedence. */
@@ -88,16 +89,24 @@ function speaksOAuth1(provider: string): boolean {
 type ProviderSide = { tokens: ProviderTokens; profile: ExternalProfile };
 
 /** The provider's side of the callback, in the original's order: an OAuth 2.0 code is looked for before the provider. */
-async function readProvider(ctx: AppContext, flow: OAuthFlowStateRow, params: URLSearchParams): Promise<ProviderSide & { name: string }> {
+async function readProvider(
+  req: ApiRequest,
+  ctx: AppContext,
+  flow: OAuthFlowStateRow,
+  params: URLSearchParams,
+): Promise<ProviderSide & { name: string }> {
   const code = params.get('code') ?? '';
   if (!speaksOAuth1(flow.provider_type) && !code) throw apiError('oauth_code_missing');
   const { name, module, rt } = await usableProvider(ctx, flow.provider_type, 'oauth_provider_not_supported');
   const side =
-    module.protocol === 'oauth2' ? await readByCode(ctx, module, rt, code, flow, params) : await readOAuth1(ctx, module, rt, flow, params);
+    module.protocol === 'oauth2'
+      ? await readByCode(req, ctx, module, rt, code, flow, params)
+      : await readOAuth1(req, ctx, module, rt, flow, params);
   return { name, ...side };
 }
 
 async function readByCode(
+  req: ApiRequest,
   ctx: AppContext,
   module: OAuth2Provider,
   rt: ProviderRuntime,
@@ -106,10 +115,11 @@ async function readByCode(
   params: URLSearchParams,
 ): Promise<ProviderSide> {
   const exchange = () => module.exchangeCode(rt, code, flow.provider_code_verifier ?? undefined);
-  const tokens = await outbound(ctx, exchange, 'exchange', () =>
+  const tokens = await outbound(req, ctx, exchange, 'exchange', () =>
     apiError('oauth_exchange_failed', `Unable to exchange external code: ${code.slice(0, 4)}`),
   );
   const profile = await outbound(
+    req,
     ctx,
     () => module.fetchProfile(rt, tokens, params),
     'profile',
@@ -123,6 +133,7 @@ async function readByCode(
  * `denied` and no token: the original asks Twitter all the same and reports its refusal, answered here without asking.
  */
 async function readOAuth1(
+  req: ApiRequest,
   ctx: AppContext,
   module: OAuth1Provider,
   rt: ProviderRuntime,
@@ -134,8 +145,9 @@ async function readOAuth1(
   const verifier = params.get('oauth_verifier') ?? '';
   if (!token || !verifier) throw exchangeFailed();
   const secret = flow.oauth1_token_secret ?? '';
-  const tokens = await outbound(ctx, () => module.accessToken(rt, token, secret, verifier), 'exchange', exchangeFailed);
+  const tokens = await outbound(req, ctx, () => module.accessToken(rt, token, secret, verifier), 'exchange', exchangeFailed);
   const profile = await outbound(
+    req,
     ctx,
     () => module.fetchProfile(rt, tokens),
     'profile',
@@ -145,7 +157,7 @@ async function readOAuth1(
 }
 
 async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow, params: URLSearchParams, target: string) {
-  const { name, tokens, profile } = await readProvider(ctx, flow, params);
+  const { name, tokens, profile } = await readProvider(req, ctx, flow, params);
 
   // No address from the provider ends every flow here unless the provider's EMAIL_OPTIONAL: a returning
   // identity, a link and an invite alike, before DISABLE_SIGNUP is consulted (as the original checks it).
@@ -208,10 +220,20 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
   return outcome;
 }
 
-/** A provider call; its failure becomes `refusal` (the original's 500 for that step), logged with its cause. */
-async function outbound<T>(ctx: AppContext, call: () => Promise<T>, step: 'exchange' | 'profile', refusal: () => ApiError): Promise<T> {
+/**
+ * A provider call; its failure becomes `refusal` (the original's 500 for that step), logged with its cause.
+ * It gives up before the request's deadline (http/request-budget.ts), so even a provider that never answers
+ * ends in the redirect, not the 504.
+ */
+async function outbound<T>(
+  req: ApiRequest,
+  ctx: AppContext,
+  call: () => Promise<T>,
+  step: 'exchange' | 'profile',
+  refusal: () => ApiError,
+): Promise<T> {
   try {
-    return await call();
+    return await beforeDeadline(req, call, () => new ProviderError('the provider did not answer before the request deadline'));
   } catch (err) {
     if (!(err instanceof ProviderError) && !(err instanceof IdTokenError)) throw err;
     ctx.log.warn({ step, cause: err.message }, 'OAuth provider call failed');

@@ -10,11 +10,16 @@ import { findTokenByLink } from '../verify/one-time-codes.js';
 import { findUserById } from '../../db/users.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { clientIds } from '../providers/configured.js';
-import { ProviderError } from '../providers/outbound.js';
+import { DiscoveryError, ProviderError } from '../providers/outbound.js';
+import { beforeDeadline } from '../http/request-budget.js';
 import { usableProvider } from './provider-lookup.js';
 import { noteDeprecatedEndpoint } from '../deprecations.js';
 import type { ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
+
+/** An outbound call that would have ended past the request's deadline (http/request-budget.ts). */
+const late = () => new ProviderError('the provider did not answer before the request deadline');
+const lateDiscovery = () => new DiscoveryError(late());
 
 // Never forwarded from /authorize's query to the provider: the flow sets them (REFERENCE §2.11).
 const RESERVED = new Set([
@@ -67,7 +72,9 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
   });
   const providerVerifier = module.protocol === 'oauth2' && module.pkceToProvider ? randomBytes(48).toString('base64url') : null;
   // Looked up before the flow is stored (OIDC discovery may be a network call): an unreachable provider leaves no row.
-  const endpoint = module.protocol === 'oauth2' ? await module.authorizationEndpoint(rt) : '';
+  // Before the request's deadline (http/request-budget.ts): a discovery that never answers is the provider's
+  // refusal, not a 504.
+  const endpoint = module.protocol === 'oauth2' ? await beforeDeadline(req, () => module.authorizationEndpoint(rt), lateDiscovery) : '';
   const flow = await insertOAuthFlowState(ctx.db, {
     provider: name,
     referrer: redirectTarget(req, ctx),
@@ -84,7 +91,7 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
     callback.searchParams.set('state', flow.id);
     let step: Awaited<ReturnType<typeof module.requestToken>>;
     try {
-      step = await module.requestToken(rt, callback.href);
+      step = await beforeDeadline(req, () => module.requestToken(rt, callback.href), late);
     } catch (err) {
       if (err instanceof ProviderError) throw apiError('oauth_profile_failed', `Error getting request token: ${err.message}`);
       throw err;

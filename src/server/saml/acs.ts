@@ -22,6 +22,7 @@ import { spUrls } from './sp.js';
 import { signInSsoUser, ssoClaims } from './sign-in-user.js';
 import { tokenFragmentRedirect } from './redirects.js';
 import { announceCreatedUsers } from '../hooks/after-user-created.js';
+import { beforeDeadline } from '../http/request-budget.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
@@ -39,7 +40,7 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
   const form = await readAcsForm(req);
   const started = await identifyFlow(ctx, form);
   const provider = started.provider;
-  const idp = await freshMetadata(ctx, provider);
+  const idp = await freshMetadata(ctx, provider, req);
   const keys = samlKeys(ctx.config);
   const artifact = form.artifact;
   // An artifact (only an SP-initiated flow gets this far with one) is resolved once, before the key rotation's second try.
@@ -117,7 +118,14 @@ async function resolved(
 ): Promise<string> {
   try {
     const spEntityId = spUrls(ctx.config).entityId;
-    return await resolveArtifact(artifact, { ...o, spEntityId, timeoutSeconds: ctx.config.external.httpTimeoutSeconds });
+    // Before the request's deadline (http/request-budget.ts): an IdP that never answers is a refused
+    // assertion in the redirect, not a 504.
+    const resolve = () => resolveArtifact(artifact, { ...o, spEntityId, timeoutSeconds: ctx.config.external.httpTimeoutSeconds });
+    return await beforeDeadline(
+      req,
+      resolve,
+      () => new AssertionRejected('cannot resolve artifact: no answer before the request deadline'),
+    );
   } catch (err) {
     throw refused(ctx, req, providerId, err);
   }

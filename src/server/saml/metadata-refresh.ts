@@ -7,14 +7,25 @@ import { refreshSamlMetadata, type SsoProviderRow } from '../../db/sso-providers
 import { fetchSamlMetadata } from './fetch-metadata.js';
 import { parseIdpMetadata, type IdpMetadata } from './idp-metadata.js';
 import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
+import { beforeDeadline } from '../http/request-budget.js';
 
 const DAY = 24 * 3600 * 1000;
 
-export async function freshMetadata(ctx: AppContext, provider: SsoProviderRow, now = Date.now()): Promise<IdpMetadata> {
+/** `req`: the refetch gives up well before its deadline (http/request-budget.ts), and the stored document is used. */
+export async function freshMetadata(
+  ctx: AppContext,
+  provider: SsoProviderRow,
+  req: Pick<ApiRequest, 'msLeft'>,
+  now = Date.now(),
+): Promise<IdpMetadata> {
   const stored = parseIdpMetadata(provider.metadata_xml);
-  if (!provider.metadata_url || !isStale(stored, provider.saml_updated_at.getTime(), now)) return stored;
+  const url = provider.metadata_url;
+  if (!url || !isStale(stored, provider.saml_updated_at.getTime(), now)) return stored;
   try {
-    const raw = await fetchSamlMetadata(provider.metadata_url, ctx.config.external.httpTimeoutSeconds);
+    const fetch = () => fetchSamlMetadata(url, ctx.config.external.httpTimeoutSeconds);
+    // Half the time left at most: the response is still to be verified and its user signed in after it.
+    const raw = await beforeDeadline(req, fetch, () => new Error('no answer before the request deadline'), 0.5);
     const fetched = parseIdpMetadata(raw);
     if (fetched.entityId !== stored.entityId) throw new Error(`metadata_url now describes ${fetched.entityId}`);
     await refreshSamlMetadata(ctx.db, provider.id, raw);
