@@ -166,6 +166,18 @@ async function seed(q: pg.Pool) {
   const staleWeb3 = [await web3Message('1 hour 1 minute')];
   const liveWeb3 = [await web3Message('59 minutes'), await web3Message('-5 minutes')];
 
+  // An accepted SAML assertion is kept until its IssueInstant window ends (usable_until), then for the grace.
+  const provider = (await q.query(`insert into sso_providers default values returning id`)).rows[0].id as string;
+  const samlAssertion = async (endedAgo: string) =>
+    (
+      await q.query(
+        `insert into saml_assertion_uses (sso_provider_id, assertion_id, usable_until) values ($1, $2, now() - $3::interval) returning assertion_id as id`,
+        [provider, `_a${hex()}`, endedAgo],
+      )
+    ).rows[0].id as string;
+  const staleSaml = [await samlAssertion('1 hour 1 minute')];
+  const liveSaml = [await samlAssertion('59 minutes'), await samlAssertion('-90 seconds')];
+
   const audit = async (age: string, n: number) =>
     (
       await q.query(`insert into audit_log_entries (created_at) select now() - $1::interval from generate_series(1, $2) returning id`, [
@@ -177,8 +189,24 @@ async function seed(q: pg.Pool) {
   const liveAudit = await audit('6 days 23 hours', 3);
 
   return {
-    stale: { sessions: stale.sessions, tokens: staleTokens, flows: staleFlows, oneTime: staleOneTime, web3: staleWeb3, audit: staleAudit },
-    live: { sessions: live.sessions, tokens: liveTokens, flows: liveFlows, oneTime: liveOneTime, web3: liveWeb3, audit: liveAudit },
+    stale: {
+      sessions: stale.sessions,
+      tokens: staleTokens,
+      flows: staleFlows,
+      oneTime: staleOneTime,
+      web3: staleWeb3,
+      saml: staleSaml,
+      audit: staleAudit,
+    },
+    live: {
+      sessions: live.sessions,
+      tokens: liveTokens,
+      flows: liveFlows,
+      oneTime: liveOneTime,
+      web3: liveWeb3,
+      saml: liveSaml,
+      audit: liveAudit,
+    },
   };
 }
 
@@ -199,6 +227,7 @@ t.test('two instances at once remove exactly the stale rows, each once, and noth
   t.equal(removed('flow_state'), 4, 'PKCE and OAuth flows alike, with or without an auth code');
   t.equal(removed('one_time_tokens'), 1);
   t.equal(removed('web3_message_uses'), 1, 'the used Web3 message whose validity ended longer ago than the grace');
+  t.equal(removed('saml_assertion_uses'), 1, 'the accepted SAML assertion whose window ended longer ago than the grace');
   t.equal(removed('audit_log_entries'), 30);
 
   const sessions = await ids(pool, 'sessions');
@@ -214,6 +243,8 @@ t.test('two instances at once remove exactly the stale rows, each once, and noth
   t.strictSame([...(await ids(pool, 'one_time_tokens'))].sort(), [...rows.live.oneTime].sort());
   const web3Left = (await pool.query(`select encode(message_hash, 'hex') as id from web3_message_uses`)).rows.map((r) => r.id as string);
   t.strictSame(web3Left.sort(), [...rows.live.web3].sort());
+  const samlLeft = (await pool.query(`select assertion_id as id from saml_assertion_uses`)).rows.map((r) => r.id as string);
+  t.strictSame(samlLeft.sort(), [...rows.live.saml].sort());
   t.strictSame([...(await ids(pool, 'audit_log_entries'))].sort(), [...rows.live.audit].sort());
 
   t.strictSame(await a.runOnce(), {}, 'a second pass finds nothing left');
@@ -231,7 +262,7 @@ t.test('without an audit retention or session limits, audit entries and sessions
   const removed = await cleanup.runOnce();
   t.strictSame(
     removed,
-    { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1, web3_message_uses: 1 },
+    { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1, web3_message_uses: 1, saml_assertion_uses: 1 },
     'only the session past not_after goes',
   );
   t.equal((await ids(pool, 'audit_log_entries')).size, rows.stale.audit.length + rows.live.audit.length);

@@ -22,6 +22,7 @@ const TABLES = [
   'one_time_tokens',
   'rate_limits',
   'refresh_tokens',
+  'saml_assertion_uses',
   'saml_providers',
   'saml_relay_states',
   'sessions',

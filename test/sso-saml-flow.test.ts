@@ -347,6 +347,55 @@ t.test('IdP-initiated sign-in: no RelayState, or a URL one', async (t) => {
   t.strictSame(refusal(unknown), refused('saml_idp_not_found', 'A SAML connection has not been established with this Identity Provider'));
 });
 
+// docs/sso-saml.md#replay: each assertion signs in once. Without this, a response posted again with no
+// RelayState was read as IdP-initiated (InResponseTo not looked at) and taken while under 90 s old.
+t.test('an assertion signs in once, posted again with or without a RelayState', async (t) => {
+  const sessionsOf = async (email: string) =>
+    (await api.db.query('select count(*)::int as n from sessions s join users u on u.id = s.user_id where u.email = $1', [email])).rows[0]
+      .n as number;
+  const grace = { nameId: 'grace-1', attributes: [{ name: 'email', values: ['grace@acme.test'] }] };
+
+  const unsolicited = idp.response(sp, grace);
+  const first = await postToAcs(api.url, { SAMLResponse: unsolicited });
+  t.equal(first.status, 302, 'an IdP-initiated response signs in');
+  t.ok(new URLSearchParams(first.location!.hash.slice(1)).get('access_token'));
+  t.equal(await sessionsOf('grace@acme.test'), 1);
+  const again = await postToAcs(api.url, { SAMLResponse: unsolicited });
+  t.strictSame(refusal(again), INVALID, 'the same response posted again is refused');
+  t.equal(await sessionsOf('grace@acme.test'), 1, 'and makes no second session');
+  const withTarget = await postToAcs(api.url, { SAMLResponse: unsolicited, RelayState: 'https://app.example.test/from-idp' });
+  t.strictSame(refusal(withTarget), INVALID, 'with a URL RelayState too');
+
+  const request = await start();
+  const solicited = idp.response(sp, { ...grace, inResponseTo: request.id });
+  const answered = await postToAcs(api.url, { SAMLResponse: solicited, RelayState: request.relayState });
+  t.equal(answered.status, 302, 'an SP-initiated response signs in');
+  t.equal(await sessionsOf('grace@acme.test'), 2);
+  const withoutRelayState = await postToAcs(api.url, { SAMLResponse: solicited });
+  t.strictSame(refusal(withoutRelayState), INVALID, 'replayed without its RelayState it is refused, not taken as IdP-initiated');
+  const emptyRelayState = await postToAcs(api.url, { SAMLResponse: solicited, RelayState: '' });
+  t.strictSame(refusal(emptyRelayState), INVALID, 'or with an empty one');
+  t.equal(await sessionsOf('grace@acme.test'), 2, 'no session from either');
+
+  const [one, two] = [idp.response(sp, grace), idp.response(sp, grace)];
+  t.equal((await postToAcs(api.url, { SAMLResponse: one })).status, 302, 'another assertion of the IdP signs in');
+  t.equal((await postToAcs(api.url, { SAMLResponse: two })).status, 302, 'and another');
+  t.equal(await sessionsOf('grace@acme.test'), 4);
+
+  const { rows } = await api.db.query(
+    `select count(*)::int as n, bool_and(usable_until > created_at and usable_until <= created_at + interval '91 seconds') as until
+       from saml_assertion_uses where sso_provider_id = $1`,
+    [providerId],
+  );
+  t.ok(rows[0].n >= 4, 'each accepted assertion is kept');
+  t.equal(rows[0].until, true, 'until its IssueInstant window ends');
+
+  const withoutId = Buffer.from(idp.sign(idp.responseXml(sp, grace).replace(/(<saml:Assertion [^>]*?) ID="[^"]*"/, '$1'), 'Response'));
+  const noId = await postToAcs(api.url, { SAMLResponse: withoutId.toString('base64') });
+  t.strictSame(refusal(noId), INVALID, 'an assertion without an ID is refused: it could not be refused a second time');
+  t.equal(await sessionsOf('grace@acme.test'), 4);
+});
+
 t.test("the audience as the original's SAML library judges it: no AudienceRestriction, or any one naming us", async (t) => {
   const signIn = async (audience: string | string[] | null) => {
     const acs = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { nameId: 'ada-1', attributes: [EMAIL_ATTR], audience }) });

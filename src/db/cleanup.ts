@@ -114,6 +114,20 @@ export function deleteSpentWeb3Messages(q: Queryable, grace: number, limit: numb
   );
 }
 
+/**
+ * Accepted SAML assertions whose IssueInstant window ended more than `grace` ago: they would be refused as
+ * too old anyway. Rows are picked by their index on usable_until; the key is the (provider, ID) pair.
+ */
+export function deleteSpentSamlAssertions(q: Queryable, grace: number, limit: number): Promise<number> {
+  return deleted(
+    q,
+    `delete from saml_assertion_uses where (sso_provider_id, assertion_id) in (
+       select sso_provider_id, assertion_id from saml_assertion_uses where usable_until < now() - make_interval(secs => $1)
+       limit $2 for update skip locked)`,
+    [grace, limit],
+  );
+}
+
 /** Audit log entries older than `age`. */
 export function deleteOldAuditEntries(q: Queryable, age: number, limit: number): Promise<number> {
   return deleted(

@@ -16,6 +16,7 @@ import {
   deleteSpentWeb3Messages,
   deleteExpiredOAuthAuthorizations,
   deleteOldRelayStates,
+  deleteSpentSamlAssertions,
 } from '../../db/cleanup.js';
 import { auditPayload } from '../../db/audit-log.js';
 import { sessionPolicy } from '../sessions/policy.js';
@@ -31,6 +32,7 @@ export interface CleanupTask {
     | 'web3_message_uses'
     | 'oauth_authorizations'
     | 'saml_relay_states'
+    | 'saml_assertion_uses'
     | 'mfa_challenges'
     | 'mfa_factors'
     | 'users'
@@ -70,6 +72,7 @@ export function cleanupTasks(config: Config): CleanupTask[] {
       limit: batchSize,
       run: (q, n) => deleteOldRelayStates(q, config.saml.relayStateValiditySeconds + grace, n),
     },
+    { table: 'saml_assertion_uses', limit: batchSize, run: (q, n) => deleteSpentSamlAssertions(q, grace, n) },
     { table: 'mfa_challenges', limit: batchSize, run: (q, n) => deleteOldMfaChallenges(q, challengeAge, n) },
     {
       table: 'mfa_factors',

@@ -1,14 +1,16 @@
 // POST /sso/saml/acs (docs/sso-saml.md#the-flow): the IdP's browser post of SAMLResponse (or of an artifact,
 // resolved by saml/artifact.ts) and RelayState. Its flow and provider are found first (saml/acs-flow.ts); the
 // response is then verified (saml/verify-response.ts) with no transaction open; then one transaction finds or creates the
-// user and issues the session (or the PKCE code). Every refusal is a 303 to SITE_URL carrying the error,
-// as the original answers.
+// user and issues the session (or the PKCE code), having first claimed the assertion's ID so that a response
+// is accepted once, with or without a relay state (docs/sso-saml.md#replay). Every refusal is a 303 to
+// SITE_URL carrying the error, as the original answers.
 import { ApiError, apiError } from '../errors.js';
 import { finishOAuthFlowState } from '../../db/flow-state.js';
 import { acsError, codeRedirect } from '../oauth/redirects.js';
 import { issueSession, issuingTx } from '../sessions/issue.js';
 import { actorOf } from '../users/actor.js';
 import { writeAudit } from '../../db/audit-log.js';
+import { claimSamlAssertion } from '../../db/saml-assertion-uses.js';
 import { identifyFlow } from './acs-flow.js';
 import { readAcsForm } from './acs-form.js';
 import { freshMetadata } from './metadata-refresh.js';
@@ -52,9 +54,9 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
       requestId: started.requestId,
       decryptionKey: ctx.config.saml.allowEncryptedAssertions ? key : null,
     });
-  let profile;
+  let verified;
   try {
-    profile = await verify(keys.current).catch((err: unknown) => {
+    verified = await verify(keys.current).catch((err: unknown) => {
       // During a key rotation an IdP may still encrypt to the other key (docs/sso-saml.md#keys).
       if (err instanceof AssertionRejected && ctx.config.saml.allowEncryptedAssertions && keys.next) return verify(keys.next);
       throw err;
@@ -62,6 +64,7 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
   } catch (err) {
     throw refused(ctx, req, provider.id, err);
   }
+  const { profile, assertionId, usableUntil } = verified;
 
   const read = storableRead(ctx, req, provider.id, readAssertion(profile, provider.attribute_mapping));
   if (!read.userId) throw apiError('saml_assertion_no_user_id');
@@ -73,6 +76,10 @@ async function consume(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
   const response = await issuingTx(
     ctx,
     async (c) => {
+      // First, so a replay (an IdP-initiated one has no relay state to use up) waits for this sign-in and
+      // is then refused; a sign-in that fails later rolls its claim back with it.
+      if (!(await claimSamlAssertion(c, provider.id, assertionId, usableUntil)))
+        throw refused(ctx, req, provider.id, new AssertionRejected('assertion already used'));
       const { user, created } = await signInSsoUser(ctx, c, req, {
         provider: providerName,
         subject: read.userId,

@@ -13,8 +13,8 @@
 import type { Element } from '@xmldom/xmldom';
 import { children, textOf } from './xml.js';
 
-/** How long after its IssueInstant a response or assertion is accepted. */
-const MAX_ISSUE_DELAY_MS = 90_000;
+/** How long after its IssueInstant a response or assertion is accepted (also how long its ID is kept, verify-response.ts). */
+export const MAX_ISSUE_DELAY_MS = 90_000;
 /** Clock skew allowed on the subject confirmation's NotOnOrAfter. */
 const MAX_CLOCK_SKEW_MS = 180_000;
 const DSIG = 'http://www.w3.org/2000/09/xmldsig#';

@@ -4,10 +4,11 @@
 // our audience, and InResponseTo: in an SP-initiated flow it must be the AuthnRequest ID kept in the relay
 // state; in an IdP-initiated one it is not looked at, as the original does not (some IdPs, Rippling among
 // them, send one). Then the assertion's Issuer must be the provider, and the checks node-saml does not
-// make but the original's library does (saml/response-checks.ts) must pass.
+// make but the original's library does (saml/response-checks.ts) must pass. The assertion's ID is handed
+// back with the profile, for the ACS to accept each assertion once (docs/sso-saml.md#replay).
 import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
 import { parseXml, XmlProblem } from './xml.js';
-import { responseProblem } from './response-checks.js';
+import { MAX_ISSUE_DELAY_MS, responseProblem } from './response-checks.js';
 import type { IdpMetadata } from './idp-metadata.js';
 import type { SamlKey } from './keys.js';
 import type { SpUrls } from './sp.js';
@@ -26,7 +27,18 @@ export interface VerifyOptions {
 /** Clock skew tolerated between the IdP and us, as crewjam/saml (the original's library) allows. */
 const CLOCK_SKEW_MS = 180_000;
 
-export async function verifyResponse(samlResponse: string, o: VerifyOptions): Promise<Profile> {
+/** The longest assertion ID kept (the check on saml_assertion_uses.assertion_id, sql/00019_saml_assertion_uses.sql). */
+const MAX_ASSERTION_ID_LENGTH = 1024;
+
+export interface VerifiedResponse {
+  profile: Profile;
+  /** the verified assertion's ID attribute */
+  assertionId: string;
+  /** until when the checks would still accept this assertion: its ID must be remembered that long */
+  usableUntil: Date;
+}
+
+export async function verifyResponse(samlResponse: string, o: VerifyOptions): Promise<VerifiedResponse> {
   const saml = new SAML({
     idpCert: (done) => done(null, o.idp.signingCerts),
     issuer: o.sp.entityId,
@@ -48,7 +60,8 @@ export async function verifyResponse(samlResponse: string, o: VerifyOptions): Pr
   }
   if (!profile) throw new AssertionRejected('no assertion');
   if (profile.issuer !== o.idp.entityId) throw new AssertionRejected(`assertion issued by ${profile.issuer}, not ${o.idp.entityId}`);
-  const assertion = ((profile.getAssertion?.() ?? {}) as { Assertion?: Record<string, unknown> }).Assertion ?? {};
+  const assertion =
+    ((profile.getAssertion?.() ?? {}) as { Assertion?: Record<string, unknown> & { $?: Record<string, string> } }).Assertion ?? {};
   const problem = responseProblem(parsedResponse(samlResponse), assertion, {
     acsUrl: o.sp.acsUrl,
     idpEntityId: o.idp.entityId,
@@ -56,7 +69,21 @@ export async function verifyResponse(samlResponse: string, o: VerifyOptions): Pr
     requestId: o.requestId,
   });
   if (problem) throw new AssertionRejected(problem);
-  return profile;
+  return { profile, ...assertionUse(assertion) };
+}
+
+/**
+ * The assertion's ID and until when the IssueInstant check accepts it (it passed, so the instant is
+ * readable): from the later of now and the IssueInstant, as an instant a little ahead of our clock is
+ * accepted for longer. SAML requires the ID; without one (or with one too long to keep, or holding a NUL
+ * PostgreSQL cannot store) the assertion could not be refused a second time, so it is refused now.
+ */
+function assertionUse(assertion: { $?: Record<string, string> }): Omit<VerifiedResponse, 'profile'> {
+  const id = assertion.$?.ID;
+  if (typeof id !== 'string' || id === '') throw new AssertionRejected('assertion has no ID');
+  if (id.length > MAX_ASSERTION_ID_LENGTH || id.includes('\0')) throw new AssertionRejected('assertion ID unusable');
+  const issued = Date.parse(assertion.$?.IssueInstant ?? '');
+  return { assertionId: id, usableUntil: new Date(Math.max(Date.now(), issued) + MAX_ISSUE_DELAY_MS) };
 }
 
 /** The Response element node-saml verified, parsed again from the same bytes (it does not hand its own out). */
