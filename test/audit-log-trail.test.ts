@@ -2,13 +2,15 @@
 // log line `audit_event` carrying the same entry (its id, payload and address), as the original logs them;
 // with AUDIT_LOG_DISABLE_POSTGRES the rows are left out and the log lines are the whole trail. Each line
 // names its request (id, User-Agent), and the request's own line carries its last entry as auth_event.
-// Driven through the real auth-js client: sign-up, password sign-in, refresh, MFA verification, logout.
+// Driven through the real auth-js client: sign-up, password sign-in, refresh, MFA verification, logout;
+// an entry whose transaction rolled back is never logged.
 import t from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
 import { AuthClient } from '@supabase/auth-js';
 import { memoryStorage } from './helpers/auth-client.js';
 import { totpCode } from './helpers/mfa.js';
 import { adminToken } from './helpers/admin.js';
+import { startSmtpServer } from './helpers/smtp.js';
 
 type Entry = {
   audit_log_id: string;
@@ -181,4 +183,38 @@ t.test("each line names its request; the request's own line carries its last ent
     };
     t.same(request.auth_event, last, `${request.route}: auth_event is the payload of its last entry (${last.action})`);
   }
+});
+
+// A sign-up that sends its confirmation runs its transaction twice: the first attempt rolls back to take a
+// send permit (delivery/sending-tx.ts). Only the committed attempt's entry may be logged: a line for the
+// rolled-back one would name a row that was never written.
+t.test('an entry of a transaction that rolled back is not logged', async (t) => {
+  const smtp = await startSmtpServer();
+  const api = await startTestService({
+    AUTH_SMTP_HOST: '127.0.0.1',
+    AUTH_SMTP_PORT: String(smtp.port),
+    AUTH_SMTP_ADMIN_EMAIL: 'admin@example.com',
+  });
+  t.teardown(() => smtp.close());
+  const email = 'trail-rollback@example.com';
+  const res = await api.request('POST', '/signup', { body: { email, password: 'Secret-password-1' } });
+  t.equal(res.status, 200, res.text);
+  await smtp.waitForMail(email);
+  const rows = (await api.db.query(`select id, payload from audit_log_entries where payload->>'actor_id' = $1`, [res.body.id])).rows;
+  await api.stop();
+  // By name: the rolled-back attempt created the user under another id.
+  const lines = api
+    .logs()
+    .filter((l) => l.msg === 'audit_event' && l.auth_audit_event?.actor_username === email)
+    .map((l) => l.auth_audit_event as Entry);
+  t.same(
+    lines.map((l) => l.action),
+    ['user_confirmation_requested'],
+    'one line for the one entry',
+  );
+  t.same(
+    lines.map((l) => l.audit_log_id),
+    rows.map((r) => r.id),
+    'the line is that of the committed row',
+  );
 });

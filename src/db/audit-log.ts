@@ -3,7 +3,7 @@
 // rows out and keeps the lines: the log is then the only trail.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Queryable } from './pool.js';
+import { afterCommit, type Queryable } from './pool.js';
 
 export type AuditAction =
   | 'login'
@@ -140,8 +140,15 @@ export function storedAudit(entries: AuditEntry[]): string {
   return trail.toDatabase ? JSON.stringify(entries.map(({ id, payload, ip }) => ({ id, payload, ip }))) : '[]';
 }
 
-/** The log line of each entry written, once its statement ran (the original's `audit_event` line). */
-export function announceAudit(entries: AuditEntry[]): void {
+/**
+ * The log line of each entry written on `q` (the original's `audit_event` line), once its transaction
+ * commits: an attempt that rolls back, as sendingTx's first one does to take a send permit, logs nothing.
+ */
+export function announceAudit(q: Queryable, entries: AuditEntry[]): void {
+  afterCommit(q, () => announceNow(entries));
+}
+
+function announceNow(entries: AuditEntry[]): void {
   const createdAt = new Date().toISOString();
   for (const e of entries) {
     e.request?.audited?.(e.payload);
@@ -170,7 +177,7 @@ export async function writeAudit(
       values: [entry.id, entry.payload, entry.ip],
     });
   }
-  announceAudit([entry]);
+  announceAudit(q, [entry]);
 }
 
 export interface AuditLogRow {

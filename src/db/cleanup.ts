@@ -191,6 +191,6 @@ export async function deleteOldAnonymousUsers(q: Queryable, age: number, limit: 
             (select coalesce(json_agg(json_build_object('id', id, 'payload', payload, 'ip', '')), '[]') from entries) as entries`,
     [age, limit, JSON.stringify(audit), auditToDatabase()],
   );
-  announceAudit(rows[0].entries);
+  announceAudit(q, rows[0].entries);
   return rows[0].n;
 }

@@ -56,7 +56,7 @@ export async function upgradeSession(
     [u.userId, u.sessionId, u.factorId, u.factorType, u.amrMethod, u.refreshTokenHash, storedAudit([u.audit]), storedAudit([u.swapAudit])],
   );
   const { v2_key: key, v2_counter: counter } = rows[0];
-  if (rows[0].upgraded) announceAudit(key === null ? [u.audit, u.swapAudit] : [u.audit]);
+  if (rows[0].upgraded) announceAudit(q, key === null ? [u.audit, u.swapAudit] : [u.audit]);
   return {
     upgraded: rows[0].upgraded,
     factorVerified: rows[0].factor_verified,

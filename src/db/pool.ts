@@ -122,6 +122,20 @@ export function inTransaction<T>(q: Queryable, fn: (client: pg.PoolClient) => Pr
   return 'release' in q ? fn(q) : tx(q, fn, signal);
 }
 
+/** What runs once the transaction open on a client commits: dropped, never run, when it rolls back. */
+const commitHooks = new WeakMap<pg.PoolClient, Array<() => void>>();
+
+/**
+ * Runs `effect` once what `q` wrote is committed: at once on the pool or on a client outside tx(), after
+ * COMMIT inside one, and never if that transaction rolls back. For effects outside the database that must
+ * not tell of writes that did not happen, such as an audit entry's log line when sendingTx starts over.
+ */
+export function afterCommit(q: Queryable, effect: () => void): void {
+  const hooks = commitHooks.get(q as pg.PoolClient);
+  if (hooks) hooks.push(effect);
+  else effect();
+}
+
 /**
  * Runs `fn` inside BEGIN … COMMIT on one pooled client; any throw rolls back and is rethrown. This is the
  * only place that writes BEGIN/COMMIT/ROLLBACK (docs/architecture.md#transactions-begin-and-end-in-one-place). `fn` must use the client it is given.
@@ -149,9 +163,13 @@ export async function tx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promis
   try {
     if (signal?.aborted) abandon();
     await client.query('BEGIN');
+    const hooks: Array<() => void> = [];
+    commitHooks.set(client, hooks);
     const result = await (signal ? untilAborted(fn(client), signal) : fn(client));
     committing = true;
     await client.query('COMMIT');
+    commitHooks.delete(client);
+    for (const effect of hooks) effect();
     return result;
   } catch (err) {
     if (!released) {
@@ -164,6 +182,7 @@ export async function tx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promis
     }
     throw signal?.aborted && !committing ? signal.reason : err;
   } finally {
+    commitHooks.delete(client);
     signal?.removeEventListener('abort', abandon);
     release();
   }

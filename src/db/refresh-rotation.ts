@@ -67,7 +67,7 @@ export async function lockAndRotate(q: Queryable, r: LockAndRotate): Promise<Rot
     values: [r.parentId, r.childHash, r.client.userAgent, r.client.ip, storedAudit(r.audit), r.sessionId, r.now],
   });
   if (!rows[0]?.refresh_rotated) return null;
-  announceAudit(r.audit);
+  announceAudit(q, r.audit);
   const { refresh_rotated: _, refresh_amr: amr, refresh_identities: identities, refresh_factors: factors, ...user } = rows[0];
   return { user, amr, identities: identityRows(identities), factors: factorRows(factors) };
 }

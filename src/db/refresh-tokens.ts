@@ -191,7 +191,7 @@ async function insertChild(
            select * from child`,
     values,
   });
-  if (rows[0]) announceAudit(audit);
+  if (rows[0]) announceAudit(q, audit);
   return rows[0] ?? null;
 }
 
@@ -211,7 +211,7 @@ export async function recordRefresh(q: Queryable, sessionId: string, client: Ses
            select ${USER_COLUMNS} from users where id = (select user_id from touched)`,
     values: [sessionId, client.userAgent, client.ip, storedAudit(audit)],
   });
-  if (rows[0]) announceAudit(audit);
+  if (rows[0]) announceAudit(q, audit);
   return rows[0] ?? null;
 }
 

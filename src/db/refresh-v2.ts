@@ -96,7 +96,7 @@ export async function advanceV2Counter(q: Queryable, a: AdvanceV2): Promise<(Rot
     values: [a.sessionId, a.counter, a.client.userAgent, a.client.ip, storedAudit(a.audit), a.resealedKey, a.now],
   });
   if (!rows[0]) return null;
-  announceAudit(a.audit);
+  announceAudit(q, a.audit);
   const { v2_counter: counter, refresh_amr: amr, refresh_identities: identities, refresh_factors: factors, ...user } = rows[0];
   return { user, amr, identities: identityRows(identities), factors: factorRows(factors), counter };
 }
@@ -143,7 +143,7 @@ export async function recordV2Reuse(
            select (e ->> 'id')::uuid, e -> 'payload', e ->> 'ip' from touched, jsonb_array_elements($4::jsonb) as e`,
     values: [sessionId, client.userAgent, client.ip, storedAudit(audit), resealedKey],
   });
-  announceAudit(audit);
+  announceAudit(q, audit);
 }
 
 /**
@@ -170,7 +170,7 @@ export async function upgradeToV2(
            select refresh_token_hmac_key as v2_key, refresh_token_counter::text as v2_counter from upgraded`,
     values: [u.tokenId, u.sessionId, u.key, u.client.userAgent, u.client.ip, storedAudit(u.audit)],
   });
-  if (rows[0]) announceAudit(u.audit);
+  if (rows[0]) announceAudit(q, u.audit);
   return rows[0] ?? null;
 }
 

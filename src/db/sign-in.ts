@@ -111,7 +111,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
     ],
   });
   if (!rows[0]) return null;
-  if (s.audit) announceAudit([s.audit]);
+  if (s.audit) announceAudit(q, [s.audit]);
   const {
     sign_in_session_id: sessionId,
     sign_in_session_created_at: sessionCreatedAt,
