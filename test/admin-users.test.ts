@@ -77,6 +77,25 @@ t.test('a user whose role is an admin role may call the admin API until their se
   t.strictSame((await api.request('GET', '/admin/users', { token: noSub })).body.error_code, 'bad_jwt');
 });
 
+t.test("a ban ends an admin-role user's admin access at once, as it ends their own", async (t) => {
+  const created = await create({
+    email: 'rogue-operator@example.com',
+    password: 'operator-pass',
+    email_confirm: true,
+    role: 'service_role',
+  });
+  const session = await signIn('rogue-operator@example.com', 'operator-pass');
+  const token = session.body.access_token;
+  t.equal((await api.request('GET', '/admin/users?per_page=1', { token })).status, 200, 'an admin before the ban');
+  const ban = await api.request('PUT', `/admin/users/${created.body.id}`, { token: admin, body: { ban_duration: '24h' } });
+  t.equal(ban.status, 200, ban.text);
+  const banned = await api.request('GET', '/admin/users', { token });
+  t.strictSame([banned.status, banned.body], [403, { code: 403, error_code: 'user_banned', msg: 'User is banned' }]);
+  const selfUnban = await api.request('PUT', `/admin/users/${created.body.id}`, { token, body: { ban_duration: 'none' } });
+  t.equal(selfUnban.status, 403, 'nor may they lift their own ban');
+  t.ok((await api.db.query('select banned_until from users where id = $1', [created.body.id])).rows[0].banned_until, 'still banned');
+});
+
 t.test('POST /admin/users creates a confirmed user who can sign in; answers 200 with the whole user', async (t) => {
   const res = await create({
     email: 'Ada@Example.com',

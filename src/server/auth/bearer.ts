@@ -132,8 +132,9 @@ function checked(claims: VerifiedClaims, claim: SessionClaim, found: UserSession
 
 /**
  * For an admin's token that names a session (a user whose role is an admin role): the user and the session
- * must still exist, and the session must not have ended, checked in the original's order with its answers
- * (user_not_found, session_not_found, session_expired). A token naming no session is not looked up.
+ * must still exist, the user must not be banned, and the session must not have ended, checked in the
+ * original's order with its answers (user_not_found, session_not_found, user_banned, session_expired). A token
+ * naming no session is not looked up.
  */
 export async function requireTokenSession(claims: VerifiedClaims, ctx: AppContext): Promise<void> {
   const claim = sessionClaim(claims);
@@ -144,6 +145,9 @@ export async function requireTokenSession(claims: VerifiedClaims, ctx: AppContex
   if (!found) throw apiError('user_not_found');
   if (claim === NOT_A_UUID) throw apiError('bad_jwt_session_id');
   if (!found.session) throw apiError('session_not_found');
+  // A ban ends admin rights as it ends a user's own (the original checks it on user tokens only): otherwise an
+  // admin-role user banned for misuse keeps full admin access until the token expires.
+  if (isBanned(found.user)) throw apiError('user_banned');
   // not_after, the time limits and SESSIONS_ALLOW_LOW_AAL apply here, as in the original; SESSIONS_SINGLE_PER_USER does not.
   if (found.sessionEnded && found.sessionEnded !== 'newer_login') throw apiError('session_expired');
 }
