@@ -53,6 +53,13 @@ export function childRefreshToken(jwtSecret: string, parentToken: string, genera
  */
 export function childSecretOf(jwt: { secret: string; keys: ReadonlyArray<JsonWebKey> }): string {
   if (jwt.secret) return jwt.secret;
-  const privateParts = jwt.keys.map((k) => [(k as { kid?: string }).kid ?? '', k.k ?? '', k.d ?? '']);
-  return JSON.stringify(privateParts);
+  // Asked on every refresh and every link sent or followed: built once per key set, which a configuration
+  // never changes in place (a reload brings a new one).
+  let secret = secretOfKeys.get(jwt.keys);
+  if (secret === undefined) {
+    secret = JSON.stringify(jwt.keys.map((k) => [(k as { kid?: string }).kid ?? '', k.k ?? '', k.d ?? '']));
+    secretOfKeys.set(jwt.keys, secret);
+  }
+  return secret;
 }
+const secretOfKeys = new WeakMap<ReadonlyArray<JsonWebKey>, string>();
