@@ -38,8 +38,13 @@ export function storableIdentifier(value: string, what: string): string {
   return value.toWellFormed();
 }
 
-/** The profile as it may be stored and looked up; throws UnstorableProfile when an identifier holds a NUL. */
+/**
+ * The profile as it may be stored and looked up; throws UnstorableProfile when an identifier holds a NUL.
+ * A profile this made is answered as it is: the id_token grant checks the token's person in its own words
+ * before oauth/linking.ts checks every sign-in's, and the claims are walked once.
+ */
 export function storableProfile(profile: ExternalProfile): ExternalProfile {
+  if (madeStorable.has(profile)) return profile;
   const subject = storableIdentifier(profile.subject, 'subject');
   const emails = profile.emails.map((e) => ({ ...e, email: storableIdentifier(e.email, 'email address') }));
   for (const key of IDENTIFYING_CLAIMS) {
@@ -47,8 +52,11 @@ export function storableProfile(profile: ExternalProfile): ExternalProfile {
     if (typeof claim === 'string') storableIdentifier(claim, `${key} claim`);
   }
   const claims = storableClaims(profile.claims) as Record<string, unknown>;
-  return { ...profile, subject, emails, claims };
+  const storable = { ...profile, subject, emails, claims };
+  madeStorable.add(storable);
+  return storable;
 }
+const madeStorable = new WeakSet<ExternalProfile>();
 
 /** SAML's side (saml/acs.ts): the assertion's user ID and email are identifiers, its mapped attributes display claims. */
 export function storableAssertion<T extends { userId: string; email: string; claims: Record<string, unknown> }>(read: T): T {
