@@ -349,20 +349,13 @@ t.test('refusals, both chains: the original status and body, never a 500', async
     ['URI with a bad escape', 'ethereum', { uri: 'https://app.example.com/%zz' }, 400, validation('siwe: URI is not valid')],
     // A `#` starts no fragment in a request URI: here it sits in the user info, which Go refuses. Read as a
     // fragment it would make the site the URI and localhost its host, and a phishing domain would pass.
-    [
-      'URI whose # hides the host from one reading',
-      'ethereum',
+    ...(['ethereum', 'solana'] as const).map((chain): (typeof msgCases)[number] => [
+      `${chain}: URI whose # hides the host from one reading`,
+      chain,
       { uri: 'https://app.example.com#@localhost/', domain: 'evil.example.net' },
       400,
-      validation('siwe: URI is not valid'),
-    ],
-    [
-      'the same, Solana',
-      'solana',
-      { uri: 'https://app.example.com#@localhost/', domain: 'evil.example.net' },
-      400,
-      validation('siws: URI is not valid'),
-    ],
+      validation(`${chain === 'ethereum' ? 'siwe' : 'siws'}: URI is not valid`),
+    ]),
     [
       'resource with an escaped ASCII host',
       'ethereum',
