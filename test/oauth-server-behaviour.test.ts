@@ -386,6 +386,22 @@ t.test('grants: listed with the client summary and scopes, revoked once', async 
   t.strictSame((await api.request('GET', '/user/oauth/grants', { token: user.session.access_token })).body, []);
 });
 
+t.test('a client adopted with a script address: users are not shown it, admins are', async (t) => {
+  const client = await registerClient(api, { client_name: 'Adopted', client_uri: 'https://adopted.example' });
+  // As the original's database may hold them: it takes any scheme.
+  const script = 'javascript:alert(document.cookie)';
+  await api.db.query(`update oauth_clients set client_uri = $2, logo_uri = 'data:image/svg+xml,<svg onload=alert(1)>' where id = $1`, [
+    client.client_id,
+    script,
+  ]);
+  const { details, user } = await approvedCode(client.client_id, { code_challenge: S256(VERIFIER), code_challenge_method: 'S256' });
+  t.strictSame(details.body.client, { id: client.client_id, name: 'Adopted' }, 'the consent page gets neither address');
+  const grants = await api.request('GET', '/user/oauth/grants', { token: user.session.access_token });
+  t.strictSame(grants.body[0]?.client, { id: client.client_id, name: 'Adopted' }, 'nor does the grants list');
+  const stored = await api.request('GET', `/admin/oauth/clients/${client.client_id}`, { token: admin });
+  t.equal(stored.body.client_uri, script, 'the admin sees what is stored, to mend it');
+});
+
 t.test('a scope naming the same scopes many times is approved, and the consent keeps each once', async (t) => {
   const client = await registerClient(api);
   // 3,000 characters: within the request's 4,096, beyond the stored consent's 2,048 if kept as written.

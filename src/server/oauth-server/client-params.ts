@@ -103,12 +103,19 @@ export function checkDescriptive(p: Pick<UpdateParams, 'client_name' | 'client_u
     if (!uri) continue;
     if (bytes(uri) > 2048) throw invalid(`${key} cannot exceed 2048 characters`);
     if (!parsesAsRequestUri(uri)) throw invalid(`${key} must be a valid URL`);
-    // Shown as a link and an image on the consent page and in the user's grants: a `javascript:` or `data:`
-    // address there would run on the operator's origin, where the user's session lives. The original takes
-    // any scheme (docs/oauth-server.md#departures).
-    const scheme = uriParts(uri)?.scheme ?? '';
-    if (scheme !== '' && scheme !== 'https' && scheme !== 'http') throw invalid(`${key} must be an http or https URL`);
+    if (!isWebAddress(uri)) throw invalid(`${key} must be an http or https URL`);
   }
+}
+
+/**
+ * A client_uri or logo_uri fit to show: http, https, or no scheme. They are shown as a link and an image on
+ * the consent page and in the user's grants, where a `javascript:` or `data:` address would run on the
+ * operator's origin, where the user's session lives. The original takes any scheme (docs/oauth-server.md#departures),
+ * so a client adopted from its database may hold one: client-json.ts leaves those out of what users see.
+ */
+export function isWebAddress(uri: string): boolean {
+  const scheme = uriParts(uri)?.scheme ?? '';
+  return scheme === '' || scheme === 'https' || scheme === 'http';
 }
 
 export const isAuthMethod = (m: string): m is AuthMethod => (AUTH_METHODS as readonly string[]).includes(m);
