@@ -508,6 +508,47 @@ t.test('the ACS refuses what it must not accept', async (t) => {
   t.equal(rows[0].n, 0, 'no refused response made a user');
 });
 
+// docs/sso-saml.md#what-the-acs-checks: node-saml reads the Response's Status only when it carries no
+// assertion, so an IdP's failure answer that still held a signed, valid assertion used to sign the user in.
+t.test('a Response whose Status is not Success is refused even with a signed, valid assertion', async (t) => {
+  const email = 'rita@acme.test';
+  const rita = { nameId: 'rita-1', attributes: [{ name: 'email', values: [email] }] };
+  const RESPONDER = 'urn:oasis:names:tc:SAML:2.0:status:Responder';
+  const REQUESTER = 'urn:oasis:names:tc:SAML:2.0:status:Requester';
+  const counts = async () =>
+    (
+      await api.db.query(
+        `select (select count(*)::int from users where email = $1) as users,
+                (select count(*)::int from sessions s join users u on u.id = s.user_id where u.email = $1) as sessions,
+                (select count(*)::int from identities where provider_id = 'rita-1') as identities`,
+        [email],
+      )
+    ).rows[0];
+  const spInitiated = async (a: Assertion, what: 'Assertion' | 'Response' = 'Assertion') => {
+    const request = await start();
+    const xml = idp.responseXml(sp, { ...a, inResponseTo: request.id });
+    const response = Buffer.from(idp.sign(xml, what)).toString('base64');
+    return postToAcs(api.url, { SAMLResponse: response, RelayState: request.relayState });
+  };
+
+  t.strictSame(refusal(await spInitiated({ ...rita, status: { value: RESPONDER } })), INVALID, 'Responder, the assertion signed');
+  t.strictSame(
+    refusal(
+      await spInitiated({ ...rita, status: { value: REQUESTER, nested: 'urn:oasis:names:tc:SAML:2.0:status:AuthnFailed' } }, 'Response'),
+    ),
+    INVALID,
+    'Requester/AuthnFailed, the whole Response signed',
+  );
+  const unsolicited = await postToAcs(api.url, { SAMLResponse: idp.response(sp, { ...rita, status: { value: RESPONDER } }) });
+  t.strictSame(refusal(unsolicited), INVALID, 'Responder, IdP-initiated');
+  t.strictSame(await counts(), { users: 0, sessions: 0, identities: 0 }, 'no user, identity or session was made');
+
+  const success = await spInitiated({ ...rita, status: { value: 'urn:oasis:names:tc:SAML:2.0:status:Success' } });
+  t.equal(success.status, 302, 'the same response with a Success status signs in');
+  t.ok(new URLSearchParams(success.location!.hash.slice(1)).get('access_token'));
+  t.strictSame(await counts(), { users: 1, sessions: 1, identities: 1 });
+});
+
 t.test('an expired relay state is refused (422) and spent', async (t) => {
   const request = await start();
   await api.db.query("update saml_relay_states set created_at = now() - interval '3 minutes'");

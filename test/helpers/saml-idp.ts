@@ -61,6 +61,8 @@ export interface Assertion {
   recipient?: string;
   /** the Response Destination (default: the SP's ACS URL); null leaves it out */
   destination?: string | null;
+  /** the Response's top-level StatusCode Value (default: Success); `nested` adds a second-level StatusCode */
+  status?: { value: string; nested?: string };
   /** the Response's and the Assertion's IssueInstant (default: now) */
   issueInstant?: Date;
   notBefore?: Date;
@@ -158,7 +160,7 @@ export class TestIdp {
       `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ` +
       `ID="_r${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${issued}"${destination}${irt}>` +
       `<saml:Issuer>${issuer}</saml:Issuer>` +
-      '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>' +
+      statusXml(a.status) +
       `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_a${randomUUID().replace(/-/g, '')}" Version="2.0" IssueInstant="${issued}">` +
       `<saml:Issuer>${issuer}</saml:Issuer>` +
       `<saml:Subject><saml:NameID Format="${a.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'}">${a.nameId ?? 'user-1'}</saml:NameID>` +
@@ -249,6 +251,12 @@ export async function postToAcs(apiUrl: string, fields: Record<string, string>):
   await res.text();
   const location = res.headers.get('location');
   return { status: res.status, location: location ? new URL(location) : null };
+}
+
+function statusXml(status: Assertion['status']): string {
+  const value = status?.value ?? 'urn:oasis:names:tc:SAML:2.0:status:Success';
+  const nested = status?.nested ? `<samlp:StatusCode Value="${status.nested}"/>` : '';
+  return `<samlp:Status><samlp:StatusCode Value="${value}"${nested ? `>${nested}</samlp:StatusCode>` : '/>'}</samlp:Status>`;
 }
 
 function audienceRestrictions(audience: string | string[] | null): string {

@@ -1,5 +1,7 @@
 // The checks the original's SAML library makes on a response that node-saml does not make
 // (docs/sso-saml.md#what-the-acs-checks), run on a response node-saml has already verified:
+// - the Response's top-level StatusCode is Success (node-saml reads the Status only of a response without
+//   an assertion, so an IdP's failure answer that still carries a signed assertion would sign in);
 // - the Response's Destination is our ACS URL when the Response is signed or names one;
 // - the Response's Issuer, when present, is the provider;
 // - the Response and the Assertion were issued less than 90 seconds ago (no clock skew allowed here,
@@ -18,6 +20,8 @@ export const MAX_ISSUE_DELAY_MS = 90_000;
 /** Clock skew allowed on the subject confirmation's NotOnOrAfter. */
 const MAX_CLOCK_SKEW_MS = 180_000;
 const DSIG = 'http://www.w3.org/2000/09/xmldsig#';
+const PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol';
+const SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success';
 
 type Node = Record<string, unknown> & { $?: Record<string, string> };
 const list = (v: unknown): Node[] => (Array.isArray(v) ? (v as Node[]) : []);
@@ -33,6 +37,8 @@ export interface ResponseExpectations {
 
 /** Why the response fails the checks, or null when it passes. */
 export function responseProblem(response: Element, assertion: Node, e: ResponseExpectations, now = Date.now()): string | null {
+  const status = topLevelStatus(response);
+  if (status !== SUCCESS) return `response Status is ${status ?? 'missing'}`;
   const signed = children(response, 'Signature').some((s) => s.namespaceURI === DSIG);
   const destination = response.getAttribute('Destination') ?? '';
   if ((signed || destination !== '') && destination !== e.acsUrl) return `Destination ${destination} is not ${e.acsUrl}`;
@@ -54,6 +60,14 @@ export function responseProblem(response: Element, assertion: Node, e: ResponseE
     }
   }
   return null;
+}
+
+/** The Value of the Response's <Status><StatusCode> (the second-level code inside it only refines a failure). */
+function topLevelStatus(response: Element): string | null {
+  const inProtocol = (parent: Element, name: string) => children(parent, name).find((el) => el.namespaceURI === PROTOCOL);
+  const status = inProtocol(response, 'Status');
+  const code = status && inProtocol(status, 'StatusCode');
+  return code ? code.getAttribute('Value') : null;
 }
 
 /** An <Audience>'s text as xml2js gives it: the string, or its `_` when the element has attributes. */
