@@ -277,6 +277,28 @@ t.test('verify bodies without the webauthn fields are 400s; a ceremony of the ot
   t.same((await post({ challenge_id: created.id, webauthn: { type: 'request', credential_response: assertion } })).body, FAILED);
 });
 
+// WebAuthn (§6.5.1, §7.1) allows credential IDs of at most 1023 bytes: a factor's "create" ceremony
+// refuses a longer one as it refuses any malformed credential, and the factor stays without a credential.
+t.test('a factor takes a credential ID of 1023 bytes; one of 1024 bytes is refused and nothing is saved', async (t) => {
+  const { factorId } = await userWithFactor(newAuthenticator({ credentialIdLength: 1023 }));
+  const stored = await api.db.query("select status, web_authn_credential->>'credential_id' as id from mfa_factors where id = $1", [
+    factorId,
+  ]);
+  t.equal(stored.rows[0].status, 'verified');
+  t.equal(Buffer.from(stored.rows[0].id, 'base64url').length, 1023);
+
+  const session = await signUp(api);
+  const enrolled = await api.request('POST', '/factors', { token: session.access_token, body: { factor_type: 'webauthn' } });
+  const created = await challenge(session.access_token, enrolled.body.id);
+  const tooLong = newAuthenticator({ credentialIdLength: 1024 }).create(created.webauthn.credential_options.publicKey);
+  const res = await verify(session.access_token, enrolled.body.id, created.id, 'create', tooLong);
+  t.strictSame([res.status, res.body], [400, { code: 400, error_code: 'validation_failed', msg: 'Invalid credential_response' }]);
+  const factor = await api.db.query('select status, web_authn_credential, web_authn_aaguid from mfa_factors where id = $1', [
+    enrolled.body.id,
+  ]);
+  t.strictSame(factor.rows[0], { status: 'unverified', web_authn_credential: null, web_authn_aaguid: null }, 'no credential is saved');
+});
+
 t.test('with a verified factor, passkeys are managed from aal2 sessions only', async (t) => {
   const authenticator = newAuthenticator();
   const { session, aal2 } = await userWithFactor(authenticator);

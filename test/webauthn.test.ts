@@ -256,6 +256,32 @@ t.test('malformed verify bodies are clear 400s', async (t) => {
   t.same(res.body, invalid, 'an attestation object that is no CBOR map');
 });
 
+// WebAuthn (§6.5.1, §7.1) allows credential IDs of at most 1023 bytes; a longer one is no valid attestation
+// and must not become a row whose ID the authenticator could never have been asked for.
+t.test('a credential ID of 1023 bytes registers and signs in; one of 1024 bytes is refused and nothing is stored', async (t) => {
+  const longest = newAuthenticator({ credentialIdLength: 1023 });
+  const { session } = await userWithPasskey(longest);
+  const stored = await api.db.query('select length(credential_id) as n from webauthn_credentials where user_id = $1', [session.user.id]);
+  t.strictSame(
+    stored.rows.map((r) => r.n),
+    [1023],
+  );
+  t.equal((await signInWithPasskey(api, longest)).status, 200, 'and signs in');
+
+  const other = await signUp(api);
+  const res = await register(api, other.access_token, newAuthenticator({ credentialIdLength: 1024 }));
+  t.strictSame(
+    [res.status, res.body],
+    [400, { code: 400, error_code: 'webauthn_verification_failed', msg: 'Invalid credential response' }],
+  );
+  t.equal(await count('webauthn_credentials', other.user.id), 0, 'no passkey is stored');
+  const audited = await api.db.query(
+    "select count(*)::int as n from audit_log_entries where payload->>'actor_id' = $1 and payload->>'action' = 'passkey_created'",
+    [other.user.id],
+  );
+  t.equal(audited.rows[0].n, 0, 'nor audited');
+});
+
 // As the original since it stopped refusing to start: deployments switched the factor switches on when the
 // client still sent the relying party itself (the auth-js test stack does), and must keep starting.
 t.test('PASSKEY_ENABLED and the WebAuthn factor switches without the relying party start with a warning', async (t) => {

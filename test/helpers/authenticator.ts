@@ -32,6 +32,15 @@ export interface Tamper {
 /** The signature algorithms this authenticator can make a credential for. */
 export type Algorithm = 'ES256' | 'ES384' | 'PS256';
 
+export interface AuthenticatorOptions {
+  rpId: string;
+  origin: string;
+  counterStep?: number;
+  algorithm?: Algorithm;
+  /** the bytes of the credential ID it makes (default 32; WebAuthn allows at most 1023) */
+  credentialIdLength?: number;
+}
+
 interface Key {
   credentialId: Buffer;
   cosePublicKey: Uint8Array;
@@ -52,11 +61,11 @@ export class SoftwareAuthenticator {
   private readonly key: Key;
   private userHandle: string | null = null;
 
-  constructor(options: { rpId: string; origin: string; counterStep?: number; algorithm?: Algorithm }, key?: Key) {
+  constructor(options: AuthenticatorOptions, key?: Key) {
     this.rpId = options.rpId;
     this.origin = options.origin;
     this.counterStep = options.counterStep ?? 1;
-    this.key = key ?? newKey(options.algorithm ?? 'ES256');
+    this.key = key ?? newKey(options.algorithm ?? 'ES256', options.credentialIdLength ?? 32);
   }
 
   get credentialId(): string {
@@ -165,8 +174,8 @@ export class SoftwareAuthenticator {
   }
 }
 
-function newKey(algorithm: Algorithm): Key {
-  const credentialId = randomBytes(32);
+function newKey(algorithm: Algorithm, credentialIdLength: number): Key {
+  const credentialId = randomBytes(credentialIdLength);
   const bytes = (b64url: string | undefined) => new Uint8Array(Buffer.from(b64url!, 'base64url'));
   if (algorithm === 'PS256') {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

@@ -14,7 +14,7 @@ export const PASSKEY_ENV = {
   AUTH_WEBAUTHN_RP_ORIGINS: `${RP_ORIGIN},https://app.example.com`,
 };
 
-export const newAuthenticator = (options: { counterStep?: number; algorithm?: Algorithm } = {}) =>
+export const newAuthenticator = (options: { counterStep?: number; algorithm?: Algorithm; credentialIdLength?: number } = {}) =>
   new SoftwareAuthenticator({ rpId: RP_ID, origin: RP_ORIGIN, ...options });
 
 /** Registration options, then the authenticator's attestation sent to /verify. */
