@@ -4,8 +4,10 @@
 // 302, the provider's pages, the callback). An OIDC provider (a real oidc-provider: discovery, PKCE,
 // id_token verified against its JWKS) and a plain OAuth2 provider (a small server in the RFC 6749 wire
 // format: PKCE, userinfo, attribute mapping, claims allowlist); linking with linkIdentity; disabling and
-// deleting a provider taking effect on the next request; the id_token grant reading a custom provider's token.
+// deleting a provider taking effect on the next request; the id_token grant reading a custom provider's token;
+// a provider without a stored discovery document whose issuer never answers, refused before the deadline.
 import t from 'tap';
+import net from 'node:net';
 import { GoTrueAdminApi } from '@supabase/auth-js';
 import { startTestService } from './helpers/server.js';
 import { startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
@@ -268,3 +270,58 @@ t.test('the id_token grant takes custom providers but, as the original, applies 
   t.notOk(identity.identity_data.nickname, 'attribute_mapping is not applied');
   t.notOk(identity.identity_data.custom_claims, 'the allowlist is not applied');
 });
+
+t.test(
+  "a row's first discovery slower than the request deadline: /authorize, /callback and the grant answer its refusal, no 504",
+  async (t) => {
+    // A row written outside the admin API holds no discovery document: each sign-in fetches it, within its own
+    // 10 s, far past this deadline. Without the cap the deadline's 504 always came first.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentUrl = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/.well-known/openid-configuration`;
+    const hurried = await startTestService({
+      ...env,
+      DATABASE_URL: (api.db as unknown as { options: { connectionString: string } }).options.connectionString,
+      AUTH_API_MAX_REQUEST_DURATION: '1',
+    });
+    const made = await admin.customProviders.createProvider({
+      provider_type: 'oidc',
+      identifier: 'custom:stalled',
+      name: 'Stalled',
+      client_id: plain.clientId,
+      client_secret: plain.clientSecret,
+      issuer: plain.base,
+    });
+    if (made.error) throw made.error;
+    t.teardown(async () => {
+      await admin.customProviders.deleteProvider('custom:stalled');
+      await hurried.stop();
+      silent.close();
+    });
+    // A sign-in under way, started while the row still held its document.
+    const started = await hurried.request('GET', '/authorize?provider=custom:stalled');
+    t.equal(started.status, 302, started.text);
+    await api.db.query(
+      `update custom_oauth_providers set cached_discovery = null, discovery_url = $1 where identifier = 'custom:stalled'`,
+      [silentUrl],
+    );
+    const refusal = {
+      code: 400,
+      error_code: 'validation_failed',
+      msg: `OIDC discovery from "${silentUrl}" failed: no answer before the request deadline`,
+    };
+
+    const authorize = await hurried.request('GET', '/authorize?provider=custom:stalled');
+    t.same([authorize.status, authorize.body], [400, refusal]);
+
+    plain.approveAs = { sub: 'stalled-1', email: 'stalled@example.com', email_verified: true };
+    const { status, location } = await callback(hurried, await plainApproves(new URL(started.headers.get('location')!)));
+    t.equal(status, 302);
+    t.match(queryOf(location), { error: 'invalid_request', error_code: 'validation_failed', error_description: refusal.msg });
+
+    // The provider is refused before its token is looked at.
+    const grant = await hurried.request('POST', '/token?grant_type=id_token', { body: { provider: 'custom:stalled', id_token: 'a.b.c' } });
+    t.same([grant.status, grant.body], [400, refusal]);
+    t.equal((await api.db.query(`select 1 from users where email = 'stalled@example.com'`)).rowCount, 0, 'nobody signed in');
+  },
+);

@@ -25,6 +25,11 @@ export function discoveryUrlOf(issuer: string, discoveryUrl: string | null): str
   return discoveryUrl || `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 }
 
+/** The refusal of a discovery document that could not be had from `url`, saying why. */
+export function discoveryFailed(url: string, why: string) {
+  return apiError('validation_failed', `OIDC discovery from "${url}" failed: ${why}`);
+}
+
 /** `restricted`: the connection may reach the addresses it allows only (custom-providers/public-connections.ts). */
 export async function fetchDiscovery(
   url: string,
@@ -35,14 +40,11 @@ export async function fetchDiscovery(
   try {
     doc = await read(url, restricted);
   } catch (err) {
-    throw apiError('validation_failed', `OIDC discovery from "${url}" failed: ${(err as Error).message}`);
+    throw discoveryFailed(url, (err as Error).message);
   }
   if (doc.issuer !== expectedIssuer) {
     const got = typeof doc.issuer === 'string' ? doc.issuer : '';
-    throw apiError(
-      'validation_failed',
-      `OIDC discovery from "${url}" failed: oidc: issuer mismatch, expected "${expectedIssuer}" got "${got}"`,
-    );
+    throw discoveryFailed(url, `oidc: issuer mismatch, expected "${expectedIssuer}" got "${got}"`);
   }
   const missing = REQUIRED.filter((field) => typeof doc[field] !== 'string' || !doc[field]);
   if (missing.length > 0) {

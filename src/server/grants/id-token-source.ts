@@ -15,6 +15,7 @@ import { verifyCustomIdToken } from '../custom-providers/module.js';
 import type { OAuthProviderConfig, OAuthProviderName } from '../config/types.js';
 import type { ExternalProfile } from '../providers/types.js';
 import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
 
 export interface IdTokenSource {
   /** identities.provider: the built-in name, `custom:<id>`, or the allowed issuer's URL */
@@ -35,7 +36,8 @@ export interface IdTokenRequest {
   idToken: string;
 }
 
-export async function idTokenSource(ctx: AppContext, r: IdTokenRequest): Promise<IdTokenSource> {
+/** `req`: a custom provider's discovery, when made now, gives up before its deadline (custom-providers/lookup.ts). */
+export async function idTokenSource(ctx: AppContext, req: Pick<ApiRequest, 'msLeft'>, r: IdTokenRequest): Promise<IdTokenSource> {
   const builtIn = builtInByName(r) ?? (r.issuer ? await builtInByIssuer(ctx, r.issuer) : null);
   if (builtIn) {
     // Apple's and Azure's token issuer is checked first, then whether the provider is switched on (as the original orders them).
@@ -47,7 +49,7 @@ export async function idTokenSource(ctx: AppContext, r: IdTokenRequest): Promise
     }
     return builtInSource(ctx, builtIn);
   }
-  if (r.provider.startsWith('custom:')) return customSource(ctx, r.provider);
+  if (r.provider.startsWith('custom:')) return customSource(ctx, req, r.provider);
   if (ctx.config.external.allowedIdTokenIssuers.includes(r.issuer)) return allowedIssuerSource(ctx, r.issuer, r.clientId);
   // The original names the provider sent (usually empty), not the issuer.
   throw apiError('custom_oidc_not_allowed', `Custom OIDC provider "${r.provider}" not allowed`);
@@ -119,8 +121,8 @@ function readingOf(issuer: string): Pick<IdTokenSource, 'reader' | 'profile'> {
 }
 
 /** `custom:<id>`: checked as its /callback checks it, but read as the original's grant reads it (no attribute_mapping, no allowlist). */
-async function customSource(ctx: AppContext, identifier: string): Promise<IdTokenSource> {
-  const { row, rt } = await customIdTokenProvider(ctx, identifier);
+async function customSource(ctx: AppContext, req: Pick<ApiRequest, 'msLeft'>, identifier: string): Promise<IdTokenSource> {
+  const { row, rt } = await customIdTokenProvider(ctx, req, identifier);
   return {
     name: identifier,
     ...readingOf(row.issuer ?? ''),

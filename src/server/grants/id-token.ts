@@ -57,7 +57,7 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
   // A signed-in user linking this identity (auth-js linkIdentity with an id_token) is checked first, before
   // the provider is looked up or any outbound call is made, as the original orders it.
   const linking = body.link_identity === true ? await linkingUser(req, ctx) : null;
-  const source = await idTokenSource(ctx, { provider, clientId, issuer, idToken: token });
+  const source = await idTokenSource(ctx, req, { provider, clientId, issuer, idToken: token });
   const name = source.name;
 
   let claims: Record<string, unknown>;

@@ -97,7 +97,7 @@ async function readProvider(
 ): Promise<ProviderSide & { name: string }> {
   const code = params.get('code') ?? '';
   if (!speaksOAuth1(flow.provider_type) && !code) throw apiError('oauth_code_missing');
-  const { name, module, rt } = await usableProvider(ctx, flow.provider_type, 'oauth_provider_not_supported');
+  const { name, module, rt } = await usableProvider(ctx, req, flow.provider_type, 'oauth_provider_not_supported');
   const side =
     module.protocol === 'oauth2'
       ? await readByCode(req, ctx, module, rt, code, flow, params)

@@ -61,7 +61,7 @@ async function assertInvite(ctx: AppContext, inviteToken: string): Promise<void>
 /** The provider URL the browser is sent to. */
 export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetId: string | null): Promise<string> {
   const query = req.query;
-  const { name, module, rt } = await usableProvider(ctx, query.get('provider') ?? '');
+  const { name, module, rt } = await usableProvider(ctx, req, query.get('provider') ?? '');
   if (name === 'slack' || name === 'linkedin') noteDeprecatedEndpoint(`GET /authorize?provider=${name}`, ctx.log);
   // In the original's order: the provider, the invite, then the PKCE parameters.
   const inviteToken = query.get('invite_token') || null;
