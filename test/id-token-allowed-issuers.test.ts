@@ -5,8 +5,11 @@
 // not listed is refused in the original's words, and the issuers of built-in providers stay theirs.
 // The issuer is a small OIDC-format server (discovery, JWKS) whose keys the test signs with. LinkedIn
 // (OIDC) is switched on with that issuer as its own: the original's grant does not take linkedin_oidc,
-// so neither its name nor its issuer leads to it.
+// so neither its name nor its issuer leads to it. An issuer, or a built-in provider asked whether it owns
+// the issuer, that never answers ends the grant before the request's deadline, as an unreachable one does.
 import t from 'tap';
+import http from 'node:http';
+import type net from 'node:net';
 import { createHash } from 'node:crypto';
 import { SignJWT, generateKeyPair, type KeyLike } from 'jose';
 import { startTestService } from './helpers/server.js';
@@ -118,4 +121,43 @@ t.test("an issuer whose discovery document names another issuer is not that issu
   const token = await sign({ sub: 'iss-6', email: 'iss-6@example.com', email_verified: true }, { issuer: alias });
   const res = await grant({ id_token: token, issuer: alias, client_id: 'mobile-app' });
   t.same([res.status, res.body], [400, { error: 'invalid request', error_description: 'Bad ID token' }]);
+});
+
+t.test('an issuer or a built-in provider slower than the request deadline: the grant answers before it, no 504', async (t) => {
+  // Under /silent nothing is ever answered; under /keyless the discovery document is, its key set never.
+  const stall = http.createServer((req, res) => {
+    if (req.url !== '/keyless/.well-known/openid-configuration') return;
+    const issuer = `http://${req.headers.host}/keyless`;
+    const doc = { issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+  });
+  await new Promise<void>((resolve) => stall.listen(0, '127.0.0.1', resolve));
+  const stallBase = `http://127.0.0.1:${(stall.address() as net.AddressInfo).port}`;
+  // Every bound of the calls far past the request's: without the cap the deadline's 504 always came first.
+  // Google, switched on, is asked for its discovery document whenever an issuer is sent: it never answers.
+  const hurried = await startTestService({
+    AUTH_EXTERNAL_ALLOWED_ID_TOKEN_ISSUERS: `${idp.base},${stallBase}/silent,${stallBase}/keyless`,
+    ...providerEnv('google', { clientId: 'g', secret: 'g-secret', redirectUri: REDIRECT_URI, url: `${stallBase}/silent` }),
+    AUTH_API_MAX_REQUEST_DURATION: '2',
+    AUTH_INTERNAL_HTTP_TIMEOUT: '60',
+  });
+  t.teardown(async () => {
+    await hurried.stop();
+    stall.closeAllConnections();
+    stall.close();
+  });
+  const hurriedGrant = (body: Record<string, unknown>) => hurried.request('POST', '/token?grant_type=id_token', { body });
+  const claims = { sub: 'slow-1', email: 'slow-1@example.com', email_verified: true };
+  const bad = [400, { error: 'invalid request', error_description: 'Bad ID token' }];
+
+  for (const issuer of [`${stallBase}/silent`, `${stallBase}/keyless`]) {
+    const res = await hurriedGrant({ id_token: await sign(claims, { issuer }), issuer, client_id: 'mobile-app' });
+    t.same([res.status, res.body], bad, issuer);
+  }
+  t.equal((await hurried.db.query(`select 1 from users where email = 'slow-1@example.com'`)).rowCount, 0, 'nobody signed in');
+
+  // Google owns no issuer while it does not answer: a listed issuer's token still signs in, in time.
+  const listed = await hurriedGrant({ id_token: await sign(claims), issuer: idp.base, client_id: 'mobile-app' });
+  t.equal(listed.status, 200, listed.text);
+  t.equal(listed.body.user?.email, 'slow-1@example.com');
 });

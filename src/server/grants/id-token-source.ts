@@ -16,6 +16,7 @@ import type { OAuthProviderConfig, OAuthProviderName } from '../config/types.js'
 import type { ExternalProfile } from '../providers/types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
+import { beforeDeadline } from '../http/request-budget.js';
 
 export interface IdTokenSource {
   /** identities.provider: the built-in name, `custom:<id>`, or the allowed issuer's URL */
@@ -36,9 +37,9 @@ export interface IdTokenRequest {
   idToken: string;
 }
 
-/** `req`: a custom provider's discovery, when made now, gives up before its deadline (custom-providers/lookup.ts). */
+/** `req`: the outbound calls made here give up before its deadline (http/request-budget.ts). */
 export async function idTokenSource(ctx: AppContext, req: Pick<ApiRequest, 'msLeft'>, r: IdTokenRequest): Promise<IdTokenSource> {
-  const builtIn = builtInByName(r) ?? (r.issuer ? await builtInByIssuer(ctx, r.issuer) : null);
+  const builtIn = builtInByName(r) ?? (r.issuer ? await builtInByIssuer(ctx, req, r.issuer) : null);
   if (builtIn) {
     // Apple's and Azure's token issuer is checked first, then whether the provider is switched on (as the original orders them).
     const detected = detectedIssuer(builtIn, runtimeFor(ctx.config, builtIn), r.idToken, r.issuer);
@@ -77,8 +78,13 @@ function builtInByName(r: IdTokenRequest): OAuthProviderName | null {
   return GRANT_PROVIDERS.includes(name) && idTokenProvider(name) ? name : null;
 }
 
-/** A built-in provider that owns `issuer`: one of the well-known issuers (switched on or not), or an enabled provider's configured one. */
-async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthProviderName | null> {
+/**
+ * A built-in provider that owns `issuer`: one of the well-known issuers (switched on or not), or an enabled
+ * provider's configured one. A provider whose discovery document cannot be had owns none, and so does one
+ * that has not answered within half the request's time left (http/request-budget.ts): the token is still to
+ * be checked after it.
+ */
+async function builtInByIssuer(ctx: AppContext, req: Pick<ApiRequest, 'msLeft'>, issuer: string): Promise<OAuthProviderName | null> {
   // The issuers the original knows its built-in providers by, whether or not they are switched on: a token
   // of a disabled one is refused as that provider's, never taken as an allowed issuer's (the setting's
   // default lists apple's and google's, which the original's switch reaches first). LinkedIn's is not one.
@@ -87,7 +93,9 @@ async function builtInByIssuer(ctx: AppContext, issuer: string): Promise<OAuthPr
   for (const name of GRANT_PROVIDERS) {
     const module = idTokenProvider(name);
     if (!module || !acceptsIdTokens(ctx.config, name)) continue;
-    const configured = (await module.endpoints(runtimeFor(ctx.config, name)).catch(() => null))?.issuer;
+    const lookup = () => module.endpoints(runtimeFor(ctx.config, name));
+    const late = () => new ProviderError(`${name} did not answer before the request deadline`);
+    const configured = (await beforeDeadline(req, lookup, late, 0.5).catch(() => null))?.issuer;
     if (configured && (Array.isArray(configured) ? configured : [configured]).includes(issuer)) return name;
   }
   return null;

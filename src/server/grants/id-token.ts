@@ -20,6 +20,7 @@ import { notice, sendNotifications, type Notification } from '../delivery/notifi
 import { mailUnverified } from '../oauth/unverified.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import type { ApiResponse } from '../http/types.js';
+import { beforeDeadline } from '../http/request-budget.js';
 import type { AppContext } from '../context.js';
 import type { Grant } from './grant.js';
 import { OAuthRefusal, refusalResponse } from './oauth-refusal.js';
@@ -62,7 +63,11 @@ async function grant(req: Parameters<Grant['handle']>[0], ctx: AppContext, body:
 
   let claims: Record<string, unknown>;
   try {
-    claims = await source.verify(token);
+    // The issuer's discovery document and keys are fetched within INTERNAL_HTTP_TIMEOUT, as long as the request's
+    // own deadline by default: an issuer that never answered raced it into the 504. The check gives up before
+    // the deadline instead (http/request-budget.ts), a bad token as with an unreachable issuer.
+    const late = () => new ProviderError(`${name} did not answer before the request deadline`);
+    claims = await beforeDeadline(req, () => source.verify(token), late);
   } catch (err) {
     if (err instanceof IdTokenError || err instanceof ProviderError) {
       ctx.log.info({ provider: name, cause: err.message }, 'id_token refused');
