@@ -1,5 +1,6 @@
 // metadata_url: fetched at create (HTTPS only, bounded in time and size, non-200 refused with the original's
-// message) and fetched again at the ACS once stale, so an IdP that rotated its signing key is followed.
+// message, an IdP slower than the request's deadline refused before it) and fetched again at the ACS once
+// stale, so an IdP that rotated its signing key is followed.
 // The IdP's metadata is served over HTTPS by a local server with a certificate made here; this test process
 // (and so the service it starts) accepts that certificate through NODE_TLS_REJECT_UNAUTHORIZED, a switch
 // of Node's, not of the service.
@@ -110,4 +111,33 @@ t.test('fetched at create, and again at the ACS once stale', async (t) => {
   t.equal(acs.status, 302, 'signed with the new key, verified against the refetched metadata');
   const { rows } = await api.db.query('select metadata_xml from saml_providers');
   t.equal(rows[0].metadata_xml, served, 'the refetched metadata is stored');
+});
+
+t.test('a metadata_url slower than the request deadline: POST and PUT answer its refusal, no 504', async (t) => {
+  // The fetch's own bound far past the request's: without the cap the deadline's 504 always came first.
+  const hurried = await startTestService({
+    AUTH_SAML_ENABLED: 'true',
+    AUTH_SAML_PRIVATE_KEY: spPrivateKey(),
+    AUTH_API_MAX_REQUEST_DURATION: '1',
+    AUTH_INTERNAL_HTTP_TIMEOUT: '60',
+  });
+  t.teardown(() => hurried.stop());
+  const refusal = [
+    400,
+    { code: 400, error_code: 'saml_metadata_fetch_failed', msg: `Error fetching SAML Metadata from URL '${base}/silent'` },
+  ];
+  const created = await hurried.request('POST', '/admin/sso/providers', {
+    token,
+    body: { type: 'saml', metadata_url: `${base}/silent`, domains: ['stalled.test'] },
+  });
+  t.strictSame([created.status, created.body], refusal);
+  t.equal((await hurried.request('GET', '/admin/sso/providers', { token })).body.items.length, 0, 'nothing created');
+
+  const slowIdp = new TestIdp();
+  const made = await hurried.request('POST', '/admin/sso/providers', { token, body: { type: 'saml', metadata_xml: slowIdp.metadata() } });
+  t.equal(made.status, 201, made.text);
+  const updated = await hurried.request('PUT', `/admin/sso/providers/${made.body.id}`, { token, body: { metadata_url: `${base}/silent` } });
+  t.strictSame([updated.status, updated.body], refusal);
+  const kept = await hurried.request('GET', `/admin/sso/providers/${made.body.id}`, { token });
+  t.equal(kept.body.saml.metadata_url, undefined, 'the provider is unchanged');
 });

@@ -51,7 +51,7 @@ export const adminGetSsoProvider: GuardedHandler<Admin> = async (req, ctx) => ({
 export const adminCreateSsoProvider: GuardedHandler<Admin, ProviderBody> = async (req, ctx) => {
   const body = req.body();
   checkProviderBody(body, false);
-  const metadata = (await bodyMetadata(ctx, body))!;
+  const metadata = (await bodyMetadata(ctx, req, body))!;
   const domains = readDomains(body) ?? [];
   // Answered as this transaction wrote it: read after the commit, a concurrent delete or PUT of the new
   // provider could come first (a 500 for a provider no longer found, or another request's changes).
@@ -95,7 +95,7 @@ export const adminUpdateSsoProvider: GuardedHandler<Admin, ProviderBody> = async
   const { id, entity_id: entityId } = await loadProvider(req, ctx);
   const body = req.body();
   checkProviderBody(body, true);
-  const metadata = await bodyMetadata(ctx, body);
+  const metadata = await bodyMetadata(ctx, req, body);
   // Checked here, in the original's order: a provider's EntityID never changes (no write moves it).
   if (metadata && metadata.parsed.entityId !== entityId) {
     throw apiError(

@@ -12,9 +12,14 @@ export const METADATA_MAX_BYTES = 1024 * 1024;
 const MAX_REDIRECTS = 10;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+/** The refusal of metadata that could not be had from `url` (unreachable, no answer in time, a redirect not followed). */
+export function metadataFetchFailed(url: string) {
+  return apiError('saml_metadata_fetch_failed', `Error fetching SAML Metadata from URL '${url}'`);
+}
+
 export async function fetchSamlMetadata(url: string, timeoutSeconds: number): Promise<string> {
   const signal = AbortSignal.timeout(timeoutSeconds * 1000);
-  const failed = () => apiError('saml_metadata_fetch_failed', `Error fetching SAML Metadata from URL '${url}'`);
+  const failed = () => metadataFetchFailed(url);
   let response: Response;
   let at = url;
   for (let redirects = 0; ; redirects++) {
@@ -60,7 +65,7 @@ async function readBounded(response: Response, url: string): Promise<string> {
     }
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    throw apiError('saml_metadata_fetch_failed', `Error fetching SAML Metadata from URL '${url}'`);
+    throw metadataFetchFailed(url);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

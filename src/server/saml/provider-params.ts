@@ -3,11 +3,13 @@
 import { apiError } from '../errors.js';
 import { bodySchema } from '../http/validate.js';
 import { parseStrictUrl } from '../http/strict-url.js';
-import { fetchSamlMetadata } from './fetch-metadata.js';
+import { fetchSamlMetadata, metadataFetchFailed } from './fetch-metadata.js';
 import { parseIdpMetadata, type IdpMetadata } from './idp-metadata.js';
 import type { AttributeMapping } from '../../db/sso-providers.js';
 import { normalMapping } from './attribute-mapping.js';
 import type { AppContext } from '../context.js';
+import type { ApiRequest } from '../http/types.js';
+import { beforeDeadline } from '../http/request-budget.js';
 
 export const providerBody = bodySchema({
   type: 'string',
@@ -77,11 +79,23 @@ export function readAttributeMapping(body: ProviderBody): AttributeMapping | nul
   return normalMapping({ keys });
 }
 
-/** The metadata of the body, fetched from metadata_url or taken from metadata_xml; null when neither is given. */
-export async function bodyMetadata(ctx: AppContext, body: ProviderBody): Promise<{ raw: string; parsed: IdpMetadata } | null> {
+/**
+ * The metadata of the body, fetched from metadata_url or taken from metadata_xml; null when neither is given.
+ * The fetch's own bound (INTERNAL_HTTP_TIMEOUT) is as long as the request's deadline by default, so an IdP
+ * that never answered raced it into the 504: it gives up before the deadline instead (http/request-budget.ts),
+ * refused as an unreachable URL is. Half the time left at most: the provider is still to be written after it.
+ */
+export async function bodyMetadata(
+  ctx: AppContext,
+  req: Pick<ApiRequest, 'msLeft'>,
+  body: ProviderBody,
+): Promise<{ raw: string; parsed: IdpMetadata } | null> {
   let raw: string;
+  const url = body.metadata_url;
   if (body.metadata_xml) raw = body.metadata_xml;
-  else if (body.metadata_url) raw = await fetchSamlMetadata(body.metadata_url, ctx.config.external.httpTimeoutSeconds);
-  else return null;
+  else if (url) {
+    const fetch = () => fetchSamlMetadata(url, ctx.config.external.httpTimeoutSeconds);
+    raw = await beforeDeadline(req, fetch, () => metadataFetchFailed(url), 0.5);
+  } else return null;
   return { raw, parsed: parseIdpMetadata(raw) };
 }
