@@ -399,3 +399,29 @@ t.test('hostile values in every field, on create and update, and odd provider na
   t.equal((await api.request('GET', '/health')).status, 200, 'still healthy');
   await call(api, 'DELETE', '/admin/custom-providers/custom:target');
 });
+
+t.test('an issuer that never answers: create and update answer the discovery refusal before the deadline, no 504', async (t) => {
+  // The fetch's own bound (10 s) is far past this deadline: without the cap the deadline's 504 always came first.
+  const silent = http.createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const silentIssuer = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+  const hurried = await startTestService({ ...open, AUTH_API_MAX_REQUEST_DURATION: '1' });
+  t.teardown(async () => {
+    await hurried.stop();
+    silent.closeAllConnections();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+  const late = refusal(
+    `OIDC discovery from "${silentIssuer}/.well-known/openid-configuration" failed: no answer before the request deadline`,
+  );
+  const created = await call(hurried, 'POST', '/admin/custom-providers', oidcBody({ identifier: 'custom:silent', issuer: silentIssuer }));
+  t.same([created.status, created.body], [400, late], 'create');
+  t.same((await hurried.db.query('select count(*)::int as n from custom_oauth_providers')).rows, [{ n: 0 }], 'nothing stored');
+
+  const made = await call(hurried, 'POST', '/admin/custom-providers', oidcBody({ identifier: 'custom:moving' }));
+  t.equal(made.status, 201, made.text);
+  const moved = await call(hurried, 'PUT', '/admin/custom-providers/custom:moving', { issuer: silentIssuer });
+  t.same([moved.status, moved.body], [400, late], 'update');
+  const kept = await hurried.db.query(`select issuer from custom_oauth_providers where identifier = 'custom:moving'`);
+  t.same(kept.rows, [{ issuer: idp.issuer }], 'the row is as it was');
+});

@@ -7,13 +7,17 @@ import { randomUUID } from 'node:crypto';
 import type { CustomProviderFields, CustomProviderRow, CustomProviderType } from '../../db/custom-oauth-providers.js';
 import type { SecretBox } from '../mfa/encryption.js';
 import { checkProviderUrl } from './url-check.js';
-import { discoveryUrlOf, fetchDiscovery } from './discovery.js';
+import { discoveryFailed, discoveryUrlOf, fetchDiscovery } from './discovery.js';
 import { publicConnections } from './public-connections.js';
 import { stringList, withOpenid, type ProviderBody } from './params.js';
+import { beforeDeadline } from '../http/request-budget.js';
+import type { ApiRequest } from '../http/types.js';
 
 export interface BuildOptions {
   allowPrivateUrls: boolean;
   box: SecretBox;
+  /** the admin request: the discovery gives up before its deadline (rediscover) */
+  request: Pick<ApiRequest, 'msLeft'>;
 }
 
 const URL_FIELDS = { oidc: ['issuer', 'discovery_url'], oauth2: ['authorization_url', 'token_url', 'userinfo_url', 'jwks_uri'] } as const;
@@ -88,14 +92,17 @@ export async function changedProvider(row: CustomProviderRow, body: ProviderBody
 
 /** The discovery document, whose endpoints the service will call, held to the same URL rules as the operator's URLs. */
 async function rediscover(p: CustomProviderFields, o: BuildOptions): Promise<void> {
-  const doc = await fetchDiscovery(
-    discoveryUrlOf(p.issuer!, p.discovery_url),
-    p.issuer!,
-    o.allowPrivateUrls ? undefined : publicConnections,
-  );
-  for (const field of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri']) {
-    if (typeof doc[field] === 'string') await checkProviderUrl(doc[field], o.allowPrivateUrls);
-  }
-  p.cached_discovery = doc;
+  const url = discoveryUrlOf(p.issuer!, p.discovery_url);
+  const discover = async () => {
+    const doc = await fetchDiscovery(url, p.issuer!, o.allowPrivateUrls ? undefined : publicConnections);
+    for (const field of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri']) {
+      if (typeof doc[field] === 'string') await checkProviderUrl(doc[field], o.allowPrivateUrls);
+    }
+    return doc;
+  };
+  // The fetch's own bound (10 s) is as long as the request's default deadline: an issuer that never answered
+  // raced it into the 504. Refused as an unreachable document is, with half the time left at most, since the
+  // row is still to be written (http/request-budget.ts).
+  p.cached_discovery = await beforeDeadline(o.request, discover, () => discoveryFailed(url, 'no answer before the request deadline'), 0.5);
   p.discovery_cached_at = new Date();
 }

@@ -59,7 +59,7 @@ export const createProvider: GuardedHandler<Admin, ProviderBody> = async (req, c
   checkOptions(body);
   const { maxProviders } = ctx.config.customOAuth;
   if (maxProviders > 0 && (await countCustomProviders(ctx.db)) >= maxProviders) throw apiError('over_custom_provider_quota');
-  const options = buildOptions(ctx);
+  const options = buildOptions(ctx, req);
   await checkNewProviderUrls(body, type, options);
   if (await findCustomProvider(ctx.db, body.identifier!)) throw apiError('custom_provider_exists');
   const fields = await newProvider(body, type, options);
@@ -84,7 +84,7 @@ export const updateProvider: GuardedHandler<Admin, ProviderBody> = async (req, c
   const body = req.body();
   checkOptions(body);
   checkLengths(body);
-  const options = buildOptions(ctx);
+  const options = buildOptions(ctx, req);
   // Merged outside a transaction (changedProvider may check URLs and fetch a discovery document), written
   // only if the row is still the version merged onto; a concurrent write in between means merging again
   // onto the newer row. Each retry follows another request's committed write, and the deadline ends it.
@@ -134,7 +134,8 @@ function checkOptions(body: ProviderBody): void {
   checkClaimsAllowlist(stringList(body, 'custom_claims_allowlist'));
 }
 
-const buildOptions = (ctx: AppContext): BuildOptions => ({
+const buildOptions = (ctx: AppContext, request: BuildOptions['request']): BuildOptions => ({
   allowPrivateUrls: ctx.config.customOAuth.allowPrivateUrls,
   box: secretBox(ctx.config),
+  request,
 });
