@@ -178,6 +178,18 @@ async function seed(q: pg.Pool) {
   const staleSaml = [await samlAssertion('1 hour 1 minute')];
   const liveSaml = [await samlAssertion('59 minutes'), await samlAssertion('-90 seconds')];
 
+  // A send pretended to an unknown address refuses repeats for the longer send interval (SMTP_MAX_FREQUENCY,
+  // 15 min by default), then for the grace; the shared counters in the same table are never removed.
+  const rateRow = async (key: string, age: string) =>
+    (await q.query(`insert into rate_limits (key, updated_at) values ($1, now() - $2::interval) returning key as id`, [key, age])).rows[0]
+      .id as string;
+  const stalePretended = [await rateRow(`pretended_send:recovery:${hex()}`, '1 hour 16 minutes')];
+  const livePretended = [
+    await rateRow(`pretended_send:confirmation:${hex()}`, '1 hour 14 minutes'),
+    await rateRow('email_sent', '2 days'),
+    await rateRow('recover:203.0.113.9', '2 days'),
+  ];
+
   const audit = async (age: string, n: number) =>
     (
       await q.query(`insert into audit_log_entries (created_at) select now() - $1::interval from generate_series(1, $2) returning id`, [
@@ -196,6 +208,7 @@ async function seed(q: pg.Pool) {
       oneTime: staleOneTime,
       web3: staleWeb3,
       saml: staleSaml,
+      pretended: stalePretended,
       audit: staleAudit,
     },
     live: {
@@ -205,6 +218,7 @@ async function seed(q: pg.Pool) {
       oneTime: liveOneTime,
       web3: liveWeb3,
       saml: liveSaml,
+      pretended: livePretended,
       audit: liveAudit,
     },
   };
@@ -228,6 +242,7 @@ t.test('two instances at once remove exactly the stale rows, each once, and noth
   t.equal(removed('one_time_tokens'), 1);
   t.equal(removed('web3_message_uses'), 1, 'the used Web3 message whose validity ended longer ago than the grace');
   t.equal(removed('saml_assertion_uses'), 1, 'the accepted SAML assertion whose window ended longer ago than the grace');
+  t.equal(removed('rate_limits'), 1, 'the pretended send older than the send interval and the grace, and no counter');
   t.equal(removed('audit_log_entries'), 30);
 
   const sessions = await ids(pool, 'sessions');
@@ -245,6 +260,8 @@ t.test('two instances at once remove exactly the stale rows, each once, and noth
   t.strictSame(web3Left.sort(), [...rows.live.web3].sort());
   const samlLeft = (await pool.query(`select assertion_id as id from saml_assertion_uses`)).rows.map((r) => r.id as string);
   t.strictSame(samlLeft.sort(), [...rows.live.saml].sort());
+  const rateLeft = (await pool.query(`select key as id from rate_limits`)).rows.map((r) => r.id as string);
+  t.strictSame(rateLeft.sort(), [...rows.live.pretended].sort());
   t.strictSame([...(await ids(pool, 'audit_log_entries'))].sort(), [...rows.live.audit].sort());
 
   t.strictSame(await a.runOnce(), {}, 'a second pass finds nothing left');
@@ -262,7 +279,7 @@ t.test('without an audit retention or session limits, audit entries and sessions
   const removed = await cleanup.runOnce();
   t.strictSame(
     removed,
-    { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1, web3_message_uses: 1, saml_assertion_uses: 1 },
+    { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1, web3_message_uses: 1, saml_assertion_uses: 1, rate_limits: 1 },
     'only the session past not_after goes',
   );
   t.equal((await ids(pool, 'audit_log_entries')).size, rows.stale.audit.length + rows.live.audit.length);

@@ -194,3 +194,17 @@ export async function deleteOldAnonymousUsers(q: Queryable, age: number, limit: 
   announceAudit(q, rows[0].entries);
   return rows[0].n;
 }
+
+/**
+ * Pretended sends (src/db/pretended-sends.ts) older than `age`: past the longest send interval they refuse
+ * nothing. Only those rate_limits rows: the shared counters keep their own time.
+ */
+export function deleteOldPretendedSends(q: Queryable, age: number, limit: number): Promise<number> {
+  return deleted(
+    q,
+    `delete from rate_limits where key in (
+       select key from rate_limits where key like 'pretended\\_send:%' and updated_at < now() - make_interval(secs => $1)
+       limit $2 for update skip locked)`,
+    [age, limit],
+  );
+}

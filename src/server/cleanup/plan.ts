@@ -17,6 +17,7 @@ import {
   deleteExpiredOAuthAuthorizations,
   deleteOldRelayStates,
   deleteSpentSamlAssertions,
+  deleteOldPretendedSends,
 } from '../../db/cleanup.js';
 import { auditPayload } from '../../db/audit-log.js';
 import { sessionPolicy } from '../sessions/policy.js';
@@ -36,7 +37,8 @@ export interface CleanupTask {
     | 'mfa_challenges'
     | 'mfa_factors'
     | 'users'
-    | 'audit_log_entries';
+    | 'audit_log_entries'
+    | 'rate_limits';
   /** rows per statement */
   limit: number;
   run(q: Queryable, limit: number): Promise<number>;
@@ -59,6 +61,7 @@ export function cleanupTasks(config: Config): CleanupTask[] {
   // of its challenges can be, and, never challenged, for MFA_FACTOR_EXPIRY_DURATION (after which each
   // enrolment sweeps it too, docs/mfa.md).
   const challengeAge = config.mfa.challengeExpirySeconds + grace;
+  const pretendedSendAge = Math.max(config.smtp.maxFrequencySeconds, config.sms.maxFrequencySeconds) + grace;
   const policy = sessionPolicy(config);
   const tasks: CleanupTask[] = [
     { table: 'refresh_tokens', limit: batchSize, run: (q, n) => deleteRevokedRefreshTokens(q, tokenAge, n) },
@@ -74,6 +77,9 @@ export function cleanupTasks(config: Config): CleanupTask[] {
     },
     { table: 'saml_assertion_uses', limit: batchSize, run: (q, n) => deleteSpentSamlAssertions(q, grace, n) },
     { table: 'mfa_challenges', limit: batchSize, run: (q, n) => deleteOldMfaChallenges(q, challengeAge, n) },
+    // A pretended send refuses repeats for the longest send interval (limits/pretended-sends.ts); removed
+    // sooner, an unknown address would be free again while a known one is still refused.
+    { table: 'rate_limits', limit: batchSize, run: (q, n) => deleteOldPretendedSends(q, pretendedSendAge, n) },
     {
       table: 'mfa_factors',
       limit: batchSize,

@@ -9,6 +9,7 @@ import { assertSendInterval, takeSendPermit } from '../limits/sends.js';
 import { keyedOtpHash, newOtp } from '../crypto/tokens.js';
 import { linkKeyFor } from '../verify/one-time-codes.js';
 import { actorOf } from '../users/actor.js';
+import { assertNoRecentPretendedSend, rememberPretendedSend, type PretendedSend } from '../limits/pretended-sends.js';
 import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { Config } from '../config/types.js';
 import type { AppContext } from '../context.js';
@@ -81,9 +82,18 @@ export async function sendLinkMail(
  * exist (docs/architecture.md#same-work-and-same-answer-for-unknown-accounts): the same lookup has already been made, and here the same global send slot is
  * taken (an exhausted RATE_LIMIT_EMAIL_SENT answers 429 for known and unknown addresses alike) and the
  * same code and hash are computed. The SMTP exchange is skipped, and its usual duration waited out instead.
+ * The send is remembered, so a repeat within SMTP_MAX_FREQUENCY gets the known address's 429
+ * (limits/pretended-sends.ts). Each step runs on the pool: no connection is held while another is waited for.
  */
 export async function pretendLinkMail(ctx: AppContext, address: string, timing: SendTimingKey, signal?: AbortSignal): Promise<void> {
+  const send: PretendedSend = { kind: 'recovery', channel: 'email', address };
+  // Refused, as a known address is, before the permit is spent: a refusal leaves everything as it was.
+  await assertNoRecentPretendedSend(ctx, ctx.db, send);
   await takeSendPermit(ctx, ctx.db, 'email');
   keyedOtpHash(linkKeyFor(ctx.config.jwt), address, newOtp(ctx.config.mailer.otpLength));
   await ctx.sendTiming.nothingSent(timing, signal);
+  // Recorded when the send would have ended, as a known address's recovery_sent_at is, so the seconds a
+  // repeat is told match. Of concurrent requests for the address, the first to get here is served and the
+  // others are refused, permit spent, as concurrent requests for one user are after waiting on its row.
+  await rememberPretendedSend(ctx, ctx.db, send);
 }

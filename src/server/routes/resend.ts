@@ -1,7 +1,8 @@
 // POST /resend (docs/api.md#post-resend transitions table): sends a pending signup, sms, email_change or
 // phone_change code again, to the user holding the given address now. An unknown user (a pending new
 // address included), a confirmed address or no pending change answers 200 {}
-// without sending, the same as a send, so the endpoint reveals nothing about accounts.
+// without sending, the same as a send, so the endpoint reveals nothing about accounts; that pretended send
+// is remembered, so a repeat within the interval is refused as a real one is (limits/pretended-sends.ts).
 import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
@@ -16,6 +17,7 @@ import { PKCE_FIELDS, readPkceParams, type PkceParams } from '../verify/pkce-cha
 import { redirectTarget } from '../http/redirect-target.js';
 import { sendConfirmation } from '../users/confirmation.js';
 import { actorOf } from '../users/actor.js';
+import { assertNoRecentPretendedSend, rememberPretendedSend, type PretendedSend } from '../limits/pretended-sends.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, Handler } from '../http/types.js';
 
@@ -39,7 +41,7 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
   const timing = { kind: `resend:${req.body().type ?? ''}`, startedAt: performance.now() };
   const r = readResend(req.body(), ctx, redirectTarget(req, ctx));
   const aud = requestAudience(req, ctx);
-  const body = await sendingTx(
+  const sent = await sendingTx(
     ctx,
     req.signal,
     async (c) => {
@@ -48,11 +50,18 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
       const found = r.byEmail ? await findUserByEmail(c, r.address, aud) : await findUserByPhone(c, r.address, aud);
       // Locked so that concurrent resends pass the frequency check one at a time.
       const user = found && (await lockUserById(c, found.id));
-      return user ? send(ctx, c, req, user, r) : {};
+      const answer = user && (await send(ctx, c, req, user, r));
+      // Nothing to send (no one, or nothing pending): a repeat within the interval is refused here, as
+      // quickly as a known address's repeat is.
+      if (!answer) await assertNoRecentPretendedSend(ctx, c, pretendedSendOf(r));
+      return answer;
     },
     timing,
   );
-  return { body };
+  // Remembered once the timing wait is over, when a real send's time is recorded, so the seconds a repeat
+  // is told match a known address's; on the pool, as the transaction has ended.
+  if (!sent) await rememberPretendedSend(ctx, ctx.db, pretendedSendOf(r));
+  return { body: sent ?? {} };
 };
 
 function readResend(body: ResendBody, ctx: AppContext, redirectTo: string): Resend {
@@ -71,10 +80,20 @@ function readResend(body: ResendBody, ctx: AppContext, redirectTo: string): Rese
   return { type, address: email ? normaliseEmail(email) : lookupPhone(phone), byEmail: !!email, pkce, redirectTo };
 }
 
-async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRow, r: Resend): Promise<Record<string, string>> {
+/** What a send of this type would have been: the interval a user's pending send of it is checked against. */
+const PRETENDED: Record<ResendType, Omit<PretendedSend, 'address'>> = {
+  signup: { kind: 'confirmation', channel: 'email' },
+  sms: { kind: 'confirmation', channel: 'sms' },
+  email_change: { kind: 'email_change', channel: 'email' },
+  phone_change: { kind: 'phone_change', channel: 'sms' },
+};
+const pretendedSendOf = (r: Resend): PretendedSend => ({ ...PRETENDED[r.type], address: r.address });
+
+/** Sends the pending code; null when there is nothing pending to send. */
+async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRow, r: Resend): Promise<Record<string, string> | null> {
   switch (r.type) {
     case 'signup': {
-      if (user.email_confirmed_at) return {};
+      if (user.email_confirmed_at) return null;
       await sendConfirmation(ctx, c, user, {
         provider: 'email',
         address: r.address,
@@ -89,7 +108,7 @@ async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRo
       return {};
     }
     case 'sms': {
-      if (user.phone_confirmed_at) return {};
+      if (user.phone_confirmed_at) return null;
       // The original audits a resent phone code as a recovery request.
       await writeAudit(c, req, actorOf(user), 'user_recovery_requested');
       const { messageId } = await sendConfirmation(ctx, c, user, {
@@ -104,12 +123,12 @@ async function send(ctx: AppContext, c: Queryable, req: ApiRequest, user: UserRo
       return messageId ? { message_id: messageId } : {};
     }
     case 'email_change': {
-      if (!user.email_change) return {};
+      if (!user.email_change) return null;
       await resendEmailChange(ctx, c, user, r.redirectTo, r.pkce, req);
       return {};
     }
     case 'phone_change': {
-      if (!user.phone_change) return {};
+      if (!user.phone_change) return null;
       const { messageId } = await sendPhoneChange(ctx, c, user, user.phone_change, 'sms', req);
       return messageId ? { message_id: messageId } : {};
     }

@@ -1,0 +1,204 @@
+// The per-address send interval tells no account apart (docs/one-time-codes-and-mail.md#send-intervals): a
+// known address asked twice within SMTP_MAX_FREQUENCY / SMS_MAX_FREQUENCY is refused the second time, and
+// so must an address the service only pretends to send to be, with the same answer, or two requests list
+// accounts. After the interval both are served again.
+import t, { type Test } from 'tap';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startMailStack, type MailStack } from './helpers/passwordless.js';
+import { uniqueEmail } from './helpers/accounts.js';
+import { PASSWORD } from './helpers/users.js';
+
+const INTERVAL = 3;
+const stack: MailStack = await startMailStack(
+  {
+    AUTH_RATE_LIMIT_EMAIL_SENT: '100000',
+    AUTH_RATE_LIMIT_SMS_SENT: '100000',
+    AUTH_SMTP_MAX_FREQUENCY: `${INTERVAL}s`,
+    AUTH_SMS_MAX_FREQUENCY: `${INTERVAL}s`,
+  },
+  { sms: true },
+);
+const { api } = stack;
+t.teardown(() => stack.stop());
+
+let counter = 0;
+// Every number has the same length, so equal answers are equal to the byte.
+const nextPhone = () => `1415556${String(++counter).padStart(4, '0')}`;
+
+async function signUp(field: 'email' | 'phone', address: string, set: string): Promise<string> {
+  const res = await api.request('POST', '/signup', { body: { [field]: address, password: PASSWORD } });
+  if (res.status !== 200) throw new Error(`signup: ${res.status} ${res.text}`);
+  const id: string = res.body.id ?? res.body.user.id;
+  // Its sign-up's own send is past the interval: the probes below are its first requests.
+  await api.db.query(`update users set confirmation_sent_at = now() - interval '1 day', ${set} where id = $1`, [id]);
+  return id;
+}
+
+interface Seen {
+  status: number;
+  body: unknown;
+  retryAfter: string | null;
+}
+const seen = (res: { status: number; body: unknown; headers: Headers }): Seen => ({
+  status: res.status,
+  body: res.body,
+  retryAfter: res.headers.get('retry-after'),
+});
+
+type Ask = (address: string) => Promise<Seen>;
+const post =
+  (path: string, body: (address: string) => Record<string, unknown>): Ask =>
+  async (address) =>
+    seen(await api.request('POST', path, { body: body(address) }));
+
+/**
+ * Asks each address twice in a row, then once more after the interval, the addresses concurrently; every
+ * address must get the answers the first (known) one gets: 200, 429 with the same body, 200.
+ */
+async function alike(t: Test, ask: Ask, channel: 'email' | 'sms', addresses: Record<string, string>): Promise<void> {
+  const names = Object.keys(addresses);
+  const runs = await Promise.all(
+    names.map(async (name) => {
+      const first = await ask(addresses[name]);
+      const second = await ask(addresses[name]);
+      await sleep(INTERVAL * 1000 + 200);
+      const third = await ask(addresses[name]);
+      return { first, second, third };
+    }),
+  );
+  const [known] = runs;
+  t.equal(known.first.status, 200, `${names[0]}: the first request is served`);
+  t.strictSame(
+    known.second,
+    {
+      status: 429,
+      body: {
+        code: 429,
+        error_code: `over_${channel}_send_rate_limit`,
+        msg: `For security purposes, you can only request this after ${INTERVAL - 1} seconds.`,
+      },
+      retryAfter: String(INTERVAL),
+    },
+    `${names[0]}: a repeat within the interval is refused`,
+  );
+  t.equal(known.third.status, 200, `${names[0]}: served again after the interval`);
+  for (const [i, run] of runs.entries()) {
+    if (i === 0) continue;
+    t.strictSame(run, known, `${names[i]} answers as ${names[0]}`);
+  }
+}
+
+t.test('POST /recover: an unknown address is refused a repeat as a known one is', async (t) => {
+  const known = uniqueEmail('recover-known');
+  await signUp('email', known, 'email_confirmed_at = now()');
+  await alike(
+    t,
+    post('/recover', (email) => ({ email })),
+    'email',
+    { known, unknown: uniqueEmail('recover-nobody') },
+  );
+});
+
+t.test('POST /resend signup: unknown and confirmed addresses as one with a pending sign-up', async (t) => {
+  const pending = uniqueEmail('resend-pending');
+  await signUp('email', pending, 'email_confirmed_at = null');
+  const confirmed = uniqueEmail('resend-confirmed');
+  await signUp('email', confirmed, 'email_confirmed_at = now()');
+  await alike(
+    t,
+    post('/resend', (email) => ({ type: 'signup', email })),
+    'email',
+    {
+      pending,
+      unknown: uniqueEmail('resend-nobody'),
+      confirmed,
+    },
+  );
+});
+
+t.test('POST /resend sms: unknown and confirmed numbers as one with a pending confirmation', async (t) => {
+  const pending = nextPhone();
+  await signUp('phone', pending, 'phone_confirmed_at = null');
+  const confirmed = nextPhone();
+  await signUp('phone', confirmed, 'phone_confirmed_at = now()');
+  // A sent SMS's answer names its message_id: masked, as it differs between any two sends.
+  const ask = post('/resend', (phone) => ({ type: 'sms', phone }));
+  const masked: Ask = async (phone) => {
+    const s = await ask(phone);
+    return { ...s, body: s.status === 200 ? {} : s.body };
+  };
+  await alike(t, masked, 'sms', { pending, unknown: nextPhone(), confirmed });
+});
+
+t.test('POST /resend email_change: an unknown address, or one with no change pending, as one with a change pending', async (t) => {
+  const pending = uniqueEmail('change-pending');
+  await signUp(
+    'email',
+    pending,
+    `email_confirmed_at = now(), email_change = '${uniqueEmail('change-to')}', email_change_sent_at = now() - interval '1 day'`,
+  );
+  const none = uniqueEmail('change-none');
+  await signUp('email', none, 'email_confirmed_at = now()');
+  await alike(
+    t,
+    post('/resend', (email) => ({ type: 'email_change', email })),
+    'email',
+    {
+      pending,
+      unknown: uniqueEmail('change-nobody'),
+      none,
+    },
+  );
+});
+
+t.test('POST /resend phone_change: an unknown number as one with a change pending', async (t) => {
+  const pending = nextPhone();
+  await signUp(
+    'phone',
+    pending,
+    `phone_confirmed_at = now(), phone_change = '${nextPhone()}', phone_change_sent_at = now() - interval '1 day'`,
+  );
+  const ask = post('/resend', (phone) => ({ type: 'phone_change', phone }));
+  const masked: Ask = async (phone) => {
+    const s = await ask(phone);
+    return { ...s, body: s.status === 200 ? {} : s.body };
+  };
+  await alike(t, masked, 'sms', { pending, unknown: nextPhone() });
+});
+
+const pretended = async () =>
+  (await api.db.query(`select key, updated_at from rate_limits where key like 'pretended\\_send:%' order by key`)).rows as Array<{
+    key: string;
+    updated_at: Date;
+  }>;
+
+t.test('a refused repeat changes nothing, and the address is not stored', async (t) => {
+  const email = uniqueEmail('refused');
+  t.equal((await api.request('POST', '/recover', { body: { email } })).status, 200);
+  const before = await pretended();
+  const mine = before.filter((r) => r.key.includes(':recovery:'));
+  t.ok(mine.length >= 1, 'the pretended send is remembered');
+  t.notOk(
+    before.some((r) => r.key.includes(email) || r.key.includes(email.split('@')[0])),
+    'under a keyed hash, not the address',
+  );
+  t.equal((await api.request('POST', '/recover', { body: { email } })).status, 429);
+  t.strictSame(await pretended(), before, 'the refusal wrote nothing');
+});
+
+t.test('concurrent requests for one unknown address: one is served, as for a known one', async (t) => {
+  const known = uniqueEmail('concurrent-known');
+  await signUp('email', known, 'email_confirmed_at = now()');
+  for (const [name, email] of [
+    ['known', known],
+    ['unknown', uniqueEmail('concurrent-nobody')],
+  ]) {
+    const answers = await Promise.all(Array.from({ length: 5 }, () => api.request('POST', '/recover', { body: { email } })));
+    t.strictSame(answers.map((r) => r.status).sort(), [200, 429, 429, 429, 429], `${name}: one served, the others refused`);
+  }
+  const number = nextPhone();
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, () => api.request('POST', '/resend', { body: { type: 'sms', phone: number } })),
+  );
+  t.strictSame(answers.map((r) => r.status).sort(), [200, 429, 429, 429, 429], '/resend of an unknown number: one served');
+});
