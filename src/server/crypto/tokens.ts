@@ -54,17 +54,24 @@ export function keyedOtpHash(key: Buffer, identifier: string, otp: string): stri
     .digest('hex');
 }
 
-const linkKeys = new Map<string, Buffer>();
+const derivedKeys = new Map<string, Buffer>();
 
-/** The key of keyedOtpHash, derived from a secret of the service's (sessions/child-token.ts's childSecretOf). */
-export function linkKeyOf(secret: string): Buffer {
-  let key = linkKeys.get(secret);
+/**
+ * A key for one use (`label`), derived from a secret of the service's (sessions/child-token.ts's
+ * childSecretOf), so that no two uses share a key; made once per label and secret.
+ */
+export function derivedKey(label: string, secret: string): Buffer {
+  const id = `portcullis/${label}\0${secret}`;
+  let key = derivedKeys.get(id);
   if (!key) {
-    key = createHash('sha256').update('portcullis/one-time-link\0').update(secret).digest();
-    linkKeys.set(secret, key);
+    key = createHash('sha256').update(id).digest();
+    derivedKeys.set(id, key);
   }
   return key;
 }
+
+/** The key of keyedOtpHash. */
+export const linkKeyOf = (secret: string): Buffer => derivedKey('one-time-link', secret);
 
 /** Lowercase hex SHA-256, for keeping refresh tokens and link hashes at rest. */
 export function sha256Hex(text: string): string {

@@ -3,7 +3,8 @@
 // so an unknown one, for which the service only pretends to send, must too, or two requests would tell
 // which addresses have accounts. Its pretended sends are remembered (src/db/pretended-sends.ts) under an
 // HMAC of the address, so the table lists no addresses and nobody without the key can test one against it.
-import { createHash, createHmac, type JsonWebKey } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { derivedKey } from '../crypto/tokens.js';
 import { PRETENDED_SEND_PREFIX, lastPretendedSend, recordPretendedSend } from '../../db/pretended-sends.js';
 import { childSecretOf } from '../sessions/child-token.js';
 import { assertSendInterval, type Channel } from './sends.js';
@@ -23,21 +24,10 @@ export interface PretendedSend {
   address: string;
 }
 
-const keys = new Map<string, Buffer>();
-
-/** A key of its own, derived from the service's secret as the link key is (one-time-codes.ts). */
-function keyOf(jwt: { secret: string; keys: ReadonlyArray<JsonWebKey> }): Buffer {
-  const secret = childSecretOf(jwt);
-  let key = keys.get(secret);
-  if (!key) {
-    key = createHash('sha256').update('portcullis/pretended-send\0').update(secret).digest();
-    keys.set(secret, key);
-  }
-  return key;
-}
-
 function rowKey(ctx: AppContext, send: PretendedSend): string {
-  const mac = createHmac('sha256', keyOf(ctx.config.jwt)).update(`${send.kind}\0${send.address}`).digest('hex');
+  const mac = createHmac('sha256', derivedKey('pretended-send', childSecretOf(ctx.config.jwt)))
+    .update(`${send.kind}\0${send.address}`)
+    .digest('hex');
   return `${PRETENDED_SEND_PREFIX}${send.kind}:${mac}`;
 }
 
