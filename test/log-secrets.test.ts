@@ -115,6 +115,14 @@ t.test('a full flow, then a scan of the whole log', async (t) => {
   });
   await api.request('GET', `/settings?${query}&pass%77ord=${secret('encoded-key-secret-1')}`);
 
+  // A browser's Referer names the page that asked, here the app's PKCE callback with its code in the query
+  // (and a fragment, as a page could carry one): the log's referer field is that page, masked.
+  const page = `http://localhost:3000/callback?code=${secret('referer-code-5h2')}&step=1#access_token=${secret('referer-fragment-7m3')}`;
+  await api.request('POST', '/token?grant_type=pkce', {
+    headers: { referer: page },
+    body: { auth_code: secret('referer-auth-code-2'), code_verifier: secret('referer-verifier-2') },
+  });
+
   await api.stop();
   const text = readFileSync(api.logFile, 'utf8');
   const lines = text
@@ -128,6 +136,10 @@ t.test('a full flow, then a scan of the whole log', async (t) => {
   t.ok(
     lines.some((l) => l.path === '/settings' && /apikey=\[redacted\]/.test(l.query)),
     'the settings request is logged',
+  );
+  t.ok(
+    lines.some((l) => l.referer === 'http://localhost:3000/callback?code=[redacted]&step=1#access_token=[redacted]'),
+    'the referer is logged, its secret parameters masked and the rest kept',
   );
   t.ok(secrets.size >= 30, `${secrets.size} secrets collected`);
   const leaked = [...secrets].filter((s) => text.includes(s) || text.includes(encodeURIComponent(s)));

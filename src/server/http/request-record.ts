@@ -1,6 +1,6 @@
 // After each request: its metric, its span, and its log line (none for quiet routes such as /health).
 import type { Logger } from 'pino';
-import { maskQuery } from '../observability/secret-keys.js';
+import { maskQuery, maskUrl } from '../observability/secret-keys.js';
 import type { AppContext } from '../context.js';
 import type { Route } from './types.js';
 import type { ChildSpan } from '../observability/request-spans.js';
@@ -55,7 +55,7 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
   if (r.route?.quiet || r.preflight) return;
   // The original's fields (its request logger's), so what reads its lines reads ours: duration in
   // nanoseconds, error as it words it, grant_type on /token, referer as the redirect target the request
-  // would get (redirect-target.ts), the ids its handlers add (logged-params.ts); query, route and
+  // would get (redirect-target.ts; its secret parameters masked, as the query's are), the ids its handlers add (logged-params.ts); query, route and
   // duration_ms are ours.
   const query = r.query ? new URLSearchParams(r.query) : NO_QUERY;
   const line = {
@@ -66,7 +66,7 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
     route: r.route?.path,
     grant_type: r.path === '/token' ? (query.get('grant_type') ?? '') : undefined,
     remote_addr: r.ip,
-    referer: redirectTarget({ headers: r.headers, query }, ctx),
+    referer: maskUrl(redirectTarget({ headers: r.headers, query }, ctx)),
     status: r.status,
     duration: Math.round(seconds * 1e9),
     duration_ms: Math.round(seconds * 100_000) / 100,

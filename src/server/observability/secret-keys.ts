@@ -49,6 +49,19 @@ export function maskQuery(query: string): string {
     .join('&');
 }
 
+/**
+ * A URL (a WHATWG-normalised href, so its first `?` starts the query and its first `#` the fragment) with
+ * the secret parameters of its query and of its fragment masked: a redirect target may carry a code or a
+ * token (an app's own link, an implicit-flow fragment) and is logged as the request's referer.
+ */
+export function maskUrl(href: string): string {
+  const hash = href.indexOf('#');
+  const beforeHash = hash === -1 ? href : href.slice(0, hash);
+  const question = beforeHash.indexOf('?');
+  const masked = question === -1 ? beforeHash : beforeHash.slice(0, question + 1) + maskQuery(beforeHash.slice(question + 1));
+  return hash === -1 ? masked : `${masked}#${maskQuery(href.slice(hash + 1))}`;
+}
+
 function decodeKey(raw: string): string {
   try {
     return decodeURIComponent(raw.replace(/\+/g, ' '));
