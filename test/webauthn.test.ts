@@ -282,6 +282,22 @@ t.test('a credential ID of 1023 bytes registers and signs in; one of 1024 bytes 
   t.equal(audited.rows[0].n, 0, 'nor audited');
 });
 
+// The attestation signs the credential ID inside it; the ID the client reports beside it (id, rawId) is
+// what its sign-ins will name. A client that reports another authenticator's ID than the one attested
+// must not register anything (WebAuthn §7.1 step 27 presumes they agree).
+t.test('a credential whose reported ID is not the attested one is refused and nothing is stored', async (t) => {
+  const session = await signUp(api);
+  const options = await api.request('POST', '/passkeys/registration/options', { token: session.access_token, body: {} });
+  const credential = newAuthenticator().create(options.body.options);
+  const elsewhere = newAuthenticator().credentialId;
+  const res = await api.request('POST', '/passkeys/registration/verify', {
+    token: session.access_token,
+    body: { challenge_id: options.body.challenge_id, credential: { ...credential, id: elsewhere, rawId: elsewhere } },
+  });
+  t.strictSame([res.status, res.body], [400, VERIFICATION_FAILED]);
+  t.equal(await count('webauthn_credentials', session.user.id), 0, 'no passkey is stored');
+});
+
 // As the original since it stopped refusing to start: deployments switched the factor switches on when the
 // client still sent the relying party itself (the auth-js test stack does), and must keep starting.
 t.test('PASSKEY_ENABLED and the WebAuthn factor switches without the relying party start with a warning', async (t) => {

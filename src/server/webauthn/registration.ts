@@ -77,10 +77,15 @@ export async function verifyRegistration(rp: RelyingParty, session: ChallengeSes
     });
     if (!result.verified) return { ok: false, reason: 'rejected' };
     const info = result.registrationInfo;
+    const credentialId = Buffer.from(info.credential.id, 'base64url');
+    // The attestation covers the attested ID, which is stored; the ID the client reports (the library has
+    // checked id against rawId) must be the same one, or the client named a credential it did not create.
+    if (!credentialId.equals(Buffer.from(response.rawId, 'base64url')))
+      return { ok: false, reason: 'rejected', detail: 'the reported credential ID is not the attested one' };
     return {
       ok: true,
       credential: {
-        credentialId: Buffer.from(info.credential.id, 'base64url'),
+        credentialId,
         publicKey: Buffer.from(info.credential.publicKey),
         signCount: info.credential.counter,
         transports: response.response.transports ?? [],
