@@ -34,12 +34,16 @@ export interface SmtpTestServer {
   stall(): void;
   release(): void;
   readonly held: number;
+  /** every login a client sent (AUTH), whether or not a mail followed */
+  readonly logins: Array<{ username: string; password: string }>;
   close(): Promise<void>;
 }
 
 export interface SmtpOptions {
   /** each message's 250 reply comes this many ms after it was received (a slow relay) */
   delayMs?: number;
+  /** the address to listen on; default 127.0.0.1 */
+  host?: string;
 }
 
 export async function startSmtpServer(options: SmtpOptions = {}): Promise<SmtpTestServer> {
@@ -47,6 +51,7 @@ export async function startSmtpServer(options: SmtpOptions = {}): Promise<SmtpTe
   const inbox = createInbox<CapturedMail>((m) => `${m.to}: ${m.subject}`);
   const failures: Array<{ code: number; message: string }> = [];
   const logins = new Map<string, { username: string; password: string }>();
+  const allLogins: Array<{ username: string; password: string }> = [];
 
   const server = new SMTPServer({
     authOptional: true,
@@ -56,6 +61,7 @@ export async function startSmtpServer(options: SmtpOptions = {}): Promise<SmtpTe
     closeTimeout: 1000,
     onAuth(auth, session, callback) {
       logins.set(session.id, { username: auth.username ?? '', password: auth.password ?? '' });
+      allLogins.push({ username: auth.username ?? '', password: auth.password ?? '' });
       callback(null, { user: auth.username });
     },
     onRcptTo(_address, _session, callback) {
@@ -84,7 +90,7 @@ export async function startSmtpServer(options: SmtpOptions = {}): Promise<SmtpTe
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(0, options.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.server.address();
   if (address === null || typeof address === 'string') throw new Error('smtp test server has no port');
@@ -113,6 +119,7 @@ export async function startSmtpServer(options: SmtpOptions = {}): Promise<SmtpTe
     get held() {
       return stalled?.length ?? 0;
     },
+    logins: allLogins,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

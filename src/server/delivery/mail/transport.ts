@@ -32,16 +32,19 @@ export interface Delivery {
  * most of its requests send none.
  */
 export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number, log: Logger): Delivery {
+  // An IPv6 SMTP_HOST comes in brackets, as the original joins it with the port; nodemailer takes it bare.
+  const host = smtp.host.replace(/^\[(.*)\]$/, '$1');
+  const secure = smtp.port === 465; // implicit TLS; other ports upgrade with STARTTLS when offered
   let transport: Promise<Transporter> | null = null;
   const open = () =>
     (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
       nodemailer.createTransport({
         pool: true,
-        // An IPv6 SMTP_HOST comes in brackets, as the original joins it with the port; nodemailer takes it bare.
-        host: smtp.host.replace(/^\[(.*)\]$/, '$1'),
+        host,
         port: smtp.port,
-        secure: smtp.port === 465, // implicit TLS; other ports upgrade with STARTTLS when offered
+        secure,
         auth: smtp.user ? { user: smtp.user, pass: smtp.pass } : undefined,
+        requireTLS: loginNeedsTls(smtp.user, host, secure),
         // nodemailer's defaults (2 min to connect, 10 min idle socket) would hold an HTTP request, and the
         // transaction it sends from, that long behind a dead mail server; fail within SEND_TIMEOUT instead.
         connectionTimeout: timeoutMs,
@@ -85,6 +88,21 @@ export function smtpDelivery(smtp: Config['smtp'], timeoutMs: number, log: Logge
         () => {},
       ),
   };
+}
+
+/**
+ * Go's smtp.PlainAuth, which the original logs in with, sends a password over a plaintext session only to
+ * these names; nodemailer sends it to any relay that offers no STARTTLS (or whose offer a man in the middle
+ * removed), in clear.
+ */
+const PLAINTEXT_LOGIN_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
+
+/**
+ * With SMTP_USER set, a session to any other relay must upgrade with STARTTLS before the login, or the mail
+ * fails (docs/one-time-codes-and-mail.md#delivery): SMTP_PASS never crosses the network in clear.
+ */
+function loginNeedsTls(user: string, host: string, secure: boolean): boolean {
+  return !!user && !secure && !PLAINTEXT_LOGIN_HOSTS.has(host.toLowerCase());
 }
 
 export function logDelivery(development: boolean, log: Logger): Delivery {
