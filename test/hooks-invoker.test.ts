@@ -221,6 +221,15 @@ t.test('hook settings: names as the original’s, checked at start-up', async (t
     'AUTH_HOOK_SEND_EMAIL_SECRETS: 1 secret(s) not of the form v1,whsec_<base64> (separate several with |)',
   ]);
   t.same(problemsOf({ AUTH_HOOK_SEND_EMAIL_URI: 'http://localhost:9999/mail', AUTH_HOOK_SEND_EMAIL_SECRETS: secret }), []);
+  // User info that cannot be decoded into Basic credentials would fail every call; the credentials are not echoed.
+  t.same(
+    problemsOf({ AUTH_HOOK_SEND_EMAIL_URI: 'https://hook-user:100%-sure@hooks.example.com/mail', AUTH_HOOK_SEND_EMAIL_SECRETS: secret }),
+    ["AUTH_HOOK_SEND_EMAIL_URI: its user info holds a '%' that starts no escape (write a '%' as %25)"],
+  );
+  t.same(
+    problemsOf({ AUTH_HOOK_SEND_EMAIL_URI: 'https://hook-user:100%25-sure@hooks.example.com/mail', AUTH_HOOK_SEND_EMAIL_SECRETS: secret }),
+    [],
+  );
   const httpHook = { AUTH_HOOK_SEND_EMAIL_ENABLED: 'true', AUTH_HOOK_SEND_EMAIL_URI: 'https://hooks.example.com/mail' };
   t.same(problemsOf({ ...httpHook, AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: '3s' }), [
     "AUTH_DB_IDLE_IN_TRANSACTION_TIMEOUT: must be longer than an HTTP hook's 5 s (or 0)",

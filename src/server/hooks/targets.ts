@@ -48,11 +48,25 @@ export function hookTargetProblems(uri: string, secrets: string[]): string[] {
     }
     case 'http:':
       if (!LOCAL_HOSTS.has(parsed.hostname)) return ['URI: only localhost, 127.0.0.1 and ::1 are supported with http (use https)'];
-      return secretProblems(secrets);
+      return [...userInfoProblems(parsed), ...secretProblems(secrets)];
     case 'https:':
-      return secretProblems(secrets);
+      return [...userInfoProblems(parsed), ...secretProblems(secrets)];
     default:
       return ['URI: only pg-functions:// (Postgres functions) and https:// endpoints are supported'];
+  }
+}
+
+/**
+ * User info that hookTarget cannot decode into Basic credentials (a '%' not starting an escape) would fail
+ * every call with a 500; the original's URL parser refuses it at start-up. The credentials are not repeated.
+ */
+function userInfoProblems(parsed: URL): string[] {
+  try {
+    decodeURIComponent(parsed.username);
+    decodeURIComponent(parsed.password);
+    return [];
+  } catch {
+    return ["URI: its user info holds a '%' that starts no escape (write a '%' as %25)"];
   }
 }
 
