@@ -84,3 +84,18 @@ t.test('without the setting, no current password is asked for', async (t) => {
   const res = await plain.api.request('PUT', '/user', { token: signup.body.access_token, body: { password: 'second-pass-2' } });
   t.equal(res.status, 200);
 });
+
+t.test('concurrent changes naming one current password: one succeeds, the others are checked against its password', async (t) => {
+  const email = uniqueEmail('race');
+  const token = await signUp(email, 'first-pass-1');
+  const news = Array.from({ length: 6 }, (_, i) => `raced-pass-${i}`);
+  const replies = await Promise.all(
+    news.map((password) => api.request('PUT', '/user', { token, body: { password, current_password: 'first-pass-1' } })),
+  );
+  // Each change checked the current password before its transaction; one that waited behind another's
+  // write named a password that was no longer the current one, as it would have sent after it.
+  const won = replies.flatMap((r, i) => (r.status === 200 ? [news[i]] : []));
+  t.equal(won.length, 1, `one change succeeds: ${replies.map((r) => r.body.error_code ?? r.status).join(', ')}`);
+  for (const r of replies.filter((r) => r.status !== 200)) t.strictSame([r.status, r.body], [400, INVALID]);
+  t.equal((await signIn(email, won[0] ?? '')).status, 200, 'the winner’s password signs in');
+});

@@ -1,10 +1,11 @@
 // PUT /user (docs/api.md#put-user): the refusals in the original's order, the password checks (which hash
 // outside any transaction), then one transaction that writes every change and sends every message, so
-// a failed send leaves the user as it was.
+// a failed send leaves the user as it was. A password a concurrent change replaced before that transaction
+// is checked again, against the new one, before the transaction runs again.
 import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { lockLiveUserById, updateUser, type UserRow } from '../../db/users.js';
+import { findUserById, lockLiveUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
 import { deleteSessions } from '../../db/sessions.js';
 import { assuranceOf, findFactorsByUser } from '../../db/mfa-factors.js';
@@ -19,7 +20,7 @@ import { addressChangeNotices, notice, sendNotifications, type Notification } fr
 import { sendEmailChange } from '../users/email-change.js';
 import { assertEmailFreeFor } from '../users/duplicate-email.js';
 import { sendPhoneChange } from '../users/phone-change.js';
-import { assertPasswordAcceptable, checkNewPassword, newPasswordWrite } from '../users/password-change.js';
+import { assertPasswordAcceptable, checkAgainstStored, checkNewPassword, newPasswordWrite } from '../users/password-change.js';
 import { addEmailIdentityForFirstPassword, isFirstPassword } from '../users/first-password-identity.js';
 import { userJson } from '../users/user-json.js';
 import { mergeMetadata as merged } from '../users/merge-metadata.js';
@@ -42,6 +43,9 @@ interface UserUpdate {
   pkce: PkceParams | null;
   redirectTo: string;
 }
+
+/** The transaction's answer when the password changed since it was checked (putUser checks it again). */
+const PASSWORD_REPLACED = Symbol('password replaced');
 
 const FIELDS = {
   email: 'string',
@@ -71,47 +75,60 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   assertAllowedFor(user, update, body);
   if (update.email) await assertEmailFreeFor(ctx, ctx.db, user, update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
-  const current = { password: body.current_password ?? null, sessionId };
-  const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, current, req);
+  const proofs = { password: body.current_password ?? null, sessionId };
+  const passwordHash = update.password === null ? null : await checkNewPassword(ctx, user, update.password, update.nonce, proofs, req);
   // Collected by the attempt that commits (sendingTx may run the function again) and sent after it.
   let notifications: Notification[] = [];
-  const outcome = await sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError> => {
-    notifications = [];
-    // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
-    let current = await lockLiveUserById(c, user.id);
-    // Deleted, or soft-deleted (its addresses obfuscated), by a concurrent request since the bearer check.
-    if (!current) return apiError('user_not_found');
-    const change = stillChanges(ctx, update, current, body);
-    if (passwordHash) {
-      const firstPassword = isFirstPassword(current, update.password);
-      current = await changePassword(c, req, current, passwordHash, sessionId);
-      // Before the metadata merge, as the original: an admin-group user's own app_metadata has the last word.
-      if (firstPassword) current = await addEmailIdentityForFirstPassword(ctx.config, c, current);
-      // To the address the user had when the password changed, as the original (an anonymous user has none).
-      notifications.push(...notice(ctx, { kind: 'passwordChanged', user: current }));
-    }
-    current = await mergeMetadata(c, current, change);
-    const emailAtOnce = !!change.email && current.is_anonymous && ctx.config.mailer.autoconfirm;
-    const phoneAtOnce = !!change.phone && ctx.config.sms.autoconfirm;
-    // An address taken at once voids the user's earlier links and codes, as a confirmed change does in
-    // /verify and as the original. Voided before this request sends any, so an email-change link sent
-    // along with an autoconfirmed phone still works (the original voids it too: docs/differences.md).
-    if (emailAtOnce || phoneAtOnce) await deleteOneTimeTokens(c, user.id);
-    // The phone code's needs before the email change's mails go out, so no attempt mails and then starts over.
-    if (change.phone && !phoneAtOnce) prepareSmsSend(ctx, c, change.phone);
-    if (emailAtOnce) current = await takeAddress(ctx, c, req, current, 'email', change.email!, notifications);
-    else if (change.email) {
-      const { redirectTo, pkce } = change;
-      current = await sendEmailChange(ctx, c, current, { newEmail: change.email, redirectTo, pkce, req });
-    }
-    if (phoneAtOnce) {
-      current = await takeAddress(ctx, c, req, current, 'phone', change.phone!, notifications);
-    } else if (change.phone) {
-      current = (await sendPhoneChange(ctx, c, current, change.phone, change.channel, req)).user;
-    }
-    await writeAudit(c, req, actorOf(current), 'user_modified');
-    return current;
-  });
+  // `checked`: the row the password checks ran against, read before the lock.
+  const write = (checked: UserRow, passwordHash: string | null) =>
+    sendingTx(ctx, req.signal, async (c): Promise<UserRow | ApiError | typeof PASSWORD_REPLACED> => {
+      notifications = [];
+      // Locked and re-read: concurrent updates of one user merge metadata and pass send limits one at a time.
+      let current = await lockLiveUserById(c, user.id);
+      // Deleted, or soft-deleted (its addresses obfuscated), by a concurrent request since the bearer check.
+      if (!current) return apiError('user_not_found');
+      // A concurrent change replaced the password the checks ran against (the current password named, the
+      // same-password check): checked again against the new one below, as a request sent after it would be,
+      // so two changes naming one current password cannot both succeed.
+      if (passwordHash && current.encrypted_password !== checked.encrypted_password) return PASSWORD_REPLACED;
+      const change = stillChanges(ctx, update, current, body);
+      if (passwordHash) {
+        const firstPassword = isFirstPassword(current, update.password);
+        current = await changePassword(c, req, current, passwordHash, sessionId);
+        // Before the metadata merge, as the original: an admin-group user's own app_metadata has the last word.
+        if (firstPassword) current = await addEmailIdentityForFirstPassword(ctx.config, c, current);
+        // To the address the user had when the password changed, as the original (an anonymous user has none).
+        notifications.push(...notice(ctx, { kind: 'passwordChanged', user: current }));
+      }
+      current = await mergeMetadata(c, current, change);
+      const emailAtOnce = !!change.email && current.is_anonymous && ctx.config.mailer.autoconfirm;
+      const phoneAtOnce = !!change.phone && ctx.config.sms.autoconfirm;
+      // An address taken at once voids the user's earlier links and codes, as a confirmed change does in
+      // /verify and as the original. Voided before this request sends any, so an email-change link sent
+      // along with an autoconfirmed phone still works (the original voids it too: docs/differences.md).
+      if (emailAtOnce || phoneAtOnce) await deleteOneTimeTokens(c, user.id);
+      // The phone code's needs before the email change's mails go out, so no attempt mails and then starts over.
+      if (change.phone && !phoneAtOnce) prepareSmsSend(ctx, c, change.phone);
+      if (emailAtOnce) current = await takeAddress(ctx, c, req, current, 'email', change.email!, notifications);
+      else if (change.email) {
+        const { redirectTo, pkce } = change;
+        current = await sendEmailChange(ctx, c, current, { newEmail: change.email, redirectTo, pkce, req });
+      }
+      if (phoneAtOnce) {
+        current = await takeAddress(ctx, c, req, current, 'phone', change.phone!, notifications);
+      } else if (change.phone) {
+        current = (await sendPhoneChange(ctx, c, current, change.phone, change.channel, req)).user;
+      }
+      await writeAudit(c, req, actorOf(current), 'user_modified');
+      return current;
+    });
+  let outcome = await write(user, passwordHash);
+  while (outcome === PASSWORD_REPLACED) {
+    // The nonce, if one was needed, was spent above: it proved the request, whatever password it replaces.
+    const fresh = await findUserById(ctx.db, user.id);
+    if (!fresh) throw apiError('user_not_found');
+    outcome = await write(fresh, await checkAgainstStored(ctx, fresh, update.password!, proofs, req));
+  }
   if (outcome instanceof ApiError) throw outcome;
   await sendNotifications(ctx, req, notifications);
   const [identities, factors] = await Promise.all([findIdentitiesByUser(ctx.db, outcome.id), findFactorsByUser(ctx.db, outcome.id)]);

@@ -52,6 +52,21 @@ export async function checkNewPassword(
     if (!nonce) throw apiError('reauthentication_needed');
     await spendNonceNow(ctx, user, nonce, req.signal);
   }
+  return checkAgainstStored(ctx, user, password, current, req);
+}
+
+/**
+ * The checks against the password `user` holds (the current one, a different new one), and the new hash.
+ * PUT /user runs them again when a concurrent change replaced that password before its write: the
+ * current password it checked is then no longer the current one (routes/user-update.ts).
+ */
+export async function checkAgainstStored(
+  ctx: AppContext,
+  user: UserRow,
+  password: string,
+  current: CurrentPassword,
+  req: Pick<ApiRequest, 'signal'>,
+): Promise<string> {
   const hash = passwordHashOf(ctx.config, user);
   if (password && hash) await assertCurrentPassword(ctx, hash, current, req.signal);
   if (hash && (await ctx.hasher.verify(hash, password, req.signal)).ok) {
