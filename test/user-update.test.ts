@@ -80,6 +80,24 @@ t.test('password change: policy, same password, then other sessions end and the 
   );
 });
 
+t.test('two sessions changing the password at once: the first change ends the other session, whose change is refused', async (t) => {
+  const s = await confirmedUser(api);
+  const other = await signIn(api, s.user.email);
+  const [mine, theirs] = await Promise.all([
+    put(s.access_token, { password: 'Mine-password-1' }),
+    put(other.access_token, { password: 'Theirs-password-2' }),
+  ]);
+  // Whichever wrote first ended the other's session; the other, which waited for the user's row, is
+  // answered as if sent after it, instead of setting its password and ending the winner's session.
+  const statuses = [mine.status, theirs.status].sort();
+  t.strictSame(statuses, [200, 403], `${mine.body.error_code ?? mine.status}, ${theirs.body.error_code ?? theirs.status}`);
+  const [winner, loser, password] = mine.status === 200 ? [s, theirs, 'Mine-password-1'] : [other, mine, 'Theirs-password-2'];
+  t.equal(loser.body.error_code, 'session_not_found');
+  t.equal((await api.request('GET', '/user', { token: winner.access_token })).status, 200, "the winner's session is kept");
+  const signedIn = await api.request('POST', '/token?grant_type=password', { body: { email: s.user.email, password } });
+  t.equal(signedIn.status, 200, "the winner's password is the one kept");
+});
+
 t.test('secure email change: mails to both addresses, both links needed', async (t) => {
   const s = await confirmedUser(api);
   const newEmail = uniqueEmail('new');
