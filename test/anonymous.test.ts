@@ -67,3 +67,21 @@ t.test('DISABLE_SIGNUP with anonymous sign-ins off: the anonymous refusal comes 
   const withAddress = await api.request('POST', '/signup', { body: { email: 'someone@example.com', password: 'Secret-password-1' } });
   t.strictSame(withAddress.body, { code: 422, error_code: 'signup_disabled', msg: 'Signups not allowed for this instance' });
 });
+
+// The original decodes the sign-up body before it picks and takes a limiter, so a body it cannot decode is
+// 400 and costs nothing: a client's malformed requests must not spend the hourly anonymous allowance.
+t.test('a body that does not decode is 400 before the anonymous bucket is taken, as the original', async (t) => {
+  const api = await startTestService({
+    AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
+    AUTH_RATE_LIMIT_HEADER: 'X-Real-IP',
+    AUTH_RATE_LIMIT_ANONYMOUS_USERS: '2',
+  });
+  t.teardown(() => api.stop());
+  const headers = { 'X-Real-IP': '203.0.113.7' };
+  const bad: number[] = [];
+  for (let i = 0; i < 3; i++) bad.push((await api.request('POST', '/signup', { headers, body: { data: 'not an object' } })).status);
+  t.strictSame(bad, [400, 400, 400], 'each malformed body is refused for itself, never 429');
+  const good: number[] = [];
+  for (let i = 0; i < 3; i++) good.push((await api.request('POST', '/signup', { headers, body: {} })).status);
+  t.strictSame(good, [200, 200, 429], 'the whole allowance is left for real sign-ins');
+});

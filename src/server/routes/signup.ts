@@ -15,6 +15,8 @@ import { bodySchema, type BodyOf } from '../http/validate.js';
 import type { Handler, ApiRequest, BucketChoice } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import { announceSignUp } from '../hooks/after-user-created.js';
+import { assertDecodesAsGo } from '../http/go-field-types.js';
+import { goParamsType } from '../http/go-param-types.js';
 
 const FIELDS = { email: 'string', phone: 'string', password: 'string', ...CHANNEL_FIELD, ...PKCE_FIELDS, data: 'object' } as const;
 export const signupBody = bodySchema(FIELDS);
@@ -24,10 +26,14 @@ type SignupBody = BodyOf<typeof FIELDS>;
  * The per-client bucket of a sign-up: one without an address is anonymous and takes from
  * RATE_LIMIT_ANONYMOUS_USERS (per hour), any other from the sign-up bucket, as in the original. With
  * anonymous sign-ins off, an anonymous one takes nothing: the original refuses it before its limiter, so
- * it is answered anonymous_provider_disabled however often it is asked.
+ * it is answered anonymous_provider_disabled however often it is asked. The body is decoded as the original's
+ * type first, as the original decodes it before picking a limiter: a body it cannot decode is 400 and spends
+ * nothing, so malformed requests cannot use up a client's allowance.
  */
 export const signupBucket: BucketChoice = (req, ctx) => {
-  const { email, phone } = req.json();
+  const body = req.json();
+  assertDecodesAsGo(body, goParamsType(req));
+  const { email, phone } = body;
   if (email || phone) return 'signup';
   return ctx.config.external.anonymousUsersEnabled ? 'anonymous' : null;
 };
