@@ -179,15 +179,22 @@ async function seed(q: pg.Pool) {
   const liveSaml = [await samlAssertion('59 minutes'), await samlAssertion('-90 seconds')];
 
   // A send pretended to an unknown address refuses repeats for the longer send interval (SMTP_MAX_FREQUENCY,
-  // 15 min by default), then for the grace; the shared counters in the same table are never removed.
+  // 15 min by default), then for the grace; the shared counters in the same table are never removed. A
+  // client's bucket goes once it has refilled (burst 30 at RATE_LIMIT_OTP 30 per 5 min: 5 min; the anonymous
+  // bucket, 30 at 30 an hour: 1 h), as a row is left for every client address a proxy ever reported.
   const rateRow = async (key: string, age: string) =>
     (await q.query(`insert into rate_limits (key, updated_at) values ($1, now() - $2::interval) returning key as id`, [key, age])).rows[0]
       .id as string;
-  const stalePretended = [await rateRow(`pretended_send:recovery:${hex()}`, '1 hour 16 minutes')];
+  const stalePretended = [
+    await rateRow(`pretended_send:recovery:${hex()}`, '1 hour 16 minutes'),
+    await rateRow('recover:203.0.113.9', '2 days'),
+    await rateRow('anonymous:203.0.113.9', '1 hour 1 minute'),
+  ];
   const livePretended = [
     await rateRow(`pretended_send:confirmation:${hex()}`, '1 hour 14 minutes'),
     await rateRow('email_sent', '2 days'),
-    await rateRow('recover:203.0.113.9', '2 days'),
+    await rateRow('recover:203.0.113.10', '4 minutes'),
+    await rateRow('anonymous:203.0.113.10', '59 minutes'),
   ];
 
   const audit = async (age: string, n: number) =>
@@ -242,7 +249,7 @@ t.test('two instances at once remove exactly the stale rows, each once, and noth
   t.equal(removed('one_time_tokens'), 1);
   t.equal(removed('web3_message_uses'), 1, 'the used Web3 message whose validity ended longer ago than the grace');
   t.equal(removed('saml_assertion_uses'), 1, 'the accepted SAML assertion whose window ended longer ago than the grace');
-  t.equal(removed('rate_limits'), 1, 'the pretended send older than the send interval and the grace, and no counter');
+  t.equal(removed('rate_limits'), 3, 'the stale pretended send and the two refilled buckets, and no counter');
   t.equal(removed('audit_log_entries'), 30);
 
   const sessions = await ids(pool, 'sessions');
@@ -279,7 +286,7 @@ t.test('without an audit retention or session limits, audit entries and sessions
   const removed = await cleanup.runOnce();
   t.strictSame(
     removed,
-    { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1, web3_message_uses: 1, saml_assertion_uses: 1, rate_limits: 1 },
+    { refresh_tokens: 60, sessions: 1, flow_state: 4, one_time_tokens: 1, web3_message_uses: 1, saml_assertion_uses: 1, rate_limits: 3 },
     'only the session past not_after goes',
   );
   t.equal((await ids(pool, 'audit_log_entries')).size, rows.stale.audit.length + rows.live.audit.length);

@@ -208,3 +208,21 @@ export function deleteOldPretendedSends(q: Queryable, age: number, limit: number
     [age, limit],
   );
 }
+
+/**
+ * Per-client bucket rows (limits/per-client.ts) whose bucket has refilled: each `prefix` row untouched for
+ * its `seconds`. A row is written for every client address a proxy reports, so without this the table
+ * would grow for ever; a refilled row answers exactly as a missing one does.
+ */
+export function deleteRefilledBuckets(q: Queryable, buckets: { prefix: string; seconds: number }[], limit: number): Promise<number> {
+  if (buckets.length === 0) return Promise.resolve(0);
+  return deleted(
+    q,
+    `delete from rate_limits where key in (
+       select r.key from rate_limits r
+         join unnest($1::text[], $2::float8[]) as b(prefix, secs) on starts_with(r.key, b.prefix)
+        where r.updated_at < now() - make_interval(secs => b.secs)
+        limit $3 for update of r skip locked)`,
+    [buckets.map((b) => b.prefix), buckets.map((b) => b.seconds), limit],
+  );
+}

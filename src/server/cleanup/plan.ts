@@ -18,7 +18,9 @@ import {
   deleteOldRelayStates,
   deleteSpentSamlAssertions,
   deleteOldPretendedSends,
+  deleteRefilledBuckets,
 } from '../../db/cleanup.js';
+import { refilledAfter } from '../limits/per-client.js';
 import { auditPayload } from '../../db/audit-log.js';
 import { sessionPolicy } from '../sessions/policy.js';
 import type { Config } from '../config/types.js';
@@ -62,6 +64,7 @@ export function cleanupTasks(config: Config): CleanupTask[] {
   // enrolment sweeps it too, docs/mfa.md).
   const challengeAge = config.mfa.challengeExpirySeconds + grace;
   const pretendedSendAge = Math.max(config.smtp.maxFrequencySeconds, config.sms.maxFrequencySeconds) + grace;
+  const refillAges = refilledAfter(config.rateLimit);
   const policy = sessionPolicy(config);
   const tasks: CleanupTask[] = [
     { table: 'refresh_tokens', limit: batchSize, run: (q, n) => deleteRevokedRefreshTokens(q, tokenAge, n) },
@@ -80,6 +83,9 @@ export function cleanupTasks(config: Config): CleanupTask[] {
     // A pretended send refuses repeats for the longest send interval (limits/pretended-sends.ts); removed
     // sooner, an unknown address would be free again while a known one is still refused.
     { table: 'rate_limits', limit: batchSize, run: (q, n) => deleteOldPretendedSends(q, pretendedSendAge, n) },
+    // A per-client bucket is full again once its refill time has passed since its last take; its row then
+    // answers as no row does. Not the shared send counters (keys without a bucket's prefix).
+    { table: 'rate_limits', limit: batchSize, run: (q, n) => deleteRefilledBuckets(q, refillAges, n) },
     {
       table: 'mfa_factors',
       limit: batchSize,

@@ -48,6 +48,44 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
   }
 }
 
+const BUCKETS: readonly ClientBucket[] = [
+  'token',
+  'verify',
+  'otp',
+  'magiclink',
+  'recover',
+  'resend',
+  'user_update',
+  'signup',
+  'anonymous',
+  'mfa_challenge',
+  'mfa_verify',
+  'passkey',
+  'web3',
+  'sso',
+  'saml_assertion',
+  'oauth_client_register',
+];
+
+/** How many tokens a bucket holds when full, and how many seconds each takes to come back. */
+function shapeOf(bucket: ClientBucket, limits: Config['rateLimit']): { burst: number; secondsPerToken: number } {
+  const { perPeriod, periodSeconds } = rateOf(bucket, limits);
+  // Anonymous sign-ins burst up to the whole part of their hourly rate, as the original.
+  return { burst: bucket === 'anonymous' ? Math.trunc(perPeriod) : BURST, secondsPerToken: periodSeconds / perPeriod };
+}
+
+/**
+ * Each bucket's row key prefix and the seconds after its last take by which any of its rows is full again
+ * (the background cleanup, cleanup/plan.ts): removed then, a row is what a client's first request would
+ * insert, so removing it changes no answer. A bucket whose rate is 0 takes nothing and is left out.
+ */
+export function refilledAfter(limits: Config['rateLimit']): { prefix: string; seconds: number }[] {
+  return BUCKETS.flatMap((bucket) => {
+    const { burst, secondsPerToken } = shapeOf(bucket, limits);
+    return rateOf(bucket, limits).perPeriod > 0 ? [{ prefix: `${bucket}:`, seconds: Math.ceil(burst * secondsPerToken) }] : [];
+  });
+}
+
 /**
  * The client key: with SECURITY_SB_FORWARDED_FOR_ENABLED, the leftmost address of Sb-Forwarded-For (the
  * header Supabase's own proxy sets) when it is one, in the form Go writes it, so that spellings of one
@@ -79,9 +117,8 @@ export async function takeClientLimit(bucketOf: ClientBucket | BucketChoice, req
   const bucket = key && (typeof bucketOf === 'function' ? bucketOf(req, ctx) : bucketOf);
   if (bucket) {
     const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
-    // Anonymous sign-ins burst up to the whole part of their hourly rate, as the original.
-    const burst = bucket === 'anonymous' ? Math.trunc(perPeriod) : BURST;
-    const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, periodSeconds / perPeriod));
+    const { burst, secondsPerToken } = shapeOf(bucket, ctx.config.rateLimit);
+    const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, secondsPerToken));
     // A denied bucket holds less than one token: one more arrives within a token's period.
     if (!allowed) {
       ctx.metrics.rateLimited(bucket);
