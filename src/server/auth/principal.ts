@@ -28,20 +28,22 @@ export interface Admin {
 }
 
 /** The per-client rate-limit buckets (limits/per-client.ts). */
-export type ClientBucket =
-  | 'token'
-  | 'verify'
-  | 'otp'
-  | 'magiclink'
-  | 'recover'
-  | 'resend'
-  | 'user_update'
-  | 'signup'
-  | 'anonymous'
-  | 'mfa_challenge'
-  | 'mfa_verify'
-  | 'passkey'
-  | 'web3'
-  | 'sso'
-  | 'saml_assertion'
-  | 'oauth_client_register';
+export const CLIENT_BUCKETS = [
+  'token',
+  'verify',
+  'otp',
+  'magiclink',
+  'recover',
+  'resend',
+  'user_update',
+  'signup',
+  'anonymous',
+  'mfa_challenge',
+  'mfa_verify',
+  'passkey',
+  'web3',
+  'sso',
+  'saml_assertion',
+  'oauth_client_register',
+] as const;
+export type ClientBucket = (typeof CLIENT_BUCKETS)[number];

@@ -8,7 +8,7 @@ import type { Config } from '../config/types.js';
 import type { ApiRequest, BucketChoice, Run } from '../http/types.js';
 import { SIGN_IN_GRANTS } from '../observability/metrics.js';
 
-import type { ClientBucket } from '../auth/principal.js';
+import { CLIENT_BUCKETS, type ClientBucket } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 
 export type { ClientBucket };
@@ -48,25 +48,6 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
   }
 }
 
-const BUCKETS: readonly ClientBucket[] = [
-  'token',
-  'verify',
-  'otp',
-  'magiclink',
-  'recover',
-  'resend',
-  'user_update',
-  'signup',
-  'anonymous',
-  'mfa_challenge',
-  'mfa_verify',
-  'passkey',
-  'web3',
-  'sso',
-  'saml_assertion',
-  'oauth_client_register',
-];
-
 /** How many tokens a bucket holds when full, and how many seconds each takes to come back. */
 function shapeOf(bucket: ClientBucket, limits: Config['rateLimit']): { burst: number; secondsPerToken: number } {
   const { perPeriod, periodSeconds } = rateOf(bucket, limits);
@@ -80,7 +61,7 @@ function shapeOf(bucket: ClientBucket, limits: Config['rateLimit']): { burst: nu
  * insert, so removing it changes no answer. A bucket whose rate is 0 takes nothing and is left out.
  */
 export function refilledAfter(limits: Config['rateLimit']): { prefix: string; seconds: number }[] {
-  return BUCKETS.flatMap((bucket) => {
+  return CLIENT_BUCKETS.flatMap((bucket) => {
     const { burst, secondsPerToken } = shapeOf(bucket, limits);
     return rateOf(bucket, limits).perPeriod > 0 ? [{ prefix: `${bucket}:`, seconds: Math.ceil(burst * secondsPerToken) }] : [];
   });
