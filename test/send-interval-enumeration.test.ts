@@ -13,6 +13,8 @@ const stack: MailStack = await startMailStack(
   {
     AUTH_RATE_LIMIT_EMAIL_SENT: '100000',
     AUTH_RATE_LIMIT_SMS_SENT: '100000',
+    // Sign-ups and codes share this per-client bucket (30 in five minutes): this file asks more.
+    AUTH_RATE_LIMIT_OTP: '100000',
     AUTH_SMTP_MAX_FREQUENCY: `${INTERVAL}s`,
     AUTH_SMS_MAX_FREQUENCY: `${INTERVAL}s`,
   },
@@ -51,6 +53,14 @@ const post =
   async (address) =>
     seen(await api.request('POST', path, { body: body(address) }));
 
+// A 200's body names the user (or is a fabricated one), or an SMS's message_id: masked, as it differs
+// between any two addresses. 429s are compared whole.
+const masked =
+  (ask: Ask): Ask =>
+  async (address) => {
+    const s = await ask(address);
+    return { ...s, body: s.status === 200 ? {} : s.body };
+  };
 /**
  * Asks each address twice in a row, then once more after the interval, the addresses concurrently; every
  * address must get the answers the first (known) one gets: 200, 429 with the same body, 200.
@@ -121,13 +131,7 @@ t.test('POST /resend sms: unknown and confirmed numbers as one with a pending co
   await signUp('phone', pending, 'phone_confirmed_at = null');
   const confirmed = nextPhone();
   await signUp('phone', confirmed, 'phone_confirmed_at = now()');
-  // A sent SMS's answer names its message_id: masked, as it differs between any two sends.
-  const ask = post('/resend', (phone) => ({ type: 'sms', phone }));
-  const masked: Ask = async (phone) => {
-    const s = await ask(phone);
-    return { ...s, body: s.status === 200 ? {} : s.body };
-  };
-  await alike(t, masked, 'sms', { pending, unknown: nextPhone(), confirmed });
+  await alike(t, masked(post('/resend', (phone) => ({ type: 'sms', phone }))), 'sms', { pending, unknown: nextPhone(), confirmed });
 });
 
 t.test('POST /resend email_change: an unknown address, or one with no change pending, as one with a change pending', async (t) => {
@@ -158,12 +162,99 @@ t.test('POST /resend phone_change: an unknown number as one with a change pendin
     pending,
     `phone_confirmed_at = now(), phone_change = '${nextPhone()}', phone_change_sent_at = now() - interval '1 day'`,
   );
-  const ask = post('/resend', (phone) => ({ type: 'phone_change', phone }));
-  const masked: Ask = async (phone) => {
-    const s = await ask(phone);
-    return { ...s, body: s.status === 200 ? {} : s.body };
-  };
-  await alike(t, masked, 'sms', { pending, unknown: nextPhone() });
+  await alike(t, masked(post('/resend', (phone) => ({ type: 'phone_change', phone }))), 'sms', { pending, unknown: nextPhone() });
+});
+
+const signupOf = (field: 'email' | 'phone', headers: Record<string, string> = {}) =>
+  masked(async (address) => seen(await api.request('POST', '/signup', { body: { [field]: address, password: PASSWORD }, headers })));
+
+/** An address held by a user of another audience (X-JWT-AUD), confirmed: nobody in the default one has it. */
+async function foreign(field: 'email' | 'phone', address: string): Promise<string> {
+  const res = await api.request('POST', '/signup', {
+    body: { [field]: address, password: PASSWORD },
+    headers: { 'X-JWT-AUD': 'elsewhere' },
+  });
+  if (res.status !== 200) throw new Error(`foreign signup: ${res.status} ${res.text}`);
+  await api.db.query(
+    `update users set ${field}_confirmed_at = now(), confirmation_sent_at = now() - interval '1 day' where ${field} = $1`,
+    [address],
+  );
+  return address;
+}
+
+t.test('POST /signup: a confirmed address, or one of another audience, as a pending or unknown one', async (t) => {
+  const pending = uniqueEmail('signup-pending');
+  await signUp('email', pending, 'email_confirmed_at = null');
+  const confirmed = uniqueEmail('signup-confirmed');
+  await signUp('email', confirmed, 'email_confirmed_at = now()');
+  await alike(t, signupOf('email'), 'email', {
+    pending,
+    unknown: uniqueEmail('signup-nobody'),
+    confirmed,
+    elsewhere: await foreign('email', uniqueEmail('signup-elsewhere')),
+  });
+});
+
+t.test('POST /signup phone: a confirmed number, or one of another audience, as a pending or unknown one', async (t) => {
+  const pending = nextPhone();
+  await signUp('phone', pending, 'phone_confirmed_at = null');
+  const confirmed = nextPhone();
+  await signUp('phone', confirmed, 'phone_confirmed_at = now()');
+  await alike(t, signupOf('phone'), 'sms', {
+    pending,
+    unknown: nextPhone(),
+    confirmed,
+    elsewhere: await foreign('phone', nextPhone()),
+  });
+});
+
+t.test('POST /magiclink and /otp: an address of another audience as an unknown one', async (t) => {
+  await alike(
+    t,
+    post('/magiclink', (email) => ({ email })),
+    'email',
+    {
+      unknown: uniqueEmail('magiclink-nobody'),
+      elsewhere: await foreign('email', uniqueEmail('magiclink-elsewhere')),
+    },
+  );
+  await alike(
+    t,
+    post('/otp', (email) => ({ email })),
+    'email',
+    {
+      unknown: uniqueEmail('otp-nobody'),
+      elsewhere: await foreign('email', uniqueEmail('otp-elsewhere')),
+    },
+  );
+  await alike(t, masked(post('/otp', (phone) => ({ phone }))), 'sms', {
+    unknown: nextPhone(),
+    elsewhere: await foreign('phone', nextPhone()),
+  });
+});
+
+const repeatedSignups = async (email: string) =>
+  Number(
+    (
+      await api.db.query(
+        `select count(*) from audit_log_entries where payload ->> 'action' = 'user_repeated_signup' and payload ->> 'actor_username' = $1`,
+        [email],
+      )
+    ).rows[0].count,
+  );
+
+t.test('POST /signup of a confirmed address: a refused repeat writes nothing; concurrent repeats, one served', async (t) => {
+  const email = uniqueEmail('signup-refused');
+  await signUp('email', email, 'email_confirmed_at = now()');
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, () => api.request('POST', '/signup', { body: { email, password: PASSWORD } })),
+  );
+  t.strictSame(answers.map((r) => r.status).sort(), [200, 429, 429, 429, 429], 'one served, the others refused');
+  t.equal(await repeatedSignups(email), 1, 'only the served one is in the audit log');
+  const before = await pretended();
+  t.equal((await api.request('POST', '/signup', { body: { email, password: PASSWORD } })).status, 429);
+  t.strictSame(await pretended(), before, 'the refusal wrote no pretended send');
+  t.equal(await repeatedSignups(email), 1, 'nor an audit entry');
 });
 
 const pretended = async () =>

@@ -49,7 +49,9 @@ export async function assertNoRecentPretendedSend(ctx: AppContext, q: Queryable,
  * the interval (nothing is written then). Of concurrent requests for one address, one records and the
  * others are refused, as concurrent sends to one user are. Called when the pretended send would have
  * ended (after the timing wait), as a real send's *_sent_at is set after it, so a repeat is told the same
- * seconds; on the pool, never while the request holds another connection (delivery/sending-tx.ts).
+ * seconds; on the pool, never while the request holds another connection (delivery/sending-tx.ts). A
+ * sign-up records it inside its transaction instead (users/signup.ts), where a real confirmation's time is
+ * set, so that it commits or rolls back with the audit entry written beside it.
  */
 export async function rememberPretendedSend(ctx: AppContext, q: Queryable, send: PretendedSend): Promise<void> {
   const key = rowKey(ctx, send);

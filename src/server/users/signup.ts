@@ -22,6 +22,7 @@ import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import { announceSignUp } from '../hooks/after-user-created.js';
+import { rememberPretendedSend, type PretendedSendKind } from '../limits/pretended-sends.js';
 
 export interface SignupInput {
   provider: AddressProvider;
@@ -114,7 +115,10 @@ export async function signUp(
       // Nobody in this audience has it: a user of another audience (X-JWT-AUD) does, since the unique indexes
       // on email and phone span audiences. Answered as a confirmed duplicate, minus the audit entry, which
       // would name a user the request cannot see; /otp and /magiclink then find no user and send nothing.
-      return input.withoutSession ? { body: {} } : confirmedDuplicate(ctx, input);
+      // An unknown address would have been sent a confirmation, or under autoconfirm /magiclink's link.
+      const answer = input.withoutSession ? { body: {} } : confirmedDuplicate(ctx, input);
+      const link = input.withoutSession && input.provider === 'email' && ctx.config.mailer.autoconfirm;
+      return pretendSend(ctx, c, input, link ? 'recovery' : 'confirmation', answer);
     }
     user = created.user;
     // The original's entries (docs/users-and-audit.md#audit-log): an autoconfirmed sign-up is a
@@ -154,12 +158,34 @@ async function signUpAgain(
   if (!user) return signUp(ctx, c, req, input, passwordHash);
   if (isAddressConfirmed(user, input.provider)) {
     await writeAudit(c, req, actorOf(user), 'user_repeated_signup', { provider: input.provider });
-    return confirmedDuplicate(ctx, input);
+    // A pending address's repeat is sent a confirmation; /otp and /magiclink send a confirmed one a link.
+    const link = input.withoutSession && input.provider === 'email';
+    return pretendSend(ctx, c, input, link ? 'recovery' : 'confirmation', confirmedDuplicate(ctx, input));
   }
   await writeAudit(c, req, actorOf(user), 'user_confirmation_requested', { provider: input.provider });
   // Found through an identity's email, the user is sent its own address's confirmation, as the original does.
   const resend = input.provider === 'email' && user.email ? { ...input, address: user.email } : input;
   return { body: await confirmationAnswer(ctx, c, user, resend, true, req) };
+}
+
+/**
+ * A sign-up answered without a send, as if one was made: remembered (limits/pretended-sends.ts), so a repeat
+ * within the interval is refused with the 429 a pending address's repeat gets, or two sign-ups in a row
+ * would tell a confirmed address from a pending or unknown one. Recorded on the transaction's client, as a
+ * real send's confirmation_sent_at is: a refusal rolls back the audit entry with it, and of concurrent
+ * repeats one commits and the others, waiting on its row, are refused. A refusal answer sends nothing to
+ * pretend.
+ */
+async function pretendSend(
+  ctx: AppContext,
+  c: Queryable,
+  input: SignupInput,
+  kind: PretendedSendKind,
+  answer: ApiResponse | ApiError,
+): Promise<ApiResponse | ApiError> {
+  if (answer instanceof ApiError) return answer;
+  await rememberPretendedSend(ctx, c, { kind, channel: input.provider === 'email' ? 'email' : 'sms', address: input.address });
+  return answer;
 }
 
 /**
