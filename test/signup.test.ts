@@ -6,6 +6,7 @@ import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake } from './helpers/sms.js';
 import { behindDeletion } from './helpers/row-lock.js';
 import { adminToken } from './helpers/admin.js';
+import { forgetPretendedSends } from './helpers/pretended-sends.js';
 
 const smtp = await startSmtpServer();
 const sms = await startSmsGatewayFake();
@@ -177,7 +178,12 @@ t.test('duplicate of a confirmed user: a fabricated user of the same shape witho
   const link = new URL((await smtp.waitForMail('dup@example.com')).link!);
   await api.request('GET', link.pathname + link.search);
   const before = smtp.mails.length;
-  const fake = await signup({ email: 'dup@example.com', password: 'other-pass1' });
+  // Each repeat as the first one after the interval: one within it is refused (its pretended send).
+  const again = async (password: string) => {
+    await forgetPretendedSends(api);
+    return signup({ email: 'dup@example.com', password });
+  };
+  const fake = await again('other-pass1');
   t.equal(fake.status, 200);
   t.not(fake.body.id, real.body.id, 'a fabricated id');
   t.same(Object.keys(fake.body).sort(), Object.keys(real.body).sort(), 'the same keys as a real answer');
@@ -186,11 +192,7 @@ t.test('duplicate of a confirmed user: a fabricated user of the same shape witho
   // Times as a real answer's, which come from the database with microseconds: a fabricated user with
   // milliseconds only (three digits at most) would give itself away. One in a thousand has a fraction of
   // three digits or fewer by chance; three in a row, one in a billion.
-  const fakes = [
-    fake,
-    await signup({ email: 'dup@example.com', password: 'other-pass2' }),
-    await signup({ email: 'dup@example.com', password: 'other-pass3' }),
-  ];
+  const fakes = [fake, await again('other-pass2'), await again('other-pass3')];
   t.ok(
     fakes.some((f) => /\.\d{4,6}Z$/.test(f.body.created_at as string)),
     `fabricated times carry microseconds: ${fakes.map((f) => f.body.created_at).join(', ')}`,
@@ -332,6 +334,8 @@ t.test("an address held in another audience (X-JWT-AUD): a duplicate's answers, 
     { email: 'other-aud@example.com', password: 'secret99' },
     { email: 'OTHER-AUD@example.com', password: 'secret99' },
   ]) {
+    // Each as a first request: a repeat within the interval is refused (send-interval-enumeration.test.ts).
+    await forgetPretendedSends(api);
     const res = await api.request('POST', '/signup', { body, headers });
     t.equal(res.status, 200, 'a fabricated user, as for a confirmed duplicate');
     t.not(res.body.id, real.body.id);
@@ -339,6 +343,7 @@ t.test("an address held in another audience (X-JWT-AUD): a duplicate's answers, 
     t.strictSame(res.body.identities, []);
   }
   for (const path of ['/otp', '/magiclink']) {
+    await forgetPretendedSends(api);
     const res = await api.request('POST', path, { body: { email: 'other-aud@example.com' }, headers });
     t.strictSame({ status: res.status, body: res.body }, { status: 200, body: {} }, `${path}: the usual answer`);
   }
@@ -356,6 +361,7 @@ t.test("an address held in another audience (X-JWT-AUD): a duplicate's answers, 
   const phone = await api.request('POST', '/signup', { body: { phone: '15557650000', password: 'secret99' }, headers });
   t.equal(phone.status, 200);
   t.strictSame(phone.body.identities, []);
+  await forgetPretendedSends(api);
   const otp = await api.request('POST', '/otp', { body: { phone: '15557650000' }, headers });
   t.strictSame({ status: otp.status, body: otp.body }, { status: 200, body: {} });
   t.equal(sms.messages.length, messages, 'no SMS');
