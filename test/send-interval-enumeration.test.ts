@@ -134,35 +134,40 @@ t.test('POST /resend sms: unknown and confirmed numbers as one with a pending co
   await alike(t, masked(post('/resend', (phone) => ({ type: 'sms', phone }))), 'sms', { pending, unknown: nextPhone(), confirmed });
 });
 
-t.test('POST /resend email_change: an unknown address, or one with no change pending, as one with a change pending', async (t) => {
+// A change's resend that finds nothing pending is served at once again, as the original serves it: its
+// interval would tell only that an account has a change pending, and @supabase/auth-js's own tests resend
+// a phone change twice in a row for a number nobody holds, expecting 200 both times. A pending change's
+// repeat is still refused.
+t.test('POST /resend email_change and phone_change: nothing pending is served twice; a pending change is not', async (t) => {
+  const emailChange = post('/resend', (email) => ({ type: 'email_change', email }));
+  const phoneChange = post('/resend', (phone) => ({ type: 'phone_change', phone }));
+  const none = uniqueEmail('change-none');
+  await signUp('email', none, 'email_confirmed_at = now()');
+  for (const [what, ask, address] of [
+    ['an unknown address', emailChange, uniqueEmail('change-nobody')],
+    ['an address with no change pending', emailChange, none],
+    ['an unknown number', phoneChange, nextPhone()],
+  ] as const) {
+    const answers = [await ask(address), await ask(address)];
+    t.strictSame(
+      answers.map((a) => [a.status, a.body]),
+      [
+        [200, {}],
+        [200, {}],
+      ],
+      `${what}: served both times`,
+    );
+  }
   const pending = uniqueEmail('change-pending');
   await signUp(
     'email',
     pending,
     `email_confirmed_at = now(), email_change = '${uniqueEmail('change-to')}', email_change_sent_at = now() - interval '1 day'`,
   );
-  const none = uniqueEmail('change-none');
-  await signUp('email', none, 'email_confirmed_at = now()');
-  await alike(
-    t,
-    post('/resend', (email) => ({ type: 'email_change', email })),
-    'email',
-    {
-      pending,
-      unknown: uniqueEmail('change-nobody'),
-      none,
-    },
-  );
-});
-
-t.test('POST /resend phone_change: an unknown number as one with a change pending', async (t) => {
-  const pending = nextPhone();
-  await signUp(
-    'phone',
-    pending,
-    `phone_confirmed_at = now(), phone_change = '${nextPhone()}', phone_change_sent_at = now() - interval '1 day'`,
-  );
-  await alike(t, masked(post('/resend', (phone) => ({ type: 'phone_change', phone }))), 'sms', { pending, unknown: nextPhone() });
+  t.equal((await emailChange(pending)).status, 200, 'a pending change is sent again');
+  t.equal((await emailChange(pending)).status, 429, 'and its repeat within the interval is refused');
+  const rows = await api.db.query("select count(*)::int as n from rate_limits where key like 'pretended_send:%change%'");
+  t.equal(rows.rows[0].n, 0, 'nothing is remembered for a change');
 });
 
 const signupOf = (field: 'email' | 'phone', headers: Record<string, string> = {}) =>

@@ -15,7 +15,7 @@ import type { AppContext } from '../context.js';
  * What was pretended, as the user column whose time a known address is checked against: sends that share
  * a column share an interval (recovery: /recover and the magic link).
  */
-export type PretendedSendKind = 'recovery' | 'confirmation' | 'email_change' | 'phone_change';
+export type PretendedSendKind = 'recovery' | 'confirmation';
 
 export interface PretendedSend {
   kind: PretendedSendKind;
