@@ -76,7 +76,7 @@ t.test('an issuer only the proxy reaches: discovery by fetch and keys by jose go
   t.same(
     calls.map((c) => `${c.method} ${c.target}`),
     [`GET ${remote.base}/.well-known/openid-configuration`, `GET ${remote.base}/jwks`],
-    'discovery (fetch) and the key set (jose), none to the unused HTTPS_PROXY',
+    'discovery and the key set, none to the unused HTTPS_PROXY',
   );
   t.ok(
     calls.every((c) => c.proxyAuthorization === `Basic ${Buffer.from('egress:s3cr@t').toString('base64')}`),

@@ -7,13 +7,11 @@
 // as the original checks every call. CUSTOM_OAUTH_ALLOW_PRIVATE_URLS turns this off, as at saving.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { lookup as resolve } from 'node:dns/promises';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
 import { refusedAddress } from './address-rules.js';
-import { agentFor, proxyFor, viaProxy } from '../outbound-proxy/active.js';
+import { proxyFor, viaProxy } from '../outbound-proxy/active.js';
 import type { RestrictedConnections } from '../providers/types.js';
 import type { Config } from '../config/types.js';
 
@@ -48,11 +46,9 @@ async function refused(url: string | URL): Promise<string | null> {
 
 const require = createRequire(import.meta.url);
 let dispatcher: Agent | undefined;
-const httpAgent = new HttpAgent({ keepAlive: true, lookup: publicLookup });
-const httpsAgent = new HttpsAgent({ keepAlive: true, lookup: publicLookup });
 
 /**
- * One per thread: fetch's dispatcher and the agents of jose's key sets (node:http(s)), pooled as their defaults.
+ * One per thread: fetch's dispatcher, pooled as its default.
  * undici loads with the first call to a stored provider, not when an HTTP thread starts (most deployments
  * store none); require, because fetch needs the dispatcher at once.
  */
@@ -61,7 +57,6 @@ export const publicConnections: RestrictedConnections = {
     dispatcher ??= viaProxy(new (require('undici') as typeof import('undici')).Agent({ connect: { lookup: publicLookup } }));
     return dispatcher;
   },
-  agentFor: (url) => agentFor(url, url.protocol === 'https:' ? httpsAgent : httpAgent),
   refused,
 };
 

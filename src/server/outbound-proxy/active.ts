@@ -1,6 +1,6 @@
 // This thread's outbound proxy (docs/settings.md#outbound-proxy): set once when an HTTP thread starts, before
 // its context is built, and read by the calls that choose their own connections (custom providers' restricted
-// ones, jose's key sets). Every other call uses fetch's global dispatcher, which the setting replaces here.
+// ones, the KMS signer's node:https calls). Every other call uses fetch's global dispatcher, which the setting replaces here.
 import type { Agent as HttpAgent } from 'node:http';
 import { proxyRule, type ProxyFor, type ProxySettings } from './rules.js';
 

@@ -1,5 +1,5 @@
 // The connections of outbound calls under a proxy rule (rules.ts): fetch's dispatcher picks, per request,
-// the proxy or the direct connection it was given; jose's key-set fetches (node:http(s)) get an agent
+// the proxy or the direct connection it was given; node:http(s) calls (the KMS signer's) get an agent
 // through the proxy. As the original's client: an https:// target through a CONNECT tunnel, an http:// one
 // sent to the proxy as a plain request in absolute form (many proxies refuse CONNECT to plain-text ports),
 // and the proxy URL's user info, a user name alone too, as its Basic credentials. Loaded only when a proxy

@@ -1,11 +1,11 @@
 // The ProviderRuntime every provider module receives (types.ts): its settings, outbound HTTP bounded by
 // INTERNAL_HTTP_TIMEOUT, and id_token verification against the issuer's published keys. Key sets and
-// discovery documents are cached per HTTP thread (jose refetches a key set when an unknown kid appears;
+// discovery documents are cached per HTTP thread (a key set is fetched again when an unknown kid appears;
 // discovery documents are kept EXTERNAL_OIDC_PROVIDER_CACHE_TTL, an hour by default, as the original does).
-import { compactVerify, createRemoteJWKSet, errors as joseErrors, type CompactVerifyGetKey } from 'jose';
+import { compactVerify, errors as joseErrors, type CompactVerifyGetKey } from 'jose';
 import type { Config, OAuthProviderConfig } from '../config/types.js';
 import { boundedFetch, DiscoveryError, jsonObject, ProviderError } from './outbound.js';
-import { agentFor } from '../outbound-proxy/active.js';
+import { remoteKeySet } from './key-set.js';
 import { readVerifierClaims } from './go-oidc-claims.js';
 import type { DiscoveryDocument, IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
 
@@ -108,21 +108,16 @@ async function fetchDiscovery(fetch: ProviderFetch, url: string, issuer: string)
 }
 
 /**
- * jose's remote key set for a JWKS URL: fetched on first use, refetched when a token names an unknown kid.
- * A restricted one is checked before every use, as jose may fetch again with it.
+ * The key set of a JWKS URL (key-set.ts), kept per thread. A restricted one is checked before every use, as
+ * a cached set may be used, or fetched again, long after the address was first allowed.
  */
-async function keySet(jwksUri: string, timeoutSeconds: number, restricted?: RestrictedConnections): Promise<CompactVerifyGetKey> {
+async function keySet(fetch: ProviderFetch, jwksUri: string, restricted?: RestrictedConnections): Promise<CompactVerifyGetKey> {
   const refused = await restricted?.refused(jwksUri);
   if (refused) throw new ProviderError(`${new URL(jwksUri).host}: ${refused}`);
+  // Fetched with the first runtime's fetch: every runtime of one kind (restricted or not) connects alike.
   const key = restricted ? `restricted ${jwksUri}` : jwksUri;
   let set = recall(keySets, key);
-  if (!set) {
-    const url = new URL(jwksUri);
-    // jose fetches with node:http(s), not fetch: the agent carries the restriction and the proxy (agentFor).
-    const agent = restricted ? restricted.agentFor(url) : agentFor(url, undefined);
-    set = createRemoteJWKSet(url, { timeoutDuration: timeoutSeconds * 1000, cooldownDuration: 30_000, ...(agent ? { agent } : {}) });
-    remember(keySets, key, set);
-  }
+  if (!set) remember(keySets, key, (set = remoteKeySet(fetch, jwksUri)));
   return set;
 }
 
@@ -140,7 +135,7 @@ export function createProviderRuntime(
     config,
     fetch,
     discover: discoverIssuer,
-    verifyIdToken: (token, expect) => verifyIdToken(discoverIssuer, timeoutSeconds, token, expect, restricted),
+    verifyIdToken: (token, expect) => verifyIdToken(discoverIssuer, fetch, token, expect, restricted),
   };
 }
 
@@ -152,7 +147,7 @@ const NBF_LEEWAY_SECONDS = 300;
 
 async function verifyIdToken(
   discoverIssuer: (issuer: string) => Promise<DiscoveryDocument>,
-  timeoutSeconds: number,
+  fetch: ProviderFetch,
   token: string,
   expect: IdTokenExpectation,
   restricted?: RestrictedConnections,
@@ -165,7 +160,7 @@ async function verifyIdToken(
     // `alg`, or the key type), so a token can only verify with the algorithm its issuer's key is for;
     // `none` and HS* never match. The claims are read and checked below as go-oidc reads them, which
     // jose's JWT checks cannot express (names in any case, numbers written as strings).
-    const { payload, protectedHeader } = await compactVerify(token, await keySet(jwksUri, timeoutSeconds, restricted), {
+    const { payload, protectedHeader } = await compactVerify(token, await keySet(fetch, jwksUri, restricted), {
       algorithms: expect.algorithms,
     });
     if (protectedHeader.b64 === false) throw new IdTokenError('unencoded payload');

@@ -45,13 +45,11 @@ export type ProviderFetch = (url: string | URL, init?: RequestInit) => Promise<R
 
 /**
  * How a runtime's connections are made when they must reach public addresses only (custom providers,
- * custom-providers/public-connections.ts): fetch's dispatcher, the agent jose's key sets fetch with, and the
+ * custom-providers/public-connections.ts): fetch's dispatcher (every call, key sets too) and the
  * check made before a call whose address no resolver of ours sees (an IP literal, a call through the proxy).
  */
 export interface RestrictedConnections {
   readonly dispatcher: unknown;
-  /** the node:http(s) agent of a call to `url` (jose's key sets) */
-  agentFor(url: URL): unknown;
   /** why `url` may not be called, found before the call (an IP literal, or a proxied call's name); null when it may */
   refused(url: string | URL): Promise<string | null>;
 }
