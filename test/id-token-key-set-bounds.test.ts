@@ -6,9 +6,8 @@
 import t from 'tap';
 import http from 'node:http';
 import type net from 'node:net';
-import { SignJWT } from 'jose';
 import { startTestService } from './helpers/server.js';
-import { startOAuth2Server } from './helpers/oauth2-server.js';
+import { mobileIdToken, startOAuth2Server } from './helpers/oauth2-server.js';
 
 const idp = await startOAuth2Server();
 const keys = await (await fetch(`${idp.base}/jwks`)).text();
@@ -49,14 +48,7 @@ t.teardown(async () => {
   await idp.stop();
 });
 
-const sign = (issuer: string, sub: string) =>
-  new SignJWT({ sub, email: `${sub}@example.com`, email_verified: true })
-    .setProtectedHeader({ alg: 'RS256', kid: 'rs' })
-    .setIssuer(issuer)
-    .setAudience('mobile-app')
-    .setIssuedAt()
-    .setExpirationTime('5m')
-    .sign(idp.keys.rs);
+const sign = (issuer: string, sub: string) => mobileIdToken(idp, issuer, sub);
 const grant = async (issuer: string, sub: string) =>
   api.request('POST', '/token?grant_type=id_token', { body: { id_token: await sign(issuer, sub), issuer, client_id: 'mobile-app' } });
 const bad = [400, { error: 'invalid request', error_description: 'Bad ID token' }];

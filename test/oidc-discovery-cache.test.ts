@@ -6,9 +6,8 @@
 // discovery document; the issuer is a small OIDC-format server that counts the documents it serves.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { startTestService } from './helpers/server.js';
-import { startOAuth2Server } from './helpers/oauth2-server.js';
+import { mobileIdToken, startOAuth2Server } from './helpers/oauth2-server.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createProviderRuntime } from '../dist/server/providers/runtime.js';
@@ -26,18 +25,7 @@ const nonce = 'raw-nonce-0123456789';
 let subjects = 0;
 async function grant(api: typeof everyTime) {
   const sub = `discovery-${++subjects}`;
-  const token = await new SignJWT({
-    sub,
-    email: `${sub}@example.com`,
-    email_verified: true,
-    nonce: createHash('sha256').update(nonce).digest('hex'),
-  })
-    .setProtectedHeader({ alg: 'RS256', kid: 'rs' })
-    .setIssuer(idp.base)
-    .setAudience('mobile-app')
-    .setIssuedAt()
-    .setExpirationTime('5m')
-    .sign(idp.keys.rs);
+  const token = await mobileIdToken(idp, idp.base, sub, { nonce: createHash('sha256').update(nonce).digest('hex') });
   return api.request('POST', '/token?grant_type=id_token', { body: { id_token: token, issuer: idp.base, client_id: 'mobile-app', nonce } });
 }
 const users = async (api: typeof everyTime) => (await api.db.query('select count(*)::int as n from users')).rows[0].n;

@@ -7,11 +7,11 @@
 // Two instances share one database: `open` (HTTP_PROXY, custom providers may be private) and `guarded`
 // (the lower-case spelling, NO_PROXY naming one provider host, custom providers restricted as in production).
 import t from 'tap';
-import { SignJWT, decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader } from 'jose';
 import { GoTrueAdminApi } from '@supabase/auth-js';
 import { startTestService } from './helpers/server.js';
 import { createTestDatabase } from './helpers/db.js';
-import { startOAuth2Server } from './helpers/oauth2-server.js';
+import { mobileIdToken, startOAuth2Server } from './helpers/oauth2-server.js';
 import { startForwardProxy } from './helpers/forward-proxy.js';
 import { startFakeKms } from './helpers/kms-fake.js';
 import { REDIRECT_URI } from './helpers/oidc-provider.js';
@@ -52,14 +52,7 @@ t.teardown(async () => {
   await Promise.all([remote.stop(), local.stop(), custom.stop(), proxy.stop()]);
 });
 
-const idToken = (issuer: string, sub: string) =>
-  new SignJWT({ sub, email: `${sub}@example.com`, email_verified: true })
-    .setProtectedHeader({ alg: 'RS256', kid: 'rs' })
-    .setIssuer(issuer)
-    .setAudience('mobile-app')
-    .setIssuedAt()
-    .setExpirationTime('5m')
-    .sign((issuer === remote.base ? remote : local).keys.rs);
+const idToken = (issuer: string, sub: string) => mobileIdToken(issuer === remote.base ? remote : local, issuer, sub);
 const grant = (api: typeof open, issuer: string, sub: string) =>
   idToken(issuer, sub).then((token) =>
     api.request('POST', '/token?grant_type=id_token', { body: { id_token: token, issuer, client_id: 'mobile-app' } }),

@@ -9,7 +9,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
-import { exportJWK, generateKeyPair, type KeyLike } from 'jose';
+import { SignJWT, exportJWK, generateKeyPair, type KeyLike } from 'jose';
 
 export interface OAuth2Server {
   base: string;
@@ -128,4 +128,23 @@ export async function startOAuth2Server(): Promise<OAuth2Server> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return state;
+}
+
+/**
+ * An id_token for the `mobile-app` client, signed with a server's RS256 key, naming `sub` and its verified
+ * address `<sub>@example.com`; `extra` adds claims (a nonce, say).
+ */
+export function mobileIdToken(
+  server: Pick<OAuth2Server, 'keys'>,
+  issuer: string,
+  sub: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  return new SignJWT({ sub, email: `${sub}@example.com`, email_verified: true, ...extra })
+    .setProtectedHeader({ alg: 'RS256', kid: 'rs' })
+    .setIssuer(issuer)
+    .setAudience('mobile-app')
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(server.keys.rs);
 }
