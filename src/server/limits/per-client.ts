@@ -48,11 +48,21 @@ function rateOf(bucket: ClientBucket, limits: Config['rateLimit']): { perPeriod:
   }
 }
 
-/** How many tokens a bucket holds when full, and how many seconds each takes to come back. */
-function shapeOf(bucket: ClientBucket, limits: Config['rateLimit']): { burst: number; secondsPerToken: number } {
+interface BucketShape {
+  perPeriod: number;
+  periodSeconds: number;
+  /** how many tokens the bucket holds when full */
+  burst: number;
+  /** how many seconds each token takes to come back */
+  secondsPerToken: number;
+}
+
+/** A bucket's rate, and the token bucket that rate makes. */
+function shapeOf(bucket: ClientBucket, limits: Config['rateLimit']): BucketShape {
   const { perPeriod, periodSeconds } = rateOf(bucket, limits);
   // Anonymous sign-ins burst up to the whole part of their hourly rate, as the original.
-  return { burst: bucket === 'anonymous' ? Math.trunc(perPeriod) : BURST, secondsPerToken: periodSeconds / perPeriod };
+  const burst = bucket === 'anonymous' ? Math.trunc(perPeriod) : BURST;
+  return { perPeriod, periodSeconds, burst, secondsPerToken: periodSeconds / perPeriod };
 }
 
 /**
@@ -62,8 +72,8 @@ function shapeOf(bucket: ClientBucket, limits: Config['rateLimit']): { burst: nu
  */
 export function refilledAfter(limits: Config['rateLimit']): { prefix: string; seconds: number }[] {
   return CLIENT_BUCKETS.flatMap((bucket) => {
-    const { burst, secondsPerToken } = shapeOf(bucket, limits);
-    return rateOf(bucket, limits).perPeriod > 0 ? [{ prefix: `${bucket}:`, seconds: Math.ceil(burst * secondsPerToken) }] : [];
+    const { perPeriod, burst, secondsPerToken } = shapeOf(bucket, limits);
+    return perPeriod > 0 ? [{ prefix: `${bucket}:`, seconds: Math.ceil(burst * secondsPerToken) }] : [];
   });
 }
 
@@ -97,8 +107,7 @@ export async function takeClientLimit(bucketOf: ClientBucket | BucketChoice, req
   const key = clientKey(req, ctx.config);
   const bucket = key && (typeof bucketOf === 'function' ? bucketOf(req, ctx) : bucketOf);
   if (bucket) {
-    const { perPeriod, periodSeconds } = rateOf(bucket, ctx.config.rateLimit);
-    const { burst, secondsPerToken } = shapeOf(bucket, ctx.config.rateLimit);
+    const { perPeriod, periodSeconds, burst, secondsPerToken } = shapeOf(bucket, ctx.config.rateLimit);
     const allowed = perPeriod > 0 && (await takeFromBucket(ctx.db, `${bucket}:${key}`, burst, secondsPerToken));
     // A denied bucket holds less than one token: one more arrives within a token's period.
     if (!allowed) {

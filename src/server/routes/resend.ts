@@ -42,6 +42,7 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
   const timing = { kind: `resend:${req.body().type ?? ''}`, startedAt: performance.now() };
   const r = readResend(req.body(), ctx, redirectTarget(req, ctx));
   const aud = requestAudience(req, ctx);
+  const pretended = pretendedSendOf(r);
   const sent = await sendingTx(
     ctx,
     req.signal,
@@ -54,7 +55,6 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
       const answer = user && (await send(ctx, c, req, user, r));
       // Nothing to send (no one, or nothing pending): a repeat within the interval is refused here, as
       // quickly as a known address's repeat is.
-      const pretended = pretendedSendOf(r);
       if (!answer && pretended) await assertNoRecentPretendedSend(ctx, c, pretended);
       return answer;
     },
@@ -62,7 +62,6 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
   );
   // Remembered once the timing wait is over, when a real send's time is recorded, so the seconds a repeat
   // is told match a known address's; on the pool, as the transaction has ended.
-  const pretended = pretendedSendOf(r);
   if (!sent && pretended) await rememberPretendedSend(ctx, ctx.db, pretended);
   return { body: sent ?? {} };
 };
