@@ -604,3 +604,41 @@ t.test('EMAIL_OPTIONAL: a new account without an address is audited as login, as
     ['login'],
   );
 });
+
+t.test('an imported identity whose email_verified is not the JSON true neither links nor fails the sign-in', async (t) => {
+  // Rows carried over from another deployment may hold strings or numbers there; the original counts only a
+  // JSON boolean true, so "true" does not attract a link and "maybe" is no error.
+  for (const [flag, address] of [
+    ['"true"', 'string-true@example.com'],
+    ['"maybe"', 'string-maybe@example.com'],
+    ['2', 'number-two@example.com'],
+  ] as const) {
+    const imported = githubUser(`imported-${address}`, true);
+    const importedUser = fragmentOf((await signInWithGithub(imported)).location);
+    t.ok(importedUser.access_token);
+    const owner = await accountOfGithubUser(imported);
+    await api.db.query(
+      `update identities set identity_data = identity_data || jsonb_build_object('email', $2::text, 'email_verified', $3::jsonb)
+       where provider = 'github' and provider_id = $1`,
+      [String(imported.id), address, flag],
+    );
+    const newcomer = githubUser(address, true);
+    const { location } = await signInWithGithub(newcomer);
+    t.ok(fragmentOf(location).access_token, `${flag}: signed in, not ${JSON.stringify(queryOf(location))}`);
+    const account = await accountOfGithubUser(newcomer);
+    t.not(account.id, owner.id, `${flag}: not linked to the imported identity's account`);
+  }
+});
+
+t.test('a takeover confirmation removes an identity whose email_verified is a string, without failing', async (t) => {
+  const attacker = await api.request('POST', '/signup', { body: { email: 'planted@example.com', password: 'Attackers-password-1' } });
+  t.equal(attacker.status, 200);
+  await api.db.query(
+    `update identities set identity_data = identity_data || '{"email_verified": "maybe", "phone_verified": "true"}'
+     where user_id = $1 and provider = 'email'`,
+    [attacker.body.id],
+  );
+  const { location } = await signInWithGithub(githubUser('planted@example.com', true));
+  t.ok(fragmentOf(location).access_token, `signed in, not ${JSON.stringify(queryOf(location))}`);
+  t.same(await identitiesOf(attacker.body.id), ['github'], 'the planted identity is gone: only a JSON true counts as verified');
+});

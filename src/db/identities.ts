@@ -136,10 +136,12 @@ export async function findProviderIdentitiesByEmail(q: Queryable, provider: stri
  * Identities whose email is one of `emails` (lower-case) and was verified (SSO identities aside: their
  * providers are linking domains of their own) by their provider: an address a
  * provider reported unverified proves nothing, so it must neither attract nor block a link.
+ * Verified means the JSON boolean `true`, as the original reads it: imported rows may hold `"true"`,
+ * `"maybe"` or a number, which a cast to boolean would trust or fail on.
  */
 export async function findVerifiedIdentitiesByEmails(q: Queryable, emails: string[]): Promise<IdentityRow[]> {
   const { rows } = await q.query<IdentityRow>(
-    `select * from identities where email = any($1::text[]) and coalesce((identity_data ->> 'email_verified')::boolean, false)
+    `select * from identities where email = any($1::text[]) and identity_data -> 'email_verified' = 'true'::jsonb
         and provider not like 'sso:%'`,
     [emails],
   );
@@ -159,12 +161,15 @@ export async function deleteIdentity(q: Queryable, id: string): Promise<void> {
   await q.query('delete from identities where id = $1', [id]);
 }
 
-/** Removes the user's identities other than `keepProvider` whose address was never verified (takeover defence). */
+/**
+ * Removes the user's identities other than `keepProvider` whose address was never verified (takeover
+ * defence). Only the JSON boolean `true` counts as verified, as in findVerifiedIdentitiesByEmails.
+ */
 export async function deleteUnverifiedIdentities(q: Queryable, userId: string, keepProvider: string): Promise<void> {
   await q.query(
     `delete from identities where user_id = $1 and provider <> $2
-       and coalesce((identity_data ->> 'email_verified')::boolean, false) = false
-       and coalesce((identity_data ->> 'phone_verified')::boolean, false) = false`,
+       and (identity_data -> 'email_verified') is distinct from 'true'::jsonb
+       and (identity_data -> 'phone_verified') is distinct from 'true'::jsonb`,
     [userId, keepProvider],
   );
 }
