@@ -16,7 +16,10 @@ import type { SendTimingKey } from './send-timing.js';
 
 interface Permits {
   held: Record<Channel, number>;
+  /** sends that went out (or were attempted) */
   spent: Record<Channel, number>;
+  /** sends only pretended, to answer as if they went out: permits all the same, but no send's timing */
+  pretended: Record<Channel, number>;
 }
 
 /** Permits of the transaction running on a client; only sendingTx sets them, send-token.ts spends them. */
@@ -61,7 +64,7 @@ export async function sendingTx<T>(
   const held: Record<Channel, number> = { email: 0, sms: 0 };
   for (let attempt = 1; ; attempt++) {
     try {
-      const permits: Permits = { held: { ...held }, spent: { email: 0, sms: 0 } };
+      const permits: Permits = { held: { ...held }, spent: { email: 0, sms: 0 }, pretended: { email: 0, sms: 0 } };
       // A slot is held only while the transaction is open (sending-slots.ts), taken before its connection.
       const releaseSlot = await ctx.sendingSlots.acquire(signal);
       let result: T;
@@ -106,7 +109,7 @@ export async function sendingTx<T>(
 export function requirePermits(ctx: AppContext, q: Queryable, channel: Channel, count: number): void {
   if (!countsAgainstLimit(ctx, channel)) return;
   const permits = permitsInside(q);
-  const total = permits.spent[channel] + count;
+  const total = permits.spent[channel] + permits.pretended[channel] + count;
   if (total > permits.held[channel]) throw new PermitNeeded(channel, total);
 }
 
@@ -115,6 +118,18 @@ export function spendPermit(ctx: AppContext, q: Queryable, channel: Channel): vo
   requirePermits(ctx, q, channel, 1);
   const permits = permitsOf.get(q as pg.PoolClient);
   if (permits) permits.spent[channel]++;
+}
+
+/**
+ * Spends one permit for a send the request only pretends to make (a sign-up of a confirmed address, a
+ * resend with nothing to send), so that a spent RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT answers 429
+ * whether the address has an account or not. It is no send for the timing: the request still waits out a
+ * send's usual duration.
+ */
+export function spendPermitOnPretendedSend(ctx: AppContext, q: Queryable, channel: Channel): void {
+  requirePermits(ctx, q, channel, 1);
+  const permits = permitsOf.get(q as pg.PoolClient);
+  if (permits) permits.pretended[channel]++;
 }
 
 /**

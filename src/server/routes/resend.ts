@@ -6,7 +6,7 @@
 // (limits/pretended-sends.ts); a change's repeat is not (PRETENDED below).
 import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendingTx } from '../delivery/sending-tx.js';
+import { sendingTx, spendPermitOnPretendedSend } from '../delivery/sending-tx.js';
 import { findUserByEmail, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { requestAudience } from '../auth/bearer.js';
@@ -55,7 +55,11 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
       const answer = user && (await send(ctx, c, req, user, r));
       // Nothing to send (no one, or nothing pending): a repeat within the interval is refused here, as
       // quickly as a known address's repeat is.
-      if (!answer && pretended) await assertNoRecentPretendedSend(ctx, c, pretended);
+      if (!answer && pretended) {
+        await assertNoRecentPretendedSend(ctx, c, pretended);
+        // And counted against the global send limit, so a spent one refuses it as it refuses a real send.
+        spendPermitOnPretendedSend(ctx, c, pretended.channel);
+      }
       return answer;
     },
     timing,

@@ -4,7 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendingTx } from '../delivery/sending-tx.js';
+import { sendingTx, spendPermitOnPretendedSend } from '../delivery/sending-tx.js';
 import { findUserByPhone, lockLiveUserById, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -184,7 +184,10 @@ async function pretendSend(
   answer: ApiResponse | ApiError,
 ): Promise<ApiResponse | ApiError> {
   if (answer instanceof ApiError) return answer;
-  await rememberPretendedSend(ctx, c, { kind, channel: input.provider === 'email' ? 'email' : 'sms', address: input.address });
+  const channel = input.provider === 'email' ? 'email' : 'sms';
+  await rememberPretendedSend(ctx, c, { kind, channel, address: input.address });
+  // The global send limit counts it too: once spent, an unknown address's sign-up is refused 429, and so is this.
+  spendPermitOnPretendedSend(ctx, c, channel);
   return answer;
 }
 
