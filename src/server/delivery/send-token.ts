@@ -103,13 +103,16 @@ export async function sendEmailToken(
     if (err instanceof MailAddressRefused) {
       // The client's own input, so a 400 (a blocked MX included: the original answers that one 500).
       ctx.log.info({ kind: r.kind, fault: err.fault }, 'the address check refused the recipient');
-      throw apiError('email_address_invalid', `Email address ${goQuoted(err.address)} is invalid`);
+      throw addressInvalid(err.address);
     }
     ctx.log.error({ err, kind: r.kind }, 'sending mail failed');
     throw apiError('email_send_failed', `Error sending ${describe(r.kind)} email`);
   }
   return issued;
 }
+
+/** The refusal of a recipient MAILER_EMAIL_VALIDATION_* refused: the client's own input, so a 400. */
+export const addressInvalid = (address: string) => apiError('email_address_invalid', `Email address ${goQuoted(address)} is invalid`);
 
 /**
  * Makes the transaction's first attempt already cover the permit of an SMS code to `to`, for a request that

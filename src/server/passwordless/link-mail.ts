@@ -4,7 +4,8 @@ import { sendingTx } from '../delivery/sending-tx.js';
 import { lockLiveUserById, updateUser } from '../../db/users.js';
 import { insertFlowState } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { sendEmailToken } from '../delivery/send-token.js';
+import { addressInvalid, sendEmailToken } from '../delivery/send-token.js';
+import { assertAuthorizedRecipients } from '../delivery/authorized-addresses.js';
 import { assertSendInterval, takeSendPermit } from '../limits/sends.js';
 import { keyedOtpHash, newOtp } from '../crypto/tokens.js';
 import { linkKeyFor } from '../verify/one-time-codes.js';
@@ -81,7 +82,8 @@ export async function sendLinkMail(
  * What /recover does for an address with no account, so the answer does not reveal which addresses
  * exist (docs/architecture.md#same-work-and-same-answer-for-unknown-accounts): the same lookup has already been made, and here the same global send slot is
  * taken (an exhausted RATE_LIMIT_EMAIL_SENT answers 429 for known and unknown addresses alike) and the
- * same code and hash are computed. The SMTP exchange is skipped, and its usual duration waited out instead.
+ * same code and hash are computed; an address no mail may go to gets the same 400 as a known one. The
+ * SMTP exchange is skipped, and its usual duration waited out instead.
  * The send is remembered, so a repeat within SMTP_MAX_FREQUENCY gets the known address's 429
  * (limits/pretended-sends.ts). Each step runs on the pool: no connection is held while another is waited for.
  */
@@ -89,7 +91,13 @@ export async function pretendLinkMail(ctx: AppContext, address: string, timing: 
   const send: PretendedSend = { kind: 'recovery', channel: 'email', address };
   // Refused, as a known address is, before the permit is spent: a refusal leaves everything as it was.
   await assertNoRecentPretendedSend(ctx, ctx.db, send);
+  // An address no mail may go to is refused as a known one's mail is (delivery/send-token.ts), in the same
+  // order and after the same address check, or the unknown address's 200 would tell it from a known one's 400.
+  const fault = ctx.config.hooks.sendEmail.enabled ? null : await ctx.mailer.checkAddress(address);
+  assertAuthorizedRecipients(ctx, [address]);
   await takeSendPermit(ctx, ctx.db, 'email');
+  // A known address's refused mail has spent its permit by then, and its request wrote nothing.
+  if (fault) throw addressInvalid(address);
   keyedOtpHash(linkKeyFor(ctx.config.jwt), address, newOtp(ctx.config.mailer.otpLength));
   await ctx.sendTiming.nothingSent(timing, signal);
   // Recorded when the send would have ended, as a known address's recovery_sent_at is, so the seconds a

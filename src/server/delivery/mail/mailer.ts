@@ -12,6 +12,7 @@ import { renderMailBody } from './render-body.js';
 import { htmlToText } from './plain-text.js';
 import { TemplateCache } from './template-cache.js';
 import { createAddressCheck, MailAddressRefused } from './address-check.js';
+import type { AddressFault } from './address-rules.js';
 
 export { buildConfirmationUrl, linkPathFor, VERIFICATION_TYPES } from './links.js';
 export { MailAddressRefused } from './address-check.js';
@@ -57,8 +58,11 @@ export interface Mailer {
    * (false when no check is configured, or its verdict is remembered).
    */
   needsAddressCheck(to: string): boolean;
-  /** Runs that check now and remembers its verdict; a refusal is not thrown here but by send(). */
-  checkAddress(to: string): Promise<void>;
+  /**
+   * Runs that check now (unless its verdict is remembered) and remembers its verdict, which it resolves
+   * (null: valid or unchecked); a refusal is not thrown here but by send().
+   */
+  checkAddress(to: string): Promise<AddressFault | null>;
   close(): Promise<void>;
 }
 
@@ -115,7 +119,7 @@ export function createMailer(config: MailerConfig, log: Logger): Mailer {
     },
     needsAddressCheck: (to) => !!checkAddress && checkAddress.known(to) === undefined,
     async checkAddress(to) {
-      await checkAddress?.verdict(to);
+      return (await checkAddress?.verdict(to)) ?? null;
     },
     async close() {
       await templates.idle();
