@@ -3,8 +3,9 @@
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
+import { startMailStack } from './helpers/passwordless.js';
 import { adminToken, fragmentOf } from './helpers/admin.js';
-import { inOrderBehindUserLock } from './helpers/row-lock.js';
+import { behindDeletion, inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const smtp = await startSmtpServer();
 const api = await startTestService({
@@ -116,6 +117,27 @@ t.test('re-inviting while the invite link is being followed: one after the other
   ]);
   t.equal(fragmentOf(followed.headers.get('location')).type, 'invite');
   t.strictSame([res.status, res.body.error_code], [422, 'email_exists']);
+});
+
+t.test('re-inviting a pending address while an admin deletes its user invites a new user, whose link works', async (t) => {
+  // Under MAILER_AUTOCONFIRM an invite takes no send permit, so its first attempt runs to the end instead
+  // of starting over (and looking the address up again) once it has a permit.
+  const stack = await startMailStack({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+  t.teardown(() => stack.stop());
+  const inviteThere = (email: string) => stack.api.request('POST', '/invite', { token: admin, body: { email } });
+  for (const soft of [true, false]) {
+    const email = `deleted-${soft ? 'soft' : 'hard'}@example.com`;
+    const first = await inviteThere(email);
+    await stack.smtp.waitForMail(email);
+    // The invite finds the pending user, then waits for its row (held here) behind the deletion.
+    const res = await behindDeletion(stack.api, first.body.id, soft, () => inviteThere(email));
+    t.equal(res.status, 200, soft ? 'soft-deleted' : 'deleted');
+    t.not(res.body.id, first.body.id, 'not the deleted user');
+    t.equal(res.body.email, email);
+    const link = new URL((await stack.smtp.waitForMail(email)).link!);
+    const followed = await stack.api.request('GET', link.pathname + link.search);
+    t.equal(fragmentOf(followed.headers.get('location')).type, 'invite', 'the new link signs the invitee in');
+  }
 });
 
 t.test('a refused delivery leaves nothing behind', async (t) => {

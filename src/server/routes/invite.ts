@@ -4,7 +4,7 @@
 // so the app shows a set-password form. No per-user frequency limit, as in the original.
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { findUserByEmail, lockUserById, updateUser } from '../../db/users.js';
+import { findUserByEmail, lockLiveUserById, updateUser } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail } from '../users/addresses.js';
@@ -29,7 +29,9 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
   const user = await sendingTx(ctx, req.signal, async (c) => {
     const found = await findUserByEmail(c, email, aud);
     // Locked before its confirmation token is replaced: user, then token, as /verify (db/one-time-tokens.ts).
-    const existing = found && (await lockUserById(c, found.id));
+    // A user deleted meanwhile (soft-deleted: its address already obfuscated) is no longer the address's:
+    // the invitee gets a new user, not a link to one that can never be signed in to.
+    const existing = found && (await lockLiveUserById(c, found.id));
     if (existing?.email_confirmed_at) throw apiError('email_exists');
     const invited =
       existing ??
