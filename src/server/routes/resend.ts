@@ -6,7 +6,8 @@
 // (limits/pretended-sends.ts); a change's repeat is not (PRETENDED below).
 import { apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendingTx, spendPermitOnPretendedSend } from '../delivery/sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
+import { checkPretendedSend } from '../delivery/pretended-send.js';
 import { findUserByEmail, findUserByPhone, lockUserById, type UserRow } from '../../db/users.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { requestAudience } from '../auth/bearer.js';
@@ -57,8 +58,8 @@ export const resend: Handler<ResendBody> = async (req, ctx) => {
       // quickly as a known address's repeat is.
       if (!answer && pretended) {
         await assertNoRecentPretendedSend(ctx, c, pretended);
-        // And counted against the global send limit, so a spent one refuses it as it refuses a real send.
-        spendPermitOnPretendedSend(ctx, c, pretended.channel);
+        // Refused where a real send would be, and counted against the global send limit (delivery/pretended-send.ts).
+        await checkPretendedSend(ctx, c, pretended.channel, pretended.address);
       }
       return answer;
     },

@@ -4,7 +4,8 @@
 import { randomInt } from 'node:crypto';
 import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
-import { sendingTx, spendPermitOnPretendedSend } from '../delivery/sending-tx.js';
+import { sendingTx } from '../delivery/sending-tx.js';
+import { checkPretendedSend } from '../delivery/pretended-send.js';
 import { findUserByPhone, lockLiveUserById, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -189,8 +190,8 @@ async function pretendSend(
   if (answer instanceof ApiError) return answer;
   const channel = input.provider === 'email' ? 'email' : 'sms';
   await rememberPretendedSend(ctx, c, { kind, channel, address: input.address });
-  // The global send limit counts it too: once spent, an unknown address's sign-up is refused 429, and so is this.
-  spendPermitOnPretendedSend(ctx, c, channel);
+  // Refused where the real send would be, and counted against the global send limit (delivery/pretended-send.ts).
+  await checkPretendedSend(ctx, c, channel, input.address);
   return answer;
 }
 
