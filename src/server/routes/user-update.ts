@@ -7,7 +7,8 @@ import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { findUserById, lockLiveUserById, updateUser, type UserRow } from '../../db/users.js';
 import { deleteOneTimeTokens } from '../../db/one-time-tokens.js';
-import { deleteSessions, findSession } from '../../db/sessions.js';
+import { deleteSessions } from '../../db/sessions.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { assuranceOf, findFactorsByUser } from '../../db/mfa-factors.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -89,7 +90,7 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
       if (!current) return apiError('user_not_found');
       // Ended since the bearer check by a change that held the lock first (another session's new password
       // ends this one): refused as a request sent after it, or a stolen session's change raced past its end.
-      if (sessionId && !(await findSession(c, sessionId))) return apiError('session_not_found');
+      await assertSessionStillLive(c, sessionId);
       // A concurrent change replaced the password the checks ran against (the current password named, the
       // same-password check): checked again against the new one below, as a request sent after it would be,
       // so two changes naming one current password cannot both succeed.
