@@ -10,7 +10,7 @@ import { startTestService, type Reply } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
 import { confirmedUser } from './helpers/users.js';
 import { challenge, enrollTotp, totpCode } from './helpers/mfa.js';
-import { holdLock, inOrderBehind, inOrderBehindUserLock } from './helpers/row-lock.js';
+import { afterSessionEnded, holdLock, inOrderBehind, inOrderBehindUserLock } from './helpers/row-lock.js';
 import { TestIdp, spPrivateKey } from './helpers/saml-idp.js';
 import { githubPerson, startGithubFake } from './helpers/github.js';
 import { REDIRECT_URI } from './helpers/oidc-provider.js';
@@ -80,6 +80,38 @@ t.test('DELETE /user/identities: concurrent unlinks of both identities leave one
     [s.user.id],
   );
   t.equal(audit[0].n, 1, 'one unlink audited');
+});
+
+const SESSION_NOT_FOUND = error(403, 'session_not_found', 'Session from session_id claim in JWT does not exist');
+
+/** What the user's own writes (unlink, MFA) change: identities, factors, providers, and what they audited. */
+async function userState(userId: string): Promise<unknown> {
+  const { rows } = await api.db.query(
+    `select u.email, u.raw_app_meta_data,
+            (select json_agg(i.provider order by i.provider) from identities i where i.user_id = u.id) as identities,
+            (select json_agg(f.id order by f.id) from mfa_factors f where f.user_id = u.id) as factors,
+            (select json_agg(a.payload->>'action' order by a.created_at, a.id) from audit_log_entries a
+              where a.payload->>'actor_id' = u.id::text) as audited
+       from users u where u.id = $1`,
+    [userId],
+  );
+  return rows[0];
+}
+
+t.test('DELETE /user/identities: a session ended while it waits for the user: 403 session_not_found, nothing unlinked', async (t) => {
+  const s = await confirmedUser(api);
+  await api.db.query(`insert into identities (provider_id, user_id, identity_data, provider) values ($1, $2, $3, 'github')`, [
+    `gh-${s.user.id}`,
+    s.user.id,
+    { sub: `gh-${s.user.id}`, email: s.user.email },
+  ]);
+  const { rows } = await api.db.query(`select id from identities where user_id = $1 and provider = 'github'`, [s.user.id]);
+  const before = await userState(s.user.id);
+  const reply = await afterSessionEnded(api, s.user.id, s.access_token, () =>
+    api.request('DELETE', `/user/identities/${rows[0].id}`, { token: s.access_token }),
+  );
+  t.strictSame(answer(reply), SESSION_NOT_FOUND);
+  t.strictSame(await userState(s.user.id), before, 'the identity, the providers and the audit log as they were');
 });
 
 t.test('POST /factors: concurrent enrolments never exceed MFA_MAX_ENROLLED_FACTORS', async (t) => {

@@ -95,3 +95,24 @@ export async function behindDeletion(api: TestService, userId: string, soft: boo
   if (deleted.status !== 200) throw new Error(`the deletion answered ${deleted.status}: ${deleted.text}`);
   return reply;
 }
+
+/**
+ * `request`, made with `token`, answered after that token's session ended while the request waited: it passes
+ * the bearer check and waits on the user's row, which the test holds; the session's row is then deleted (as a
+ * logout, a revocation or another session's new password deletes it) and the user's row let go.
+ */
+export async function afterSessionEnded(api: TestService, userId: string, token: string, request: () => Promise<Reply>): Promise<Reply> {
+  const sessionId = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).session_id;
+  const held = await holdUserLock(api.db, userId);
+  let reply: Promise<Reply>;
+  try {
+    reply = request();
+    reply.catch(() => undefined); // awaited below; must not go unhandled meanwhile
+    await held.waiters(1);
+    const { rowCount } = await api.db.query('delete from sessions where id = $1', [sessionId]);
+    if (rowCount !== 1) throw new Error(`the token's session ${sessionId} was not there to end`);
+  } finally {
+    await held.release();
+  }
+  return reply;
+}

@@ -5,6 +5,7 @@ import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { deleteIdentity, findIdentitiesByUser } from '../../db/identities.js';
 import { lockUserById, updateUser } from '../../db/users.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { addressesAfterUnlink } from '../users/email-from-identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { actorOf } from '../users/actor.js';
@@ -53,6 +54,8 @@ export const unlinkIdentity: GuardedHandler<Authenticated> = async (req, ctx, pr
     async (c) => {
       const user = await lockUserById(c, principal.user.id);
       if (!user) throw apiError('admin_user_not_found');
+      // Ended since the bearer check (another session's new password, a revocation): no unlink for it.
+      await assertSessionStillLive(c, principal.session?.id ?? null);
       const identities = await findIdentitiesByUser(c, user.id);
       if (identities.length <= 1) throw apiError('single_identity_not_deletable');
       const doomed = identities.find((i) => i.id === identityId);
