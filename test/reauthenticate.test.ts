@@ -5,7 +5,7 @@ import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake, twilioVerifyEnv } from './helpers/sms.js';
 import { signIn } from './helpers/accounts.js';
-import { behindDeletion } from './helpers/row-lock.js';
+import { afterSessionEnded, behindDeletion } from './helpers/row-lock.js';
 import { codeIn, confirmedUser, PASSWORD } from './helpers/users.js';
 
 const smtp = await startSmtpServer();
@@ -117,6 +117,26 @@ t.test('a user deleted while the request waits for its row: 403 user_not_found a
     );
     t.equal(smtp.mails.length, mailed, 'no mail');
   }
+});
+
+t.test('a session ended while the request waits for its row: 403 session_not_found, no nonce made or sent', async (t) => {
+  const s = await confirmedUser(api);
+  const mailed = smtp.mails.length;
+  const res = await afterSessionEnded(api, s.user.id, s.access_token, () => reauth(s.access_token));
+  t.strictSame(
+    [res.status, res.body],
+    [403, { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' }],
+  );
+  t.equal(smtp.mails.length, mailed, 'no mail');
+  const { rows } = await api.db.query(
+    `select u.reauthentication_token, u.reauthentication_sent_at,
+            (select count(*)::int from one_time_tokens where user_id = u.id and token_type = 'reauthentication_token') as tokens,
+            (select count(*)::int from audit_log_entries
+              where payload->>'actor_id' = u.id::text and payload->>'action' = 'user_reauthenticate_requested') as audited
+       from users u where u.id = $1`,
+    [s.user.id],
+  );
+  t.strictSame(rows[0], { reauthentication_token: '', reauthentication_sent_at: null, tokens: 0, audited: 0 }, 'nothing written');
 });
 
 t.test('an unconfirmed email is refused', async (t) => {

@@ -4,6 +4,7 @@ import { redirectTarget } from '../http/redirect-target.js';
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
 import { lockLiveUserById, updateUser } from '../../db/users.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { writeAudit } from '../../db/audit-log.js';
 import type { Authenticated } from '../auth/bearer.js';
 import { sendEmailToken, sendSmsToken } from '../delivery/send-token.js';
@@ -12,7 +13,7 @@ import { reauthenticationChannel } from '../users/reauthentication.js';
 import { actorOf } from '../users/actor.js';
 import type { GuardedHandler } from '../http/types.js';
 
-export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { user }) => {
+export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   const target = reauthenticationChannel(user);
   if (!target) throw apiError('reauthentication_no_address');
   if (target.channel === 'email' && !user.email_confirmed_at) throw apiError('reauthentication_email_not_confirmed');
@@ -22,6 +23,8 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
     const locked = await lockLiveUserById(c, user.id);
     // Deleted, or soft-deleted, by a concurrent request since the bearer check: no nonce for a user who is gone.
     if (!locked) throw apiError('user_not_found');
+    // Ended since the bearer check (another session's new password, a revocation): no nonce sent for it.
+    await assertSessionStillLive(c, session?.id ?? null);
     let answer: Record<string, string> = {};
     if (target.channel === 'email') {
       assertSendInterval('email', locked.reauthentication_sent_at, ctx.config.smtp.maxFrequencySeconds);
