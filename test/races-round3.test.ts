@@ -114,6 +114,27 @@ t.test('DELETE /user/identities: a session ended while it waits for the user: 40
   t.strictSame(await userState(s.user.id), before, 'the identity, the providers and the audit log as they were');
 });
 
+t.test('POST /factors: a session ended while it waits for the user: 403 session_not_found, no factor enrolled', async (t) => {
+  const s = await confirmedUser(api);
+  const before = await userState(s.user.id);
+  const reply = await afterSessionEnded(api, s.user.id, s.access_token, () =>
+    api.request('POST', '/factors', { token: s.access_token, body: { factor_type: 'totp', friendly_name: 'late' } }),
+  );
+  t.strictSame(answer(reply), SESSION_NOT_FOUND);
+  t.strictSame(await userState(s.user.id), before, 'no factor, nothing audited');
+});
+
+t.test('DELETE /factors/{id}: a session ended while it waits for the user: 403 session_not_found, the factor kept', async (t) => {
+  const s = await confirmedUser(api);
+  const factor = await enrollTotp(api, s.access_token, 'kept');
+  const before = await userState(s.user.id);
+  const reply = await afterSessionEnded(api, s.user.id, s.access_token, () =>
+    api.request('DELETE', `/factors/${factor.id}`, { token: s.access_token }),
+  );
+  t.strictSame(answer(reply), SESSION_NOT_FOUND);
+  t.strictSame(await userState(s.user.id), before, 'the factor kept, nothing audited');
+});
+
 t.test('POST /factors: concurrent enrolments never exceed MFA_MAX_ENROLLED_FACTORS', async (t) => {
   const s = await confirmedUser(api);
   await enrollTotp(api, s.access_token, 'first');

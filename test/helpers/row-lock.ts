@@ -4,6 +4,7 @@
 import type pg from 'pg';
 import type { Reply, TestService } from './server.js';
 import { adminToken } from './admin.js';
+import { claimsOf } from './mfa.js';
 
 export interface HeldLock {
   /** how many rows the holding statement found or changed */
@@ -102,7 +103,7 @@ export async function behindDeletion(api: TestService, userId: string, soft: boo
  * logout, a revocation or another session's new password deletes it) and the user's row let go.
  */
 export async function afterSessionEnded(api: TestService, userId: string, token: string, request: () => Promise<Reply>): Promise<Reply> {
-  const sessionId = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).session_id;
+  const sessionId = claimsOf(token).session_id;
   const held = await holdUserLock(api.db, userId);
   let reply: Promise<Reply>;
   try {

@@ -10,6 +10,7 @@ import { actorOf } from '../users/actor.js';
 import { FACTOR_TYPES, KNOWN_FACTOR_TYPES } from './factor-types/index.js';
 import { requireNotAnonymous } from './factor-access.js';
 import { requireSession } from '../auth/session-required.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest, JsonObject } from '../http/types.js';
@@ -36,6 +37,8 @@ export async function enrollFactor(req: ApiRequest, ctx: AppContext, principal: 
       const locked = await lockFactorsForEnrolment(c, user.id, ctx.config.mfa.factorExpirySeconds);
       // Deleted by a concurrent request since the bearer check: the factor's foreign key would refuse it.
       if (!locked) throw apiError('user_not_found');
+      // Ended since the bearer check (another session's new password, a logout): no factor enrolled for it.
+      await assertSessionStillLive(c, session.id);
       let factors = locked;
       if (plan.beforeChecks) factors = await plan.beforeChecks(c, factors);
       const { aal } = await assuranceOf(c, user.id, session.id);

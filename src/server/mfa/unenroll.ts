@@ -9,6 +9,7 @@ import { lockUserById } from '../../db/users.js';
 import { actorOf } from '../users/actor.js';
 import { ownedFactor, requireNotAnonymous } from './factor-access.js';
 import { requireSession } from '../auth/session-required.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { FACTOR_TYPES } from './factor-types/index.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
@@ -30,6 +31,8 @@ export async function unenrollFactor(req: ApiRequest, ctx: AppContext, principal
     action: 'factor_unenrolled',
     // On the locked row and session: a verification that committed meanwhile may have made the factor verified.
     async check(c, row) {
+      // Ended since the bearer check (another session's new password, a logout): no factor removed for it.
+      await assertSessionStillLive(c, session.id);
       const { aal } = await assuranceOf(c, user.id, session.id);
       if (row.status === 'verified' && aal !== 'aal2' && aal !== 'aal3') throw apiError('insufficient_aal_unenroll');
     },
