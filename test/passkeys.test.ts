@@ -7,7 +7,7 @@ import { decodeJwt } from 'jose';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
 import { adminToken } from './helpers/admin.js';
-import { behindDeletion, holdLock, inOrderBehind, inOrderBehindUserLock } from './helpers/row-lock.js';
+import { afterSessionEnded, behindDeletion, holdLock, inOrderBehind, inOrderBehindUserLock } from './helpers/row-lock.js';
 import {
   PASSKEY_ENV,
   RP_ID,
@@ -434,6 +434,36 @@ t.test('deleting a user deletes their passkeys, soft deletion too', async (t) =>
     const left = await api.db.query('select count(*)::int as n from webauthn_credentials where user_id = $1', [session.user.id]);
     t.equal(left.rows[0].n, 0, soft ? 'soft' : 'hard');
   }
+});
+
+t.test('a session ended while a registration waits for the user: 403 session_not_found, no challenge, no passkey', async (t) => {
+  const ended = { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' };
+  const written = async (userId: string) => {
+    const { rows } = await api.db.query(
+      `select (select count(*)::int from webauthn_challenges where user_id = $1) as challenges,
+              (select count(*)::int from webauthn_credentials where user_id = $1) as passkeys,
+              (select count(*)::int from audit_log_entries
+                where payload->>'actor_id' = $1::text and payload->>'action' = 'passkey_created') as audited`,
+      [userId],
+    );
+    return rows[0];
+  };
+  const first = await signUp(api);
+  const options = await afterSessionEnded(api, first.user.id, first.access_token, () =>
+    api.request('POST', '/passkeys/registration/options', { token: first.access_token, body: {} }),
+  );
+  t.strictSame([options.status, options.body], [403, ended], 'options');
+  t.strictSame(await written(first.user.id), { challenges: 0, passkeys: 0, audited: 0 }, 'options: no challenge');
+  const second = await signUp(api);
+  const token = second.access_token;
+  const started = await api.request('POST', '/passkeys/registration/options', { token, body: {} });
+  const credential = newAuthenticator().create(started.body.options);
+  const verified = await afterSessionEnded(api, second.user.id, token, () =>
+    api.request('POST', '/passkeys/registration/verify', { token, body: { challenge_id: started.body.challenge_id, credential } }),
+  );
+  t.strictSame([verified.status, verified.body], [403, ended], 'verify');
+  // The challenge is taken before the user's row, as by any refusal of the attestation.
+  t.strictSame(await written(second.user.id), { challenges: 0, passkeys: 0, audited: 0 }, 'verify: no passkey');
 });
 
 t.test('a user deleted while a registration waits for its row: 403 user_not_found and no passkey, not a 500', async (t) => {

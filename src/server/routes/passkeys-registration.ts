@@ -4,6 +4,7 @@
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { lockLiveUserById } from '../../db/users.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { insertChallenge } from '../../db/webauthn-challenges.js';
 import { countCredentials, insertCredential, listCredentials } from '../../db/webauthn-credentials.js';
@@ -40,6 +41,8 @@ export const passkeyRegistrationOptions: GuardedHandler<Authenticated> = async (
     async (c) => {
       // A user deleted (or soft-deleted) since the bearer check would fail the challenge's foreign key: gone.
       if (!(await lockLiveUserById(c, user.id))) throw apiError('user_not_found');
+      // Ended since the bearer check (another session's new password, a logout): no ceremony started for it.
+      await assertSessionStillLive(c, principal.session?.id ?? null);
       return insertChallenge(c, { userId: user.id, type: 'registration', session, ttlSeconds: rp.challengeTtlSeconds });
     },
     req.signal,
@@ -67,6 +70,9 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
       // The user's row lock serialises concurrent registrations, so the limit holds. A user deleted meanwhile
       // would fail the credential's foreign key, and one soft-deleted would keep a passkey its deletion removed.
       if (!(await lockLiveUserById(c, user.id))) throw apiError('user_not_found');
+      // Ended since the bearer check: a session cut off (a stolen one, by the owner's new password) adds no
+      // passkey, which would outlive its end as a way back in.
+      await assertSessionStillLive(c, principal.session?.id ?? null);
       if ((await countCredentials(c, user.id)) >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
       const row = await insertCredential(c, {
         userId: user.id,
