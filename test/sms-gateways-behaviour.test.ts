@@ -85,7 +85,11 @@ const REFUSALS: Array<[GatewayName, FailureKind, RegExp]> = [
   ['messagebird', 'http', /^Not enough balance$/],
   ['messagebird', 'status', /^messagebird error: total sent count is 0$/],
   ['textlocal', 'status', /^textlocal error: Insufficient credits to send message \(code: 7\) message $/],
-  ['textlocal', 'template', /^textlocal error: Invalid template \(code: 80\) template message: Portcullis – \d{8}$/],
+  [
+    'textlocal',
+    'template',
+    /^textlocal error: Invalid template \(code: 80\) template message: \(the text sent, not repeated: it holds the one-time code\)$/,
+  ],
   ['vonage', 'status', /^vonage error: Partner quota exceeded \(status: 9\) for message $/],
 ];
 

@@ -7,6 +7,8 @@ import { requireChannel, SmsSendError, type SmsSender } from './sender.js';
 
 /** Textlocal's error for a message that matches none of the account's approved templates. */
 const TEMPLATE_REFUSED = 80;
+/** What a refused template's error says in place of the text sent (the SMS template with the code filled in). */
+const TEMPLATE_REFUSED_SUBJECT = 'template message: (the text sent, not repeated: it holds the one-time code)';
 
 export function textlocalSender(config: Config['sms']['textlocal'], client: GatewayClient): SmsSender {
   const url = joinUrl(config.apiBaseUrl, '/send');
@@ -23,9 +25,11 @@ export function textlocalSender(config: Config['sms']['textlocal'], client: Gate
       if (field(answer.json, 'status') !== 'success') {
         const errors = field(answer.json, 'errors');
         if (!Array.isArray(errors) || errors.length === 0) throw unexpectedAnswer('textlocal', answer);
-        // The first error, in the original's words (docs/sms.md#textlocal): a refused template names the text.
+        // The first error, in the original's words (docs/sms.md#textlocal), except for a refused template: the
+        // original repeats the text sent, but that text carries the one-time code, and this message reaches
+        // the client's answer and the request log. It says which text was refused without repeating it.
         const [text, code] = [fieldText(errors[0], 'message', ''), fieldText(errors[0], 'code', '')];
-        const subject = code === String(TEMPLATE_REFUSED) ? `template message: ${body}` : `message ${messageId}`;
+        const subject = code === String(TEMPLATE_REFUSED) ? TEMPLATE_REFUSED_SUBJECT : `message ${messageId}`;
         throw new SmsSendError('textlocal', `textlocal error: ${text} (code: ${code}) ${subject}`, answer.status);
       }
       // A success is a success, as the original takes it, even without a message id to report.
