@@ -1,6 +1,8 @@
 // The one HTTP call every gateway makes: a form POST within INTERNAL_HTTP_TIMEOUT (docs/sms.md#gateways),
 // as the original bounds its gateway clients. Network failures and timeouts become SmsSendError here, so
-// gateway modules only interpret answers.
+// gateway modules only interpret answers. A redirect is not followed: a 307 or 308 would have the form,
+// with Textlocal's and Vonage's keys and the text holding the code, posted again wherever it points (as the
+// original's Go client does); the 3xx is an answer no gateway gives, so the send fails instead.
 import type { SmsGatewayName } from '../../config/types.js';
 import { readCappedJson } from '../../outbound-body.js';
 import { SmsSendError } from './sender.js';
@@ -31,6 +33,7 @@ export async function postForm(
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
       body: new URLSearchParams(fields).toString(),
+      redirect: 'manual',
       signal: AbortSignal.timeout(timeoutSeconds * 1000),
     });
     const json = await readCappedJson(
