@@ -3,6 +3,8 @@
 // body's captcha_token or gotrue_meta_security.captcha_token and sent to siteverify in its wire format;
 // an admin bearer and the refresh/PKCE grants are exempt; a stalled provider gives a prompt 503 with Retry-After.
 import t from 'tap';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startMailStack } from './helpers/passwordless.js';
 import { startTestService } from './helpers/server.js';
 import { startSiteverifyFake } from './helpers/captcha.js';
@@ -188,6 +190,27 @@ t.test('an unreachable provider is the same clear 503', async (t) => {
   t.teardown(() => other.stop());
   const res = await other.api.request('POST', '/magiclink', { body: { email: uniqueEmail('gone'), ...meta('good-token') } });
   t.match([res.status, res.body], [503, { error_code: 'captcha_failed', msg: 'captcha verification process failed' }]);
+});
+
+t.test('a redirect from the siteverify address is not followed: the form, secret and all, goes nowhere else', async (t) => {
+  for (const status of [307, 308]) {
+    const redirector = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(status, { location: fake.url }).end();
+    });
+    await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
+    const other = await startMailStack({
+      AUTH_SECURITY_CAPTCHA_ENABLED: 'true',
+      AUTH_SECURITY_CAPTCHA_SECRET: SECRET,
+      AUTH_SECURITY_CAPTCHA_VERIFY_URL: `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/siteverify`,
+    });
+    const before = fake.requests.length;
+    const res = await other.api.request('POST', '/magiclink', { body: { email: uniqueEmail('moved'), ...meta('good-token') } });
+    await other.stop();
+    redirector.close();
+    t.match([res.status, res.body], [503, { error_code: 'captcha_failed', msg: 'captcha verification process failed' }], `${status}`);
+    t.equal(fake.requests.length, before, `${status}: the redirect's target received nothing`);
+  }
 });
 
 t.test("provider defaults: each provider's real siteverify URL unless overridden", async (t) => {

@@ -33,6 +33,9 @@ export async function verifyCaptchaToken(config: CaptchaConfig, token: string, r
     method: 'POST',
     body: form,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    // A 307 or 308 would post the form, secret included, again wherever it points (the original's Go client
+    // follows it): no siteverify answers with a redirect, so it is an answer without a verdict.
+    redirect: 'manual',
     signal: AbortSignal.timeout(config.timeoutSeconds * 1000),
   });
   const reply = (await readCappedJson(
