@@ -33,49 +33,53 @@ export const FLOW_METHOD = { magicLink: 'magiclink', recovery: 'recovery' } as c
  */
 export const linkMailInterval = (config: Config) => config.smtp.maxFrequencySeconds;
 
-/** Sends the mail in one transaction: a failed send leaves no token, flow or timestamp behind. */
+/**
+ * Sends the mail in one transaction: a failed send leaves no token, flow or timestamp behind. False, with
+ * nothing written or sent, when the user was deleted (or soft-deleted, its address obfuscated) by a
+ * concurrent request since the caller found it: the caller answers as for an unknown address
+ * (/recover: pretendLinkMail, once this transaction has ended and its connection gone back to the pool).
+ * With `timing`, a mail that went records its duration; one not sent waits nothing here, the caller's
+ * pretended send waiting it out as an unknown address's does.
+ */
 export async function sendLinkMail(
   ctx: AppContext,
   req: ApiRequest,
   userId: string,
   mail: LinkMail,
   timing?: SendTimingKey,
-): Promise<void> {
-  await sendingTx(
-    ctx,
-    req.signal,
-    async (c) => {
-      const user = await lockLiveUserById(c, userId);
-      // Deleted (or soft-deleted, its address obfuscated) by a concurrent request since the caller found it:
-      // nothing to send, and the answer is that of an unknown address.
-      if (!user) return;
-      assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
-      if (mail.pkce) {
-        await insertFlowState(c, {
-          userId: user.id,
-          codeChallenge: mail.pkce.codeChallenge,
-          method: mail.pkce.method,
-          authenticationMethod: FLOW_METHOD[mail.kind],
-        });
-      }
-      await writeAudit(c, req, actorOf(user), 'user_recovery_requested');
-      await sendEmailToken(
-        ctx,
-        c,
-        user,
-        {
-          kind: mail.kind,
-          tokenType: 'recovery_token',
-          to: user.email!,
-          redirectTo: mail.redirectTo,
-          pkce: !!mail.pkce,
-        },
-        req,
-      );
-      await updateUser(c, user.id, { recovery_sent_at: new Date() });
-    },
-    timing,
-  );
+): Promise<boolean> {
+  const sent = await sendingTx(ctx, req.signal, async (c) => {
+    const user = await lockLiveUserById(c, userId);
+    if (!user) return false;
+    assertSendInterval('email', user.recovery_sent_at, linkMailInterval(ctx.config));
+    if (mail.pkce) {
+      await insertFlowState(c, {
+        userId: user.id,
+        codeChallenge: mail.pkce.codeChallenge,
+        method: mail.pkce.method,
+        authenticationMethod: FLOW_METHOD[mail.kind],
+      });
+    }
+    await writeAudit(c, req, actorOf(user), 'user_recovery_requested');
+    await sendEmailToken(
+      ctx,
+      c,
+      user,
+      {
+        kind: mail.kind,
+        tokenType: 'recovery_token',
+        to: user.email!,
+        redirectTo: mail.redirectTo,
+        pkce: !!mail.pkce,
+      },
+      req,
+    );
+    await updateUser(c, user.id, { recovery_sent_at: new Date() });
+    return true;
+  });
+  // Recorded once committed, as sendingTx records a send's timing (the mail above always spends a permit).
+  if (sent && timing) ctx.sendTiming.sent(timing);
+  return sent;
 }
 
 /**

@@ -23,7 +23,9 @@ export const recover: Handler<BodyOf<typeof FIELDS>> = async (req, ctx) => {
   const email = normaliseEmail(rawEmail);
   const pkce = readPkceParams(body);
   const user = await findUserByEmail(ctx.db, email, requestAudience(req, ctx));
-  if (!user) await pretendLinkMail(ctx, email, timing, req.signal);
-  else await sendLinkMail(ctx, req, user.id, { kind: 'recovery', redirectTo: redirectTarget(req, ctx), pkce }, timing);
+  const sent = user && (await sendLinkMail(ctx, req, user.id, { kind: 'recovery', redirectTo: redirectTarget(req, ctx), pkce }, timing));
+  // No account, or one deleted since the lookup (before its row was locked): the same pretended send either way,
+  // its permit taken and its time remembered, so a repeat gets the same 429. On the pool, the transaction over.
+  if (!sent) await pretendLinkMail(ctx, email, timing, req.signal);
   return { body: {} };
 };
