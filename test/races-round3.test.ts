@@ -406,3 +406,48 @@ t.test('DELETE /user/oauth/grants while an earlier consent approves a new reques
   t.strictSame(late, INVALID_CODE, 'the code approved before the revoke is discarded with the grant');
   t.equal(await sessionsOf(user.id, client.client_id), 0, 'no session of the app survives');
 });
+
+const authorizationState = async (authorizationId: string) =>
+  (
+    await oauthApi.db.query(
+      `select status, user_id, authorization_code is not null as has_code from oauth_authorizations where authorization_id = $1`,
+      [authorizationId],
+    )
+  ).rows[0];
+const consentScopes = async (userId: string, clientId: string) =>
+  (await oauthApi.db.query(`select scopes from oauth_consents where user_id = $1 and client_id = $2`, [userId, clientId])).rows.map(
+    (r) => r.scopes,
+  );
+
+t.test('POST /oauth/authorizations/{id}/consent: a session ended while it waits for the user: 403, no code issued', async (t) => {
+  const { client, config, user, accessToken, exchange } = await approvedCode(oauthApi);
+  t.equal((await exchange()).status, 200);
+  // More than the stored consent covers: the request waits for the user's decision.
+  const flow = await startFlow(config, 'email profile');
+  const authorizationId = authorizationIdOf((await authorize(flow.url)).location);
+  const shown = await oauthApi.request('GET', `/oauth/authorizations/${authorizationId}`, { token: accessToken });
+  t.equal(shown.body.authorization_id, authorizationId, shown.text);
+  const reply = await afterSessionEnded(oauthApi, user.id, accessToken, () =>
+    oauthApi.request('POST', `/oauth/authorizations/${authorizationId}/consent`, { token: accessToken, body: { action: 'approve' } }),
+  );
+  t.strictSame(answer(reply), SESSION_NOT_FOUND);
+  t.strictSame(await authorizationState(authorizationId), { status: 'pending', user_id: user.id, has_code: false }, 'no code');
+  t.strictSame(await consentScopes(user.id, client.client_id), ['email'], 'the consent as it was');
+});
+
+t.test(
+  'GET /oauth/authorizations/{id} on a covering consent: a session ended while it waits for the user: 403, no code issued',
+  async (t) => {
+    const { client, config, user, accessToken, exchange } = await approvedCode(oauthApi);
+    t.equal((await exchange()).status, 200);
+    // Covered by the stored consent: the showing would approve it at once.
+    const flow = await startFlow(config, 'email');
+    const authorizationId = authorizationIdOf((await authorize(flow.url)).location);
+    const reply = await afterSessionEnded(oauthApi, user.id, accessToken, () =>
+      oauthApi.request('GET', `/oauth/authorizations/${authorizationId}`, { token: accessToken }),
+    );
+    t.strictSame(answer(reply), SESSION_NOT_FOUND);
+    t.strictSame(await authorizationState(authorizationId), { status: 'pending', user_id: null, has_code: false }, 'unclaimed, no code');
+    t.strictSame(await consentScopes(user.id, client.client_id), ['email']);
+  },
+);

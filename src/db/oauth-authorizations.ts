@@ -63,11 +63,26 @@ export async function insertAuthorization(q: Queryable, a: NewAuthorization): Pr
  * meanwhile is seen so, as by a GET after it.
  */
 export async function lockAuthorization(q: Queryable, authorizationId: string, wait = false): Promise<AuthorizationRow | null> {
+  if (!wait) {
+    const { rows } = await q.query<AuthorizationRow>(
+      `select ${COLUMNS} from oauth_authorizations where authorization_id = $1 for update skip locked`,
+      [authorizationId],
+    );
+    return rows[0] ?? null;
+  }
+  // Only a pending request is waited for. The caller holds the user's row, and a code's exchange holds its
+  // approved request and then writes the user's row (the sign-in): waiting on that one would deadlock. A
+  // request that is not (or no longer, once the wait is over) pending is read as committed, unlocked:
+  // nothing is written to it then.
   const { rows } = await q.query<AuthorizationRow>(
-    `select ${COLUMNS} from oauth_authorizations where authorization_id = $1 for update${wait ? '' : ' skip locked'}`,
+    `select ${COLUMNS} from oauth_authorizations where authorization_id = $1 and status = 'pending' for update`,
     [authorizationId],
   );
-  return rows[0] ?? null;
+  if (rows[0]) return rows[0];
+  const read = await q.query<AuthorizationRow>(`select ${COLUMNS} from oauth_authorizations where authorization_id = $1`, [
+    authorizationId,
+  ]);
+  return read.rows[0] ?? null;
 }
 
 export async function setAuthorizationUser(q: Queryable, id: string, userId: string): Promise<void> {

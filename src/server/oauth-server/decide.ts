@@ -1,7 +1,10 @@
 // The consent API's two steps on a pending authorization request (docs/oauth-server.md#consent): showing
 // it to the signed-in user (which claims it for them and, when they already consented to every scope,
 // approves it at once) and the user's decision. Each runs in one transaction under the request's row
-// lock, so two concurrent calls cannot both issue a code.
+// lock, so two concurrent calls cannot both issue a code. Both take the user's row first (as a deletion
+// does before its cascade reaches the request) and then check that the caller's session is still there:
+// a code is a new credential, and a session a logout, a revocation or another session's new password
+// ended while the request waited must not hand one out (403 session_not_found, as the bearer check).
 import { ApiError, apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import {
@@ -12,6 +15,8 @@ import {
   type AuthorizationRow,
 } from '../../db/oauth-authorizations.js';
 import { lockActiveConsent, upsertConsent } from '../../db/oauth-consents.js';
+import { lockLiveUserById } from '../../db/users.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import { codeHash, newAuthorizationCode } from './authorization-code.js';
@@ -41,16 +46,27 @@ async function issueCode(c: Parameters<Parameters<typeof tx>[1]>[0], row: Author
   return withQuery(row.redirect_uri, { code, state: row.state });
 }
 
+/**
+ * The caller's user row, locked, and its session checked under it. A user deleted since the bearer check
+ * took its requests with it (their foreign key cascades): the request is not found.
+ */
+async function lockCaller(c: Parameters<Parameters<typeof tx>[1]>[0], userId: string, sessionId: string | null): Promise<void> {
+  if (!(await lockLiveUserById(c, userId))) throw notFound();
+  await assertSessionStillLive(c, sessionId);
+}
+
 /** GET: the pending request, now the caller's; or {redirect_url} when an earlier consent covers its scopes. */
 export async function showAuthorization(
   ctx: AppContext,
   req: ApiRequest<unknown>,
   authorizationId: string,
   userId: string,
+  sessionId: string | null,
 ): Promise<{ row: AuthorizationRow; redirectUrl?: string }> {
   const outcome = await tx(
     ctx.db,
     async (c) => {
+      await lockCaller(c, userId, sessionId);
       // Waits for a concurrent GET or decision rather than skip the row: the same user's second fetch must
       // find the request too (the first claimed it for them), and a decision is read as it committed.
       const locked = await lockPending(c, authorizationId, true);
@@ -80,11 +96,13 @@ export async function decide(
   req: ApiRequest<unknown>,
   authorizationId: string,
   userId: string,
+  sessionId: string | null,
   action: 'approve' | 'deny',
 ): Promise<string> {
   const outcome: string | ApiError = await tx(
     ctx.db,
     async (c) => {
+      await lockCaller(c, userId, sessionId);
       const locked = await lockPending(c, authorizationId);
       if ('expired' in locked) return notFound();
       const { row } = locked;

@@ -13,9 +13,9 @@ import { oauthJsonBody } from '../oauth-server/json-body.js';
 import { fieldNames } from '../http/field-names.js';
 import { withFields } from '../http/validate.js';
 
-export const getAuthorization: GuardedHandler<Authenticated> = async (req, ctx, { user }) => {
+export const getAuthorization: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   checkOrigin(req, ctx);
-  const { row, redirectUrl } = await showAuthorization(ctx, req, req.params.authorization_id ?? '', user.id);
+  const { row, redirectUrl } = await showAuthorization(ctx, req, req.params.authorization_id ?? '', user.id, session?.id ?? null);
   if (redirectUrl) return { body: { redirect_url: redirectUrl } };
   const client = await findOAuthClient(ctx.db, row.client_id);
   if (!client) throw apiError('oauth_authorization_not_found');
@@ -42,11 +42,11 @@ export const consentBody: BodyCheck<ConsentBody> = withFields(fieldNames(['actio
   return { action: action ?? '' };
 });
 
-export const postConsent: GuardedHandler<Authenticated, ConsentBody> = async (req, ctx, { user }) => {
+export const postConsent: GuardedHandler<Authenticated, ConsentBody> = async (req, ctx, { user, session }) => {
   checkOrigin(req, ctx);
   const { action } = oauthJsonBody(req, 'oauth_consent_bad_json');
   if (action !== 'approve' && action !== 'deny') throw apiError('oauth_consent_action');
-  return { body: { redirect_url: await decide(ctx, req, req.params.authorization_id ?? '', user.id, action) } };
+  return { body: { redirect_url: await decide(ctx, req, req.params.authorization_id ?? '', user.id, session?.id ?? null, action) } };
 };
 
 /** The consent page is on an allowed site: a browser's Origin that is not an allowed target is refused. */
