@@ -7,9 +7,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 export type GatewayName = 'twilio' | 'twilio_verify' | 'messagebird' | 'textlocal' | 'vonage';
 /**
  * 'http': an error status with the gateway's error body; 'status': HTTP success, refusal in the body;
- * 'template' (Textlocal): the text matches none of the account's approved templates.
+ * 'template' (Textlocal): the text matches none of the account's approved templates; 'echo': a refusal whose
+ * error text repeats the text sent (a misbehaving gateway or proxy), the message still recorded as sent so a
+ * test knows what it held.
  */
-export type FailureKind = 'http' | 'status' | 'template';
+export type FailureKind = 'http' | 'status' | 'template' | 'echo';
 
 export interface FakeSms {
   gateway: GatewayName;
@@ -66,6 +68,10 @@ export function twilioMessages({ params: [accountSid], headers, fields, path, fa
   if (!fields.From && !fields.MessagingServiceSid) return twilioError(400, 21603, "A 'From' phone number is required.");
   if (!fields.Body && !fields.ContentSid) return twilioError(400, 21602, 'Message body is required.');
   const sid = `SM${hex(16)}`;
+  if (failure === 'echo') {
+    const sms = echoed('twilio', sid, digits(to), fields.Body ?? '', auth, path, fields);
+    return { ...twilioError(400, 21617, `The concatenated message body exceeds the limit: ${sms.body}`), sms };
+  }
   const failed = failure === 'status';
   const sms: FakeSms = {
     gateway: 'twilio',
@@ -166,6 +172,10 @@ export function messagebird({ headers, fields, path, failure }: FakeRequest): Fa
   if (!fields.body) return birdError(422, 9, 'body is required', 'body');
   if (!/^\d+$/.test(fields.recipients ?? '')) return birdError(422, 9, 'no (correct) recipients found', 'recipients');
   if (failure === 'http') return birdError(422, 25, 'Not enough balance', null);
+  if (failure === 'echo') {
+    const sms = echoed('messagebird', hex(16), fields.recipients, fields.body, { accessKey: key }, path, fields);
+    return { ...birdError(422, 9, `body is invalid: ${sms.body}`, 'body'), sms };
+  }
   const id = hex(16);
   const now = new Date().toISOString();
   // 'status': the message is created (201) but went to nobody, e.g. a recipient MessageBird will not deliver to.
@@ -208,6 +218,10 @@ export function textlocal({ fields, path, failure }: FakeRequest): FakeReply {
   if (!fields.numbers) return textlocalError(4, 'No recipients specified');
   if (!fields.message) return textlocalError(5, 'No message content');
   if (failure === 'template') return textlocalError(80, 'Invalid template');
+  if (failure === 'echo') {
+    const sms = echoed('textlocal', '', fields.numbers, fields.message, { apikey: fields.apikey }, path, fields);
+    return { ...textlocalError(6, `Message too long: ${sms.body}`), sms };
+  }
   if (failure) return textlocalError(7, 'Insufficient credits to send message', failure === 'http' ? 503 : 200);
   const id = String(textlocalId++);
   const json = {
@@ -248,6 +262,10 @@ export function vonage({ fields, path, failure }: FakeRequest): FakeReply {
   if (!fields.from) return vonageError('2', 'Missing from param');
   if (!fields.to) return vonageError('2', 'Missing to param');
   if (!fields.text) return vonageError('2', 'Missing text param');
+  if (failure === 'echo') {
+    const auth = { api_key: fields.api_key, api_secret: fields.api_secret };
+    return { ...vonageError('4', `Invalid text: ${fields.text}`), sms: echoed('vonage', '', fields.to, fields.text, auth, path, fields) };
+  }
   if (failure)
     return vonageError(
       failure === 'http' ? '5' : '9',
@@ -273,4 +291,17 @@ export function vonage({ fields, path, failure }: FakeRequest): FakeReply {
       fields,
     },
   };
+}
+
+/** The message an 'echo' failure refused, recorded all the same (FailureKind). */
+function echoed(
+  gateway: GatewayName,
+  id: string,
+  to: string,
+  body: string,
+  auth: Record<string, string>,
+  path: string,
+  fields: Record<string, string>,
+): FakeSms {
+  return { gateway, id, to, body, channel: 'sms', auth, path, fields };
 }

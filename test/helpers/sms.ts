@@ -14,7 +14,7 @@ export interface SmsGatewayFake {
   messages: FakeSms[];
   /** The next accepted message to `to` (digits, '+' optional) not yet returned; rejects after timeoutMs (default 5000). */
   waitForMessage(to: string, timeoutMs?: number): Promise<FakeSms>;
-  /** Make the gateway's next request fail: 'http' = error status + error body, 'status' = refusal inside a 2xx body. */
+  /** Make the gateway's next request fail: 'http' = error status + error body, 'status' = refusal inside a 2xx body (FailureKind). */
   failNext(gateway: GatewayName, kind?: FailureKind): void;
   /** Hold the gateway's next request for `ms` before handling and answering it (a slow gateway). */
   delayNext(gateway: GatewayName, ms: number): void;
@@ -30,11 +30,11 @@ const DEFAULT_FAILURE: Record<GatewayName, FailureKind> = {
   vonage: 'status',
 };
 const SUPPORTED_FAILURES: Record<GatewayName, FailureKind[]> = {
-  twilio: ['http', 'status'],
+  twilio: ['http', 'status', 'echo'],
   twilio_verify: ['http'],
-  messagebird: ['http', 'status'],
-  textlocal: ['http', 'status', 'template'],
-  vonage: ['http', 'status'],
+  messagebird: ['http', 'status', 'echo'],
+  textlocal: ['http', 'status', 'template', 'echo'],
+  vonage: ['http', 'status', 'echo'],
 };
 
 /** The settings that send SMS through the fake's Twilio (phone sign-in itself is switched on apart). */

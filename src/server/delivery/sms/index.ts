@@ -6,7 +6,7 @@ import { renderGoTemplate } from '../mail/go-template.js';
 import type { GatewayClient } from './http.js';
 import { logSmsSender } from './log-sender.js';
 import { messagebirdSender } from './messagebird.js';
-import { SmsGatewayUnknownError, SmsSendError, type SmsChannel, type SmsSender } from './sender.js';
+import { hideCode, SmsGatewayUnknownError, SmsSendError, type SmsChannel, type SmsSender } from './sender.js';
 import { textlocalSender } from './textlocal.js';
 import { twilioSender } from './twilio.js';
 import { twilioVerifySender } from './twilio-verify.js';
@@ -40,7 +40,22 @@ export function createSmsSender(
   if (!isGateway(provider)) return unknownGatewaySender(provider);
   const sender = GATEWAYS[provider](sms, { gateway: provider, timeoutSeconds });
   if (sms.missingCredentials.length > 0) return unconfiguredSender(provider, sender.channels, sms.missingCredentials);
-  return sender;
+  return hidingCodes(sender);
+}
+
+/**
+ * The one place gateways' errors pass on their way to callers: each keeps the code of its send (or of its
+ * Twilio Verify check) out of its message, which callers put into the client's answer and the log
+ * (hideCode; docs/sms.md#gateways).
+ */
+function hidingCodes(sender: SmsSender): SmsSender {
+  const hiding = (code: string) => (err: unknown) => Promise.reject(hideCode(err, code));
+  return {
+    gateway: sender.gateway,
+    channels: sender.channels,
+    send: (to, body, channel, otp) => sender.send(to, body, channel, otp).catch(hiding(otp)),
+    ...(sender.verifyOtp && { verifyOtp: (to: string, code: string) => sender.verifyOtp!(to, code).catch(hiding(code)) }),
+  };
 }
 
 const isGateway = (name: string): name is SmsGatewayName => Object.hasOwn(GATEWAYS, name);

@@ -31,6 +31,21 @@ export class SmsSendError extends Error {
   }
 }
 
+/** What a one-time code becomes in a gateway's error text (hideCode). */
+export const HIDDEN_CODE = '[code]';
+
+/**
+ * `err` with every occurrence of `code` in its message (and stack) replaced by HIDDEN_CODE. A gateway's error
+ * text reaches the client's 422 answer and the request log as it is; one that echoes the text sent (or a proxy
+ * or impostor in its place) would repeat the one-time code there. Other errors pass unchanged.
+ */
+export function hideCode(err: unknown, code: string): unknown {
+  if (!(err instanceof SmsSendError) || !code || !err.message.includes(code)) return err;
+  const hidden = new SmsSendError(err.gateway, err.message.replaceAll(code, HIDDEN_CODE), err.httpStatus, { cause: err.cause });
+  if (err.stack) hidden.stack = err.stack.replaceAll(code, HIDDEN_CODE);
+  return hidden;
+}
+
 /**
  * SMS_PROVIDER names no gateway, so there is none to ask. Callers answer the original's 500 (its
  * "Unable to get SMS provider", or "Failed to get SMS provider" for an MFA challenge).
