@@ -61,16 +61,20 @@ export const phone: FactorType = {
       return { columns: { otpCode: secretBox(ctx.config).sealOrClear(challengeId, code) } };
     }
     // twilio_verify makes its own code and checks it at verify; the others send ours.
+    // Counted in auth_deliveries_total as a sign-in code's SMS is (docs/observability.md#metrics).
     try {
-      await bounded(
-        ctx,
-        sms.send(to, renderSmsTemplate(ctx.config.mfa.phone.template, code), channel, code),
-        () =>
-          new SmsSendError(
-            sms.gateway as SmsGatewayName,
-            `${sms.gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`,
-          ),
-      );
+      let timedOut = false;
+      await bounded(ctx, sms.send(to, renderSmsTemplate(ctx.config.mfa.phone.template, code), channel, code), () => {
+        timedOut = true;
+        return new SmsSendError(
+          sms.gateway as SmsGatewayName,
+          `${sms.gateway} request failed: no answer within ${ctx.config.api.sendTimeoutSeconds} s`,
+        );
+      }).catch((err: unknown) => {
+        ctx.metrics.sent('sms', timedOut ? 'timeout' : 'failed');
+        throw err;
+      });
+      ctx.metrics.sent('sms', 'sent');
     } catch (err) {
       if (err instanceof SmsChannelError) throw apiError('sms_channel_invalid');
       if (err instanceof SmsSendError) throw apiError('sms_send_failed', `Error sending MFA OTP to provider: ${err.message}`);
