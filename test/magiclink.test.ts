@@ -2,7 +2,8 @@
 // them in; unknown and unconfirmed addresses are signed up and get the confirmation mail instead.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { startMailStack, linkOf, codeOf, fragmentOf } from './helpers/passwordless.js';
+import { startMailStack, linkOf, codeOf, fragmentOf, insertUser } from './helpers/passwordless.js';
+import { behindDeletion } from './helpers/row-lock.js';
 
 const stack = await startMailStack();
 const { api, smtp } = stack;
@@ -124,4 +125,20 @@ t.test('validation errors', async (t) => {
   t.strictSame(pkce.body, { code: 400, error_code: 'validation_failed', msg: 'code challenge has to be between 43 and 128 characters' });
   const { rows } = await api.db.query('select 1 from users where email = $1', ['x@example.com']);
   t.equal(rows.length, 0, 'a refused request signs nobody up');
+});
+
+t.test('a user deleted while its magic link waits for it: the address is signed up, as an unknown one is', async (t) => {
+  for (const soft of [false, true]) {
+    const email = `deleted-meanwhile-${soft ? 'soft' : 'hard'}@example.com`;
+    const id = await insertUser(api.db, { email, confirmed: true });
+    // /magiclink finds the user, then waits for its row (held here) while an admin deletes the user.
+    const res = await behindDeletion(api, id, soft, () => api.request('POST', '/magiclink', { body: { email } }));
+    t.strictSame([res.status, res.body], [200, {}], soft ? 'soft-deleted' : 'deleted');
+    const mail = await smtp.waitForMail(email);
+    t.equal(mail.subject, 'Confirm Your Signup', 'the confirmation an unknown address gets');
+    const users = await api.db.query('select id, email_confirmed_at from users where email = $1', [email]);
+    t.equal(users.rowCount, 1, 'one new user holds the address');
+    t.not(users.rows[0].id, id);
+    t.equal(users.rows[0].email_confirmed_at, null);
+  }
 });

@@ -53,8 +53,11 @@ function magicLinkParams(req: ApiRequest): MagicLinkBody {
 const COMMON_WORDS = /^Could not parse request body as JSON: /;
 const unreadable = (words: string) => apiError('bad_json', `Could not read verification params: ${words}`);
 
-/** Also the email half of POST /otp, with that route's body (a superset of this one's fields). */
-export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: MagicLinkBody): Promise<void> {
+/**
+ * Also the email half of POST /otp, with that route's body (a superset of this one's fields). `again`: the
+ * user found was deleted before its row was locked, and the address is looked up once more.
+ */
+export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: MagicLinkBody, again = false): Promise<void> {
   assertMagicLinksEnabled(ctx);
   const rawEmail = body.email ?? '';
   if (!rawEmail) throw apiError('magic_link_email_required');
@@ -72,5 +75,8 @@ export async function sendMagicLink(req: ApiRequest, ctx: AppContext, body: Magi
     user = await findUserByEmail(ctx.db, email, aud);
     if (!user) return;
   }
-  await sendLinkMail(ctx, req, user.id, { kind: 'magicLink', redirectTo: redirectTarget(req, ctx), pkce });
+  const sent = await sendLinkMail(ctx, req, user.id, { kind: 'magicLink', redirectTo: redirectTarget(req, ctx), pkce });
+  // Deleted (or soft-deleted) by a concurrent request since the lookup: the address is free now, and is
+  // answered as an unknown address is, signed up and sent its confirmation, not with nothing sent at all.
+  if (!sent && !again) await sendMagicLink(req, ctx, body, true);
 }
