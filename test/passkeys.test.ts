@@ -466,6 +466,36 @@ t.test('a session ended while a registration waits for the user: 403 session_not
   t.strictSame(await written(second.user.id), { challenges: 0, passkeys: 0, audited: 0 }, 'verify: no passkey');
 });
 
+t.test('a session ended while a rename or deletion waits for the user: 403 session_not_found, the passkey as it was', async (t) => {
+  const ended = { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' };
+  const state = async (passkeyId: string) => {
+    const { rows } = await api.db.query(
+      `select (select array_agg(friendly_name) from webauthn_credentials where id = $1) as names,
+              (select count(*)::int from audit_log_entries where payload->'traits'->>'passkey_id' = $1::text
+                 and payload->>'action' in ('passkey_updated', 'passkey_deleted')) as audited`,
+      [passkeyId],
+    );
+    return rows[0];
+  };
+  for (const method of ['PATCH', 'DELETE'] as const) {
+    const session = await signUp(api);
+    const token = session.access_token;
+    const { body: passkey } = await register(api, token, newAuthenticator());
+    const before = await state(passkey.id);
+    t.equal(before.names.length, 1);
+    // The test holds the user's row and the passkey's: the request waits at whichever it takes first.
+    const reply = await afterSessionEnded(
+      api,
+      session.user.id,
+      token,
+      () => api.request(method, `/passkeys/${passkey.id}`, { token, body: method === 'PATCH' ? { friendly_name: 'late' } : undefined }),
+      { table: 'webauthn_credentials', id: passkey.id },
+    );
+    t.strictSame([reply.status, reply.body], [403, ended], method);
+    t.strictSame(await state(passkey.id), before, `${method}: not renamed or deleted, nothing audited`);
+  }
+});
+
 t.test('a user deleted while a registration waits for its row: 403 user_not_found and no passkey, not a 500', async (t) => {
   const gone = { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' };
   for (const soft of [false, true]) {
@@ -486,6 +516,28 @@ t.test('a user deleted while a registration waits for its row: 403 user_not_foun
     t.strictSame([verified.status, verified.body], [403, gone], `${label}: verify`);
     const left = await api.db.query('select count(*)::int as n from webauthn_credentials where user_id = $1', [session.user.id]);
     t.equal(left.rows[0].n, 0, `${label}: no passkey`);
+  }
+});
+
+t.test("a rename or deletion beside its user's deletion: 403 user_not_found, not a deadlock 500", async (t) => {
+  const gone = { code: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' };
+  for (const soft of [false, true]) {
+    for (const method of ['PATCH', 'DELETE'] as const) {
+      const label = `${soft ? 'soft-deleted' : 'deleted'}: ${method}`;
+      const session = await signUp(api);
+      const token = session.access_token;
+      const { body: passkey } = await register(api, token, newAuthenticator());
+      // The request found the user at the bearer check, then waits for its row behind the deletion.
+      const res = await behindDeletion(api, session.user.id, soft, () =>
+        api.request(method, `/passkeys/${passkey.id}`, { token, body: method === 'PATCH' ? { friendly_name: 'late' } : undefined }),
+      );
+      t.strictSame([res.status, res.body], [403, gone], label);
+      const audited = await api.db.query(
+        `select 1 from audit_log_entries where payload->'traits'->>'passkey_id' = $1::text and payload->>'action' in ('passkey_updated', 'passkey_deleted')`,
+        [passkey.id],
+      );
+      t.equal(audited.rowCount, 0, `${label}: nothing audited`);
+    }
   }
 });
 

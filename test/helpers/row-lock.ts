@@ -97,16 +97,35 @@ export async function behindDeletion(api: TestService, userId: string, soft: boo
   return reply;
 }
 
+/** A row of the user's that a request may lock, taken by afterSessionEnded together with the user's. */
+export interface UserChildRow {
+  table: 'mfa_factors' | 'webauthn_credentials';
+  id: string;
+}
+
 /**
  * `request`, made with `token`, answered after that token's session ended while the request waited: it passes
  * the bearer check and waits on the user's row, which the test holds; the session's row is then deleted (as a
- * logout, a revocation or another session's new password deletes it) and the user's row let go.
+ * logout, a revocation or another session's new password deletes it) and the user's row let go. With `child`,
+ * that row of the user's is held too, so the request waits whichever of the two it takes first.
  */
-export async function afterSessionEnded(api: TestService, userId: string, token: string, request: () => Promise<Reply>): Promise<Reply> {
+export async function afterSessionEnded(
+  api: TestService,
+  userId: string,
+  token: string,
+  request: () => Promise<Reply>,
+  child?: UserChildRow,
+): Promise<Reply> {
   const sessionId = claimsOf(token).session_id;
-  const held = await holdUserLock(api.db, userId);
+  const held = child
+    ? await holdLock(api.db, `select 1 from users u join ${child.table} r on r.user_id = u.id where u.id = $1 and r.id = $2 for update`, [
+        userId,
+        child.id,
+      ])
+    : await holdUserLock(api.db, userId);
   let reply: Promise<Reply>;
   try {
+    if (held.rows !== 1) throw new Error(`the user's ${child?.table} row ${child?.id} was not there to hold`);
     reply = request();
     reply.catch(() => undefined); // awaited below; must not go unhandled meanwhile
     await held.waiters(1);
