@@ -5,6 +5,7 @@ import { startTestService, type TestService } from './helpers/server.js';
 import { startSmsGatewayFake, twilioEnv, twilioVerifyEnv, type SmsGatewayFake } from './helpers/sms.js';
 import { signUp } from './helpers/accounts.js';
 import { claimsOf, verify } from './helpers/mfa.js';
+import { afterSessionEnded, behindDeletion } from './helpers/row-lock.js';
 
 let sms: SmsGatewayFake;
 let api: TestService;
@@ -113,6 +114,45 @@ t.test('a gateway refusal is 422 sms_send_failed and leaves no challenge behind'
   t.equal((await api.db.query('select 1 from mfa_challenges where factor_id = $1', [factor.id])).rowCount, 0);
   const { rows } = await api.db.query('select last_challenged_at from mfa_factors where id = $1', [factor.id]);
   t.equal(rows[0].last_challenged_at, null, 'the send interval is not started by a failed send');
+});
+
+t.test('a session ended while a challenge waits for the user: 403 session_not_found, no challenge, no SMS', async (t) => {
+  const s = await signUp(api);
+  const phone = number();
+  const factor = (await enrollPhone(api, s.access_token, phone)).body;
+  // The test holds the user's row and the factor's: the challenge waits at whichever it takes first.
+  const reply = await afterSessionEnded(
+    api,
+    s.user.id,
+    s.access_token,
+    () => api.request('POST', `/factors/${factor.id}/challenge`, { token: s.access_token, body: {} }),
+    { table: 'mfa_factors', id: factor.id },
+  );
+  t.same(errorOf(reply), { status: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' });
+  t.equal((await api.db.query('select 1 from mfa_challenges where factor_id = $1', [factor.id])).rowCount, 0, 'no challenge');
+  const { rows } = await api.db.query('select last_challenged_at from mfa_factors where id = $1', [factor.id]);
+  t.equal(rows[0].last_challenged_at, null, 'the send interval is not started');
+  const audited = await api.db.query(
+    `select 1 from audit_log_entries where payload->>'action' = 'challenge_created' and payload->'traits'->>'factor_id' = $1::text`,
+    [factor.id],
+  );
+  t.equal(audited.rowCount, 0, 'nothing audited');
+  t.equal(sms.messages.filter((m) => m.to === phone).length, 0, 'no SMS');
+});
+
+t.test("a challenge beside its user's deletion: 403 user_not_found, not a deadlock 500, no SMS", async (t) => {
+  for (const soft of [false, true]) {
+    const label = soft ? 'soft-deleted' : 'deleted';
+    const s = await signUp(api);
+    const phone = number();
+    const factor = (await enrollPhone(api, s.access_token, phone)).body;
+    // The challenge found the user and its factor, then waits for the user's row behind the deletion.
+    const reply = await behindDeletion(api, s.user.id, soft, () =>
+      api.request('POST', `/factors/${factor.id}/challenge`, { token: s.access_token, body: {} }),
+    );
+    t.same(errorOf(reply), { status: 403, error_code: 'user_not_found', msg: 'User from sub claim in JWT does not exist' }, label);
+    t.equal(sms.messages.filter((m) => m.to === phone).length, 0, `${label}: no SMS`);
+  }
 });
 
 t.test('one verified factor per number: re-enrolling it is refused, unverified ones are replaced', async (t) => {
