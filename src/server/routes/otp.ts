@@ -57,7 +57,8 @@ async function mayProceed(req: ApiRequest, ctx: AppContext, body: OtpBody, email
   return user !== null;
 }
 
-async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Promise<ApiResponse> {
+/** `again`: the user found was deleted before its row was locked, and the number is looked up once more. */
+async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody, again = false): Promise<ApiResponse> {
   if (!ctx.config.external.phoneEnabled) throw apiError('phone_provider_unsupported');
   // Looked up as the original looks it up; only a number that is to be signed up must also be possible.
   const phone = lookupPhone(body.phone);
@@ -76,11 +77,10 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
     if (!user) return { body: {} };
   }
   const userId = user.id;
-  const { messageId } = await sendingTx(ctx, req.signal, async (c) => {
+  const sent = await sendingTx(ctx, req.signal, async (c) => {
     const current = await lockLiveUserById(c, userId);
-    // Deleted (or soft-deleted) by a concurrent request since the lookup above: nothing to send, as for a
-    // number that has no account.
-    if (!current) return { messageId: undefined };
+    // Deleted (or soft-deleted) by a concurrent request since the lookup above: nothing sent here.
+    if (!current) return null;
     // With the channel the code goes by, as the original's entry.
     await writeAudit(c, req, actorOf(current), 'user_recovery_requested', { channel });
     return sendConfirmation(ctx, c, current, {
@@ -93,5 +93,7 @@ async function sendSmsOtp(req: ApiRequest, ctx: AppContext, body: OtpBody): Prom
       req,
     });
   });
-  return { body: messageId ? { message_id: messageId } : {} };
+  // The number is free now: answered as one with no account is, signed up and sent its code.
+  if (!sent) return again ? { body: {} } : sendSmsOtp(req, ctx, body, true);
+  return { body: sent.messageId ? { message_id: sent.messageId } : {} };
 }
