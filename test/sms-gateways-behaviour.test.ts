@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../dist/server/config/load.js';
 import { testOtpFor } from '../dist/server/delivery/sms/test-otp.js';
 import { startTestService } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
-import { startSmsGatewayFake, twilioEnv, twilioVerifyEnv, type FailureKind, type GatewayName } from './helpers/sms.js';
+import { gatewayEnvs, startSmsGatewayFake, type FailureKind, type GatewayName } from './helpers/sms.js';
 
 const sms = await startSmsGatewayFake();
 t.teardown(() => sms.close());
@@ -17,29 +17,7 @@ const phoneOn = { AUTH_EXTERNAL_PHONE_ENABLED: 'true' };
 const template = { AUTH_SMS_TEMPLATE: 'Portcullis – {{ .Code }}', AUTH_SMS_OTP_LENGTH: '8' };
 const textOf = (body: string) => /^Portcullis – (\d{8})$/.exec(body)?.[1];
 
-const ENV: Record<GatewayName, Record<string, string>> = {
-  twilio: twilioEnv(sms.baseUrl),
-  twilio_verify: twilioVerifyEnv(sms.baseUrl),
-  messagebird: {
-    AUTH_SMS_PROVIDER: 'messagebird',
-    AUTH_SMS_MESSAGEBIRD_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_MESSAGEBIRD_ACCESS_KEY: 'bird-key',
-    AUTH_SMS_MESSAGEBIRD_ORIGINATOR: 'Portcullis',
-  },
-  textlocal: {
-    AUTH_SMS_PROVIDER: 'textlocal',
-    AUTH_SMS_TEXTLOCAL_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_TEXTLOCAL_API_KEY: 'tl-key',
-    AUTH_SMS_TEXTLOCAL_SENDER: 'PRTCLS',
-  },
-  vonage: {
-    AUTH_SMS_PROVIDER: 'vonage',
-    AUTH_SMS_VONAGE_API_BASE_URL: sms.baseUrl,
-    AUTH_SMS_VONAGE_API_KEY: 'vn-key',
-    AUTH_SMS_VONAGE_API_SECRET: 'vn-secret',
-    AUTH_SMS_VONAGE_FROM: 'Portcullis',
-  },
-};
+const ENV = gatewayEnvs(sms.baseUrl);
 
 /** What each gateway must receive for a code to `to` (digits), as the original builds the request. */
 function expectedRequest(gateway: GatewayName, to: string, text: string): { path: string; auth: object; fields: object } {

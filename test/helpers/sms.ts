@@ -55,6 +55,31 @@ export const twilioVerifyEnv = (baseUrl: string): Record<string, string> => ({
   AUTH_SMS_TWILIO_VERIFY_MESSAGE_SERVICE_SID: 'VA1',
 });
 
+/** The settings that send SMS through each of the fake's gateways. */
+export const gatewayEnvs = (baseUrl: string): Record<GatewayName, Record<string, string>> => ({
+  twilio: twilioEnv(baseUrl),
+  twilio_verify: twilioVerifyEnv(baseUrl),
+  messagebird: {
+    AUTH_SMS_PROVIDER: 'messagebird',
+    AUTH_SMS_MESSAGEBIRD_API_BASE_URL: baseUrl,
+    AUTH_SMS_MESSAGEBIRD_ACCESS_KEY: 'bird-key',
+    AUTH_SMS_MESSAGEBIRD_ORIGINATOR: 'Portcullis',
+  },
+  textlocal: {
+    AUTH_SMS_PROVIDER: 'textlocal',
+    AUTH_SMS_TEXTLOCAL_API_BASE_URL: baseUrl,
+    AUTH_SMS_TEXTLOCAL_API_KEY: 'tl-key',
+    AUTH_SMS_TEXTLOCAL_SENDER: 'PRTCLS',
+  },
+  vonage: {
+    AUTH_SMS_PROVIDER: 'vonage',
+    AUTH_SMS_VONAGE_API_BASE_URL: baseUrl,
+    AUTH_SMS_VONAGE_API_KEY: 'vn-key',
+    AUTH_SMS_VONAGE_API_SECRET: 'vn-secret',
+    AUTH_SMS_VONAGE_FROM: 'Portcullis',
+  },
+});
+
 type Route = { gateway: GatewayName; pattern: RegExp; handle: (request: FakeRequest) => FakeReply };
 
 export async function startSmsGatewayFake(): Promise<SmsGatewayFake> {
