@@ -141,7 +141,7 @@ export async function findProviderIdentitiesByEmail(q: Queryable, provider: stri
  */
 export async function findVerifiedIdentitiesByEmails(q: Queryable, emails: string[]): Promise<IdentityRow[]> {
   const { rows } = await q.query<IdentityRow>(
-    `select * from identities where email = any($1::text[]) and identity_data -> 'email_verified' = 'true'::jsonb
+    `select * from identities where email = any($1::text[]) and identity_data -> 'email_verified' = to_jsonb(true)
         and provider not like 'sso:%'`,
     [emails],
   );
@@ -168,8 +168,8 @@ export async function deleteIdentity(q: Queryable, id: string): Promise<void> {
 export async function deleteUnverifiedIdentities(q: Queryable, userId: string, keepProvider: string): Promise<void> {
   await q.query(
     `delete from identities where user_id = $1 and provider <> $2
-       and (identity_data -> 'email_verified') is distinct from 'true'::jsonb
-       and (identity_data -> 'phone_verified') is distinct from 'true'::jsonb`,
+       and (identity_data -> 'email_verified') is distinct from to_jsonb(true)
+       and (identity_data -> 'phone_verified') is distinct from to_jsonb(true)`,
     [userId, keepProvider],
   );
 }
