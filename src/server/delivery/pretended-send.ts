@@ -5,19 +5,15 @@
 // spends the global send permit; only the exchange itself is skipped. Runs inside the request's sendingTx.
 import { assertAuthorizedRecipients } from './authorized-addresses.js';
 import { requireCheckedRecipients, spendPermitOnPretendedSend } from './sending-tx.js';
-import { addressInvalid } from './send-token.js';
-import { testOtpFor } from './sms/test-otp.js';
+import { addressInvalid, smsSendCounts } from './send-token.js';
 import type { Channel } from '../limits/sends.js';
 import type { Queryable } from '../../db/pool.js';
 import type { AppContext } from '../context.js';
 
 export async function checkPretendedSend(ctx: AppContext, q: Queryable, channel: Channel, to: string): Promise<void> {
   if (channel === 'sms') {
-    // A send that would not count takes no permit, as delivery/send-token.ts's prepareSmsSend decides it: a
-    // test number's code is never sent, and without a gateway or hook nothing is (the pretended answer stays
-    // the one an address with nothing to send gets).
-    if (testOtpFor(ctx.config.sms, to) || (!ctx.sms && !ctx.config.hooks.sendSms.enabled)) return;
-    spendPermitOnPretendedSend(ctx, q, 'sms');
+    // A send that would not count (a test number; no gateway or hook) takes no permit, as for a real code.
+    if (smsSendCounts(ctx, to)) spendPermitOnPretendedSend(ctx, q, 'sms');
     return;
   }
   // The send email hook, when on, gets mail unchecked, as the real send's does.

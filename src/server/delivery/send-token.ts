@@ -121,9 +121,12 @@ export const addressInvalid = (address: string) => apiError('email_address_inval
  * taken for a send that will not count (a test number, a missing gateway).
  */
 export function prepareSmsSend(ctx: AppContext, q: Queryable, to: string): void {
-  if (testOtpFor(ctx.config.sms, to) || (!ctx.sms && !ctx.config.hooks.sendSms.enabled)) return;
-  requirePermits(ctx, q, 'sms', 1);
+  if (smsSendCounts(ctx, to)) requirePermits(ctx, q, 'sms', 1);
 }
+
+/** Whether an SMS code to `to` is sent and counted: not to an SMS_TEST_OTP number, nor with no gateway or hook. */
+export const smsSendCounts = (ctx: AppContext, to: string): boolean =>
+  !testOtpFor(ctx.config.sms, to) && (!!ctx.sms || ctx.config.hooks.sendSms.enabled);
 
 export interface SmsTokenRequest {
   tokenType: OneTimeTokenType;

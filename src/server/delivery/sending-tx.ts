@@ -115,9 +115,7 @@ export function requirePermits(ctx: AppContext, q: Queryable, channel: Channel, 
 
 /** Spends one permit for a send about to go out on the transaction's client `q`. */
 export function spendPermit(ctx: AppContext, q: Queryable, channel: Channel): void {
-  requirePermits(ctx, q, channel, 1);
-  const permits = permitsOf.get(q as pg.PoolClient);
-  if (permits) permits.spent[channel]++;
+  spendOn(ctx, q, channel, 'spent');
 }
 
 /**
@@ -127,9 +125,13 @@ export function spendPermit(ctx: AppContext, q: Queryable, channel: Channel): vo
  * send's usual duration.
  */
 export function spendPermitOnPretendedSend(ctx: AppContext, q: Queryable, channel: Channel): void {
+  spendOn(ctx, q, channel, 'pretended');
+}
+
+function spendOn(ctx: AppContext, q: Queryable, channel: Channel, tally: 'spent' | 'pretended'): void {
   requirePermits(ctx, q, channel, 1);
   const permits = permitsOf.get(q as pg.PoolClient);
-  if (permits) permits.pretended[channel]++;
+  if (permits) permits[tally][channel]++;
 }
 
 /**
