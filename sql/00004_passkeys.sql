@@ -23,8 +23,8 @@ create table webauthn_credentials (
 );
 create index webauthn_credentials_user_id_idx on webauthn_credentials (user_id);
 
--- A challenge handed out with ceremony options, consumed (deleted) by the verify request that answers it,
--- whatever the outcome: one use only. Registration challenges belong to the user who asked; passkey
+-- A challenge handed out with ceremony options, consumed (deleted) by the verify request that answers it:
+-- one use only (a registration's is consumed with its passkey, or when its attestation is refused). Registration challenges belong to the user who asked; passkey
 -- sign-in challenges belong to nobody (user_id null) until the assertion names its user.
 create table webauthn_challenges (
   id             uuid primary key default gen_random_uuid(),

@@ -436,7 +436,7 @@ t.test('deleting a user deletes their passkeys, soft deletion too', async (t) =>
   }
 });
 
-t.test('a session ended while a registration waits for the user: 403 session_not_found, no challenge, no passkey', async (t) => {
+t.test('a session ended while a registration waits for the user: 403 session_not_found, no passkey', async (t) => {
   const ended = { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' };
   const written = async (userId: string) => {
     const { rows } = await api.db.query(
@@ -462,8 +462,8 @@ t.test('a session ended while a registration waits for the user: 403 session_not
     api.request('POST', '/passkeys/registration/verify', { token, body: { challenge_id: started.body.challenge_id, credential } }),
   );
   t.strictSame([verified.status, verified.body], [403, ended], 'verify');
-  // The challenge is taken before the user's row, as by any refusal of the attestation.
-  t.strictSame(await written(second.user.id), { challenges: 0, passkeys: 0, audited: 0 }, 'verify: no passkey');
+  // The attestation passed: the challenge is spent only with the passkey's insert, which was rolled back.
+  t.strictSame(await written(second.user.id), { challenges: 1, passkeys: 0, audited: 0 }, 'verify: no passkey, the challenge kept');
 });
 
 t.test('a session ended while a rename or deletion waits for the user: 403 session_not_found, the passkey as it was', async (t) => {

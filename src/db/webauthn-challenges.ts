@@ -41,6 +41,16 @@ export async function insertChallenge(
   return rows[0];
 }
 
+/** The challenge, left in the table: null when there is none of this type for this user (as consumeChallenge). */
+export async function findChallenge(q: Queryable, id: string, type: ChallengeType, userId: string | null): Promise<ChallengeRow | null> {
+  const { rows } = await q.query<ChallengeRow>({
+    name: 'webauthn_challenge_find',
+    text: `select * from webauthn_challenges where id = $1 and challenge_type = $2 and user_id is not distinct from $3::uuid`,
+    values: [id, type, userId],
+  });
+  return rows[0] ?? null;
+}
+
 /**
  * Takes the challenge out of the table and returns it, or null when there is none of this type for this
  * user (`userId` null: a challenge that belongs to nobody). Deleting is what makes a challenge single-use:

@@ -6,14 +6,14 @@ import { tx } from '../../db/pool.js';
 import { lockLiveUserById } from '../../db/users.js';
 import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { insertChallenge } from '../../db/webauthn-challenges.js';
+import { consumeChallenge, insertChallenge } from '../../db/webauthn-challenges.js';
 import { countCredentials, insertCredential, listCredentials } from '../../db/webauthn-credentials.js';
 import type { Authenticated } from '../auth/principal.js';
 import type { GuardedHandler } from '../http/types.js';
 import { actorOf } from '../users/actor.js';
 import { relyingParty } from '../webauthn/relying-party.js';
 import { registrationOptions, verifyRegistration } from '../webauthn/registration.js';
-import { takeChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-answer.js';
+import { readChallenge, spendChallenge, type ChallengeAnswerBody } from '../passkeys/challenge-answer.js';
 import { createdPasskeyJson } from '../passkeys/passkey-json.js';
 import { passkeyCreationOptionsJson } from '../passkeys/options-json.js';
 import { passkeyFriendlyName } from '../passkeys/friendly-name.js';
@@ -57,12 +57,15 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
   refuseSsoUser(principal);
   await requireManagementAal(ctx.db, principal);
   const { user } = principal;
-  const { challenge, credential } = await takeChallenge(ctx.db, req.body(), 'registration', user.id);
+  const { challenge, credential } = await readChallenge(ctx.db, req.body(), 'registration', user.id);
   const outcome = await verifyRegistration(rp, challenge.session_data, credential);
   if (!outcome.ok) {
     ctx.log.info({ request_id: req.requestId, reason: outcome.reason, detail: outcome.detail }, 'passkey registration refused');
+    // A refused attestation spends the challenge, as in the original: one attempt per ceremony.
+    await consumeChallenge(ctx.db, challenge.id, 'registration', user.id);
     throw apiError(outcome.reason === 'malformed' ? 'webauthn_response_invalid' : 'webauthn_verification_failed');
   }
+  // Local work only (a bundled list): nothing waits on the network while the transaction below is open.
   const friendlyName = await passkeyFriendlyName(outcome.credential.aaguid);
   const created = await tx(
     ctx.db,
@@ -73,6 +76,9 @@ export const passkeyRegistrationVerify: GuardedHandler<Authenticated, ChallengeA
       // Ended since the bearer check: a session cut off (a stolen one, by the owner's new password) adds no
       // passkey, which would outlive its end as a way back in.
       await assertSessionStillLive(c, principal.session?.id ?? null);
+      // Spent with the insert: a refusal from here on rolls it back with everything else. A concurrent answer
+      // to the same challenge that committed first has taken it (not found).
+      await spendChallenge(c, challenge);
       if ((await countCredentials(c, user.id)) >= ctx.config.passkey.maxPerUser) throw apiError('too_many_passkeys');
       const row = await insertCredential(c, {
         userId: user.id,
