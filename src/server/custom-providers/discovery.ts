@@ -3,6 +3,7 @@
 // exactly the configured one, and the endpoints a sign-in needs present. The document is stored with the
 // row (cached_discovery), so a sign-in never waits on discovery.
 import { apiError } from '../errors.js';
+import { wellFormed } from '../http/well-formed.js';
 import { readCappedText } from '../outbound-body.js';
 import { addressRefusal } from '../providers/outbound.js';
 import type { RestrictedConnections } from '../providers/types.js';
@@ -50,7 +51,19 @@ export async function fetchDiscovery(
   if (missing.length > 0) {
     throw apiError('validation_failed', `OIDC discovery document is missing required fields: ${missing.join(', ')}`);
   }
-  return Object.fromEntries(KEPT.filter((k) => doc[k] !== undefined).map((k) => [k, doc[k]]));
+  return storable(url, Object.fromEntries(KEPT.filter((k) => doc[k] !== undefined).map((k) => [k, doc[k]])));
+}
+
+/**
+ * The kept members as jsonb can hold them: PostgreSQL refuses a lone UTF-16 surrogate and a NUL there, which
+ * would fail the row's write as a 500. A lone surrogate becomes U+FFFD, as the original's Go decoder reads
+ * it; a NUL refuses the document (the original's write fails on it; docs/differences.md).
+ */
+function storable(url: string, kept: Record<string, unknown>): Record<string, unknown> {
+  const text = wellFormed(kept) as Record<string, unknown>;
+  // JSON.stringify writes U+0000 as this escape, in keys and values alike
+  if (JSON.stringify(text).includes('\\u0000')) throw discoveryFailed(url, 'the document holds a NUL character');
+  return text;
 }
 
 async function read(url: string, restricted?: RestrictedConnections): Promise<Record<string, unknown>> {
