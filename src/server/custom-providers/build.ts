@@ -96,7 +96,9 @@ async function rediscover(p: CustomProviderFields, o: BuildOptions): Promise<voi
   const discover = async () => {
     const doc = await fetchDiscovery(url, p.issuer!, o.allowPrivateUrls ? undefined : publicConnections);
     for (const field of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri']) {
-      if (typeof doc[field] === 'string') await checkProviderUrl(doc[field], o.allowPrivateUrls);
+      // An empty one names no endpoint (the required ones were refused as missing already): the optional
+      // userinfo_endpoint may be "", which the original reads as absent, as endpointsOf (module.ts) does.
+      if (typeof doc[field] === 'string' && doc[field]) await checkProviderUrl(doc[field], o.allowPrivateUrls);
     }
     return doc;
   };
