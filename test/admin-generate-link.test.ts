@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { startTestService, type TestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { adminToken, fragmentOf } from './helpers/admin.js';
-import { behindDeletion } from './helpers/row-lock.js';
+import { behindDeletion, inOrderBehindUserLock } from './helpers/row-lock.js';
 
 const smtp = await startSmtpServer();
 const api: TestService = await startTestService({
@@ -294,3 +294,40 @@ t.test(
     t.notOk('link_type' in invited[0].traits);
   },
 );
+
+t.test('a user whose address an admin changes while the request waits for its row: answered as the address is now', async (t) => {
+  // generate_link finds the user by the old address, then waits for its row behind an admin's change of the
+  // address: a link for the old address must not sign anyone into the account that no longer holds it.
+  const moved = async (label: string) => {
+    const from = `moved-from-${label}@example.com`;
+    const id = (await api.request('POST', '/admin/users', { token: admin, body: { email: from, email_confirm: true } })).body.id;
+    return { from, to: `moved-to-${label}@example.com`, id };
+  };
+  const behindChange = async (u: { from: string; to: string; id: string }, body: Record<string, unknown>) => {
+    const [changed, res] = await inOrderBehindUserLock(api.db, u.id, [
+      () => api.request('PUT', `/admin/users/${u.id}`, { token: admin, body: { email: u.to } }),
+      () => generate({ email: u.from, ...body }),
+    ]);
+    t.equal(changed.status, 200, 'the change went first');
+    return res;
+  };
+
+  const recovery = await moved('recovery');
+  const res = await behindChange(recovery, { type: 'recovery' });
+  t.strictSame(
+    [res.status, res.body],
+    [404, { code: 404, error_code: 'user_not_found', msg: 'User with this email not found' }],
+    'recovery: no user holds the old address now',
+  );
+  const tokens = await api.db.query('select 1 from one_time_tokens where user_id = $1', [recovery.id]);
+  t.equal(tokens.rowCount, 0, 'no token issued for the moved user');
+
+  const magic = await moved('magic');
+  const signedUp = await behindChange(magic, { type: 'magiclink' });
+  t.equal(signedUp.status, 200);
+  t.equal(signedUp.body.verification_type, 'signup', 'a magic link for an address no one holds signs it up');
+  t.equal(signedUp.body.email, magic.from);
+  t.not(signedUp.body.id, magic.id, 'a new user, not the one that moved away');
+  const account = await api.request('GET', `/admin/users/${magic.id}`, { token: admin });
+  t.equal(account.body.email, magic.to, 'the moved user keeps its new address');
+});

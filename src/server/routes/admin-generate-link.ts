@@ -30,7 +30,13 @@ const FIELDS = {
 } as const;
 export const generateLinkBody = bodySchema(FIELDS);
 
-export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, ctx, admin) => {
+/** The transaction's answer when the user found no longer holds the address (generateLink looks again). */
+const MOVED = Symbol('address moved');
+
+export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = (req, ctx, admin) => generateLink(req, ctx, admin, false);
+
+/** `again`: the user found first had been given another address before its row was locked; looked up once more. */
+async function generateLink(req: ApiRequest<BodyOf<typeof FIELDS>>, ctx: AppContext, admin: Admin, again: boolean) {
   const body = req.body();
   const requested = body.type ?? '';
   const email = normaliseEmail(body.email);
@@ -48,6 +54,10 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
       // Locked and re-read: a concurrent DELETE may have removed (or soft-deleted) the user since the lookup above.
       const user = existing && (await lockLiveUserById(c, existing.id));
       if (existing && !user) throw apiError('admin_email_not_found');
+      // Given another address by a concurrent request (an admin's update, a confirmed change) since the lookup:
+      // a link for this address must not reach the account that left it. Answered as a request sent after
+      // that change is, from a new lookup: for a magic link or an invite the address is free to sign up.
+      if (user && user.email?.toLowerCase() !== email.toLowerCase()) return MOVED;
       const plan = await LINK_PLANS.get(type)!(ctx, c, user, input);
       const issued = await issueOneTimeToken(c, {
         userId: plan.user.id,
@@ -76,8 +86,12 @@ export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = a
     },
     req.signal,
   );
+  if (response === MOVED) {
+    if (again) throw apiError('admin_email_not_found');
+    return generateLink(req, ctx, admin, true);
+  }
   return { body: response };
-};
+}
 
 // The body's redirect_to when it passes the check (normalised), else the request's (header or query),
 // else SITE_URL.
