@@ -140,6 +140,32 @@ t.test('re-inviting a pending address while an admin deletes its user invites a 
   }
 });
 
+t.test('re-inviting a pending address an admin moves to another meanwhile invites a new user, not the moved one', async (t) => {
+  // MAILER_AUTOCONFIRM: one attempt, as above, so that nothing but the check under the lock sees the move.
+  const stack = await startMailStack({ AUTH_MAILER_AUTOCONFIRM: 'true' });
+  t.teardown(() => stack.stop());
+  const from = 'moving-from@example.com';
+  const to = 'moving-to@example.com';
+  const first = await stack.api.request('POST', '/invite', { token: admin, body: { email: from } });
+  await stack.smtp.waitForMail(from);
+  // The invite finds the pending user by its address, then waits for its row behind an admin's change of it.
+  const [moved, res] = await inOrderBehindUserLock(stack.api.db, first.body.id, [
+    () => stack.api.request('PUT', `/admin/users/${first.body.id}`, { token: admin, body: { email: to } }),
+    () => stack.api.request('POST', '/invite', { token: admin, body: { email: from } }),
+  ]);
+  t.equal(moved.status, 200);
+  t.equal(res.status, 200);
+  t.not(res.body.id, first.body.id, 'not the user that left the address');
+  t.equal(res.body.email, from);
+  const link = new URL((await stack.smtp.waitForMail(from)).link!);
+  const followed = await stack.api.request('GET', link.pathname + link.search);
+  const session = fragmentOf(followed.headers.get('location'));
+  const me = await stack.api.request('GET', '/user', { token: session.access_token });
+  t.strictSame([me.body.id, me.body.email], [res.body.id, from], 'the link signs the invitee into the new user');
+  const left = await stack.api.db.query('select email, email_confirmed_at from users where id = $1', [first.body.id]);
+  t.strictSame(left.rows[0], { email: to, email_confirmed_at: null }, 'the moved user keeps its address, unconfirmed');
+});
+
 t.test('a refused delivery leaves nothing behind', async (t) => {
   smtp.failNext(550, 'No such mailbox');
   const res = await invite({ email: 'bounce@example.com' });

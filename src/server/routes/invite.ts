@@ -4,7 +4,8 @@
 // so the app shows a set-password form. No per-user frequency limit, as in the original.
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { findUserByEmail, lockLiveUserById, updateUser } from '../../db/users.js';
+import { findUserByEmail, lockLiveUserById, updateUser, type UserRow } from '../../db/users.js';
+import type { Queryable } from '../../db/pool.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { normaliseEmail } from '../users/addresses.js';
@@ -27,11 +28,14 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
   const aud = adminAudience(req, ctx);
   const redirectTo = redirectTarget(req, ctx);
   const user = await sendingTx(ctx, req.signal, async (c) => {
-    const found = await findUserByEmail(c, email, aud);
     // Locked before its confirmation token is replaced: user, then token, as /verify (db/one-time-tokens.ts).
     // A user deleted meanwhile (soft-deleted: its address already obfuscated) is no longer the address's:
     // the invitee gets a new user, not a link to one that can never be signed in to.
-    const existing = found && (await lockLiveUserById(c, found.id));
+    let existing = await lockHolder(c, email, aud);
+    // Given another address meanwhile (an admin's update): not the address's user either, and a link to it
+    // would sign the invitee into that account. The address is looked up once more, as after the change.
+    if (existing === MOVED) existing = await lockHolder(c, email, aud);
+    if (existing === MOVED) throw apiError('email_exists');
     if (existing?.email_confirmed_at) throw apiError('email_exists');
     const invited =
       existing ??
@@ -61,3 +65,13 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
   });
   return { body: user };
 };
+
+const MOVED = Symbol('address moved');
+
+/** The live user holding the address, locked; MOVED when the one found was given another before the lock. */
+async function lockHolder(c: Queryable, email: string, aud: string): Promise<UserRow | null | typeof MOVED> {
+  const found = await findUserByEmail(c, email, aud);
+  const locked = found && (await lockLiveUserById(c, found.id));
+  if (locked && locked.email?.toLowerCase() !== email.toLowerCase()) return MOVED;
+  return locked;
+}
