@@ -125,3 +125,28 @@ t.test('admin updates of a factor an admin deletes meanwhile: the 404 of a missi
   t.strictSame([renumbered.status, renumbered.body], FACTOR_NOT_FOUND, 'renumbered');
   t.equal((await auditEntries('factor_updated', 'factor_id', factor.id)).length, 0, 'no update audited');
 });
+
+t.test('a PKCE code exchanged while an admin deletes its user: no deadlock, no 500, and no session for a deleted user', async (t) => {
+  for (const soft of [false, true]) {
+    const { user } = await signUp(api);
+    const verifier = 'v'.repeat(43);
+    const {
+      rows: [flow],
+    } = await api.db.query(
+      `insert into flow_state (user_id, auth_code, code_challenge_method, code_challenge, provider_type, authentication_method, auth_code_issued_at)
+       values ($1, gen_random_uuid()::text, 'plain', $2, 'email', 'magiclink', now()) returning auth_code`,
+      [user.id, verifier],
+    );
+    // The deletion takes the user's row first; the exchange, having locked its flow, waits for the row behind it.
+    const [deleted, exchanged] = await inOrderBehind(await holdUserLock(api.db, user.id), [
+      () => api.request('DELETE', `/admin/users/${user.id}`, { token: admin, body: { should_soft_delete: soft } }),
+      () => api.request('POST', '/token?grant_type=pkce', { body: { auth_code: flow.auth_code, code_verifier: verifier } }),
+    ]);
+    const label = soft ? 'soft' : 'hard';
+    t.equal(deleted.status, 200, `${label}: the deletion succeeds`);
+    if (soft) t.ok(exchanged.status < 500, `soft: refused as a soft-deleted user's sign-in is (${exchanged.status})`);
+    else t.strictSame([exchanged.status, exchanged.body.error_code], [404, 'flow_state_not_found'], 'hard: the flow went with its user');
+    const { rows } = await api.db.query('select count(*)::int as n from sessions where user_id = $1', [user.id]);
+    t.equal(rows[0].n, 0, `${label}: no session for the deleted user`);
+  }
+});

@@ -2,7 +2,7 @@
 // verifier whose challenge the flow stored, for a session. The flow is spent by the exchange.
 import { apiError } from '../errors.js';
 import { lockUserById } from '../../db/users.js';
-import { deleteFlowState, lockFlowStateByAuthCode, type FlowStateRow } from '../../db/flow-state.js';
+import { deleteFlowState, findFlowStateByAuthCode, lockFlowStateByAuthCode, type FlowStateRow } from '../../db/flow-state.js';
 import { verifierMatches } from '../verify/pkce-challenge.js';
 import { isBanned } from '../users/user-json.js';
 import { issueSession, issuingTx } from '../sessions/issue.js';
@@ -22,6 +22,11 @@ export const pkce: Grant<ReturnType<typeof schema>> = {
     const response = await issuingTx(
       ctx,
       async (c) => {
+        // The user's row before the flow's, the order every writer of a user's rows takes them in (a user's
+        // deletion locks the row and then cascades to its flows): the other way round, an exchange beside an
+        // admin's deletion of its user deadlocked (a 500). The flow is read again under its lock.
+        const seen = await findFlowStateByAuthCode(c, authCode);
+        const owner = seen?.user_id ? await lockUserById(c, seen.user_id) : null;
         const flow = await lockFlowStateByAuthCode(c, authCode);
         if (!flow) throw apiError('flow_state_not_found');
         if (isFlowExpired(flow, ctx.config.external.flowStateExpirySeconds)) {
@@ -34,7 +39,9 @@ export const pkce: Grant<ReturnType<typeof schema>> = {
         ) {
           throw apiError('bad_code_verifier');
         }
-        const user = flow.user_id ? await lockUserById(c, flow.user_id) : null;
+        // A flow's user is set before its code is handed out and never changes, so the row locked above is its
+        // user's (null: deleted, and the flow with it).
+        const user = owner && owner.id === flow.user_id ? owner : null;
         if (!user) throw apiError('flow_state_not_found');
         if (isBanned(user)) throw apiError('user_banned_at_sign_in');
         await deleteFlowState(c, flow.id);
