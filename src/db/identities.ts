@@ -96,8 +96,8 @@ export function identityRows(rows: IdentityJsonRow[]): IdentityRow[] {
  * The identity of (provider, subject), locked: a concurrent sign-in of the same person waits, until this
  * transaction ends, whether or not the identity exists yet. `for update` alone locks nothing when there is no
  * row: concurrent first sign-ins would each find none, each create an account, and all but one would then
- * fail on the unique index. A pooled client, as tx hands them out only inside a transaction: the lock is
- * that transaction's and ends with it.
+ * fail on the unique index. An existing identity's user row is locked too, before it. A pooled client, as tx
+ * hands them out only inside a transaction: the lock is that transaction's and ends with it.
  */
 export async function lockIdentity(q: pg.PoolClient, provider: string, providerId: string): Promise<IdentityRow | null> {
   // A statement of its own: a statement's snapshot predates the lock it waits for, so a select in the same
@@ -105,6 +105,15 @@ export async function lockIdentity(q: pg.PoolClient, provider: string, providerI
   // it before the sign-in locks any identity or user row, so a transaction waiting here holds none of them:
   // no deadlock with the user-row locks taken later in the flow.
   await q.query('select pg_advisory_xact_lock($1::bigint)', [identityLockKey(provider, providerId)]);
+  // The owner's row before the identity's, the order a user's deletion takes them in (it locks the user's row,
+  // then its delete or anonymisation reaches the identities): the other way round, a returning sign-in beside
+  // an admin's deletion of its user deadlocked (a 500 for one of the two). Read again below under the lock,
+  // the identity is gone when the deletion went first, and the sign-in is a first one, as after it.
+  const seen = await q.query<{ user_id: string }>('select user_id from identities where provider = $1 and provider_id = $2', [
+    provider,
+    providerId,
+  ]);
+  if (seen.rows[0]) await q.query('select 1 from users where id = $1 for update', [seen.rows[0].user_id]);
   const { rows } = await q.query<IdentityRow>('select * from identities where provider = $1 and provider_id = $2 for update', [
     provider,
     providerId,
