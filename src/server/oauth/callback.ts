@@ -16,6 +16,7 @@ import {
   type OAuthFlowStateRow,
 } from '../../db/flow-state.js';
 import { writeAudit } from '../../db/audit-log.js';
+import { lockUserById } from '../../db/users.js';
 import { readUuid } from '../uuid-text.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { issueSession } from '../sessions/issue.js';
@@ -166,6 +167,10 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
 
   let notifications: Notification[] = [];
   const outcome = await sendingTx(ctx, req.signal, async (c): Promise<ApiResponse | ApiError> => {
+    // A link's target user locked before its flow: the user's deletion locks the row and then cascades to the
+    // flow (linking_target_id), so the other way round a link beside an admin's deletion deadlocked (a 500).
+    // Deleted meanwhile: as linking.ts answers a target that is gone.
+    if (flow.linking_target_id && !(await lockUserById(c, flow.linking_target_id))) throw apiError('admin_user_not_found');
     // Claimed in this transaction: a concurrent callback with the same state waits here, then is refused.
     if (!(await claimOAuthFlowState(c, flow.id))) throw apiError('flow_state_already_used');
     const {
