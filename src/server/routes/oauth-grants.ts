@@ -5,6 +5,8 @@
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
 import { listActiveGrants, revokeGrant } from '../../db/oauth-consents.js';
+import { keyShareUserRow } from '../../db/users.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { rfc3339Nano } from '../../db/timestamps.js';
 import { canonicalUuid } from '../uuid-text.js';
@@ -25,7 +27,7 @@ export const listGrants: GuardedHandler<Authenticated> = async (_req, ctx, { use
   };
 };
 
-export const revokeGrantOfClient: GuardedHandler<Authenticated> = async (req, ctx, { user }) => {
+export const revokeGrantOfClient: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   const text = req.query.get('client_id') ?? '';
   if (!text) throw apiError('oauth_grant_client_id_required');
   // any spelling the original's UUID reading takes; the canonical form is looked up and audited
@@ -34,6 +36,12 @@ export const revokeGrantOfClient: GuardedHandler<Authenticated> = async (req, ct
   await tx(
     ctx.db,
     async (c) => {
+      // After any writer holding the user's row (another session's new password, a deletion): a session that
+      // one ended while this waited is seen gone and revokes nothing. A key share, not lockUserById: the
+      // codes' delete below waits for an exchange that holds one and then writes the user's row (its sign-in),
+      // which a lock held here would keep waiting, a deadlock.
+      await keyShareUserRow(c, user.id);
+      await assertSessionStillLive(c, session?.id ?? null);
       if (!(await revokeGrant(c, user.id, clientId))) throw apiError('oauth_consent_not_found');
       await writeAudit(c, req, actorOf(user), 'token_revoked', { oauth_client_id: clientId, action: 'revoke_oauth_grant' }, req.ip);
     },
