@@ -7,7 +7,9 @@ import { insertOAuthFlowState, setOAuth1Secret } from '../../db/flow-state.js';
 import { apiError } from '../errors.js';
 import { readPkceParams } from '../verify/pkce-challenge.js';
 import { findTokenByLink } from '../verify/one-time-codes.js';
-import { findUserById } from '../../db/users.js';
+import { findUserById, lockUserById } from '../../db/users.js';
+import { tx } from '../../db/pool.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { clientIds } from '../providers/configured.js';
 import { DiscoveryError, ProviderError } from '../providers/outbound.js';
@@ -58,8 +60,34 @@ async function assertInvite(ctx: AppContext, inviteToken: string): Promise<void>
   if (!user?.invited_at) throw apiError('invite_token_unknown');
 }
 
+/** The signed-in user a link flow adds the identity to, and the session that asked for it. */
+export interface LinkingTarget {
+  userId: string;
+  sessionId: string | null;
+}
+
+type FlowFields = Parameters<typeof insertOAuthFlowState>[1];
+
+/**
+ * Stores the flow. A link flow is stored under the user's row after its session is checked again: one that
+ * another session's new password or a deletion ended while this waited stores nothing (403
+ * session_not_found), or the provider's answer would later link an identity for a session already cut off.
+ */
+async function storeFlow(req: ApiRequest, ctx: AppContext, f: FlowFields, linking: LinkingTarget | null) {
+  if (!linking) return insertOAuthFlowState(ctx.db, f);
+  return tx(
+    ctx.db,
+    async (c) => {
+      if (!(await lockUserById(c, linking.userId))) throw apiError('user_not_found');
+      await assertSessionStillLive(c, linking.sessionId);
+      return insertOAuthFlowState(c, f);
+    },
+    req.signal,
+  );
+}
+
 /** The provider URL the browser is sent to. */
-export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetId: string | null): Promise<string> {
+export async function startFlow(req: ApiRequest, ctx: AppContext, linking: LinkingTarget | null): Promise<string> {
   const query = req.query;
   const { name, module, rt } = await usableProvider(ctx, req, query.get('provider') ?? '');
   if (name === 'slack' || name === 'linkedin') noteDeprecatedEndpoint(`GET /authorize?provider=${name}`, ctx.log);
@@ -75,16 +103,17 @@ export async function startFlow(req: ApiRequest, ctx: AppContext, linkingTargetI
   // Before the request's deadline (http/request-budget.ts): a discovery that never answers is the provider's
   // refusal, not a 504.
   const endpoint = module.protocol === 'oauth2' ? await beforeDeadline(req, () => module.authorizationEndpoint(rt), lateDiscovery) : '';
-  const flow = await insertOAuthFlowState(ctx.db, {
+  const fields = {
     provider: name,
     referrer: redirectTarget(req, ctx),
     codeChallenge: pkce?.codeChallenge ?? null,
     method: pkce?.method ?? null,
     inviteToken,
-    linkingTargetId,
+    linkingTargetId: linking?.userId ?? null,
     emailOptional: rt.config.emailOptional,
     providerCodeVerifier: providerVerifier,
-  });
+  };
+  const flow = await storeFlow(req, ctx, fields, linking);
 
   if (module.protocol === 'oauth1') {
     const callback = new URL(rt.config.redirectUri);

@@ -38,7 +38,7 @@ function requireAudience(req: ApiRequest, ctx: AppContext, principal: Authentica
 export const linkIdentityAuthorize: GuardedHandler<Authenticated> = async (req, ctx, principal) => {
   requireManualLinking(ctx);
   requireAudience(req, ctx, principal);
-  const url = await providerUrl(() => startFlow(req, ctx, principal.user.id));
+  const url = await providerUrl(() => startFlow(req, ctx, { userId: principal.user.id, sessionId: principal.session?.id ?? null }));
   if (req.query.get('skip_http_redirect') === 'true') return { body: { url } };
   return { status: 302, headers: { Location: url } };
 };

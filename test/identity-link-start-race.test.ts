@@ -1,0 +1,41 @@
+// GET /user/identities/authorize for a session that ended while the request waited for the user's row
+// (test/helpers/row-lock.ts): no linking flow is stored, so the provider's answer cannot link an identity
+// to the user for a session already cut off.
+import t from 'tap';
+import { startTestService } from './helpers/server.js';
+import { confirmedUser } from './helpers/users.js';
+import { afterSessionEnded } from './helpers/row-lock.js';
+import { startGithubFake } from './helpers/github.js';
+import { REDIRECT_URI } from './helpers/oidc-provider.js';
+import { providerEnv } from './helpers/oauth.js';
+
+const gh = await startGithubFake();
+const api = await startTestService({
+  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
+});
+t.teardown(async () => {
+  await api.stop();
+  await gh.stop();
+});
+
+const linkFlows = async (userId: string): Promise<number> =>
+  (await api.db.query('select count(*)::int as n from flow_state where linking_target_id = $1', [userId])).rows[0].n;
+
+t.test('a session ended while the link start waits for the user: 403 session_not_found, no flow stored', async (t) => {
+  const s = await confirmedUser(api);
+  const start = () => api.request('GET', '/user/identities/authorize?provider=github&skip_http_redirect=true', { token: s.access_token });
+  const reply = await afterSessionEnded(api, s.user.id, s.access_token, start);
+  t.strictSame(
+    [reply.status, reply.body],
+    [403, { code: 403, error_code: 'session_not_found', msg: 'Session from session_id claim in JWT does not exist' }],
+  );
+  t.equal(await linkFlows(s.user.id), 0, 'no linking flow for the provider to complete');
+});
+
+t.test('a live session starts the link as before', async (t) => {
+  const s = await confirmedUser(api);
+  const reply = await api.request('GET', '/user/identities/authorize?provider=github&skip_http_redirect=true', { token: s.access_token });
+  t.equal(reply.status, 200, 'started');
+  t.equal(await linkFlows(s.user.id), 1);
+});
