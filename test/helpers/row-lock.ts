@@ -99,7 +99,7 @@ export async function behindDeletion(api: TestService, userId: string, soft: boo
 
 /** A row of the user's that a request may lock, taken by afterSessionEnded together with the user's. */
 export interface UserChildRow {
-  table: 'mfa_factors' | 'webauthn_credentials' | 'oauth_consents';
+  table: 'mfa_factors' | 'webauthn_credentials' | 'oauth_consents' | 'sessions';
   id: string;
 }
 

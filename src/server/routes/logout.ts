@@ -3,6 +3,8 @@
 // tokens stay valid JWTs but fail authenticate() with 403 session_not_found from then on.
 import { apiError } from '../errors.js';
 import { deleteSessions } from '../../db/sessions.js';
+import { keyShareUserRow } from '../../db/users.js';
+import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { writeAudit } from '../../db/audit-log.js';
 import { tx } from '../../db/pool.js';
 import type { Authenticated } from '../auth/bearer.js';
@@ -20,6 +22,14 @@ export const logout: GuardedHandler<Authenticated> = async (req, ctx, { user, se
   await tx(
     ctx.db,
     async (c) => {
+      // The user's row before any session's, as the other writers of the user's sessions take them (an MFA
+      // verification upgrades its own session, then ends the others): sessions taken in the other order
+      // deadlock with them. A key share waits for those writers (lockUserById) but not for a sign-in's
+      // write of last_sign_in_at. After it, a session one of them ended while this waited (another
+      // session's new password) is seen gone: refused as a logout sent after that, it ends no session,
+      // or a session the owner's new password cut off would sign the owner out everywhere.
+      await keyShareUserRow(c, user.id);
+      await assertSessionStillLive(c, session?.id ?? null);
       await writeAudit(c, req, actorOf(user), 'logout');
       // A token that names no session signs the user out everywhere, whatever the scope, as the original.
       await deleteSessions(c, user.id, session ? SCOPES[scopeName as keyof typeof SCOPES] : 'all', session?.id);
