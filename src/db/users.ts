@@ -96,9 +96,9 @@ export async function lockUserById(q: Queryable, id: string): Promise<UserRow | 
 }
 
 /**
- * The user's row under a key-share lock: waits for a writer that holds it (lockUserById) and keeps the row
- * from being deleted or locked so until the transaction ends, yet lets writes of its other columns through
- * (a sign-in's last_sign_in_at). For a caller that may then wait on a transaction about to write the row.
+ * The user's row under a key-share lock: waits for a writer that holds it (lockUserById), and until the
+ * transaction ends keeps it from being deleted or taken by lockUserById, yet lets updates of its columns
+ * through (a sign-in's last_sign_in_at). For a caller that may then wait on a transaction about to write the row.
  */
 export async function keyShareUserRow(q: Queryable, id: string): Promise<void> {
   await q.query('select 1 from users where id = $1 for key share', [id]);
