@@ -5,15 +5,14 @@
 import t from 'tap';
 import { startMailStack, linkOf } from './helpers/passwordless.js';
 import { startGithubFake, githubPerson } from './helpers/github.js';
-import { REDIRECT_URI } from './helpers/oidc-provider.js';
-import { providerEnv, callback, fragmentOf, queryOf } from './helpers/oauth.js';
+import { callback, fragmentOf, queryOf, githubEnv } from './helpers/oauth.js';
 import { authClient } from './helpers/auth-client.js';
 import { confirmedUser } from './helpers/users.js';
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
 const gh = await startGithubFake();
 const stack = await startMailStack({
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  ...githubEnv(gh),
   AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
   AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',
 });

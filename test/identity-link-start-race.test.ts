@@ -2,22 +2,12 @@
 // (test/helpers/row-lock.ts): no linking flow is stored, so the provider's answer cannot link an identity
 // to the user for a session already cut off.
 import t from 'tap';
-import { startTestService } from './helpers/server.js';
 import { confirmedUser } from './helpers/users.js';
 import { afterSessionEnded } from './helpers/row-lock.js';
-import { startGithubFake } from './helpers/github.js';
-import { REDIRECT_URI } from './helpers/oidc-provider.js';
-import { providerEnv } from './helpers/oauth.js';
+import { startGithubLinking } from './helpers/oauth.js';
 
-const gh = await startGithubFake();
-const api = await startTestService({
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
-  AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
-});
-t.teardown(async () => {
-  await api.stop();
-  await gh.stop();
-});
+const { api, stop } = await startGithubLinking();
+t.teardown(stop);
 
 const linkFlows = async (userId: string): Promise<number> =>
   (await api.db.query('select count(*)::int as n from flow_state where linking_target_id = $1', [userId])).rows[0].n;

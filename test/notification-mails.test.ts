@@ -7,7 +7,7 @@ import t from 'tap';
 import { startMailStack, linkOf } from './helpers/passwordless.js';
 import { startGithubFake } from './helpers/github.js';
 import { REDIRECT_URI, startOidcProvider } from './helpers/oidc-provider.js';
-import { callback, providerEnv } from './helpers/oauth.js';
+import { callback, providerEnv, githubEnv } from './helpers/oauth.js';
 import { authClient } from './helpers/auth-client.js';
 import { signIn, uniqueEmail } from './helpers/accounts.js';
 import { codeIn, confirmedUser, PASSWORD } from './helpers/users.js';
@@ -43,7 +43,7 @@ const google = await startOidcProvider();
 const stack = await startMailStack(
   {
     ...ALL_ON,
-    ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+    ...githubEnv(gh),
     ...providerEnv('google', { clientId: google.clientId, secret: google.clientSecret, redirectUri: REDIRECT_URI, url: google.issuer }),
     AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
     AUTH_RATE_LIMIT_EMAIL_SENT: '1000',

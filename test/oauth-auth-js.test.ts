@@ -8,12 +8,12 @@ import { startTestService } from './helpers/server.js';
 import { startGithubFake } from './helpers/github.js';
 import { startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
 import { authClient } from './helpers/auth-client.js';
-import { callback, fragmentOf, providerEnv } from './helpers/oauth.js';
+import { callback, fragmentOf, providerEnv, githubEnv } from './helpers/oauth.js';
 
 const gh = await startGithubFake();
 const google = await startOidcProvider();
 const api = await startTestService({
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  ...githubEnv(gh),
   ...providerEnv('google', { clientId: google.clientId, secret: google.clientSecret, redirectUri: REDIRECT_URI, url: google.issuer }),
   AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
   AUTH_EXTERNAL_ANONYMOUS_USERS_ENABLED: 'true',

@@ -10,14 +10,14 @@ import { startTwitterFake } from './helpers/twitter-fake.js';
 import { CLIENT_ID, CLIENT_SECRET } from './helpers/provider-fakes.js';
 import { authClient } from './helpers/auth-client.js';
 import { confirmedUser } from './helpers/users.js';
-import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
+import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf, githubEnv } from './helpers/oauth.js';
 
 const gh = await startGithubFake();
 const google = await startOidcProvider();
 const twitterFake = await startTwitterFake((callbackUrl) => callbackUrl.startsWith(`${REDIRECT_URI}?state=`));
 const twitter = twitterFake.fake;
 const api = await startTestService({
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  ...githubEnv(gh),
   ...providerEnv('google', { clientId: google.clientId, secret: google.clientSecret, redirectUri: REDIRECT_URI, url: google.issuer }),
   // Twitter's token calls go to its fake; its profile API to a host that knows no such path, so that step fails.
   ...providerEnv('twitter', { clientId: CLIENT_ID, secret: CLIENT_SECRET, redirectUri: REDIRECT_URI, url: twitter.url, apiUrl: gh.base }),

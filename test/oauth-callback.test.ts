@@ -6,12 +6,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { startTestService } from './helpers/server.js';
 import { githubPerson, startGithubFake } from './helpers/github.js';
 import { startOidcProvider, REDIRECT_URI } from './helpers/oidc-provider.js';
-import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
+import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf, githubEnv } from './helpers/oauth.js';
 
 const gh = await startGithubFake();
 const oidc = await startOidcProvider();
 const api = await startTestService({
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  ...githubEnv(gh),
   ...providerEnv('google', { clientId: oidc.clientId, secret: oidc.clientSecret, redirectUri: REDIRECT_URI, url: oidc.issuer }),
   AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
 });

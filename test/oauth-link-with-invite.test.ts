@@ -3,22 +3,13 @@
 // the session stays theirs; the invite is left pending for its invitee. GitHub is a local server speaking
 // its wire format.
 import t from 'tap';
-import { startTestService } from './helpers/server.js';
-import { githubPerson, startGithubFake } from './helpers/github.js';
-import { REDIRECT_URI } from './helpers/oidc-provider.js';
-import { callback, fragmentOf, providerEnv } from './helpers/oauth.js';
+import { githubPerson } from './helpers/github.js';
+import { callback, fragmentOf, startGithubLinking } from './helpers/oauth.js';
 import { adminToken } from './helpers/admin.js';
 import { confirmedUser } from './helpers/users.js';
 
-const gh = await startGithubFake();
-const api = await startTestService({
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
-  AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
-});
-t.teardown(async () => {
-  await api.stop();
-  await gh.stop();
-});
+const { gh, api, stop } = await startGithubLinking();
+t.teardown(stop);
 
 t.test('a link with an invite_token links to the signed-in user; the invite stays pending', async (t) => {
   const caller = await confirmedUser(api);

@@ -16,7 +16,7 @@ import { startGithubFake } from './helpers/github.js';
 import { adminToken } from './helpers/admin.js';
 import { confirmedUser, PASSWORD } from './helpers/users.js';
 import { signIn as passwordSignIn } from './helpers/accounts.js';
-import { authorizeUrl, callback, fragmentOf, providerEnv } from './helpers/oauth.js';
+import { authorizeUrl, callback, fragmentOf, providerEnv, githubEnv } from './helpers/oauth.js';
 import { loadConfig, ConfigError } from '../dist/server/config/load.js';
 import { linkingDomainOf } from '../dist/server/oauth/linking-domains.js';
 
@@ -33,7 +33,7 @@ const providers = {
     redirectUri: REDIRECT_URI,
     url: keycloak.issuer,
   }),
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  ...githubEnv(gh),
   AUTH_CUSTOM_OAUTH_ALLOW_PRIVATE_URLS: 'true',
   AUTH_CUSTOM_OAUTH_EXTERNAL_URL: REDIRECT_URI.replace(/\/callback$/, ''),
 };

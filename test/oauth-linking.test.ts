@@ -8,11 +8,11 @@ import { startGithubFake, type GithubUser } from './helpers/github.js';
 import { REDIRECT_URI } from './helpers/oidc-provider.js';
 import { adminToken } from './helpers/admin.js';
 import { confirmedUser } from './helpers/users.js';
-import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
+import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf, githubEnv } from './helpers/oauth.js';
 
 const gh = await startGithubFake();
 const api = await startTestService({
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  ...githubEnv(gh),
   AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
   // enabled without credentials: a warning at start, then treated as disabled
   AUTH_EXTERNAL_AZURE_ENABLED: 'true',
@@ -384,7 +384,7 @@ t.test('a provider slower than the request deadline: /callback still redirects w
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const silentUrl = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
   const hurried = await startTestService({
-    ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+    ...githubEnv(gh),
     ...providerEnv('google', { clientId: 'g', secret: 'g-secret', redirectUri: REDIRECT_URI, url: silentUrl }),
     AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
     AUTH_API_MAX_REQUEST_DURATION: '1',
@@ -563,7 +563,7 @@ t.test('GET /authorize: an unknown code_challenge_method is "Invalid code_challe
 
 t.test('DISABLE_SIGNUP: a provider without any address is the missing-email 500, checked before signup_disabled', async (t) => {
   const closed = await startTestService({
-    ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+    ...githubEnv(gh),
     AUTH_DISABLE_SIGNUP: 'true',
   });
   t.teardown(() => closed.stop());
@@ -580,7 +580,7 @@ t.test('DISABLE_SIGNUP: a provider without any address is the missing-email 500,
 
 t.test('EMAIL_OPTIONAL: a new account without an address is audited as login, as the original writes it', async (t) => {
   const optional = await startTestService({
-    ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+    ...githubEnv(gh),
     AUTH_EXTERNAL_GITHUB_EMAIL_OPTIONAL: 'true',
   });
   t.teardown(() => optional.stop());

@@ -10,13 +10,12 @@ import { loadConfig } from '../dist/server/config/load.js';
 import { startTestService, type TestService } from './helpers/server.js';
 import { startGithubFake, type GithubUser } from './helpers/github.js';
 import { startSmtpServer } from './helpers/smtp.js';
-import { REDIRECT_URI } from './helpers/oidc-provider.js';
-import { authorizeUrl, callback, fragmentOf, providerEnv, queryOf } from './helpers/oauth.js';
+import { authorizeUrl, callback, fragmentOf, queryOf, githubEnv } from './helpers/oauth.js';
 
 const gh = await startGithubFake();
 const smtp = await startSmtpServer();
 const common = {
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  ...githubEnv(gh),
   AUTH_URI_ALLOW_LIST: 'https://app.example.test/**',
   AUTH_SMTP_HOST: '127.0.0.1',
   AUTH_SMTP_PORT: String(smtp.port),

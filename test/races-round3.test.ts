@@ -13,8 +13,7 @@ import { challenge, enrollTotp, totpCode } from './helpers/mfa.js';
 import { afterSessionEnded, holdLock, inOrderBehind, inOrderBehindUserLock } from './helpers/row-lock.js';
 import { TestIdp, spPrivateKey } from './helpers/saml-idp.js';
 import { githubPerson, startGithubFake } from './helpers/github.js';
-import { REDIRECT_URI } from './helpers/oidc-provider.js';
-import { callback, fragmentOf, providerEnv } from './helpers/oauth.js';
+import { callback, fragmentOf, githubEnv } from './helpers/oauth.js';
 import {
   APP_REDIRECT,
   approvedCode,
@@ -28,7 +27,7 @@ import {
 
 const gh = await startGithubFake();
 const api = await startTestService({
-  ...providerEnv('github', { clientId: gh.clientId, secret: gh.clientSecret, redirectUri: REDIRECT_URI, url: gh.base, apiUrl: gh.base }),
+  ...githubEnv(gh),
   AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true',
   AUTH_MFA_MAX_ENROLLED_FACTORS: '3',
   AUTH_SAML_ENABLED: 'true',

@@ -1,6 +1,8 @@
 // Driving the service's OAuth flow over HTTP: GET /authorize (its 302 to the provider), the provider's
 // answer replayed at GET|POST /callback, and the pieces of the final redirect.
-import type { TestService } from './server.js';
+import { startTestService, type TestService } from './server.js';
+import { startGithubFake, type GithubFake } from './github.js';
+import { REDIRECT_URI } from './oidc-provider.js';
 
 export function providerEnv(
   name: string,
@@ -15,6 +17,28 @@ export function providerEnv(
     ...(settings.url ? { [`${env}_URL`]: settings.url } : {}),
     ...(settings.apiUrl ? { [`${env}_API_URL`]: settings.apiUrl } : {}),
   };
+}
+
+/** GitHub switched on against the local fake (helpers/github.ts), its API on the same server. */
+export function githubEnv(gh: GithubFake) {
+  return providerEnv('github', {
+    clientId: gh.clientId,
+    secret: gh.clientSecret,
+    redirectUri: REDIRECT_URI,
+    url: gh.base,
+    apiUrl: gh.base,
+  });
+}
+
+/** The service with GitHub (the local fake) and manual linking on; `stop` ends both. */
+export async function startGithubLinking(env: Record<string, string> = {}) {
+  const gh = await startGithubFake();
+  const api = await startTestService({ ...githubEnv(gh), AUTH_SECURITY_MANUAL_LINKING_ENABLED: 'true', ...env });
+  const stop = async () => {
+    await api.stop();
+    await gh.stop();
+  };
+  return { gh, api, stop };
 }
 
 /** GET /authorize?<query>: the provider URL it redirects to. */
