@@ -50,12 +50,6 @@ export async function markAuthCodeIssued(q: Queryable, id: string): Promise<void
   await q.query('update flow_state set auth_code_issued_at = now(), updated_at = now() where id = $1', [id]);
 }
 
-/** The flow of an auth code, unlocked: the exchange reads its user from it, to lock that user's row first. */
-export async function findFlowStateByAuthCode(q: Queryable, authCode: string): Promise<FlowStateRow | null> {
-  const { rows } = await q.query<FlowStateRow>('select * from flow_state where auth_code = $1', [authCode]);
-  return rows[0] ?? null;
-}
-
 /** Locks the flow of an auth code for the exchange. */
 export async function lockFlowStateByAuthCode(q: Queryable, authCode: string): Promise<FlowStateRow | null> {
   const { rows } = await q.query<FlowStateRow>('select * from flow_state where auth_code = $1 for update', [authCode]);

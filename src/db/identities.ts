@@ -109,11 +109,10 @@ export async function lockIdentity(q: pg.PoolClient, provider: string, providerI
   // then its delete or anonymisation reaches the identities): the other way round, a returning sign-in beside
   // an admin's deletion of its user deadlocked (a 500 for one of the two). Read again below under the lock,
   // the identity is gone when the deletion went first, and the sign-in is a first one, as after it.
-  const seen = await q.query<{ user_id: string }>('select user_id from identities where provider = $1 and provider_id = $2', [
+  await q.query('select 1 from users where id = (select user_id from identities where provider = $1 and provider_id = $2) for update', [
     provider,
     providerId,
   ]);
-  if (seen.rows[0]) await q.query('select 1 from users where id = $1 for update', [seen.rows[0].user_id]);
   const { rows } = await q.query<IdentityRow>('select * from identities where provider = $1 and provider_id = $2 for update', [
     provider,
     providerId,

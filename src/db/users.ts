@@ -95,6 +95,15 @@ export async function lockUserById(q: Queryable, id: string): Promise<UserRow | 
   return rows[0] ?? null;
 }
 
+/** The user of the PKCE flow holding this auth code, locked (null: no such flow, or its user deleted). */
+export async function lockUserOfAuthCode(q: Queryable, authCode: string): Promise<UserRow | null> {
+  const { rows } = await q.query<UserRow>(
+    `select ${USER_COLUMNS} from users where id = (select user_id from flow_state where auth_code = $1) for update`,
+    [authCode],
+  );
+  return rows[0] ?? null;
+}
+
 /**
  * The user's row under a key-share lock: waits for a writer that holds it (lockUserById), and until the
  * transaction ends keeps it from being deleted or taken by lockUserById, yet lets updates of its columns
@@ -111,6 +120,15 @@ export async function keyShareUserRow(q: Queryable, id: string): Promise<void> {
 export async function lockLiveUserById(q: Queryable, id: string): Promise<UserRow | null> {
   const { rows } = await q.query<UserRow>(`select ${USER_COLUMNS} from users where id = $1 and deleted_at is null for update`, [id]);
   return rows[0] ?? null;
+}
+
+/** lockLiveUserAt's answer for a user that no longer holds the address it was found by. */
+export const MOVED = Symbol('address moved');
+
+/** A user found by `email`, as lockLiveUserById locks it; MOVED when a concurrent request has given it another address since. */
+export async function lockLiveUserAt(q: Queryable, id: string, email: string): Promise<UserRow | null | typeof MOVED> {
+  const user = await lockLiveUserById(q, id);
+  return user && user.email?.toLowerCase() !== email.toLowerCase() ? MOVED : user;
 }
 
 export async function findUserByEmail(q: Queryable, email: string, aud: string): Promise<UserRow | null> {

@@ -1,8 +1,8 @@
 // grant_type=pkce (docs/tokens-and-sessions.md#pkce-flow-state): exchanges the auth code of a finished PKCE flow, with the
 // verifier whose challenge the flow stored, for a session. The flow is spent by the exchange.
 import { apiError } from '../errors.js';
-import { lockUserById } from '../../db/users.js';
-import { deleteFlowState, findFlowStateByAuthCode, lockFlowStateByAuthCode, type FlowStateRow } from '../../db/flow-state.js';
+import { lockUserOfAuthCode } from '../../db/users.js';
+import { deleteFlowState, lockFlowStateByAuthCode, type FlowStateRow } from '../../db/flow-state.js';
 import { verifierMatches } from '../verify/pkce-challenge.js';
 import { isBanned } from '../users/user-json.js';
 import { issueSession, issuingTx } from '../sessions/issue.js';
@@ -25,8 +25,7 @@ export const pkce: Grant<ReturnType<typeof schema>> = {
         // The user's row before the flow's, the order every writer of a user's rows takes them in (a user's
         // deletion locks the row and then cascades to its flows): the other way round, an exchange beside an
         // admin's deletion of its user deadlocked (a 500). The flow is read again under its lock.
-        const seen = await findFlowStateByAuthCode(c, authCode);
-        const owner = seen?.user_id ? await lockUserById(c, seen.user_id) : null;
+        const owner = await lockUserOfAuthCode(c, authCode);
         const flow = await lockFlowStateByAuthCode(c, authCode);
         if (!flow) throw apiError('flow_state_not_found');
         if (isFlowExpired(flow, ctx.config.external.flowStateExpirySeconds)) {

@@ -3,7 +3,7 @@
 // (GET /verify) works exactly as the mailed link would.
 import { apiError } from '../errors.js';
 import { tx } from '../../db/pool.js';
-import { findUserByEmail, lockLiveUserById } from '../../db/users.js';
+import { findUserByEmail, lockLiveUserAt, MOVED } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { findFactorsByUser } from '../../db/mfa-factors.js';
 import { normaliseEmail } from '../users/addresses.js';
@@ -30,9 +30,6 @@ const FIELDS = {
 } as const;
 export const generateLinkBody = bodySchema(FIELDS);
 
-/** The transaction's answer when the user found no longer holds the address (generateLink looks again). */
-const MOVED = Symbol('address moved');
-
 export const adminGenerateLink: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = (req, ctx, admin) => generateLink(req, ctx, admin, false);
 
 /** `again`: the user found first had been given another address before its row was locked; looked up once more. */
@@ -52,12 +49,12 @@ async function generateLink(req: ApiRequest<BodyOf<typeof FIELDS>>, ctx: AppCont
     ctx.db,
     async (c) => {
       // Locked and re-read: a concurrent DELETE may have removed (or soft-deleted) the user since the lookup above.
-      const user = existing && (await lockLiveUserById(c, existing.id));
+      const user = existing && (await lockLiveUserAt(c, existing.id, email));
       if (existing && !user) throw apiError('admin_email_not_found');
       // Given another address by a concurrent request (an admin's update, a confirmed change) since the lookup:
       // a link for this address must not reach the account that left it. Answered as a request sent after
       // that change is, from a new lookup: for a magic link or an invite the address is free to sign up.
-      if (user && user.email?.toLowerCase() !== email.toLowerCase()) return MOVED;
+      if (user === MOVED) return MOVED;
       const plan = await LINK_PLANS.get(type)!(ctx, c, user, input);
       const issued = await issueOneTimeToken(c, {
         userId: plan.user.id,

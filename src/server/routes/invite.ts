@@ -4,7 +4,7 @@
 // so the app shows a set-password form. No per-user frequency limit, as in the original.
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { findUserByEmail, lockLiveUserById, updateUser, type UserRow } from '../../db/users.js';
+import { findUserByEmail, lockLiveUserAt, MOVED, updateUser, type UserRow } from '../../db/users.js';
 import type { Queryable } from '../../db/pool.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
@@ -66,12 +66,8 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
   return { body: user };
 };
 
-const MOVED = Symbol('address moved');
-
 /** The live user holding the address, locked; MOVED when the one found was given another before the lock. */
 async function lockHolder(c: Queryable, email: string, aud: string): Promise<UserRow | null | typeof MOVED> {
   const found = await findUserByEmail(c, email, aud);
-  const locked = found && (await lockLiveUserById(c, found.id));
-  if (locked && locked.email?.toLowerCase() !== email.toLowerCase()) return MOVED;
-  return locked;
+  return found && lockLiveUserAt(c, found.id, email);
 }
