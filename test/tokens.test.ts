@@ -21,6 +21,10 @@ t.test('refresh token pre-validation follows the original', async (t) => {
   t.notOk(isPlausibleRefreshToken('ABCDEFGHIJKL'), 'uppercase');
   t.notOk(isPlausibleRefreshToken('abcdefghijk-'), 'punctuation');
   t.notOk(isPlausibleRefreshToken('abcdefghijklm'), '13 chars that are not a v2 token');
+  // The original's tokens before its v2.171: 16 random bytes in base64url (an adopted database's clients hold them).
+  t.ok(isPlausibleRefreshToken('Xk3_9aZ-q1w2E3r4t5y6uw'), '22 chars of base64url');
+  t.notOk(isPlausibleRefreshToken('Xk3_9aZ-q1w2E3r4t5y6u='), '22 chars, one outside base64url');
+  t.notOk(isPlausibleRefreshToken('Xk3_9aZ-q1w2E3r4t5y6uwA'), '23 chars that are not a v2 token');
 });
 
 t.test('a structurally valid v2 refresh token passes, a corrupted one does not', async (t) => {

@@ -14,14 +14,23 @@ export function newRefreshToken(): string {
 }
 
 /**
- * The original's pre-validation of the refresh grant (docs/tokens-and-sessions.md#refresh-token-formats): shorter than 12 → no; exactly 12 →
- * `^[a-z0-9]{12}$`; longer → must parse as a v2 token (refresh-token-v2.ts). False means 400 "Refresh token is not valid"
- * before any database work.
+ * A refresh token stored as a row, hashed (the format above), rather than a v2 token: exactly 12 characters
+ * `^[a-z0-9]{12}$`, as the original checks them, or 22 characters of base64url, the 16 random bytes the
+ * original issued before its v2.171 (April 2025). Never issued here, those reach us only from an adopted
+ * database whose clients still hold them (docs/adopting-gotrue.md); a v2 token is never that short.
+ */
+export function isRowRefreshToken(token: string): boolean {
+  return token.length === REFRESH_TOKEN_LENGTH ? /^[a-z0-9]{12}$/.test(token) : /^[A-Za-z0-9_-]{22}$/.test(token);
+}
+
+/**
+ * The original's pre-validation of the refresh grant (docs/tokens-and-sessions.md#refresh-token-formats): a
+ * row's token (isRowRefreshToken), or else a well-formed v2 token (refresh-token-v2.ts). False means 400
+ * "Refresh token is not valid" before any database work.
  */
 export function isPlausibleRefreshToken(token: string): boolean {
   if (token.length < REFRESH_TOKEN_LENGTH) return false;
-  if (token.length === REFRESH_TOKEN_LENGTH) return /^[a-z0-9]{12}$/.test(token);
-  return parseV2Token(token) !== null;
+  return isRowRefreshToken(token) || parseV2Token(token) !== null;
 }
 
 /** A numeric one-time code: uniform in [0, 10^length), zero-padded (docs/one-time-codes-and-mail.md#codes-and-link-tokens). */

@@ -26,7 +26,7 @@ import {
 import { lockAndRotate } from '../../db/refresh-rotation.js';
 import { lockSessionUser } from '../../db/sessions.js';
 import { auditEntry, type AuditEntry } from '../../db/audit-log.js';
-import { isPlausibleRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
+import { isPlausibleRefreshToken, isRowRefreshToken, safeEqual, sha256Hex } from '../crypto/tokens.js';
 import { isBanned } from '../users/user-json.js';
 import type { OAuthClaims } from '../sessions/issue.js';
 import { answerRefresh, type RefreshDecision } from './refresh-answer.js';
@@ -65,8 +65,9 @@ export async function refresh(
   oauthClientId: string | null = null,
 ): Promise<ApiResponse> {
   if (!isPlausibleRefreshToken(presented)) throw malformedToken(oauthClientId);
-  // As the original tells them apart: exactly 12 characters is this format, anything longer a v2 token.
-  if (presented.length > 12) return refreshV2(req, ctx, presented, oauthClientId);
+  // As the original tells them apart (exactly 12 characters is a row's token, anything longer a v2 token),
+  // but for the 22-character tokens the original issued before April 2025, which an adopted database holds.
+  if (!isRowRefreshToken(presented)) return refreshV2(req, ctx, presented, oauthClientId);
   const found = await findPresentedToken(ctx.db, sha256Hex(presented), sessionPolicy(ctx.config));
   if (!found) throw notFound();
   if (isBanned(found)) throw banned();
