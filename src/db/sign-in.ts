@@ -29,6 +29,11 @@ export interface SignInWrite {
   v2?: { sessionId: string; storedKey: string } | null;
   /** a new password hash stored with the sign-in (the password grant's upgrade of an older hash) */
   passwordHash?: string | null;
+  /**
+   * the stored password (encrypted_password as read) the sign-in's password was checked against: the sign-in
+   * happens only while it is still the stored one, so a password changed meanwhile starts no session
+   */
+  checkedPassword?: string | null;
   /** the sign-in's audit entry (auditEntry() in audit-log.ts), written and announced with it */
   audit?: AuditEntry | null;
   /** when the session ends whatever its refreshes (a SAML assertion's SessionNotOnOrAfter) */
@@ -54,8 +59,9 @@ export interface SignIn {
  * hash, if any), writes the audit entry, and returns what the token response needs. The sign-in's time is
  * the database's, to the microsecond as every timestamp of the answer (and the same instant the session
  * records as its creation): a time from the application would be whole milliseconds. Null, and nothing
- * written, when the user is gone or soft-deleted: every write hangs off the user's update, whose row lock
- * orders it after a concurrent deletion (which re-checks deleted_at), so no session outlives one. The CTEs' writes are
+ * written, when the user is gone or soft-deleted, or its password is no longer `checkedPassword`: every write
+ * hangs off the user's update, whose row lock orders it after a concurrent deletion or password change (the
+ * update re-checks its condition on the row they left), so no session outlives either. The CTEs' writes are
  * invisible to the rest of the statement (one snapshot), so the user and the AMR come from their RETURNING
  * rows; identities are not written here, and earlier statements of a caller's transaction are visible.
  * Identities come back as json with text timestamps, parsed by identityRows (identities.ts).
@@ -74,7 +80,8 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
     text: `with signed_in as (
              update users set last_sign_in_at = now(), encrypted_password = coalesce($6::text, encrypted_password),
                               updated_at = now()
-             where id = $1::uuid and deleted_at is null returning ${USER_COLUMNS}),
+             where id = $1::uuid and deleted_at is null and ($13::text is null or encrypted_password = $13::text)
+             returning ${USER_COLUMNS}),
            session as (
              insert into sessions (id, user_id, aal, user_agent, ip, not_after, oauth_client_id, scopes, refresh_token_hmac_key, refresh_token_counter)
              select coalesce($11::uuid, gen_random_uuid()), id, 'aal1', $2::text, $3::text, $8::timestamptz, $9::uuid, $10::text,
@@ -108,6 +115,7 @@ export async function signIn(q: Queryable, s: SignInWrite): Promise<SignIn | nul
       s.scopes ?? null,
       s.v2?.sessionId ?? null,
       s.v2?.storedKey ?? null,
+      s.checkedPassword ?? null,
     ],
   });
   if (!rows[0]) return null;

@@ -180,6 +180,11 @@ export interface SignInOptions {
   audit?: { actor: AuditActor; action: AuditAction; traits?: Record<string, unknown>; ip?: string };
   /** a new password hash to store with the sign-in (the password grant's upgrade of an older hash) */
   passwordHash?: string;
+  /**
+   * the stored password the sign-in's password was checked against: a password changed meanwhile makes the
+   * sign-in fail as for a user deleted meanwhile (user_not_found), and writes nothing
+   */
+  checkedPassword?: string | null;
   /** the session's not_after (docs/sso-saml.md#sessions) */
   notAfter?: Date | null;
   /** a session issued to an OAuth server client through /oauth/token */
@@ -236,7 +241,7 @@ export async function issueSession(
   if (signsInTransaction(ctx) && !('release' in q)) {
     return issuingTx(ctx, (c) => issueSession(ctx, c, user, method, req, options), req.signal);
   }
-  const { audit, passwordHash, notAfter, oauth } = options;
+  const { audit, passwordHash, checkedPassword, notAfter, oauth } = options;
   // Under SECURITY_REFRESH_TOKEN_ALGORITHM_VERSION=2 the session is a v2 one: no token row, its first
   // token (counter 0) signed with a key of its own (docs/tokens-and-sessions.md#v2-refresh-tokens).
   const v2 = ctx.config.security.refreshTokenAlgorithmVersion === 2 ? newV2Session(ctx) : null;
@@ -250,12 +255,14 @@ export async function issueSession(
     refreshTokenHash: v2 ? null : sha256Hex(refreshToken),
     v2,
     passwordHash,
+    checkedPassword,
     notAfter,
     audit: audit ? auditEntry(req, audit.actor, audit.action, audit.traits, audit.ip) : null,
     oauthClientId: oauth?.client_id ?? null,
     scopes: oauth?.scope ?? null,
   });
-  // Deleted, or soft-deleted, by a concurrent request since the caller found the user.
+  // Deleted, or soft-deleted, by a concurrent request since the caller found the user (or, for a checked
+  // password, that password replaced since).
   if (!signedIn) throw apiError('user_not_found');
   const session = { id: signedIn.sessionId, created_at: signedIn.sessionCreatedAt };
   return answer(
