@@ -4,8 +4,8 @@ import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { startSmtpServer } from './helpers/smtp.js';
 import { startSmsGatewayFake, twilioVerifyEnv } from './helpers/sms.js';
-import { signIn } from './helpers/accounts.js';
-import { afterSessionEnded, behindDeletion } from './helpers/row-lock.js';
+import { signIn, uniqueEmail } from './helpers/accounts.js';
+import { afterSessionEnded, behindDeletion, holdLock } from './helpers/row-lock.js';
 import { codeIn, confirmedUser, PASSWORD } from './helpers/users.js';
 
 const smtp = await startSmtpServer();
@@ -137,6 +137,34 @@ t.test('a session ended while the request waits for its row: 403 session_not_fou
     [s.user.id],
   );
   t.strictSame(rows[0], { reauthentication_token: '', reauthentication_sent_at: null, tokens: 0, audited: 0 }, 'nothing written');
+});
+
+t.test('an address changed while the request waits for the user: the nonce goes to the address the user has now', async (t) => {
+  const s = await confirmedUser(api);
+  const moved = uniqueEmail('moved');
+  // The change commits once the request waits for the user's row, after its bearer check read the old address.
+  const change = await holdLock(api.db, 'update users set email = $2 where id = $1', [s.user.id, moved]);
+  const asked = reauth(s.access_token);
+  await change.waiters(1);
+  await change.release();
+  t.equal((await asked).status, 200);
+  const mail = await nonceMail(moved);
+  t.equal(
+    smtp.mails.filter((m) => m.to === s.user.email && m.html.includes('Confirm reauthentication')).length,
+    0,
+    'none to the old address',
+  );
+  t.equal((await setPassword(s.access_token, 'Changed-password-9', codeIn(mail.html))).status, 200, 'the nonce it got works');
+});
+
+t.test('an address that lost its confirmation while the request waited is refused as unconfirmed', async (t) => {
+  const s = await confirmedUser(api);
+  const change = await holdLock(api.db, 'update users set email_confirmed_at = null where id = $1', [s.user.id]);
+  const asked = reauth(s.access_token);
+  await change.waiters(1);
+  await change.release();
+  const res = await asked;
+  t.strictSame([res.status, res.body.error_code], [422, 'email_not_confirmed']);
 });
 
 t.test('an unconfirmed email is refused', async (t) => {

@@ -3,7 +3,7 @@
 import { redirectTarget } from '../http/redirect-target.js';
 import { apiError } from '../errors.js';
 import { sendingTx } from '../delivery/sending-tx.js';
-import { lockLiveUserById, updateUser } from '../../db/users.js';
+import { lockLiveUserById, updateUser, type UserRow } from '../../db/users.js';
 import { assertSessionStillLive } from '../auth/session-still-live.js';
 import { writeAudit } from '../../db/audit-log.js';
 import type { Authenticated } from '../auth/bearer.js';
@@ -14,10 +14,7 @@ import { actorOf } from '../users/actor.js';
 import type { GuardedHandler } from '../http/types.js';
 
 export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
-  const target = reauthenticationChannel(user);
-  if (!target) throw apiError('reauthentication_no_address');
-  if (target.channel === 'email' && !user.email_confirmed_at) throw apiError('reauthentication_email_not_confirmed');
-  if (target.channel === 'sms' && !user.phone_confirmed_at) throw apiError('reauthentication_phone_not_confirmed');
+  nonceTarget(user);
   const body = await sendingTx(ctx, req.signal, async (c) => {
     // Locked so that two concurrent requests cannot both pass the frequency check.
     const locked = await lockLiveUserById(c, user.id);
@@ -25,6 +22,9 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
     if (!locked) throw apiError('user_not_found');
     // Ended since the bearer check (another session's new password, a revocation): no nonce sent for it.
     await assertSessionStillLive(c, session?.id ?? null);
+    // The address as locked: one changed since the bearer check read it gets the nonce PUT /user will check
+    // against, and the address the user left gets none.
+    const target = nonceTarget(locked);
     let answer: Record<string, string> = {};
     if (target.channel === 'email') {
       assertSendInterval('email', locked.reauthentication_sent_at, ctx.config.smtp.maxFrequencySeconds);
@@ -64,3 +64,12 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
   });
   return { body };
 };
+
+/** Where the user's nonce goes, or the refusal: the user needs a confirmed email, else a confirmed phone. */
+function nonceTarget(user: UserRow): { channel: 'email' | 'sms'; address: string } {
+  const target = reauthenticationChannel(user);
+  if (!target) throw apiError('reauthentication_no_address');
+  if (target.channel === 'email' && !user.email_confirmed_at) throw apiError('reauthentication_email_not_confirmed');
+  if (target.channel === 'sms' && !user.phone_confirmed_at) throw apiError('reauthentication_phone_not_confirmed');
+  return target;
+}
