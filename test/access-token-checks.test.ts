@@ -1,8 +1,9 @@
 // Access-token checks safer than the original (issue 18 item 7): a token's aud must be the audience the
 // request works in (X-JWT-AUD, else JWT_AUD), never compared with itself; a sub that is not a UUID is
 // the same 403 bad_jwt as any other bad token. Checked on every endpoint that takes a user's bearer.
-// A token without exp is accepted, as the original accepts it.
+// A token without exp is accepted, as the original accepts it; one whose exp no float64 holds is not.
 import t from 'tap';
+import { createHmac } from 'node:crypto';
 import { SignJWT, decodeJwt } from 'jose';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
 import { signUp } from './helpers/accounts.js';
@@ -121,4 +122,26 @@ t.test('a claim of another JSON type is 403 bad_jwt, before anything reads it', 
   );
   const nulls = await api.request('GET', '/user', { token: await signedToken({ ...claims, email: null, app_metadata: null }) });
   t.equal(nulls.status, 200, 'null is an absent claim, as Go leaves the field empty');
+});
+
+// JSON.parse reads 1e400 as Infinity, so an exp past a float64's range made a token that never expires;
+// the original cannot hold such a number and refuses the token as malformed.
+t.test('an exp or iat past the range of a float64 is 403 bad_jwt, not a token that never expires', async (t) => {
+  /** An HS256 token whose payload is this text exactly, so that a number can be written as JSON.stringify never would. */
+  const rawToken = (payload: string) => {
+    const input = `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}.${Buffer.from(payload).toString('base64url')}`;
+    return `${input}.${createHmac('sha256', JWT_SECRET).update(input).digest('base64url')}`;
+  };
+  const malformed = (literal: string) => ({
+    code: 403,
+    error_code: 'bad_jwt',
+    msg: `invalid JWT: unable to parse or verify signature, token is malformed: could not JSON decode claim: could not convert json number value to float: strconv.ParseFloat: parsing "${literal}": value out of range`,
+  });
+  const { exp: _exp, ...withoutExp } = claims;
+  const user = JSON.stringify(withoutExp).replace(/}$/, ',"exp":1e400}');
+  const res = await api.request('GET', '/user', { token: rawToken(user) });
+  t.strictSame([res.status, res.body], [403, malformed('1e400')], 'a user token');
+  const key = rawToken(`{"role":"service_role","iat":1E+999,"exp":${Math.floor(Date.now() / 1000) + 600}}`);
+  const admin = await api.request('GET', '/admin/users', { token: key });
+  t.strictSame([admin.status, admin.body], [403, malformed('1E+999')], 'a service_role key');
 });

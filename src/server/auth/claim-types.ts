@@ -26,14 +26,23 @@ const DECLARED: Readonly<Record<string, { kind: string; goType: string }>> = {
   user_metadata: MAP,
 };
 
+/** The registered claims the original reads as a NumericDate: a JSON number it must hold as a float64. */
+const NUMERIC_DATES: ReadonlySet<string> = new Set(['exp', 'nbf', 'iat']);
+
 /**
  * Why the claims cannot be the original's struct, in its parser's words, or null when they can. Go's decoder
- * reports the first mismatch in the payload's order; `aud` is a string or a list of strings.
+ * reports the first mismatch in the payload's order; `aud` is a string or a list of strings. `payloadText`
+ * gives the payload as the token wrote it, read only to quote a number too large for a float64.
  */
-export function claimTypeProblem(claims: Record<string, unknown>): string | null {
+export function claimTypeProblem(claims: Record<string, unknown>, payloadText: () => string): string | null {
   for (const name in claims) {
     const value = claims[name];
     if (value === null) continue;
+    // JSON.parse reads a number past a float64's range (1e400) as ±Infinity: an exp that never comes. The
+    // original cannot hold it and refuses the token as malformed, so it is never a token without expiry.
+    if (NUMERIC_DATES.has(name) && typeof value === 'number' && !Number.isFinite(value)) {
+      return `token is malformed: could not JSON decode claim: could not convert json number value to float: strconv.ParseFloat: parsing "${numberText(payloadText(), name)}": value out of range`;
+    }
     if (name === 'aud') {
       if (!isAudience(value)) return 'token is malformed: could not JSON decode claim: invalid type for claim';
       continue;
@@ -44,6 +53,12 @@ export function claimTypeProblem(claims: Record<string, unknown>): string | null
     return `token is malformed: could not JSON decode claim: json: cannot unmarshal ${kind} into Go struct field AccessTokenClaims.${name} of type ${declared.goType}`;
   }
   return null;
+}
+
+/** The text of the number the payload gives `name`, as written (the last one: JSON.parse keeps the last of duplicates). */
+function numberText(payload: string, name: string): string {
+  const written = [...payload.matchAll(new RegExp(`"${name}"\\s*:\\s*(-?[0-9][0-9.eE+-]*)`, 'g'))];
+  return written.length ? written[written.length - 1][1] : '';
 }
 
 function isAudience(value: unknown): boolean {

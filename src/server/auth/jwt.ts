@@ -154,7 +154,7 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
         // No claim is required: exp and nbf are checked when present, as golang-jwt v5 does unless asked to require them.
         const payload = fast ?? (await jwtVerify(token, key, { algorithms })).payload;
-        const problem = claimTypeProblem(payload);
+        const problem = claimTypeProblem(payload, () => payloadText(token));
         if (problem) throw new JwtError(problem);
         return payload as VerifiedClaims;
       } catch (error) {
@@ -211,6 +211,11 @@ function signerOf(
   // JWT_SECRET signing: the same bytes jose makes (hs256.ts), without its layers.
   if (!signer) return (claims) => Promise.resolve(signHs256(header, claims, key));
   return (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(key);
+}
+
+/** The token's payload segment decoded to text (the token has verified, so it is well-formed). */
+function payloadText(token: string): string {
+  return Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8');
 }
 
 /** The token's protected header as jose decodes it, or null (a malformed header is left for jwtVerify to report). */
