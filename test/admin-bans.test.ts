@@ -106,3 +106,60 @@ t.test('a ban given at creation holds, and ends by itself when its time has pass
   await api.db.query(`update users set banned_until = now() - interval '1 second' where id = $1`, [user.id]);
   t.equal((await signIn('bornbanned@example.com')).status, 200, 'an expired ban no longer applies');
 });
+
+t.test("ban_duration edges read as Go's time.ParseDuration reads them: whole int64 nanoseconds", async (t) => {
+  const user = await newUser('edges@example.com');
+  const storedUntil = async () =>
+    (await api.db.query('select banned_until from users where id = $1', [user.id])).rows[0].banned_until as Date | null;
+  const longest = 9_223_372_036_854.775;
+  const cases: Array<[string, number | null]> = [
+    ['0.5ns', null],
+    ['0s', null],
+    ['-0', null],
+    ['+1h', 3_600_000],
+    ['.5h', 1_800_000],
+    ['1h0.5ns', 3_600_000],
+    ['-1h', -3_600_000],
+    ['2562047h47m16.854775807s', longest],
+    ['9223372036854775807ns', longest],
+    ['-2562047h47m16.854775808s', -longest],
+  ];
+  for (const [text, ms] of cases) {
+    await put(user.id, { ban_duration: '1h' });
+    const before = Date.now();
+    const res = await put(user.id, { ban_duration: text });
+    const after = Date.now();
+    t.equal(res.status, 200, text);
+    const stored = await storedUntil();
+    if (ms === null) {
+      t.notOk('banned_until' in res.body, `${text} unbans`);
+      t.equal(stored, null, `${text} clears banned_until`);
+      continue;
+    }
+    const until = Date.parse(res.body.banned_until);
+    t.ok(until >= before + ms - 1 && until <= after + ms + 1, `${text} bans for ${ms} ms`);
+    t.equal(stored?.getTime(), until, `${text} is stored as answered`);
+  }
+  const refused: Array<[string, string]> = [
+    ['2562047h47m16.854775808s', 'time: invalid duration "2562047h47m16.854775808s"'],
+    ['9999999999h', 'time: invalid duration "9999999999h"'],
+    ['1h5', 'time: missing unit in duration "1h5"'],
+    ['5d', 'time: unknown unit "d" in duration "5d"'],
+    ['.h', 'time: invalid duration ".h"'],
+    ['5é', 'time: unknown unit "\\xc3\\xa9" in duration "5\\xc3\\xa9"'],
+  ];
+  for (const [text, error] of refused) {
+    const res = await put(user.id, { ban_duration: text });
+    t.strictSame([res.status, res.body.msg], [400, `invalid format for ban duration: ${error}`], text);
+  }
+  const created = await api.request('POST', '/admin/users', {
+    token: admin,
+    body: { email: 'edges-new@example.com', ban_duration: '2562047h47m16.854775807s' },
+  });
+  t.equal(created.status, 200, 'the longest duration is taken on create too');
+  const tiny = await api.request('POST', '/admin/users', {
+    token: admin,
+    body: { email: 'edges-tiny@example.com', ban_duration: '0.9ns' },
+  });
+  t.notOk('banned_until' in tiny.body, 'under 1 ns is no ban on create');
+});

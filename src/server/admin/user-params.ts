@@ -1,7 +1,7 @@
 // The body of POST and PUT /admin/users[/{user_id}] (docs/api.md#admin): its schema, and its reading.
 // Absent fields stay undefined, so an update touches only what the request names.
 import { apiError } from '../errors.js';
-import { parseGoDuration } from '../config/duration.js';
+import { parseGoDurationNs } from '../config/go-duration.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import { trimSpace } from '../go-trim-space.js';
 
@@ -62,23 +62,11 @@ export function readAdminUserParams(body: AdminUserBody, now = Date.now()): Admi
   };
 }
 
-const MAX_GO_DURATION_MS = 9_223_372_036_854;
-
 /** `none` (or a zero duration) unbans; otherwise banned until now + duration (docs/users-and-audit.md#bans). */
 export function bannedUntil(banDuration: string, now = Date.now()): Date | null {
   if (banDuration === 'none') return null;
-  const ms = parseGoDuration(banDuration);
-  // Go durations are int64 nanoseconds (about 292 years); beyond that Go reports an invalid duration.
-  if (ms === null || Math.abs(ms) > MAX_GO_DURATION_MS)
-    throw apiError('admin_ban_duration', `invalid format for ban duration: ${goDurationError(banDuration)}`);
-  return ms === 0 ? null : new Date(now + ms);
-}
-
-// The text of Go's time.ParseDuration error, which the original puts into its message.
-function goDurationError(text: string): string {
-  const quoted = JSON.stringify(text);
-  if (/^[-+]?(\d+(\.\d*)?|\.\d+)$/.test(text)) return `time: missing unit in duration ${quoted}`;
-  const unit = /^[-+]?(?:\d+(?:\.\d*)?|\.\d+)([^\d.]+)/.exec(text)?.[1];
-  if (unit && !/^(ns|us|µs|μs|ms|s|m|h)$/.test(unit)) return `time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}`;
-  return `time: invalid duration ${quoted}`;
+  const parsed = parseGoDurationNs(banDuration);
+  if ('error' in parsed) throw apiError('admin_ban_duration', `invalid format for ban duration: ${parsed.error}`);
+  // Whole nanoseconds, as the original: anything under 1 ns ("0.5ns") is a zero duration, which unbans.
+  return parsed.ns === 0n ? null : new Date(now + Number(parsed.ns) / 1e6);
 }
