@@ -67,6 +67,9 @@ export async function assertStrongPassword(ctx: AppContext, password: string, re
  * a failed range API only leaves `pwned` out, whether or not the check fails closed.
  */
 export async function signInWeakness(ctx: AppContext, password: string, requestId: string): Promise<WeakPassword | null> {
+  // The original's strength check stops at the length limit with an error that is not a weakness, so a
+  // longer password (an imported hash can have one) is reported as null and never sent to the range API.
+  if (isPasswordTooLong(password)) return null;
   return checkPasswordStrength(password, ctx.config.password, await isLeaked(ctx, password, requestId, false));
 }
 
