@@ -48,6 +48,8 @@ t.test("validation errors, in the original's order", async (t) => {
       'Only an email address or phone number should be provided on signup.',
     ],
     [{ email: 'not-an-email', password: 'secret99' }, 400, 'validation_failed', 'Unable to validate email address: invalid format'],
+    // Trimmed, but sent: the original's format error, not "An email address is required".
+    [{ email: '   ', password: 'secret99' }, 400, 'validation_failed', 'Unable to validate email address: invalid format'],
     [{ email: `${'x'.repeat(250)}@example.com`, password: 'secret99' }, 400, 'validation_failed', 'An email address is too long'],
     [{ phone: '+12', password: 'secret99' }, 400, 'validation_failed', 'Invalid phone number format (E.164 required)'],
     [

@@ -25,6 +25,14 @@ t.test('error rows', async (t) => {
       'Only an email address or phone number should be provided on login.',
     ],
     [{ password: 'x' }, 400, 'validation_failed', 'missing email or phone'],
+    // White space alone is an email sent, as in the original: it names no one, and is one beside a phone.
+    [{ email: '  ', password: 'x' }, 400, 'invalid_credentials', 'Invalid login credentials'],
+    [
+      { email: '  ', phone: '15550001111', password: 'x' },
+      400,
+      'validation_failed',
+      'Only an email address or phone number should be provided on login.',
+    ],
     [{ email: 'alice@example.com', password: 'wrong-password' }, 400, 'invalid_credentials', 'Invalid login credentials'],
     [{ email: 'nobody@example.com', password: 'correct-horse' }, 400, 'invalid_credentials', 'Invalid login credentials'],
     [{ phone: '+15550009999', password: 'correct-horse' }, 400, 'invalid_credentials', 'Invalid login credentials'],

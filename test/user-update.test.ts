@@ -48,6 +48,12 @@ t.test('unauthenticated and malformed requests are refused', async (t) => {
   const s = await confirmedUser(api);
   const bad = await put(s.access_token, { email: 'not-an-email' });
   t.strictSame(bad.body, { code: 400, error_code: 'validation_failed', msg: 'Unable to validate email address: invalid format' });
+  const blank = await put(s.access_token, { email: '   ' });
+  t.strictSame(
+    blank.body,
+    { code: 400, error_code: 'validation_failed', msg: 'Unable to validate email address: invalid format' },
+    'white space alone is an address sent, of an invalid format, as in the original',
+  );
   const badData = await put(s.access_token, { data: 'x' });
   t.strictSame(badData.body, {
     code: 400,

@@ -23,12 +23,15 @@ export const password: Grant<ReturnType<typeof schema>> = {
   grantType: 'password',
   schema,
   async handle(req, ctx, body) {
-    const email = body.email?.trim() ?? '';
+    // Any email sent, white space alone too, is an email sign-in, as in the original; only the lookup
+    // trims it (docs/differences.md#deliberate-departures), so a blank one names no one.
+    const emailText = body.email ?? '';
+    const email = emailText.trim();
     const phoneText = body.phone ?? '';
     const password = body.password ?? '';
-    if (email && phoneText) throw apiError('sign_in_email_and_phone');
-    if (!email && !phoneText) throw apiError('sign_in_no_address');
-    if (email && !ctx.config.external.emailEnabled) throw apiError('email_logins_disabled_422');
+    if (emailText && phoneText) throw apiError('sign_in_email_and_phone');
+    if (!emailText && !phoneText) throw apiError('sign_in_no_address');
+    if (emailText && !ctx.config.external.emailEnabled) throw apiError('email_logins_disabled_422');
     if (phoneText && !ctx.config.external.phoneEnabled) throw apiError('phone_logins_disabled_422');
 
     // A full hashing queue would refuse this login after its lookup: refused before it instead, so a login
@@ -48,12 +51,12 @@ export const password: Grant<ReturnType<typeof schema>> = {
       throw apiError('password_verification_rejected', decision.message);
     }
     if (!user || !verdict.ok) throw apiError('invalid_credentials');
-    assertMaySignIn(user, email ? 'email' : 'phone');
+    assertMaySignIn(user, emailText ? 'email' : 'phone');
 
     // Asked while the session is issued and awaited after it: the sign-in never holds a connection or a
     // transaction waiting on the range API. It never rejects.
     const weakness = signInWeakness(ctx, password, req.requestId);
-    const response = await passwordSession(ctx, req, user, password, verdict.needsRehash, email ? 'email' : 'phone');
+    const response = await passwordSession(ctx, req, user, password, verdict.needsRehash, emailText ? 'email' : 'phone');
     const weak = await weakness;
     // Always there, null for a strong password, as the original's answer carries it on this grant alone.
     response.weak_password = weak ? { message: weak.message, reasons: weak.reasons } : null;

@@ -9,7 +9,9 @@ const EMAIL =
 
 /** Validated, lower-cased email; throws the original's 400 messages. */
 export function normaliseEmail(input: unknown): string {
-  if (typeof input !== 'string' || input.trim() === '') throw apiError('email_required');
+  if (typeof input !== 'string' || input === '') throw apiError('email_required');
+  // Trimmed here (docs/differences.md#deliberate-departures), but only an empty value is "required" in the original:
+  // white space alone is an address sent, of an invalid format.
   const email = input.trim();
   if (email.length > 255) throw apiError('email_too_long');
   if (!EMAIL.test(email)) throw apiError('email_invalid');
