@@ -1,11 +1,6 @@
-// Go's time.ParseDuration syntax ("300ms", "1h30m", "-1.5h"), which the original service's settings
-// and admin ban_duration accept. Returns milliseconds, or null when the text is not a duration.
+// Duration settings: a bare number of seconds, or Go's time.ParseDuration syntax ("300ms", "1h30m", "-1.5h"),
+// which the original service's settings accept (read exactly as Go reads it by go-duration.ts).
 import { parseGoDurationNs } from './go-duration.js';
-
-export function parseGoDuration(text: string): number | null {
-  const parsed = parseGoDurationNs(text);
-  return 'ns' in parsed ? Number(parsed.ns) / 1e6 : null;
-}
 
 /** A duration setting: a bare number of seconds (`900`) or a Go duration (`15m`). Seconds, or null. */
 export function parseSeconds(text: string): number | null {
@@ -15,6 +10,6 @@ export function parseSeconds(text: string): number | null {
     const seconds = Number(text);
     return Number.isFinite(seconds) ? seconds : null;
   }
-  const ms = parseGoDuration(text);
-  return ms === null ? null : ms / 1000;
+  const parsed = parseGoDurationNs(text);
+  return 'ns' in parsed ? Number(parsed.ns) / 1e9 : null;
 }
