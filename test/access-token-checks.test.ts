@@ -105,6 +105,18 @@ t.test('a claim of another JSON type is 403 bad_jwt, before anything reads it', 
       'json: cannot unmarshal array into Go struct field AccessTokenClaims.user_metadata of type map[string]interface {}',
     ],
     [{ ...claims, aud: ['authenticated', 1] }, 'invalid type for claim'],
+    [{ ...claims, amr: 'password' }, 'json: cannot unmarshal string into Go struct field AccessTokenClaims.amr of type []json.RawMessage'],
+    [{ ...claims, amr: ['otp', 7] }, 'json: cannot unmarshal number into Go struct field AccessTokenClaims.amr of type models.AMREntry'],
+    [
+      { ...claims, amr: [{ Method: ['password'], timestamp: 1 }] },
+      'json: cannot unmarshal array into Go struct field AccessTokenClaims.amr.method of type string',
+    ],
+    [
+      { ...claims, amr: [{ method: 'password', timestamp: 1.5 }] },
+      'json: cannot unmarshal number 1.5 into Go struct field AccessTokenClaims.amr.timestamp of type int64',
+    ],
+    // A decoder's own error stops Go's decoding at once; a plain field's mismatch before it is only remembered.
+    [{ ...claims, role: 1, amr: {} }, 'json: cannot unmarshal object into Go struct field AccessTokenClaims.amr of type []json.RawMessage'],
   ];
   for (const [payload, reason] of cases) {
     for (const [method, path, body] of USER_ENDPOINTS) {
@@ -122,6 +134,10 @@ t.test('a claim of another JSON type is 403 bad_jwt, before anything reads it', 
   );
   const nulls = await api.request('GET', '/user', { token: await signedToken({ ...claims, email: null, app_metadata: null }) });
   t.equal(nulls.status, 200, 'null is an absent claim, as Go leaves the field empty');
+  const amrForms = await api.request('GET', '/user', {
+    token: await signedToken({ ...claims, amr: ['password', null, { METHOD: 'otp', timestamp: 1, provider: null }] }),
+  });
+  t.equal(amrForms.status, 200, 'amr entries may be method names or objects, as the original reads them');
 });
 
 // JSON.parse reads 1e400 as Infinity, so an exp past a float64's range made a token that never expires;

@@ -30,11 +30,14 @@ const DECLARED: Readonly<Record<string, { kind: string; goType: string }>> = {
 const NUMERIC_DATES: ReadonlySet<string> = new Set(['exp', 'nbf', 'iat']);
 
 /**
- * Why the claims cannot be the original's struct, in its parser's words, or null when they can. Go's decoder
- * reports the first mismatch in the payload's order; `aud` is a string or a list of strings. `payloadText`
- * gives the payload as the token wrote it, read only to quote a number too large for a float64.
+ * Why the claims cannot be the original's struct, in its parser's words, or null when they can. `aud`, the
+ * NumericDates and `amr` have their own decoders, whose error stops Go's decoder at once; a plain field of
+ * the wrong type is only remembered while decoding goes on. So the first of the former wins, else the first
+ * of the latter. `payloadText` gives the payload as the token wrote it, read only to quote a number too
+ * large for a float64.
  */
 export function claimTypeProblem(claims: Record<string, unknown>, payloadText: () => string): string | null {
+  let firstMismatch: string | null = null;
   for (const name in claims) {
     const value = claims[name];
     if (value === null) continue;
@@ -47,13 +50,54 @@ export function claimTypeProblem(claims: Record<string, unknown>, payloadText: (
       if (!isAudience(value)) return 'token is malformed: could not JSON decode claim: invalid type for claim';
       continue;
     }
+    if (name === 'amr') {
+      const problem = amrProblem(value);
+      if (problem) return `token is malformed: could not JSON decode claim: ${problem}`;
+      continue;
+    }
     const declared = DECLARED[name];
     const kind = goJsonKind(value);
     if (declared === undefined || kind === declared.kind) continue;
-    return `token is malformed: could not JSON decode claim: json: cannot unmarshal ${kind} into Go struct field AccessTokenClaims.${name} of type ${declared.goType}`;
+    firstMismatch ??= `token is malformed: could not JSON decode claim: ${unmarshalError(kind, name, declared.goType)}`;
+  }
+  return firstMismatch;
+}
+
+const unmarshalError = (value: string, field: string, goType: string) =>
+  `json: cannot unmarshal ${value} into Go struct field AccessTokenClaims.${field} of type ${goType}`;
+
+/** The fields of one `amr` entry in object form, by the lower-case name Go's decoder matches them by. */
+const AMR_ENTRY_FIELDS: Readonly<Record<string, 'string' | 'int64'>> = { method: 'string', timestamp: 'int64', provider: 'string' };
+
+/**
+ * Why `amr` is not the original's: a list whose entries are each a method name or an object of method,
+ * timestamp (a whole number that fits an int64) and provider. Go matches those names whatever their case
+ * and reports the first entry that fails, its first failing field.
+ */
+function amrProblem(value: unknown): string | null {
+  if (!Array.isArray(value)) return unmarshalError(goJsonKind(value), 'amr', '[]json.RawMessage');
+  for (const entry of value) {
+    if (entry === null || typeof entry === 'string') continue;
+    if (typeof entry !== 'object' || Array.isArray(entry)) return unmarshalError(goJsonKind(entry), 'amr', 'models.AMREntry');
+    for (const [key, field] of Object.entries(entry as Record<string, unknown>)) {
+      const type = AMR_ENTRY_FIELDS[key.toLowerCase()];
+      if (type === undefined || field === null) continue;
+      if (type === 'string' && typeof field !== 'string') return unmarshalError(goJsonKind(field), `amr.${key.toLowerCase()}`, 'string');
+      if (type === 'int64' && !isInt64(field)) {
+        const shown = typeof field === 'number' ? `number ${field}` : goJsonKind(field);
+        return unmarshalError(shown, 'amr.timestamp', 'int64');
+      }
+    }
   }
   return null;
 }
+
+/**
+ * A number Go reads into an int64: a whole one. JSON.parse keeps neither how it was written nor digits past
+ * 2^53, so `1e3` (refused by Go) passes and a whole number past 2^53 (taken by Go) does not: edges only a key
+ * holder can reach.
+ */
+const isInt64 = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value);
 
 /** The text of the number the payload gives `name`, as written (the last one: JSON.parse keeps the last of duplicates). */
 function numberText(payload: string, name: string): string {
