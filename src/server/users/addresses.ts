@@ -10,10 +10,12 @@ const EMAIL =
 /** Validated, lower-cased email; throws the original's 400 messages. */
 export function normaliseEmail(input: unknown): string {
   if (typeof input !== 'string' || input === '') throw apiError('email_required');
+  // The original's limit is on the address as sent, in UTF-8 bytes, and comes before any other check: one
+  // padded or written past 255 bytes is too long, whatever its trimmed length or characters.
+  if (Buffer.byteLength(input, 'utf8') > 255) throw apiError('email_too_long');
   // Trimmed here (docs/differences.md#deliberate-departures), but only an empty value is "required" in the original:
   // white space alone is an address sent, of an invalid format.
   const email = input.trim();
-  if (email.length > 255) throw apiError('email_too_long');
   if (!EMAIL.test(email)) throw apiError('email_invalid');
   return email.toLowerCase();
 }
