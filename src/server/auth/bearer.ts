@@ -11,7 +11,13 @@ import type { Authenticated, AuthenticatedWithIdentities } from './principal.js'
 
 export type { Authenticated, AuthenticatedWithIdentities } from './principal.js';
 
-const BEARER = /^bearer\s+(\S+)\s*$/i;
+/**
+ * The original's pattern, after its HTTP reader trims spaces and tabs off the value: the scheme in any case,
+ * exactly one space, then a token with no whitespace (Go's \S: not tab, newline, form feed, return or space,
+ * so a no-break space is part of the token). Two spaces, a tab or a Unicode space after the scheme is 401
+ * no_authorization there, so it is here too (test/bearer-header.test.ts).
+ */
+const BEARER = /^[ \t]*bearer ([^\t\n\f\r ]+)[ \t]*$/i;
 const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
