@@ -68,3 +68,30 @@ t.test('of two Authorization lines the first counts', async (t) => {
   const [status, body] = await get('/user', ['Authorization: Bearer nope', `Authorization: Bearer ${token}`]);
   t.strictSame([status, body.error_code], [403, 'bad_jwt']);
 });
+
+// The original's parser decodes each segment with Go's unpadded base64url, which refuses any other byte and a
+// lone final character; Node's decoders skip such bytes or drop that character, so such tokens verified here.
+t.test('a segment Go cannot base64-decode is 403 bad_jwt naming the segment and the byte', async (t) => {
+  const [header, claims, signature] = token.split('.');
+  const malformed = (segment: string, at: number) => ({
+    code: 403,
+    error_code: 'bad_jwt',
+    msg: `invalid JWT: unable to parse or verify signature, token is malformed: could not base64 decode ${segment}: illegal base64 data at input byte ${at}`,
+  });
+  const cases: Array<[string, ReturnType<typeof malformed>]> = [
+    [`${token}=`, malformed('signature', signature.length)],
+    [`${header}.${claims}.${loneFinal(signature)}`, malformed('signature', loneFinal(signature).length - 1)],
+    [`${header}\xc2\xa0.${claims}.${signature}`, malformed('header', header.length)],
+    [`${header}.${claims.slice(0, 5)}+${claims.slice(5)}.${signature}`, malformed('claim', 5)],
+  ];
+  for (const [value, expected] of cases) {
+    t.strictSame(await get('/user', [`Authorization: Bearer ${value}`]), [403, expected], shown(value));
+  }
+});
+
+/** The segment lengthened with valid characters until one is left over after the last group of four. */
+function loneFinal(segment: string): string {
+  let longer = `${segment}A`;
+  while (longer.length % 4 !== 1) longer += 'A';
+  return longer;
+}

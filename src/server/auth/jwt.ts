@@ -10,6 +10,7 @@ import { buildKeySet, SUPPORTED_ALGORITHMS, type SigningKey } from './keys.js';
 import { createKmsSigner } from './kms-signer.js';
 import { parseHeader, signHs256, verifyHs256 } from './hs256.js';
 import { claimTypeProblem } from './claim-types.js';
+import { segmentProblem, signatureSegmentProblem } from './segment-base64.js';
 
 /** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
 export interface AccessTokenClaims {
@@ -147,6 +148,8 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
         const canonical = dot > 0 ? parseHeader(token.slice(0, dot)) : null;
         // A canonical header is read directly; anything else goes through jose's decoding.
         const header = canonical ?? headerOf(token);
+        const decodeProblem = undecodableSegment(token, header, accepted);
+        if (decodeProblem) throw new JwtError(decodeProblem);
         const kid = header && typeof header.kid === 'string' ? header.kid : undefined;
         const found = (kid !== undefined && byKid.get(kid)) || (header ? fallbackKey(header, token) : anyKey);
         const { key, algorithms } = found;
@@ -211,6 +214,19 @@ function signerOf(
   // JWT_SECRET signing: the same bytes jose makes (hs256.ts), without its layers.
   if (!signer) return (claims) => Promise.resolve(signHs256(header, claims, key));
   return (claims) => new SignJWT({ ...claims }).setProtectedHeader(header).sign(key);
+}
+
+/**
+ * Why the original's parser cannot base64-decode a segment of the token, in its order, or null: the header,
+ * then (once the header reads as JSON) the claims, then, once the algorithm passes, the signature. A token
+ * without three segments, or whose header or algorithm fails, is left to the checks that name those.
+ */
+function undecodableSegment(token: string, header: Record<string, unknown> | null, accepted: ReadonlySet<string>): string | null {
+  if (!threeSegments(token)) return null;
+  const segments = token.split('.');
+  const headerProblem = segmentProblem(segments, 0);
+  if (headerProblem || header === null) return headerProblem;
+  return segmentProblem(segments, 1) ?? (algorithmProblem(header.alg, accepted) ? null : signatureSegmentProblem(segments));
 }
 
 /** The token's payload segment decoded to text (the token has verified, so it is well-formed). */
