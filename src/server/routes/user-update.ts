@@ -1,7 +1,8 @@
 // PUT /user (docs/api.md#put-user): the refusals in the original's order, the password checks (which hash
 // outside any transaction), then one transaction that writes every change and sends every message, so
-// a failed send leaves the user as it was. A password a concurrent change replaced before that transaction
-// is checked again, against the new one, before the transaction runs again.
+// a failed send leaves the user as it was. Who may change what is judged again on the row the transaction
+// locks; a password a concurrent change replaced before that transaction is checked again, against the new
+// one, before the transaction runs again.
 import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
@@ -68,12 +69,8 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
   // policy, then who may change what, then whether the addresses are free, then the password's proofs.
   const update = readUpdate(ctx, user, body, redirectTarget(req, ctx));
   if (update.password !== null) await assertPasswordAcceptable(ctx, update.password, req);
-  if (update.appMetadata && !(user.aud === ctx.config.jwt.aud && user.role === ctx.config.jwt.adminGroupName)) {
-    throw apiError('app_metadata_not_admin');
-  }
   const sessionId = session?.id ?? null; // null: the token names no session (docs/api.md#who-may-call)
-  await requireAal2ForSensitiveChange(ctx, user.id, sessionId, update);
-  assertAllowedFor(user, update, body);
+  await assertMayChange(ctx, ctx.db, user, sessionId, update, body);
   if (update.email) await assertEmailFreeFor(ctx, ctx.db, user, update.email);
   if (update.phone) await assertAddressFree(ctx.db, user, 'phone', update.phone);
   const proofs = { password: body.current_password ?? null, sessionId };
@@ -91,11 +88,14 @@ export const putUser: GuardedHandler<Authenticated, UserUpdateBody> = async (req
       // Ended since the bearer check by a change that held the lock first (another session's new password
       // ends this one): refused as a request sent after it, or a stolen session's change raced past its end.
       await assertSessionStillLive(c, sessionId);
+      const change = stillChanges(ctx, update, current, body);
+      // Judged again on the row as locked: a change that went first (a factor unenrolled, downgrading this
+      // session; the admin role taken away) refuses this one as it would refuse a request sent after it.
+      await assertMayChange(ctx, c, current, sessionId, change, body);
       // A concurrent change replaced the password the checks ran against (the current password named, the
       // same-password check): checked again against the new one below, as a request sent after it would be,
       // so two changes naming one current password cannot both succeed.
       if (passwordHash && current.encrypted_password !== checked.encrypted_password) return PASSWORD_REPLACED;
-      const change = stillChanges(ctx, update, current, body);
       if (passwordHash) {
         const firstPassword = isFirstPassword(current, update.password);
         current = await changePassword(c, req, current, passwordHash, sessionId);
@@ -179,6 +179,25 @@ function stillChanges(ctx: AppContext, update: UserUpdate, locked: UserRow, body
 }
 
 /**
+ * Who may change what, in the original's order (docs/api.md#put-user): checked before the password's proofs
+ * on the row the bearer check read, and again inside the transaction on the row as locked.
+ */
+async function assertMayChange(
+  ctx: AppContext,
+  q: Queryable,
+  user: UserRow,
+  sessionId: string | null,
+  update: UserUpdate,
+  body: UserUpdateBody,
+): Promise<void> {
+  if (update.appMetadata && !(user.aud === ctx.config.jwt.aud && user.role === ctx.config.jwt.adminGroupName)) {
+    throw apiError('app_metadata_not_admin');
+  }
+  await requireAal2ForSensitiveChange(q, user.id, sessionId, update);
+  assertAllowedFor(user, update, body);
+}
+
+/**
  * An anonymous user sets a password only with the address that makes it permanent; an SSO user's addresses
  * and password belong to the IdP (docs/sso-saml.md#users). Its own address, in any case, is no change.
  */
@@ -190,9 +209,9 @@ function assertAllowedFor(user: UserRow, update: UserUpdate, body: UserUpdateBod
 }
 
 /** With a verified MFA factor, a new password, email or phone needs an aal2 session (docs/mfa.md#assurance-levels). */
-async function requireAal2ForSensitiveChange(ctx: AppContext, userId: string, sessionId: string | null, update: UserUpdate): Promise<void> {
+async function requireAal2ForSensitiveChange(q: Queryable, userId: string, sessionId: string | null, update: UserUpdate): Promise<void> {
   if (!update.password && !update.email && !update.phone) return;
-  const { aal, hasVerifiedFactor } = await assuranceOf(ctx.db, userId, sessionId);
+  const { aal, hasVerifiedFactor } = await assuranceOf(q, userId, sessionId);
   if (hasVerifiedFactor && aal !== 'aal2' && aal !== 'aal3') throw apiError('insufficient_aal_user_update');
 }
 
