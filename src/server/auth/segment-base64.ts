@@ -1,7 +1,8 @@
 // A compact token's segments decoded as the original's parser decodes them: golang-jwt v5 reads each with
 // Go's unpadded base64url, which refuses any byte outside the alphabet and a lone final character. Node's and
-// jose's decoders skip such bytes instead, so a token with junk in a segment (a no-break space after its
-// signature, say) verified here and was malformed there (docs/tokens-and-sessions.md#verification).
+// jose's decoders skip such bytes and drop a lone last character instead, so a token with junk in a segment
+// (padding after its signature, say) verified here and was malformed there
+// (docs/tokens-and-sessions.md#verification).
 
 const ALPHABET = /^[A-Za-z0-9_-]*$/;
 
