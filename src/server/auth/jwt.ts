@@ -10,7 +10,7 @@ import { buildKeySet, SUPPORTED_ALGORITHMS, type SigningKey } from './keys.js';
 import { createKmsSigner } from './kms-signer.js';
 import { parseHeader, signHs256, verifyHs256 } from './hs256.js';
 import { claimTypeProblem } from './claim-types.js';
-import { segmentProblem, signatureSegmentProblem } from './segment-base64.js';
+import { segmentProblem } from './segment-base64.js';
 
 /** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
 export interface AccessTokenClaims {
@@ -226,7 +226,7 @@ function undecodableSegment(token: string, header: Record<string, unknown> | nul
   const segments = token.split('.');
   const headerProblem = segmentProblem(segments, 0);
   if (headerProblem || header === null) return headerProblem;
-  return segmentProblem(segments, 1) ?? (algorithmProblem(header.alg, accepted) ? null : signatureSegmentProblem(segments));
+  return segmentProblem(segments, 1) ?? (algorithmProblem(header.alg, accepted) ? null : segmentProblem(segments, 2));
 }
 
 /** The token's payload segment decoded to text (the token has verified, so it is well-formed). */

@@ -17,14 +17,10 @@ export function base64SegmentProblem(segment: string): string | null {
   return `illegal base64 data at input byte ${Buffer.byteLength(segment.slice(0, first), 'utf8')}`;
 }
 
-/** Why the parser cannot decode a token's header (segment 0) or claims (segment 1), in its words, or null. */
-export function segmentProblem(segments: readonly string[], index: 0 | 1): string | null {
-  const problem = base64SegmentProblem(segments[index]);
-  return problem ? `token is malformed: could not base64 decode ${index === 0 ? 'header' : 'claim'}: ${problem}` : null;
-}
+const SEGMENT_NAMES = ['header', 'claim', 'signature'] as const;
 
-/** Why the parser cannot decode the signature segment, in its words, or null. */
-export function signatureSegmentProblem(segments: readonly string[]): string | null {
-  const signature = base64SegmentProblem(segments[2]);
-  return signature ? `token is malformed: could not base64 decode signature: ${signature}` : null;
+/** Why the parser cannot decode a token's header (0), claims (1) or signature (2) segment, in its words, or null. */
+export function segmentProblem(segments: readonly string[], index: 0 | 1 | 2): string | null {
+  const problem = base64SegmentProblem(segments[index]);
+  return problem ? `token is malformed: could not base64 decode ${SEGMENT_NAMES[index]}: ${problem}` : null;
 }
