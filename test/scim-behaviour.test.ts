@@ -114,12 +114,13 @@ t.test('on', async (t) => {
     for (const query of ['?filter=name%20eq%20%22User%22', '?%66ilter=x', '?filter=a&filter=b', '?filter']) {
       isScim(t, await api.request('GET', `/scim/v2/Schemas${query}`), 403, FILTER_FORBIDDEN, query);
     }
-    for (const query of ['?Filter=x', '?filters=x', '?filter%zz', '?a;filter=x']) {
+    // Go's query parser leaves out a pair it cannot read (a bad escape or a ';' in it), and the original's
+    // r.URL.Query().Has("filter") ignores its error: such a filter was never asked for.
+    const noFilter = ['?Filter=x', '?filters=x', '?filter%zz', '?a;filter=x', '?filter=%zz', '?filter=x;', '?filter=%zz&a=1', '??filter=x'];
+    for (const query of noFilter) {
       isScim(t, await api.request('GET', `/scim/v2/Schemas${query}`), 200, EMPTY_LIST, `${query} is no filter`);
     }
-    // Departure: the original drops a pair whose value it cannot decode and serves the list; a client that
-    // asked to filter is refused here all the same.
-    isScim(t, await api.request('GET', '/scim/v2/Schemas?filter=%zz'), 403, FILTER_FORBIDDEN, '?filter=%zz');
+    isScim(t, await api.request('GET', '/scim/v2/Schemas?a=%zz&filter=x'), 403, FILTER_FORBIDDEN, 'the pairs beside a bad one are kept');
   });
 
   t.test('provisioning endpoints are the SCIM 404 for every method and body: nothing is 501 or reads JSON', async (t) => {

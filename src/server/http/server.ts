@@ -26,6 +26,7 @@ import { methodNotAllowed, type Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import { underFieldNames } from './field-names.js';
 import { goParamsType } from './go-param-types.js';
+import { goQueryValues } from './go-query.js';
 import { assertDecodesAsGo } from './go-field-types.js';
 import type { AppContext } from '../context.js';
 
@@ -246,7 +247,7 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
     rawBody,
     rawQuery: snap.query,
     get query() {
-      return (query ??= new URLSearchParams(snap.query));
+      return (query ??= goQueryValues(snap.query));
     },
     get signal() {
       return deadline.signal;

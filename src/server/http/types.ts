@@ -12,8 +12,9 @@ export interface ApiRequest<B = JsonObject> {
   path: string; // without the query string
   route: string; // the parametrised route, e.g. /admin/users/{user_id}
   params: Record<string, string>;
+  /** the query's pairs as the original's parser keeps them (go-query.ts: a malformed pair is left out) */
   query: URLSearchParams;
-  /** the query string as sent, without the '?' ('' when none): for a parser stricter than URLSearchParams */
+  /** the query string as sent, without the '?' ('' when none): for a reading stricter than `query` */
   rawQuery: string;
   headers: Record<string, string>; // lower-case names
   ip: string;

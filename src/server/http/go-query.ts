@@ -1,0 +1,58 @@
+// A query string (or an application/x-www-form-urlencoded body) read as the original's Go query parser
+// reads it (docs/api.md#query-strings). Pairs are split on '&' only; a pair holding a ';' (no longer a
+// separator there) or a '%' not followed by two hex digits, in its name or its value, is left out, and
+// the others are kept. The original's handlers read queries through r.URL.Query() and FormValue, which
+// ignore the parser's error, so such a pair is as if it had not been sent: `POST /logout?scope=local;x`
+// is a logout without a scope (global). URLSearchParams would keep it, and also drops a leading '?',
+// which Go reads as part of the first name.
+
+/** What the reading found: the pairs kept, and whether any was left out (the parser's error). */
+export interface GoQuery {
+  values: URLSearchParams;
+  malformed: boolean;
+}
+
+const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
+
+export function goParseQuery(raw: string): GoQuery {
+  const values = new URLSearchParams();
+  let malformed = false;
+  for (const pair of raw.split('&')) {
+    if (pair.includes(';')) {
+      malformed = true;
+      continue;
+    }
+    if (pair === '') continue;
+    const equals = pair.indexOf('=');
+    const name = equals < 0 ? pair : pair.slice(0, equals);
+    const value = equals < 0 ? '' : pair.slice(equals + 1);
+    if (BAD_ESCAPE.test(name) || BAD_ESCAPE.test(value)) {
+      malformed = true;
+      continue;
+    }
+    values.append(unescape(name), unescape(value));
+  }
+  return { values, malformed };
+}
+
+/** The pairs kept by goParseQuery. */
+export const goQueryValues = (raw: string): URLSearchParams => goParseQuery(raw).values;
+
+/**
+ * One side of a well-formed pair: '+' a space, each %XX its byte, the bytes read as UTF-8 with U+FFFD for
+ * what is not (as URLSearchParams decodes; Go keeps such bytes, which a JavaScript string cannot hold).
+ */
+function unescape(side: string): string {
+  const spaced = side.replace(/\+/g, ' ');
+  if (!spaced.includes('%')) return spaced;
+  const bytes = Buffer.from(spaced, 'utf8');
+  const out = Buffer.alloc(bytes.length);
+  let n = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === 0x25) {
+      out[n++] = parseInt(String.fromCharCode(bytes[i + 1], bytes[i + 2]), 16);
+      i += 2;
+    } else out[n++] = bytes[i];
+  }
+  return out.subarray(0, n).toString('utf8');
+}
