@@ -6,18 +6,18 @@
 // body's fields are never seen there and are not here either.
 import type { ApiRequest } from '../http/types.js';
 import { mediaTypeOf } from '../http/media-type.js';
+import { goParseQuery } from '../http/go-query.js';
 
 const URLENCODED = 'application/x-www-form-urlencoded';
 
-// Go's query parser refuses a ';' (no longer a separator) and a '%' without two hex digits after it, and
-// one such pair fails the whole form; URLSearchParams would quietly keep them.
-const MALFORMED = /;|%(?![0-9A-Fa-f]{2})/;
-
-/** The merged form, or undefined when the body or the query string is malformed. */
+/**
+ * The merged form, or undefined when the body or the query string holds a pair Go's query parser refuses
+ * (go-query.ts): here its error is checked, so one such pair fails the whole form.
+ */
 export function formValues(req: ApiRequest<unknown>): URLSearchParams | undefined {
-  const body = mediaTypeOf(req) === URLENCODED ? req.rawBody.toString('utf8') : '';
-  if (MALFORMED.test(body) || MALFORMED.test(req.rawQuery)) return undefined;
-  const form = new URLSearchParams(body);
-  for (const [name, value] of new URLSearchParams(req.rawQuery)) form.append(name, value);
-  return form;
+  const body = goParseQuery(mediaTypeOf(req) === URLENCODED ? req.rawBody.toString('utf8') : '');
+  const query = goParseQuery(req.rawQuery);
+  if (body.malformed || query.malformed) return undefined;
+  for (const [name, value] of query.values) body.values.append(name, value);
+  return body.values;
 }

@@ -40,15 +40,18 @@ import { announceCreatedUsers } from '../hooks/after-user-created.js';
 import { codeRedirect, flowError, providerError, sessionRedirect, stateError } from './redirects.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { beforeDeadline } from '../http/request-budget.js';
+import { goQueryValues } from '../http/go-query.js';
 import type { AppContext } from '../context.js';
 
-/** The callback's parameters: the query, with a posted form's fields taking precedence. */
+/**
+ * The callback's parameters: a posted form's fields, then the query's, so a name sent in both places has
+ * the body's first value, as Go's form reading gives it. The body is read as the query is (go-query.ts).
+ */
 export function callbackParams(req: ApiRequest): URLSearchParams {
-  const params = new URLSearchParams(req.query);
   const type = req.headers['content-type'] ?? '';
-  if (req.method === 'POST' && type.startsWith('application/x-www-form-urlencoded')) {
-    for (const [key, value] of new URLSearchParams(req.rawBody.toString('utf8'))) params.set(key, value);
-  }
+  if (req.method !== 'POST' || !type.startsWith('application/x-www-form-urlencoded')) return req.query;
+  const params = goQueryValues(req.rawBody.toString('utf8'));
+  for (const [key, value] of req.query) params.append(key, value);
   return params;
 }
 

@@ -6,6 +6,7 @@
 // nobody in.
 import type { ApiRequest } from '../http/types.js';
 import { mediaTypeOf } from '../http/media-type.js';
+import { goQueryValues } from '../http/go-query.js';
 
 export interface AcsForm {
   relayState: string;
@@ -41,7 +42,7 @@ async function postedForm(req: ApiRequest): Promise<{ fields: Map<string, string
   };
   if (req.method !== 'POST') return { fields, beforeQuery: true };
   if (type === 'application/x-www-form-urlencoded') {
-    for (const [name, value] of new URLSearchParams(req.rawBody.toString('utf8'))) add(name, value);
+    for (const [name, value] of goQueryValues(req.rawBody.toString('utf8'))) add(name, value);
     return { fields, beforeQuery: true };
   }
   if (type === 'multipart/form-data') {
