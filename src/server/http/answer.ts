@@ -11,6 +11,7 @@ import type { ApiResponse } from './types.js';
 import { requestDeadlines, type DeadlineClock } from './deadline-clock.js';
 import { goJsonText } from './go-json-text.js';
 import { goRedirectPage } from './go-redirect-body.js';
+import { goQueryValues } from './go-query.js';
 
 export interface Answer {
   status: number;
@@ -94,9 +95,13 @@ export function parseJsonObject(raw: Buffer, goParams?: string): Record<string, 
   return (mayHoldLoneSurrogates(latin1) ? wellFormed(value) : value) as Record<string, unknown>;
 }
 
-/** 400 when the query string carries a NUL character (see JSON_NUL). */
+/**
+ * 400 when the query string carries a NUL character (see JSON_NUL) in a pair the routes read: one in a pair
+ * the query reading leaves out (go-query.ts) reaches nothing.
+ */
 export function assertNoNulInQuery(query: string): void {
-  if (QUERY_NUL.test(query)) throw apiError('query_nul');
+  if (!QUERY_NUL.test(query)) return;
+  for (const [name, value] of goQueryValues(query)) if (name.includes('\0') || value.includes('\0')) throw apiError('query_nul');
 }
 
 /** 400 when a decoded path parameter (`/oauth/authorizations/%00`) carries a NUL character (see JSON_NUL). */

@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import type { Route } from './types.js';
 import type { ChildSpan } from '../observability/request-spans.js';
 import { redirectTarget } from './redirect-target.js';
+import { goParseQuery } from './go-query.js';
 import { loggedParams } from './logged-params.js';
 
 export interface Completed {
@@ -57,7 +58,10 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
   // nanoseconds, error as it words it, grant_type on /token, referer as the redirect target the request
   // would get (redirect-target.ts; its secret parameters masked, as the query's are), the ids its handlers add (logged-params.ts); query, route and
   // duration_ms are ours.
-  const query = r.query ? new URLSearchParams(r.query) : NO_QUERY;
+  // The query read as the routes read it; the original's logger takes redirect_to from it only when no
+  // pair was left out (go-query.ts: its form parse failed, so the referer falls back to the Referer header).
+  const read = r.query ? goParseQuery(r.query) : undefined;
+  const query = read?.values ?? NO_QUERY;
   const line = {
     request_id: r.requestId,
     method: r.method,
@@ -66,7 +70,7 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
     route: r.route?.path,
     grant_type: r.path === '/token' ? (query.get('grant_type') ?? '') : undefined,
     remote_addr: r.ip,
-    referer: maskUrl(redirectTarget({ headers: r.headers, query }, ctx)),
+    referer: maskUrl(redirectTarget({ headers: r.headers, query: read?.malformed ? NO_QUERY : query }, ctx)),
     status: r.status,
     duration: Math.round(seconds * 1e9),
     duration_ms: Math.round(seconds * 100_000) / 100,
