@@ -41,6 +41,8 @@ export const goQueryValues = (raw: string): URLSearchParams => goParseQuery(raw)
 /**
  * One side of a well-formed pair: '+' a space, each %XX its byte, the bytes read as UTF-8 with U+FFFD for
  * what is not (as URLSearchParams decodes; Go keeps such bytes, which a JavaScript string cannot hold).
+ * Node's querystring.unescape is not used: on a bad UTF-8 escape it falls back to a decoder that reads
+ * characters, not bytes, and garbles a non-ASCII character before it ('a😀%F0%9F' gives 'a=\0…').
  */
 function unescape(side: string): string {
   const spaced = side.replace(/\+/g, ' ');
