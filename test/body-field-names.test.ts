@@ -1,11 +1,12 @@
 // Request bodies' member names are matched to fields as the original's JSON decoder matches them
 // (docs/api.md#conventions-for-every-endpoint): exactly, else ignoring case, a later member of a field replacing an earlier
-// one unless it is null. A client written against the original that sends `Email` or `PASSWORD` is served,
-// not answered as if it had sent nothing.
+// one; a later null replaces it only in a field Go would set to nil (a pointer, map or slice), not in a string.
+// A client written against the original that sends `Email` or `PASSWORD` is served, not answered as if it
+// had sent nothing.
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { adminToken } from './helpers/admin.js';
-import { uniqueEmail } from './helpers/accounts.js';
+import { signUp, uniqueEmail } from './helpers/accounts.js';
 import { oauthServerEnv, registerClient } from './helpers/oauth-server.js';
 
 const api = await startTestService(oauthServerEnv());
@@ -27,7 +28,7 @@ t.test('sign-up and the password grant read fields sent in another case', async 
   t.equal(folded.status, 200, folded.text);
 });
 
-t.test('a later member of a field replaces an earlier one, except null; a wrong type is named by the field, as Go names it', async (t) => {
+t.test('a later member of a field replaces an earlier one, a null one not a string; a wrong type is named as Go names it', async (t) => {
   const first = uniqueEmail('first');
   const last = uniqueEmail('last');
   const later = await api.request('POST', '/signup', { body: { email: first, Email: last, password } });
@@ -49,6 +50,40 @@ t.test('a later member of a field replaces an earlier one, except null; a wrong 
       },
     ],
   );
+});
+
+t.test('PUT /user: a later null empties the password and data, which the original decodes into a *string and a map', async (t) => {
+  const email = uniqueEmail('nulled-later');
+  const session = await signUp(api, email, password);
+  const other = 'Other-password-2';
+  const res = await api.request('PUT', '/user', {
+    token: session.access_token,
+    body: { password: other, Password: null, data: { plan: 'pro' }, DATA: null },
+  });
+  t.equal(res.status, 200, res.text);
+  t.notOk('plan' in res.body.user_metadata, 'no metadata written');
+  const signIn = (secret: string) => api.request('POST', '/token?grant_type=password', { body: { email, password: secret } });
+  t.equal((await signIn(password)).status, 200, 'the password is unchanged');
+  t.equal((await signIn(other)).status, 400, 'the nulled password was not set');
+});
+
+t.test('PUT /admin/users: a later null empties pointer and map fields, and leaves a string field as sent', async (t) => {
+  const email = uniqueEmail('admin-nulled');
+  const created = await api.request('POST', '/admin/users', { token: admin, body: { email, password, email_confirm: true } });
+  t.equal(created.status, 200, created.text);
+  const moved = uniqueEmail('admin-moved');
+  const other = 'Other-password-2';
+  const res = await api.request('PUT', `/admin/users/${created.body.id}`, {
+    token: admin,
+    // email is a Go string (null leaves it), password a *string and user_metadata a map (null empties them).
+    body: { email: moved, Email: null, password: other, PASSWORD: null, user_metadata: { team: 'b' }, User_Metadata: null },
+  });
+  t.equal(res.status, 200, res.text);
+  t.equal(res.body.email, moved, 'the address was changed: null does not undo a string');
+  t.notOk('team' in res.body.user_metadata, 'no metadata written');
+  const signIn = (secret: string) => api.request('POST', '/token?grant_type=password', { body: { email: moved, password: secret } });
+  t.equal((await signIn(password)).status, 200, 'the password is unchanged');
+  t.equal((await signIn(other)).status, 400, 'the nulled password was not set');
 });
 
 t.test('admin routes: a user created with cased fields', async (t) => {

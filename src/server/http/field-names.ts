@@ -27,20 +27,24 @@ function fieldOf(member: string, fields: FieldNames): string | undefined {
   return fields.exact.has(member) ? member : fields.folded.get(foldedName(member));
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 /**
  * The body with every member that fills a field under another spelling renamed to the field (the body
  * itself when none is: the common case costs one lookup per member). As in the original, members are read in
- * order and a later member of a field replaces an earlier one, except that null never replaces a value
- * (null leaves a Go field as it was). Members that fill no field are kept as they are.
+ * order and a later member of a field replaces an earlier one. A later null replaces a value only in the
+ * fields named in `nulled`: Go's decoder sets a pointer, map, slice or interface field to nil for null, and
+ * leaves a string, bool or struct field as it was (go-field-types.ts says which is which for each of the
+ * original's request types). Members that fill no field are kept as they are.
  */
-export function underFieldNames(body: Record<string, unknown>, fields: FieldNames): Record<string, unknown> {
+export function underFieldNames(body: Record<string, unknown>, fields: FieldNames, nulled = NONE): Record<string, unknown> {
   const members = Object.keys(body);
   if (members.every((member) => (fieldOf(member, fields) ?? member) === member)) return body;
   const named = new Map<string, unknown>();
   for (const member of members) {
     const name = fieldOf(member, fields) ?? member;
     const value = body[member];
-    if (value === null && named.get(name) != null) continue;
+    if (value === null && named.get(name) != null && !nulled.has(name)) continue;
     named.set(name, value);
   }
   return Object.fromEntries(named); // defines each entry as its own property, `__proto__` included

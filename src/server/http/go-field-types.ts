@@ -7,8 +7,13 @@
 // Nested types are walked as Go walks them: a struct's members matched to its fields (exactly, else
 // ignoring case), a map's values, a list's entries; an error names the innermost struct and the field's
 // whole path ("SAMLAttribute.attribute_mapping.keys.name"), a map's keys and a list's indexes not in it.
-// Members no field takes are ignored, as Go ignores them; null is no error anywhere (Go leaves the field);
-// json.RawMessage and interface{} take anything.
+// Members no field takes are ignored, as Go ignores them; null is no error anywhere; json.RawMessage and
+// interface{} take anything.
+//
+// What a null does to a field depends on its Go type, which is why pointer fields are marked here: it
+// empties a pointer, map, slice or interface{} (and a json.RawMessage holds the null itself), and leaves a
+// string, bool, struct or uuid.UUID as it was. So a later null member of a field (`{"password": "x",
+// "Password": null}`) undoes the earlier one for some fields and not others (field-names.ts).
 import { apiError } from '../errors.js';
 import { foldedName } from './field-names.js';
 import { goJsonKind } from './go-json-kind.js';
@@ -25,7 +30,12 @@ interface GoType {
   readonly fields?: ReadonlyMap<string, readonly [string, GoType]>;
   /** a struct's name without its package, as Go's errors name it */
   readonly bare?: string;
+  /** a JSON null empties it (a pointer, map, slice, interface{} or json.RawMessage) rather than leaving it */
+  readonly nulled?: true;
 }
+
+/** `*T`: decoded as T is, but emptied by null. */
+const pointer = (type: GoType): GoType => ({ ...type, nulled: true });
 
 function struct(name: string, fields: Readonly<Record<string, GoType>>): GoType {
   return {
@@ -38,32 +48,32 @@ function struct(name: string, fields: Readonly<Record<string, GoType>>): GoType 
 
 const STRING: GoType = { name: 'string', kind: 'string' };
 const BOOL: GoType = { name: 'bool', kind: 'bool' };
-const MAP: GoType = { name: 'map[string]interface {}', kind: 'object' };
-const STRINGS: GoType = { name: '[]string', kind: 'array', entries: STRING };
+const MAP: GoType = { name: 'map[string]interface {}', kind: 'object', nulled: true };
+const STRINGS: GoType = { name: '[]string', kind: 'array', entries: STRING, nulled: true };
 /** uuid.UUID decodes a JSON string with UnmarshalText, whose own refusal of a non-UUID is the handler's. */
 const UUID: GoType = { name: 'uuid.UUID', kind: 'string' };
 /** json.RawMessage (any value, kept as sent) and interface{} take anything. */
-const RAW: GoType = { name: 'json.RawMessage', kind: 'any' };
-const ANY: GoType = { name: 'interface {}', kind: 'any' };
+const RAW: GoType = { name: 'json.RawMessage', kind: 'any', nulled: true };
+const ANY: GoType = { name: 'interface {}', kind: 'any', nulled: true };
 const WEBAUTHN = struct('api.WebAuthnParams', { type: STRING, credential_response: RAW });
 const SAML_ATTRIBUTE = struct('models.SAMLAttribute', { name: STRING, names: STRINGS, default: ANY, array: BOOL });
 const SAML_ATTRIBUTE_MAPPING = struct('models.SAMLAttributeMapping', {
-  keys: { name: 'map[string]models.SAMLAttribute', kind: 'object', values: SAML_ATTRIBUTE },
+  keys: { name: 'map[string]models.SAMLAttribute', kind: 'object', values: SAML_ATTRIBUTE, nulled: true },
 });
 
 const PKCE = { code_challenge: STRING, code_challenge_method: STRING };
 
 /**
  * By Go type, as go-param-types.ts names it: each field's JSON name and type. Pointer fields (`*string`,
- * `*bool`) are named by what they point to, as Go's error names them.
+ * `*bool`) are named by what they point to, as Go's error names them, and marked with pointer().
  */
 const FIELDS_BY_TYPE: Readonly<Record<string, Readonly<Record<string, GoType>>>> = {
   'api.SignupParams': { email: STRING, phone: STRING, password: STRING, data: MAP, channel: STRING, ...PKCE },
   'api.VerifyParams': { type: STRING, token: STRING, token_hash: STRING, email: STRING, phone: STRING, redirect_to: STRING },
   'api.UserUpdateParams': {
     email: STRING,
-    password: STRING,
-    current_password: STRING,
+    password: pointer(STRING),
+    current_password: pointer(STRING),
     nonce: STRING,
     data: MAP,
     app_metadata: MAP,
@@ -76,10 +86,10 @@ const FIELDS_BY_TYPE: Readonly<Record<string, Readonly<Record<string, GoType>>>>
   'api.RecoverParams': { email: STRING, ...PKCE },
   'api.ResendConfirmationParams': { type: STRING, email: STRING, phone: STRING, ...PKCE },
   'api.InviteParams': { email: STRING, data: MAP },
-  'api.SingleSignOnParams': { provider_id: UUID, domain: STRING, redirect_to: STRING, skip_http_redirect: BOOL, ...PKCE },
+  'api.SingleSignOnParams': { provider_id: UUID, domain: STRING, redirect_to: STRING, skip_http_redirect: pointer(BOOL), ...PKCE },
   'api.EnrollFactorParams': { friendly_name: STRING, factor_type: STRING, issuer: STRING, phone: STRING },
-  'api.ChallengeFactorParams': { channel: STRING, webauthn: WEBAUTHN },
-  'api.VerifyFactorParams': { challenge_id: UUID, code: STRING, webauthn: WEBAUTHN },
+  'api.ChallengeFactorParams': { channel: STRING, webauthn: pointer(WEBAUTHN) },
+  'api.VerifyFactorParams': { challenge_id: UUID, code: STRING, webauthn: pointer(WEBAUTHN) },
   'api.PasskeyAuthenticationVerifyParams': { challenge_id: STRING, credential: RAW },
   'api.PasskeyRegistrationVerifyParams': { challenge_id: STRING, credential: RAW },
   'api.PasskeyUpdateParams': { friendly_name: STRING },
@@ -89,7 +99,7 @@ const FIELDS_BY_TYPE: Readonly<Record<string, Readonly<Record<string, GoType>>>>
     role: STRING,
     email: STRING,
     phone: STRING,
-    password: STRING,
+    password: pointer(STRING),
     password_hash: STRING,
     email_confirm: BOOL,
     phone_confirm: BOOL,
@@ -107,8 +117,8 @@ const FIELDS_BY_TYPE: Readonly<Record<string, Readonly<Record<string, GoType>>>>
     domains: STRINGS,
     attribute_mapping: SAML_ATTRIBUTE_MAPPING,
     name_id_format: STRING,
-    resource_id: STRING,
-    disabled: BOOL,
+    resource_id: pointer(STRING),
+    disabled: pointer(BOOL),
   },
   'api.AdminCustomOAuthProviderParams': {
     provider_type: STRING,
@@ -118,19 +128,19 @@ const FIELDS_BY_TYPE: Readonly<Record<string, Readonly<Record<string, GoType>>>>
     client_secret: STRING,
     acceptable_client_ids: STRINGS,
     scopes: STRINGS,
-    pkce_enabled: BOOL,
+    pkce_enabled: pointer(BOOL),
     attribute_mapping: MAP,
     custom_claims_allowlist: STRINGS,
     authorization_params: MAP,
-    enabled: BOOL,
-    email_optional: BOOL,
+    enabled: pointer(BOOL),
+    email_optional: pointer(BOOL),
     issuer: STRING,
-    discovery_url: STRING,
-    skip_nonce_check: BOOL,
+    discovery_url: pointer(STRING),
+    skip_nonce_check: pointer(BOOL),
     authorization_url: STRING,
     token_url: STRING,
     userinfo_url: STRING,
-    jwks_uri: STRING,
+    jwks_uri: pointer(STRING),
   },
   'api.PasswordGrantParams': { email: STRING, phone: STRING, password: STRING },
   'api.RefreshTokenGrantParams': { refresh_token: STRING },
@@ -197,4 +207,17 @@ function firstOf(values: unknown[], type: GoType, struct: string, path: string[]
     if (problem !== null) return problem;
   }
   return null;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+const NULLED: ReadonlyMap<string, ReadonlySet<string>> = new Map(
+  Object.entries(FIELDS_BY_TYPE).map(([type, fields]) => [type, new Set(Object.keys(fields).filter((field) => fields[field].nulled))]),
+);
+
+/**
+ * The declared names of the fields of `goParams` that a JSON null empties (pointers, maps, slices...), so
+ * that a later null member of one undoes an earlier value (field-names.ts); none for a type not known here.
+ */
+export function fieldsNullEmpties(goParams: string | undefined): ReadonlySet<string> {
+  return (goParams === undefined ? undefined : NULLED.get(goParams)) ?? NONE;
 }

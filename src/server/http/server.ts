@@ -27,7 +27,7 @@ import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import { underFieldNames } from './field-names.js';
 import { goParamsType } from './go-param-types.js';
 import { goQueryValues } from './go-query.js';
-import { assertDecodesAsGo } from './go-field-types.js';
+import { assertDecodesAsGo, fieldsNullEmpties } from './go-field-types.js';
 import type { AppContext } from '../context.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -255,8 +255,10 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
     msLeft: () => deadline.msLeft(),
     json(goParams) {
       if (parsed) return parsed;
-      const value = parseJsonObject(rawBody, goParams ?? goParamsType(this));
-      return (parsed = check?.fields ? underFieldNames(value, check.fields) : value);
+      const routeParams = goParamsType(this);
+      const value = parseJsonObject(rawBody, goParams ?? routeParams);
+      // The route's fields are named as its own Go type decodes them, whoever reads the body first.
+      return (parsed = check?.fields ? underFieldNames(value, check.fields, fieldsNullEmpties(routeParams)) : value);
     },
     // The body is decoded as the original's type (go-field-types.ts), then the route's schema checked, where
     // the handler first reads it, so their errors keep their place among the handler's own checks (after

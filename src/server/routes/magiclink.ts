@@ -12,13 +12,16 @@ import { sendLinkMail } from '../passwordless/link-mail.js';
 import { signUpWithoutPassword } from '../users/signup.js';
 import { goDecoderValue } from '../http/json-syntax-error.js';
 import { parseJsonObject } from '../http/answer.js';
-import { assertDecodesAsGo } from '../http/go-field-types.js';
+import { assertDecodesAsGo, fieldsNullEmpties } from '../http/go-field-types.js';
+import { fieldNames, underFieldNames } from '../http/field-names.js';
 import type { Handler, ApiRequest } from '../http/types.js';
 import type { AppContext } from '../context.js';
 
 const FIELDS = { email: 'string', ...PKCE_FIELDS, data: 'object' } as const;
 export const magiclinkBody = bodySchema(FIELDS);
 type MagicLinkBody = BodyOf<typeof FIELDS>;
+const MAGIC_LINK_PARAMS = 'api.MagicLinkParams';
+const FIELD_NAMES = fieldNames(Object.keys(FIELDS));
 
 export const magiclink: Handler<MagicLinkBody> = async (req, ctx) => {
   assertMagicLinksEnabled(ctx); // before the body is read, as the original checks the provider first
@@ -41,13 +44,14 @@ function magicLinkParams(req: ApiRequest): MagicLinkBody {
   if ('error' in read) throw unreadable(read.error);
   let value;
   try {
-    value = parseJsonObject(req.rawBody.subarray(0, read.length), 'api.MagicLinkParams');
-    assertDecodesAsGo(value, 'api.MagicLinkParams');
+    value = parseJsonObject(req.rawBody.subarray(0, read.length), MAGIC_LINK_PARAMS);
+    assertDecodesAsGo(value, MAGIC_LINK_PARAMS);
   } catch (err) {
     if (err instanceof ApiError && err.errorCode === 'bad_json') throw unreadable(err.message.replace(COMMON_WORDS, ''));
     throw err;
   }
-  return magiclinkBody(value);
+  // Named as MagicLinkParams decodes them before the schema's check (a later null empties `data`).
+  return magiclinkBody(underFieldNames(value, FIELD_NAMES, fieldsNullEmpties(MAGIC_LINK_PARAMS)));
 }
 
 const COMMON_WORDS = /^Could not parse request body as JSON: /;
