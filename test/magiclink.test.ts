@@ -104,6 +104,16 @@ t.test('an unknown address is signed up with user_metadata from data and gets th
   t.ok(me.body.email_confirmed_at, 'following the link confirmed the address');
 });
 
+t.test('a later null data empties it, as the original decodes data into a map: the address is signed up without it', async (t) => {
+  const res = await api.request('POST', '/magiclink', { body: { email: 'nulled-data@example.com', data: { plan: 'pro' }, Data: null } });
+  t.equal(res.status, 200, res.text);
+  await smtp.waitForMail('nulled-data@example.com');
+  const {
+    rows: [user],
+  } = await api.db.query('select raw_user_meta_data from users where email = $1', ['nulled-data@example.com']);
+  t.notOk('plan' in user.raw_user_meta_data, 'no metadata from the nulled data');
+});
+
 t.test('an unconfirmed user gets the confirmation mail again, not a magic link', async (t) => {
   await api.request('POST', '/signup', { body: { email: 'pending@example.com', password: 'secret-password' } });
   await smtp.waitForMail('pending@example.com');
