@@ -50,6 +50,13 @@ export class DbTimestamp extends Date {
 }
 
 /**
+ * A value as a query parameter: a DbTimestamp as its text with all six digits, since pg writes any Date
+ * with its milliseconds alone (so a time read and written back, or one set to the microsecond, would lose
+ * the rest); anything else as it is.
+ */
+export const timestampParam = (value: unknown): unknown => (value instanceof DbTimestamp ? rfc3339Nano(value) : value);
+
+/**
  * A time as the original's JSON writes one (Go's RFC3339Nano, in UTC): the fraction of a second with its
  * trailing zeros dropped, and without the dot when nothing is left (`2026-11-25T10:00:00.12345Z`,
  * `2026-11-25T10:00:00Z`). A DbTimestamp gives all six digits PostgreSQL stores, any other Date its three.

@@ -1,7 +1,7 @@
 // users: finders take a Queryable first (pool or transaction). Emails are stored lower-case and phones
 // as digits, so lookups are plain equality on the unique indexes' expressions.
 import type { Queryable } from './pool.js';
-import { rfc3339Nano } from './timestamps.js';
+import { rfc3339Nano, timestampParam } from './timestamps.js';
 
 export interface UserRow {
   id: string;
@@ -197,7 +197,7 @@ export async function findUserByPhoneChange(q: Queryable, phone: string, aud: st
 /** Inserts a user; resolves null when the email or phone is already taken (a concurrent signup won). */
 export async function insertUser(q: Queryable, fields: UserWrite): Promise<UserRow | null> {
   const names = columnsOf(fields);
-  const values = names.map((n) => (fields as Record<string, unknown>)[n]);
+  const values = names.map((n) => timestampParam((fields as Record<string, unknown>)[n]));
   const { rows } = await q.query<UserRow>(
     `insert into users (${names.join(', ')}) values (${names.map((_, i) => `$${i + 1}`).join(', ')})
      on conflict do nothing returning ${USER_COLUMNS}`,
@@ -208,7 +208,7 @@ export async function insertUser(q: Queryable, fields: UserWrite): Promise<UserR
 
 export async function updateUser(q: Queryable, id: string, fields: UserWrite): Promise<UserRow> {
   const names = columnsOf(fields);
-  const values = names.map((n) => (fields as Record<string, unknown>)[n]);
+  const values = names.map((n) => timestampParam((fields as Record<string, unknown>)[n]));
   const set = names
     .map((n, i) => `${n} = $${i + 2}`)
     .concat('updated_at = now()')

@@ -4,6 +4,8 @@ import { apiError } from '../errors.js';
 import { parseGoDurationNs } from '../config/go-duration.js';
 import { bodySchema, type BodyOf } from '../http/validate.js';
 import { trimSpace } from '../go-trim-space.js';
+import { nowMicroseconds } from '../micro-clock.js';
+import { DbTimestamp } from '../../db/timestamps.js';
 
 export interface AdminUserParams {
   id?: string;
@@ -45,7 +47,7 @@ export type AdminUserBody = BodyOf<typeof FIELDS>;
  * A role is absent only when empty: the original trims it as it stores it, so one of white space alone
  * is stored as the empty role, not replaced by the default.
  */
-export function readAdminUserParams(body: AdminUserBody, now = Date.now()): AdminUserParams {
+export function readAdminUserParams(body: AdminUserBody, nowUs = nowMicroseconds()): AdminUserParams {
   return {
     id: body.id || undefined,
     aud: body.aud || undefined,
@@ -58,15 +60,22 @@ export function readAdminUserParams(body: AdminUserBody, now = Date.now()): Admi
     phoneConfirm: body.phone_confirm ?? false,
     userMetadata: body.user_metadata ?? undefined,
     appMetadata: body.app_metadata ?? undefined,
-    bannedUntil: body.ban_duration ? bannedUntil(body.ban_duration, now) : undefined,
+    bannedUntil: body.ban_duration ? bannedUntil(body.ban_duration, nowUs) : undefined,
   };
 }
 
-/** `none` (or a zero duration) unbans; otherwise banned until now + duration (docs/users-and-audit.md#bans). */
-export function bannedUntil(banDuration: string, now = Date.now()): Date | null {
+/**
+ * `none` (or a zero duration) unbans; otherwise banned until now + duration (docs/users-and-audit.md#bans),
+ * `nowUs` in microseconds since 1970: the time is kept to the microsecond, as the original's column keeps
+ * its clock's time, so the user JSON shows the same six-digit fraction.
+ */
+export function bannedUntil(banDuration: string, nowUs = nowMicroseconds()): Date | null {
   if (banDuration === 'none') return null;
   const parsed = parseGoDurationNs(banDuration);
   if ('error' in parsed) throw apiError('admin_ban_duration', `invalid format for ban duration: ${parsed.error}`);
   // Whole nanoseconds, as the original: anything under 1 ns ("0.5ns") is a zero duration, which unbans.
-  return parsed.ns === 0n ? null : new Date(now + Number(parsed.ns) / 1e6);
+  if (parsed.ns === 0n) return null;
+  const until = nowUs + Math.round(Number(parsed.ns) / 1000);
+  const milliseconds = Math.floor(until / 1000);
+  return new DbTimestamp(milliseconds, until - milliseconds * 1000);
 }
