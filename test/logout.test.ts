@@ -3,6 +3,7 @@
 import t from 'tap';
 import { startTestService } from './helpers/server.js';
 import { refresh, signIn, signUp, type Session } from './helpers/accounts.js';
+import { signedToken } from './helpers/admin.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
 t.teardown(() => api.stop());
@@ -89,6 +90,43 @@ t.test('an unknown scope is refused and ends nothing', async (t) => {
   const odd = await api.request('POST', '/logout?scope=a%22b%5Cc%09%E2%80%8B%C3%A9%F0%9F%98%80%7F', { token: a.access_token });
   t.equal(odd.body.msg, 'Unsupported logout scope "a\\"b\\\\c\\t\\u200bé😀\\x7f"');
   t.ok(await alive(a));
+});
+
+t.test("an invalid UTF-8 scope is quoted byte by byte, as Go's %q quotes the bytes the original read", async (t) => {
+  const [a] = await threeSessions();
+  const msgOf = async (query: string) => (await api.request('POST', `/logout?${query}`, { token: a.access_token })).body.msg;
+  t.equal(await msgOf('scope=%FF'), 'Unsupported logout scope "\\xff"');
+  // a sequence cut short is one escape per byte; a surrogate's encoding is no character either
+  t.equal(await msgOf('scope=%E2%82x%ED%A0%80'), 'Unsupported logout scope "\\xe2\\x82x\\xed\\xa0\\x80"');
+  // the replacement character itself, sent as valid UTF-8, prints as it is
+  t.equal(await msgOf('scope=%EF%BF%BD%FF'), 'Unsupported logout scope "\uFFFD\\xff"');
+  t.ok(await alive(a));
+});
+
+t.test('a scope pair Go\'s query parser drops (a ";" or a bad escape) leaves the default, global', async (t) => {
+  const [a, b] = await threeSessions();
+  t.equal((await api.request('POST', '/logout?scope=local;x', { token: a.access_token })).status, 204);
+  t.notOk(await alive(b), "every session ended, not only the caller's");
+  const [c, d] = await threeSessions();
+  t.equal((await api.request('POST', '/logout?scope=local%zz', { token: c.access_token })).status, 204);
+  t.notOk(await alive(d));
+});
+
+t.test("local with a token naming another user's session ends that session, as the original deletes by id", async (t) => {
+  const [a, a2] = await threeSessions();
+  const [b] = await threeSessions();
+  const claimsOf = (s: Session) => JSON.parse(Buffer.from(s.access_token.split('.')[1], 'base64url').toString());
+  // A's own claims, with the session id of B's session: a token only the JWT secret's holder can mint.
+  const token = await signedToken({ ...claimsOf(a), session_id: claimsOf(b).session_id, iat: undefined, exp: undefined });
+  t.equal((await api.request('POST', '/logout?scope=local', { token })).status, 204);
+  t.strictSame((await api.request('GET', '/user', { token: b.access_token })).body, SESSION_GONE, "B's session is gone");
+  t.ok((await alive(a)) && (await alive(a2)), "A's sessions stay");
+  // others: every session of the token's user but the named one, which is not the user's, so all of them
+  const [c] = await threeSessions();
+  const others = await signedToken({ ...claimsOf(a), session_id: claimsOf(c).session_id, iat: undefined, exp: undefined });
+  t.equal((await api.request('POST', '/logout?scope=others', { token: others })).status, 204);
+  t.notOk((await alive(a)) || (await alive(a2)), 'every session of A ended');
+  t.ok(await alive(c), "the named session, another user's, is untouched");
 });
 
 t.test('logout needs a bearer token; a logged-out token cannot log out again', async (t) => {

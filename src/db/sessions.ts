@@ -80,11 +80,15 @@ export async function findSession(q: Queryable, id: string): Promise<SessionRow 
   return rows[0] ?? null;
 }
 
-/** Deletes sessions of a user (cascading to their refresh tokens): all, only `keep`, or all but `keep`. */
+/**
+ * Deletes sessions (cascading to their refresh tokens): every session of the user, `only` the session
+ * `sessionId` names, or every session of the user but that one. `only` goes by the id alone, whoever's
+ * session it is, as the original's local logout does (docs/api.md#post-logout).
+ */
 export async function deleteSessions(q: Queryable, userId: string, scope: 'all' | 'only' | 'others', sessionId?: string): Promise<number> {
   if (scope === 'all') return (await q.query('delete from sessions where user_id = $1', [userId])).rowCount ?? 0;
-  const op = scope === 'only' ? '=' : '<>';
-  return (await q.query(`delete from sessions where user_id = $1 and id ${op} $2`, [userId, sessionId])).rowCount ?? 0;
+  if (scope === 'only') return (await q.query('delete from sessions where id = $1', [sessionId])).rowCount ?? 0;
+  return (await q.query('delete from sessions where user_id = $1 and id <> $2', [userId, sessionId])).rowCount ?? 0;
 }
 
 /**
