@@ -107,6 +107,25 @@ t.test('where the original reads a bare name only as its fallback, its GOTRUE_ n
   t.equal(load({ ...PROD, AUTH_API_PORT: '1', GOTRUE_API_PORT: '9999', PORT: '8080' }).api.port, 1, 'AUTH_ still first');
 });
 
+t.test("a bare SECRETS is every hook's secrets where its own are unset, as the original's loader reads it", async (t) => {
+  const [one, two, own] = ['A', 'B', 'C'].map((c) => `v1,whsec_${c.repeat(44)}`);
+  const c = load({ ...PROD, SECRETS: `${one}||${two}`, GOTRUE_HOOK_SEND_EMAIL_SECRETS: own, AUTH_HOOK_SEND_SMS_SECRETS: own });
+  t.same(c.hooks.customAccessToken.secrets, [one, two], "split at | with blanks dropped, as the hooks' own");
+  for (const hook of ['mfaVerificationAttempt', 'passwordVerificationAttempt', 'beforeUserCreated', 'afterUserCreated'] as const)
+    t.same(c.hooks[hook].secrets, [one, two], hook);
+  t.same(c.hooks.sendEmail.secrets, [own], 'GOTRUE_HOOK_<NAME>_SECRETS wins');
+  t.same(c.hooks.sendSms.secrets, [own], 'AUTH_HOOK_<NAME>_SECRETS wins');
+  // The original merges its sources before it reads a name: a hook's own secrets in .env beat SECRETS in the environment.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
+  writeFileSync(path.join(dir, '.env'), `GOTRUE_HOOK_SEND_EMAIL_SECRETS=${own}\n`);
+  t.same(load({ ...PROD, SECRETS: one }, path.join(dir, '.env')).hooks.sendEmail.secrets, [own]);
+  // Checked only for a hook that is called over HTTP(S), as there, and then named by the variable it came from.
+  t.same(problemsOf({ ...PROD, SECRETS: 'not-a-secret' }), [], 'no HTTP hook: not checked');
+  t.same(problemsOf({ ...PROD, SECRETS: 'not-a-secret', GOTRUE_HOOK_SEND_EMAIL_URI: 'https://hooks.example.com/mail' }), [
+    'SECRETS: 1 secret(s) not of the form v1,whsec_<base64> (separate several with |)',
+  ]);
+});
+
 t.test('the environment wins over .env, and .env is read', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
   const file = path.join(dir, '.env');

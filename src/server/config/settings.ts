@@ -513,12 +513,14 @@ export const SETTINGS: Setting[] = [
   s('SMS_VONAGE_API_BASE_URL', 'sms.vonage.apiBaseUrl', 'string', 'https://rest.nexmo.com', httpUrl),
 
   // The auth hooks (docs/hooks.md); URI and secrets are checked across fields in cross-field.ts (src/server/hooks/targets.ts).
+  // A bare SECRETS is every hook's secrets where the hook's own are unset, as the original's loader falls
+  // back to a field's bare tag name (docs/settings.md#hooks).
   ...HOOK_NAMES.flatMap((hook) => {
     const env = `HOOK_${hookEnvName(hook)}`;
     return [
       s(`${env}_ENABLED`, `hooks.${hook}.enabled`, 'bool', false),
       s(`${env}_URI`, `hooks.${hook}.uri`, 'string', ''),
-      s(`${env}_SECRETS`, `hooks.${hook}.secrets`, 'pipeList', []),
+      s(`${env}_SECRETS`, `hooks.${hook}.secrets`, 'pipeList', [], undefined, [`GOTRUE_${env}_SECRETS`, 'SECRETS']),
     ];
   }),
 ];
