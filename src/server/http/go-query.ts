@@ -14,8 +14,15 @@ export interface GoQuery {
 
 const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 
-export function goParseQuery(raw: string): GoQuery {
-  const values = new URLSearchParams();
+/** A pair as sent, still escaped: its name and value. */
+export type RawPair = readonly [name: string, value: string];
+
+/**
+ * The pairs Go's parser keeps, still escaped, in order, and whether it left any out: the one splitting rule
+ * behind goParseQuery and the redirect builder's url.Values reading (go-url.ts).
+ */
+export function goQuerySplit(raw: string): { pairs: RawPair[]; malformed: boolean } {
+  const pairs: RawPair[] = [];
   let malformed = false;
   for (const pair of raw.split('&')) {
     if (pair.includes(';')) {
@@ -30,8 +37,15 @@ export function goParseQuery(raw: string): GoQuery {
       malformed = true;
       continue;
     }
-    values.append(unescape(name), unescape(value));
+    pairs.push([name, value]);
   }
+  return { pairs, malformed };
+}
+
+export function goParseQuery(raw: string): GoQuery {
+  const { pairs, malformed } = goQuerySplit(raw);
+  const values = new URLSearchParams();
+  for (const [name, value] of pairs) values.append(unescape(name), unescape(value));
   return { values, malformed };
 }
 

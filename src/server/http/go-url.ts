@@ -13,6 +13,8 @@
 // Only targets some URL parser already took come here (a checked redirect target, a registered redirect URI,
 // the configured site URL), so their escapes are well formed.
 
+import { goQuerySplit } from './go-query.js';
+
 /** Bytes Go's escaping leaves as they are, per part of a URL (its shouldEscape). */
 const HOST_KEPT = /^[A-Za-z0-9\-_.~!$&'()*+,;=:[\]<>"]$/;
 const USER_KEPT = /^[A-Za-z0-9\-_.~$&+,;=]$/;
@@ -133,25 +135,12 @@ export function goQueryBytes(query: string, name: string): Buffer {
   return Buffer.from(pair ? escapedBytes(pair.value) : '', 'latin1');
 }
 
-/** A raw query as url.Values reads it, each side escaped again as Encode writes it. */
+/** A raw query as url.Values reads it (go-query.ts drops the pairs Go's parser refuses), each side escaped again as Encode writes it. */
 function goQueryPairs(query: string): GoQueryPair[] {
-  const pairs: GoQueryPair[] = [];
-  for (const text of query.split('&')) {
-    if (text === '' || text.includes(';')) continue;
-    const equals = text.indexOf('=');
-    const name = goQueryReescaped(equals < 0 ? text : text.slice(0, equals));
-    const value = goQueryReescaped(equals < 0 ? '' : text.slice(equals + 1));
-    if (name !== null && value !== null) pairs.push({ name, value, order: escapedBytes(name) });
-  }
-  return pairs;
-}
-
-/**
- * One side of a query pair as url.Values reads it (`+` a space) and url.QueryEscape writes it again, or null
- * where its reading fails (a malformed `%` escape), which drops the pair.
- */
-function goQueryReescaped(raw: string): string | null {
-  return /%(?![0-9A-Fa-f]{2})/.test(raw) ? null : reescaped(raw, QUERY_KEPT, true);
+  return goQuerySplit(query).pairs.map(([raw, value]) => {
+    const name = reescaped(raw, QUERY_KEPT, true);
+    return { name, value: reescaped(value, QUERY_KEPT, true), order: escapedBytes(name) };
+  });
 }
 
 /** Escaped text's bytes, one character each (0-255), so that `<` compares them in Go's byte order. */
