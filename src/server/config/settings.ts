@@ -223,6 +223,31 @@ export const SETTINGS: Setting[] = [
     'OTEL_EXPORTER_OTLP_PROTOCOL',
   ]),
   s('OTEL_RESOURCE_ATTRIBUTES', 'otelResourceAttributes', 'string', '', undefined, ['OTEL_RESOURCE_ATTRIBUTES']),
+  // The exporters' and the trace SDK's own variables (docs/observability.md#where-telemetry-goes): read here
+  // with the others, so that a configuration file sets them as the environment does (the original loads its
+  // files into its environment, where its SDK reads them), and handed to the SDK explicitly
+  // (otlp-exporters.ts, tracing.ts). The headers stay text: the exporters parse them as the SDK would.
+  ...(['', 'TRACES_', 'METRICS_'] as const).flatMap((signal) => {
+    const at = signal === '' ? 'otlp.all' : signal === 'TRACES_' ? 'otlp.traces' : 'otlp.metrics';
+    return [
+      s(`OTEL_EXPORTER_OTLP_${signal}HEADERS`, `${at}.headers`, 'string', '', undefined, [`OTEL_EXPORTER_OTLP_${signal}HEADERS`]),
+      // 0: not set (the signal's own, else the general one, else ours: a second).
+      s(`OTEL_EXPORTER_OTLP_${signal}TIMEOUT`, `${at}.timeoutMs`, 'int', 0, { minimum: 0 }, [`OTEL_EXPORTER_OTLP_${signal}TIMEOUT`]),
+      onlyWhen(
+        (flat) => tracing(flat) || otlpMetrics(flat),
+        s(`OTEL_EXPORTER_OTLP_${signal}COMPRESSION`, `${at}.compression`, 'string', '', { enum: ['', 'none', 'gzip'] }, [
+          `OTEL_EXPORTER_OTLP_${signal}COMPRESSION`,
+        ]),
+      ),
+    ];
+  }),
+  // Empty: parent-based always-on, the SDK's default; a name the SDK does not know is warned about and the default used (tracing.ts).
+  s('OTEL_TRACES_SAMPLER', 'tracing.sampler', 'string', '', undefined, ['OTEL_TRACES_SAMPLER']),
+  s('OTEL_TRACES_SAMPLER_ARG', 'tracing.samplerArg', 'string', '', undefined, ['OTEL_TRACES_SAMPLER_ARG']),
+  // The batch span processor's; 0: the SDK's default (the export timeout is the exporter's, above).
+  s('OTEL_BSP_SCHEDULE_DELAY', 'tracing.batch.scheduleDelayMs', 'int', 0, { minimum: 0 }, ['OTEL_BSP_SCHEDULE_DELAY']),
+  s('OTEL_BSP_MAX_QUEUE_SIZE', 'tracing.batch.maxQueueSize', 'int', 0, { minimum: 0 }, ['OTEL_BSP_MAX_QUEUE_SIZE']),
+  s('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 'tracing.batch.maxExportBatchSize', 'int', 0, { minimum: 0 }, ['OTEL_BSP_MAX_EXPORT_BATCH_SIZE']),
   // Reloading the --config-dir (docs/settings.md#reloading); read at start only, as the original. POLLERENABLED
   // is the original's spelling: its field is not split into words.
   s('RELOADING_NOTIFY_ENABLED', 'reloading.notifyEnabled', 'bool', true),

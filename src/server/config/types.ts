@@ -168,6 +168,11 @@ export interface Config {
     otlpTracesEndpoint: string;
     otlpProtocol: OtlpProtocol;
     serviceName: string;
+    /** OTEL_TRACES_SAMPLER and its argument; empty: the SDK's default, parent-based always-on (observability/tracing.ts) */
+    sampler: string;
+    samplerArg: string;
+    /** OTEL_BSP_*: the batch span processor's; 0 for the SDK's default */
+    batch: { scheduleDelayMs: number; maxQueueSize: number; maxExportBatchSize: number };
   };
   metrics: {
     enabled: boolean;
@@ -182,6 +187,11 @@ export interface Config {
     exportIntervalMs: number;
   };
   otelResourceAttributes: string;
+  /**
+   * The OTLP exporters' own variables, for both signals (`all`, OTEL_EXPORTER_OTLP_X) and for each
+   * (OTEL_EXPORTER_OTLP_TRACES_X, _METRICS_X), combined as the SDK combines them (observability/otlp-exporters.ts)
+   */
+  otlp: Record<'all' | 'traces' | 'metrics', OtlpExporterSettings>;
   /** how a --config-dir is watched for changes (src/server/reload/) */
   reloading: {
     notifyEnabled: boolean;
@@ -474,6 +484,15 @@ export interface MfaConfig {
 export interface Web3ChainConfig {
   enabled: boolean;
   maximumValiditySeconds: number;
+}
+
+export interface OtlpExporterSettings {
+  /** `key=value,…` with percent-encoded values, as the standard writes them; parsed by the exporter module */
+  headers: string;
+  /** milliseconds one export may take; 0: not set */
+  timeoutMs: number;
+  /** empty: not set */
+  compression: '' | 'none' | 'gzip';
 }
 
 /** OTEL_EXPORTER_OTLP_PROTOCOL's values: the original's two, and the standard's JSON over HTTP */

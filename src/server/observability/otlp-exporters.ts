@@ -4,12 +4,18 @@
 // address follows the OpenTelemetry conventions (docs/observability.md#where-telemetry-goes): a signal's own
 // URL as it is; else the base endpoint, under `/v1/traces` or `/v1/metrics` over HTTP and as it is over gRPC
 // (gRPC names its method, not a path); else the protocol's default collector on this machine.
+// Headers, timeout and compression come from the configuration (OTEL_EXPORTER_OTLP_*, read with the other
+// settings, so from a configuration file too) and are handed to the exporter, never left to it to find in
+// the process environment (docs/observability.md#where-telemetry-goes).
 import type { PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Config, OtlpProtocol } from '../config/types.js';
 
 type Signal = 'traces' | 'metrics';
-type Endpoints = Pick<Config, 'tracing' | 'metrics'>;
+type Compression = NonNullable<
+  ConstructorParameters<typeof import('@opentelemetry/exporter-trace-otlp-proto').OTLPTraceExporter>[0]
+>['compression'];
+type Endpoints = Pick<Config, 'tracing' | 'metrics' | 'otlp'>;
 
 const DEFAULT_COLLECTOR: Record<OtlpProtocol, string> = {
   'http/protobuf': 'http://localhost:4318',
@@ -30,33 +36,69 @@ export function otlpUrl(config: Endpoints, signal: Signal): string {
   return protocol === 'grpc' ? base : `${base.replace(/\/+$/, '')}/v1/${signal}`;
 }
 
+/** An exporter, where it sends, and how long one export may take. */
+export interface Exporter<E> {
+  exporter: E;
+  url: string;
+  timeoutMillis: number;
+}
+
+/** What a signal's exporter is given besides its URL, the signal's own setting before the general one, as the SDK reads them. */
+export async function otlpOptions(config: Endpoints, signal: Signal, defaultTimeoutMillis: number) {
+  const { parseKeyPairsIntoRecord } = await import('@opentelemetry/core');
+  const own = config.otlp[signal];
+  const all = config.otlp.all;
+  const compression = own.compression || all.compression;
+  return {
+    // Combined, the signal's own winning for a name both set.
+    headers: { ...parseKeyPairsIntoRecord(all.headers), ...parseKeyPairsIntoRecord(own.headers) },
+    timeoutMillis: own.timeoutMs || all.timeoutMs || defaultTimeoutMillis,
+    ...(compression ? { compression: compression as Compression } : {}),
+  };
+}
+
+/** Over gRPC the headers travel as the call's metadata. */
+async function grpcOptions(url: string, options: Awaited<ReturnType<typeof otlpOptions>>) {
+  const { Metadata } = await import('@grpc/grpc-js');
+  const metadata = new Metadata();
+  for (const [name, value] of Object.entries(options.headers)) metadata.set(name, value);
+  const { headers: _, ...rest } = options;
+  return { url, ...rest, metadata };
+}
+
 /**
- * The span exporter. `timeoutMillis` bounds one export, retries included. Over gRPC, an `http://` URL is a
- * connection without TLS and `https://` one with it, as the exporter reads its scheme.
+ * The span exporter. `timeoutMillis` bounds one export, retries included, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT
+ * says otherwise. Over gRPC, an `http://` URL is a connection without TLS and `https://` one with it, as the exporter reads its scheme.
  */
-export async function otlpSpanExporter(config: Endpoints, timeoutMillis: number): Promise<{ exporter: SpanExporter; url: string }> {
+export async function otlpSpanExporter(config: Endpoints, timeoutMillis: number): Promise<Exporter<SpanExporter>> {
   const url = otlpUrl(config, 'traces');
-  const options = { url, timeoutMillis };
-  switch (otlpProtocol(config, 'traces')) {
-    case 'grpc':
-      return { exporter: new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter(options), url };
-    case 'http/json':
-      return { exporter: new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(options), url };
-    default:
-      return { exporter: new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(options), url };
-  }
+  const options = await otlpOptions(config, 'traces', timeoutMillis);
+  const exporter = await (async () => {
+    switch (otlpProtocol(config, 'traces')) {
+      case 'grpc':
+        return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter(await grpcOptions(url, options));
+      case 'http/json':
+        return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({ url, ...options });
+      default:
+        return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter({ url, ...options });
+    }
+  })();
+  return { exporter, url, timeoutMillis: options.timeoutMillis };
 }
 
 /** The metric exporter: cumulative temporality (the exporters' default), as the counters are kept. */
-export async function otlpMetricExporter(config: Endpoints, timeoutMillis: number): Promise<{ exporter: PushMetricExporter; url: string }> {
+export async function otlpMetricExporter(config: Endpoints, timeoutMillis: number): Promise<Exporter<PushMetricExporter>> {
   const url = otlpUrl(config, 'metrics');
-  const options = { url, timeoutMillis };
-  switch (otlpProtocol(config, 'metrics')) {
-    case 'grpc':
-      return { exporter: new (await import('@opentelemetry/exporter-metrics-otlp-grpc')).OTLPMetricExporter(options), url };
-    case 'http/json':
-      return { exporter: new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter(options), url };
-    default:
-      return { exporter: new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter(options), url };
-  }
+  const options = await otlpOptions(config, 'metrics', timeoutMillis);
+  const exporter = await (async () => {
+    switch (otlpProtocol(config, 'metrics')) {
+      case 'grpc':
+        return new (await import('@opentelemetry/exporter-metrics-otlp-grpc')).OTLPMetricExporter(await grpcOptions(url, options));
+      case 'http/json':
+        return new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter({ url, ...options });
+      default:
+        return new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter({ url, ...options });
+    }
+  })();
+  return { exporter, url, timeoutMillis: options.timeoutMillis };
 }

@@ -26,11 +26,11 @@ const EXPORT_TIMEOUT_MS = 1000;
 const SHUTDOWN_TIMEOUT_MS = 1500;
 
 export async function startOtlpMetrics(
-  config: Pick<Config, 'metrics' | 'tracing' | 'otelResourceAttributes'>,
+  config: Pick<Config, 'metrics' | 'tracing' | 'otlp' | 'otelResourceAttributes'>,
   source: MetricsSource,
   log: Logger,
 ): Promise<OtlpMetrics> {
-  const [sdk, { exporter, url }, { resourceFromAttributes }, { ValueType }] = await Promise.all([
+  const [sdk, { exporter, url, timeoutMillis }, { resourceFromAttributes }, { ValueType }] = await Promise.all([
     import('@opentelemetry/sdk-metrics'),
     otlpMetricExporter(config, EXPORT_TIMEOUT_MS),
     import('@opentelemetry/resources'),
@@ -63,7 +63,7 @@ export async function startOtlpMetrics(
   const reader = new sdk.PeriodicExportingMetricReader({
     exporter: reporting,
     exportIntervalMillis: config.metrics.exportIntervalMs,
-    exportTimeoutMillis: Math.min(config.metrics.exportIntervalMs, EXPORT_TIMEOUT_MS * 2),
+    exportTimeoutMillis: Math.min(config.metrics.exportIntervalMs, timeoutMillis * 2),
     metricProducers: [producer],
   });
   const provider = new sdk.MeterProvider({ resource, readers: [reader] });

@@ -15,6 +15,7 @@ import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
 import type { ChildSpan } from './request-spans.js';
 import { otlpSpanExporter } from './otlp-exporters.js';
+import { traceSampler } from './trace-sampler.js';
 import { requestSpanAttributes, type RequestFacts } from './http-semconv.js';
 
 export interface RequestTrace extends RequestFacts {
@@ -37,24 +38,18 @@ export interface Tracing {
 
 const NO_TRACING: Tracing = { enabled: false, record() {}, shutdown: async () => {} };
 
-/** One export's whole budget, retries included: a collector answers in milliseconds when it is up. */
+/** One export's whole budget, retries included, unless OTEL_EXPORTER_OTLP_TIMEOUT says otherwise: a collector answers in milliseconds when it is up. */
 const EXPORT_TIMEOUT_MS = 1000;
 /** The most a stop waits for the last spans to leave. */
 const SHUTDOWN_TIMEOUT_MS = 1000;
 
 export async function createTracing(
-  config: Pick<Config, 'tracing' | 'metrics' | 'otelResourceAttributes'>,
+  config: Pick<Config, 'tracing' | 'metrics' | 'otlp' | 'otelResourceAttributes'>,
   log?: Logger,
   failing: Int32Array = new Int32Array(1),
 ): Promise<Tracing> {
   if (!config.tracing.enabled) return NO_TRACING;
-  const [
-    api,
-    { BasicTracerProvider, BatchSpanProcessor },
-    { exporter: otlp, url },
-    { resourceFromAttributes },
-    { W3CTraceContextPropagator },
-  ] = await Promise.all([
+  const [api, sdk, { exporter: otlp, url, timeoutMillis }, { resourceFromAttributes }, { W3CTraceContextPropagator }] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-base'),
     otlpSpanExporter(config, EXPORT_TIMEOUT_MS),
@@ -63,13 +58,23 @@ export async function createTracing(
   ]);
   const propagator = new W3CTraceContextPropagator();
   const exporter = reportingFailures(otlp, url, failing, log);
-  const provider = new BasicTracerProvider({
+  const { scheduleDelayMs, maxQueueSize, maxExportBatchSize } = config.tracing.batch;
+  const provider = new sdk.BasicTracerProvider({
     resource: resourceFromAttributes({
       'service.name': config.tracing.serviceName,
       'auth.version': VERSION,
       ...parseAttributes(config.otelResourceAttributes),
     }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
+    // OTEL_TRACES_SAMPLER and OTEL_BSP_* as configured: the SDK would look for them in the process environment only.
+    sampler: traceSampler(sdk, config.tracing, log),
+    spanProcessors: [
+      new sdk.BatchSpanProcessor(exporter, {
+        exportTimeoutMillis: timeoutMillis,
+        ...(scheduleDelayMs ? { scheduledDelayMillis: scheduleDelayMs } : {}),
+        ...(maxQueueSize ? { maxQueueSize } : {}),
+        ...(maxExportBatchSize ? { maxExportBatchSize } : {}),
+      }),
+    ],
   });
   const tracer: Tracer = provider.getTracer('portcullis', VERSION);
   return {
