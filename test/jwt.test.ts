@@ -18,7 +18,7 @@ const jwtConfig = {
   adminGroupName: 'admin',
   defaultGroupName: 'authenticated',
   adminRoles: ['service_role', 'supabase_admin'],
-  kms: { endpoint: '', accessKeyId: '', secretAccessKey: '', sessionToken: '', timeoutSeconds: 3 },
+  kms: { endpoint: '', accessKeyId: '', secretAccessKey: '', sessionToken: '', profile: '', timeoutSeconds: 3 },
 };
 const now = Math.floor(Date.now() / 1000);
 const user = {

@@ -14,7 +14,7 @@ export function jwtService(secret: string, keys: JsonWebKey[] = [], validMethods
     adminGroupName: 'admin',
     defaultGroupName: 'authenticated',
     adminRoles: ['service_role'],
-    kms: { endpoint: '', accessKeyId: '', secretAccessKey: '', sessionToken: '', timeoutSeconds: 3 },
+    kms: { endpoint: '', accessKeyId: '', secretAccessKey: '', sessionToken: '', profile: '', timeoutSeconds: 3 },
     keys,
     validMethods,
     ...extra,

@@ -44,17 +44,19 @@ export function createKmsSigner(key: KmsSigningKey, settings: Config['jwt']['kms
 }
 
 /**
- * Region from the ARN; endpoint and credentials from our settings, else the SDK's defaults (its credential
- * chain). The SDK sends with node:https, which no proxy setting reaches by itself: its agent is the egress
+ * Region from the ARN; endpoint, credentials and profile from our settings, else the SDK's defaults (its
+ * credential chain; docs/differences.md names what it still reads from the process environment). The SDK sends with node:https, which no proxy setting reaches by itself: its agent is the egress
  * proxy's when the endpoint goes through one (docs/settings.md#outbound-proxy), as the original's SDK does.
  */
 function clientConfig(kms: KmsKeyRef, settings: Config['jwt']['kms']) {
-  const { endpoint, accessKeyId, secretAccessKey, sessionToken } = settings;
+  const { endpoint, accessKeyId, secretAccessKey, sessionToken, profile } = settings;
   const target = new URL(endpoint || `https://kms.${kms.region}.amazonaws.com`);
   const agent = agentFor(target, undefined);
   return {
     region: kms.region,
     ...(endpoint ? { endpoint } : {}),
+    // Given, not left to the SDK to find in the process environment, which a configuration file does not change.
+    ...(profile ? { profile } : {}),
     ...(agent ? { requestHandler: target.protocol === 'https:' ? { httpsAgent: agent } : { httpAgent: agent } } : {}),
     ...(accessKeyId ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } } : {}),
   };

@@ -275,6 +275,8 @@ export const SETTINGS: Setting[] = [
   s('AWS_ACCESS_KEY_ID', 'jwt.kms.accessKeyId', 'string', '', undefined, ['AWS_ACCESS_KEY_ID']),
   s('AWS_SECRET_ACCESS_KEY', 'jwt.kms.secretAccessKey', 'string', '', undefined, ['AWS_SECRET_ACCESS_KEY']),
   s('AWS_SESSION_TOKEN', 'jwt.kms.sessionToken', 'string', '', undefined, ['AWS_SESSION_TOKEN']),
+  // The shared files' profile the SDK's credential chain reads, when no access key is given: here so a configuration file sets it too.
+  s('AWS_PROFILE', 'jwt.kms.profile', 'string', '', undefined, ['AWS_PROFILE']),
   s('JWT_KMS_TIMEOUT', 'jwt.kms.timeoutSeconds', 'duration', 3, { exclusiveMinimum: 0, maximum: 60 }),
   // A name Portcullis has no algorithm for is kept with a warning, as the original never matches it (original-corrections.ts).
   s('JWT_VALID_METHODS', 'jwt.validMethods', 'list', []),

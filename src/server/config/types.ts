@@ -220,6 +220,8 @@ export interface Config {
       accessKeyId: string;
       secretAccessKey: string;
       sessionToken: string;
+      /** AWS_PROFILE: the profile of the shared credentials and config files; empty: the SDK's default */
+      profile: string;
       /** JWT_KMS_TIMEOUT: the most one signature may take, retries included */
       timeoutSeconds: number;
     };
