@@ -1,6 +1,6 @@
 // AWS_PROFILE given only in a configuration file (`-c`) picks the KMS signer's credentials from the shared
 // credentials file, as the original's SDK finds it in the environment its loader filled from the file
-// (docs/differences.md, Telemetry). The signature reaches a fake KMS (helpers/kms-fake.ts), whose SigV4
+// (docs/differences.md, Configuration). The signature reaches a fake KMS (helpers/kms-fake.ts), whose SigV4
 // Authorization header names the access key the profile holds.
 import t from 'tap';
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
@@ -28,7 +28,8 @@ writeFileSync(
 writeFileSync(path.join(dir, 'config'), '');
 const saved = { ...process.env };
 t.teardown(() => {
-  process.env = saved;
+  for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+  Object.assign(process.env, saved);
 });
 for (const name of Object.keys(process.env)) if (name.startsWith('AWS_')) delete process.env[name];
 process.env.AWS_SHARED_CREDENTIALS_FILE = path.join(dir, 'credentials');
