@@ -62,12 +62,12 @@ function acceptableHost(url: URL): boolean {
 
 type TargetContext = { redirect: RedirectCheck; config: Pick<Config, 'siteUrl'> };
 
-/**
- * The redirect target a request names: the `redirect_to` header (which the HTTP guard hands on as
- * `redirect-to`, a name uWS can parse: docs/http-guard.md), else the query parameter.
- */
+/** The `redirect_to` header, which the HTTP guard hands on as `redirect-to`, a name uWS can parse (docs/http-guard.md); '' when none. */
+export const redirectToHeader = (headers: Record<string, string>): string => headers['redirect-to'] ?? '';
+
+/** The redirect target a request names: the `redirect_to` header, else the query parameter. */
 function requestedRedirect(headers: Record<string, string>, query: URLSearchParams): string | undefined {
-  return headers['redirect-to'] || query.get('redirect_to') || undefined;
+  return redirectToHeader(headers) || query.get('redirect_to') || undefined;
 }
 
 /**

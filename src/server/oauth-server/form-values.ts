@@ -7,17 +7,21 @@
 import type { ApiRequest } from '../http/types.js';
 import { mediaTypeOf } from '../http/media-type.js';
 import { goParseQuery } from '../http/go-query.js';
+import { redirectToHeader } from '../http/redirect-target.js';
 
 const URLENCODED = 'application/x-www-form-urlencoded';
 
 /**
- * The merged form, or undefined when the body or the query string holds a pair Go's query parser refuses
- * (go-query.ts): here its error is checked, so one such pair fails the whole form.
+ * The merged form, without the pairs Go's query parser refuses (go-query.ts); undefined when such a pair is
+ * there and the request carries a `redirect_to` header. The original's handler checks the parse's error,
+ * but its request logger has already parsed the form (for its referer field) and a second parse reports
+ * nothing, so the check only fires when the logger did not parse: when a `redirect_to` header gave it the
+ * referer (docs/api.md#query-strings).
  */
 export function formValues(req: ApiRequest<unknown>): URLSearchParams | undefined {
   const body = goParseQuery(mediaTypeOf(req) === URLENCODED ? req.rawBody.toString('utf8') : '');
   const query = goParseQuery(req.rawQuery);
-  if (body.malformed || query.malformed) return undefined;
+  if ((body.malformed || query.malformed) && redirectToHeader(req.headers)) return undefined;
   for (const [name, value] of query.values) body.values.append(name, value);
   return body.values;
 }
