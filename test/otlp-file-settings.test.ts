@@ -3,16 +3,14 @@
 // file (`-c`), as the original's loader puts them in its environment, they reach the SDK here too. The
 // collectors are real: an OTLP/HTTP server and an OTLP/gRPC one, recording what each export request carries.
 import t from 'tap';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { Registry, Counter } from 'prom-client';
 import { testServiceEnv } from './helpers/server.js';
+import { startGrpcCollector, startHttpCollector } from './helpers/otlp-collectors.js';
 import { loadConfig } from '../dist/server/config/load.js';
 import { createTracing } from '../dist/server/observability/tracing.js';
 import { startOtlpMetrics } from '../dist/server/observability/otlp-metrics.js';
@@ -24,43 +22,15 @@ interface Arrival {
 }
 const arrivals: Arrival[] = [];
 
-const httpCollector = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    arrivals.push({ path: req.url, headers: req.headers, body: Buffer.concat(chunks) });
-    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-  });
+const httpUrl = await startHttpCollector(t, (req, body) => {
+  arrivals.push({ path: req.url, headers: req.headers, body });
+  return 200;
 });
-await new Promise<void>((resolve) => httpCollector.listen(0, '127.0.0.1', resolve));
-t.teardown(() => new Promise<void>((resolve) => httpCollector.close(() => resolve())));
-const httpUrl = `http://127.0.0.1:${(httpCollector.address() as AddressInfo).port}`;
 
 // The trace service's Export method only, taking the request's bytes and recording the call's metadata.
-const grpcCollector = new grpc.Server();
-grpcCollector.addService(
-  {
-    Export: {
-      path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: (bytes: Buffer) => bytes,
-      requestDeserialize: (bytes: Buffer) => bytes,
-      responseSerialize: () => Buffer.alloc(0),
-      responseDeserialize: (bytes: Buffer) => bytes,
-    },
-  },
-  {
-    Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
-      arrivals.push({ path: 'grpc', headers: call.metadata.getMap() as Arrival['headers'], body: call.request });
-      done(null, Buffer.alloc(0));
-    },
-  },
-);
-const grpcPort = await new Promise<number>((resolve, reject) =>
-  grpcCollector.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
-);
-t.teardown(() => grpcCollector.forceShutdown());
+const grpcUrl = await startGrpcCollector(t, ['trace.v1.TraceService'], (_, call) => {
+  arrivals.push({ path: 'grpc', headers: call.metadata.getMap() as Arrival['headers'], body: call.request });
+});
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'otlp-file-settings-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -119,7 +89,7 @@ t.test('the metrics exporter gets the general headers and its own', async (t) =>
 
 t.test('over gRPC the headers from the file are the call’s metadata', async (t) => {
   const config = configWith(
-    { AUTH_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${grpcPort}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+    { AUTH_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: grpcUrl, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
     `${FILE_HEADERS}\n`,
   );
   const got = await traceOnce(config);

@@ -7,9 +7,9 @@ import t, { type Test } from 'tap';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { startTestService } from './helpers/server.js';
+import { startGrpcCollector, startHttpCollector } from './helpers/otlp-collectors.js';
 import { signIn, signUp } from './helpers/accounts.js';
 import { otlpUrl } from '../dist/server/observability/otlp-exporters.js';
 
@@ -32,50 +32,19 @@ interface Arrival {
 const received: Arrival[] = [];
 
 // An OTLP/HTTP collector: POST /v1/traces and /v1/metrics, protobuf in, an empty protobuf answer out.
-const httpCollector = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const signal = req.url === '/v1/traces' ? 'traces' : req.url === '/v1/metrics' ? 'metrics' : null;
-    const type = req.headers['content-type'];
-    if (!signal || type !== 'application/x-protobuf') {
-      res.writeHead(415).end();
-      return;
-    }
-    received.push({ via: 'http', signal, path: req.url, type, body: decode(signal, Buffer.concat(chunks)) });
-    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-  });
+const httpUrl = await startHttpCollector(t, (req, body) => {
+  const signal = req.url === '/v1/traces' ? 'traces' : req.url === '/v1/metrics' ? 'metrics' : null;
+  const type = req.headers['content-type'];
+  if (!signal || type !== 'application/x-protobuf') return 415;
+  received.push({ via: 'http', signal, path: req.url, type, body: decode(signal, body) });
+  return 200;
 });
-await new Promise<void>((resolve) => httpCollector.listen(0, '127.0.0.1', resolve));
-t.teardown(() => new Promise<void>((resolve) => httpCollector.close(() => resolve())));
-const httpUrl = `http://127.0.0.1:${(httpCollector.address() as AddressInfo).port}`;
 
 // An OTLP/gRPC collector: the two Export methods, taking the request's bytes and answering an empty response.
-const grpcCollector = new grpc.Server();
-const exportMethod = (service: string) => ({
-  Export: {
-    path: `/opentelemetry.proto.collector.${service}/Export`,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (bytes: Buffer) => bytes,
-    requestDeserialize: (bytes: Buffer) => bytes,
-    responseSerialize: () => Buffer.alloc(0),
-    responseDeserialize: (bytes: Buffer) => bytes,
-  },
+const grpcUrl = await startGrpcCollector(t, ['trace.v1.TraceService', 'metrics.v1.MetricsService'], (service, call) => {
+  const signal = service === 'trace.v1.TraceService' ? 'traces' : 'metrics';
+  received.push({ via: 'grpc', signal, body: decode(signal, call.request) });
 });
-const receiving = (signal: Signal) => ({
-  Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
-    received.push({ via: 'grpc', signal, body: decode(signal, call.request) });
-    done(null, Buffer.alloc(0));
-  },
-});
-grpcCollector.addService(exportMethod('trace.v1.TraceService'), receiving('traces'));
-grpcCollector.addService(exportMethod('metrics.v1.MetricsService'), receiving('metrics'));
-const grpcPort = await new Promise<number>((resolve, reject) =>
-  grpcCollector.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
-);
-t.teardown(() => grpcCollector.forceShutdown());
-const grpcUrl = `http://127.0.0.1:${grpcPort}`;
 
 const attrs = (list: any[] = []) => Object.fromEntries(list.map((a: any) => [a.key, Object.values(a.value ?? {})[0]]));
 const spansOf = (arrivals: Arrival[]) =>
