@@ -9,6 +9,7 @@
 // the process environment (docs/observability.md#where-telemetry-goes).
 import type { PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Metadata } from '@grpc/grpc-js';
 import type { Config, OtlpProtocol } from '../config/types.js';
 
 type Signal = 'traces' | 'metrics';
@@ -66,39 +67,47 @@ async function grpcOptions(url: string, options: Awaited<ReturnType<typeof otlpO
   return { url, ...rest, metadata };
 }
 
+/** An exporter class of one of the OTLP packages, by the options this file gives it. */
+type ExporterClass<E> = new (options: {
+  url: string;
+  timeoutMillis: number;
+  compression?: Compression;
+  headers?: Record<string, string>;
+  metadata?: Metadata;
+}) => E;
+
+/** A signal's exporter over the configured protocol; the packages are loaded only when that protocol is used. */
+async function otlpExporter<E>(
+  config: Endpoints,
+  signal: Signal,
+  timeoutMillis: number,
+  classes: Record<OtlpProtocol, () => Promise<ExporterClass<E>>>,
+): Promise<Exporter<E>> {
+  const url = otlpUrl(config, signal);
+  const options = await otlpOptions(config, signal, timeoutMillis);
+  const protocol = otlpProtocol(config, signal);
+  const Class = await classes[protocol]();
+  const exporter = new Class(protocol === 'grpc' ? await grpcOptions(url, options) : { url, ...options });
+  return { exporter, url, timeoutMillis: options.timeoutMillis };
+}
+
 /**
  * The span exporter. `timeoutMillis` bounds one export, retries included, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT
  * says otherwise. Over gRPC, an `http://` URL is a connection without TLS and `https://` one with it, as the exporter reads its scheme.
  */
-export async function otlpSpanExporter(config: Endpoints, timeoutMillis: number): Promise<Exporter<SpanExporter>> {
-  const url = otlpUrl(config, 'traces');
-  const options = await otlpOptions(config, 'traces', timeoutMillis);
-  const exporter = await (async () => {
-    switch (otlpProtocol(config, 'traces')) {
-      case 'grpc':
-        return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter(await grpcOptions(url, options));
-      case 'http/json':
-        return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({ url, ...options });
-      default:
-        return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter({ url, ...options });
-    }
-  })();
-  return { exporter, url, timeoutMillis: options.timeoutMillis };
+export function otlpSpanExporter(config: Endpoints, timeoutMillis: number): Promise<Exporter<SpanExporter>> {
+  return otlpExporter<SpanExporter>(config, 'traces', timeoutMillis, {
+    grpc: async () => (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter,
+    'http/json': async () => (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter,
+    'http/protobuf': async () => (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter,
+  });
 }
 
 /** The metric exporter: cumulative temporality (the exporters' default), as the counters are kept. */
-export async function otlpMetricExporter(config: Endpoints, timeoutMillis: number): Promise<Exporter<PushMetricExporter>> {
-  const url = otlpUrl(config, 'metrics');
-  const options = await otlpOptions(config, 'metrics', timeoutMillis);
-  const exporter = await (async () => {
-    switch (otlpProtocol(config, 'metrics')) {
-      case 'grpc':
-        return new (await import('@opentelemetry/exporter-metrics-otlp-grpc')).OTLPMetricExporter(await grpcOptions(url, options));
-      case 'http/json':
-        return new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter({ url, ...options });
-      default:
-        return new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter({ url, ...options });
-    }
-  })();
-  return { exporter, url, timeoutMillis: options.timeoutMillis };
+export function otlpMetricExporter(config: Endpoints, timeoutMillis: number): Promise<Exporter<PushMetricExporter>> {
+  return otlpExporter<PushMetricExporter>(config, 'metrics', timeoutMillis, {
+    grpc: async () => (await import('@opentelemetry/exporter-metrics-otlp-grpc')).OTLPMetricExporter,
+    'http/json': async () => (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter,
+    'http/protobuf': async () => (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter,
+  });
 }
