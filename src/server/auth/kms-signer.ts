@@ -45,8 +45,9 @@ export function createKmsSigner(key: KmsSigningKey, settings: Config['jwt']['kms
 
 /**
  * Region from the ARN; endpoint, credentials and profile from our settings, else the SDK's defaults (its
- * credential chain; docs/differences.md names what it still reads from the process environment). The SDK sends with node:https, which no proxy setting reaches by itself: its agent is the egress
- * proxy's when the endpoint goes through one (docs/settings.md#outbound-proxy), as the original's SDK does.
+ * credential chain; docs/differences.md names what it still reads from the process environment). The SDK
+ * sends with node:https, which no proxy setting reaches by itself: its agent is the egress proxy's when the
+ * endpoint goes through one (docs/settings.md#outbound-proxy), as the original's SDK does.
  */
 function clientConfig(kms: KmsKeyRef, settings: Config['jwt']['kms']) {
   const { endpoint, accessKeyId, secretAccessKey, sessionToken, profile } = settings;

@@ -38,7 +38,10 @@ export interface Tracing {
 
 const NO_TRACING: Tracing = { enabled: false, record() {}, shutdown: async () => {} };
 
-/** One export's whole budget, retries included, unless OTEL_EXPORTER_OTLP_TIMEOUT says otherwise: a collector answers in milliseconds when it is up. */
+/**
+ * One export's whole budget, retries included, unless OTEL_EXPORTER_OTLP_TIMEOUT says otherwise: a collector
+ * answers in milliseconds when it is up.
+ */
 const EXPORT_TIMEOUT_MS = 1000;
 /** The most a stop waits for the last spans to leave. */
 const SHUTDOWN_TIMEOUT_MS = 1000;
