@@ -60,8 +60,12 @@ export const goQueryValues = (raw: string): URLSearchParams => goParseQuery(raw)
  */
 function unescape(side: string): string {
   const spaced = side.replace(/\+/g, ' ');
-  if (!spaced.includes('%')) return spaced;
-  const bytes = Buffer.from(spaced, 'utf8');
+  return spaced.includes('%') ? unescapedBytes(spaced).toString('utf8') : spaced;
+}
+
+/** One side of a well-formed pair as the bytes Go's string holds: '+' a space, each %XX its byte. */
+function unescapedBytes(side: string): Buffer {
+  const bytes = Buffer.from(side.replace(/\+/g, ' '), 'utf8');
   const out = Buffer.alloc(bytes.length);
   let n = 0;
   for (let i = 0; i < bytes.length; i++) {
@@ -70,5 +74,15 @@ function unescape(side: string): string {
       i += 2;
     } else out[n++] = bytes[i];
   }
-  return out.subarray(0, n).toString('utf8');
+  return out.subarray(0, n);
+}
+
+/**
+ * The first value of `name` as the original's handlers read it (`r.URL.Query().Get`), as bytes: a Go string
+ * keeps an escaped byte that is no UTF-8 character, which an error message then quotes (an empty Buffer
+ * when none). A pair the reading leaves out is not seen.
+ */
+export function goQueryValueBytes(raw: string, name: string): Buffer {
+  const pair = goQuerySplit(raw).pairs.find(([n]) => unescape(n) === name);
+  return pair ? unescapedBytes(pair[1]) : Buffer.alloc(0);
 }

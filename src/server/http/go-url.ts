@@ -125,16 +125,6 @@ export const goValuesEncode = (params: Record<string, string>): string => goEnco
 /** The first value of `name` among pairs, escaped as Encode writes it ('' when none: Values.Get). */
 export const goQueryGet = (pairs: GoQueryPair[], name: string): string => pairs.find((pair) => pair.order === name)?.value ?? '';
 
-/**
- * The first value of `name` in a raw query as the original's handlers read it (`r.URL.Query().Get`): its
- * bytes, for a Go string holds an escape of a byte that is no UTF-8 character as that byte (Buffer of '' when
- * none). A pair the reading drops (`;`, a malformed escape) is not seen, so the name may go unset.
- */
-export function goQueryBytes(query: string, name: string): Buffer {
-  const pair = goQueryPairs(query).find((p) => p.order === escapedBytes(goQueryEscape(name)));
-  return Buffer.from(pair ? escapedBytes(pair.value) : '', 'latin1');
-}
-
 /** A raw query as url.Values reads it (go-query.ts drops the pairs Go's parser refuses), each side escaped again as Encode writes it. */
 function goQueryPairs(query: string): GoQueryPair[] {
   return goQuerySplit(query).pairs.map(([raw, value]) => {

@@ -11,14 +11,14 @@ import type { Authenticated } from '../auth/bearer.js';
 import { actorOf } from '../users/actor.js';
 import type { GuardedHandler } from '../http/types.js';
 import { goQuotedBytes } from '../go-quoted.js';
-import { goQueryBytes } from '../http/go-url.js';
+import { goQueryValueBytes } from '../http/go-query.js';
 
 const SCOPES = { global: 'all', local: 'only', others: 'others' } as const;
 
 // The guard authenticates before the scope is read, as the original does.
 export const logout: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   // Read as the original's Go query parser reads it, so the message quotes the very bytes sent (%FF as \xff).
-  const scope = goQueryBytes(req.rawQuery, 'scope');
+  const scope = goQueryValueBytes(req.rawQuery, 'scope');
   const scopeName = scope.toString('utf8') || 'global';
   if (!Object.hasOwn(SCOPES, scopeName)) throw apiError('logout_scope', `Unsupported logout scope ${goQuotedBytes(scope)}`);
   // One transaction, the audit entry first, as the original: a failure leaves every session as it was.
