@@ -5,23 +5,17 @@
 // ParseForm skips that type, and FormValue would parse it only if no ParseForm had run, so a multipart
 // body's fields are never seen there and are not here either.
 import type { ApiRequest } from '../http/types.js';
-import { mediaTypeOf } from '../http/media-type.js';
-import { goParseQuery } from '../http/go-query.js';
+import { goForm } from '../http/go-form.js';
 import { redirectToHeader } from '../http/redirect-target.js';
 
-const URLENCODED = 'application/x-www-form-urlencoded';
-
 /**
- * The merged form, without the pairs Go's query parser refuses (go-query.ts); undefined when such a pair is
+ * The merged form (go-form.ts), without the pairs Go's query parser refuses; undefined when such a pair is
  * there and the request carries a `redirect_to` header. The original's handler checks the parse's error,
  * but its request logger has already parsed the form (for its referer field) and a second parse reports
  * nothing, so the check only fires when the logger did not parse: when a `redirect_to` header gave it the
  * referer (docs/api.md#query-strings).
  */
 export function formValues(req: ApiRequest<unknown>): URLSearchParams | undefined {
-  const body = goParseQuery(mediaTypeOf(req) === URLENCODED ? req.rawBody.toString('utf8') : '');
-  const query = goParseQuery(req.rawQuery);
-  if ((body.malformed || query.malformed) && redirectToHeader(req.headers)) return undefined;
-  for (const [name, value] of query.values) body.values.append(name, value);
-  return body.values;
+  const form = goForm(req);
+  return form.malformed && redirectToHeader(req.headers) ? undefined : form.values;
 }

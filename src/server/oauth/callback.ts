@@ -40,23 +40,12 @@ import { announceCreatedUsers } from '../hooks/after-user-created.js';
 import { codeRedirect, flowError, providerError, sessionRedirect, stateError } from './redirects.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { beforeDeadline } from '../http/request-budget.js';
-import { goQueryValues } from '../http/go-query.js';
+import { goForm } from '../http/go-form.js';
 import type { AppContext } from '../context.js';
 
-/**
- * The callback's parameters: a posted form's fields, then the query's, so a name sent in both places has
- * the body's first value, as Go's form reading gives it. The body is read as the query is (go-query.ts).
- */
-export function callbackParams(req: ApiRequest): URLSearchParams {
-  const type = req.headers['content-type'] ?? '';
-  if (req.method !== 'POST' || !type.startsWith('application/x-www-form-urlencoded')) return req.query;
-  const params = goQueryValues(req.rawBody.toString('utf8'));
-  for (const [key, value] of req.query) params.append(key, value);
-  return params;
-}
-
 export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
-  const params = callbackParams(req);
+  // A posted form's fields, then the query's, as Go's form reading gives them.
+  const params = goForm(req).values;
   const state = params.get('state') ?? '';
   // Bad state names no flow: its errors go to SITE_URL, as the original sends them (EXTERNAL_REDIRECT_URL
   // is where a flow's own answers go).
