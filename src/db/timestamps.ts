@@ -43,6 +43,12 @@ export class DbTimestamp extends Date {
     super(milliseconds);
   }
 
+  /** The time `microseconds` after 1970 (a whole number), split into the Date's milliseconds and the rest. */
+  static fromMicroseconds(microseconds: number): DbTimestamp {
+    const milliseconds = Math.floor(microseconds / 1000);
+    return new DbTimestamp(milliseconds, microseconds - milliseconds * 1000);
+  }
+
   /** JSON.stringify's text of it: rfc3339Nano, as the original's JSON. */
   override toJSON(): string {
     return rfc3339Nano(this);

@@ -14,6 +14,7 @@ import { mergeMetadata } from '../users/merge-metadata.js';
 import { actorOf } from '../users/actor.js';
 import type { LinkKind } from '../delivery/mail/mailer.js';
 import type { AppContext } from '../context.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export interface LinkInput {
   email: string;
@@ -55,7 +56,7 @@ async function newUser(ctx: AppContext, c: Queryable, input: LinkInput, invited:
       // As the original builds these users: `data` is the user_metadata as sent, and the identity holds only its claims.
       metadataAsSent: true,
       confirmed: false,
-      invitedAt: invited ? new Date() : undefined,
+      invitedAt: invited ? nowTimestamp() : undefined,
     },
     input.req,
   );
@@ -68,9 +69,9 @@ const signup: Planner = async (ctx, c, user, input) => {
   const target = user
     ? await updateUser(c, user.id, {
         raw_user_meta_data: mergeMetadata(user.raw_user_meta_data, input.data),
-        confirmation_sent_at: new Date(),
+        confirmation_sent_at: nowTimestamp(),
       })
-    : await updateUser(c, (await newUser(ctx, c, input, false)).id, { confirmation_sent_at: new Date() });
+    : await updateUser(c, (await newUser(ctx, c, input, false)).id, { confirmation_sent_at: nowTimestamp() });
   return {
     user: target,
     tokenType: 'confirmation_token',
@@ -83,7 +84,7 @@ const signup: Planner = async (ctx, c, user, input) => {
 const invite: Planner = async (ctx, c, user, input) => {
   if (user?.email_confirmed_at) throw apiError('email_exists');
   const invited = user ?? (await newUser(ctx, c, input, true));
-  const now = new Date();
+  const now = nowTimestamp();
   const target = await updateUser(c, invited.id, { invited_at: now, confirmation_sent_at: now });
   return {
     user: target,
@@ -98,7 +99,7 @@ const recovery =
   (kind: 'recovery' | 'magicLink'): Planner =>
   async (_ctx, c, user, input) => {
     if (!user) throw apiError('admin_email_not_found');
-    const target = await updateUser(c, user.id, { recovery_sent_at: new Date() });
+    const target = await updateUser(c, user.id, { recovery_sent_at: nowTimestamp() });
     return {
       user: target,
       tokenType: 'recovery_token',
@@ -128,7 +129,7 @@ const emailChange =
     const alone = ctx.config.mailer.secureEmailChangeEnabled && !!user.email && !(await hasOneTimeToken(c, user.id, otherSide));
     const target = await updateUser(c, user.id, {
       email_change: newEmail,
-      email_change_sent_at: new Date(),
+      email_change_sent_at: nowTimestamp(),
       email_change_confirm_status: alone ? 1 : 0,
     });
     return side === 'current'

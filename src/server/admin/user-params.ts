@@ -75,7 +75,5 @@ export function bannedUntil(banDuration: string, nowUs = nowMicroseconds()): Dat
   if ('error' in parsed) throw apiError('admin_ban_duration', `invalid format for ban duration: ${parsed.error}`);
   // Whole nanoseconds, as the original: anything under 1 ns ("0.5ns") is a zero duration, which unbans.
   if (parsed.ns === 0n) return null;
-  const until = nowUs + Math.round(Number(parsed.ns) / 1000);
-  const milliseconds = Math.floor(until / 1000);
-  return new DbTimestamp(milliseconds, until - milliseconds * 1000);
+  return DbTimestamp.fromMicroseconds(nowUs + Math.round(Number(parsed.ns) / 1000));
 }

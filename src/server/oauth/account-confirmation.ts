@@ -10,6 +10,7 @@ import { findTokenByLink } from '../verify/one-time-codes.js';
 import { actorOf } from '../users/actor.js';
 import { deleteUnverifiedIdentities, insertIdentity } from '../../db/identities.js';
 import type { ExternalProfile } from '../providers/types.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 /**
  * The user's email is unconfirmed and the provider verified that very address (or an invite link's token
@@ -27,7 +28,7 @@ export async function confirmThroughProvider(
   // Every pending link or code goes too (the sign-up's confirmation among them), as the original's Confirm clears them.
   await deleteOneTimeTokens(c, user.id);
   return updateUser(c, user.id, {
-    email_confirmed_at: new Date(),
+    email_confirmed_at: nowTimestamp(),
     encrypted_password: null,
     ...(user.phone_confirmed_at ? {} : { phone: null }),
     raw_app_meta_data: onlyProviders(user.raw_app_meta_data, provider),

@@ -12,6 +12,7 @@ import type { AppContext } from '../context.js';
 import { emailFromIdentities } from '../users/email-from-identities.js';
 import { withProvidersOfIdentities } from '../users/providers-of-identities.js';
 import { namedEmail, type Linked, type LinkRequest } from './link-request.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 /** The identity inserted and audited identity_linked; app_metadata's providers re-derived (and with mergeClaims its claims join user_metadata). */
 export async function addIdentity(c: pg.PoolClient, user: UserRow, r: LinkRequest, o: { mergeClaims?: boolean } = {}): Promise<UserRow> {
@@ -54,7 +55,7 @@ export async function linkToSignedInUser(ctx: AppContext, c: pg.PoolClient, link
   await deleteOneTimeTokens(c, user.id);
   return result(
     await updateUser(c, user.id, {
-      email_confirmed_at: new Date(),
+      email_confirmed_at: nowTimestamp(),
       is_anonymous: false,
       raw_user_meta_data: { ...user.raw_user_meta_data, email_verified: true },
     }),

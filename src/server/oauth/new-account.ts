@@ -13,6 +13,7 @@ import { blankUserRow } from '../users/create.js';
 import { findEmailHolder } from '../users/duplicate-email.js';
 import { DEFAULT_LINKING_DOMAIN, multipleAccountsIn } from './linking-domains.js';
 import { candidateEmail, type LinkRequest } from './link-request.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRequest, domain: string): Promise<UserRow> {
   if (ctx.config.disableSignup) throw apiError('signup_disabled');
@@ -41,7 +42,7 @@ export async function createAccount(ctx: AppContext, c: pg.PoolClient, r: LinkRe
     aud: r.aud,
     role: ctx.config.jwt.defaultGroupName,
     email,
-    email_confirmed_at: confirmed ? new Date() : null,
+    email_confirmed_at: confirmed ? nowTimestamp() : null,
     is_sso_user: separate,
     raw_app_meta_data: { provider: r.provider, providers: [r.provider] },
     // A confirmed account's metadata says so, whatever the provider said (MAILER_AUTOCONFIRM), as the original's confirmation writes it.

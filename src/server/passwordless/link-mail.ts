@@ -16,6 +16,7 @@ import type { Config } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { ApiRequest } from '../http/types.js';
 import type { SendTimingKey } from '../delivery/send-timing.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export interface LinkMail {
   kind: 'magicLink' | 'recovery';
@@ -74,7 +75,7 @@ export async function sendLinkMail(
       },
       req,
     );
-    await updateUser(c, user.id, { recovery_sent_at: new Date() });
+    await updateUser(c, user.id, { recovery_sent_at: nowTimestamp() });
     return true;
   });
   // Recorded once committed, as sendingTx records a send's timing (the mail above always spends a permit).

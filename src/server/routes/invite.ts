@@ -16,6 +16,7 @@ import { sendEmailToken } from '../delivery/send-token.js';
 import { redirectTarget } from '../http/redirect-target.js';
 import { adminAudience, type Admin } from '../auth/admin.js';
 import type { GuardedHandler } from '../http/types.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 // email is read as sent: anything but a non-empty string is the original's "An email address is required".
 const FIELDS = { email: 'unknown', data: 'object' } as const;
@@ -59,7 +60,7 @@ export const invite: GuardedHandler<Admin, BodyOf<typeof FIELDS>> = async (req, 
     if (!invited) throw apiError('email_exists'); // a concurrent sign-up took the address
     await writeAudit(c, req, admin.actor, 'user_invited', { user_id: invited.id, user_email: email });
     await sendEmailToken(ctx, c, invited, { kind: 'invite', tokenType: 'confirmation_token', to: email, redirectTo }, req);
-    const now = new Date();
+    const now = nowTimestamp();
     const sent = await updateUser(c, invited.id, { invited_at: now, confirmation_sent_at: now });
     return userJson(sent, await findIdentitiesByUser(c, sent.id));
   });

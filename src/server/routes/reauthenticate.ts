@@ -12,6 +12,7 @@ import { assertSendInterval } from '../limits/sends.js';
 import { reauthenticationChannel } from '../users/reauthentication.js';
 import { actorOf } from '../users/actor.js';
 import type { GuardedHandler } from '../http/types.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { user, session }) => {
   nonceTarget(user);
@@ -58,7 +59,7 @@ export const reauthenticate: GuardedHandler<Authenticated> = async (req, ctx, { 
       );
       if (messageId) answer = { message_id: messageId };
     }
-    await updateUser(c, user.id, { reauthentication_sent_at: new Date() });
+    await updateUser(c, user.id, { reauthentication_sent_at: nowTimestamp() });
     await writeAudit(c, req, actorOf(user), 'user_reauthenticate_requested');
     return answer;
   });

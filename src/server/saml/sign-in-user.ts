@@ -18,6 +18,7 @@ import { beforeUserCreated } from '../hooks/before-user-created.js';
 import { noteUserCreated } from '../hooks/after-user-created.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { blankUserRow } from '../users/create.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export interface SsoSignIn {
   provider: string; // sso:<provider id>
@@ -65,7 +66,7 @@ export async function signInSsoUser(
         aud: ctx.config.jwt.aud,
         role: ctx.config.jwt.defaultGroupName,
         email: s.email.toLowerCase(),
-        email_confirmed_at: new Date(),
+        email_confirmed_at: nowTimestamp(),
         is_sso_user: true,
         raw_app_meta_data: { provider: s.provider, providers: [s.provider] },
         raw_user_meta_data: { ...s.claims },

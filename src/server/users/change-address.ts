@@ -10,6 +10,7 @@ import { findIdentitiesByUser, insertIdentity, mergeIdentityData } from '../../d
 import type { Queryable } from '../../db/pool.js';
 import { identityData, type AddressProvider } from './create.js';
 import { withProviders } from './providers-of-identities.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 /** 422 when another live user of the audience already has this address. */
 export async function assertAddressFree(q: Queryable, user: UserRow, provider: AddressProvider, address: string): Promise<void> {
@@ -31,7 +32,7 @@ export async function adoptAddress(
   options: AdoptOptions = {},
 ): Promise<{ user: UserRow; identityCreated: boolean }> {
   await assertAddressFree(q, user, provider, address);
-  const now = new Date();
+  const now = nowTimestamp();
   // As the original: a confirmed user keeps its email confirmation time; a new phone is confirmed now.
   const fields: UserWrite =
     provider === 'email'

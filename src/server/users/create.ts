@@ -6,6 +6,7 @@ import { updateUser, type UserRow } from '../../db/users.js';
 import { insertNewUser } from './insert-new-user.js';
 import { insertIdentity, markEmailVerifiedEverywhere, mergeIdentityData, type IdentityRow } from '../../db/identities.js';
 import type { Queryable } from '../../db/pool.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export type AddressProvider = 'email' | 'phone';
 
@@ -51,7 +52,7 @@ function newUserMetadata(u: NewUser, id: string): Record<string, unknown> {
 }
 
 /** The row a new user would have, before it is written (also the template of the no-enumeration fake). */
-export function newUserRow(u: NewUser, now = new Date()): UserRow {
+export function newUserRow(u: NewUser, now = nowTimestamp()): UserRow {
   const id = u.id ?? randomUUID();
   return {
     ...blankUserRow(id, now),
@@ -82,7 +83,7 @@ export const NO_PENDING_MAIL_OR_CHANGES = {
 } as const satisfies Partial<UserRow>;
 
 /** A user row with nothing set yet but its id and times, as the columns' defaults would leave it. */
-export function blankUserRow(id: string, now = new Date()): UserRow {
+export function blankUserRow(id: string, now = nowTimestamp()): UserRow {
   return {
     id,
     aud: '',
@@ -138,7 +139,7 @@ export async function confirmAddress(
   if (provider === 'email' && o.everyIdentity && user.email) await markEmailVerifiedEverywhere(q, user.id, user.email);
   else await mergeIdentityData(q, user.id, provider, { [flag]: true });
   const confirmedAt = (provider === 'email' ? user.email_confirmed_at : user.phone_confirmed_at) ?? null;
-  const at = o.again || !confirmedAt ? new Date() : confirmedAt;
+  const at = o.again || !confirmedAt ? nowTimestamp() : confirmedAt;
   return updateUser(q, user.id, {
     ...(provider === 'email' ? { email_confirmed_at: at } : { phone_confirmed_at: at }),
     raw_user_meta_data: { ...user.raw_user_meta_data, [flag]: true },

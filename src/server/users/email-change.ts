@@ -12,6 +12,7 @@ import { assertSendInterval } from '../limits/sends.js';
 import { requireCheckedRecipients, requirePermits } from '../delivery/sending-tx.js';
 import type { PkceParams } from '../verify/pkce-challenge.js';
 import type { AppContext } from '../context.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export interface EmailChangeRequest {
   newEmail: string;
@@ -53,7 +54,7 @@ export async function sendEmailChange(ctx: AppContext, q: Queryable, user: UserR
       await sendEmailToken(ctx, q, user, current, r.req);
     }
   }
-  return updateUser(q, user.id, { email_change: r.newEmail, email_change_sent_at: new Date(), email_change_confirm_status: 0 });
+  return updateUser(q, user.id, { email_change: r.newEmail, email_change_sent_at: nowTimestamp(), email_change_confirm_status: 0 });
 }
 
 /** Resends the pending change's mails (POST /resend type=email_change), fresh tokens, same addresses. */

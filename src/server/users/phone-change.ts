@@ -6,6 +6,7 @@ import { sendSmsToken } from '../delivery/send-token.js';
 import type { HookRequest } from '../hooks/invoke.js';
 import { assertSendInterval } from '../limits/sends.js';
 import type { AppContext } from '../context.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export async function sendPhoneChange(
   ctx: AppContext,
@@ -26,5 +27,5 @@ export async function sendPhoneChange(
     { tokenType: 'phone_change_token', to: phone, channel, purpose: 'phone_change' },
     req,
   );
-  return { user: await updateUser(q, user.id, { phone_change: phone, phone_change_sent_at: new Date() }), messageId };
+  return { user: await updateUser(q, user.id, { phone_change: phone, phone_change_sent_at: nowTimestamp() }), messageId };
 }

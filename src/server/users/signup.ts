@@ -1,7 +1,6 @@
 // The sign-up itself (docs/api.md#post-signup), shared by POST /signup and the sign-ups /otp and /magiclink make
 // for an unknown address: create the user, or re-send a pending confirmation, or answer a confirmed
 // duplicate without revealing it.
-import { randomInt } from 'node:crypto';
 import { ApiError, apiError } from '../errors.js';
 import type { Queryable } from '../../db/pool.js';
 import { sendingTx } from '../delivery/sending-tx.js';
@@ -9,7 +8,6 @@ import { checkPretendedSend } from '../delivery/pretended-send.js';
 import { findUserByPhone, lockLiveUserById, type UserRow } from '../../db/users.js';
 import { findIdentitiesByUser } from '../../db/identities.js';
 import { writeAudit } from '../../db/audit-log.js';
-import { DbTimestamp } from '../../db/timestamps.js';
 import { confirmAddress, isAddressConfirmed, newUserRow, type AddressProvider } from './create.js';
 import { createUserAfterHook } from '../hooks/before-user-created.js';
 import { sendConfirmation } from './confirmation.js';
@@ -24,6 +22,7 @@ import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { AppContext } from '../context.js';
 import { announceSignUp } from '../hooks/after-user-created.js';
 import { rememberPretendedSend, type PretendedSendKind } from '../limits/pretended-sends.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export interface SignupInput {
   provider: AddressProvider;
@@ -220,8 +219,8 @@ async function confirmationAnswer(ctx: AppContext, c: Queryable, user: UserRow, 
 function fakeUser(ctx: AppContext, input: SignupInput): Record<string, unknown> {
   // A real answer's times come from the database, with microseconds, all three the transaction's time
   // (markConfirmationSent): a fabricated one with milliseconds only, or with times apart, would give
-  // itself away.
-  const now = new DbTimestamp(Date.now(), randomInt(1000));
+  // itself away. The clock's own microseconds, as every time the service sets (micro-clock.ts).
+  const now = nowTimestamp();
   const row = newUserRow(
     {
       provider: input.provider,
