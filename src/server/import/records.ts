@@ -3,6 +3,8 @@
 // app_metadata), '' or null for absent values, and stores what our writers store: lower-case email,
 // phone digits without '+', NULL for absent. A password hash must be one sign-in can verify.
 import { parseStoredHash } from '../../workers/password-formats.js';
+import { rfc3339Nano } from '../../db/timestamps.js';
+import { nowTimestamp } from '../micro-clock.js';
 
 export interface ImportedIdentity {
   id: string | null;
@@ -41,7 +43,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export class RecordError extends Error {}
 
 /** Checks one source record; throws RecordError naming the first problem. */
-export function toImportedUser(input: unknown, now = new Date().toISOString()): ImportedUser {
+export function toImportedUser(input: unknown, now = rfc3339Nano(nowTimestamp())): ImportedUser {
   if (!isObject(input)) throw new RecordError('not a JSON object');
   const id = text(input.id);
   if (!id || !UUID.test(id)) throw new RecordError('"id" must be a UUID');
