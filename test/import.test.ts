@@ -134,6 +134,35 @@ t.test('bad arguments print the usage with status 2', async (t) => {
   }
 });
 
+t.test('times in a JSON Lines record are kept to the microsecond', async (t) => {
+  const file = path.join(dir, 'micro.jsonl');
+  const id = uuidOf(30001);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      id,
+      email: 'micro@example.com',
+      created_at: '2023-06-01T00:00:00.123456Z',
+      email_confirmed_at: '2024-01-01 10:00:00.000001+02:00',
+      last_sign_in_at: '2024-02-01T00:00:00.5Z',
+    }) + '\n',
+  );
+  const res = await run(['--file', file], target.url);
+  t.equal(res.status, 0, res.stderr);
+  const { rows } = await withClient(target.url, (c) =>
+    c.query(
+      `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') as created,
+              to_char(email_confirmed_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') as confirmed,
+              to_char(last_sign_in_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') as signed_in
+         from auth.users where id = $1`,
+      [id],
+    ),
+  );
+  t.strictSame(rows, [
+    { created: '2023-06-01 00:00:00.123456', confirmed: '2024-01-01 08:00:00.000001', signed_in: '2024-02-01 00:00:00.500000' },
+  ]);
+});
+
 t.test('from a live database of the original: users with identities, read in batches, then signing in', async (t) => {
   const original = await createOriginalDatabase();
   t.teardown(() => original.drop());
@@ -152,6 +181,19 @@ t.test('from a live database of the original: users with identities, read in bat
     { email: ALICE.email, phone: null, no_password: false, identities: 1 },
     { email: null, phone: BOB.phone, no_password: true, identities: 0 },
   ]);
+  // The original's times are PostgreSQL's now(), to the microsecond: imported whole, not cut to milliseconds.
+  const times = `select (extract(epoch from u.email_confirmed_at) * 1e6)::bigint::text as confirmed,
+                        (extract(epoch from u.last_sign_in_at) * 1e6)::bigint::text as signed_in,
+                        (extract(epoch from u.created_at) * 1e6)::bigint::text as created,
+                        (extract(epoch from i.created_at) * 1e6)::bigint::text as identity_created
+                   from auth.users u join auth.identities i on i.user_id = u.id where u.id = $1`;
+  const [copied] = (await withClient(target.url, (c) => c.query(times, [ALICE.id]))).rows;
+  const [source] = (await withClient(original.url, (c) => c.query(times, [ALICE.id]))).rows;
+  t.strictSame(copied, source, "Alice's times to the microsecond");
+  t.ok(
+    Object.values(source as Record<string, string>).some((us) => !us.endsWith('000')),
+    'the source has sub-millisecond digits to lose',
+  );
   const resumed = await run(['--from-database', original.url, '--after', ALICE.id], target.url);
   t.match(resumed.stdout, /^done: 0 imported, 2 already present, 0 refused$/m, '--after skips what was read');
 

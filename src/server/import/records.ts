@@ -3,7 +3,7 @@
 // app_metadata), '' or null for absent values, and stores what our writers store: lower-case email,
 // phone digits without '+', NULL for absent. A password hash must be one sign-in can verify.
 import { parseStoredHash } from '../../workers/password-formats.js';
-import { rfc3339Nano } from '../../db/timestamps.js';
+import { DbTimestamp, rfc3339Nano } from '../../db/timestamps.js';
 import { nowTimestamp } from '../micro-clock.js';
 
 export interface ImportedIdentity {
@@ -104,13 +104,21 @@ function text(v: unknown): string | null {
   return v.trim() === '' ? null : v.trim();
 }
 
+// The fraction of a second in a time's text, for the microseconds a Date cannot hold.
+const FRACTION = /:\d{2}\.(\d+)/;
+
+/**
+ * A time as the text written to the column, to the microsecond: the original's database holds six digits
+ * (`to_jsonb` writes them all), and a JSON Lines export may too, where a Date keeps three.
+ */
 function time(v: unknown, name: string): string | null {
-  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Date) return v instanceof DbTimestamp ? rfc3339Nano(v) : v.toISOString();
   const t = text(v);
   if (t === null) return null;
   const ms = Date.parse(t);
   if (Number.isNaN(ms)) throw new RecordError(`"${name}" is not a timestamp`);
-  return new Date(ms).toISOString();
+  const beyondMilliseconds = (FRACTION.exec(t)?.[1] ?? '').slice(3, 6).padEnd(3, '0');
+  return rfc3339Nano(new DbTimestamp(ms, Number(beyondMilliseconds)));
 }
 
 function metadata(v: unknown, name: string): Record<string, unknown> {
