@@ -19,7 +19,7 @@ export function captchaChecked(handler: Run, exempt?: (req: ApiRequest) => boole
 }
 
 /** /token: the refresh, PKCE and id_token grants are never checked (the original's isIgnoreCaptchaRoute). */
-export const uncheckedGrant = (req: ApiRequest) => ['refresh_token', 'pkce', 'id_token'].includes(req.query.get('grant_type') ?? '');
+export const uncheckedGrant = (req: ApiRequest) => ['refresh_token', 'pkce', 'id_token'].includes(req.form.get('grant_type') ?? '');
 
 async function checkCaptcha(req: ApiRequest, ctx: AppContext): Promise<void> {
   // The original's captcha check decodes the body into its own type, before the handler reads it.

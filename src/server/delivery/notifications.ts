@@ -76,13 +76,13 @@ export function addressChangeNotices(
 /** Sends each notification, one after the other; resolves when all are sent or given up, never rejects. */
 export async function sendNotifications(
   ctx: AppContext,
-  req: Pick<ApiRequest, 'headers' | 'query' | 'ip'>,
+  req: Pick<ApiRequest, 'headers' | 'form' | 'ip'>,
   notifications: Notification[],
 ): Promise<void> {
   for (const n of notifications) await sendNotification(ctx, req, n);
 }
 
-async function sendNotification(ctx: AppContext, req: Pick<ApiRequest, 'headers' | 'query' | 'ip'>, n: Notification): Promise<void> {
+async function sendNotification(ctx: AppContext, req: Pick<ApiRequest, 'headers' | 'form' | 'ip'>, n: Notification): Promise<void> {
   const template = TEMPLATE[n.kind];
   const type = EMAIL_ACTION_TYPES[template];
   const to = recipientOf(n);

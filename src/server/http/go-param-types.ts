@@ -53,7 +53,7 @@ const BY_GRANT: ReadonlyMap<string, string> = new Map(
 export const CAPTCHA_PARAMS = 'api.captchaRequest';
 
 /** The Go type the original decodes this request's body into, or undefined where there is none to name. */
-export function goParamsType(req: Pick<ApiRequest, 'method' | 'route' | 'query'>): string | undefined {
-  if (req.method === 'POST' && req.route === '/token') return BY_GRANT.get(req.query.get('grant_type') ?? '');
+export function goParamsType(req: Pick<ApiRequest, 'method' | 'route' | 'form'>): string | undefined {
+  if (req.method === 'POST' && req.route === '/token') return BY_GRANT.get(req.form.get('grant_type') ?? '');
   return BY_ROUTE.get(`${req.method} ${req.route}`);
 }

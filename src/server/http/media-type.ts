@@ -2,6 +2,6 @@
 // case ignored; '' when there is none.
 import type { ApiRequest } from './types.js';
 
-export function mediaTypeOf(req: ApiRequest<unknown>): string {
+export function mediaTypeOf(req: Pick<ApiRequest<unknown>, 'headers'>): string {
   return (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 }

@@ -65,9 +65,12 @@ type TargetContext = { redirect: RedirectCheck; config: Pick<Config, 'siteUrl'> 
 /** The `redirect_to` header, which the HTTP guard hands on as `redirect-to`, a name uWS can parse (docs/http-guard.md); '' when none. */
 export const redirectToHeader = (headers: Record<string, string>): string => headers['redirect-to'] ?? '';
 
-/** The redirect target a request names: the `redirect_to` header, else the query parameter. */
-function requestedRedirect(headers: Record<string, string>, query: URLSearchParams): string | undefined {
-  return redirectToHeader(headers) || query.get('redirect_to') || undefined;
+/**
+ * The redirect target a request names: the `redirect_to` header, else the form's parameter, from the query
+ * or a posted urlencoded body (ApiRequest.form), as the original's ParseForm reads it.
+ */
+function requestedRedirect(headers: Record<string, string>, form: URLSearchParams): string | undefined {
+  return redirectToHeader(headers) || form.get('redirect_to') || undefined;
 }
 
 /**
@@ -75,5 +78,5 @@ function requestedRedirect(headers: Record<string, string>, query: URLSearchPara
  * `referer`): the target it names when that passes the check, else its `Referer` header when that does (a
  * page of an allowed app that sent no redirect_to gets its users back), else SITE_URL.
  */
-export const redirectTarget = (req: { headers: Record<string, string>; query: URLSearchParams }, ctx: TargetContext): string =>
-  ctx.redirect(requestedRedirect(req.headers, req.query)) ?? ctx.redirect(req.headers.referer) ?? ctx.config.siteUrl;
+export const redirectTarget = (req: { headers: Record<string, string>; form: URLSearchParams }, ctx: TargetContext): string =>
+  ctx.redirect(requestedRedirect(req.headers, req.form)) ?? ctx.redirect(req.headers.referer) ?? ctx.config.siteUrl;

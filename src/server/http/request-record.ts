@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import type { Route } from './types.js';
 import type { ChildSpan } from '../observability/request-spans.js';
 import { redirectTarget } from './redirect-target.js';
-import { goParseQuery } from './go-query.js';
+import { goParseQuery, type GoQuery } from './go-query.js';
 import { loggedParams } from './logged-params.js';
 
 export interface Completed {
@@ -25,6 +25,8 @@ export interface Completed {
   /** a CORS preflight: counted, but given no log line, as the original answers them before its logger */
   preflight?: boolean;
   spans?: ChildSpan[];
+  /** a posted urlencoded body's form merged with the query (go-form.ts), which the original's logger reads */
+  form?: GoQuery;
   /** the payload of the request's last audit entry (db/audit-log.ts) */
   authEvent?: Record<string, unknown>;
   /** performance.now() at arrival */
@@ -58,19 +60,20 @@ export function recordRequest(ctx: AppContext, log: Logger, r: Completed): void 
   // nanoseconds, error as it words it, grant_type on /token, referer as the redirect target the request
   // would get (redirect-target.ts; its secret parameters masked, as the query's are), the ids its handlers add (logged-params.ts); query, route and
   // duration_ms are ours.
-  // The query read as the routes read it; the original's logger takes redirect_to from it only when no
-  // pair was left out (go-query.ts: its form parse failed, so the referer falls back to the Referer header).
-  const read = r.query ? goParseQuery(r.query) : undefined;
-  const query = read?.values ?? NO_QUERY;
+  // The form as the original's logger parses it (a posted urlencoded body's pairs, then the query's:
+  // logger-form.ts); it takes redirect_to from it only when no pair was left out (go-query.ts: its form
+  // parse failed, so the referer falls back to the Referer header).
+  const read = r.form ?? (r.query ? goParseQuery(r.query) : undefined);
+  const form = read?.values ?? NO_QUERY;
   const line = {
     request_id: r.requestId,
     method: r.method,
     path: r.path,
     query: r.query ? maskQuery(r.query) : undefined,
     route: r.route?.path,
-    grant_type: r.path === '/token' ? (query.get('grant_type') ?? '') : undefined,
+    grant_type: r.path === '/token' ? (form.get('grant_type') ?? '') : undefined,
     remote_addr: r.ip,
-    referer: maskUrl(redirectTarget({ headers: r.headers, query: read?.malformed ? NO_QUERY : query }, ctx)),
+    referer: maskUrl(redirectTarget({ headers: r.headers, form: read?.malformed ? NO_QUERY : form }, ctx)),
     status: r.status,
     duration: Math.round(seconds * 1e9),
     duration_ms: Math.round(seconds * 100_000) / 100,

@@ -26,7 +26,9 @@ import { methodNotAllowed, type Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import { underFieldNames } from './field-names.js';
 import { goParamsType } from './go-param-types.js';
-import { goQueryValues } from './go-query.js';
+import { goQueryValues, type GoQuery } from './go-query.js';
+import { goForm, postsForm } from './go-form.js';
+import { loggerTakesForm } from './logger-form.js';
 import { assertDecodesAsGo, fieldsNullEmpties } from './go-field-types.js';
 import type { AppContext } from '../context.js';
 
@@ -55,6 +57,8 @@ interface Progress {
   preflight: boolean;
   /** the statements and crypto calls it waited on, when tracing is on (observability/request-spans.ts) */
   spans: ChildSpan[] | undefined;
+  /** the merged form of a posted urlencoded body (go-form.ts), read once for the handler and the log line */
+  form: GoQuery | undefined;
 }
 
 /** Where a thread listens: the public port itself, or a Unix socket behind the HTTP guard (src/server/guard/). */
@@ -80,7 +84,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
   app.any('/*', (res, req) => {
     const started = performance.now();
     const snap = snapshot(res, req, ctx.config, behindGuard);
-    const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false, preflight: false, spans: undefined };
+    const progress: Progress = { route: undefined, params: NO_PARAMS, aborted: false, preflight: false, spans: undefined, form: undefined };
     const answer = ctx.tracing.enabled
       ? withRequestSpans((progress.spans = []), () => dispatch(res, snap, progress))
       : dispatch(res, snap, progress);
@@ -120,6 +124,7 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       aborted: progress.aborted,
       preflight: progress.preflight,
       spans: progress.spans,
+      form: progress.form,
       authEvent: snap.authEvent,
       started,
     });
@@ -149,7 +154,11 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
       if (BODY_METHODS.has(snap.method)) {
         watchAbort(res, progress, deadline);
         return readBody(res, snap.headers, progress)
-          .then((raw) => runTimed(run, toApiRequest(snap, route, match.params, raw, deadline), deadline))
+          .then((raw) => {
+            // One content-type test per POST, PUT or PATCH; the form is read only when it is urlencoded.
+            if (postsForm(snap)) progress.form = goForm({ ...snap, rawBody: raw, rawQuery: snap.query }, true);
+            return runTimed(run, toApiRequest(snap, route, match.params, raw, deadline, progress.form), deadline);
+          })
           .then((response) => serialise(response, cors), fail);
       }
       const result = run(toApiRequest(snap, route, match.params, NO_BODY, deadline), ctx);
@@ -231,7 +240,14 @@ function watchAbort(res: uWS.HttpResponse, progress: Progress, deadline: Deadlin
   });
 }
 
-function toApiRequest(snap: Snapshot, route: Route, params: Record<string, string>, rawBody: Buffer, deadline: Deadline): ApiRequest {
+function toApiRequest(
+  snap: Snapshot,
+  route: Route,
+  params: Record<string, string>,
+  rawBody: Buffer,
+  deadline: Deadline,
+  posted?: GoQuery,
+): ApiRequest {
   let parsed: JsonObject | undefined;
   let checked: JsonObject | undefined;
   let query: URLSearchParams | undefined;
@@ -245,9 +261,13 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
     ip: snap.ip,
     requestId: snap.requestId,
     rawBody,
+    formTaken: posted !== undefined && loggerTakesForm(snap),
     rawQuery: snap.query,
     get query() {
       return (query ??= goQueryValues(snap.query));
+    },
+    get form() {
+      return posted ? posted.values : this.query;
     },
     get signal() {
       return deadline.signal;
@@ -255,6 +275,8 @@ function toApiRequest(snap: Snapshot, route: Route, params: Record<string, strin
     msLeft: () => deadline.msLeft(),
     json(goParams) {
       if (parsed) return parsed;
+      // Go's decoder given the emptied body (logger-form.ts): not the service's `{}` for a body never sent.
+      if (this.formTaken) throw apiError('bad_json', 'Could not parse request body as JSON: unexpected end of JSON input');
       const routeParams = goParamsType(this);
       const value = parseJsonObject(rawBody, goParams ?? routeParams);
       // The route's fields are named as its own Go type decodes them, whoever reads the body first.

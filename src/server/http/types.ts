@@ -14,12 +14,22 @@ export interface ApiRequest<B = JsonObject> {
   params: Record<string, string>;
   /** the query's pairs as the original's parser keeps them (go-query.ts: a malformed pair is left out) */
   query: URLSearchParams;
+  /**
+   * the form as the original's r.Form holds it (go-form.ts): a posted urlencoded body's pairs, then the
+   * query's; the query itself for any other request. `redirect_to`, and /token's `grant_type`, are read here.
+   */
+  form: URLSearchParams;
   /** the query string as sent, without the '?' ('' when none): for a reading stricter than `query` */
   rawQuery: string;
   headers: Record<string, string>; // lower-case names
   ip: string;
   requestId: string;
   rawBody: Buffer;
+  /**
+   * the original's request logger already read the body as a form (docs/api.md#forms-read-before-the-handler):
+   * its JSON decoding then finds nothing, which json() and the routes decoding rawBody themselves answer as such
+   */
+  formTaken: boolean;
   /** aborts when API_MAX_REQUEST_DURATION passes (the 504): pass it to tx() and the hasher */
   signal: AbortSignal;
   /** milliseconds before API_MAX_REQUEST_DURATION answers 504 (Infinity before its clock starts): bounds outbound calls (request-budget.ts) */

@@ -113,7 +113,7 @@ export async function takeClientLimit(bucketOf: ClientBucket | BucketChoice, req
     if (!allowed) {
       ctx.metrics.rateLimited(bucket);
       // A sign-in refused here never reaches its grant: it is one of the sign-in outcomes too.
-      const grant = bucket === 'token' || bucket === 'web3' ? req.query.get('grant_type') : null;
+      const grant = bucket === 'token' || bucket === 'web3' ? req.form.get('grant_type') : null;
       if (grant && SIGN_IN_GRANTS.has(grant)) ctx.metrics.signIn(grant, 'over_request_rate_limit');
       throw apiError('over_request_rate_limit').retryAfter(perPeriod > 0 ? periodSeconds / perPeriod : periodSeconds);
     }

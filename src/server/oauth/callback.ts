@@ -183,7 +183,7 @@ async function finish(req: ApiRequest, ctx: AppContext, flow: OAuthFlowStateRow,
     if (needsConfirmation) {
       // The mail's link returns where the original's does: the callback request's own redirect target (its
       // redirect_to, else an allowed Referer, else SITE_URL), not the flow's.
-      const mailTarget = redirectTarget({ headers: req.headers, query: params }, ctx);
+      const mailTarget = redirectTarget({ headers: req.headers, form: params }, ctx);
       const refusal = await mailUnverified(ctx, c, user, name, mailTarget, req, unverified);
       if (refusal) {
         await releaseOAuthFlowState(c, flow.id);

@@ -39,12 +39,16 @@ function assertMagicLinksEnabled(ctx: AppContext): void {
  * leaves whatever follows it unread, refusing an empty body ("EOF"); every refusal is worded "Could not read
  * verification params: …" rather than the common path's "Could not parse request body as JSON: …".
  */
+const NOTHING = Buffer.alloc(0);
+
 function magicLinkParams(req: ApiRequest): MagicLinkBody {
-  const read = goDecoderValue(req.rawBody);
+  // A body the request logger already read as a form is an empty one to the decoder (http/logger-form.ts).
+  const raw = req.formTaken ? NOTHING : req.rawBody;
+  const read = goDecoderValue(raw);
   if ('error' in read) throw unreadable(read.error);
   let value;
   try {
-    value = parseJsonObject(req.rawBody.subarray(0, read.length), MAGIC_LINK_PARAMS);
+    value = parseJsonObject(raw.subarray(0, read.length), MAGIC_LINK_PARAMS);
     assertDecodesAsGo(value, MAGIC_LINK_PARAMS);
   } catch (err) {
     if (err instanceof ApiError && err.errorCode === 'bad_json') throw unreadable(err.message.replace(COMMON_WORDS, ''));

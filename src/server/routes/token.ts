@@ -1,4 +1,4 @@
-// POST /token?grant_type=...: picks the grant module by the query's grant_type and checks its body schema.
+// POST /token?grant_type=...: picks the grant module by the form's grant_type (the query's, or a urlencoded body's) and checks its body schema.
 // Each grant's outcome is counted here, in one place (observability/metrics.ts; free when metrics are off).
 import { ApiError, apiError } from '../errors.js';
 import { GRANTS } from '../grants/index.js';
@@ -17,13 +17,13 @@ const SIGN_INS = SIGN_IN_GRANTS;
  * flood of them neither answers 429 nor empties the bucket the client's real sign-ins and refreshes share.
  */
 export const tokenBucket = (req: ApiRequest): ClientBucket | null => {
-  const grantType = req.query.get('grant_type');
+  const grantType = req.form.get('grant_type');
   if (!grantType || !GRANTS.has(grantType)) return null;
   return grantType === 'web3' ? 'web3' : 'token';
 };
 
 export const token: Handler = async (req, ctx) => {
-  const grantType = req.query.get('grant_type');
+  const grantType = req.form.get('grant_type');
   const grant = grantType ? GRANTS.get(grantType) : undefined;
   if (!grant) throw apiError('unsupported_grant_type');
   try {
