@@ -1,4 +1,5 @@
-// POST /token?grant_type=...: picks the grant module by the form's grant_type (the query's, or a urlencoded body's) and checks its body schema.
+// POST /token?grant_type=...: picks the grant module by the form's grant_type (the query's, or a urlencoded
+// body's: http/logger-form.ts) and checks its body schema.
 // Each grant's outcome is counted here, in one place (observability/metrics.ts; free when metrics are off).
 import { ApiError, apiError } from '../errors.js';
 import { GRANTS } from '../grants/index.js';
