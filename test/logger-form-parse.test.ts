@@ -61,6 +61,13 @@ t.test('JSON text sent as a urlencoded form (curl -d) is not decoded, unless a r
   t.equal(lineOf('signup-header').referer, ALLOWED);
 });
 
+t.test('an empty body stays an empty body, whatever its media type', async (t) => {
+  const bare = await api.request('POST', '/signup', { raw: '' });
+  const typed = await api.request('POST', '/signup', { headers: urlencoded, raw: '' });
+  t.strictSame([typed.status, typed.body], [bare.status, bare.body]);
+  t.not(typed.body.error_code, 'bad_json');
+});
+
 t.test('POST /magiclink: the decoder finds the emptied body at its end (EOF)', async (t) => {
   const res = await api.request('POST', '/magiclink', { headers: urlencoded, raw: form({ email: uniqueEmail('form-ml') }) });
   t.equal(res.status, 400);

@@ -261,7 +261,8 @@ function toApiRequest(
     ip: snap.ip,
     requestId: snap.requestId,
     rawBody,
-    formTaken: posted !== undefined && loggerTakesForm(snap),
+    // An empty body stays the `{}` every route reads one as (docs/differences.md), urlencoded or not.
+    formTaken: posted !== undefined && rawBody.length > 0 && loggerTakesForm(snap),
     rawQuery: snap.query,
     get query() {
       return (query ??= goQueryValues(snap.query));
