@@ -3,8 +3,9 @@
 // second JSON decode), which cost ~20 µs of the ~120 µs a minimal GET /user handler needs in all
 // (bench/README.md#where-time-goes). It accepts only tokens jose's jwtVerify(token, key,
 // { algorithms: ['HS256'] }) accepts too, and answers null for anything else —
-// an unusual header, non-canonical base64url, a bad signature, a failing claim — so jwt.ts then asks jose,
-// whose errors (and their golang-jwt texts) stay the only ones a client sees.
+// an unusual header, non-canonical base64url, a bad signature, a claim jose would refuse — so jwt.ts then
+// asks jose, whose errors (and their golang-jwt texts) stay the only ones a client sees. The claims either
+// returns are then read and their exp and nbf checked as the original does (claim-reading.ts).
 import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 

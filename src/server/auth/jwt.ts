@@ -10,6 +10,7 @@ import { buildKeySet, SUPPORTED_ALGORITHMS, type SigningKey } from './keys.js';
 import { createKmsSigner } from './kms-signer.js';
 import { parseHeader, signHs256, verifyHs256 } from './hs256.js';
 import { claimTypeProblem } from './claim-types.js';
+import { readClaims, timeProblem } from './claim-reading.js';
 import { segmentProblem } from './segment-base64.js';
 
 /** docs/tokens-and-sessions.md#access-token-claims. Field order is the JSON order the original emits; keep it. */
@@ -68,9 +69,9 @@ export interface AmrEntry {
 }
 
 /**
- * What a verified token is known to carry: a signature we accept, and an `exp` that has not passed when it
- * has one. Everything else is the caller's to check (anon/service_role keys have no sub or session_id;
- * docs/tokens-and-sessions.md#verification).
+ * What a verified token is known to carry: a signature we accept, claims under the original's field names
+ * (claim-reading.ts), and an `exp` that has not passed when it has one. Everything else is the caller's to
+ * check (anon/service_role keys have no sub or session_id; docs/tokens-and-sessions.md#verification).
  */
 export type VerifiedClaims = Partial<AccessTokenClaims> & JWTPayload;
 
@@ -155,11 +156,16 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
         const { key, algorithms } = found;
         const fast = canonical && hmacOnly(key, algorithms) ? verifyHs256(token, canonical, key) : null;
         // No audience check here: the original compares aud later, per request (docs/tokens-and-sessions.md#audience).
-        // No claim is required: exp and nbf are checked when present, as golang-jwt v5 does unless asked to require them.
-        const payload = fast ?? (await jwtVerify(token, key, { algorithms })).payload;
+        const payload = fast ?? (await signatureVerified(token, key, algorithms));
         const problem = claimTypeProblem(payload, () => payloadText(token));
         if (problem) throw new JwtError(problem);
-        return payload as VerifiedClaims;
+        // The claims as the original's struct holds them (any spelling of a name, a NumericDate written as a
+        // string), then its exp and nbf checks on them: each when present, as golang-jwt v5 does unless asked
+        // to require them.
+        const claims = readClaims(payload);
+        const expiry = timeProblem(claims);
+        if (expiry) throw new JwtError(expiry);
+        return claims as VerifiedClaims;
       } catch (error) {
         if (error instanceof JwtError) throw error;
         throw new JwtError(describe(error, token));
@@ -169,6 +175,21 @@ export function createJwtService(jwt: Config['jwt']): JwtService {
 }
 
 const SEGMENTS = 'token is malformed: token contains an invalid number of segments';
+
+/**
+ * The claims of a token jose verifies the signature of. jose then checks exp, nbf and iat under those exact
+ * names and as numbers only, which is not how the original reads them (claim-reading.ts): a refusal of those
+ * claims alone, which jose makes only once the signature has verified, hands their claims on to be read
+ * and checked as the original does.
+ */
+async function signatureVerified(token: string, key: KeyObject, algorithms: string[]): Promise<JWTPayload> {
+  try {
+    return (await jwtVerify(token, key, { algorithms })).payload;
+  } catch (error) {
+    if (error instanceof errors.JWTClaimValidationFailed || error instanceof errors.JWTExpired) return error.payload;
+    throw error;
+  }
+}
 
 /** Whether a compact token has its three segments (two dots), counted without splitting it. */
 function threeSegments(token: string): boolean {
@@ -296,11 +317,5 @@ function describe(error: unknown, token: string): string {
   // (with no algorithm accepted, algorithmProblem() refuses every one).
   if (header && (typeof header.alg !== 'string' || error instanceof errors.JOSEAlgNotAllowed)) return algorithmProblem(header.alg, NONE)!;
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'token signature is invalid: signature is invalid';
-  if (error instanceof errors.JWTExpired) return 'token has invalid claims: token is expired';
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    if (error.reason === 'missing') return `token has invalid claims: token is missing required claim: ${error.claim} claim is required`;
-    if (error.claim === 'nbf' && error.reason === 'check_failed') return 'token has invalid claims: token is not valid yet';
-    return `token has invalid claims: ${error.message}`;
-  }
   return `token is malformed: ${error instanceof Error ? error.message : String(error)}`;
 }
