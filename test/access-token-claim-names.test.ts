@@ -7,7 +7,7 @@ import t from 'tap';
 import { createHmac, randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { startTestService, JWT_SECRET } from './helpers/server.js';
-import { signUp } from './helpers/accounts.js';
+import { signIn, signUp } from './helpers/accounts.js';
 
 const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true' });
 t.teardown(() => api.stop());
@@ -153,12 +153,14 @@ t.test('an admin key whose role is spelled ROLE is an admin key', async (t) => {
   t.equal((await api.request('GET', '/admin/users', { token: key })).status, 200);
 });
 
-t.test('logout signs out the session named by Session_Id', async (t) => {
+t.test('logout signs out the session named by Session_Id, and only that one', async (t) => {
   const carol = await signUp(api);
+  // A second session: a token naming none would sign the user out of both (the original's rule).
+  const other = await signIn(api, carol.user.email);
   const claims = decodeJwt(carol.access_token);
   const token = rawToken(Object.entries(claims).map(([n, v]): [string, unknown] => [n === 'session_id' ? 'Session_Id' : n, v]));
   t.equal((await api.request('POST', '/logout?scope=local', { token })).status, 204);
   const after = await api.request('GET', '/user', { token: carol.access_token });
   t.strictSame([after.status, after.body.error_code], [403, 'session_not_found'], 'the session is gone');
-  t.equal((await api.request('GET', '/user', { token: alice.access_token })).status, 200, "another user's session is untouched");
+  t.equal((await api.request('GET', '/user', { token: other.access_token })).status, 200, 'the other session is not');
 });
