@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../dist/db/embedded/server.js';
+import { pgConnection } from '../dist/db/database-url.js';
+import { databaseFault } from '../dist/db/faults.js';
 import { startTestService, type Reply } from './helpers/server.js';
 
 // Under the OS temp dir (not t.testdir()): as root the server runs as the postgres user, who must reach it.
@@ -179,3 +181,83 @@ t.test('kill -9 under a steady stream of sign-ups: 503s while it is down, every 
   t.equal(rows.length, succeeded.length, 'every sign-up answered 200 exists, with its identity');
   assertNoCrash(t);
 });
+
+/** Bytes received and not yet read on this thread's TCP socket from `localPort` (Linux /proc/net/tcp). */
+function unread(localPort: number): number {
+  const local = `0100007F:${localPort.toString(16).toUpperCase().padStart(4, '0')}`;
+  const line = readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .find((l) => l.trim().split(/\s+/)[1] === local);
+  return line ? Number.parseInt(line.trim().split(/\s+/)[4].split(':')[1], 16) : 0;
+}
+
+/** The postmaster's child processes (its backends and helpers). */
+function childrenOfPostmaster(): Set<string> {
+  const pid = readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8')
+    .split('\n')[0]
+    .trim();
+  return new Set(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+}
+
+/** Keeps this thread busy, as a loaded HTTP thread is, until `done` (bounded: a stuck server fails the test, not hangs it). */
+function busyUntil(what: string, done: () => boolean): void {
+  for (const end = Date.now() + 20_000; !done();) if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+}
+
+t.test(
+  'the postmaster killed while a connection asks for TLS (sslmode prefer, the default): a database fault, also when the thread read the answer late',
+  async (t) => {
+    // A thread too busy to read the server's answer to its request for TLS at once reads it together with
+    // what the server sent next: its FATAL when the postmaster died meanwhile. Before the startup message
+    // that came out as pg's "There was an error establishing an SSL connection", answered 500.
+    const attempt = async (kill: (client: pg.Client) => void, sslmode = 'prefer') => {
+      const { config, Client } = pgConnection(`${database.url}?sslmode=${sslmode}`);
+      t.ok(config.ssl, 'TLS is asked for');
+      const client = new Client(config);
+      client.on('error', () => {});
+      const outcome = client.connect().then(
+        () => null,
+        (err: unknown) => err,
+      );
+      kill(client);
+      const err = await outcome;
+      await restartDatabase();
+      return err;
+    };
+    const stream = (client: pg.Client) => (client as unknown as { connection: { stream: import('node:net').Socket } }).connection.stream;
+    const killWhenAnswered = (client: pg.Client) => {
+      // pg's listener has just sent the request for TLS: the server answers N and waits for the startup message.
+      stream(client).once('connect', () => {
+        const port = stream(client).localPort!;
+        busyUntil('the answer N', () => unread(port) >= 1);
+        killPostmaster();
+        busyUntil("the server's error after it", () => unread(port) > 1);
+      });
+    };
+    const answeredLate = await attempt(killWhenAnswered);
+    t.match(answeredLate, { code: '57P01', message: 'terminating connection due to unexpected postmaster exit' }, "the server's reason");
+    t.equal(databaseFault(answeredLate), 'unavailable');
+
+    const killBeforeAsking = (client: pg.Client) => {
+      const before = childrenOfPostmaster();
+      // Right after the connect call is made, before this thread has even written its request for TLS: the
+      // server forks a backend for the connection, which waits for the request and dies with the postmaster.
+      process.nextTick(() =>
+        process.nextTick(() => {
+          busyUntil('a backend for the connection', () => [...childrenOfPostmaster()].some((pid) => !before.has(pid)));
+          const port = stream(client).localPort!;
+          killPostmaster();
+          busyUntil("the server's error", () => unread(port) >= 1);
+        }),
+      );
+    };
+    const errorForAnswer = await attempt(killBeforeAsking);
+    t.match(errorForAnswer, { code: '57P01' }, "the server's error in place of an answer");
+    t.equal(databaseFault(errorForAnswer), 'unavailable');
+
+    // With TLS required there is no plain text to read the error in: pg's own message, a fault all the same.
+    const required = await attempt(killBeforeAsking, 'require');
+    t.match(required, { message: 'There was an error establishing an SSL connection' });
+    t.equal(databaseFault(required), 'unavailable');
+  },
+);

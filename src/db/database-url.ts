@@ -205,6 +205,10 @@ function keywordsAsUrl(text: string): string {
  * A server without TLS answers the request for it with `N`: node-postgres then gives up, libpq with
  * `prefer` goes on in plain text on the same connection, and so does this Client. The one-byte answer is
  * awaited by a listener pg's Connection adds before it sends the request; it is taken over here.
+ * A server that ends the session before the startup message (its postmaster died, 57P01) sends its error
+ * after the `N`, often in the same read, or in place of it when the request had not yet arrived. Either is
+ * handed to pg's plain-text parser, so the server's reason reaches the caller and is a database fault
+ * (src/db/faults.ts), not pg's "error establishing an SSL connection", which is answered 500.
  */
 function plainWhenTlsRefused(Base: typeof pg.Client): typeof pg.Client {
   return class extends Base {
@@ -217,10 +221,17 @@ function plainWhenTlsRefused(Base: typeof pg.Client): typeof pg.Client {
         const [pgAnswer] = stream.listeners('data') as ((answer: Buffer) => void)[];
         if (pgAnswer) stream.removeListener('data', pgAnswer);
         stream.once('data', (answer: Buffer) => {
-          if (answer[0] !== 0x4e /* N */ || answer.length !== 1) return pgAnswer?.call(stream, answer);
+          if (answer[0] === 0x45 /* E */) {
+            // The server's error instead of an answer: read as the plain-text protocol's, with its SQLSTATE.
+            connection.attachListeners(stream);
+            stream.unshift(answer);
+            return;
+          }
+          if (answer[0] !== 0x4e /* N */) return pgAnswer?.call(stream, answer);
           connection.attachListeners(stream);
           // pg's client sends its startup message on this event: now in plain text.
           connection.emit('sslconnect');
+          if (answer.length > 1) stream.unshift(answer.subarray(1));
         });
         requestSsl();
       };

@@ -31,8 +31,10 @@ const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '25P03']);
 // too_many_connections: the server's own ceiling, shared with other clients.
 const BUSY_STATES = new Set(['53300']);
 // pg's messages for a connection that ended ("Connection terminated unexpectedly", "... due to connection
-// timeout"), for a query on a client whose connection already failed, and pg-pool's acquisition timeout.
-const UNAVAILABLE_MESSAGE = /^Connection terminated|is not queryable$/;
+// timeout"), for a query on a client whose connection already failed, and for a server that answered the
+// request for TLS with its error (sslmode require and up; it ended the session, e.g. its postmaster died).
+const UNAVAILABLE_MESSAGE = /^Connection terminated|is not queryable$|^There was an error establishing an SSL connection$/;
+// pg-pool's acquisition timeout.
 const ACQUIRE_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
 export function databaseFault(err: unknown): DatabaseFault | null {
