@@ -240,6 +240,43 @@ t.test('a statement running past DB_STATEMENT_TIMEOUT is cancelled and answered 
   t.equal((await api.request('GET', '/user', { token })).status, 200, 'the connection is still good');
 });
 
+t.test("a lock wait past the database's own lock_timeout is answered 503, not 500", async (t) => {
+  // An operator may set lock_timeout on the service's role or database; the statement then fails with
+  // 55P03 (lock_not_available): contention, like DB_STATEMENT_TIMEOUT's cancellation above.
+  const database = await createTestDatabase({ migrated: true });
+  t.teardown(() => database.drop());
+  const admin = createPool({ url: database.url, max: 1, namespace: 'public' });
+  t.teardown(() => admin.end());
+  const name = (await admin.query<{ name: string }>('select current_database() as name')).rows[0].name;
+  await admin.query(`alter database "${name}" set lock_timeout = '200ms'`);
+  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_HTTP_WORKERS: '1', DATABASE_URL: database.url });
+  t.teardown(() => api.stop());
+  const { access_token: token } = await signUp(api);
+  const release = await lockUsers(t, api);
+  const reply = await api.request('GET', '/user', { token });
+  t.equal(reply.status, 503);
+  t.strictSame(withoutId(reply.body), BUSY);
+  await release();
+  t.equal((await api.request('GET', '/user', { token })).status, 200, 'the connection is still good');
+});
+
+t.test("a connection ended by the server's idle_session_timeout fails with a database fault", async (t) => {
+  // 57P05: the server closed a connection that sat idle; a statement crossing its FATAL gets this error.
+  const database = await createTestDatabase();
+  t.teardown(() => database.drop());
+  let lost: (err: Error) => void = () => {};
+  const connectionLost = new Promise<Error>((resolve) => {
+    lost = resolve;
+  });
+  const pool = createPool({ url: database.url, max: 1, namespace: 'public', onConnectionError: (err) => lost(err) });
+  t.teardown(() => pool.end());
+  await pool.query(`set idle_session_timeout = '100ms'`);
+  const err = await connectionLost;
+  t.match(err, { code: '57P05' }, 'the server said why');
+  t.equal(databaseFault(err), 'unavailable');
+  t.same((await pool.query('select 3 as n')).rows, [{ n: 3 }], 'the pool serves the next caller on a new connection');
+});
+
 t.test('a transaction left idle past DB_IDLE_IN_TRANSACTION_TIMEOUT fails with a database fault, not an uncaught error', async (t) => {
   const database = await createTestDatabase();
   t.teardown(() => database.drop());

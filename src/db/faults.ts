@@ -26,10 +26,12 @@ const NETWORK_CODES = new Set([
   'ECONNABORTED',
 ]);
 // SQLSTATEs: admin_shutdown, crash_shutdown, cannot_connect_now (starting or stopping),
-// idle_in_transaction_session_timeout (the server closed the session); class 08 is connection_exception.
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '25P03']);
-// too_many_connections: the server's own ceiling, shared with other clients.
-const BUSY_STATES = new Set(['53300']);
+// idle_in_transaction_session_timeout and idle_session_timeout (the server closed the session; the next
+// connection serves); class 08 is connection_exception.
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '25P03', '57P05']);
+// too_many_connections: the server's own ceiling, shared with other clients; lock_not_available: a lock
+// waited on past a lock_timeout the operator set on the role or database (contention, as a statement timeout).
+const BUSY_STATES = new Set(['53300', '55P03']);
 // pg's messages for a connection that ended ("Connection terminated unexpectedly", "... due to connection
 // timeout"), for a query on a client whose connection already failed, and for a server that answered the
 // request for TLS with its error (sslmode require and up; it ended the session, e.g. its postmaster died).
