@@ -1,23 +1,35 @@
 // Real OTLP collectors for the telemetry tests: an OTLP/HTTP server and an OTLP/gRPC server on free local
-// ports, each handing every export request to the test and answering it with an empty response.
+// ports, plain or over TLS, each handing every export request to the test and answering it with an empty response.
 import type { Test } from 'tap';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 
+/** A collector's own certificate and key (PEM): it then serves TLS, at an https:// URL. */
+export interface CollectorTls {
+  cert: Buffer;
+  key: Buffer;
+}
+
 /** The collector's base URL; `received` sees each request with its whole body and returns the status to answer. */
-export async function startHttpCollector(t: Test, received: (req: http.IncomingMessage, body: Buffer) => number): Promise<string> {
-  const server = http.createServer((req, res) => {
+export async function startHttpCollector(
+  t: Test,
+  received: (req: http.IncomingMessage, body: Buffer) => number,
+  tls?: CollectorTls,
+): Promise<string> {
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const status = received(req, Buffer.concat(chunks));
       res.writeHead(status, status === 200 ? { 'content-type': 'application/x-protobuf' } : {}).end();
     });
-  });
+  };
+  const server = tls ? https.createServer(tls, handle) : http.createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** The OTLP services a gRPC collector can serve, by the name their Export method's path carries. */
@@ -28,6 +40,7 @@ export async function startGrpcCollector(
   t: Test,
   services: readonly GrpcService[],
   received: (service: GrpcService, call: grpc.ServerUnaryCall<Buffer, Buffer>) => void,
+  tls?: CollectorTls,
 ): Promise<string> {
   const server = new grpc.Server();
   for (const service of services) {
@@ -46,9 +59,12 @@ export async function startGrpcCollector(
     };
     server.addService({ Export: method }, { Export: handler });
   }
+  const credentials = tls
+    ? grpc.ServerCredentials.createSsl(null, [{ private_key: tls.key, cert_chain: tls.cert }])
+    : grpc.ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+    server.bindAsync('127.0.0.1:0', credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
   );
   t.teardown(() => server.forceShutdown());
-  return `http://127.0.0.1:${port}`;
+  return `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
 }

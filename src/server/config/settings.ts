@@ -233,6 +233,18 @@ export const SETTINGS: Setting[] = [
       s(`OTEL_EXPORTER_OTLP_${signal}HEADERS`, `${at}.headers`, 'string', '', undefined, [`OTEL_EXPORTER_OTLP_${signal}HEADERS`]),
       // 0: not set (the signal's own, else the general one, else ours: a second).
       s(`OTEL_EXPORTER_OTLP_${signal}TIMEOUT`, `${at}.timeoutMs`, 'int', 0, { minimum: 0 }, [`OTEL_EXPORTER_OTLP_${signal}TIMEOUT`]),
+      // Paths of PEM files (relative to the working directory, as the SDK reads them): the CA that signs the
+      // collector's certificate, and this service's own certificate and key where the collector asks for one.
+      s(`OTEL_EXPORTER_OTLP_${signal}CERTIFICATE`, `${at}.certificate`, 'string', '', undefined, [
+        `OTEL_EXPORTER_OTLP_${signal}CERTIFICATE`,
+      ]),
+      s(`OTEL_EXPORTER_OTLP_${signal}CLIENT_CERTIFICATE`, `${at}.clientCertificate`, 'string', '', undefined, [
+        `OTEL_EXPORTER_OTLP_${signal}CLIENT_CERTIFICATE`,
+      ]),
+      s(`OTEL_EXPORTER_OTLP_${signal}CLIENT_KEY`, `${at}.clientKey`, 'string', '', undefined, [`OTEL_EXPORTER_OTLP_${signal}CLIENT_KEY`]),
+      // Text, not a boolean: set at all, it overrides the URL's scheme (`true`: no TLS, anything else: TLS), as
+      // the original's SDK reads it; empty: the scheme decides (otlp-exporters.ts).
+      s(`OTEL_EXPORTER_OTLP_${signal}INSECURE`, `${at}.insecure`, 'string', '', undefined, [`OTEL_EXPORTER_OTLP_${signal}INSECURE`]),
       onlyWhen(
         (flat) => tracing(flat) || otlpMetrics(flat),
         s(`OTEL_EXPORTER_OTLP_${signal}COMPRESSION`, `${at}.compression`, 'string', '', { enum: ['', 'none', 'gzip'] }, [
@@ -248,6 +260,18 @@ export const SETTINGS: Setting[] = [
   s('OTEL_BSP_SCHEDULE_DELAY', 'tracing.batch.scheduleDelayMs', 'int', 0, { minimum: 0 }, ['OTEL_BSP_SCHEDULE_DELAY']),
   s('OTEL_BSP_MAX_QUEUE_SIZE', 'tracing.batch.maxQueueSize', 'int', 0, { minimum: 0 }, ['OTEL_BSP_MAX_QUEUE_SIZE']),
   s('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 'tracing.batch.maxExportBatchSize', 'int', 0, { minimum: 0 }, ['OTEL_BSP_MAX_EXPORT_BATCH_SIZE']),
+  // The span limits (tracing.ts): -1, not set (a span's own limit, else the general one, else the SDK's
+  // default: 128 attributes, events and links, values of any length).
+  ...(
+    [
+      ['OTEL_ATTRIBUTE_COUNT_LIMIT', 'attributeCount'],
+      ['OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT', 'attributeValueLength'],
+      ['OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT', 'spanAttributeCount'],
+      ['OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT', 'spanAttributeValueLength'],
+      ['OTEL_SPAN_EVENT_COUNT_LIMIT', 'spanEventCount'],
+      ['OTEL_SPAN_LINK_COUNT_LIMIT', 'spanLinkCount'],
+    ] as const
+  ).map(([name, field]) => s(name, `tracing.limits.${field}`, 'int', -1, { minimum: 0 }, [name])),
   // Reloading the --config-dir (docs/settings.md#reloading); read at start only, as the original. POLLERENABLED
   // is the original's spelling: its field is not split into words.
   s('RELOADING_NOTIFY_ENABLED', 'reloading.notifyEnabled', 'bool', true),

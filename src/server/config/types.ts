@@ -173,6 +173,11 @@ export interface Config {
     samplerArg: string;
     /** OTEL_BSP_*: the batch span processor's; 0 for the SDK's default */
     batch: { scheduleDelayMs: number; maxQueueSize: number; maxExportBatchSize: number };
+    /** OTEL_ATTRIBUTE_*_LIMIT and OTEL_SPAN_*_LIMIT; -1 where not set (observability/tracing.ts) */
+    limits: Record<
+      'attributeCount' | 'attributeValueLength' | 'spanAttributeCount' | 'spanAttributeValueLength' | 'spanEventCount' | 'spanLinkCount',
+      number
+    >;
   };
   metrics: {
     enabled: boolean;
@@ -495,6 +500,12 @@ export interface OtlpExporterSettings {
   timeoutMs: number;
   /** empty: not set */
   compression: '' | 'none' | 'gzip';
+  /** paths of PEM files: the CA to trust the collector by, this service's certificate and key; empty: not set */
+  certificate: string;
+  clientCertificate: string;
+  clientKey: string;
+  /** set: `true` sends without TLS, another value with it, whatever the URL's scheme; empty: the scheme decides */
+  insecure: string;
 }
 
 /** OTEL_EXPORTER_OTLP_PROTOCOL's values: the original's two, and the standard's JSON over HTTP */

@@ -6,10 +6,16 @@
 // (gRPC names its method, not a path); else the protocol's default collector on this machine.
 // Headers, timeout and compression come from the configuration (OTEL_EXPORTER_OTLP_*, read with the other
 // settings, so from a configuration file too) and are handed to the exporter, never left to it to find in
-// the process environment (docs/observability.md#where-telemetry-goes).
+// the process environment (docs/observability.md#where-telemetry-goes). So are the TLS files
+// (OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY), read here as the SDK
+// reads them: the signal's own path before the general one, relative to the working directory, a file that
+// cannot be read left out.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { Metadata } from '@grpc/grpc-js';
+import type { ChannelCredentials, Metadata } from '@grpc/grpc-js';
+import type { AgentOptions } from 'node:https';
 import type { Config, OtlpProtocol } from '../config/types.js';
 
 type Signal = 'traces' | 'metrics';
@@ -58,13 +64,59 @@ export async function otlpOptions(config: Endpoints, signal: Signal, defaultTime
   };
 }
 
-/** Over gRPC the headers travel as the call's metadata. */
-async function grpcOptions(url: string, options: Awaited<ReturnType<typeof otlpOptions>>) {
-  const { Metadata } = await import('@grpc/grpc-js');
+/** The TLS files of a signal: its own path for each, else the general one; undefined where none is set or readable. */
+export function otlpTls(config: Endpoints, signal: Signal) {
+  const own = config.otlp[signal];
+  const all = config.otlp.all;
+  const read = (file: string) => {
+    if (!file) return undefined;
+    try {
+      return readFileSync(path.resolve(process.cwd(), file));
+    } catch {
+      return undefined; // as the SDK: the export goes on without it
+    }
+  };
+  return {
+    ca: read(own.certificate || all.certificate),
+    cert: read(own.clientCertificate || all.clientCertificate),
+    key: read(own.clientKey || all.clientKey),
+  };
+}
+
+/**
+ * Whether a signal's exports use TLS: OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]INSECURE when set (the signal's own
+ * first; `true` is without TLS, any other value with it), else the URL's scheme. The original's SDK lets the
+ * variable override the scheme, over HTTP and gRPC alike; this SDK reads it only for a URL without a scheme,
+ * which the settings do not allow, so it is applied here.
+ */
+export function otlpSecure(config: Endpoints, signal: Signal, url: string): boolean {
+  const insecure = (config.otlp[signal].insecure.trim() || config.otlp.all.insecure.trim()).toLowerCase();
+  return insecure === '' ? url.startsWith('https://') : insecure !== 'true';
+}
+
+/** Over HTTP the TLS files are the agent's (an http:// URL never uses them); the agent keeps its connections as the SDK's does. */
+function httpOptions(url: string, options: Awaited<ReturnType<typeof otlpOptions>>, tls: ReturnType<typeof otlpTls>) {
+  const files = Object.fromEntries(Object.entries(tls).filter(([, value]) => value !== undefined));
+  return { url, ...options, httpAgentOptions: { keepAlive: true, ...files } };
+}
+
+/**
+ * Over gRPC the headers travel as the call's metadata, and the connection is plain or TLS as otlpSecure says,
+ * TLS with the configured files (the client's certificate and key only as a pair, else the CA alone, as the SDK).
+ */
+async function grpcOptions(
+  url: string,
+  secure: boolean,
+  options: Awaited<ReturnType<typeof otlpOptions>>,
+  tls: ReturnType<typeof otlpTls>,
+) {
+  const { Metadata, credentials: grpc } = await import('@grpc/grpc-js');
   const metadata = new Metadata();
   for (const [name, value] of Object.entries(options.headers)) metadata.set(name, value);
   const { headers: _, ...rest } = options;
-  return { url, ...rest, metadata };
+  const pair = tls.key && tls.cert;
+  const credentials = !secure ? grpc.createInsecure() : pair ? grpc.createSsl(tls.ca, tls.key, tls.cert) : grpc.createSsl(tls.ca);
+  return { url, ...rest, metadata, credentials };
 }
 
 /** An exporter class of one of the OTLP packages, by the options this file gives it. */
@@ -74,6 +126,8 @@ type ExporterClass<E> = new (options: {
   compression?: Compression;
   headers?: Record<string, string>;
   metadata?: Metadata;
+  credentials?: ChannelCredentials;
+  httpAgentOptions?: AgentOptions;
 }) => E;
 
 /** A signal's exporter over the configured protocol; the packages are loaded only when that protocol is used. */
@@ -83,11 +137,15 @@ async function otlpExporter<E>(
   timeoutMillis: number,
   classes: Record<OtlpProtocol, () => Promise<ExporterClass<E>>>,
 ): Promise<Exporter<E>> {
-  const url = otlpUrl(config, signal);
+  const configured = otlpUrl(config, signal);
+  const secure = otlpSecure(config, signal, configured);
+  // Over HTTP, OTEL_EXPORTER_OTLP_INSECURE turns the scheme round, as the original's exporter does.
+  const url = configured.replace(/^https?:\/\//, secure ? 'https://' : 'http://');
   const options = await otlpOptions(config, signal, timeoutMillis);
   const protocol = otlpProtocol(config, signal);
   const Class = await classes[protocol]();
-  const exporter = new Class(protocol === 'grpc' ? await grpcOptions(url, options) : { url, ...options });
+  const tls = otlpTls(config, signal);
+  const exporter = new Class(protocol === 'grpc' ? await grpcOptions(url, secure, options, tls) : httpOptions(url, options, tls));
   return { exporter, url, timeoutMillis: options.timeoutMillis };
 }
 

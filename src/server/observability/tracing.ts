@@ -9,7 +9,7 @@
 // recovery once), and shutdown waits at most SHUTDOWN_TIMEOUT_MS for the last batch.
 // The SDK is imported only when tracing is on: it costs ~0.1 s of start-up in every HTTP thread.
 import type { Tracer } from '@opentelemetry/api';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter, SpanLimits } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
@@ -70,6 +70,8 @@ export async function createTracing(
     }),
     // OTEL_TRACES_SAMPLER and OTEL_BSP_* as configured: the SDK would look for them in the process environment only.
     sampler: traceSampler(sdk, config.tracing, log),
+    // OTEL_SPAN_*_LIMIT and OTEL_ATTRIBUTE_*_LIMIT as configured, for the same reason.
+    spanLimits: spanLimits(config.tracing.limits),
     spanProcessors: [
       new sdk.BatchSpanProcessor(exporter, {
         exportTimeoutMillis: timeoutMillis,
@@ -133,6 +135,21 @@ function withinMs(work: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout;
   const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
   return Promise.race([work.catch(() => undefined), late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The limits the tracer provider is given: a span's own attribute limits before the general ones, as the SDK
+ * combines them; a limit not set is left out, so the SDK's default stands.
+ */
+export function spanLimits(limits: Config['tracing']['limits']): SpanLimits {
+  const set = (...values: number[]) => values.find((value) => value >= 0);
+  const chosen: SpanLimits = {
+    attributeCountLimit: set(limits.spanAttributeCount, limits.attributeCount),
+    attributeValueLengthLimit: set(limits.spanAttributeValueLength, limits.attributeValueLength),
+    eventCountLimit: set(limits.spanEventCount),
+    linkCountLimit: set(limits.spanLinkCount),
+  };
+  return Object.fromEntries(Object.entries(chosen).filter(([, value]) => value !== undefined));
 }
 
 /** OTEL_RESOURCE_ATTRIBUTES: comma-separated key=value pairs, values percent-encoded. */
