@@ -22,6 +22,10 @@ const httpsUrl = await startHttpCollector(t, record, tls);
 const grpcRecord = (_: unknown, call: { request: Buffer }) => void arrivals.push({ path: 'grpc', body: call.request });
 const grpcsUrl = await startGrpcCollector(t, ['trace.v1.TraceService'], grpcRecord, tls);
 const grpcUrl = await startGrpcCollector(t, ['trace.v1.TraceService'], grpcRecord);
+// Collectors that serve only clients with a certificate the CA signs.
+const mutual = { ...tls, clientCa: tls.ca };
+const mutualHttpsUrl = await startHttpCollector(t, record, mutual);
+const mutualGrpcsUrl = await startGrpcCollector(t, ['trace.v1.TraceService'], grpcRecord, mutual);
 /** The same address under the other scheme. */
 const otherScheme = (url: string) => (url.startsWith('https://') ? url.replace('https://', 'http://') : url.replace('http://', 'https://'));
 
@@ -63,6 +67,19 @@ t.test('OTLP/gRPC to a TLS collector (https://): the CA given in the file is tru
   const got = await traceOnce(configWith(env, `OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE=${tls.caFile}\n`));
   t.equal(got.length, 1, 'with it, the export arrives');
   t.equal(got[0]?.path, 'grpc');
+});
+
+t.test('a collector that asks for a client certificate gets the one the file names', async (t) => {
+  for (const [protocol, url] of [
+    ['http/protobuf', mutualHttpsUrl],
+    ['grpc', mutualGrpcsUrl],
+  ]) {
+    const env = { AUTH_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol };
+    const ca = `OTEL_EXPORTER_OTLP_CERTIFICATE=${tls.caFile}\n`;
+    t.same(await traceOnce(configWith(env, ca)), [], `${protocol}: without a client certificate nothing arrives`);
+    const client = `${ca}OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=${tls.clientCertFile}\nOTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY=${tls.clientKeyFile}\n`;
+    t.equal((await traceOnce(configWith(env, client))).length, 1, `${protocol}: with it, the export arrives`);
+  }
 });
 
 t.test('a plain http:// collector is reached whatever TLS files are named', async (t) => {

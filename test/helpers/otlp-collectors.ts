@@ -6,10 +6,11 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 
-/** A collector's own certificate and key (PEM): it then serves TLS, at an https:// URL. */
+/** A collector's own certificate and key (PEM): it then serves TLS, at an https:// URL; with `clientCa`, only to clients it signs. */
 export interface CollectorTls {
   cert: Buffer;
   key: Buffer;
+  clientCa?: Buffer;
 }
 
 /** The collector's base URL; `received` sees each request with its whole body and returns the status to answer. */
@@ -26,7 +27,12 @@ export async function startHttpCollector(
       res.writeHead(status, status === 200 ? { 'content-type': 'application/x-protobuf' } : {}).end();
     });
   };
-  const server = tls ? https.createServer(tls, handle) : http.createServer(handle);
+  const server = tls
+    ? https.createServer(
+        { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
+        handle,
+      )
+    : http.createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -60,7 +66,7 @@ export async function startGrpcCollector(
     server.addService({ Export: method }, { Export: handler });
   }
   const credentials = tls
-    ? grpc.ServerCredentials.createSsl(null, [{ private_key: tls.key, cert_chain: tls.cert }])
+    ? grpc.ServerCredentials.createSsl(tls.clientCa ?? null, [{ private_key: tls.key, cert_chain: tls.cert }], Boolean(tls.clientCa))
     : grpc.ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', credentials, (err, bound) => (err ? reject(err) : resolve(bound))),

@@ -1,4 +1,4 @@
-// A throwaway certificate authority and a server certificate it signs for 127.0.0.1, made with openssl in a
+// A throwaway certificate authority, a server certificate it signs for 127.0.0.1 and a client certificate, made with openssl in a
 // temporary directory for one test file: the files a TLS collector serves and a client trusts it by.
 import type { Test } from 'tap';
 import os from 'node:os';
@@ -11,6 +11,9 @@ export interface ThrowawayTls {
   caFile: string;
   certFile: string;
   keyFile: string;
+  /** a client's certificate and key the same CA signs */
+  clientCertFile: string;
+  clientKeyFile: string;
   ca: Buffer;
   cert: Buffer;
   key: Buffer;
@@ -55,7 +58,11 @@ export function throwawayTls(t: Test): ThrowawayTls {
     '-out',
     'server.pem',
   );
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=client', '-keyout', 'client.key', '-out', 'client.csr');
+  openssl('x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-out', 'client.pem');
   return {
+    clientCertFile: at('client.pem'),
+    clientKeyFile: at('client.key'),
     caFile: at('ca.pem'),
     certFile: at('server.pem'),
     keyFile: at('server.key'),
