@@ -59,17 +59,25 @@ const FILE_HEADERS = [
   'OTEL_EXPORTER_OTLP_METRICS_HEADERS=x-signal=metrics',
 ].join('\n');
 
-t.test('headers given only in the -c file reach the OTLP/HTTP export request, the signal’s own winning', async (t) => {
-  const config = configWith({ AUTH_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl }, `${FILE_HEADERS}\n`);
+t.test('headers given only in the -c file reach the OTLP/HTTP export request', async (t) => {
+  const config = configWith({ AUTH_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl }, `${FILE_HEADERS.split('\n')[0]}\n`);
   const got = await traceOnce(config);
   t.equal(got.length, 1, 'one export');
   t.equal(got[0]?.path, '/v1/traces');
   t.equal(got[0]?.headers.authorization, 'Bearer from-file', 'the general header, its value percent-decoded');
-  t.equal(got[0]?.headers['x-tenant'], 'traces-tenant', "the traces' own header wins over the general one");
+  t.equal(got[0]?.headers['x-tenant'], 'acme');
+});
+
+t.test('the signal’s own headers replace the general ones, as the original’s exporters read them', async (t) => {
+  const config = configWith({ AUTH_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl }, `${FILE_HEADERS}\n`);
+  const got = await traceOnce(config);
+  t.equal(got.length, 1, 'one export');
+  t.equal(got[0]?.headers['x-tenant'], 'traces-tenant', "the traces' own header");
+  t.equal(got[0]?.headers.authorization, undefined, 'no general header beside them');
   t.equal(got[0]?.headers['x-signal'], undefined, "the metrics' own header stays with the metrics");
 });
 
-t.test('the metrics exporter gets the general headers and its own', async (t) => {
+t.test('the metrics exporter gets its own headers in place of the general ones', async (t) => {
   const config = configWith(
     { AUTH_METRICS_ENABLED: 'true', AUTH_METRICS_EXPORTER: 'opentelemetry', OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl },
     `${FILE_HEADERS}\n`,
@@ -82,9 +90,9 @@ t.test('the metrics exporter gets the general headers and its own', async (t) =>
   const got = arrivals.slice(from);
   t.ok(got.length >= 1, 'pushed');
   t.equal(got[0]?.path, '/v1/metrics');
-  t.equal(got[0]?.headers.authorization, 'Bearer from-file');
-  t.equal(got[0]?.headers['x-tenant'], 'acme');
   t.equal(got[0]?.headers['x-signal'], 'metrics');
+  t.equal(got[0]?.headers.authorization, undefined);
+  t.equal(got[0]?.headers['x-tenant'], undefined);
 });
 
 t.test('over gRPC the headers from the file are the call’s metadata', async (t) => {
@@ -95,8 +103,8 @@ t.test('over gRPC the headers from the file are the call’s metadata', async (t
   const got = await traceOnce(config);
   t.equal(got.length, 1, 'one export');
   t.equal(got[0]?.path, 'grpc');
-  t.equal(got[0]?.headers.authorization, 'Bearer from-file');
   t.equal(got[0]?.headers['x-tenant'], 'traces-tenant');
+  t.equal(got[0]?.headers.authorization, undefined, 'the general headers replaced by the signal’s own');
 });
 
 t.test('compression set in the file gzips the export request', async (t) => {

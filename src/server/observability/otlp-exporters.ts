@@ -57,8 +57,9 @@ export async function otlpOptions(config: Endpoints, signal: Signal, defaultTime
   const all = config.otlp.all;
   const compression = own.compression || all.compression;
   return {
-    // Combined, the signal's own winning for a name both set.
-    headers: { ...parseKeyPairsIntoRecord(all.headers), ...parseKeyPairsIntoRecord(own.headers) },
+    // The signal's own, when set, in place of the general ones (not merged with them): the original's Go
+    // exporters read each variable in turn into one field, the later replacing the earlier.
+    headers: parseKeyPairsIntoRecord(own.headers.trim() ? own.headers : all.headers),
     timeoutMillis: own.timeoutMs || all.timeoutMs || defaultTimeoutMillis,
     ...(compression ? { compression: compression as Compression } : {}),
   };
