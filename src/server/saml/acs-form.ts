@@ -7,6 +7,7 @@
 import type { ApiRequest } from '../http/types.js';
 import { mediaTypeOf } from '../http/media-type.js';
 import { goQueryValues } from '../http/go-query.js';
+import { multipartFields } from '../http/multipart-fields.js';
 
 export interface AcsForm {
   relayState: string;
@@ -37,8 +38,8 @@ export async function readAcsForm(req: ApiRequest): Promise<AcsForm> {
 async function postedForm(req: ApiRequest): Promise<{ fields: Map<string, string>; beforeQuery: boolean }> {
   const type = mediaTypeOf(req);
   const fields = new Map<string, string>();
-  const add = (name: string, value: unknown) => {
-    if (typeof value === 'string' && !fields.has(name)) fields.set(name, value);
+  const add = (name: string, value: string) => {
+    if (!fields.has(name)) fields.set(name, value);
   };
   if (req.method !== 'POST') return { fields, beforeQuery: true };
   if (type === 'application/x-www-form-urlencoded') {
@@ -46,10 +47,7 @@ async function postedForm(req: ApiRequest): Promise<{ fields: Map<string, string
     return { fields, beforeQuery: true };
   }
   if (type === 'multipart/form-data') {
-    const parsed = await new Response(new Uint8Array(req.rawBody), { headers: { 'content-type': req.headers['content-type'] ?? '' } })
-      .formData()
-      .catch(() => null);
-    for (const [name, value] of parsed ?? []) add(name, value);
+    for (const [name, value] of (await multipartFields(req.rawBody, req.headers['content-type'] ?? '')) ?? []) add(name, value);
   }
   return { fields, beforeQuery: false };
 }
