@@ -94,6 +94,79 @@ t.test("POST /token: the body's grant_type picks the grant and is logged; the bo
   t.equal(lineOf('token-header').referer, ALLOWED);
 });
 
+/** A multipart/form-data body of text fields, as `curl -F name=value` sends it. */
+const multipart = (pairs: Record<string, string>) => {
+  const boundary = 'portcullis-test-boundary';
+  const parts = Object.entries(pairs).map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+  );
+  return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, raw: `${parts.join('')}--${boundary}--\r\n` };
+};
+
+t.test(
+  'POST /token with a redirect_to header: the grant_type lookup reads a multipart body, which the grant then finds empty',
+  async (t) => {
+    const body = multipart({ grant_type: 'password', email: 'a@example.com', password: 'x' });
+    const res = await api.request('POST', '/token?m=token-multipart', {
+      headers: { ...body.headers, redirect_to: ALLOWED },
+      raw: body.raw,
+    });
+    t.equal(res.status, 400);
+    t.match(res.body, { error_code: 'bad_json', msg: EMPTIED }, "the body's grant_type picked the password grant");
+    await waitForLine('token-multipart');
+    t.equal(lineOf('token-multipart').grant_type, 'password');
+    t.equal(lineOf('token-multipart').referer, ALLOWED);
+
+    // The query's pairs come first in the form, the multipart fields after them.
+    const both = await api.request('POST', '/token?grant_type=refresh_token&m=token-multipart-query', {
+      headers: { ...body.headers, redirect_to: ALLOWED },
+      raw: body.raw,
+    });
+    t.match(both.body, { error_code: 'bad_json', msg: EMPTIED }, 'the refresh grant, decoding the emptied body');
+    await waitForLine('token-multipart-query');
+    t.equal(lineOf('token-multipart-query').grant_type, 'refresh_token');
+
+    // A body that does not parse as multipart has been read all the same.
+    const json = JSON.stringify({ email: 'a@example.com', password: 'x' });
+    const broken = await api.request('POST', '/token?grant_type=password', {
+      headers: { ...body.headers, redirect_to: ALLOWED },
+      raw: json,
+    });
+    t.match(broken.body, { error_code: 'bad_json', msg: EMPTIED });
+
+    // Without a boundary the multipart reader stops before reading: the body is left for the grant.
+    const unbounded = await api.request('POST', '/token?grant_type=password', {
+      headers: { 'content-type': 'multipart/form-data', redirect_to: ALLOWED },
+      raw: json,
+    });
+    t.equal(unbounded.status, 400);
+    t.not(unbounded.body.error_code, 'bad_json', 'decoded: refused for its credentials, not for its body');
+  },
+);
+
+t.test('a multipart body is not read where a ParseForm ran first, nor off /token', async (t) => {
+  const body = multipart({ grant_type: 'password', email: 'a@example.com', password: 'x' });
+  // No redirect_to header: the referer lookup's ParseForm left a form, so FormValue parses nothing more.
+  const res = await api.request('POST', '/token?m=token-multipart-bare', body);
+  t.equal(res.status, 400);
+  t.match(res.body, { error_code: 'invalid_credentials', msg: 'unsupported_grant_type' });
+  await waitForLine('token-multipart-bare');
+  t.equal(lineOf('token-multipart-bare').grant_type, '');
+
+  const queried = await api.request('POST', '/token?grant_type=password', body);
+  t.equal(queried.body.error_code, 'bad_json');
+  t.not(queried.body.msg, EMPTIED, 'the grant decodes the multipart text itself');
+
+  const signup = await api.request('POST', '/signup', { headers: { ...body.headers, redirect_to: ALLOWED }, raw: body.raw });
+  t.equal(signup.body.error_code, 'bad_json');
+  t.not(signup.body.msg, EMPTIED, 'the handler decodes the multipart text itself');
+});
+
+t.test('a path that only decodes to /token matches no route: 404, whatever its form', async (t) => {
+  const res = await api.request('POST', '/%74oken', { headers: urlencoded, raw: form({ grant_type: 'password' }) });
+  t.equal(res.status, 404);
+});
+
 t.test('a JSON body is read as before', async (t) => {
   const res = await api.request('POST', '/token?grant_type=refresh_token', { body: { refresh_token: 'nope' } });
   t.equal(res.status, 400);

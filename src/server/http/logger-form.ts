@@ -3,8 +3,16 @@
 // the target; on /token it also reads grant_type with FormValue, which parses the form header or not. A
 // POST, PUT or PATCH with an application/x-www-form-urlencoded body has that body read into the form then
 // (go-form.ts), and a handler decoding JSON from it afterwards finds it empty (docs/api.md#forms-read-before-the-handler).
+// FormValue reads a multipart/form-data body too (ParseMultipartForm), but only when no ParseForm ran
+// before it, since ParseForm always leaves a form behind: so only on /token with a `redirect_to` header.
+// The paths are compared as sent: the router matches them undecoded, so a path that only decodes to
+// /token (/%74oken) is a 404 that runs no handler, and the form matters to no answer.
 import { redirectToHeader } from './redirect-target.js';
 
 /** Whether the logger parses the form of a request whose body is a posted form (go-form.ts postsForm). */
 export const loggerTakesForm = (req: { path: string; headers: Record<string, string> }): boolean =>
   req.path === '/token' || (req.path !== '/health' && !redirectToHeader(req.headers));
+
+/** Whether the logger's grant_type lookup reads a multipart body (go-form.ts goMultipartForm). */
+export const loggerReadsMultipart = (req: { path: string; headers: Record<string, string> }): boolean =>
+  req.path === '/token' && redirectToHeader(req.headers) !== '';

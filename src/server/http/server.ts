@@ -27,8 +27,8 @@ import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import { underFieldNames } from './field-names.js';
 import { goParamsType } from './go-param-types.js';
 import { goQueryValues, type GoQuery } from './go-query.js';
-import { goForm, postsForm } from './go-form.js';
-import { loggerTakesForm } from './logger-form.js';
+import { goForm, goMultipartForm, postedType } from './go-form.js';
+import { loggerReadsMultipart, loggerTakesForm } from './logger-form.js';
 import { assertDecodesAsGo, fieldsNullEmpties } from './go-field-types.js';
 import type { AppContext } from '../context.js';
 
@@ -57,7 +57,7 @@ interface Progress {
   preflight: boolean;
   /** the statements and crypto calls it waited on, when tracing is on (observability/request-spans.ts) */
   spans: ChildSpan[] | undefined;
-  /** the merged form of a posted urlencoded body (go-form.ts), read once for the handler and the log line */
+  /** the merged form of a posted urlencoded body, or of a multipart one the logger reads (go-form.ts), read once for the handler and the log line */
   form: GoQuery | undefined;
 }
 
@@ -155,9 +155,15 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
         watchAbort(res, progress, deadline);
         return readBody(res, snap.headers, progress)
           .then((raw) => {
-            // One content-type test per POST, PUT or PATCH; the form is read only when it is urlencoded.
-            if (postsForm(snap)) progress.form = goForm({ ...snap, rawBody: raw, rawQuery: snap.query }, true);
-            return runTimed(run, toApiRequest(snap, route, match.params, raw, deadline, progress.form), deadline);
+            const handle = (form: GoQuery | undefined) =>
+              runTimed(run, toApiRequest(snap, route, match.params, raw, deadline, (progress.form = form)), deadline);
+            // One content-type test per POST, PUT or PATCH; the form is read only when it is urlencoded, or
+            // multipart where the logger's grant_type lookup parses it (logger-form.ts).
+            const type = postedType(snap);
+            const source = { ...snap, rawBody: raw, rawQuery: snap.query };
+            if (type === 'application/x-www-form-urlencoded') return handle(goForm(source, true));
+            if (type === 'multipart/form-data' && loggerReadsMultipart(snap)) return goMultipartForm(source).then(handle);
+            return handle(undefined);
           })
           .then((response) => serialise(response, cors), fail);
       }

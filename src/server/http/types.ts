@@ -16,7 +16,8 @@ export interface ApiRequest<B = JsonObject> {
   query: URLSearchParams;
   /**
    * the form as the original's r.Form holds it (go-form.ts): a posted urlencoded body's pairs, then the
-   * query's; the query itself for any other request. `redirect_to`, and /token's `grant_type`, are read here.
+   * query's (on /token with a `redirect_to` header, the query's then a multipart body's text fields); the
+   * query itself for any other request. `redirect_to`, and /token's `grant_type`, are read here.
    */
   form: URLSearchParams;
   /** the query string as sent, without the '?' ('' when none): for a reading stricter than `query` */
