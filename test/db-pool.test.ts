@@ -228,8 +228,9 @@ t.test('a request that cannot get a connection within DB_ACQUIRE_TIMEOUT is answ
   t.equal((await holder).status, 200);
 });
 
-t.test('a statement running past DB_STATEMENT_TIMEOUT is cancelled and answered 503', async (t) => {
-  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_HTTP_WORKERS: '1', AUTH_DB_STATEMENT_TIMEOUT: '200ms' });
+/** GET /user while the test holds a lock on users: 503 database_busy, then 200 once it lets go. */
+async function busyWhileUsersLocked(t: Test, env: Record<string, string>): Promise<void> {
+  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_HTTP_WORKERS: '1', ...env });
   t.teardown(() => api.stop());
   const { access_token: token } = await signUp(api);
   const release = await lockUsers(t, api);
@@ -238,6 +239,10 @@ t.test('a statement running past DB_STATEMENT_TIMEOUT is cancelled and answered 
   t.strictSame(withoutId(reply.body), BUSY);
   await release();
   t.equal((await api.request('GET', '/user', { token })).status, 200, 'the connection is still good');
+}
+
+t.test('a statement running past DB_STATEMENT_TIMEOUT is cancelled and answered 503', async (t) => {
+  await busyWhileUsersLocked(t, { AUTH_DB_STATEMENT_TIMEOUT: '200ms' });
 });
 
 t.test("a lock wait past the database's own lock_timeout is answered 503, not 500", async (t) => {
@@ -249,27 +254,25 @@ t.test("a lock wait past the database's own lock_timeout is answered 503, not 50
   t.teardown(() => admin.end());
   const name = (await admin.query<{ name: string }>('select current_database() as name')).rows[0].name;
   await admin.query(`alter database "${name}" set lock_timeout = '200ms'`);
-  const api = await startTestService({ AUTH_MAILER_AUTOCONFIRM: 'true', AUTH_HTTP_WORKERS: '1', DATABASE_URL: database.url });
-  t.teardown(() => api.stop());
-  const { access_token: token } = await signUp(api);
-  const release = await lockUsers(t, api);
-  const reply = await api.request('GET', '/user', { token });
-  t.equal(reply.status, 503);
-  t.strictSame(withoutId(reply.body), BUSY);
-  await release();
-  t.equal((await api.request('GET', '/user', { token })).status, 200, 'the connection is still good');
+  await busyWhileUsersLocked(t, { DATABASE_URL: database.url });
 });
 
-t.test("a connection ended by the server's idle_session_timeout fails with a database fault", async (t) => {
-  // 57P05: the server closed a connection that sat idle; a statement crossing its FATAL gets this error.
+/** A one-connection pool on a fresh database, and the first error the server ends one of its connections with. */
+async function poolOfOne(t: Test, options: { idleInTransactionTimeoutMs?: number } = {}) {
   const database = await createTestDatabase();
   t.teardown(() => database.drop());
   let lost: (err: Error) => void = () => {};
   const connectionLost = new Promise<Error>((resolve) => {
     lost = resolve;
   });
-  const pool = createPool({ url: database.url, max: 1, namespace: 'public', onConnectionError: (err) => lost(err) });
+  const pool = createPool({ url: database.url, max: 1, namespace: 'public', ...options, onConnectionError: (err) => lost(err) });
   t.teardown(() => pool.end());
+  return { pool, connectionLost };
+}
+
+t.test("a connection ended by the server's idle_session_timeout fails with a database fault", async (t) => {
+  // 57P05: the server closed a connection that sat idle; a statement crossing its FATAL gets this error.
+  const { pool, connectionLost } = await poolOfOne(t);
   await pool.query(`set idle_session_timeout = '100ms'`);
   const err = await connectionLost;
   t.match(err, { code: '57P05' }, 'the server said why');
@@ -278,20 +281,7 @@ t.test("a connection ended by the server's idle_session_timeout fails with a dat
 });
 
 t.test('a transaction left idle past DB_IDLE_IN_TRANSACTION_TIMEOUT fails with a database fault, not an uncaught error', async (t) => {
-  const database = await createTestDatabase();
-  t.teardown(() => database.drop());
-  let lost: (err: Error) => void = () => {};
-  const connectionLost = new Promise<Error>((resolve) => {
-    lost = resolve;
-  });
-  const pool = createPool({
-    url: database.url,
-    max: 1,
-    namespace: 'public',
-    idleInTransactionTimeoutMs: 100,
-    onConnectionError: (err) => lost(err),
-  });
-  t.teardown(() => pool.end());
+  const { pool, connectionLost } = await poolOfOne(t, { idleInTransactionTimeoutMs: 100 });
   const outcome = tx(pool, async (c) => {
     await c.query('select 1');
     // The server ends the session while this checked-out client waits: pg emits 'error' on it.
