@@ -27,8 +27,7 @@ import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import { underFieldNames } from './field-names.js';
 import { goParamsType } from './go-param-types.js';
 import { goQueryValues, type GoQuery } from './go-query.js';
-import { goForm, goMultipartForm, postedType } from './go-form.js';
-import { loggerReadsMultipart, loggerTakesForm } from './logger-form.js';
+import { loggerForm, loggerTakesForm } from './logger-form.js';
 import { assertDecodesAsGo, fieldsNullEmpties } from './go-field-types.js';
 import type { AppContext } from '../context.js';
 
@@ -157,13 +156,9 @@ export function createHttpServer(router: Router, ctx: AppContext, log: Logger): 
           .then((raw) => {
             const handle = (form: GoQuery | undefined) =>
               runTimed(run, toApiRequest(snap, route, match.params, raw, deadline, (progress.form = form)), deadline);
-            // One content-type test per POST, PUT or PATCH; the form is read only when it is urlencoded, or
-            // multipart where the logger's grant_type lookup parses it (logger-form.ts).
-            const type = postedType(snap);
-            const source = { ...snap, rawBody: raw, rawQuery: snap.query };
-            if (type === 'application/x-www-form-urlencoded') return handle(goForm(source, true));
-            if (type === 'multipart/form-data' && loggerReadsMultipart(snap)) return goMultipartForm(source).then(handle);
-            return handle(undefined);
+            // The form the original's logger reads first, if any (logger-form.ts): one media-type test.
+            const form = loggerForm(snap, raw);
+            return form instanceof Promise ? form.then(handle) : handle(form);
           })
           .then((response) => serialise(response, cors), fail);
       }
