@@ -9,19 +9,18 @@ import { multipartFields } from './multipart-fields.js';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
-type FormSource = Pick<ApiRequest<unknown>, 'method' | 'headers' | 'rawBody' | 'rawQuery'>;
+type FormSource = Pick<ApiRequest<unknown>, 'headers' | 'rawBody' | 'rawQuery'>;
 
 /** The media type of a POST, PUT or PATCH body ('' for another method): one method test, and a content-type test only for a body method. */
 export const postedType = (req: Pick<ApiRequest<unknown>, 'method' | 'headers'>): string =>
   WITH_BODY.has(req.method) ? mediaTypeOf(req) : '';
 
-/** Whether ParseForm reads this request's body. */
-export const postsForm = (req: Pick<ApiRequest<unknown>, 'method' | 'headers'>): boolean =>
-  postedType(req) === 'application/x-www-form-urlencoded';
-
-/** The merged form, and whether the body or the query held a pair Go's parser refuses (ParseForm's error). */
-export function goForm(req: FormSource, posted = postsForm(req)): GoQuery {
-  const body = goParseQuery(posted ? req.rawBody.toString('utf8') : '');
+/**
+ * The merged form of a request whose body ParseForm reads (postedType: urlencoded), and whether the body or
+ * the query held a pair Go's parser refuses (ParseForm's error).
+ */
+export function goForm(req: FormSource): GoQuery {
+  const body = goParseQuery(req.rawBody.toString('utf8'));
   const query = goParseQuery(req.rawQuery);
   for (const [name, value] of query.values) body.values.append(name, value);
   return { values: body.values, malformed: body.malformed || query.malformed };

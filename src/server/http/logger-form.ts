@@ -19,7 +19,7 @@ interface Posted {
   headers: Record<string, string>;
 }
 
-/** Whether the logger parses the form of a request whose body is a posted form (go-form.ts postsForm). */
+/** Whether the logger parses the form of a request whose body is a posted form (go-form.ts postedType). */
 export const loggerTakesForm = (req: { path: string; headers: Record<string, string> }): boolean =>
   req.path === '/token' || (req.path !== '/health' && !redirectToHeader(req.headers));
 
@@ -34,7 +34,7 @@ export const loggerReadsMultipart = (req: { path: string; headers: Record<string
  */
 export function loggerForm(req: Posted, rawBody: Buffer): GoQuery | Promise<GoQuery | undefined> | undefined {
   const type = postedType(req);
-  if (type === 'application/x-www-form-urlencoded') return goForm({ ...req, rawBody, rawQuery: req.query }, true);
+  if (type === 'application/x-www-form-urlencoded') return goForm({ ...req, rawBody, rawQuery: req.query });
   if (type === 'multipart/form-data' && loggerReadsMultipart(req)) return goMultipartForm({ ...req, rawBody, rawQuery: req.query });
   return undefined;
 }

@@ -26,7 +26,7 @@ import { methodNotAllowed, type Router } from './router.js';
 import type { ApiRequest, BodyCheck, JsonObject, Route, Run } from './types.js';
 import { underFieldNames } from './field-names.js';
 import { goParamsType } from './go-param-types.js';
-import { goQueryValues, type GoQuery } from './go-query.js';
+import { goParseQuery, goQueryValues, type GoQuery } from './go-query.js';
 import { loggerForm, loggerTakesForm } from './logger-form.js';
 import { assertDecodesAsGo, fieldsNullEmpties } from './go-field-types.js';
 import type { AppContext } from '../context.js';
@@ -270,6 +270,9 @@ function toApiRequest(
     },
     get form() {
       return posted ? posted.values : this.query;
+    },
+    get formMalformed() {
+      return posted ? posted.malformed : goParseQuery(snap.query).malformed;
     },
     get signal() {
       return deadline.signal;

@@ -20,6 +20,8 @@ export interface ApiRequest<B = JsonObject> {
    * query itself for any other request. `redirect_to`, and /token's `grant_type`, are read here.
    */
   form: URLSearchParams;
+  /** whether the form held a pair Go's parser refuses (ParseForm's error), which `form` leaves out */
+  formMalformed: boolean;
   /** the query string as sent, without the '?' ('' when none): for a reading stricter than `query` */
   rawQuery: string;
   headers: Record<string, string>; // lower-case names

@@ -5,7 +5,6 @@
 // ParseForm skips that type, and FormValue would parse it only if no ParseForm had run, so a multipart
 // body's fields are never seen there and are not here either.
 import type { ApiRequest } from '../http/types.js';
-import { goForm } from '../http/go-form.js';
 import { redirectToHeader } from '../http/redirect-target.js';
 
 /**
@@ -16,6 +15,5 @@ import { redirectToHeader } from '../http/redirect-target.js';
  * referer (docs/api.md#query-strings).
  */
 export function formValues(req: ApiRequest<unknown>): URLSearchParams | undefined {
-  const form = goForm(req);
-  return form.malformed && redirectToHeader(req.headers) ? undefined : form.values;
+  return req.formMalformed && redirectToHeader(req.headers) ? undefined : req.form;
 }

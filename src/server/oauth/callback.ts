@@ -40,12 +40,11 @@ import { announceCreatedUsers } from '../hooks/after-user-created.js';
 import { codeRedirect, flowError, providerError, sessionRedirect, stateError } from './redirects.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { beforeDeadline } from '../http/request-budget.js';
-import { goForm } from '../http/go-form.js';
 import type { AppContext } from '../context.js';
 
 export async function handleCallback(req: ApiRequest, ctx: AppContext): Promise<ApiResponse> {
-  // A posted form's fields, then the query's, as Go's form reading gives them.
-  const params = goForm(req).values;
+  // A posted form's fields, then the query's, as Go's form reading gives them (read once, http/logger-form.ts).
+  const params = req.form;
   const state = params.get('state') ?? '';
   // Bad state names no flow: its errors go to SITE_URL, as the original sends them (EXTERNAL_REDIRECT_URL
   // is where a flow's own answers go).
