@@ -120,6 +120,20 @@ t.test("the image's health check finds the port as the service does", async (t) 
   t.equal(await check({ GOTRUE_API_PORT: elsewhere }), 1, 'nothing listening there: unhealthy');
 });
 
+t.test("the image's health check timeout leaves room for the check's own start", async (t) => {
+  // Docker kills a check still running at --timeout and counts it failed. The check is a whole node
+  // process that loads the service's configuration (its schema compile) before its request, whose own
+  // limit is in bin/healthcheck.js: that start took 1.7 to 3.6 s on a busy 2-core host, so a 3 s timeout
+  // failed checks of a service that answered. Read from the files, not timed.
+  const dockerfile = readFileSync('Dockerfile', 'utf8');
+  const timeout = /^HEALTHCHECK\b.*--timeout=(\d+)s/m.exec(dockerfile);
+  const request = /AbortSignal\.timeout\((\d+)\)/.exec(readFileSync('bin/healthcheck.js', 'utf8'));
+  t.ok(timeout && request, 'both limits found');
+  if (!timeout || !request) return;
+  const startRoomMs = Number(timeout[1]) * 1000 - Number(request[1]);
+  t.ok(startRoomMs >= 5000, `${startRoomMs} ms for node's start and the configuration load`);
+});
+
 t.test('pretty logs on a terminal in development only', async (t) => {
   const dev = loadConfig({ env: {}, envFile: null });
   const prod = loadConfig({
