@@ -1,8 +1,10 @@
 // An OIDC provider's discovery document, fetched when an operator creates or re-points the provider
-// (docs/custom-providers.md#oidc-discovery): at most 10 s and 1 MiB, no redirect followed, its `issuer`
-// exactly the configured one, and the endpoints a sign-in needs present. The document is stored with the
+// (docs/custom-providers.md#oidc-discovery): at most 10 s and 1 MiB, no redirect followed, each member it
+// declares of the JSON type the original's decoder takes, its `issuer` exactly the configured one, and the endpoints a sign-in needs present. The document is stored with the
 // row (cached_discovery), so a sign-in never waits on discovery.
 import { apiError } from '../errors.js';
+import { fieldNames, underFieldNames } from '../http/field-names.js';
+import { fieldsNullEmpties, goDecodeProblem } from '../http/go-field-types.js';
 import { wellFormed } from '../http/well-formed.js';
 import { readCappedText } from '../outbound-body.js';
 import { addressRefusal } from '../providers/outbound.js';
@@ -10,6 +12,8 @@ import type { RestrictedConnections } from '../providers/types.js';
 
 const TIMEOUT_MS = 10_000;
 const MAX_BYTES = 1 << 20;
+/** The original's Go type for the document, which its members must decode into (http/go-field-types.ts). */
+const DOCUMENT_TYPE = 'utilities.OIDCDiscoveryDocument';
 const REQUIRED = ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const;
 const KEPT = [
   ...REQUIRED,
@@ -20,6 +24,7 @@ const KEPT = [
   'subject_types_supported',
   'id_token_signing_alg_values_supported',
 ];
+const DOCUMENT_FIELDS = fieldNames(KEPT);
 
 /** `{issuer}/.well-known/openid-configuration`, unless the operator named another discovery URL. */
 export function discoveryUrlOf(issuer: string, discoveryUrl: string | null): string {
@@ -51,7 +56,7 @@ export async function fetchDiscovery(
   if (missing.length > 0) {
     throw apiError('validation_failed', `OIDC discovery document is missing required fields: ${missing.join(', ')}`);
   }
-  return storable(url, Object.fromEntries(KEPT.filter((k) => doc[k] !== undefined).map((k) => [k, doc[k]])));
+  return storable(url, Object.fromEntries(KEPT.filter((k) => doc[k] != null).map((k) => [k, doc[k]])));
 }
 
 /**
@@ -101,8 +106,13 @@ async function read(url: string, restricted?: RestrictedConnections): Promise<Re
   } catch {
     throw new Error('the answer is not JSON');
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('the answer is not a JSON object');
-  return body as Record<string, unknown>;
+  // The original decodes the document into its struct: a member (or the document) of a JSON type its field
+  // does not take fails the decoding, in its decoder's words, before the issuer is compared.
+  const problem = goDecodeProblem(body, DOCUMENT_TYPE);
+  if (problem) throw new Error(`oidc: failed to decode discovery document from ${url}: ${problem}`);
+  // null decodes as an empty document (its issuer then does not match); a member is its field's under any
+  // spelling of the field's name, as Go's decoder matches names
+  return underFieldNames((body ?? {}) as Record<string, unknown>, DOCUMENT_FIELDS, fieldsNullEmpties(DOCUMENT_TYPE));
 }
 
 class DocumentTooLarge extends Error {}

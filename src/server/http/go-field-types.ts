@@ -1,5 +1,6 @@
 // The Go type of each field of the original's request types (go-param-types.ts names the type per route),
-// and the check its JSON decoder makes of them: a member of the wrong JSON kind (`{"email": 1}`) fails the
+// and of the one document it decodes from elsewhere with a request's rules (a custom provider's OIDC
+// discovery document, custom-providers/discovery.ts), and the check its JSON decoder makes of them: a member of the wrong JSON kind (`{"email": 1}`) fails the
 // whole body, 400 bad_json in Go's words, naming the struct, the field and its type ("json: cannot unmarshal
 // number into Go struct field SignupParams.email of type string"). It comes where the original decodes the
 // body, before any other check of the handler's (docs/api.md#conventions-for-every-endpoint).
@@ -157,6 +158,19 @@ const FIELDS_BY_TYPE: Readonly<Record<string, Readonly<Record<string, GoType>>>>
   'api.Web3GrantParams': { message: STRING, signature: STRING, chain: STRING },
   // The captcha check's own decoding of the body, before the handler's (auth/captcha-guard.ts).
   'api.captchaRequest': { gotrue_meta_security: struct('api.captchaSecurity', { captcha_token: STRING }) },
+  // Not a request: an OIDC provider's discovery document, decoded when a custom provider is saved.
+  'utilities.OIDCDiscoveryDocument': {
+    issuer: STRING,
+    authorization_endpoint: STRING,
+    token_endpoint: STRING,
+    userinfo_endpoint: STRING,
+    jwks_uri: STRING,
+    scopes_supported: STRINGS,
+    response_types_supported: STRINGS,
+    grant_types_supported: STRINGS,
+    subject_types_supported: STRINGS,
+    id_token_signing_alg_values_supported: STRINGS,
+  },
 };
 
 const STRUCTS: ReadonlyMap<string, GoType> = new Map(Object.entries(FIELDS_BY_TYPE).map(([type, fields]) => [type, struct(type, fields)]));
@@ -166,11 +180,18 @@ const STRUCTS: ReadonlyMap<string, GoType> = new Map(Object.entries(FIELDS_BY_TY
  * body's order and depth first, whose value is of a kind its field's type does not take.
  */
 export function assertDecodesAsGo(body: Record<string, unknown>, goParams: string | undefined): void {
-  const type = goParams === undefined ? undefined : STRUCTS.get(goParams);
-  if (type === undefined) return;
-  const problem = mismatch(body, type, '', []);
+  const problem = goDecodeProblem(body, goParams);
   if (problem === null) return;
   throw apiError('bad_json', `Could not parse request body as JSON: ${problem}`);
+}
+
+/**
+ * Go's words for why `value` (any JSON value) cannot decode into the struct `goType`, or null when it can
+ * or the type is not known here: the first member, in order and depth first, of a kind its field does not take.
+ */
+export function goDecodeProblem(value: unknown, goType: string | undefined): string | null {
+  const type = goType === undefined ? undefined : STRUCTS.get(goType);
+  return type === undefined ? null : mismatch(value, type, '', []);
 }
 
 /**
