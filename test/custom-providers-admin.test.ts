@@ -177,7 +177,7 @@ t.test("create: the original's checks and messages, in its order; nothing is sto
     [oauth2BodyOpen({ token_url: `${idp.issuer}\\token` }), 'Invalid URL format'],
     [
       oidcBody({ issuer: `${idp.issuer}/elsewhere` }),
-      `OIDC discovery from "${idp.issuer}/elsewhere/.well-known/openid-configuration" failed: the server answered 404`,
+      `OIDC discovery from "${idp.issuer}/elsewhere/.well-known/openid-configuration" failed: oidc: discovery request to ${idp.issuer}/elsewhere/.well-known/openid-configuration returned 404 Not Found`,
     ],
     [
       oidcBody({ discovery_url: `${idp.issuer}/.well-known/openid-configuration`, issuer: 'http://127.0.0.1:1/other' }),

@@ -91,7 +91,9 @@ async function read(url: string, restricted?: RestrictedConnections): Promise<Re
   }
   if (response.status !== 200) {
     await response.body?.cancel();
-    throw new Error(`the server answered ${response.status}`);
+    // the original's words, with the status line as the server sent it
+    const status = response.statusText ? `${response.status} ${response.statusText}` : `${response.status}`;
+    throw new Error(`oidc: discovery request to ${url} returned ${status}`);
   }
   let text: string;
   try {
