@@ -6,11 +6,11 @@
 // proxy, which resolves the name itself: that name is then resolved and checked here just before the call,
 // as the original checks every call. CUSTOM_OAUTH_ALLOW_PRIVATE_URLS turns this off, as at saving.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { lookup as resolve } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
 import { refusedAddress } from './address-rules.js';
+import { addressesWithin } from './bounded-lookup.js';
 import { proxyFor, viaProxy } from '../outbound-proxy/active.js';
 import type { RestrictedConnections } from '../providers/types.js';
 import type { Config } from '../config/types.js';
@@ -38,9 +38,9 @@ async function refused(url: string | URL): Promise<string | null> {
   if (isIP(host)) return refusedAddress(host);
   if (!proxyFor(where)) return null;
   // Unresolvable here is refused, as the original refuses it, rather than left to the proxy's resolver.
-  const addresses = await resolve(host, { all: true }).catch(() => null);
+  const addresses = await addressesWithin(host);
   if (!addresses) return `${host}: the name could not be resolved`;
-  const refusal = addresses.map((a) => refusedAddress(a.address)).find((reason) => reason !== null);
+  const refusal = addresses.map(refusedAddress).find((reason) => reason !== null);
   return refusal ? `${host}: ${refusal}` : null;
 }
 

@@ -1,16 +1,15 @@
 // The admin API's check of every provider URL an operator stores (docs/custom-providers.md#urls): https,
 // a host name, and no address the service should never call on a caller's behalf (loopback, private,
 // link-local, multicast, unspecified: the original's SSRF guard, with its messages; address-rules.ts). The host is resolved
-// with a bounded wait. CUSTOM_OAUTH_ALLOW_PRIVATE_URLS lifts the https and address rules for providers on
+// with a bounded wait (bounded-lookup.ts). CUSTOM_OAUTH_ALLOW_PRIVATE_URLS lifts the https and address rules for providers on
 // a private network and for tests; the URL must still parse as http(s) with a host.
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { refusedAddress } from './address-rules.js';
+import { addressesWithin } from './bounded-lookup.js';
 import { apiError } from '../errors.js';
 import { parseStrictUrl } from '../http/strict-url.js';
 
 const LOCAL_NAMES = new Set(['localhost', '127.0.0.1', '::1', '0.0.0.0', '::']);
-const DNS_TIMEOUT_MS = 5000;
 
 const refuse = (msg: string) => apiError('validation_failed', msg);
 
@@ -30,16 +29,7 @@ export async function checkProviderUrl(text: string, allowPrivate: boolean): Pro
 
 async function resolve(host: string): Promise<string[]> {
   if (isIP(host)) return [host];
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timeout')), DNS_TIMEOUT_MS);
-  });
-  try {
-    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), timeout]);
-    return found.map((a) => a.address);
-  } catch {
-    throw refuse('Unable to resolve hostname');
-  } finally {
-    clearTimeout(timer);
-  }
+  const found = await addressesWithin(host);
+  if (!found) throw refuse('Unable to resolve hostname');
+  return found;
 }
