@@ -1,7 +1,8 @@
 // An OIDC provider's discovery document, fetched when an operator creates or re-points the provider
 // (docs/custom-providers.md#oidc-discovery): at most 10 s and 1 MiB, no redirect followed, each member it
-// declares of the JSON type the original's decoder takes, its `issuer` exactly the configured one, and the endpoints a sign-in needs present. The document is stored with the
-// row (cached_discovery), so a sign-in never waits on discovery.
+// declares of the JSON type the original's decoder takes, its `issuer` exactly the configured one, and the
+// endpoints a sign-in needs present. The document is stored with the row (cached_discovery), so a sign-in
+// never waits on discovery.
 import { apiError } from '../errors.js';
 import { fieldNames, underFieldNames } from '../http/field-names.js';
 import { fieldsNullEmpties, goDecodeProblem } from '../http/go-field-types.js';

@@ -1,9 +1,10 @@
 // The Go type of each field of the original's request types (go-param-types.ts names the type per route),
 // and of the one document it decodes from elsewhere with a request's rules (a custom provider's OIDC
-// discovery document, custom-providers/discovery.ts), and the check its JSON decoder makes of them: a member of the wrong JSON kind (`{"email": 1}`) fails the
-// whole body, 400 bad_json in Go's words, naming the struct, the field and its type ("json: cannot unmarshal
-// number into Go struct field SignupParams.email of type string"). It comes where the original decodes the
-// body, before any other check of the handler's (docs/api.md#conventions-for-every-endpoint).
+// discovery document, custom-providers/discovery.ts), and the check its JSON decoder makes of them: a
+// member of the wrong JSON kind (`{"email": 1}`) fails the whole body, 400 bad_json in Go's words, naming
+// the struct, the field and its type ("json: cannot unmarshal number into Go struct field
+// SignupParams.email of type string"). It comes where the original decodes the body, before any other check
+// of the handler's (docs/api.md#conventions-for-every-endpoint).
 //
 // Nested types are walked as Go walks them: a struct's members matched to its fields (exactly, else
 // ignoring case), a map's values, a list's entries; an error names the innermost struct and the field's
