@@ -202,6 +202,11 @@ export const SETTINGS: Setting[] = [
     ]),
   ),
   s('OTEL_METRIC_EXPORT_INTERVAL', 'metrics.exportIntervalMs', 'int', 60000, { minimum: 100 }, ['OTEL_METRIC_EXPORT_INTERVAL']),
+  // cumulative (empty), delta or lowmemory, in any case; another value is warned about and ignored, as the
+  // original's exporters do (otlp-temporality.ts).
+  s('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', 'metrics.temporalityPreference', 'string', '', undefined, [
+    'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE',
+  ]),
   s('OTEL_EXPORTER_PROMETHEUS_HOST', 'metrics.prometheusHost', 'string', '0.0.0.0', undefined, [
     'GOTRUE_METRICS_OTEL_EXPORTER_PROMETHEUS_HOST',
     'OTEL_EXPORTER_PROMETHEUS_HOST',

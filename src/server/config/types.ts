@@ -190,6 +190,8 @@ export interface Config {
     otlpProtocol: OtlpProtocol;
     /** OTEL_METRIC_EXPORT_INTERVAL: milliseconds between two pushes */
     exportIntervalMs: number;
+    /** OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE as given; read in any case, another value warned about (observability/otlp-temporality.ts) */
+    temporalityPreference: string;
   };
   otelResourceAttributes: string;
   /**

@@ -25,8 +25,12 @@ export interface MetricsExporter {
   close(): Promise<void>;
 }
 
-/** Every metric of the process in one registry, gathered afresh on each call: what both exporters read. */
-export type MetricsSource = () => Promise<Registry>;
+/**
+ * Every metric of the process in one registry, gathered afresh on each call: what both exporters read.
+ * `observedCounters` names the counters read from a running total when collected rather than incremented as
+ * things happen (the OTLP exporter's temporality tells them apart, otlp-temporality.ts).
+ */
+export type MetricsSource = (() => Promise<Registry>) & { observedCounters?: ReadonlySet<string> };
 
 const PATHS: ReadonlySet<string> = new Set(['/', '/metrics']);
 
@@ -52,10 +56,14 @@ export function createMetricsSource(
   }
   if (cryptoStats) registerCryptoPoolMetrics(own, cryptoStats);
   if (cleanupTotals) registerCleanupMetrics(own, cleanupTotals);
-  return () =>
+  const source = () =>
     Promise.all([collectThreads(), own.getMetricsAsJSON()]).then(([threads, mine]) =>
       AggregatorRegistry.aggregate([...threads, mine as MetricsJson].map(withGaugeNamesFixed)),
     );
+  // The supervisor's own counters (process CPU, crypto pool, cleanup) are all read from running totals;
+  // the HTTP threads' are incremented per request.
+  const observedCounters = new Set(own.getMetricsAsArray().flatMap((m) => (m instanceof Counter ? [m.name] : [])));
+  return Object.assign(source, { observedCounters }) as MetricsSource;
 }
 
 export async function startMetricsExporter(config: Config['metrics'], source: MetricsSource, log: Logger): Promise<MetricsExporter> {

@@ -17,6 +17,8 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ChannelCredentials, Metadata } from '@grpc/grpc-js';
 import type { AgentOptions } from 'node:https';
 import type { Config, OtlpProtocol } from '../config/types.js';
+import type { AggregationTemporalityPreference } from '@opentelemetry/exporter-metrics-otlp-http';
+import type { TemporalityPreference } from './otlp-temporality.js';
 
 type Signal = 'traces' | 'metrics';
 type Compression = NonNullable<
@@ -129,6 +131,7 @@ type ExporterClass<E> = new (options: {
   metadata?: Metadata;
   credentials?: ChannelCredentials;
   httpAgentOptions?: AgentOptions;
+  temporalityPreference?: AggregationTemporalityPreference;
 }) => E;
 
 /** A signal's exporter over the configured protocol; the packages are loaded only when that protocol is used. */
@@ -137,6 +140,7 @@ async function otlpExporter<E>(
   signal: Signal,
   timeoutMillis: number,
   classes: Record<OtlpProtocol, () => Promise<ExporterClass<E>>>,
+  own: { temporalityPreference?: AggregationTemporalityPreference } = {},
 ): Promise<Exporter<E>> {
   const configured = otlpUrl(config, signal);
   const secure = otlpSecure(config, signal, configured);
@@ -146,7 +150,10 @@ async function otlpExporter<E>(
   const protocol = otlpProtocol(config, signal);
   const Class = await classes[protocol]();
   const tls = otlpTls(config, signal);
-  const exporter = new Class(protocol === 'grpc' ? await grpcOptions(url, secure, options, tls) : httpOptions(url, options, tls));
+  const exporter = new Class({
+    ...(protocol === 'grpc' ? await grpcOptions(url, secure, options, tls) : httpOptions(url, options, tls)),
+    ...own,
+  });
   return { exporter, url, timeoutMillis: options.timeoutMillis };
 }
 
@@ -162,11 +169,27 @@ export function otlpSpanExporter(config: Endpoints, timeoutMillis: number): Prom
   });
 }
 
-/** The metric exporter: cumulative temporality (the exporters' default), as the counters are kept. */
-export function otlpMetricExporter(config: Endpoints, timeoutMillis: number): Promise<Exporter<PushMetricExporter>> {
-  return otlpExporter<PushMetricExporter>(config, 'metrics', timeoutMillis, {
-    grpc: async () => (await import('@opentelemetry/exporter-metrics-otlp-grpc')).OTLPMetricExporter,
-    'http/json': async () => (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter,
-    'http/protobuf': async () => (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter,
-  });
+/**
+ * The metric exporter. The temporality the configuration asks for is handed to it, so that it does not read its
+ * own from the process environment; the pushed metrics carry theirs already (otlp-temporality.ts).
+ */
+export async function otlpMetricExporter(
+  config: Endpoints,
+  preference: TemporalityPreference,
+  timeoutMillis: number,
+): Promise<Exporter<PushMetricExporter>> {
+  // Every protocol's exporter takes the HTTP package's enum (the others depend on that package).
+  const { AggregationTemporalityPreference: Preference } = await import('@opentelemetry/exporter-metrics-otlp-http');
+  const temporalityPreference = { cumulative: Preference.CUMULATIVE, delta: Preference.DELTA, lowmemory: Preference.LOWMEMORY }[preference];
+  return otlpExporter<PushMetricExporter>(
+    config,
+    'metrics',
+    timeoutMillis,
+    {
+      grpc: async () => (await import('@opentelemetry/exporter-metrics-otlp-grpc')).OTLPMetricExporter,
+      'http/json': async () => (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter,
+      'http/protobuf': async () => (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter,
+    },
+    { temporalityPreference },
+  );
 }

@@ -4,13 +4,16 @@
 // metrics live in prom-client registries (one per HTTP thread, aggregated by the supervisor), so they are
 // handed to the SDK as a MetricProducer that converts each collection: counters become cumulative
 // monotonic sums (named without `_total`, which Prometheus-bound collectors add back), gauges stay
-// gauges, histograms keep their buckets. Nothing is counted twice and nothing costs a request more.
+// gauges, histograms keep their buckets; counters and histograms go as deltas since the previous push
+// where OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE asks for them (otlp-temporality.ts).
+// Nothing is counted twice and nothing costs a request more.
 // A collector that is down is logged once (and its recovery once); a stop waits at most about a second.
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
 import { parseAttributes } from './tracing.js';
 import { otlpMetricExporter } from './otlp-exporters.js';
+import { pushedTemporality, temporalityPreference } from './otlp-temporality.js';
 import { labelName, SERVER_METRIC_KEYS } from './http-semconv.js';
 import type { MetricsJson, MetricsSource } from './metrics-exporter.js';
 
@@ -30,9 +33,10 @@ export async function startOtlpMetrics(
   source: MetricsSource,
   log: Logger,
 ): Promise<OtlpMetrics> {
+  const preference = temporalityPreference(config.metrics.temporalityPreference, log);
   const [sdk, { exporter, url, timeoutMillis }, { resourceFromAttributes }, { ValueType }] = await Promise.all([
     import('@opentelemetry/sdk-metrics'),
-    otlpMetricExporter(config, EXPORT_TIMEOUT_MS),
+    otlpMetricExporter(config, preference, EXPORT_TIMEOUT_MS),
     import('@opentelemetry/resources'),
     import('@opentelemetry/api'),
   ]);
@@ -42,10 +46,13 @@ export async function startOtlpMetrics(
     ...parseAttributes(config.otelResourceAttributes),
   });
   const started = hrTime(Date.now());
+  const temporality = pushedTemporality(sdk, preference, source.observedCounters ?? new Set(), started);
   const producer = {
     async collect() {
       const registry = await source();
-      const metrics = convert(sdk, ValueType.DOUBLE, await registry.getMetricsAsJSON(), started, hrTime(Date.now()));
+      const now = hrTime(Date.now());
+      const metrics = convert(sdk, ValueType.DOUBLE, await registry.getMetricsAsJSON(), started, now, temporality.pushed);
+      temporality.collected(now);
       return { resourceMetrics: { resource, scopeMetrics: [{ scope: { name: 'portcullis', version: VERSION }, metrics }] }, errors: [] };
     },
   };
@@ -67,7 +74,10 @@ export async function startOtlpMetrics(
     metricProducers: [producer],
   });
   const provider = new sdk.MeterProvider({ resource, readers: [reader] });
-  log.info({ url, protocol: config.metrics.otlpProtocol, intervalMs: config.metrics.exportIntervalMs }, 'OTLP metrics exporter started');
+  log.info(
+    { url, protocol: config.metrics.otlpProtocol, intervalMs: config.metrics.exportIntervalMs, temporality: preference },
+    'OTLP metrics exporter started',
+  );
   return {
     // The last values are pushed on the way out, bounded like every other wait of a stop.
     close: () => withinMs(provider.shutdown(), SHUTDOWN_TIMEOUT_MS),
@@ -92,8 +102,17 @@ const dottedKeys = (labels: Record<string, string | number>) =>
   Object.fromEntries(Object.entries(labels).map(([key, value]) => [DOTTED[key] ?? key, value]));
 const DOTTED: Record<string, string> = Object.fromEntries(SERVER_METRIC_KEYS.map((key) => [labelName(key), key]));
 
-function convert(sdk: Sdk, valueType: number, families: MetricsJson, startTime: HrTime, endTime: HrTime): MetricData[] {
+/** `temporal` sees each counter and histogram (by its Prometheus name), cumulative, and gives what is pushed of it. */
+function convert(
+  sdk: Sdk,
+  valueType: number,
+  families: MetricsJson,
+  startTime: HrTime,
+  endTime: HrTime,
+  temporal: (family: string, metric: MetricData) => MetricData | undefined,
+): MetricData[] {
   const out: MetricData[] = [];
+  const push = (metric: MetricData | undefined) => metric && out.push(metric);
   const cumulative = sdk.AggregationTemporality.CUMULATIVE;
   for (const family of families) {
     const type = family.type as unknown as string; // prom-client's JSON holds the type's name
@@ -108,13 +127,15 @@ function convert(sdk: Sdk, valueType: number, families: MetricsJson, startTime: 
       value,
     });
     if (type === 'counter') {
-      out.push({
-        descriptor,
-        aggregationTemporality: cumulative,
-        dataPointType: sdk.DataPointType.SUM,
-        isMonotonic: true,
-        dataPoints: family.values.map((v) => point(v.labels as Record<string, string>, v.value)),
-      });
+      push(
+        temporal(family.name, {
+          descriptor,
+          aggregationTemporality: cumulative,
+          dataPointType: sdk.DataPointType.SUM,
+          isMonotonic: true,
+          dataPoints: family.values.map((v) => point(v.labels as Record<string, string>, v.value)),
+        }),
+      );
     } else if (type === 'gauge') {
       out.push({
         descriptor,
@@ -123,12 +144,14 @@ function convert(sdk: Sdk, valueType: number, families: MetricsJson, startTime: 
         dataPoints: family.values.map((v) => point(v.labels as Record<string, string>, v.value)),
       });
     } else if (type === 'histogram') {
-      out.push({
-        descriptor,
-        aggregationTemporality: cumulative,
-        dataPointType: sdk.DataPointType.HISTOGRAM,
-        dataPoints: histogramPoints(family).map(({ attributes, value }) => ({ startTime, endTime, attributes: keys(attributes), value })),
-      });
+      push(
+        temporal(family.name, {
+          descriptor,
+          aggregationTemporality: cumulative,
+          dataPointType: sdk.DataPointType.HISTOGRAM,
+          dataPoints: histogramPoints(family).map(({ attributes, value }) => ({ startTime, endTime, attributes: keys(attributes), value })),
+        }),
+      );
     }
   }
   return out;
