@@ -95,6 +95,30 @@ t.test('the metrics exporter gets its own headers in place of the general ones',
   t.equal(got[0]?.headers['x-tenant'], undefined);
 });
 
+t.test('a temporality preference in the file makes the pushed counters deltas', async (t) => {
+  const config = configWith(
+    {
+      AUTH_METRICS_ENABLED: 'true',
+      AUTH_METRICS_EXPORTER: 'opentelemetry',
+      OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    },
+    'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=Delta\n',
+  );
+  t.equal(config.metrics.temporalityPreference, 'Delta', 'read from the file');
+  const registry = new Registry();
+  new Counter({ name: 'file_temporality_total', help: 'a counter', registers: [registry] }).inc(3);
+  const from = arrivals.length;
+  const pushing = await startOtlpMetrics(config, async () => registry, log);
+  await pushing.close();
+  const sums = arrivals
+    .slice(from)
+    .flatMap((a) => JSON.parse(a.body.toString()).resourceMetrics[0].scopeMetrics[0].metrics)
+    .filter((m: any) => m.name === 'file_temporality');
+  t.equal(sums[0]?.sum.aggregationTemporality, 1, 'delta');
+  t.equal(sums[0]?.sum.dataPoints[0].asDouble, 3);
+});
+
 t.test('over gRPC the headers from the file are the call’s metadata', async (t) => {
   const config = configWith(
     { AUTH_TRACING_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: grpcUrl, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
