@@ -3,10 +3,7 @@
 // surrogate becomes U+FFFD, as the original's Go decoder reads it; a NUL in a member the row keeps refuses
 // the document with the other discovery failures' 400; one in a member the row drops changes nothing.
 import t from 'tap';
-import http from 'node:http';
-import type net from 'node:net';
-import { startTestService } from './helpers/server.js';
-import { adminToken } from './helpers/admin.js';
+import { startDiscoveryIdp } from './helpers/discovery-idp.js';
 
 // Each path prefix names a document: its members (written as raw JSON text, so escapes reach the service as sent).
 const EXTRA: Record<string, string> = {
@@ -14,39 +11,12 @@ const EXTRA: Record<string, string> = {
   'nul-kept': '"scopes_supported":["openid","a\\u0000b"]',
   'nul-dropped': '"service_documentation":"a\\u0000b"',
 };
-const idp = http.createServer((req, res) => {
-  const base = `http://127.0.0.1:${(idp.address() as net.AddressInfo).port}`;
-  const name = req.url?.split('/')[1] ?? '';
-  if (!(name in EXTRA)) return res.writeHead(404).end('{}');
-  const issuer = `${base}/${name}`;
-  res.setHeader('content-type', 'application/json');
-  res.end(
-    `{"issuer":"${issuer}","authorization_endpoint":"${issuer}/auth","token_endpoint":"${issuer}/token",` +
-      `"jwks_uri":"${issuer}/jwks",${EXTRA[name]}}`,
-  );
-});
-await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${(idp.address() as net.AddressInfo).port}`;
-
-const api = await startTestService({ AUTH_CUSTOM_OAUTH_ALLOW_PRIVATE_URLS: 'true' });
-const token = await adminToken();
-t.teardown(async () => {
-  await api.stop();
-  await new Promise<void>((resolve) => idp.close(() => resolve()));
-});
-
-const create = (name: string) =>
-  api.request('POST', '/admin/custom-providers', {
-    token,
-    body: {
-      provider_type: 'oidc',
-      identifier: `custom:${name}`,
-      name,
-      client_id: 'c',
-      client_secret: 's',
-      issuer: `${base}/${name}`,
-    },
-  });
+const { base, api, token, create } = await startDiscoveryIdp(t, (name, issuer) =>
+  name in EXTRA
+    ? `{"issuer":"${issuer}","authorization_endpoint":"${issuer}/auth","token_endpoint":"${issuer}/token",` +
+      `"jwks_uri":"${issuer}/jwks",${EXTRA[name]}}`
+    : undefined,
+);
 
 t.test('a lone surrogate in a kept member is stored as U+FFFD', async (t) => {
   const res = await create('surrogate');

@@ -4,10 +4,7 @@
 // as sent. A null member decodes as absent, and a member under another spelling (`Issuer`) is its field's, as
 // in Go: such a document was refused as not naming its issuer.
 import t from 'tap';
-import http from 'node:http';
-import type net from 'node:net';
-import { startTestService } from './helpers/server.js';
-import { adminToken } from './helpers/admin.js';
+import { startDiscoveryIdp } from './helpers/discovery-idp.js';
 
 // Each path prefix names a document: the good one's members, with these set (or added) over them.
 const OVERRIDES: Record<string, Record<string, unknown> | ((issuer: string) => Record<string, unknown>)> = {
@@ -22,34 +19,14 @@ const OVERRIDES: Record<string, Record<string, unknown> | ((issuer: string) => R
   nulls: { userinfo_endpoint: null, scopes_supported: null },
   spellings: (issuer) => ({ Issuer: issuer, issuer: undefined, TOKEN_ENDPOINT: `${issuer}/token`, token_endpoint: undefined }),
 };
-const idp = http.createServer((req, res) => {
-  const base = `http://127.0.0.1:${(idp.address() as net.AddressInfo).port}`;
-  const name = req.url?.split('/')[1] ?? '';
-  res.setHeader('content-type', 'application/json');
-  if (name === 'list') return res.end('[]');
-  if (!(name in OVERRIDES)) return res.writeHead(404).end('{}');
-  const issuer = `${base}/${name}`;
+const { base, api, token, create, discoveryUrl } = await startDiscoveryIdp(t, (name, issuer) => {
+  if (name === 'list') return '[]';
+  if (!(name in OVERRIDES)) return undefined;
   const good = { issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` };
   const override = OVERRIDES[name];
-  res.end(JSON.stringify({ ...good, ...(typeof override === 'function' ? override(issuer) : override) }));
-});
-await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${(idp.address() as net.AddressInfo).port}`;
-
-const api = await startTestService({ AUTH_CUSTOM_OAUTH_ALLOW_PRIVATE_URLS: 'true' });
-const token = await adminToken();
-t.teardown(async () => {
-  await api.stop();
-  await new Promise<void>((resolve) => idp.close(() => resolve()));
+  return JSON.stringify({ ...good, ...(typeof override === 'function' ? override(issuer) : override) });
 });
 
-const create = (name: string) =>
-  api.request('POST', '/admin/custom-providers', {
-    token,
-    body: { provider_type: 'oidc', identifier: `custom:${name}`, name, client_id: 'c', client_secret: 's', issuer: `${base}/${name}` },
-  });
-
-const discoveryUrl = (name: string) => `${base}/${name}/.well-known/openid-configuration`;
 const decodeFailure = (url: string, why: string) => ({
   code: 400,
   error_code: 'validation_failed',
