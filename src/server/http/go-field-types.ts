@@ -1,10 +1,10 @@
 // The Go type of each field of the original's request types (go-param-types.ts names the type per route),
-// and of the one document it decodes from elsewhere with a request's rules (a custom provider's OIDC
-// discovery document, custom-providers/discovery.ts), and the check its JSON decoder makes of them: a
-// member of the wrong JSON kind (`{"email": 1}`) fails the whole body, 400 bad_json in Go's words, naming
-// the struct, the field and its type ("json: cannot unmarshal number into Go struct field
-// SignupParams.email of type string"). It comes where the original decodes the body, before any other check
-// of the handler's (docs/api.md#conventions-for-every-endpoint).
+// and of the OIDC discovery documents it decodes with a request's rules (a custom provider's,
+// custom-providers/discovery.ts; a built-in provider's, providers/discovery-decoding.ts), and the check its
+// JSON decoder makes of them: a member of the wrong JSON kind (`{"email": 1}`) fails the whole body, 400
+// bad_json in Go's words, naming the struct, the field and its type ("json: cannot unmarshal number into Go
+// struct field SignupParams.email of type string"). It comes where the original decodes the body, before any
+// other check of the handler's (docs/api.md#conventions-for-every-endpoint).
 //
 // Nested types are walked as Go walks them: a struct's members matched to its fields (exactly, else
 // ignoring case), a map's values, a list's entries; an error names the innermost struct and the field's
@@ -170,6 +170,17 @@ const FIELDS_BY_TYPE: Readonly<Record<string, Readonly<Record<string, GoType>>>>
     response_types_supported: STRINGS,
     grant_types_supported: STRINGS,
     subject_types_supported: STRINGS,
+    id_token_signing_alg_values_supported: STRINGS,
+  },
+  // Not a request either: the discovery document of a built-in OIDC provider (and of an issuer the
+  // id_token grant trusts), as the original's OIDC library decodes it (providers/discovery-decoding.ts).
+  'oidc.providerJSON': {
+    issuer: STRING,
+    authorization_endpoint: STRING,
+    token_endpoint: STRING,
+    device_authorization_endpoint: STRING,
+    jwks_uri: STRING,
+    userinfo_endpoint: STRING,
     id_token_signing_alg_values_supported: STRINGS,
   },
 };
