@@ -77,6 +77,17 @@ t.test('a sound document: the provider is built', async (t) => {
   t.match(res.headers.get('location'), `${issuer}/authorize?`);
 });
 
+t.test('members under another spelling of their field are read as the decoder reads them', async (t) => {
+  const { authorization_endpoint: _a, token_endpoint: _t, jwks_uri: _j, ...rest } = sound;
+  answer = {
+    type: 'application/json',
+    doc: { ...rest, AUTHORIZATION_ENDPOINT: `${issuer}/other-authorize`, Token_Endpoint: `${issuer}/token`, JWKS_uri: `${issuer}/keys` },
+  };
+  const res = await api.request('GET', '/authorize?provider=google');
+  t.equal(res.status, 302, res.text);
+  t.match(res.headers.get('location'), `${issuer}/other-authorize?`);
+});
+
 t.test('members the struct does not declare, and null members, are not checked', async (t) => {
   answer = { type: 'application/json', doc: { ...sound, scopes_supported: 'openid', userinfo_endpoint: null, claims_supported: 7 } };
   const res = await api.request('GET', '/authorize?provider=google');

@@ -254,3 +254,8 @@ const NULLED: ReadonlyMap<string, ReadonlySet<string>> = new Map(
 export function fieldsNullEmpties(goParams: string | undefined): ReadonlySet<string> {
   return (goParams === undefined ? undefined : NULLED.get(goParams)) ?? NONE;
 }
+
+/** The declared names of the fields of `goType`; none for a type not known here. */
+export function goFieldNames(goType: string): string[] {
+  return Object.keys(FIELDS_BY_TYPE[goType] ?? {});
+}

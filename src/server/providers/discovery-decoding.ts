@@ -2,10 +2,12 @@
 // (docs/oauth.md#discovery-documents): it decodes the document into its own struct, so a member of a JSON
 // type that struct's field does not take (an `issuer` that is a number, a `jwks_uri` that is an object)
 // fails the discovery, and the provider with it, in that library's words.
-import { goDecodeProblem } from '../http/go-field-types.js';
+import { fieldNames, underFieldNames } from '../http/field-names.js';
+import { fieldsNullEmpties, goDecodeProblem, goFieldNames } from '../http/go-field-types.js';
 
 /** The library's Go type for the document (http/go-field-types.ts). */
 const DOCUMENT_TYPE = 'oidc.providerJSON';
+const DOCUMENT_FIELDS = fieldNames(goFieldNames(DOCUMENT_TYPE));
 
 /**
  * The library's words for why `doc`, read from `response`, does not decode, or null when it does. The
@@ -20,4 +22,12 @@ export function discoveryDecodeProblem(response: Response, doc: unknown): string
       ? `got Content-Type = application/json, but could not unmarshal as JSON: ${problem}`
       : `expected Content-Type = application/json, got ${JSON.stringify(contentType)}: ${problem}`;
   return `oidc: failed to decode provider discovery object: ${why}`;
+}
+
+/**
+ * The document with each member the library's struct declares under its field's name, whatever its spelling
+ * (`AUTHORIZATION_ENDPOINT`), as Go's decoder matches names; other members are kept as they are.
+ */
+export function underDocumentNames(doc: Record<string, unknown>): Record<string, unknown> {
+  return underFieldNames(doc, DOCUMENT_FIELDS, fieldsNullEmpties(DOCUMENT_TYPE));
 }

@@ -6,7 +6,7 @@ import { compactVerify, errors as joseErrors, type CompactVerifyGetKey } from 'j
 import type { Config, OAuthProviderConfig } from '../config/types.js';
 import { boundedFetch, DiscoveryError, jsonObject, ProviderError } from './outbound.js';
 import { remoteKeySet } from './key-set.js';
-import { discoveryDecodeProblem } from './discovery-decoding.js';
+import { discoveryDecodeProblem, underDocumentNames } from './discovery-decoding.js';
 import { readVerifierClaims } from './go-oidc-claims.js';
 import type { DiscoveryDocument, IdTokenExpectation, ProviderFetch, ProviderRuntime, RestrictedConnections } from './types.js';
 
@@ -99,9 +99,10 @@ function discover(fetch: ProviderFetch, issuer: string, ttlMs: number, discovery
 async function fetchDiscovery(fetch: ProviderFetch, url: string, issuer: string): Promise<DiscoveryDocument> {
   try {
     const response = await fetch(url, { headers: { Accept: 'application/json' } });
-    const body = await jsonObject(response);
-    const undecodable = discoveryDecodeProblem(response, body);
+    const decoded = await jsonObject(response);
+    const undecodable = discoveryDecodeProblem(response, decoded);
     if (undecodable !== null) throw new ProviderError(undecodable);
+    const body = underDocumentNames(decoded);
     for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
       if (typeof body[field] !== 'string') throw new ProviderError(`${issuer}: discovery document lacks ${field}`);
     }
