@@ -3,22 +3,12 @@
 // original's refusal of a name that does not resolve, not hold the request until its deadline. The lookup
 // itself cannot be cancelled (getaddrinfo); its late answer is dropped.
 import { lookup } from 'node:dns/promises';
+import { settledWithin } from '../settled-within.js';
 
 const LOOKUP_TIMEOUT_MS = 5000;
 
 /** Every address `host` resolves to, or null when it does not resolve, or not within the limit. */
-export async function addressesWithin(host: string): Promise<string[] | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), LOOKUP_TIMEOUT_MS);
-  });
-  const found = lookup(host, { all: true, verbatim: true }).then(
-    (addresses) => addresses.map((a) => a.address),
-    () => null,
-  );
-  try {
-    return await Promise.race([found, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function addressesWithin(host: string): Promise<string[] | null> {
+  const found = lookup(host, { all: true, verbatim: true }).then((addresses) => addresses.map((a) => a.address));
+  return settledWithin(found, LOOKUP_TIMEOUT_MS, null);
 }

@@ -16,6 +16,7 @@ import { otlpMetricExporter } from './otlp-exporters.js';
 import { pushedTemporality, temporalityPreference } from './otlp-temporality.js';
 import { labelName, SERVER_METRIC_KEYS } from './http-semconv.js';
 import type { MetricsJson, MetricsSource } from './metrics-exporter.js';
+import { settledWithin } from '../settled-within.js';
 
 export interface OtlpMetrics {
   close(): Promise<void>;
@@ -80,7 +81,7 @@ export async function startOtlpMetrics(
   );
   return {
     // The last values are pushed on the way out, bounded like every other wait of a stop.
-    close: () => withinMs(provider.shutdown(), SHUTDOWN_TIMEOUT_MS),
+    close: () => settledWithin(provider.shutdown(), SHUTDOWN_TIMEOUT_MS, undefined),
   };
 }
 
@@ -188,10 +189,4 @@ function histogramPoints(family: MetricsJson[number]) {
 
 function hrTime(ms: number): HrTime {
   return [Math.floor(ms / 1000), (ms % 1000) * 1e6];
-}
-
-function withinMs(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return Promise.race([work.catch(() => undefined), late]).finally(() => clearTimeout(timer));
 }

@@ -17,6 +17,7 @@ import type { ChildSpan } from './request-spans.js';
 import { otlpSpanExporter } from './otlp-exporters.js';
 import { traceSampler } from './trace-sampler.js';
 import { requestSpanAttributes, type RequestFacts } from './http-semconv.js';
+import { settledWithin } from '../settled-within.js';
 
 export interface RequestTrace extends RequestFacts {
   /** epoch milliseconds */
@@ -106,7 +107,7 @@ export async function createTracing(
       }
       span.end(end);
     },
-    shutdown: () => withinMs(provider.shutdown(), SHUTDOWN_TIMEOUT_MS),
+    shutdown: () => settledWithin(provider.shutdown(), SHUTDOWN_TIMEOUT_MS, undefined),
   };
 }
 
@@ -129,12 +130,6 @@ export function reportingFailures(inner: SpanExporter, url: string, failing: Int
     shutdown: () => inner.shutdown(),
     forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
   };
-}
-
-function withinMs(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return Promise.race([work.catch(() => undefined), late]).finally(() => clearTimeout(timer));
 }
 
 /**
