@@ -4,8 +4,7 @@
 // endpoints a sign-in needs present. The document is stored with the row (cached_discovery), so a sign-in
 // never waits on discovery.
 import { apiError } from '../errors.js';
-import { fieldNames, underFieldNames } from '../http/field-names.js';
-import { fieldsNullEmpties, goDecodeProblem } from '../http/go-field-types.js';
+import { goDecodeProblem, underGoFieldNames } from '../http/go-field-types.js';
 import { wellFormed } from '../http/well-formed.js';
 import { readCappedText } from '../outbound-body.js';
 import { addressRefusal } from '../providers/outbound.js';
@@ -25,7 +24,6 @@ const KEPT = [
   'subject_types_supported',
   'id_token_signing_alg_values_supported',
 ];
-const DOCUMENT_FIELDS = fieldNames(KEPT);
 
 /** `{issuer}/.well-known/openid-configuration`, unless the operator named another discovery URL. */
 export function discoveryUrlOf(issuer: string, discoveryUrl: string | null): string {
@@ -115,7 +113,7 @@ async function read(url: string, restricted?: RestrictedConnections): Promise<Re
   if (problem) throw new Error(`oidc: failed to decode discovery document from ${url}: ${problem}`);
   // null decodes as an empty document (its issuer then does not match); a member is its field's under any
   // spelling of the field's name, as Go's decoder matches names
-  return underFieldNames((body ?? {}) as Record<string, unknown>, DOCUMENT_FIELDS, fieldsNullEmpties(DOCUMENT_TYPE));
+  return underGoFieldNames((body ?? {}) as Record<string, unknown>, DOCUMENT_TYPE);
 }
 
 class DocumentTooLarge extends Error {}

@@ -17,7 +17,7 @@
 // string, bool, struct or uuid.UUID as it was. So a later null member of a field (`{"password": "x",
 // "Password": null}`) undoes the earlier one for some fields and not others (field-names.ts).
 import { apiError } from '../errors.js';
-import { foldedName } from './field-names.js';
+import { fieldNames, foldedName, underFieldNames, type FieldNames } from './field-names.js';
 import { goJsonKind } from './go-json-kind.js';
 
 /** A Go type as its decoder takes JSON: the kind it accepts, and what it holds. */
@@ -255,7 +255,16 @@ export function fieldsNullEmpties(goParams: string | undefined): ReadonlySet<str
   return (goParams === undefined ? undefined : NULLED.get(goParams)) ?? NONE;
 }
 
-/** The declared names of the fields of `goType`; none for a type not known here. */
-export function goFieldNames(goType: string): string[] {
-  return Object.keys(FIELDS_BY_TYPE[goType] ?? {});
+const NAMES: ReadonlyMap<string, FieldNames> = new Map(
+  Object.entries(FIELDS_BY_TYPE).map(([type, fields]) => [type, fieldNames(Object.keys(fields))]),
+);
+
+/**
+ * A document that decodes as `goType` (goDecodeProblem found nothing) with each member its struct declares
+ * under the field's own name, whatever its spelling, as Go's decoder matches names (field-names.ts); other
+ * members are kept as they are.
+ */
+export function underGoFieldNames(doc: Record<string, unknown>, goType: string): Record<string, unknown> {
+  const names = NAMES.get(goType);
+  return names === undefined ? doc : underFieldNames(doc, names, fieldsNullEmpties(goType));
 }

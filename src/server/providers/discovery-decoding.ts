@@ -2,12 +2,10 @@
 // (docs/oauth.md#discovery-documents): it decodes the document into its own struct, so a member of a JSON
 // type that struct's field does not take (an `issuer` that is a number, a `jwks_uri` that is an object)
 // fails the discovery, and the provider with it, in that library's words.
-import { fieldNames, underFieldNames } from '../http/field-names.js';
-import { fieldsNullEmpties, goDecodeProblem, goFieldNames } from '../http/go-field-types.js';
+import { goDecodeProblem, underGoFieldNames } from '../http/go-field-types.js';
 
 /** The library's Go type for the document (http/go-field-types.ts). */
 const DOCUMENT_TYPE = 'oidc.providerJSON';
-const DOCUMENT_FIELDS = fieldNames(goFieldNames(DOCUMENT_TYPE));
 
 /**
  * The library's words for why `doc`, read from `response`, does not decode, or null when it does. The
@@ -29,5 +27,5 @@ export function discoveryDecodeProblem(response: Response, doc: unknown): string
  * (`AUTHORIZATION_ENDPOINT`), as Go's decoder matches names; other members are kept as they are.
  */
 export function underDocumentNames(doc: Record<string, unknown>): Record<string, unknown> {
-  return underFieldNames(doc, DOCUMENT_FIELDS, fieldsNullEmpties(DOCUMENT_TYPE));
+  return underGoFieldNames(doc, DOCUMENT_TYPE);
 }
